@@ -1,0 +1,71 @@
+//! The additive figures kept for every entry, and the kinds of entries.
+
+use std::ops::AddAssign;
+
+/// The additive figures of an entry or a subtree.
+///
+/// Sums over inodes: `apparent` is Σ `st_size`, `total` Σ allocated bytes
+/// (`stx_blocks × 512`), `files` the non-directory inodes and `dirs` the
+/// directories (a directory counts itself).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub apparent: u64,
+    pub total: u64,
+    pub files: u64,
+    pub dirs: u64,
+}
+
+impl AddAssign for Stats {
+    fn add_assign(&mut self, o: Stats) {
+        self.apparent += o.apparent;
+        self.total += o.total;
+        self.files += o.files;
+        self.dirs += o.dirs;
+    }
+}
+
+impl Stats {
+    /// The figures of one inode of the given kind.
+    pub fn of_inode(kind: Kind, size: u64, blocks: u64) -> Stats {
+        let dir = kind == Kind::Dir;
+        Stats {
+            apparent: size,
+            total: blocks.saturating_mul(512),
+            files: u64::from(!dir),
+            dirs: u64::from(dir),
+        }
+    }
+}
+
+/// What an entry is, as reported in JSON `type`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Kind {
+    #[default]
+    Dir,
+    File,
+    Symlink,
+    /// Devices, FIFOs, sockets.
+    Other,
+}
+
+impl Kind {
+    /// The kind of a `st_mode`.
+    pub fn from_mode(mode: u32) -> Kind {
+        match mode & 0o170_000 {
+            0o040_000 => Kind::Dir,
+            0o100_000 => Kind::File,
+            0o120_000 => Kind::Symlink,
+            _ => Kind::Other,
+        }
+    }
+
+    /// The name used in JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Dir => "dir",
+            Kind::File => "file",
+            Kind::Symlink => "symlink",
+            Kind::Other => "other",
+        }
+    }
+}

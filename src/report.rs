@@ -1,0 +1,243 @@
+//! Printers: the text table and the JSON document, written to any `io::Write`.
+
+use std::io::{self, Write};
+
+use crate::figures::Stats;
+use crate::tree::{Entry, Tree};
+use crate::units::Unit;
+
+/// The JSON schema version; bumped when a key changes meaning or goes away.
+pub const SCHEMA: u32 = 1;
+
+/// Output format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    #[default]
+    Text,
+    Json,
+}
+
+/// A size column of the text table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Column {
+    Apparent,
+    Total,
+}
+
+impl Column {
+    fn header(self) -> &'static str {
+        match self {
+            Column::Apparent => "Apparent",
+            Column::Total => "Total",
+        }
+    }
+
+    fn value(self, s: &Stats) -> u64 {
+        match self {
+            Column::Apparent => s.apparent,
+            Column::Total => s.total,
+        }
+    }
+}
+
+/// How to report.
+#[derive(Clone, Debug)]
+pub struct ReportOptions {
+    pub format: Format,
+    /// Print entries down to this depth (`-d`; `-s` is 0).
+    pub max_depth: Option<u32>,
+    pub unit: Unit,
+    /// Size columns of the text table, in order.
+    pub columns: Vec<Column>,
+    /// Print the header line (text).
+    pub header: bool,
+    /// End rows with NUL instead of newline (`-0`).
+    pub null: bool,
+    /// Add a `total` row / key for all roots together (`-c`).
+    pub grand_total: bool,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            format: Format::Text,
+            max_depth: None,
+            unit: Unit::HumanIec,
+            columns: vec![Column::Total],
+            header: true,
+            null: false,
+            grand_total: false,
+        }
+    }
+}
+
+/// Writes the report of `tree` in the chosen format.
+pub fn write(
+    out: &mut dyn Write,
+    tree: &Tree,
+    roots: &[Vec<u8>],
+    errors: u64,
+    opts: &ReportOptions,
+) -> io::Result<()> {
+    match opts.format {
+        Format::Text => text(out, tree, opts),
+        Format::Json => json(out, tree, roots, errors, opts),
+    }
+}
+
+fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io::Result<()> {
+    // Every figure of a directory is at least that of any entry below it,
+    // so the roots (and the grand total) bound the column widths and the
+    // table can be streamed.
+    let mut maxes = vec![0u64; opts.columns.len()];
+    let mut bound = |s: &Stats| {
+        for (m, c) in maxes.iter_mut().zip(&opts.columns) {
+            *m = (*m).max(c.value(s));
+        }
+    };
+    for &r in tree.roots() {
+        bound(tree.figures(r));
+    }
+    if opts.grand_total {
+        bound(tree.grand_total());
+    }
+    let widths: Vec<usize> = opts
+        .columns
+        .iter()
+        .zip(&maxes)
+        .map(|(c, &m)| {
+            opts.unit
+                .width(m)
+                .max(if opts.header { c.header().len() } else { 0 })
+        })
+        .collect();
+    let end = if opts.null { b'\0' } else { b'\n' };
+    let mut line = Vec::with_capacity(256);
+    let mut cell = String::new();
+    if opts.header && !opts.null {
+        for (c, w) in opts.columns.iter().zip(&widths) {
+            write!(line, "{:>w$}  ", c.header())?;
+        }
+        line.extend_from_slice(b"Path\n");
+        out.write_all(&line)?;
+    }
+    let mut row = |path: &[u8], s: &Stats| -> io::Result<()> {
+        line.clear();
+        for (c, w) in opts.columns.iter().zip(&widths) {
+            cell.clear();
+            opts.unit.format(c.value(s), &mut cell);
+            write!(line, "{cell:>w$}  ")?;
+        }
+        line.extend_from_slice(path);
+        line.push(end);
+        out.write_all(&line)
+    };
+    tree.visit(opts.max_depth, |e: &Entry<'_>| row(e.path, e.figures))?;
+    if opts.grand_total {
+        row(b"total", tree.grand_total())?;
+    }
+    Ok(())
+}
+
+fn json(
+    out: &mut dyn Write,
+    tree: &Tree,
+    roots: &[Vec<u8>],
+    errors: u64,
+    opts: &ReportOptions,
+) -> io::Result<()> {
+    write!(
+        out,
+        "{{\"schema\":{SCHEMA},\"version\":\"{}\",\"roots\":[",
+        env!("CARGO_PKG_VERSION")
+    )?;
+    for (i, r) in roots.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        json_path(out, r)?;
+    }
+    out.write_all(b"],\"entries\":[")?;
+    let mut first = true;
+    tree.visit(opts.max_depth, |e: &Entry<'_>| {
+        if !first {
+            out.write_all(b",\n")?;
+        } else {
+            out.write_all(b"\n")?;
+        }
+        first = false;
+        out.write_all(b"{\"path\":")?;
+        json_path(out, e.path)?;
+        write!(
+            out,
+            ",\"type\":\"{}\",\"depth\":{},",
+            e.kind.as_str(),
+            e.depth
+        )?;
+        json_figures(out, e.figures)?;
+        out.write_all(b"}")
+    })?;
+    out.write_all(b"\n]")?;
+    if opts.grand_total {
+        out.write_all(b",\"total\":{")?;
+        json_figures(out, tree.grand_total())?;
+        out.write_all(b"}")?;
+    }
+    writeln!(out, ",\"errors\":{errors}}}")
+}
+
+fn json_figures(out: &mut dyn Write, s: &Stats) -> io::Result<()> {
+    write!(
+        out,
+        "\"apparent\":{},\"total\":{},\"files\":{},\"dirs\":{}",
+        s.apparent, s.total, s.files, s.dirs
+    )
+}
+
+/// A path as a JSON string when it is UTF-8, else `{"bytes": "<base64>"}`,
+/// so that every name round-trips exactly.
+fn json_path(out: &mut dyn Write, p: &[u8]) -> io::Result<()> {
+    match std::str::from_utf8(p) {
+        Ok(s) => serde_json::to_writer(&mut *out, s).map_err(io::Error::other),
+        Err(_) => write!(out, "{{\"bytes\":\"{}\"}}", base64(p)),
+    }
+}
+
+/// Standard base64 with padding (RFC 4648 §4).
+pub fn base64(data: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::with_capacity(data.len().div_ceil(3) * 4);
+    for c in data.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= c.len() {
+                s.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base64;
+
+    #[test]
+    fn base64_rfc4648_vectors() {
+        for (i, o) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(i.as_bytes()), o);
+        }
+    }
+}

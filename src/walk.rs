@@ -1,0 +1,708 @@
+//! The parallel walk: every directory read through its own fd, every entry
+//! stat-ed relative to it.
+//!
+//! Each directory is a rayon task. It opens the directory with
+//! `openat(parent_fd, name)`, reads it with getdents64 into a per-thread
+//! buffer and stats each entry with `statx(dirfd, name, AT_SYMLINK_NOFOLLOW |
+//! AT_STATX_DONT_SYNC)`; no syscall takes a full path, so depth and PATH_MAX
+//! do not matter. Subdirectories become new tasks.
+//!
+//! **File descriptors are bounded.** A directory's fd is kept (cached) only
+//! while some of its subdirectories have not opened yet, and only while the
+//! cache is under a budget derived from `RLIMIT_NOFILE`. A subdirectory whose
+//! parent fd was not cached reopens the parent chain from the nearest cached
+//! ancestor (or the root path), one `openat` per level, and checks that each
+//! reopened directory is the one it stat-ed. So the walk works under
+//! `ulimit -n 32` and never runs out of fds on deep or wide trees.
+//!
+//! **Wide directories are split.** After the first [`INLINE_ENTRIES`]
+//! entries of a directory, names are copied into batches that other threads
+//! stat in parallel.
+//!
+//! **Nothing recurses.** Tasks live on rayon's queues, not on the stack, and
+//! the chain of parent handles is dropped iteratively, so a 5,000-level tree
+//! cannot overflow a stack.
+//!
+//! The walk produces one [`NodeRec`] per directory (and per file with `-a`),
+//! with the figures of the directory's own inode plus those of its
+//! singly-linked non-directory entries, and one [`Link`] per link of every
+//! multiply-linked inode, which [`crate::tree`] credits once per directory.
+
+use std::cell::RefCell;
+use std::ffi::{CStr, CString};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rustix::fs::{self as rfs, AtFlags, CWD, Mode, OFlags, RawDir, Statx, StatxFlags};
+use rustix::io::Errno;
+
+use crate::figures::{Kind, Stats};
+use crate::glob::Excludes;
+use crate::messages::{Messages, strerror};
+use crate::quote::quote;
+
+/// Entries of one directory stat-ed by the task that reads it; past this,
+/// names go to batches that other threads can take. Small enough that a
+/// 10k-entry directory is shared between threads, large enough that the
+/// copy and the task never show up for ordinary directories.
+const INLINE_ENTRIES: usize = 1024;
+
+/// Names per batch of a wide directory.
+const BATCH_ENTRIES: usize = 2048;
+
+/// Per-thread getdents64 buffer. 64 KiB holds about 2,000 typical entries,
+/// so a directory of ordinary size is read in one or two syscalls.
+const GETDENTS_BUF: usize = 64 * 1024;
+
+/// The id of the virtual node above all roots (it carries the `-c` total).
+pub const TOP: u32 = 0;
+
+/// No parent.
+pub const NONE: u32 = u32::MAX;
+
+/// The statx fields sdu reads. `UID` lets it decide whether `O_NOATIME`
+/// is permitted without a failing open.
+const MASK: StatxFlags = StatxFlags::TYPE
+    .union(StatxFlags::MODE)
+    .union(StatxFlags::NLINK)
+    .union(StatxFlags::UID)
+    .union(StatxFlags::INO)
+    .union(StatxFlags::SIZE)
+    .union(StatxFlags::BLOCKS);
+
+/// How to walk.
+#[derive(Clone, Debug, Default)]
+pub struct WalkOptions {
+    /// The paths to walk, as given (bytes).
+    pub roots: Vec<Vec<u8>>,
+    /// Worker threads (at least 1).
+    pub threads: usize,
+    /// `-L`: follow symlinks.
+    pub follow_links: bool,
+    /// `-x`: skip entries on other filesystems than their root.
+    pub one_file_system: bool,
+    /// `-l`: count every link of a multiply-linked inode.
+    pub count_links: bool,
+    /// `-a`: keep a node for every non-directory entry too.
+    pub all: bool,
+    /// `--exclude` patterns.
+    pub excludes: Excludes,
+}
+
+/// One node of the walked tree: a directory, a root, or (with `-a`) a file.
+#[derive(Clone, Debug, Default)]
+pub struct NodeRec {
+    pub id: u32,
+    pub parent: u32,
+    pub depth: u32,
+    pub kind: Kind,
+    /// A `-a` file entry: shown, but its figures are already in its parent.
+    pub leaf: bool,
+    /// The entry's name; for a root, the path as given.
+    pub name: Box<[u8]>,
+    /// The node's own inode plus its singly-linked non-directory entries.
+    pub own: Stats,
+}
+
+/// One link of an inode that must be counted once per directory.
+#[derive(Clone, Copy, Debug)]
+pub struct Link {
+    pub dev: u64,
+    pub ino: u64,
+    pub nlink: u32,
+    /// The node the link lies in (the directory, or the inode's own node
+    /// for a root or a directory).
+    pub node: u32,
+    pub stats: Stats,
+}
+
+/// What a walk found.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// Indexed by id; `nodes[TOP]` is the virtual top node.
+    pub nodes: Vec<NodeRec>,
+    pub links: Vec<Link>,
+    /// Root ids, in the order given (roots that could not be read are absent).
+    pub roots: Vec<u32>,
+}
+
+/// Records produced by tasks on one thread.
+#[derive(Default)]
+struct Shard {
+    nodes: Vec<NodeRec>,
+    partial: Vec<(u32, Stats)>,
+    links: Vec<Link>,
+}
+
+struct Ctx<'a> {
+    opts: &'a WalkOptions,
+    msgs: &'a Messages,
+    next_id: AtomicU32,
+    shards: Vec<Mutex<Shard>>,
+    /// Directory fds currently cached in handles.
+    cached: AtomicUsize,
+    max_cached: usize,
+    euid: u32,
+}
+
+/// A directory being walked: what its children need to open themselves and
+/// to name themselves in messages.
+struct DirHandle {
+    parent: Option<Arc<DirHandle>>,
+    /// Entry name; for a root, the path as given.
+    name: CString,
+    id: u32,
+    depth: u32,
+    dev: u64,
+    ino: u64,
+    root_dev: u64,
+    /// The path as printed, kept only when `--exclude` needs it.
+    path: Option<Box<[u8]>>,
+    fd: Mutex<Option<Arc<OwnedFd>>>,
+    /// 1 for the listing + batches in flight + subdirectories not yet
+    /// opened. The fd cache is released when it drops to 0.
+    pending: AtomicUsize,
+}
+
+impl Drop for DirHandle {
+    /// Drops the parent chain iteratively: a recursive drop of a
+    /// 5,000-level chain would overflow a worker's stack.
+    fn drop(&mut self) {
+        let mut next = self.parent.take();
+        while let Some(p) = next {
+            match Arc::try_unwrap(p) {
+                Ok(mut h) => next = h.parent.take(),
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+thread_local! {
+    static DENTS: RefCell<Vec<MaybeUninit<u8>>> = RefCell::new(Vec::new());
+}
+
+/// Walks `opts.roots` and returns the tree's records.
+pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Walk {
+    let threads = opts.threads.max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("sdu-walk-{i}"))
+        .build()
+        .expect("cannot start worker threads");
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(65536);
+    // Keep room for stdio, each thread's listing fd and the transient fds of
+    // a parent-chain reopen (two per thread), and a few for the process.
+    let reserve = 16 + 3 * threads as u64;
+    let max_cached = soft.saturating_sub(reserve).min(4096) as usize;
+    let ctx = Ctx {
+        opts,
+        msgs,
+        next_id: AtomicU32::new(1),
+        shards: (0..threads).map(|_| Mutex::new(Shard::default())).collect(),
+        cached: AtomicUsize::new(0),
+        max_cached,
+        euid: rustix::process::geteuid().as_raw(),
+    };
+    let mut roots = Vec::new();
+    pool.scope(|s| {
+        for root in &opts.roots {
+            if let Some(id) = start_root(&ctx, s, root) {
+                roots.push(id);
+            }
+        }
+    });
+    assemble(ctx, roots)
+}
+
+/// Stats a root and walks it if it is a directory.
+fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8]) -> Option<u32> {
+    if ctx.opts.excludes.matches(root) {
+        return None;
+    }
+    let Ok(cpath) = CString::new(root) else {
+        ctx.msgs.error(format_args!(
+            "cannot access {}: Invalid argument",
+            quote(root)
+        ));
+        return None;
+    };
+    let flags = if ctx.opts.follow_links {
+        AtFlags::STATX_DONT_SYNC
+    } else {
+        AtFlags::SYMLINK_NOFOLLOW | AtFlags::STATX_DONT_SYNC
+    };
+    let st = match rfs::statx(CWD, &cpath, flags, MASK) {
+        Ok(st) => st,
+        Err(e) => {
+            ctx.msgs.error(format_args!(
+                "cannot access {}: {}",
+                quote(root),
+                strerror(e)
+            ));
+            return None;
+        }
+    };
+    let id = ctx.new_id();
+    let kind = Kind::from_mode(u32::from(st.stx_mode));
+    let stats = Stats::of_inode(kind, st.stx_size, st.stx_blocks);
+    let dev = dev_of(&st);
+    if kind != Kind::Dir {
+        let mut rec = NodeRec {
+            id,
+            parent: TOP,
+            depth: 0,
+            kind,
+            leaf: false,
+            name: root.into(),
+            own: Stats::default(),
+        };
+        let mut shard = ctx.shard();
+        if ctx.counts_once(st.stx_nlink) {
+            shard.links.push(Link {
+                dev,
+                ino: st.stx_ino,
+                nlink: st.stx_nlink,
+                node: id,
+                stats,
+            });
+        } else {
+            rec.own = stats;
+        }
+        shard.nodes.push(rec);
+        return Some(id);
+    }
+    let handle = Arc::new(DirHandle {
+        parent: None,
+        name: cpath,
+        id,
+        depth: 0,
+        dev,
+        ino: st.stx_ino,
+        root_dev: dev,
+        path: (!ctx.opts.excludes.is_empty()).then(|| root.into()),
+        fd: Mutex::new(None),
+        pending: AtomicUsize::new(1),
+    });
+    s.spawn(move |s| walk_dir(ctx, s, handle, stats, st.stx_uid));
+    Some(id)
+}
+
+impl<'a> Ctx<'a> {
+    fn new_id(&self) -> u32 {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        assert!(id < NONE - 1, "more than 4 billion entries");
+        id
+    }
+
+    fn shard(&self) -> std::sync::MutexGuard<'_, Shard> {
+        let i = rayon::current_thread_index().unwrap_or(0) % self.shards.len();
+        self.shards[i].lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Must this inode be credited through the link table (once per
+    /// directory) rather than added where it is found?
+    fn counts_once(&self, nlink: u32) -> bool {
+        !self.opts.count_links && (nlink > 1 || self.opts.follow_links)
+    }
+
+    fn dir_flags(&self, uid: u32) -> OFlags {
+        let mut f = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        if !self.opts.follow_links {
+            f |= OFlags::NOFOLLOW;
+        }
+        // O_NOATIME is allowed to the owner and to root (CAP_FOWNER); asking
+        // for it otherwise costs a failed open.
+        if self.euid == 0 || self.euid == uid {
+            f |= OFlags::NOATIME;
+        }
+        f
+    }
+}
+
+fn dev_of(st: &Statx) -> u64 {
+    rfs::makedev(st.stx_dev_major, st.stx_dev_minor)
+}
+
+/// Opens `name` relative to `dirfd`, retrying without `O_NOATIME` if that
+/// is refused.
+fn open_dir_at(dirfd: BorrowedFd<'_>, name: &CStr, flags: OFlags) -> Result<OwnedFd, Errno> {
+    match rfs::openat(dirfd, name, flags, Mode::empty()) {
+        Err(Errno::PERM) if flags.contains(OFlags::NOATIME) => {
+            rfs::openat(dirfd, name, flags - OFlags::NOATIME, Mode::empty())
+        }
+        r => r,
+    }
+}
+
+impl DirHandle {
+    /// The path of this directory (and of `child` in it) as sdu prints it.
+    fn path(&self, child: Option<&[u8]>) -> Vec<u8> {
+        let mut names: Vec<&[u8]> = Vec::new();
+        if let Some(c) = child {
+            names.push(c);
+        }
+        let mut cur = Some(self);
+        while let Some(h) = cur {
+            names.push(h.name.as_bytes());
+            cur = h.parent.as_deref();
+        }
+        let mut out = Vec::new();
+        for n in names.iter().rev() {
+            join(&mut out, n);
+        }
+        out
+    }
+
+    /// One subdirectory opened (or failed to): release the fd cache when
+    /// nothing needs it any more.
+    fn release(&self, ctx: &Ctx<'_>) {
+        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let fd = self.fd.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if fd.is_some() {
+                ctx.cached.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// An fd for this directory: the cached one, or one reopened through
+    /// the parent chain.
+    fn fd(&self, ctx: &Ctx<'_>) -> Result<Arc<OwnedFd>, Errno> {
+        if let Some(fd) = self.fd.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            return Ok(fd.clone());
+        }
+        // Slow path: find the nearest ancestor with a cached fd and open
+        // down from it, one level at a time.
+        let mut chain: Vec<&DirHandle> = vec![self];
+        let mut base: Option<Arc<OwnedFd>> = None;
+        let mut cur = self.parent.as_deref();
+        while let Some(h) = cur {
+            if let Some(fd) = h.fd.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+                base = Some(fd.clone());
+                break;
+            }
+            chain.push(h);
+            cur = h.parent.as_deref();
+        }
+        for h in chain.iter().rev() {
+            let flags = ctx.dir_flags(NONE);
+            let fd = match &base {
+                Some(b) => open_dir_at(b.as_fd(), &h.name, flags)?,
+                None => open_dir_at(CWD, &h.name, flags)?,
+            };
+            // The tree may have changed since the walk stat-ed this
+            // directory: never read another directory in its place.
+            let st = rfs::fstat(&fd)?;
+            if st.st_ino != h.ino || st.st_dev != h.dev {
+                return Err(Errno::STALE);
+            }
+            base = Some(Arc::new(fd));
+        }
+        Ok(base.expect("chain is never empty"))
+    }
+}
+
+/// Appends `name` to a printed path the way fts does: one `/` between, none
+/// added after a trailing `/`.
+fn join(path: &mut Vec<u8>, name: &[u8]) {
+    if !path.is_empty() && path.last() != Some(&b'/') {
+        path.push(b'/');
+    }
+    path.extend_from_slice(name);
+}
+
+/// What a task gathers before handing it to its thread's shard.
+#[derive(Default)]
+struct Local {
+    acc: Stats,
+    nodes: Vec<NodeRec>,
+    links: Vec<Link>,
+}
+
+/// Reads one directory: stats its entries, spawns its subdirectories.
+fn walk_dir<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, h: Arc<DirHandle>, own: Stats, uid: u32) {
+    let mut local = Local::default();
+    let rec = NodeRec {
+        id: h.id,
+        parent: h.parent.as_ref().map_or(TOP, |p| p.id),
+        depth: h.depth,
+        kind: Kind::Dir,
+        leaf: false,
+        name: h.name.as_bytes().into(),
+        own: Stats::default(),
+    };
+    if ctx.opts.follow_links {
+        // Under -L one directory can be reached by several paths: count its
+        // own inode once per directory, like a hardlinked file.
+        local.links.push(Link {
+            dev: h.dev,
+            ino: h.ino,
+            nlink: 1,
+            node: h.id,
+            stats: own,
+        });
+    } else {
+        local.acc = own;
+    }
+
+    let opened = match &h.parent {
+        Some(p) => {
+            let r = p
+                .fd(ctx)
+                .and_then(|pfd| open_dir_at(pfd.as_fd(), &h.name, ctx.dir_flags(uid)));
+            p.release(ctx);
+            r
+        }
+        None => open_dir_at(CWD, &h.name, ctx.dir_flags(uid)),
+    };
+    let fd = match opened {
+        Ok(fd) => Arc::new(fd),
+        Err(Errno::NOENT) if h.parent.is_some() => {
+            // Removed since its parent listed it: du skips it quietly.
+            h.release(ctx);
+            return finish(ctx, rec, local);
+        }
+        Err(e) => {
+            ctx.msgs.error(format_args!(
+                "cannot read directory {}: {}",
+                quote(&h.path(None)),
+                strerror(e)
+            ));
+            h.release(ctx);
+            return finish(ctx, rec, local);
+        }
+    };
+    if ctx.cached.fetch_add(1, Ordering::Relaxed) < ctx.max_cached {
+        *h.fd.lock().unwrap_or_else(|e| e.into_inner()) = Some(fd.clone());
+    } else {
+        ctx.cached.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    DENTS.with(|buf| {
+        let mut owned;
+        let mut borrowed = buf.try_borrow_mut();
+        let buf: &mut Vec<MaybeUninit<u8>> = match borrowed.as_deref_mut() {
+            Ok(b) => b,
+            Err(_) => {
+                owned = Vec::new();
+                &mut owned
+            }
+        };
+        if buf.len() < GETDENTS_BUF {
+            buf.resize(GETDENTS_BUF, MaybeUninit::uninit());
+        }
+        let mut dir = RawDir::new(fd.as_fd(), buf.as_mut_slice());
+        let mut seen = 0usize;
+        let mut batch: Vec<u8> = Vec::new();
+        let mut batched = 0usize;
+        while let Some(ent) = dir.next() {
+            let ent = match ent {
+                Ok(ent) => ent,
+                Err(e) => {
+                    ctx.msgs.error(format_args!(
+                        "cannot read directory {}: {}",
+                        quote(&h.path(None)),
+                        strerror(e)
+                    ));
+                    break;
+                }
+            };
+            let name = ent.file_name();
+            let b = name.to_bytes();
+            if b == b"." || b == b".." {
+                continue;
+            }
+            seen += 1;
+            if seen <= INLINE_ENTRIES {
+                entry(ctx, s, &h, fd.as_fd(), name, &mut local);
+            } else {
+                batch.extend_from_slice(name.to_bytes_with_nul());
+                batched += 1;
+                if batched == BATCH_ENTRIES {
+                    spawn_batch(ctx, s, &h, &fd, std::mem::take(&mut batch));
+                    batched = 0;
+                }
+            }
+        }
+        if batched > 0 {
+            spawn_batch(ctx, s, &h, &fd, batch);
+        }
+    });
+    drop(fd);
+    h.release(ctx);
+    finish(ctx, rec, local);
+}
+
+/// Hands a task's records to its thread's shard.
+fn finish(ctx: &Ctx<'_>, mut rec: NodeRec, mut local: Local) {
+    rec.own = local.acc;
+    let mut shard = ctx.shard();
+    shard.nodes.push(rec);
+    shard.nodes.append(&mut local.nodes);
+    shard.links.append(&mut local.links);
+}
+
+/// Stats a batch of names of a wide directory on whichever thread takes it.
+fn spawn_batch<'s>(
+    ctx: &'s Ctx<'s>,
+    s: &rayon::Scope<'s>,
+    h: &Arc<DirHandle>,
+    fd: &Arc<OwnedFd>,
+    names: Vec<u8>,
+) {
+    h.pending.fetch_add(1, Ordering::AcqRel);
+    let h = h.clone();
+    let fd = fd.clone();
+    s.spawn(move |s| {
+        let mut local = Local::default();
+        let mut rest = names.as_slice();
+        while let Ok(name) = CStr::from_bytes_until_nul(rest) {
+            rest = &rest[name.to_bytes_with_nul().len()..];
+            entry(ctx, s, &h, fd.as_fd(), name, &mut local);
+        }
+        drop(fd);
+        let mut shard = ctx.shard();
+        shard.partial.push((h.id, local.acc));
+        shard.nodes.append(&mut local.nodes);
+        shard.links.append(&mut local.links);
+        drop(shard);
+        h.release(ctx);
+    });
+}
+
+/// Stats one entry of directory `h` and accounts for it.
+fn entry<'s>(
+    ctx: &'s Ctx<'s>,
+    s: &rayon::Scope<'s>,
+    h: &Arc<DirHandle>,
+    dirfd: BorrowedFd<'_>,
+    name: &CStr,
+    local: &mut Local,
+) {
+    let opts = ctx.opts;
+    let mut path = None;
+    if let Some(dir_path) = &h.path {
+        let mut p = dir_path.to_vec();
+        join(&mut p, name.to_bytes());
+        if opts.excludes.matches(&p) {
+            return;
+        }
+        path = Some(p.into_boxed_slice());
+    }
+    let nofollow = AtFlags::SYMLINK_NOFOLLOW | AtFlags::STATX_DONT_SYNC;
+    let st = if opts.follow_links {
+        // A dangling symlink is counted as itself, as du -L does.
+        rfs::statx(dirfd, name, AtFlags::STATX_DONT_SYNC, MASK)
+            .or_else(|_| rfs::statx(dirfd, name, nofollow, MASK))
+    } else {
+        rfs::statx(dirfd, name, nofollow, MASK)
+    };
+    let st = match st {
+        Ok(st) => st,
+        // Deleted since the directory was read: du skips it quietly.
+        Err(Errno::NOENT) => return,
+        Err(e) => {
+            ctx.msgs.error(format_args!(
+                "cannot access {}: {}",
+                quote(&h.path(Some(name.to_bytes()))),
+                strerror(e)
+            ));
+            return;
+        }
+    };
+    let dev = dev_of(&st);
+    if opts.one_file_system && dev != h.root_dev {
+        return;
+    }
+    let kind = Kind::from_mode(u32::from(st.stx_mode));
+    let stats = Stats::of_inode(kind, st.stx_size, st.stx_blocks);
+    if kind == Kind::Dir {
+        if opts.follow_links && is_ancestor(h, dev, st.stx_ino) {
+            ctx.msgs.warn(format_args!(
+                "{}: directory cycle (a symlink to an ancestor), not followed",
+                quote(&h.path(Some(name.to_bytes())))
+            ));
+            return;
+        }
+        let child = Arc::new(DirHandle {
+            parent: Some(h.clone()),
+            name: name.to_owned(),
+            id: ctx.new_id(),
+            depth: h.depth + 1,
+            dev,
+            ino: st.stx_ino,
+            root_dev: h.root_dev,
+            path,
+            fd: Mutex::new(None),
+            pending: AtomicUsize::new(1),
+        });
+        h.pending.fetch_add(1, Ordering::AcqRel);
+        let uid = st.stx_uid;
+        s.spawn(move |s| walk_dir(ctx, s, child, stats, uid));
+        return;
+    }
+    if ctx.counts_once(st.stx_nlink) {
+        local.links.push(Link {
+            dev,
+            ino: st.stx_ino,
+            nlink: st.stx_nlink,
+            node: h.id,
+            stats,
+        });
+    } else {
+        local.acc += stats;
+    }
+    if opts.all {
+        local.nodes.push(NodeRec {
+            id: ctx.new_id(),
+            parent: h.id,
+            depth: h.depth + 1,
+            kind,
+            leaf: true,
+            name: name.to_bytes().into(),
+            own: stats,
+        });
+    }
+}
+
+/// Is (dev, ino) `h` or one of its ancestors? Used under `-L` only.
+fn is_ancestor(h: &DirHandle, dev: u64, ino: u64) -> bool {
+    let mut cur = Some(h);
+    while let Some(d) = cur {
+        if d.dev == dev && d.ino == ino {
+            return true;
+        }
+        cur = d.parent.as_deref();
+    }
+    false
+}
+
+/// Gathers the shards into a tree indexed by id.
+fn assemble(ctx: Ctx<'_>, roots: Vec<u32>) -> Walk {
+    let n = ctx.next_id.load(Ordering::Relaxed) as usize;
+    let mut nodes: Vec<NodeRec> = vec![NodeRec::default(); n];
+    nodes[TOP as usize].parent = NONE;
+    let mut links = Vec::new();
+    let mut partial = Vec::new();
+    for shard in ctx.shards {
+        let shard = shard.into_inner().unwrap_or_else(|e| e.into_inner());
+        for rec in shard.nodes {
+            let id = rec.id as usize;
+            nodes[id] = rec;
+        }
+        links.extend(shard.links);
+        partial.extend(shard.partial);
+    }
+    for (id, stats) in partial {
+        nodes[id as usize].own += stats;
+    }
+    Walk {
+        nodes,
+        links,
+        roots,
+    }
+}
