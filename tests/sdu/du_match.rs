@@ -1,0 +1,159 @@
+//! sdu's figures against `du -s` run on each entry alone, on the machine's
+//! own filesystem (a plain tempdir) and on XFS and Btrfs loopbacks.
+
+use std::path::Path;
+
+use crate::args;
+use crate::json::Kind;
+use crate::util::*;
+
+/// Everything the standard tree must satisfy on one filesystem, once
+/// built and settled: every entry's total, apparent and files+dirs equal
+/// du's, with and without `-l`, and there are as many entries as an
+/// independent walk finds.
+fn check_standard_tree_built(root: &Path) {
+    let all = assert_matches_du(root, &[]);
+    assert_eq!(
+        all.entries.len(),
+        expected_walk(root, true).len(),
+        "number of -a entries"
+    );
+    let linked = assert_matches_du(root, &["-l"]);
+    let r = all.entries.last().unwrap();
+    let l = linked.entries.last().unwrap();
+    // The tree has 6 extra links (hl_pair2, three_2, three_3, and three more
+    // of shared.bin): -l must count them at the root.
+    assert!(
+        l.total > r.total && l.files == r.files + 6,
+        "-l does not count every link at the root: {l:?} vs {r:?}"
+    );
+}
+
+#[test]
+fn standard_tree_matches_du_on_tmpdir() {
+    let t = TestDir::new();
+    let root = t.mkdir("tree");
+    standard_tree(&root);
+    sync_fs(&root);
+    check_standard_tree_built(&root);
+}
+
+#[test]
+fn standard_tree_matches_du_on_xfs() {
+    let Some(fs) = LoopFs::new(FsKind::Xfs) else {
+        return;
+    };
+    let root = fs.path().join("tree");
+    std::fs::create_dir(&root).unwrap();
+    standard_tree(&root);
+    fs.settle();
+    check_standard_tree_built(&root);
+}
+
+#[test]
+fn standard_tree_matches_du_on_btrfs() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let root = fs.path().join("tree");
+    std::fs::create_dir(&root).unwrap();
+    standard_tree(&root);
+    fs.settle();
+    check_standard_tree_built(&root);
+    // A subvolume has its own st_dev and its own inode numbers: figures
+    // still equal du's, and hardlinks are told apart per (dev, ino).
+    let sv = root.join("a/subvol");
+    run(std::process::Command::new("btrfs")
+        .args(["subvolume", "create"])
+        .arg(&sv))
+    .assert_ok();
+    standard_tree(&sv);
+    fs.settle();
+    assert_matches_du(&root, &[]);
+    assert_matches_du(&root, &["-l"]);
+}
+
+/// Post-order, siblings sorted bytewise, depth, type and `dirs` as an
+/// independent walk computes them, for both `-a` and the default.
+#[test]
+fn entries_follow_du_order_with_types_depths_and_dirs() {
+    let t = TestDir::new();
+    let root = t.mkdir("tree");
+    standard_tree(&root);
+    for all in [true, false] {
+        let mut a = if all { args!["-a"] } else { args![] };
+        a.push(root.clone().into());
+        let r = sdu_json(&a);
+        assert_eq!(r.roots, vec![root.clone().into_os_string()], "roots");
+        assert_eq!(r.total, None, "total without -c");
+        let got: Vec<_> = r
+            .entries
+            .iter()
+            .map(|e| {
+                let dirs = if e.kind == Kind::Dir { e.dirs } else { 0 };
+                (e.path.clone(), e.kind, e.depth, dirs)
+            })
+            .collect();
+        let want = expected_walk(&root, all);
+        if got != want {
+            let mut msg = format!("entries differ from du order (-a: {all}):\n");
+            for i in 0..got.len().max(want.len()) {
+                msg += &format!(
+                    "{:3} sdu {:<60} want {}\n",
+                    i,
+                    got.get(i).map_or("-".into(), |g| format!("{g:?}")),
+                    want.get(i).map_or("-".into(), |w| format!("{w:?}"))
+                );
+            }
+            panic!("{msg}");
+        }
+        for e in &r.entries {
+            match e.kind {
+                Kind::Dir => assert!(e.dirs >= 1, "{e:?}"),
+                _ => assert!(e.dirs == 0 && e.files == 1, "{e:?}"),
+            }
+        }
+    }
+}
+
+/// A file, a symlink and a directory given as roots: each is depth 0, of
+/// its own type, with du's figures.
+#[test]
+fn file_and_symlink_roots_match_du() {
+    let t = TestDir::new();
+    let root = t.mkdir("tree");
+    standard_tree(&root);
+    for (rel, kind) in [
+        ("top.bin", Kind::File),
+        ("links/to_dir", Kind::Symlink),
+        ("links/dangling", Kind::Symlink),
+        ("a/b/sparse_tail", Kind::File),
+        ("empty_dir", Kind::Dir),
+    ] {
+        let p = root.join(rel);
+        let r = sdu_json(&args![p]);
+        assert_eq!(r.entries.len(), 1, "{rel}: {:?}", r.entries);
+        assert_eq!((r.entries[0].kind, r.entries[0].depth), (kind, 0), "{rel}");
+        Du::default().assert_figures(&r, |_| true);
+    }
+}
+
+/// Several roots: each root's figures are du's for that root alone, even
+/// when a hardlink crosses two roots (where plain `du A B` would give the
+/// inode to A only).
+#[test]
+fn several_roots_each_match_du_alone() {
+    let t = TestDir::new();
+    let root = t.mkdir("tree");
+    standard_tree(&root);
+    let (a, x) = (root.join("a"), root.join("x"));
+    let r = sdu_json(&args![x, a]);
+    assert_eq!(r.roots, vec![x.clone().into_os_string(), a.clone().into()]);
+    // Roots in the order given, each after its own entries.
+    let roots: Vec<_> = r.entries.iter().filter(|e| e.depth == 0).collect();
+    assert_eq!(roots.len(), 2);
+    assert_eq!(roots[0].path, x.as_os_str());
+    assert_eq!(roots[1].path, a.as_os_str());
+    assert_eq!(r.entries.last().unwrap().path, a.as_os_str());
+    Du::default().assert_figures(&r, |_| true);
+}

@@ -1,0 +1,223 @@
+//! Strict mirror of the `--json` document.
+//!
+//! serde's derive is not a dependency, so this is the hand-written
+//! equivalent of `#[serde(deny_unknown_fields)]` mirror types: every object
+//! must have exactly the keys listed here, with the types listed here. A new
+//! or renamed field fails every JSON test until this file follows, which is
+//! the point: the schema is a contract.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+
+use serde_json::{Map, Value};
+
+/// The whole `--json` document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub schema: u64,
+    pub version: String,
+    pub roots: Vec<OsString>,
+    pub entries: Vec<Entry>,
+    pub errors: u64,
+    /// Present exactly when `-c` was given.
+    pub total: Option<Total>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Dir,
+    File,
+    Symlink,
+    Other,
+}
+
+/// One reported path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub path: OsString,
+    pub kind: Kind,
+    pub depth: u64,
+    pub apparent: u64,
+    pub total: u64,
+    pub files: u64,
+    pub dirs: u64,
+}
+
+/// The `-c` grand total.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Total {
+    pub apparent: u64,
+    pub total: u64,
+    pub files: u64,
+    pub dirs: u64,
+}
+
+/// Parses one JSON document (trailing garbage is an error) strictly.
+pub fn parse(bytes: &[u8]) -> Report {
+    let v: Value = serde_json::from_slice(bytes).unwrap_or_else(|e| {
+        panic!(
+            "sdu --json printed invalid JSON ({e}); output starts with:\n{}",
+            String::from_utf8_lossy(&bytes[..bytes.len().min(2000)])
+        )
+    });
+    report(&v)
+}
+
+fn report(v: &Value) -> Report {
+    let o = object(
+        v,
+        "document",
+        &["schema", "version", "roots", "entries", "errors"],
+        &["total"],
+    );
+    Report {
+        schema: uint(&o["schema"], "schema"),
+        version: o["version"]
+            .as_str()
+            .unwrap_or_else(|| panic!("version is not a string: {}", o["version"]))
+            .to_owned(),
+        roots: array(&o["roots"], "roots").iter().map(path).collect(),
+        entries: array(&o["entries"], "entries").iter().map(entry).collect(),
+        errors: uint(&o["errors"], "errors"),
+        total: o.get("total").map(total),
+    }
+}
+
+fn entry(v: &Value) -> Entry {
+    let o = object(
+        v,
+        "entry",
+        &[
+            "path", "type", "depth", "apparent", "total", "files", "dirs",
+        ],
+        &[],
+    );
+    let kind = match o["type"].as_str() {
+        Some("dir") => Kind::Dir,
+        Some("file") => Kind::File,
+        Some("symlink") => Kind::Symlink,
+        Some("other") => Kind::Other,
+        _ => panic!("entry type is not dir/file/symlink/other: {v}"),
+    };
+    Entry {
+        path: path(&o["path"]),
+        kind,
+        depth: uint(&o["depth"], "depth"),
+        apparent: uint(&o["apparent"], "apparent"),
+        total: uint(&o["total"], "total"),
+        files: uint(&o["files"], "files"),
+        dirs: uint(&o["dirs"], "dirs"),
+    }
+}
+
+fn total(v: &Value) -> Total {
+    let o = object(v, "total", &["apparent", "total", "files", "dirs"], &[]);
+    Total {
+        apparent: uint(&o["apparent"], "total.apparent"),
+        total: uint(&o["total"], "total.total"),
+        files: uint(&o["files"], "total.files"),
+        dirs: uint(&o["dirs"], "total.dirs"),
+    }
+}
+
+/// A path is a string when it is valid UTF-8, else `{"bytes": "<base64>"}`;
+/// the object form for a valid UTF-8 path is rejected (one spelling only).
+fn path(v: &Value) -> OsString {
+    match v {
+        Value::String(s) => OsString::from(s),
+        Value::Object(_) => {
+            let o = object(v, "path", &["bytes"], &[]);
+            let b64 = o["bytes"]
+                .as_str()
+                .unwrap_or_else(|| panic!("path.bytes is not a string: {v}"));
+            let bytes = base64_decode(b64)
+                .unwrap_or_else(|e| panic!("path.bytes {b64:?} is not base64: {e}"));
+            assert!(
+                std::str::from_utf8(&bytes).is_err(),
+                "path {v} is valid UTF-8 and must be printed as a plain string"
+            );
+            OsString::from_vec(bytes)
+        }
+        _ => panic!("path is neither a string nor {{\"bytes\": ...}}: {v}"),
+    }
+}
+
+/// Checks the key set of an object: all of `required`, any of `optional`,
+/// nothing else.
+fn object<'a>(
+    v: &'a Value,
+    what: &str,
+    required: &[&str],
+    optional: &[&str],
+) -> &'a Map<String, Value> {
+    let o = v
+        .as_object()
+        .unwrap_or_else(|| panic!("{what} is not an object: {v}"));
+    for k in o.keys() {
+        assert!(
+            required.contains(&k.as_str()) || optional.contains(&k.as_str()),
+            "unknown key {k:?} in {what} (schema drift: update tests/sdu/json.rs): {v}"
+        );
+    }
+    for k in required {
+        assert!(o.contains_key(*k), "missing key {k:?} in {what}: {v}");
+    }
+    o
+}
+
+fn array<'a>(v: &'a Value, what: &str) -> &'a Vec<Value> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("{what} is not an array: {v}"))
+}
+
+fn uint(v: &Value, what: &str) -> u64 {
+    v.as_u64()
+        .unwrap_or_else(|| panic!("{what} is not a non-negative integer: {v}"))
+}
+
+/// Standard base64 (RFC 4648 §4: `+/` alphabet, `=` padding required).
+pub fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
+    fn val(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    }
+    let s = s.as_bytes();
+    if s.len() % 4 != 0 {
+        return Err(format!("length {} is not a multiple of 4", s.len()));
+    }
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    for (i, quad) in s.chunks(4).enumerate() {
+        let last = i + 1 == s.len() / 4;
+        let pad = quad.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && !last) {
+            return Err("misplaced padding".into());
+        }
+        let mut n = 0u32;
+        for &c in &quad[..4 - pad] {
+            n = (n << 6) | val(c).ok_or_else(|| format!("bad character {:?}", c as char))?;
+        }
+        n <<= 6 * pad as u32;
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&bytes[..3 - pad]);
+    }
+    Ok(out)
+}
+
+#[test]
+fn base64_decoder_follows_rfc4648() {
+    assert_eq!(base64_decode("").unwrap(), b"");
+    assert_eq!(base64_decode("Zg==").unwrap(), b"f");
+    assert_eq!(base64_decode("Zm8=").unwrap(), b"fo");
+    assert_eq!(base64_decode("Zm9v").unwrap(), b"foo");
+    assert_eq!(base64_decode("Zm9vYmFy").unwrap(), b"foobar");
+    assert_eq!(base64_decode("/+8=").unwrap(), [0xff, 0xef]);
+    assert!(base64_decode("Zg").is_err());
+    assert!(base64_decode("Zg==Zm9v").is_err());
+    assert!(base64_decode("Z-8=").is_err());
+}

@@ -1,0 +1,12 @@
+//! Integration tests of the `sdu` binary against GNU `du`.
+//!
+//! One test binary (so the harness is compiled once); the harness lives in
+//! `util` (processes, temp trees, loopback filesystems, du comparison) and
+//! `json` (a strict parser of the `--json` document).
+
+mod big;
+mod cli;
+mod du_match;
+mod errors;
+mod json;
+mod util;
