@@ -347,6 +347,31 @@ fn text_sizes_match_du_for_each_unit() {
     assert!(bad.is_empty(), "text sizes differ from du's:\n{bad}");
 }
 
+/// JSON sizes are bytes whatever the unit flags say.
+#[test]
+fn json_ignores_unit_flags() {
+    let t = TestDir::new();
+    let root = t.mkdir("tree");
+    standard_tree(&root);
+    let (base, _) = sdu_json_raw(&args!["-a", root]);
+    for flags in [
+        &["-b"][..],
+        &["-k"],
+        &["-m"],
+        &["-h"],
+        &["--si"],
+        &["-B", "4K"],
+        &["--apparent-size"],
+        &["--no-header"],
+    ] {
+        let mut a = args!["-a"];
+        a.extend(flags.iter().map(OsString::from));
+        a.push(root.clone().into());
+        let (raw, _) = sdu_json_raw(&a);
+        assert!(raw == base, "--json {flags:?} differs from --json alone");
+    }
+}
+
 #[test]
 fn text_rows_follow_json_order_and_align() {
     let t = TestDir::new();

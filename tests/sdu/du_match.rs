@@ -46,6 +46,7 @@ fn standard_tree_matches_du_on_xfs() {
     let root = fs.path().join("tree");
     std::fs::create_dir(&root).unwrap();
     standard_tree(&root);
+    reflink_clones(&root);
     fs.settle();
     check_standard_tree_built(&root);
 }
@@ -58,6 +59,7 @@ fn standard_tree_matches_du_on_btrfs() {
     let root = fs.path().join("tree");
     std::fs::create_dir(&root).unwrap();
     standard_tree(&root);
+    reflink_clones(&root);
     fs.settle();
     check_standard_tree_built(&root);
     // A subvolume has its own st_dev and its own inode numbers: figures
@@ -71,6 +73,51 @@ fn standard_tree_matches_du_on_btrfs() {
     fs.settle();
     assert_matches_du(&root, &[]);
     assert_matches_du(&root, &["-l"]);
+}
+
+/// DESIGN: "`-x` stops at mount points; a Btrfs subvolume is not a mount
+/// point". So `-x` goes into a subvolume (du -x does not: it compares
+/// st_dev, which a subvolume has of its own).
+#[test]
+fn one_file_system_enters_btrfs_subvolume() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let root = fs.path().join("tree");
+    std::fs::create_dir(&root).unwrap();
+    plain_tree(&root);
+    run(std::process::Command::new("btrfs")
+        .args(["subvolume", "create"])
+        .arg(root.join("a/subvol")))
+    .assert_ok();
+    plain_tree(&root.join("a/subvol"));
+    fs.settle();
+    let all = assert_matches_du(&root, &[]);
+    let x = sdu_json(&args!["-a", "-x", root]);
+    let (s, d) = (sorted(paths(&x)), sorted(paths(&all)));
+    assert!(
+        s == d,
+        "`sdu -x` does not enter a Btrfs subvolume:\n{}",
+        labelled_diff(("-x", &s), ("no -x", &d))
+    );
+    assert_eq!(x, all, "-x changes figures inside one Btrfs filesystem");
+}
+
+/// Reflinked copies (whole-file clones) on a filesystem that shares data:
+/// du counts each copy in full, and so must `total` (sharing is reported
+/// beside it, never subtracted from it).
+fn reflink_clones(root: &Path) {
+    for (from, to) in [
+        ("x/big.bin", "x/big.clone"),
+        ("x/big.bin", "a/b/big.clone"),
+        ("a/medium.bin", "y/medium.clone"),
+    ] {
+        run(std::process::Command::new("cp")
+            .arg("--reflink=always")
+            .arg(root.join(from))
+            .arg(root.join(to)))
+        .assert_ok();
+    }
 }
 
 /// Post-order, siblings sorted bytewise, depth, type and `dirs` as an

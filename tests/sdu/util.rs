@@ -275,7 +275,22 @@ impl LoopFs {
             FsKind::Xfs => "xfs",
             FsKind::Btrfs => "btrfs",
         };
-        run(Command::new("umount").arg(&self.mnt)).assert_ok();
+        // A just-used mount can be briefly busy (a child of a concurrent
+        // test still closing, btrfs's background work): retry a while.
+        let mut tries = 0;
+        loop {
+            let out = run(Command::new("umount").arg(&self.mnt));
+            if out.code == Some(0) {
+                break;
+            }
+            tries += 1;
+            assert!(
+                tries < 50,
+                "umount {} keeps failing: {out:?}",
+                self.mnt.display()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
         run(Command::new("mount")
             .args(["-t", fstype, &self.dev])
             .arg(&self.mnt))
@@ -831,14 +846,19 @@ pub fn sorted(mut v: Vec<OsString>) -> Vec<OsString> {
     v
 }
 
-/// A readable diff of two sorted path sets.
+/// A readable diff of two sorted path sets (sdu's, du's).
 pub fn set_diff(sdu: &[OsString], du: &[OsString]) -> String {
+    labelled_diff(("sdu", sdu), ("du", du))
+}
+
+/// A readable diff of two sorted path sets with their names.
+pub fn labelled_diff(a: (&str, &[OsString]), b: (&str, &[OsString])) -> String {
+    let w = a.0.len().max(b.0.len());
     let mut t = String::new();
-    for p in sdu.iter().filter(|p| !du.contains(p)) {
-        let _ = writeln!(t, "  only sdu: {}", p.to_string_lossy());
-    }
-    for p in du.iter().filter(|p| !sdu.contains(p)) {
-        let _ = writeln!(t, "  only du:  {}", p.to_string_lossy());
+    for (this, that) in [(a, b), (b, a)] {
+        for p in this.1.iter().filter(|p| !that.1.contains(p)) {
+            let _ = writeln!(t, "  only {:w$}: {}", this.0, p.to_string_lossy());
+        }
     }
     t
 }
