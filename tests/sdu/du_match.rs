@@ -204,3 +204,40 @@ fn several_roots_each_match_du_alone() {
     assert_eq!(r.entries.last().unwrap().path, a.as_os_str());
     Du::default().assert_figures(&r, |_| true);
 }
+
+/// DESIGN: an inode counts once in every directory holding one of its
+/// links, not only in the first one the walk meets (plain `du ROOT` gives
+/// it to whichever subdirectory it reads first), and `-l` counts each link.
+#[test]
+fn hardlink_counts_once_in_every_directory_holding_a_link() {
+    let t = TestDir::new();
+    let root = t.mkdir("tree");
+    let (d1, d2) = (root.join("d1"), root.join("d2"));
+    std::fs::create_dir(&d1).unwrap();
+    std::fs::create_dir(&d2).unwrap();
+    write_file(&d1.join("f"), 100_000);
+    std::fs::hard_link(d1.join("f"), d2.join("g")).unwrap();
+    std::fs::hard_link(d1.join("f"), d2.join("h")).unwrap();
+    let size = |p: &Path| std::fs::symlink_metadata(p).unwrap().len();
+    let (s_root, s1, s2) = (size(&root), size(&d1), size(&d2));
+    let fig = |r: &crate::json::Report, p: &Path| {
+        let e = r.entries.iter().find(|e| e.path == p.as_os_str()).unwrap();
+        (e.apparent, e.files, e.dirs)
+    };
+    let r = sdu_json(&args![root]);
+    assert_eq!(fig(&r, &d1), (s1 + 100_000, 1, 1), "d1");
+    assert_eq!(
+        fig(&r, &d2),
+        (s2 + 100_000, 1, 1),
+        "d2 (two links, one inode)"
+    );
+    assert_eq!(fig(&r, &root), (s_root + s1 + s2 + 100_000, 1, 3), "root");
+    let l = sdu_json(&args!["-l", root]);
+    assert_eq!(fig(&l, &d1), (s1 + 100_000, 1, 1), "-l d1");
+    assert_eq!(fig(&l, &d2), (s2 + 200_000, 2, 1), "-l d2");
+    assert_eq!(
+        fig(&l, &root),
+        (s_root + s1 + s2 + 300_000, 3, 3),
+        "-l root"
+    );
+}
