@@ -15,7 +15,7 @@ const WIDE_ENTRIES: usize = 200_000;
 /// 4096 bytes) or keeps one fd per level (EMFILE under `ulimit -n 64`).
 #[test]
 fn deep_tree_past_path_max_matches_du_and_survives_64_fds() {
-    let t = TestDir::new();
+    let t = Scratch::new();
     let root = t.mkdir("deep");
     deep_tree(&root, DEEP_LEVELS);
     let (raw, r) = sdu_json_raw(&args![root]);
@@ -57,7 +57,7 @@ fn deep_tree_past_path_max_matches_du_and_survives_64_fds() {
 
 #[test]
 fn wide_dir_of_200k_entries_matches_du() {
-    let t = TestDir::new();
+    let t = Scratch::new();
     let root = t.mkdir("wide");
     wide_dir(&root, WIDE_ENTRIES);
     let r = sdu_json(&args![root]);

@@ -111,7 +111,7 @@ fn unreadable_dir_is_reported_and_the_rest_printed() {
 /// its default action (as in a shell).
 #[test]
 fn broken_pipe_is_silent_success() {
-    let t = TestDir::new();
+    let t = Scratch::new();
     let root = t.mkdir("big");
     // About 10,000 rows: far more than a 64 KiB pipe holds.
     medium_tree(&root, 50, 200);
