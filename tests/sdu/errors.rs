@@ -162,3 +162,41 @@ fn broken_pipe_is_silent_success() {
         }
     }
 }
+
+/// With `-L`, a dangling symlink is an error as in `du -L` (cannot access,
+/// exit 1, the rest printed), and a symlink to an ancestor neither hangs
+/// the walk nor changes any figure (du -L skips the cycle).
+#[test]
+fn dereference_reports_dangling_symlink_and_survives_cycle() {
+    let t = TestDir::new();
+    let root = t.mkdir("tree");
+    fs::create_dir_all(root.join("a/b")).unwrap();
+    write_file(&root.join("a/f"), 20_000);
+    write_file(&root.join("a/b/g"), 30_000);
+    std::os::unix::fs::symlink("..", root.join("a/b/up")).unwrap();
+    std::os::unix::fs::symlink("nowhere", root.join("dang")).unwrap();
+    let dang = root.join("dang");
+
+    let out = run_with_timeout(
+        Command::new(sdu_bin()).args(["--json", "-L"]).arg(&root),
+        60,
+    );
+    assert_eq!(out.code, Some(1), "exit status: {out:?}");
+    let want_msg = format!(
+        "sdu: cannot access '{}': No such file or directory\n",
+        dang.display()
+    );
+    assert!(
+        out.stderr.contains(&want_msg),
+        "stderr lacks {want_msg:?}: {}",
+        out.stderr
+    );
+    let r = json::parse(&out.stdout);
+    check_header_fields(&r);
+    assert!(r.errors >= 1, "errors: {}", r.errors);
+    let du = Du::new(&["-L"]);
+    let s = sorted(paths(&r));
+    let d = du.paths(&[], &[root.as_os_str()]);
+    assert!(s == d, "selection with -L:\n{}", set_diff(&s, &d));
+    du.assert_figures(&r, |_| true);
+}

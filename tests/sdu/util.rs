@@ -27,13 +27,27 @@ pub fn sdu_bin() -> &'static Path {
 }
 
 /// What a finished process left behind.
-#[derive(Debug)]
 pub struct Output {
     pub stdout: Vec<u8>,
     pub stderr: String,
     /// None when killed by a signal.
     pub code: Option<i32>,
     pub cmdline: String,
+}
+
+impl std::fmt::Debug for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.stdout.len().min(3000);
+        write!(
+            f,
+            "`{}`: exit {:?}\nstderr:\n{}\nstdout ({} bytes, start):\n{}",
+            self.cmdline,
+            self.code,
+            self.stderr,
+            self.stdout.len(),
+            String::from_utf8_lossy(&self.stdout[..n])
+        )
+    }
 }
 
 impl Output {
@@ -65,6 +79,47 @@ pub fn run(cmd: &mut Command) -> Output {
         stdout: out.stdout,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         code: out.status.code(),
+        cmdline,
+    }
+}
+
+/// `run`, but a process still running after `secs` is killed and the test
+/// fails (for cases where a bug would hang, such as a symlink cycle).
+pub fn run_with_timeout(cmd: &mut Command, secs: u64) -> Output {
+    let cmdline = format!("{cmd:?}");
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {cmdline}: {e}"));
+    // Drain the pipes in threads so that a chatty child cannot block.
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let t_out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut so, &mut v).map(|_| v)
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut se, &mut v).map(|_| v)
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if start.elapsed().as_secs() >= secs {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`{cmdline}` still running after {secs} s: killed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output {
+        stdout: t_out.join().unwrap().unwrap(),
+        stderr: String::from_utf8_lossy(&t_err.join().unwrap().unwrap()).into_owned(),
+        code: status.code(),
         cmdline,
     }
 }
