@@ -124,8 +124,9 @@ pub fn run_with_timeout(cmd: &mut Command, secs: u64) -> Output {
     }
 }
 
+/// Runs sdu; a run longer than 5 minutes (a hang, say on a FIFO) fails.
 pub fn sdu(args: &[OsString]) -> Output {
-    run(Command::new(sdu_bin()).args(args))
+    run_with_timeout(Command::new(sdu_bin()).args(args), 300)
 }
 
 /// `sdu ARGS`, which must succeed silently; returns stdout.
@@ -487,7 +488,7 @@ pub fn write_sparse(path: &Path, len: u64, data: &[(u64, usize)]) {
 /// ```text
 /// root/
 ///   top.bin  app.log  hl_root (=x/shared.bin)  empty_file
-///   a/  small.txt  medium.bin  empty  hl_pair1  hl_pair2 (same inode)
+///   a/  small.txt  medium.bin  empty  hl_pair1  hl_pair2 (same inode)  pipe (FIFO)
 ///       b/  sparse_hole  sparse_tail  sparse_head  debug.log
 ///           c/  deep.bin  hl_cross (=x/shared.bin)
 ///   x/  shared.bin  big.bin  three_1 three_2 three_3 (one inode, 3 links)
@@ -537,6 +538,8 @@ pub fn standard_tree(root: &Path) {
     symlink("../a/small.txt", p("links/to_file")).unwrap();
     symlink("../a", p("links/to_dir")).unwrap();
     symlink("nowhere", p("links/dangling")).unwrap();
+    // Type "other"; and opening it (for FIEMAP, say) would block forever.
+    rustix::fs::mkfifoat(CWD, &p("a/pipe"), Mode::from_raw_mode(0o644)).unwrap();
 }
 
 /// A tree without hardlinks or symlinks, where du's choice of which link
@@ -622,6 +625,20 @@ pub fn medium_tree(root: &Path, dirs: usize, per_dir: usize) {
         let fd = dir_fd(&p);
         for f in 0..per_dir {
             create_at(&fd, &format!("file{f:05}"), (f * 37) % 3000);
+        }
+    }
+}
+
+/// Hardlinks `dir{d}/file{k}` as `dir{d+1}/link{k}` (wrapping around) for
+/// `k < n`: every directory of a `medium_tree` shares inodes with the next.
+pub fn link_across(root: &Path, dirs: usize, n: usize) {
+    for d in 0..dirs {
+        for k in 0..n {
+            fs::hard_link(
+                root.join(format!("dir{d:03}/file{k:05}")),
+                root.join(format!("dir{:03}/link{k:05}", (d + 1) % dirs)),
+            )
+            .unwrap();
         }
     }
 }
