@@ -539,7 +539,7 @@ pub fn standard_tree(root: &Path) {
     symlink("../a", p("links/to_dir")).unwrap();
     symlink("nowhere", p("links/dangling")).unwrap();
     // Type "other"; and opening it (for FIEMAP, say) would block forever.
-    rustix::fs::mkfifoat(CWD, &p("a/pipe"), Mode::from_raw_mode(0o644)).unwrap();
+    rustix::fs::mkfifoat(CWD, p("a/pipe"), Mode::from_raw_mode(0o644)).unwrap();
 }
 
 /// A tree without hardlinks or symlinks, where du's choice of which link
