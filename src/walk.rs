@@ -29,11 +29,12 @@
 //! multiply-linked inode, which [`crate::tree`] credits once per directory.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::ffi::{CStr, CString};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use rustix::fs::{self as rfs, AtFlags, CWD, Mode, OFlags, RawDir, Statx, StatxFlags};
 use rustix::io::Errno;
@@ -141,15 +142,15 @@ struct Ctx<'a> {
     msgs: &'a Messages,
     next_id: AtomicU32,
     shards: Vec<Mutex<Shard>>,
-    /// Directory fds currently cached in handles.
-    cached: AtomicUsize,
-    max_cached: usize,
+    cache: FdCache,
     euid: u32,
 }
 
 /// A directory being walked: what its children need to open themselves and
 /// to name themselves in messages.
 struct DirHandle {
+    /// This handle, for the fd cache's queue.
+    me: Weak<DirHandle>,
     parent: Option<Arc<DirHandle>>,
     /// Entry name; for a root, the path as given.
     name: CString,
@@ -181,31 +182,38 @@ impl Drop for DirHandle {
 }
 
 thread_local! {
-    static DENTS: RefCell<Vec<MaybeUninit<u8>>> = RefCell::new(Vec::new());
+    static DENTS: RefCell<Vec<MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Walks `opts.roots` and returns the tree's records.
 pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Walk {
-    let threads = opts.threads.max(1);
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(65536);
+    // Each thread may hold a listing fd, two transient fds of a
+    // parent-chain reopen and a file fd; stdio and the process need a few
+    // more. The rest caches directory fds. With fewer than MIN_CACHED in the
+    // cache, deep trees degrade to reopening long chains, so under a tight
+    // `ulimit -n` use fewer threads rather than a smaller cache.
+    const PER_THREAD: u64 = 4;
+    const FIXED: u64 = 6;
+    const MIN_CACHED: u64 = 16;
+    let fit = (soft.saturating_sub(FIXED + MIN_CACHED) / PER_THREAD).max(1) as usize;
+    let threads = opts.threads.clamp(1, fit);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("sdu-walk-{i}"))
         .build()
         .expect("cannot start worker threads");
-    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
-        .current
-        .unwrap_or(65536);
-    // Keep room for stdio, each thread's listing fd and the transient fds of
-    // a parent-chain reopen (two per thread), and a few for the process.
-    let reserve = 16 + 3 * threads as u64;
-    let max_cached = soft.saturating_sub(reserve).min(4096) as usize;
+    let max_cached = soft
+        .saturating_sub(FIXED + PER_THREAD * threads as u64)
+        .clamp(1, 4096) as usize;
     let ctx = Ctx {
         opts,
         msgs,
         next_id: AtomicU32::new(1),
         shards: (0..threads).map(|_| Mutex::new(Shard::default())).collect(),
-        cached: AtomicUsize::new(0),
-        max_cached,
+        cache: FdCache::new(max_cached),
         euid: rustix::process::geteuid().as_raw(),
     };
     let mut roots = Vec::new();
@@ -276,7 +284,8 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8]) -> Option
         shard.nodes.push(rec);
         return Some(id);
     }
-    let handle = Arc::new(DirHandle {
+    let handle = Arc::new_cyclic(|me| DirHandle {
+        me: me.clone(),
         parent: None,
         name: cpath,
         id,
@@ -364,7 +373,7 @@ impl DirHandle {
         if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
             let fd = self.fd.lock().unwrap_or_else(|e| e.into_inner()).take();
             if fd.is_some() {
-                ctx.cached.fetch_sub(1, Ordering::Relaxed);
+                ctx.cache.released();
             }
         }
     }
@@ -400,9 +409,95 @@ impl DirHandle {
             if st.st_ino != h.ino || st.st_dev != h.dev {
                 return Err(Errno::STALE);
             }
-            base = Some(Arc::new(fd));
+            let fd = Arc::new(fd);
+            // Cache the reopened chain: the next sibling that needs one of
+            // these directories finds it, so unwinding a deep tree under a
+            // small budget costs O(depth² / budget) opens, not O(depth²).
+            ctx.cache.insert(h, &fd);
+            base = Some(fd);
         }
         Ok(base.expect("chain is never empty"))
+    }
+}
+
+/// The budget of cached directory fds, evicting the least recently cached.
+///
+/// The walk is depth-first on each thread, so the directories that will
+/// need their fd soonest are the ones cached last; the oldest entries are
+/// shallow directories whose remaining subdirectories will reopen them
+/// through a short chain. (Keeping the oldest instead makes a deep tree
+/// reopen ever longer chains.)
+struct FdCache {
+    max: usize,
+    inner: Mutex<CacheInner>,
+}
+
+struct CacheInner {
+    /// Handles in the order they were cached; entries whose fd was since
+    /// released are skipped and pruned.
+    queue: VecDeque<Weak<DirHandle>>,
+    /// Handles that hold an fd now.
+    count: usize,
+}
+
+impl FdCache {
+    fn new(max: usize) -> Self {
+        FdCache {
+            max,
+            inner: Mutex::new(CacheInner {
+                queue: VecDeque::new(),
+                count: 0,
+            }),
+        }
+    }
+
+    /// Caches `fd` in `h`, evicting the oldest cached fd if full.
+    fn insert(&self, h: &DirHandle, fd: &Arc<OwnedFd>) {
+        let mut c = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if c.count >= self.max {
+            let mut evicted = false;
+            while let Some(w) = c.queue.pop_front() {
+                if let Some(old) = w.upgrade() {
+                    if old
+                        .fd
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .take()
+                        .is_some()
+                    {
+                        evicted = true;
+                        break;
+                    }
+                }
+            }
+            if !evicted {
+                return;
+            }
+        } else {
+            c.count += 1;
+        }
+        let prev =
+            h.fd.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .replace(fd.clone());
+        if prev.is_some() {
+            // Another thread cached this directory meanwhile: one slot.
+            c.count -= 1;
+        }
+        c.queue.push_back(h.me.clone());
+        if c.queue.len() > 4 * self.max + 64 {
+            // Drop entries released since: they keep the handle's memory.
+            c.queue.retain(|w| {
+                w.upgrade()
+                    .is_some_and(|h| h.fd.lock().unwrap_or_else(|e| e.into_inner()).is_some())
+            });
+        }
+    }
+
+    /// A handle gave its cached fd back.
+    fn released(&self) {
+        let mut c = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        c.count = c.count.saturating_sub(1);
     }
 }
 
@@ -476,11 +571,7 @@ fn walk_dir<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, h: Arc<DirHandle>, own: 
             return finish(ctx, rec, local);
         }
     };
-    if ctx.cached.fetch_add(1, Ordering::Relaxed) < ctx.max_cached {
-        *h.fd.lock().unwrap_or_else(|e| e.into_inner()) = Some(fd.clone());
-    } else {
-        ctx.cached.fetch_sub(1, Ordering::Relaxed);
-    }
+    ctx.cache.insert(&h, &fd);
 
     DENTS.with(|buf| {
         let mut owned;
@@ -628,7 +719,8 @@ fn entry<'s>(
             ));
             return;
         }
-        let child = Arc::new(DirHandle {
+        let child = Arc::new_cyclic(|me| DirHandle {
+            me: me.clone(),
             parent: Some(h.clone()),
             name: name.to_owned(),
             id: ctx.new_id(),
