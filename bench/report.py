@@ -228,6 +228,25 @@ def main():
         L.append(f"### {TITLES[s]}")
         L.append("")
         L += timing_table(res_dir, "walkers", s, "cwalk", "× cwalk")
+    L.append("## Notes")
+    L.append("")
+    L.append("- Peers are installed by the script when missing: `hyperfine`, `time`, `gdu`, "
+             "`ncdu`, `btrfs-progs`, `xfsprogs` from Debian (apt); `diskus`, "
+             "`parallel-disk-usage` (`pdu`), `du-dust` (`dust`) and `dua-cli` (`dua`) with "
+             "`cargo install --locked`.")
+    L.append("- ncdu 1.x has no non-interactive summary mode; `ncdu -0 -o /dev/null DIR` does "
+             "the same scan and writes its export to /dev/null.")
+    L.append("- `btrfs filesystem du -s` (Btrfs tables only) computes shared and exclusive bytes "
+             "with FS_IOC_FIEMAP on every file, single-threaded: the closest peer of sdu's "
+             "sharing figures; `cwalk --fiemap` is the floor for that work.")
+    L.append("- jwalk's crates.io description reads \"Use `dua-core` instead\": dua-core is a "
+             "published library crate (the walker of dua-cli 3), so it is measured directly "
+             "(`walk-duacore`), with the dua CLI beside it.")
+    L.append("- The 1M-entry directory is one flat directory: walkers that parallelise across "
+             "directories cannot split it.")
+    L.append("- Wall time well above user+sys means the machine was not quiet (or waited on I/O); "
+             "compare CPU columns when in doubt, and regenerate on a quiet machine.")
+    L.append("")
     if checks:
         L.append("### Checks")
         L.append("")
