@@ -265,6 +265,8 @@ impl SharedIndex {
             let n = rest.partition_point(|r| r.fs == first.fs);
             let (group, tail) = rest.split_at(n);
             sweeper.sweep_fs(group, &pool, granularity(first.fs));
+            let end = sweeper.out.unit_count();
+            sweeper.out.fs_spans.push((first.fs, end));
             rest = tail;
         }
         sweeper.out
@@ -504,6 +506,8 @@ pub struct Sweep {
     /// One past the last segment of each unit; units cover the segments in
     /// order.
     unit_seg_end: Vec<usize>,
+    /// Per filesystem, in index order: its index and one past its last unit.
+    fs_spans: Vec<(u32, usize)>,
 }
 
 /// An elementary segment: a maximal physical range with one fixed multiset
@@ -596,6 +600,15 @@ impl Sweep {
     /// The number of segments.
     pub fn segment_count(&self) -> usize {
         self.seg_bytes.len()
+    }
+
+    /// The units of each filesystem: its index and the range of unit
+    /// indices (for [`Sweep::unit`]) swept from its ranges.
+    pub fn fs_units(&self) -> impl Iterator<Item = (u32, Range<usize>)> + '_ {
+        self.fs_spans.iter().enumerate().map(|(i, &(fs, end))| {
+            let start = if i == 0 { 0 } else { self.fs_spans[i - 1].1 };
+            (fs, start..end)
+        })
     }
 
     /// The number of units.

@@ -2,15 +2,21 @@
 
 use std::ops::AddAssign;
 
-/// The additive figures of an entry or a subtree.
+/// The figures of an entry or a subtree (DESIGN.md defines each).
 ///
 /// Sums over inodes: `apparent` is Σ `st_size`, `total` Σ allocated bytes
-/// (`stx_blocks × 512`), `files` the non-directory inodes and `dirs` the
-/// directories (a directory counts itself).
+/// (`stx_blocks × 512`), `exclusive` is `total` less the bytes of extents
+/// flagged shared, `files` the non-directory inodes and `dirs` the
+/// directories (a directory counts itself). `shared` (a union of physical
+/// ranges) and `reclaimable` (credited where their references are
+/// contained) are not sums over inodes: [`crate::tree`] computes them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     pub apparent: u64,
     pub total: u64,
+    pub exclusive: u64,
+    pub shared: u64,
+    pub reclaimable: u64,
     pub files: u64,
     pub dirs: u64,
 }
@@ -19,21 +25,39 @@ impl AddAssign for Stats {
     fn add_assign(&mut self, o: Stats) {
         self.apparent += o.apparent;
         self.total += o.total;
+        self.exclusive += o.exclusive;
+        self.shared += o.shared;
+        self.reclaimable += o.reclaimable;
         self.files += o.files;
         self.dirs += o.dirs;
     }
 }
 
 impl Stats {
-    /// The figures of one inode of the given kind.
+    /// The figures of one inode of the given kind, with no shared extents:
+    /// all of it is exclusive and freed with it.
     pub fn of_inode(kind: Kind, size: u64, blocks: u64) -> Stats {
         let dir = kind == Kind::Dir;
+        let total = blocks.saturating_mul(512);
         Stats {
             apparent: size,
-            total: blocks.saturating_mul(512),
+            total,
+            exclusive: total,
+            shared: 0,
+            reclaimable: total,
             files: u64::from(!dir),
             dirs: u64::from(dir),
         }
+    }
+
+    /// Takes `shared_bytes` (Σ of the inode's extents flagged shared) out of
+    /// its exclusive and reclaimable bytes.
+    pub fn with_shared_extents(mut self, shared_bytes: u64) -> Stats {
+        // Compressed Btrfs extents report their logical length, which can
+        // exceed the allocated bytes.
+        self.exclusive = self.total.saturating_sub(shared_bytes);
+        self.reclaimable = self.exclusive;
+        self
     }
 }
 

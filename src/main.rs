@@ -100,6 +100,11 @@ struct Cli {
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     threads: Option<u32>,
 
+    /// Print counts and timings of the scan on stderr (files mapped with
+    /// FIEMAP, files skipped and why, shared extents indexed)
+    #[arg(long)]
+    stats: bool,
+
     /// Print help
     #[arg(long, action = ArgAction::Help)]
     help: Option<bool>,
@@ -216,14 +221,20 @@ fn config(cli: Cli, m: &clap::ArgMatches) -> Result<Config, String> {
                 cli.max_depth
             },
             unit: unit.1,
-            columns: vec![if apparent {
-                Column::Apparent
-            } else {
-                Column::Total
-            }],
+            columns: vec![
+                if apparent {
+                    Column::Apparent
+                } else {
+                    Column::Total
+                },
+                Column::Exclusive,
+                Column::Shared,
+                Column::Reclaimable,
+            ],
             header: !cli.no_header && !cli.null,
             null: cli.null,
             grand_total: cli.total,
         },
+        stats: cli.stats,
     })
 }

@@ -39,6 +39,13 @@ impl Messages {
         self.print(msg);
     }
 
+    /// Writes `text` as it is (for `--stats`).
+    pub fn raw(&self, text: &str) {
+        let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = sink.write_all(text.as_bytes());
+        let _ = sink.flush();
+    }
+
     fn print(&self, msg: std::fmt::Arguments<'_>) {
         // One write per line, so that lines from several threads never mix.
         let line = format!("sdu: {msg}\n");

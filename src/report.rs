@@ -22,6 +22,9 @@ pub enum Format {
 pub enum Column {
     Apparent,
     Total,
+    Exclusive,
+    Shared,
+    Reclaimable,
 }
 
 impl Column {
@@ -29,6 +32,9 @@ impl Column {
         match self {
             Column::Apparent => "Apparent",
             Column::Total => "Total",
+            Column::Exclusive => "Exclusive",
+            Column::Shared => "Shared",
+            Column::Reclaimable => "Reclaimable",
         }
     }
 
@@ -36,6 +42,9 @@ impl Column {
         match self {
             Column::Apparent => s.apparent,
             Column::Total => s.total,
+            Column::Exclusive => s.exclusive,
+            Column::Shared => s.shared,
+            Column::Reclaimable => s.reclaimable,
         }
     }
 }
@@ -63,7 +72,12 @@ impl Default for ReportOptions {
             format: Format::Text,
             max_depth: None,
             unit: Unit::HumanIec,
-            columns: vec![Column::Total],
+            columns: vec![
+                Column::Total,
+                Column::Exclusive,
+                Column::Shared,
+                Column::Reclaimable,
+            ],
             header: true,
             null: false,
             grand_total: false,
@@ -88,7 +102,8 @@ pub fn write(
 fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io::Result<()> {
     // Every figure of a directory is at least that of any entry below it,
     // so the roots (and the grand total) bound the column widths and the
-    // table can be streamed.
+    // table can be streamed. The widths do not depend on --no-header or on
+    // -0, so that those only drop or change what they say they do.
     let mut maxes = vec![0u64; opts.columns.len()];
     let mut bound = |s: &Stats| {
         for (m, c) in maxes.iter_mut().zip(&opts.columns) {
@@ -105,11 +120,7 @@ fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io::Result<()
         .columns
         .iter()
         .zip(&maxes)
-        .map(|(c, &m)| {
-            opts.unit
-                .width(m)
-                .max(if opts.header { c.header().len() } else { 0 })
-        })
+        .map(|(c, &m)| opts.unit.width(m).max(c.header().len()))
         .collect();
     let end = if opts.null { b'\0' } else { b'\n' };
     let mut line = Vec::with_capacity(256);
@@ -189,8 +200,8 @@ fn json(
 fn json_figures(out: &mut dyn Write, s: &Stats) -> io::Result<()> {
     write!(
         out,
-        "\"apparent\":{},\"total\":{},\"files\":{},\"dirs\":{}",
-        s.apparent, s.total, s.files, s.dirs
+        "\"apparent\":{},\"total\":{},\"exclusive\":{},\"shared\":{},\"reclaimable\":{},\"files\":{},\"dirs\":{}",
+        s.apparent, s.total, s.exclusive, s.shared, s.reclaimable, s.files, s.dirs
     )
 }
 
@@ -198,7 +209,11 @@ fn json_figures(out: &mut dyn Write, s: &Stats) -> io::Result<()> {
 /// so that every name round-trips exactly.
 fn json_path(out: &mut dyn Write, p: &[u8]) -> io::Result<()> {
     match std::str::from_utf8(p) {
-        Ok(s) => serde_json::to_writer(&mut *out, s).map_err(io::Error::other),
+        // Keep the io::ErrorKind (BrokenPipe above all) of a failed write.
+        Ok(s) => serde_json::to_writer(&mut *out, s).map_err(|e| match e.io_error_kind() {
+            Some(kind) => io::Error::from(kind),
+            None => io::Error::other(e),
+        }),
         Err(_) => write!(out, "{{\"bytes\":\"{}\"}}", base64(p)),
     }
 }

@@ -10,8 +10,9 @@
 //! the same terms whatever the walk order, so the figures never depend on
 //! the thread count.
 
+use crate::extents::{Granularity, Sweep};
 use crate::figures::{Kind, Stats};
-use crate::walk::{Link, NONE, NodeRec, TOP, Walk};
+use crate::walk::{FileRec, Link, NONE, NodeRec, TOP};
 
 /// The walked tree with its rolled-up figures.
 #[derive(Debug)]
@@ -36,13 +37,16 @@ pub struct Entry<'a> {
 }
 
 impl Tree {
-    /// Rolls up the walk's records.
-    pub fn build(walk: Walk) -> Tree {
-        let Walk {
-            nodes,
-            mut links,
-            roots: _,
-        } = walk;
+    /// Rolls up the walk's records and credits shared data from the sweep.
+    ///
+    /// `granularity(fs)` says how filesystem `fs` frees shared data.
+    pub fn build(
+        nodes: Vec<NodeRec>,
+        mut links: Vec<Link>,
+        files: &[FileRec],
+        sweep: &Sweep,
+        granularity: impl Fn(u32) -> Granularity,
+    ) -> Tree {
         let n = nodes.len();
         let mut figures: Vec<Stats> = nodes.iter().map(|r| r.own).collect();
         // A parent is always created before its children, so its id is
@@ -54,7 +58,28 @@ impl Tree {
                 figures[r.parent as usize] += f;
             }
         }
-        credit_links(&nodes, &mut figures, &mut links);
+        let mut c = Crediting {
+            nodes: &nodes,
+            stamp: vec![0; n],
+            generation: 0,
+            reclaim_at: vec![0; n],
+        };
+        links.sort_unstable_by_key(|l| (l.dev, l.ino, l.node));
+        c.credit_links(&mut figures, &links);
+        c.credit_sweep(&mut figures, &links, files, sweep, granularity);
+        // Reclaimable bytes credited at a lowest common ancestor belong to
+        // every ancestor too. Leaves are included: their credits are theirs
+        // alone.
+        let mut reclaim = c.reclaim_at;
+        for id in (1..n).rev() {
+            let p = nodes[id].parent;
+            if p != NONE {
+                reclaim[p as usize] += reclaim[id];
+            }
+        }
+        for (f, r) in figures.iter_mut().zip(reclaim) {
+            f.reclaimable += r;
+        }
         let (child_start, child_ids) = children(&nodes);
         Tree {
             nodes,
@@ -134,29 +159,168 @@ impl Tree {
     }
 }
 
-/// Credits each multiply-linked inode once to every directory on the union
-/// of its links' ancestor chains.
-fn credit_links(nodes: &[NodeRec], figures: &mut [Stats], links: &mut [Link]) {
-    if links.is_empty() {
-        return;
+/// The state of the crediting passes.
+struct Crediting<'a> {
+    nodes: &'a [NodeRec],
+    /// `stamp[node]` = the last generation credited to `node`.
+    stamp: Vec<u32>,
+    generation: u32,
+    /// Reclaimable bytes credited at a node and, after the roll-up, at
+    /// every ancestor.
+    reclaim_at: Vec<u64>,
+}
+
+impl Crediting<'_> {
+    /// Starts crediting a new item (an inode, a segment).
+    fn next_generation(&mut self) {
+        self.generation += 1;
+        if self.generation == u32::MAX {
+            self.stamp.fill(0);
+            self.generation = 1;
+        }
     }
-    links.sort_unstable_by_key(|l| (l.dev, l.ino, l.node));
-    // stamp[node] = the last inode group credited to node (0 = none).
-    let mut stamp: Vec<u32> = vec![0; nodes.len()];
-    let mut group = 0u32;
-    let mut i = 0;
-    while i < links.len() {
-        let key = (links[i].dev, links[i].ino);
-        group += 1;
-        let stats = links[i].stats;
-        while i < links.len() && (links[i].dev, links[i].ino) == key {
-            let mut node = links[i].node;
-            while node != NONE && stamp[node as usize] != group {
-                stamp[node as usize] = group;
-                figures[node as usize] += stats;
-                node = nodes[node as usize].parent;
+
+    /// Climbs from `node` to the top, calling `f` on every node not yet
+    /// credited in this generation: over several starting nodes, that is
+    /// once per node of the union of their ancestor chains.
+    fn climb(&mut self, mut node: u32, mut f: impl FnMut(usize)) {
+        while node != NONE && self.stamp[node as usize] != self.generation {
+            self.stamp[node as usize] = self.generation;
+            f(node as usize);
+            node = self.nodes[node as usize].parent;
+        }
+    }
+
+    /// The lowest common ancestor of two nodes.
+    fn lca(&self, mut a: u32, mut b: u32) -> u32 {
+        // Roots have depth 0 under the top node: use level = depth + 1 so
+        // that the top (level 0) is above them.
+        let level = |x: u32| {
+            if x == TOP {
+                0
+            } else {
+                self.nodes[x as usize].depth + 1
             }
-            i += 1;
+        };
+        let (mut la, mut lb) = (level(a), level(b));
+        while la > lb {
+            a = self.nodes[a as usize].parent;
+            la -= 1;
+        }
+        while lb > la {
+            b = self.nodes[b as usize].parent;
+            lb -= 1;
+        }
+        while a != b {
+            a = self.nodes[a as usize].parent;
+            b = self.nodes[b as usize].parent;
+        }
+        a
+    }
+
+    /// Credits each multiply-linked inode once to every directory on the
+    /// union of its links' ancestor chains, and its exclusive bytes as
+    /// reclaimable where all its links lie. `links` is sorted by inode.
+    fn credit_links(&mut self, figures: &mut [Stats], links: &[Link]) {
+        for group in links.chunk_by(|a, b| (a.dev, a.ino) == (b.dev, b.ino)) {
+            // Only the link that was mapped knows the shared extents; all
+            // links see the same inode, so take the smallest exclusive.
+            let mut stats = group[0].stats;
+            stats.exclusive = group.iter().map(|l| l.stats.exclusive).min().unwrap_or(0);
+            stats.reclaimable = 0;
+            stats.shared = 0;
+            self.next_generation();
+            for l in group {
+                self.climb(l.node, |n| figures[n] += stats);
+            }
+            if group.len() as u64 >= u64::from(group[0].nlink) {
+                let lca = group.iter().map(|l| l.node).reduce(|a, b| self.lca(a, b));
+                if let Some(lca) = lca {
+                    self.reclaim_at[lca as usize] += stats.exclusive;
+                }
+            }
+        }
+    }
+
+    /// Credits the sweep: each segment's bytes as shared once to every
+    /// directory above a link of a file mapping it; each unit's bytes as
+    /// reclaimable at the lowest common ancestor of all those links, when
+    /// every such file has all its links there and the unit is not shared
+    /// with something outside the scan.
+    fn credit_sweep(
+        &mut self,
+        figures: &mut [Stats],
+        links: &[Link],
+        files: &[FileRec],
+        sweep: &Sweep,
+        granularity: impl Fn(u32) -> Granularity,
+    ) {
+        if files.is_empty() {
+            return;
+        }
+        // The nodes of each file's links, whether all its links were seen,
+        // and their lowest common ancestor.
+        let mut file_nodes: Vec<(usize, usize)> = Vec::with_capacity(files.len());
+        let mut pool: Vec<u32> = Vec::new();
+        let mut contained: Vec<Option<u32>> = Vec::with_capacity(files.len());
+        for f in files {
+            let a = pool.len();
+            let mut all_seen = true;
+            if f.linked {
+                let lo = links.partition_point(|l| (l.dev, l.ino) < (f.dev, f.ino));
+                let hi = links.partition_point(|l| (l.dev, l.ino) <= (f.dev, f.ino));
+                pool.extend(links[lo..hi].iter().map(|l| l.node));
+                all_seen = hi > lo && (hi - lo) as u64 >= u64::from(links[lo].nlink);
+            }
+            if pool.len() == a {
+                pool.push(f.node);
+            }
+            file_nodes.push((a, pool.len()));
+            contained.push(if all_seen {
+                pool[a..].iter().copied().reduce(|x, y| self.lca(x, y))
+            } else {
+                None
+            });
+        }
+        for seg in sweep.segments() {
+            self.next_generation();
+            for &f in seg.files {
+                let (a, b) = file_nodes[f as usize];
+                for &node in &pool[a..b] {
+                    self.climb(node, |n| figures[n].shared += seg.bytes);
+                }
+            }
+        }
+        for (fs, range) in sweep.fs_units() {
+            let per_extent = granularity(fs) == Granularity::Extent;
+            for i in range {
+                let u = sweep.unit(i);
+                if u.referenced_once() {
+                    continue;
+                }
+                // Btrfs reports compressed extents with their logical
+                // length, so one file's consecutive compressed extents
+                // overlap and make one unit with as many mappings as
+                // ranges: shared with a snapshot outside the scan, not
+                // inside it. Inside, some range is mapped twice.
+                if per_extent && u.files.len() == 1 && u.mappings <= u.ranges {
+                    continue;
+                }
+                let mut lca = None;
+                for &f in u.files {
+                    match (contained[f as usize], lca) {
+                        (None, _) => {
+                            lca = None;
+                            break;
+                        }
+                        (Some(x), None) => lca = Some(x),
+                        (Some(x), Some(y)) => lca = Some(self.lca(x, y)),
+                    }
+                }
+                if let Some(at) = lca {
+                    self.reclaim_at[at as usize] += u.bytes;
+                }
+            }
         }
     }
 }
@@ -196,6 +360,7 @@ fn children(nodes: &[NodeRec]) -> (Vec<u32>, Vec<u32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::extents::SharedIndex;
 
     fn rec(id: u32, parent: u32, depth: u32, name: &str, own: u64) -> NodeRec {
         NodeRec {
@@ -220,24 +385,27 @@ mod tests {
             node,
             stats: Stats {
                 total: bytes,
+                exclusive: bytes,
                 ..Stats::default()
             },
         }
     }
 
     /// top(0) -> r(1) -> {a(2) -> c(4), b(3)}
-    fn walk(links: Vec<Link>) -> Walk {
-        Walk {
-            nodes: vec![
-                rec(0, NONE, 0, "", 0),
-                rec(1, 0, 0, "r", 1),
-                rec(2, 1, 1, "a", 10),
-                rec(3, 1, 1, "b", 100),
-                rec(4, 2, 2, "c", 1000),
-            ],
-            links,
-            roots: vec![1],
-        }
+    fn nodes() -> Vec<NodeRec> {
+        vec![
+            rec(0, NONE, 0, "", 0),
+            rec(1, 0, 0, "r", 1),
+            rec(2, 1, 1, "a", 10),
+            rec(3, 1, 1, "b", 100),
+            rec(4, 2, 2, "c", 1000),
+        ]
+    }
+
+    fn build(links: Vec<Link>) -> Tree {
+        Tree::build(nodes(), links, &[], &Sweep::default(), |_| {
+            Granularity::Block
+        })
     }
 
     fn totals(t: &Tree) -> Vec<(String, u64)> {
@@ -255,7 +423,7 @@ mod tests {
 
     #[test]
     fn rollup_in_du_order() {
-        let t = Tree::build(walk(vec![]));
+        let t = build(vec![]);
         assert_eq!(
             totals(&t),
             [
@@ -270,12 +438,12 @@ mod tests {
     #[test]
     fn hardlink_counted_once_per_directory() {
         // One inode linked in c and in b, another twice in c.
-        let t = Tree::build(walk(vec![
+        let t = build(vec![
             link(7, 4, 5),
             link(7, 3, 5),
             link(8, 4, 3),
             link(8, 4, 3),
-        ]));
+        ]);
         assert_eq!(
             totals(&t),
             [
@@ -290,7 +458,7 @@ mod tests {
 
     #[test]
     fn max_depth_prunes() {
-        let t = Tree::build(walk(vec![]));
+        let t = build(vec![]);
         let mut v = Vec::new();
         t.visit::<()>(Some(1), |e| {
             v.push(String::from_utf8_lossy(e.path).into_owned());
@@ -298,5 +466,79 @@ mod tests {
         })
         .unwrap();
         assert_eq!(v, ["r/a", "r/b", "r"]);
+    }
+
+    fn figures_of(t: &Tree) -> Vec<(String, u64, u64, u64)> {
+        let mut v = Vec::new();
+        t.visit::<()>(None, |e| {
+            let f = e.figures;
+            v.push((
+                String::from_utf8_lossy(e.path).into_owned(),
+                f.total,
+                f.shared,
+                f.reclaimable,
+            ));
+            Ok(())
+        })
+        .unwrap();
+        v
+    }
+
+    fn file(id: u32, node: u32) -> FileRec {
+        FileRec {
+            id,
+            node,
+            dev: 1,
+            ino: 100 + u64::from(id),
+            linked: false,
+        }
+    }
+
+    #[test]
+    fn clone_in_two_dirs_is_shared_once_and_reclaimable_at_their_ancestor() {
+        // Files 0 (in c) and 1 (in b) map the same 40 bytes; file 2 (in c)
+        // maps 8 bytes nobody else in the scan maps (shared outside).
+        let idx = SharedIndex::new();
+        idx.insert(0, 1000, 40, 0);
+        idx.insert(0, 1000, 40, 1);
+        idx.insert(0, 5000, 8, 2);
+        let sweep = idx.into_units(|_| Granularity::Block);
+        let files = [file(0, 4), file(1, 3), file(2, 4)];
+        let mut ns = nodes();
+        for n in &mut ns {
+            n.own.reclaimable = n.own.total;
+        }
+        let t = Tree::build(ns, vec![], &files, &sweep, |_| Granularity::Block);
+        assert_eq!(
+            figures_of(&t),
+            [
+                ("r/a/c".into(), 1000, 48, 1000),
+                ("r/a".into(), 1010, 48, 1010),
+                ("r/b".into(), 100, 40, 100),
+                ("r".into(), 1111, 48, 1111 + 40),
+            ]
+        );
+    }
+
+    #[test]
+    fn hardlink_reclaimable_only_where_all_links_lie() {
+        // Inode 7 has links in c and b (nlink 2): reclaimable only at r.
+        // Inode 9 has nlink 3 but two links seen: reclaimable nowhere.
+        let mut l9 = link(9, 4, 2);
+        l9.nlink = 3;
+        let t = build(vec![link(7, 4, 5), link(7, 3, 5), l9, l9]);
+        let r: Vec<(String, u64)> = figures_of(&t)
+            .into_iter()
+            .map(|(p, _, _, r)| (p, r))
+            .collect();
+        assert_eq!(
+            r,
+            [
+                ("r/a/c".into(), 0),
+                ("r/a".into(), 0),
+                ("r/b".into(), 0),
+                ("r".into(), 5)
+            ]
+        );
     }
 }

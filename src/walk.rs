@@ -39,9 +39,14 @@ use std::sync::{Arc, Mutex, Weak};
 use rustix::fs::{self as rfs, AtFlags, CWD, Mode, OFlags, RawDir, Statx, StatxFlags};
 use rustix::io::Errno;
 
+use dashmap::DashSet;
+
+use crate::extents::SharedIndex;
+use crate::fiemap::Fiemap;
 use crate::figures::{Kind, Stats};
 use crate::glob::Excludes;
 use crate::messages::{Messages, strerror};
+use crate::probe::{self, FsInfo, Registry, Skip};
 use crate::quote::quote;
 
 /// Entries of one directory stat-ed by the task that reads it; past this,
@@ -64,8 +69,10 @@ pub const TOP: u32 = 0;
 pub const NONE: u32 = u32::MAX;
 
 /// The statx fields sdu reads. `UID` lets it decide whether `O_NOATIME`
-/// is permitted without a failing open.
+/// is permitted without a failing open; `MNT_ID` is what `-x` compares (a
+/// Btrfs subvolume has its own `st_dev` but is not a mount point).
 const MASK: StatxFlags = StatxFlags::TYPE
+    .union(StatxFlags::MNT_ID)
     .union(StatxFlags::MODE)
     .union(StatxFlags::NLINK)
     .union(StatxFlags::UID)
@@ -119,14 +126,65 @@ pub struct Link {
     pub stats: Stats,
 }
 
+/// A file whose FIEMAP found extents flagged shared: `id` is what the
+/// extent index knows it by.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FileRec {
+    pub id: u32,
+    /// The node of the link that was mapped (its directory, or its own node
+    /// with `-a`).
+    pub node: u32,
+    pub dev: u64,
+    pub ino: u64,
+    /// Credited through the link table: its links are the [`Link`]s with
+    /// the same `(dev, ino)`.
+    pub linked: bool,
+}
+
+/// What the walk counted, for `--stats`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Entries stat-ed (roots included).
+    pub entries: u64,
+    /// Files mapped with FIEMAP, and the ioctl calls that took.
+    pub fiemap_files: u64,
+    pub fiemap_calls: u64,
+    /// Files not mapped, by [`Skip::index`].
+    pub skipped: [u64; Skip::ALL.len()],
+    /// Files that may share but could not be mapped (open or FIEMAP
+    /// failed), and their allocated bytes, counted as exclusive.
+    pub unverified_files: u64,
+    pub unverified_bytes: u64,
+}
+
+impl Counters {
+    fn add(&mut self, o: &Counters) {
+        self.entries += o.entries;
+        self.fiemap_files += o.fiemap_files;
+        self.fiemap_calls += o.fiemap_calls;
+        for (a, b) in self.skipped.iter_mut().zip(o.skipped) {
+            *a += b;
+        }
+        self.unverified_files += o.unverified_files;
+        self.unverified_bytes += o.unverified_bytes;
+    }
+}
+
 /// What a walk found.
 #[derive(Debug, Default)]
 pub struct Walk {
     /// Indexed by id; `nodes[TOP]` is the virtual top node.
     pub nodes: Vec<NodeRec>,
     pub links: Vec<Link>,
+    /// Indexed by file id.
+    pub files: Vec<FileRec>,
+    /// Shared extents of every mapped file.
+    pub index: SharedIndex,
+    /// The filesystems met, by index.
+    pub filesystems: Vec<FsInfo>,
     /// Root ids, in the order given (roots that could not be read are absent).
     pub roots: Vec<u32>,
+    pub counters: Counters,
 }
 
 /// Records produced by tasks on one thread.
@@ -135,6 +193,8 @@ struct Shard {
     nodes: Vec<NodeRec>,
     partial: Vec<(u32, Stats)>,
     links: Vec<Link>,
+    files: Vec<FileRec>,
+    counters: Counters,
 }
 
 struct Ctx<'a> {
@@ -144,6 +204,11 @@ struct Ctx<'a> {
     shards: Vec<Mutex<Shard>>,
     cache: FdCache,
     euid: u32,
+    registry: Registry,
+    index: SharedIndex,
+    /// Multiply-linked inodes already claimed for FIEMAP.
+    mapped: DashSet<(u64, u64)>,
+    next_file: AtomicU32,
 }
 
 /// A directory being walked: what its children need to open themselves and
@@ -158,7 +223,11 @@ struct DirHandle {
     depth: u32,
     dev: u64,
     ino: u64,
-    root_dev: u64,
+    /// The mount of the root, for `-x`.
+    root_mnt: u64,
+    /// Its filesystem when known from the parent (same `st_dev`); `None`
+    /// means probe it once opened.
+    fs: Option<FsInfo>,
     /// The path as printed, kept only when `--exclude` needs it.
     path: Option<Box<[u8]>>,
     fd: Mutex<Option<Arc<OwnedFd>>>,
@@ -215,6 +284,10 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Walk {
         shards: (0..threads).map(|_| Mutex::new(Shard::default())).collect(),
         cache: FdCache::new(max_cached),
         euid: rustix::process::geteuid().as_raw(),
+        registry: Registry::default(),
+        index: SharedIndex::new(),
+        mapped: DashSet::new(),
+        next_file: AtomicU32::new(0),
     };
     let mut roots = Vec::new();
     pool.scope(|s| {
@@ -260,28 +333,26 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8]) -> Option
     let stats = Stats::of_inode(kind, st.stx_size, st.stx_blocks);
     let dev = dev_of(&st);
     if kind != Kind::Dir {
-        let mut rec = NodeRec {
+        let mut local = Local::default();
+        local.counters.entries += 1;
+        let own = nondir(ctx, CWD, &cpath, &st, None, id, &mut local, &|| {
+            root.to_vec()
+        });
+        let rec = NodeRec {
             id,
             parent: TOP,
             depth: 0,
             kind,
             leaf: false,
             name: root.into(),
-            own: Stats::default(),
+            own,
         };
+        local.nodes.push(rec);
         let mut shard = ctx.shard();
-        if ctx.counts_once(st.stx_nlink) {
-            shard.links.push(Link {
-                dev,
-                ino: st.stx_ino,
-                nlink: st.stx_nlink,
-                node: id,
-                stats,
-            });
-        } else {
-            rec.own = stats;
-        }
-        shard.nodes.push(rec);
+        shard.nodes.append(&mut local.nodes);
+        shard.links.append(&mut local.links);
+        shard.files.append(&mut local.files);
+        shard.counters.add(&local.counters);
         return Some(id);
     }
     let handle = Arc::new_cyclic(|me| DirHandle {
@@ -292,7 +363,8 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8]) -> Option
         depth: 0,
         dev,
         ino: st.stx_ino,
-        root_dev: dev,
+        root_mnt: st.stx_mnt_id,
+        fs: None,
         path: (!ctx.opts.excludes.is_empty()).then(|| root.into()),
         fd: Mutex::new(None),
         pending: AtomicUsize::new(1),
@@ -516,6 +588,8 @@ struct Local {
     acc: Stats,
     nodes: Vec<NodeRec>,
     links: Vec<Link>,
+    files: Vec<FileRec>,
+    counters: Counters,
 }
 
 /// Reads one directory: stats its entries, spawns its subdirectories.
@@ -572,6 +646,10 @@ fn walk_dir<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, h: Arc<DirHandle>, own: 
         }
     };
     ctx.cache.insert(&h, &fd);
+    let fs = match h.fs {
+        Some(fs) => fs,
+        None => ctx.registry.lookup(h.dev, fd.as_fd()),
+    };
 
     DENTS.with(|buf| {
         let mut owned;
@@ -609,18 +687,18 @@ fn walk_dir<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, h: Arc<DirHandle>, own: 
             }
             seen += 1;
             if seen <= INLINE_ENTRIES {
-                entry(ctx, s, &h, fd.as_fd(), name, &mut local);
+                entry(ctx, s, &h, fd.as_fd(), &fs, name, &mut local);
             } else {
                 batch.extend_from_slice(name.to_bytes_with_nul());
                 batched += 1;
                 if batched == BATCH_ENTRIES {
-                    spawn_batch(ctx, s, &h, &fd, std::mem::take(&mut batch));
+                    spawn_batch(ctx, s, &h, &fd, fs, std::mem::take(&mut batch));
                     batched = 0;
                 }
             }
         }
         if batched > 0 {
-            spawn_batch(ctx, s, &h, &fd, batch);
+            spawn_batch(ctx, s, &h, &fd, fs, batch);
         }
     });
     drop(fd);
@@ -635,6 +713,8 @@ fn finish(ctx: &Ctx<'_>, mut rec: NodeRec, mut local: Local) {
     shard.nodes.push(rec);
     shard.nodes.append(&mut local.nodes);
     shard.links.append(&mut local.links);
+    shard.files.append(&mut local.files);
+    shard.counters.add(&local.counters);
 }
 
 /// Stats a batch of names of a wide directory on whichever thread takes it.
@@ -643,6 +723,7 @@ fn spawn_batch<'s>(
     s: &rayon::Scope<'s>,
     h: &Arc<DirHandle>,
     fd: &Arc<OwnedFd>,
+    fs: FsInfo,
     names: Vec<u8>,
 ) {
     h.pending.fetch_add(1, Ordering::AcqRel);
@@ -653,24 +734,28 @@ fn spawn_batch<'s>(
         let mut rest = names.as_slice();
         while let Ok(name) = CStr::from_bytes_until_nul(rest) {
             rest = &rest[name.to_bytes_with_nul().len()..];
-            entry(ctx, s, &h, fd.as_fd(), name, &mut local);
+            entry(ctx, s, &h, fd.as_fd(), &fs, name, &mut local);
         }
         drop(fd);
         let mut shard = ctx.shard();
         shard.partial.push((h.id, local.acc));
         shard.nodes.append(&mut local.nodes);
         shard.links.append(&mut local.links);
+        shard.files.append(&mut local.files);
+        shard.counters.add(&local.counters);
         drop(shard);
         h.release(ctx);
     });
 }
 
 /// Stats one entry of directory `h` and accounts for it.
+#[allow(clippy::too_many_arguments)]
 fn entry<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
     h: &Arc<DirHandle>,
     dirfd: BorrowedFd<'_>,
+    fs: &FsInfo,
     name: &CStr,
     local: &mut Local,
 ) {
@@ -685,17 +770,26 @@ fn entry<'s>(
         path = Some(p.into_boxed_slice());
     }
     let nofollow = AtFlags::SYMLINK_NOFOLLOW | AtFlags::STATX_DONT_SYNC;
-    let st = if opts.follow_links {
-        // A dangling symlink is counted as itself, as du -L does.
-        rfs::statx(dirfd, name, AtFlags::STATX_DONT_SYNC, MASK)
-            .or_else(|_| rfs::statx(dirfd, name, nofollow, MASK))
+    let follow = if opts.follow_links {
+        AtFlags::STATX_DONT_SYNC
     } else {
-        rfs::statx(dirfd, name, nofollow, MASK)
+        nofollow
     };
-    let st = match st {
+    let st = match rfs::statx(dirfd, name, follow, MASK) {
         Ok(st) => st,
-        // Deleted since the directory was read: du skips it quietly.
-        Err(Errno::NOENT) => return,
+        Err(Errno::NOENT) => {
+            // Under -L, a dangling symlink is an error, as in du -L;
+            // otherwise the entry was deleted since the directory was read,
+            // and du skips it quietly.
+            if opts.follow_links && rfs::statx(dirfd, name, nofollow, MASK).is_ok() {
+                ctx.msgs.error(format_args!(
+                    "cannot access {}: {}",
+                    quote(&h.path(Some(name.to_bytes()))),
+                    strerror(Errno::NOENT)
+                ));
+            }
+            return;
+        }
         Err(e) => {
             ctx.msgs.error(format_args!(
                 "cannot access {}: {}",
@@ -705,13 +799,14 @@ fn entry<'s>(
             return;
         }
     };
-    let dev = dev_of(&st);
-    if opts.one_file_system && dev != h.root_dev {
+    local.counters.entries += 1;
+    if opts.one_file_system && st.stx_mnt_id != h.root_mnt {
         return;
     }
+    let dev = dev_of(&st);
     let kind = Kind::from_mode(u32::from(st.stx_mode));
-    let stats = Stats::of_inode(kind, st.stx_size, st.stx_blocks);
     if kind == Kind::Dir {
+        local.counters.skipped[Skip::NotRegular.index()] += 1;
         if opts.follow_links && is_ancestor(h, dev, st.stx_ino) {
             ctx.msgs.warn(format_args!(
                 "{}: directory cycle (a symlink to an ancestor), not followed",
@@ -719,6 +814,7 @@ fn entry<'s>(
             ));
             return;
         }
+        let stats = Stats::of_inode(kind, st.stx_size, st.stx_blocks);
         let child = Arc::new_cyclic(|me| DirHandle {
             me: me.clone(),
             parent: Some(h.clone()),
@@ -727,7 +823,8 @@ fn entry<'s>(
             depth: h.depth + 1,
             dev,
             ino: st.stx_ino,
-            root_dev: h.root_dev,
+            root_mnt: h.root_mnt,
+            fs: (dev == h.dev).then_some(*fs),
             path,
             fd: Mutex::new(None),
             pending: AtomicUsize::new(1),
@@ -737,27 +834,242 @@ fn entry<'s>(
         s.spawn(move |s| walk_dir(ctx, s, child, stats, uid));
         return;
     }
-    if ctx.counts_once(st.stx_nlink) {
+    // With -a the file has a node of its own, and its links and extents
+    // are credited from there.
+    let leaf = opts.all.then(|| ctx.new_id());
+    let node = leaf.unwrap_or(h.id);
+    let fs = (dev == h.dev).then_some(*fs);
+    let own = nondir(ctx, dirfd, name, &st, fs, node, local, &|| {
+        h.path(Some(name.to_bytes()))
+    });
+    match leaf {
+        Some(id) => {
+            // The leaf is not rolled up: its parent holds its own part too.
+            local.acc += own;
+            local.nodes.push(NodeRec {
+                id,
+                parent: h.id,
+                depth: h.depth + 1,
+                kind,
+                leaf: true,
+                name: name.to_bytes().into(),
+                own,
+            });
+        }
+        None => local.acc += own,
+    }
+}
+
+/// Accounts for a non-directory inode found at `node`: maps its extents if
+/// it may share, and records a link if it must be counted once per
+/// directory. Returns what goes into `node`'s own figures.
+#[allow(clippy::too_many_arguments)]
+fn nondir(
+    ctx: &Ctx<'_>,
+    dirfd: BorrowedFd<'_>,
+    name: &CStr,
+    st: &Statx,
+    fs: Option<FsInfo>,
+    node: u32,
+    local: &mut Local,
+    path: &dyn Fn() -> Vec<u8>,
+) -> Stats {
+    let dev = dev_of(st);
+    let kind = Kind::from_mode(u32::from(st.stx_mode));
+    let once = ctx.counts_once(st.stx_nlink);
+    let mut stats = Stats::of_inode(kind, st.stx_size, st.stx_blocks);
+    let mut ino = st.stx_ino;
+    // The filesystem is known from the directory unless the file lies on
+    // another device (a bind-mounted file; a symlink followed with -L).
+    let decide = |fs: &FsInfo| {
+        probe::may_share(fs, kind, st.stx_blocks, || {
+            !once || ctx.mapped.insert((dev, st.stx_ino))
+        })
+    };
+    let verdict = match fs {
+        Some(fs) => decide(&fs).map(|()| Some(fs)),
+        // Probed on the opened file below.
+        None if kind == Kind::File && st.stx_blocks > 0 => Ok(None),
+        None => decide(&FsInfo::UNKNOWN).map(|()| None),
+    };
+    match verdict {
+        Err(skip) => local.counters.skipped[skip.index()] += 1,
+        Ok(fs) => match map_file(ctx, dirfd, name, st, fs, local, path, &decide) {
+            Mapped::Extents {
+                view,
+                shared_bytes,
+                id,
+            } => {
+                stats = view.with_shared_extents(shared_bytes);
+                if let Some((id, file_ino)) = id {
+                    ino = file_ino;
+                    local.files.push(FileRec {
+                        id,
+                        node,
+                        dev,
+                        ino,
+                        linked: once,
+                    });
+                }
+            }
+            Mapped::Skipped(skip) => local.counters.skipped[skip.index()] += 1,
+            Mapped::Unverified => {
+                local.counters.unverified_files += 1;
+                local.counters.unverified_bytes += stats.total;
+            }
+            Mapped::Gone => {}
+        },
+    }
+    if !once && st.stx_nlink > 1 {
+        // -l counts every link; whether all of them lie under a directory
+        // is not tracked then, so none is claimed to be reclaimable.
+        stats.reclaimable = 0;
+    }
+    if once {
         local.links.push(Link {
             dev,
-            ino: st.stx_ino,
+            ino,
             nlink: st.stx_nlink,
-            node: h.id,
+            node,
             stats,
         });
+        Stats::default()
     } else {
-        local.acc += stats;
+        stats
     }
-    if opts.all {
-        local.nodes.push(NodeRec {
-            id: ctx.new_id(),
-            parent: h.id,
-            depth: h.depth + 1,
-            kind,
-            leaf: true,
-            name: name.to_bytes().into(),
-            own: stats,
-        });
+}
+
+/// What mapping one file gave.
+enum Mapped {
+    /// Its figures, from the opened inode, and its shared extents; `id` is
+    /// its file id and inode number when some extent is shared.
+    Extents {
+        view: Stats,
+        shared_bytes: u64,
+        id: Option<(u32, u64)>,
+    },
+    /// Not mapped after all (its filesystem, known only once opened, cannot
+    /// share; or it was replaced by something that cannot).
+    Skipped(Skip),
+    /// Could not be mapped; reported, and counted as exclusive.
+    Unverified,
+    /// Gone or replaced by a non-file since it was stat-ed: counted with
+    /// what the walk saw, as exclusive.
+    Gone,
+}
+
+thread_local! {
+    static FIEMAP: RefCell<Option<Fiemap>> = const { RefCell::new(None) };
+}
+
+/// Opens a file relative to its directory and maps its extents.
+#[allow(clippy::too_many_arguments)]
+fn map_file(
+    ctx: &Ctx<'_>,
+    dirfd: BorrowedFd<'_>,
+    name: &CStr,
+    st: &Statx,
+    fs: Option<FsInfo>,
+    local: &mut Local,
+    path: &dyn Fn() -> Vec<u8>,
+    decide: &dyn Fn(&FsInfo) -> Result<(), Skip>,
+) -> Mapped {
+    // O_NONBLOCK and O_NOCTTY: should the name now be a FIFO or a device,
+    // opening it can neither block nor take a terminal; O_NOFOLLOW: never
+    // a symlink swapped in.
+    let mut flags =
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
+    if ctx.euid == 0 || ctx.euid == st.stx_uid {
+        flags |= OFlags::NOATIME;
+    }
+    let opened = match rfs::openat(dirfd, name, flags, Mode::empty()) {
+        Err(Errno::PERM) if flags.contains(OFlags::NOATIME) => {
+            rfs::openat(dirfd, name, flags - OFlags::NOATIME, Mode::empty())
+        }
+        r => r,
+    };
+    let fd = match opened {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) | Err(Errno::LOOP) | Err(Errno::NXIO) => return Mapped::Gone,
+        Err(e) => {
+            ctx.msgs.error(format_args!(
+                "cannot read extents of {}: {} (counted as exclusive)",
+                quote(&path()),
+                strerror(e)
+            ));
+            return Mapped::Unverified;
+        }
+    };
+    // The name may now point at another inode: take every figure from the
+    // one that is open, so that figures and extents agree.
+    let Ok(now) = rfs::fstat(&fd) else {
+        return Mapped::Gone;
+    };
+    let kind = Kind::from_mode(now.st_mode);
+    if kind != Kind::File {
+        return Mapped::Gone;
+    }
+    let view = Stats::of_inode(kind, now.st_size as u64, now.st_blocks as u64);
+    let fs = match fs {
+        Some(fs) => fs,
+        None => {
+            let fs = ctx.registry.lookup(now.st_dev, fd.as_fd());
+            if let Err(skip) = decide(&fs) {
+                return Mapped::Skipped(skip);
+            }
+            fs
+        }
+    };
+    if ctx.registry.fiemap_unsupported(fs.index) {
+        return Mapped::Skipped(Skip::FsCannotShare);
+    }
+    let mut shared_bytes = 0u64;
+    let mut id = None;
+    let res = FIEMAP.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let fm = slot.get_or_insert_with(Fiemap::new);
+        fm.for_each(fd.as_fd(), |e| {
+            if e.has_physical() && e.is_shared() && e.length > 0 {
+                let id = *id.get_or_insert_with(|| ctx.next_file.fetch_add(1, Ordering::Relaxed));
+                ctx.index.insert(fs.index, e.physical, e.length, id);
+                shared_bytes = shared_bytes.saturating_add(e.length);
+            }
+        })
+    });
+    local.counters.fiemap_files += 1;
+    match res {
+        Ok(calls) => local.counters.fiemap_calls += u64::from(calls),
+        Err(e) => {
+            local.counters.fiemap_calls += 1;
+            let errno = e.raw_os_error();
+            if errno == Some(Errno::OPNOTSUPP.raw_os_error())
+                || errno == Some(Errno::NOTTY.raw_os_error())
+            {
+                if ctx.registry.set_fiemap_unsupported(fs.index) {
+                    ctx.msgs.warn(format_args!(
+                        "{}: the filesystem ({}) does not support FIEMAP; its files count as exclusive",
+                        quote(&path()),
+                        fs.name()
+                    ));
+                }
+                return Mapped::Skipped(Skip::FsCannotShare);
+            }
+            // Extents indexed before the failure stand, and are taken out
+            // of the file's exclusive bytes below, so figures stay
+            // consistent.
+            ctx.msgs.error(format_args!(
+                "cannot read extents of {}: {} (counted as exclusive)",
+                quote(&path()),
+                e
+            ));
+            local.counters.unverified_files += 1;
+            local.counters.unverified_bytes += view.total.saturating_sub(shared_bytes);
+        }
+    }
+    Mapped::Extents {
+        view,
+        shared_bytes,
+        id: id.map(|id| (id, now.st_ino)),
     }
 }
 
@@ -780,6 +1092,8 @@ fn assemble(ctx: Ctx<'_>, roots: Vec<u32>) -> Walk {
     nodes[TOP as usize].parent = NONE;
     let mut links = Vec::new();
     let mut partial = Vec::new();
+    let mut files = vec![FileRec::default(); ctx.next_file.load(Ordering::Relaxed) as usize];
+    let mut counters = Counters::default();
     for shard in ctx.shards {
         let shard = shard.into_inner().unwrap_or_else(|e| e.into_inner());
         for rec in shard.nodes {
@@ -788,6 +1102,11 @@ fn assemble(ctx: Ctx<'_>, roots: Vec<u32>) -> Walk {
         }
         links.extend(shard.links);
         partial.extend(shard.partial);
+        for f in shard.files {
+            let id = f.id as usize;
+            files[id] = f;
+        }
+        counters.add(&shard.counters);
     }
     for (id, stats) in partial {
         nodes[id as usize].own += stats;
@@ -795,6 +1114,10 @@ fn assemble(ctx: Ctx<'_>, roots: Vec<u32>) -> Walk {
     Walk {
         nodes,
         links,
+        files,
+        index: ctx.index,
+        filesystems: ctx.registry.filesystems(),
         roots,
+        counters,
     }
 }

@@ -1,6 +1,7 @@
 //! Per-entry errors (reported, counted, the walk goes on, exit 1) and a
 //! closed stdout (silent success).
 
+use std::ffi::OsString;
 use std::fs;
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
@@ -37,11 +38,18 @@ fn missing_path_is_reported_and_the_rest_printed() {
     let text = sdu(&args!["-a", one, missing, two]);
     assert_eq!(text.code, Some(1));
     assert_eq!(text.stderr, want_msg);
-    let mut want_text = sdu_ok(&args!["-a", one]);
-    let two_only = sdu_ok(&args!["-a", "--no-header", two]);
-    want_text.extend_from_slice(&two_only);
+    // Columns are aligned over all roots, so compare rows, not bytes.
+    let rows = |out: &[u8]| -> Vec<(Vec<String>, OsString)> {
+        parse_text(out, true, None, b'\n')
+            .rows
+            .into_iter()
+            .map(|r| (r.sizes, r.path))
+            .collect()
+    };
+    let mut want_rows = rows(&sdu_ok(&args!["-a", one]));
+    want_rows.extend(rows(&sdu_ok(&args!["-a", two])));
     assert!(
-        text.stdout == want_text,
+        rows(&text.stdout) == want_rows,
         "text output with a missing path in the middle:\n{}",
         String::from_utf8_lossy(&text.stdout)
     );
@@ -198,5 +206,9 @@ fn dereference_reports_dangling_symlink_and_survives_cycle() {
     let s = sorted(paths(&r));
     let d = du.paths(&[], &[root.as_os_str()]);
     assert!(s == d, "selection with -L:\n{}", set_diff(&s, &d));
-    du.assert_figures(&r, |_| true);
+    // Below the root, a directory's figure under -L depends on where the
+    // walk started when a symlink points back up: du -s -L a/b follows
+    // `up` into a (not an ancestor when starting at a/b), sdu's walk from
+    // the root sees a cycle there. They agree on the root.
+    du.assert_figures(&r, |e| e.depth == 0);
 }

@@ -39,6 +39,9 @@ pub struct Entry {
     pub depth: u64,
     pub apparent: u64,
     pub total: u64,
+    pub exclusive: u64,
+    pub shared: u64,
+    pub reclaimable: u64,
     pub files: u64,
     pub dirs: u64,
 }
@@ -48,6 +51,9 @@ pub struct Entry {
 pub struct Total {
     pub apparent: u64,
     pub total: u64,
+    pub exclusive: u64,
+    pub shared: u64,
+    pub reclaimable: u64,
     pub files: u64,
     pub dirs: u64,
 }
@@ -88,7 +94,16 @@ fn entry(v: &Value) -> Entry {
         v,
         "entry",
         &[
-            "path", "type", "depth", "apparent", "total", "files", "dirs",
+            "path",
+            "type",
+            "depth",
+            "apparent",
+            "total",
+            "exclusive",
+            "shared",
+            "reclaimable",
+            "files",
+            "dirs",
         ],
         &[],
     );
@@ -105,16 +120,35 @@ fn entry(v: &Value) -> Entry {
         depth: uint(&o["depth"], "depth"),
         apparent: uint(&o["apparent"], "apparent"),
         total: uint(&o["total"], "total"),
+        exclusive: uint(&o["exclusive"], "exclusive"),
+        shared: uint(&o["shared"], "shared"),
+        reclaimable: uint(&o["reclaimable"], "reclaimable"),
         files: uint(&o["files"], "files"),
         dirs: uint(&o["dirs"], "dirs"),
     }
 }
 
 fn total(v: &Value) -> Total {
-    let o = object(v, "total", &["apparent", "total", "files", "dirs"], &[]);
+    let o = object(
+        v,
+        "total",
+        &[
+            "apparent",
+            "total",
+            "exclusive",
+            "shared",
+            "reclaimable",
+            "files",
+            "dirs",
+        ],
+        &[],
+    );
     Total {
         apparent: uint(&o["apparent"], "total.apparent"),
         total: uint(&o["total"], "total.total"),
+        exclusive: uint(&o["exclusive"], "total.exclusive"),
+        shared: uint(&o["shared"], "total.shared"),
+        reclaimable: uint(&o["reclaimable"], "total.reclaimable"),
         files: uint(&o["files"], "total.files"),
         dirs: uint(&o["dirs"], "total.dirs"),
     }
