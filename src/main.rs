@@ -212,6 +212,7 @@ fn config(cli: Cli, m: &clap::ArgMatches) -> Result<Config, String> {
             count_links: cli.count_links,
             all: cli.all,
             excludes: Excludes::new(cli.exclude.into_iter().map(OsStringExt::into_vec)),
+            progress: None,
         },
         report: ReportOptions {
             format: if cli.json { Format::Json } else { Format::Text },

@@ -33,7 +33,7 @@ use std::collections::VecDeque;
 use std::ffi::{CStr, CString};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use rustix::fs::{self as rfs, AtFlags, CWD, Mode, OFlags, RawDir, Statx, StatxFlags};
@@ -97,7 +97,26 @@ pub struct WalkOptions {
     pub all: bool,
     /// `--exclude` patterns.
     pub excludes: Excludes,
+    /// Where to publish progress while walking (for a progress display).
+    pub progress: Option<Arc<Progress>>,
 }
+
+/// Progress of a walk, published for a display on another thread.
+///
+/// Updated once per directory (an atomic add) and, every
+/// [`PROGRESS_PATH_EVERY`] directories, the path of the directory being
+/// read (a `try_lock`, skipped when the display holds the lock), so that
+/// publishing costs nothing measurable.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Entries stat-ed so far.
+    pub entries: AtomicU64,
+    /// A directory recently read, as printed.
+    pub current: Mutex<Vec<u8>>,
+}
+
+/// How often (in directories) the walker publishes the current path.
+pub const PROGRESS_PATH_EVERY: u32 = 64;
 
 /// One node of the walked tree: a directory, a root, or (with `-a`) a file.
 #[derive(Clone, Debug, Default)]
@@ -646,6 +665,13 @@ fn walk_dir<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, h: Arc<DirHandle>, own: 
         }
     };
     ctx.cache.insert(&h, &fd);
+    if let Some(p) = &ctx.opts.progress {
+        if h.id % PROGRESS_PATH_EVERY == 0 {
+            if let Ok(mut cur) = p.current.try_lock() {
+                *cur = h.path(None);
+            }
+        }
+    }
     let fs = match h.fs {
         Some(fs) => fs,
         None => ctx.registry.lookup(h.dev, fd.as_fd()),
@@ -709,6 +735,10 @@ fn walk_dir<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, h: Arc<DirHandle>, own: 
 /// Hands a task's records to its thread's shard.
 fn finish(ctx: &Ctx<'_>, mut rec: NodeRec, mut local: Local) {
     rec.own = local.acc;
+    if let Some(p) = &ctx.opts.progress {
+        p.entries
+            .fetch_add(local.counters.entries, Ordering::Relaxed);
+    }
     let mut shard = ctx.shard();
     shard.nodes.push(rec);
     shard.nodes.append(&mut local.nodes);
@@ -737,6 +767,10 @@ fn spawn_batch<'s>(
             entry(ctx, s, &h, fd.as_fd(), &fs, name, &mut local);
         }
         drop(fd);
+        if let Some(p) = &ctx.opts.progress {
+            p.entries
+                .fetch_add(local.counters.entries, Ordering::Relaxed);
+        }
         let mut shard = ctx.shard();
         shard.partial.push((h.id, local.acc));
         shard.nodes.append(&mut local.nodes);
