@@ -9,4 +9,5 @@ mod cli;
 mod du_match;
 mod errors;
 mod json;
+mod model;
 mod util;
