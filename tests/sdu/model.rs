@@ -316,38 +316,67 @@ impl World {
                 }
             }
         }
-        // Per flagged block: the files mapping it in the scan, with
-        // multiplicity, as FIEMAP reports them (flagged extents only).
+        for m in &self.block_maps() {
+            if m.iter().any(|&i| self.file_under(&self.files[i], d)) {
+                st.shared += B;
+            }
+        }
+        for u in self.units() {
+            if u.eligible && u.files.iter().all(|&i| self.contained(&self.files[i], d)) {
+                st.reclaimable += u.bytes;
+            }
+        }
+        st
+    }
+
+    /// Per block: the files mapping it in flagged extents (as FIEMAP
+    /// reports them), with multiplicity; empty when not flagged.
+    fn block_maps(&self) -> Vec<Vec<usize>> {
         let mut maps: Vec<Vec<usize>> = vec![Vec::new(); SPACE as usize];
-        // Btrfs: the stored ranges, identical ones collapsed.
-        let mut stored: BTreeMap<(u64, u64), Vec<usize>> = BTreeMap::new();
         for (i, f) in self.files.iter().enumerate() {
             for (s, l) in self.shared_extents(f) {
                 for b in s..s + l {
                     maps[b as usize].push(i);
                 }
-                stored.entry((s, l)).or_default().push(i);
             }
         }
-        for m in &maps {
-            if m.iter().any(|&i| self.file_under(&self.files[i], d)) {
-                st.shared += B;
-            }
-        }
-        let all_contained =
-            |files: &[usize]| files.iter().all(|&i| self.contained(&self.files[i], d));
+        maps
+    }
+
+    /// The reclaim units of the model: each is freed when every file in
+    /// `files` is contained in the deleted directory, if `eligible`.
+    fn units(&self) -> Vec<MUnit> {
         match self.g {
-            Granularity::Block => {
-                for m in &maps {
-                    if m.len() >= 2 && all_contained(m) {
-                        st.reclaimable += B;
+            // XFS: per block, freed with its last mapping; a block mapped
+            // once in the scan is shared with something outside it.
+            Granularity::Block => self
+                .block_maps()
+                .into_iter()
+                .filter(|m| !m.is_empty())
+                .map(|mut files| {
+                    let mappings = files.len();
+                    files.sort_unstable();
+                    files.dedup();
+                    MUnit {
+                        bytes: B,
+                        files,
+                        mappings,
+                        ranges: 1,
+                        eligible: mappings >= 2,
+                    }
+                })
+                .collect(),
+            // Btrfs: maximal runs of (strictly) overlapping stored ranges,
+            // identical ranges collapsed.
+            Granularity::Extent => {
+                let mut stored: BTreeMap<(u64, u64), Vec<usize>> = BTreeMap::new();
+                for (i, f) in self.files.iter().enumerate() {
+                    for r in self.shared_extents(f) {
+                        stored.entry(r).or_default().push(i);
                     }
                 }
-            }
-            Granularity::Extent => {
-                // Units: maximal runs of (strictly) overlapping stored
-                // ranges. Fixpoint over components.
                 let ranges: Vec<((u64, u64), Vec<usize>)> = stored.into_iter().collect();
+                // Connected components, by a fixpoint.
                 let mut comp: Vec<usize> = (0..ranges.len()).collect();
                 loop {
                     let mut changed = false;
@@ -367,6 +396,7 @@ impl World {
                         break;
                     }
                 }
+                let mut out = Vec::new();
                 for c in 0..ranges.len() {
                     let members: Vec<usize> = (0..ranges.len()).filter(|&i| comp[i] == c).collect();
                     if members.is_empty() {
@@ -385,18 +415,35 @@ impl World {
                     let nranges = members.len();
                     files.sort_unstable();
                     files.dedup();
-                    // A single mapping: shared with something outside.
-                    // One file whose every range is mapped once: as
-                    // compressed extents look, shared outside the scan.
+                    // A single mapping: shared with something outside. One
+                    // file whose every range is mapped once: as compressed
+                    // extents look, shared outside the scan.
                     let outside = mappings <= 1 || (files.len() == 1 && mappings <= nranges);
-                    if !outside && all_contained(&files) {
-                        st.reclaimable += B * blocks.iter().filter(|&&x| x).count() as u64;
-                    }
+                    out.push(MUnit {
+                        bytes: B * blocks.iter().filter(|&&x| x).count() as u64,
+                        files,
+                        mappings,
+                        ranges: nranges,
+                        eligible: !outside,
+                    });
                 }
+                out
             }
         }
-        st
     }
+}
+
+/// A reclaim unit of the model.
+#[derive(Debug)]
+struct MUnit {
+    bytes: u64,
+    /// Sorted, without duplicates.
+    files: Vec<usize>,
+    /// References seen in the scan.
+    mappings: usize,
+    /// Distinct stored ranges (Btrfs).
+    ranges: usize,
+    eligible: bool,
 }
 
 /// xorshift64*, for the shuffled build.
@@ -597,5 +644,95 @@ proptest! {
     #[test]
     fn model_extent_granularity(s in scenario()) {
         check(&s, Granularity::Extent)?;
+    }
+}
+
+/// The generator keeps producing the cases the model is about: counts them
+/// over 256 deterministic scenarios per granularity.
+#[test]
+fn model_generator_covers_the_cases() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+
+    for g in [Granularity::Block, Granularity::Extent] {
+        let mut runner = TestRunner::deterministic();
+        let mut seen: BTreeMap<&str, u32> = BTreeMap::new();
+        for _ in 0..256 {
+            let s = scenario().new_tree(&mut runner).unwrap().current();
+            let w = World::new(&s, g);
+            let mut hit = |what: &'static str, yes: bool| {
+                *seen.entry(what).or_default() += u32::from(yes);
+            };
+            let units = w.units();
+            let deep = |d: u32| d != TOP && w.parent[d as usize] != TOP;
+            let credited_at = |u: &MUnit| {
+                (1..=w.dirs()).find(|&d| {
+                    deep(d) && u.eligible && u.files.iter().all(|&i| w.contained(&w.files[i], d))
+                })
+            };
+            hit(
+                "unit of 2+ files reclaimable below a root",
+                units
+                    .iter()
+                    .any(|u| u.files.len() >= 2 && credited_at(u).is_some()),
+            );
+            hit(
+                "unit of a hardlinked file (links in 2+ dirs) reclaimable below a root",
+                units.iter().any(|u| {
+                    credited_at(u).is_some()
+                        && u.files.iter().any(|&i| {
+                            let f = &w.files[i];
+                            f.nlink > 1 && f.links.iter().any(|&l| l != f.links[0])
+                        })
+                }),
+            );
+            hit(
+                "eligible unit of a file with links outside the scan",
+                units.iter().any(|u| {
+                    u.eligible
+                        && u.files
+                            .iter()
+                            .any(|&i| (w.files[i].links.len() as u32) < w.files[i].nlink)
+                }),
+            );
+            hit(
+                "unit mapped once in the scan (shared outside)",
+                units.iter().any(|u| u.mappings == 1),
+            );
+            hit(
+                "internal clone (one file, eligible)",
+                units.iter().any(|u| u.files.len() == 1 && u.eligible),
+            );
+            hit(
+                "unit of 2+ files, one of them not contained anywhere",
+                units.iter().any(|u| {
+                    u.files.len() >= 2
+                        && u.files
+                            .iter()
+                            .any(|&i| (w.files[i].links.len() as u32) < w.files[i].nlink)
+                }),
+            );
+            hit(
+                "several roots",
+                (2..=w.dirs()).any(|d| w.parent[d as usize] == TOP),
+            );
+            hit("depth 3 or more", (1..=w.dirs()).any(|d| w.depth(d) >= 3));
+            if g == Granularity::Extent {
+                hit(
+                    "unit of 2+ distinct ranges",
+                    units.iter().any(|u| u.ranges >= 2 && u.eligible),
+                );
+                hit(
+                    "one file, 2+ ranges each mapped once (skipped)",
+                    units
+                        .iter()
+                        .any(|u| u.files.len() == 1 && u.mappings >= 2 && !u.eligible),
+                );
+            }
+        }
+        eprintln!("{g:?}: {seen:#?}");
+        for (what, n) in &seen {
+            assert!(*n >= 5, "{g:?}: only {n} of 256 scenarios have: {what}");
+        }
     }
 }
