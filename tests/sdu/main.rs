@@ -8,6 +8,7 @@ mod big;
 mod cli;
 mod du_match;
 mod errors;
+mod fuzz;
 mod json;
 mod model;
 mod util;
