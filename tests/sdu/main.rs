@@ -11,4 +11,5 @@ mod errors;
 mod fuzz;
 mod json;
 mod model;
+mod shared;
 mod util;
