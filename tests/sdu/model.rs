@@ -116,8 +116,12 @@ struct MFile {
 #[derive(Debug)]
 struct World {
     g: Granularity,
-    /// Model node ids: 0 = TOP, 1..=n directories. parent[0] = NONE.
+    /// Model node ids: 0 = TOP, 1..=`dirs` directories, then (`-a`) one
+    /// leaf per file link. parent[0] = NONE.
     parent: Vec<u32>,
+    dirs: u32,
+    names: Vec<String>,
+    /// The directories' own inodes (default for TOP and leaves).
     dir_inode: Vec<Stats>,
     files: Vec<MFile>,
     /// XFS: blocks flagged shared.
@@ -125,7 +129,8 @@ struct World {
 }
 
 impl World {
-    fn new(s: &Scenario, g: Granularity) -> World {
+    /// `all`: as with `-a`, every file link has a leaf node of its own.
+    fn new(s: &Scenario, g: Granularity, all: bool) -> World {
         let n = s.dirs.len() as u32;
         let mut parent = vec![NONE, TOP];
         for (i, &(raw, root)) in s.parents.iter().enumerate() {
@@ -203,17 +208,35 @@ impl World {
                 Granularity::Extent => exts.iter().map(|&e| refs[e] >= 2).collect(),
             };
         }
+        let mut names: Vec<String> = (0..parent.len()).map(|d| format!("d{d}")).collect();
+        if all {
+            for (i, f) in files.iter_mut().enumerate() {
+                for (k, l) in f.links.iter_mut().enumerate() {
+                    parent.push(*l);
+                    names.push(format!("f{i}.{k}"));
+                    dir_inode.push(Stats::default());
+                    *l = parent.len() as u32 - 1;
+                }
+            }
+        }
         World {
             g,
             parent,
+            dirs: n,
+            names,
             dir_inode,
             files,
             flagged,
         }
     }
 
-    fn dirs(&self) -> u32 {
+    /// Directories and leaves.
+    fn nodes(&self) -> u32 {
         self.parent.len() as u32 - 1
+    }
+
+    fn is_dir(&self, d: u32) -> bool {
+        (1..=self.dirs).contains(&d)
     }
 
     fn depth(&self, mut d: u32) -> u32 {
@@ -228,7 +251,7 @@ impl World {
     fn path(&self, mut d: u32) -> String {
         let mut names = Vec::new();
         while d != TOP {
-            names.push(format!("d{d}"));
+            names.push(self.names[d as usize].as_str());
             d = self.parent[d as usize];
         }
         names.reverse();
@@ -294,7 +317,7 @@ impl World {
     /// The model's figures of node `d` (TOP included), from the definitions.
     fn expect(&self, d: u32) -> Stats {
         let mut st = Stats::default();
-        for x in 1..=self.dirs() {
+        for x in 1..=self.dirs {
             if self.under(x, d) {
                 let i = self.dir_inode[x as usize];
                 st.apparent += i.apparent;
@@ -477,7 +500,7 @@ impl Rng {
 /// `Tree::visit` printed it.
 fn build(w: &World, seed: Option<u64>) -> Vec<(Stats, String)> {
     let mut rng = seed.map(|s| Rng(s | 1));
-    let n = w.dirs() as usize;
+    let n = w.nodes() as usize;
     // new_id[model id] = tree id.
     let mut new_id = vec![TOP; n + 1];
     match &mut rng {
@@ -513,9 +536,13 @@ fn build(w: &World, seed: Option<u64>) -> Vec<(Stats, String)> {
             id,
             parent: new_id[w.parent[d] as usize],
             depth: w.depth(d as u32),
-            kind: Kind::Dir,
-            leaf: false,
-            name: format!("d{d}").into_bytes().into(),
+            kind: if w.is_dir(d as u32) {
+                Kind::Dir
+            } else {
+                Kind::File
+            },
+            leaf: !w.is_dir(d as u32),
+            name: w.names[d].clone().into_bytes().into(),
             own: w.dir_inode[d],
         };
     }
@@ -549,6 +576,11 @@ fn build(w: &World, seed: Option<u64>) -> Vec<(Stats, String)> {
             }
         } else {
             nodes[node as usize].own += mapped_stats;
+            if nodes[node as usize].leaf {
+                // A leaf is not rolled up: its directory holds it too.
+                let p = nodes[node as usize].parent;
+                nodes[p as usize].own += mapped_stats;
+            }
         }
         if let Some(k) = sharing.iter().position(|&s| s == i) {
             let id = ids[k];
@@ -605,13 +637,13 @@ fn build(w: &World, seed: Option<u64>) -> Vec<(Stats, String)> {
     out
 }
 
-fn check(s: &Scenario, g: Granularity) -> Result<(), TestCaseError> {
-    let w = World::new(s, g);
+fn check(s: &Scenario, g: Granularity, all: bool) -> Result<(), TestCaseError> {
+    let w = World::new(s, g, all);
     let got = build(&w, None);
-    for d in 0..=w.dirs() {
+    for d in 0..=w.nodes() {
         let (f, path) = &got[d as usize];
         let want = w.expect(d);
-        prop_assert_eq!(f, &want, "{:?} node {} ({})", g, d, path);
+        prop_assert_eq!(f, &want, "{:?} -a {} node {} ({})", g, all, d, path);
         if d > 0 {
             prop_assert_eq!(path, &w.path(d));
         }
@@ -629,7 +661,7 @@ fn check(s: &Scenario, g: Granularity) -> Result<(), TestCaseError> {
         }
     }
     let shuffled = build(&w, Some(s.seed));
-    prop_assert_eq!(got, shuffled, "{:?}: order-dependent", g);
+    prop_assert_eq!(got, shuffled, "{:?} -a {}: order-dependent", g, all);
     Ok(())
 }
 
@@ -638,12 +670,14 @@ proptest! {
 
     #[test]
     fn model_block_granularity(s in scenario()) {
-        check(&s, Granularity::Block)?;
+        check(&s, Granularity::Block, false)?;
+        check(&s, Granularity::Block, true)?;
     }
 
     #[test]
     fn model_extent_granularity(s in scenario()) {
-        check(&s, Granularity::Extent)?;
+        check(&s, Granularity::Extent, false)?;
+        check(&s, Granularity::Extent, true)?;
     }
 }
 
@@ -659,14 +693,14 @@ fn model_generator_covers_the_cases() {
         let mut seen: BTreeMap<&str, u32> = BTreeMap::new();
         for _ in 0..256 {
             let s = scenario().new_tree(&mut runner).unwrap().current();
-            let w = World::new(&s, g);
+            let w = World::new(&s, g, false);
             let mut hit = |what: &'static str, yes: bool| {
                 *seen.entry(what).or_default() += u32::from(yes);
             };
             let units = w.units();
             let deep = |d: u32| d != TOP && w.parent[d as usize] != TOP;
             let credited_at = |u: &MUnit| {
-                (1..=w.dirs()).find(|&d| {
+                (1..=w.dirs).find(|&d| {
                     deep(d) && u.eligible && u.files.iter().all(|&i| w.contained(&w.files[i], d))
                 })
             };
@@ -714,9 +748,9 @@ fn model_generator_covers_the_cases() {
             );
             hit(
                 "several roots",
-                (2..=w.dirs()).any(|d| w.parent[d as usize] == TOP),
+                (2..=w.dirs).any(|d| w.parent[d as usize] == TOP),
             );
-            hit("depth 3 or more", (1..=w.dirs()).any(|d| w.depth(d) >= 3));
+            hit("depth 3 or more", (1..=w.dirs).any(|d| w.depth(d) >= 3));
             if g == Granularity::Extent {
                 hit(
                     "unit of 2+ distinct ranges",
