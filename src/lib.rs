@@ -14,9 +14,12 @@ pub mod figures;
 pub mod glob;
 pub mod messages;
 pub mod probe;
+pub mod progress;
 pub mod quote;
 pub mod report;
+pub mod select;
 pub mod tree;
+pub mod treeview;
 pub mod units;
 pub mod walk;
 

@@ -1,8 +1,14 @@
-//! Printers: the text table and the JSON document, written to any `io::Write`.
+//! Printers: the text table, du's format, the JSON document and (in
+//! [`crate::treeview`]) the tree view, written to any `io::Write`.
+//!
+//! By default entries stream out in du order as the tree is visited. With
+//! `--sort`, `--top`, `--min-size` or `--tree` they are collected first
+//! ([`crate::select`]) and printed in the selected order.
 
 use std::io::{self, Write};
 
 use crate::figures::Stats;
+use crate::select::{self, Rows};
 use crate::tree::{Entry, Tree};
 use crate::units::Unit;
 
@@ -15,9 +21,12 @@ pub enum Format {
     #[default]
     Text,
     Json,
+    /// du's own format, `SIZE<TAB>PATH`, for one figure (`--du FIGURE`):
+    /// no header, no padding, du's units.
+    Du(Column),
 }
 
-/// A size column of the text table.
+/// A size column of the text table, and a figure to sort or select by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Column {
     Apparent,
@@ -28,7 +37,8 @@ pub enum Column {
 }
 
 impl Column {
-    fn header(self) -> &'static str {
+    /// The column's heading.
+    pub fn header(self) -> &'static str {
         match self {
             Column::Apparent => "Apparent",
             Column::Total => "Total",
@@ -38,7 +48,8 @@ impl Column {
         }
     }
 
-    fn value(self, s: &Stats) -> u64 {
+    /// The figure this column shows.
+    pub fn value(self, s: &Stats) -> u64 {
         match self {
             Column::Apparent => s.apparent,
             Column::Total => s.total,
@@ -47,6 +58,15 @@ impl Column {
             Column::Reclaimable => s.reclaimable,
         }
     }
+}
+
+/// What `--sort` orders by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortKey {
+    /// A figure, largest first; ties by path.
+    Size(Column),
+    /// The path, in byte order.
+    Name,
 }
 
 /// How to report.
@@ -64,6 +84,16 @@ pub struct ReportOptions {
     pub null: bool,
     /// Add a `total` row / key for all roots together (`-c`).
     pub grand_total: bool,
+    /// `--sort`: list the entries in this order instead of du's.
+    pub sort: Option<SortKey>,
+    /// `--top N`: keep only the N largest entries (by [`Self::rank`]).
+    pub top: Option<usize>,
+    /// `--min-size`: hide entries whose [`Self::rank`] figure is smaller.
+    pub min_size: Option<u64>,
+    /// `--tree`: print the entries as an indented tree with bars.
+    pub tree: bool,
+    /// Colour the tree view (stdout is a terminal, `NO_COLOR` unset).
+    pub color: bool,
 }
 
 impl Default for ReportOptions {
@@ -81,7 +111,31 @@ impl Default for ReportOptions {
             header: true,
             null: false,
             grand_total: false,
+            sort: None,
+            top: None,
+            min_size: None,
+            tree: false,
+            color: false,
         }
+    }
+}
+
+impl ReportOptions {
+    /// The figure that `--top`, `--min-size` and the tree's bars go by: the
+    /// `--sort` figure, else the `--du` figure, else the first column
+    /// (total, or apparent with `--apparent-size`).
+    pub fn rank(&self) -> Column {
+        match (self.sort, self.format) {
+            (Some(SortKey::Size(c)), _) => c,
+            (_, Format::Du(c)) => c,
+            _ => self.columns.first().copied().unwrap_or(Column::Total),
+        }
+    }
+
+    /// Whether the entries must be collected before printing (anything but
+    /// du order, all of it).
+    fn selects(&self) -> bool {
+        self.sort.is_some() || self.top.is_some() || self.min_size.is_some() || self.tree
     }
 }
 
@@ -93,13 +147,60 @@ pub fn write(
     errors: u64,
     opts: &ReportOptions,
 ) -> io::Result<()> {
+    if opts.tree {
+        let rows = Rows::collect(tree, opts.max_depth);
+        return crate::treeview::write(out, tree, &rows, opts);
+    }
     match opts.format {
         Format::Text => text(out, tree, opts),
         Format::Json => json(out, tree, roots, errors, opts),
+        Format::Du(c) => du(out, tree, c, opts),
     }
 }
 
+/// Calls `f` on every entry to report, in the order to report them: du
+/// order, or the `--sort`/`--top`/`--min-size` selection.
+fn entries(
+    tree: &Tree,
+    opts: &ReportOptions,
+    mut f: impl FnMut(&Entry<'_>) -> io::Result<()>,
+) -> io::Result<()> {
+    if !opts.selects() {
+        return tree.visit(opts.max_depth, f);
+    }
+    let rows = Rows::collect(tree, opts.max_depth);
+    for i in select::list(&rows, opts) {
+        f(&rows.entry(i))?;
+    }
+    Ok(())
+}
+
 fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io::Result<()> {
+    let widths = column_widths(tree, opts);
+    let end = if opts.null { b'\0' } else { b'\n' };
+    let mut line = Vec::with_capacity(256);
+    if opts.header && !opts.null {
+        header(&mut line, opts, &widths)?;
+        line.extend_from_slice(b"Path\n");
+        out.write_all(&line)?;
+    }
+    let mut cell = String::new();
+    let mut row = |path: &[u8], s: &Stats| -> io::Result<()> {
+        line.clear();
+        sizes(&mut line, &mut cell, s, opts, &widths)?;
+        line.extend_from_slice(path);
+        line.push(end);
+        out.write_all(&line)
+    };
+    entries(tree, opts, |e| row(e.path, e.figures))?;
+    if opts.grand_total {
+        row(b"total", tree.grand_total())?;
+    }
+    Ok(())
+}
+
+/// The width of each size column.
+pub(crate) fn column_widths(tree: &Tree, opts: &ReportOptions) -> Vec<usize> {
     // Every figure of a directory is at least that of any entry below it,
     // so the roots (and the grand total) bound the column widths and the
     // table can be streamed. The widths do not depend on --no-header or on
@@ -116,34 +217,53 @@ fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io::Result<()
     if opts.grand_total {
         bound(tree.grand_total());
     }
-    let widths: Vec<usize> = opts
-        .columns
+    opts.columns
         .iter()
         .zip(&maxes)
         .map(|(c, &m)| opts.unit.width(m).max(c.header().len()))
-        .collect();
+        .collect()
+}
+
+/// Appends the column headings, each followed by two spaces.
+pub(crate) fn header(line: &mut Vec<u8>, opts: &ReportOptions, widths: &[usize]) -> io::Result<()> {
+    for (c, w) in opts.columns.iter().zip(widths) {
+        write!(line, "{:>w$}  ", c.header())?;
+    }
+    Ok(())
+}
+
+/// Appends the size cells of `s`, each followed by two spaces.
+pub(crate) fn sizes(
+    line: &mut Vec<u8>,
+    cell: &mut String,
+    s: &Stats,
+    opts: &ReportOptions,
+    widths: &[usize],
+) -> io::Result<()> {
+    for (c, w) in opts.columns.iter().zip(widths) {
+        cell.clear();
+        opts.unit.format(c.value(s), cell);
+        write!(line, "{cell:>w$}  ")?;
+    }
+    Ok(())
+}
+
+/// `--du FIGURE`: du's `SIZE<TAB>PATH` lines, and du's `SIZE<TAB>total`.
+fn du(out: &mut dyn Write, tree: &Tree, figure: Column, opts: &ReportOptions) -> io::Result<()> {
     let end = if opts.null { b'\0' } else { b'\n' };
     let mut line = Vec::with_capacity(256);
     let mut cell = String::new();
-    if opts.header && !opts.null {
-        for (c, w) in opts.columns.iter().zip(&widths) {
-            write!(line, "{:>w$}  ", c.header())?;
-        }
-        line.extend_from_slice(b"Path\n");
-        out.write_all(&line)?;
-    }
     let mut row = |path: &[u8], s: &Stats| -> io::Result<()> {
         line.clear();
-        for (c, w) in opts.columns.iter().zip(&widths) {
-            cell.clear();
-            opts.unit.format(c.value(s), &mut cell);
-            write!(line, "{cell:>w$}  ")?;
-        }
+        cell.clear();
+        opts.unit.format(figure.value(s), &mut cell);
+        line.extend_from_slice(cell.as_bytes());
+        line.push(b'\t');
         line.extend_from_slice(path);
         line.push(end);
         out.write_all(&line)
     };
-    tree.visit(opts.max_depth, |e: &Entry<'_>| row(e.path, e.figures))?;
+    entries(tree, opts, |e| row(e.path, e.figures))?;
     if opts.grand_total {
         row(b"total", tree.grand_total())?;
     }
@@ -170,7 +290,7 @@ fn json(
     }
     out.write_all(b"],\"entries\":[")?;
     let mut first = true;
-    tree.visit(opts.max_depth, |e: &Entry<'_>| {
+    entries(tree, opts, |e: &Entry<'_>| {
         if !first {
             out.write_all(b",\n")?;
         } else {

@@ -92,15 +92,27 @@ fn human(bytes: u64, base: u64, out: &mut String) {
 /// printed numbers carry the suffix, as in du (`-BM` prints `3M`).
 pub fn parse_block_size(s: &str) -> Result<Unit, String> {
     let err = || format!("invalid block size '{s}'");
+    let (n, mult, suffix) = split(s).ok_or_else(err)?;
+    let size = n.checked_mul(mult).filter(|&v| v > 0).ok_or_else(err)?;
+    Ok(Unit::Blocks { size, suffix })
+}
+
+/// Parses a size in bytes for options like `--min-size`: a number with an
+/// optional unit as in `-B` (`0`, `100`, `10M`, `1G`, `5MB`); fractions
+/// such as `1.5G` are not accepted.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    split(s)
+        .and_then(|(n, mult, _)| n.checked_mul(mult))
+        .ok_or_else(|| format!("invalid size '{s}'"))
+}
+
+/// Splits `4K` into (4, 1024, the suffix to print when there is no number).
+fn split(s: &str) -> Option<(u64, u64, Option<&'static str>)> {
     let digits_end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (num, unit) = s.split_at(digits_end);
-    let n: u64 = if num.is_empty() {
-        1
-    } else {
-        num.parse().map_err(|_| err())?
-    };
+    let n: u64 = if num.is_empty() { 1 } else { num.parse().ok()? };
     let (mult, suffix): (u64, &'static str) = match unit {
-        "" => (1, ""),
+        "" if !num.is_empty() => (1, ""),
         "K" | "KiB" => (1 << 10, "K"),
         "k" | "kB" | "KB" => (1000, "kB"),
         "M" | "MiB" => (1 << 20, "M"),
@@ -113,23 +125,10 @@ pub fn parse_block_size(s: &str) -> Result<Unit, String> {
         "PB" => (1_000_000_000_000_000, "PB"),
         "E" | "EiB" => (1 << 60, "E"),
         "EB" => (1_000_000_000_000_000_000, "EB"),
-        _ => return Err(err()),
+        _ => return None,
     };
-    let size = n.checked_mul(mult).filter(|&v| v > 0).ok_or_else(err)?;
-    let suffix = if num.is_empty() && !suffix.is_empty() {
-        Some(suffix)
-    } else {
-        None
-    };
-    Ok(Unit::Blocks { size, suffix })
-}
-
-/// Parses a size with an optional unit, for options like `--min-size`: `0`, `10M`, `1.5G` is not accepted.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    match parse_block_size(s)? {
-        Unit::Blocks { size, .. } => Ok(size),
-        _ => Err(format!("invalid size '{s}'")),
-    }
+    let suffix = (num.is_empty() && !suffix.is_empty()).then_some(suffix);
+    Some((n, mult, suffix))
 }
 
 #[cfg(test)]
@@ -173,8 +172,21 @@ mod tests {
 
     #[test]
     fn bad_block_sizes() {
-        for s in ["0", "x", "1X", "-1", "99999999999999999999", "16E"] {
+        for s in ["0", "x", "1X", "-1", "99999999999999999999", "16E", ""] {
             assert!(parse_block_size(s).is_err(), "{s}");
+        }
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("0"), Ok(0));
+        assert_eq!(parse_size("0K"), Ok(0));
+        assert_eq!(parse_size("100"), Ok(100));
+        assert_eq!(parse_size("10M"), Ok(10 << 20));
+        assert_eq!(parse_size("M"), Ok(1 << 20));
+        assert_eq!(parse_size("5MB"), Ok(5_000_000));
+        for s in ["", "1.5G", "-1", "16E", "1X"] {
+            assert!(parse_size(s).is_err(), "{s}");
         }
     }
 }

@@ -11,5 +11,6 @@ mod errors;
 mod fuzz;
 mod json;
 mod model;
+mod reports;
 mod shared;
 mod util;

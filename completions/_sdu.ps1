@@ -1,0 +1,73 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'sdu' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'sdu'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'sdu' {
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Print the total for a directory only if it is N or fewer levels below the argument')
+            [CompletionResult]::new('--max-depth', '--max-depth', [CompletionResultType]::ParameterName, 'Print the total for a directory only if it is N or fewer levels below the argument')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Keep only the N largest entries (by the --sort figure, else Total); listed largest first unless --sort says otherwise')
+            [CompletionResult]::new('--top', '--top', [CompletionResultType]::ParameterName, 'Keep only the N largest entries (by the --sort figure, else Total); listed largest first unless --sort says otherwise')
+            [CompletionResult]::new('--min-size', '--min-size', [CompletionResultType]::ParameterName, 'Hide entries smaller than SIZE (by the --sort figure, else Total), e.g. 100M, 1G; hidden entries still count in their parents')
+            [CompletionResult]::new('--exclude', '--exclude', [CompletionResultType]::ParameterName, 'Exclude entries that match PATTERN (a shell glob, matched as du does)')
+            [CompletionResult]::new('-B', '-B ', [CompletionResultType]::ParameterName, 'Scale sizes by SIZE before printing them (e.g. 1, 4K, 1MiB, MB)')
+            [CompletionResult]::new('--block-size', '--block-size', [CompletionResultType]::ParameterName, 'Scale sizes by SIZE before printing them (e.g. 1, 4K, 1MiB, MB)')
+            [CompletionResult]::new('--sort', '--sort', [CompletionResultType]::ParameterName, 'List the entries by FIGURE, largest first (or by path), instead of du''s order; the tree view sorts siblings')
+            [CompletionResult]::new('--du', '--du', [CompletionResultType]::ParameterName, 'Print only FIGURE in du''s own format, SIZE<TAB>PATH, with du''s units (1K blocks unless -h, -B, ... say otherwise)')
+            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Worker threads [default: the number of CPUs]')
+            [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Worker threads [default: the number of CPUs]')
+            [CompletionResult]::new('--generate', '--generate', [CompletionResultType]::ParameterName, 'Print the man page or a shell completion script, and exit')
+            [CompletionResult]::new('-s', '-s', [CompletionResultType]::ParameterName, 'Display only a total for each argument (same as -d 0)')
+            [CompletionResult]::new('--summarize', '--summarize', [CompletionResultType]::ParameterName, 'Display only a total for each argument (same as -d 0)')
+            [CompletionResult]::new('-a', '-a', [CompletionResultType]::ParameterName, 'Write counts for all files, not just directories')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Write counts for all files, not just directories')
+            [CompletionResult]::new('-x', '-x', [CompletionResultType]::ParameterName, 'Skip directories on different file systems')
+            [CompletionResult]::new('--one-file-system', '--one-file-system', [CompletionResultType]::ParameterName, 'Skip directories on different file systems')
+            [CompletionResult]::new('-L', '-L ', [CompletionResultType]::ParameterName, 'Dereference all symbolic links')
+            [CompletionResult]::new('--dereference', '--dereference', [CompletionResultType]::ParameterName, 'Dereference all symbolic links')
+            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Count sizes many times if hard linked')
+            [CompletionResult]::new('--count-links', '--count-links', [CompletionResultType]::ParameterName, 'Count sizes many times if hard linked')
+            [CompletionResult]::new('--apparent-size', '--apparent-size', [CompletionResultType]::ParameterName, 'Print apparent sizes rather than disk usage (the Apparent column, --sort total and --du total then mean the apparent size)')
+            [CompletionResult]::new('-b', '-b', [CompletionResultType]::ParameterName, 'Equivalent to --apparent-size --block-size=1')
+            [CompletionResult]::new('--bytes', '--bytes', [CompletionResultType]::ParameterName, 'Equivalent to --apparent-size --block-size=1')
+            [CompletionResult]::new('-k', '-k', [CompletionResultType]::ParameterName, 'Like --block-size=1K')
+            [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'Like --block-size=1M')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print sizes in human readable format, powers of 1024 (the default, except with --du)')
+            [CompletionResult]::new('--human-readable', '--human-readable', [CompletionResultType]::ParameterName, 'Print sizes in human readable format, powers of 1024 (the default, except with --du)')
+            [CompletionResult]::new('--si', '--si', [CompletionResultType]::ParameterName, 'Like -h, but use powers of 1000')
+            [CompletionResult]::new('--tree', '--tree', [CompletionResultType]::ParameterName, 'Print an indented tree with a bar per entry, largest first')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document (all sizes in bytes)')
+            [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Produce a grand total')
+            [CompletionResult]::new('--total', '--total', [CompletionResultType]::ParameterName, 'Produce a grand total')
+            [CompletionResult]::new('-0', '-0', [CompletionResultType]::ParameterName, 'End each output line with NUL, not newline (no header)')
+            [CompletionResult]::new('--null', '--null', [CompletionResultType]::ParameterName, 'End each output line with NUL, not newline (no header)')
+            [CompletionResult]::new('--no-header', '--no-header', [CompletionResultType]::ParameterName, 'Do not print the header line')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Do not show progress on stderr (shown only when stderr is a terminal and the scan takes a moment)')
+            [CompletionResult]::new('--stats', '--stats', [CompletionResultType]::ParameterName, 'Print counts and timings of the scan on stderr (files mapped with FIEMAP, files skipped and why, shared extents indexed)')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

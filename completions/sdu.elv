@@ -1,0 +1,67 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[sdu] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'sdu'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'sdu'= {
+            cand -d 'Print the total for a directory only if it is N or fewer levels below the argument'
+            cand --max-depth 'Print the total for a directory only if it is N or fewer levels below the argument'
+            cand -n 'Keep only the N largest entries (by the --sort figure, else Total); listed largest first unless --sort says otherwise'
+            cand --top 'Keep only the N largest entries (by the --sort figure, else Total); listed largest first unless --sort says otherwise'
+            cand --min-size 'Hide entries smaller than SIZE (by the --sort figure, else Total), e.g. 100M, 1G; hidden entries still count in their parents'
+            cand --exclude 'Exclude entries that match PATTERN (a shell glob, matched as du does)'
+            cand -B 'Scale sizes by SIZE before printing them (e.g. 1, 4K, 1MiB, MB)'
+            cand --block-size 'Scale sizes by SIZE before printing them (e.g. 1, 4K, 1MiB, MB)'
+            cand --sort 'List the entries by FIGURE, largest first (or by path), instead of du''s order; the tree view sorts siblings'
+            cand --du 'Print only FIGURE in du''s own format, SIZE<TAB>PATH, with du''s units (1K blocks unless -h, -B, ... say otherwise)'
+            cand -j 'Worker threads [default: the number of CPUs]'
+            cand --threads 'Worker threads [default: the number of CPUs]'
+            cand --generate 'Print the man page or a shell completion script, and exit'
+            cand -s 'Display only a total for each argument (same as -d 0)'
+            cand --summarize 'Display only a total for each argument (same as -d 0)'
+            cand -a 'Write counts for all files, not just directories'
+            cand --all 'Write counts for all files, not just directories'
+            cand -x 'Skip directories on different file systems'
+            cand --one-file-system 'Skip directories on different file systems'
+            cand -L 'Dereference all symbolic links'
+            cand --dereference 'Dereference all symbolic links'
+            cand -l 'Count sizes many times if hard linked'
+            cand --count-links 'Count sizes many times if hard linked'
+            cand --apparent-size 'Print apparent sizes rather than disk usage (the Apparent column, --sort total and --du total then mean the apparent size)'
+            cand -b 'Equivalent to --apparent-size --block-size=1'
+            cand --bytes 'Equivalent to --apparent-size --block-size=1'
+            cand -k 'Like --block-size=1K'
+            cand -m 'Like --block-size=1M'
+            cand -h 'Print sizes in human readable format, powers of 1024 (the default, except with --du)'
+            cand --human-readable 'Print sizes in human readable format, powers of 1024 (the default, except with --du)'
+            cand --si 'Like -h, but use powers of 1000'
+            cand --tree 'Print an indented tree with a bar per entry, largest first'
+            cand --json 'Print one JSON document (all sizes in bytes)'
+            cand -c 'Produce a grand total'
+            cand --total 'Produce a grand total'
+            cand -0 'End each output line with NUL, not newline (no header)'
+            cand --null 'End each output line with NUL, not newline (no header)'
+            cand --no-header 'Do not print the header line'
+            cand --no-progress 'Do not show progress on stderr (shown only when stderr is a terminal and the scan takes a moment)'
+            cand --stats 'Print counts and timings of the scan on stderr (files mapped with FIEMAP, files skipped and why, shared extents indexed)'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+    ]
+    $completions[$command]
+}

@@ -1,0 +1,43 @@
+complete -c sdu -s d -l max-depth -d 'Print the total for a directory only if it is N or fewer levels below the argument' -r
+complete -c sdu -s n -l top -d 'Keep only the N largest entries (by the --sort figure, else Total); listed largest first unless --sort says otherwise' -r
+complete -c sdu -l min-size -d 'Hide entries smaller than SIZE (by the --sort figure, else Total), e.g. 100M, 1G; hidden entries still count in their parents' -r
+complete -c sdu -l exclude -d 'Exclude entries that match PATTERN (a shell glob, matched as du does)' -r
+complete -c sdu -s B -l block-size -d 'Scale sizes by SIZE before printing them (e.g. 1, 4K, 1MiB, MB)' -r
+complete -c sdu -l sort -d 'List the entries by FIGURE, largest first (or by path), instead of du\'s order; the tree view sorts siblings' -r -f -a "total\t''
+exclusive\t''
+shared\t''
+reclaimable\t''
+apparent\t''
+name\t''"
+complete -c sdu -l du -d 'Print only FIGURE in du\'s own format, SIZE<TAB>PATH, with du\'s units (1K blocks unless -h, -B, ... say otherwise)' -r -f -a "total\t''
+exclusive\t''
+shared\t''
+reclaimable\t''
+apparent\t''"
+complete -c sdu -s j -l threads -d 'Worker threads [default: the number of CPUs]' -r
+complete -c sdu -l generate -d 'Print the man page or a shell completion script, and exit' -r -f -a "man\t''
+bash\t''
+zsh\t''
+fish\t''
+elvish\t''
+powershell\t''"
+complete -c sdu -s s -l summarize -d 'Display only a total for each argument (same as -d 0)'
+complete -c sdu -s a -l all -d 'Write counts for all files, not just directories'
+complete -c sdu -s x -l one-file-system -d 'Skip directories on different file systems'
+complete -c sdu -s L -l dereference -d 'Dereference all symbolic links'
+complete -c sdu -s l -l count-links -d 'Count sizes many times if hard linked'
+complete -c sdu -l apparent-size -d 'Print apparent sizes rather than disk usage (the Apparent column, --sort total and --du total then mean the apparent size)'
+complete -c sdu -s b -l bytes -d 'Equivalent to --apparent-size --block-size=1'
+complete -c sdu -s k -d 'Like --block-size=1K'
+complete -c sdu -s m -d 'Like --block-size=1M'
+complete -c sdu -s h -l human-readable -d 'Print sizes in human readable format, powers of 1024 (the default, except with --du)'
+complete -c sdu -l si -d 'Like -h, but use powers of 1000'
+complete -c sdu -l tree -d 'Print an indented tree with a bar per entry, largest first'
+complete -c sdu -l json -d 'Print one JSON document (all sizes in bytes)'
+complete -c sdu -s c -l total -d 'Produce a grand total'
+complete -c sdu -s 0 -l null -d 'End each output line with NUL, not newline (no header)'
+complete -c sdu -l no-header -d 'Do not print the header line'
+complete -c sdu -l no-progress -d 'Do not show progress on stderr (shown only when stderr is a terminal and the scan takes a moment)'
+complete -c sdu -l stats -d 'Print counts and timings of the scan on stderr (files mapped with FIEMAP, files skipped and why, shared extents indexed)'
+complete -c sdu -l help -d 'Print help'
+complete -c sdu -s V -l version -d 'Print version'

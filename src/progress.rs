@@ -1,0 +1,171 @@
+//! The progress line on stderr during a scan: entries stat-ed, entries per
+//! second and a directory recently read.
+//!
+//! The walker only bumps counters in a [`Progress`]; a display thread
+//! reads them every [`TICK`] and draws one line with indicatif. The line
+//! appears only after [`DEFAULT_DELAY`], so that short scans print nothing,
+//! and is cleared when the display is finished, before the report is
+//! written. Messages printed meanwhile go through [`Display::sink`], which
+//! lifts the line while they are written.
+//!
+//! Whether to show progress at all (stderr is a terminal, no
+//! `--no-progress`) is the binary's decision.
+
+use std::io::{self, Write};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+
+use crate::walk::Progress;
+
+/// How often the line is redrawn: often enough to look alive, rarely
+/// enough to cost nothing (the walker never waits for the display).
+pub const TICK: Duration = Duration::from_millis(100);
+
+/// Scans shorter than this print no progress at all.
+pub const DEFAULT_DELAY: Duration = Duration::from_millis(300);
+
+/// Room kept for the spinner and the counts before the path.
+const COUNTS_WIDTH: usize = 40;
+
+/// A running progress display.
+pub struct Display {
+    bar: ProgressBar,
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Display {
+    /// Starts a display of `progress` on stderr, drawn from `delay` on.
+    pub fn start(progress: Arc<Progress>, delay: Duration) -> Display {
+        let style =
+            ProgressStyle::with_template("{spinner} {human_pos} entries, {rate}  {wide_msg}")
+                .expect("valid template")
+                .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{}/s", HumanCount(s.per_sec() as u64));
+                });
+        // Hidden until the delay has passed.
+        let bar =
+            ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden()).with_style(style);
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let thread = {
+            let (bar, stop) = (bar.clone(), Arc::clone(&stop));
+            std::thread::Builder::new()
+                .name("sdu-progress".into())
+                .spawn(move || run(&bar, &progress, &stop, delay))
+                .ok()
+        };
+        Display { bar, stop, thread }
+    }
+
+    /// Stops the display and clears its line. Calling it again does nothing.
+    pub fn finish(&mut self) {
+        if let Some(t) = self.thread.take() {
+            let (lock, cv) = &*self.stop;
+            *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            cv.notify_all();
+            let _ = t.join();
+            self.bar.finish_and_clear();
+        }
+    }
+
+    /// A writer to stderr that lifts the progress line while it writes
+    /// (for the messages printed during the scan).
+    pub fn sink(&self) -> Sink {
+        Sink {
+            bar: self.bar.clone(),
+        }
+    }
+}
+
+impl Drop for Display {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// The display thread: redraws every [`TICK`] until told to stop.
+fn run(bar: &ProgressBar, progress: &Progress, stop: &(Mutex<bool>, Condvar), delay: Duration) {
+    let start = Instant::now();
+    let mut shown = false;
+    let (lock, cv) = stop;
+    let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
+    while !*stopped {
+        bar.set_position(progress.entries.load(Ordering::Relaxed));
+        if start.elapsed() >= delay {
+            if !shown {
+                shown = true;
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+            }
+            // try_lock: never make the walker wait for the display.
+            if let Ok(path) = progress.current.try_lock() {
+                bar.set_message(fit(&path, width().saturating_sub(COUNTS_WIDTH)));
+            }
+            bar.tick();
+        }
+        stopped = cv
+            .wait_timeout(stopped, TICK)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+    }
+}
+
+/// The terminal's width on stderr (80 when it cannot be read).
+fn width() -> usize {
+    rustix::termios::tcgetwinsize(io::stderr())
+        .ok()
+        .map(|w| usize::from(w.ws_col))
+        .filter(|&w| w > 0)
+        .unwrap_or(80)
+}
+
+/// `path` in at most `max` characters, keeping its end (the deepest names
+/// say most): `…` followed by the end when it is too long.
+fn fit(path: &[u8], max: usize) -> String {
+    let s = String::from_utf8_lossy(path);
+    let n = s.chars().count();
+    if n <= max {
+        return s.into_owned();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut out = String::from("…");
+    out.extend(s.chars().skip(n - (max - 1)));
+    out
+}
+
+/// Stderr, with the progress line lifted while writing.
+pub struct Sink {
+    bar: ProgressBar,
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.bar.suspend(|| io::stderr().write(buf))
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.bar.suspend(|| io::stderr().write_all(buf))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        io::stderr().flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit;
+
+    #[test]
+    fn fit_keeps_the_end() {
+        assert_eq!(fit(b"/usr/share", 20), "/usr/share");
+        assert_eq!(fit(b"/usr/share/doc", 8), "…are/doc");
+        assert_eq!(fit(b"/usr", 0), "");
+        assert_eq!(fit("/é/ü".as_bytes(), 3), "…/ü");
+    }
+}

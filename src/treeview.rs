@@ -1,0 +1,156 @@
+//! `--tree`: the entries as an indented tree, parents above their
+//! children (like `tree` and dust), with a bar and a percentage of the
+//! rank figure ([`ReportOptions::rank`]) relative to the entry's root.
+//!
+//! ```text
+//! Total  Exclusive  Shared  Reclaimable  Total % of root            Path
+//!  172K       172K       0         172K  ████████████████████ 100%  plain
+//!  120K       120K       0         120K  █████████████▉░░░░░░  70%  ├── a
+//! ```
+//!
+//! Siblings are ordered as [`crate::select::hierarchy`] says. Colour
+//! (ANSI) only when [`ReportOptions::color`] is set: the binary sets it when
+//! stdout is a terminal and `NO_COLOR` is unset or empty.
+
+use std::io::{self, Write};
+
+use crate::figures::Kind;
+use crate::report::{self, ReportOptions};
+use crate::select::{self, NO_PARENT, Rows};
+use crate::tree::Tree;
+
+/// Cells of the bar: 20 cells of eighths resolve 0.625%.
+const BAR_CELLS: u64 = 20;
+/// The bar, a space and `100%`.
+const BAR_COLUMN: usize = BAR_CELLS as usize + 5;
+/// Partial cells, by eighths.
+const EIGHTHS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
+
+const BAR_COLOR: &str = "\x1b[36m";
+const DIM: &str = "\x1b[2m";
+const DIR_COLOR: &str = "\x1b[1;34m";
+const RESET: &str = "\x1b[0m";
+
+/// Writes the tree view of the collected `rows`.
+pub fn write(
+    out: &mut dyn Write,
+    tree: &Tree,
+    rows: &Rows,
+    opts: &ReportOptions,
+) -> io::Result<()> {
+    let rank = opts.rank();
+    let widths = report::column_widths(tree, opts);
+    let h = select::hierarchy(rows, opts);
+    let mut line: Vec<u8> = Vec::with_capacity(256);
+    let mut cell = String::new();
+    if opts.header {
+        report::header(&mut line, opts, &widths)?;
+        let title = format!("{} % of root", rank.header());
+        writeln!(line, "{title:<BAR_COLUMN$}  Path")?;
+        out.write_all(&line)?;
+    }
+    // The tree-drawing prefix of the current row's children.
+    let mut prefix: Vec<u8> = Vec::new();
+    // (row, last among its siblings, prefix length before it)
+    let mut stack: Vec<(u32, bool, usize)> = Vec::new();
+    for &root in &h.roots {
+        let whole = rank.value(&rows.row(root).figures);
+        prefix.clear();
+        stack.push((root, true, 0));
+        while let Some((i, last, plen)) = stack.pop() {
+            prefix.truncate(plen);
+            let r = rows.row(i);
+            line.clear();
+            report::sizes(&mut line, &mut cell, &r.figures, opts, &widths)?;
+            bar(&mut line, rank.value(&r.figures), whole, opts.color);
+            line.extend_from_slice(b"  ");
+            let is_root = r.parent == NO_PARENT;
+            if !is_root {
+                paint(&mut line, opts.color, DIM, |l| {
+                    l.extend_from_slice(&prefix);
+                    l.extend_from_slice(if last { "└── " } else { "├── " }.as_bytes());
+                });
+                prefix.extend_from_slice(if last { "    " } else { "│   " }.as_bytes());
+            }
+            let color = opts.color && r.kind == Kind::Dir;
+            paint(&mut line, color, DIR_COLOR, |l| {
+                l.extend_from_slice(rows.name(i));
+            });
+            line.push(b'\n');
+            out.write_all(&line)?;
+            let kids = &h.children[i as usize];
+            let n = kids.len();
+            for (k, &c) in kids.iter().enumerate().rev() {
+                stack.push((c, k + 1 == n, prefix.len()));
+            }
+        }
+    }
+    if opts.grand_total {
+        line.clear();
+        report::sizes(&mut line, &mut cell, tree.grand_total(), opts, &widths)?;
+        line.extend_from_slice(format!("{:BAR_COLUMN$}  total\n", "").as_bytes());
+        out.write_all(&line)?;
+    }
+    Ok(())
+}
+
+/// Appends what `f` writes, in `color` when `on`.
+fn paint(line: &mut Vec<u8>, on: bool, color: &str, f: impl FnOnce(&mut Vec<u8>)) {
+    if on {
+        line.extend_from_slice(color.as_bytes());
+    }
+    f(line);
+    if on {
+        line.extend_from_slice(RESET.as_bytes());
+    }
+}
+
+/// Appends the bar of `value` out of `whole` and its percentage:
+/// [`BAR_COLUMN`] characters wide.
+fn bar(line: &mut Vec<u8>, value: u64, whole: u64, color: bool) {
+    let (eighths, percent) = if whole == 0 {
+        (0, 0)
+    } else {
+        let frac = |scale: u128| {
+            ((u128::from(value) * scale + u128::from(whole) / 2) / u128::from(whole)) as u64
+        };
+        (frac(u128::from(BAR_CELLS * 8)), frac(100))
+    };
+    let eighths = eighths.min(BAR_CELLS * 8);
+    let full = eighths / 8;
+    let part = EIGHTHS[(eighths % 8) as usize];
+    let used = full + u64::from(!part.is_empty());
+    paint(line, color, BAR_COLOR, |l| {
+        for _ in 0..full {
+            l.extend_from_slice("█".as_bytes());
+        }
+        l.extend_from_slice(part.as_bytes());
+    });
+    paint(line, color, DIM, |l| {
+        for _ in used..BAR_CELLS {
+            l.extend_from_slice("░".as_bytes());
+        }
+    });
+    line.extend_from_slice(format!(" {percent:>3}%").as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bar;
+
+    fn b(value: u64, whole: u64) -> String {
+        let mut v = Vec::new();
+        bar(&mut v, value, whole, false);
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn bars() {
+        assert_eq!(b(0, 0), "░░░░░░░░░░░░░░░░░░░░   0%");
+        assert_eq!(b(10, 10), "████████████████████ 100%");
+        assert_eq!(b(1, 2), "██████████░░░░░░░░░░  50%");
+        assert_eq!(b(1, 160), "▏░░░░░░░░░░░░░░░░░░░   1%");
+        assert_eq!(b(7, 160), "▉░░░░░░░░░░░░░░░░░░░   4%");
+        assert_eq!(b(u64::MAX, u64::MAX), b(1, 1));
+    }
+}
