@@ -11,6 +11,4 @@ mod errors;
 mod fuzz;
 mod json;
 mod model;
-mod reports;
-mod shared;
 mod util;
