@@ -11,4 +11,7 @@ mod errors;
 mod fuzz;
 mod json;
 mod model;
+mod reliability;
+mod reports;
+mod shared;
 mod util;
