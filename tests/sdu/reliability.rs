@@ -1007,3 +1007,81 @@ fn symlink_to_etc_is_not_followed_without_l() {
         "-L did not follow the symlink to /etc"
     );
 }
+
+/// Regular files with blocks on reflink XFS (so that sdu opens them for
+/// FIEMAP) swapped, by rename in a tight loop, for a FIFO: a writer blocked
+/// opening that FIFO is released only if someone opens it for reading. sdu
+/// must never do so: it opens only regular files, and the kernel offers a
+/// way to check before opening (`O_PATH`, `fstat`, reopen through
+/// `/proc/self/fd`).
+#[test]
+fn fifo_swapped_in_for_a_file_is_never_opened() {
+    let Some(l) = xfs() else { return };
+    let dir = l.path().join("flip");
+    let aux = l.path().join("aux");
+    fs::create_dir(&dir).unwrap();
+    fs::create_dir(&aux).unwrap();
+    const NAMES: usize = 8;
+    let done = Arc::new(AtomicBool::new(false));
+    let opened = Arc::new(AtomicU64::new(0));
+    let mut threads = Vec::new();
+    for k in 0..NAMES {
+        let fifo = aux.join(format!("fifo{k}"));
+        rustix::fs::mkfifoat(CWD, &fifo, Mode::from_raw_mode(0o644)).unwrap();
+        // The writer: each time its open returns, a reader opened the FIFO.
+        let (done2, opened2, fifo2) = (done.clone(), opened.clone(), fifo.clone());
+        threads.push(std::thread::spawn(move || {
+            while !done2.load(Ordering::Relaxed) {
+                if fs::OpenOptions::new().write(true).open(&fifo2).is_ok()
+                    && !done2.load(Ordering::Relaxed)
+                {
+                    opened2.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    // One mutator (the machine has few cores): each x{k} is in turn a
+    // regular file, the FIFO, a file...
+    {
+        let (done2, dir2, aux2) = (done.clone(), dir.clone(), aux.clone());
+        threads.push(std::thread::spawn(move || {
+            let mut i = 0usize;
+            while !done2.load(Ordering::Relaxed) {
+                i += 1;
+                let k = i % NAMES;
+                let (x, t) = (dir2.join(format!("x{k}")), dir2.join(".t"));
+                let _ = fs::remove_file(&t);
+                let made = if (i / NAMES) % 2 == 0 {
+                    fs::hard_link(aux2.join(format!("fifo{k}")), &t)
+                } else {
+                    fs::write(&t, vec![5u8; 8192])
+                };
+                if made.is_ok() {
+                    let _ = fs::rename(&t, &x);
+                }
+            }
+        }));
+    }
+    let iters = env_u64("SDU_FIFO_ITERS", 200);
+    for _ in 0..iters {
+        sdu_checked(&args!["-a", &dir], 10);
+    }
+    done.store(true, Ordering::Relaxed);
+    let n = opened.load(Ordering::Relaxed);
+    // Release the writers still blocked in open.
+    for k in 0..NAMES {
+        let _ = rustix::fs::open(
+            aux.join(format!("fifo{k}")),
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NONBLOCK,
+            Mode::empty(),
+        );
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    eprintln!("fifo swap: {iters} runs, the FIFO was opened {n} times");
+    assert_eq!(
+        n, 0,
+        "sdu opened a FIFO swapped in for a regular file {n} times in {iters} runs"
+    );
+}
