@@ -98,7 +98,7 @@ fn run(bar: &ProgressBar, progress: &Progress, stop: &(Mutex<bool>, Condvar), de
         if start.elapsed() >= delay {
             if !shown {
                 shown = true;
-                bar.set_draw_target(ProgressDrawTarget::stderr());
+                bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(10));
             }
             // try_lock: never make the walker wait for the display.
             if let Ok(path) = progress.current.try_lock() {
