@@ -32,9 +32,12 @@ pub enum Granularity {
     /// is a maximal run of *overlapping* ranges.
     ///
     /// Ranges that merely touch (one ends where the next starts) are separate
-    /// units: two adjacent Btrfs extents are freed independently, and FIEMAP
-    /// cannot tell them from two halves of one extent, so sdu takes the
-    /// reading that never overstates what a deletion frees.
+    /// units: two adjacent Btrfs extents are freed independently. FIEMAP
+    /// cannot tell them from two halves of one on-disk extent referenced
+    /// by different files, and in that case (a file that still holds the
+    /// other half keeps the whole extent allocated) `reclaimable` can
+    /// overstate what a deletion frees; joining touching ranges would
+    /// instead understate it for the common case of adjacent extents.
     Extent,
 }
 
@@ -651,7 +654,9 @@ impl Sweep {
 
     /// The size of the union of all indexed ranges, in bytes.
     pub fn bytes(&self) -> u64 {
-        self.seg_bytes.iter().sum()
+        self.seg_bytes
+            .iter()
+            .fold(0u64, |a, &b| a.saturating_add(b))
     }
 }
 

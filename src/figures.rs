@@ -22,14 +22,17 @@ pub struct Stats {
 }
 
 impl AddAssign for Stats {
+    /// Adds field by field, saturating: only corrupt extent maps (a range
+    /// ending at `u64::MAX`) come near the limit, and a figure pinned at
+    /// the maximum is better than a wrapped one.
     fn add_assign(&mut self, o: Stats) {
-        self.apparent += o.apparent;
-        self.total += o.total;
-        self.exclusive += o.exclusive;
-        self.shared += o.shared;
-        self.reclaimable += o.reclaimable;
-        self.files += o.files;
-        self.dirs += o.dirs;
+        self.apparent = self.apparent.saturating_add(o.apparent);
+        self.total = self.total.saturating_add(o.total);
+        self.exclusive = self.exclusive.saturating_add(o.exclusive);
+        self.shared = self.shared.saturating_add(o.shared);
+        self.reclaimable = self.reclaimable.saturating_add(o.reclaimable);
+        self.files = self.files.saturating_add(o.files);
+        self.dirs = self.dirs.saturating_add(o.dirs);
     }
 }
 

@@ -66,7 +66,8 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> io::Result<Out
         roots: _,
         counters,
     } = walked;
-    let granularity = |fs: u32| {
+    let granularity = |key: u32| {
+        let fs = walk::fs_of_key(key);
         filesystems
             .iter()
             .find(|f| f.index == fs)

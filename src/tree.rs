@@ -74,11 +74,11 @@ impl Tree {
         for id in (1..n).rev() {
             let p = nodes[id].parent;
             if p != NONE {
-                reclaim[p as usize] += reclaim[id];
+                reclaim[p as usize] = reclaim[p as usize].saturating_add(reclaim[id]);
             }
         }
         for (f, r) in figures.iter_mut().zip(reclaim) {
-            f.reclaimable += r;
+            f.reclaimable = f.reclaimable.saturating_add(r);
         }
         let (child_start, child_ids) = children(&nodes);
         Tree {
@@ -236,7 +236,8 @@ impl Crediting<'_> {
             if group.len() as u64 >= u64::from(group[0].nlink) {
                 let lca = group.iter().map(|l| l.node).reduce(|a, b| self.lca(a, b));
                 if let Some(lca) = lca {
-                    self.reclaim_at[lca as usize] += stats.exclusive;
+                    let r = &mut self.reclaim_at[lca as usize];
+                    *r = r.saturating_add(stats.exclusive);
                 }
             }
         }
@@ -287,7 +288,9 @@ impl Crediting<'_> {
             for &f in seg.files {
                 let (a, b) = file_nodes[f as usize];
                 for &node in &pool[a..b] {
-                    self.climb(node, |n| figures[n].shared += seg.bytes);
+                    self.climb(node, |n| {
+                        figures[n].shared = figures[n].shared.saturating_add(seg.bytes)
+                    });
                 }
             }
         }
@@ -318,7 +321,8 @@ impl Crediting<'_> {
                     }
                 }
                 if let Some(at) = lca {
-                    self.reclaim_at[at as usize] += u.bytes;
+                    let r = &mut self.reclaim_at[at as usize];
+                    *r = r.saturating_add(u.bytes);
                 }
             }
         }
@@ -330,10 +334,11 @@ impl Crediting<'_> {
 fn children(nodes: &[NodeRec]) -> (Vec<u32>, Vec<u32>) {
     let n = nodes.len();
     let mut start = vec![0u32; n + 1];
+    // A root nested in another root is a top of its own (parent NONE) but
+    // is listed among the roots, in the order given.
+    let parent = |r: &NodeRec| if r.parent == NONE { TOP } else { r.parent };
     for r in nodes.iter().skip(1) {
-        if r.parent != NONE {
-            start[r.parent as usize + 1] += 1;
-        }
+        start[parent(r) as usize + 1] += 1;
     }
     for i in 0..n {
         start[i + 1] += start[i];
@@ -341,11 +346,9 @@ fn children(nodes: &[NodeRec]) -> (Vec<u32>, Vec<u32>) {
     let mut fill = start.clone();
     let mut ids = vec![0u32; start[n] as usize];
     for (id, r) in nodes.iter().enumerate().skip(1) {
-        if r.parent != NONE {
-            let p = r.parent as usize;
-            ids[fill[p] as usize] = id as u32;
-            fill[p] += 1;
-        }
+        let p = parent(r) as usize;
+        ids[fill[p] as usize] = id as u32;
+        fill[p] += 1;
     }
     for p in 1..n {
         let (a, b) = (start[p] as usize, start[p + 1] as usize);

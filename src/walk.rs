@@ -244,6 +244,8 @@ struct DirHandle {
     ino: u64,
     /// The mount of the root, for `-x`.
     root_mnt: u64,
+    /// The root's namespace (see [`namespaces`]).
+    ns: u32,
     /// Its filesystem when known from the parent (same `st_dev`); `None`
     /// means probe it once opened.
     fs: Option<FsInfo>,
@@ -309,9 +311,10 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Walk {
         next_file: AtomicU32::new(0),
     };
     let mut roots = Vec::new();
+    let spaces = namespaces(&opts.roots);
     pool.scope(|s| {
-        for root in &opts.roots {
-            if let Some(id) = start_root(&ctx, s, root) {
+        for (root, &ns) in opts.roots.iter().zip(&spaces) {
+            if let Some(id) = start_root(&ctx, s, root, ns) {
                 roots.push(id);
             }
         }
@@ -320,7 +323,52 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Walk {
 }
 
 /// Stats a root and walks it if it is a directory.
-fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8]) -> Option<u32> {
+/// The namespace of each root: 0 for the roots that lie inside no other
+/// root, a namespace of its own for each one that does (or repeats one).
+///
+/// Every root's figures are what sdu would print for it alone. A root
+/// inside another is walked again, and its inodes, links and extents are
+/// kept apart (keyed by namespace) so that the two walks never meet in the
+/// crediting; its node is a top of its own, outside the `-c` total, which
+/// counts every inode once, as du's does.
+fn namespaces(roots: &[Vec<u8>]) -> Vec<u32> {
+    use std::os::unix::ffi::OsStrExt;
+    let canon: Vec<Option<std::path::PathBuf>> = roots
+        .iter()
+        .map(|r| std::fs::canonicalize(std::ffi::OsStr::from_bytes(r)).ok())
+        .collect();
+    (0..roots.len())
+        .map(|i| {
+            let Some(me) = &canon[i] else { return 0 };
+            let nested = canon.iter().enumerate().any(|(j, other)| {
+                other
+                    .as_ref()
+                    .is_some_and(|o| j != i && me.starts_with(o) && (me != o || j < i))
+            });
+            if nested { i as u32 + 1 } else { 0 }
+        })
+        .collect()
+}
+
+/// The key of an inode in the link table and the extent index: the device
+/// with the root's namespace in the 16 bits that a Linux `dev_t` (12-bit
+/// major, 20-bit minor, spread over 44 bits by `makedev`) never uses.
+fn inode_dev(dev: u64, ns: u32) -> u64 {
+    dev | (u64::from(ns) << 48)
+}
+
+/// The filesystem key of the extent index: the registry index in the low
+/// 16 bits, the namespace above. See [`fs_of_key`].
+fn fs_key(fs: &FsInfo, ns: u32) -> u32 {
+    (fs.index & 0xffff) | (ns << 16)
+}
+
+/// The registry index of an extent-index filesystem key.
+pub fn fs_of_key(key: u32) -> u32 {
+    key & 0xffff
+}
+
+fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32) -> Option<u32> {
     if ctx.opts.excludes.matches(root) {
         return None;
     }
@@ -354,12 +402,12 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8]) -> Option
     if kind != Kind::Dir {
         let mut local = Local::default();
         local.counters.entries += 1;
-        let own = nondir(ctx, CWD, &cpath, &st, None, id, &mut local, &|| {
+        let own = nondir(ctx, CWD, &cpath, &st, None, id, ns, &mut local, &|| {
             root.to_vec()
         });
         let rec = NodeRec {
             id,
-            parent: TOP,
+            parent: if ns == 0 { TOP } else { NONE },
             depth: 0,
             kind,
             leaf: false,
@@ -383,6 +431,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8]) -> Option
         dev,
         ino: st.stx_ino,
         root_mnt: st.stx_mnt_id,
+        ns,
         fs: None,
         path: (!ctx.opts.excludes.is_empty()).then(|| root.into()),
         fd: Mutex::new(None),
@@ -616,7 +665,11 @@ fn walk_dir<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, h: Arc<DirHandle>, own: 
     let mut local = Local::default();
     let rec = NodeRec {
         id: h.id,
-        parent: h.parent.as_ref().map_or(TOP, |p| p.id),
+        parent: match &h.parent {
+            Some(p) => p.id,
+            None if h.ns == 0 => TOP,
+            None => NONE,
+        },
         depth: h.depth,
         kind: Kind::Dir,
         leaf: false,
@@ -627,7 +680,7 @@ fn walk_dir<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, h: Arc<DirHandle>, own: 
         // Under -L one directory can be reached by several paths: count its
         // own inode once per directory, like a hardlinked file.
         local.links.push(Link {
-            dev: h.dev,
+            dev: inode_dev(h.dev, h.ns),
             ino: h.ino,
             nlink: 1,
             node: h.id,
@@ -858,6 +911,7 @@ fn entry<'s>(
             dev,
             ino: st.stx_ino,
             root_mnt: h.root_mnt,
+            ns: h.ns,
             fs: (dev == h.dev).then_some(*fs),
             path,
             fd: Mutex::new(None),
@@ -873,7 +927,7 @@ fn entry<'s>(
     let leaf = opts.all.then(|| ctx.new_id());
     let node = leaf.unwrap_or(h.id);
     let fs = (dev == h.dev).then_some(*fs);
-    let own = nondir(ctx, dirfd, name, &st, fs, node, local, &|| {
+    let own = nondir(ctx, dirfd, name, &st, fs, node, h.ns, local, &|| {
         h.path(Some(name.to_bytes()))
     });
     match leaf {
@@ -905,10 +959,11 @@ fn nondir(
     st: &Statx,
     fs: Option<FsInfo>,
     node: u32,
+    ns: u32,
     local: &mut Local,
     path: &dyn Fn() -> Vec<u8>,
 ) -> Stats {
-    let dev = dev_of(st);
+    let dev = inode_dev(dev_of(st), ns);
     let kind = Kind::from_mode(u32::from(st.stx_mode));
     let once = ctx.counts_once(st.stx_nlink);
     let mut stats = Stats::of_inode(kind, st.stx_size, st.stx_blocks);
@@ -928,7 +983,7 @@ fn nondir(
     };
     match verdict {
         Err(skip) => local.counters.skipped[skip.index()] += 1,
-        Ok(fs) => match map_file(ctx, dirfd, name, st, fs, local, path, &decide) {
+        Ok(fs) => match map_file(ctx, dirfd, name, st, fs, ns, local, path, &decide) {
             Mapped::Extents {
                 view,
                 shared_bytes,
@@ -1004,6 +1059,7 @@ fn map_file(
     name: &CStr,
     st: &Statx,
     fs: Option<FsInfo>,
+    ns: u32,
     local: &mut Local,
     path: &dyn Fn() -> Vec<u8>,
     decide: &dyn Fn(&FsInfo) -> Result<(), Skip>,
@@ -1065,7 +1121,7 @@ fn map_file(
         fm.for_each(fd.as_fd(), |e| {
             if e.has_physical() && e.is_shared() && e.length > 0 {
                 let id = *id.get_or_insert_with(|| ctx.next_file.fetch_add(1, Ordering::Relaxed));
-                ctx.index.insert(fs.index, e.physical, e.length, id);
+                ctx.index.insert(fs_key(&fs, ns), e.physical, e.length, id);
                 shared_bytes = shared_bytes.saturating_add(e.length);
             }
         })
