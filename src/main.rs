@@ -510,7 +510,7 @@ fn config(cli: Cli, m: &clap::ArgMatches) -> Result<Config, String> {
     }
     if cli.summarize && cli.max_depth.is_some_and(|d| d > 0) {
         return Err(format!(
-            "warning: summarizing conflicts with --max-depth={}",
+            "summarizing (-s) conflicts with --max-depth={}",
             cli.max_depth.unwrap_or(0)
         ));
     }
@@ -591,6 +591,14 @@ fn config(cli: Cli, m: &clap::ArgMatches) -> Result<Config, String> {
             all: cli.all,
             excludes: Excludes::new(cli.exclude.into_iter().map(OsStringExt::into_vec)),
             progress: None,
+            // `--du total` (or apparent) replaces du in scripts: when no
+            // sharing figure is printed or sorted on, map no extents.
+            skip_extents: !cli.json
+                && matches!(cli.du, Some(Figure::Total | Figure::Apparent))
+                && matches!(
+                    cli.sort,
+                    None | Some(SortBy::Total | SortBy::Apparent | SortBy::Name)
+                ),
         },
         report: ReportOptions {
             format: match (cli.json, cli.du) {

@@ -99,6 +99,9 @@ pub struct WalkOptions {
     pub excludes: Excludes,
     /// Where to publish progress while walking (for a progress display).
     pub progress: Option<Arc<Progress>>,
+    /// Map no extents: only `total` and `apparent` are wanted (`--du
+    /// total`), so exclusive is reported equal to total and nothing shared.
+    pub skip_extents: bool,
 }
 
 /// Progress of a walk, published for a display on another thread.
@@ -246,6 +249,8 @@ struct DirHandle {
     root_mnt: u64,
     /// The root's namespace (see [`namespaces`]).
     ns: u32,
+    /// Open files in it only after an `O_PATH` check (see [`guarded`]).
+    guard: bool,
     /// Its filesystem when known from the parent (same `st_dev`); `None`
     /// means probe it once opened.
     fs: Option<FsInfo>,
@@ -368,6 +373,17 @@ pub fn fs_of_key(key: u32) -> u32 {
     key & 0xffff
 }
 
+/// Must files in this directory be opened through an `O_PATH` check?
+///
+/// Only root needs it (see [`open_regular`]), and only where someone else
+/// can change the directory's entries, that is swap a FIFO in between the
+/// statx and the open: a directory owned by another user, or writable by
+/// group or others (POSIX ACLs granting write show in the group bits).
+/// Root-owned `0755` trees, like /usr, need no check.
+fn guarded(euid: u32, dir: &Statx) -> bool {
+    euid == 0 && (dir.stx_uid != 0 || u32::from(dir.stx_mode) & 0o022 != 0)
+}
+
 fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32) -> Option<u32> {
     if ctx.opts.excludes.matches(root) {
         return None;
@@ -402,7 +418,12 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32) 
     if kind != Kind::Dir {
         let mut local = Local::default();
         local.counters.entries += 1;
-        let own = nondir(ctx, CWD, &cpath, &st, None, id, ns, &mut local, &|| {
+        // A file given by path: its directory was not stat-ed, so check.
+        let at = At {
+            ns,
+            guard: ctx.euid == 0,
+        };
+        let own = nondir(ctx, CWD, &cpath, &st, None, id, at, &mut local, &|| {
             root.to_vec()
         });
         let rec = NodeRec {
@@ -432,6 +453,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32) 
         ino: st.stx_ino,
         root_mnt: st.stx_mnt_id,
         ns,
+        guard: guarded(ctx.euid, &st),
         fs: None,
         path: (!ctx.opts.excludes.is_empty()).then(|| root.into()),
         fd: Mutex::new(None),
@@ -923,6 +945,7 @@ fn entry<'s>(
             ino: st.stx_ino,
             root_mnt: h.root_mnt,
             ns: h.ns,
+            guard: guarded(ctx.euid, &st),
             fs: (dev == h.dev).then_some(*fs),
             path,
             fd: Mutex::new(None),
@@ -938,7 +961,11 @@ fn entry<'s>(
     let leaf = opts.all.then(|| ctx.new_id());
     let node = leaf.unwrap_or(h.id);
     let fs = (dev == h.dev).then_some(*fs);
-    let own = nondir(ctx, dirfd, name, &st, fs, node, h.ns, local, &|| {
+    let at = At {
+        ns: h.ns,
+        guard: h.guard,
+    };
+    let own = nondir(ctx, dirfd, name, &st, fs, node, at, local, &|| {
         h.path(Some(name.to_bytes()))
     });
     match leaf {
@@ -970,10 +997,11 @@ fn nondir(
     st: &Statx,
     fs: Option<FsInfo>,
     node: u32,
-    ns: u32,
+    at: At,
     local: &mut Local,
     path: &dyn Fn() -> Vec<u8>,
 ) -> Stats {
+    let ns = at.ns;
     let dev = inode_dev(dev_of(st), ns);
     let kind = Kind::from_mode(u32::from(st.stx_mode));
     let once = ctx.counts_once(st.stx_nlink);
@@ -994,7 +1022,8 @@ fn nondir(
     };
     match verdict {
         Err(skip) => local.counters.skipped[skip.index()] += 1,
-        Ok(fs) => match map_file(ctx, dirfd, name, st, fs, ns, local, path, &decide) {
+        Ok(_) if ctx.opts.skip_extents => {}
+        Ok(fs) => match map_file(ctx, dirfd, name, st, fs, at, local, path, &decide) {
             Mapped::Extents {
                 view,
                 shared_bytes,
@@ -1039,6 +1068,14 @@ fn nondir(
     }
 }
 
+/// Where a file was found: its root's namespace, and whether it must be
+/// opened through the `O_PATH` check.
+#[derive(Clone, Copy, Debug)]
+struct At {
+    ns: u32,
+    guard: bool,
+}
+
 /// What mapping one file gave.
 enum Mapped {
     /// Its figures, from the opened inode, and its shared extents; `id` is
@@ -1066,7 +1103,8 @@ thread_local! {
 /// with its current `fstat`; `Ok(None)` when it is gone or is something
 /// else.
 ///
-/// As root (`guard`), the name is first opened with `O_PATH`, which opens
+/// As root in a directory others can change (`guard`, see [`guarded`]),
+/// the name is first opened with `O_PATH`, which opens
 /// nothing (no FIFO writer is released, no device driver is called), and
 /// checked with `fstat`; only a regular file is then opened for reading,
 /// through `/proc/self/fd`, which reopens that very inode. That costs
@@ -1188,16 +1226,17 @@ fn map_file(
     name: &CStr,
     st: &Statx,
     fs: Option<FsInfo>,
-    ns: u32,
+    at: At,
     local: &mut Local,
     path: &dyn Fn() -> Vec<u8>,
     decide: &dyn Fn(&FsInfo) -> Result<(), Skip>,
 ) -> Mapped {
+    let ns = at.ns;
     let mut flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NOCTTY;
     if ctx.euid == 0 || ctx.euid == st.stx_uid {
         flags |= OFlags::NOATIME;
     }
-    let (fd, now) = match open_regular(dirfd, name, flags, ctx.euid == 0) {
+    let (fd, now) = match open_regular(dirfd, name, flags, at.guard) {
         Ok(Some(opened)) => opened,
         // Gone, or no longer a regular file: counted as the walk saw it.
         Ok(None) => return Mapped::Gone,

@@ -12,6 +12,7 @@ use std::ffi::{OsStr, OsString};
 use std::fs::{self, File};
 use std::io::{Read, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::fs::{MetadataExt, symlink};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -1021,6 +1022,11 @@ fn fifo_swapped_in_for_a_file_is_never_opened() {
     let aux = l.path().join("aux");
     fs::create_dir(&dir).unwrap();
     fs::create_dir(&aux).unwrap();
+    // The attack needs a directory someone other than root can change
+    // (sdu trusts root-owned directories that only root can write to, like
+    // /usr, and opens files there directly): make it world-writable and
+    // sticky, like /tmp.
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o1777)).unwrap();
     const NAMES: usize = 8;
     let done = Arc::new(AtomicBool::new(false));
     let opened = Arc::new(AtomicU64::new(0));

@@ -714,6 +714,33 @@ fn xfs_sharing_figures_match_block_model() {
     assert!(stat_value(&stats, "shared extents indexed") > 0, "{stats}");
 }
 
+/// `--du total` prints only du's figure, so it maps no extents (the fast
+/// path that replaces du in scripts), and still prints du's total; the
+/// sharing figures with `--du shared` do map them.
+#[test]
+fn du_total_maps_no_extents() {
+    let Some((fs, _m)) = xfs_tree() else {
+        return;
+    };
+    let root = fs.path().join("tree");
+    let out = sdu(&args!["--stats", "--du", "total", "-s", "-B1", &root]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(
+        stat_value(&out.stderr, "files mapped (FIEMAP)"),
+        0,
+        "{}",
+        out.stderr
+    );
+    let du = run(Command::new("du").args(["-s", "-B1"]).arg(&root));
+    assert_eq!(out.stdout, du.stdout, "--du total against du");
+    let shared = sdu(&args!["--stats", "--du", "shared", "-s", "-B1", &root]);
+    assert!(
+        stat_value(&shared.stderr, "files mapped (FIEMAP)") > 0,
+        "{}",
+        shared.stderr
+    );
+}
+
 /// With `-a`, each file's own total, exclusive and shared are the model's
 /// (reclaimable too for a file with one link: its exclusive bytes plus
 /// the units only it references).
