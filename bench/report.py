@@ -16,7 +16,10 @@ TITLES = {
     "usr-xfs": "Copy of /usr on XFS",
     "usr-btrfs": "Copy of /usr on Btrfs",
     "million-xfs": "One directory with 1,000,000 empty files on XFS",
+    "shared-xfs": "Sharing accounting: reflinked copies and partial clones on XFS",
+    "shared-btrfs": "Sharing accounting: reflinked copies and partial clones on Btrfs",
 }
+SHARED = ("shared-xfs", "shared-btrfs")
 ORDER = list(TITLES)
 
 
@@ -199,9 +202,46 @@ def main():
     L.append("")
 
     for s in sections:
+        if s in SHARED:
+            continue
         L.append(f"## {TITLES[s]}")
         L.append("")
         L += timing_table(res_dir, "main", s, "du -s", "× du")
+    L.append("`sdu -s` computes all four figures, so on XFS with reflink and on Btrfs it "
+             "maps every non-empty regular file with FIEMAP (its floor there is `cwalk "
+             "--fiemap`); `sdu -s --du total` prints du's figure only and maps nothing: that "
+             "row is the like-for-like comparison with `du -s` and the other peers.")
+    L.append("")
+    for s in sections:
+        if s not in SHARED:
+            continue
+        L.append(f"## {TITLES[s]}")
+        L.append("")
+        L.append("Reproduce: `sudo scripts/bench-shared` (after `scripts/bench`). The directory "
+                 "holds a reflinked copy of the Linux-like tree, a reflinked copy of half of it "
+                 "again, and 500 files with a 64 KiB range cloned out of a large file. "
+                 "`× ref` is relative to `btrfs filesystem du -s` on Btrfs and to `cwalk "
+                 "--fiemap` (the C floor doing the same syscalls) on XFS.")
+        L.append("")
+        ref = "btrfs filesystem du -s" if s.endswith("btrfs") else "cwalk --fiemap"
+        L += timing_table(res_dir, "main", s, ref, "× ref")
+        figs = (load(os.path.join(res_dir, f"figures-{s}.txt"), "") or "").strip()
+        if figs:
+            L.append("Figures (sdu: total, exclusive, shared, reclaimable; then `btrfs "
+                     "filesystem du -s --raw`: total, exclusive, set shared):")
+            L.append("")
+            L.append("```")
+            L += figs.splitlines()
+            L.append("```")
+            L.append("")
+        chk = (load(os.path.join(res_dir, f"checks-{s}.txt"), "") or "").strip()
+        if chk:
+            L.append(f"- {chk}")
+            L.append("")
+    extra = load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "extra.md"), "")
+    if extra:
+        L += extra.strip().splitlines()
+        L.append("")
 
     L.append("## Walker comparison")
     L.append("")
@@ -228,6 +268,8 @@ def main():
              "no FIEMAP) shows its walk alone.")
     L.append("")
     for s in sections:
+        if s in SHARED:
+            continue
         L.append(f"### {TITLES[s]}")
         L.append("")
         L += timing_table(res_dir, "walkers", s, "cwalk", "× cwalk")
