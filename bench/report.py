@@ -106,6 +106,62 @@ def timing_table(res_dir, kind, sid, ref_name, ref_label):
     return out
 
 
+def goals(res_dir, sections):
+    """The issues' speed and memory goals, computed from the same runs."""
+    def med(kind, sid, name):
+        d = load(os.path.join(res_dir, f"{kind}-{sid}.json"))
+        r = next((r for r in (d or {}).get("results", []) if r["command"] == name), None)
+        return r
+    def rss(sid, name):
+        rows = dict((r[0], r[1]) for r in tsv(os.path.join(res_dir, f"main-{sid}.rss.tsv")) if len(r) > 1)
+        v = rows.get(name)
+        return int(v) * 1024 if v and v.isdigit() else None
+    out = ["## Goals", "", "| goal | measured | met |", "|---|---|---|"]
+    for sid in ("usr-xfs", "usr-btrfs"):
+        if sid not in sections:
+            continue
+        sdu, du, diskus = (med("main", sid, n) for n in ("sdu -s --du total", "du -s", "diskus"))
+        if sdu and du:
+            q = sdu["median"] / du["median"]
+            out.append(f"| {sid}: `sdu -s --du total` wall ≤ 0.7× du | {q:.2f}× "
+                       f"({fmt_t(sdu['median'])} vs {fmt_t(du['median'])}) | {'yes' if q <= 0.7 else 'no'} |")
+            c1, c2 = sdu["user"] + sdu["system"], du["user"] + du["system"]
+            out.append(f"| {sid}: its CPU ≤ du's | {fmt_t(c1)} vs {fmt_t(c2)} | {'yes' if c1 <= c2 else 'no'} |")
+        if sdu and diskus:
+            ok = sdu["median"] < diskus["median"]
+            out.append(f"| {sid}: below diskus | {fmt_t(sdu['median'])} vs {fmt_t(diskus['median'])} "
+                       f"| {'yes' if ok else 'no'} |")
+        m = rss(sid, "sdu -s")
+        if m:
+            out.append(f"| {sid}: `sdu -s` peak RSS < 32 MiB | {fmt_b(m)} | {'yes' if m < 32 << 20 else 'no'} |")
+    if "shared-btrfs" in sections:
+        sdu, ref = med("main", "shared-btrfs", "sdu -s"), med("main", "shared-btrfs", "btrfs filesystem du -s")
+        if sdu and ref:
+            q = sdu["median"] / ref["median"]
+            out.append(f"| shared-btrfs: `sdu -s` ≤ 0.45× `btrfs filesystem du -s` | {q:.2f}× "
+                       f"({fmt_t(sdu['median'])} vs {fmt_t(ref['median'])}) | {'yes' if q <= 0.45 else 'no'} |")
+        a, b = rss("shared-btrfs", "sdu -s"), rss("shared-btrfs", "btrfs filesystem du -s")
+        if a and b:
+            out.append(f"| shared-btrfs: peak RSS ≤ 1.5× btrfs fi du's | {a / b:.2f}× ({fmt_b(a)} vs "
+                       f"{fmt_b(b)}) | {'yes' if a <= 1.5 * b else 'no'} |")
+        chk = (load(os.path.join(res_dir, "checks-shared-btrfs.txt"), "") or "").strip()
+        if chk:
+            out.append(f"| shared-btrfs: shared equals btrfs fi du's set shared | {chk.split(': ', 1)[-1]} "
+                       f"| {'yes' if chk.endswith('OK') else 'no'} |")
+    if "shared-xfs" in sections:
+        sdu, ref = med("main", "shared-xfs", "sdu -s"), med("main", "shared-xfs", "cwalk --fiemap")
+        if sdu and ref:
+            q = sdu["median"] / ref["median"]
+            out.append(f"| shared-xfs: `sdu -s` ≤ 1.15× `cwalk --fiemap` | {q:.2f}× "
+                       f"({fmt_t(sdu['median'])} vs {fmt_t(ref['median'])}) | {'yes' if q <= 1.15 else 'no'} |")
+    out.append("")
+    out.append("`sdu -s` on XFS with reflink and on Btrfs also maps every non-empty file with "
+               "FIEMAP to compute the sharing figures; the du-like goals are measured on "
+               "`sdu -s --du total`, which prints du's figure only and maps nothing.")
+    out.append("")
+    return out
+
+
 def main():
     res_dir, output = sys.argv[1], sys.argv[2]
     sections = [s for s in ORDER if os.path.exists(os.path.join(res_dir, f"stats-{s}.json"))]
@@ -201,6 +257,7 @@ def main():
              "`bench/gen_tree.py empty` (os.open/os.close in a loop, then fsync of the directory).")
     L.append("")
 
+    L += goals(res_dir, sections)
     for s in sections:
         if s in SHARED:
             continue
