@@ -89,24 +89,23 @@ fn report(v: &Value) -> Report {
     }
 }
 
+/// The size and count keys of an entry and of the `-c` total.
+const FIGURES: [&str; 7] = [
+    "apparent",
+    "total",
+    "exclusive",
+    "shared",
+    "reclaimable",
+    "files",
+    "dirs",
+];
+
 fn entry(v: &Value) -> Entry {
-    let o = object(
-        v,
-        "entry",
-        &[
-            "path",
-            "type",
-            "depth",
-            "apparent",
-            "total",
-            "exclusive",
-            "shared",
-            "reclaimable",
-            "files",
-            "dirs",
-        ],
-        &[],
-    );
+    let keys: Vec<&str> = ["path", "type", "depth"]
+        .into_iter()
+        .chain(FIGURES)
+        .collect();
+    let o = object(v, "entry", &keys, &[]);
     let kind = match o["type"].as_str() {
         Some("dir") => Kind::Dir,
         Some("file") => Kind::File,
@@ -114,43 +113,36 @@ fn entry(v: &Value) -> Entry {
         Some("other") => Kind::Other,
         _ => panic!("entry type is not dir/file/symlink/other: {v}"),
     };
+    let f = figures(o, "entry");
     Entry {
         path: path(&o["path"]),
         kind,
         depth: uint(&o["depth"], "depth"),
-        apparent: uint(&o["apparent"], "apparent"),
-        total: uint(&o["total"], "total"),
-        exclusive: uint(&o["exclusive"], "exclusive"),
-        shared: uint(&o["shared"], "shared"),
-        reclaimable: uint(&o["reclaimable"], "reclaimable"),
-        files: uint(&o["files"], "files"),
-        dirs: uint(&o["dirs"], "dirs"),
+        apparent: f.apparent,
+        total: f.total,
+        exclusive: f.exclusive,
+        shared: f.shared,
+        reclaimable: f.reclaimable,
+        files: f.files,
+        dirs: f.dirs,
     }
 }
 
 fn total(v: &Value) -> Total {
-    let o = object(
-        v,
-        "total",
-        &[
-            "apparent",
-            "total",
-            "exclusive",
-            "shared",
-            "reclaimable",
-            "files",
-            "dirs",
-        ],
-        &[],
-    );
+    figures(object(v, "total", &FIGURES, &[]), "total")
+}
+
+/// The [`FIGURES`] of an object already checked for its keys.
+fn figures(o: &Map<String, Value>, what: &str) -> Total {
+    let u = |k: &str| uint(&o[k], &format!("{what}.{k}"));
     Total {
-        apparent: uint(&o["apparent"], "total.apparent"),
-        total: uint(&o["total"], "total.total"),
-        exclusive: uint(&o["exclusive"], "total.exclusive"),
-        shared: uint(&o["shared"], "total.shared"),
-        reclaimable: uint(&o["reclaimable"], "total.reclaimable"),
-        files: uint(&o["files"], "total.files"),
-        dirs: uint(&o["dirs"], "total.dirs"),
+        apparent: u("apparent"),
+        total: u("total"),
+        exclusive: u("exclusive"),
+        shared: u("shared"),
+        reclaimable: u("reclaimable"),
+        files: u("files"),
+        dirs: u("dirs"),
     }
 }
 
