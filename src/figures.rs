@@ -64,6 +64,67 @@ impl Stats {
     }
 }
 
+/// One of the five figures sdu reports for every entry: the one spelling
+/// of them that columns, `--sort`, `--du`, `--top` and the tree's bars share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Figure {
+    /// Σ `st_size`.
+    Apparent,
+    /// Allocated bytes, what du prints.
+    Total,
+    /// Data that belongs to one file alone.
+    Exclusive,
+    /// Shared data that files under the entry reference, counted once.
+    Shared,
+    /// What deleting the entry would free.
+    Reclaimable,
+}
+
+impl Figure {
+    /// Every figure, in the order the table prints them.
+    pub const ALL: [Figure; 5] = [
+        Figure::Apparent,
+        Figure::Total,
+        Figure::Exclusive,
+        Figure::Shared,
+        Figure::Reclaimable,
+    ];
+
+    /// The lower-case name: the value of `--sort` and `--du`, and the key
+    /// in the JSON document.
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Apparent => "apparent",
+            Figure::Total => "total",
+            Figure::Exclusive => "exclusive",
+            Figure::Shared => "shared",
+            Figure::Reclaimable => "reclaimable",
+        }
+    }
+
+    /// The column heading.
+    pub fn header(self) -> &'static str {
+        match self {
+            Figure::Apparent => "Apparent",
+            Figure::Total => "Total",
+            Figure::Exclusive => "Exclusive",
+            Figure::Shared => "Shared",
+            Figure::Reclaimable => "Reclaimable",
+        }
+    }
+
+    /// This figure of `s`.
+    pub fn of(self, s: &Stats) -> u64 {
+        match self {
+            Figure::Apparent => s.apparent,
+            Figure::Total => s.total,
+            Figure::Exclusive => s.exclusive,
+            Figure::Shared => s.shared,
+            Figure::Reclaimable => s.reclaimable,
+        }
+    }
+}
+
 /// What an entry is, as reported in JSON `type`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Kind {

@@ -15,9 +15,10 @@ use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use clap_complete::Shell;
 use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, roman};
+use sdu::figures::Figure as Fig;
 use sdu::glob::Excludes;
 use sdu::progress::{self, Display};
-use sdu::report::{Column, Format, SortKey};
+use sdu::report::{Format, SortKey};
 use sdu::units::{Unit, parse_block_size, parse_size};
 use sdu::walk::Progress;
 use sdu::{Config, Messages, ReportOptions, WalkOptions};
@@ -230,14 +231,14 @@ enum Figure {
 impl Figure {
     /// The column it names; `total` is the apparent size under
     /// `--apparent-size`, as du's single figure is.
-    fn column(self, apparent: bool) -> Column {
+    fn column(self, apparent: bool) -> Fig {
         match self {
-            Figure::Total if apparent => Column::Apparent,
-            Figure::Total => Column::Total,
-            Figure::Exclusive => Column::Exclusive,
-            Figure::Shared => Column::Shared,
-            Figure::Reclaimable => Column::Reclaimable,
-            Figure::Apparent => Column::Apparent,
+            Figure::Total if apparent => Fig::Apparent,
+            Figure::Total => Fig::Total,
+            Figure::Exclusive => Fig::Exclusive,
+            Figure::Shared => Fig::Shared,
+            Figure::Reclaimable => Fig::Reclaimable,
+            Figure::Apparent => Fig::Apparent,
         }
     }
 }
@@ -562,10 +563,10 @@ fn config(cli: Cli, m: &clap::ArgMatches) -> Result<Config, String> {
     let sort = cli.sort.map(|s| match s {
         SortBy::Name => SortKey::Name,
         SortBy::Total => SortKey::Size(Figure::Total.column(apparent)),
-        SortBy::Exclusive => SortKey::Size(Column::Exclusive),
-        SortBy::Shared => SortKey::Size(Column::Shared),
-        SortBy::Reclaimable => SortKey::Size(Column::Reclaimable),
-        SortBy::Apparent => SortKey::Size(Column::Apparent),
+        SortBy::Exclusive => SortKey::Size(Fig::Exclusive),
+        SortBy::Shared => SortKey::Size(Fig::Shared),
+        SortBy::Reclaimable => SortKey::Size(Fig::Reclaimable),
+        SortBy::Apparent => SortKey::Size(Fig::Apparent),
     });
     let color =
         io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
@@ -601,10 +602,11 @@ fn config(cli: Cli, m: &clap::ArgMatches) -> Result<Config, String> {
                 ),
         },
         report: ReportOptions {
-            format: match (cli.json, cli.du) {
-                (true, _) => Format::Json,
-                (false, Some(f)) => Format::Du(f.column(apparent)),
-                (false, None) => Format::Text,
+            format: match (cli.json, cli.du, cli.tree) {
+                (true, _, _) => Format::Json,
+                (false, Some(f), _) => Format::Du(f.column(apparent)),
+                (false, None, true) => Format::Tree,
+                (false, None, false) => Format::Text,
             },
             max_depth: if cli.summarize {
                 Some(0)
@@ -613,14 +615,10 @@ fn config(cli: Cli, m: &clap::ArgMatches) -> Result<Config, String> {
             },
             unit: unit.1,
             columns: vec![
-                if apparent {
-                    Column::Apparent
-                } else {
-                    Column::Total
-                },
-                Column::Exclusive,
-                Column::Shared,
-                Column::Reclaimable,
+                if apparent { Fig::Apparent } else { Fig::Total },
+                Fig::Exclusive,
+                Fig::Shared,
+                Fig::Reclaimable,
             ],
             header: !cli.no_header && !cli.null,
             null: cli.null,
@@ -628,7 +626,6 @@ fn config(cli: Cli, m: &clap::ArgMatches) -> Result<Config, String> {
             sort,
             top: cli.top,
             min_size,
-            tree: cli.tree,
             color,
         },
         stats: cli.stats,

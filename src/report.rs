@@ -7,7 +7,7 @@
 
 use std::io::{self, Write};
 
-use crate::figures::Stats;
+use crate::figures::{Figure, Stats};
 use crate::select::{self, Rows};
 use crate::tree::{Entry, Tree};
 use crate::units::Unit;
@@ -23,48 +23,16 @@ pub enum Format {
     Json,
     /// du's own format, `SIZE<TAB>PATH`, for one figure (`--du FIGURE`):
     /// no header, no padding, du's units.
-    Du(Column),
-}
-
-/// A size column of the text table, and a figure to sort or select by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Column {
-    Apparent,
-    Total,
-    Exclusive,
-    Shared,
-    Reclaimable,
-}
-
-impl Column {
-    /// The column's heading.
-    pub fn header(self) -> &'static str {
-        match self {
-            Column::Apparent => "Apparent",
-            Column::Total => "Total",
-            Column::Exclusive => "Exclusive",
-            Column::Shared => "Shared",
-            Column::Reclaimable => "Reclaimable",
-        }
-    }
-
-    /// The figure this column shows.
-    pub fn value(self, s: &Stats) -> u64 {
-        match self {
-            Column::Apparent => s.apparent,
-            Column::Total => s.total,
-            Column::Exclusive => s.exclusive,
-            Column::Shared => s.shared,
-            Column::Reclaimable => s.reclaimable,
-        }
-    }
+    Du(Figure),
+    /// `--tree`: an indented tree with a bar per entry.
+    Tree,
 }
 
 /// What `--sort` orders by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SortKey {
     /// A figure, largest first; ties by path.
-    Size(Column),
+    Size(Figure),
     /// The path, in byte order.
     Name,
 }
@@ -77,7 +45,7 @@ pub struct ReportOptions {
     pub max_depth: Option<u32>,
     pub unit: Unit,
     /// Size columns of the text table, in order.
-    pub columns: Vec<Column>,
+    pub columns: Vec<Figure>,
     /// Print the header line (text).
     pub header: bool,
     /// End rows with NUL instead of newline (`-0`).
@@ -90,8 +58,6 @@ pub struct ReportOptions {
     pub top: Option<usize>,
     /// `--min-size`: hide entries whose [`Self::rank`] figure is smaller.
     pub min_size: Option<u64>,
-    /// `--tree`: print the entries as an indented tree with bars.
-    pub tree: bool,
     /// Colour the tree view (stdout is a terminal, `NO_COLOR` unset).
     pub color: bool,
 }
@@ -103,10 +69,10 @@ impl Default for ReportOptions {
             max_depth: None,
             unit: Unit::HumanIec,
             columns: vec![
-                Column::Total,
-                Column::Exclusive,
-                Column::Shared,
-                Column::Reclaimable,
+                Figure::Total,
+                Figure::Exclusive,
+                Figure::Shared,
+                Figure::Reclaimable,
             ],
             header: true,
             null: false,
@@ -114,7 +80,6 @@ impl Default for ReportOptions {
             sort: None,
             top: None,
             min_size: None,
-            tree: false,
             color: false,
         }
     }
@@ -124,18 +89,18 @@ impl ReportOptions {
     /// The figure that `--top`, `--min-size` and the tree's bars go by: the
     /// `--sort` figure, else the `--du` figure, else the first column
     /// (total, or apparent with `--apparent-size`).
-    pub fn rank(&self) -> Column {
+    pub fn rank(&self) -> Figure {
         match (self.sort, self.format) {
             (Some(SortKey::Size(c)), _) => c,
             (_, Format::Du(c)) => c,
-            _ => self.columns.first().copied().unwrap_or(Column::Total),
+            _ => self.columns.first().copied().unwrap_or(Figure::Total),
         }
     }
 
     /// Whether the entries must be collected before printing (anything but
     /// du order, all of it).
     fn selects(&self) -> bool {
-        self.sort.is_some() || self.top.is_some() || self.min_size.is_some() || self.tree
+        self.sort.is_some() || self.top.is_some() || self.min_size.is_some()
     }
 }
 
@@ -147,11 +112,11 @@ pub fn write(
     errors: u64,
     opts: &ReportOptions,
 ) -> io::Result<()> {
-    if opts.tree {
-        let rows = Rows::collect(tree, opts.max_depth);
-        return crate::treeview::write(out, tree, &rows, opts);
-    }
     match opts.format {
+        Format::Tree => {
+            let rows = Rows::collect(tree, opts.max_depth);
+            crate::treeview::write(out, tree, &rows, opts)
+        }
         Format::Text => text(out, tree, opts),
         Format::Json => json(out, tree, roots, errors, opts),
         Format::Du(c) => du(out, tree, c, opts),
@@ -208,7 +173,7 @@ pub(crate) fn column_widths(tree: &Tree, opts: &ReportOptions) -> Vec<usize> {
     let mut maxes = vec![0u64; opts.columns.len()];
     let mut bound = |s: &Stats| {
         for (m, c) in maxes.iter_mut().zip(&opts.columns) {
-            *m = (*m).max(c.value(s));
+            *m = (*m).max(c.of(s));
         }
     };
     for &r in tree.roots() {
@@ -242,21 +207,21 @@ pub(crate) fn sizes(
 ) -> io::Result<()> {
     for (c, w) in opts.columns.iter().zip(widths) {
         cell.clear();
-        opts.unit.format(c.value(s), cell);
+        opts.unit.format(c.of(s), cell);
         write!(line, "{cell:>w$}  ")?;
     }
     Ok(())
 }
 
 /// `--du FIGURE`: du's `SIZE<TAB>PATH` lines, and du's `SIZE<TAB>total`.
-fn du(out: &mut dyn Write, tree: &Tree, figure: Column, opts: &ReportOptions) -> io::Result<()> {
+fn du(out: &mut dyn Write, tree: &Tree, figure: Figure, opts: &ReportOptions) -> io::Result<()> {
     let end = if opts.null { b'\0' } else { b'\n' };
     let mut line = Vec::with_capacity(256);
     let mut cell = String::new();
     let mut row = |path: &[u8], s: &Stats| -> io::Result<()> {
         line.clear();
         cell.clear();
-        opts.unit.format(figure.value(s), &mut cell);
+        opts.unit.format(figure.of(s), &mut cell);
         line.extend_from_slice(cell.as_bytes());
         line.push(b'\t');
         line.extend_from_slice(path);

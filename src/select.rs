@@ -16,8 +16,9 @@
 use std::cmp::Ordering;
 use std::convert::Infallible;
 
+use crate::figures::Figure;
 use crate::figures::{Kind, Stats};
-use crate::report::{Column, ReportOptions, SortKey};
+use crate::report::{ReportOptions, SortKey};
 use crate::tree::{Entry, Tree};
 
 /// `Row::parent` of a root.
@@ -125,9 +126,9 @@ impl Rows {
     }
 
     /// Largest `c` first, ties by path.
-    fn by_size(&self, c: Column, a: u32, b: u32) -> Ordering {
-        c.value(&self.row(b).figures)
-            .cmp(&c.value(&self.row(a).figures))
+    fn by_size(&self, c: Figure, a: u32, b: u32) -> Ordering {
+        c.of(&self.row(b).figures)
+            .cmp(&c.of(&self.row(a).figures))
             .then_with(|| self.path(a).cmp(self.path(b)))
     }
 
@@ -138,7 +139,7 @@ impl Rows {
         let mut v: Vec<u32> = (0..self.len() as u32)
             .filter(|&i| {
                 opts.min_size
-                    .is_none_or(|m| rank.value(&self.row(i).figures) >= m)
+                    .is_none_or(|m| rank.of(&self.row(i).figures) >= m)
             })
             .collect();
         if let Some(n) = opts.top {
@@ -210,8 +211,8 @@ pub fn hierarchy(rows: &Rows, opts: &ReportOptions) -> Hierarchy {
         match key {
             SortKey::Name => kids.sort_unstable_by(|&a, &b| rows.name(a).cmp(rows.name(b))),
             SortKey::Size(c) => kids.sort_unstable_by(|&a, &b| {
-                c.value(&rows.row(b).figures)
-                    .cmp(&c.value(&rows.row(a).figures))
+                c.of(&rows.row(b).figures)
+                    .cmp(&c.of(&rows.row(a).figures))
                     .then_with(|| rows.name(a).cmp(rows.name(b)))
             }),
         }

@@ -54,7 +54,7 @@ pub fn write(
     // (row, last among its siblings, prefix length before it)
     let mut stack: Vec<(u32, bool, usize)> = Vec::new();
     for &root in &h.roots {
-        let whole = rank.value(&rows.row(root).figures);
+        let whole = rank.of(&rows.row(root).figures);
         prefix.clear();
         stack.push((root, true, 0));
         while let Some((i, last, plen)) = stack.pop() {
@@ -62,7 +62,7 @@ pub fn write(
             let r = rows.row(i);
             line.clear();
             report::sizes(&mut line, &mut cell, &r.figures, opts, &widths)?;
-            bar(&mut line, rank.value(&r.figures), whole, opts.color);
+            bar(&mut line, rank.of(&r.figures), whole, opts.color);
             line.extend_from_slice(b"  ");
             let is_root = r.parent == NO_PARENT;
             if !is_root {
