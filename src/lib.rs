@@ -8,6 +8,7 @@
 //! indexed and swept ([`extents`]) before the roll-up credits them. See DESIGN.md in the shared docs
 //! for what every figure means and what it is checked against.
 
+mod error;
 pub mod extents;
 pub mod fiemap;
 pub mod figures;
@@ -24,15 +25,16 @@ pub mod units;
 pub mod walk;
 
 use std::fmt::Write as _;
-use std::io::{self, Write};
+use std::io::Write;
 use std::time::Instant;
 
 use extents::Granularity;
 use walk::{Counters, Walk};
 
+pub use error::Error;
 pub use messages::Messages;
 pub use report::ReportOptions;
-pub use walk::WalkOptions;
+pub use walk::{Progress, WalkOptions};
 
 /// Everything a run needs, resolved from the command line.
 #[derive(Clone, Debug, Default)]
@@ -53,9 +55,9 @@ pub struct Outcome {
 
 /// Walks, rolls up and reports. Per-entry failures go to `msgs` and are
 /// counted in the outcome; only a failure to write the report is an `Err`.
-pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> io::Result<Outcome> {
+pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
     let t0 = Instant::now();
-    let walked = walk::walk(&cfg.walk, msgs);
+    let walked = walk::walk(&cfg.walk, msgs)?;
     let t_walk = t0.elapsed();
     let Walk {
         nodes,

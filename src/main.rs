@@ -20,8 +20,7 @@ use sdu::glob::Excludes;
 use sdu::progress::{self, Display};
 use sdu::report::{Format, SortKey};
 use sdu::units::{Unit, parse_block_size, parse_size};
-use sdu::walk::Progress;
-use sdu::{Config, Messages, ReportOptions, WalkOptions};
+use sdu::{Config, Messages, Progress, ReportOptions, WalkOptions};
 
 /// The three examples that end `--help` (and the man page shows them too).
 const EXAMPLES: &[(&str, &str)] = &[
@@ -301,13 +300,13 @@ fn main() -> ExitCode {
     match result {
         Ok(o) => ExitCode::from(u8::from(o.errors > 0)),
         // `sdu | head` closing the pipe is not an error.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+        Err(sdu::Error::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
             ExitCode::from(u8::from(msgs.errors() > 0))
         }
         Err(e) => {
             // Drop what is still buffered rather than try to write it again.
             let _ = out.inner.into_parts();
-            eprintln!("sdu: write error: {e}");
+            eprintln!("sdu: {e}");
             ExitCode::from(2)
         }
     }

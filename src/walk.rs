@@ -281,7 +281,7 @@ thread_local! {
 }
 
 /// Walks `opts.roots` and returns the tree's records.
-pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Walk {
+pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, crate::Error> {
     let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .current
         .unwrap_or(65536);
@@ -299,7 +299,7 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Walk {
         .num_threads(threads)
         .thread_name(|i| format!("sdu-walk-{i}"))
         .build()
-        .expect("cannot start worker threads");
+        .map_err(|e| crate::Error::Threads(std::io::Error::other(e)))?;
     let max_cached = soft
         .saturating_sub(FIXED + PER_THREAD * threads as u64)
         .clamp(1, 4096) as usize;
@@ -324,7 +324,7 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Walk {
             }
         }
     });
-    assemble(ctx, roots)
+    Ok(assemble(ctx, roots))
 }
 
 /// Stats a root and walks it if it is a directory.
