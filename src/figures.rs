@@ -2,7 +2,8 @@
 
 use std::ops::AddAssign;
 
-/// The figures of an entry or a subtree (DESIGN.md defines each).
+/// The figures of an entry or a subtree (`docs/design.md`, "The figures",
+/// defines each).
 ///
 /// Sums over inodes: `apparent` is Σ `st_size`, `total` Σ allocated bytes
 /// (`stx_blocks × 512`), `exclusive` is `total` less the bytes of extents
@@ -12,12 +13,19 @@ use std::ops::AddAssign;
 /// contained) are not sums over inodes: [`crate::tree`] computes them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
+    /// Σ `st_size`.
     pub apparent: u64,
+    /// Σ allocated bytes, `stx_blocks × 512`: what du prints.
     pub total: u64,
+    /// `total` less the bytes of extents flagged shared.
     pub exclusive: u64,
+    /// The union of the shared ranges referenced under the entry.
     pub shared: u64,
+    /// What deleting the entry would free.
     pub reclaimable: u64,
+    /// Non-directory inodes.
     pub files: u64,
+    /// Directories (a directory counts itself).
     pub dirs: u64,
 }
 
@@ -125,12 +133,61 @@ impl Figure {
     }
 }
 
+/// The figures an inode seen through several links adds, once, to every
+/// directory above any of them.
+///
+/// Only the link that was mapped knows the shared extents; all links see
+/// the same inode, so the smallest exclusive is the inode's. Its shared
+/// bytes come from the sweep and its reclaimable bytes from where its links
+/// lie ([`all_links_seen`]), so both start at zero.
+pub fn linked_inode<'a>(links: impl Iterator<Item = &'a Stats>) -> Stats {
+    let mut out: Option<Stats> = None;
+    for s in links {
+        match &mut out {
+            None => out = Some(*s),
+            Some(o) => o.exclusive = o.exclusive.min(s.exclusive),
+        }
+    }
+    let mut stats = out.unwrap_or_default();
+    stats.shared = 0;
+    stats.reclaimable = 0;
+    stats
+}
+
+/// Is an inode contained in the scan, so that deleting what holds its links
+/// frees it? Only when every one of its `nlink` links was seen.
+pub fn all_links_seen(seen: usize, nlink: u32) -> bool {
+    seen as u64 >= u64::from(nlink)
+}
+
+/// Can deleting what the scan saw of a shared unit free it?
+///
+/// `mappings` are the unit's references seen in the scan, `ranges` the
+/// stored ranges overlapping it, `files` how many files map it, and
+/// `per_extent` whether its filesystem frees whole extents (Btrfs).
+///
+/// - A unit referenced once in the scan is flagged shared with something
+///   outside it: never freed.
+/// - Btrfs reports compressed extents with their logical length, so one
+///   file's consecutive compressed extents overlap and make one unit with
+///   as many mappings as ranges: shared with a snapshot outside the scan,
+///   not inside it. Inside, some range is mapped twice.
+///
+/// A unit that passes is freed where all its files are contained (the
+/// roll-up decides that).
+pub fn unit_freeable(mappings: u32, ranges: u32, files: usize, per_extent: bool) -> bool {
+    mappings > 1 && !(per_extent && files == 1 && mappings <= ranges)
+}
+
 /// What an entry is, as reported in JSON `type`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Kind {
+    /// A directory.
     #[default]
     Dir,
+    /// A regular file.
     File,
+    /// A symbolic link.
     Symlink,
     /// Devices, FIFOs, sockets.
     Other,

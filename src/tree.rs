@@ -10,9 +10,10 @@
 //! the same terms whatever the walk order, so the figures never depend on
 //! the thread count.
 
-use crate::extents::{Granularity, Sweep};
-use crate::figures::{Kind, Stats};
-use crate::walk::{FileRec, Link, NONE, NodeRec, TOP};
+use crate::extents::Sweep;
+use crate::figures::{self, Kind, Stats};
+use crate::probe::Granularity;
+use crate::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
 
 /// The walked tree with its rolled-up figures.
 #[derive(Debug)]
@@ -28,18 +29,23 @@ pub struct Tree {
 /// One entry as the reports see it.
 #[derive(Debug)]
 pub struct Entry<'a> {
+    /// Its node id.
     pub id: u32,
     /// The path as printed: the root as given, `/`, the names.
     pub path: &'a [u8],
+    /// Levels below its root.
     pub depth: u32,
+    /// What it is.
     pub kind: Kind,
+    /// Its rolled-up figures.
     pub figures: &'a Stats,
 }
 
 impl Tree {
     /// Rolls up the walk's records and credits shared data from the sweep.
     ///
-    /// `granularity(fs)` says how filesystem `fs` frees shared data.
+    /// `granularity(fs)` says how the filesystem of extent space `fs` frees
+    /// shared data.
     pub fn build(
         nodes: Vec<NodeRec>,
         mut links: Vec<Link>,
@@ -53,7 +59,7 @@ impl Tree {
         // smaller: one pass from the highest id rolls everything up.
         for id in (1..n).rev() {
             let r = &nodes[id];
-            if !r.leaf && r.parent != NONE {
+            if !r.leaf && r.parent != NO_NODE {
                 let f = figures[id];
                 figures[r.parent as usize] += f;
             }
@@ -64,7 +70,7 @@ impl Tree {
             generation: 0,
             reclaim_at: vec![0; n],
         };
-        links.sort_unstable_by_key(|l| (l.dev, l.ino, l.node));
+        links.sort_unstable_by_key(|l| (l.inode(), l.node));
         c.credit_links(&mut figures, &links);
         c.credit_sweep(&mut figures, &links, files, sweep, granularity);
         // Reclaimable bytes credited at a lowest common ancestor belong to
@@ -73,7 +79,7 @@ impl Tree {
         let mut reclaim = c.reclaim_at;
         for id in (1..n).rev() {
             let p = nodes[id].parent;
-            if p != NONE {
+            if p != NO_NODE {
                 reclaim[p as usize] = reclaim[p as usize].saturating_add(reclaim[id]);
             }
         }
@@ -112,9 +118,8 @@ impl Tree {
     }
 
     /// Visits entries in du order: post-order, siblings by name, roots in
-    /// the order given. Entries deeper than `max_depth` are skipped, and
-    /// `-a` leaves only when `leaves` is set (they are only recorded with
-    /// `-a` anyway).
+    /// the order given. Entries deeper than `max_depth` are skipped (`-a`
+    /// file leaves are recorded only with `-a`, so they are visited then).
     pub fn visit<E>(
         &self,
         max_depth: Option<u32>,
@@ -184,7 +189,7 @@ impl Crediting<'_> {
     /// credited in this generation: over several starting nodes, that is
     /// once per node of the union of their ancestor chains.
     fn climb(&mut self, mut node: u32, mut f: impl FnMut(usize)) {
-        while node != NONE && self.stamp[node as usize] != self.generation {
+        while node != NO_NODE && self.stamp[node as usize] != self.generation {
             self.stamp[node as usize] = self.generation;
             f(node as usize);
             node = self.nodes[node as usize].parent;
@@ -222,18 +227,13 @@ impl Crediting<'_> {
     /// union of its links' ancestor chains, and its exclusive bytes as
     /// reclaimable where all its links lie. `links` is sorted by inode.
     fn credit_links(&mut self, figures: &mut [Stats], links: &[Link]) {
-        for group in links.chunk_by(|a, b| (a.dev, a.ino) == (b.dev, b.ino)) {
-            // Only the link that was mapped knows the shared extents; all
-            // links see the same inode, so take the smallest exclusive.
-            let mut stats = group[0].stats;
-            stats.exclusive = group.iter().map(|l| l.stats.exclusive).min().unwrap_or(0);
-            stats.reclaimable = 0;
-            stats.shared = 0;
+        for group in links.chunk_by(|a, b| a.inode() == b.inode()) {
+            let stats = figures::linked_inode(group.iter().map(|l| &l.stats));
             self.next_generation();
             for l in group {
                 self.climb(l.node, |n| figures[n] += stats);
             }
-            if group.len() as u64 >= u64::from(group[0].nlink) {
+            if figures::all_links_seen(group.len(), group[0].nlink) {
                 let lca = group.iter().map(|l| l.node).reduce(|a, b| self.lca(a, b));
                 if let Some(lca) = lca {
                     let r = &mut self.reclaim_at[lca as usize];
@@ -268,10 +268,10 @@ impl Crediting<'_> {
             let a = pool.len();
             let mut all_seen = true;
             if f.linked {
-                let lo = links.partition_point(|l| (l.dev, l.ino) < (f.dev, f.ino));
-                let hi = links.partition_point(|l| (l.dev, l.ino) <= (f.dev, f.ino));
+                let lo = links.partition_point(|l| l.inode() < f.inode());
+                let hi = links.partition_point(|l| l.inode() <= f.inode());
                 pool.extend(links[lo..hi].iter().map(|l| l.node));
-                all_seen = hi > lo && (hi - lo) as u64 >= u64::from(links[lo].nlink);
+                all_seen = hi > lo && figures::all_links_seen(hi - lo, links[lo].nlink);
             }
             if pool.len() == a {
                 pool.push(f.node);
@@ -298,15 +298,7 @@ impl Crediting<'_> {
             let per_extent = granularity(fs) == Granularity::Extent;
             for i in range {
                 let u = sweep.unit(i);
-                if u.referenced_once() {
-                    continue;
-                }
-                // Btrfs reports compressed extents with their logical
-                // length, so one file's consecutive compressed extents
-                // overlap and make one unit with as many mappings as
-                // ranges: shared with a snapshot outside the scan, not
-                // inside it. Inside, some range is mapped twice.
-                if per_extent && u.files.len() == 1 && u.mappings <= u.ranges {
+                if !figures::unit_freeable(u.mappings, u.ranges, u.files.len(), per_extent) {
                     continue;
                 }
                 let mut lca = None;
@@ -334,9 +326,9 @@ impl Crediting<'_> {
 fn children(nodes: &[NodeRec]) -> (Vec<u32>, Vec<u32>) {
     let n = nodes.len();
     let mut start = vec![0u32; n + 1];
-    // A root nested in another root is a top of its own (parent NONE) but
+    // A root nested in another root is a top of its own (parent NO_NODE) but
     // is listed among the roots, in the order given.
-    let parent = |r: &NodeRec| if r.parent == NONE { TOP } else { r.parent };
+    let parent = |r: &NodeRec| if r.parent == NO_NODE { TOP } else { r.parent };
     for r in nodes.iter().skip(1) {
         start[parent(r) as usize + 1] += 1;
     }
@@ -382,6 +374,7 @@ mod tests {
 
     fn link(ino: u64, node: u32, bytes: u64) -> Link {
         Link {
+            ns: 0,
             dev: 1,
             ino,
             nlink: 2,
@@ -397,7 +390,7 @@ mod tests {
     /// top(0) -> r(1) -> {a(2) -> c(4), b(3)}
     fn nodes() -> Vec<NodeRec> {
         vec![
-            rec(0, NONE, 0, "", 0),
+            rec(0, NO_NODE, 0, "", 0),
             rec(1, 0, 0, "r", 1),
             rec(2, 1, 1, "a", 10),
             rec(3, 1, 1, "b", 100),
@@ -491,6 +484,7 @@ mod tests {
         FileRec {
             id,
             node,
+            ns: 0,
             dev: 1,
             ino: 100 + u64::from(id),
             linked: false,

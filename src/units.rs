@@ -18,7 +18,9 @@ pub enum Unit {
     /// printed after each number when the size was given as a bare unit
     /// (`-BK` prints `4K`, `-B1K` prints `4`), as du does.
     Blocks {
+        /// Bytes per block.
         size: u64,
+        /// Printed after each number, as du does for a bare unit.
         suffix: Option<&'static str>,
     },
 }

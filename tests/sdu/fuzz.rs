@@ -20,11 +20,12 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
 
-use sdu::extents::{Granularity, SharedIndex, Sweep};
-use sdu::fiemap::{self, Extent, FiemapExtent};
+use sdu::extents::fiemap::{self, Extent, FiemapExtent};
+use sdu::extents::{SharedIndex, Sweep};
 use sdu::figures::{Kind, Stats};
+use sdu::probe::Granularity;
+use sdu::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
 use sdu::tree::Tree;
-use sdu::walk::{FileRec, Link, NONE, NodeRec, TOP};
 
 /// Cases per proptest round; rounds repeat until the budget is spent.
 const ROUND: u32 = 64;
@@ -430,7 +431,7 @@ fn tree_spec() -> impl Strategy<Value = TreeSpec> {
 /// and checks every directory against a model.
 fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
     let n = spec.parents.len() + 2;
-    let mut parent = vec![NONE, TOP];
+    let mut parent = vec![NO_NODE, TOP];
     parent.extend(spec.parents.iter().copied());
     let mut depth = vec![0u32; n];
     for i in 2..n {
@@ -483,6 +484,7 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
             files.push(FileRec {
                 id,
                 node: f.links[0],
+                ns: 0,
                 dev: 1,
                 ino,
                 linked: once,
@@ -497,6 +499,7 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
                     Stats::of_inode(Kind::File, f.size, f.blocks)
                 };
                 links.push(Link {
+                    ns: 0,
                     dev: 1,
                     ino,
                     nlink: f.nlink,
@@ -521,7 +524,7 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
         if node == top {
             return true;
         }
-        if node == NONE || node == TOP {
+        if node == NO_NODE || node == TOP {
             return false;
         }
         node = parent[node as usize];

@@ -15,10 +15,11 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use sdu::extents::{Granularity, SharedIndex};
+use sdu::extents::SharedIndex;
 use sdu::figures::{Kind, Stats};
+use sdu::probe::Granularity;
+use sdu::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
 use sdu::tree::Tree;
-use sdu::walk::{FileRec, Link, NONE, NodeRec, TOP};
 
 /// Block size.
 const B: u64 = 4096;
@@ -117,7 +118,7 @@ struct MFile {
 struct World {
     g: Granularity,
     /// Model node ids: 0 = TOP, 1..=`dirs` directories, then (`-a`) one
-    /// leaf per file link. parent[0] = NONE.
+    /// leaf per file link. parent[0] = NO_NODE.
     parent: Vec<u32>,
     dirs: u32,
     names: Vec<String>,
@@ -132,7 +133,7 @@ impl World {
     /// `all`: as with `-a`, every file link has a leaf node of its own.
     fn new(s: &Scenario, g: Granularity, all: bool) -> World {
         let n = s.dirs.len() as u32;
-        let mut parent = vec![NONE, TOP];
+        let mut parent = vec![NO_NODE, TOP];
         for (i, &(raw, root)) in s.parents.iter().enumerate() {
             let id = i as u32 + 2;
             parent.push(if root { TOP } else { 1 + raw % (id - 1) });
@@ -264,7 +265,7 @@ impl World {
             if x == d {
                 return true;
             }
-            if x == NONE {
+            if x == NO_NODE {
                 return false;
             }
             x = self.parent[x as usize];
@@ -523,7 +524,7 @@ fn build(w: &World, seed: Option<u64>) -> Vec<(Stats, String)> {
     let mut nodes = vec![NodeRec::default(); n + 1];
     nodes[0] = NodeRec {
         id: TOP,
-        parent: NONE,
+        parent: NO_NODE,
         depth: 0,
         kind: Kind::Dir,
         leaf: false,
@@ -567,6 +568,7 @@ fn build(w: &World, seed: Option<u64>) -> Vec<(Stats, String)> {
         if once {
             for (k, &l) in f.links.iter().enumerate() {
                 links.push(Link {
+                    ns: 0,
                     dev: DEV,
                     ino,
                     nlink: f.nlink,
@@ -587,6 +589,7 @@ fn build(w: &World, seed: Option<u64>) -> Vec<(Stats, String)> {
             files[id as usize] = FileRec {
                 id,
                 node,
+                ns: 0,
                 dev: DEV,
                 ino,
                 linked: once,

@@ -1,0 +1,21 @@
+//! The extents stage: which physical data each file references, indexed
+//! while the walk runs and swept into segments and reclaim units after it.
+//!
+//! - [`source`]: the one seam through which the walk asks "what are this
+//!   file's extents?" (FIEMAP today; a Btrfs tree search or XFS GETFSMAP
+//!   plug in there);
+//! - [`fiemap`]: the `FS_IOC_FIEMAP` ioctl;
+//! - [`index`]: the concurrent index of shared ranges;
+//! - [`sweep`]: segments (what `shared` sums) and units (what `reclaimable`
+//!   sums).
+
+pub mod fiemap;
+pub mod index;
+pub mod source;
+pub mod sweep;
+#[cfg(test)]
+mod tests;
+
+pub use index::SharedIndex;
+pub use source::{Extents, FileExtents, Source};
+pub use sweep::{Segment, Sweep, Unit};

@@ -1,0 +1,422 @@
+//! The sweep: stored shared ranges → elementary segments and reclaim units.
+//!
+//! - a **segment** is a maximal physical range mapped by one fixed multiset of
+//!   (file, multiplicity); `shared` bytes are sums of segments;
+//! - a **unit** is what the filesystem frees as a whole (see
+//!   [`Granularity`]); `reclaimable` bytes are sums of units.
+//!
+//! Ranges are swept in order of (extent space, start); partial overlaps
+//! (partial clones) are resolved here, which exact `(start, length)`
+//! matching alone would double-count.
+
+use std::ops::Range;
+
+use crate::probe::Granularity;
+
+/// One stored range during the sweep: 32 bytes, its references inline when
+/// there are at most two of them, so that the sweep reads memory in order.
+pub(super) struct Interval {
+    pub(super) start: u64,
+    pub(super) end: u64,
+    pub(super) fs: u32,
+    /// The number of references.
+    pub(super) count: u32,
+    /// The files when `count <= 2`; otherwise the offset of the `count`
+    /// files in the pool, low half first.
+    pub(super) refs: [u32; 2],
+}
+
+const _: () = assert!(size_of::<Interval>() == 32);
+
+impl Interval {
+    /// Its references, with multiplicity.
+    fn refs<'a>(&'a self, pool: &'a [u32]) -> &'a [u32] {
+        let n = self.count as usize;
+        if n <= 2 {
+            &self.refs[..n]
+        } else {
+            let off = (u64::from(self.refs[1]) << 32 | u64::from(self.refs[0])) as usize;
+            &pool[off..off + n]
+        }
+    }
+}
+
+/// The sweep's working state, reused across filesystems.
+#[derive(Default)]
+pub(super) struct Sweeper {
+    out: Sweep,
+    /// The multiset of files mapping the current position, as (file, count)
+    /// sorted by file. A sorted `Vec` rather than a tree: it is small (the
+    /// files sharing one place), merged a whole range's references at a time,
+    /// and copied out as is.
+    active: Vec<(u32, u32)>,
+    /// `active` as of the last emitted segment.
+    last_ms: Vec<(u32, u32)>,
+    /// Scratch: the references of one range, sorted and counted.
+    delta: Vec<(u32, u32)>,
+    /// Scratch for merging.
+    merged: Vec<(u32, u32)>,
+    /// Files of the current run (Extent units), with repeats.
+    run_files: Vec<u32>,
+}
+
+impl Sweeper {
+    /// Sweeps `ranges` (their references in `pool`) into a [`Sweep`];
+    /// `granularity(fs)` tells how extent space `fs` frees shared data.
+    pub(super) fn sweep(
+        mut ranges: Vec<Interval>,
+        pool: &[u32],
+        granularity: impl Fn(u32) -> Granularity,
+    ) -> Sweep {
+        ranges.sort_unstable_by_key(|r| (r.fs, r.start));
+        let mut sweeper = Sweeper::default();
+        // Usually about one segment and one unit per range; reserving spares
+        // the copies of growing the output arrays.
+        sweeper.out.reserve(ranges.len());
+        let mut rest = &ranges[..];
+        while let Some(first) = rest.first() {
+            let n = rest.partition_point(|r| r.fs == first.fs);
+            let (group, tail) = rest.split_at(n);
+            sweeper.sweep_fs(group, pool, granularity(first.fs));
+            let end = sweeper.out.unit_count();
+            sweeper.out.fs_spans.push((first.fs, end));
+            rest = tail;
+        }
+        sweeper.out
+    }
+
+    /// Adds (`add`) or removes the references `r` to or from `active`.
+    ///
+    /// O(|active| + |r| log |r|).
+    fn apply(&mut self, r: &[u32], add: bool) {
+        self.delta.clear();
+        self.delta.extend(r.iter().map(|&f| (f, 1)));
+        self.delta.sort_unstable();
+        self.delta.dedup_by(|b, a| {
+            let same = a.0 == b.0;
+            if same {
+                a.1 += b.1;
+            }
+            same
+        });
+        self.merged.clear();
+        let (mut i, mut j) = (0, 0);
+        while i < self.active.len() || j < self.delta.len() {
+            let x = self.active.get(i).copied();
+            let d = self.delta.get(j).copied();
+            match (x, d) {
+                (Some(x), Some(d)) if x.0 == d.0 => {
+                    let c = if add { x.1 + d.1 } else { x.1 - d.1 };
+                    if c > 0 {
+                        self.merged.push((x.0, c));
+                    }
+                    i += 1;
+                    j += 1;
+                }
+                (Some(x), Some(d)) if x.0 < d.0 => {
+                    self.merged.push(x);
+                    i += 1;
+                }
+                (Some(x), None) => {
+                    self.merged.push(x);
+                    i += 1;
+                }
+                (_, Some(d)) => {
+                    assert!(add, "removing a reference that is not active");
+                    self.merged.push(d);
+                    j += 1;
+                }
+                (None, None) => unreachable!(),
+            }
+        }
+        std::mem::swap(&mut self.active, &mut self.merged);
+    }
+
+    /// Sweeps the ranges of one filesystem, sorted by start.
+    fn sweep_fs(&mut self, group: &[Interval], pool: &[u32], g: Granularity) {
+        // End events, sorted: (position, range).
+        let mut ends: Vec<(u64, usize)> = group.iter().map(|r| r.end).zip(0..).collect();
+        ends.sort_unstable();
+
+        let mut si = 0; // next range to start
+        let mut ei = 0; // next range to end, in `ends`
+        let mut open = 0u32; // ranges covering the current position
+        let mut mappings = 0u64; // Σ multiplicities in `active`
+        let mut prev = 0u64; // the last event position
+        let mut started_at_prev = 0u32; // ranges that started at `prev`
+        // The current run of overlapping ranges: its first segment, bytes,
+        // references and ranges.
+        let mut run = RunState::default();
+        // Where the last segment of this filesystem ended, if any.
+        let mut last_end: Option<u64> = None;
+
+        while let Some(&(next_end, _)) = ends.get(ei) {
+            let p = match group.get(si) {
+                Some(r) if r.start < next_end => r.start,
+                _ => next_end,
+            };
+            if open > 0 && p > prev {
+                let same_unit = g == Granularity::Block || self.out.seg_bytes.len() > run.first_seg;
+                if last_end == Some(prev) && same_unit && self.active == self.last_ms {
+                    // Same references as the adjacent segment before.
+                    *self.out.seg_bytes.last_mut().expect("a segment") += p - prev;
+                    if g == Granularity::Block {
+                        let u = self.out.unit_bytes.len() - 1;
+                        self.out.unit_bytes[u] += p - prev;
+                        self.out.unit_ranges[u] += started_at_prev;
+                    }
+                } else {
+                    self.out.push_segment(p - prev, &self.active, sat(mappings));
+                    if g == Granularity::Block {
+                        let s = self.out.seg_bytes.len() - 1;
+                        let files = self.out.seg_files[s];
+                        self.out
+                            .push_unit(p - prev, files, sat(mappings), open, s + 1);
+                    }
+                    self.last_ms.clone_from(&self.active);
+                }
+                run.bytes += p - prev;
+                last_end = Some(p);
+            }
+            while let Some(&(end, i)) = ends.get(ei) {
+                if end != p {
+                    break;
+                }
+                let r = group[i].refs(pool);
+                self.apply(r, false);
+                mappings -= r.len() as u64;
+                open -= 1;
+                ei += 1;
+            }
+            if open == 0 && g == Granularity::Extent && run.ranges > 0 {
+                self.close_run(&run);
+                run = RunState::default();
+            }
+            started_at_prev = 0;
+            while si < group.len() && group[si].start == p {
+                if open == 0 {
+                    run = RunState {
+                        first_seg: self.out.seg_bytes.len(),
+                        ..RunState::default()
+                    };
+                    self.run_files.clear();
+                }
+                let r = group[si].refs(pool);
+                self.apply(r, true);
+                if g == Granularity::Extent {
+                    self.run_files.extend(r);
+                }
+                mappings += r.len() as u64;
+                run.mappings += r.len() as u64;
+                run.ranges += 1;
+                open += 1;
+                started_at_prev += 1;
+                si += 1;
+            }
+            prev = p;
+        }
+        debug_assert!(self.active.is_empty() && open == 0);
+    }
+
+    /// Records the run that just closed as one Extent unit.
+    fn close_run(&mut self, run: &RunState) {
+        let segs = self.out.seg_bytes.len();
+        let files = if segs - run.first_seg == 1 {
+            self.out.seg_files[run.first_seg]
+        } else {
+            self.run_files.sort_unstable();
+            self.run_files.dedup();
+            let start = self.out.pool.len();
+            self.out.pool.extend(&self.run_files);
+            [start, self.out.pool.len()]
+        };
+        self.out
+            .push_unit(run.bytes, files, sat(run.mappings), sat(run.ranges), segs);
+    }
+}
+
+/// The run of overlapping ranges being swept.
+#[derive(Default)]
+struct RunState {
+    first_seg: usize,
+    bytes: u64,
+    mappings: u64,
+    ranges: u64,
+}
+
+/// Saturates a reference count into a `u32`.
+fn sat(x: u64) -> u32 {
+    u32::try_from(x).unwrap_or(u32::MAX)
+}
+
+/// The result of the sweep: elementary segments and units, ordered by
+/// filesystem index and physical address, in flat arrays.
+///
+/// # Memory
+/// Per segment 28 bytes (length, mapping count, file-list bounds) plus 4 per
+/// file; per unit 40 bytes plus 4 per file when it spans more than one
+/// segment (a one-segment unit shares its segment's list).
+#[derive(Debug, Default, Clone)]
+pub struct Sweep {
+    /// The file lists of segments and units, back to back.
+    pool: Vec<u32>,
+    seg_bytes: Vec<u64>,
+    seg_mappings: Vec<u32>,
+    seg_files: Vec<[usize; 2]>,
+    unit_bytes: Vec<u64>,
+    unit_mappings: Vec<u32>,
+    unit_ranges: Vec<u32>,
+    unit_files: Vec<[usize; 2]>,
+    /// One past the last segment of each unit; units cover the segments in
+    /// order.
+    unit_seg_end: Vec<usize>,
+    /// Per filesystem, in index order: its index and one past its last unit.
+    fs_spans: Vec<(u32, usize)>,
+}
+
+/// An elementary segment: a maximal physical range with one fixed multiset
+/// of referencing files (adjacent ranges with the same multiset are merged,
+/// within a unit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment<'a> {
+    /// Length in bytes.
+    pub bytes: u64,
+    /// The files that map it, sorted, without duplicates.
+    pub files: &'a [u32],
+    /// The mappings of each of its blocks: Σ over `files` of how many times
+    /// the file maps the block.
+    pub mappings: u32,
+}
+
+/// A unit: data the filesystem frees only as a whole (see [`Granularity`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unit<'a> {
+    /// Its size in bytes: the union of its segments.
+    pub bytes: u64,
+    /// The files that map some of it, sorted, without duplicates.
+    pub files: &'a [u32],
+    /// References to it seen in the scan, with multiplicity. `Block`: the
+    /// mappings of each of its blocks (as [`Segment::mappings`]). `Extent`:
+    /// Σ over the stored ranges of the run of the files mapping each.
+    pub mappings: u32,
+    /// The number of distinct stored `(physical, length)` ranges overlapping
+    /// it.
+    ///
+    /// On Btrfs, compressed extents are reported with their logical length
+    /// from their start on disk, so consecutive compressed extents of one
+    /// file overlap and form one run. `mappings > ranges` (some range mapped
+    /// twice in the scan) is a stricter test than `mappings > 1` that such a
+    /// run is shared inside the scan rather than with a snapshot outside it.
+    pub ranges: u32,
+    /// Its segments, as indices for [`Sweep::segment`].
+    pub segments: Range<usize>,
+}
+
+impl Unit<'_> {
+    /// Whether the scan saw a single mapping of it: it is flagged shared, so
+    /// the other reference is outside the scan, and deleting what the scan
+    /// saw frees nothing.
+    pub fn referenced_once(&self) -> bool {
+        self.mappings <= 1
+    }
+}
+
+impl Sweep {
+    /// Appends a segment with the files of the multiset `ms`.
+    fn push_segment(&mut self, bytes: u64, ms: &[(u32, u32)], mappings: u32) {
+        let start = self.pool.len();
+        self.pool.extend(ms.iter().map(|&(f, _)| f));
+        self.seg_files.push([start, self.pool.len()]);
+        self.seg_bytes.push(bytes);
+        self.seg_mappings.push(mappings);
+    }
+
+    /// Appends a unit whose files are `pool[files[0]..files[1]]` and whose
+    /// last segment is `seg_end - 1`.
+    fn push_unit(
+        &mut self,
+        bytes: u64,
+        files: [usize; 2],
+        mappings: u32,
+        ranges: u32,
+        seg_end: usize,
+    ) {
+        self.unit_bytes.push(bytes);
+        self.unit_files.push(files);
+        self.unit_mappings.push(mappings);
+        self.unit_ranges.push(ranges);
+        self.unit_seg_end.push(seg_end);
+    }
+
+    /// Reserves room for `n` more segments and units.
+    fn reserve(&mut self, n: usize) {
+        self.pool.reserve(n);
+        self.seg_bytes.reserve(n);
+        self.seg_mappings.reserve(n);
+        self.seg_files.reserve(n);
+        self.unit_bytes.reserve(n);
+        self.unit_mappings.reserve(n);
+        self.unit_ranges.reserve(n);
+        self.unit_files.reserve(n);
+        self.unit_seg_end.reserve(n);
+    }
+
+    /// The number of segments.
+    pub fn segment_count(&self) -> usize {
+        self.seg_bytes.len()
+    }
+
+    /// The units of each filesystem: its index and the range of unit
+    /// indices (for [`Sweep::unit`]) swept from its ranges.
+    pub fn fs_units(&self) -> impl Iterator<Item = (u32, Range<usize>)> + '_ {
+        self.fs_spans.iter().enumerate().map(|(i, &(fs, end))| {
+            let start = if i == 0 { 0 } else { self.fs_spans[i - 1].1 };
+            (fs, start..end)
+        })
+    }
+
+    /// The number of units.
+    pub fn unit_count(&self) -> usize {
+        self.unit_bytes.len()
+    }
+
+    /// Segment `i` (panics if `i >= segment_count()`).
+    pub fn segment(&self, i: usize) -> Segment<'_> {
+        let [a, b] = self.seg_files[i];
+        Segment {
+            bytes: self.seg_bytes[i],
+            files: &self.pool[a..b],
+            mappings: self.seg_mappings[i],
+        }
+    }
+
+    /// Unit `i` (panics if `i >= unit_count()`).
+    pub fn unit(&self, i: usize) -> Unit<'_> {
+        let [a, b] = self.unit_files[i];
+        let first = if i == 0 { 0 } else { self.unit_seg_end[i - 1] };
+        Unit {
+            bytes: self.unit_bytes[i],
+            files: &self.pool[a..b],
+            mappings: self.unit_mappings[i],
+            ranges: self.unit_ranges[i],
+            segments: first..self.unit_seg_end[i],
+        }
+    }
+
+    /// The segments, by filesystem index and physical address.
+    pub fn segments(&self) -> impl ExactSizeIterator<Item = Segment<'_>> + '_ {
+        (0..self.segment_count()).map(|i| self.segment(i))
+    }
+
+    /// The units, by filesystem index and physical address.
+    pub fn units(&self) -> impl ExactSizeIterator<Item = Unit<'_>> + '_ {
+        (0..self.unit_count()).map(|i| self.unit(i))
+    }
+
+    /// The size of the union of all indexed ranges, in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.seg_bytes
+            .iter()
+            .fold(0u64, |a, &b| a.saturating_add(b))
+    }
+}

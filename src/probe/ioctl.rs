@@ -1,0 +1,242 @@
+//! The filesystem ioctls the probe needs: XFS reflink support and the
+//! filesystem's identity (UUID).
+//!
+//! Like [`crate::extents::fiemap`], one of the two modules that may use
+//! `unsafe`, only to hand `#[repr(C)]` mirrors of kernel UAPI structs (sizes
+//! pinned at compile time, opcodes pinned by a test) to rustix's [`ioctl`].
+//! Every call here is unprivileged.
+//!
+//! # References
+//!  - `include/uapi/linux/fs.h`, `include/uapi/linux/btrfs.h`, xfsprogs
+//!    `include/xfs/xfs_fs.h`
+
+#![allow(unsafe_code)]
+
+use std::io;
+use std::os::fd::BorrowedFd;
+
+use rustix::ioctl::{Opcode, Updater, ioctl, opcode};
+
+/// `XFS_FSOP_GEOM_FLAGS_REFLINK`: files can share blocks.
+pub const XFS_FSOP_GEOM_FLAGS_REFLINK: u32 = 1 << 20;
+
+/// statfs `f_type` magic numbers (linux/magic.h and the filesystems' own
+/// headers).
+pub mod magic {
+    /// `BTRFS_SUPER_MAGIC`.
+    pub const BTRFS: u32 = 0x9123_683e;
+    /// `XFS_SUPER_MAGIC`.
+    pub const XFS: u32 = 0x5846_5342;
+    /// `OCFS2_SUPER_MAGIC`.
+    pub const OCFS2: u32 = 0x7461_636f;
+    /// `BCACHEFS_SUPER_MAGIC`.
+    pub const BCACHEFS: u32 = 0xca45_1a4e;
+    /// `EXT4_SUPER_MAGIC` (also ext2 and ext3).
+    pub const EXT4: u32 = 0xef53;
+    /// `TMPFS_MAGIC`.
+    pub const TMPFS: u32 = 0x0102_1994;
+    /// `NFS_SUPER_MAGIC`.
+    pub const NFS: u32 = 0x6969;
+    /// `CIFS_SUPER_MAGIC`.
+    pub const CIFS: u32 = 0xff53_4d42;
+    /// `SMB2_SUPER_MAGIC`.
+    pub const SMB2: u32 = 0xfe53_4d42;
+}
+
+/// `struct xfs_fsop_geom_v4`: output of `XFS_IOC_FSGEOMETRY_V4`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct XfsFsopGeomV4 {
+    blocksize: u32,
+    rtextsize: u32,
+    agblocks: u32,
+    agcount: u32,
+    logblocks: u32,
+    sectsize: u32,
+    inodesize: u32,
+    imaxpct: u32,
+    datablocks: u64,
+    rtblocks: u64,
+    rtextents: u64,
+    logstart: u64,
+    uuid: [u8; 16],
+    sunit: u32,
+    swidth: u32,
+    version: i32,
+    flags: u32,
+    logsectsize: u32,
+    rtsectsize: u32,
+    dirblocksize: u32,
+    logsunit: u32,
+}
+
+/// `struct xfs_fsop_geom` (v5): output of `XFS_IOC_FSGEOMETRY`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct XfsFsopGeom {
+    v4: XfsFsopGeomV4,
+    sick: u32,
+    checked: u32,
+    reserved: [u64; 17],
+}
+
+const _: () = assert!(size_of::<XfsFsopGeomV4>() == 112);
+const _: () = assert!(size_of::<XfsFsopGeom>() == 256);
+
+/// `_IOR('X', 126, struct xfs_fsop_geom)`.
+pub(crate) const XFS_IOC_FSGEOMETRY: Opcode = opcode::read::<XfsFsopGeom>(b'X', 126);
+/// `_IOR('X', 124, struct xfs_fsop_geom_v4)`.
+pub(crate) const XFS_IOC_FSGEOMETRY_V4: Opcode = opcode::read::<XfsFsopGeomV4>(b'X', 124);
+
+/// The `statfs` `f_type` of the filesystem holding `fd`.
+pub fn fs_type(fd: BorrowedFd<'_>) -> io::Result<u32> {
+    let st = rustix::fs::fstatfs(fd)?;
+    // f_type is a signed long holding a 32-bit magic: keep its low 32 bits.
+    Ok(st.f_type as u32)
+}
+
+/// Whether `fd` lies on an XFS filesystem with reflink (shared blocks)
+/// enabled; `Ok(false)` on any other filesystem.
+///
+/// Uses `XFS_IOC_FSGEOMETRY`, which needs no privilege, falling back to the
+/// v4 ioctl on kernels that lack the v5 one (`ENOTTY`/`EINVAL`). Checks
+/// `statfs` first so that no XFS opcode reaches another driver.
+pub fn xfs_reflink_enabled(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    if fs_type(fd)? != magic::XFS {
+        return Ok(false);
+    }
+    let mut geom = XfsFsopGeom::default();
+    // SAFETY: XFS_IOC_FSGEOMETRY writes one `struct xfs_fsop_geom` (256
+    // bytes, layout mirrored and size pinned above) to the pointer; `geom` is
+    // exclusively borrowed and fully initialised.
+    let v5 = unsafe {
+        ioctl(
+            fd,
+            Updater::<{ XFS_IOC_FSGEOMETRY }, XfsFsopGeom>::new(&mut geom),
+        )
+    };
+    let flags = match v5 {
+        Ok(()) => geom.v4.flags,
+        Err(rustix::io::Errno::NOTTY | rustix::io::Errno::INVAL) => {
+            let mut v4 = XfsFsopGeomV4::default();
+            // SAFETY: as above, for the 112-byte `struct xfs_fsop_geom_v4`.
+            unsafe {
+                ioctl(
+                    fd,
+                    Updater::<{ XFS_IOC_FSGEOMETRY_V4 }, XfsFsopGeomV4>::new(&mut v4),
+                )?;
+            }
+            v4.flags
+        }
+        Err(e) => return Err(e.into()),
+    };
+    Ok(flags & XFS_FSOP_GEOM_FLAGS_REFLINK != 0)
+}
+
+/// `struct fsuuid2`: output of `FS_IOC_GETFSUUID`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct FsUuid2 {
+    len: u8,
+    uuid: [u8; 16],
+}
+
+const _: () = assert!(size_of::<FsUuid2>() == 17);
+
+/// `_IOR(0x15, 0, struct fsuuid2)` (Linux ≥ 6.10).
+pub(crate) const FS_IOC_GETFSUUID: Opcode = opcode::read::<FsUuid2>(0x15, 0);
+
+/// `struct btrfs_ioctl_fs_info_args`: in/out argument of `BTRFS_IOC_FS_INFO`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct BtrfsFsInfoArgs {
+    max_id: u64,
+    num_devices: u64,
+    fsid: [u8; 16],
+    nodesize: u32,
+    sectorsize: u32,
+    clone_alignment: u32,
+    csum_type: u16,
+    csum_size: u16,
+    /// In/out: requests extra fields; zero asks for none.
+    flags: u64,
+    generation: u64,
+    metadata_uuid: [u8; 16],
+    reserved: [u8; 944],
+}
+
+const _: () = assert!(size_of::<BtrfsFsInfoArgs>() == 1024);
+
+/// `_IOR(0x94, 31, struct btrfs_ioctl_fs_info_args)`.
+pub(crate) const BTRFS_IOC_FS_INFO: Opcode = opcode::read::<BtrfsFsInfoArgs>(0x94, 31);
+
+/// The identity of the filesystem holding `fd`: its UUID, zero-padded to 16
+/// bytes.
+///
+/// Subvolumes and snapshots of one Btrfs filesystem share one physical
+/// address space but not one `st_dev`: this is the key to use for extents.
+/// Tries `FS_IOC_GETFSUUID` (Linux ≥ 6.10, filesystems that publish a UUID:
+/// ext4, XFS, tmpfs…), then, on Btrfs, `BTRFS_IOC_FS_INFO` (its `fsid`). Both
+/// are unprivileged.
+///
+/// # Errors
+/// The `FS_IOC_GETFSUUID` error (typically `ENOTTY`) when the filesystem
+/// publishes no UUID, or an `InvalidData` error if it reports an empty one.
+pub fn fs_uuid(fd: BorrowedFd<'_>) -> io::Result<[u8; 16]> {
+    let err = match vfs_uuid(fd) {
+        Ok(u) => return Ok(u),
+        Err(e) => e,
+    };
+    if fs_type(fd)? == magic::BTRFS {
+        return btrfs_fsid(fd);
+    }
+    Err(err)
+}
+
+/// `ioctl(fd, FS_IOC_GETFSUUID)`—the UUID the filesystem publishes (the one
+/// blkid shows), zero-padded to 16 bytes.
+pub(crate) fn vfs_uuid(fd: BorrowedFd<'_>) -> io::Result<[u8; 16]> {
+    let mut u = FsUuid2::default();
+    // SAFETY: FS_IOC_GETFSUUID writes one 17-byte `struct fsuuid2` (layout
+    // mirrored, size pinned above); `u` is exclusively borrowed and
+    // initialised.
+    unsafe { ioctl(fd, Updater::<{ FS_IOC_GETFSUUID }, FsUuid2>::new(&mut u))? };
+    let len = usize::from(u.len);
+    if len == 0 || len > u.uuid.len() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "FS_IOC_GETFSUUID returned an invalid length",
+        ));
+    }
+    let mut out = [0; 16];
+    out[..len].copy_from_slice(&u.uuid[..len]);
+    Ok(out)
+}
+
+/// `ioctl(fd, BTRFS_IOC_FS_INFO)`—the `fsid` of the Btrfs filesystem.
+pub(crate) fn btrfs_fsid(fd: BorrowedFd<'_>) -> io::Result<[u8; 16]> {
+    let mut args = BtrfsFsInfoArgs {
+        max_id: 0,
+        num_devices: 0,
+        fsid: [0; 16],
+        nodesize: 0,
+        sectorsize: 0,
+        clone_alignment: 0,
+        csum_type: 0,
+        csum_size: 0,
+        flags: 0,
+        generation: 0,
+        metadata_uuid: [0; 16],
+        reserved: [0; 944],
+    };
+    // SAFETY: BTRFS_IOC_FS_INFO reads (for `flags`) and writes one 1024-byte
+    // `struct btrfs_ioctl_fs_info_args` (layout mirrored, size pinned above);
+    // `args` is zeroed (no extra fields requested) and exclusively borrowed.
+    unsafe {
+        ioctl(
+            fd,
+            Updater::<{ BTRFS_IOC_FS_INFO }, BtrfsFsInfoArgs>::new(&mut args),
+        )?
+    };
+    Ok(args.fsid)
+}

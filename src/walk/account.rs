@@ -1,0 +1,207 @@
+//! What one non-directory entry adds to its directory: its figures, its
+//! extents when it may share, and a link record when it must be counted
+//! once per directory.
+
+use std::ffi::CStr;
+use std::os::fd::{AsFd, BorrowedFd};
+
+use rustix::fs::Statx;
+use rustix::io::Errno;
+
+use super::fdcache::DirFs;
+use super::open::{self, OpenFile};
+use super::{Ctx, Local, dev_of};
+use crate::extents::Source;
+use crate::figures::{Kind, Stats};
+use crate::messages::strerror;
+use crate::probe::{self, Skip};
+use crate::quote::quote;
+use crate::records::{FileRec, Link};
+
+/// A non-directory entry as the walk found it.
+pub(super) struct FileAt<'a> {
+    /// Its directory (or the working directory, for a root given by path).
+    pub dirfd: BorrowedFd<'a>,
+    pub name: &'a CStr,
+    /// What statx said of it.
+    pub st: &'a Statx,
+    /// Its filesystem, when known from its directory (same `st_dev`).
+    pub fs: Option<DirFs>,
+    /// The node it is credited to: its directory, or its own with `-a`.
+    pub node: u32,
+    /// Its root's namespace.
+    pub ns: u32,
+    /// Open it only through the `O_PATH` check ([`open::guarded`]).
+    pub guard: bool,
+    /// Its path as printed, for messages.
+    pub path: &'a dyn Fn() -> Vec<u8>,
+}
+
+/// Accounts for a non-directory inode: maps its extents if it may share,
+/// and records a link if it must be counted once per directory. Returns
+/// what goes into its node's own figures.
+pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, local: &mut Local) -> Stats {
+    let st = f.st;
+    let dev = dev_of(st);
+    let kind = Kind::from_mode(u32::from(st.stx_mode));
+    let once = ctx.counts_once(st.stx_nlink);
+    let mut stats = Stats::of_inode(kind, st.stx_size, st.stx_blocks);
+    let mut ino = st.stx_ino;
+    let claim = || !once || ctx.mapped.insert((f.ns, dev, st.stx_ino));
+    // The filesystem is known from the directory unless the file lies on
+    // another device (a bind-mounted file; a symlink followed with -L): then
+    // it is probed on the opened file.
+    let verdict = match f.fs {
+        Some(fs) => probe::may_share(&fs.info, kind, st.stx_blocks, claim),
+        None if kind == Kind::File && st.stx_blocks > 0 => Ok(()),
+        None if kind == Kind::File => Err(Skip::FsCannotShare),
+        None => Err(Skip::NotRegular),
+    };
+    match verdict {
+        Err(skip) => local.skip(skip, stats.total),
+        Ok(()) if ctx.opts.skip_extents => {}
+        Ok(()) => match map_file(ctx, f, once, local) {
+            Mapped::Extents { view, shared, id } => {
+                stats = view.with_shared_extents(shared);
+                if let Some((id, file_ino)) = id {
+                    ino = file_ino;
+                    local.files.push(FileRec {
+                        id,
+                        node: f.node,
+                        ns: f.ns,
+                        dev,
+                        ino,
+                        linked: once,
+                    });
+                }
+            }
+            Mapped::Skipped(skip) => local.skip(skip, stats.total),
+            Mapped::Unverified => local.unverified(stats.total),
+            Mapped::Gone => {}
+        },
+    }
+    if !once && st.stx_nlink > 1 {
+        // -l counts every link; whether all of them lie under a directory
+        // is not tracked then, so none is claimed to be reclaimable.
+        stats.reclaimable = 0;
+    }
+    if once {
+        local.links.push(Link {
+            ns: f.ns,
+            dev,
+            ino,
+            nlink: st.stx_nlink,
+            node: f.node,
+            stats,
+        });
+        Stats::default()
+    } else {
+        stats
+    }
+}
+
+impl Local {
+    /// A file whose extents were not read, and why.
+    fn skip(&mut self, why: Skip, bytes: u64) {
+        self.counters.skipped[why.index()] += 1;
+        if why == Skip::Unverified {
+            self.unverified(bytes);
+        }
+    }
+
+    /// A file that may share but whose sharing could not be verified:
+    /// counted as exclusive, and its bytes reported.
+    fn unverified(&mut self, bytes: u64) {
+        self.counters.unverified_files += 1;
+        self.counters.unverified_bytes += bytes;
+    }
+}
+
+/// What mapping one file gave.
+enum Mapped {
+    /// Its figures, from the opened inode, and the bytes of its shared
+    /// extents; `id` is its file id and inode number when some extent is
+    /// shared.
+    Extents {
+        view: Stats,
+        shared: u64,
+        id: Option<(u32, u64)>,
+    },
+    /// Not mapped after all (its filesystem, known only once opened, cannot
+    /// share; or it was replaced by something that cannot).
+    Skipped(Skip),
+    /// Could not be mapped; reported, and counted as exclusive.
+    Unverified,
+    /// Gone or replaced by a non-file since it was stat-ed: counted with
+    /// what the walk saw, as exclusive.
+    Gone,
+}
+
+/// Opens a file relative to its directory and reads its extents.
+fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Mapped {
+    let flags = open::file_flags(ctx.euid, f.st.stx_uid);
+    let (fd, now): OpenFile = match open::open_regular(f.dirfd, f.name, flags, f.guard) {
+        Ok(Some(opened)) => opened,
+        // Gone, or no longer a regular file: counted as the walk saw it.
+        Ok(None) => return Mapped::Gone,
+        Err(e) => {
+            ctx.msgs.error(format_args!(
+                "cannot read extents of {}: {} (counted as exclusive)",
+                quote(&(f.path)()),
+                strerror(e)
+            ));
+            return Mapped::Unverified;
+        }
+    };
+    // The name may now point at another inode: every figure comes from the
+    // one that is open, so that figures and extents agree.
+    let view = Stats::of_inode(Kind::File, now.st_size as u64, now.st_blocks as u64);
+    let fs = match f.fs {
+        Some(fs) => fs,
+        None => {
+            let fs = ctx.filesystem(now.st_dev, fd.as_fd(), f.ns, f.path);
+            let key = (f.ns, dev_of(f.st), f.st.stx_ino);
+            let claim = || !once || ctx.mapped.insert(key);
+            if let Err(skip) = probe::may_share(&fs.info, Kind::File, f.st.stx_blocks, claim) {
+                return Mapped::Skipped(skip);
+            }
+            fs
+        }
+    };
+    if ctx.registry.fiemap_unsupported(fs.info.index) {
+        return Mapped::Skipped(Skip::FsCannotShare);
+    }
+    let got = ctx
+        .extents
+        .read(Source::for_fs(&fs.info), fd.as_fd(), fs.space);
+    local.counters.fiemap_files += 1;
+    local.counters.fiemap_calls += u64::from(got.calls);
+    if let Some(e) = got.error {
+        let errno = e.raw_os_error();
+        if errno == Some(Errno::OPNOTSUPP.raw_os_error())
+            || errno == Some(Errno::NOTTY.raw_os_error())
+        {
+            if ctx.registry.set_fiemap_unsupported(fs.info.index) {
+                ctx.msgs.warn(format_args!(
+                    "{}: the filesystem ({}) does not support FIEMAP; its files count as exclusive",
+                    quote(&(f.path)()),
+                    fs.info.name()
+                ));
+            }
+            return Mapped::Skipped(Skip::FsCannotShare);
+        }
+        // Extents indexed before the failure stand, and are taken out of
+        // the file's exclusive bytes, so figures stay consistent.
+        ctx.msgs.error(format_args!(
+            "cannot read extents of {}: {} (counted as exclusive)",
+            quote(&(f.path)()),
+            e
+        ));
+        local.unverified(view.total.saturating_sub(got.shared_bytes));
+    }
+    Mapped::Extents {
+        view,
+        shared: got.shared_bytes,
+        id: got.file.map(|id| (id, now.st_ino)),
+    }
+}

@@ -1,0 +1,231 @@
+//! The directories being walked, and the bounded cache of their fds.
+//!
+//! A directory's fd is kept (cached) only while some of its subdirectories
+//! have not opened yet, and only while the cache is under a budget derived
+//! from `RLIMIT_NOFILE`. A subdirectory whose parent fd was not cached
+//! reopens the parent chain from the nearest cached ancestor (or the root
+//! path), one `openat` per level, checking that each reopened directory is
+//! the one it stat-ed. So the walk works under `ulimit -n 32` and never runs
+//! out of fds on deep or wide trees.
+
+use std::collections::VecDeque;
+use std::ffi::CString;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use rustix::fs::{CWD, OFlags};
+
+use super::open::{DirError, open_dir};
+use crate::probe::FsInfo;
+
+/// A directory's filesystem and the extent space its files' extents are
+/// keyed in.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct DirFs {
+    pub info: FsInfo,
+    pub space: u32,
+}
+
+/// A directory being walked: what its children need to open themselves and
+/// to name themselves in messages.
+pub(super) struct DirHandle {
+    /// This handle, for the fd cache's queue.
+    pub me: Weak<DirHandle>,
+    pub parent: Option<Arc<DirHandle>>,
+    /// Entry name; for a root, the path as given.
+    pub name: CString,
+    pub id: u32,
+    pub depth: u32,
+    pub dev: u64,
+    pub ino: u64,
+    /// The mount of the root, for `-x`.
+    pub root_mnt: u64,
+    /// The root's namespace (see `namespaces` in the walk).
+    pub ns: u32,
+    /// Open files in it only after an `O_PATH` check (see
+    /// [`super::open::guarded`]).
+    pub guard: bool,
+    /// Its filesystem when known from the parent (same `st_dev`); `None`
+    /// means probe it once opened.
+    pub fs: Option<DirFs>,
+    /// The path as printed, kept only when `--exclude` needs it.
+    pub path: Option<Box<[u8]>>,
+    pub fd: Mutex<Option<Arc<OwnedFd>>>,
+    /// 1 for the listing + batches in flight + subdirectories not yet
+    /// opened. The fd cache is released when it drops to 0.
+    pub pending: AtomicUsize,
+}
+
+impl Drop for DirHandle {
+    /// Drops the parent chain iteratively: a recursive drop of a
+    /// 5,000-level chain would overflow a worker's stack.
+    fn drop(&mut self) {
+        let mut next = self.parent.take();
+        while let Some(p) = next {
+            match Arc::try_unwrap(p) {
+                Ok(mut h) => next = h.parent.take(),
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+impl DirHandle {
+    /// The path of this directory (and of `child` in it) as sdu prints it.
+    pub fn path(&self, child: Option<&[u8]>) -> Vec<u8> {
+        let mut names: Vec<&[u8]> = Vec::new();
+        if let Some(c) = child {
+            names.push(c);
+        }
+        let mut cur = Some(self);
+        while let Some(h) = cur {
+            names.push(h.name.as_bytes());
+            cur = h.parent.as_deref();
+        }
+        let mut out = Vec::new();
+        for n in names.iter().rev() {
+            join(&mut out, n);
+        }
+        out
+    }
+
+    /// Is `(dev, ino)` this directory or one of its ancestors?
+    pub fn is_ancestor_or_self(&self, dev: u64, ino: u64) -> bool {
+        let mut cur = Some(self);
+        while let Some(d) = cur {
+            if d.dev == dev && d.ino == ino {
+                return true;
+            }
+            cur = d.parent.as_deref();
+        }
+        false
+    }
+
+    fn slot(&self) -> MutexGuard<'_, Option<Arc<OwnedFd>>> {
+        self.fd.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// One subdirectory opened (or failed to): release the cached fd when
+    /// nothing needs it any more.
+    pub fn release(&self, cache: &FdCache) {
+        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 && self.slot().take().is_some() {
+            cache.released();
+        }
+    }
+
+    /// An fd for this directory: the cached one, or one reopened through
+    /// the parent chain with `flags`.
+    pub fn fd(&self, cache: &FdCache, flags: OFlags) -> Result<Arc<OwnedFd>, DirError> {
+        if let Some(fd) = self.slot().as_ref() {
+            return Ok(fd.clone());
+        }
+        // Slow path: find the nearest ancestor with a cached fd and open
+        // down from it, one level at a time.
+        let mut chain: Vec<&DirHandle> = vec![self];
+        let mut base: Option<Arc<OwnedFd>> = None;
+        let mut cur = self.parent.as_deref();
+        while let Some(h) = cur {
+            if let Some(fd) = h.slot().as_ref() {
+                base = Some(fd.clone());
+                break;
+            }
+            chain.push(h);
+            cur = h.parent.as_deref();
+        }
+        for h in chain.iter().rev() {
+            // The tree may have changed since the walk stat-ed this
+            // directory: never read another directory in its place.
+            let fd = match &base {
+                Some(b) => open_dir(b.as_fd(), &h.name, flags, h.dev, h.ino)?,
+                None => open_dir(CWD, &h.name, flags, h.dev, h.ino)?,
+            };
+            let fd = Arc::new(fd);
+            // Cache the reopened chain: the next sibling that needs one of
+            // these directories finds it, so unwinding a deep tree under a
+            // small budget costs O(depth² / budget) opens, not O(depth²).
+            cache.insert(h, &fd);
+            base = Some(fd);
+        }
+        Ok(base.expect("chain is never empty"))
+    }
+}
+
+/// The budget of cached directory fds, evicting the least recently cached.
+///
+/// The walk is depth-first on each thread, so the directories that will
+/// need their fd soonest are the ones cached last; the oldest entries are
+/// shallow directories whose remaining subdirectories will reopen them
+/// through a short chain. (Keeping the oldest instead makes a deep tree
+/// reopen ever longer chains.)
+pub(super) struct FdCache {
+    max: usize,
+    inner: Mutex<CacheInner>,
+}
+
+struct CacheInner {
+    /// Handles in the order they were cached; entries whose fd was since
+    /// released are skipped and pruned.
+    queue: VecDeque<Weak<DirHandle>>,
+    /// Handles that hold an fd now.
+    count: usize,
+}
+
+impl FdCache {
+    /// A cache of at most `max` directory fds.
+    pub fn new(max: usize) -> Self {
+        FdCache {
+            max,
+            inner: Mutex::new(CacheInner {
+                queue: VecDeque::new(),
+                count: 0,
+            }),
+        }
+    }
+
+    /// Caches `fd` in `h`, evicting the oldest cached fd if full.
+    pub fn insert(&self, h: &DirHandle, fd: &Arc<OwnedFd>) {
+        let mut c = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if c.count >= self.max {
+            let mut evicted = false;
+            while let Some(w) = c.queue.pop_front() {
+                if let Some(old) = w.upgrade() {
+                    if old.slot().take().is_some() {
+                        evicted = true;
+                        break;
+                    }
+                }
+            }
+            if !evicted {
+                return;
+            }
+        } else {
+            c.count += 1;
+        }
+        if h.slot().replace(fd.clone()).is_some() {
+            // Another thread cached this directory meanwhile: one slot.
+            c.count -= 1;
+        }
+        c.queue.push_back(h.me.clone());
+        if c.queue.len() > 4 * self.max + 64 {
+            // Drop entries released since: they keep the handle's memory.
+            c.queue
+                .retain(|w| w.upgrade().is_some_and(|h| h.slot().is_some()));
+        }
+    }
+
+    /// A handle gave its cached fd back.
+    fn released(&self) {
+        let mut c = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        c.count = c.count.saturating_sub(1);
+    }
+}
+
+/// Appends `name` to a printed path the way fts does: one `/` between, none
+/// added after a trailing `/`.
+pub(super) fn join(path: &mut Vec<u8>, name: &[u8]) {
+    if !path.is_empty() && path.last() != Some(&b'/') {
+        path.push(b'/');
+    }
+    path.extend_from_slice(name);
+}

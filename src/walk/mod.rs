@@ -1,0 +1,429 @@
+//! The parallel walk: every directory read through its own fd, every entry
+//! stat-ed relative to it, every file that may share mapped on the way.
+//!
+//! Each directory is a rayon task. It opens the directory with
+//! `openat(parent_fd, name)`, reads it with getdents64 into a per-thread
+//! buffer and stats each entry with `statx(dirfd, name, AT_SYMLINK_NOFOLLOW |
+//! AT_STATX_DONT_SYNC)`; no syscall takes a full path, so depth and PATH_MAX
+//! do not matter. Subdirectories become new tasks. Wide directories are
+//! split into batches that other threads stat. Nothing recurses: tasks live
+//! on rayon's queues, not on the stack.
+//!
+//! The walk produces the [records](crate::records): one [`NodeRec`] per
+//! directory (and per file with `-a`), with the figures of the directory's
+//! own inode plus those of its singly-linked non-directory entries, and one
+//! [`Link`] per link of every multiply-linked inode, which the roll-up
+//! credits once per directory.
+//!
+//! - [`dir`]: reading one directory, stat-ing its entries;
+//! - [`account`]: what one non-directory entry adds (and its extents);
+//! - [`open`]: every rule for opening directories and files;
+//! - [`fdcache`]: the directory handles and the bounded fd cache.
+
+mod account;
+mod dir;
+mod fdcache;
+mod open;
+
+use std::ffi::CString;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use dashmap::DashSet;
+use rustix::fs::{self as rfs, AtFlags, CWD, Statx, StatxFlags};
+
+use crate::extents::Extents;
+use crate::figures::{Kind, Stats};
+use crate::glob::Excludes;
+use crate::messages::{Messages, strerror};
+use crate::probe::{Registry, Skip};
+use crate::quote::quote;
+use crate::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
+use fdcache::{DirFs, DirHandle, FdCache};
+
+/// The statx fields sdu reads. `UID` lets it decide whether `O_NOATIME`
+/// is permitted without a failing open; `MNT_ID` is what `-x` compares (a
+/// Btrfs subvolume has its own `st_dev` but is not a mount point).
+const MASK: StatxFlags = StatxFlags::TYPE
+    .union(StatxFlags::MNT_ID)
+    .union(StatxFlags::MODE)
+    .union(StatxFlags::NLINK)
+    .union(StatxFlags::UID)
+    .union(StatxFlags::INO)
+    .union(StatxFlags::SIZE)
+    .union(StatxFlags::BLOCKS);
+
+/// How to walk.
+#[derive(Clone, Debug, Default)]
+pub struct WalkOptions {
+    /// The paths to walk, as given (bytes).
+    pub roots: Vec<Vec<u8>>,
+    /// Worker threads (at least 1).
+    pub threads: usize,
+    /// `-L`: follow symlinks.
+    pub follow_links: bool,
+    /// `-x`: skip entries on other filesystems than their root.
+    pub one_file_system: bool,
+    /// `-l`: count every link of a multiply-linked inode.
+    pub count_links: bool,
+    /// `-a`: keep a node for every non-directory entry too.
+    pub all: bool,
+    /// `--exclude` patterns.
+    pub excludes: Excludes,
+    /// Where to publish progress while walking (for a progress display).
+    pub progress: Option<Arc<Progress>>,
+    /// Map no extents: only `total` and `apparent` are wanted (`--du
+    /// total`), so exclusive is reported equal to total and nothing shared.
+    pub skip_extents: bool,
+}
+
+/// Progress of a walk, published for a display on another thread.
+///
+/// Updated once per directory (an atomic add) and, every
+/// [`PROGRESS_PATH_EVERY`] directories, the path of the directory being
+/// read (a `try_lock`, skipped when the display holds the lock), so that
+/// publishing costs nothing measurable.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Entries stat-ed so far.
+    pub entries: AtomicU64,
+    /// A directory recently read, as printed.
+    pub current: Mutex<Vec<u8>>,
+}
+
+/// How often (in directories) the walker publishes the current path.
+pub const PROGRESS_PATH_EVERY: u32 = 64;
+
+/// What the walk counted, for `--stats` and the closing warning.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Entries stat-ed (roots included).
+    pub entries: u64,
+    /// Files whose extents were read.
+    pub fiemap_files: u64,
+    /// The ioctl calls that took.
+    pub fiemap_calls: u64,
+    /// Files not mapped, by [`Skip::index`].
+    pub skipped: [u64; Skip::ALL.len()],
+    /// Files that may share but whose sharing could not be verified (open
+    /// or FIEMAP failed, or their filesystem could not be probed), counted
+    /// as exclusive.
+    pub unverified_files: u64,
+    /// The allocated bytes of those files.
+    pub unverified_bytes: u64,
+}
+
+impl Counters {
+    fn add(&mut self, o: &Counters) {
+        self.entries += o.entries;
+        self.fiemap_files += o.fiemap_files;
+        self.fiemap_calls += o.fiemap_calls;
+        for (a, b) in self.skipped.iter_mut().zip(o.skipped) {
+            *a += b;
+        }
+        self.unverified_files += o.unverified_files;
+        self.unverified_bytes += o.unverified_bytes;
+    }
+}
+
+/// What a walk found.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// Indexed by id; `nodes[TOP]` is the virtual top node.
+    pub nodes: Vec<NodeRec>,
+    /// One per link of an inode counted once per directory.
+    pub links: Vec<Link>,
+    /// Indexed by file id.
+    pub files: Vec<FileRec>,
+    /// The shared extents of every mapped file, indexed, to be swept.
+    pub extents: Extents,
+    /// The filesystems met, and the filesystem of each extent space (the
+    /// keys the extent index compares addresses under).
+    pub registry: Registry,
+    /// What the walk counted.
+    pub counters: Counters,
+}
+
+/// What one task (a directory, a batch of its names, a file root) gathers
+/// before handing it to its thread's shard in one lock.
+#[derive(Default)]
+struct Local {
+    /// The figures the task adds to its directory's own node.
+    acc: Stats,
+    nodes: Vec<NodeRec>,
+    links: Vec<Link>,
+    files: Vec<FileRec>,
+    counters: Counters,
+}
+
+/// Records produced by tasks on one thread.
+#[derive(Default)]
+struct Shard {
+    nodes: Vec<NodeRec>,
+    /// Figures a batch adds to a directory whose node another task pushed.
+    partial: Vec<(u32, Stats)>,
+    links: Vec<Link>,
+    files: Vec<FileRec>,
+    counters: Counters,
+}
+
+/// The state every task of one walk shares.
+struct Ctx<'a> {
+    opts: &'a WalkOptions,
+    msgs: &'a Messages,
+    next_id: AtomicU32,
+    shards: Vec<Mutex<Shard>>,
+    cache: FdCache,
+    euid: u32,
+    registry: Registry,
+    extents: Extents,
+    /// Multiply-linked inodes already claimed for FIEMAP.
+    mapped: DashSet<(u32, u64, u64)>,
+}
+
+/// Walks `opts.roots` and returns the tree's records and the indexed
+/// shared extents.
+///
+/// # Errors
+/// [`crate::Error::Threads`] when the worker threads cannot be started.
+/// Entries that cannot be read are reported on `msgs` and counted there.
+pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, crate::Error> {
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(65536);
+    // Each thread may hold a listing fd, two transient fds of a
+    // parent-chain reopen and a file fd; stdio and the process need a few
+    // more. The rest caches directory fds. With fewer than MIN_CACHED in the
+    // cache, deep trees degrade to reopening long chains, so under a tight
+    // `ulimit -n` use fewer threads rather than a smaller cache.
+    const PER_THREAD: u64 = 4;
+    const FIXED: u64 = 6;
+    const MIN_CACHED: u64 = 16;
+    let fit = (soft.saturating_sub(FIXED + MIN_CACHED) / PER_THREAD).max(1) as usize;
+    let threads = opts.threads.clamp(1, fit);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("sdu-walk-{i}"))
+        .build()
+        .map_err(|e| crate::Error::Threads(std::io::Error::other(e)))?;
+    let max_cached = soft
+        .saturating_sub(FIXED + PER_THREAD * threads as u64)
+        .clamp(1, 4096) as usize;
+    let ctx = Ctx {
+        opts,
+        msgs,
+        next_id: AtomicU32::new(1),
+        shards: (0..threads).map(|_| Mutex::new(Shard::default())).collect(),
+        cache: FdCache::new(max_cached),
+        euid: rustix::process::geteuid().as_raw(),
+        registry: Registry::default(),
+        extents: Extents::new(),
+        mapped: DashSet::new(),
+    };
+    let spaces = namespaces(&opts.roots);
+    pool.scope(|s| {
+        for (root, &ns) in opts.roots.iter().zip(&spaces) {
+            start_root(&ctx, s, root, ns);
+        }
+    });
+    Ok(assemble(ctx))
+}
+
+/// The namespace of each root: 0 for the roots that lie inside no other
+/// root, a namespace of its own for each one that does (or repeats one).
+///
+/// Every root's figures are what sdu would print for it alone. A root
+/// inside another is walked again, and its inodes, links and extents are
+/// kept apart (keyed by namespace) so that the two walks never meet in the
+/// crediting; its node is a top of its own, outside the `-c` total, which
+/// counts every inode once, as du's does.
+fn namespaces(roots: &[Vec<u8>]) -> Vec<u32> {
+    use std::os::unix::ffi::OsStrExt;
+    let canon: Vec<Option<std::path::PathBuf>> = roots
+        .iter()
+        .map(|r| std::fs::canonicalize(std::ffi::OsStr::from_bytes(r)).ok())
+        .collect();
+    (0..roots.len())
+        .map(|i| {
+            let Some(me) = &canon[i] else { return 0 };
+            let nested = canon.iter().enumerate().any(|(j, other)| {
+                other
+                    .as_ref()
+                    .is_some_and(|o| j != i && me.starts_with(o) && (me != o || j < i))
+            });
+            if nested { i as u32 + 1 } else { 0 }
+        })
+        .collect()
+}
+
+/// Stats a root and walks it if it is a directory; a file root is
+/// accounted for at once.
+fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32) {
+    if ctx.opts.excludes.matches(root) {
+        return;
+    }
+    let Ok(cpath) = CString::new(root) else {
+        ctx.msgs.error(format_args!(
+            "cannot access {}: Invalid argument",
+            quote(root)
+        ));
+        return;
+    };
+    let flags = if ctx.opts.follow_links {
+        AtFlags::STATX_DONT_SYNC
+    } else {
+        AtFlags::SYMLINK_NOFOLLOW | AtFlags::STATX_DONT_SYNC
+    };
+    let st = match rfs::statx(CWD, &cpath, flags, MASK) {
+        Ok(st) => st,
+        Err(e) => {
+            ctx.msgs.error(format_args!(
+                "cannot access {}: {}",
+                quote(root),
+                strerror(e)
+            ));
+            return;
+        }
+    };
+    let id = ctx.new_id();
+    let kind = Kind::from_mode(u32::from(st.stx_mode));
+    let stats = Stats::of_inode(kind, st.stx_size, st.stx_blocks);
+    let dev = dev_of(&st);
+    if kind != Kind::Dir {
+        let mut local = Local::default();
+        local.counters.entries += 1;
+        // A file given by path: its directory was not stat-ed, so check.
+        let file = account::FileAt {
+            dirfd: CWD,
+            name: &cpath,
+            st: &st,
+            fs: None,
+            node: id,
+            ns,
+            guard: ctx.euid == 0,
+            path: &|| root.to_vec(),
+        };
+        let own = account::nondir(ctx, &file, &mut local);
+        local.nodes.push(NodeRec {
+            id,
+            parent: if ns == 0 { TOP } else { NO_NODE },
+            depth: 0,
+            kind,
+            leaf: false,
+            name: root.into(),
+            own,
+        });
+        ctx.flush(local, None);
+        return;
+    }
+    let handle = Arc::new_cyclic(|me| DirHandle {
+        me: me.clone(),
+        parent: None,
+        name: cpath,
+        id,
+        depth: 0,
+        dev,
+        ino: st.stx_ino,
+        root_mnt: st.stx_mnt_id,
+        ns,
+        guard: open::guarded(ctx.euid, &st),
+        fs: None,
+        path: (!ctx.opts.excludes.is_empty()).then(|| root.into()),
+        fd: Mutex::new(None),
+        pending: AtomicUsize::new(1),
+    });
+    s.spawn(move |s| dir::walk_dir(ctx, s, handle, stats, st.stx_uid));
+}
+
+impl Ctx<'_> {
+    fn new_id(&self) -> u32 {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        assert!(id < NO_NODE - 1, "more than 4 billion entries");
+        id
+    }
+
+    /// Hands a task's records to its thread's shard, in one lock. `partial`
+    /// is the directory whose figures `local.acc` adds to, when its node is
+    /// pushed by another task (a batch of a wide directory).
+    fn flush(&self, mut local: Local, partial: Option<u32>) {
+        if let Some(p) = &self.opts.progress {
+            p.entries
+                .fetch_add(local.counters.entries, Ordering::Relaxed);
+        }
+        let i = rayon::current_thread_index().unwrap_or(0) % self.shards.len();
+        let mut shard = self.shards[i].lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(dir) = partial {
+            shard.partial.push((dir, local.acc));
+        }
+        shard.nodes.append(&mut local.nodes);
+        shard.links.append(&mut local.links);
+        shard.files.append(&mut local.files);
+        shard.counters.add(&local.counters);
+    }
+
+    /// Must this inode be credited through the link table (once per
+    /// directory) rather than added where it is found?
+    fn counts_once(&self, nlink: u32) -> bool {
+        !self.opts.count_links && (nlink > 1 || self.opts.follow_links)
+    }
+
+    /// The filesystem of `dev`, probed through `fd` the first time, with
+    /// the extent space of namespace `ns`. A failed probe is warned about
+    /// once per filesystem, naming `path`.
+    fn filesystem(
+        &self,
+        dev: u64,
+        fd: std::os::fd::BorrowedFd<'_>,
+        ns: u32,
+        path: &dyn Fn() -> Vec<u8>,
+    ) -> DirFs {
+        let (info, warning) = self.registry.lookup(dev, fd);
+        if let Some(w) = warning {
+            self.msgs.warn(format_args!("{}: {w}", quote(&path())));
+        }
+        DirFs {
+            info,
+            space: self.registry.space(info.index, ns),
+        }
+    }
+}
+
+fn dev_of(st: &Statx) -> u64 {
+    rfs::makedev(st.stx_dev_major, st.stx_dev_minor)
+}
+
+/// Gathers the shards into records indexed by id.
+fn assemble(ctx: Ctx<'_>) -> Walk {
+    let n = ctx.next_id.load(Ordering::Relaxed) as usize;
+    let mut nodes: Vec<NodeRec> = vec![NodeRec::default(); n];
+    nodes[TOP as usize].parent = NO_NODE;
+    let mut links = Vec::new();
+    let mut partial = Vec::new();
+    let mut files = vec![FileRec::default(); ctx.extents.files()];
+    let mut counters = Counters::default();
+    for shard in ctx.shards {
+        let shard = shard.into_inner().unwrap_or_else(|e| e.into_inner());
+        for rec in shard.nodes {
+            let id = rec.id as usize;
+            nodes[id] = rec;
+        }
+        links.extend(shard.links);
+        partial.extend(shard.partial);
+        for f in shard.files {
+            let id = f.id as usize;
+            files[id] = f;
+        }
+        counters.add(&shard.counters);
+    }
+    for (id, stats) in partial {
+        nodes[id as usize].own += stats;
+    }
+    Walk {
+        nodes,
+        links,
+        files,
+        extents: ctx.extents,
+        registry: ctx.registry,
+        counters,
+    }
+}

@@ -1,0 +1,277 @@
+//! Every rule for opening what the walk reads: directories and files are
+//! opened relative to their parent's fd, never through a symlink (unless
+//! `-L`), never blocking on a FIFO, and checked against what was stat-ed.
+//!
+//! - `O_NOATIME` is asked for only where it is permitted (the owner, or
+//!   root), and one open retries without it if it is refused anyway
+//!   ([`openat_noatime`], the only place that retry is written).
+//! - A directory that was replaced since it was stat-ed is never read in its
+//!   place ([`check_dir`]): that is a [`DirError::Replaced`], reported.
+//! - As root, in a directory others can change, a file is opened through an
+//!   `O_PATH` check ([`guarded`], [`open_regular`]), so that a FIFO or
+//!   device swapped in is never opened (docs/SECURITY.md).
+
+use std::ffi::CStr;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+
+use rustix::fs::{self as rfs, CWD, Mode, OFlags, Statx};
+use rustix::io::Errno;
+
+use crate::figures::Kind;
+
+/// Why a directory could not be opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum DirError {
+    /// It (or a directory on the way to it) is gone, or is no directory
+    /// any more: removed since its parent listed it, which du skips quietly
+    /// (a root given on the command line is reported with the error).
+    Gone(Errno),
+    /// A different directory now has its name: replaced since it was
+    /// stat-ed. Reported, so that its contents are never silently missing.
+    Replaced,
+    /// Any other failure (permission denied...).
+    Errno(Errno),
+}
+
+impl From<Errno> for DirError {
+    fn from(e: Errno) -> Self {
+        match e {
+            Errno::NOENT | Errno::NOTDIR | Errno::LOOP => DirError::Gone(e),
+            e => DirError::Errno(e),
+        }
+    }
+}
+
+/// The flags to open a directory with. `owner` is the directory's uid when
+/// known: `O_NOATIME` is allowed to the owner and to root (CAP_FOWNER), and
+/// asking for it otherwise costs a failed open.
+pub(super) fn dir_flags(euid: u32, owner: Option<u32>, follow_links: bool) -> OFlags {
+    let mut f = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    if !follow_links {
+        f |= OFlags::NOFOLLOW;
+    }
+    if euid == 0 || owner == Some(euid) {
+        f |= OFlags::NOATIME;
+    }
+    f
+}
+
+/// The flags to open a regular file for its extents: read-only, no
+/// controlling terminal, never through a symlink; `O_NOATIME` where
+/// permitted (FIEMAP reads no data, but the open alone must not touch
+/// atime on filesystems that update it on open).
+pub(super) fn file_flags(euid: u32, owner: u32) -> OFlags {
+    let mut flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NOCTTY;
+    if euid == 0 || euid == owner {
+        flags |= OFlags::NOATIME;
+    }
+    flags
+}
+
+/// `openat(dirfd, name, flags)`, retried once without `O_NOATIME` when that
+/// is refused (EPERM: the caller turned out not to own the inode).
+fn openat_noatime(dirfd: BorrowedFd<'_>, name: &CStr, flags: OFlags) -> Result<OwnedFd, Errno> {
+    match rfs::openat(dirfd, name, flags, Mode::empty()) {
+        Err(Errno::PERM) if flags.contains(OFlags::NOATIME) => {
+            rfs::openat(dirfd, name, flags - OFlags::NOATIME, Mode::empty())
+        }
+        r => r,
+    }
+}
+
+/// Opens directory `name` relative to `dirfd` and checks that it is the
+/// directory `(dev, ino)` that was stat-ed.
+pub(super) fn open_dir(
+    dirfd: BorrowedFd<'_>,
+    name: &CStr,
+    flags: OFlags,
+    dev: u64,
+    ino: u64,
+) -> Result<OwnedFd, DirError> {
+    let fd = openat_noatime(dirfd, name, flags)?;
+    check_dir(&fd, dev, ino)?;
+    Ok(fd)
+}
+
+/// Is the open directory `fd` the one `(dev, ino)` that was stat-ed?
+pub(super) fn check_dir(fd: &OwnedFd, dev: u64, ino: u64) -> Result<(), DirError> {
+    let st = rfs::fstat(fd)?;
+    if same_inode(&st, dev, ino) {
+        Ok(())
+    } else {
+        Err(DirError::Replaced)
+    }
+}
+
+/// Does `st` describe inode `(dev, ino)`?
+fn same_inode(st: &rfs::Stat, dev: u64, ino: u64) -> bool {
+    st.st_ino == ino && st.st_dev == dev
+}
+
+/// Must files in this directory be opened through an `O_PATH` check?
+///
+/// Only root needs it (see [`open_regular`]), and only where someone else
+/// can change the directory's entries, that is swap a FIFO in between the
+/// statx and the open: a directory owned by another user, or writable by
+/// group or others (POSIX ACLs granting write show in the group bits).
+/// Root-owned `0755` trees, like /usr, need no check.
+pub(super) fn guarded(euid: u32, dir: &Statx) -> bool {
+    euid == 0 && (dir.stx_uid != 0 || u32::from(dir.stx_mode) & 0o022 != 0)
+}
+
+/// An open regular file and its current `fstat`.
+pub(super) type OpenFile = (OwnedFd, rfs::Stat);
+
+/// Opens `name` in `dirfd` for reading only if it is a regular file now,
+/// with its current `fstat`; `Ok(None)` when it is gone or is something
+/// else.
+///
+/// As root in a directory others can change (`guard`, see [`guarded`]),
+/// the name is first opened with `O_PATH`, which opens
+/// nothing (no FIFO writer is released, no device driver is called), and
+/// checked with `fstat`; only a regular file is then opened for reading,
+/// through `/proc/self/fd`, which reopens that very inode. That costs
+/// about 3 µs more per file here (measured: 92k files on XFS, 0.50 s →
+/// 0.79 s), so an unprivileged run, which cannot have device nodes planted
+/// for it (creating one needs CAP_MKNOD), opens the name directly with
+/// `O_NONBLOCK` (a FIFO swapped in since the statx can neither block it
+/// nor be read) and checks the type after. Where /proc is not mounted,
+/// root does the same.
+pub(super) fn open_regular(
+    dirfd: BorrowedFd<'_>,
+    name: &CStr,
+    flags: OFlags,
+    guard: bool,
+) -> Result<Option<OpenFile>, Errno> {
+    let gone = |e: Errno| match e {
+        Errno::NOENT | Errno::LOOP | Errno::NXIO | Errno::NOTDIR => Ok(None),
+        e => Err(e),
+    };
+    if !guard {
+        return open_checked(dirfd, name, flags).or_else(gone);
+    }
+    let pfd = match rfs::openat(
+        dirfd,
+        name,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(e) => return gone(e),
+    };
+    let st = match rfs::fstat(&pfd) {
+        Ok(st) => st,
+        Err(e) => return gone(e),
+    };
+    if Kind::from_mode(st.st_mode) != Kind::File {
+        return Ok(None);
+    }
+    let mut buf = [0u8; 16];
+    let n = fd_name(&mut buf, pfd.as_raw_fd());
+    // The magic link must be followed (it is the inode checked above), so
+    // no O_NOFOLLOW here.
+    let opened = PROC_FD.with(|dir| match dir.get_or_init(|| proc_fd_dir().ok()) {
+        Some(d) => openat_noatime(d.as_fd(), n, flags - OFlags::NOFOLLOW),
+        None => Err(Errno::NOENT),
+    });
+    match opened {
+        Ok(fd) => Ok(Some((fd, st))),
+        // No /proc: open the name itself, non-blocking, and check again.
+        Err(Errno::NOENT) => open_checked(dirfd, name, flags).or_else(gone),
+        Err(e) => Err(e),
+    }
+}
+
+/// Opens `name` directly, non-blocking, and keeps it only if it is a
+/// regular file.
+fn open_checked(
+    dirfd: BorrowedFd<'_>,
+    name: &CStr,
+    flags: OFlags,
+) -> Result<Option<OpenFile>, Errno> {
+    let fd = openat_noatime(dirfd, name, flags | OFlags::NONBLOCK)?;
+    let st = rfs::fstat(&fd)?;
+    if Kind::from_mode(st.st_mode) != Kind::File {
+        return Ok(None);
+    }
+    Ok(Some((fd, st)))
+}
+
+thread_local! {
+    /// `/proc/self/fd`, opened once per thread (`None` without /proc).
+    static PROC_FD: std::cell::OnceCell<Option<OwnedFd>> = const { std::cell::OnceCell::new() };
+}
+
+fn proc_fd_dir() -> Result<OwnedFd, Errno> {
+    rfs::openat(
+        CWD,
+        c"/proc/self/fd",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+}
+
+/// The decimal name of `fd` as a C string in `buf`, without allocating.
+fn fd_name(buf: &mut [u8; 16], fd: i32) -> &CStr {
+    let mut digits = [0u8; 12];
+    let mut n = fd.unsigned_abs();
+    let mut len = 0;
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for i in 0..len {
+        buf[i] = digits[len - 1 - i];
+    }
+    buf[len] = 0;
+    CStr::from_bytes_until_nul(&buf[..]).expect("NUL-terminated")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fd_names() {
+        let mut b = [0u8; 16];
+        assert_eq!(fd_name(&mut b, 0), c"0");
+        assert_eq!(fd_name(&mut b, 1234), c"1234");
+        assert_eq!(fd_name(&mut b, i32::MAX), c"2147483647");
+    }
+
+    #[test]
+    fn noatime_only_where_permitted() {
+        assert!(dir_flags(0, None, false).contains(OFlags::NOATIME));
+        assert!(dir_flags(1000, Some(1000), false).contains(OFlags::NOATIME));
+        assert!(!dir_flags(1000, Some(1001), false).contains(OFlags::NOATIME));
+        assert!(!dir_flags(1000, None, false).contains(OFlags::NOATIME));
+        assert!(dir_flags(1000, None, false).contains(OFlags::NOFOLLOW));
+        assert!(!dir_flags(1000, None, true).contains(OFlags::NOFOLLOW));
+        assert!(file_flags(0, 5).contains(OFlags::NOATIME | OFlags::NOFOLLOW));
+        assert!(!file_flags(7, 5).contains(OFlags::NOATIME));
+    }
+
+    /// Regression: a replaced directory was skipped quietly when opened by
+    /// name and reported as ESTALE when reopened through the fd cache. Both
+    /// now go through `check_dir`: a different inode is `Replaced`.
+    #[test]
+    fn replaced_directory_is_reported_not_gone() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        std::fs::create_dir(&a).unwrap();
+        let st = rfs::stat(&a).unwrap();
+        let parent =
+            rfs::open(d.path(), OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+        let flags = dir_flags(1, None, false);
+        let open = || open_dir(parent.as_fd(), c"a", flags, st.st_dev, st.st_ino);
+        assert!(open().is_ok());
+        std::fs::rename(&a, d.path().join("old")).unwrap();
+        assert_eq!(open().err(), Some(DirError::Gone(Errno::NOENT)));
+        std::fs::create_dir(&a).unwrap();
+        assert_eq!(open().err(), Some(DirError::Replaced));
+    }
+}
