@@ -19,7 +19,12 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Threads(e) => write!(f, "cannot start worker threads: {e}"),
+            Error::Threads(e) => {
+                // The C library's text, without Rust's "(os error N)".
+                let text = e.to_string();
+                let text = text.split(" (os error").next().unwrap_or(&text);
+                write!(f, "cannot start worker threads: {text}")
+            }
             Error::Write(e) => write!(f, "write error: {e}"),
         }
     }
