@@ -8,9 +8,9 @@ use std::os::fd::{AsFd, BorrowedFd};
 use rustix::fs::Statx;
 use rustix::io::Errno;
 
+use super::ctx::{Ctx, Local, dev_of};
 use super::fdcache::DirFs;
 use super::open::{self, OpenFile};
-use super::{Ctx, Local, dev_of};
 use crate::extents::Source;
 use crate::figures::{Kind, Stats};
 use crate::messages::strerror;

@@ -17,9 +17,9 @@ use rustix::fs::{self as rfs, AtFlags, RawDir};
 use rustix::io::Errno;
 
 use super::account::{self, FileAt};
+use super::ctx::{Ctx, Local, MASK, PROGRESS_PATH_EVERY, dev_of};
 use super::fdcache::{DirFs, DirHandle, join};
 use super::open::{self, DirError};
-use super::{Ctx, Local, MASK, PROGRESS_PATH_EVERY, dev_of};
 use crate::figures::{Kind, Stats};
 use crate::messages::strerror;
 use crate::probe::Skip;

@@ -1,0 +1,198 @@
+//! What every task of one walk shares: the options, the counters, the
+//! per-thread shards records are gathered in, and the registries.
+
+use std::os::fd::BorrowedFd;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use dashmap::DashSet;
+use rustix::fs::{self as rfs, Statx, StatxFlags};
+
+use super::fdcache::{DirFs, FdCache};
+use crate::extents::Extents;
+use crate::figures::Stats;
+use crate::glob::Excludes;
+use crate::messages::Messages;
+use crate::probe::{Registry, Skip};
+use crate::quote::quote;
+use crate::records::{FileRec, Link, NO_NODE, NodeRec};
+
+/// The statx fields sdu reads. `UID` lets it decide whether `O_NOATIME`
+/// is permitted without a failing open; `MNT_ID` is what `-x` compares (a
+/// Btrfs subvolume has its own `st_dev` but is not a mount point).
+pub(super) const MASK: StatxFlags = StatxFlags::TYPE
+    .union(StatxFlags::MNT_ID)
+    .union(StatxFlags::MODE)
+    .union(StatxFlags::NLINK)
+    .union(StatxFlags::UID)
+    .union(StatxFlags::INO)
+    .union(StatxFlags::SIZE)
+    .union(StatxFlags::BLOCKS);
+
+/// How to walk.
+#[derive(Clone, Debug, Default)]
+pub struct WalkOptions {
+    /// The paths to walk, as given (bytes).
+    pub roots: Vec<Vec<u8>>,
+    /// Worker threads (at least 1).
+    pub threads: usize,
+    /// `-L`: follow symlinks.
+    pub follow_links: bool,
+    /// `-x`: skip entries on other filesystems than their root.
+    pub one_file_system: bool,
+    /// `-l`: count every link of a multiply-linked inode.
+    pub count_links: bool,
+    /// `-a`: keep a node for every non-directory entry too.
+    pub all: bool,
+    /// `--exclude` patterns.
+    pub excludes: Excludes,
+    /// Where to publish progress while walking (for a progress display).
+    pub progress: Option<Arc<Progress>>,
+    /// Map no extents: only `total` and `apparent` are wanted (`--du
+    /// total`), so exclusive is reported equal to total and nothing shared.
+    pub skip_extents: bool,
+}
+
+/// Progress of a walk, published for a display on another thread.
+///
+/// Updated once per directory (an atomic add) and, every
+/// [`PROGRESS_PATH_EVERY`] directories, the path of the directory being
+/// read (a `try_lock`, skipped when the display holds the lock), so that
+/// publishing costs nothing measurable.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Entries stat-ed so far.
+    pub entries: AtomicU64,
+    /// A directory recently read, as printed.
+    pub current: Mutex<Vec<u8>>,
+}
+
+/// How often (in directories) the walker publishes the current path.
+pub const PROGRESS_PATH_EVERY: u32 = 64;
+
+/// What the walk counted, for `--stats` and the closing warning.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Entries stat-ed (roots included).
+    pub entries: u64,
+    /// Files whose extents were read.
+    pub fiemap_files: u64,
+    /// The ioctl calls that took.
+    pub fiemap_calls: u64,
+    /// Files not mapped, by [`Skip::index`].
+    pub skipped: [u64; Skip::ALL.len()],
+    /// Files that may share but whose sharing could not be verified (open
+    /// or FIEMAP failed, or their filesystem could not be probed), counted
+    /// as exclusive.
+    pub unverified_files: u64,
+    /// The allocated bytes of those files.
+    pub unverified_bytes: u64,
+}
+
+impl Counters {
+    pub(super) fn add(&mut self, o: &Counters) {
+        self.entries += o.entries;
+        self.fiemap_files += o.fiemap_files;
+        self.fiemap_calls += o.fiemap_calls;
+        for (a, b) in self.skipped.iter_mut().zip(o.skipped) {
+            *a += b;
+        }
+        self.unverified_files += o.unverified_files;
+        self.unverified_bytes += o.unverified_bytes;
+    }
+}
+
+/// What one task (a directory, a batch of its names, a file root) gathers
+/// before handing it to its thread's shard in one lock.
+#[derive(Default)]
+pub(super) struct Local {
+    /// The figures the task adds to its directory's own node.
+    pub(super) acc: Stats,
+    pub(super) nodes: Vec<NodeRec>,
+    pub(super) links: Vec<Link>,
+    pub(super) files: Vec<FileRec>,
+    pub(super) counters: Counters,
+}
+
+/// Records produced by tasks on one thread.
+#[derive(Default)]
+pub(super) struct Shard {
+    pub(super) nodes: Vec<NodeRec>,
+    /// Figures a batch adds to a directory whose node another task pushed.
+    pub(super) partial: Vec<(u32, Stats)>,
+    pub(super) links: Vec<Link>,
+    pub(super) files: Vec<FileRec>,
+    pub(super) counters: Counters,
+}
+
+/// The state every task of one walk shares.
+pub(super) struct Ctx<'a> {
+    pub(super) opts: &'a WalkOptions,
+    pub(super) msgs: &'a Messages,
+    pub(super) next_id: AtomicU32,
+    pub(super) shards: Vec<Mutex<Shard>>,
+    pub(super) cache: FdCache,
+    pub(super) euid: u32,
+    pub(super) registry: Registry,
+    pub(super) extents: Extents,
+    /// Multiply-linked inodes already claimed for FIEMAP.
+    pub(super) mapped: DashSet<(u32, u64, u64)>,
+}
+
+impl Ctx<'_> {
+    pub(super) fn new_id(&self) -> u32 {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        assert!(id < NO_NODE - 1, "more than 4 billion entries");
+        id
+    }
+
+    /// Hands a task's records to its thread's shard, in one lock. `partial`
+    /// is the directory whose figures `local.acc` adds to, when its node is
+    /// pushed by another task (a batch of a wide directory).
+    pub(super) fn flush(&self, mut local: Local, partial: Option<u32>) {
+        if let Some(p) = &self.opts.progress {
+            p.entries
+                .fetch_add(local.counters.entries, Ordering::Relaxed);
+        }
+        let i = rayon::current_thread_index().unwrap_or(0) % self.shards.len();
+        let mut shard = self.shards[i].lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(dir) = partial {
+            shard.partial.push((dir, local.acc));
+        }
+        shard.nodes.append(&mut local.nodes);
+        shard.links.append(&mut local.links);
+        shard.files.append(&mut local.files);
+        shard.counters.add(&local.counters);
+    }
+
+    /// Must this inode be credited through the link table (once per
+    /// directory) rather than added where it is found?
+    pub(super) fn counts_once(&self, nlink: u32) -> bool {
+        !self.opts.count_links && (nlink > 1 || self.opts.follow_links)
+    }
+
+    /// The filesystem of `dev`, probed through `fd` the first time, with
+    /// the extent space of namespace `ns`. A failed probe is warned about
+    /// once per filesystem, naming `path`.
+    pub(super) fn filesystem(
+        &self,
+        dev: u64,
+        fd: BorrowedFd<'_>,
+        ns: u32,
+        path: &dyn Fn() -> Vec<u8>,
+    ) -> DirFs {
+        let (info, warning) = self.registry.lookup(dev, fd);
+        if let Some(w) = warning {
+            self.msgs.warn(format_args!("{}: {w}", quote(&path())));
+        }
+        DirFs {
+            info,
+            space: self.registry.space(info.index, ns),
+        }
+    }
+}
+
+/// The device number of a statx result.
+pub(super) fn dev_of(st: &Statx) -> u64 {
+    rfs::makedev(st.stx_dev_major, st.stx_dev_minor)
+}
