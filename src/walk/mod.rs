@@ -34,6 +34,7 @@ use std::sync::{Arc, Mutex};
 use dashmap::DashSet;
 use rustix::fs::{self as rfs, AtFlags, CWD};
 
+use crate::error::Error;
 use crate::extents::Extents;
 use crate::figures::{Kind, Stats};
 use crate::messages::{Messages, strerror};
@@ -68,7 +69,7 @@ pub struct Walk {
 /// # Errors
 /// [`crate::Error::Threads`] when the worker threads cannot be started.
 /// Entries that cannot be read are reported on `msgs` and counted there.
-pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, crate::Error> {
+pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
     let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .current
         .unwrap_or(65536);
@@ -86,7 +87,7 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, crate::Error> {
         .num_threads(threads)
         .thread_name(|i| format!("sdu-walk-{i}"))
         .build()
-        .map_err(|e| crate::Error::Threads(std::io::Error::other(e)))?;
+        .map_err(|e| Error::Threads(std::io::Error::other(e)))?;
     let max_cached = soft
         .saturating_sub(FIXED + PER_THREAD * threads as u64)
         .clamp(1, 4096) as usize;
