@@ -1,8 +1,13 @@
-//! The errors that end a run. Per-entry failures are not among them: they
-//! are reported on [`crate::Messages`], counted, and the walk goes on.
+//! What can go wrong: the [`Error`]s that end a run, and the
+//! [`Diagnostic`]s about single entries, which are reported on
+//! [`crate::Messages`] while the walk goes on.
 
 use std::fmt;
 use std::io;
+
+use rustix::io::Errno;
+
+use crate::quote::quote;
 
 /// Why a run could not finish.
 #[derive(Debug)]
@@ -41,5 +46,150 @@ impl std::error::Error for Error {
 impl From<io::Error> for Error {
     fn from(e: io::Error) -> Self {
         Error::Write(e)
+    }
+}
+
+/// A problem with one entry, met during a scan. [`crate::Messages`] prints
+/// it on stderr as `sdu: ...` and the scan goes on; an error (see
+/// [`Diagnostic::is_error`]) makes the exit status 1, a warning does not.
+///
+/// The texts follow GNU du's where du has the same message, so that scripts
+/// and people reading either see the same thing; paths are quoted as du
+/// quotes them ([`crate::quote`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Diagnostic {
+    /// The entry could not be stat-ed (or, under `-L`, a symlink dangles).
+    CannotAccess {
+        /// The entry as printed.
+        path: Vec<u8>,
+        /// Why.
+        errno: Errno,
+    },
+    /// A directory could not be opened or listed.
+    CannotReadDir {
+        /// The directory as printed.
+        path: Vec<u8>,
+        /// Why.
+        errno: Errno,
+    },
+    /// A directory was replaced between the statx that counted it and the
+    /// open that would read it: its contents are not counted.
+    ReplacedDir {
+        /// The directory as printed.
+        path: Vec<u8>,
+    },
+    /// A file's extents could not be read: it counts as exclusive.
+    CannotReadExtents {
+        /// The file as printed.
+        path: Vec<u8>,
+        /// Why, as the system said it.
+        reason: String,
+    },
+    /// Under `-L`, a symlink to a directory above it: not followed.
+    DirectoryCycle {
+        /// The symlink as printed.
+        path: Vec<u8>,
+    },
+    /// A filesystem turned out to have no FIEMAP: its files count as
+    /// exclusive. Said once per filesystem.
+    NoFiemap {
+        /// The file that found out, as printed.
+        path: Vec<u8>,
+        /// The filesystem's short name.
+        fs: &'static str,
+    },
+    /// Probing a filesystem failed (`crate::probe`): said once per
+    /// filesystem.
+    Probe {
+        /// The directory or file it was probed through, as printed.
+        path: Vec<u8>,
+        /// What failed and what sdu does instead.
+        what: String,
+    },
+    /// At the end of a scan: files whose sharing could not be verified, and
+    /// their bytes, counted as exclusive.
+    Unverified {
+        /// How many files.
+        files: u64,
+        /// Their allocated bytes.
+        bytes: u64,
+    },
+}
+
+impl Diagnostic {
+    /// Whether it is an error (an entry could not be read: exit status 1)
+    /// rather than a warning.
+    pub fn is_error(&self) -> bool {
+        matches!(
+            self,
+            Diagnostic::CannotAccess { .. }
+                | Diagnostic::CannotReadDir { .. }
+                | Diagnostic::ReplacedDir { .. }
+                | Diagnostic::CannotReadExtents { .. }
+        )
+    }
+
+    /// The entry it is about, if any.
+    pub fn path(&self) -> Option<&[u8]> {
+        match self {
+            Diagnostic::CannotAccess { path, .. }
+            | Diagnostic::CannotReadDir { path, .. }
+            | Diagnostic::ReplacedDir { path }
+            | Diagnostic::CannotReadExtents { path, .. }
+            | Diagnostic::DirectoryCycle { path }
+            | Diagnostic::NoFiemap { path, .. }
+            | Diagnostic::Probe { path, .. } => Some(path),
+            Diagnostic::Unverified { .. } => None,
+        }
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Diagnostic::CannotAccess { path, errno } => {
+                write!(f, "cannot access {}: {}", quote(path), strerror(*errno))
+            }
+            Diagnostic::CannotReadDir { path, errno } => write!(
+                f,
+                "cannot read directory {}: {}",
+                quote(path),
+                strerror(*errno)
+            ),
+            Diagnostic::ReplacedDir { path } => write!(
+                f,
+                "cannot read directory {}: replaced during the scan",
+                quote(path)
+            ),
+            Diagnostic::CannotReadExtents { path, reason } => write!(
+                f,
+                "cannot read extents of {}: {reason} (counted as exclusive)",
+                quote(path)
+            ),
+            Diagnostic::DirectoryCycle { path } => write!(
+                f,
+                "{}: directory cycle (a symlink to an ancestor), not followed",
+                quote(path)
+            ),
+            Diagnostic::NoFiemap { path, fs } => write!(
+                f,
+                "{}: the filesystem ({fs}) does not support FIEMAP; its files count as exclusive",
+                quote(path)
+            ),
+            Diagnostic::Probe { path, what } => write!(f, "{}: {what}", quote(path)),
+            Diagnostic::Unverified { files, bytes } => write!(
+                f,
+                "{files} file(s), {bytes} bytes, could not be mapped and were counted as exclusive"
+            ),
+        }
+    }
+}
+
+/// The text of an errno as the C library prints it ("Permission denied").
+pub fn strerror(e: Errno) -> String {
+    let s = io::Error::from_raw_os_error(e.raw_os_error()).to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
     }
 }

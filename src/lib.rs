@@ -41,8 +41,8 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::time::Instant;
 
-pub use error::Error;
-pub use messages::{Messages, strerror};
+pub use error::{Diagnostic, Error};
+pub use messages::Messages;
 pub use quote::quote;
 pub use report::ReportOptions;
 pub use walk::{Counters, Progress, WalkOptions};
@@ -102,10 +102,10 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     out.flush()?;
     let t_report = t3.elapsed();
     if counters.unverified_files > 0 {
-        msgs.warn(format_args!(
-            "{} file(s), {} bytes, could not be mapped and were counted as exclusive",
-            counters.unverified_files, counters.unverified_bytes
-        ));
+        msgs.report(Diagnostic::Unverified {
+            files: counters.unverified_files,
+            bytes: counters.unverified_bytes,
+        });
     }
     if cfg.stats {
         let mut s = String::new();

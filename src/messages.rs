@@ -1,16 +1,22 @@
 //! Messages on stderr, and the count of entries that could not be read.
 //!
-//! Per-entry failures are printed as `sdu: ...` and counted; they never stop
-//! the walk. The count decides the exit status (1 when anything failed).
+//! Every [`Diagnostic`] is printed as `sdu: ...` on one line; errors are
+//! counted, and the count decides the exit status (1 when anything could
+//! not be read). They never stop the walk. A library user may also keep the
+//! diagnostics ([`Messages::keeping`]) to read them after the run.
 
 use std::io::{self, Write};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::error::Diagnostic;
+
 /// Where messages go and how many errors were reported.
 pub struct Messages {
     sink: Mutex<Box<dyn Write + Send>>,
     errors: AtomicU64,
+    /// The diagnostics reported, when kept.
+    kept: Option<Mutex<Vec<Diagnostic>>>,
 }
 
 impl Default for Messages {
@@ -25,18 +31,34 @@ impl Messages {
         Messages {
             sink: Mutex::new(sink),
             errors: AtomicU64::new(0),
+            kept: None,
         }
     }
 
-    /// Reports an entry that could not be read and counts it.
-    pub fn error(&self, msg: std::fmt::Arguments<'_>) {
-        self.errors.fetch_add(1, Ordering::Relaxed);
-        self.print(msg);
+    /// Like [`Messages::new`], and every diagnostic is also kept for
+    /// [`Messages::diagnostics`].
+    pub fn keeping(sink: Box<dyn Write + Send>) -> Self {
+        Messages {
+            kept: Some(Mutex::new(Vec::new())),
+            ..Messages::new(sink)
+        }
     }
 
-    /// Prints a warning that does not change the exit status.
-    pub fn warn(&self, msg: std::fmt::Arguments<'_>) {
-        self.print(msg);
+    /// Reports a diagnostic: prints it, and counts it when it is an error.
+    pub fn report(&self, d: Diagnostic) {
+        if d.is_error() {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        // One write per line, so that lines from several threads never mix.
+        let line = format!("sdu: {d}\n");
+        {
+            let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = sink.write_all(line.as_bytes());
+            let _ = sink.flush();
+        }
+        if let Some(k) = &self.kept {
+            k.lock().unwrap_or_else(|e| e.into_inner()).push(d);
+        }
     }
 
     /// Writes `text` as it is (for `--stats`).
@@ -46,25 +68,62 @@ impl Messages {
         let _ = sink.flush();
     }
 
-    fn print(&self, msg: std::fmt::Arguments<'_>) {
-        // One write per line, so that lines from several threads never mix.
-        let line = format!("sdu: {msg}\n");
-        let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = sink.write_all(line.as_bytes());
-        let _ = sink.flush();
-    }
-
     /// How many errors were reported so far.
     pub fn errors(&self) -> u64 {
         self.errors.load(Ordering::Relaxed)
     }
+
+    /// The diagnostics reported so far, in order, when kept
+    /// ([`Messages::keeping`]); empty otherwise.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        self.kept.as_ref().map_or_else(Vec::new, |k| {
+            k.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        })
+    }
 }
 
-/// The text of an errno as the C library prints it ("Permission denied").
-pub fn strerror(e: rustix::io::Errno) -> String {
-    let s = io::Error::from_raw_os_error(e.raw_os_error()).to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustix::io::Errno;
+    use std::sync::Arc;
+
+    /// A sink tests can read back.
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Buf {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn errors_are_counted_warnings_are_not_and_both_are_printed() {
+        let buf = Buf::default();
+        let m = Messages::keeping(Box::new(buf.clone()));
+        m.report(Diagnostic::CannotAccess {
+            path: b"a b".to_vec(),
+            errno: Errno::ACCESS,
+        });
+        m.report(Diagnostic::DirectoryCycle {
+            path: b"loop".to_vec(),
+        });
+        m.report(Diagnostic::ReplacedDir {
+            path: b"d".to_vec(),
+        });
+        assert_eq!(m.errors(), 2);
+        assert_eq!(m.diagnostics().len(), 3);
+        assert_eq!(
+            String::from_utf8(buf.0.lock().unwrap().clone()).unwrap(),
+            "sdu: cannot access 'a b': Permission denied\n\
+             sdu: 'loop': directory cycle (a symlink to an ancestor), not followed\n\
+             sdu: cannot read directory 'd': replaced during the scan\n"
+        );
+        assert!(Messages::new(Box::new(buf)).diagnostics().is_empty());
     }
 }

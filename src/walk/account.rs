@@ -11,11 +11,10 @@ use rustix::io::Errno;
 use super::ctx::{Ctx, Local, dev_of};
 use super::fdcache::DirFs;
 use super::open::{self, OpenFile};
+use crate::error::{Diagnostic, strerror};
 use crate::extents::Source;
 use crate::figures::{Kind, Stats};
-use crate::messages::strerror;
 use crate::probe::{self, Skip};
-use crate::quote::quote;
 use crate::records::{FileRec, Link};
 
 /// A non-directory entry as the walk found it.
@@ -145,11 +144,10 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Map
         // Gone, or no longer a regular file: counted as the walk saw it.
         Ok(None) => return Mapped::Gone,
         Err(e) => {
-            ctx.msgs.error(format_args!(
-                "cannot read extents of {}: {} (counted as exclusive)",
-                quote(&(f.path)()),
-                strerror(e)
-            ));
+            ctx.msgs.report(Diagnostic::CannotReadExtents {
+                path: (f.path)(),
+                reason: strerror(e),
+            });
             return Mapped::Unverified;
         }
     };
@@ -182,21 +180,19 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Map
             || errno == Some(Errno::NOTTY.raw_os_error())
         {
             if ctx.registry.set_fiemap_unsupported(fs.info.index) {
-                ctx.msgs.warn(format_args!(
-                    "{}: the filesystem ({}) does not support FIEMAP; its files count as exclusive",
-                    quote(&(f.path)()),
-                    fs.info.name()
-                ));
+                ctx.msgs.report(Diagnostic::NoFiemap {
+                    path: (f.path)(),
+                    fs: fs.info.name(),
+                });
             }
             return Mapped::Skipped(Skip::FsCannotShare);
         }
         // Extents indexed before the failure stand, and are taken out of
         // the file's exclusive bytes, so figures stay consistent.
-        ctx.msgs.error(format_args!(
-            "cannot read extents of {}: {} (counted as exclusive)",
-            quote(&(f.path)()),
-            e
-        ));
+        ctx.msgs.report(Diagnostic::CannotReadExtents {
+            path: (f.path)(),
+            reason: e.to_string(),
+        });
         local.unverified(view.total.saturating_sub(got.shared_bytes));
     }
     Mapped::Extents {

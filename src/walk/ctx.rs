@@ -9,12 +9,12 @@ use dashmap::DashSet;
 use rustix::fs::{self as rfs, Statx, StatxFlags};
 
 use super::fdcache::{DirFs, FdCache};
+use crate::error::Diagnostic;
 use crate::extents::Extents;
 use crate::figures::Stats;
 use crate::glob::Excludes;
 use crate::messages::Messages;
 use crate::probe::{Registry, Skip};
-use crate::quote::quote;
 use crate::records::{FileRec, Link, NO_NODE, NodeRec};
 
 /// The statx fields sdu reads. `UID` lets it decide whether `O_NOATIME`
@@ -182,8 +182,8 @@ impl Ctx<'_> {
         path: &dyn Fn() -> Vec<u8>,
     ) -> DirFs {
         let (info, warning) = self.registry.lookup(dev, fd);
-        if let Some(w) = warning {
-            self.msgs.warn(format_args!("{}: {w}", quote(&path())));
+        if let Some(what) = warning {
+            self.msgs.report(Diagnostic::Probe { path: path(), what });
         }
         DirFs {
             info,

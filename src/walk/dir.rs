@@ -20,10 +20,9 @@ use super::account::{self, FileAt};
 use super::ctx::{Ctx, Local, MASK, PROGRESS_PATH_EVERY, dev_of};
 use super::fdcache::{DirFs, DirHandle, join};
 use super::open::{self, DirError};
+use crate::error::Diagnostic;
 use crate::figures::{Kind, Stats};
-use crate::messages::strerror;
 use crate::probe::Skip;
-use crate::quote::quote;
 use crate::records::{Link, NO_NODE, NodeRec, TOP};
 
 /// Entries of one directory stat-ed by the task that reads it; past this,
@@ -108,14 +107,13 @@ pub(super) fn walk_dir<'s>(
             return finish(ctx, rec, local);
         }
         Err(e) => {
-            let why = match e {
-                DirError::Gone(e) | DirError::Errno(e) => strerror(e),
-                DirError::Replaced => "replaced during the scan".to_string(),
-            };
-            ctx.msgs.error(format_args!(
-                "cannot read directory {}: {why}",
-                quote(&h.path(None))
-            ));
+            let path = h.path(None);
+            ctx.msgs.report(match e {
+                DirError::Gone(errno) | DirError::Errno(errno) => {
+                    Diagnostic::CannotReadDir { path, errno }
+                }
+                DirError::Replaced => Diagnostic::ReplacedDir { path },
+            });
             h.release(&ctx.cache);
             return finish(ctx, rec, local);
         }
@@ -175,12 +173,11 @@ fn list<'s>(
                 // Removed while being read (getdents64 on a deleted
                 // directory): as quiet as a directory that vanished before.
                 Err(Errno::NOENT) => break,
-                Err(e) => {
-                    ctx.msgs.error(format_args!(
-                        "cannot read directory {}: {}",
-                        quote(&dir.h.path(None)),
-                        strerror(e)
-                    ));
+                Err(errno) => {
+                    ctx.msgs.report(Diagnostic::CannotReadDir {
+                        path: dir.h.path(None),
+                        errno,
+                    });
                     break;
                 }
             };
@@ -276,20 +273,18 @@ fn entry<'s>(
             // otherwise the entry was deleted since the directory was read,
             // and du skips it quietly.
             if opts.follow_links && rfs::statx(dir.fd, name, nofollow, MASK).is_ok() {
-                ctx.msgs.error(format_args!(
-                    "cannot access {}: {}",
-                    quote(&h.path(Some(name.to_bytes()))),
-                    strerror(Errno::NOENT)
-                ));
+                ctx.msgs.report(Diagnostic::CannotAccess {
+                    path: h.path(Some(name.to_bytes())),
+                    errno: Errno::NOENT,
+                });
             }
             return;
         }
-        Err(e) => {
-            ctx.msgs.error(format_args!(
-                "cannot access {}: {}",
-                quote(&h.path(Some(name.to_bytes()))),
-                strerror(e)
-            ));
+        Err(errno) => {
+            ctx.msgs.report(Diagnostic::CannotAccess {
+                path: h.path(Some(name.to_bytes())),
+                errno,
+            });
             return;
         }
     };
@@ -302,10 +297,9 @@ fn entry<'s>(
     if kind == Kind::Dir {
         local.counters.skipped[Skip::NotRegular.index()] += 1;
         if opts.follow_links && h.is_ancestor_or_self(dev, st.stx_ino) {
-            ctx.msgs.warn(format_args!(
-                "{}: directory cycle (a symlink to an ancestor), not followed",
-                quote(&h.path(Some(name.to_bytes())))
-            ));
+            ctx.msgs.report(Diagnostic::DirectoryCycle {
+                path: h.path(Some(name.to_bytes())),
+            });
             return;
         }
         let stats = Stats::of_inode(kind, st.stx_size, st.stx_blocks);

@@ -34,12 +34,11 @@ use std::sync::{Arc, Mutex};
 use dashmap::DashSet;
 use rustix::fs::{self as rfs, AtFlags, CWD};
 
-use crate::error::Error;
+use crate::error::{Diagnostic, Error};
 use crate::extents::Extents;
 use crate::figures::{Kind, Stats};
-use crate::messages::{Messages, strerror};
+use crate::messages::Messages;
 use crate::probe::Registry;
-use crate::quote::quote;
 use crate::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
 pub use ctx::{Counters, PROGRESS_PATH_EVERY, Progress, WalkOptions};
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
@@ -145,10 +144,10 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32) 
         return;
     }
     let Ok(cpath) = CString::new(root) else {
-        ctx.msgs.error(format_args!(
-            "cannot access {}: Invalid argument",
-            quote(root)
-        ));
+        ctx.msgs.report(Diagnostic::CannotAccess {
+            path: root.to_vec(),
+            errno: rustix::io::Errno::INVAL,
+        });
         return;
     };
     let flags = if ctx.opts.follow_links {
@@ -158,12 +157,11 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32) 
     };
     let st = match rfs::statx(CWD, &cpath, flags, MASK) {
         Ok(st) => st,
-        Err(e) => {
-            ctx.msgs.error(format_args!(
-                "cannot access {}: {}",
-                quote(root),
-                strerror(e)
-            ));
+        Err(errno) => {
+            ctx.msgs.report(Diagnostic::CannotAccess {
+                path: root.to_vec(),
+                errno,
+            });
             return;
         }
     };
