@@ -107,7 +107,7 @@ def timing_table(res_dir, kind, sid, ref_name, ref_label):
 
 
 def goals(res_dir, sections):
-    """The issues' speed and memory goals, computed from the same runs."""
+    """The speed and memory goals (the "Goals" table), computed from the same runs."""
     def med(kind, sid, name):
         d = load(os.path.join(res_dir, f"{kind}-{sid}.json"))
         r = next((r for r in (d or {}).get("results", []) if r["command"] == name), None)

@@ -1,9 +1,10 @@
 //! Per-entry errors (reported, counted, the walk goes on, exit 1) and a
 //! closed stdout (silent success).
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{BufRead, BufReader, Read};
+use std::os::unix::ffi::OsStrExt;
 use std::process::{Command, Stdio};
 
 use crate::args;
@@ -211,4 +212,277 @@ fn dereference_reports_dangling_symlink_and_survives_cycle() {
     // `up` into a (not an ancestor when starting at a/b), sdu's walk from
     // the root sees a cycle there. They agree on the root.
     du.assert_figures(&r, |e| e.depth == 0);
+}
+
+// ---------------------------------------------------------------------------
+// Names in messages, quoted as du quotes them
+
+/// The locales the quoting tests run in. C.UTF-8 ships with glibc ≥ 2.35
+/// (Debian: libc-bin); without it the UTF-8 half cannot run.
+fn quoting_locales() -> Vec<&'static str> {
+    let out = run(Command::new("locale").arg("-a"));
+    if out
+        .stdout_str()
+        .lines()
+        .any(|l| l == "C.utf8" || l == "C.UTF-8")
+    {
+        vec!["C", "C.UTF-8"]
+    } else {
+        unavailable::<()>("no C.UTF-8 locale here (`locale -a`)");
+        vec!["C"]
+    }
+}
+
+/// The lines of a program's stderr with its `NAME: ` prefix removed, raw
+/// bytes, sorted (du and sdu need not report in the same order).
+fn messages(stderr: &[u8], prog: &str) -> Vec<Vec<u8>> {
+    let prefix = format!("{prog}: ");
+    let mut v: Vec<Vec<u8>> = stderr
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            l.strip_prefix(prefix.as_bytes())
+                .unwrap_or_else(|| panic!("{prog}: line without prefix: {:?}", show(l)))
+                .to_vec()
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn show(b: &[u8]) -> String {
+    format!("{:?}", String::from_utf8_lossy(b))
+}
+
+/// Panics with the lines only one side printed unless `sdu` and `du` are
+/// the same lists.
+fn assert_same_messages(sdu: &[Vec<u8>], du: &[Vec<u8>], what: &str) {
+    if sdu == du {
+        return;
+    }
+    let only = |a: &[Vec<u8>], b: &[Vec<u8>]| -> String {
+        a.iter()
+            .filter(|l| !b.contains(l))
+            .take(20)
+            .map(|l| format!("  {}\n", show(l)))
+            .collect()
+    };
+    panic!(
+        "{what}: sdu and du quote differently ({} and {} lines)\nonly sdu:\n{}only du:\n{}",
+        sdu.len(),
+        du.len(),
+        only(sdu, du),
+        only(du, sdu)
+    );
+}
+
+/// Run as `nobody` on unreadable directories with odd names, in the C
+/// locale and in C.UTF-8: sdu's `cannot read directory` lines are du's,
+/// byte for byte (after `sdu:`/`du:`). In particular U+0085 is escaped as
+/// its two UTF-8 bytes (`$'\302\205'`), not as its code point, and `é`
+/// is raw in C.UTF-8 but `$'\303\251'` in C. Needs root for setpriv.
+#[test]
+fn unreadable_dir_names_are_quoted_as_du_quotes_them() {
+    if !is_root() {
+        unavailable::<()>("the quoting test needs root (setpriv to nobody)");
+        return;
+    }
+    let t = TestDir::new();
+    chmod(t.path(), 0o755);
+    let root = t.mkdir("names");
+    let names: [&[u8]; 12] = [
+        "x\u{85}y".as_bytes(),
+        b"bad\xffbyte",
+        "é".as_bytes(),
+        b"new\nline",
+        b"tab\tx",
+        b"it's",
+        b"a b",
+        b"plain",
+        "it's é".as_bytes(),
+        "🙂\u{2028}".as_bytes(),
+        b"d$x*",
+        b"back\\slash",
+    ];
+    for n in names {
+        let d = root.join(OsStr::from_bytes(n));
+        fs::create_dir(&d).unwrap();
+        chmod(&d, 0o000);
+    }
+    // The test binary may live under a directory nobody cannot enter.
+    let bin = t.path().join("sdu");
+    fs::copy(sdu_bin(), &bin).unwrap();
+    chmod(&bin, 0o755);
+    for loc in quoting_locales() {
+        let as_nobody = |prog: &OsStr| {
+            let out = Command::new("setpriv")
+                .args(nobody_args())
+                .arg(prog)
+                .arg("-s")
+                .arg(&root)
+                .env("LC_ALL", loc)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(1), "{prog:?} as nobody: {out:?}");
+            out.stderr
+        };
+        let s = messages(&as_nobody(bin.as_os_str()), "sdu");
+        let d = messages(&as_nobody(OsStr::new("du")), "du");
+        assert_eq!(d.len(), names.len(), "du, LC_ALL={loc}: {d:?}");
+        assert_same_messages(&s, &d, &format!("unreadable directories, LC_ALL={loc}"));
+    }
+}
+
+/// Every Unicode scalar value from U+0080 up, every ASCII byte but NUL, and
+/// random byte strings, as names that do not exist: sdu's `cannot access`
+/// lines are du's in C and in C.UTF-8. This checks sdu's table of printable
+/// characters against the glibc du runs with (a different glibc may class
+/// newer characters differently: then the table needs regenerating, see
+/// `PRINTABLE` in src/quote.rs).
+#[test]
+fn quoting_of_every_code_point_matches_du() {
+    let t = TestDir::new();
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    // 50 characters a name: at most 201 bytes, below NAME_MAX.
+    let chars: Vec<char> = (0x80..=0x10ffff).filter_map(char::from_u32).collect();
+    for group in chars.chunks(50) {
+        let mut n = b"u".to_vec();
+        n.extend(group.iter().collect::<String>().bytes());
+        names.push(n);
+    }
+    for b in 1..0x80u8 {
+        names.push(vec![b'a', b, b'z']);
+    }
+    // Where a byte sits matters for a few (a leading `~` or `#`, a lone
+    // brace); none of these exists in the empty working directory.
+    for n in ["~it's", "#it's", "{", "}", "{}", "it's", "''", "~", "-"] {
+        names.push(n.as_bytes().to_vec());
+    }
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..3000 {
+        let mut n = b"r".to_vec();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        for _ in 0..1 + x % 12 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Biased towards bytes >= 0x80 and UTF-8 lead bytes.
+            let b = match x % 4 {
+                0 => (x >> 8) as u8 & 0x7f,
+                1 => 0x80 | ((x >> 8) as u8 & 0x3f),
+                _ => (x >> 8) as u8 | 0x80,
+            };
+            n.push(if b == 0 { b'0' } else { b });
+        }
+        names.push(n);
+    }
+    for loc in quoting_locales() {
+        let (mut s, mut d) = (Vec::new(), Vec::new());
+        // Batches well below ARG_MAX.
+        let mut batch: Vec<&OsStr> = Vec::new();
+        let mut size = 0;
+        let mut flush = |batch: &mut Vec<&OsStr>| {
+            for (prog, out) in [(sdu_bin().as_os_str(), &mut s), (OsStr::new("du"), &mut d)] {
+                let o = Command::new(prog)
+                    .arg("-s")
+                    .arg("--")
+                    .args(batch.iter())
+                    .current_dir(t.path())
+                    .env("LC_ALL", loc)
+                    .stdin(Stdio::null())
+                    .output()
+                    .unwrap();
+                assert_eq!(o.status.code(), Some(1), "{prog:?}");
+                out.extend(o.stderr);
+            }
+            batch.clear();
+        };
+        for n in &names {
+            batch.push(OsStr::from_bytes(n));
+            size += n.len() + 1;
+            if size > 256 << 10 {
+                flush(&mut batch);
+                size = 0;
+            }
+        }
+        flush(&mut batch);
+        let s = messages(&s, "sdu");
+        let d = messages(&d, "du");
+        assert_eq!(d.len(), names.len(), "du, LC_ALL={loc}");
+        assert_same_messages(&s, &d, &format!("names that do not exist, LC_ALL={loc}"));
+    }
+}
+
+/// Which environments make du quote as in a UTF-8 locale: sdu resolves
+/// LC_ALL, LC_<CATEGORY>, LANG and LOCPATH as du's `setlocale` does,
+/// including its failure (and fallback to C) when some category names a
+/// locale that is not installed. Compared on `é`, raw in UTF-8 only.
+#[test]
+fn locale_is_taken_from_the_environment_as_du_takes_it() {
+    if quoting_locales().len() < 2 {
+        return;
+    }
+    let t = TestDir::new();
+    let locales = t.mkdir("locales");
+    std::os::unix::fs::symlink("/usr/lib/locale/C.utf8", locales.join("xx_YY.UTF-8")).unwrap();
+    let locpath = format!("LOCPATH={}", locales.display());
+    let cases: &[&[&str]] = &[
+        &[],
+        &["LANG=C.UTF-8"],
+        &["LANG=C.utf8"],
+        &["LANG=c.utf8"],
+        &["LANG=C.UTF-8@mod"],
+        &["LANG=C_XX.UTF-8"],
+        &["LANG=en_US.UTF-8"],
+        &["LANG=zz_ZZ.UTF-8"],
+        &["LANG=C.UTF-8", "LC_TIME=zz_ZZ.UTF-8"],
+        &["LANG=C.UTF-8", "LC_MESSAGES=POSIX"],
+        &["LANG=C", "LC_CTYPE=C.UTF-8"],
+        &["LC_ALL=", "LC_CTYPE=C.UTF-8"],
+        &["LC_ALL=C", "LC_CTYPE=C.UTF-8"],
+        &["LC_ALL=C.UTF-8", "LC_CTYPE=C"],
+        &["LANG=/usr/lib/locale/C.utf8"],
+        &["LANG=C.UTF-8", "LOCPATH=/nonexistent"],
+        &["LANG=xx_YY.UTF-8", &locpath],
+        &["LANG=xx_YY.utf8", &locpath],
+        &["LANG=xx_YY.UTF-8"],
+    ];
+    let mut raw = 0;
+    for vars in cases {
+        let quoted = |prog: &OsStr| {
+            let mut c = Command::new(prog);
+            for (k, _) in std::env::vars_os() {
+                let k = k.to_string_lossy().into_owned();
+                if k.starts_with("LC_") || k == "LANG" || k == "LANGUAGE" || k == "LOCPATH" {
+                    c.env_remove(k);
+                }
+            }
+            for v in *vars {
+                let (k, val) = v.split_once('=').unwrap();
+                c.env(k, val);
+            }
+            let o = c
+                .arg("--")
+                .arg("nx\u{e9}")
+                .current_dir(t.path())
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(1), "{prog:?} {vars:?}");
+            o.stderr
+        };
+        let s = messages(&quoted(sdu_bin().as_os_str()), "sdu");
+        let d = messages(&quoted(OsStr::new("du")), "du");
+        assert_same_messages(&s, &d, &format!("{vars:?}"));
+        raw += usize::from(d[0].starts_with("cannot access 'nx\u{e9}'".as_bytes()));
+    }
+    // Both outcomes were exercised.
+    assert!(
+        raw > 3 && raw < cases.len() - 3,
+        "{raw} of {} raw",
+        cases.len()
+    );
 }

@@ -288,7 +288,7 @@ impl Model {
     /// What sdu must report for each directory under `root` (relative to
     /// the mount, root included), from the model and the directories' own
     /// blocks; and the exact reclaimable bytes, which sdu, seeing only the
-    /// scan, may overstate (DESIGN: "otherwise an upper bound").
+    /// scan, may overstate (docs/design.md, "Reclaimable": "otherwise an upper bound").
     fn expected(&self, root: &str) -> BTreeMap<PathBuf, (Figs, u64)> {
         let root = Path::new(root);
         let mut dirs = Vec::new();
@@ -555,7 +555,7 @@ fn sdu_json_stats(args: &[std::ffi::OsString]) -> (Report, String) {
 // ---------------------------------------------------------------------------
 // Invariants and determinism
 
-/// What holds on every entry of every tree (see DESIGN.md, "The figures"):
+/// What holds on every entry of every tree (see docs/design.md, "Invariants"):
 /// `exclusive + shared ≤ total` (the shared union is at most the sum over
 /// files of their shared bytes, which is `total − exclusive`), so also
 /// `exclusive ≤ total`; nothing shared exactly when `exclusive == total`;
