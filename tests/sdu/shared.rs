@@ -402,7 +402,7 @@ fn filefrag(path: &Path) -> Vec<(u64, u64, u64, bool)> {
 }
 
 /// The XFS tree under `mnt/tree`, with the files it shares with under
-/// `mnt/outside` (never scanned). Every case of issue 3, each in its own
+/// `mnt/outside` (never scanned). Every sharing case sdu must get right, each in its own
 /// place so that a wrong figure points at it:
 ///
 /// ```text
