@@ -62,11 +62,11 @@ _sdu() {
                     return 0
                     ;;
                 --sort)
-                    COMPREPLY=($(compgen -W "total exclusive shared reclaimable apparent name" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "apparent total exclusive shared reclaimable name" -- "${cur}"))
                     return 0
                     ;;
                 --du)
-                    COMPREPLY=($(compgen -W "total exclusive shared reclaimable apparent" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "apparent total exclusive shared reclaimable" -- "${cur}"))
                     return 0
                     ;;
                 --threads)

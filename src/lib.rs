@@ -15,7 +15,6 @@ pub mod figures;
 pub mod glob;
 pub mod messages;
 pub mod probe;
-pub mod progress;
 pub mod quote;
 pub mod report;
 pub mod select;

@@ -9,8 +9,9 @@
 //! lifts the line while they are written.
 //!
 //! Whether to show progress at all (stderr is a terminal, no
-//! `--no-progress`) is the binary's decision.
+//! `--no-progress`) is [`super::resolve`]'s decision.
 
+use std::ffi::OsString;
 use std::io::{self, Write};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex};
@@ -19,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
-use crate::walk::Progress;
+use sdu::Progress;
 
 /// How often the line is redrawn: often enough to look alive, rarely
 /// enough to cost nothing (the walker never waits for the display).
@@ -27,6 +28,14 @@ pub const TICK: Duration = Duration::from_millis(100);
 
 /// Scans shorter than this print no progress at all.
 pub const DEFAULT_DELAY: Duration = Duration::from_millis(300);
+
+/// How long a scan runs before progress appears: [`DEFAULT_DELAY`], or
+/// `SDU_PROGRESS_DELAY_MS` (milliseconds) when set, so that tests can see
+/// the line on short scans.
+pub fn delay(var: Option<OsString>) -> Duration {
+    var.and_then(|v| v.to_str()?.parse().ok())
+        .map_or(DEFAULT_DELAY, Duration::from_millis)
+}
 
 /// Room kept for the spinner and the counts before the path.
 const COUNTS_WIDTH: usize = 40;
@@ -157,9 +166,51 @@ impl Write for Sink {
     }
 }
 
+/// The report's writer: the progress line is cleared before the first
+/// byte of the report goes out (stdout and stderr are often one terminal).
+pub struct ClearsProgress<W: Write> {
+    display: Option<Display>,
+    inner: W,
+}
+
+impl<W: Write> ClearsProgress<W> {
+    pub fn new(display: Option<Display>, inner: W) -> Self {
+        ClearsProgress { display, inner }
+    }
+
+    /// Stops the display, if it still runs, and clears its line.
+    pub fn finish_progress(&mut self) {
+        if let Some(mut d) = self.display.take() {
+            d.finish();
+        }
+    }
+
+    /// The writer, with whatever it still buffers.
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+}
+
+impl<W: Write> Write for ClearsProgress<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.finish_progress();
+        self.inner.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.finish_progress();
+        self.inner.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.finish_progress();
+        self.inner.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::fit;
+    use super::*;
 
     #[test]
     fn fit_keeps_the_end() {
@@ -167,5 +218,13 @@ mod tests {
         assert_eq!(fit(b"/usr/share/doc", 8), "…are/doc");
         assert_eq!(fit(b"/usr", 0), "");
         assert_eq!(fit("/é/ü".as_bytes(), 3), "…/ü");
+    }
+
+    #[test]
+    fn delay_from_the_environment() {
+        assert_eq!(delay(None), DEFAULT_DELAY);
+        assert_eq!(delay(Some("0".into())), Duration::ZERO);
+        assert_eq!(delay(Some("250".into())), Duration::from_millis(250));
+        assert_eq!(delay(Some("soon".into())), DEFAULT_DELAY);
     }
 }
