@@ -31,6 +31,7 @@ Register-ArgumentCompleter -Native -CommandName 'sdu' -ScriptBlock {
             [CompletionResult]::new('--block-size', '--block-size', [CompletionResultType]::ParameterName, 'Scale sizes by SIZE before printing them (e.g. 1, 4K, 1MiB, MB)')
             [CompletionResult]::new('--sort', '--sort', [CompletionResultType]::ParameterName, 'List the entries by FIGURE, largest first (or by path), instead of du''s order; the tree view sorts siblings')
             [CompletionResult]::new('--du', '--du', [CompletionResultType]::ParameterName, 'Print only FIGURE in du''s own format, SIZE<TAB>PATH, with du''s units (1K blocks unless -h, -B, ... say otherwise)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never')
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Worker threads [default: the number of CPUs]')
             [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Worker threads [default: the number of CPUs]')
             [CompletionResult]::new('--generate', '--generate', [CompletionResultType]::ParameterName, 'Print the man page or a shell completion script, and exit')

@@ -28,6 +28,7 @@ set edit:completion:arg-completer[sdu] = {|@words|
             cand --block-size 'Scale sizes by SIZE before printing them (e.g. 1, 4K, 1MiB, MB)'
             cand --sort 'List the entries by FIGURE, largest first (or by path), instead of du''s order; the tree view sorts siblings'
             cand --du 'Print only FIGURE in du''s own format, SIZE<TAB>PATH, with du''s units (1K blocks unless -h, -B, ... say otherwise)'
+            cand --color 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never'
             cand -j 'Worker threads [default: the number of CPUs]'
             cand --threads 'Worker threads [default: the number of CPUs]'
             cand --generate 'Print the man page or a shell completion script, and exit'

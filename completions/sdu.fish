@@ -14,6 +14,9 @@ total\t''
 exclusive\t''
 shared\t''
 reclaimable\t''"
+complete -c sdu -l color -d 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c sdu -s j -l threads -d 'Worker threads [default: the number of CPUs]' -r
 complete -c sdu -l generate -d 'Print the man page or a shell completion script, and exit' -r -f -a "man\t''
 bash\t''

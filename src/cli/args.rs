@@ -152,6 +152,17 @@ pub struct Cli {
     #[arg(long, help_heading = "Output")]
     pub no_header: bool,
 
+    /// Colour the tree view: auto (when stdout is a terminal and NO_COLOR
+    /// is unset or empty), always, or never
+    #[arg(
+        long,
+        value_name = "WHEN",
+        value_enum,
+        default_value_t = ColorWhen::Auto,
+        help_heading = "Output"
+    )]
+    pub color: ColorWhen,
+
     /// Worker threads [default: the number of CPUs]
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024), help_heading = "Scan")]
     pub threads: Option<u32>,
@@ -206,6 +217,14 @@ pub enum UnitFlag {
     Bytes,
     /// `-B`, `--block-size`, not yet parsed.
     BlockSize(String),
+}
+
+/// When `--color` colours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
 }
 
 /// What `--generate` prints.

@@ -191,8 +191,9 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
     (
         "ENVIRONMENT",
         &[
-            "NO_COLOR :: When set and not empty, the tree view is never coloured (it is coloured \
-           only when standard output is a terminal anyway).",
+            "NO_COLOR :: When set and not empty, the tree view is not coloured unless \
+             --color=always asks for it (the NO_COLOR convention lets a flag win). By default \
+             (--color=auto) it is coloured only when standard output is a terminal.",
         ],
     ),
 ];

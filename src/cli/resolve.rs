@@ -15,7 +15,7 @@ use sdu::report::{Format, SortKey};
 use sdu::units::{Unit, parse_block_size, parse_size};
 use sdu::{Config, Progress, ReportOptions, WalkOptions};
 
-use super::args::{Cli, SortBy, UnitFlag};
+use super::args::{Cli, ColorWhen, SortBy, UnitFlag};
 
 /// Looks up an environment variable by name: `None` when it is unset.
 pub type Lookup = Box<dyn Fn(&str) -> Option<OsString>>;
@@ -101,7 +101,12 @@ pub fn resolve(cli: Cli, env: &Env) -> Result<Config, UsageError> {
         SortBy::Name => SortKey::Name,
         SortBy::Figure(f) => SortKey::Size(figure(f)),
     });
-    let color = env.stdout_terminal && !env.non_empty("NO_COLOR");
+    // The NO_COLOR convention: a flag asking for colour beats the variable.
+    let color = match cli.color {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => env.stdout_terminal && !env.non_empty("NO_COLOR"),
+    };
     let roots: Vec<Vec<u8>> = if cli.paths.is_empty() {
         vec![b".".to_vec()]
     } else {
@@ -341,10 +346,38 @@ mod tests {
     }
 
     #[test]
-    fn no_color_unless_stdout_is_a_terminal() {
+    fn colour_rules() {
+        for when in ["auto", "always", "never"] {
+            for terminal in [false, true] {
+                for no_color in [None, Some(""), Some("1")] {
+                    let mut e = env(no_color.map(|v| ("NO_COLOR", v)).as_slice());
+                    e.stdout_terminal = terminal;
+                    let want = match when {
+                        "always" => true,
+                        "never" => false,
+                        _ => terminal && no_color.is_none_or(str::is_empty),
+                    };
+                    let got = resolve_in(&e, &["--color", when]).unwrap().report.color;
+                    assert_eq!(
+                        got, want,
+                        "--color={when} terminal={terminal} NO_COLOR={no_color:?}"
+                    );
+                    if when == "auto" {
+                        let default = resolve_in(&e, &[]).unwrap().report.color;
+                        assert_eq!(default, want, "no --color is --color=auto");
+                    }
+                }
+            }
+        }
         let mut e = env(&[]);
-        assert!(!resolve_in(&e, &[]).unwrap().report.color);
         e.stdout_terminal = true;
-        assert!(resolve_in(&e, &[]).unwrap().report.color);
+        e.stderr_terminal = false;
+        assert!(resolve_in(&e, &["--tree"]).unwrap().report.color);
+        e.stdout_terminal = false;
+        e.stderr_terminal = true;
+        assert!(
+            !resolve_in(&e, &["--tree"]).unwrap().report.color,
+            "stderr is not where the tree goes"
+        );
     }
 }

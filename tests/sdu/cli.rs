@@ -557,3 +557,40 @@ fn usage_errors_exit_2() {
     v.assert_ok();
     assert!(v.stdout_str().contains(env!("CARGO_PKG_VERSION")));
 }
+
+/// `--color` decides whether the tree view is coloured; `always` beats
+/// NO_COLOR, and `auto` (the default) colours only a terminal, which a
+/// pipe is not (the tmux test in reports.rs covers the terminal).
+#[test]
+fn color_flag_and_no_color() {
+    let t = TestDir::new();
+    let root = t.mkdir("tree");
+    plain_tree(&root);
+    let colour = "\x1b[";
+    for (flags, no_color, want) in [
+        (&[][..], None, false),
+        (&["--color=auto"], None, false),
+        (&["--color=always"], None, true),
+        (&["--color", "always"], Some("1"), true),
+        (&["--color=always"], Some(""), true),
+        (&["--color=never"], None, false),
+        (&["--color=never"], Some(""), false),
+    ] {
+        let mut cmd = Command::new(sdu_bin());
+        cmd.args(["--tree", "-d", "1"]).args(flags).arg(&root);
+        cmd.env_remove("NO_COLOR");
+        if let Some(v) = no_color {
+            cmd.env("NO_COLOR", v);
+        }
+        let out = run(&mut cmd);
+        out.assert_ok();
+        assert_eq!(
+            out.stdout_str().contains(colour),
+            want,
+            "{flags:?} NO_COLOR={no_color:?}:\n{}",
+            out.stdout_str()
+        );
+    }
+    let out = sdu(&args!["--color=sometimes", &root]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+}
