@@ -108,7 +108,7 @@ pub struct Cli {
     block_size: Option<String>,
 
     /// Print sizes in human readable format, powers of 1024 (the default,
-    /// except with --du)
+    /// except with --du or a block size in the environment)
     #[arg(short = 'h', long, help_heading = "Sizes")]
     human_readable: bool,
 
@@ -126,7 +126,7 @@ pub struct Cli {
     pub tree: bool,
 
     /// Print only FIGURE in du's own format, SIZE<TAB>PATH, with du's units
-    /// (1K blocks unless -h, -B, ... say otherwise)
+    /// (1K blocks unless -h, -B, ... or the environment say otherwise)
     #[arg(
         long,
         value_name = "FIGURE",

@@ -191,6 +191,18 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
     (
         "ENVIRONMENT",
         &[
+            "DU_BLOCK_SIZE, BLOCK_SIZE, BLOCKSIZE :: The unit sizes are printed in when no unit \
+             flag (-h, --si, -k, -m, -b, -B) is given, read as GNU du reads it: the first of the \
+             three that is set counts, even when empty. The value is a SIZE as for -B, or \
+             human-readable or si (or an abbreviation, such as h), optionally after a ' (which \
+             asks for thousands separators; sdu prints none, as du in the C locale). An invalid \
+             value is ignored without a word, as du ignores it, and the default applies. The \
+             variable sets the unit of the table and the tree view as well as that of --du, as \
+             a unit flag given before all the others would: any unit flag on the command line \
+             wins.",
+            "POSIXLY_CORRECT :: When set (even empty), the default unit of --du is the 512-byte \
+             block, as du's is. The table's default, human-readable sizes, is not du's format \
+             and does not change.",
             "NO_COLOR :: When set and not empty, the tree view is not coloured unless \
              --color=always asks for it (the NO_COLOR convention lets a flag win). By default \
              (--color=auto) it is coloured only when standard output is a terminal.",

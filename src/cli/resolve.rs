@@ -150,11 +150,9 @@ pub fn resolve(cli: Cli, env: &Env) -> Result<Config, UsageError> {
             } else {
                 cli.max_depth
             },
-            unit: unit.unwrap_or(if cli.du.is_some() {
-                KIB
-            } else {
-                Unit::HumanIec
-            }),
+            unit: unit
+                .or_else(|| env_unit(env))
+                .unwrap_or_else(|| default_unit(cli.du.is_some(), env)),
             columns: vec![
                 figure(Figure::Total),
                 Figure::Exclusive,
@@ -194,6 +192,59 @@ fn unit(cli: &Cli) -> Result<Option<Unit>, UsageError> {
         });
     }
     Ok(unit)
+}
+
+/// The block-size variables, in the order du reads them (gnulib's
+/// `human_options`: DU_BLOCK_SIZE, then `humblock`'s fallbacks).
+const BLOCK_SIZE_VARS: [&str; 3] = ["DU_BLOCK_SIZE", "BLOCK_SIZE", "BLOCKSIZE"];
+
+/// The unit the environment asks for, as GNU du reads it: the first of
+/// [`BLOCK_SIZE_VARS`] that is set counts, even when it is empty, and an
+/// invalid value is ignored without a word (du calls `human_options` and
+/// drops its error), leaving the default.
+///
+/// It is read in the table's mode as in `--du`'s, as a unit flag given
+/// before all the others would be: du's rule, and the variables name the
+/// user's unit for every size-printing tool, not du's format alone.
+fn env_unit(env: &Env) -> Option<Unit> {
+    let spec = BLOCK_SIZE_VARS.into_iter().find_map(|v| env.var(v))?;
+    env_block_size(spec.to_str()?)
+}
+
+/// A block size from the environment: `-B`'s grammar, plus what gnulib's
+/// `humblock` adds to it: `human-readable` and `si` or any abbreviation
+/// of them (`h`, `hum`, `s`), and a leading `'`.
+///
+/// The `'` asks for thousands separators, which du prints only in a
+/// locale that has them; sdu is not localised, so it prints none, as du
+/// does in the C locale. Values that only du's number parser takes are
+/// not read (see `parse_block_size`): octal and hexadecimal numbers, and
+/// du's partial reading of a bad value (`1X` is 1 there, ignored here).
+fn env_block_size(spec: &str) -> Option<Unit> {
+    let spec = spec.strip_prefix('\'').unwrap_or(spec);
+    let abbreviates = |word: &str| !spec.is_empty() && word.starts_with(spec);
+    if abbreviates("human-readable") {
+        Some(Unit::HumanIec)
+    } else if abbreviates("si") {
+        Some(Unit::HumanSi)
+    } else {
+        parse_block_size(spec).ok()
+    }
+}
+
+/// The unit when neither a flag nor the environment names one: du's 1K
+/// blocks with `--du` (512-byte blocks under POSIXLY_CORRECT, as du's),
+/// human-readable sizes in sdu's own table, where POSIXLY_CORRECT has no
+/// say since no standard covers it.
+fn default_unit(du_format: bool, env: &Env) -> Unit {
+    match (du_format, env.var("POSIXLY_CORRECT").is_some()) {
+        (false, _) => Unit::HumanIec,
+        (true, false) => KIB,
+        (true, true) => Unit::Blocks {
+            size: 512,
+            suffix: None,
+        },
+    }
 }
 
 #[cfg(test)]
@@ -379,5 +430,118 @@ mod tests {
             !resolve_in(&e, &["--tree"]).unwrap().report.color,
             "stderr is not where the tree goes"
         );
+    }
+
+    fn unit_in(vars: &[(&str, &str)], args: &[&str]) -> Unit {
+        resolve_in(&env(vars), args).unwrap().report.unit
+    }
+
+    #[test]
+    fn env_block_size_precedence() {
+        let du = &["--du", "total"][..];
+        for (vars, want) in [
+            (&[][..], KIB),
+            (&[("BLOCKSIZE", "512")], blocks(512)),
+            (&[("BLOCK_SIZE", "1"), ("BLOCKSIZE", "512")], blocks(1)),
+            (
+                &[
+                    ("DU_BLOCK_SIZE", "1M"),
+                    ("BLOCK_SIZE", "1"),
+                    ("BLOCKSIZE", "512"),
+                ],
+                blocks(1 << 20),
+            ),
+            // Set counts, even empty or invalid: no fallback to the next.
+            (&[("DU_BLOCK_SIZE", ""), ("BLOCK_SIZE", "1")], KIB),
+            (&[("BLOCK_SIZE", "bogus"), ("BLOCKSIZE", "1")], KIB),
+            // Other variables are not read.
+            (&[("LS_BLOCK_SIZE", "1"), ("DF_BLOCK_SIZE", "1")], KIB),
+        ] {
+            assert_eq!(unit_in(vars, du), want, "{vars:?}");
+        }
+    }
+
+    #[test]
+    fn env_block_size_values() {
+        let du = &["--du", "total"][..];
+        let suffixed = |s: &str| parse_block_size(s).unwrap();
+        for (value, want) in [
+            ("1", blocks(1)),
+            ("4K", blocks(4096)),
+            ("1kB", blocks(1000)),
+            ("1MiB", blocks(1 << 20)),
+            ("K", suffixed("K")),
+            ("MB", suffixed("MB")),
+            ("human-readable", Unit::HumanIec),
+            ("human", Unit::HumanIec),
+            ("h", Unit::HumanIec),
+            ("si", Unit::HumanSi),
+            ("s", Unit::HumanSi),
+            ("'1K", KIB),
+            ("'1", blocks(1)),
+            ("'h", Unit::HumanIec),
+            ("'K", suffixed("K")),
+            // Invalid: the default, silently.
+            ("", KIB),
+            ("'", KIB),
+            ("''1K", KIB),
+            ("0", KIB),
+            ("-1", KIB),
+            ("X", KIB),
+            ("Human", KIB),
+            ("human-readablex", KIB),
+            ("sii", KIB),
+        ] {
+            assert_eq!(unit_in(&[("DU_BLOCK_SIZE", value)], du), want, "{value:?}");
+        }
+        let mut e = env(&[]);
+        e.vars =
+            Box::new(|name| (name == "BLOCK_SIZE").then(|| OsString::from_vec(b"1\xffK".to_vec())));
+        assert_eq!(resolve_in(&e, du).unwrap().report.unit, KIB, "not UTF-8");
+    }
+
+    #[test]
+    fn posixly_correct_halves_du_default_only() {
+        let posix = &[("POSIXLY_CORRECT", "")][..];
+        assert_eq!(unit_in(posix, &["--du", "total"]), blocks(512));
+        assert_eq!(
+            unit_in(&[("POSIXLY_CORRECT", "1")], &["--du", "total"]),
+            blocks(512)
+        );
+        assert_eq!(unit_in(posix, &[]), Unit::HumanIec, "the table keeps -h");
+        assert_eq!(unit_in(posix, &["--tree"]), Unit::HumanIec);
+        let invalid = [("POSIXLY_CORRECT", "1"), ("BLOCK_SIZE", "X")];
+        assert_eq!(unit_in(&invalid, &["--du", "total"]), blocks(512));
+        let valid = [("POSIXLY_CORRECT", "1"), ("BLOCK_SIZE", "1K")];
+        assert_eq!(unit_in(&valid, &["--du", "total"]), KIB);
+        assert_eq!(unit_in(posix, &["--du", "total", "-k"]), KIB);
+    }
+
+    #[test]
+    fn env_block_size_applies_to_the_table_too() {
+        assert_eq!(unit_in(&[("BLOCK_SIZE", "1K")], &[]), KIB);
+        assert_eq!(unit_in(&[("BLOCKSIZE", "si")], &["--tree"]), Unit::HumanSi);
+        assert_eq!(unit_in(&[("DU_BLOCK_SIZE", "X")], &[]), Unit::HumanIec);
+    }
+
+    #[test]
+    fn unit_flags_beat_the_env() {
+        let vars = [("DU_BLOCK_SIZE", "1M"), ("POSIXLY_CORRECT", "1")];
+        for (args, want) in [
+            (&["--du", "total", "-k"][..], KIB),
+            (&["--du", "total", "-h"], Unit::HumanIec),
+            (&["--du", "total", "--si"], Unit::HumanSi),
+            (&["--du", "total", "-b"], blocks(1)),
+            (&["--du", "total", "-B", "4K"], blocks(4096)),
+            (&["-m"], blocks(1 << 20)),
+            (&["-h"], Unit::HumanIec),
+            // Not unit flags: the env's unit stays.
+            (&["--du", "total", "--apparent-size"], blocks(1 << 20)),
+            (&["-s"], blocks(1 << 20)),
+        ] {
+            assert_eq!(unit_in(&vars, args), want, "{args:?}");
+        }
+        // A bad -B is still an error, whatever the environment says.
+        assert!(resolve_in(&env(&vars), &["-B", "XYZ"]).is_err());
     }
 }

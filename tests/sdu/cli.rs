@@ -594,3 +594,160 @@ fn color_flag_and_no_color() {
     let out = sdu(&args!["--color=sometimes", &root]);
     assert_eq!(out.code, Some(2), "{out:?}");
 }
+
+/// The variables sdu and du read for their unit.
+const UNIT_VARS: [&str; 4] = [
+    "DU_BLOCK_SIZE",
+    "BLOCK_SIZE",
+    "BLOCKSIZE",
+    "POSIXLY_CORRECT",
+];
+
+/// `cmd` with exactly `vars` of [`UNIT_VARS`] set, in the C locale.
+fn with_unit_env<'a>(cmd: &'a mut Command, vars: &[(&str, &str)]) -> &'a mut Command {
+    for v in UNIT_VARS {
+        cmd.env_remove(v);
+    }
+    cmd.env("LC_ALL", "C").envs(vars.iter().copied())
+}
+
+/// `sdu --du total` reads DU_BLOCK_SIZE, BLOCK_SIZE, BLOCKSIZE and
+/// POSIXLY_CORRECT as GNU du does: the same output byte for byte, on a
+/// chain (where du's readdir order is sdu's name order) and, sorted, on
+/// a wider tree; unit flags beat the variables in both.
+#[test]
+fn du_mode_reads_the_block_size_env_as_du() {
+    let t = TestDir::new();
+    let chain = t.mkdir("chain");
+    fs::create_dir_all(chain.join("a/b/c")).unwrap();
+    write_file(&chain.join("a/b/c/f"), 1_500_000);
+    write_file(&chain.join("a/b/c/g"), 9_700);
+    let plain = t.mkdir("plain");
+    plain_tree(&plain);
+    sync_fs(t.path());
+    let envs: &[&[(&str, &str)]] = &[
+        &[],
+        &[("DU_BLOCK_SIZE", "1")],
+        &[("DU_BLOCK_SIZE", "4K")],
+        &[("DU_BLOCK_SIZE", "K")],
+        &[("DU_BLOCK_SIZE", "MB")],
+        &[("DU_BLOCK_SIZE", "1MiB")],
+        &[("BLOCK_SIZE", "512")],
+        &[("BLOCK_SIZE", "kB")],
+        &[("BLOCKSIZE", "1M")],
+        &[("BLOCKSIZE", "G")],
+        &[("DU_BLOCK_SIZE", "human-readable")],
+        &[("BLOCK_SIZE", "h")],
+        &[("BLOCKSIZE", "si")],
+        &[("DU_BLOCK_SIZE", "'1")],
+        &[("DU_BLOCK_SIZE", "'1K")],
+        &[("BLOCK_SIZE", "'h")],
+        // Precedence, and a set variable counts even when empty or invalid.
+        &[
+            ("DU_BLOCK_SIZE", "1"),
+            ("BLOCK_SIZE", "M"),
+            ("BLOCKSIZE", "K"),
+        ],
+        &[("BLOCK_SIZE", "M"), ("BLOCKSIZE", "1")],
+        &[("DU_BLOCK_SIZE", ""), ("BLOCK_SIZE", "1")],
+        &[("DU_BLOCK_SIZE", "X"), ("BLOCK_SIZE", "1")],
+        &[("BLOCK_SIZE", "0"), ("BLOCKSIZE", "1")],
+        &[("BLOCKSIZE", "-1")],
+        &[("BLOCKSIZE", "Human")],
+        &[("POSIXLY_CORRECT", "1")],
+        &[("POSIXLY_CORRECT", "")],
+        &[("POSIXLY_CORRECT", "1"), ("BLOCK_SIZE", "bogus")],
+        &[("POSIXLY_CORRECT", "1"), ("BLOCK_SIZE", "1K")],
+    ];
+    let flag_sets: &[&[&str]] = &[
+        &[],
+        &["-a", "-c"],
+        &["--apparent-size", "-s"],
+        &["-k"],
+        &["-h", "-c"],
+        &["--si"],
+        &["-b"],
+        &["-B", "M"],
+    ];
+    let mut bad = String::new();
+    let mut compared = 0;
+    for vars in envs {
+        for flags in flag_sets {
+            for (root, exact) in [(&chain, true), (&plain, false)] {
+                let s = run(with_unit_env(
+                    Command::new(sdu_bin())
+                        .args(["--du", "total"])
+                        .args(*flags)
+                        .arg(root),
+                    vars,
+                ));
+                let d = run(with_unit_env(
+                    Command::new("du").args(*flags).arg(root),
+                    vars,
+                ));
+                s.assert_ok();
+                d.assert_ok();
+                let same = if exact {
+                    s.stdout == d.stdout
+                } else {
+                    let lines = |o: &[u8]| {
+                        let mut v: Vec<Vec<u8>> =
+                            o.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+                        v.sort();
+                        v
+                    };
+                    lines(&s.stdout) == lines(&d.stdout)
+                };
+                compared += 1;
+                if !same {
+                    bad += &format!(
+                        "{vars:?} {flags:?} on {}:\n--- sdu:\n{}--- du:\n{}",
+                        root.display(),
+                        s.stdout_str(),
+                        d.stdout_str()
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "sdu and du differ ({compared} runs compared):\n{bad}"
+    );
+}
+
+/// The block-size variables set the table's unit too, as a unit flag
+/// given first would; POSIXLY_CORRECT leaves its human-readable default.
+#[test]
+fn table_reads_the_block_size_env_as_a_first_unit_flag() {
+    let t = TestDir::new();
+    let root = t.mkdir("plain");
+    plain_tree(&root);
+    let table = |vars: &[(&str, &str)], flags: &[&str]| {
+        let out = run(with_unit_env(
+            Command::new(sdu_bin()).arg("-a").args(flags).arg(&root),
+            vars,
+        ));
+        out.assert_ok();
+        out.stdout
+    };
+    for (vars, flags, same_as) in [
+        (&[("BLOCK_SIZE", "1K")][..], &[][..], &["-B1K"][..]),
+        (&[("DU_BLOCK_SIZE", "1")], &[], &["-B1"]),
+        (&[("BLOCKSIZE", "si")], &["--tree"], &["--tree", "--si"]),
+        (&[("BLOCK_SIZE", "'K")], &[], &["-BK"]),
+        (&[("BLOCK_SIZE", "1")], &["-h"], &[]),
+        (&[("BLOCK_SIZE", "1")], &["-m"], &["-m"]),
+        (&[("BLOCK_SIZE", "X")], &[], &[]),
+        (&[("POSIXLY_CORRECT", "1")], &[], &[]),
+    ] {
+        assert!(
+            table(vars, flags) == table(&[], same_as),
+            "{vars:?} {flags:?} is not {same_as:?}"
+        );
+    }
+    assert!(
+        table(&[("BLOCK_SIZE", "1")], &[]) != table(&[], &[]),
+        "BLOCK_SIZE=1 prints what -h does"
+    );
+}
