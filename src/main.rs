@@ -27,6 +27,10 @@ fn main() -> ExitCode {
     };
     let delay = progress::delay(env.var("SDU_PROGRESS_DELAY_MS"));
     let display = cfg.walk.progress.clone().map(|p| Display::start(p, delay));
+    if let Some(d) = &display {
+        // Without the handler, Ctrl-C still stops sdu; only the line stays.
+        let _ = cli::signals::clear_progress_on_interrupt(d.clearer());
+    }
     let msgs = match &display {
         Some(d) => Messages::new(Box::new(d.sink())),
         None => Messages::default(),

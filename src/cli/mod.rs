@@ -1,6 +1,6 @@
 //! The command line: flags in ([`args`]), a [`sdu::Config`] out
-//! ([`resolve`]), the progress line on a terminal ([`progress`]) and what
-//! sdu says about itself ([`man`]).
+//! ([`resolve`]), the progress line on a terminal ([`progress`], cleared
+//! on Ctrl-C by [`signals`]) and what sdu says about itself ([`man`]).
 //!
 //! The library never sees clap: everything here is the binary's.
 
@@ -8,3 +8,4 @@ pub mod args;
 pub mod man;
 pub mod progress;
 pub mod resolve;
+pub mod signals;

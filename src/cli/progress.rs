@@ -73,11 +73,18 @@ impl Display {
     /// Stops the display and clears its line. Calling it again does nothing.
     pub fn finish(&mut self) {
         if let Some(t) = self.thread.take() {
-            let (lock, cv) = &*self.stop;
-            *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
-            cv.notify_all();
+            stop(&self.stop);
             let _ = t.join();
             self.bar.finish_and_clear();
+        }
+    }
+
+    /// A handle that clears the line from another thread (the one that
+    /// handles Ctrl-C), while the display belongs to the report's writer.
+    pub fn clearer(&self) -> Clearer {
+        Clearer {
+            bar: self.bar.clone(),
+            stop: Arc::clone(&self.stop),
         }
     }
 
@@ -96,6 +103,30 @@ impl Drop for Display {
     }
 }
 
+/// Clears the progress line of a [`Display`] for good, from any thread.
+pub struct Clearer {
+    bar: ProgressBar,
+    stop: Arc<(Mutex<bool>, Condvar)>,
+}
+
+impl Clearer {
+    /// Stops the display thread's drawing and clears the line. Harmless
+    /// when the display has finished already.
+    pub fn clear(&self) {
+        stop(&self.stop);
+        self.bar.finish_and_clear();
+    }
+}
+
+/// Tells the display thread to stop. The thread holds the lock whenever it
+/// is not waiting, so once this returns it is between two draws and will
+/// not draw again.
+fn stop(stop: &(Mutex<bool>, Condvar)) {
+    let (lock, cv) = stop;
+    *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    cv.notify_all();
+}
+
 /// The display thread: redraws every [`TICK`] until told to stop.
 fn run(bar: &ProgressBar, progress: &Progress, stop: &(Mutex<bool>, Condvar), delay: Duration) {
     let start = Instant::now();
@@ -107,11 +138,15 @@ fn run(bar: &ProgressBar, progress: &Progress, stop: &(Mutex<bool>, Condvar), de
         if start.elapsed() >= delay {
             if !shown {
                 shown = true;
-                bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(10));
+                bar.set_draw_target(ProgressDrawTarget::term_like_with_hz(
+                    Box::new(Stderr::default()),
+                    10,
+                ));
             }
             // try_lock: never make the walker wait for the display.
             if let Ok(path) = progress.current.try_lock() {
-                bar.set_message(fit(&path, width().saturating_sub(COUNTS_WIDTH)));
+                let room = usize::from(Stderr::line_width()).saturating_sub(COUNTS_WIDTH);
+                bar.set_message(fit(&path, room));
             }
             bar.tick();
         }
@@ -122,13 +157,99 @@ fn run(bar: &ProgressBar, progress: &Progress, stop: &(Mutex<bool>, Condvar), de
     }
 }
 
-/// The terminal's width on stderr (80 when it cannot be read).
-fn width() -> usize {
-    rustix::termios::tcgetwinsize(io::stderr())
-        .ok()
-        .map(|w| usize::from(w.ws_col))
-        .filter(|&w| w > 0)
-        .unwrap_or(80)
+/// Stderr as indicatif's terminal, [`ECHO_ROOM`] columns narrower than it
+/// is. Writes are gathered until indicatif flushes, so that each redraw
+/// is one write.
+#[derive(Debug, Default)]
+struct Stderr {
+    buf: Mutex<Vec<u8>>,
+}
+
+/// Columns left free at the end of the line.
+///
+/// indicatif pads its line to the width it is given and leaves the cursor
+/// there; were that the last column, the `^C` the terminal echoes on
+/// Ctrl-C would wrap onto a new line, and clearing the progress line would
+/// clear that one instead, leaving the progress above it.
+const ECHO_ROOM: u16 = 2;
+
+impl Stderr {
+    /// The terminal's size on stderr, (columns, rows): 80x24 when it
+    /// cannot be read.
+    fn size() -> (u16, u16) {
+        rustix::termios::tcgetwinsize(io::stderr())
+            .ok()
+            .filter(|w| w.ws_col > 0 && w.ws_row > 0)
+            .map_or((80, 24), |w| (w.ws_col, w.ws_row))
+    }
+
+    /// The width the line may take.
+    fn line_width() -> u16 {
+        Stderr::size().0.saturating_sub(ECHO_ROOM).max(1)
+    }
+
+    fn put(&self, s: &str) -> io::Result<()> {
+        self.buf
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+
+    /// `ESC [ n X`, the cursor motion `X` by `n`, if `n` is not 0.
+    fn motion(&self, n: usize, x: char) -> io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        self.put(&format!("\x1b[{n}{x}"))
+    }
+}
+
+impl indicatif::TermLike for Stderr {
+    fn width(&self) -> u16 {
+        Stderr::line_width()
+    }
+
+    fn height(&self) -> u16 {
+        Stderr::size().1
+    }
+
+    fn move_cursor_up(&self, n: usize) -> io::Result<()> {
+        self.motion(n, 'A')
+    }
+
+    fn move_cursor_down(&self, n: usize) -> io::Result<()> {
+        self.motion(n, 'B')
+    }
+
+    fn move_cursor_right(&self, n: usize) -> io::Result<()> {
+        self.motion(n, 'C')
+    }
+
+    fn move_cursor_left(&self, n: usize) -> io::Result<()> {
+        self.motion(n, 'D')
+    }
+
+    fn write_line(&self, s: &str) -> io::Result<()> {
+        self.put(s)?;
+        self.put("\n")
+    }
+
+    fn write_str(&self, s: &str) -> io::Result<()> {
+        self.put(s)
+    }
+
+    fn clear_line(&self) -> io::Result<()> {
+        self.put("\r\x1b[2K")
+    }
+
+    fn flush(&self) -> io::Result<()> {
+        let mut buf = self.buf.lock().unwrap_or_else(|e| e.into_inner());
+        let mut err = io::stderr().lock();
+        let r = err.write_all(&buf).and_then(|()| err.flush());
+        buf.clear();
+        r
+    }
 }
 
 /// `path` in at most `max` characters, keeping its end (the deepest names

@@ -14,4 +14,5 @@ mod model;
 mod reliability;
 mod reports;
 mod shared;
+mod terminal;
 mod util;
