@@ -751,3 +751,35 @@ fn table_reads_the_block_size_env_as_a_first_unit_flag() {
         "BLOCK_SIZE=1 prints what -h does"
     );
 }
+
+/// The usage errors sdu finds itself (clap finds the rest) read as they
+/// always have: `sdu: MSG`, a pointer to `--help`, exit 2.
+#[test]
+fn usage_error_messages() {
+    for (a, msg) in [
+        (
+            &["-s", "-a", "."][..],
+            "cannot both summarize and show all entries",
+        ),
+        (
+            &["-s", "-d", "2", "."],
+            "summarizing (-s) conflicts with --max-depth=2",
+        ),
+        (&["-B", "XYZ", "."], "invalid block size 'XYZ'"),
+        (&["-B", "0", "-h", "."], "invalid block size '0'"),
+        (&["--min-size", "1.5G", "."], "invalid size '1.5G'"),
+        (&[""], "invalid zero-length file name"),
+    ] {
+        let out = run(with_unit_env(
+            Command::new(sdu_bin()).args(a),
+            &[("BLOCK_SIZE", "1")],
+        ));
+        assert_eq!(out.code, Some(2), "{out:?}");
+        assert!(out.stdout.is_empty(), "{out:?}");
+        assert_eq!(
+            out.stderr,
+            format!("sdu: {msg}\nTry 'sdu --help' for more information.\n"),
+            "{a:?}"
+        );
+    }
+}
