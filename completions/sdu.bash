@@ -23,7 +23,7 @@ _sdu() {
 
     case "${cmd}" in
         sdu)
-            opts="-s -d -a -n -x -L -l -b -k -m -B -h -c -0 -j -V --summarize --max-depth --all --top --min-size --one-file-system --dereference --count-links --exclude --apparent-size --bytes --block-size --human-readable --si --sort --tree --du --json --total --null --no-header --threads --no-progress --stats --generate --help --version"
+            opts="-s -d -a -n -x -L -l -b -k -m -B -h -c -0 -j -V --summarize --max-depth --all --top --min-size --one-file-system --dereference --count-links --exclude --apparent-size --bytes --block-size --human-readable --si --sort --tree --du --json --total --null --no-header --color --threads --no-progress --stats --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -62,11 +62,15 @@ _sdu() {
                     return 0
                     ;;
                 --sort)
-                    COMPREPLY=($(compgen -W "total exclusive shared reclaimable apparent name" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "apparent total exclusive shared reclaimable name" -- "${cur}"))
                     return 0
                     ;;
                 --du)
-                    COMPREPLY=($(compgen -W "total exclusive shared reclaimable apparent" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "apparent total exclusive shared reclaimable" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --threads)

@@ -3,17 +3,20 @@ complete -c sdu -s n -l top -d 'Keep only the N largest entries (by the --sort f
 complete -c sdu -l min-size -d 'Hide entries smaller than SIZE (by the --sort figure, else Total), e.g. 100M, 1G; hidden entries still count in their parents' -r
 complete -c sdu -l exclude -d 'Exclude entries that match PATTERN (a shell glob, matched as du does)' -r
 complete -c sdu -s B -l block-size -d 'Scale sizes by SIZE before printing them (e.g. 1, 4K, 1MiB, MB)' -r
-complete -c sdu -l sort -d 'List the entries by FIGURE, largest first (or by path), instead of du\'s order; the tree view sorts siblings' -r -f -a "total\t''
+complete -c sdu -l sort -d 'List the entries by FIGURE, largest first (or by path), instead of du\'s order; the tree view sorts siblings' -r -f -a "apparent\t''
+total\t''
 exclusive\t''
 shared\t''
 reclaimable\t''
-apparent\t''
 name\t''"
-complete -c sdu -l du -d 'Print only FIGURE in du\'s own format, SIZE<TAB>PATH, with du\'s units (1K blocks unless -h, -B, ... say otherwise)' -r -f -a "total\t''
+complete -c sdu -l du -d 'Print only FIGURE in du\'s own format, SIZE<TAB>PATH, with du\'s units (1K blocks unless -h, -B, ... or the environment say otherwise)' -r -f -a "apparent\t''
+total\t''
 exclusive\t''
 shared\t''
-reclaimable\t''
-apparent\t''"
+reclaimable\t''"
+complete -c sdu -l color -d 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c sdu -s j -l threads -d 'Worker threads [default: the number of CPUs]' -r
 complete -c sdu -l generate -d 'Print the man page or a shell completion script, and exit' -r -f -a "man\t''
 bash\t''
@@ -30,7 +33,7 @@ complete -c sdu -l apparent-size -d 'Print apparent sizes rather than disk usage
 complete -c sdu -s b -l bytes -d 'Equivalent to --apparent-size --block-size=1'
 complete -c sdu -s k -d 'Like --block-size=1K'
 complete -c sdu -s m -d 'Like --block-size=1M'
-complete -c sdu -s h -l human-readable -d 'Print sizes in human readable format, powers of 1024 (the default, except with --du)'
+complete -c sdu -s h -l human-readable -d 'Print sizes in human readable format, powers of 1024 (the default, except with --du or a block size in the environment)'
 complete -c sdu -l si -d 'Like -h, but use powers of 1000'
 complete -c sdu -l tree -d 'Print an indented tree with a bar per entry, largest first'
 complete -c sdu -l json -d 'Print one JSON document (all sizes in bytes)'

@@ -24,8 +24,6 @@ pub mod figures;
 pub mod glob;
 mod messages;
 pub mod probe;
-#[allow(missing_docs)] // moves to the binary (cli/)
-pub mod progress;
 mod quote;
 pub mod records;
 #[allow(missing_docs)] // documented as it moves to report/

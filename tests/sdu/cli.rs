@@ -557,3 +557,229 @@ fn usage_errors_exit_2() {
     v.assert_ok();
     assert!(v.stdout_str().contains(env!("CARGO_PKG_VERSION")));
 }
+
+/// `--color` decides whether the tree view is coloured; `always` beats
+/// NO_COLOR, and `auto` (the default) colours only a terminal, which a
+/// pipe is not (the tmux test in reports.rs covers the terminal).
+#[test]
+fn color_flag_and_no_color() {
+    let t = TestDir::new();
+    let root = t.mkdir("tree");
+    plain_tree(&root);
+    let colour = "\x1b[";
+    for (flags, no_color, want) in [
+        (&[][..], None, false),
+        (&["--color=auto"], None, false),
+        (&["--color=always"], None, true),
+        (&["--color", "always"], Some("1"), true),
+        (&["--color=always"], Some(""), true),
+        (&["--color=never"], None, false),
+        (&["--color=never"], Some(""), false),
+    ] {
+        let mut cmd = Command::new(sdu_bin());
+        cmd.args(["--tree", "-d", "1"]).args(flags).arg(&root);
+        cmd.env_remove("NO_COLOR");
+        if let Some(v) = no_color {
+            cmd.env("NO_COLOR", v);
+        }
+        let out = run(&mut cmd);
+        out.assert_ok();
+        assert_eq!(
+            out.stdout_str().contains(colour),
+            want,
+            "{flags:?} NO_COLOR={no_color:?}:\n{}",
+            out.stdout_str()
+        );
+    }
+    let out = sdu(&args!["--color=sometimes", &root]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+}
+
+/// The variables sdu and du read for their unit.
+const UNIT_VARS: [&str; 4] = [
+    "DU_BLOCK_SIZE",
+    "BLOCK_SIZE",
+    "BLOCKSIZE",
+    "POSIXLY_CORRECT",
+];
+
+/// `cmd` with exactly `vars` of [`UNIT_VARS`] set, in the C locale.
+fn with_unit_env<'a>(cmd: &'a mut Command, vars: &[(&str, &str)]) -> &'a mut Command {
+    for v in UNIT_VARS {
+        cmd.env_remove(v);
+    }
+    cmd.env("LC_ALL", "C").envs(vars.iter().copied())
+}
+
+/// `sdu --du total` reads DU_BLOCK_SIZE, BLOCK_SIZE, BLOCKSIZE and
+/// POSIXLY_CORRECT as GNU du does: the same output byte for byte, on a
+/// chain (where du's readdir order is sdu's name order) and, sorted, on
+/// a wider tree; unit flags beat the variables in both.
+#[test]
+fn du_mode_reads_the_block_size_env_as_du() {
+    let t = TestDir::new();
+    let chain = t.mkdir("chain");
+    fs::create_dir_all(chain.join("a/b/c")).unwrap();
+    write_file(&chain.join("a/b/c/f"), 1_500_000);
+    write_file(&chain.join("a/b/c/g"), 9_700);
+    let plain = t.mkdir("plain");
+    plain_tree(&plain);
+    sync_fs(t.path());
+    let envs: &[&[(&str, &str)]] = &[
+        &[],
+        &[("DU_BLOCK_SIZE", "1")],
+        &[("DU_BLOCK_SIZE", "4K")],
+        &[("DU_BLOCK_SIZE", "K")],
+        &[("DU_BLOCK_SIZE", "MB")],
+        &[("DU_BLOCK_SIZE", "1MiB")],
+        &[("BLOCK_SIZE", "512")],
+        &[("BLOCK_SIZE", "kB")],
+        &[("BLOCKSIZE", "1M")],
+        &[("BLOCKSIZE", "G")],
+        &[("DU_BLOCK_SIZE", "human-readable")],
+        &[("BLOCK_SIZE", "h")],
+        &[("BLOCKSIZE", "si")],
+        &[("DU_BLOCK_SIZE", "'1")],
+        &[("DU_BLOCK_SIZE", "'1K")],
+        &[("BLOCK_SIZE", "'h")],
+        // Precedence, and a set variable counts even when empty or invalid.
+        &[
+            ("DU_BLOCK_SIZE", "1"),
+            ("BLOCK_SIZE", "M"),
+            ("BLOCKSIZE", "K"),
+        ],
+        &[("BLOCK_SIZE", "M"), ("BLOCKSIZE", "1")],
+        &[("DU_BLOCK_SIZE", ""), ("BLOCK_SIZE", "1")],
+        &[("DU_BLOCK_SIZE", "X"), ("BLOCK_SIZE", "1")],
+        &[("BLOCK_SIZE", "0"), ("BLOCKSIZE", "1")],
+        &[("BLOCKSIZE", "-1")],
+        &[("BLOCKSIZE", "Human")],
+        &[("POSIXLY_CORRECT", "1")],
+        &[("POSIXLY_CORRECT", "")],
+        &[("POSIXLY_CORRECT", "1"), ("BLOCK_SIZE", "bogus")],
+        &[("POSIXLY_CORRECT", "1"), ("BLOCK_SIZE", "1K")],
+    ];
+    let flag_sets: &[&[&str]] = &[
+        &[],
+        &["-a", "-c"],
+        &["--apparent-size", "-s"],
+        &["-k"],
+        &["-h", "-c"],
+        &["--si"],
+        &["-b"],
+        &["-B", "M"],
+    ];
+    let mut bad = String::new();
+    let mut compared = 0;
+    for vars in envs {
+        for flags in flag_sets {
+            for (root, exact) in [(&chain, true), (&plain, false)] {
+                let s = run(with_unit_env(
+                    Command::new(sdu_bin())
+                        .args(["--du", "total"])
+                        .args(*flags)
+                        .arg(root),
+                    vars,
+                ));
+                let d = run(with_unit_env(
+                    Command::new("du").args(*flags).arg(root),
+                    vars,
+                ));
+                s.assert_ok();
+                d.assert_ok();
+                let same = if exact {
+                    s.stdout == d.stdout
+                } else {
+                    let lines = |o: &[u8]| {
+                        let mut v: Vec<Vec<u8>> =
+                            o.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+                        v.sort();
+                        v
+                    };
+                    lines(&s.stdout) == lines(&d.stdout)
+                };
+                compared += 1;
+                if !same {
+                    bad += &format!(
+                        "{vars:?} {flags:?} on {}:\n--- sdu:\n{}--- du:\n{}",
+                        root.display(),
+                        s.stdout_str(),
+                        d.stdout_str()
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "sdu and du differ ({compared} runs compared):\n{bad}"
+    );
+}
+
+/// The block-size variables set the table's unit too, as a unit flag
+/// given first would; POSIXLY_CORRECT leaves its human-readable default.
+#[test]
+fn table_reads_the_block_size_env_as_a_first_unit_flag() {
+    let t = TestDir::new();
+    let root = t.mkdir("plain");
+    plain_tree(&root);
+    let table = |vars: &[(&str, &str)], flags: &[&str]| {
+        let out = run(with_unit_env(
+            Command::new(sdu_bin()).arg("-a").args(flags).arg(&root),
+            vars,
+        ));
+        out.assert_ok();
+        out.stdout
+    };
+    for (vars, flags, same_as) in [
+        (&[("BLOCK_SIZE", "1K")][..], &[][..], &["-B1K"][..]),
+        (&[("DU_BLOCK_SIZE", "1")], &[], &["-B1"]),
+        (&[("BLOCKSIZE", "si")], &["--tree"], &["--tree", "--si"]),
+        (&[("BLOCK_SIZE", "'K")], &[], &["-BK"]),
+        (&[("BLOCK_SIZE", "1")], &["-h"], &[]),
+        (&[("BLOCK_SIZE", "1")], &["-m"], &["-m"]),
+        (&[("BLOCK_SIZE", "X")], &[], &[]),
+        (&[("POSIXLY_CORRECT", "1")], &[], &[]),
+    ] {
+        assert!(
+            table(vars, flags) == table(&[], same_as),
+            "{vars:?} {flags:?} is not {same_as:?}"
+        );
+    }
+    assert!(
+        table(&[("BLOCK_SIZE", "1")], &[]) != table(&[], &[]),
+        "BLOCK_SIZE=1 prints what -h does"
+    );
+}
+
+/// The usage errors sdu finds itself (clap finds the rest) read as they
+/// always have: `sdu: MSG`, a pointer to `--help`, exit 2.
+#[test]
+fn usage_error_messages() {
+    for (a, msg) in [
+        (
+            &["-s", "-a", "."][..],
+            "cannot both summarize and show all entries",
+        ),
+        (
+            &["-s", "-d", "2", "."],
+            "summarizing (-s) conflicts with --max-depth=2",
+        ),
+        (&["-B", "XYZ", "."], "invalid block size 'XYZ'"),
+        (&["-B", "0", "-h", "."], "invalid block size '0'"),
+        (&["--min-size", "1.5G", "."], "invalid size '1.5G'"),
+        (&[""], "invalid zero-length file name"),
+    ] {
+        let out = run(with_unit_env(
+            Command::new(sdu_bin()).args(a),
+            &[("BLOCK_SIZE", "1")],
+        ));
+        assert_eq!(out.code, Some(2), "{out:?}");
+        assert!(out.stdout.is_empty(), "{out:?}");
+        assert_eq!(
+            out.stderr,
+            format!("sdu: {msg}\nTry 'sdu --help' for more information.\n"),
+            "{a:?}"
+        );
+    }
+}

@@ -15,4 +15,5 @@ mod regressions;
 mod reliability;
 mod reports;
 mod shared;
+mod terminal;
 mod util;

@@ -1,0 +1,211 @@
+//! What sdu says about itself beyond the flags: the end of `--help`, the
+//! man page's own sections, and `--generate` (the man page or a shell
+//! completion script).
+//!
+//! clap renders the name, synopsis, description and options from
+//! [`Cli`]; the prose that `--help` has no room for lives here.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::CommandFactory;
+use clap_complete::Shell;
+use clap_mangen::Man;
+use clap_mangen::roff::{Roff, bold, roman};
+
+use super::args::{Cli, Generate};
+
+/// The three examples that end `--help` (and the man page shows them too).
+const EXAMPLES: &[(&str, &str)] = &[
+    (
+        "sdu -d 1 /srv",
+        "Total, exclusive, shared and reclaimable space of /srv and each directory in it",
+    ),
+    (
+        "sdu --sort reclaimable -n 20 -d 3 /srv",
+        "The 20 directories (3 levels deep) whose deletion would free the most",
+    ),
+    (
+        "sdu --du exclusive -s *",
+        "du's own output format with one figure: a drop-in for `du -s *` in scripts",
+    ),
+];
+
+/// The end of `--help`: the figures in brief, then the examples.
+pub fn after_help() -> String {
+    let mut s = String::from(
+        "Figures (man sdu explains them):\n  \
+         Total        allocated bytes, what du prints (Apparent with --apparent-size)\n  \
+         Exclusive    data that belongs to one file alone\n  \
+         Shared       shared data that files under the entry reference, counted once\n  \
+         Reclaimable  what deleting the entry would free\n\n\
+         Examples:\n",
+    );
+    for (cmd, what) in EXAMPLES {
+        s.push_str(&format!("  {cmd}\n      {what}\n"));
+    }
+    s
+}
+
+/// `--generate KIND`: the man page or a completion script on stdout.
+pub fn generate(kind: Generate) -> ExitCode {
+    let mut cmd = Cli::command();
+    let mut buf = Vec::new();
+    let shell = match kind {
+        Generate::Man => None,
+        Generate::Bash => Some(Shell::Bash),
+        Generate::Zsh => Some(Shell::Zsh),
+        Generate::Fish => Some(Shell::Fish),
+        Generate::Elvish => Some(Shell::Elvish),
+        Generate::Powershell => Some(Shell::PowerShell),
+    };
+    match shell {
+        Some(sh) => clap_complete::generate(sh, &mut cmd, "sdu", &mut buf),
+        None => man_page(cmd, &mut buf).expect("writing to a Vec"),
+    }
+    match io::stdout().lock().write_all(&buf) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("sdu: write error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The man page: clap's sections (name, synopsis, description, options)
+/// and what `--help` has no room for.
+fn man_page(cmd: clap::Command, out: &mut dyn Write) -> io::Result<()> {
+    let man = Man::new(cmd);
+    man.render_title(out)?;
+    man.render_name_section(out)?;
+    man.render_synopsis_section(out)?;
+    man.render_description_section(out)?;
+    man.render_options_section(out)?;
+    let mut r = Roff::new();
+    for (title, paragraphs) in MAN_SECTIONS {
+        r.control("SH", [*title]);
+        for (i, p) in paragraphs.iter().enumerate() {
+            match p.split_once(" :: ") {
+                // A tagged paragraph: the tag in bold, then the text.
+                Some((tag, text)) => {
+                    r.control("TP", []);
+                    r.text([bold(tag)]);
+                    r.text([roman(text)]);
+                }
+                None => {
+                    if i > 0 {
+                        r.control("PP", []);
+                    }
+                    r.text([roman(*p)]);
+                }
+            }
+        }
+    }
+    r.control("SH", ["EXAMPLES"]);
+    for (cmd, what) in EXAMPLES {
+        r.control("TP", []);
+        r.text([bold(*cmd)]);
+        r.text([roman(*what)]);
+    }
+    r.to_writer(out)?;
+    man.render_version_section(out)
+}
+
+/// The man page's own sections: (title, paragraphs); a paragraph
+/// `TAG :: TEXT` is a tagged one.
+const MAN_SECTIONS: &[(&str, &[&str])] = &[
+    (
+        "FIGURES",
+        &[
+            "Every inode is counted once in every directory that holds at least one of its links, \
+             as du -s run on that directory alone would count it, so a figure never depends on the \
+             order of the scan.",
+            "Total :: Allocated bytes (st_blocks x 512), directories included: what du prints. \
+             With --apparent-size the Apparent column (the sum of st_size) takes its place.",
+            "Exclusive :: The bytes of data that belong to one file alone: Total less the bytes \
+             of the extents that the filesystem flags as shared (FIEMAP_EXTENT_SHARED). Inline \
+             and not yet allocated (delayed) data count as exclusive.",
+            "Shared :: The size of the shared data that some file under the entry references, \
+             counted once however many files, clones or snapshots reference it. \
+             Exclusive + Shared is the space the entry's data really occupies; \
+             Total - Exclusive - Shared is what sharing saves inside it.",
+            "Reclaimable :: What deleting the entry would free, as far as the scan can see: the \
+             exclusive bytes of the inodes whose links all lie under it, plus the shared data \
+             whose references seen in the scan all lie under it. Shared data referenced only once \
+             in the scan is shared with something outside it and is never reclaimable. The figure \
+             is exact when the scan covers every file that references the data (a whole XFS \
+             filesystem, a Btrfs filesystem with its snapshots under the scanned root), and an \
+             upper bound otherwise.",
+        ],
+    ),
+    (
+        "SORTING AND SELECTING",
+        &[
+            "By default entries are listed in du's order: every directory after its contents, \
+             siblings by name. With --sort the list is flat and ordered by the figure, largest \
+             first, ties by path (like du | sort -rh), or by path with --sort name.",
+            "--top N keeps the N largest entries by the --sort figure (Total, or Apparent with \
+             --apparent-size, when there is no --sort or with --sort name) and, without --sort, \
+             lists them largest first. --min-size SIZE hides the entries whose figure is \
+             smaller. Both apply to the entries -s, -d and -a select, in text, JSON, --du and \
+             --tree alike, and the -c total is always printed. A hidden entry still counts in its \
+             parent's figures.",
+            "--tree prints each directory above its contents, siblings largest first (by name \
+             with --sort name), with a bar and a percentage of the figure relative to the root. \
+             Since a directory's figures are never smaller than those of anything under it, the \
+             entries --top and --min-size keep always include their parents.",
+        ],
+    ),
+    (
+        "FILESYSTEMS",
+        &[
+            "Data can be shared on XFS (with reflink, the default since xfsprogs 5.1), Btrfs \
+             (reflinks, snapshots, deduplication), OCFS2 and bcachefs; sdu asks the kernel for \
+             each file's extents there (the FIEMAP ioctl) and indexes the shared ones. On ext4, \
+             tmpfs, NFS, CIFS/SMB and every other filesystem nothing can be shared (or FIEMAP is \
+             missing or meaningless): sdu does not map files there, and their data is all \
+             exclusive.",
+            "Btrfs subvolumes and snapshots are not mount points: -x does not stop at them, and \
+             data shared between them is found.",
+        ],
+    ),
+    (
+        "PERMISSIONS",
+        &[
+            "Nothing needs root. sdu reads directories and stats entries as du does, and maps \
+             the extents of the files it can open for reading. An entry that cannot be read is \
+             reported and counted (exit status 1); a file that can be stat-ed but not opened is \
+             counted as exclusive, with a warning.",
+        ],
+    ),
+    (
+        "EXIT STATUS",
+        &[
+            "0 :: Everything was read.",
+            "1 :: Some entries could not be read (each is named on stderr); the figures of the \
+             rest are printed.",
+            "2 :: A usage error or a fatal error (for example, the report could not be written).",
+        ],
+    ),
+    (
+        "ENVIRONMENT",
+        &[
+            "DU_BLOCK_SIZE, BLOCK_SIZE, BLOCKSIZE :: The unit sizes are printed in when no unit \
+             flag (-h, --si, -k, -m, -b, -B) is given, read as GNU du reads it: the first of the \
+             three that is set counts, even when empty. The value is a SIZE as for -B, or \
+             human-readable or si (or an abbreviation, such as h), optionally after a ' (which \
+             asks for thousands separators; sdu prints none, as du in the C locale). An invalid \
+             value is ignored without a word, as du ignores it, and the default applies. The \
+             variable sets the unit of the table and the tree view as well as that of --du, as \
+             a unit flag given before all the others would: any unit flag on the command line \
+             wins.",
+            "POSIXLY_CORRECT :: When set (even empty), the default unit of --du is the 512-byte \
+             block, as du's is. The table's default, human-readable sizes, is not du's format \
+             and does not change.",
+            "NO_COLOR :: When set and not empty, the tree view is not coloured unless \
+             --color=always asks for it (the NO_COLOR convention lets a flag win). By default \
+             (--color=auto) it is coloured only when standard output is a terminal.",
+        ],
+    ),
+];

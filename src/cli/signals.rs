@@ -1,0 +1,79 @@
+//! Ctrl-C (SIGINT) or SIGTERM during a scan: the progress line is cleared,
+//! then sdu dies by the signal, as it would have without a handler.
+//!
+//! Without this, the killed process leaves its last progress line on the
+//! terminal and the shell prints its prompt after it. Dying by the signal
+//! itself (not `exit(130)`) matters: a shell running a script stops the
+//! script only when its child was killed by SIGINT.
+
+use std::io;
+use std::thread;
+use std::time::Duration;
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use signal_hook::low_level::emulate_default_handler;
+
+use super::progress::Clearer;
+
+/// Clears the line with `clearer` when SIGINT or SIGTERM arrives, then
+/// lets the signal kill the process.
+///
+/// A signal the process inherited as ignored (`nohup`, a background job
+/// of a non-interactive shell) stays ignored: catching it would let it
+/// kill sdu, which it must not. The handlers are installed by the thread
+/// that waits for them, so that no signal can be caught with nobody left
+/// to act on it; one that arrives before that kills sdu as before.
+pub fn clear_progress_on_interrupt(clearer: Clearer) -> io::Result<()> {
+    let caught: Vec<i32> = [SIGINT, SIGTERM]
+        .into_iter()
+        .filter(|&s| !inherited_ignored(s))
+        .collect();
+    if caught.is_empty() {
+        return Ok(());
+    }
+    thread::Builder::new()
+        .name("sdu-signals".into())
+        .spawn(move || {
+            let Ok(mut signals) = Signals::new(&caught) else {
+                return;
+            };
+            if let Some(sig) = signals.forever().next() {
+                // Die on time even if the terminal blocks the clearing
+                // (output stopped with ^S when SIGTERM comes).
+                let _ = thread::Builder::new().spawn(move || {
+                    thread::sleep(Duration::from_secs(1));
+                    let _ = emulate_default_handler(sig);
+                });
+                clearer.clear();
+                let _ = emulate_default_handler(sig);
+            }
+        })
+        .map(drop)
+}
+
+/// Whether `sig` is ignored in this process (from `/proc/self/status`,
+/// which needs no `sigaction` call): false when that cannot be read.
+fn inherited_ignored(sig: i32) -> bool {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| (1..=64).contains(&sig) && (mask >> (sig - 1)) & 1 == 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn never_ignored() {
+        // SIGKILL cannot be ignored, and there is no signal 0 or 65.
+        assert!(!inherited_ignored(signal_hook::consts::SIGKILL));
+        assert!(!inherited_ignored(0));
+        assert!(!inherited_ignored(65));
+    }
+}
