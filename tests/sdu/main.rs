@@ -16,4 +16,5 @@ mod reliability;
 mod reports;
 mod shared;
 mod terminal;
+mod tmux;
 mod util;

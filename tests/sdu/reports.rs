@@ -7,11 +7,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
 use crate::args;
 use crate::json::Entry;
+use crate::tmux::Tmux;
 use crate::util::*;
 
 /// A generated tree with distinct and with equal sizes (ties), files at
@@ -506,99 +505,12 @@ fn progress_absent_when_stderr_is_not_a_terminal() {
     out.assert_ok();
 }
 
-/// A tmux server of its own, killed on drop.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn new() -> Option<Tmux> {
-        if run(Command::new("tmux").arg("-V")).code != Some(0) {
-            return unavailable("tmux is not installed");
-        }
-        Some(Tmux {
-            socket: format!("sdu-test-{}", std::process::id()),
-        })
-    }
-
-    fn cmd(&self, args: &[&OsStr]) -> Output {
-        run(Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .arg("-f")
-            .arg("/dev/null")
-            .args(args))
-    }
-
-    /// Runs `script` (sh) in a new 150x40 window whose every byte of output
-    /// is recorded; returns (recorded bytes, final screen) once the script
-    /// has printed `SDU-DONE`.
-    fn record(&self, dir: &Path, script: &str) -> (Vec<u8>, String) {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let name = format!("s{}", N.fetch_add(1, Ordering::Relaxed));
-        let log = dir.join(format!("{name}.log"));
-        let go = dir.join(format!("{name}.go"));
-        let full = format!(
-            "while [ ! -e '{}' ]; do sleep 0.05; done; {script}; echo SDU-DONE; sleep 600",
-            go.display()
-        );
-        let o = self.cmd(&[
-            OsStr::new("new-session"),
-            OsStr::new("-d"),
-            OsStr::new("-s"),
-            OsStr::new(&name),
-            OsStr::new("-x"),
-            OsStr::new("150"),
-            OsStr::new("-y"),
-            OsStr::new("40"),
-            OsStr::new(&full),
-        ]);
-        assert_eq!(o.code, Some(0), "{o:?}");
-        let pipe = format!("cat >> '{}'", log.display());
-        let o = self.cmd(&[
-            OsStr::new("pipe-pane"),
-            OsStr::new("-t"),
-            OsStr::new(&name),
-            OsStr::new(&pipe),
-        ]);
-        assert_eq!(o.code, Some(0), "{o:?}");
-        fs::write(&go, b"").unwrap();
-        let start = Instant::now();
-        let screen = loop {
-            let o = self.cmd(&[
-                OsStr::new("capture-pane"),
-                OsStr::new("-p"),
-                OsStr::new("-t"),
-                OsStr::new(&name),
-            ]);
-            let s = String::from_utf8_lossy(&o.stdout).into_owned();
-            if s.contains("SDU-DONE") {
-                break s;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(120),
-                "no SDU-DONE after 120 s; screen:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        // Let pipe-pane's cat write out what it has.
-        std::thread::sleep(Duration::from_millis(300));
-        (fs::read(&log).unwrap_or_default(), screen)
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd(&[OsStr::new("kill-server")]);
-    }
-}
-
 /// On a real terminal (tmux) the progress line is drawn while scanning and
 /// is gone from the screen at the end; the tree view is coloured there,
 /// and not under NO_COLOR.
 #[test]
 fn progress_and_colour_on_a_terminal() {
-    let Some(tmux) = Tmux::new() else {
+    let Some(tmux) = Tmux::server("reports") else {
         return;
     };
     let t = TestDir::new();

@@ -4,118 +4,9 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
 
+use crate::tmux::{PROMPT, Tmux, last_line};
 use crate::util::*;
-
-/// The prompt of the shell in the pane.
-const PROMPT: &str = "sdu-prompt$";
-
-/// A tmux server of its own, with one interactive bash per test, killed
-/// on drop.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn new(test: &str) -> Option<Tmux> {
-        if run(Command::new("tmux").arg("-V")).code != Some(0) {
-            return unavailable("tmux is not installed");
-        }
-        if run(Command::new("bash").arg("--version")).code != Some(0) {
-            return unavailable("bash is not installed");
-        }
-        let t = Tmux {
-            socket: format!("sdu-term-{}-{test}", std::process::id()),
-        };
-        // A bare bash: no rc files, a prompt of our own, 150x40.
-        let shell = format!(
-            "env -i PATH=/usr/local/bin:/usr/bin:/bin TERM=screen PS1='{PROMPT} ' \
-             bash --norc --noprofile -i"
-        );
-        let o = t.cmd(&[
-            "new-session",
-            "-d",
-            "-s",
-            "t",
-            "-x",
-            "150",
-            "-y",
-            "40",
-            &shell,
-        ]);
-        assert_eq!(o.code, Some(0), "{o:?}");
-        t.wait_for("the first prompt", |s| last_line(s) == PROMPT);
-        Some(t)
-    }
-
-    fn cmd(&self, args: &[&str]) -> Output {
-        run(Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
-            .args(args))
-    }
-
-    /// Types `keys` (tmux key names: `Enter`, `C-c`, or literal text).
-    fn keys(&self, keys: &[&str]) {
-        let mut a = vec!["send-keys", "-t", "t"];
-        a.extend_from_slice(keys);
-        let o = self.cmd(&a);
-        assert_eq!(o.code, Some(0), "{o:?}");
-    }
-
-    /// What the pane shows now, trailing blanks trimmed from each line.
-    fn screen(&self) -> String {
-        let o = self.cmd(&["capture-pane", "-p", "-t", "t"]);
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
-
-    /// Polls the screen until `done` holds; fails after 60 s.
-    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if done(&s) {
-                return s;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "no {what} after 60 s; the screen:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// The pid of the shell's one child (the running sdu).
-    fn child_of_shell(&self) -> u32 {
-        let o = self.cmd(&["display-message", "-p", "-t", "t", "#{pane_pid}"]);
-        let bash = o.stdout_str().trim().to_owned();
-        let start = Instant::now();
-        loop {
-            let kids = fs::read_to_string(format!("/proc/{bash}/task/{bash}/children"))
-                .unwrap_or_default();
-            if let Some(pid) = kids.split_whitespace().next() {
-                return pid.parse().unwrap();
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "no child of bash"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd(&["kill-server"]);
-    }
-}
-
-/// The last non-empty line of a screen.
-fn last_line(screen: &str) -> &str {
-    screen.lines().rfind(|l| !l.is_empty()).unwrap_or("")
-}
 
 /// Writes `dir/scan.sh`, which execs (so that it is the shell's child)
 /// sdu, progress from the first tick on, walking `roots` copies of
@@ -170,7 +61,7 @@ fn assert_cleared_and_status(tmux: &Tmux, status: u32) {
 /// a death by SIGINT (130).
 #[test]
 fn ctrl_c_clears_the_progress_line() {
-    let Some(tmux) = Tmux::new("int") else {
+    let Some(tmux) = Tmux::shell("int") else {
         return;
     };
     let t = TestDir::new();
@@ -184,7 +75,7 @@ fn ctrl_c_clears_the_progress_line() {
 /// SIGTERM (no echo on the terminal) clears the line as well.
 #[test]
 fn sigterm_clears_the_progress_line() {
-    let Some(tmux) = Tmux::new("term") else {
+    let Some(tmux) = Tmux::shell("term") else {
         return;
     };
     let t = TestDir::new();
@@ -202,7 +93,7 @@ fn sigterm_clears_the_progress_line() {
 /// follows, the progress line cleared as at any normal end.
 #[test]
 fn ignored_sigint_stays_ignored() {
-    let Some(tmux) = Tmux::new("ign") else {
+    let Some(tmux) = Tmux::shell("ign") else {
         return;
     };
     let t = TestDir::new();
