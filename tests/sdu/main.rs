@@ -11,6 +11,7 @@ mod errors;
 mod fuzz;
 mod json;
 mod model;
+mod reclaim;
 mod regressions;
 mod reliability;
 mod reports;

@@ -1,0 +1,963 @@
+//! `reclaimable` checked against the filesystem itself, as
+//! docs/design.md ("How the figures are checked") defines it: delete the
+//! directory and measure what the filesystem freed.
+//!
+//! Every case is one directory D of a tree with known sharing, built on a
+//! fresh loopback filesystem: sdu scans the whole filesystem (from the
+//! mount point, so that every reference to the data is in the scan and the
+//! figure is exact, docs/design.md "Reclaimable"), then D is deleted and the
+//! used space measured before and after. Each case asserts two things:
+//!
+//! - `freed == want`: the filesystem freed what the tree's construction
+//!   says (written down per case below). A failure here is the test's, not
+//!   sdu's: the tree is not what the comments say.
+//! - `reclaimable == freed`: sdu's figure of D is what deleting D freed.
+//!
+//! How the used space is measured, and why it is exact:
+//!
+//! - **XFS**: `(f_blocks − f_bfree) × f_frsize` of statvfs. XFS frees the
+//!   blocks of an unlinked inode in the background (deferred inode
+//!   inactivation, Linux 5.14 on), and neither statfs nor syncfs waits for
+//!   it. Measured on this kernel: right after unlinking a file of 20,000
+//!   extents, statvfs, then syncfs and statvfs, still counted its 20,000
+//!   blocks as used; half a second later they were free. Unmounting does
+//!   wait for it (and for every deferred extent free), so each measurement
+//!   is an unmount and mount, then syncfs and statvfs, repeated until two
+//!   readings 25 ms apart agree. A remount moves nothing by itself (the
+//!   figure is the same before and after one). The mount has
+//!   `allocsize=4k`, so no speculative preallocation past EOF, and the
+//!   remount after the build drops what is left of copy-on-write staging
+//!   extents (the CoW fork), which a deletion would free and st_blocks
+//!   need not count.
+//!   Two kinds of metadata could still move free space without being in any
+//!   `st_blocks`, and the trees are built so that neither can:
+//!   * an **inode chunk** (64 inodes, 32 KiB here) is freed when its last
+//!     inode goes. Directories are spread over the allocation groups and
+//!     files follow their directory, so a directory D can own a whole
+//!     chunk (without the pins below, deleting `t` frees 3 × 32 KiB more
+//!     than its blocks). `p0`..`p3`, one empty directory in each of the 4
+//!     allocation groups, keep every chunk alive; `xfs_preconditions`
+//!     checks, from the inode numbers, that each chunk holding an inode
+//!     under D also holds one that stays.
+//!   * a **parent directory** that loses D's entry could shrink (a block
+//!     directory going back to short form); every parent here is short
+//!     form (no blocks), also checked. D's own directory blocks are in
+//!     st_blocks, so in sdu's `total` and `reclaimable`, and they are
+//!     freed with D: they are part of `want` (the one directory with
+//!     blocks, `wide`, has them on purpose).
+//!
+//!   The btrees a deletion updates (free space, inodes, reference counts)
+//!   stay one block each in trees this small, so none grows or shrinks;
+//!   that `freed` equals `want` to the byte in every case shows that
+//!   nothing else moved either.
+//! - **Btrfs**: the `Used` of the Data line of `btrfs filesystem usage -b`
+//!   after `btrfs filesystem sync` (a transaction commit, which runs the
+//!   delayed references that free extents), again after an unmount and
+//!   mount, read until two readings agree. A snapshot is deleted with
+//!   `btrfs subvolume delete -C` (which commits, and so wakes the cleaner)
+//!   and `btrfs subvolume sync` (which waits for the cleaner to drop the
+//!   whole snapshot tree). Data Used counts data
+//!   extents only: directories there have no `st_blocks` (checked), and
+//!   the mount has `max_inline=0`, so that no file is stored inline in
+//!   metadata (which sdu counts and Data Used does not). No compression.
+//!
+//! docs/design.md, "Known limits", says where Btrfs differs: two halves of
+//! one on-disk extent held by different files make `reclaimable`
+//! overstate. `btrfs_halves_of_one_extent_overstate_as_documented` asserts
+//! exactly that; the cases where sdu *understates* on Btrfs, which the
+//! limits do not describe, are in the ignored test
+//! `btrfs_partly_overwritten_extent_is_freed_whole`.
+
+use std::collections::{BTreeSet, HashSet};
+use std::fmt::Write as _;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write as _;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::args;
+use crate::json::{Entry, Kind};
+use crate::util::*;
+
+const K: u64 = 1024;
+/// The block size of both filesystems (mkfs's default at 512 MiB).
+const BLK: u64 = 4096;
+
+// ---------------------------------------------------------------------------
+// Filesystems mounted with options, and their used space
+
+/// A harness loopback filesystem (which fails under `CI=true` when it
+/// cannot be made) mounted again with `opts`. Dropping the `LoopFs`
+/// unmounts and detaches it as usual.
+struct Mounted {
+    lfs: LoopFs,
+    kind: FsKind,
+    dev: String,
+    opts: &'static str,
+}
+
+impl Mounted {
+    fn new(kind: FsKind, opts: &'static str) -> Option<Mounted> {
+        let lfs = LoopFs::new(kind)?;
+        let out = run(Command::new("findmnt")
+            .args(["-n", "-v", "-o", "SOURCE", "--mountpoint"])
+            .arg(lfs.path()));
+        out.assert_ok();
+        let dev = out.stdout_str().trim().to_owned();
+        let m = Mounted {
+            lfs,
+            kind,
+            dev,
+            opts,
+        };
+        m.remount();
+        Some(m)
+    }
+
+    fn path(&self) -> &Path {
+        self.lfs.path()
+    }
+
+    /// Unmounts (retrying while briefly busy) and mounts with `opts`;
+    /// checks that the kernel took every option.
+    fn remount(&self) {
+        let mnt = self.path();
+        let mut tries = 0;
+        loop {
+            let out = run(Command::new("umount").arg(mnt));
+            if out.code == Some(0) {
+                break;
+            }
+            tries += 1;
+            assert!(
+                tries < 50,
+                "umount {} keeps failing: {out:?}",
+                mnt.display()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let fstype = match self.kind {
+            FsKind::Xfs => "xfs",
+            FsKind::Btrfs => "btrfs",
+            FsKind::Ext4 => "ext4",
+        };
+        run(Command::new("mount")
+            .args(["-t", fstype, "-o", self.opts, &self.dev])
+            .arg(mnt))
+        .assert_ok();
+        let out = run(Command::new("findmnt")
+            .args(["-n", "-o", "OPTIONS", "--mountpoint"])
+            .arg(mnt));
+        out.assert_ok();
+        let have: Vec<&str> = out.stdout_str().trim().split(',').collect();
+        for o in self.opts.split(',') {
+            assert!(have.contains(&o), "mounted without {o}: {have:?}");
+        }
+    }
+
+    /// Used bytes as the filesystem counts them, after a flush: statvfs on
+    /// XFS, Data Used on Btrfs (see the module comment).
+    fn used(&self) -> u64 {
+        let mnt = self.path();
+        match self.kind {
+            FsKind::Btrfs => {
+                btrfs(&["filesystem", "sync"], mnt);
+                btrfs_data_used(mnt)
+            }
+            _ => {
+                sync_fs(mnt);
+                let s = rustix::fs::statvfs(mnt).unwrap();
+                (s.f_blocks - s.f_bfree) * s.f_frsize
+            }
+        }
+    }
+
+    /// `used` once everything deferred has been done: after an unmount,
+    /// read until two readings 25 ms apart agree (1 s at most).
+    fn settled_used(&self) -> u64 {
+        self.remount();
+        let mut last = self.used();
+        for _ in 0..40 {
+            std::thread::sleep(Duration::from_millis(25));
+            let now = self.used();
+            if now == last {
+                return now;
+            }
+            last = now;
+        }
+        panic!(
+            "the used space of {} was still moving after 1 s (last {last})",
+            self.path().display()
+        );
+    }
+}
+
+fn btrfs(args: &[&str], path: &Path) {
+    run(Command::new("btrfs").args(args).arg(path)).assert_ok();
+}
+
+/// The `Used` of the one Data line of `btrfs filesystem usage -b MNT`:
+/// `Data,single: Size:75497472, Used:307200 (0.41%)`. A filesystem with
+/// mixed block groups (`Data+Metadata`) or two data profiles is refused:
+/// its figure would not be data alone.
+fn btrfs_data_used(mnt: &Path) -> u64 {
+    let out = run(Command::new("btrfs")
+        .args(["filesystem", "usage", "-b"])
+        .arg(mnt));
+    out.assert_ok();
+    let text = out.stdout_str();
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("Data,")).collect();
+    assert!(
+        lines.len() == 1 && !text.contains("Data+Metadata"),
+        "expected one Data line, no mixed block groups:\n{text}"
+    );
+    let used = lines[0]
+        .split_once("Used:")
+        .map(|(_, r)| r.trim_start())
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok());
+    used.unwrap_or_else(|| panic!("no Used:N in {:?}", lines[0]))
+}
+
+// ---------------------------------------------------------------------------
+// Tree building
+
+/// `n` bytes nobody else writes (a fresh xorshift stream per call), so no
+/// filesystem can compress or dedupe them.
+fn fresh_bytes(n: u64) -> Vec<u8> {
+    static SEED: AtomicU64 = AtomicU64::new(1);
+    let mut x = SEED
+        .fetch_add(1, Ordering::Relaxed)
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        | 1;
+    let mut v = Vec::with_capacity(n as usize + 8);
+    while (v.len() as u64) < n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+    v.truncate(n as usize);
+    v
+}
+
+/// Builds a tree under `root`; every path is relative to it, and parent
+/// directories are made as needed. Offsets and lengths are in bytes.
+struct Tree<'a> {
+    root: &'a Path,
+}
+
+impl Tree<'_> {
+    fn p(&self, rel: &str) -> PathBuf {
+        let p = self.root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        p
+    }
+
+    fn dir(&self, rel: &str) {
+        fs::create_dir_all(self.root.join(rel)).unwrap();
+    }
+
+    /// A new file of `len` fresh bytes, written at once and fsynced, so
+    /// that it is one extent on disk now (a later overwrite or partial
+    /// clone then meets that extent, not pages still in the cache).
+    fn write(&self, rel: &str, len: u64) {
+        let p = self.p(rel);
+        let mut f = File::create_new(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        f.write_all(&fresh_bytes(len)).unwrap();
+        f.sync_all().unwrap();
+    }
+
+    /// Writes `len` fresh bytes at `off` of an existing file and fsyncs:
+    /// where the blocks were shared, copy-on-write gives this file new
+    /// ones.
+    fn overwrite(&self, rel: &str, off: u64, len: u64) {
+        let f = OpenOptions::new().write(true).open(self.p(rel)).unwrap();
+        f.write_all_at(&fresh_bytes(len), off).unwrap();
+        f.sync_all().unwrap();
+    }
+
+    /// A sparse file `len` bytes long with fresh data at `(offset, len)`.
+    fn sparse(&self, rel: &str, len: u64, data: &[(u64, u64)]) {
+        File::create_new(self.p(rel)).unwrap().set_len(len).unwrap();
+        for &(off, n) in data {
+            self.overwrite(rel, off, n);
+        }
+    }
+
+    /// FICLONE: `dst`, a new file, maps exactly the data of `src`.
+    fn clone(&self, src: &str, dst: &str) {
+        let s = File::open(self.p(src)).unwrap();
+        let d = File::create_new(self.p(dst)).unwrap_or_else(|e| panic!("{dst}: {e}"));
+        rustix::fs::ioctl_ficlone(&d, &s).unwrap_or_else(|e| panic!("FICLONE {src} -> {dst}: {e}"));
+    }
+
+    /// FICLONERANGE through `xfs_io -c "reflink SRC SOFF DOFF LEN" DST`
+    /// (`dst` created when new; rustix has no wrapper, and `unsafe` is
+    /// denied, tests included).
+    fn clone_range(&self, src: &str, soff: u64, dst: &str, doff: u64, len: u64) {
+        let (s, d) = (self.p(src), self.p(dst));
+        run(Command::new("xfs_io")
+            .arg("-f")
+            .arg("-c")
+            .arg(format!("reflink {} {soff} {doff} {len}", s.display()))
+            .arg(d))
+        .assert_ok();
+    }
+
+    fn link(&self, existing: &str, new: &str) {
+        fs::hard_link(self.p(existing), self.p(new)).unwrap();
+    }
+
+    /// Asserts what a Btrfs case relies on: `rel` is one extent on disk.
+    fn assert_one_extent(&self, rel: &str) {
+        let out = run(Command::new("filefrag").arg(self.p(rel)));
+        out.assert_ok();
+        assert!(
+            out.stdout_str().trim_end().ends_with(": 1 extent found"),
+            "{rel} is not one extent, which this case is built on: {}",
+            out.stdout_str()
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Delete and measure
+
+enum Delete {
+    /// `std::fs::remove_dir_all`.
+    Tree,
+    /// `btrfs subvolume delete -C` and `btrfs subvolume sync`.
+    Subvolume,
+}
+
+/// A directory to delete, relative to the mount point, and the bytes the
+/// tree's construction says its deletion frees (data only: on XFS the
+/// directories' own blocks are added from their `st_blocks`).
+struct Case {
+    rel: &'static str,
+    want: u64,
+    delete: Delete,
+}
+
+const fn case(rel: &'static str, want: u64) -> Case {
+    Case {
+        rel,
+        want,
+        delete: Delete::Tree,
+    }
+}
+
+/// One case's outcome: sdu's entry for the directory and what its deletion
+/// freed.
+struct Row {
+    rel: &'static str,
+    sdu: Entry,
+    freed: u64,
+    want: u64,
+}
+
+/// On a fresh filesystem of `kind` mounted with `opts`, builds the tree,
+/// settles it, takes sdu's figures of `case.rel` from a scan of the whole
+/// filesystem, deletes it and measures what was freed. None when the
+/// filesystem cannot be made (and not in CI).
+fn delete_and_measure(
+    kind: FsKind,
+    opts: &'static str,
+    build: fn(&Tree),
+    case: &Case,
+) -> Option<Row> {
+    let fs = Mounted::new(kind, opts)?;
+    let mnt = fs.path();
+    build(&Tree { root: mnt });
+    // Delalloc written, speculative and copy-on-write preallocations gone,
+    // so that st_blocks (sdu's figures) and the allocation agree.
+    fs.remount();
+    let d = mnt.join(case.rel);
+    let dir_bytes = match kind {
+        FsKind::Xfs => xfs_preconditions(mnt, &d),
+        _ => {
+            btrfs_preconditions(&d);
+            0
+        }
+    };
+    let report = sdu_json(&args![mnt]);
+    let sdu = report
+        .entries
+        .iter()
+        .find(|e| e.kind == Kind::Dir && Path::new(&e.path) == d)
+        .unwrap_or_else(|| panic!("sdu did not report {}", d.display()))
+        .clone();
+    let before = fs.settled_used();
+    match case.delete {
+        Delete::Tree => fs::remove_dir_all(&d).unwrap(),
+        Delete::Subvolume => {
+            // Without the commit (-C), `subvolume sync` waits for the next
+            // periodic one (30 s) before the cleaner starts.
+            btrfs(&["subvolume", "delete", "-C"], &d);
+            btrfs(&["subvolume", "sync"], mnt);
+        }
+    }
+    let after = fs.settled_used();
+    let freed = before.checked_sub(after).unwrap_or_else(|| {
+        panic!(
+            "deleting {} made the used space grow: {before} -> {after}",
+            case.rel
+        )
+    });
+    Some(Row {
+        rel: case.rel,
+        sdu,
+        freed,
+        want: case.want + dir_bytes,
+    })
+}
+
+/// Runs every case on a filesystem of its own; None when the filesystem
+/// cannot be made (and not in CI).
+fn measure_all(
+    kind: FsKind,
+    opts: &'static str,
+    build: fn(&Tree),
+    cases: &[Case],
+) -> Option<Vec<Row>> {
+    cases
+        .iter()
+        .map(|c| delete_and_measure(kind, opts, build, c))
+        .collect()
+}
+
+/// The rows as a table (printed by every test; `--nocapture` shows it).
+fn table(title: &str, rows: &[Row]) -> String {
+    let w = rows.iter().map(|r| r.rel.len()).max().unwrap_or(4).max(4);
+    let mut t = format!(
+        "{title}\n{:w$}  {:>9}  {:>9}  {:>9}  {:>11}  {:>9}  {:>9}\n",
+        "dir", "total", "exclusive", "shared", "reclaimable", "freed", "want"
+    );
+    for r in rows {
+        let e = &r.sdu;
+        let _ = writeln!(
+            t,
+            "{:w$}  {:>9}  {:>9}  {:>9}  {:>11}  {:>9}  {:>9}",
+            r.rel, e.total, e.exclusive, e.shared, e.reclaimable, r.freed, r.want
+        );
+    }
+    t
+}
+
+/// Every row: the filesystem freed what the construction says, and sdu's
+/// `reclaimable` is exactly that. Also that the cases are meaningful: the
+/// check would catch `reclaimable` confused with `total` or `exclusive`.
+fn assert_exact(title: &str, rows: &[Row]) {
+    let t = table(title, rows);
+    println!("{t}");
+    let tree: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.freed != r.want)
+        .map(|r| r.rel)
+        .collect();
+    assert!(
+        tree.is_empty(),
+        "the filesystem did not free what the tree's construction says for {tree:?} \
+         (a test bug, not sdu's):\n{t}"
+    );
+    let bad: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.sdu.reclaimable != r.freed)
+        .map(|r| r.rel)
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "sdu's reclaimable is not what deleting the directory freed for {bad:?}:\n{t}"
+    );
+    assert!(
+        rows.iter().any(|r| r.freed != r.sdu.total)
+            && rows.iter().any(|r| r.freed != r.sdu.exclusive)
+            && rows.iter().any(|r| r.freed == 0 && r.sdu.total > 0),
+        "the cases cannot tell reclaimable from total or exclusive:\n{t}"
+    );
+}
+
+/// Returns the bytes of the directories under `d` (itself included), and
+/// checks that deleting `d` frees nothing outside st_blocks: no inode
+/// chunk loses its last inode, and `d`'s parent has no blocks that losing
+/// an entry could free (module comment).
+fn xfs_preconditions(mnt: &Path, d: &Path) -> u64 {
+    fn walk(p: &Path, out: &mut Vec<(PathBuf, u64)>) {
+        let md = fs::symlink_metadata(p).unwrap();
+        out.push((p.to_owned(), md.ino()));
+        if md.is_dir() {
+            for e in fs::read_dir(p).unwrap() {
+                walk(&e.unwrap().path(), out);
+            }
+        }
+    }
+    let mut all = Vec::new();
+    walk(mnt, &mut all);
+    // 512-byte inodes, 8 to a block, in chunks of 64 aligned to 64: an
+    // inode's chunk is its number over 64.
+    let chunk = |ino: u64| ino >> 6;
+    let staying: HashSet<u64> = all
+        .iter()
+        .filter(|(p, _)| !p.starts_with(d))
+        .map(|(_, i)| chunk(*i))
+        .collect();
+    let going: BTreeSet<u64> = all
+        .iter()
+        .filter(|(p, _)| p.starts_with(d))
+        .map(|(_, i)| chunk(*i))
+        .collect();
+    let emptied: Vec<u64> = going.into_iter().filter(|c| !staying.contains(c)).collect();
+    assert!(
+        emptied.is_empty(),
+        "deleting {} would free the whole inode chunk(s) {emptied:?} (32 KiB each, in no \
+         st_blocks): the tree needs an inode that stays in each",
+        d.display()
+    );
+    let parent = fs::symlink_metadata(d.parent().unwrap()).unwrap();
+    assert_eq!(
+        parent.blocks(),
+        0,
+        "the parent of {} has blocks that removing an entry could free",
+        d.display()
+    );
+    let mut dirs = Vec::new();
+    walk(d, &mut dirs);
+    dirs.iter()
+        .map(|(p, _)| fs::symlink_metadata(p).unwrap())
+        .filter(|m| m.is_dir())
+        .map(|m| m.blocks() * 512)
+        .sum()
+}
+
+/// Checks that sdu's figures of `d` can only be data: no directory under
+/// it has blocks of its own.
+fn btrfs_preconditions(d: &Path) {
+    fn walk(p: &Path, bad: &mut Vec<PathBuf>) {
+        let md = fs::symlink_metadata(p).unwrap();
+        if md.is_dir() {
+            if md.blocks() != 0 {
+                bad.push(p.to_owned());
+            }
+            for e in fs::read_dir(p).unwrap() {
+                walk(&e.unwrap().path(), bad);
+            }
+        }
+    }
+    let mut bad = Vec::new();
+    walk(d, &mut bad);
+    assert!(
+        bad.is_empty(),
+        "directories with blocks (in sdu's figures, not in Data Used): {bad:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// XFS
+
+const XFS_OPTS: &str = "allocsize=4k";
+
+/// The XFS tree (block counts are 4 KiB blocks):
+///
+/// ```text
+/// p0/ p1/ p2/ p3/  empty, made first: one directory inode in each allocation group
+/// t/
+///   a/ orig (8)  same (FICLONE of orig: a clone inside the directory)
+///      whole (4)  rng (4, then orig 6..7 cloned at 4..5: FICLONERANGE)
+///      solo (3)  solo2 (FICLONE of solo)
+///   b/ clone (FICLONE of a/whole: a whole-file clone in another directory)
+///      part (5, then orig 2..4 cloned over 1..3: a partial clone)
+///      cow (FICLONE of a/orig, blocks 0..1 overwritten)
+///      self (4, then its own 0..1 cloned at 4..5)  link_h (= h/cross)
+///   three/ x/s3 (5)  y/s3  z/s3 (FICLONEs of x/s3: shared three ways)
+///   h/ in1 (3)  in2 (= in1)  cross (6; also b/link_h)
+///   plain/ one (1 byte)  mid (10,000 bytes)  big (1 MiB + 1)  empty
+///          sparse (4 MiB long: 2 blocks at 1 MiB, 1 at 3 MiB)
+///          sub/ f (20,000 bytes)  deeper/ leaf (5,000 bytes)
+///   wide/ e (empty) and 150 long-named hardlinks of it: a directory with
+///         blocks of its own, whose inodes fit one chunk
+/// ```
+fn build_xfs(t: &Tree) {
+    for p in ["p0", "p1", "p2", "p3"] {
+        t.dir(p);
+    }
+    let b = BLK;
+    t.write("t/a/orig", 8 * b);
+    t.clone("t/a/orig", "t/a/same");
+    t.write("t/a/whole", 4 * b);
+    t.write("t/a/rng", 4 * b);
+    t.clone_range("t/a/orig", 6 * b, "t/a/rng", 4 * b, 2 * b);
+    t.write("t/a/solo", 3 * b);
+    t.clone("t/a/solo", "t/a/solo2");
+
+    t.clone("t/a/whole", "t/b/clone");
+    t.write("t/b/part", 5 * b);
+    t.clone_range("t/a/orig", 2 * b, "t/b/part", b, 3 * b);
+    t.clone("t/a/orig", "t/b/cow");
+    t.overwrite("t/b/cow", 0, 2 * b);
+    t.write("t/b/self", 4 * b);
+    t.clone_range("t/b/self", 0, "t/b/self", 4 * b, 2 * b);
+
+    t.write("t/three/x/s3", 5 * b);
+    t.clone("t/three/x/s3", "t/three/y/s3");
+    t.clone("t/three/x/s3", "t/three/z/s3");
+
+    t.write("t/h/in1", 3 * b);
+    t.link("t/h/in1", "t/h/in2");
+    t.write("t/h/cross", 6 * b);
+    t.link("t/h/cross", "t/b/link_h");
+
+    plain_dir(t);
+
+    File::create_new(t.p("t/wide/e")).unwrap();
+    for i in 0..150 {
+        t.link(
+            "t/wide/e",
+            &format!("t/wide/a_long_name_so_that_the_directory_needs_blocks_{i:03}"),
+        );
+    }
+}
+
+/// `t/plain`, the same on both filesystems: 271 blocks of data, 7 of them
+/// under `sub`.
+fn plain_dir(t: &Tree) {
+    t.write("t/plain/one", 1);
+    t.write("t/plain/mid", 10_000);
+    t.write("t/plain/big", (1 << 20) + 1);
+    t.write("t/plain/empty", 0);
+    t.sparse(
+        "t/plain/sparse",
+        4 << 20,
+        &[(1 << 20, 2 * BLK), (3 << 20, BLK)],
+    );
+    t.write("t/plain/sub/f", 20_000);
+    t.write("t/plain/sub/deeper/leaf", 5_000);
+}
+
+/// What deleting each directory of `build_xfs` frees (XFS frees per block,
+/// with the block's last reference):
+///
+/// - a: orig 0..1 (only orig and same map them; b maps 2..7 through part
+///   and cow), rng's own 4, solo's 3; whole stays (b/clone).
+/// - b: part's own 2, cow's own 2, self's 4; clone, the cloned blocks and
+///   link_h (a link of h/cross) stay.
+/// - three/x: nothing (y and z); three: s3's 5 blocks.
+/// - h: in1's 3; cross stays (b/link_h).
+/// - plain: 1 + 3 + 257 + 0 + 3 + 5 + 2 blocks; plain/sub: 5 + 2.
+/// - wide: its directory blocks only.
+/// - t: every block written: 19 (a) + 8 (b) + 5 + 9 (h) + 271.
+const XFS_CASES: [Case; 10] = [
+    case("t/a", 9 * BLK),
+    case("t/b", 8 * BLK),
+    case("t/three/x", 0),
+    case("t/three", 5 * BLK),
+    case("t/h", 3 * BLK),
+    case("t/plain", 271 * BLK),
+    case("t/plain/sub", 7 * BLK),
+    case("t/plain/sub/deeper", 2 * BLK),
+    case("t/wide", 0),
+    case("t", 312 * BLK),
+];
+
+/// On XFS (reflink, per-block reference counts) `reclaimable` is exactly
+/// what deleting the directory frees, for every directory of the tree.
+#[test]
+fn xfs_reclaimable_is_what_deleting_frees() {
+    let Some(rows) = measure_all(FsKind::Xfs, XFS_OPTS, build_xfs, &XFS_CASES) else {
+        return;
+    };
+    assert_exact(
+        "XFS: sdu's figures and what deleting each directory freed",
+        &rows,
+    );
+    let wide = rows.iter().find(|r| r.rel == "t/wide").unwrap();
+    assert!(wide.freed > 0, "t/wide has no directory blocks");
+}
+
+// ---------------------------------------------------------------------------
+// Btrfs
+
+const BTRFS_OPTS: &str = "max_inline=0";
+
+/// The Btrfs tree (sizes in KiB; every file written at once, one extent):
+///
+/// ```text
+/// t/
+///   a/ orig (256)  same (FICLONE of orig)  whole (128)
+///      rng (64, then orig 192..256 cloned at 64)  solo (32)  solo2 (FICLONE of solo)
+///   b/ clone (FICLONE of a/whole)  part (orig 64..128 cloned into a new file)
+///      own (20,000 bytes)  link_h (= h/cross)
+///   k/ keep (256)
+///   l/ lhalf (FICLONE of k/keep, then 0..128 overwritten: it holds the
+///      second half of keep's extent and 128 of its own)
+///   three/ x/s3 (48)  y/s3  z/s3 (FICLONEs of x/s3)
+///   h/ in1 (40)  in2 (= in1)  cross (60; also b/link_h)
+///   plain/ as on XFS
+/// ```
+fn build_btrfs(t: &Tree) {
+    t.write("t/a/orig", 256 * K);
+    t.assert_one_extent("t/a/orig");
+    t.clone("t/a/orig", "t/a/same");
+    t.write("t/a/whole", 128 * K);
+    t.write("t/a/rng", 64 * K);
+    t.clone_range("t/a/orig", 192 * K, "t/a/rng", 64 * K, 64 * K);
+    t.write("t/a/solo", 32 * K);
+    t.clone("t/a/solo", "t/a/solo2");
+
+    t.clone("t/a/whole", "t/b/clone");
+    t.clone_range("t/a/orig", 64 * K, "t/b/part", 0, 64 * K);
+    t.write("t/b/own", 20_000);
+
+    t.write("t/k/keep", 256 * K);
+    t.assert_one_extent("t/k/keep");
+    t.clone("t/k/keep", "t/l/lhalf");
+    t.overwrite("t/l/lhalf", 0, 128 * K);
+
+    t.write("t/three/x/s3", 48 * K);
+    t.clone("t/three/x/s3", "t/three/y/s3");
+    t.clone("t/three/x/s3", "t/three/z/s3");
+
+    t.write("t/h/in1", 40 * K);
+    t.link("t/h/in1", "t/h/in2");
+    t.write("t/h/cross", 60 * K);
+    t.link("t/h/cross", "t/b/link_h");
+
+    plain_dir(t);
+}
+
+/// What deleting each directory of `build_btrfs` frees (Btrfs frees an
+/// extent whole, with its last reference, even a reference to part of it):
+///
+/// - a: rng's own 64 and solo's 32; orig's extent stays (b/part holds a
+///   quarter of it), whole's too (b/clone).
+/// - b: own (5 blocks); clone, part and link_h keep nothing alive alone.
+/// - k: nothing: l/lhalf still holds half of keep's extent, so all of it
+///   stays (a file keeping a partly overwritten extent alive).
+/// - l: lhalf's own 128; keep's extent stays (k/keep).
+/// - three/x: nothing; three: 48. h: in1's 40 (cross stays).
+/// - plain: 271 blocks, plain/sub 7, plain/sub/deeper 2, as on XFS.
+/// - t: everything: 480 (a) + 20,480 bytes (b) + 384 (k, l) + 48 + 100 (h)
+///   + the 271 blocks of plain.
+const BTRFS_CASES: [Case; 11] = [
+    case("t/a", 96 * K),
+    case("t/b", 5 * BLK),
+    case("t/k", 0),
+    case("t/l", 128 * K),
+    case("t/three/x", 0),
+    case("t/three", 48 * K),
+    case("t/h", 40 * K),
+    case("t/plain", 271 * BLK),
+    case("t/plain/sub", 7 * BLK),
+    case("t/plain/sub/deeper", 2 * BLK),
+    case("t", (480 + 384 + 48 + 100) * K + 5 * BLK + 271 * BLK),
+];
+
+/// On Btrfs (uncompressed, nothing inline) `reclaimable` is exactly the
+/// drop in Data Used when the directory is deleted, for every directory of
+/// a tree whose extents are each referenced whole or where a partial
+/// reference keeps the extent alive.
+#[test]
+fn btrfs_reclaimable_is_what_deleting_frees() {
+    let Some(rows) = measure_all(FsKind::Btrfs, BTRFS_OPTS, build_btrfs, &BTRFS_CASES) else {
+        return;
+    };
+    assert_exact(
+        "Btrfs: sdu's figures and the drop in Data Used when each directory is deleted",
+        &rows,
+    );
+}
+
+/// ```text
+/// vol/ (subvolume) f1 (200)  d/f2 (40)  d/f2c (FICLONE of f2)
+///      big (256)  div (128)  gone (60)  pair (36)  pairc (FICLONE of pair)
+/// snap/ (snapshot of vol, taken here)
+/// then, in vol: div, pair and pairc wholly overwritten, big's first 64
+///      overwritten, gone removed, new (32) written
+/// ```
+fn build_snapshot(t: &Tree) {
+    btrfs(&["subvolume", "create"], &t.p("vol"));
+    t.write("vol/f1", 200 * K);
+    t.write("vol/d/f2", 40 * K);
+    t.clone("vol/d/f2", "vol/d/f2c");
+    t.write("vol/big", 256 * K);
+    t.assert_one_extent("vol/big");
+    t.write("vol/div", 128 * K);
+    t.write("vol/gone", 60 * K);
+    t.write("vol/pair", 36 * K);
+    t.clone("vol/pair", "vol/pairc");
+    run(Command::new("btrfs")
+        .args(["subvolume", "snapshot"])
+        .arg(t.p("vol"))
+        .arg(t.p("snap")))
+    .assert_ok();
+    t.overwrite("vol/div", 0, 128 * K);
+    t.overwrite("vol/pair", 0, 36 * K);
+    t.overwrite("vol/pairc", 0, 36 * K);
+    t.overwrite("vol/big", 0, 64 * K);
+    fs::remove_file(t.p("vol/gone")).unwrap();
+    t.write("vol/new", 32 * K);
+}
+
+/// A snapshot, and its origin after they diverged, each deleted as a
+/// subvolume (on a filesystem of its own) with the whole mount scanned:
+/// `reclaimable` is the drop in Data Used.
+///
+/// - snap frees div's old extent (128) and gone's (60), which only it
+///   still references, and pair's old extent (36), which its pair and
+///   pairc both map: shared, but within snap alone, so its reclaimable is
+///   more than its exclusive. big's extent stays (vol/big holds 192 of
+///   it), and f1, f2 and f2c are vol's too.
+/// - vol frees what it wrote after the snapshot: div's new 128, big's new
+///   64, pair's and pairc's new 36 each, new's 32; everything else is the
+///   snapshot's too.
+#[test]
+fn btrfs_snapshot_reclaimable_is_what_deleting_frees() {
+    let cases = [
+        Case {
+            rel: "snap",
+            want: (128 + 60 + 36) * K,
+            delete: Delete::Subvolume,
+        },
+        Case {
+            rel: "vol",
+            want: (128 + 64 + 36 + 36 + 32) * K,
+            delete: Delete::Subvolume,
+        },
+    ];
+    let Some(rows) = measure_all(FsKind::Btrfs, BTRFS_OPTS, build_snapshot, &cases) else {
+        return;
+    };
+    let t = table(
+        "Btrfs snapshot: sdu's figures and the drop in Data Used",
+        &rows,
+    );
+    println!("{t}");
+    // Not `assert_exact`, which wants a case that frees nothing.
+    assert!(
+        rows[0].sdu.reclaimable > rows[0].sdu.exclusive,
+        "snap: nothing shared that it alone holds:\n{t}"
+    );
+    for r in &rows {
+        assert!(
+            r.sdu.shared > 0 && r.sdu.reclaimable < r.sdu.total,
+            "{}: nothing shared between the snapshot and its origin:\n{t}",
+            r.rel
+        );
+        assert_eq!(
+            r.freed, r.want,
+            "the tree is not as built (a test bug):\n{t}"
+        );
+        assert_eq!(
+            r.sdu.reclaimable, r.freed,
+            "{}: sdu's reclaimable is not the drop in Data Used:\n{t}",
+            r.rel
+        );
+    }
+}
+
+/// Two halves of one on-disk extent held by different files:
+///
+/// ```text
+/// t/f/full (256, one extent E), whose second half was first cloned into
+///     t/g/g1 and t/g/g2 and then overwritten in full (128 of its own)
+/// ```
+///
+/// FIEMAP shows full's half of E and g's half as two touching ranges, which
+/// sdu takes for two extents (two units).
+fn build_halves(t: &Tree) {
+    t.write("t/f/full", 256 * K);
+    t.assert_one_extent("t/f/full");
+    t.clone_range("t/f/full", 128 * K, "t/g/g1", 0, 128 * K);
+    t.clone_range("t/f/full", 128 * K, "t/g/g2", 0, 128 * K);
+    t.overwrite("t/f/full", 128 * K, 128 * K);
+}
+
+/// The documented limit (docs/design.md, "Known limits", "Btrfs, halves of
+/// one extent"): sdu takes g's half of E for an extent of its own, held by
+/// g1 and g2 alone, so it says deleting g frees 128 KiB; but full still
+/// holds the other half, so E stays whole and nothing is freed.
+/// `reclaimable` overstates by exactly g's half. Deleting f is exact:
+/// full's own 128 go, E stays (g holds half of it).
+#[test]
+fn btrfs_halves_of_one_extent_overstate_as_documented() {
+    let cases = [case("t/f", 128 * K), case("t/g", 0)];
+    let Some(rows) = measure_all(FsKind::Btrfs, BTRFS_OPTS, build_halves, &cases) else {
+        return;
+    };
+    let t = table("Btrfs, halves of one extent: sdu and Data Used", &rows);
+    println!("{t}");
+    let (f, g) = (&rows[0], &rows[1]);
+    assert!(
+        f.freed == f.want && g.freed == g.want,
+        "the tree is not as built:\n{t}"
+    );
+    assert_eq!(f.sdu.reclaimable, f.freed, "t/f:\n{t}");
+    assert_eq!(
+        g.sdu.reclaimable,
+        g.freed + 128 * K,
+        "t/g: the documented overstatement is g's half of the extent, 128 KiB:\n{t}"
+    );
+}
+
+/// A file holding part of an extent whose other part was overwritten:
+///
+/// ```text
+/// t/w/whole (256, one extent E), then its first 128 overwritten
+/// ```
+///
+/// `whole` maps 128 of its own and the second half of E, so its st_blocks
+/// (du's total, and sdu's) is 256 KiB; but E stays whole on disk until its
+/// last reference goes, so deleting it frees 384.
+fn build_bookend(t: &Tree) {
+    t.write("t/w/whole", 256 * K);
+    t.assert_one_extent("t/w/whole");
+    t.overwrite("t/w/whole", 0, 128 * K);
+}
+
+/// Where sdu *understates* on Btrfs, which docs/design.md does not list
+/// (its "halves of one extent" limit only says `reclaimable` overstates):
+///
+/// - `t/w` of `build_bookend`: one unshared file, part of whose extent was
+///   overwritten. Deleting it frees 384 KiB; sdu says 256 (its st_blocks:
+///   FIEMAP shows only the referenced part of E, unshared).
+/// - `t` of `build_halves`: deleting everything frees 384 KiB (E and
+///   full's own 128); sdu says 256: full's half of E is a unit referenced
+///   once in the scan, so "shared with something outside the scan" and
+///   never reclaimable, though the scan covers the whole filesystem.
+///
+/// The exactness docs/design.md claims for a scan of the whole filesystem
+/// does not hold there. FIEMAP shows neither where an extent begins nor
+/// how long it is on disk, only the referenced range (the extent's bounds
+/// are in the file extent item, which takes `BTRFS_IOC_TREE_SEARCH_V2`,
+/// root only); fixing it is for src/, not for this test.
+#[test]
+#[ignore = "sdu understates reclaimable on Btrfs for partly overwritten extents \
+            (384 KiB freed, 256 KiB reported): not a documented limit, fix in src/"]
+fn btrfs_partly_overwritten_extent_is_freed_whole() {
+    let mut rows = Vec::new();
+    for (build, c) in [
+        (build_bookend as fn(&Tree), case("t/w", 384 * K)),
+        (build_halves, case("t", 384 * K)),
+    ] {
+        let Some(r) = delete_and_measure(FsKind::Btrfs, BTRFS_OPTS, build, &c) else {
+            return;
+        };
+        rows.push(r);
+    }
+    let t = table(
+        "Btrfs, partly overwritten extents: sdu and Data Used",
+        &rows,
+    );
+    println!("{t}");
+    for r in &rows {
+        assert_eq!(r.freed, r.want, "{}: the tree is not as built:\n{t}", r.rel);
+        assert_eq!(
+            r.sdu.reclaimable, r.freed,
+            "{}: sdu's reclaimable is not the drop in Data Used:\n{t}",
+            r.rel
+        );
+    }
+}
