@@ -18,9 +18,7 @@ pub mod probe;
 pub mod progress;
 pub mod quote;
 pub mod report;
-pub mod select;
 pub mod tree;
-pub mod treeview;
 pub mod units;
 pub mod walk;
 

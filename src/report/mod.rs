@@ -1,16 +1,19 @@
 //! Printers: the text table, du's format, the JSON document and (in
-//! [`crate::treeview`]) the tree view, written to any `io::Write`.
+//! [`treeview`]) the tree view, written to any `io::Write`.
 //!
 //! By default entries stream out in du order as the tree is visited. With
 //! `--sort`, `--top`, `--min-size` or `--tree` they are collected first
-//! ([`crate::select`]) and printed in the selected order.
+//! ([`select`]) and printed in the selected order.
 
 use std::io::{self, Write};
 
+pub mod select;
+pub mod treeview;
+
 use crate::figures::{Figure, Stats};
-use crate::select::{self, Rows};
 use crate::tree::{Entry, Tree};
 use crate::units::Unit;
+use select::Rows;
 
 /// The JSON schema version; bumped when a key changes meaning or goes away.
 pub const SCHEMA: u32 = 1;
@@ -115,7 +118,7 @@ pub fn write(
     match opts.format {
         Format::Tree => {
             let rows = Rows::collect(tree, opts.max_depth);
-            crate::treeview::write(out, tree, &rows, opts)
+            treeview::write(out, tree, &rows, opts)
         }
         Format::Text => text(out, tree, opts),
         Format::Json => json(out, tree, roots, errors, opts),

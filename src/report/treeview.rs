@@ -8,15 +8,15 @@
 //!  120K       120K       0         120K  █████████████▉░░░░░░  70%  ├── a
 //! ```
 //!
-//! Siblings are ordered as [`crate::select::hierarchy`] says. Colour
+//! Siblings are ordered as [`crate::report::select::hierarchy`] says. Colour
 //! (ANSI) only when [`ReportOptions::color`] is set: the binary sets it when
 //! stdout is a terminal and `NO_COLOR` is unset or empty.
 
 use std::io::{self, Write};
 
 use crate::figures::Kind;
+use crate::report::select::{self, NO_PARENT, Rows};
 use crate::report::{self, ReportOptions};
-use crate::select::{self, NO_PARENT, Rows};
 use crate::tree::Tree;
 
 /// Cells of the bar: 20 cells of eighths resolve 0.625%.
