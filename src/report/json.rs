@@ -266,10 +266,21 @@ pub(super) fn write(
 
 /// Writes `doc` in the [`Layout`] and a newline.
 fn write_document<E: Serialize>(out: &mut dyn Write, doc: &Document<'_, E>) -> io::Result<()> {
-    let mut ser = serde_json::Serializer::with_formatter(&mut *out, Layout::default());
+    // serde_json writes a token at a time: buffering here makes those
+    // writes static calls into a buffer, where a call through `dyn Write`
+    // for each token doubled the time of the report (300,000 entries).
+    let mut buf = io::BufWriter::with_capacity(1 << 16, &mut *out);
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, Layout::default());
     // An I/O error comes back as the writer's own io::Error, kind and all.
-    doc.serialize(&mut ser).map_err(io::Error::from)?;
-    out.write_all(b"\n")
+    let r = doc.serialize(&mut ser).map_err(io::Error::from);
+    let r = r
+        .and_then(|()| buf.write_all(b"\n"))
+        .and_then(|()| buf.flush());
+    if r.is_err() {
+        // Drop what is still buffered rather than try to write it again.
+        let _ = buf.into_parts();
+    }
+    r
 }
 
 /// serde_json's compact layout, except that each element of the document's
