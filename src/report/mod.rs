@@ -13,7 +13,7 @@
 //! in du order as the tree is visited; `--sort`, `--top`, `--min-size` and
 //! `--tree` collect them first.
 
-mod json;
+pub mod json;
 mod options;
 mod select;
 mod table;
