@@ -26,12 +26,8 @@ mod messages;
 pub mod probe;
 mod quote;
 pub mod records;
-#[allow(missing_docs)] // documented as it moves to report/
 pub mod report;
-#[allow(missing_docs)]
-pub mod select;
 pub mod tree;
-pub mod treeview;
 pub mod units;
 pub mod walk;
 

@@ -1,10 +1,14 @@
 //! Strict mirror of the `--json` document.
 //!
-//! serde's derive is not a dependency, so this is the hand-written
-//! equivalent of `#[serde(deny_unknown_fields)]` mirror types: every object
-//! must have exactly the keys listed here, with the types listed here. A new
-//! or renamed field fails every JSON test until this file follows, which is
-//! the point: the schema is a contract.
+//! The hand-written equivalent of `#[serde(deny_unknown_fields)]` mirror
+//! types: every object must have exactly the keys listed here, with the
+//! types listed here. A new or renamed field fails every JSON test until
+//! this file follows, which is the point: the schema is a contract. It is
+//! written by hand, not derived like `sdu::report::json`'s own types, so
+//! that a wrong serde attribute there cannot be copied here too, and a
+//! drift says which key (and `"total": null` is refused, not read as no
+//! total); the base64 decoder is independent of the crate sdu encodes with
+//! for the same reason.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;

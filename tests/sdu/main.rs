@@ -9,6 +9,7 @@ mod cli;
 mod du_match;
 mod errors;
 mod fuzz;
+mod golden;
 mod json;
 mod model;
 mod reclaim;

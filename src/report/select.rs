@@ -1,25 +1,39 @@
-//! Which entries to print, and in which order: `--sort`, `--top`,
-//! `--min-size`, and the hierarchy the tree view draws.
+//! Which entries to report, and in which order: du order, the
+//! `--sort`/`--top`/`--min-size` selection, and the hierarchy the tree view
+//! draws.
 //!
-//! The entries are collected from [`Tree::visit`] (post-order with depths)
-//! into [`Rows`], which also rebuilds each entry's parent from the depths.
-//! Selection never changes a figure: an entry that is not printed still
-//! counts in its parent's figures, which were rolled up before.
-//!
-//! Every figure of a directory is at least that of any entry below it, and
-//! a parent's path is a prefix of its children's, so under the order
-//! "largest first, ties by path" a parent always comes before its
-//! children. The N first entries of that order (`--top N`) and the entries
-//! above a size (`--min-size`) therefore always include the parents of the
-//! entries they include: the tree view stays connected.
+//! Every format prints "the entries, in some order", so the choosing lives
+//! here once, apart from the printers, and never changes a figure: an entry
+//! that is not printed still counts in its parent's figures, which were
+//! rolled up before. In du order ([`entries`] without a selection) the
+//! entries stream straight from [`Tree::visit`]; anything else collects
+//! them first into [`Rows`] (post-order with depths, each row's parent
+//! rebuilt from the depths), because sorting and `--top` need them all.
 
 use std::cmp::Ordering;
 use std::convert::Infallible;
 
-use crate::figures::Figure;
-use crate::figures::{Kind, Stats};
-use crate::report::{ReportOptions, SortKey};
+use super::options::{ReportOptions, SortKey};
+use crate::figures::{Figure, Kind, Stats};
 use crate::tree::{Entry, Tree};
+
+/// Calls `f` on every entry to report, in the order to report them: du
+/// order, streamed from [`Tree::visit`], or the [`list`] of the collected
+/// rows when `--sort`, `--top` or `--min-size` was given.
+pub fn entries<E>(
+    tree: &Tree,
+    opts: &ReportOptions,
+    mut f: impl FnMut(&Entry<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    if !opts.selects() {
+        return tree.visit(opts.max_depth, f);
+    }
+    let rows = Rows::collect(tree, opts.max_depth);
+    for i in list(&rows, opts) {
+        f(&rows.entry(i))?;
+    }
+    Ok(())
+}
 
 /// `Row::parent` of a root.
 pub const NO_PARENT: u32 = u32::MAX;
@@ -93,10 +107,6 @@ impl Rows {
         self.rows.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
     pub fn row(&self, i: u32) -> &Row {
         &self.rows[i as usize]
     }
@@ -134,6 +144,13 @@ impl Rows {
 
     /// The rows `--min-size` and `--top` keep, largest rank first when
     /// `--top` sorted them, else in du order.
+    ///
+    /// Every figure of a directory is at least that of any entry below it,
+    /// and a parent's path is a prefix of its children's, so under the
+    /// order "largest first, ties by path" a parent always comes before its
+    /// children. The N first entries of that order (`--top N`) and the
+    /// entries above a size (`--min-size`) therefore always include the
+    /// parents of the entries they include: the tree view stays connected.
     fn kept(&self, opts: &ReportOptions) -> Vec<u32> {
         let rank = opts.rank();
         let mut v: Vec<u32> = (0..self.len() as u32)

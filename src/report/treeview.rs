@@ -1,22 +1,28 @@
-//! `--tree`: the entries as an indented tree, parents above their
-//! children (like `tree` and dust), with a bar and a percentage of the
-//! rank figure ([`ReportOptions::rank`]) relative to the entry's root.
+//! `--tree`: the entries as an indented tree, parents above their children
+//! (like `tree` and dust), each with a bar and a percentage of the rank
+//! figure ([`ReportOptions::rank`]) relative to the entry's root.
+//!
+//! It is the one format that is not a list in du order or sorted: it needs
+//! every entry collected ([`Rows`]) and arranged into the
+//! [`select::hierarchy`] before its first line, so it owns only the drawing
+//! (branches, bars, colour) and takes which entries and which order from
+//! `select` and its size columns from `table`, so that its columns are the
+//! text table's. Colour (ANSI) only when [`ReportOptions::color`] is set:
+//! the binary sets it when stdout is a terminal and `NO_COLOR` is unset or
+//! empty.
 //!
 //! ```text
 //! Total  Exclusive  Shared  Reclaimable  Total % of root            Path
 //!  172K       172K       0         172K  ████████████████████ 100%  plain
 //!  120K       120K       0         120K  █████████████▉░░░░░░  70%  ├── a
 //! ```
-//!
-//! Siblings are ordered as [`crate::select::hierarchy`] says. Colour
-//! (ANSI) only when [`ReportOptions::color`] is set: the binary sets it when
-//! stdout is a terminal and `NO_COLOR` is unset or empty.
 
 use std::io::{self, Write};
 
+use super::options::ReportOptions;
+use super::select::{self, NO_PARENT, Rows};
+use super::table;
 use crate::figures::Kind;
-use crate::report::{self, ReportOptions};
-use crate::select::{self, NO_PARENT, Rows};
 use crate::tree::Tree;
 
 /// Cells of the bar: 20 cells of eighths resolve 0.625%.
@@ -31,20 +37,16 @@ const DIM: &str = "\x1b[2m";
 const DIR_COLOR: &str = "\x1b[1;34m";
 const RESET: &str = "\x1b[0m";
 
-/// Writes the tree view of the collected `rows`.
-pub fn write(
-    out: &mut dyn Write,
-    tree: &Tree,
-    rows: &Rows,
-    opts: &ReportOptions,
-) -> io::Result<()> {
+/// Writes the tree view of `tree`.
+pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io::Result<()> {
     let rank = opts.rank();
-    let widths = report::column_widths(tree, opts);
-    let h = select::hierarchy(rows, opts);
+    let widths = table::column_widths(tree, opts);
+    let rows = Rows::collect(tree, opts.max_depth);
+    let h = select::hierarchy(&rows, opts);
     let mut line: Vec<u8> = Vec::with_capacity(256);
     let mut cell = String::new();
     if opts.header {
-        report::header(&mut line, opts, &widths)?;
+        table::header(&mut line, opts, &widths)?;
         let title = format!("{} % of root", rank.header());
         writeln!(line, "{title:<BAR_COLUMN$}  Path")?;
         out.write_all(&line)?;
@@ -61,7 +63,7 @@ pub fn write(
             prefix.truncate(plen);
             let r = rows.row(i);
             line.clear();
-            report::sizes(&mut line, &mut cell, &r.figures, opts, &widths)?;
+            table::sizes(&mut line, &mut cell, &r.figures, opts, &widths)?;
             bar(&mut line, rank.of(&r.figures), whole, opts.color);
             line.extend_from_slice(b"  ");
             let is_root = r.parent == NO_PARENT;
@@ -87,7 +89,7 @@ pub fn write(
     }
     if opts.grand_total {
         line.clear();
-        report::sizes(&mut line, &mut cell, tree.grand_total(), opts, &widths)?;
+        table::sizes(&mut line, &mut cell, tree.grand_total(), opts, &widths)?;
         line.extend_from_slice(format!("{:BAR_COLUMN$}  total\n", "").as_bytes());
         out.write_all(&line)?;
     }

@@ -1,0 +1,45 @@
+//! The report: what `sdu` prints once the tree is rolled up, in one of four
+//! formats (the text table, du's `SIZE<TAB>PATH`, the JSON document, the tree
+//! view), written to any `io::Write`.
+//!
+//! Each format has a module of its own and this one only dispatches on
+//! [`Format`]: which entries to print, and in which order, is decided once
+//! for all formats in `select`, and the types the binary fills in
+//! ([`ReportOptions`] and its parts) live in the leaf module `options`, so
+//! that no module imports one that imports it back, this one included
+//! (`select` uses `options`; `table` and `json` use `options` and
+//! `select`; `treeview` uses those and `table`; only this module uses the
+//! printers, and none uses this module). By default the entries stream out
+//! in du order as the tree is visited; `--sort`, `--top`, `--min-size` and
+//! `--tree` collect them first.
+
+pub mod json;
+mod options;
+mod select;
+mod table;
+mod treeview;
+
+use std::io::{self, Write};
+
+use crate::tree::Tree;
+
+pub use json::SCHEMA;
+pub use options::{Format, ReportOptions, SortKey};
+
+/// Writes the report of `tree` in the chosen format. `roots` are the paths
+/// given (the JSON document lists them) and `errors` the count of entries
+/// that could not be read (the JSON document says it).
+pub fn write(
+    out: &mut dyn Write,
+    tree: &Tree,
+    roots: &[Vec<u8>],
+    errors: u64,
+    opts: &ReportOptions,
+) -> io::Result<()> {
+    match opts.format {
+        Format::Text => table::text(out, tree, opts),
+        Format::Du(figure) => table::du(out, tree, figure, opts),
+        Format::Json => json::write(out, tree, roots, errors, opts),
+        Format::Tree => treeview::write(out, tree, opts),
+    }
+}

@@ -1,0 +1,106 @@
+//! How to report: the [`Format`], the [`SortKey`] and the [`ReportOptions`]
+//! that the binary resolves from its flags, and [`ReportOptions::rank`], the
+//! one figure that `--top`, `--min-size` and the tree's bars go by.
+//!
+//! These types are read by every other part of the report (selection, the
+//! table, the JSON document, the tree view) and by the binary, so they live
+//! in this leaf module rather than in `mod.rs`: `mod.rs` imports the
+//! printers to dispatch to them, and a printer that took its options from
+//! `mod.rs` would import a module that imports it back. Nothing here
+//! imports another part of the report.
+
+use crate::figures::Figure;
+use crate::units::Unit;
+
+/// Output format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    /// The table: one line per entry, a header, size columns, the path.
+    #[default]
+    Text,
+    /// One JSON document, every size in bytes.
+    Json,
+    /// du's own format, `SIZE<TAB>PATH`, for one figure (`--du FIGURE`):
+    /// no header, no padding, du's units.
+    Du(Figure),
+    /// `--tree`: an indented tree with a bar per entry.
+    Tree,
+}
+
+/// What `--sort` orders by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortKey {
+    /// A figure, largest first; ties by path.
+    Size(Figure),
+    /// The path, in byte order.
+    Name,
+}
+
+/// How to report.
+#[derive(Clone, Debug)]
+pub struct ReportOptions {
+    /// How to print.
+    pub format: Format,
+    /// Print entries down to this depth (`-d`; `-s` is 0).
+    pub max_depth: Option<u32>,
+    /// How sizes are printed (text, du and tree; JSON is always bytes).
+    pub unit: Unit,
+    /// Size columns of the text table, in order.
+    pub columns: Vec<Figure>,
+    /// Print the header line (text).
+    pub header: bool,
+    /// End rows with NUL instead of newline (`-0`).
+    pub null: bool,
+    /// Add a `total` row / key for all roots together (`-c`).
+    pub grand_total: bool,
+    /// `--sort`: list the entries in this order instead of du's.
+    pub sort: Option<SortKey>,
+    /// `--top N`: keep only the N largest entries (by [`Self::rank`]).
+    pub top: Option<usize>,
+    /// `--min-size`: hide entries whose [`Self::rank`] figure is smaller.
+    pub min_size: Option<u64>,
+    /// Colour the tree view (stdout is a terminal, `NO_COLOR` unset).
+    pub color: bool,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            format: Format::Text,
+            max_depth: None,
+            unit: Unit::HumanIec,
+            columns: vec![
+                Figure::Total,
+                Figure::Exclusive,
+                Figure::Shared,
+                Figure::Reclaimable,
+            ],
+            header: true,
+            null: false,
+            grand_total: false,
+            sort: None,
+            top: None,
+            min_size: None,
+            color: false,
+        }
+    }
+}
+
+impl ReportOptions {
+    /// The figure that `--top`, `--min-size` and the tree's bars go by: the
+    /// `--sort` figure, else the `--du` figure, else the first column
+    /// (total, or apparent with `--apparent-size`).
+    pub fn rank(&self) -> Figure {
+        match (self.sort, self.format) {
+            (Some(SortKey::Size(c)), _) => c,
+            (_, Format::Du(c)) => c,
+            _ => self.columns.first().copied().unwrap_or(Figure::Total),
+        }
+    }
+
+    /// Whether the entries must be collected before printing (anything but
+    /// du order, all of it).
+    pub(super) fn selects(&self) -> bool {
+        self.sort.is_some() || self.top.is_some() || self.min_size.is_some()
+    }
+}

@@ -1,0 +1,119 @@
+//! The text table (`Total  Exclusive  Shared  Reclaimable  Path`) and du's
+//! own `SIZE<TAB>PATH` lines (`--du FIGURE`), plus the column widths,
+//! heading and size cells that the tree view draws with too.
+//!
+//! Both formats are one line per entry, streamed in the order
+//! [`select::entries`] gives, so they share one home; the cell helpers are
+//! here rather than in the tree view because the table is what they
+//! describe, and the tree view must line up with it column for column. The
+//! widths are known before the first row is written because every figure of
+//! a root bounds those of the entries below it.
+
+use std::io::{self, Write};
+
+use super::options::ReportOptions;
+use super::select;
+use crate::figures::{Figure, Stats};
+use crate::tree::Tree;
+
+/// The text table: an optional heading, then one row per entry and, with
+/// `-c`, a `total` row.
+pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io::Result<()> {
+    let widths = column_widths(tree, opts);
+    let end = if opts.null { b'\0' } else { b'\n' };
+    let mut line = Vec::with_capacity(256);
+    if opts.header && !opts.null {
+        header(&mut line, opts, &widths)?;
+        line.extend_from_slice(b"Path\n");
+        out.write_all(&line)?;
+    }
+    let mut cell = String::new();
+    let mut row = |path: &[u8], s: &Stats| -> io::Result<()> {
+        line.clear();
+        sizes(&mut line, &mut cell, s, opts, &widths)?;
+        line.extend_from_slice(path);
+        line.push(end);
+        out.write_all(&line)
+    };
+    select::entries(tree, opts, |e| row(e.path, e.figures))?;
+    if opts.grand_total {
+        row(b"total", tree.grand_total())?;
+    }
+    Ok(())
+}
+
+/// `--du FIGURE`: du's `SIZE<TAB>PATH` lines, and du's `SIZE<TAB>total`.
+pub(super) fn du(
+    out: &mut dyn Write,
+    tree: &Tree,
+    figure: Figure,
+    opts: &ReportOptions,
+) -> io::Result<()> {
+    let end = if opts.null { b'\0' } else { b'\n' };
+    let mut line = Vec::with_capacity(256);
+    let mut cell = String::new();
+    let mut row = |path: &[u8], s: &Stats| -> io::Result<()> {
+        line.clear();
+        cell.clear();
+        opts.unit.format(figure.of(s), &mut cell);
+        line.extend_from_slice(cell.as_bytes());
+        line.push(b'\t');
+        line.extend_from_slice(path);
+        line.push(end);
+        out.write_all(&line)
+    };
+    select::entries(tree, opts, |e| row(e.path, e.figures))?;
+    if opts.grand_total {
+        row(b"total", tree.grand_total())?;
+    }
+    Ok(())
+}
+
+/// The width of each size column.
+pub(super) fn column_widths(tree: &Tree, opts: &ReportOptions) -> Vec<usize> {
+    // Every figure of a directory is at least that of any entry below it,
+    // so the roots (and the grand total) bound the column widths and the
+    // table can be streamed. The widths do not depend on --no-header or on
+    // -0, so that those only drop or change what they say they do.
+    let mut maxes = vec![0u64; opts.columns.len()];
+    let mut bound = |s: &Stats| {
+        for (m, c) in maxes.iter_mut().zip(&opts.columns) {
+            *m = (*m).max(c.of(s));
+        }
+    };
+    for &r in tree.roots() {
+        bound(tree.figures(r));
+    }
+    if opts.grand_total {
+        bound(tree.grand_total());
+    }
+    opts.columns
+        .iter()
+        .zip(&maxes)
+        .map(|(c, &m)| opts.unit.width(m).max(c.header().len()))
+        .collect()
+}
+
+/// Appends the column headings, each followed by two spaces.
+pub(super) fn header(line: &mut Vec<u8>, opts: &ReportOptions, widths: &[usize]) -> io::Result<()> {
+    for (c, w) in opts.columns.iter().zip(widths) {
+        write!(line, "{:>w$}  ", c.header())?;
+    }
+    Ok(())
+}
+
+/// Appends the size cells of `s`, each followed by two spaces.
+pub(super) fn sizes(
+    line: &mut Vec<u8>,
+    cell: &mut String,
+    s: &Stats,
+    opts: &ReportOptions,
+    widths: &[usize],
+) -> io::Result<()> {
+    for (c, w) in opts.columns.iter().zip(widths) {
+        cell.clear();
+        opts.unit.format(c.of(s), cell);
+        write!(line, "{cell:>w$}  ")?;
+    }
+    Ok(())
+}
