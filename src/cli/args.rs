@@ -12,7 +12,7 @@ use clap::parser::ValueSource;
 use clap::{ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use sdu::figures::Figure;
 
-use super::man::after_help;
+use super::help::after_help;
 
 /// Summarize disk usage, counting shared (reflinked, snapshotted,
 /// deduplicated) data once.

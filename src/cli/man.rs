@@ -1,9 +1,10 @@
-//! What sdu says about itself beyond the flags: the end of `--help`, the
-//! man page's own sections, and `--generate` (the man page or a shell
+//! What sdu says about itself beyond the flags: the man page's own
+//! sections, and `--generate` (the man page or a shell
 //! completion script).
 //!
 //! clap renders the name, synopsis, description and options from
-//! [`Cli`]; the prose that `--help` has no room for lives here.
+//! [`Cli`]; the prose that `--help` has no room for lives here, and the
+//! examples both show come from [`super::help`].
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -14,38 +15,7 @@ use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, roman};
 
 use super::args::{Cli, Generate};
-
-/// The three examples that end `--help` (and the man page shows them too).
-const EXAMPLES: &[(&str, &str)] = &[
-    (
-        "sdu -d 1 /srv",
-        "Total, exclusive, shared and reclaimable space of /srv and each directory in it",
-    ),
-    (
-        "sdu --sort reclaimable -n 20 -d 3 /srv",
-        "The 20 directories (3 levels deep) whose deletion would free the most",
-    ),
-    (
-        "sdu --du exclusive -s *",
-        "du's own output format with one figure: a drop-in for `du -s *` in scripts",
-    ),
-];
-
-/// The end of `--help`: the figures in brief, then the examples.
-pub fn after_help() -> String {
-    let mut s = String::from(
-        "Figures (man sdu explains them):\n  \
-         Total        allocated bytes, what du prints (Apparent with --apparent-size)\n  \
-         Exclusive    data that belongs to one file alone\n  \
-         Shared       shared data that files under the entry reference, counted once\n  \
-         Reclaimable  what deleting the entry would free\n\n\
-         Examples:\n",
-    );
-    for (cmd, what) in EXAMPLES {
-        s.push_str(&format!("  {cmd}\n      {what}\n"));
-    }
-    s
-}
+use super::help::EXAMPLES;
 
 /// `--generate KIND`: the man page or a completion script on stdout.
 pub fn generate(kind: Generate) -> ExitCode {

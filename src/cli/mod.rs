@@ -1,10 +1,11 @@
 //! The command line: flags in ([`args`]), a [`sdu::Config`] out
 //! ([`resolve`]), the progress line on a terminal ([`progress`], cleared
-//! on Ctrl-C by [`signals`]) and what sdu says about itself ([`man`]).
+//! on Ctrl-C by [`signals`]) and what sdu says about itself ([`help`], [`man`]).
 //!
 //! The library never sees clap: everything here is the binary's.
 
 pub mod args;
+pub mod help;
 pub mod man;
 pub mod progress;
 pub mod resolve;

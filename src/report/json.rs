@@ -87,7 +87,7 @@ pub struct Entry<'a> {
 /// The figures of an entry (its whole subtree for a directory) or of the
 /// `-c` total. Sizes are in bytes whatever the size flags say, and
 /// `--apparent-size` changes which figure the text shows, not these keys;
-/// DESIGN.md defines each.
+/// `docs/design.md`, "Definitions", defines each.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Figures {
     /// `apparent`: Σ `st_size`.

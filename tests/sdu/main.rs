@@ -17,6 +17,7 @@ mod regressions;
 mod reliability;
 mod reports;
 mod shared;
+mod structure;
 mod terminal;
 mod tmux;
 mod util;

@@ -1,0 +1,366 @@
+//! The shape of the code base, checked: no module imports a module that
+//! imports it back, no source file is over 700 lines (unit tests aside),
+//! `unsafe` stays in the ioctl modules, and nothing in the project points
+//! outside it for a definition.
+//!
+//! The import graph is read from the source text: `use crate::a::b`,
+//! `crate::a::b::f()` and `super::x` paths in code (comments and the
+//! `#[cfg(test)]` part of a file are not read), resolved to the module
+//! files under `src/`. Two graphs are checked: every module file, and
+//! their top-level modules (`walk`, `extents`, ...), so that a stage never
+//! reaches back up the data flow.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.rs` file under `dir`.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The module path of a file under `src/` of the library: `src/walk/dir.rs`
+/// is `walk::dir`, `src/walk/mod.rs` is `walk`, `src/lib.rs` is the root.
+/// The binary's files (`main.rs`, `cli/`) form a crate of their own.
+fn module_of(file: &Path) -> (bool, Vec<String>) {
+    let rel = file.strip_prefix(src()).unwrap();
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    let bin = parts[0] == "main" || parts[0] == "cli";
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        parts.pop();
+    }
+    (bin, parts)
+}
+
+/// The code of a file: without its `#[cfg(test)]` part and comments.
+fn code(text: &str) -> String {
+    let text = match text.find("#[cfg(test)]") {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    text.lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The module paths a file's code names: `crate::a::b` → `[a, b]`,
+/// `super::x` → the parent's path + `x`.
+fn references(code: &str, me: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let bytes = code.as_bytes();
+    let ident = |s: &str| -> Vec<String> {
+        s.split("::")
+            .map(|p| {
+                p.chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect::<String>()
+            })
+            .take_while(|p| !p.is_empty())
+            .collect()
+    };
+    for (i, _) in code.match_indices("crate::") {
+        if i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_') {
+            continue;
+        }
+        out.push(ident(&code[i + "crate::".len()..]));
+    }
+    for (i, _) in code.match_indices("super::") {
+        if i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b':') {
+            continue;
+        }
+        // `super` of `a/b.rs` (module a::b) is `a`; of `a/mod.rs` (module
+        // a) and of `x.rs` (module x) it is the root.
+        let mut base: Vec<String> = me.to_vec();
+        base.pop();
+        base.extend(ident(&code[i + "super::".len()..]));
+        out.push(base);
+    }
+    // `use super::{a, b}` and `use crate::{a, b}` name several.
+    for kw in ["crate::{", "super::{"] {
+        for (i, _) in code.match_indices(kw) {
+            let rest = &code[i + kw.len()..];
+            let end = rest.find('}').unwrap_or(rest.len());
+            for item in rest[..end].split(',') {
+                let item = item.trim();
+                let mut base: Vec<String> = if kw.starts_with("super") {
+                    let mut b = me.to_vec();
+                    b.pop();
+                    b
+                } else {
+                    Vec::new()
+                };
+                base.extend(ident(item));
+                out.push(base);
+            }
+        }
+    }
+    out
+}
+
+/// Resolves a referenced path to the longest prefix that is a module file.
+fn resolve(path: &[String], modules: &BTreeSet<Vec<String>>) -> Option<Vec<String>> {
+    (1..=path.len())
+        .rev()
+        .map(|n| path[..n].to_vec())
+        .find(|p| modules.contains(p))
+}
+
+/// A cycle in `graph`, if any, as the list of its nodes.
+fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        n: &str,
+        g: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        state.insert(n.to_string(), 1);
+        stack.push(n.to_string());
+        for m in g.get(n).into_iter().flatten() {
+            match state.get(m.as_str()).copied().unwrap_or(0) {
+                1 => {
+                    let i = stack.iter().position(|s| s == m).unwrap();
+                    let mut c = stack[i..].to_vec();
+                    c.push(m.clone());
+                    return Some(c);
+                }
+                0 => {
+                    if let Some(c) = visit(m, g, state, stack) {
+                        return Some(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        stack.pop();
+        state.insert(n.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for n in graph.keys() {
+        if state.get(n.as_str()).copied().unwrap_or(0) == 0 {
+            let mut stack = Vec::new();
+            if let Some(c) = visit(n, graph, &mut state, &mut stack) {
+                return Some(c);
+            }
+        }
+    }
+    None
+}
+
+struct Crate {
+    /// Module path → its code.
+    files: BTreeMap<Vec<String>, (PathBuf, String)>,
+}
+
+/// The library's module files (`binary` false) or the binary's.
+fn crate_files(binary: bool) -> Crate {
+    let mut paths = Vec::new();
+    rust_files(&src(), &mut paths);
+    let mut files = BTreeMap::new();
+    for p in paths {
+        let (bin, m) = module_of(&p);
+        if bin == binary {
+            let text = fs::read_to_string(&p).unwrap();
+            files.insert(m, (p, text));
+        }
+    }
+    Crate { files }
+}
+
+/// The import graph at module-file granularity (`depth` None) or at the
+/// granularity of the first `depth` path components.
+fn graph(c: &Crate, depth: Option<usize>) -> BTreeMap<String, BTreeSet<String>> {
+    let modules: BTreeSet<Vec<String>> = c.files.keys().cloned().collect();
+    let cut = |m: &[String]| -> String {
+        let n = depth.map_or(m.len(), |d| d.min(m.len()));
+        m[..n].join("::")
+    };
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (m, (_, text)) in &c.files {
+        if m.is_empty() {
+            continue; // lib.rs wires everything together.
+        }
+        let from = cut(m);
+        for r in references(&code(text), m) {
+            let Some(to) = resolve(&r, &modules) else {
+                continue;
+            };
+            if to.is_empty() {
+                continue;
+            }
+            let to = cut(&to);
+            // A module may use its own children (mod.rs re-exports); what
+            // matters is that no child uses its parent back, which the
+            // file-level graph sees as a cycle.
+            if to != from {
+                g.entry(from.clone()).or_default().insert(to);
+            }
+        }
+    }
+    g
+}
+
+#[test]
+fn no_module_imports_one_that_imports_it_back() {
+    let lib = crate_files(false);
+    assert!(lib.files.len() > 10, "read {} modules", lib.files.len());
+    let files = graph(&lib, None);
+    // The graph must have been read: the walk uses the extents stage.
+    assert!(
+        files
+            .get("walk::account")
+            .is_some_and(|s| s.contains("extents")),
+        "{files:#?}"
+    );
+    if let Some(cycle) = find_cycle(&files) {
+        panic!("import cycle between module files: {}", cycle.join(" -> "));
+    }
+    let top = graph(&lib, Some(1));
+    if let Some(cycle) = find_cycle(&top) {
+        panic!(
+            "import cycle between top-level modules: {}",
+            cycle.join(" -> ")
+        );
+    }
+    let bin = crate_files(true);
+    let files = graph(&bin, None);
+    assert!(
+        files
+            .get("cli::resolve")
+            .is_some_and(|s| s.contains("cli::args")),
+        "{files:#?}"
+    );
+    if let Some(cycle) = find_cycle(&files) {
+        panic!("import cycle in the binary: {}", cycle.join(" -> "));
+    }
+}
+
+#[test]
+fn the_cycle_finder_finds_cycles() {
+    let g: BTreeMap<String, BTreeSet<String>> =
+        [("a", vec!["b"]), ("b", vec!["c"]), ("c", vec!["a"])]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.into_iter().map(String::from).collect()))
+            .collect();
+    assert_eq!(
+        find_cycle(&g),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+    let me = vec!["walk".to_string(), "dir".to_string()];
+    let r = references(
+        "use super::ctx::{Ctx, Local};\nuse crate::probe::Skip;",
+        &me,
+    );
+    assert!(
+        r.contains(&vec!["walk".to_string(), "ctx".to_string()]),
+        "{r:?}"
+    );
+    assert!(r.contains(&vec!["probe".to_string(), "Skip".to_string()]));
+}
+
+#[test]
+fn no_source_file_is_over_700_lines_unit_tests_aside() {
+    let mut paths = Vec::new();
+    rust_files(&src(), &mut paths);
+    let long: Vec<String> = paths
+        .iter()
+        .filter_map(|p| {
+            let text = fs::read_to_string(p).unwrap();
+            let before_tests = match text.find("#[cfg(test)]\nmod tests") {
+                Some(i) => &text[..i],
+                None => &text,
+            };
+            let n = before_tests.lines().count();
+            (n > 700).then(|| format!("{}: {n} lines", p.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "{long:?}");
+}
+
+#[test]
+fn unsafe_only_in_the_ioctl_modules() {
+    let mut paths = Vec::new();
+    rust_files(&src(), &mut paths);
+    let allowed = ["extents/fiemap.rs", "probe/ioctl.rs"];
+    for p in &paths {
+        let text = fs::read_to_string(p).unwrap();
+        let rel = p.strip_prefix(src()).unwrap().to_string_lossy().to_string();
+        let code = code(&text);
+        let uses = code.contains("unsafe {") || code.contains("unsafe fn");
+        if allowed.contains(&rel.as_str()) {
+            // Every unsafe block carries its SAFETY line just above it.
+            let lines: Vec<&str> = text.lines().collect();
+            for (i, l) in lines.iter().enumerate() {
+                if l.contains("unsafe {") && !l.trim_start().starts_with("//") {
+                    let above = lines[i.saturating_sub(8)..i].join("\n");
+                    assert!(
+                        above.contains("// SAFETY:"),
+                        "{rel}:{}: no SAFETY line",
+                        i + 1
+                    );
+                }
+            }
+        } else {
+            assert!(!uses, "{rel} uses unsafe");
+            assert!(!text.contains("allow(unsafe_code)"), "{rel} allows unsafe");
+        }
+    }
+}
+
+#[test]
+fn nothing_points_outside_the_project_for_a_definition() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut bad = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if name == "target" || name.starts_with('.') && name != ".ci" {
+                continue;
+            }
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let Ok(text) = fs::read_to_string(&p) else {
+                continue;
+            };
+            // This file names the patterns it looks for.
+            if p.ends_with("tests/sdu/structure.rs") {
+                continue;
+            }
+            for (n, line) in text.lines().enumerate() {
+                if line.contains("../shared")
+                    || line.contains("shared docs")
+                    || line.contains("DESIGN.md")
+                    || line.contains("DESIGN:")
+                {
+                    bad.push(format!("{}:{}: {}", p.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
