@@ -131,6 +131,8 @@ pub fn resolve(cli: Cli, env: &Env) -> Result<Config, UsageError> {
             roots,
             threads,
             follow_links: cli.dereference,
+            follow_args: false,
+            time: None,
             one_file_system: cli.one_file_system,
             count_links: cli.count_links,
             all: cli.all,

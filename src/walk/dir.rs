@@ -87,10 +87,16 @@ pub(super) fn walk_dir<'s>(
         local.acc = own;
     }
 
-    let flags = open::dir_flags(ctx.euid, Some(uid), ctx.opts.follow_links);
+    // A root given as a symlink is followed under -H as under -L; the
+    // chain of a reopen may start at such a root. Every open is checked
+    // against the (dev, ino) stat-ed, so following cannot read another
+    // directory in its place.
+    let follow_root = ctx.opts.follow_links || ctx.opts.follow_args;
+    let follow = ctx.opts.follow_links || (h.parent.is_none() && follow_root);
+    let flags = open::dir_flags(ctx.euid, Some(uid), follow);
     let opened = match &h.parent {
         Some(p) => {
-            let chain = open::dir_flags(ctx.euid, None, ctx.opts.follow_links);
+            let chain = open::dir_flags(ctx.euid, None, follow_root);
             let r = p
                 .fd(&ctx.cache, chain)
                 .and_then(|pfd| open::open_dir(pfd.as_fd(), &h.name, flags, h.dev, h.ino));
@@ -302,7 +308,7 @@ fn entry<'s>(
             });
             return;
         }
-        let stats = Stats::of_inode(kind, st.stx_size, st.stx_blocks);
+        let stats = ctx.inode_stats(&st);
         let child = Arc::new_cyclic(|me| DirHandle {
             me: me.clone(),
             parent: Some(h.clone()),
@@ -335,6 +341,7 @@ fn entry<'s>(
         node: leaf.unwrap_or(h.id),
         ns: h.ns,
         guard: h.guard,
+        follow: opts.follow_links,
         path: &|| h.path(Some(name.to_bytes())),
     };
     let own = account::nondir(ctx, &file, local);
