@@ -133,6 +133,7 @@ pub fn resolve(cli: Cli, env: &Env) -> Result<Config, UsageError> {
             follow_links: cli.dereference,
             follow_args: false,
             time: None,
+            du_rules: false,
             one_file_system: cli.one_file_system,
             count_links: cli.count_links,
             all: cli.all,

@@ -50,6 +50,9 @@ pub struct WalkOptions {
     pub count_links: bool,
     /// `-a`: keep a node for every non-directory entry too.
     pub all: bool,
+    /// du's rules where they differ from sdu's own (`--du`, sdu run as
+    /// du): du's messages (no warning for a symlink cycle under `-L`).
+    pub du_rules: bool,
     /// `--time`: record the newest of this timestamp for every entry.
     pub time: Option<TimeField>,
     /// `--exclude` patterns.

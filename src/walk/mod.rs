@@ -209,6 +209,8 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32) 
         root_mnt: st.stx_mnt_id,
         ns,
         guard: open::guarded(ctx.euid, &st),
+        mount_root: false,
+        symlinks: 0,
         fs: None,
         path: (!ctx.opts.excludes.is_empty()).then(|| root.into()),
         fd: Mutex::new(None),
