@@ -170,6 +170,11 @@ pub fn resolve(cli: Cli, env: &Env) -> Result<Config, UsageError> {
             min_size,
             color,
         },
+        // du's counting rules go with du's format.
+        rules: sdu::tree::Rules {
+            du: cli.du.is_some(),
+            separate_dirs: false,
+        },
         stats: cli.stats,
     })
 }

@@ -523,6 +523,7 @@ fn build(w: &World, seed: Option<u64>) -> Vec<(Stats, String)> {
     }
     let mut nodes = vec![NodeRec::default(); n + 1];
     nodes[0] = NodeRec {
+        order: 0,
         id: TOP,
         parent: NO_NODE,
         depth: 0,
@@ -534,6 +535,7 @@ fn build(w: &World, seed: Option<u64>) -> Vec<(Stats, String)> {
     for d in 1..=n {
         let id = new_id[d];
         nodes[id as usize] = NodeRec {
+            order: 0,
             id,
             parent: new_id[w.parent[d] as usize],
             depth: w.depth(d as u32),
@@ -569,6 +571,7 @@ fn build(w: &World, seed: Option<u64>) -> Vec<(Stats, String)> {
             for (k, &l) in f.links.iter().enumerate() {
                 links.push(Link {
                     ns: 0,
+                    entry: None,
                     dev: DEV,
                     ino,
                     nlink: f.nlink,

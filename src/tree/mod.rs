@@ -9,16 +9,39 @@
 //! lands once on the union of its links' ancestor chains. Both are sums of
 //! the same terms whatever the walk order, so the figures never depend on
 //! the thread count.
+//!
+//! Two of du's rules change that when asked ([`Rules`]): in `--du` mode an
+//! inode counts once per run, at its first link in du's traversal ([`du`]),
+//! and `-S` keeps subdirectories out of a directory's figures.
+
+mod du;
 
 use crate::extents::Sweep;
 use crate::figures::{self, Kind, Stats};
 use crate::probe::Granularity;
 use crate::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
 
+/// Which of du's rules the roll-up follows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// du's own counting (`--du`, sdu run as du): an inode counts once per
+    /// run, at the first of its links du's traversal meets, and what du
+    /// skips (a directory met again) is not listed; siblings are listed in
+    /// du's order (getdents), not by name.
+    pub du: bool,
+    /// `-S`: a directory's figures leave its subdirectories out (the `-c`
+    /// total still counts everything). Applies to the additive figures
+    /// (apparent, total, exclusive, inodes, time); shared and reclaimable
+    /// stay those of the whole subtree.
+    pub separate_dirs: bool,
+}
+
 /// The walked tree with its rolled-up figures.
 #[derive(Debug)]
 pub struct Tree {
     nodes: Vec<NodeRec>,
+    /// Nodes du's rules skip, with everything below them.
+    hidden: Vec<bool>,
     /// Figures of the subtree of each node.
     figures: Vec<Stats>,
     /// Children of each node, as ranges into `child_ids`.
@@ -48,10 +71,22 @@ impl Tree {
     /// shared data.
     pub fn build(
         nodes: Vec<NodeRec>,
+        links: Vec<Link>,
+        files: &[FileRec],
+        sweep: &Sweep,
+        granularity: impl Fn(u32) -> Granularity,
+    ) -> Tree {
+        Self::build_with(nodes, links, files, sweep, granularity, Rules::default())
+    }
+
+    /// [`Tree::build`], following du's `rules`.
+    pub fn build_with(
+        nodes: Vec<NodeRec>,
         mut links: Vec<Link>,
         files: &[FileRec],
         sweep: &Sweep,
         granularity: impl Fn(u32) -> Granularity,
+        rules: Rules,
     ) -> Tree {
         let n = nodes.len();
         let mut figures: Vec<Stats> = nodes.iter().map(|r| r.own).collect();
@@ -71,7 +106,15 @@ impl Tree {
             reclaim_at: vec![0; n],
         };
         links.sort_unstable_by_key(|l| (l.inode(), l.node));
-        c.credit_links(&mut figures, &links);
+        let counted = rules.du.then(|| du::counted(&nodes, &links));
+        let hidden = counted
+            .as_ref()
+            .map_or_else(|| vec![false; n], |c| c.hidden.clone());
+        let separate = rules.separate_dirs.then(|| {
+            let own: Vec<Stats> = nodes.iter().map(|r| r.own).collect();
+            c.separate(&own, &links, counted.as_ref())
+        });
+        c.credit_links(&mut figures, &links, counted.as_ref().map(|c| &c.links[..]));
         c.credit_sweep(&mut figures, &links, files, sweep, granularity);
         // Reclaimable bytes credited at a lowest common ancestor belong to
         // every ancestor too. Leaves are included: their credits are theirs
@@ -86,9 +129,22 @@ impl Tree {
         for (f, r) in figures.iter_mut().zip(reclaim) {
             f.reclaimable = f.reclaimable.saturating_add(r);
         }
-        let (child_start, child_ids) = children(&nodes);
+        if let Some(sep) = separate {
+            // The -c total keeps everything.
+            for (id, (f, s)) in figures.iter_mut().zip(sep).enumerate().skip(1) {
+                if !nodes[id].leaf {
+                    *f = Stats {
+                        shared: f.shared,
+                        reclaimable: f.reclaimable,
+                        ..s
+                    };
+                }
+            }
+        }
+        let (child_start, child_ids) = children(&nodes, rules.du);
         Tree {
             nodes,
+            hidden,
             figures,
             child_start,
             child_ids,
@@ -127,6 +183,9 @@ impl Tree {
     ) -> Result<(), E> {
         let mut path: Vec<u8> = Vec::new();
         for &root in self.roots() {
+            if self.hidden[root as usize] {
+                continue;
+            }
             path.clear();
             // (node, next child index, path length before this node's name)
             let mut stack: Vec<(u32, usize, usize)> = Vec::new();
@@ -140,6 +199,9 @@ impl Tree {
                 if descend && next < kids.len() {
                     top.1 += 1;
                     let child = kids[next];
+                    if self.hidden[child as usize] {
+                        continue;
+                    }
                     let before = path.len();
                     if path.last() != Some(&b'/') {
                         path.push(b'/');
@@ -196,6 +258,33 @@ impl Crediting<'_> {
         }
     }
 
+    /// `-S`: each node's figures without its subdirectories: its own, plus
+    /// each inode linked in it once (under du's rules, only where it is
+    /// counted). `own` are the nodes' own figures.
+    fn separate(
+        &mut self,
+        own: &[Stats],
+        links: &[Link],
+        counted: Option<&du::Counted>,
+    ) -> Vec<Stats> {
+        let mut sep = own.to_vec();
+        let mut start = 0;
+        for group in links.chunk_by(|a, b| a.inode() == b.inode()) {
+            let range = start..start + group.len();
+            start += group.len();
+            let stats = figures::linked_inode(group.iter().map(|l| &l.stats));
+            self.next_generation();
+            for (i, l) in range.zip(group) {
+                let n = l.node as usize;
+                if counted.is_none_or(|c| c.links[i]) && self.stamp[n] != self.generation {
+                    self.stamp[n] = self.generation;
+                    sep[n] += stats;
+                }
+            }
+        }
+        sep
+    }
+
     /// The lowest common ancestor of two nodes.
     fn lca(&self, mut a: u32, mut b: u32) -> u32 {
         // Roots have depth 0 under the top node: use level = depth + 1 so
@@ -224,14 +313,20 @@ impl Crediting<'_> {
     }
 
     /// Credits each multiply-linked inode once to every directory on the
-    /// union of its links' ancestor chains, and its exclusive bytes as
+    /// union of its links' ancestor chains (under du's rules, `counted`:
+    /// only on its counted link's chain), and its exclusive bytes as
     /// reclaimable where all its links lie. `links` is sorted by inode.
-    fn credit_links(&mut self, figures: &mut [Stats], links: &[Link]) {
+    fn credit_links(&mut self, figures: &mut [Stats], links: &[Link], counted: Option<&[bool]>) {
+        let mut start = 0;
         for group in links.chunk_by(|a, b| a.inode() == b.inode()) {
+            let range = start..start + group.len();
+            start += group.len();
             let stats = figures::linked_inode(group.iter().map(|l| &l.stats));
             self.next_generation();
-            for l in group {
-                self.climb(l.node, |n| figures[n] += stats);
+            for (i, l) in range.zip(group) {
+                if counted.is_none_or(|c| c[i]) {
+                    self.climb(l.node, |n| figures[n] += stats);
+                }
             }
             if figures::all_links_seen(group.len(), group[0].nlink) {
                 let lca = group.iter().map(|l| l.node).reduce(|a, b| self.lca(a, b));
@@ -321,9 +416,9 @@ impl Crediting<'_> {
     }
 }
 
-/// Builds the child lists: siblings sorted by name, the roots in id order
-/// (which is the order they were given).
-fn children(nodes: &[NodeRec]) -> (Vec<u32>, Vec<u32>) {
+/// Builds the child lists: siblings sorted by name (`du_order`: in du's
+/// order, getdents), the roots in the order given.
+fn children(nodes: &[NodeRec], du_order: bool) -> (Vec<u32>, Vec<u32>) {
     let n = nodes.len();
     let mut start = vec![0u32; n + 1];
     // A root nested in another root is a top of its own (parent NO_NODE) but
@@ -345,8 +440,12 @@ fn children(nodes: &[NodeRec]) -> (Vec<u32>, Vec<u32>) {
     for p in 1..n {
         let (a, b) = (start[p] as usize, start[p + 1] as usize);
         if b - a > 1 {
-            ids[a..b]
-                .sort_unstable_by(|&x, &y| nodes[x as usize].name.cmp(&nodes[y as usize].name));
+            if du_order {
+                ids[a..b].sort_unstable_by_key(|&x| nodes[x as usize].order);
+            } else {
+                ids[a..b]
+                    .sort_unstable_by(|&x, &y| nodes[x as usize].name.cmp(&nodes[y as usize].name));
+            }
         }
     }
     (start, ids)
@@ -359,6 +458,7 @@ mod tests {
 
     fn rec(id: u32, parent: u32, depth: u32, name: &str, own: u64) -> NodeRec {
         NodeRec {
+            order: 0,
             id,
             parent,
             depth,
@@ -375,6 +475,7 @@ mod tests {
     fn link(ino: u64, node: u32, bytes: u64) -> Link {
         Link {
             ns: 0,
+            entry: None,
             dev: 1,
             ino,
             nlink: 2,
