@@ -533,6 +533,33 @@ mod tests {
     }
 
     #[test]
+    fn separate_dirs_leave_subdirectories_out_but_not_of_the_total() {
+        let rules = Rules {
+            du: false,
+            separate_dirs: true,
+        };
+        // Inode 7 linked in c and b: in each once, in r (their parent) not.
+        let t = Tree::build_with(
+            nodes(),
+            vec![link(7, 4, 5), link(7, 3, 5)],
+            &[],
+            &Sweep::default(),
+            |_| Granularity::Block,
+            rules,
+        );
+        assert_eq!(
+            totals(&t),
+            [
+                ("r/a/c".into(), 1005),
+                ("r/a".into(), 10),
+                ("r/b".into(), 105),
+                ("r".into(), 1)
+            ]
+        );
+        assert_eq!(t.grand_total().total, 1116);
+    }
+
+    #[test]
     fn hardlink_counted_once_per_directory() {
         // One inode linked in c and in b, another twice in c.
         let t = build(vec![
