@@ -174,6 +174,7 @@ pub fn resolve(cli: Cli, env: &Env) -> Result<Config, UsageError> {
         rules: sdu::tree::Rules {
             du: cli.du.is_some(),
             separate_dirs: false,
+            keep_sets: false,
         },
         stats: cli.stats,
     })

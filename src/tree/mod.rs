@@ -15,6 +15,10 @@
 //! and `-S` keeps subdirectories out of a directory's figures.
 
 mod du;
+mod union;
+
+use union::FileLinks;
+pub use union::{Plan, Reclaim};
 
 use crate::extents::Sweep;
 use crate::figures::{self, Kind, Stats};
@@ -34,6 +38,9 @@ pub struct Rules {
     /// (apparent, total, exclusive, inodes, time); shared and reclaimable
     /// stay those of the whole subtree.
     pub separate_dirs: bool,
+    /// Keep what [`Tree::frees`] and [`Tree::plan`] need to answer for any
+    /// set of entries (the units and their references).
+    pub keep_sets: bool,
 }
 
 /// The walked tree with its rolled-up figures.
@@ -42,6 +49,8 @@ pub struct Tree {
     nodes: Vec<NodeRec>,
     /// Nodes du's rules skip, with everything below them.
     hidden: Vec<bool>,
+    /// What sets of entries free, when kept ([`Rules::keep_sets`]).
+    reclaim: Option<Reclaim>,
     /// Figures of the subtree of each node.
     figures: Vec<Stats>,
     /// Children of each node, as ranges into `child_ids`.
@@ -115,18 +124,22 @@ impl Tree {
             c.separate(&own, &links, counted.as_ref())
         });
         c.credit_links(&mut figures, &links, counted.as_ref().map(|c| &c.links[..]));
-        c.credit_sweep(&mut figures, &links, files, sweep, granularity);
+        let file_links = FileLinks::new(files, &links);
+        c.credit_sweep(&mut figures, &file_links, sweep, &granularity);
+        let reclaim = rules
+            .keep_sets
+            .then(|| Reclaim::new(&nodes, &links, &file_links, sweep, &granularity));
         // Reclaimable bytes credited at a lowest common ancestor belong to
         // every ancestor too. Leaves are included: their credits are theirs
         // alone.
-        let mut reclaim = c.reclaim_at;
+        let mut at = c.reclaim_at;
         for id in (1..n).rev() {
             let p = nodes[id].parent;
             if p != NO_NODE {
-                reclaim[p as usize] = reclaim[p as usize].saturating_add(reclaim[id]);
+                at[p as usize] = at[p as usize].saturating_add(at[id]);
             }
         }
-        for (f, r) in figures.iter_mut().zip(reclaim) {
+        for (f, r) in figures.iter_mut().zip(at) {
             f.reclaimable = f.reclaimable.saturating_add(r);
         }
         if let Some(sep) = separate {
@@ -145,6 +158,7 @@ impl Tree {
         Tree {
             nodes,
             hidden,
+            reclaim,
             figures,
             child_start,
             child_ids,
@@ -155,6 +169,19 @@ impl Tree {
     /// counted once (the `-c` total).
     pub fn grand_total(&self) -> &Stats {
         &self.figures[TOP as usize]
+    }
+
+    /// What deleting every entry in `ids` (each with everything below it)
+    /// would free, counted once: `None` unless the tree was built with
+    /// [`Rules::keep_sets`].
+    pub fn frees(&self, ids: &[u32]) -> Option<u64> {
+        self.reclaim.as_ref().map(|r| r.frees(ids))
+    }
+
+    /// A `--to-free` plan among `candidates` (see [`Reclaim::plan`]):
+    /// `None` unless the tree was built with [`Rules::keep_sets`].
+    pub fn plan(&self, candidates: &[u32], target: u64) -> Option<Plan> {
+        self.reclaim.as_ref().map(|r| r.plan(candidates, target))
     }
 
     /// The figures of node `id`.
@@ -346,43 +373,26 @@ impl Crediting<'_> {
     fn credit_sweep(
         &mut self,
         figures: &mut [Stats],
-        links: &[Link],
-        files: &[FileRec],
+        files: &FileLinks,
         sweep: &Sweep,
         granularity: impl Fn(u32) -> Granularity,
     ) {
-        if files.is_empty() {
+        if files.ranges.is_empty() {
             return;
         }
-        // The nodes of each file's links, whether all its links were seen,
-        // and their lowest common ancestor.
-        let mut file_nodes: Vec<(usize, usize)> = Vec::with_capacity(files.len());
-        let mut pool: Vec<u32> = Vec::new();
-        let mut contained: Vec<Option<u32>> = Vec::with_capacity(files.len());
-        for f in files {
-            let a = pool.len();
-            let mut all_seen = true;
-            if f.linked {
-                let lo = links.partition_point(|l| l.inode() < f.inode());
-                let hi = links.partition_point(|l| l.inode() <= f.inode());
-                pool.extend(links[lo..hi].iter().map(|l| l.node));
-                all_seen = hi > lo && figures::all_links_seen(hi - lo, links[lo].nlink);
-            }
-            if pool.len() == a {
-                pool.push(f.node);
-            }
-            file_nodes.push((a, pool.len()));
-            contained.push(if all_seen {
-                pool[a..].iter().copied().reduce(|x, y| self.lca(x, y))
-            } else {
-                None
-            });
-        }
+        // The lowest common ancestor of each file's links, when all its
+        // links were seen.
+        let contained: Vec<Option<u32>> = (0..files.ranges.len() as u32)
+            .map(|f| {
+                files.all_seen[f as usize]
+                    .then(|| files.nodes(f).iter().copied().reduce(|x, y| self.lca(x, y)))
+                    .flatten()
+            })
+            .collect();
         for seg in sweep.segments() {
             self.next_generation();
             for &f in seg.files {
-                let (a, b) = file_nodes[f as usize];
-                for &node in &pool[a..b] {
+                for &node in files.nodes(f) {
                     self.climb(node, |n| {
                         figures[n].shared = figures[n].shared.saturating_add(seg.bytes)
                     });
@@ -537,6 +547,7 @@ mod tests {
         let rules = Rules {
             du: false,
             separate_dirs: true,
+            keep_sets: false,
         };
         // Inode 7 linked in c and b: in each once, in r (their parent) not.
         let t = Tree::build_with(
