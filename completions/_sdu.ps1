@@ -26,6 +26,7 @@ Register-ArgumentCompleter -Native -CommandName 'sdu' -ScriptBlock {
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Keep only the N largest entries (by the --sort figure, else Total); listed largest first unless --sort says otherwise')
             [CompletionResult]::new('--top', '--top', [CompletionResultType]::ParameterName, 'Keep only the N largest entries (by the --sort figure, else Total); listed largest first unless --sort says otherwise')
             [CompletionResult]::new('--min-size', '--min-size', [CompletionResultType]::ParameterName, 'Hide entries smaller than SIZE (by the --sort figure, else Total), e.g. 100M, 1G; hidden entries still count in their parents')
+            [CompletionResult]::new('--to-free', '--to-free', [CompletionResultType]::ParameterName, 'Plan, among the PATHs, a set whose deletion frees at least SIZE (e.g. 50G), with as few entries as possible; prints what each adds and what they free together, counting shared data once. Deletes nothing')
             [CompletionResult]::new('--exclude', '--exclude', [CompletionResultType]::ParameterName, 'Exclude entries that match PATTERN (a shell glob, matched as du does)')
             [CompletionResult]::new('-B', '-B ', [CompletionResultType]::ParameterName, 'Scale sizes by SIZE before printing them (e.g. 1, 4K, 1MiB, MB)')
             [CompletionResult]::new('--block-size', '--block-size', [CompletionResultType]::ParameterName, 'Scale sizes by SIZE before printing them (e.g. 1, 4K, 1MiB, MB)')

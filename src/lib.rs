@@ -52,6 +52,10 @@ pub struct Config {
     pub rules: tree::Rules,
     /// Print `--stats` on the messages after the report.
     pub stats: bool,
+    /// `--to-free SIZE`: instead of the report, plan which of the roots
+    /// (the candidates) to delete to free at least SIZE bytes. Deletes
+    /// nothing.
+    pub to_free: Option<u64>,
 }
 
 /// What a run ended with.
@@ -92,14 +96,42 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     let t_sweep = t1.elapsed();
     let t2 = Instant::now();
     let dirs = nodes.len().saturating_sub(1);
+    if cfg.to_free.is_some() {
+        // Planning entry by entry needs candidates that do not overlap
+        // (a nested root is a top of its own).
+        if let Some(n) = nodes.iter().skip(1).find(|n| n.parent == records::NO_NODE) {
+            return Err(Error::Overlap {
+                inner: n.name.to_vec(),
+            });
+        }
+    }
     let granularity = |space| registry.granularity(space);
-    let tree = tree::Tree::build_with(nodes, links, &files, &sweep, granularity, cfg.rules);
+    let rules = tree::Rules {
+        keep_sets: cfg.rules.keep_sets || cfg.to_free.is_some(),
+        ..cfg.rules
+    };
+    let tree = tree::Tree::build_with(nodes, links, &files, &sweep, granularity, rules);
     let t_tree = t2.elapsed();
     let (segments, units) = (sweep.segment_count(), sweep.unit_count());
     drop(sweep);
     let errors = msgs.errors();
     let t3 = Instant::now();
-    report::write(out, &tree, &cfg.walk.roots, errors, &cfg.report)?;
+    match cfg.to_free {
+        None => report::write(out, &tree, &cfg.walk.roots, errors, &cfg.report)?,
+        Some(target) => {
+            let roots = tree.roots().to_vec();
+            let plan = tree.plan(&roots, target).expect("sets kept");
+            if plan.reached {
+                report::plan::write(out, &tree, &plan, target, &cfg.report)?;
+            } else {
+                msgs.report(Diagnostic::CannotFree {
+                    target,
+                    all: plan.all,
+                    candidates: roots.len(),
+                });
+            }
+        }
+    }
     out.flush()?;
     let t_report = t3.elapsed();
     if counters.unverified_files > 0 {
@@ -156,5 +188,8 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
         );
         msgs.raw(&s);
     }
-    Ok(Outcome { errors, counters })
+    Ok(Outcome {
+        errors: msgs.errors(),
+        counters,
+    })
 }

@@ -68,6 +68,18 @@ pub struct Cli {
     #[arg(long, value_name = "SIZE", help_heading = "Which entries to print")]
     pub min_size: Option<String>,
 
+    /// Plan, among the PATHs, a set whose deletion frees at least SIZE
+    /// (e.g. 50G), with as few entries as possible; prints what each adds
+    /// and what they free together, counting shared data once. Deletes
+    /// nothing
+    #[arg(
+        long,
+        value_name = "SIZE",
+        conflicts_with_all = ["du", "tree"],
+        help_heading = "Which entries to print"
+    )]
+    pub to_free: Option<String>,
+
     /// Skip directories on different file systems
     #[arg(short = 'x', long, help_heading = "What to count")]
     pub one_file_system: bool,

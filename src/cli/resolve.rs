@@ -97,6 +97,7 @@ pub fn resolve(cli: Cli, env: &Env) -> Result<Config, UsageError> {
         f => f,
     };
     let min_size = cli.min_size.as_deref().map(parse_size).transpose()?;
+    let to_free = cli.to_free.as_deref().map(parse_size).transpose()?;
     let sort = cli.sort.map(|s| match s {
         SortBy::Name => SortKey::Name,
         SortBy::Figure(f) => SortKey::Size(figure(f)),
@@ -177,6 +178,7 @@ pub fn resolve(cli: Cli, env: &Env) -> Result<Config, UsageError> {
             keep_sets: false,
         },
         stats: cli.stats,
+        to_free,
     })
 }
 

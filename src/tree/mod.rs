@@ -184,6 +184,11 @@ impl Tree {
         self.reclaim.as_ref().map(|r| r.plan(candidates, target))
     }
 
+    /// The name of node `id`: for a root, the path as given.
+    pub fn name(&self, id: u32) -> &[u8] {
+        &self.nodes[id as usize].name
+    }
+
     /// The figures of node `id`.
     pub fn figures(&self, id: u32) -> &Stats {
         &self.figures[id as usize]
