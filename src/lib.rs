@@ -23,6 +23,7 @@ pub mod extents;
 pub mod figures;
 pub mod glob;
 mod messages;
+mod plan;
 pub mod probe;
 mod quote;
 pub mod records;
@@ -74,6 +75,12 @@ pub struct Outcome {
 /// [`Error::Threads`] when the walk cannot start its threads,
 /// [`Error::Write`] when the report cannot be written.
 pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
+    // --to-free: scan the paths that lie inside no other, plan among the
+    // candidates.
+    let split = match cfg.to_free {
+        Some(_) => Some(plan::split(&cfg.walk.roots, msgs)?),
+        None => None,
+    };
     let t0 = Instant::now();
     let walk::Walk {
         nodes,
@@ -85,6 +92,9 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     } = walk::walk(
         &WalkOptions {
             du_rules: cfg.rules.du,
+            roots: split
+                .as_ref()
+                .map_or_else(|| cfg.walk.roots.clone(), |s| s.scan.clone()),
             ..cfg.walk.clone()
         },
         msgs,
@@ -96,15 +106,6 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     let t_sweep = t1.elapsed();
     let t2 = Instant::now();
     let dirs = nodes.len().saturating_sub(1);
-    if cfg.to_free.is_some() {
-        // Planning entry by entry needs candidates that do not overlap
-        // (a nested root is a top of its own).
-        if let Some(n) = nodes.iter().skip(1).find(|n| n.parent == records::NO_NODE) {
-            return Err(Error::Overlap {
-                inner: n.name.to_vec(),
-            });
-        }
-    }
     let granularity = |space| registry.granularity(space);
     let rules = tree::Rules {
         keep_sets: cfg.rules.keep_sets || cfg.to_free.is_some(),
@@ -116,21 +117,22 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     drop(sweep);
     let errors = msgs.errors();
     let t3 = Instant::now();
-    match cfg.to_free {
-        None => report::write(out, &tree, &cfg.walk.roots, errors, &cfg.report)?,
-        Some(target) => {
-            let roots = tree.roots().to_vec();
-            let plan = tree.plan(&roots, target).expect("sets kept");
+    match (cfg.to_free, &split) {
+        (Some(target), Some(split)) => {
+            let candidates = plan::nodes(&tree, split);
+            let ids: Vec<u32> = candidates.iter().map(|c| c.0).collect();
+            let plan = tree.plan(&ids, target).expect("sets kept");
             if plan.reached {
-                report::plan::write(out, &tree, &plan, target, &cfg.report)?;
+                report::plan::write(out, &plan, target, &candidates, &cfg.report)?;
             } else {
                 msgs.report(Diagnostic::CannotFree {
                     target,
                     all: plan.all,
-                    candidates: roots.len(),
+                    candidates: ids.len(),
                 });
             }
         }
+        _ => report::write(out, &tree, &cfg.walk.roots, errors, &cfg.report)?,
     }
     out.flush()?;
     let t_report = t3.elapsed();

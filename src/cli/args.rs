@@ -70,8 +70,10 @@ pub struct Cli {
 
     /// Plan, among the PATHs, a set whose deletion frees at least SIZE
     /// (e.g. 50G), with as few entries as possible; prints what each adds
-    /// and what they free together, counting shared data once. Deletes
-    /// nothing
+    /// and what they free together, counting shared data once. PATHs inside
+    /// another PATH given are the candidates, seen in its scan (sdu
+    /// --to-free 50G /mnt /mnt/snaps/*: what the live data shares stays).
+    /// Deletes nothing
     #[arg(
         long,
         value_name = "SIZE",

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::json::{Path, SCHEMA};
 use super::options::ReportOptions;
-use crate::tree::{Plan, Tree};
+use crate::tree::Plan;
 
 /// The `--to-free --json` document.
 #[derive(Debug, Serialize, Deserialize)]
@@ -48,15 +48,21 @@ pub struct Step<'a> {
     pub frees: u64,
 }
 
-/// Writes `plan` (of `target` bytes, candidates from `tree`) in the
-/// format `opts` asks for: JSON, or the table.
+/// Writes `plan` (of `target` bytes; `paths` names each candidate node as
+/// given) in the format `opts` asks for: JSON, or the table.
 pub fn write(
     out: &mut dyn Write,
-    tree: &Tree,
     plan: &Plan,
     target: u64,
+    paths: &[(u32, Vec<u8>)],
     opts: &ReportOptions,
 ) -> io::Result<()> {
+    let name = |id: u32| -> &[u8] {
+        paths
+            .iter()
+            .find(|(n, _)| *n == id)
+            .map_or(&b"?"[..], |(_, p)| &p[..])
+    };
     let mut so_far = 0u64;
     let steps: Vec<Step<'_>> = plan
         .steps
@@ -64,7 +70,7 @@ pub fn write(
         .map(|&(id, adds)| {
             so_far = so_far.saturating_add(adds);
             Step {
-                path: Path(Cow::Borrowed(tree.name(id))),
+                path: Path(Cow::Borrowed(name(id))),
                 adds,
                 frees: so_far,
             }

@@ -172,14 +172,88 @@ fn unreachable_size_says_how_close_all_candidates_come_and_exits_1() {
 fn overlapping_candidates_are_refused() {
     let t = TestDir::new();
     let a = t.mkdir("a");
-    std::fs::create_dir(a.join("b")).unwrap();
-    let out =
-        run(Command::new(sdu_bin())
+    std::fs::create_dir_all(a.join("b/c")).unwrap();
+    // `a` is the context of the candidates below it; one of them holds the
+    // other.
+    for (args, inner) in [
+        (&["a", "a/b", "a/b/c"][..], "a/b/c"),
+        (&["a", "a"][..], "a"),
+        (&["a", "a/b", "./a/b"][..], "./a/b"),
+    ] {
+        let out = run(Command::new(sdu_bin())
             .current_dir(t.path())
-            .args(["--to-free", "1", "a", "a/b"]));
-    assert_eq!(out.code, Some(2), "{out:?}");
-    assert!(
-        out.stderr.contains("'a/b' lies inside another candidate"),
-        "{out:?}"
+            .args(["--to-free", "1"])
+            .args(args));
+        assert_eq!(out.code, Some(2), "{out:?}");
+        assert!(
+            out.stderr
+                .contains(&format!("'{inner}' lies inside another candidate")),
+            "{out:?}"
+        );
+    }
+}
+
+/// Two snapshots of a live subvolume that is kept: what they share with it
+/// is not theirs to free. Given the mount as context (`.` before the
+/// candidates), the plan sees the live subvolume's references and is
+/// exact; given the snapshots alone, it is the upper bound the docs
+/// describe. Deleting the plan frees what it said.
+#[test]
+fn candidates_inside_a_scanned_path_see_its_references() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    let p = |s: &str| d.join(s);
+    btrfs(&["subvolume", "create"], &p("vol"));
+    std::fs::create_dir(p("snaps")).unwrap();
+    let snap = |name: &str| {
+        sync_fs(d);
+        run(Command::new("btrfs")
+            .args(["subvolume", "snapshot"])
+            .arg(p("vol"))
+            .arg(p(&format!("snaps/{name}"))))
+        .assert_ok();
+    };
+    // old f1: s1; new f1: s2 + vol; old f2: s1 + s2; new f2: vol; f3: all.
+    write_file(&p("vol/f1"), 300 * K as usize);
+    write_file(&p("vol/f2"), 200 * K as usize);
+    write_file(&p("vol/f3"), 100 * K as usize);
+    snap("s1");
+    write_file(&p("vol/f1"), 300 * K as usize);
+    snap("s2");
+    write_file(&p("vol/f2"), 200 * K as usize);
+    sync_fs(d);
+    let run_plan = |args: &[&str]| {
+        let out = run(Command::new(sdu_bin())
+            .current_dir(d)
+            .args(["--json", "--to-free"])
+            .args(args));
+        (out.code, serde_json::from_slice::<Value>(&out.stdout).ok())
+    };
+    let (code, doc) = run_plan(&["450K", ".", "snaps/s1", "snaps/s2"]);
+    let doc = doc.expect("a plan");
+    assert_eq!(code, Some(0));
+    assert_eq!(doc["all"], 500 * K);
+    assert_eq!(
+        chosen(&doc),
+        [("snaps/s1".into(), 300 * K), ("snaps/s2".into(), 200 * K)]
     );
+    // Alone, the snapshots seem to free f3 too (its third reference, in
+    // vol, is not scanned): an upper bound.
+    let (_, alone) = run_plan(&["450K", "snaps/s1", "snaps/s2"]);
+    assert_eq!(alone.expect("a plan")["all"], 600 * K);
+    let (code, _) = run_plan(&["550K", ".", "snaps/s1", "snaps/s2"]);
+    assert_eq!(code, Some(1));
+    // The filesystem agrees with the plan made in context.
+    let settle = || {
+        run(Command::new("btrfs").args(["filesystem", "sync"]).arg(d)).assert_ok();
+        crate::reclaim::btrfs_data_used(d)
+    };
+    let before = settle();
+    for s in ["snaps/s1", "snaps/s2"] {
+        btrfs(&["subvolume", "delete", "-C"], &p(s));
+    }
+    btrfs(&["subvolume", "sync"], d);
+    assert_eq!(before - settle(), 500 * K);
 }
