@@ -320,10 +320,19 @@ impl Crediting<'_> {
             let stats = figures::linked_inode(group.iter().map(|l| &l.stats));
             self.next_generation();
             for (i, l) in range.zip(group) {
-                let n = l.node as usize;
-                if counted.is_none_or(|c| c.links[i]) && self.stamp[n] != self.generation {
-                    self.stamp[n] = self.generation;
-                    sep[n] += stats;
+                if counted.is_some_and(|c| !c.links[i]) {
+                    continue;
+                }
+                // A -a leaf's link belongs to its directory too (the
+                // directory's own figures leave multiply-linked files out).
+                let r = &self.nodes[l.node as usize];
+                let dir = if r.leaf { Some(r.parent) } else { None };
+                for n in std::iter::once(l.node).chain(dir) {
+                    let n = n as usize;
+                    if self.stamp[n] != self.generation {
+                        self.stamp[n] = self.generation;
+                        sep[n] += stats;
+                    }
                 }
             }
         }
@@ -586,6 +595,32 @@ mod tests {
             ]
         );
         assert_eq!(t.grand_total().total, 1116);
+    }
+
+    /// Regression: under -S, a hardlinked file listed with -a (its link
+    /// credited at its leaf) was left out of its directory's figure.
+    #[test]
+    fn separate_dirs_count_a_linked_leaf_in_its_directory() {
+        let mut ns = nodes();
+        let mut leaf = rec(5, 4, 3, "f", 0);
+        leaf.leaf = true;
+        leaf.kind = Kind::File;
+        ns.push(leaf);
+        let rules = Rules {
+            separate_dirs: true,
+            ..Rules::default()
+        };
+        let t = Tree::build_with(
+            ns,
+            vec![link(7, 5, 5)],
+            &[],
+            &Sweep::default(),
+            |_| Granularity::Block,
+            rules,
+        );
+        assert_eq!(t.figures(4).total, 1005);
+        assert_eq!(t.figures(5).total, 5);
+        assert_eq!(t.figures(2).total, 10);
     }
 
     #[test]
