@@ -212,6 +212,46 @@ impl Tree {
         self.children_of(TOP)
     }
 
+    /// The children of node `id` (its entries: subdirectories, and files
+    /// with `-a`), siblings by name (in du's order under du's rules).
+    /// [`TOP`]'s children are the roots. Hidden nodes are included: see
+    /// [`Tree::is_hidden`].
+    pub fn children(&self, id: u32) -> &[u32] {
+        self.children_of(id)
+    }
+
+    /// The parent of node `id` ([`NO_NODE`] for [`TOP`] and for a root
+    /// inside another root).
+    pub fn parent(&self, id: u32) -> u32 {
+        self.nodes[id as usize].parent
+    }
+
+    /// What node `id` is.
+    pub fn kind(&self, id: u32) -> Kind {
+        self.nodes[id as usize].kind
+    }
+
+    /// Levels below its root (a root is at depth 0).
+    pub fn depth(&self, id: u32) -> u32 {
+        self.nodes[id as usize].depth
+    }
+
+    /// Whether du's rules skip node `id` (a directory met again): it is
+    /// never listed.
+    pub fn is_hidden(&self, id: u32) -> bool {
+        self.hidden[id as usize]
+    }
+
+    /// The number of nodes, [`TOP`] included: ids are `0..len()`.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the tree has no node but [`TOP`].
+    pub fn is_empty(&self) -> bool {
+        self.nodes.len() <= 1
+    }
+
     fn children_of(&self, id: u32) -> &[u32] {
         let a = self.child_start[id as usize] as usize;
         let b = self.child_start[id as usize + 1] as usize;
