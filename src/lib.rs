@@ -68,19 +68,38 @@ pub struct Outcome {
     pub counters: Counters,
 }
 
-/// Walks, rolls up and reports. Per-entry failures go to `msgs` and are
-/// counted in the outcome.
+/// A finished scan: the rolled-up tree, and what the walk did.
+#[derive(Debug)]
+pub struct Scan {
+    /// The entries and their figures.
+    pub tree: tree::Tree,
+    /// What the walk counted.
+    pub counters: Counters,
+    /// The filesystems met, by index.
+    pub filesystems: Vec<probe::FsInfo>,
+    /// What `--stats` reports beyond the counters.
+    stats: ScanStats,
+}
+
+/// Sizes and timings of a scan, for `--stats`.
+#[derive(Clone, Copy, Debug, Default)]
+struct ScanStats {
+    dirs: usize,
+    files_shared: usize,
+    indexed: usize,
+    segments: usize,
+    units: usize,
+    walk: std::time::Duration,
+    sweep: std::time::Duration,
+    tree: std::time::Duration,
+}
+
+/// Walks `opts.roots`, sweeps the shared extents and rolls the tree up by
+/// `rules`. Per-entry failures go to `msgs`.
 ///
 /// # Errors
-/// [`Error::Threads`] when the walk cannot start its threads,
-/// [`Error::Write`] when the report cannot be written.
-pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
-    // --to-free: scan the paths that lie inside no other, plan among the
-    // candidates.
-    let split = match cfg.to_free {
-        Some(_) => Some(plan::split(&cfg.walk.roots, msgs)?),
-        None => None,
-    };
+/// [`Error::Threads`] when the walk cannot start its threads.
+pub fn scan(opts: &WalkOptions, rules: tree::Rules, msgs: &Messages) -> Result<Scan, Error> {
     let t0 = Instant::now();
     let walk::Walk {
         nodes,
@@ -91,11 +110,8 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
         counters,
     } = walk::walk(
         &WalkOptions {
-            du_rules: cfg.rules.du,
-            roots: split
-                .as_ref()
-                .map_or_else(|| cfg.walk.roots.clone(), |s| s.scan.clone()),
-            ..cfg.walk.clone()
+            du_rules: rules.du,
+            ..opts.clone()
         },
         msgs,
     )?;
@@ -107,14 +123,56 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     let t2 = Instant::now();
     let dirs = nodes.len().saturating_sub(1);
     let granularity = |space| registry.granularity(space);
+    let files_shared = files.len();
+    let tree = tree::Tree::build_with(nodes, links, &files, &sweep, granularity, rules);
+    let stats = ScanStats {
+        dirs,
+        files_shared,
+        indexed,
+        segments: sweep.segment_count(),
+        units: sweep.unit_count(),
+        walk: t_walk,
+        sweep: t_sweep,
+        tree: t2.elapsed(),
+    };
+    Ok(Scan {
+        tree,
+        counters,
+        filesystems: registry.filesystems(),
+        stats,
+    })
+}
+
+/// Walks, rolls up and reports. Per-entry failures go to `msgs` and are
+/// counted in the outcome.
+///
+/// # Errors
+/// [`Error::Threads`] when the walk cannot start its threads,
+/// [`Error::Write`] when the report cannot be written,
+/// [`Error::Overlap`] when `--to-free` candidates overlap.
+pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
+    // --to-free: scan the paths that lie inside no other, plan among the
+    // candidates.
+    let split = match cfg.to_free {
+        Some(_) => Some(plan::split(&cfg.walk.roots, msgs)?),
+        None => None,
+    };
+    let walk_opts = WalkOptions {
+        roots: split
+            .as_ref()
+            .map_or_else(|| cfg.walk.roots.clone(), |s| s.scan.clone()),
+        ..cfg.walk.clone()
+    };
     let rules = tree::Rules {
         keep_sets: cfg.rules.keep_sets || cfg.to_free.is_some(),
         ..cfg.rules
     };
-    let tree = tree::Tree::build_with(nodes, links, &files, &sweep, granularity, rules);
-    let t_tree = t2.elapsed();
-    let (segments, units) = (sweep.segment_count(), sweep.unit_count());
-    drop(sweep);
+    let Scan {
+        tree,
+        counters,
+        filesystems,
+        stats,
+    } = scan(&walk_opts, rules, msgs)?;
     let errors = msgs.errors();
     let t3 = Instant::now();
     match (cfg.to_free, &split) {
@@ -143,55 +201,65 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
         });
     }
     if cfg.stats {
-        let mut s = String::new();
-        let _ = writeln!(s, "sdu stats:");
-        let _ = writeln!(s, "  entries stat-ed        {}", counters.entries);
-        let _ = writeln!(s, "  nodes (dirs, -a files) {dirs}");
-        for fs in registry.filesystems() {
-            let _ = writeln!(
-                s,
-                "  filesystem {}           {}{}",
-                fs.index,
-                fs.name(),
-                if fs.unverified {
-                    " (could not be probed)"
-                } else if fs.can_share {
-                    " (may share)"
-                } else {
-                    " (cannot share)"
-                }
-            );
-        }
-        let _ = writeln!(s, "  files mapped (FIEMAP)  {}", counters.fiemap_files);
-        let _ = writeln!(s, "  FIEMAP calls           {}", counters.fiemap_calls);
-        for skip in probe::Skip::ALL {
-            let _ = writeln!(
-                s,
-                "  not mapped: {:<34} {}",
-                skip.describe(),
-                counters.skipped[skip.index()]
-            );
-        }
-        let _ = writeln!(
-            s,
-            "  not mapped: could not be read          {} ({} bytes counted as exclusive)",
-            counters.unverified_files, counters.unverified_bytes
-        );
-        let _ = writeln!(s, "  files with shared data {}", files.len());
-        let _ = writeln!(s, "  shared extents indexed {indexed}");
-        let _ = writeln!(s, "  segments / units       {segments} / {units}");
-        let _ = writeln!(
-            s,
-            "  time: walk {:.3}s, sweep {:.3}s, roll-up {:.3}s, report {:.3}s",
-            t_walk.as_secs_f64(),
-            t_sweep.as_secs_f64(),
-            t_tree.as_secs_f64(),
-            t_report.as_secs_f64()
-        );
-        msgs.raw(&s);
+        msgs.raw(&stats_text(&counters, &filesystems, &stats, t_report));
     }
     Ok(Outcome {
         errors: msgs.errors(),
         counters,
     })
+}
+
+/// The `--stats` text.
+fn stats_text(
+    counters: &Counters,
+    filesystems: &[probe::FsInfo],
+    st: &ScanStats,
+    t_report: std::time::Duration,
+) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "sdu stats:");
+    let _ = writeln!(s, "  entries stat-ed        {}", counters.entries);
+    let _ = writeln!(s, "  nodes (dirs, -a files) {}", st.dirs);
+    for fs in filesystems {
+        let _ = writeln!(
+            s,
+            "  filesystem {}           {}{}",
+            fs.index,
+            fs.name(),
+            if fs.unverified {
+                " (could not be probed)"
+            } else if fs.can_share {
+                " (may share)"
+            } else {
+                " (cannot share)"
+            }
+        );
+    }
+    let _ = writeln!(s, "  files mapped (FIEMAP)  {}", counters.fiemap_files);
+    let _ = writeln!(s, "  FIEMAP calls           {}", counters.fiemap_calls);
+    for skip in probe::Skip::ALL {
+        let _ = writeln!(
+            s,
+            "  not mapped: {:<34} {}",
+            skip.describe(),
+            counters.skipped[skip.index()]
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  not mapped: could not be read          {} ({} bytes counted as exclusive)",
+        counters.unverified_files, counters.unverified_bytes
+    );
+    let _ = writeln!(s, "  files with shared data {}", st.files_shared);
+    let _ = writeln!(s, "  shared extents indexed {}", st.indexed);
+    let _ = writeln!(s, "  segments / units       {} / {}", st.segments, st.units);
+    let _ = writeln!(
+        s,
+        "  time: walk {:.3}s, sweep {:.3}s, roll-up {:.3}s, report {:.3}s",
+        st.walk.as_secs_f64(),
+        st.sweep.as_secs_f64(),
+        st.tree.as_secs_f64(),
+        t_report.as_secs_f64()
+    );
+    s
 }
