@@ -62,11 +62,11 @@ _sdu() {
                     return 0
                     ;;
                 --sort)
-                    COMPREPLY=($(compgen -W "apparent total exclusive shared reclaimable name" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "apparent total exclusive shared reclaimable inodes name" -- "${cur}"))
                     return 0
                     ;;
                 --du)
-                    COMPREPLY=($(compgen -W "apparent total exclusive shared reclaimable" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "apparent total exclusive shared reclaimable inodes" -- "${cur}"))
                     return 0
                     ;;
                 --color)

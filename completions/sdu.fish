@@ -8,12 +8,14 @@ total\t''
 exclusive\t''
 shared\t''
 reclaimable\t''
+inodes\t''
 name\t''"
 complete -c sdu -l du -d 'Print only FIGURE in du\'s own format, SIZE<TAB>PATH, with du\'s units (1K blocks unless -h, -B, ... or the environment say otherwise)' -r -f -a "apparent\t''
 total\t''
 exclusive\t''
 shared\t''
-reclaimable\t''"
+reclaimable\t''
+inodes\t''"
 complete -c sdu -l color -d 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never' -r -f -a "auto\t''
 always\t''
 never\t''"

@@ -85,6 +85,12 @@ pub enum Diagnostic {
         /// Why, as the system said it.
         reason: String,
     },
+    /// A directory that is its own ancestor with no mount explaining it:
+    /// not entered, and said as du says it. An error (exit status 1).
+    CircularDirectory {
+        /// The directory as printed.
+        path: Vec<u8>,
+    },
     /// Under `-L`, a symlink to a directory above it: not followed.
     DirectoryCycle {
         /// The symlink as printed.
@@ -126,6 +132,7 @@ impl Diagnostic {
                 | Diagnostic::CannotReadDir { .. }
                 | Diagnostic::ReplacedDir { .. }
                 | Diagnostic::CannotReadExtents { .. }
+                | Diagnostic::CircularDirectory { .. }
         )
     }
 
@@ -136,6 +143,7 @@ impl Diagnostic {
             | Diagnostic::CannotReadDir { path, .. }
             | Diagnostic::ReplacedDir { path }
             | Diagnostic::CannotReadExtents { path, .. }
+            | Diagnostic::CircularDirectory { path }
             | Diagnostic::DirectoryCycle { path }
             | Diagnostic::NoFiemap { path, .. }
             | Diagnostic::Probe { path, .. } => Some(path),
@@ -164,6 +172,14 @@ impl fmt::Display for Diagnostic {
             Diagnostic::CannotReadExtents { path, reason } => write!(
                 f,
                 "cannot read extents of {}: {reason} (counted as exclusive)",
+                quote(path)
+            ),
+            Diagnostic::CircularDirectory { path } => write!(
+                f,
+                "WARNING: Circular directory structure.\n\
+                 This almost certainly means that you have a corrupted file system.\n\
+                 NOTIFY YOUR SYSTEM MANAGER.\n\
+                 The following directory is part of the cycle:\n  {}\n",
                 quote(path)
             ),
             Diagnostic::DirectoryCycle { path } => write!(

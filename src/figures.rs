@@ -27,6 +27,30 @@ pub struct Stats {
     pub files: u64,
     /// Directories (a directory counts itself).
     pub dirs: u64,
+    /// The newest timestamp of any inode counted (`--time`; `None` when
+    /// not asked for).
+    pub time: Option<Timestamp>,
+}
+
+/// A file timestamp: seconds and nanoseconds since the epoch. Ordered by
+/// time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp {
+    /// Whole seconds since 1970-01-01 00:00 UTC (negative before).
+    pub secs: i64,
+    /// Nanoseconds within the second.
+    pub nanos: u32,
+}
+
+/// Which timestamp `--time` reports, newest first (du's `--time=WORD`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeField {
+    /// Last modification of the data (`mtime`, du's default).
+    Modification,
+    /// Last access (`atime`; du's `atime`, `access`, `use`).
+    Access,
+    /// Last status change (`ctime`; du's `ctime`, `status`).
+    Status,
 }
 
 impl AddAssign for Stats {
@@ -41,6 +65,8 @@ impl AddAssign for Stats {
         self.reclaimable = self.reclaimable.saturating_add(o.reclaimable);
         self.files = self.files.saturating_add(o.files);
         self.dirs = self.dirs.saturating_add(o.dirs);
+        // A directory's time is the newest of anything under it, as du's.
+        self.time = self.time.max(o.time);
     }
 }
 
@@ -58,6 +84,7 @@ impl Stats {
             reclaimable: total,
             files: u64::from(!dir),
             dirs: u64::from(dir),
+            time: None,
         }
     }
 
@@ -86,16 +113,19 @@ pub enum Figure {
     Shared,
     /// What deleting the entry would free.
     Reclaimable,
+    /// Inodes: files and directories, each counted once (du's `--inodes`).
+    Inodes,
 }
 
 impl Figure {
     /// Every figure, in the order the table prints them.
-    pub const ALL: [Figure; 5] = [
+    pub const ALL: [Figure; 6] = [
         Figure::Apparent,
         Figure::Total,
         Figure::Exclusive,
         Figure::Shared,
         Figure::Reclaimable,
+        Figure::Inodes,
     ];
 
     /// The lower-case name: the value of `--sort` and `--du`, and the key
@@ -107,6 +137,7 @@ impl Figure {
             Figure::Exclusive => "exclusive",
             Figure::Shared => "shared",
             Figure::Reclaimable => "reclaimable",
+            Figure::Inodes => "inodes",
         }
     }
 
@@ -118,6 +149,7 @@ impl Figure {
             Figure::Exclusive => "Exclusive",
             Figure::Shared => "Shared",
             Figure::Reclaimable => "Reclaimable",
+            Figure::Inodes => "Inodes",
         }
     }
 
@@ -129,6 +161,7 @@ impl Figure {
             Figure::Exclusive => s.exclusive,
             Figure::Shared => s.shared,
             Figure::Reclaimable => s.reclaimable,
+            Figure::Inodes => s.files.saturating_add(s.dirs),
         }
     }
 }

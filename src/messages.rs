@@ -1,6 +1,7 @@
 //! Messages on stderr, and the count of entries that could not be read.
 //!
-//! Every [`Diagnostic`] is printed as `sdu: ...` on one line; errors are
+//! Every [`Diagnostic`] is printed as `PROGRAM: ...` on one line (`sdu:`,
+//! or `du:` when sdu runs as du); errors are
 //! counted, and the count decides the exit status (1 when anything could
 //! not be read). They never stop the walk. A library user may also keep the
 //! diagnostics ([`Messages::keeping`]) to read them after the run.
@@ -14,6 +15,8 @@ use crate::error::Diagnostic;
 /// Where messages go and how many errors were reported.
 pub struct Messages {
     sink: Mutex<Box<dyn Write + Send>>,
+    /// The program name that starts every line.
+    program: &'static str,
     errors: AtomicU64,
     /// The diagnostics reported, when kept.
     kept: Option<Mutex<Vec<Diagnostic>>>,
@@ -28,8 +31,15 @@ impl Default for Messages {
 impl Messages {
     /// Messages written to `sink` (stderr in the binary, a buffer in tests).
     pub fn new(sink: Box<dyn Write + Send>) -> Self {
+        Messages::named(sink, "sdu")
+    }
+
+    /// Messages whose lines start with `program:` (`du` when sdu runs under
+    /// that name).
+    pub fn named(sink: Box<dyn Write + Send>, program: &'static str) -> Self {
         Messages {
             sink: Mutex::new(sink),
+            program,
             errors: AtomicU64::new(0),
             kept: None,
         }
@@ -50,7 +60,7 @@ impl Messages {
             self.errors.fetch_add(1, Ordering::Relaxed);
         }
         // One write per line, so that lines from several threads never mix.
-        let line = format!("sdu: {d}\n");
+        let line = format!("{}: {d}\n", self.program);
         {
             let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
             let _ = sink.write_all(line.as_bytes());
@@ -124,6 +134,19 @@ mod tests {
              sdu: 'loop': directory cycle (a symlink to an ancestor), not followed\n\
              sdu: cannot read directory 'd': replaced during the scan\n"
         );
-        assert!(Messages::new(Box::new(buf)).diagnostics().is_empty());
+        assert!(
+            Messages::new(Box::new(buf.clone()))
+                .diagnostics()
+                .is_empty()
+        );
+        let du = Messages::named(Box::new(buf.clone()), "du");
+        buf.0.lock().unwrap().clear();
+        du.report(Diagnostic::ReplacedDir {
+            path: b"d".to_vec(),
+        });
+        assert_eq!(
+            String::from_utf8(buf.0.lock().unwrap().clone()).unwrap(),
+            "du: cannot read directory 'd': replaced during the scan\n"
+        );
     }
 }

@@ -192,6 +192,7 @@ impl From<Figures> for Stats {
             reclaimable: f.reclaimable,
             files: f.files,
             dirs: f.dirs,
+            time: None,
         }
     }
 }

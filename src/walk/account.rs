@@ -32,6 +32,9 @@ pub(super) struct FileAt<'a> {
     pub ns: u32,
     /// Open it only through the `O_PATH` check ([`open::guarded`]).
     pub guard: bool,
+    /// It was stat-ed through a symlink (`-L`, or a root under `-H`): open
+    /// it the same way, and check that the inode opened is the one stat-ed.
+    pub follow: bool,
     /// Its path as printed, for messages.
     pub path: &'a dyn Fn() -> Vec<u8>,
 }
@@ -44,7 +47,7 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, local: &mut Local) -> Stats 
     let dev = dev_of(st);
     let kind = Kind::from_mode(u32::from(st.stx_mode));
     let once = ctx.counts_once(st.stx_nlink);
-    let mut stats = Stats::of_inode(kind, st.stx_size, st.stx_blocks);
+    let mut stats = ctx.inode_stats(st);
     let mut ino = st.stx_ino;
     let claim = || !once || ctx.mapped.insert((f.ns, dev, st.stx_ino));
     // The filesystem is known from the directory unless the file lies on
@@ -61,7 +64,10 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, local: &mut Local) -> Stats 
         Ok(()) if ctx.opts.skip_extents => {}
         Ok(()) => match map_file(ctx, f, once, local) {
             Mapped::Extents { view, shared, id } => {
-                stats = view.with_shared_extents(shared);
+                stats = Stats {
+                    time: stats.time,
+                    ..view.with_shared_extents(shared)
+                };
                 if let Some((id, file_ino)) = id {
                     ino = file_ino;
                     local.files.push(FileRec {
@@ -138,8 +144,15 @@ enum Mapped {
 
 /// Opens a file relative to its directory and reads its extents.
 fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Mapped {
-    let flags = open::file_flags(ctx.euid, f.st.stx_uid);
+    let flags = open::file_flags(ctx.euid, f.st.stx_uid, f.follow);
     let (fd, now): OpenFile = match open::open_regular(f.dirfd, f.name, flags, f.guard) {
+        // Through a symlink, the name may now lead elsewhere: only the
+        // inode that was stat-ed is mapped.
+        Ok(Some(opened))
+            if f.follow && (opened.1.st_ino != f.st.stx_ino || opened.1.st_dev != dev_of(f.st)) =>
+        {
+            return Mapped::Gone;
+        }
         Ok(Some(opened)) => opened,
         // Gone, or no longer a regular file: counted as the walk saw it.
         Ok(None) => return Mapped::Gone,

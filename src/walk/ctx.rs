@@ -11,7 +11,7 @@ use rustix::fs::{self as rfs, Statx, StatxFlags};
 use super::fdcache::{DirFs, FdCache};
 use crate::error::Diagnostic;
 use crate::extents::Extents;
-use crate::figures::Stats;
+use crate::figures::{Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
 use crate::messages::Messages;
 use crate::probe::{Registry, Skip};
@@ -27,7 +27,10 @@ pub(super) const MASK: StatxFlags = StatxFlags::TYPE
     .union(StatxFlags::UID)
     .union(StatxFlags::INO)
     .union(StatxFlags::SIZE)
-    .union(StatxFlags::BLOCKS);
+    .union(StatxFlags::BLOCKS)
+    .union(StatxFlags::ATIME)
+    .union(StatxFlags::MTIME)
+    .union(StatxFlags::CTIME);
 
 /// How to walk.
 #[derive(Clone, Debug, Default)]
@@ -38,12 +41,20 @@ pub struct WalkOptions {
     pub threads: usize,
     /// `-L`: follow symlinks.
     pub follow_links: bool,
+    /// `-H`, `-D`, `--dereference-args`: follow the symlinks given as
+    /// roots (only those).
+    pub follow_args: bool,
     /// `-x`: skip entries on other filesystems than their root.
     pub one_file_system: bool,
     /// `-l`: count every link of a multiply-linked inode.
     pub count_links: bool,
     /// `-a`: keep a node for every non-directory entry too.
     pub all: bool,
+    /// du's rules where they differ from sdu's own (`--du`, sdu run as
+    /// du): du's messages (no warning for a symlink cycle under `-L`).
+    pub du_rules: bool,
+    /// `--time`: record the newest of this timestamp for every entry.
+    pub time: Option<TimeField>,
     /// `--exclude` patterns.
     pub excludes: Excludes,
     /// Where to publish progress while walking (for a progress display).
@@ -163,6 +174,25 @@ impl Ctx<'_> {
         shard.links.append(&mut local.links);
         shard.files.append(&mut local.files);
         shard.counters.add(&local.counters);
+    }
+
+    /// The figures of the inode `st` describes, with its `--time`
+    /// timestamp when asked for.
+    pub(super) fn inode_stats(&self, st: &Statx) -> Stats {
+        let kind = Kind::from_mode(u32::from(st.stx_mode));
+        let mut s = Stats::of_inode(kind, st.stx_size, st.stx_blocks);
+        s.time = self.opts.time.map(|field| {
+            let t = match field {
+                TimeField::Modification => st.stx_mtime,
+                TimeField::Access => st.stx_atime,
+                TimeField::Status => st.stx_ctime,
+            };
+            Timestamp {
+                secs: t.tv_sec,
+                nanos: t.tv_nsec,
+            }
+        });
+        s
     }
 
     /// Must this inode be credited through the link table (once per

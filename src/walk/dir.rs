@@ -13,7 +13,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rustix::fs::{self as rfs, AtFlags, RawDir};
+use rustix::fs::{self as rfs, AtFlags, RawDir, StatxAttributes};
 use rustix::io::Errno;
 
 use super::account::{self, FileAt};
@@ -87,10 +87,16 @@ pub(super) fn walk_dir<'s>(
         local.acc = own;
     }
 
-    let flags = open::dir_flags(ctx.euid, Some(uid), ctx.opts.follow_links);
+    // A root given as a symlink is followed under -H as under -L; the
+    // chain of a reopen may start at such a root. Every open is checked
+    // against the (dev, ino) stat-ed, so following cannot read another
+    // directory in its place.
+    let follow_root = ctx.opts.follow_links || ctx.opts.follow_args;
+    let follow = ctx.opts.follow_links || (h.parent.is_none() && follow_root);
+    let flags = open::dir_flags(ctx.euid, Some(uid), follow);
     let opened = match &h.parent {
         Some(p) => {
-            let chain = open::dir_flags(ctx.euid, None, ctx.opts.follow_links);
+            let chain = open::dir_flags(ctx.euid, None, follow_root);
             let r = p
                 .fd(&ctx.cache, chain)
                 .and_then(|pfd| open::open_dir(pfd.as_fd(), &h.name, flags, h.dev, h.ino));
@@ -182,14 +188,17 @@ fn list<'s>(
                 }
             };
             let name = ent.file_name();
+            let link = ent.file_type() == rustix::fs::FileType::Symlink;
             let b = name.to_bytes();
             if b == b"." || b == b".." {
                 continue;
             }
             seen += 1;
             if seen <= INLINE_ENTRIES {
-                entry(ctx, s, dir, name, local);
+                entry(ctx, s, dir, name, link, local);
             } else {
+                // One byte of type, then the name: -L counts symlinks.
+                batch.push(u8::from(link));
                 batch.extend_from_slice(name.to_bytes_with_nul());
                 batched += 1;
                 if batched == BATCH_ENTRIES {
@@ -231,9 +240,12 @@ fn spawn_batch<'s>(
             fs,
         };
         let mut rest = names.as_slice();
-        while let Ok(name) = CStr::from_bytes_until_nul(rest) {
-            rest = &rest[name.to_bytes_with_nul().len()..];
-            entry(ctx, s, &dir, name, &mut local);
+        while let Some((&link, tail)) = rest.split_first() {
+            let Ok(name) = CStr::from_bytes_until_nul(tail) else {
+                break;
+            };
+            rest = &tail[name.to_bytes_with_nul().len()..];
+            entry(ctx, s, &dir, name, link == 1, &mut local);
         }
         ctx.flush(local, Some(h.id));
         drop(fd);
@@ -241,16 +253,33 @@ fn spawn_batch<'s>(
     });
 }
 
+/// The most symlinks one path resolution may follow (the kernel's
+/// `MAXSYMLINKS`). du resolves every entry by its path from the root, so
+/// under `-L` an entry reached through more symlinks than that is an error
+/// for du ("Too many levels of symbolic links"); sdu, which opens one level
+/// at a time, counts them to say the same.
+const MAX_SYMLINKS: u32 = 40;
+
 /// Stats one entry of a directory and accounts for it: a subdirectory
-/// becomes a task, anything else is accounted at once.
+/// becomes a task, anything else is accounted at once. `link`: the
+/// directory listed it as a symlink.
 fn entry<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
     dir: &InDir<'_>,
     name: &CStr,
+    link: bool,
     local: &mut Local,
 ) {
     let (opts, h) = (ctx.opts, dir.h);
+    let symlinks = h.symlinks + u32::from(link && opts.follow_links);
+    if symlinks > MAX_SYMLINKS {
+        ctx.msgs.report(Diagnostic::CannotAccess {
+            path: h.path(Some(name.to_bytes())),
+            errno: Errno::LOOP,
+        });
+        return;
+    }
     let mut path = None;
     if let Some(dir_path) = &h.path {
         let mut p = dir_path.to_vec();
@@ -296,13 +325,23 @@ fn entry<'s>(
     let kind = Kind::from_mode(u32::from(st.stx_mode));
     if kind == Kind::Dir {
         local.counters.skipped[Skip::NotRegular.index()] += 1;
-        if opts.follow_links && h.is_ancestor_or_self(dev, st.stx_ino) {
-            ctx.msgs.report(Diagnostic::DirectoryCycle {
-                path: h.path(Some(name.to_bytes())),
-            });
+        let mount_root = st.stx_attributes_mask.contains(StatxAttributes::MOUNT_ROOT)
+            && st.stx_attributes.contains(StatxAttributes::MOUNT_ROOT);
+        if let Some(mount_in_cycle) = h.cycle_with(dev, st.stx_ino) {
+            // Never entered: the directory is one of its own ancestors.
+            let path = h.path(Some(name.to_bytes()));
+            if opts.follow_links {
+                // A symlink to an ancestor: du -L passes over it silently.
+                if !opts.du_rules {
+                    ctx.msgs.report(Diagnostic::DirectoryCycle { path });
+                }
+            } else if !(mount_root || mount_in_cycle) {
+                // No bind mount explains it: the filesystem is corrupt.
+                ctx.msgs.report(Diagnostic::CircularDirectory { path });
+            }
             return;
         }
-        let stats = Stats::of_inode(kind, st.stx_size, st.stx_blocks);
+        let stats = ctx.inode_stats(&st);
         let child = Arc::new_cyclic(|me| DirHandle {
             me: me.clone(),
             parent: Some(h.clone()),
@@ -314,6 +353,8 @@ fn entry<'s>(
             root_mnt: h.root_mnt,
             ns: h.ns,
             guard: open::guarded(ctx.euid, &st),
+            mount_root,
+            symlinks,
             fs: (dev == h.dev).then_some(dir.fs),
             path,
             fd: Mutex::new(None),
@@ -335,6 +376,7 @@ fn entry<'s>(
         node: leaf.unwrap_or(h.id),
         ns: h.ns,
         guard: h.guard,
+        follow: opts.follow_links,
         path: &|| h.path(Some(name.to_bytes())),
     };
     let own = account::nondir(ctx, &file, local);

@@ -46,6 +46,11 @@ pub(super) struct DirHandle {
     /// Open files in it only after an `O_PATH` check (see
     /// [`super::open::guarded`]).
     pub guard: bool,
+    /// It is the root of a mount (a bind mount can make a directory its
+    /// own descendant without the filesystem being corrupt).
+    pub mount_root: bool,
+    /// Symlinks followed on the way from the root to it (`-L`).
+    pub symlinks: u32,
     /// Its filesystem when known from the parent (same `st_dev`); `None`
     /// means probe it once opened.
     pub fs: Option<DirFs>,
@@ -90,16 +95,21 @@ impl DirHandle {
         out
     }
 
-    /// Is `(dev, ino)` this directory or one of its ancestors?
-    pub fn is_ancestor_or_self(&self, dev: u64, ino: u64) -> bool {
+    /// Is `(dev, ino)` this directory or one of its ancestors? If so,
+    /// whether a mount root lies on the cycle (below the ancestor it
+    /// matches, down to this directory), as du asks before it calls a cycle
+    /// corruption.
+    pub fn cycle_with(&self, dev: u64, ino: u64) -> Option<bool> {
+        let mut mount = false;
         let mut cur = Some(self);
         while let Some(d) = cur {
             if d.dev == dev && d.ino == ino {
-                return true;
+                return Some(mount);
             }
+            mount |= d.mount_root;
             cur = d.parent.as_deref();
         }
-        false
+        None
     }
 
     fn slot(&self) -> MutexGuard<'_, Option<Arc<OwnedFd>>> {

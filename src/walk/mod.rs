@@ -36,7 +36,7 @@ use rustix::fs::{self as rfs, AtFlags, CWD};
 
 use crate::error::{Diagnostic, Error};
 use crate::extents::Extents;
-use crate::figures::{Kind, Stats};
+use crate::figures::Kind;
 use crate::messages::Messages;
 use crate::probe::Registry;
 use crate::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
@@ -150,7 +150,8 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32) 
         });
         return;
     };
-    let flags = if ctx.opts.follow_links {
+    let follow = ctx.opts.follow_links || ctx.opts.follow_args;
+    let flags = if follow {
         AtFlags::STATX_DONT_SYNC
     } else {
         AtFlags::SYMLINK_NOFOLLOW | AtFlags::STATX_DONT_SYNC
@@ -167,7 +168,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32) 
     };
     let id = ctx.new_id();
     let kind = Kind::from_mode(u32::from(st.stx_mode));
-    let stats = Stats::of_inode(kind, st.stx_size, st.stx_blocks);
+    let stats = ctx.inode_stats(&st);
     let dev = dev_of(&st);
     if kind != Kind::Dir {
         let mut local = Local::default();
@@ -181,6 +182,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32) 
             node: id,
             ns,
             guard: ctx.euid == 0,
+            follow,
             path: &|| root.to_vec(),
         };
         let own = account::nondir(ctx, &file, &mut local);
@@ -207,6 +209,8 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32) 
         root_mnt: st.stx_mnt_id,
         ns,
         guard: open::guarded(ctx.euid, &st),
+        mount_root: false,
+        symlinks: 0,
         fs: None,
         path: (!ctx.opts.excludes.is_empty()).then(|| root.into()),
         fd: Mutex::new(None),

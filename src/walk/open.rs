@@ -57,11 +57,15 @@ pub(super) fn dir_flags(euid: u32, owner: Option<u32>, follow_links: bool) -> OF
 }
 
 /// The flags to open a regular file for its extents: read-only, no
-/// controlling terminal, never through a symlink; `O_NOATIME` where
-/// permitted (FIEMAP reads no data, but the open alone must not touch
-/// atime on filesystems that update it on open).
-pub(super) fn file_flags(euid: u32, owner: u32) -> OFlags {
-    let mut flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NOCTTY;
+/// controlling terminal, never through a symlink unless it was stat-ed
+/// through one (`follow`); `O_NOATIME` where permitted (FIEMAP reads no
+/// data, but the open alone must not touch atime on filesystems that
+/// update it on open).
+pub(super) fn file_flags(euid: u32, owner: u32, follow: bool) -> OFlags {
+    let mut flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY;
+    if !follow {
+        flags |= OFlags::NOFOLLOW;
+    }
     if euid == 0 || euid == owner {
         flags |= OFlags::NOATIME;
     }
@@ -150,12 +154,8 @@ pub(super) fn open_regular(
     if !guard {
         return open_checked(dirfd, name, flags).or_else(gone);
     }
-    let pfd = match rfs::openat(
-        dirfd,
-        name,
-        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) {
+    let path_flags = OFlags::PATH | OFlags::CLOEXEC | (flags & OFlags::NOFOLLOW);
+    let pfd = match rfs::openat(dirfd, name, path_flags, Mode::empty()) {
         Ok(fd) => fd,
         Err(e) => return gone(e),
     };
@@ -251,8 +251,9 @@ mod tests {
         assert!(!dir_flags(1000, None, false).contains(OFlags::NOATIME));
         assert!(dir_flags(1000, None, false).contains(OFlags::NOFOLLOW));
         assert!(!dir_flags(1000, None, true).contains(OFlags::NOFOLLOW));
-        assert!(file_flags(0, 5).contains(OFlags::NOATIME | OFlags::NOFOLLOW));
-        assert!(!file_flags(7, 5).contains(OFlags::NOATIME));
+        assert!(file_flags(0, 5, false).contains(OFlags::NOATIME | OFlags::NOFOLLOW));
+        assert!(!file_flags(7, 5, false).contains(OFlags::NOATIME));
+        assert!(!file_flags(7, 5, true).contains(OFlags::NOFOLLOW));
     }
 
     /// Regression: a replaced directory was skipped quietly when opened by

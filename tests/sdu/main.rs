@@ -7,6 +7,7 @@
 mod big;
 mod cli;
 mod du_match;
+mod du_rules;
 mod errors;
 mod fuzz;
 mod golden;

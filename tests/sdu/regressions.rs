@@ -84,3 +84,36 @@ fn thread_pool_that_cannot_start_is_a_message_and_exit_2() {
         "sdu: cannot start worker threads: Resource temporarily unavailable"
     );
 }
+
+/// Under `-L`, a reflinked file reached through a symlink is mapped like
+/// any other: it used to be opened with `O_NOFOLLOW`, fail with ELOOP, and
+/// be counted as exclusive without a word.
+#[test]
+fn file_behind_a_symlink_is_mapped_under_dereference() {
+    let Some(fs) = LoopFs::new(FsKind::Xfs) else {
+        return;
+    };
+    let root = fs.path().join("t");
+    fs::create_dir_all(root.join("d")).unwrap();
+    write_file(&root.join("orig"), 256 * 1024);
+    let src = fs::File::open(root.join("orig")).unwrap();
+    let dst = fs::File::create(root.join("d/clone")).unwrap();
+    rustix::fs::ioctl_ficlone(&dst, &src).unwrap();
+    drop((src, dst));
+    std::os::unix::fs::symlink("d/clone", root.join("link")).unwrap();
+    sync_fs(fs.path());
+    let plain = sdu_json(&crate::args!["-a", &root]);
+    let deref = sdu_json(&crate::args!["-a", "-L", &root]);
+    let shared = |r: &crate::json::Report, name: &str| {
+        r.entries
+            .iter()
+            .find(|e| e.path == root.join(name).as_os_str())
+            .map(|e| (e.total, e.shared))
+            .unwrap_or_else(|| panic!("no {name} in {:?}", paths(r)))
+    };
+    assert_eq!(shared(&plain, "d/clone"), (256 * 1024, 256 * 1024));
+    // Through the symlink: the same inode, the same shared extents.
+    assert_eq!(shared(&deref, "link"), (256 * 1024, 256 * 1024));
+    let top = |r: &crate::json::Report| r.entries.last().map(|e| (e.shared, e.exclusive));
+    assert_eq!(top(&deref), top(&plain));
+}
