@@ -49,6 +49,8 @@ pub struct Config {
     pub walk: WalkOptions,
     /// What to print, and how.
     pub report: ReportOptions,
+    /// Which of du's rules the figures follow (`--du` mode, `-S`).
+    pub rules: tree::Rules,
     /// Print `--stats` on the messages after the report.
     pub stats: bool,
 }
@@ -77,7 +79,13 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
         extents,
         registry,
         counters,
-    } = walk::walk(&cfg.walk, msgs)?;
+    } = walk::walk(
+        &WalkOptions {
+            du_rules: cfg.rules.du,
+            ..cfg.walk.clone()
+        },
+        msgs,
+    )?;
     let t_walk = t0.elapsed();
     let t1 = Instant::now();
     let indexed = extents.ranges();
@@ -85,9 +93,8 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     let t_sweep = t1.elapsed();
     let t2 = Instant::now();
     let dirs = nodes.len().saturating_sub(1);
-    let tree = tree::Tree::build(nodes, links, &files, &sweep, |space| {
-        registry.granularity(space)
-    });
+    let granularity = |space| registry.granularity(space);
+    let tree = tree::Tree::build_with(nodes, links, &files, &sweep, granularity, cfg.rules);
     let t_tree = t2.elapsed();
     let (segments, units) = (sweep.segment_count(), sweep.unit_count());
     drop(sweep);

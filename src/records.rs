@@ -28,6 +28,10 @@ pub struct NodeRec {
     pub kind: Kind,
     /// A `-a` file entry: shown, but its figures are already in its parent.
     pub leaf: bool,
+    /// Its position among its directory's entries in getdents order (for a
+    /// root, its position among the roots): du's traversal order, which
+    /// decides which link of an inode du counts.
+    pub order: u32,
     /// The entry's name; for a root, the path as given.
     pub name: Box<[u8]>,
     /// The node's own inode plus its singly-linked non-directory entries.
@@ -47,8 +51,11 @@ pub struct Link {
     /// Its link count, `st_nlink`.
     pub nlink: u32,
     /// The node the link lies in (the directory, or the inode's own node
-    /// for a root or a directory).
+    /// for a root, a directory or a `-a` file).
     pub node: u32,
+    /// The link's position among `node`'s entries in getdents order when it
+    /// is an entry of that directory; `None` when `node` is the inode's own.
+    pub entry: Option<u32>,
     /// The inode's figures as seen through this link.
     pub stats: Stats,
 }

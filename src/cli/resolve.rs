@@ -305,6 +305,12 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
             time: time_format,
             color,
         },
+        // du's counting rules go with du's format.
+        rules: sdu::tree::Rules {
+            du: cli.du.is_some(),
+            separate_dirs: false,
+            keep_sets: false,
+        },
         stats: cli.stats,
     };
     Ok(Resolved { config, notes })

@@ -28,6 +28,9 @@ pub(super) struct FileAt<'a> {
     pub fs: Option<DirFs>,
     /// The node it is credited to: its directory, or its own with `-a`.
     pub node: u32,
+    /// Its position in its directory's getdents order when `node` is that
+    /// directory; `None` when `node` is its own.
+    pub entry: Option<u32>,
     /// Its root's namespace.
     pub ns: u32,
     /// Open it only through the `O_PATH` check ([`open::guarded`]).
@@ -97,6 +100,7 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, local: &mut Local) -> Stats 
             ino,
             nlink: st.stx_nlink,
             node: f.node,
+            entry: f.entry,
             stats,
         });
         Stats::default()

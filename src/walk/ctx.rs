@@ -51,7 +51,9 @@ pub struct WalkOptions {
     /// `-a`: keep a node for every non-directory entry too.
     pub all: bool,
     /// du's rules where they differ from sdu's own (`--du`, sdu run as
-    /// du): du's messages (no warning for a symlink cycle under `-L`).
+    /// du): overlapping roots share one count, and du's messages (no
+    /// warning for a symlink cycle under `-L`). [`crate::run`] sets it from
+    /// [`crate::Config::rules`].
     pub du_rules: bool,
     /// `--time`: record the newest of this timestamp for every entry.
     pub time: Option<TimeField>,
@@ -146,6 +148,10 @@ pub(super) struct Ctx<'a> {
     pub(super) euid: u32,
     pub(super) registry: Registry,
     pub(super) extents: Extents,
+    /// Every inode goes through the link table, not only multiply-linked
+    /// ones: under `-L`, or under du's rules when roots overlap (then one
+    /// directory or file can be met more than once).
+    pub(super) hash_all: bool,
     /// Multiply-linked inodes already claimed for FIEMAP.
     pub(super) mapped: DashSet<(u32, u64, u64)>,
 }
@@ -198,7 +204,7 @@ impl Ctx<'_> {
     /// Must this inode be credited through the link table (once per
     /// directory) rather than added where it is found?
     pub(super) fn counts_once(&self, nlink: u32) -> bool {
-        !self.opts.count_links && (nlink > 1 || self.opts.follow_links)
+        !self.opts.count_links && (nlink > 1 || self.hash_all)
     }
 
     /// The filesystem of `dev`, probed through `fd` the first time, with

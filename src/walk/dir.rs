@@ -29,7 +29,7 @@ use crate::records::{Link, NO_NODE, NodeRec, TOP};
 /// names go to batches that other threads can take. Small enough that a
 /// 10k-entry directory is shared between threads, large enough that the
 /// copy and the task never show up for ordinary directories.
-const INLINE_ENTRIES: usize = 1024;
+const INLINE_ENTRIES: u32 = 1024;
 
 /// Names per batch of a wide directory.
 const BATCH_ENTRIES: usize = 2048;
@@ -69,18 +69,21 @@ pub(super) fn walk_dir<'s>(
         depth: h.depth,
         kind: Kind::Dir,
         leaf: false,
+        order: h.order,
         name: h.name.as_bytes().into(),
         own: Stats::default(),
     };
-    if ctx.opts.follow_links {
-        // Under -L one directory can be reached by several paths: count its
-        // own inode once per directory, like a hardlinked file.
+    if ctx.hash_all {
+        // Under -L (or du's rules with overlapping roots) one directory can
+        // be reached by several paths: count its own inode through the
+        // link table, like a hardlinked file.
         local.links.push(Link {
             ns: h.ns,
             dev: h.dev,
             ino: h.ino,
             nlink: 1,
             node: h.id,
+            entry: None,
             stats: own,
         });
     } else {
@@ -170,9 +173,11 @@ fn list<'s>(
             buf.resize(GETDENTS_BUF, MaybeUninit::uninit());
         }
         let mut raw = RawDir::new(dir.fd, buf.as_mut_slice());
-        let mut seen = 0usize;
+        let mut seen = 0u32;
         let mut batch: Vec<u8> = Vec::new();
         let mut batched = 0usize;
+        // The getdents index of the batch's first name.
+        let mut first = 0u32;
         while let Some(ent) = raw.next() {
             let ent = match ent {
                 Ok(ent) => ent,
@@ -193,22 +198,26 @@ fn list<'s>(
             if b == b"." || b == b".." {
                 continue;
             }
-            seen += 1;
-            if seen <= INLINE_ENTRIES {
-                entry(ctx, s, dir, name, link, local);
+            let idx = seen;
+            seen = seen.saturating_add(1);
+            if idx < INLINE_ENTRIES {
+                entry(ctx, s, dir, name, link, idx, local);
             } else {
+                if batched == 0 {
+                    first = idx;
+                }
                 // One byte of type, then the name: -L counts symlinks.
                 batch.push(u8::from(link));
                 batch.extend_from_slice(name.to_bytes_with_nul());
                 batched += 1;
                 if batched == BATCH_ENTRIES {
-                    spawn_batch(ctx, s, dir, fd, std::mem::take(&mut batch));
+                    spawn_batch(ctx, s, dir, fd, first, std::mem::take(&mut batch));
                     batched = 0;
                 }
             }
         }
         if batched > 0 {
-            spawn_batch(ctx, s, dir, fd, batch);
+            spawn_batch(ctx, s, dir, fd, first, batch);
         }
     });
 }
@@ -220,12 +229,14 @@ fn finish(ctx: &Ctx<'_>, mut rec: NodeRec, mut local: Local) {
     ctx.flush(local, None);
 }
 
-/// Stats a batch of names of a wide directory on whichever thread takes it.
+/// Stats a batch of names of a wide directory on whichever thread takes it;
+/// `first` is the getdents index of its first name.
 fn spawn_batch<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
     dir: &InDir<'_>,
     fd: &Arc<OwnedFd>,
+    first: u32,
     names: Vec<u8>,
 ) {
     dir.h.pending.fetch_add(1, Ordering::AcqRel);
@@ -240,12 +251,14 @@ fn spawn_batch<'s>(
             fs,
         };
         let mut rest = names.as_slice();
+        let mut idx = first;
         while let Some((&link, tail)) = rest.split_first() {
             let Ok(name) = CStr::from_bytes_until_nul(tail) else {
                 break;
             };
             rest = &tail[name.to_bytes_with_nul().len()..];
-            entry(ctx, s, &dir, name, link == 1, &mut local);
+            entry(ctx, s, &dir, name, link == 1, idx, &mut local);
+            idx = idx.saturating_add(1);
         }
         ctx.flush(local, Some(h.id));
         drop(fd);
@@ -262,13 +275,14 @@ const MAX_SYMLINKS: u32 = 40;
 
 /// Stats one entry of a directory and accounts for it: a subdirectory
 /// becomes a task, anything else is accounted at once. `link`: the
-/// directory listed it as a symlink.
+/// directory listed it as a symlink; `idx`: its position in getdents order.
 fn entry<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
     dir: &InDir<'_>,
     name: &CStr,
     link: bool,
+    idx: u32,
     local: &mut Local,
 ) {
     let (opts, h) = (ctx.opts, dir.h);
@@ -355,6 +369,7 @@ fn entry<'s>(
             guard: open::guarded(ctx.euid, &st),
             mount_root,
             symlinks,
+            order: idx,
             fs: (dev == h.dev).then_some(dir.fs),
             path,
             fd: Mutex::new(None),
@@ -374,6 +389,7 @@ fn entry<'s>(
         st: &st,
         fs: (dev == h.dev).then_some(dir.fs),
         node: leaf.unwrap_or(h.id),
+        entry: leaf.is_none().then_some(idx),
         ns: h.ns,
         guard: h.guard,
         follow: opts.follow_links,
@@ -389,6 +405,7 @@ fn entry<'s>(
             depth: h.depth + 1,
             kind,
             leaf: true,
+            order: idx,
             name: name.to_bytes().into(),
             own,
         });

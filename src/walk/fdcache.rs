@@ -51,6 +51,9 @@ pub(super) struct DirHandle {
     pub mount_root: bool,
     /// Symlinks followed on the way from the root to it (`-L`).
     pub symlinks: u32,
+    /// Its position in its parent's getdents order (a root: among the
+    /// roots).
+    pub order: u32,
     /// Its filesystem when known from the parent (same `st_dev`); `None`
     /// means probe it once opened.
     pub fs: Option<DirFs>,

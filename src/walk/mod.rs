@@ -90,6 +90,14 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
     let max_cached = soft
         .saturating_sub(FIXED + PER_THREAD * threads as u64)
         .clamp(1, 4096) as usize;
+    let mut spaces = namespaces(&opts.roots);
+    // du counts an inode once per run: roots that overlap share one
+    // namespace, and every inode is then deduplicated through the link
+    // table, in du's order.
+    let overlap = spaces.iter().any(|&ns| ns != 0);
+    if opts.du_rules {
+        spaces.fill(0);
+    }
     let ctx = Ctx {
         opts,
         msgs,
@@ -99,12 +107,12 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
         euid: rustix::process::geteuid().as_raw(),
         registry: Registry::default(),
         extents: Extents::new(),
+        hash_all: opts.follow_links || (opts.du_rules && overlap),
         mapped: DashSet::new(),
     };
-    let spaces = namespaces(&opts.roots);
     pool.scope(|s| {
-        for (root, &ns) in opts.roots.iter().zip(&spaces) {
-            start_root(&ctx, s, root, ns);
+        for (i, (root, &ns)) in opts.roots.iter().zip(&spaces).enumerate() {
+            start_root(&ctx, s, root, ns, i as u32);
         }
     });
     Ok(assemble(ctx))
@@ -139,7 +147,7 @@ fn namespaces(roots: &[Vec<u8>]) -> Vec<u32> {
 
 /// Stats a root and walks it if it is a directory; a file root is
 /// accounted for at once.
-fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32) {
+fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, order: u32) {
     if ctx.opts.excludes.matches(root) {
         return;
     }
@@ -180,6 +188,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32) 
             st: &st,
             fs: None,
             node: id,
+            entry: None,
             ns,
             guard: ctx.euid == 0,
             follow,
@@ -192,6 +201,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32) 
             depth: 0,
             kind,
             leaf: false,
+            order,
             name: root.into(),
             own,
         });
@@ -211,6 +221,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32) 
         guard: open::guarded(ctx.euid, &st),
         mount_root: false,
         symlinks: 0,
+        order,
         fs: None,
         path: (!ctx.opts.excludes.is_empty()).then(|| root.into()),
         fd: Mutex::new(None),

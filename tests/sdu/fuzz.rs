@@ -439,6 +439,7 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
     }
     let mut nodes: Vec<NodeRec> = (0..n)
         .map(|i| NodeRec {
+            order: 0,
             id: i as u32,
             parent: parent[i],
             depth: depth[i],
@@ -500,6 +501,7 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
                 };
                 links.push(Link {
                     ns: 0,
+                    entry: None,
                     dev: 1,
                     ino,
                     nlink: f.nlink,

@@ -19,7 +19,7 @@ use sdu::extents::SharedIndex;
 use sdu::figures::{Kind, Stats};
 use sdu::probe::Granularity;
 use sdu::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
-use sdu::tree::Tree;
+use sdu::tree::{Rules, Tree};
 
 /// Block size.
 const B: u64 = 4096;
@@ -353,6 +353,31 @@ impl World {
         st
     }
 
+    /// What deleting every node in `set` (each with its subtree) frees, from
+    /// the definitions: the union's contained inodes and units.
+    fn reclaimable_of(&self, set: &[u32]) -> u64 {
+        let under = |x: u32| set.iter().any(|&d| self.under(x, d));
+        let contained =
+            |f: &MFile| f.links.len() as u32 == f.nlink && f.links.iter().all(|&l| under(l));
+        let mut r = 0;
+        for x in 1..=self.dirs {
+            if under(x) {
+                r += self.dir_inode[x as usize].exclusive;
+            }
+        }
+        for f in &self.files {
+            if contained(f) {
+                r += f.inode.total - self.shared_bytes(f);
+            }
+        }
+        for u in self.units() {
+            if u.eligible && u.files.iter().all(|&i| contained(&self.files[i])) {
+                r += u.bytes;
+            }
+        }
+        r
+    }
+
     /// Per block: the files mapping it in flagged extents (as FIEMAP
     /// reports them), with multiplicity; empty when not flagged.
     fn block_maps(&self) -> Vec<Vec<usize>> {
@@ -499,7 +524,26 @@ impl Rng {
 /// and inserts shuffled, and (XFS) shared extents split at random points.
 /// Returns, per model node, its figures and (for directories) its path as
 /// `Tree::visit` printed it.
-fn build(w: &World, seed: Option<u64>) -> Vec<(Stats, String)> {
+/// The sets of model nodes whose union's reclaimable is checked: every
+/// pair, and the first three nodes together.
+fn sets(n: u32) -> Vec<Vec<u32>> {
+    let mut v: Vec<Vec<u32>> = Vec::new();
+    for a in 1..=n {
+        for b in a + 1..=n {
+            v.push(vec![a, b]);
+        }
+    }
+    if n >= 3 {
+        v.push(vec![1, 2, 3]);
+    }
+    v
+}
+
+/// The figures of every node (TOP first) and paths, and what deleting each
+/// of [`sets`] frees by `Tree::frees`.
+type Built = (Vec<(Stats, String)>, Vec<u64>);
+
+fn build(w: &World, seed: Option<u64>) -> Built {
     let mut rng = seed.map(|s| Rng(s | 1));
     let n = w.nodes() as usize;
     // new_id[model id] = tree id.
@@ -523,6 +567,7 @@ fn build(w: &World, seed: Option<u64>) -> Vec<(Stats, String)> {
     }
     let mut nodes = vec![NodeRec::default(); n + 1];
     nodes[0] = NodeRec {
+        order: 0,
         id: TOP,
         parent: NO_NODE,
         depth: 0,
@@ -534,6 +579,7 @@ fn build(w: &World, seed: Option<u64>) -> Vec<(Stats, String)> {
     for d in 1..=n {
         let id = new_id[d];
         nodes[id as usize] = NodeRec {
+            order: 0,
             id,
             parent: new_id[w.parent[d] as usize],
             depth: w.depth(d as u32),
@@ -569,6 +615,7 @@ fn build(w: &World, seed: Option<u64>) -> Vec<(Stats, String)> {
             for (k, &l) in f.links.iter().enumerate() {
                 links.push(Link {
                     ns: 0,
+                    entry: None,
                     dev: DEV,
                     ino,
                     nlink: f.nlink,
@@ -620,7 +667,32 @@ fn build(w: &World, seed: Option<u64>) -> Vec<(Stats, String)> {
     }
     let g = w.g;
     let sweep = index.into_units(|_| g);
-    let tree = Tree::build(nodes, links, &files, &sweep, |_| g);
+    let rules = Rules {
+        keep_sets: true,
+        ..Rules::default()
+    };
+    let tree = Tree::build_with(nodes, links, &files, &sweep, |_| g, rules);
+    // One entry marked frees what its own figure says (two code paths: the
+    // crediting and the union query).
+    for (d, &id) in new_id.iter().enumerate() {
+        let marked: Vec<u32> = if id == TOP {
+            tree.roots().to_vec()
+        } else {
+            vec![id]
+        };
+        assert_eq!(
+            tree.frees(&marked),
+            Some(tree.figures(id).reclaimable),
+            "frees(node {d})"
+        );
+    }
+    let freed: Vec<u64> = sets(n as u32)
+        .iter()
+        .map(|set| {
+            let ids: Vec<u32> = set.iter().map(|&d| new_id[d as usize]).collect();
+            tree.frees(&ids).expect("kept")
+        })
+        .collect();
     let mut out: Vec<(Stats, String)> = (0..=n)
         .map(|d| (*tree.figures(new_id[d]), String::new()))
         .collect();
@@ -637,12 +709,16 @@ fn build(w: &World, seed: Option<u64>) -> Vec<(Stats, String)> {
         seen[1..].iter().all(|&c| c == 1),
         "visited once each: {seen:?}"
     );
-    out
+    (out, freed)
 }
 
 fn check(s: &Scenario, g: Granularity, all: bool) -> Result<(), TestCaseError> {
     let w = World::new(s, g, all);
-    let got = build(&w, None);
+    let (got, freed) = build(&w, None);
+    // What deleting a set frees, against the model's union.
+    for (set, &f) in sets(w.nodes()).iter().zip(&freed) {
+        prop_assert_eq!(f, w.reclaimable_of(set), "{:?} -a {} set {:?}", g, all, set);
+    }
     for d in 0..=w.nodes() {
         let (f, path) = &got[d as usize];
         let want = w.expect(d);
@@ -664,7 +740,13 @@ fn check(s: &Scenario, g: Granularity, all: bool) -> Result<(), TestCaseError> {
         }
     }
     let shuffled = build(&w, Some(s.seed));
-    prop_assert_eq!(got, shuffled, "{:?} -a {}: order-dependent", g, all);
+    prop_assert_eq!(
+        (got, freed),
+        shuffled,
+        "{:?} -a {}: order-dependent",
+        g,
+        all
+    );
     Ok(())
 }
 

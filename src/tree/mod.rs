@@ -9,16 +9,48 @@
 //! lands once on the union of its links' ancestor chains. Both are sums of
 //! the same terms whatever the walk order, so the figures never depend on
 //! the thread count.
+//!
+//! Two of du's rules change that when asked ([`Rules`]): in `--du` mode an
+//! inode counts once per run, at its first link in du's traversal ([`du`]),
+//! and `-S` keeps subdirectories out of a directory's figures.
+
+mod du;
+mod union;
+
+use union::FileLinks;
+pub use union::{Plan, Reclaim};
 
 use crate::extents::Sweep;
 use crate::figures::{self, Kind, Stats};
 use crate::probe::Granularity;
 use crate::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
 
+/// Which of du's rules the roll-up follows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// du's own counting (`--du`, sdu run as du): an inode counts once per
+    /// run, at the first of its links du's traversal meets, and what du
+    /// skips (a directory met again) is not listed; siblings are listed in
+    /// du's order (getdents), not by name.
+    pub du: bool,
+    /// `-S`: a directory's figures leave its subdirectories out (the `-c`
+    /// total still counts everything). Applies to the additive figures
+    /// (apparent, total, exclusive, inodes, time); shared and reclaimable
+    /// stay those of the whole subtree.
+    pub separate_dirs: bool,
+    /// Keep what [`Tree::frees`] and [`Tree::plan`] need to answer for any
+    /// set of entries (the units and their references).
+    pub keep_sets: bool,
+}
+
 /// The walked tree with its rolled-up figures.
 #[derive(Debug)]
 pub struct Tree {
     nodes: Vec<NodeRec>,
+    /// Nodes du's rules skip, with everything below them.
+    hidden: Vec<bool>,
+    /// What sets of entries free, when kept ([`Rules::keep_sets`]).
+    reclaim: Option<Reclaim>,
     /// Figures of the subtree of each node.
     figures: Vec<Stats>,
     /// Children of each node, as ranges into `child_ids`.
@@ -48,10 +80,22 @@ impl Tree {
     /// shared data.
     pub fn build(
         nodes: Vec<NodeRec>,
+        links: Vec<Link>,
+        files: &[FileRec],
+        sweep: &Sweep,
+        granularity: impl Fn(u32) -> Granularity,
+    ) -> Tree {
+        Self::build_with(nodes, links, files, sweep, granularity, Rules::default())
+    }
+
+    /// [`Tree::build`], following du's `rules`.
+    pub fn build_with(
+        nodes: Vec<NodeRec>,
         mut links: Vec<Link>,
         files: &[FileRec],
         sweep: &Sweep,
         granularity: impl Fn(u32) -> Granularity,
+        rules: Rules,
     ) -> Tree {
         let n = nodes.len();
         let mut figures: Vec<Stats> = nodes.iter().map(|r| r.own).collect();
@@ -71,24 +115,50 @@ impl Tree {
             reclaim_at: vec![0; n],
         };
         links.sort_unstable_by_key(|l| (l.inode(), l.node));
-        c.credit_links(&mut figures, &links);
-        c.credit_sweep(&mut figures, &links, files, sweep, granularity);
+        let counted = rules.du.then(|| du::counted(&nodes, &links));
+        let hidden = counted
+            .as_ref()
+            .map_or_else(|| vec![false; n], |c| c.hidden.clone());
+        let separate = rules.separate_dirs.then(|| {
+            let own: Vec<Stats> = nodes.iter().map(|r| r.own).collect();
+            c.separate(&own, &links, counted.as_ref())
+        });
+        c.credit_links(&mut figures, &links, counted.as_ref().map(|c| &c.links[..]));
+        let file_links = FileLinks::new(files, &links);
+        c.credit_sweep(&mut figures, &file_links, sweep, &granularity);
+        let reclaim = rules
+            .keep_sets
+            .then(|| Reclaim::new(&nodes, &links, &file_links, sweep, &granularity));
         // Reclaimable bytes credited at a lowest common ancestor belong to
         // every ancestor too. Leaves are included: their credits are theirs
         // alone.
-        let mut reclaim = c.reclaim_at;
+        let mut at = c.reclaim_at;
         for id in (1..n).rev() {
             let p = nodes[id].parent;
             if p != NO_NODE {
-                reclaim[p as usize] = reclaim[p as usize].saturating_add(reclaim[id]);
+                at[p as usize] = at[p as usize].saturating_add(at[id]);
             }
         }
-        for (f, r) in figures.iter_mut().zip(reclaim) {
+        for (f, r) in figures.iter_mut().zip(at) {
             f.reclaimable = f.reclaimable.saturating_add(r);
         }
-        let (child_start, child_ids) = children(&nodes);
+        if let Some(sep) = separate {
+            // The -c total keeps everything.
+            for (id, (f, s)) in figures.iter_mut().zip(sep).enumerate().skip(1) {
+                if !nodes[id].leaf {
+                    *f = Stats {
+                        shared: f.shared,
+                        reclaimable: f.reclaimable,
+                        ..s
+                    };
+                }
+            }
+        }
+        let (child_start, child_ids) = children(&nodes, rules.du);
         Tree {
             nodes,
+            hidden,
+            reclaim,
             figures,
             child_start,
             child_ids,
@@ -99,6 +169,19 @@ impl Tree {
     /// counted once (the `-c` total).
     pub fn grand_total(&self) -> &Stats {
         &self.figures[TOP as usize]
+    }
+
+    /// What deleting every entry in `ids` (each with everything below it)
+    /// would free, counted once: `None` unless the tree was built with
+    /// [`Rules::keep_sets`].
+    pub fn frees(&self, ids: &[u32]) -> Option<u64> {
+        self.reclaim.as_ref().map(|r| r.frees(ids))
+    }
+
+    /// A `--to-free` plan among `candidates` (see [`Reclaim::plan`]):
+    /// `None` unless the tree was built with [`Rules::keep_sets`].
+    pub fn plan(&self, candidates: &[u32], target: u64) -> Option<Plan> {
+        self.reclaim.as_ref().map(|r| r.plan(candidates, target))
     }
 
     /// The figures of node `id`.
@@ -127,6 +210,9 @@ impl Tree {
     ) -> Result<(), E> {
         let mut path: Vec<u8> = Vec::new();
         for &root in self.roots() {
+            if self.hidden[root as usize] {
+                continue;
+            }
             path.clear();
             // (node, next child index, path length before this node's name)
             let mut stack: Vec<(u32, usize, usize)> = Vec::new();
@@ -140,6 +226,9 @@ impl Tree {
                 if descend && next < kids.len() {
                     top.1 += 1;
                     let child = kids[next];
+                    if self.hidden[child as usize] {
+                        continue;
+                    }
                     let before = path.len();
                     if path.last() != Some(&b'/') {
                         path.push(b'/');
@@ -196,6 +285,33 @@ impl Crediting<'_> {
         }
     }
 
+    /// `-S`: each node's figures without its subdirectories: its own, plus
+    /// each inode linked in it once (under du's rules, only where it is
+    /// counted). `own` are the nodes' own figures.
+    fn separate(
+        &mut self,
+        own: &[Stats],
+        links: &[Link],
+        counted: Option<&du::Counted>,
+    ) -> Vec<Stats> {
+        let mut sep = own.to_vec();
+        let mut start = 0;
+        for group in links.chunk_by(|a, b| a.inode() == b.inode()) {
+            let range = start..start + group.len();
+            start += group.len();
+            let stats = figures::linked_inode(group.iter().map(|l| &l.stats));
+            self.next_generation();
+            for (i, l) in range.zip(group) {
+                let n = l.node as usize;
+                if counted.is_none_or(|c| c.links[i]) && self.stamp[n] != self.generation {
+                    self.stamp[n] = self.generation;
+                    sep[n] += stats;
+                }
+            }
+        }
+        sep
+    }
+
     /// The lowest common ancestor of two nodes.
     fn lca(&self, mut a: u32, mut b: u32) -> u32 {
         // Roots have depth 0 under the top node: use level = depth + 1 so
@@ -224,14 +340,20 @@ impl Crediting<'_> {
     }
 
     /// Credits each multiply-linked inode once to every directory on the
-    /// union of its links' ancestor chains, and its exclusive bytes as
+    /// union of its links' ancestor chains (under du's rules, `counted`:
+    /// only on its counted link's chain), and its exclusive bytes as
     /// reclaimable where all its links lie. `links` is sorted by inode.
-    fn credit_links(&mut self, figures: &mut [Stats], links: &[Link]) {
+    fn credit_links(&mut self, figures: &mut [Stats], links: &[Link], counted: Option<&[bool]>) {
+        let mut start = 0;
         for group in links.chunk_by(|a, b| a.inode() == b.inode()) {
+            let range = start..start + group.len();
+            start += group.len();
             let stats = figures::linked_inode(group.iter().map(|l| &l.stats));
             self.next_generation();
-            for l in group {
-                self.climb(l.node, |n| figures[n] += stats);
+            for (i, l) in range.zip(group) {
+                if counted.is_none_or(|c| c[i]) {
+                    self.climb(l.node, |n| figures[n] += stats);
+                }
             }
             if figures::all_links_seen(group.len(), group[0].nlink) {
                 let lca = group.iter().map(|l| l.node).reduce(|a, b| self.lca(a, b));
@@ -251,43 +373,26 @@ impl Crediting<'_> {
     fn credit_sweep(
         &mut self,
         figures: &mut [Stats],
-        links: &[Link],
-        files: &[FileRec],
+        files: &FileLinks,
         sweep: &Sweep,
         granularity: impl Fn(u32) -> Granularity,
     ) {
-        if files.is_empty() {
+        if files.ranges.is_empty() {
             return;
         }
-        // The nodes of each file's links, whether all its links were seen,
-        // and their lowest common ancestor.
-        let mut file_nodes: Vec<(usize, usize)> = Vec::with_capacity(files.len());
-        let mut pool: Vec<u32> = Vec::new();
-        let mut contained: Vec<Option<u32>> = Vec::with_capacity(files.len());
-        for f in files {
-            let a = pool.len();
-            let mut all_seen = true;
-            if f.linked {
-                let lo = links.partition_point(|l| l.inode() < f.inode());
-                let hi = links.partition_point(|l| l.inode() <= f.inode());
-                pool.extend(links[lo..hi].iter().map(|l| l.node));
-                all_seen = hi > lo && figures::all_links_seen(hi - lo, links[lo].nlink);
-            }
-            if pool.len() == a {
-                pool.push(f.node);
-            }
-            file_nodes.push((a, pool.len()));
-            contained.push(if all_seen {
-                pool[a..].iter().copied().reduce(|x, y| self.lca(x, y))
-            } else {
-                None
-            });
-        }
+        // The lowest common ancestor of each file's links, when all its
+        // links were seen.
+        let contained: Vec<Option<u32>> = (0..files.ranges.len() as u32)
+            .map(|f| {
+                files.all_seen[f as usize]
+                    .then(|| files.nodes(f).iter().copied().reduce(|x, y| self.lca(x, y)))
+                    .flatten()
+            })
+            .collect();
         for seg in sweep.segments() {
             self.next_generation();
             for &f in seg.files {
-                let (a, b) = file_nodes[f as usize];
-                for &node in &pool[a..b] {
+                for &node in files.nodes(f) {
                     self.climb(node, |n| {
                         figures[n].shared = figures[n].shared.saturating_add(seg.bytes)
                     });
@@ -321,9 +426,9 @@ impl Crediting<'_> {
     }
 }
 
-/// Builds the child lists: siblings sorted by name, the roots in id order
-/// (which is the order they were given).
-fn children(nodes: &[NodeRec]) -> (Vec<u32>, Vec<u32>) {
+/// Builds the child lists: siblings sorted by name (`du_order`: in du's
+/// order, getdents), the roots in the order given.
+fn children(nodes: &[NodeRec], du_order: bool) -> (Vec<u32>, Vec<u32>) {
     let n = nodes.len();
     let mut start = vec![0u32; n + 1];
     // A root nested in another root is a top of its own (parent NO_NODE) but
@@ -345,8 +450,12 @@ fn children(nodes: &[NodeRec]) -> (Vec<u32>, Vec<u32>) {
     for p in 1..n {
         let (a, b) = (start[p] as usize, start[p + 1] as usize);
         if b - a > 1 {
-            ids[a..b]
-                .sort_unstable_by(|&x, &y| nodes[x as usize].name.cmp(&nodes[y as usize].name));
+            if du_order {
+                ids[a..b].sort_unstable_by_key(|&x| nodes[x as usize].order);
+            } else {
+                ids[a..b]
+                    .sort_unstable_by(|&x, &y| nodes[x as usize].name.cmp(&nodes[y as usize].name));
+            }
         }
     }
     (start, ids)
@@ -359,6 +468,7 @@ mod tests {
 
     fn rec(id: u32, parent: u32, depth: u32, name: &str, own: u64) -> NodeRec {
         NodeRec {
+            order: 0,
             id,
             parent,
             depth,
@@ -375,6 +485,7 @@ mod tests {
     fn link(ino: u64, node: u32, bytes: u64) -> Link {
         Link {
             ns: 0,
+            entry: None,
             dev: 1,
             ino,
             nlink: 2,
@@ -429,6 +540,34 @@ mod tests {
                 ("r".into(), 1111)
             ]
         );
+    }
+
+    #[test]
+    fn separate_dirs_leave_subdirectories_out_but_not_of_the_total() {
+        let rules = Rules {
+            du: false,
+            separate_dirs: true,
+            keep_sets: false,
+        };
+        // Inode 7 linked in c and b: in each once, in r (their parent) not.
+        let t = Tree::build_with(
+            nodes(),
+            vec![link(7, 4, 5), link(7, 3, 5)],
+            &[],
+            &Sweep::default(),
+            |_| Granularity::Block,
+            rules,
+        );
+        assert_eq!(
+            totals(&t),
+            [
+                ("r/a/c".into(), 1005),
+                ("r/a".into(), 10),
+                ("r/b".into(), 105),
+                ("r".into(), 1)
+            ]
+        );
+        assert_eq!(t.grand_total().total, 1116);
     }
 
     #[test]

@@ -1,0 +1,102 @@
+//! du's own counting rule, for `--du` mode: an inode counts once per run,
+//! at the first of its links that du's traversal meets.
+//!
+//! du walks depth-first, each directory before its entries, the entries in
+//! the order getdents returns them, the roots in the order given. The walk
+//! is parallel, so it records each node's and each link's position among
+//! its directory's entries ([`NodeRec::order`], [`Link::entry`]); here the
+//! position of a link in du's traversal is the sequence of those orders
+//! from its root down to it, and sequences compare lexicographically (a
+//! directory before its contents). Among the links of one inode, the
+//! smallest counts. A node whose own inode was met earlier (a directory
+//! given twice, a symlinked directory under `-L`, a `-a` file's other
+//! hardlink) is hidden with everything below it: du skips it.
+
+use crate::records::{Link, NO_NODE, NodeRec, TOP};
+
+/// The position of a link (or of a node, `entry` None) in du's traversal,
+/// written into `out`.
+fn position(nodes: &[NodeRec], node: u32, entry: Option<u32>, out: &mut Vec<u32>) {
+    out.clear();
+    out.extend(entry);
+    let mut n = node;
+    while n != TOP && n != NO_NODE {
+        let r = &nodes[n as usize];
+        out.push(r.order);
+        n = r.parent;
+    }
+    out.reverse();
+}
+
+/// Which links count, and which nodes du never shows.
+pub(super) struct Counted {
+    /// Per link (in the order given, sorted by inode): whether it counts.
+    pub links: Vec<bool>,
+    /// Per node: hidden, with everything below it.
+    pub hidden: Vec<bool>,
+}
+
+/// Decides, for `links` sorted by inode, which link of each inode du
+/// counts, and which nodes du skips.
+pub(super) fn counted(nodes: &[NodeRec], links: &[Link]) -> Counted {
+    let n = nodes.len();
+    let mut hidden = vec![false; n];
+    let mut first = vec![false; links.len()];
+    let (mut best, mut cur) = (Vec::new(), Vec::new());
+    // Directories first (their links are their own inode), so that the
+    // files below a hidden directory are not picked.
+    for pass in [true, false] {
+        let mut start = 0;
+        for group in links.chunk_by(|a, b| a.inode() == b.inode()) {
+            let range = start..start + group.len();
+            start += group.len();
+            let is_dir_group = group
+                .iter()
+                .any(|l| l.entry.is_none() && !nodes[l.node as usize].leaf);
+            if is_dir_group != pass {
+                continue;
+            }
+            let mut pick: Option<usize> = None;
+            for (i, l) in range.clone().zip(group) {
+                if under_hidden(nodes, &hidden, l) {
+                    continue;
+                }
+                position(nodes, l.node, l.entry, &mut cur);
+                if pick.is_none() || cur < best {
+                    pick = Some(i);
+                    std::mem::swap(&mut best, &mut cur);
+                }
+            }
+            for (i, l) in range.zip(group) {
+                if Some(i) == pick {
+                    first[i] = true;
+                } else if l.entry.is_none() && l.node != TOP {
+                    // The node is this inode met again: du skips it.
+                    hidden[l.node as usize] = true;
+                }
+            }
+        }
+        // Hide everything below a hidden node: parents have smaller ids.
+        for id in 1..n {
+            let p = nodes[id].parent;
+            if p != NO_NODE && hidden[p as usize] {
+                hidden[id] = true;
+            }
+        }
+    }
+    Counted {
+        links: first,
+        hidden,
+    }
+}
+
+/// Is the link inside a hidden node (its own node hidden, for a node's own
+/// inode, counts only when the node itself was hidden by another inode)?
+fn under_hidden(nodes: &[NodeRec], hidden: &[bool], l: &Link) -> bool {
+    let start = if l.entry.is_none() {
+        nodes[l.node as usize].parent
+    } else {
+        l.node
+    };
+    start != NO_NODE && hidden[start as usize]
+}

@@ -1,0 +1,266 @@
+//! What deleting a *set* of entries frees: the exact reclaimable of their
+//! union, for marking in a browser and for the `--to-free` planner.
+//!
+//! Deleting two snapshots that share data frees more than the sum of what
+//! each frees alone (the data they share with each other), and a marked
+//! directory inside another marked one counts once. So the figure is
+//! computed from the scan's references, not added up: an inode is freed
+//! when all its links lie inside the union, a shared unit when every file
+//! referencing it is freed, exactly as [`super::Tree`] credits reclaimable
+//! to one directory (`docs/design.md`, "Reclaimable").
+//!
+//! A query is linear in the scan: O(nodes + links + unit references), a
+//! few milliseconds for half a million entries.
+
+use crate::extents::Sweep;
+use crate::figures;
+use crate::probe::Granularity;
+use crate::records::{FileRec, Link, NO_NODE, NodeRec};
+
+/// For each file with shared extents: the nodes of its links and whether
+/// the scan saw all of them.
+pub(super) struct FileLinks {
+    /// `pool[ranges[f].0..ranges[f].1]`: the nodes of file `f`'s links.
+    pub ranges: Vec<(usize, usize)>,
+    pub pool: Vec<u32>,
+    /// Whether every link of file `f` was seen (else deleting what the scan
+    /// saw never frees it).
+    pub all_seen: Vec<bool>,
+}
+
+impl FileLinks {
+    /// `links` sorted by inode.
+    pub fn new(files: &[FileRec], links: &[Link]) -> FileLinks {
+        let mut ranges = Vec::with_capacity(files.len());
+        let mut pool = Vec::new();
+        let mut all_seen = Vec::with_capacity(files.len());
+        for f in files {
+            let a = pool.len();
+            let mut seen = true;
+            if f.linked {
+                let lo = links.partition_point(|l| l.inode() < f.inode());
+                let hi = links.partition_point(|l| l.inode() <= f.inode());
+                pool.extend(links[lo..hi].iter().map(|l| l.node));
+                seen = hi > lo && figures::all_links_seen(hi - lo, links[lo].nlink);
+            }
+            if pool.len() == a {
+                pool.push(f.node);
+            }
+            ranges.push((a, pool.len()));
+            all_seen.push(seen);
+        }
+        FileLinks {
+            ranges,
+            pool,
+            all_seen,
+        }
+    }
+
+    /// The nodes of file `f`'s links.
+    pub fn nodes(&self, f: u32) -> &[u32] {
+        let (a, b) = self.ranges[f as usize];
+        &self.pool[a..b]
+    }
+}
+
+/// What the scan keeps to answer "what does deleting these free?".
+#[derive(Debug, Default)]
+pub struct Reclaim {
+    /// Per node: its parent, and whether it is a `-a` leaf (whose figures
+    /// are also its directory's).
+    parent: Vec<u32>,
+    leaf: Vec<bool>,
+    /// Per node: the reclaimable bytes of the singly-linked inodes directly
+    /// in it (its own inode included).
+    own: Vec<u64>,
+    /// Multiply-linked inodes whose links were all seen: their exclusive
+    /// bytes, and their links' nodes in `inode_nodes`.
+    inodes: Vec<(u64, usize, usize)>,
+    inode_nodes: Vec<u32>,
+    /// Files with shared extents whose links were all seen: their links'
+    /// nodes; `None` for a file never freed (a link outside the scan).
+    files: Vec<Option<(usize, usize)>>,
+    file_nodes: Vec<u32>,
+    /// Units that can be freed inside the scan: their bytes and files.
+    units: Vec<(u64, usize, usize)>,
+    unit_files: Vec<u32>,
+}
+
+impl Reclaim {
+    /// Keeps what the queries need from the scan's records. `links` sorted
+    /// by inode.
+    pub(super) fn new(
+        nodes: &[NodeRec],
+        links: &[Link],
+        files: &FileLinks,
+        sweep: &Sweep,
+        granularity: impl Fn(u32) -> Granularity,
+    ) -> Reclaim {
+        let mut r = Reclaim {
+            parent: nodes.iter().map(|n| n.parent).collect(),
+            leaf: nodes.iter().map(|n| n.leaf).collect(),
+            own: nodes.iter().map(|n| n.own.reclaimable).collect(),
+            ..Reclaim::default()
+        };
+        for group in links.chunk_by(|a, b| a.inode() == b.inode()) {
+            if figures::all_links_seen(group.len(), group[0].nlink) {
+                let stats = figures::linked_inode(group.iter().map(|l| &l.stats));
+                let a = r.inode_nodes.len();
+                r.inode_nodes.extend(group.iter().map(|l| l.node));
+                r.inodes.push((stats.exclusive, a, r.inode_nodes.len()));
+            }
+        }
+        for f in 0..files.ranges.len() as u32 {
+            r.files.push(files.all_seen[f as usize].then(|| {
+                let a = r.file_nodes.len();
+                r.file_nodes.extend(files.nodes(f));
+                (a, r.file_nodes.len())
+            }));
+        }
+        for (fs, range) in sweep.fs_units() {
+            let per_extent = granularity(fs) == Granularity::Extent;
+            for i in range {
+                let u = sweep.unit(i);
+                if figures::unit_freeable(u.mappings, u.ranges, u.files.len(), per_extent) {
+                    let a = r.unit_files.len();
+                    r.unit_files.extend(u.files);
+                    r.units.push((u.bytes, a, r.unit_files.len()));
+                }
+            }
+        }
+        r
+    }
+
+    /// The bytes deleting every node in `marked` (with everything below
+    /// each) would free: the reclaimable of their union.
+    pub fn frees(&self, marked: &[u32]) -> u64 {
+        let n = self.parent.len();
+        let mut inside = vec![false; n];
+        for &m in marked {
+            if (m as usize) < n {
+                inside[m as usize] = true;
+            }
+        }
+        // Parents have smaller ids than their children.
+        for id in 1..n {
+            let p = self.parent[id];
+            if p != NO_NODE && inside[p as usize] {
+                inside[id] = true;
+            }
+        }
+        let all_inside = |nodes: &[u32]| nodes.iter().all(|&x| inside[x as usize]);
+        let mut total = 0u64;
+        for id in 0..n {
+            // A -a leaf's own figures are also its directory's: count them
+            // there when the directory is inside too.
+            let counted_above = self.leaf[id] && {
+                let p = self.parent[id];
+                p != NO_NODE && inside[p as usize]
+            };
+            if inside[id] && !counted_above {
+                total = total.saturating_add(self.own[id]);
+            }
+        }
+        for &(bytes, a, b) in &self.inodes {
+            if all_inside(&self.inode_nodes[a..b]) {
+                total = total.saturating_add(bytes);
+            }
+        }
+        let freed: Vec<bool> = self
+            .files
+            .iter()
+            .map(|f| f.is_some_and(|(a, b)| all_inside(&self.file_nodes[a..b])))
+            .collect();
+        for &(bytes, a, b) in &self.units {
+            if self.unit_files[a..b].iter().all(|&f| freed[f as usize]) {
+                total = total.saturating_add(bytes);
+            }
+        }
+        total
+    }
+
+    /// Chooses among `candidates` a set whose deletion frees at least
+    /// `target` bytes, with as few entries as it finds: greedy by exact
+    /// marginal gain (ties to the earlier candidate), then, where no single
+    /// candidate adds anything but all of them together would reach the
+    /// target (data shared by three or more), the rest in order, and a last
+    /// pass that drops every chosen entry the target does not need.
+    pub fn plan(&self, candidates: &[u32], target: u64) -> Plan {
+        let mut chosen: Vec<u32> = Vec::new();
+        let mut freed = 0u64;
+        let mut left: Vec<u32> = candidates.to_vec();
+        while freed < target && !left.is_empty() {
+            let mut best: Option<(usize, u64)> = None;
+            for (i, &c) in left.iter().enumerate() {
+                chosen.push(c);
+                let f = self.frees(&chosen);
+                chosen.pop();
+                if f > freed && best.is_none_or(|(_, b)| f > b) {
+                    best = Some((i, f));
+                }
+            }
+            match best {
+                Some((i, f)) => {
+                    chosen.push(left.remove(i));
+                    freed = f;
+                }
+                None => {
+                    // Stuck: nothing adds alone. Take the rest if together
+                    // they reach the target, and let the pruning below
+                    // keep only what is needed.
+                    let mut all = chosen.clone();
+                    all.extend(&left);
+                    let f = self.frees(&all);
+                    if f > freed {
+                        chosen = all;
+                        freed = f;
+                        left.clear();
+                    }
+                    break;
+                }
+            }
+        }
+        if freed >= target {
+            // Drop what the target does not need, latest first.
+            let mut i = chosen.len();
+            while i > 0 {
+                i -= 1;
+                let mut without = chosen.clone();
+                without.remove(i);
+                let f = self.frees(&without);
+                if f >= target && !without.is_empty() {
+                    chosen = without;
+                    freed = f;
+                }
+            }
+        }
+        // What each adds, in the order chosen.
+        let mut steps = Vec::with_capacity(chosen.len());
+        let mut so_far = 0;
+        for k in 0..chosen.len() {
+            let f = self.frees(&chosen[..=k]);
+            steps.push((chosen[k], f.saturating_sub(so_far)));
+            so_far = f;
+        }
+        Plan {
+            steps,
+            frees: freed,
+            reached: freed >= target,
+            all: self.frees(candidates),
+        }
+    }
+}
+
+/// A `--to-free` plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The chosen nodes, in the order chosen, with what each adds to those
+    /// before it.
+    pub steps: Vec<(u32, u64)>,
+    /// What deleting all of them frees.
+    pub frees: u64,
+    /// Whether that reaches the target.
+    pub reached: bool,
+    /// What deleting every candidate would free.
+    pub all: u64,
+}
