@@ -2,9 +2,9 @@
 //! to install it), against GNU du on the same command line, byte for byte:
 //! stdout, stderr and the exit status. Both run by name from PATH with
 //! LC_ALL=C and TZ=UTC0, so that messages name `du` and times agree.
-//! The trees hold no hard links and no file shared between arguments:
-//! those are du's counting rules, tested where the library implements
-//! them.
+//! The trees hold a hard link, symlinks and arguments that overlap, so
+//! that du's counting and order (once per inode, getdents order) are
+//! checked through the binary too.
 
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -67,9 +67,8 @@ impl AsDu {
         }
     }
 
-    /// Panics unless sdu as du and GNU du print the same lines and exit
-    /// alike. The lines are compared sorted: du lists siblings in the order
-    /// the directory returns them, sdu by name.
+    /// Panics unless sdu as du and GNU du print the same, byte for byte,
+    /// and exit alike.
     fn same(&self, cwd: &Path, args: &[&str], env: &[(&str, &str)]) {
         self.same_in(cwd, args, env, None);
     }
@@ -239,7 +238,8 @@ fn options_are_dus() {
     let t = TestDir::new();
     tree(t.path());
     fs::write(t.path().join("excl"), "sub\n\n  \n1  \n").unwrap();
-    fs::write(t.path().join("names"), "a\0d/sub\0").unwrap();
+    fs::write(t.path().join("names"), "a\0d/sub\0d\0d/1\0").unwrap();
+    fs::hard_link(t.path().join("d/sub/2"), t.path().join("a/c/two")).unwrap();
     fs::write(t.path().join("bad-names"), "a\0\0-\0d\0").unwrap();
     let du = AsDu::new();
     for args in [
@@ -248,8 +248,14 @@ fn options_are_dus() {
         &["--apparent", "-a", "d"],
         &["--max=1", "-a", "."],
         &["-d", "0x1", "."],
-        &["-D", "slink"],
+        &["-D", "slink", "flink"],
         &["-D", "-a", "flink"],
+        &["d", "d"],
+        &["d/sub", "d", "-c"],
+        &["-S", "-a", "a/b", "-c"],
+        &["-L", "-a", "."],
+        &["-a", "-l", "."],
+        &["-a", "."],
         &["-H", "-s", "slink"],
         &["--dereference-args", "-a", "slink"],
         &["-L", "-s", "slink"],
@@ -309,6 +315,26 @@ fn options_are_dus() {
         &[],
         Some(&t.path().join("bad-names")),
     );
+}
+
+/// -S on a tree with a hard link: GNU du adds a multiply-linked file to
+/// the separate figure of the directory where it first meets it; the
+/// library's -S roll-up leaves it out (d/sub: 104 where du says 116).
+#[test]
+#[ignore = "library: -S leaves multiply-linked files out of their directory's figure"]
+fn separate_dirs_with_a_hard_link() {
+    let t = TestDir::new();
+    tree(t.path());
+    fs::hard_link(t.path().join("d/sub/2"), t.path().join("a/c/two")).unwrap();
+    let du = AsDu::new();
+    for args in [
+        &["-S", "-a", "d"][..],
+        &["-S", "-a", "a", "d"],
+        &["-S", "-c", "--inodes", "."],
+        &["-S", "-t", "10k", "-b", "."],
+    ] {
+        du.same(t.path(), args, &[]);
+    }
 }
 
 #[test]
