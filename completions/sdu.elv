@@ -23,6 +23,7 @@ set edit:completion:arg-completer[sdu] = {|@words|
             cand -n 'Keep only the N largest entries (by the --sort figure, else Total); listed largest first unless --sort says otherwise'
             cand --top 'Keep only the N largest entries (by the --sort figure, else Total); listed largest first unless --sort says otherwise'
             cand --min-size 'Hide entries smaller than SIZE (by the --sort figure, else Total), e.g. 100M, 1G; hidden entries still count in their parents'
+            cand --to-free 'Plan, among the PATHs, a set whose deletion frees at least SIZE (e.g. 50G), with as few entries as possible; prints what each adds and what they free together, counting shared data once. PATHs inside another PATH given are the candidates, seen in its scan (sdu --to-free 50G /mnt /mnt/snaps/*: what the live data shares stays). Deletes nothing'
             cand -t 'Exclude entries smaller than SIZE if positive, or entries greater than SIZE if negative (by the --du figure, else Total; as du''s)'
             cand --threshold 'Exclude entries smaller than SIZE if positive, or entries greater than SIZE if negative (by the --du figure, else Total; as du''s)'
             cand --exclude 'Exclude entries that match PATTERN (a shell glob, matched as du does)'

@@ -1,6 +1,7 @@
 complete -c sdu -s d -l max-depth -d 'Print the total for a directory only if it is N or fewer levels below the argument' -r
 complete -c sdu -s n -l top -d 'Keep only the N largest entries (by the --sort figure, else Total); listed largest first unless --sort says otherwise' -r
 complete -c sdu -l min-size -d 'Hide entries smaller than SIZE (by the --sort figure, else Total), e.g. 100M, 1G; hidden entries still count in their parents' -r
+complete -c sdu -l to-free -d 'Plan, among the PATHs, a set whose deletion frees at least SIZE (e.g. 50G), with as few entries as possible; prints what each adds and what they free together, counting shared data once. PATHs inside another PATH given are the candidates, seen in its scan (sdu --to-free 50G /mnt /mnt/snaps/*: what the live data shares stays). Deletes nothing' -r
 complete -c sdu -s t -l threshold -d 'Exclude entries smaller than SIZE if positive, or entries greater than SIZE if negative (by the --du figure, else Total; as du\'s)' -r
 complete -c sdu -l exclude -d 'Exclude entries that match PATTERN (a shell glob, matched as du does)' -r
 complete -c sdu -s X -l exclude-from -d 'Exclude entries that match any pattern in FILE (one per line)' -r

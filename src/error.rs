@@ -8,6 +8,7 @@ use std::io;
 use rustix::io::Errno;
 
 use crate::quote::quote;
+use crate::units::Unit;
 
 /// Why a run could not finish.
 #[derive(Debug)]
@@ -15,6 +16,12 @@ pub enum Error {
     /// The worker threads could not be started (the system refused a
     /// thread: `ulimit -u`, memory).
     Threads(io::Error),
+    /// `--to-free` was given candidates inside one another, whose deletion
+    /// cannot be planned entry by entry.
+    Overlap {
+        /// The candidate inside another.
+        inner: Vec<u8>,
+    },
     /// The report could not be written. A closed pipe (`sdu | head`) shows
     /// here as [`io::ErrorKind::BrokenPipe`]; the binary treats it as
     /// success.
@@ -31,6 +38,11 @@ impl fmt::Display for Error {
                 write!(f, "cannot start worker threads: {text}")
             }
             Error::Write(e) => write!(f, "write error: {e}"),
+            Error::Overlap { inner } => write!(
+                f,
+                "--to-free: {} lies inside another candidate; give candidates that do not overlap",
+                quote(inner)
+            ),
         }
     }
 }
@@ -39,6 +51,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Threads(e) | Error::Write(e) => Some(e),
+            Error::Overlap { .. } => None,
         }
     }
 }
@@ -112,6 +125,16 @@ pub enum Diagnostic {
         /// What failed and what sdu does instead.
         what: String,
     },
+    /// `--to-free`: the candidates together cannot free the bytes asked
+    /// for. An error (exit status 1): nothing was planned.
+    CannotFree {
+        /// The bytes asked for.
+        target: u64,
+        /// What deleting every candidate would free.
+        all: u64,
+        /// How many candidates there were.
+        candidates: usize,
+    },
     /// At the end of a scan: files whose sharing could not be verified, and
     /// their bytes, counted as exclusive.
     Unverified {
@@ -133,6 +156,7 @@ impl Diagnostic {
                 | Diagnostic::ReplacedDir { .. }
                 | Diagnostic::CannotReadExtents { .. }
                 | Diagnostic::CircularDirectory { .. }
+                | Diagnostic::CannotFree { .. }
         )
     }
 
@@ -147,7 +171,7 @@ impl Diagnostic {
             | Diagnostic::DirectoryCycle { path }
             | Diagnostic::NoFiemap { path, .. }
             | Diagnostic::Probe { path, .. } => Some(path),
-            Diagnostic::Unverified { .. } => None,
+            Diagnostic::Unverified { .. } | Diagnostic::CannotFree { .. } => None,
         }
     }
 }
@@ -193,6 +217,23 @@ impl fmt::Display for Diagnostic {
                 quote(path)
             ),
             Diagnostic::Probe { path, what } => write!(f, "{}: {what}", quote(path)),
+            Diagnostic::CannotFree {
+                target,
+                all,
+                candidates,
+            } => {
+                let human = |b: u64| {
+                    let mut s = String::new();
+                    Unit::HumanIec.format(b, &mut s);
+                    s
+                };
+                write!(
+                    f,
+                    "cannot free {} ({target} bytes): all {candidates} candidate(s) together free {} ({all} bytes)",
+                    human(*target),
+                    human(*all)
+                )
+            }
             Diagnostic::Unverified { files, bytes } => write!(
                 f,
                 "{files} file(s), {bytes} bytes, could not be mapped and were counted as exclusive"

@@ -23,6 +23,7 @@ pub mod extents;
 pub mod figures;
 pub mod glob;
 mod messages;
+mod plan;
 pub mod probe;
 mod quote;
 pub mod records;
@@ -53,6 +54,10 @@ pub struct Config {
     pub rules: tree::Rules,
     /// Print `--stats` on the messages after the report.
     pub stats: bool,
+    /// `--to-free SIZE`: instead of the report, plan which of the roots
+    /// (the candidates) to delete to free at least SIZE bytes. Deletes
+    /// nothing.
+    pub to_free: Option<u64>,
 }
 
 /// What a run ended with.
@@ -71,6 +76,12 @@ pub struct Outcome {
 /// [`Error::Threads`] when the walk cannot start its threads,
 /// [`Error::Write`] when the report cannot be written.
 pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
+    // --to-free: scan the paths that lie inside no other, plan among the
+    // candidates.
+    let split = match cfg.to_free {
+        Some(_) => Some(plan::split(&cfg.walk.roots, msgs)?),
+        None => None,
+    };
     let t0 = Instant::now();
     let walk::Walk {
         nodes,
@@ -82,6 +93,9 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     } = walk::walk(
         &WalkOptions {
             du_rules: cfg.rules.du,
+            roots: split
+                .as_ref()
+                .map_or_else(|| cfg.walk.roots.clone(), |s| s.scan.clone()),
             ..cfg.walk.clone()
         },
         msgs,
@@ -94,13 +108,33 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     let t2 = Instant::now();
     let dirs = nodes.len().saturating_sub(1);
     let granularity = |space| registry.granularity(space);
-    let tree = tree::Tree::build_with(nodes, links, &files, &sweep, granularity, cfg.rules);
+    let rules = tree::Rules {
+        keep_sets: cfg.rules.keep_sets || cfg.to_free.is_some(),
+        ..cfg.rules
+    };
+    let tree = tree::Tree::build_with(nodes, links, &files, &sweep, granularity, rules);
     let t_tree = t2.elapsed();
     let (segments, units) = (sweep.segment_count(), sweep.unit_count());
     drop(sweep);
     let errors = msgs.errors();
     let t3 = Instant::now();
-    report::write(out, &tree, &cfg.walk.roots, errors, &cfg.report)?;
+    match (cfg.to_free, &split) {
+        (Some(target), Some(split)) => {
+            let candidates = plan::nodes(&tree, split);
+            let ids: Vec<u32> = candidates.iter().map(|c| c.0).collect();
+            let plan = tree.plan(&ids, target).expect("sets kept");
+            if plan.reached {
+                report::plan::write(out, &plan, target, &candidates, &cfg.report)?;
+            } else {
+                msgs.report(Diagnostic::CannotFree {
+                    target,
+                    all: plan.all,
+                    candidates: ids.len(),
+                });
+            }
+        }
+        _ => report::write(out, &tree, &cfg.walk.roots, errors, &cfg.report)?,
+    }
     out.flush()?;
     let t_report = t3.elapsed();
     if counters.unverified_files > 0 {
@@ -157,5 +191,8 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
         );
         msgs.raw(&s);
     }
-    Ok(Outcome { errors, counters })
+    Ok(Outcome {
+        errors: msgs.errors(),
+        counters,
+    })
 }

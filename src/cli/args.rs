@@ -70,6 +70,20 @@ pub struct Cli {
     #[arg(long, value_name = "SIZE", help_heading = "Which entries to print")]
     pub min_size: Option<String>,
 
+    /// Plan, among the PATHs, a set whose deletion frees at least SIZE
+    /// (e.g. 50G), with as few entries as possible; prints what each adds
+    /// and what they free together, counting shared data once. PATHs inside
+    /// another PATH given are the candidates, seen in its scan (sdu
+    /// --to-free 50G /mnt /mnt/snaps/*: what the live data shares stays).
+    /// Deletes nothing
+    #[arg(
+        long,
+        value_name = "SIZE",
+        conflicts_with_all = ["du", "tree"],
+        help_heading = "Which entries to print"
+    )]
+    pub to_free: Option<String>,
+
     /// Exclude entries smaller than SIZE if positive, or entries greater
     /// than SIZE if negative (by the --du figure, else Total; as du's)
     #[arg(short = 't', long, value_name = "SIZE", action = ArgAction::Append, help_heading = "Which entries to print")]

@@ -237,6 +237,7 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
         f => f,
     };
     let min_size = cli.min_size.as_deref().map(parse_size).transpose()?;
+    let to_free = cli.to_free.as_deref().map(parse_size).transpose()?;
     let sort = cli.sort.map(|s| match s {
         SortBy::Name => SortKey::Name,
         SortBy::Figure(f) => SortKey::Size(figure(f)),
@@ -312,6 +313,7 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
             keep_sets: false,
         },
         stats: cli.stats,
+        to_free,
     };
     Ok(Resolved { config, notes })
 }

@@ -15,6 +15,7 @@
 
 pub mod json;
 mod options;
+pub mod plan;
 mod select;
 mod table;
 mod treeview;

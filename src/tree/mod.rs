@@ -184,6 +184,24 @@ impl Tree {
         self.reclaim.as_ref().map(|r| r.plan(candidates, target))
     }
 
+    /// The entry reached from `root` through the directory entries
+    /// `names`, if the scan has it.
+    pub fn find(&self, root: u32, names: &[Vec<u8>]) -> Option<u32> {
+        let mut id = root;
+        for name in names {
+            id = *self
+                .children_of(id)
+                .iter()
+                .find(|&&c| self.nodes[c as usize].name[..] == name[..])?;
+        }
+        Some(id)
+    }
+
+    /// The name of node `id`: for a root, the path as given.
+    pub fn name(&self, id: u32) -> &[u8] {
+        &self.nodes[id as usize].name
+    }
+
     /// The figures of node `id`.
     pub fn figures(&self, id: u32) -> &Stats {
         &self.figures[id as usize]

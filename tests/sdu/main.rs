@@ -14,6 +14,7 @@ mod fuzz;
 mod golden;
 mod json;
 mod model;
+mod plan;
 mod reclaim;
 mod regressions;
 mod reliability;

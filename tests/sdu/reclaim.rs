@@ -203,7 +203,7 @@ fn btrfs(args: &[&str], path: &Path) {
 /// `Data,single: Size:75497472, Used:307200 (0.41%)`. A filesystem with
 /// mixed block groups (`Data+Metadata`) or two data profiles is refused:
 /// its figure would not be data alone.
-fn btrfs_data_used(mnt: &Path) -> u64 {
+pub(crate) fn btrfs_data_used(mnt: &Path) -> u64 {
     let out = run(Command::new("btrfs")
         .args(["filesystem", "usage", "-b"])
         .arg(mnt));

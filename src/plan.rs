@@ -1,0 +1,124 @@
+//! `--to-free`: which of the paths are candidates, and which are only the
+//! context their data is shared with.
+//!
+//! What deleting a snapshot frees depends on every other reference to its
+//! data: the live subvolume it was taken from, the other snapshots. A plan
+//! among candidates scanned alone would take data they share with the
+//! unscanned live subvolume for theirs. So the paths given split in two:
+//! a path that lies inside another given path is a candidate, found as an
+//! entry of that path's scan; the paths that lie inside no other are
+//! scanned, and are candidates themselves only when no path lies inside
+//! any other (`sdu --to-free 50G /snaps/*` plans among the snapshots;
+//! `sdu --to-free 50G /mnt /mnt/snaps/*` plans among the same snapshots,
+//! with the whole filesystem's references seen).
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+use crate::error::{Diagnostic, Error};
+use crate::messages::Messages;
+use crate::tree::Tree;
+
+/// The paths to scan and the candidates to plan among.
+#[derive(Debug)]
+pub(crate) struct Split {
+    /// The paths to walk.
+    pub scan: Vec<Vec<u8>>,
+    /// Candidates as given, with the index in `scan` of the path whose
+    /// scan holds them and the names that lead from it to them (empty: the
+    /// scanned path itself).
+    pub candidates: Vec<(Vec<u8>, usize, Vec<Vec<u8>>)>,
+}
+
+/// Splits the paths given into what to scan and the candidates.
+///
+/// # Errors
+/// [`Error::Overlap`] when a candidate lies inside another candidate (or is
+/// given twice): its deletion cannot be planned apart from the other's.
+pub(crate) fn split(paths: &[Vec<u8>], msgs: &Messages) -> Result<Split, Error> {
+    let canon: Vec<Option<PathBuf>> = paths
+        .iter()
+        .map(|p| std::fs::canonicalize(OsStr::from_bytes(p)).ok())
+        .collect();
+    let inside = |i: usize, j: usize| match (&canon[i], &canon[j]) {
+        (Some(a), Some(b)) => i != j && a.starts_with(b),
+        _ => false,
+    };
+    let nested: Vec<bool> = (0..paths.len())
+        .map(|i| (0..paths.len()).any(|j| inside(i, j) && canon[i] != canon[j]))
+        .collect();
+    if !nested.iter().any(|&n| n) {
+        // Candidates are the paths themselves; two equal ones overlap.
+        for (i, p) in paths.iter().enumerate() {
+            if (0..i).any(|j| inside(i, j)) {
+                return Err(Error::Overlap { inner: p.clone() });
+            }
+        }
+        return Ok(Split {
+            scan: paths.to_vec(),
+            candidates: (0..paths.len())
+                .map(|i| (paths[i].clone(), i, Vec::new()))
+                .collect(),
+        });
+    }
+    let context: Vec<usize> = (0..paths.len()).filter(|&i| !nested[i]).collect();
+    let mut candidates = Vec::new();
+    for i in (0..paths.len()).filter(|&i| nested[i]) {
+        // Nested in another candidate, or given twice: overlap.
+        if (0..paths.len())
+            .any(|j| nested[j] && j != i && inside(i, j) && (canon[i] != canon[j] || j < i))
+        {
+            return Err(Error::Overlap {
+                inner: paths[i].clone(),
+            });
+        }
+        let (me, c) = match context.iter().find(|&&c| inside(i, c)) {
+            Some(&c) => (canon[i].as_ref().expect("canonical"), c),
+            None => continue,
+        };
+        let base = canon[c].as_ref().expect("canonical");
+        let names = me
+            .strip_prefix(base)
+            .expect("inside")
+            .iter()
+            .map(|n| n.as_bytes().to_vec())
+            .collect();
+        candidates.push((
+            paths[i].clone(),
+            context.iter().position(|&x| x == c).expect("a context"),
+            names,
+        ));
+    }
+    // A path that cannot be resolved is reported here, as the walk would.
+    for (i, p) in paths.iter().enumerate() {
+        if canon[i].is_none() && nested[i] {
+            msgs.report(Diagnostic::CannotAccess {
+                path: p.clone(),
+                errno: rustix::io::Errno::NOENT,
+            });
+        }
+    }
+    Ok(Split {
+        scan: context.iter().map(|&c| paths[c].clone()).collect(),
+        candidates,
+    })
+}
+
+/// The nodes of the candidates in `tree` (scanned from `split.scan`), with
+/// the paths to print for them; a candidate whose scan failed is left out
+/// (the walk reported it).
+pub(crate) fn nodes(tree: &Tree, split: &Split) -> Vec<(u32, Vec<u8>)> {
+    let roots = tree.roots();
+    split
+        .candidates
+        .iter()
+        .filter_map(|(given, scan, names)| {
+            let root = *roots
+                .iter()
+                .find(|&&r| tree.name(r) == &split.scan[*scan][..])?;
+            let id = tree.find(root, names)?;
+            Some((id, given.clone()))
+        })
+        .collect()
+}

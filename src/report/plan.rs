@@ -1,0 +1,119 @@
+//! `--to-free SIZE`: the plan of what to delete, as a table or a JSON
+//! document. The plan itself is the tree's ([`crate::tree::Tree::plan`]);
+//! this prints it, and never deletes anything.
+//!
+//! ```text
+//!  Adds  Frees  Path
+//!   31G    31G  snaps/2024-01
+//!   21G    52G  snaps/2024-02
+//!   52G    52G  total
+//! ```
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use serde::{Deserialize, Serialize};
+
+use super::json::{Path, SCHEMA};
+use super::options::ReportOptions;
+use crate::tree::Plan;
+
+/// The `--to-free --json` document.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PlanDocument<'a> {
+    /// [`SCHEMA`].
+    pub schema: u32,
+    /// The sdu version that wrote it.
+    pub version: Cow<'a, str>,
+    /// The bytes asked for.
+    pub target: u64,
+    /// Whether the chosen entries reach it.
+    pub reached: bool,
+    /// What deleting the chosen entries frees, counted once.
+    pub frees: u64,
+    /// What deleting every candidate would free.
+    pub all: u64,
+    /// The chosen entries, in the order chosen.
+    pub chosen: Vec<Step<'a>>,
+}
+
+/// One chosen entry.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Step<'a> {
+    /// The candidate, as given.
+    pub path: Path<'a>,
+    /// What it adds to the entries chosen before it.
+    pub adds: u64,
+    /// What it and those before it free together.
+    pub frees: u64,
+}
+
+/// Writes `plan` (of `target` bytes; `paths` names each candidate node as
+/// given) in the format `opts` asks for: JSON, or the table.
+pub fn write(
+    out: &mut dyn Write,
+    plan: &Plan,
+    target: u64,
+    paths: &[(u32, Vec<u8>)],
+    opts: &ReportOptions,
+) -> io::Result<()> {
+    let name = |id: u32| -> &[u8] {
+        paths
+            .iter()
+            .find(|(n, _)| *n == id)
+            .map_or(&b"?"[..], |(_, p)| &p[..])
+    };
+    let mut so_far = 0u64;
+    let steps: Vec<Step<'_>> = plan
+        .steps
+        .iter()
+        .map(|&(id, adds)| {
+            so_far = so_far.saturating_add(adds);
+            Step {
+                path: Path(Cow::Borrowed(name(id))),
+                adds,
+                frees: so_far,
+            }
+        })
+        .collect();
+    if opts.format == super::Format::Json {
+        let doc = PlanDocument {
+            schema: SCHEMA,
+            version: Cow::Borrowed(env!("CARGO_PKG_VERSION")),
+            target,
+            reached: plan.reached,
+            frees: plan.frees,
+            all: plan.all,
+            chosen: steps,
+        };
+        serde_json::to_writer(&mut *out, &doc).map_err(io::Error::from)?;
+        return out.write_all(b"\n");
+    }
+    let cell = |v: u64| {
+        let mut s = String::new();
+        opts.unit.format(v, &mut s);
+        s
+    };
+    let rows: Vec<(String, String, &[u8])> = steps
+        .iter()
+        .map(|s| (cell(s.adds), cell(s.frees), &s.path.0[..]))
+        .chain(std::iter::once((
+            cell(plan.frees),
+            cell(plan.frees),
+            &b"total"[..],
+        )))
+        .collect();
+    let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(4);
+    let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(5);
+    let end = if opts.null { b'\0' } else { b'\n' };
+    if opts.header && !opts.null {
+        writeln!(out, "{:>w0$}  {:>w1$}  Path", "Adds", "Frees")?;
+    }
+    for (adds, frees, path) in rows {
+        let mut line = format!("{adds:>w0$}  {frees:>w1$}  ").into_bytes();
+        line.extend_from_slice(path);
+        line.push(end);
+        out.write_all(&line)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,259 @@
+//! `--to-free SIZE`: the plan of what to delete, on Btrfs snapshots that
+//! share data in pairs and all three together, checked against
+//! `sdu -s -c` on the chosen set (the `-c` total is credited by the roll-up;
+//! the plan's union by a separate query) and against the filesystem itself.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::util::*;
+
+const K: u64 = 1024;
+
+fn btrfs(args: &[&str], path: &Path) {
+    run(Command::new("btrfs").args(args).arg(path)).assert_ok();
+}
+
+/// Three snapshots, then the origin deleted, so that the scan of the
+/// snapshots sees every reference:
+///
+/// | data          | held by     |
+/// |---------------|-------------|
+/// | old f1, 300 K | s1          |
+/// | new f1, 300 K | s2, s3      |
+/// | old f2, 200 K | s1, s2      |
+/// | new f2, 200 K | s3          |
+/// | f3, 100 K     | s1, s2, s3  |
+fn snapshots() -> Option<LoopFs> {
+    let fs = LoopFs::new(FsKind::Btrfs)?;
+    let p = |s: &str| fs.path().join(s);
+    btrfs(&["subvolume", "create"], &p("vol"));
+    std::fs::create_dir(p("snaps")).unwrap();
+    let snap = |name: &str| {
+        sync_fs(fs.path());
+        run(Command::new("btrfs")
+            .args(["subvolume", "snapshot"])
+            .arg(p("vol"))
+            .arg(p(&format!("snaps/{name}"))))
+        .assert_ok();
+    };
+    write_file(&p("vol/f1"), 300 * K as usize);
+    write_file(&p("vol/f2"), 200 * K as usize);
+    write_file(&p("vol/f3"), 100 * K as usize);
+    snap("s1");
+    write_file(&p("vol/f1"), 300 * K as usize);
+    snap("s2");
+    write_file(&p("vol/f2"), 200 * K as usize);
+    snap("s3");
+    // Until the cleaner has dropped the origin's references, FIEMAP still
+    // flags the data only a snapshot holds now as shared.
+    btrfs(&["subvolume", "delete", "-C"], &p("vol"));
+    btrfs(&["subvolume", "sync"], fs.path());
+    sync_fs(fs.path());
+    Some(fs)
+}
+
+fn plan(dir: &Path, extra: &[&str]) -> (Output, Option<Value>) {
+    let out = run(Command::new(sdu_bin())
+        .current_dir(dir)
+        .args(["--json", "--to-free"])
+        .args(extra)
+        .args(["snaps/s1", "snaps/s2", "snaps/s3"]));
+    let doc = serde_json::from_slice(&out.stdout).ok();
+    (out, doc)
+}
+
+/// The `-c` total's reclaimable of `sdu -s -c PATHS`.
+fn total_reclaimable(dir: &Path, paths: &[&str]) -> u64 {
+    let out = run(Command::new(sdu_bin())
+        .current_dir(dir)
+        .args(["--json", "-s", "-c"])
+        .args(paths));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    doc["total"]["reclaimable"].as_u64().expect("total")
+}
+
+fn chosen(doc: &Value) -> Vec<(String, u64)> {
+    doc["chosen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().unwrap().to_string(),
+                s["adds"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn plan_reaches_the_size_with_few_entries_and_frees_what_sdu_c_says() {
+    let Some(fs) = snapshots() else {
+        return;
+    };
+    let d = fs.path();
+    // 450 K: s1 alone frees 300 K; with s2 (which frees nothing alone) the
+    // old f2 they share is freed too.
+    let (out, doc) = plan(d, &["450K"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let doc = doc.expect("a JSON plan");
+    assert_eq!(
+        chosen(&doc),
+        [("snaps/s1".into(), 300 * K), ("snaps/s2".into(), 200 * K)]
+    );
+    assert_eq!(doc["frees"], 500 * K);
+    assert_eq!(doc["reached"], true);
+    assert_eq!(doc["all"], 1100 * K);
+    // `sdu -s -c` on every candidate credits the same union by the roll-up.
+    assert_eq!(
+        total_reclaimable(d, &["snaps/s1", "snaps/s2", "snaps/s3"]),
+        doc["all"]
+    );
+    // All three are needed for 1000 K; f3 only goes with the last.
+    let (_, doc3) = plan(d, &["1000K"]);
+    let doc3 = doc3.expect("a JSON plan");
+    assert_eq!(chosen(&doc3).len(), 3);
+    assert_eq!(doc3["frees"], 1100 * K);
+    // The same plan whatever the thread count.
+    for j in ["-j1", "-j2", "-j7"] {
+        let (_, again) = plan(d, &["450K", j]);
+        assert_eq!(
+            again.map(|v| chosen(&v)),
+            Some(chosen(&plan(d, &["450K"]).1.unwrap()))
+        );
+    }
+    // The table: what each adds, what they free together, and the total.
+    let out = run(Command::new(sdu_bin()).current_dir(d).args([
+        "--to-free",
+        "450K",
+        "-B1",
+        "snaps/s1",
+        "snaps/s2",
+        "snaps/s3",
+    ]));
+    assert_eq!(
+        out.stdout_str(),
+        "  Adds   Frees  Path\n307200  307200  snaps/s1\n204800  512000  snaps/s2\n512000  512000  total\n",
+        "{out:?}"
+    );
+    // And the filesystem agrees: deleting the plan frees what it said (f3
+    // stays, held by s3).
+    let settle = || {
+        run(Command::new("btrfs").args(["filesystem", "sync"]).arg(d)).assert_ok();
+        crate::reclaim::btrfs_data_used(d)
+    };
+    let before = settle();
+    for s in ["snaps/s1", "snaps/s2"] {
+        btrfs(&["subvolume", "delete", "-C"], &d.join(s));
+    }
+    btrfs(&["subvolume", "sync"], d);
+    let after = settle();
+    assert_eq!(before - after, doc["frees"].as_u64().unwrap());
+}
+
+#[test]
+fn unreachable_size_says_how_close_all_candidates_come_and_exits_1() {
+    let Some(fs) = snapshots() else {
+        return;
+    };
+    let (out, _) = plan(fs.path(), &["2M"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "sdu: cannot free 2.0M (2097152 bytes): all 3 candidate(s) together free 1.1M (1126400 bytes)\n"
+    );
+}
+
+#[test]
+fn overlapping_candidates_are_refused() {
+    let t = TestDir::new();
+    let a = t.mkdir("a");
+    std::fs::create_dir_all(a.join("b/c")).unwrap();
+    // `a` is the context of the candidates below it; one of them holds the
+    // other.
+    for (args, inner) in [
+        (&["a", "a/b", "a/b/c"][..], "a/b/c"),
+        (&["a", "a"][..], "a"),
+        (&["a", "a/b", "./a/b"][..], "./a/b"),
+    ] {
+        let out = run(Command::new(sdu_bin())
+            .current_dir(t.path())
+            .args(["--to-free", "1"])
+            .args(args));
+        assert_eq!(out.code, Some(2), "{out:?}");
+        assert!(
+            out.stderr
+                .contains(&format!("'{inner}' lies inside another candidate")),
+            "{out:?}"
+        );
+    }
+}
+
+/// Two snapshots of a live subvolume that is kept: what they share with it
+/// is not theirs to free. Given the mount as context (`.` before the
+/// candidates), the plan sees the live subvolume's references and is
+/// exact; given the snapshots alone, it is the upper bound the docs
+/// describe. Deleting the plan frees what it said.
+#[test]
+fn candidates_inside_a_scanned_path_see_its_references() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    let p = |s: &str| d.join(s);
+    btrfs(&["subvolume", "create"], &p("vol"));
+    std::fs::create_dir(p("snaps")).unwrap();
+    let snap = |name: &str| {
+        sync_fs(d);
+        run(Command::new("btrfs")
+            .args(["subvolume", "snapshot"])
+            .arg(p("vol"))
+            .arg(p(&format!("snaps/{name}"))))
+        .assert_ok();
+    };
+    // old f1: s1; new f1: s2 + vol; old f2: s1 + s2; new f2: vol; f3: all.
+    write_file(&p("vol/f1"), 300 * K as usize);
+    write_file(&p("vol/f2"), 200 * K as usize);
+    write_file(&p("vol/f3"), 100 * K as usize);
+    snap("s1");
+    write_file(&p("vol/f1"), 300 * K as usize);
+    snap("s2");
+    write_file(&p("vol/f2"), 200 * K as usize);
+    sync_fs(d);
+    let run_plan = |args: &[&str]| {
+        let out = run(Command::new(sdu_bin())
+            .current_dir(d)
+            .args(["--json", "--to-free"])
+            .args(args));
+        (out.code, serde_json::from_slice::<Value>(&out.stdout).ok())
+    };
+    let (code, doc) = run_plan(&["450K", ".", "snaps/s1", "snaps/s2"]);
+    let doc = doc.expect("a plan");
+    assert_eq!(code, Some(0));
+    assert_eq!(doc["all"], 500 * K);
+    assert_eq!(
+        chosen(&doc),
+        [("snaps/s1".into(), 300 * K), ("snaps/s2".into(), 200 * K)]
+    );
+    // Alone, the snapshots seem to free f3 too (its third reference, in
+    // vol, is not scanned): an upper bound.
+    let (_, alone) = run_plan(&["450K", "snaps/s1", "snaps/s2"]);
+    assert_eq!(alone.expect("a plan")["all"], 600 * K);
+    let (code, _) = run_plan(&["550K", ".", "snaps/s1", "snaps/s2"]);
+    assert_eq!(code, Some(1));
+    // The filesystem agrees with the plan made in context.
+    let settle = || {
+        run(Command::new("btrfs").args(["filesystem", "sync"]).arg(d)).assert_ok();
+        crate::reclaim::btrfs_data_used(d)
+    };
+    let before = settle();
+    for s in ["snaps/s1", "snaps/s2"] {
+        btrfs(&["subvolume", "delete", "-C"], &p(s));
+    }
+    btrfs(&["subvolume", "sync"], d);
+    assert_eq!(before - settle(), 500 * K);
+}
