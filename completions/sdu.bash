@@ -23,7 +23,7 @@ _sdu() {
 
     case "${cmd}" in
         sdu)
-            opts="-s -d -a -n -x -L -l -b -k -m -B -h -c -0 -j -V --summarize --max-depth --all --top --min-size --to-free --one-file-system --dereference --count-links --exclude --apparent-size --bytes --block-size --human-readable --si --sort --tree --du --json --total --null --no-header --color --threads --no-progress --stats --generate --help --version"
+            opts="-s -d -a -n -t -S -x -L -D -H -P -l -X -A -b -k -m -B -h -c -0 -j -V --summarize --max-depth --all --top --min-size --to-free --threshold --separate-dirs --one-file-system --dereference --dereference-args --no-dereference --count-links --exclude --exclude-from --files0-from --inodes --apparent-size --bytes --block-size --human-readable --si --sort --tree --du --time --time-style --json --total --null --no-header --color --threads --no-progress --stats --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -53,7 +53,27 @@ _sdu() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --threshold)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --exclude)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exclude-from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -X)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --files0-from)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -71,6 +91,14 @@ _sdu() {
                     ;;
                 --du)
                     COMPREPLY=($(compgen -W "apparent total exclusive shared reclaimable inodes" -- "${cur}"))
+                    return 0
+                    ;;
+                --time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --time-style)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)

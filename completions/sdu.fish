@@ -2,7 +2,10 @@ complete -c sdu -s d -l max-depth -d 'Print the total for a directory only if it
 complete -c sdu -s n -l top -d 'Keep only the N largest entries (by the --sort figure, else Total); listed largest first unless --sort says otherwise' -r
 complete -c sdu -l min-size -d 'Hide entries smaller than SIZE (by the --sort figure, else Total), e.g. 100M, 1G; hidden entries still count in their parents' -r
 complete -c sdu -l to-free -d 'Plan, among the PATHs, a set whose deletion frees at least SIZE (e.g. 50G), with as few entries as possible; prints what each adds and what they free together, counting shared data once. PATHs inside another PATH given are the candidates, seen in its scan (sdu --to-free 50G /mnt /mnt/snaps/*: what the live data shares stays). Deletes nothing' -r
+complete -c sdu -s t -l threshold -d 'Exclude entries smaller than SIZE if positive, or entries greater than SIZE if negative (by the --du figure, else Total; as du\'s)' -r
 complete -c sdu -l exclude -d 'Exclude entries that match PATTERN (a shell glob, matched as du does)' -r
+complete -c sdu -s X -l exclude-from -d 'Exclude entries that match any pattern in FILE (one per line)' -r
+complete -c sdu -l files0-from -d 'Measure the NUL-terminated file names listed in file F (- for standard input) instead of PATHs' -r
 complete -c sdu -s B -l block-size -d 'Scale sizes by SIZE before printing them (e.g. 1, 4K, 1MiB, MB)' -r
 complete -c sdu -l sort -d 'List the entries by FIGURE, largest first (or by path), instead of du\'s order; the tree view sorts siblings' -r -f -a "apparent\t''
 total\t''
@@ -17,6 +20,8 @@ exclusive\t''
 shared\t''
 reclaimable\t''
 inodes\t''"
+complete -c sdu -l time -d 'Show the time of the last modification of any file in the entry (or, with WORD, atime, access, use, ctime or status)' -r
+complete -c sdu -l time-style -d 'Show times using STYLE: full-iso, long-iso (the default), iso, or +FORMAT (as date\'s); the TIME_STYLE variable when not given' -r
 complete -c sdu -l color -d 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -29,10 +34,15 @@ elvish\t''
 powershell\t''"
 complete -c sdu -s s -l summarize -d 'Display only a total for each argument (same as -d 0)'
 complete -c sdu -s a -l all -d 'Write counts for all files, not just directories'
+complete -c sdu -s S -l separate-dirs -d 'For directories do not include the size of subdirectories'
 complete -c sdu -s x -l one-file-system -d 'Skip directories on different file systems'
 complete -c sdu -s L -l dereference -d 'Dereference all symbolic links'
+complete -c sdu -s D -l dereference-args -d 'Dereference only symlinks that are listed on the command line'
+complete -c sdu -s H -d 'Equivalent to --dereference-args (-D)'
+complete -c sdu -s P -l no-dereference -d 'Don\'t follow any symbolic links (the default; the last of -L, -P, -H and -D wins)'
 complete -c sdu -s l -l count-links -d 'Count sizes many times if hard linked'
-complete -c sdu -l apparent-size -d 'Print apparent sizes rather than disk usage (the Apparent column, --sort total and --du total then mean the apparent size)'
+complete -c sdu -l inodes -d 'List inode usage instead of block usage (--du: the inodes figure; the table: an Inodes column)'
+complete -c sdu -s A -l apparent-size -d 'Print apparent sizes rather than disk usage (the Apparent column, --sort total and --du total then mean the apparent size)'
 complete -c sdu -s b -l bytes -d 'Equivalent to --apparent-size --block-size=1'
 complete -c sdu -s k -d 'Like --block-size=1K'
 complete -c sdu -s m -d 'Like --block-size=1M'

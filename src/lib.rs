@@ -28,6 +28,7 @@ pub mod probe;
 mod quote;
 pub mod records;
 pub mod report;
+pub mod timefmt;
 pub mod tree;
 pub mod units;
 pub mod walk;

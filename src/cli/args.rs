@@ -8,10 +8,10 @@
 use std::ffi::OsString;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::parser::ValueSource;
-use clap::{ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
+use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use sdu::figures::Figure;
 
+use super::getopt::{self, Given, Scan};
 use super::help::after_help;
 
 /// Summarize disk usage, counting shared (reflinked, snapshotted,
@@ -28,6 +28,7 @@ use super::help::after_help;
     version,
     disable_help_flag = true,
     disable_version_flag = true,
+    args_override_self = true,
     max_term_width = 100,
     after_help = after_help()
 )]
@@ -45,9 +46,10 @@ pub struct Cli {
         short = 'd',
         long,
         value_name = "N",
+        action = ArgAction::Append,
         help_heading = "Which entries to print"
     )]
-    pub max_depth: Option<u32>,
+    pub max_depth: Vec<String>,
 
     /// Write counts for all files, not just directories
     #[arg(short, long, help_heading = "Which entries to print")]
@@ -82,13 +84,35 @@ pub struct Cli {
     )]
     pub to_free: Option<String>,
 
+    /// Exclude entries smaller than SIZE if positive, or entries greater
+    /// than SIZE if negative (by the --du figure, else Total; as du's)
+    #[arg(short = 't', long, value_name = "SIZE", action = ArgAction::Append, help_heading = "Which entries to print")]
+    pub threshold: Vec<String>,
+
+    /// For directories do not include the size of subdirectories
+    #[arg(short = 'S', long, help_heading = "What to count")]
+    pub separate_dirs: bool,
+
     /// Skip directories on different file systems
     #[arg(short = 'x', long, help_heading = "What to count")]
     pub one_file_system: bool,
 
     /// Dereference all symbolic links
     #[arg(short = 'L', long, help_heading = "What to count")]
-    pub dereference: bool,
+    dereference: bool,
+
+    /// Dereference only symlinks that are listed on the command line
+    #[arg(short = 'D', long, help_heading = "What to count")]
+    dereference_args: bool,
+
+    /// Equivalent to --dereference-args (-D)
+    #[arg(short = 'H', help_heading = "What to count")]
+    dereference_args_h: bool,
+
+    /// Don't follow any symbolic links (the default; the last of -L, -P, -H
+    /// and -D wins)
+    #[arg(short = 'P', long, help_heading = "What to count")]
+    no_dereference: bool,
 
     /// Count sizes many times if hard linked
     #[arg(short = 'l', long, help_heading = "What to count")]
@@ -98,9 +122,23 @@ pub struct Cli {
     #[arg(long, value_name = "PATTERN", action = ArgAction::Append, help_heading = "What to count")]
     pub exclude: Vec<OsString>,
 
+    /// Exclude entries that match any pattern in FILE (one per line)
+    #[arg(short = 'X', long, value_name = "FILE", action = ArgAction::Append, help_heading = "What to count")]
+    pub exclude_from: Vec<OsString>,
+
+    /// Measure the NUL-terminated file names listed in file F (- for
+    /// standard input) instead of PATHs
+    #[arg(long, value_name = "F", help_heading = "What to count")]
+    pub files0_from: Option<OsString>,
+
+    /// List inode usage instead of block usage (--du: the inodes figure;
+    /// the table: an Inodes column)
+    #[arg(long, help_heading = "What to count")]
+    pub inodes: bool,
+
     /// Print apparent sizes rather than disk usage (the Apparent column,
     /// --sort total and --du total then mean the apparent size)
-    #[arg(long, help_heading = "Sizes")]
+    #[arg(short = 'A', long, help_heading = "Sizes")]
     pub apparent_size: bool,
 
     /// Equivalent to --apparent-size --block-size=1
@@ -118,8 +156,8 @@ pub struct Cli {
     mebibytes: bool,
 
     /// Scale sizes by SIZE before printing them (e.g. 1, 4K, 1MiB, MB)
-    #[arg(short = 'B', long, value_name = "SIZE", help_heading = "Sizes")]
-    block_size: Option<String>,
+    #[arg(short = 'B', long, value_name = "SIZE", action = ArgAction::Append, help_heading = "Sizes")]
+    block_size: Vec<String>,
 
     /// Print sizes in human readable format, powers of 1024 (the default,
     /// except with --du or a block size in the environment)
@@ -149,6 +187,23 @@ pub struct Cli {
         help_heading = "Output"
     )]
     pub du: Option<Figure>,
+
+    /// Show the time of the last modification of any file in the entry (or,
+    /// with WORD, atime, access, use, ctime or status)
+    #[arg(
+        long,
+        value_name = "WORD",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "mtime",
+        help_heading = "Output"
+    )]
+    pub time: Option<String>,
+
+    /// Show times using STYLE: full-iso, long-iso (the default), iso, or
+    /// +FORMAT (as date's); the TIME_STYLE variable when not given
+    #[arg(long, value_name = "STYLE", help_heading = "Output")]
+    pub time_style: Option<String>,
 
     /// Print one JSON document (all sizes in bytes)
     #[arg(long, help_heading = "Output")]
@@ -206,6 +261,32 @@ pub struct Cli {
     /// The unit flags given, in command-line order.
     #[arg(skip)]
     pub units: Vec<UnitFlag>,
+
+    /// How symlinks are followed: the last of -L, -P, -H and -D.
+    #[arg(skip)]
+    pub deref: Deref,
+
+    /// Every option as given, in order, spelled as given (`-t`, or
+    /// `--threshold` for any abbreviation of it), for messages that name
+    /// the option.
+    #[arg(skip)]
+    pub given: Vec<Given>,
+
+    /// sdu was run under the name `du`.
+    #[arg(skip)]
+    pub invoked_as_du: bool,
+}
+
+/// Which symlinks to follow (du's -P, -H/-D, -L).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Deref {
+    /// `-P`, the default: none.
+    #[default]
+    None,
+    /// `-H`, `-D`, `--dereference-args`: those named on the command line.
+    Args,
+    /// `-L`: all.
+    All,
 }
 
 /// What `--sort` orders by.
@@ -229,8 +310,9 @@ pub enum UnitFlag {
     Mebibytes,
     /// `-b`, `--bytes` (its `--apparent-size` half is [`Cli::bytes`]).
     Bytes,
-    /// `-B`, `--block-size`, not yet parsed.
-    BlockSize(String),
+    /// `-B`, `--block-size` SIZE, not yet parsed, and the option as
+    /// spelled (`-B`, `--block-size`).
+    BlockSize { spelled: String, size: String },
 }
 
 /// When `--color` colours.
@@ -272,44 +354,75 @@ fn sort_parser() -> impl TypedValueParser<Value = SortBy> {
     })
 }
 
-/// Parses the process's arguments; a usage error, `--help` or `--version`
-/// exits here, as clap does.
-pub fn parse() -> Cli {
-    parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit())
+/// What stops the parse: getopt's messages (du's texts), or clap's error
+/// (which also carries `--help` and `--version`).
+#[derive(Debug)]
+pub enum ParseError {
+    /// getopt's complaints, in order, without the program name
+    /// (`unrecognized option '--foo'`).
+    Getopt(Vec<String>),
+    Clap(clap::Error),
 }
 
-/// Parses `args` (the program name first).
-pub fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+/// Parses `args` (the program name first). `du`: run under the name du,
+/// whose abbreviations of long options are resolved among du's first.
+pub fn parse_from<I, T>(args: I, du: bool) -> Result<Cli, ParseError>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let matches = Cli::command().try_get_matches_from(args)?;
-    let mut cli = Cli::from_arg_matches(&matches)?;
-    cli.units = unit_flags(&cli, &matches);
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cmd = Cli::command();
+    let scan = getopt::scan(&cmd, &args, du);
+    if !scan.errors.is_empty() {
+        return Err(ParseError::Getopt(scan.errors));
+    }
+    let matches = cmd
+        .try_get_matches_from(&scan.args)
+        .map_err(ParseError::Clap)?;
+    let mut cli = Cli::from_arg_matches(&matches).map_err(ParseError::Clap)?;
+    cli.units = unit_flags(&scan);
+    cli.deref = scan
+        .given
+        .iter()
+        .rev()
+        .find_map(|g| match g.id.as_str() {
+            "dereference" => Some(Deref::All),
+            "dereference_args" | "dereference_args_h" => Some(Deref::Args),
+            "no_dereference" => Some(Deref::None),
+            _ => None,
+        })
+        .unwrap_or_default();
+    cli.given = scan.given;
+    cli.invoked_as_du = du;
     Ok(cli)
 }
 
-/// The unit flags of `m` in the order they were given.
-fn unit_flags(cli: &Cli, m: &ArgMatches) -> Vec<UnitFlag> {
-    let mut given: Vec<(usize, UnitFlag)> = Vec::new();
-    let mut add = |id: &str, flag: UnitFlag| {
-        if m.value_source(id) == Some(ValueSource::CommandLine) {
-            if let Some(i) = m.indices_of(id).and_then(Iterator::max) {
-                given.push((i, flag));
-            }
-        }
-    };
-    add("human_readable", UnitFlag::Human);
-    add("si", UnitFlag::Si);
-    add("kibibytes", UnitFlag::Kibibytes);
-    add("mebibytes", UnitFlag::Mebibytes);
-    add("bytes", UnitFlag::Bytes);
-    if let Some(b) = &cli.block_size {
-        add("block_size", UnitFlag::BlockSize(b.clone()));
-    }
-    given.sort_by_key(|&(i, _)| i);
-    given.into_iter().map(|(_, f)| f).collect()
+/// clap's error for the command line as given, for sdu's own mode when
+/// getopt refused it (an unknown option, a missing value).
+pub fn clap_error(args: &[OsString]) -> Option<clap::Error> {
+    Cli::command().try_get_matches_from(args).err()
+}
+
+/// The unit flags of the command line in the order they were given.
+fn unit_flags(scan: &Scan) -> Vec<UnitFlag> {
+    scan.given
+        .iter()
+        .filter_map(|g| {
+            Some(match g.id.as_str() {
+                "human_readable" => UnitFlag::Human,
+                "si" => UnitFlag::Si,
+                "kibibytes" => UnitFlag::Kibibytes,
+                "mebibytes" => UnitFlag::Mebibytes,
+                "bytes" => UnitFlag::Bytes,
+                "block_size" => UnitFlag::BlockSize {
+                    spelled: g.spelled.clone(),
+                    size: g.value.as_ref()?.to_string_lossy().into_owned(),
+                },
+                _ => return None,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -318,37 +431,92 @@ mod tests {
 
     #[test]
     fn unit_flags_keep_their_order() {
-        let cli = parse_from(["sdu", "-k", "--si", "-B", "4K", "-h", "x"]).unwrap();
+        let b = |spelled: &str, size: &str| UnitFlag::BlockSize {
+            spelled: spelled.into(),
+            size: size.into(),
+        };
+        let cli = parse(&["-k", "--si", "-B", "4K", "-h", "x"]);
         assert_eq!(
             cli.units,
             [
                 UnitFlag::Kibibytes,
                 UnitFlag::Si,
-                UnitFlag::BlockSize("4K".into()),
+                b("-B", "4K"),
                 UnitFlag::Human
             ]
         );
-        let cli = parse_from(["sdu", "--block-size=M", "-mb"]).unwrap();
+        let cli = parse(&["--block-size=M", "-mb", "-k", "--bl", "1"]);
         assert_eq!(
             cli.units,
             [
-                UnitFlag::BlockSize("M".into()),
+                b("--block-size", "M"),
                 UnitFlag::Mebibytes,
-                UnitFlag::Bytes
+                UnitFlag::Bytes,
+                UnitFlag::Kibibytes,
+                b("--block-size", "1")
             ]
         );
-        assert!(parse_from(["sdu"]).unwrap().units.is_empty());
+        assert!(parse(&[]).units.is_empty());
+    }
+
+    fn parse(args: &[&str]) -> Cli {
+        parse_from(std::iter::once("sdu").chain(args.iter().copied()), false)
+            .unwrap_or_else(|e| panic!("{args:?}: {e:?}"))
+    }
+
+    #[test]
+    fn repeated_flags_are_fine_as_in_du() {
+        let cli = parse(&["-k", "-h", "-k", "-s", "-s", "-a", "-a", "-x", "-x"]);
+        assert_eq!(
+            cli.units,
+            [UnitFlag::Kibibytes, UnitFlag::Human, UnitFlag::Kibibytes]
+        );
+        assert_eq!(parse(&["-d", "1", "-d", "2"]).max_depth, ["1", "2"]);
+        assert_eq!(
+            parse(&["--exclude=a", "--exclude", "b"]).exclude,
+            ["a", "b"]
+        );
+    }
+
+    #[test]
+    fn the_last_dereference_flag_wins() {
+        for (args, want) in [
+            (&[][..], Deref::None),
+            (&["-L"], Deref::All),
+            (&["-L", "-P"], Deref::None),
+            (&["-P", "-H"], Deref::Args),
+            (&["-D", "-L"], Deref::All),
+            (&["-LD"], Deref::Args),
+            (&["--dereference-args"], Deref::Args),
+            (&["--no-dereference", "--dereference"], Deref::All),
+        ] {
+            assert_eq!(parse(args).deref, want, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn values_may_start_with_a_dash_as_in_getopt() {
+        assert_eq!(parse(&["-t", "-0", "-d", "-1"]).threshold, ["-0"]);
+        assert_eq!(parse(&["-d", "-1"]).max_depth, ["-1"]);
+        assert_eq!(parse(&["--time", "x"]).time.as_deref(), Some("mtime"));
+        assert_eq!(parse(&["--time", "x"]).paths, ["x"]);
+        assert_eq!(parse(&["--time=ctime"]).time.as_deref(), Some("ctime"));
+        let e = parse_from(["du", "--foo", "-q"], true).unwrap_err();
+        assert!(
+            matches!(&e, ParseError::Getopt(m) if m == &["unrecognized option '--foo'", "invalid option -- 'q'"]),
+            "{e:?}"
+        );
     }
 
     #[test]
     fn figures_by_name() {
         for f in Figure::ALL {
-            let cli = parse_from(["sdu", "--du", f.name(), "--sort", f.name()]).unwrap();
+            let cli = parse(&["--du", f.name(), "--sort", f.name()]);
             assert_eq!((cli.du, cli.sort), (Some(f), Some(SortBy::Figure(f))));
         }
-        let cli = parse_from(["sdu", "--sort", "name"]).unwrap();
+        let cli = parse(&["--sort", "name"]);
         assert_eq!(cli.sort, Some(SortBy::Name));
-        assert!(parse_from(["sdu", "--du", "name"]).is_err());
-        assert!(parse_from(["sdu", "--sort", "Total"]).is_err());
+        assert!(parse_from(["sdu", "--du", "name"], false).is_err());
+        assert!(parse_from(["sdu", "--sort", "Total"], false).is_err());
     }
 }

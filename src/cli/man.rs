@@ -110,6 +110,35 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "RUNNING AS DU",
+        &[
+            "Installed under the name du (a symbolic link: ln -s \"$(command -v sdu)\" \
+             /usr/local/bin/du, or any directory before /usr/bin in PATH), sdu is GNU du: it \
+             runs as --du total, prints du's SIZE<TAB>PATH lines in du's units, counts as du \
+             counts (an inode once per run, at the first of its links du's depth-first \
+             traversal meets; a PATH given twice, or inside an earlier one, is not listed \
+             again; siblings in the order the directory returns them), begins its messages \
+             with du:, and words its usage errors as du does (invalid maximum depth '-1', \
+             Try 'du --help' for more information.), exiting 1. Every option of GNU du 9.1 is \
+             there, and sdu's own options still work. sdu --du FIGURE does the same with the \
+             chosen figure, under the name sdu.",
+            "du's options that sdu's table knows too :: --inodes adds an Inodes column; --time \
+             a Time column (the newest time of anything counted in the entry); -t SIZE hides \
+             entries by the first column as --min-size does, a negative SIZE those larger than \
+             it; -S, -D, -H, -P, -X and --files0-from mean what they mean to du. The table \
+             keeps sdu's own counting: every directory's figures are what du -s prints for it \
+             alone.",
+            "SIZE and the block sizes :: As gnulib reads them: a number (0x hexadecimal, a \
+             leading 0 octal) and a unit, K or k 1024, KB 1000, KiB 1024, M or m, G, T, P, E \
+             and so on; a unit alone (-BK, -BKiB, -BkB) is one of it and is printed after each \
+             number (4K, 4KiB, 5kB). -B also takes human-readable and si, and a leading ' \
+             (thousands separators: none are printed, as in the C locale).",
+            "--time-style STYLE :: full-iso (2024-07-14 17:31:59.123456789 +0000), long-iso \
+             (the default: 2024-07-14 17:31), iso (2024-07-14), or +FORMAT as date's; \
+             TIME_STYLE when not given. Times are in the zone TZ names.",
+        ],
+    ),
+    (
         "SORTING AND SELECTING",
         &[
             "By default entries are listed in du's order: every directory after its contents, \
@@ -155,7 +184,8 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
             "0 :: Everything was read.",
             "1 :: Some entries could not be read (each is named on stderr); the figures of the \
              rest are printed.",
-            "2 :: A usage error or a fatal error (for example, the report could not be written).",
+            "2 :: A usage error or a fatal error (for example, the report could not be written). \
+             As du, or with --du, a usage error exits 1, as du's.",
         ],
     ),
     (
@@ -166,13 +196,17 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              three that is set counts, even when empty. The value is a SIZE as for -B, or \
              human-readable or si (or an abbreviation, such as h), optionally after a ' (which \
              asks for thousands separators; sdu prints none, as du in the C locale). An invalid \
-             value is ignored without a word, as du ignores it, and the default applies. The \
+             value is ignored without a word, as du ignores it: the number du read of it counts \
+             (1X is 1), else the default applies. The \
              variable sets the unit of the table and the tree view as well as that of --du, as \
              a unit flag given before all the others would: any unit flag on the command line \
              wins.",
             "POSIXLY_CORRECT :: When set (even empty), the default unit of --du is the 512-byte \
              block, as du's is. The table's default, human-readable sizes, is not du's format \
              and does not change.",
+            "TIME_STYLE :: The --time-style of --time when none is given (du's rules: locale \
+             is long-iso, a +FORMAT ends at its first newline, posix- prefixes are dropped).",
+            "TZ :: The time zone of --time, as glibc reads it; unset, the system's.",
             "NO_COLOR :: When set and not empty, the tree view is not coloured unless \
              --color=always asks for it (the NO_COLOR convention lets a flag win). By default \
              (--color=auto) it is coloured only when standard output is a terminal.",

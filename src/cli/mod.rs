@@ -5,6 +5,8 @@
 //! The library never sees clap: everything here is the binary's.
 
 pub mod args;
+pub mod du;
+pub mod getopt;
 pub mod help;
 pub mod man;
 pub mod progress;

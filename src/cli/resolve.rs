@@ -4,25 +4,35 @@
 //! terminals, the CPU count) comes in an [`Env`], so that every rule about
 //! defaults and precedence can be tested here without running sdu.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fmt;
-use std::os::unix::ffi::OsStringExt;
+use std::io;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::sync::Arc;
 
 use sdu::figures::Figure;
 use sdu::glob::Excludes;
 use sdu::report::{Format, SortKey};
-use sdu::units::{Unit, parse_block_size, parse_size};
-use sdu::{Config, Progress, ReportOptions, WalkOptions};
+use sdu::timefmt::{self, TimeFormat};
+use sdu::units::{
+    Unit, env_block_size, parse_block_size, parse_count, parse_size, parse_threshold,
+};
+use sdu::{Config, Progress, ReportOptions, WalkOptions, quote};
 
-use super::args::{Cli, ColorWhen, SortBy, UnitFlag};
+use super::args::{Cli, ColorWhen, Deref, SortBy, UnitFlag};
+use super::du;
 
 /// Looks up an environment variable by name: `None` when it is unset.
 pub type Lookup = Box<dyn Fn(&str) -> Option<OsString>>;
 
+/// Reads a whole file (`Some(path)`) or standard input (`None`), for
+/// `--files0-from` and `--exclude-from`.
+pub type Read = Box<dyn Fn(Option<&OsStr>) -> io::Result<Vec<u8>>>;
+
 /// What [`resolve`] may know of the process it runs in.
 pub struct Env {
     pub vars: Lookup,
+    pub read: Read,
     pub stdout_terminal: bool,
     pub stderr_terminal: bool,
     /// The default number of worker threads.
@@ -32,9 +42,17 @@ pub struct Env {
 impl Env {
     /// The environment of this process.
     pub fn of_process() -> Env {
-        use std::io::IsTerminal;
+        use std::io::{IsTerminal, Read as _};
         Env {
             vars: Box::new(|name| std::env::var_os(name)),
+            read: Box::new(|path| match path {
+                Some(p) => std::fs::read(p),
+                None => {
+                    let mut v = Vec::new();
+                    io::stdin().lock().read_to_end(&mut v)?;
+                    Ok(v)
+                }
+            }),
             stdout_terminal: std::io::stdout().is_terminal(),
             stderr_terminal: std::io::stderr().is_terminal(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -52,21 +70,62 @@ impl Env {
     }
 }
 
-/// A command line that makes no sense; the message is printed after
-/// `sdu: `, followed by a pointer to `--help`, and sdu exits 2.
+/// A command line that makes no sense: each line is printed after the
+/// program name (`sdu: `, `du: `; a line may hold a newline, after which
+/// the text goes on unprefixed, as du's do), then, when `try_help`, the
+/// pointer to `--help`. sdu exits 2, du 1.
 #[derive(Debug, PartialEq, Eq)]
-pub struct UsageError(pub String);
+pub struct UsageError {
+    pub lines: Vec<String>,
+    pub try_help: bool,
+}
+
+impl UsageError {
+    /// One line, and the pointer to `--help`.
+    fn usage(line: impl Into<String>) -> UsageError {
+        UsageError {
+            lines: vec![line.into()],
+            try_help: true,
+        }
+    }
+
+    /// One line, without the pointer (du's `die` and `xstrtol_fatal`).
+    fn fatal(line: impl Into<String>) -> UsageError {
+        UsageError {
+            lines: vec![line.into()],
+            try_help: false,
+        }
+    }
+}
 
 impl fmt::Display for UsageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.lines.join("\n"))
     }
 }
 
 impl From<String> for UsageError {
     fn from(s: String) -> Self {
-        UsageError(s)
+        UsageError::usage(s)
     }
+}
+
+/// A message printed before the run, which goes on.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Note {
+    /// du's `warning: ...`: the exit status stays 0.
+    Warning(String),
+    /// A PATH skipped (`invalid zero-length file name`): the exit status
+    /// becomes 1.
+    Error(String),
+}
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub struct Resolved {
+    pub config: Config,
+    /// What to say before the run, in order.
+    pub notes: Vec<Note>,
 }
 
 /// The 1K block, du's default unit.
@@ -75,24 +134,105 @@ const KIB: Unit = Unit::Blocks {
     suffix: None,
 };
 
+/// How option `id` was spelled the last time it was given (`-t`,
+/// `--threshold`), for du's messages about its value.
+fn spelled<'a>(cli: &'a Cli, id: &str, value: &str) -> &'a str {
+    cli.given
+        .iter()
+        .rev()
+        .find(|g| g.id == id && g.value.as_deref() == Some(OsStr::new(value)))
+        .map_or("", |g| g.spelled.as_str())
+}
+
 /// Resolves the flags into a [`Config`]. When progress is to be shown,
 /// `walk.progress` holds the counters for the display to read.
-pub fn resolve(cli: Cli, env: &Env) -> Result<Config, UsageError> {
-    if cli.summarize && cli.all {
-        return Err(UsageError(
-            "cannot both summarize and show all entries".into(),
-        ));
+pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
+    let du_mode = cli.invoked_as_du || cli.du.is_some();
+    if cli.invoked_as_du && cli.du.is_none() && !cli.json && !cli.tree {
+        cli.du = Some(Figure::Total);
     }
-    if let Some(d) = cli.max_depth.filter(|&d| cli.summarize && d > 0) {
-        return Err(UsageError(format!(
-            "summarizing (-s) conflicts with --max-depth={d}"
-        )));
+    let mut notes = Vec::new();
+    // du reports every bad --max-depth, then fails.
+    let mut depth_errors = Vec::new();
+    let mut max_depth = None;
+    for d in &cli.max_depth {
+        match parse_count(d).ok().and_then(|v| u32::try_from(v).ok()) {
+            Some(v) => max_depth = Some(v),
+            None => depth_errors.push(format!("invalid maximum depth {}", quote(d.as_bytes()))),
+        }
+    }
+    let mut excludes: Vec<Vec<u8>> = cli
+        .exclude
+        .iter()
+        .cloned()
+        .map(OsStringExt::into_vec)
+        .collect();
+    for file in &cli.exclude_from {
+        match (env.read)(Some(file)) {
+            Ok(data) => excludes.extend(du::exclude_patterns(&data)),
+            Err(e) => depth_errors.push(format!(
+                "{}: {}",
+                du::quotef(file.as_bytes()),
+                du::strerror(&e)
+            )),
+        }
+    }
+    if !depth_errors.is_empty() {
+        return Err(UsageError {
+            lines: depth_errors,
+            try_help: true,
+        });
     }
     let unit = unit(&cli)?;
+    let mut threshold = None;
+    for t in &cli.threshold {
+        let option = spelled(&cli, "threshold", t);
+        let v = parse_threshold(t).map_err(|e| UsageError::fatal(e.message(option, t)))?;
+        if v == 0 && t.starts_with('-') {
+            return Err(UsageError::fatal("invalid --threshold argument '-0'"));
+        }
+        threshold = Some(v);
+    }
+    let time = cli.time.as_deref().map(du::time_field).transpose()?;
+    let time_format = match time {
+        Some(_) => {
+            let style = env.var("TIME_STYLE");
+            let style = style.as_ref().and_then(|s| s.to_str());
+            let format = du::time_format(cli.time_style.as_deref(), style)?;
+            let tz = env.var("TZ");
+            let zone = timefmt::zone(tz.as_ref().map(|t| t.to_string_lossy()).as_deref());
+            Some(TimeFormat::new(&format, zone))
+        }
+        None => None,
+    };
+    if cli.summarize && cli.all {
+        return Err(UsageError::usage(
+            "cannot both summarize and show all entries",
+        ));
+    }
+    if cli.summarize && max_depth == Some(0) && du_mode {
+        notes.push(Note::Warning(
+            "warning: summarizing is the same as using --max-depth=0".into(),
+        ));
+    }
+    if let Some(d) = max_depth.filter(|&d| cli.summarize && d > 0) {
+        return Err(UsageError::usage(if du_mode {
+            format!("warning: summarizing conflicts with --max-depth={d}")
+        } else {
+            format!("summarizing (-s) conflicts with --max-depth={d}")
+        }));
+    }
     let apparent = cli.apparent_size || cli.bytes;
+    if cli.inodes && apparent && du_mode {
+        notes.push(Note::Warning(
+            "warning: options --apparent-size and -b are ineffective with --inodes".into(),
+        ));
+    }
     // `total` is the apparent size under `--apparent-size`, as du's single
-    // figure is.
+    // figure is; under `--inodes` du's figure is the inode count.
+    let inodes = cli.inodes;
     let figure = |f: Figure| match f {
+        Figure::Total if inodes && du_mode => Figure::Inodes,
         Figure::Total if apparent => Figure::Apparent,
         f => f,
     };
@@ -108,18 +248,11 @@ pub fn resolve(cli: Cli, env: &Env) -> Result<Config, UsageError> {
         ColorWhen::Never => false,
         ColorWhen::Auto => env.stdout_terminal && !env.non_empty("NO_COLOR"),
     };
-    let roots: Vec<Vec<u8>> = if cli.paths.is_empty() {
-        vec![b".".to_vec()]
-    } else {
-        cli.paths.into_iter().map(OsStringExt::into_vec).collect()
-    };
-    if roots.iter().any(|r| r.is_empty()) {
-        return Err(UsageError("invalid zero-length file name".into()));
-    }
+    let roots = roots(&mut cli, env, du_mode, &mut notes)?;
     let threads = cli.threads.map_or(env.cpus, |t| t as usize);
     // `--du total` (or apparent) replaces du in scripts: when no sharing
     // figure is printed or sorted on, map no extents.
-    let plain = |f: Figure| matches!(f, Figure::Total | Figure::Apparent);
+    let plain = |f: Figure| matches!(f, Figure::Total | Figure::Apparent | Figure::Inodes);
     let skip_extents = !cli.json
         && cli.du.is_some_and(plain)
         && cli.sort.is_none_or(|s| match s {
@@ -127,18 +260,27 @@ pub fn resolve(cli: Cli, env: &Env) -> Result<Config, UsageError> {
             SortBy::Figure(f) => plain(f),
         });
     let progress = (!cli.no_progress && env.stderr_terminal).then(|| Arc::new(Progress::default()));
-    Ok(Config {
+    let mut columns = vec![
+        figure(Figure::Total),
+        Figure::Exclusive,
+        Figure::Shared,
+        Figure::Reclaimable,
+    ];
+    if cli.inodes && !du_mode {
+        columns.push(Figure::Inodes);
+    }
+    let config = Config {
         walk: WalkOptions {
             roots,
             threads,
-            follow_links: cli.dereference,
-            follow_args: false,
-            time: None,
-            du_rules: false,
+            follow_links: cli.deref == Deref::All,
+            follow_args: cli.deref == Deref::Args,
+            du_rules: du_mode,
+            time,
             one_file_system: cli.one_file_system,
             count_links: cli.count_links,
             all: cli.all,
-            excludes: Excludes::new(cli.exclude.into_iter().map(OsStringExt::into_vec)),
+            excludes: Excludes::new(excludes),
             progress,
             skip_extents,
         },
@@ -149,37 +291,86 @@ pub fn resolve(cli: Cli, env: &Env) -> Result<Config, UsageError> {
                 (false, None, true) => Format::Tree,
                 (false, None, false) => Format::Text,
             },
-            max_depth: if cli.summarize {
-                Some(0)
-            } else {
-                cli.max_depth
-            },
+            max_depth: if cli.summarize { Some(0) } else { max_depth },
             unit: unit
                 .or_else(|| env_unit(env))
                 .unwrap_or_else(|| default_unit(cli.du.is_some(), env)),
-            columns: vec![
-                figure(Figure::Total),
-                Figure::Exclusive,
-                Figure::Shared,
-                Figure::Reclaimable,
-            ],
+            columns,
             header: !cli.no_header && !cli.null,
             null: cli.null,
             grand_total: cli.total,
             sort,
             top: cli.top,
             min_size,
+            threshold,
+            time: time_format,
             color,
         },
-        // du's counting rules go with du's format.
+        // du's counting rules go with du's mode (its format, or the name).
         rules: sdu::tree::Rules {
-            du: cli.du.is_some(),
-            separate_dirs: false,
+            du: du_mode,
+            separate_dirs: cli.separate_dirs,
             keep_sets: false,
         },
         stats: cli.stats,
         to_free,
-    })
+    };
+    Ok(Resolved { config, notes })
+}
+
+/// The paths to walk: the PATHs, `.` when there are none, or the names
+/// `--files0-from` reads. In du's mode a zero-length name is skipped with
+/// an error, as du does; in sdu's it is a usage error.
+fn roots(
+    cli: &mut Cli,
+    env: &Env,
+    du_mode: bool,
+    notes: &mut Vec<Note>,
+) -> Result<Vec<Vec<u8>>, UsageError> {
+    let paths = std::mem::take(&mut cli.paths);
+    let Some(from) = cli.files0_from.take() else {
+        if paths.is_empty() {
+            return Ok(vec![b".".to_vec()]);
+        }
+        let mut roots = Vec::new();
+        for p in paths {
+            if !p.is_empty() {
+                roots.push(p.into_vec());
+            } else if du_mode {
+                notes.push(Note::Error("invalid zero-length file name".into()));
+            } else {
+                return Err(UsageError::usage("invalid zero-length file name"));
+            }
+        }
+        return Ok(roots);
+    };
+    if let Some(p) = paths.first() {
+        return Err(UsageError::usage(format!(
+            "extra operand {}\nfile operands cannot be combined with --files0-from",
+            quote(p.as_bytes())
+        )));
+    }
+    let stdin = from.as_bytes() == b"-";
+    let data = (env.read)((!stdin).then_some(from.as_os_str())).map_err(|e| {
+        // du opens the file, then reads it: a directory opens and fails
+        // to read.
+        if e.raw_os_error() == Some(rustix::io::Errno::ISDIR.raw_os_error()) {
+            UsageError::fatal(format!(
+                "{}: read error: {}",
+                du::quotef(from.as_bytes()),
+                du::strerror(&e)
+            ))
+        } else {
+            UsageError::fatal(format!(
+                "cannot open {} for reading: {}",
+                quote(from.as_bytes()),
+                du::strerror(&e)
+            ))
+        }
+    })?;
+    let read = du::files0(&from, &data);
+    notes.extend(read.errors.into_iter().map(Note::Error));
+    Ok(read.names)
 }
 
 /// The unit the flags ask for, if any: as in du, the last unit flag wins.
@@ -199,7 +390,9 @@ fn unit(cli: &Cli) -> Result<Option<Unit>, UsageError> {
                 size: 1,
                 suffix: None,
             },
-            UnitFlag::BlockSize(b) => parse_block_size(b)?,
+            UnitFlag::BlockSize { spelled, size } => {
+                parse_block_size(size).map_err(|e| UsageError::fatal(e.message(spelled, size)))?
+            }
         });
     }
     Ok(unit)
@@ -222,27 +415,6 @@ fn env_unit(env: &Env) -> Option<Unit> {
     env_block_size(spec.to_str()?)
 }
 
-/// A block size from the environment: `-B`'s grammar, plus what gnulib's
-/// `humblock` adds to it: `human-readable` and `si` or any abbreviation
-/// of them (`h`, `hum`, `s`), and a leading `'`.
-///
-/// The `'` asks for thousands separators, which du prints only in a
-/// locale that has them; sdu is not localised, so it prints none, as du
-/// does in the C locale. Values that only du's number parser takes are
-/// not read (see `parse_block_size`): octal and hexadecimal numbers, and
-/// du's partial reading of a bad value (`1X` is 1 there, ignored here).
-fn env_block_size(spec: &str) -> Option<Unit> {
-    let spec = spec.strip_prefix('\'').unwrap_or(spec);
-    let abbreviates = |word: &str| !spec.is_empty() && word.starts_with(spec);
-    if abbreviates("human-readable") {
-        Some(Unit::HumanIec)
-    } else if abbreviates("si") {
-        Some(Unit::HumanSi)
-    } else {
-        parse_block_size(spec).ok()
-    }
-}
-
 /// The unit when neither a flag nor the environment names one: du's 1K
 /// blocks with `--du` (512-byte blocks under POSIXLY_CORRECT, as du's),
 /// human-readable sizes in sdu's own table, where POSIXLY_CORRECT has no
@@ -259,300 +431,4 @@ fn default_unit(du_format: bool, env: &Env) -> Unit {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::HashMap;
-
-    use super::super::args::parse_from;
-    use super::*;
-
-    /// An environment with these variables, no terminal and 4 CPUs.
-    fn env(vars: &[(&str, &str)]) -> Env {
-        let vars: HashMap<String, OsString> = vars
-            .iter()
-            .map(|&(k, v)| (k.to_owned(), OsString::from(v)))
-            .collect();
-        Env {
-            vars: Box::new(move |name| vars.get(name).cloned()),
-            stdout_terminal: false,
-            stderr_terminal: false,
-            cpus: 4,
-        }
-    }
-
-    fn resolve_in(env: &Env, args: &[&str]) -> Result<Config, UsageError> {
-        let cli = parse_from(std::iter::once("sdu").chain(args.iter().copied()))
-            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
-        resolve(cli, env)
-    }
-
-    fn config(args: &[&str]) -> Config {
-        resolve_in(&env(&[]), args).unwrap()
-    }
-
-    fn blocks(size: u64) -> Unit {
-        Unit::Blocks { size, suffix: None }
-    }
-
-    #[test]
-    fn last_unit_flag_wins() {
-        for (args, want) in [
-            (&[][..], Unit::HumanIec),
-            (&["--du", "total"], KIB),
-            (&["-k", "-h"], Unit::HumanIec),
-            (&["-h", "-k"], KIB),
-            (&["--si", "-m"], blocks(1 << 20)),
-            (&["-m", "--si"], Unit::HumanSi),
-            (&["-B", "4K", "-b"], blocks(1)),
-            (&["-b", "-B", "4K"], blocks(4096)),
-            (&["-hBM"], parse_block_size("M").unwrap()),
-            (&["--du", "total", "-k", "--human-readable"], Unit::HumanIec),
-        ] {
-            assert_eq!(config(args).report.unit, want, "{args:?}");
-        }
-    }
-
-    #[test]
-    fn bytes_implies_apparent_whatever_comes_after() {
-        let c = config(&["-b", "-k", "--du", "total"]);
-        assert_eq!(c.report.unit, KIB);
-        assert_eq!(c.report.format, Format::Du(Figure::Apparent));
-        assert_eq!(c.report.columns[0], Figure::Apparent);
-    }
-
-    #[test]
-    fn a_bad_block_size_is_an_error_even_when_overridden() {
-        for args in [&["-B", "XYZ"][..], &["-B", "0", "-h"]] {
-            let e = resolve_in(&env(&[]), args).unwrap_err();
-            assert!(e.0.contains("invalid block size"), "{args:?}: {e}");
-        }
-    }
-
-    #[test]
-    fn summarize_conflicts_with_all_and_depth() {
-        let e = |args: &[&str]| resolve_in(&env(&[]), args).unwrap_err().0;
-        assert_eq!(
-            e(&["-s", "-a"]),
-            "cannot both summarize and show all entries"
-        );
-        assert_eq!(
-            e(&["-s", "-d", "2"]),
-            "summarizing (-s) conflicts with --max-depth=2"
-        );
-        assert_eq!(config(&["-s", "-d", "0"]).report.max_depth, Some(0));
-        assert_eq!(config(&["-s"]).report.max_depth, Some(0));
-        assert_eq!(config(&["-d", "3", "-a"]).report.max_depth, Some(3));
-    }
-
-    #[test]
-    fn other_usage_errors() {
-        let e = |args: &[&str]| resolve_in(&env(&[]), args).unwrap_err().0;
-        assert_eq!(e(&[""]), "invalid zero-length file name");
-        assert_eq!(e(&["--min-size", "1.5G"]), "invalid size '1.5G'");
-    }
-
-    #[test]
-    fn threads_default_to_the_cpus() {
-        assert_eq!(config(&[]).walk.threads, 4);
-        assert_eq!(config(&["-j", "2"]).walk.threads, 2);
-        let mut one = env(&[]);
-        one.cpus = 1;
-        assert_eq!(resolve_in(&one, &[]).unwrap().walk.threads, 1);
-    }
-
-    #[test]
-    fn progress_only_on_a_terminal_without_no_progress() {
-        let mut e = env(&[]);
-        assert!(resolve_in(&e, &[]).unwrap().walk.progress.is_none());
-        e.stderr_terminal = true;
-        assert!(resolve_in(&e, &[]).unwrap().walk.progress.is_some());
-        let c = resolve_in(&e, &["--no-progress"]).unwrap();
-        assert!(c.walk.progress.is_none());
-    }
-
-    #[test]
-    fn sort_and_du_figures() {
-        let c = config(&["--sort", "total", "--apparent-size"]);
-        assert_eq!(c.report.sort, Some(SortKey::Size(Figure::Apparent)));
-        let c = config(&["--sort", "name"]);
-        assert_eq!(c.report.sort, Some(SortKey::Name));
-        for f in Figure::ALL {
-            let c = config(&["--du", f.name()]);
-            assert_eq!(c.report.format, Format::Du(f));
-        }
-        assert_eq!(config(&["--tree"]).report.format, Format::Tree);
-        assert_eq!(
-            config(&["--json", "--sort", "name"]).report.format,
-            Format::Json
-        );
-    }
-
-    #[test]
-    fn extents_skipped_only_when_no_sharing_figure_is_needed() {
-        let skip = |args: &[&str]| config(args).walk.skip_extents;
-        assert!(skip(&["--du", "total"]));
-        assert!(skip(&["--du", "apparent", "--sort", "name"]));
-        assert!(skip(&["--du", "total", "--sort", "apparent"]));
-        assert!(!skip(&["--du", "shared"]));
-        assert!(!skip(&["--du", "total", "--sort", "reclaimable"]));
-        assert!(!skip(&["--json", "--sort", "total"]));
-        assert!(!skip(&[]));
-    }
-
-    #[test]
-    fn roots_default_to_dot() {
-        assert_eq!(config(&[]).walk.roots, [b".".to_vec()]);
-        assert_eq!(
-            config(&["a", "b/"]).walk.roots,
-            [b"a".to_vec(), b"b/".to_vec()]
-        );
-    }
-
-    #[test]
-    fn colour_rules() {
-        for when in ["auto", "always", "never"] {
-            for terminal in [false, true] {
-                for no_color in [None, Some(""), Some("1")] {
-                    let mut e = env(no_color.map(|v| ("NO_COLOR", v)).as_slice());
-                    e.stdout_terminal = terminal;
-                    let want = match when {
-                        "always" => true,
-                        "never" => false,
-                        _ => terminal && no_color.is_none_or(str::is_empty),
-                    };
-                    let got = resolve_in(&e, &["--color", when]).unwrap().report.color;
-                    assert_eq!(
-                        got, want,
-                        "--color={when} terminal={terminal} NO_COLOR={no_color:?}"
-                    );
-                    if when == "auto" {
-                        let default = resolve_in(&e, &[]).unwrap().report.color;
-                        assert_eq!(default, want, "no --color is --color=auto");
-                    }
-                }
-            }
-        }
-        let mut e = env(&[]);
-        e.stdout_terminal = true;
-        e.stderr_terminal = false;
-        assert!(resolve_in(&e, &["--tree"]).unwrap().report.color);
-        e.stdout_terminal = false;
-        e.stderr_terminal = true;
-        assert!(
-            !resolve_in(&e, &["--tree"]).unwrap().report.color,
-            "stderr is not where the tree goes"
-        );
-    }
-
-    fn unit_in(vars: &[(&str, &str)], args: &[&str]) -> Unit {
-        resolve_in(&env(vars), args).unwrap().report.unit
-    }
-
-    #[test]
-    fn env_block_size_precedence() {
-        let du = &["--du", "total"][..];
-        for (vars, want) in [
-            (&[][..], KIB),
-            (&[("BLOCKSIZE", "512")], blocks(512)),
-            (&[("BLOCK_SIZE", "1"), ("BLOCKSIZE", "512")], blocks(1)),
-            (
-                &[
-                    ("DU_BLOCK_SIZE", "1M"),
-                    ("BLOCK_SIZE", "1"),
-                    ("BLOCKSIZE", "512"),
-                ],
-                blocks(1 << 20),
-            ),
-            // Set counts, even empty or invalid: no fallback to the next.
-            (&[("DU_BLOCK_SIZE", ""), ("BLOCK_SIZE", "1")], KIB),
-            (&[("BLOCK_SIZE", "bogus"), ("BLOCKSIZE", "1")], KIB),
-            // Other variables are not read.
-            (&[("LS_BLOCK_SIZE", "1"), ("DF_BLOCK_SIZE", "1")], KIB),
-        ] {
-            assert_eq!(unit_in(vars, du), want, "{vars:?}");
-        }
-    }
-
-    #[test]
-    fn env_block_size_values() {
-        let du = &["--du", "total"][..];
-        let suffixed = |s: &str| parse_block_size(s).unwrap();
-        for (value, want) in [
-            ("1", blocks(1)),
-            ("4K", blocks(4096)),
-            ("1kB", blocks(1000)),
-            ("1MiB", blocks(1 << 20)),
-            ("K", suffixed("K")),
-            ("MB", suffixed("MB")),
-            ("human-readable", Unit::HumanIec),
-            ("human", Unit::HumanIec),
-            ("h", Unit::HumanIec),
-            ("si", Unit::HumanSi),
-            ("s", Unit::HumanSi),
-            ("'1K", KIB),
-            ("'1", blocks(1)),
-            ("'h", Unit::HumanIec),
-            ("'K", suffixed("K")),
-            // Invalid: the default, silently.
-            ("", KIB),
-            ("'", KIB),
-            ("''1K", KIB),
-            ("0", KIB),
-            ("-1", KIB),
-            ("X", KIB),
-            ("Human", KIB),
-            ("human-readablex", KIB),
-            ("sii", KIB),
-        ] {
-            assert_eq!(unit_in(&[("DU_BLOCK_SIZE", value)], du), want, "{value:?}");
-        }
-        let mut e = env(&[]);
-        e.vars =
-            Box::new(|name| (name == "BLOCK_SIZE").then(|| OsString::from_vec(b"1\xffK".to_vec())));
-        assert_eq!(resolve_in(&e, du).unwrap().report.unit, KIB, "not UTF-8");
-    }
-
-    #[test]
-    fn posixly_correct_halves_du_default_only() {
-        let posix = &[("POSIXLY_CORRECT", "")][..];
-        assert_eq!(unit_in(posix, &["--du", "total"]), blocks(512));
-        assert_eq!(
-            unit_in(&[("POSIXLY_CORRECT", "1")], &["--du", "total"]),
-            blocks(512)
-        );
-        assert_eq!(unit_in(posix, &[]), Unit::HumanIec, "the table keeps -h");
-        assert_eq!(unit_in(posix, &["--tree"]), Unit::HumanIec);
-        let invalid = [("POSIXLY_CORRECT", "1"), ("BLOCK_SIZE", "X")];
-        assert_eq!(unit_in(&invalid, &["--du", "total"]), blocks(512));
-        let valid = [("POSIXLY_CORRECT", "1"), ("BLOCK_SIZE", "1K")];
-        assert_eq!(unit_in(&valid, &["--du", "total"]), KIB);
-        assert_eq!(unit_in(posix, &["--du", "total", "-k"]), KIB);
-    }
-
-    #[test]
-    fn env_block_size_applies_to_the_table_too() {
-        assert_eq!(unit_in(&[("BLOCK_SIZE", "1K")], &[]), KIB);
-        assert_eq!(unit_in(&[("BLOCKSIZE", "si")], &["--tree"]), Unit::HumanSi);
-        assert_eq!(unit_in(&[("DU_BLOCK_SIZE", "X")], &[]), Unit::HumanIec);
-    }
-
-    #[test]
-    fn unit_flags_beat_the_env() {
-        let vars = [("DU_BLOCK_SIZE", "1M"), ("POSIXLY_CORRECT", "1")];
-        for (args, want) in [
-            (&["--du", "total", "-k"][..], KIB),
-            (&["--du", "total", "-h"], Unit::HumanIec),
-            (&["--du", "total", "--si"], Unit::HumanSi),
-            (&["--du", "total", "-b"], blocks(1)),
-            (&["--du", "total", "-B", "4K"], blocks(4096)),
-            (&["-m"], blocks(1 << 20)),
-            (&["-h"], Unit::HumanIec),
-            // Not unit flags: the env's unit stays.
-            (&["--du", "total", "--apparent-size"], blocks(1 << 20)),
-            (&["-s"], blocks(1 << 20)),
-        ] {
-            assert_eq!(unit_in(&vars, args), want, "{args:?}");
-        }
-        // A bad -B is still an error, whatever the environment says.
-        assert!(resolve_in(&env(&vars), &["-B", "XYZ"]).is_err());
-    }
-}
+mod tests;

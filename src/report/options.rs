@@ -10,6 +10,7 @@
 //! imports another part of the report.
 
 use crate::figures::Figure;
+use crate::timefmt::TimeFormat;
 use crate::units::Unit;
 
 /// Output format.
@@ -59,6 +60,15 @@ pub struct ReportOptions {
     pub top: Option<usize>,
     /// `--min-size`: hide entries whose [`Self::rank`] figure is smaller.
     pub min_size: Option<u64>,
+    /// du's `-t`/`--threshold`: positive, hide entries whose
+    /// [`Self::rank`] figure is smaller; negative, those whose figure is
+    /// larger than its opposite. The `total` row is never hidden.
+    pub threshold: Option<i64>,
+    /// `--time`: a column with each entry's newest time ([`Stats::time`]),
+    /// formatted so (text and du; JSON writes it in seconds).
+    ///
+    /// [`Stats::time`]: crate::figures::Stats::time
+    pub time: Option<TimeFormat>,
     /// Colour the tree view (stdout is a terminal, `NO_COLOR` unset).
     pub color: bool,
 }
@@ -81,6 +91,8 @@ impl Default for ReportOptions {
             sort: None,
             top: None,
             min_size: None,
+            threshold: None,
+            time: None,
             color: false,
         }
     }
@@ -98,9 +110,38 @@ impl ReportOptions {
         }
     }
 
+    /// The unit `figure` is printed in: [`Self::unit`], except that an
+    /// inode count is never scaled by a block size (du sets its block size
+    /// to 1 under `--inodes`; `-h` and `--si` still apply).
+    pub fn unit_of(&self, figure: Figure) -> Unit {
+        match (figure, self.unit) {
+            (Figure::Inodes, Unit::Blocks { .. }) => Unit::Blocks {
+                size: 1,
+                suffix: None,
+            },
+            (_, u) => u,
+        }
+    }
+
+    /// Whether an entry whose rank figure is `v` passes `--min-size` and
+    /// `--threshold`.
+    pub(super) fn shown(&self, v: u64) -> bool {
+        self.min_size.is_none_or(|m| v >= m)
+            && self.threshold.is_none_or(|t| {
+                if t < 0 {
+                    v <= t.unsigned_abs()
+                } else {
+                    v >= t.unsigned_abs()
+                }
+            })
+    }
+
     /// Whether the entries must be collected before printing (anything but
     /// du order, all of it).
     pub(super) fn selects(&self) -> bool {
-        self.sort.is_some() || self.top.is_some() || self.min_size.is_some()
+        self.sort.is_some()
+            || self.top.is_some()
+            || self.min_size.is_some()
+            || self.threshold.is_some()
     }
 }

@@ -154,10 +154,7 @@ impl Rows {
     fn kept(&self, opts: &ReportOptions) -> Vec<u32> {
         let rank = opts.rank();
         let mut v: Vec<u32> = (0..self.len() as u32)
-            .filter(|&i| {
-                opts.min_size
-                    .is_none_or(|m| rank.of(&self.row(i).figures) >= m)
-            })
+            .filter(|&i| opts.shown(rank.of(&self.row(i).figures)))
             .collect();
         if let Some(n) = opts.top {
             if n < v.len() {

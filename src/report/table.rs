@@ -14,16 +14,21 @@ use std::io::{self, Write};
 use super::options::ReportOptions;
 use super::select;
 use crate::figures::{Figure, Stats};
+use crate::timefmt::TimeFormat;
 use crate::tree::Tree;
 
 /// The text table: an optional heading, then one row per entry and, with
 /// `-c`, a `total` row.
 pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io::Result<()> {
     let widths = column_widths(tree, opts);
+    let time_width = time_width(tree, opts);
     let end = if opts.null { b'\0' } else { b'\n' };
     let mut line = Vec::with_capacity(256);
     if opts.header && !opts.null {
         header(&mut line, opts, &widths)?;
+        if opts.time.is_some() {
+            write!(line, "{:<time_width$}  ", "Time")?;
+        }
         line.extend_from_slice(b"Path\n");
         out.write_all(&line)?;
     }
@@ -31,6 +36,11 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
     let mut row = |path: &[u8], s: &Stats| -> io::Result<()> {
         line.clear();
         sizes(&mut line, &mut cell, s, opts, &widths)?;
+        if let Some(t) = &opts.time {
+            cell.clear();
+            time_cell(t, s, &mut cell);
+            write!(line, "{cell:<time_width$}  ")?;
+        }
         line.extend_from_slice(path);
         line.push(end);
         out.write_all(&line)
@@ -55,7 +65,11 @@ pub(super) fn du(
     let mut row = |path: &[u8], s: &Stats| -> io::Result<()> {
         line.clear();
         cell.clear();
-        opts.unit.format(figure.of(s), &mut cell);
+        opts.unit_of(figure).format(figure.of(s), &mut cell);
+        if let Some(t) = &opts.time {
+            cell.push('\t');
+            time_cell(t, s, &mut cell);
+        }
         line.extend_from_slice(cell.as_bytes());
         line.push(b'\t');
         line.extend_from_slice(path);
@@ -67,6 +81,28 @@ pub(super) fn du(
         row(b"total", tree.grand_total())?;
     }
     Ok(())
+}
+
+/// `--time`'s cell: the newest time of the entry (the epoch when the walk
+/// recorded none).
+fn time_cell(t: &TimeFormat, s: &Stats, cell: &mut String) {
+    t.write(s.time.unwrap_or_default(), cell);
+}
+
+/// The width of the time column: the widest of the roots' times and the
+/// heading (every style but some `+FORMAT`s has one width).
+fn time_width(tree: &Tree, opts: &ReportOptions) -> usize {
+    let Some(t) = &opts.time else { return 0 };
+    let mut cell = String::new();
+    let mut w = "Time".len();
+    for &r in tree.roots() {
+        cell.clear();
+        time_cell(t, tree.figures(r), &mut cell);
+        w = w.max(cell.chars().count());
+    }
+    // Out-of-range times met here are met again on their rows.
+    let _ = t.take_out_of_range();
+    w
 }
 
 /// The width of each size column.
@@ -90,7 +126,7 @@ pub(super) fn column_widths(tree: &Tree, opts: &ReportOptions) -> Vec<usize> {
     opts.columns
         .iter()
         .zip(&maxes)
-        .map(|(c, &m)| opts.unit.width(m).max(c.header().len()))
+        .map(|(c, &m)| opts.unit_of(*c).width(m).max(c.header().len()))
         .collect()
 }
 
@@ -112,7 +148,7 @@ pub(super) fn sizes(
 ) -> io::Result<()> {
     for (c, w) in opts.columns.iter().zip(widths) {
         cell.clear();
-        opts.unit.format(c.of(s), cell);
+        opts.unit_of(*c).format(c.of(s), cell);
         write!(line, "{cell:>w$}  ")?;
     }
     Ok(())

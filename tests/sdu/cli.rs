@@ -765,8 +765,12 @@ fn usage_error_messages() {
             &["-s", "-d", "2", "."],
             "summarizing (-s) conflicts with --max-depth=2",
         ),
-        (&["-B", "XYZ", "."], "invalid block size 'XYZ'"),
-        (&["-B", "0", "-h", "."], "invalid block size '0'"),
+        (&["-B", "XYZ", "."], "invalid -B argument 'XYZ'"),
+        (&["-B", "0", "-h", "."], "invalid -B argument '0'"),
+        (
+            &["--block-size=1Q", "."],
+            "invalid suffix in --block-size argument '1Q'",
+        ),
         (&["--min-size", "1.5G", "."], "invalid size '1.5G'"),
         (&[""], "invalid zero-length file name"),
     ] {

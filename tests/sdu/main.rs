@@ -4,6 +4,7 @@
 //! `util` (processes, temp trees, loopback filesystems, du comparison) and
 //! `json` (a strict parser of the `--json` document).
 
+mod as_du;
 mod big;
 mod cli;
 mod du_match;

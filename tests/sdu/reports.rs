@@ -188,11 +188,18 @@ fn bad_selection_flags_are_usage_errors() {
         args!["--sort", "size", "."],
         args!["--tree", "--json", "."],
         args!["--tree", "-0", "."],
+    ] {
+        let out = sdu(&a);
+        assert_eq!(out.code, Some(2), "{out:?}");
+        assert!(out.stdout.is_empty(), "{out:?}");
+    }
+    // With --du, a usage error is du's: exit 1.
+    for a in [
         args!["--du", "total", "--json", "."],
         args!["--du", "name", "."],
     ] {
         let out = sdu(&a);
-        assert_eq!(out.code, Some(2), "{out:?}");
+        assert_eq!(out.code, Some(1), "{out:?}");
         assert!(out.stdout.is_empty(), "{out:?}");
     }
 }

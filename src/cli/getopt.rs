@@ -1,0 +1,428 @@
+//! The command line read as glibc's `getopt_long` reads du's, before clap
+//! sees it: abbreviated long options (`--max=2`), values that start with
+//! `-` (`-d -1`, `-t -0`), operands among the options, and getopt's own
+//! messages for what it refuses (`du: unrecognized option '--foo'`,
+//! `du: option requires an argument -- 't'`), which scripts and
+//! coreutils' tests compare byte for byte.
+//!
+//! [`scan`] takes the options from clap's [`Command`], so there is one list
+//! of them, and gives back the arguments spelled out in full (every option
+//! as `--name=VALUE` or `-c`, then `--`, then the operands) for clap to
+//! parse, plus each option as it was spelled, for the messages that name
+//! it (`invalid -t argument` or `invalid --threshold argument`).
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+
+use clap::Command;
+
+/// du's long options, in du's order (`long_options` in du.c): in du mode an
+/// abbreviation is resolved among these first, so that sdu's own options
+/// never make a du abbreviation ambiguous, and the possibilities of an
+/// ambiguous one are listed in du's order.
+pub const DU_LONGS: [&str; 25] = [
+    "all",
+    "apparent-size",
+    "block-size",
+    "bytes",
+    "count-links",
+    "dereference",
+    "dereference-args",
+    "exclude",
+    "exclude-from",
+    "files0-from",
+    "human-readable",
+    "inodes",
+    "si",
+    "max-depth",
+    "null",
+    "no-dereference",
+    "one-file-system",
+    "separate-dirs",
+    "summarize",
+    "total",
+    "threshold",
+    "time",
+    "time-style",
+    "help",
+    "version",
+];
+
+/// Whether an option takes a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Takes {
+    No,
+    Required,
+    /// Only after `=` (`--time[=WORD]`).
+    Optional,
+}
+
+/// One option of the command.
+#[derive(Debug)]
+struct Opt {
+    id: String,
+    long: Option<String>,
+    short: Option<char>,
+    takes: Takes,
+}
+
+/// One option as given on the command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Given {
+    /// clap's id of the argument.
+    pub id: String,
+    /// As spelled in messages: `-t`, or `--threshold` (in full, even when
+    /// abbreviated, as getopt does).
+    pub spelled: String,
+    pub value: Option<OsString>,
+}
+
+/// The command line, read.
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// The arguments for clap: the program name, the options in full, `--`,
+    /// the operands.
+    pub args: Vec<OsString>,
+    /// The options in the order given.
+    pub given: Vec<Given>,
+    /// getopt's messages, without the program name (`unrecognized option
+    /// '--foo'`); getopt goes on after each, and du then fails.
+    pub errors: Vec<String>,
+}
+
+#[cfg(test)]
+impl Scan {
+    /// The options given with this id, in order.
+    pub fn of<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a Given> + 'a {
+        self.given.iter().filter(move |g| g.id == id)
+    }
+}
+
+fn options(cmd: &Command) -> Vec<Opt> {
+    cmd.get_arguments()
+        .filter(|a| !a.is_positional())
+        .map(|a| {
+            let takes = if !a.get_action().takes_values() {
+                Takes::No
+            } else if a.is_require_equals_set() {
+                Takes::Optional
+            } else {
+                Takes::Required
+            };
+            Opt {
+                id: a.get_id().to_string(),
+                long: a.get_long().map(str::to_owned),
+                short: a.get_short(),
+                takes,
+            }
+        })
+        .collect()
+}
+
+/// Reads `args` (the program name first) as getopt_long would, with the
+/// options of `cmd`. `du` resolves abbreviations among [`DU_LONGS`] first.
+pub fn scan(cmd: &Command, args: &[OsString], du: bool) -> Scan {
+    let opts = options(cmd);
+    let mut scan = Scan::default();
+    scan.args
+        .push(args.first().cloned().unwrap_or_else(|| "sdu".into()));
+    let mut operands = Vec::new();
+    let mut i = 1;
+    while i < args.len() {
+        let arg = args[i].as_bytes();
+        i += 1;
+        if arg == b"--" {
+            operands.extend(args[i..].iter().cloned());
+            break;
+        }
+        if let Some(rest) = arg.strip_prefix(b"--") {
+            long_option(&opts, rest, du, args, &mut i, &mut scan);
+        } else if arg.len() > 1 && arg[0] == b'-' {
+            short_options(&opts, &arg[1..], args, &mut i, &mut scan);
+        } else {
+            operands.push(args[i - 1].clone());
+        }
+    }
+    for g in &scan.given {
+        let o = opts
+            .iter()
+            .find(|o| o.id == g.id)
+            .expect("an option of cmd");
+        let mut a = match (&o.long, o.short) {
+            (Some(l), _) => format!("--{l}").into_bytes(),
+            (None, Some(c)) => format!("-{c}").into_bytes(),
+            (None, None) => continue,
+        };
+        if let Some(v) = &g.value {
+            if o.long.is_some() {
+                a.push(b'=');
+            }
+            a.extend_from_slice(v.as_bytes());
+        }
+        scan.args.push(OsString::from_vec(a));
+    }
+    scan.args.push("--".into());
+    scan.args.extend(operands);
+    scan
+}
+
+/// `--name`, `--name=value`, `--abbrev...` (`rest` is after the `--`).
+fn long_option(
+    opts: &[Opt],
+    rest: &[u8],
+    du: bool,
+    args: &[OsString],
+    i: &mut usize,
+    scan: &mut Scan,
+) {
+    let shown = String::from_utf8_lossy(rest);
+    let (name, value) = match rest.iter().position(|&b| b == b'=') {
+        Some(p) => (&rest[..p], Some(&rest[p + 1..])),
+        None => (rest, None),
+    };
+    fn long(o: &Opt) -> Option<&[u8]> {
+        o.long.as_deref().map(str::as_bytes)
+    }
+    let exact = opts.iter().find(|o| long(o) == Some(name));
+    let o = match exact {
+        Some(o) => o,
+        None => {
+            let prefix = |o: &&Opt| long(o).is_some_and(|l: &[u8]| l.starts_with(name));
+            let mut found: Vec<&Opt> = opts.iter().filter(prefix).collect();
+            if du {
+                let of_du = |o: &&Opt| DU_LONGS.contains(&o.long.as_deref().unwrap_or(""));
+                if found.iter().any(of_du) {
+                    found.retain(of_du);
+                    found.sort_by_key(|o| {
+                        DU_LONGS.iter().position(|&l| Some(l) == o.long.as_deref())
+                    });
+                }
+            }
+            match *found.as_slice() {
+                [] => {
+                    scan.errors.push(format!("unrecognized option '--{shown}'"));
+                    return;
+                }
+                [o] => o,
+                [first, ref rest @ ..] if rest.iter().all(|o| o.id == first.id) => first,
+                ref all => {
+                    let mut m = format!("option '--{shown}' is ambiguous; possibilities:");
+                    for o in all {
+                        m.push_str(&format!(" '--{}'", o.long.as_deref().unwrap_or("")));
+                    }
+                    scan.errors.push(m);
+                    return;
+                }
+            }
+        }
+    };
+    let full = format!("--{}", o.long.as_deref().unwrap_or(""));
+    let value = match (o.takes, value) {
+        (Takes::No, Some(_)) => {
+            scan.errors
+                .push(format!("option '{full}' doesn't allow an argument"));
+            return;
+        }
+        (Takes::No | Takes::Optional, None) => None,
+        (_, Some(v)) => Some(OsStr::from_bytes(v).to_owned()),
+        (Takes::Required, None) => match args.get(*i) {
+            Some(v) => {
+                *i += 1;
+                Some(v.clone())
+            }
+            None => {
+                scan.errors
+                    .push(format!("option '{full}' requires an argument"));
+                return;
+            }
+        },
+    };
+    scan.given.push(Given {
+        id: o.id.clone(),
+        spelled: full,
+        value,
+    });
+}
+
+/// `-abc`, `-B1K`, `-B 1K` (`cluster` is after the `-`).
+fn short_options(opts: &[Opt], cluster: &[u8], args: &[OsString], i: &mut usize, scan: &mut Scan) {
+    let text = String::from_utf8_lossy(cluster).into_owned();
+    for (at, c) in text.char_indices() {
+        let Some(o) = opts.iter().find(|o| o.short == Some(c)) else {
+            scan.errors.push(format!("invalid option -- '{c}'"));
+            continue;
+        };
+        let spelled = format!("-{c}");
+        if o.takes != Takes::Required {
+            scan.given.push(Given {
+                id: o.id.clone(),
+                spelled,
+                value: None,
+            });
+            continue;
+        }
+        let after = &cluster[at + c.len_utf8()..];
+        let value = if !after.is_empty() {
+            OsStr::from_bytes(after).to_owned()
+        } else if let Some(v) = args.get(*i) {
+            *i += 1;
+            v.clone()
+        } else {
+            scan.errors
+                .push(format!("option requires an argument -- '{c}'"));
+            return;
+        };
+        scan.given.push(Given {
+            id: o.id.clone(),
+            spelled,
+            value: Some(value),
+        });
+        return;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{Arg, ArgAction};
+
+    fn cmd() -> Command {
+        Command::new("du")
+            .arg(
+                Arg::new("all")
+                    .short('a')
+                    .long("all")
+                    .action(ArgAction::SetTrue),
+            )
+            .arg(Arg::new("threshold").short('t').long("threshold"))
+            .arg(
+                Arg::new("time")
+                    .long("time")
+                    .num_args(0..=1)
+                    .require_equals(true),
+            )
+            .arg(Arg::new("time_style").long("time-style"))
+            .arg(
+                Arg::new("total")
+                    .short('c')
+                    .long("total")
+                    .action(ArgAction::SetTrue),
+            )
+            .arg(Arg::new("top").short('n').long("top"))
+            .arg(
+                Arg::new("dereference")
+                    .short('L')
+                    .long("dereference")
+                    .action(ArgAction::SetTrue),
+            )
+            .arg(
+                Arg::new("deref_args")
+                    .short('D')
+                    .long("dereference-args")
+                    .action(ArgAction::SetTrue),
+            )
+            .arg(Arg::new("paths").num_args(0..))
+    }
+
+    fn run(args: &[&str], du: bool) -> Scan {
+        let args: Vec<OsString> = std::iter::once("du")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        scan(&cmd(), &args, du)
+    }
+
+    fn spelled(s: &Scan) -> Vec<String> {
+        s.args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn options_spelled_out_operands_last() {
+        let s = run(
+            &[
+                "x",
+                "-at",
+                "-0",
+                "--thr",
+                "5",
+                "y",
+                "--time",
+                "--time=ctime",
+                "-c",
+                "--",
+                "-z",
+            ],
+            true,
+        );
+        assert_eq!(
+            spelled(&s),
+            [
+                "du",
+                "--all",
+                "--threshold=-0",
+                "--threshold=5",
+                "--time",
+                "--time=ctime",
+                "--total",
+                "--",
+                "x",
+                "y",
+                "-z"
+            ]
+        );
+        assert!(s.errors.is_empty(), "{:?}", s.errors);
+        let t: Vec<&str> = s.of("threshold").map(|g| g.spelled.as_str()).collect();
+        assert_eq!(t, ["-t", "--threshold"]);
+        // -ct: -t lacks its value; with one, even `--` is it.
+        assert_eq!(
+            run(&["-ct"], true).errors,
+            ["option requires an argument -- 't'"]
+        );
+        assert_eq!(
+            spelled(&run(&["-ct", "--"], true)),
+            ["du", "--total", "--threshold=--", "--"]
+        );
+    }
+
+    #[test]
+    fn getopt_messages() {
+        let e = |args: &[&str]| run(args, true).errors;
+        assert_eq!(e(&["--foo=1"]), ["unrecognized option '--foo=1'"]);
+        assert_eq!(e(&["-q"]), ["invalid option -- 'q'"]);
+        assert_eq!(e(&["-aqa"]), ["invalid option -- 'q'"]);
+        assert_eq!(
+            e(&["--all=3"]),
+            ["option '--all' doesn't allow an argument"]
+        );
+        assert_eq!(e(&["--thr"]), ["option '--threshold' requires an argument"]);
+        assert_eq!(e(&["-t"]), ["option requires an argument -- 't'"]);
+        assert_eq!(
+            e(&["--d"]),
+            ["option '--d' is ambiguous; possibilities: '--dereference' '--dereference-args'"]
+        );
+        // --t: threshold, time, time-style and total are du's; --top is
+        // not listed.
+        assert_eq!(
+            e(&["--t=1"]),
+            [
+                "option '--t=1' is ambiguous; possibilities: '--total' '--threshold' '--time' '--time-style'"
+            ]
+        );
+        // du's abbreviations win over sdu's own options...
+        assert_eq!(spelled(&run(&["--to"], true))[1], "--total");
+        // ...which are ambiguous with them in sdu's own mode.
+        assert_eq!(run(&["--to"], false).errors.len(), 1);
+        // --time takes a value only after '='.
+        assert_eq!(
+            spelled(&run(&["--time", "x"], true)),
+            ["du", "--time", "--", "x"]
+        );
+        assert_eq!(
+            spelled(&run(&["--time-s", "iso"], true)),
+            ["du", "--time-style=iso", "--"]
+        );
+    }
+}
