@@ -321,7 +321,7 @@ fn options_are_dus() {
 /// the separate figure of the directory where it first meets it; the
 /// library's -S roll-up leaves it out (d/sub: 104 where du says 116).
 #[test]
-#[ignore = "library: -S leaves multiply-linked files out of their directory's figure"]
+
 fn separate_dirs_with_a_hard_link() {
     let t = TestDir::new();
     tree(t.path());
