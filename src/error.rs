@@ -7,7 +7,7 @@ use std::io;
 
 use rustix::io::Errno;
 
-use crate::quote::quote;
+use crate::quote::{quote, quotef};
 use crate::units::Unit;
 
 /// Why a run could not finish.
@@ -104,6 +104,14 @@ pub enum Diagnostic {
         /// The directory as printed.
         path: Vec<u8>,
     },
+    /// Under du's rules: a directory moved elsewhere while it was read (its
+    /// `..` is no longer the directory it was found in). du's traversal
+    /// cannot go on from there and stops that PATH, as sdu then does; an
+    /// error (exit status 1).
+    DirMoved {
+        /// The directory, where it was found.
+        path: Vec<u8>,
+    },
     /// Under `-L`, a symlink to a directory above it: not followed.
     DirectoryCycle {
         /// The symlink as printed.
@@ -157,6 +165,7 @@ impl Diagnostic {
                 | Diagnostic::CannotReadExtents { .. }
                 | Diagnostic::CircularDirectory { .. }
                 | Diagnostic::CannotFree { .. }
+                | Diagnostic::DirMoved { .. }
         )
     }
 
@@ -168,6 +177,7 @@ impl Diagnostic {
             | Diagnostic::ReplacedDir { path }
             | Diagnostic::CannotReadExtents { path, .. }
             | Diagnostic::CircularDirectory { path }
+            | Diagnostic::DirMoved { path }
             | Diagnostic::DirectoryCycle { path }
             | Diagnostic::NoFiemap { path, .. }
             | Diagnostic::Probe { path, .. } => Some(path),
@@ -205,6 +215,11 @@ impl fmt::Display for Diagnostic {
                  NOTIFY YOUR SYSTEM MANAGER.\n\
                  The following directory is part of the cycle:\n  {}\n",
                 quote(path)
+            ),
+            Diagnostic::DirMoved { path } => write!(
+                f,
+                "fts_read failed: {}: No such file or directory",
+                quotef(path)
             ),
             Diagnostic::DirectoryCycle { path } => write!(
                 f,

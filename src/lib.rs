@@ -39,7 +39,7 @@ use std::time::Instant;
 
 pub use error::{Diagnostic, Error};
 pub use messages::Messages;
-pub use quote::quote;
+pub use quote::{quote, quotef};
 pub use report::ReportOptions;
 pub use walk::{Counters, Progress, WalkOptions};
 
@@ -109,6 +109,7 @@ pub fn scan(opts: &WalkOptions, rules: tree::Rules, msgs: &Messages) -> Result<S
         extents,
         registry,
         counters,
+        moved,
     } = walk::walk(
         &WalkOptions {
             du_rules: rules.du,
@@ -125,7 +126,8 @@ pub fn scan(opts: &WalkOptions, rules: tree::Rules, msgs: &Messages) -> Result<S
     let dirs = nodes.len().saturating_sub(1);
     let granularity = |space| registry.granularity(space);
     let files_shared = files.len();
-    let tree = tree::Tree::build_with(nodes, links, &files, &sweep, granularity, rules);
+    let mut tree = tree::Tree::build_with(nodes, links, &files, &sweep, granularity, rules);
+    tree.stop_after(&moved);
     let stats = ScanStats {
         dirs,
         files_shared,

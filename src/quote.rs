@@ -51,6 +51,21 @@ pub fn quote(name: &[u8]) -> String {
     quote_in(name, utf8)
 }
 
+/// coreutils' `quotef`: a file name in a message that starts with it
+/// (`du: FILE: No such file or directory`): as it is when the shell would
+/// read it so, else quoted as [`quote`] does.
+pub fn quotef(name: &[u8]) -> String {
+    let plain = !name.is_empty()
+        && name
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b"%+,-./:=@_^".contains(&b));
+    if plain {
+        String::from_utf8_lossy(name).into_owned()
+    } else {
+        quote(name)
+    }
+}
+
 /// [`quote`] in a locale whose charset is UTF-8 (`utf8`) or in the C locale.
 pub fn quote_in(name: &[u8], utf8: bool) -> String {
     let mut q = Quoter {

@@ -107,20 +107,7 @@ pub fn time_format(given: Option<&str>, env: Option<&str>) -> Result<String, Str
         .map_err(|amb| argmatch_error(&style, "time style", &STYLES, amb))
 }
 
-/// coreutils' `quotef`: a file name in a message that starts with it
-/// (`du: FILE: No such file or directory`): as it is when the shell would
-/// read it so, else quoted as [`quote`] does.
-pub fn quotef(name: &[u8]) -> String {
-    let plain = !name.is_empty()
-        && name
-            .iter()
-            .all(|&b| b.is_ascii_alphanumeric() || b"%+,-./:=@_^".contains(&b));
-    if plain {
-        String::from_utf8_lossy(name).into_owned()
-    } else {
-        quote(name)
-    }
-}
+pub use sdu::quotef;
 
 /// The text of an I/O error as the C library's `strerror` words it ("No
 /// such file or directory"), without Rust's " (os error 2)".

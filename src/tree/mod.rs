@@ -49,6 +49,9 @@ pub struct Tree {
     nodes: Vec<NodeRec>,
     /// Nodes du's rules skip, with everything below them.
     hidden: Vec<bool>,
+    /// Nodes after which du's traversal of their root stops (a directory
+    /// moved while it was read).
+    stops: Vec<u32>,
     /// What sets of entries free, when kept ([`Rules::keep_sets`]).
     reclaim: Option<Reclaim>,
     /// Figures of the subtree of each node.
@@ -157,6 +160,7 @@ impl Tree {
         let (child_start, child_ids) = children(&nodes, rules.du);
         Tree {
             nodes,
+            stops: Vec::new(),
             hidden,
             reclaim,
             figures,
@@ -195,6 +199,14 @@ impl Tree {
                 .find(|&&c| self.nodes[c as usize].name[..] == name[..])?;
         }
         Some(id)
+    }
+
+    /// Makes [`Tree::visit`] stop listing a root right after any of
+    /// `nodes` (du stops there when a directory was moved during its
+    /// traversal).
+    pub fn stop_after(&mut self, nodes: &[u32]) {
+        self.stops = nodes.to_vec();
+        self.stops.sort_unstable();
     }
 
     /// The name of node `id`: for a root, the path as given.
@@ -305,6 +317,9 @@ impl Tree {
                     figures: &self.figures[id as usize],
                 })?;
                 path.truncate(before);
+                if self.stops.binary_search(&id).is_ok() {
+                    break;
+                }
             }
         }
         Ok(())

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use dashmap::DashSet;
 use rustix::fs::{self as rfs, Statx, StatxFlags};
 
-use super::fdcache::{DirFs, FdCache};
+use super::fdcache::{DirFs, FdCache, MoveWatch};
 use crate::error::Diagnostic;
 use crate::extents::Extents;
 use crate::figures::{Kind, Stats, TimeField, Timestamp};
@@ -152,6 +152,8 @@ pub(super) struct Ctx<'a> {
     /// ones: under `-L`, or under du's rules when roots overlap (then one
     /// directory or file can be met more than once).
     pub(super) hash_all: bool,
+    /// Under du's rules: directories moved during the scan.
+    pub(super) watch: Option<Arc<MoveWatch>>,
     /// Multiply-linked inodes already claimed for FIEMAP.
     pub(super) mapped: DashSet<(u32, u64, u64)>,
 }

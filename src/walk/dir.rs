@@ -370,6 +370,7 @@ fn entry<'s>(
             mount_root,
             symlinks,
             order: idx,
+            watch: h.watch.clone(),
             fs: (dev == h.dev).then_some(dir.fs),
             path,
             fd: Mutex::new(None),

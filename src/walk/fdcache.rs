@@ -14,7 +14,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use rustix::fs::{CWD, OFlags};
+use rustix::fs::{AtFlags, CWD, OFlags, StatxFlags};
 
 use super::open::{DirError, open_dir};
 use crate::probe::FsInfo;
@@ -54,6 +54,8 @@ pub(super) struct DirHandle {
     /// Its position in its parent's getdents order (a root: among the
     /// roots).
     pub order: u32,
+    /// Under du's rules: where to record that it was moved during the scan.
+    pub watch: Option<Arc<MoveWatch>>,
     /// Its filesystem when known from the parent (same `st_dev`); `None`
     /// means probe it once opened.
     pub fs: Option<DirFs>,
@@ -65,14 +67,81 @@ pub(super) struct DirHandle {
     pub pending: AtomicUsize,
 }
 
+/// Directories moved during the scan, found as their subtrees complete.
+///
+/// du returns from a directory to its parent through `..` once it has
+/// read the directory's whole subtree, and fails there if the directory
+/// was moved meanwhile ("fts_read failed"), which ends that root's
+/// traversal. sdu holds directory fds and never notices a move by itself;
+/// under du's rules it checks each directory's path once its subtree is
+/// done (when its handle drops): gone, or another inode, is a move.
+#[derive(Debug, Default)]
+pub(super) struct MoveWatch {
+    /// Paths are resolved through symlinks (`-L`, and roots under `-H`).
+    pub follow: bool,
+    /// (node, path as found) of each directory moved.
+    pub moved: Mutex<Vec<(u32, Vec<u8>)>>,
+}
+
+impl DirHandle {
+    /// Is this directory still at the path it was found at? `None` when
+    /// that cannot be told (a path too long, a loop, no permission).
+    fn still_there(&self, follow: bool) -> Option<bool> {
+        let c = std::ffi::CString::new(self.path(None)).ok()?;
+        let flags = if follow {
+            AtFlags::STATX_DONT_SYNC
+        } else {
+            AtFlags::SYMLINK_NOFOLLOW | AtFlags::STATX_DONT_SYNC
+        };
+        match rustix::fs::statx(CWD, &c, flags, StatxFlags::INO) {
+            Ok(st) => Some(
+                st.stx_ino == self.ino
+                    && rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor) == self.dev,
+            ),
+            Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => Some(false),
+            Err(_) => None,
+        }
+    }
+
+    /// Under du's rules, when its subtree is done: was it moved away from
+    /// its parent? (Its path no longer leads to it while its parent's still
+    /// leads to the parent: below a moved directory, nothing else is.)
+    fn check_moved(&self, watch: &MoveWatch) {
+        let f = watch.follow;
+        let moved = self.still_there(f) == Some(false)
+            && self
+                .parent
+                .as_ref()
+                .is_some_and(|p| p.still_there(f) == Some(true));
+        if moved {
+            let path = self.path(None);
+            watch
+                .moved
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((self.id, path));
+        }
+    }
+}
+
 impl Drop for DirHandle {
     /// Drops the parent chain iteratively: a recursive drop of a
-    /// 5,000-level chain would overflow a worker's stack.
+    /// 5,000-level chain would overflow a worker's stack. Under du's rules,
+    /// first checks that the directory was not moved (its subtree is done).
     fn drop(&mut self) {
+        if let (Some(w), Some(_)) = (&self.watch, &self.parent) {
+            self.check_moved(w);
+        }
         let mut next = self.parent.take();
         while let Some(p) = next {
             match Arc::try_unwrap(p) {
-                Ok(mut h) => next = h.parent.take(),
+                Ok(mut h) => {
+                    // Its parent goes before its own drop runs: check now.
+                    if let (Some(w), Some(_)) = (&h.watch, &h.parent) {
+                        h.check_moved(w);
+                    }
+                    next = h.parent.take();
+                }
                 Err(_) => break,
             }
         }

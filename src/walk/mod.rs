@@ -60,6 +60,9 @@ pub struct Walk {
     pub registry: Registry,
     /// What the walk counted.
     pub counters: Counters,
+    /// Directories moved while they were read (du's rules only): du stops
+    /// each root there.
+    pub moved: Vec<u32>,
 }
 
 /// Walks `opts.roots` and returns the tree's records and the indexed
@@ -108,6 +111,12 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
         registry: Registry::default(),
         extents: Extents::new(),
         hash_all: opts.follow_links || (opts.du_rules && overlap),
+        watch: opts.du_rules.then(|| {
+            Arc::new(fdcache::MoveWatch {
+                follow: opts.follow_links || opts.follow_args,
+                ..fdcache::MoveWatch::default()
+            })
+        }),
         mapped: DashSet::new(),
     };
     pool.scope(|s| {
@@ -115,7 +124,18 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
             start_root(&ctx, s, root, ns, i as u32);
         }
     });
-    Ok(assemble(ctx))
+    // Every handle has dropped: the moves found are all in.
+    let mut moved = match &ctx.watch {
+        Some(w) => std::mem::take(&mut *w.moved.lock().unwrap_or_else(|e| e.into_inner())),
+        None => Vec::new(),
+    };
+    moved.sort_unstable();
+    for (_, path) in &moved {
+        msgs.report(Diagnostic::DirMoved { path: path.clone() });
+    }
+    let mut walk = assemble(ctx);
+    walk.moved = moved.into_iter().map(|(id, _)| id).collect();
+    Ok(walk)
 }
 
 /// The namespace of each root: 0 for the roots that lie inside no other
@@ -222,6 +242,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
         mount_root: false,
         symlinks: 0,
         order,
+        watch: ctx.watch.clone(),
         fs: None,
         path: (!ctx.opts.excludes.is_empty()).then(|| root.into()),
         fd: Mutex::new(None),
@@ -263,5 +284,6 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         extents: ctx.extents,
         registry: ctx.registry,
         counters,
+        moved: Vec::new(),
     }
 }

@@ -184,3 +184,53 @@ fn entries_are_listed_in_du_order() {
     assert_same(t.path(), &["r"]);
     assert_same(t.path(), &["-a", "r"]);
 }
+
+/// coreutils' move-dir-while-traversing, made deterministic: strace holds
+/// an open deep inside `a/b` while the test moves `a/b` up a level. du
+/// would fail returning to `a` ("fts_read failed") and stop that PATH;
+/// sdu as du checks each directory once its subtree is read, says the same
+/// (exit 1), lists nothing after `a/b` in that PATH, and goes on with the
+/// next PATH. sdu used to print the old tree and exit 0.
+#[test]
+fn directory_moved_while_its_subtree_is_read_stops_the_path_as_in_du() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        return unavailable("strace is not installed").unwrap_or(());
+    }
+    let t = TestDir::new();
+    fs::create_dir_all(t.path().join("T/U/3/a/b/c/1/d/e/held")).unwrap();
+    fs::create_dir_all(t.path().join("T/U/3/a/b/c/2")).unwrap();
+    fs::create_dir(t.path().join("d2")).unwrap();
+    let trace = t.path().join("trace");
+    let child = Command::new("strace")
+        .current_dir(t.path())
+        .args(["-f", "-qq", "-o"])
+        .arg(&trace)
+        .args(["-P", "held", "-e", "trace=openat"])
+        .args(["-e", "inject=openat:delay_enter=1500000"])
+        .arg(sdu_bin())
+        .args(["--du", "total", "-j1", "T/U", "d2"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !fs::read_to_string(&trace).is_ok_and(|s| s.contains("\"held\"")) {
+        assert!(start.elapsed().as_secs() < 20, "sdu never opened held");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    fs::rename(t.path().join("T/U/3/a/b"), t.path().join("T/U/3/b")).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        "sdu: fts_read failed: T/U/3/a/b: No such file or directory\n"
+    );
+    let listed = names(&out.stdout);
+    assert_eq!(listed.last().map(String::as_str), Some("d2"), "{listed:?}");
+    let at = listed
+        .iter()
+        .position(|p| p == "T/U/3/a/b")
+        .expect("a/b listed");
+    assert_eq!(at + 2, listed.len(), "nothing of T/U after a/b: {listed:?}");
+}
