@@ -94,8 +94,9 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
             "Total :: Allocated bytes (st_blocks x 512), directories included: what du prints. \
              With --apparent-size the Apparent column (the sum of st_size) takes its place.",
             "Exclusive :: The bytes of data that belong to one file alone: Total less the bytes \
-             of the extents that the filesystem flags as shared (FIEMAP_EXTENT_SHARED). Inline \
-             and not yet allocated (delayed) data count as exclusive.",
+             of the extents that the filesystem flags as shared (FIEMAP_EXTENT_SHARED). Not yet \
+             allocated (delayed) data counts as exclusive, and so does Btrfs inline data \
+             unless a snapshot in the scan shares the same inode, unchanged.",
             "Shared :: The size of the shared data that some file under the entry references, \
              counted once however many files, clones or snapshots reference it. \
              Exclusive + Shared is the space the entry's data really occupies; \

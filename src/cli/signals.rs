@@ -21,9 +21,12 @@ use super::progress::Clearer;
 ///
 /// A signal the process inherited as ignored (`nohup`, a background job
 /// of a non-interactive shell) stays ignored: catching it would let it
-/// kill sdu, which it must not. The handlers are installed by the thread
-/// that waits for them, so that no signal can be caught with nobody left
-/// to act on it; one that arrives before that kills sdu as before.
+/// kill sdu, which it must not. The handlers are installed before this
+/// returns (a signal right after the progress line appears must find
+/// them: installing them from the waiting thread lost that race on a
+/// loaded machine); if the waiting thread cannot start, dropping the
+/// handlers unregisters them, so that no signal is caught with nobody to
+/// act on it.
 pub fn clear_progress_on_interrupt(clearer: Clearer) -> io::Result<()> {
     let caught: Vec<i32> = [SIGINT, SIGTERM]
         .into_iter()
@@ -32,12 +35,10 @@ pub fn clear_progress_on_interrupt(clearer: Clearer) -> io::Result<()> {
     if caught.is_empty() {
         return Ok(());
     }
+    let mut signals = Signals::new(&caught)?;
     thread::Builder::new()
         .name("sdu-signals".into())
         .spawn(move || {
-            let Ok(mut signals) = Signals::new(&caught) else {
-                return;
-            };
             if let Some(sig) = signals.forever().next() {
                 // Die on time even if the terminal blocks the clearing
                 // (output stopped with ^S when SIGTERM comes).

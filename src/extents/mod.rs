@@ -11,6 +11,7 @@
 
 pub mod fiemap;
 pub mod index;
+pub mod inline;
 pub mod source;
 pub mod sweep;
 #[cfg(test)]

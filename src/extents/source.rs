@@ -15,7 +15,7 @@ use std::io;
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::fiemap::Fiemap;
+use super::fiemap::{FIEMAP_EXTENT_DATA_INLINE, Fiemap};
 use super::index::SharedIndex;
 use super::sweep::Sweep;
 use crate::probe::{FsInfo, Granularity};
@@ -46,6 +46,8 @@ pub struct FileExtents {
     /// The error that ended the map early, if any: the extents indexed
     /// before it stand.
     pub error: Option<io::Error>,
+    /// Some of its data is inline (in the metadata, no disk address).
+    pub inline: bool,
 }
 
 thread_local! {
@@ -81,6 +83,9 @@ impl Extents {
             let mut slot = cell.borrow_mut();
             let fm = slot.get_or_insert_with(Fiemap::new);
             fm.for_each(fd, |e| {
+                if e.flags & FIEMAP_EXTENT_DATA_INLINE != 0 {
+                    got.inline = true;
+                }
                 if e.is_shared() && e.length > 0 {
                     let id = *got
                         .file
@@ -98,6 +103,17 @@ impl Extents {
             }
         }
         got
+    }
+
+    /// A new file id, for a file whose shared data was found after the
+    /// walk (see [`super::inline`]).
+    pub fn new_file(&self) -> u32 {
+        self.next_file.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Indexes one more shared range for `file` (see [`super::inline`]).
+    pub fn insert(&self, space: u32, physical: u64, length: u64, file: u32) {
+        self.index.insert(space, physical, length, file);
     }
 
     /// The number of file ids handed out.

@@ -240,3 +240,103 @@ pub(crate) fn btrfs_fsid(fd: BorrowedFd<'_>) -> io::Result<[u8; 16]> {
     };
     Ok(args.fsid)
 }
+
+/// `struct btrfs_ioctl_timespec`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct BtrfsTimespec {
+    sec: u64,
+    nsec: u32,
+}
+
+/// `struct btrfs_ioctl_get_subvol_info_args`: output of
+/// `BTRFS_IOC_GET_SUBVOL_INFO`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct BtrfsSubvolInfo {
+    treeid: u64,
+    name: [u8; 256],
+    parent_id: u64,
+    dirid: u64,
+    generation: u64,
+    flags: u64,
+    uuid: [u8; 16],
+    parent_uuid: [u8; 16],
+    received_uuid: [u8; 16],
+    ctransid: u64,
+    otransid: u64,
+    stransid: u64,
+    rtransid: u64,
+    ctime: BtrfsTimespec,
+    otime: BtrfsTimespec,
+    stime: BtrfsTimespec,
+    rtime: BtrfsTimespec,
+    reserved: [u64; 8],
+}
+
+const _: () = assert!(size_of::<BtrfsTimespec>() == 16);
+const _: () = assert!(size_of::<BtrfsSubvolInfo>() == 504);
+
+/// `_IOR(0x94, 60, struct btrfs_ioctl_get_subvol_info_args)` (Linux ≥ 4.18).
+pub(crate) const BTRFS_IOC_GET_SUBVOL_INFO: Opcode = opcode::read::<BtrfsSubvolInfo>(0x94, 60);
+
+/// `ioctl(fd, BTRFS_IOC_GET_SUBVOL_INFO)`—the UUID of the Btrfs subvolume
+/// holding `fd` and the UUID of the subvolume it is a snapshot of (zero
+/// when it is none). Unprivileged.
+pub fn btrfs_subvol_uuids(fd: BorrowedFd<'_>) -> io::Result<([u8; 16], [u8; 16])> {
+    let mut args = BtrfsSubvolInfo {
+        treeid: 0,
+        name: [0; 256],
+        parent_id: 0,
+        dirid: 0,
+        generation: 0,
+        flags: 0,
+        uuid: [0; 16],
+        parent_uuid: [0; 16],
+        received_uuid: [0; 16],
+        ctransid: 0,
+        otransid: 0,
+        stransid: 0,
+        rtransid: 0,
+        ctime: BtrfsTimespec::default(),
+        otime: BtrfsTimespec::default(),
+        stime: BtrfsTimespec::default(),
+        rtime: BtrfsTimespec::default(),
+        reserved: [0; 8],
+    };
+    // SAFETY: BTRFS_IOC_GET_SUBVOL_INFO writes one 504-byte `struct
+    // btrfs_ioctl_get_subvol_info_args` (layout mirrored, size pinned
+    // above); `args` is initialised and exclusively borrowed.
+    unsafe {
+        ioctl(
+            fd,
+            Updater::<{ BTRFS_IOC_GET_SUBVOL_INFO }, BtrfsSubvolInfo>::new(&mut args),
+        )?
+    };
+    Ok((args.uuid, args.parent_uuid))
+}
+
+/// The argument of `FS_IOC_GETVERSION`: declared `long`, but filesystems
+/// write an `int` (the inode's generation) into its first four bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct Version {
+    generation: u32,
+    pad: u32,
+}
+
+const _: () = assert!(size_of::<Version>() == 8);
+
+/// `_IOR('v', 1, long)`.
+pub(crate) const FS_IOC_GETVERSION: Opcode = opcode::read::<Version>(b'v', 1);
+
+/// `ioctl(fd, FS_IOC_GETVERSION)`—the inode generation of the open file
+/// (Btrfs: the transaction that created the inode). Unprivileged.
+pub fn file_generation(fd: BorrowedFd<'_>) -> io::Result<u32> {
+    let mut v = Version::default();
+    // SAFETY: FS_IOC_GETVERSION writes at most the 8 bytes of its `long`
+    // argument (filesystems write an `int`); `v` is 8 bytes (pinned above),
+    // initialised and exclusively borrowed.
+    unsafe { ioctl(fd, Updater::<{ FS_IOC_GETVERSION }, Version>::new(&mut v))? };
+    Ok(v.generation)
+}

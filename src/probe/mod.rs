@@ -164,6 +164,9 @@ pub struct Probe {
     pub reflink: Option<io::Result<bool>>,
     /// The filesystem UUID, asked only where data can be shared.
     pub uuid: Option<io::Result<[u8; 16]>>,
+    /// Btrfs only: the subvolume's UUID and the UUID of the subvolume it is
+    /// a snapshot of.
+    pub subvol: Option<io::Result<([u8; 16], [u8; 16])>>,
 }
 
 impl Probe {
@@ -180,10 +183,12 @@ impl Probe {
             _ => false,
         };
         let uuid = may_share.then(|| ioctl::fs_uuid(fd));
+        let subvol = matches!(magic, Ok(magic::BTRFS)).then(|| ioctl::btrfs_subvol_uuids(fd));
         Probe {
             magic,
             reflink,
             uuid,
+            subvol,
         }
     }
 }
@@ -209,6 +214,8 @@ struct RegistryInner {
     spaces: HashMap<(u32, u32), u32>,
     /// The filesystem index of each extent space.
     space_fs: Vec<u32>,
+    /// Btrfs subvolumes, by device: their UUID and their origin's.
+    subvols: HashMap<u64, ([u8; 16], [u8; 16])>,
 }
 
 impl Registry {
@@ -279,6 +286,9 @@ impl Registry {
         if let Some(fs) = inner.by_dev.get(&dev) {
             return (*fs, None);
         }
+        if let Some(Ok(ids)) = probe.subvol {
+            inner.subvols.insert(dev, ids);
+        }
         let next = inner.all.len() as u32;
         let index = *inner.by_identity.entry(identity).or_insert(next);
         let fs = FsInfo {
@@ -340,6 +350,12 @@ impl Registry {
             inner.space_fs.push(index);
         }
         key
+    }
+
+    /// The Btrfs subvolume of device `dev`: its UUID and the UUID of the
+    /// subvolume it is a snapshot of (zero when none); `None` when unknown.
+    pub fn subvolume(&self, dev: u64) -> Option<([u8; 16], [u8; 16])> {
+        self.lock().subvols.get(&dev).copied()
     }
 
     /// The granularity of the filesystem of extent space `space`.
@@ -443,6 +459,7 @@ mod tests {
             magic: Err(fail()),
             reflink: None,
             uuid: None,
+            subvol: None,
         };
         let (info, warning) = reg.insert(1, probe());
         assert!(info.unverified && !info.can_share);
@@ -467,6 +484,7 @@ mod tests {
                 magic: Ok(magic::XFS),
                 reflink: Some(Err(fail())),
                 uuid: Some(Ok([7; 16])),
+                subvol: None,
             },
         );
         assert!(info.can_share && !info.unverified);
@@ -485,6 +503,7 @@ mod tests {
                 magic: Ok(magic::BTRFS),
                 reflink: None,
                 uuid: Some(Err(fail())),
+                subvol: None,
             },
         );
         assert!(info.unverified && !info.can_share);
@@ -498,6 +517,7 @@ mod tests {
                     magic: Ok(magic::BTRFS),
                     reflink: None,
                     uuid: Some(Ok([9; 16])),
+                    subvol: None,
                 },
             )
         };
@@ -518,6 +538,7 @@ mod tests {
                     magic: Ok(magic::NFS + dev as u32),
                     reflink: None,
                     uuid: None,
+                    subvol: None,
                 },
             )
             .0

@@ -13,8 +13,9 @@ use super::fdcache::DirFs;
 use super::open::{self, OpenFile};
 use crate::error::{Diagnostic, strerror};
 use crate::extents::Source;
+use crate::extents::inline::InlineRec;
 use crate::figures::{Kind, Stats};
-use crate::probe::{self, Skip};
+use crate::probe::{self, Skip, ioctl, magic};
 use crate::records::{FileRec, Link};
 
 /// A non-directory entry as the walk found it.
@@ -211,6 +212,24 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Map
             reason: e.to_string(),
         });
         local.unverified(view.total.saturating_sub(got.shared_bytes));
+    }
+    if got.inline && fs.info.magic == magic::BTRFS {
+        // Inline data a snapshot may share: decided after the walk.
+        if let Ok(generation) = ioctl::file_generation(fd.as_fd()) {
+            local.inline.push(InlineRec {
+                node: f.node,
+                ns: f.ns,
+                dev: dev_of(f.st),
+                ino: now.st_ino,
+                generation,
+                ctime: (now.st_ctime, now.st_ctime_nsec as u32),
+                size: now.st_size as u64,
+                bytes: view.total.saturating_sub(got.shared_bytes),
+                linked: once,
+                file: got.file,
+                fs: fs.info.index,
+            });
+        }
     }
     Mapped::Extents {
         view,

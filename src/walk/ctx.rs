@@ -11,6 +11,7 @@ use rustix::fs::{self as rfs, Statx, StatxFlags};
 use super::fdcache::{DirFs, FdCache, MoveWatch};
 use crate::error::Diagnostic;
 use crate::extents::Extents;
+use crate::extents::inline::InlineRec;
 use crate::figures::{Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
 use crate::messages::Messages;
@@ -119,6 +120,8 @@ impl Counters {
 /// before handing it to its thread's shard in one lock.
 #[derive(Default)]
 pub(super) struct Local {
+    /// Btrfs files with inline data (see [`crate::extents::inline`]).
+    pub(super) inline: Vec<InlineRec>,
     /// The figures the task adds to its directory's own node.
     pub(super) acc: Stats,
     pub(super) nodes: Vec<NodeRec>,
@@ -130,6 +133,7 @@ pub(super) struct Local {
 /// Records produced by tasks on one thread.
 #[derive(Default)]
 pub(super) struct Shard {
+    pub(super) inline: Vec<InlineRec>,
     pub(super) nodes: Vec<NodeRec>,
     /// Figures a batch adds to a directory whose node another task pushed.
     pub(super) partial: Vec<(u32, Stats)>,
@@ -182,6 +186,7 @@ impl Ctx<'_> {
         shard.links.append(&mut local.links);
         shard.files.append(&mut local.files);
         shard.counters.add(&local.counters);
+        shard.inline.append(&mut local.inline);
     }
 
     /// The figures of the inode `st` describes, with its `--time`

@@ -260,6 +260,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let mut partial = Vec::new();
     let mut files = vec![FileRec::default(); ctx.extents.files()];
     let mut counters = Counters::default();
+    let mut inline = Vec::new();
     for shard in ctx.shards {
         let shard = shard.into_inner().unwrap_or_else(|e| e.into_inner());
         for rec in shard.nodes {
@@ -273,10 +274,20 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
             files[id] = f;
         }
         counters.add(&shard.counters);
+        inline.extend(shard.inline);
     }
     for (id, stats) in partial {
         nodes[id as usize].own += stats;
     }
+    // Inline data that snapshots share: shared units like any extent.
+    crate::extents::inline::share(
+        &inline,
+        &ctx.registry,
+        &ctx.extents,
+        &mut nodes,
+        &mut links,
+        &mut files,
+    );
     Walk {
         nodes,
         links,

@@ -12,6 +12,7 @@ mod du_rules;
 mod errors;
 mod fuzz;
 mod golden;
+mod inline;
 mod json;
 mod model;
 mod plan;
