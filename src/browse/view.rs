@@ -116,17 +116,18 @@ fn header(app: &App<'_>, look: Look) -> Vec<Line<'static>> {
     let d = app.dir_figures();
     let u = look.unit;
     let files = if app.show_files() {
-        "files shown"
+        ""
     } else {
-        "files hidden"
+        ", files hidden"
     };
     vec![
         Line::from(vec![
             Span::styled(" sdu ", title.add_modifier(Modifier::BOLD)),
             Span::styled(format!(" {path} "), title),
+            Span::raw(format!("  {sort}")),
         ]),
         Line::from(format!(
-            " {} {}  Exclusive {}  Shared {}  Reclaimable {}  ·  {} entries, {files}  ·  {sort}",
+            " {} {}  Exclusive {}  Shared {}  Reclaimable {}  ·  {} entries{files}",
             app.first.header(),
             size(u, app.first_of(d)),
             size(u, d.exclusive),
