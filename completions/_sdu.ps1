@@ -71,6 +71,8 @@ Register-ArgumentCompleter -Native -CommandName 'sdu' -ScriptBlock {
             [CompletionResult]::new('--human-readable', '--human-readable', [CompletionResultType]::ParameterName, 'Print sizes in human readable format, powers of 1024 (the default, except with --du or a block size in the environment)')
             [CompletionResult]::new('--si', '--si', [CompletionResultType]::ParameterName, 'Like -h, but use powers of 1000')
             [CompletionResult]::new('--tree', '--tree', [CompletionResultType]::ParameterName, 'Print an indented tree with a bar per entry, largest first')
+            [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'Browse the tree full-screen after the scan: the four figures of every entry, sorted as asked; mark entries (Space) to see what deleting all of them frees, shared data counted once (? lists the keys)')
+            [CompletionResult]::new('--interactive', '--interactive', [CompletionResultType]::ParameterName, 'Browse the tree full-screen after the scan: the four figures of every entry, sorted as asked; mark entries (Space) to see what deleting all of them frees, shared data counted once (? lists the keys)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document (all sizes in bytes)')
             [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Produce a grand total')
             [CompletionResult]::new('--total', '--total', [CompletionResultType]::ParameterName, 'Produce a grand total')

@@ -68,6 +68,8 @@ set edit:completion:arg-completer[sdu] = {|@words|
             cand --human-readable 'Print sizes in human readable format, powers of 1024 (the default, except with --du or a block size in the environment)'
             cand --si 'Like -h, but use powers of 1000'
             cand --tree 'Print an indented tree with a bar per entry, largest first'
+            cand -i 'Browse the tree full-screen after the scan: the four figures of every entry, sorted as asked; mark entries (Space) to see what deleting all of them frees, shared data counted once (? lists the keys)'
+            cand --interactive 'Browse the tree full-screen after the scan: the four figures of every entry, sorted as asked; mark entries (Space) to see what deleting all of them frees, shared data counted once (? lists the keys)'
             cand --json 'Print one JSON document (all sizes in bytes)'
             cand -c 'Produce a grand total'
             cand --total 'Produce a grand total'

@@ -9,6 +9,7 @@
 //! be read (each named on stderr), 2 on a usage or fatal error (1 in du's
 //! mode, as du).
 
+mod browse;
 mod cli;
 
 use std::ffi::OsString;
@@ -93,6 +94,7 @@ fn main() -> ExitCode {
         return cli::man::generate(kind);
     }
     let env = Env::of_process();
+    let interactive = args.interactive;
     let resolved = match resolve(args, &env) {
         Ok(c) => c,
         Err(e) => {
@@ -108,6 +110,14 @@ fn main() -> ExitCode {
         eprintln!("{program}: {m}");
     }
     let delay = progress::delay(env.var("SDU_PROGRESS_DELAY_MS"));
+    if interactive {
+        let code = browse::run(&browse::config(cfg), program, delay);
+        return if noted_errors {
+            ExitCode::from(1)
+        } else {
+            code
+        };
+    }
     let display = cfg.walk.progress.clone().map(|p| Display::start(p, delay));
     if let Some(d) = &display {
         // Without the handler, Ctrl-C still stops sdu; only the line stays.

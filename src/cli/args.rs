@@ -205,6 +205,17 @@ pub struct Cli {
     #[arg(long, value_name = "STYLE", help_heading = "Output")]
     pub time_style: Option<String>,
 
+    /// Browse the tree full-screen after the scan: the four figures of every
+    /// entry, sorted as asked; mark entries (Space) to see what deleting
+    /// all of them frees, shared data counted once (? lists the keys)
+    #[arg(
+        short = 'i',
+        long,
+        conflicts_with_all = ["json", "du", "tree", "to_free", "null"],
+        help_heading = "Output"
+    )]
+    pub interactive: bool,
+
     /// Print one JSON document (all sizes in bytes)
     #[arg(long, help_heading = "Output")]
     pub json: bool,

@@ -28,6 +28,13 @@ use super::progress::Clearer;
 /// handlers unregisters them, so that no signal is caught with nobody to
 /// act on it.
 pub fn clear_progress_on_interrupt(clearer: Clearer) -> io::Result<()> {
+    on_interrupt(move || clearer.clear())
+}
+
+/// Runs `cleanup` when SIGINT or SIGTERM arrives, then lets the signal
+/// kill the process (the browser restores the terminal this way), with
+/// the rules of [`clear_progress_on_interrupt`].
+pub fn on_interrupt(cleanup: impl FnOnce() + Send + 'static) -> io::Result<()> {
     let caught: Vec<i32> = [SIGINT, SIGTERM]
         .into_iter()
         .filter(|&s| !inherited_ignored(s))
@@ -46,7 +53,7 @@ pub fn clear_progress_on_interrupt(clearer: Clearer) -> io::Result<()> {
                     thread::sleep(Duration::from_secs(1));
                     let _ = emulate_default_handler(sig);
                 });
-                clearer.clear();
+                cleanup();
                 let _ = emulate_default_handler(sig);
             }
         })

@@ -6,6 +6,7 @@
 
 mod as_du;
 mod big;
+mod browse;
 mod cli;
 mod du_match;
 mod du_rules;

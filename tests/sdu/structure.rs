@@ -32,14 +32,14 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The module path of a file under `src/` of the library: `src/walk/dir.rs`
 /// is `walk::dir`, `src/walk/mod.rs` is `walk`, `src/lib.rs` is the root.
-/// The binary's files (`main.rs`, `cli/`) form a crate of their own.
+/// The binary's files (`main.rs`, `cli/`, `browse/`) form a crate of their own.
 fn module_of(file: &Path) -> (bool, Vec<String>) {
     let rel = file.strip_prefix(src()).unwrap();
     let mut parts: Vec<String> = rel
         .iter()
         .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_string())
         .collect();
-    let bin = parts[0] == "main" || parts[0] == "cli";
+    let bin = matches!(parts[0].as_str(), "main" | "cli" | "browse");
     if matches!(
         parts.last().map(String::as_str),
         Some("mod" | "lib" | "main")

@@ -1,0 +1,346 @@
+//! The browser's state, apart from any terminal: the directory shown, its
+//! rows in order, the cursor, the sort, whether files are shown, and the
+//! marks with what deleting them frees.
+//!
+//! Everything here is a function of the keys pressed ([`Action`]) and the
+//! scanned [`Tree`], so the unit tests drive it without a terminal; the
+//! drawing is [`super::view`]'s.
+
+use std::time::{Duration, Instant};
+
+use sdu::figures::{Figure, Kind, Stats};
+use sdu::records::{NO_NODE, TOP};
+use sdu::tree::Tree;
+
+/// What the rows are ordered by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortKey {
+    /// A figure, largest first.
+    Figure(Figure),
+    /// The name, A to Z (bytewise).
+    Name,
+}
+
+/// The order of the rows: a key, and whether it is reversed from the key's
+/// own direction (figures largest first, names A to Z).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sort {
+    pub key: SortKey,
+    pub reverse: bool,
+}
+
+/// What a key asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Home,
+    End,
+    /// Into the directory under the cursor.
+    Open,
+    /// Up to the parent directory.
+    Back,
+    /// Sort by this key; again, reverse.
+    Sort(SortKey),
+    /// Show or hide the files (non-directories).
+    ToggleFiles,
+    /// Mark or unmark the entry under the cursor.
+    Mark,
+    /// Unmark everything.
+    ClearMarks,
+    /// Show or hide the help.
+    Help,
+    Quit,
+}
+
+/// The marked entries and what they add up to.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Marks {
+    /// Node ids, sorted.
+    pub ids: Vec<u32>,
+    /// The first column's figure (Total, or Apparent) of the marked entries
+    /// that lie inside no other marked one.
+    pub total: u64,
+    /// What deleting all of them frees: the reclaimable of their union.
+    pub frees: u64,
+}
+
+/// The browser's state.
+pub struct App<'t> {
+    tree: &'t Tree,
+    /// The figure of the first column: Total, or Apparent under
+    /// `--apparent-size`.
+    pub first: Figure,
+    /// The directory shown ([`TOP`]: the list of roots).
+    dir: u32,
+    /// Highest directory one can go up to: the one root, or [`TOP`] for
+    /// several.
+    top: u32,
+    /// The entries of `dir` shown, in order.
+    rows: Vec<u32>,
+    cursor: usize,
+    /// The first row on the screen.
+    offset: usize,
+    /// Rows on the screen (set by the view on each draw).
+    page: usize,
+    sort: Sort,
+    show_files: bool,
+    marks: Marks,
+    /// How long the last update of the marks' figures took.
+    pub mark_time: Duration,
+    pub help: bool,
+    pub quit: bool,
+}
+
+impl<'t> App<'t> {
+    /// A browser of `tree`, in its one root (or in the list of roots when
+    /// there are several), sorted by `sort`.
+    pub fn new(tree: &'t Tree, first: Figure, sort: Sort) -> App<'t> {
+        let roots: Vec<u32> = visible(tree, tree.roots()).collect();
+        let top = match roots[..] {
+            [one] if tree.kind(one) == Kind::Dir => one,
+            _ => TOP,
+        };
+        let mut app = App {
+            tree,
+            first,
+            dir: top,
+            top,
+            rows: Vec::new(),
+            cursor: 0,
+            offset: 0,
+            page: 20,
+            sort,
+            show_files: true,
+            marks: Marks::default(),
+            mark_time: Duration::ZERO,
+            help: false,
+            quit: false,
+        };
+        app.load(None);
+        app
+    }
+
+    pub fn tree(&self) -> &'t Tree {
+        self.tree
+    }
+
+    /// The directory shown.
+    pub fn dir(&self) -> u32 {
+        self.dir
+    }
+
+    /// The rows shown, in order.
+    pub fn rows(&self) -> &[u32] {
+        &self.rows
+    }
+
+    /// The index of the row under the cursor (0 when there is none).
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+
+    /// The entry under the cursor, if the directory has any row.
+    pub fn current(&self) -> Option<u32> {
+        self.rows.get(self.cursor).copied()
+    }
+
+    pub fn sort(&self) -> Sort {
+        self.sort
+    }
+
+    pub fn show_files(&self) -> bool {
+        self.show_files
+    }
+
+    pub fn marks(&self) -> &Marks {
+        &self.marks
+    }
+
+    pub fn is_marked(&self, id: u32) -> bool {
+        self.marks.ids.binary_search(&id).is_ok()
+    }
+
+    /// The first row on the screen for `height` rows, keeping the cursor
+    /// in view; remembers `height` as the page for PgUp and PgDn.
+    pub fn scroll(&mut self, height: usize) -> usize {
+        self.page = height.max(1);
+        if self.cursor < self.offset {
+            self.offset = self.cursor;
+        } else if self.cursor >= self.offset + self.page {
+            self.offset = self.cursor + 1 - self.page;
+        }
+        let last_start = self.rows.len().saturating_sub(self.page);
+        self.offset = self.offset.min(last_start);
+        self.offset
+    }
+
+    /// The figures of the directory shown (of all roots for [`TOP`]).
+    pub fn dir_figures(&self) -> &'t Stats {
+        self.tree.figures(self.dir)
+    }
+
+    /// The path of `id`: its root as given, then its names.
+    pub fn path(&self, id: u32) -> Vec<u8> {
+        let mut names = Vec::new();
+        let mut n = id;
+        while n != TOP && n != NO_NODE {
+            names.push(self.tree.name(n));
+            n = self.tree.parent(n);
+        }
+        let mut p = Vec::new();
+        for name in names.iter().rev() {
+            if !p.is_empty() && p.last() != Some(&b'/') {
+                p.push(b'/');
+            }
+            p.extend_from_slice(name);
+        }
+        p
+    }
+
+    /// The figure the rows are ranked by and the bars drawn from: the sort
+    /// figure, or the first column's when sorted by name.
+    pub fn rank(&self) -> Figure {
+        match self.sort.key {
+            SortKey::Figure(f) => f,
+            SortKey::Name => self.first,
+        }
+    }
+
+    /// Applies one key's action.
+    pub fn apply(&mut self, a: Action) {
+        let last = self.rows.len().saturating_sub(1);
+        match a {
+            Action::Up => self.cursor = self.cursor.saturating_sub(1),
+            Action::Down => self.cursor = (self.cursor + 1).min(last),
+            Action::PageUp => self.cursor = self.cursor.saturating_sub(self.page),
+            Action::PageDown => self.cursor = (self.cursor + self.page).min(last),
+            Action::Home => self.cursor = 0,
+            Action::End => self.cursor = last,
+            Action::Open => {
+                if let Some(id) = self.current().filter(|&id| self.tree.kind(id) == Kind::Dir) {
+                    self.dir = id;
+                    self.load(None);
+                }
+            }
+            Action::Back => {
+                if self.dir != self.top {
+                    let from = self.dir;
+                    let p = self.tree.parent(from);
+                    self.dir = if p == NO_NODE { TOP } else { p };
+                    self.load(Some(from));
+                }
+            }
+            Action::Sort(key) => {
+                self.sort = if self.sort.key == key {
+                    Sort {
+                        key,
+                        reverse: !self.sort.reverse,
+                    }
+                } else {
+                    Sort {
+                        key,
+                        reverse: false,
+                    }
+                };
+                let at = self.current();
+                self.load(at);
+            }
+            Action::ToggleFiles => {
+                self.show_files = !self.show_files;
+                let at = self.current();
+                self.load(at);
+            }
+            Action::Mark => {
+                if let Some(id) = self.current() {
+                    match self.marks.ids.binary_search(&id) {
+                        Ok(i) => {
+                            self.marks.ids.remove(i);
+                        }
+                        Err(i) => self.marks.ids.insert(i, id),
+                    }
+                    self.update_marks();
+                    // As in ncdu: mark, then move on.
+                    self.cursor = (self.cursor + 1).min(last);
+                }
+            }
+            Action::ClearMarks => {
+                self.marks.ids.clear();
+                self.update_marks();
+            }
+            Action::Help => self.help = !self.help,
+            Action::Quit => self.quit = true,
+        }
+    }
+
+    /// Recomputes what the marks add up to.
+    fn update_marks(&mut self) {
+        let t0 = Instant::now();
+        let ids = &self.marks.ids;
+        let inside_another = |id: u32| {
+            let mut n = self.tree.parent(id);
+            while n != NO_NODE && n != TOP {
+                if ids.binary_search(&n).is_ok() {
+                    return true;
+                }
+                n = self.tree.parent(n);
+            }
+            false
+        };
+        self.marks.total = ids
+            .iter()
+            .filter(|&&id| !inside_another(id))
+            .map(|&id| self.first_of(self.tree.figures(id)))
+            .fold(0u64, u64::saturating_add);
+        self.marks.frees = if ids.is_empty() {
+            0
+        } else {
+            self.tree.frees(ids).unwrap_or(0)
+        };
+        self.mark_time = t0.elapsed();
+    }
+
+    /// The first column's figure of `s`.
+    pub fn first_of(&self, s: &Stats) -> u64 {
+        self.first.of(s)
+    }
+
+    /// Fills the rows of `self.dir`, sorted, with the cursor on `at` if it
+    /// is among them (else on the first row).
+    fn load(&mut self, at: Option<u32>) {
+        let show_files = self.show_files;
+        let tree = self.tree;
+        self.rows.clear();
+        self.rows.extend(
+            visible(tree, tree.children(self.dir))
+                .filter(|&id| show_files || tree.kind(id) == Kind::Dir),
+        );
+        let Sort { key, reverse } = self.sort;
+        let by_name = |a: &u32, b: &u32| tree.name(*a).cmp(tree.name(*b));
+        match key {
+            SortKey::Name => self.rows.sort_by(by_name),
+            SortKey::Figure(f) => self.rows.sort_by(|a, b| {
+                f.of(tree.figures(*b))
+                    .cmp(&f.of(tree.figures(*a)))
+                    .then_with(|| by_name(a, b))
+            }),
+        }
+        if reverse {
+            self.rows.reverse();
+        }
+        self.cursor = at
+            .and_then(|id| self.rows.iter().position(|&r| r == id))
+            .unwrap_or(0);
+        self.offset = 0;
+    }
+}
+
+/// The entries of `ids` that du's rules do not hide.
+fn visible<'a>(tree: &'a Tree, ids: &'a [u32]) -> impl Iterator<Item = u32> + 'a {
+    ids.iter().copied().filter(|&id| !tree.is_hidden(id))
+}
+
+#[cfg(test)]
+mod tests;

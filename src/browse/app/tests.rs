@@ -1,0 +1,287 @@
+use sdu::extents::Sweep;
+use sdu::probe::Granularity;
+use sdu::records::{Link, NodeRec};
+use sdu::tree::Rules;
+
+use super::*;
+
+const A: u32 = 2;
+const B: u32 = 3;
+const F: u32 = 4;
+const G: u32 = 5;
+const H1: u32 = 6;
+const H2: u32 = 7;
+
+fn rec(id: u32, parent: u32, depth: u32, name: &str, kind: Kind, own: u64) -> NodeRec {
+    NodeRec {
+        order: 0,
+        id,
+        parent,
+        depth,
+        kind,
+        leaf: kind != Kind::Dir,
+        name: name.as_bytes().into(),
+        own: Stats {
+            total: own,
+            exclusive: own,
+            reclaimable: own,
+            apparent: own / 2,
+            ..Stats::default()
+        },
+    }
+}
+
+fn link(node: u32) -> Link {
+    Link {
+        ns: 0,
+        entry: None,
+        dev: 1,
+        ino: 9,
+        nlink: 2,
+        node,
+        stats: Stats {
+            total: 1000,
+            exclusive: 1000,
+            ..Stats::default()
+        },
+    }
+}
+
+/// r/{a/{f 100, h1}, b/{g 10, h2}}, directories of 4 bytes, h1 and h2 two
+/// links of one 1000-byte inode: deleting a or b alone frees nothing of
+/// it, both together free all of it.
+fn tree() -> Tree {
+    let nodes = vec![
+        rec(0, NO_NODE, 0, "", Kind::Dir, 0),
+        rec(1, 0, 0, "r", Kind::Dir, 4),
+        // A directory's own figures hold its files' (as the walk makes
+        // them); a leaf's are its file's alone.
+        rec(A, 1, 1, "a", Kind::Dir, 4 + 100),
+        rec(B, 1, 1, "b", Kind::Dir, 4 + 10),
+        rec(F, A, 2, "f", Kind::File, 100),
+        rec(G, B, 2, "g", Kind::File, 10),
+        rec(H1, A, 2, "h1", Kind::File, 0),
+        rec(H2, B, 2, "h2", Kind::File, 0),
+    ];
+    let rules = Rules {
+        keep_sets: true,
+        ..Rules::default()
+    };
+    Tree::build_with(
+        nodes,
+        vec![link(H1), link(H2)],
+        &[],
+        &Sweep::default(),
+        |_| Granularity::Block,
+        rules,
+    )
+}
+
+fn by_total() -> Sort {
+    Sort {
+        key: SortKey::Figure(Figure::Total),
+        reverse: false,
+    }
+}
+
+fn names(app: &App<'_>) -> Vec<String> {
+    app.rows()
+        .iter()
+        .map(|&id| String::from_utf8_lossy(app.tree().name(id)).into_owned())
+        .collect()
+}
+
+#[test]
+fn opens_in_the_one_root_largest_first() {
+    let t = tree();
+    let app = App::new(&t, Figure::Total, by_total());
+    assert_eq!(app.dir(), 1);
+    assert_eq!(names(&app), ["a", "b"]);
+    assert_eq!(app.dir_figures().total, 4 + 4 + 4 + 100 + 10 + 1000);
+    assert_eq!(app.current(), Some(A));
+}
+
+#[test]
+fn open_and_back_keep_the_place() {
+    let t = tree();
+    let mut app = App::new(&t, Figure::Total, by_total());
+    app.apply(Action::Down);
+    app.apply(Action::Open);
+    assert_eq!(app.dir(), B);
+    assert_eq!(names(&app), ["h2", "g"]);
+    assert_eq!(app.path(app.dir()), b"r/b");
+    // A file does not open.
+    app.apply(Action::Open);
+    assert_eq!(app.dir(), B);
+    app.apply(Action::Back);
+    assert_eq!(app.dir(), 1);
+    assert_eq!(app.current(), Some(B), "the cursor is back on b");
+    // Above the one root there is nothing.
+    app.apply(Action::Back);
+    assert_eq!(app.dir(), 1);
+}
+
+#[test]
+fn moves_clamp_at_the_ends() {
+    let t = tree();
+    let mut app = App::new(&t, Figure::Total, by_total());
+    app.apply(Action::Up);
+    assert_eq!(app.cursor(), 0);
+    app.apply(Action::End);
+    assert_eq!(app.cursor(), 1);
+    app.apply(Action::Down);
+    assert_eq!(app.cursor(), 1);
+    app.apply(Action::Home);
+    assert_eq!(app.cursor(), 0);
+    app.scroll(1);
+    app.apply(Action::PageDown);
+    assert_eq!(app.cursor(), 1);
+    app.apply(Action::PageUp);
+    assert_eq!(app.cursor(), 0);
+    app.apply(Action::PageDown);
+    assert_eq!(app.scroll(1), 1, "the cursor stays in view");
+}
+
+#[test]
+fn sort_keys_and_reverse() {
+    let t = tree();
+    let mut app = App::new(&t, Figure::Total, by_total());
+    app.apply(Action::Open); // a: h1 (1000), f (100)
+    assert_eq!(names(&app), ["h1", "f"]);
+    app.apply(Action::Sort(SortKey::Figure(Figure::Total)));
+    assert!(app.sort().reverse);
+    assert_eq!(names(&app), ["f", "h1"]);
+    assert_eq!(app.current(), Some(H1), "the cursor stays on its entry");
+    app.apply(Action::Sort(SortKey::Name));
+    assert_eq!(
+        app.sort(),
+        Sort {
+            key: SortKey::Name,
+            reverse: false
+        }
+    );
+    assert_eq!(names(&app), ["f", "h1"]);
+    app.apply(Action::Sort(SortKey::Name));
+    assert_eq!(names(&app), ["h1", "f"]);
+    // Reclaimable: f frees its 100 bytes, h1 nothing (h2 stays).
+    app.apply(Action::Sort(SortKey::Figure(Figure::Reclaimable)));
+    assert_eq!(names(&app), ["f", "h1"]);
+    assert_eq!(app.rank(), Figure::Reclaimable);
+}
+
+#[test]
+fn files_shown_and_hidden() {
+    let t = tree();
+    let mut app = App::new(&t, Figure::Total, by_total());
+    app.apply(Action::Open);
+    assert!(app.show_files());
+    app.apply(Action::ToggleFiles);
+    assert!(app.rows().is_empty());
+    assert_eq!(app.current(), None);
+    // Nothing to act on: no panic, nothing changes.
+    for a in [Action::Down, Action::End, Action::Open, Action::Mark] {
+        app.apply(a);
+    }
+    assert!(app.marks().ids.is_empty());
+    app.apply(Action::Back);
+    assert_eq!(names(&app), ["a", "b"], "directories stay");
+    app.apply(Action::ToggleFiles);
+    app.apply(Action::Open);
+    assert_eq!(names(&app), ["h1", "f"]);
+}
+
+#[test]
+fn marks_free_their_union_and_count_nested_once() {
+    let t = tree();
+    let mut app = App::new(&t, Figure::Total, by_total());
+    let (ra, rb) = (t.figures(A).reclaimable, t.figures(B).reclaimable);
+    assert_eq!((ra, rb), (104, 14), "the shared inode is in neither alone");
+    app.apply(Action::Mark);
+    assert_eq!(app.current(), Some(B), "marking moves on");
+    assert_eq!(app.marks().frees, 104);
+    app.apply(Action::Mark);
+    let m = app.marks();
+    assert_eq!(m.ids, [A, B]);
+    assert_eq!(m.frees, 104 + 14 + 1000, "together they free the inode too");
+    assert_eq!(m.frees, t.frees(&[A, B]).unwrap());
+    assert_eq!(m.total, t.figures(A).total + t.figures(B).total);
+    // Marks stay while moving about; a file inside a marked directory
+    // counts once.
+    app.apply(Action::Open);
+    assert_eq!(app.dir(), B);
+    app.apply(Action::Mark);
+    assert!(app.is_marked(H2));
+    let m = app.marks().clone();
+    assert_eq!(m.ids.len(), 3);
+    assert_eq!(m.total, t.figures(A).total + t.figures(B).total);
+    assert_eq!(m.frees, 104 + 14 + 1000);
+    // Unmark b: a and h2 free a's bytes and the inode (both links in).
+    app.apply(Action::Back);
+    assert_eq!(app.current(), Some(B));
+    app.apply(Action::Mark);
+    let m = app.marks();
+    assert_eq!(m.ids, [A, H2]);
+    assert_eq!(m.frees, 104 + 1000);
+    assert_eq!(m.total, t.figures(A).total + 1000);
+    app.apply(Action::ClearMarks);
+    assert_eq!(app.marks(), &Marks::default());
+}
+
+#[test]
+fn the_first_column_may_be_apparent() {
+    let t = tree();
+    let mut app = App::new(&t, Figure::Apparent, by_total());
+    app.apply(Action::Mark);
+    assert_eq!(app.marks().total, t.figures(A).apparent);
+    assert_eq!(app.rank(), Figure::Total, "sorted as asked");
+    app.apply(Action::Sort(SortKey::Name));
+    assert_eq!(app.rank(), Figure::Apparent, "bars by the first column");
+}
+
+#[test]
+fn several_roots_open_on_their_list() {
+    let rules = Rules {
+        keep_sets: true,
+        ..Rules::default()
+    };
+    let nodes = vec![
+        rec(0, NO_NODE, 0, "", Kind::Dir, 0),
+        rec(1, 0, 0, "x", Kind::Dir, 4),
+        rec(2, 0, 0, "y/z", Kind::Dir, 8),
+        rec(3, 2, 1, "w", Kind::Dir, 8),
+    ];
+    let t = Tree::build_with(
+        nodes,
+        vec![],
+        &[],
+        &Sweep::default(),
+        |_| Granularity::Block,
+        rules,
+    );
+    let mut app = App::new(&t, Figure::Total, by_total());
+    assert_eq!(app.dir(), TOP);
+    assert_eq!(names(&app), ["y/z", "x"]);
+    app.apply(Action::Open);
+    assert_eq!(names(&app), ["w"]);
+    app.apply(Action::Open);
+    assert_eq!(app.path(app.dir()), b"y/z/w");
+    app.apply(Action::Back);
+    app.apply(Action::Back);
+    assert_eq!(app.dir(), TOP);
+    assert_eq!(app.current(), Some(2));
+    app.apply(Action::Mark);
+    app.apply(Action::Mark);
+    assert_eq!(app.marks().frees, 4 + 16);
+}
+
+#[test]
+fn help_and_quit() {
+    let t = tree();
+    let mut app = App::new(&t, Figure::Total, by_total());
+    app.apply(Action::Help);
+    assert!(app.help);
+    app.apply(Action::Help);
+    assert!(!app.help);
+    app.apply(Action::Quit);
+    assert!(app.quit);
+}
