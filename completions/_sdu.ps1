@@ -42,6 +42,8 @@ Register-ArgumentCompleter -Native -CommandName 'sdu' -ScriptBlock {
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never')
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Worker threads [default: the number of CPUs]')
             [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Worker threads [default: the number of CPUs]')
+            [CompletionResult]::new('--export', '--export', [CompletionResultType]::ParameterName, 'Write the scan to FILE (- for standard output) instead of the report, in ncdu''s JSON export format with sdu''s figures added: ncdu -f FILE browses it, sdu --import FILE reports on it')
+            [CompletionResult]::new('--import', '--import', [CompletionResultType]::ParameterName, 'Read a scan saved with --export (or ncdu -o) from FILE (- for standard input) instead of scanning; every report and --to-free work on it. PATHs are then --to-free candidates, by their paths in the saved scan')
             [CompletionResult]::new('--generate', '--generate', [CompletionResultType]::ParameterName, 'Print the man page or a shell completion script, and exit')
             [CompletionResult]::new('-s', '-s', [CompletionResultType]::ParameterName, 'Display only a total for each argument (same as -d 0)')
             [CompletionResult]::new('--summarize', '--summarize', [CompletionResultType]::ParameterName, 'Display only a total for each argument (same as -d 0)')

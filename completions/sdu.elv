@@ -39,6 +39,8 @@ set edit:completion:arg-completer[sdu] = {|@words|
             cand --color 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never'
             cand -j 'Worker threads [default: the number of CPUs]'
             cand --threads 'Worker threads [default: the number of CPUs]'
+            cand --export 'Write the scan to FILE (- for standard output) instead of the report, in ncdu''s JSON export format with sdu''s figures added: ncdu -f FILE browses it, sdu --import FILE reports on it'
+            cand --import 'Read a scan saved with --export (or ncdu -o) from FILE (- for standard input) instead of scanning; every report and --to-free work on it. PATHs are then --to-free candidates, by their paths in the saved scan'
             cand --generate 'Print the man page or a shell completion script, and exit'
             cand -s 'Display only a total for each argument (same as -d 0)'
             cand --summarize 'Display only a total for each argument (same as -d 0)'

@@ -26,6 +26,14 @@ pub enum Error {
     /// here as [`io::ErrorKind::BrokenPipe`]; the binary treats it as
     /// success.
     Write(io::Error),
+    /// A saved scan could not be read (`--import`) or written
+    /// (`--export`): nothing of it is used.
+    SavedScan {
+        /// The file as given (`-`: standard input or output).
+        file: Vec<u8>,
+        /// What is wrong, and where in the file.
+        what: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -38,6 +46,7 @@ impl fmt::Display for Error {
                 write!(f, "cannot start worker threads: {text}")
             }
             Error::Write(e) => write!(f, "write error: {e}"),
+            Error::SavedScan { file, what } => write!(f, "{}: {what}", quotef(file)),
             Error::Overlap { inner } => write!(
                 f,
                 "--to-free: {} lies inside another candidate; give candidates that do not overlap",
@@ -51,7 +60,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Threads(e) | Error::Write(e) => Some(e),
-            Error::Overlap { .. } => None,
+            Error::Overlap { .. } | Error::SavedScan { .. } => None,
         }
     }
 }
@@ -143,6 +152,18 @@ pub enum Diagnostic {
         /// How many candidates there were.
         candidates: usize,
     },
+    /// `--import` of a file sdu did not write (ncdu's own export): nothing
+    /// is known to be shared, so Exclusive is Total. A warning, said once.
+    NotBySdu {
+        /// The file as given.
+        file: Vec<u8>,
+    },
+    /// `--import --to-free`: a candidate that is not an entry of the saved
+    /// scan. An error (exit status 1); planned without it.
+    NotInScan {
+        /// The candidate as given.
+        path: Vec<u8>,
+    },
     /// At the end of a scan: files whose sharing could not be verified, and
     /// their bytes, counted as exclusive.
     Unverified {
@@ -166,6 +187,7 @@ impl Diagnostic {
                 | Diagnostic::CircularDirectory { .. }
                 | Diagnostic::CannotFree { .. }
                 | Diagnostic::DirMoved { .. }
+                | Diagnostic::NotInScan { .. }
         )
     }
 
@@ -180,7 +202,9 @@ impl Diagnostic {
             | Diagnostic::DirMoved { path }
             | Diagnostic::DirectoryCycle { path }
             | Diagnostic::NoFiemap { path, .. }
-            | Diagnostic::Probe { path, .. } => Some(path),
+            | Diagnostic::Probe { path, .. }
+            | Diagnostic::NotInScan { path } => Some(path),
+            Diagnostic::NotBySdu { .. } => None,
             Diagnostic::Unverified { .. } | Diagnostic::CannotFree { .. } => None,
         }
     }
@@ -249,11 +273,29 @@ impl fmt::Display for Diagnostic {
                     human(*all)
                 )
             }
+            Diagnostic::NotBySdu { file } => write!(
+                f,
+                "{}: not written by sdu (no sdu keys): nothing is known to be shared, Exclusive is Total",
+                quotef(file)
+            ),
+            Diagnostic::NotInScan { path } => {
+                write!(f, "{}: not an entry of the saved scan", quote(path))
+            }
             Diagnostic::Unverified { files, bytes } => write!(
                 f,
                 "{files} file(s), {bytes} bytes, could not be mapped and were counted as exclusive"
             ),
         }
+    }
+}
+
+/// The text of an I/O error as the C library prints it, without Rust's
+/// "(os error N)".
+pub(crate) fn io_text(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
     }
 }
 

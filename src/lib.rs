@@ -28,6 +28,7 @@ pub mod probe;
 mod quote;
 pub mod records;
 pub mod report;
+pub mod saved;
 pub mod timefmt;
 pub mod tree;
 pub mod units;
@@ -35,6 +36,7 @@ pub mod walk;
 
 use std::fmt::Write as _;
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::time::Instant;
 
 pub use error::{Diagnostic, Error};
@@ -58,6 +60,13 @@ pub struct Config {
     /// (the candidates) to delete to free at least SIZE bytes. Deletes
     /// nothing.
     pub to_free: Option<u64>,
+    /// `--export FILE` (`-`: standard output): write the scan as a saved
+    /// scan instead of the report.
+    pub export: Option<Vec<u8>>,
+    /// `--import FILE` (`-`: standard input): read a saved scan instead of
+    /// scanning; the roots are those saved, and `walk.roots` are the
+    /// `--to-free` candidates, named by their paths in it.
+    pub import: Option<Vec<u8>>,
 }
 
 /// What a run ended with.
@@ -101,6 +110,52 @@ struct ScanStats {
 /// # Errors
 /// [`Error::Threads`] when the walk cannot start its threads.
 pub fn scan(opts: &WalkOptions, rules: tree::Rules, msgs: &Messages) -> Result<Scan, Error> {
+    let w = walk_and_sweep(opts, rules, msgs)?;
+    let t2 = Instant::now();
+    let dirs = w.nodes.len().saturating_sub(1);
+    let granularity = |space| w.registry.granularity(space);
+    let files_shared = w.files.len();
+    let mut tree = tree::Tree::build_with(w.nodes, w.links, &w.files, &w.sweep, granularity, rules);
+    tree.stop_after(&w.moved);
+    let stats = ScanStats {
+        dirs,
+        files_shared,
+        indexed: w.indexed,
+        segments: w.sweep.segment_count(),
+        units: w.sweep.unit_count(),
+        walk: w.t_walk,
+        sweep: w.t_sweep,
+        tree: t2.elapsed(),
+    };
+    Ok(Scan {
+        tree,
+        counters: w.counters,
+        filesystems: w.registry.filesystems(),
+        stats,
+    })
+}
+
+/// The records of a walk and its swept extents, before the roll-up.
+struct Walked {
+    nodes: Vec<records::NodeRec>,
+    links: Vec<records::Link>,
+    files: Vec<records::FileRec>,
+    sweep: extents::Sweep,
+    registry: probe::Registry,
+    counters: Counters,
+    moved: Vec<u32>,
+    indexed: usize,
+    t_walk: std::time::Duration,
+    t_sweep: std::time::Duration,
+}
+
+/// Walks `opts.roots` (by du's rules when `rules.du`) and sweeps the
+/// shared extents.
+fn walk_and_sweep(
+    opts: &WalkOptions,
+    rules: tree::Rules,
+    msgs: &Messages,
+) -> Result<Walked, Error> {
     let t0 = Instant::now();
     let walk::Walk {
         nodes,
@@ -121,28 +176,17 @@ pub fn scan(opts: &WalkOptions, rules: tree::Rules, msgs: &Messages) -> Result<S
     let t1 = Instant::now();
     let indexed = extents.ranges();
     let sweep = extents.into_sweep(|space| registry.granularity(space));
-    let t_sweep = t1.elapsed();
-    let t2 = Instant::now();
-    let dirs = nodes.len().saturating_sub(1);
-    let granularity = |space| registry.granularity(space);
-    let files_shared = files.len();
-    let mut tree = tree::Tree::build_with(nodes, links, &files, &sweep, granularity, rules);
-    tree.stop_after(&moved);
-    let stats = ScanStats {
-        dirs,
-        files_shared,
-        indexed,
-        segments: sweep.segment_count(),
-        units: sweep.unit_count(),
-        walk: t_walk,
-        sweep: t_sweep,
-        tree: t2.elapsed(),
-    };
-    Ok(Scan {
-        tree,
+    Ok(Walked {
+        nodes,
+        links,
+        files,
+        sweep,
+        registry,
         counters,
-        filesystems: registry.filesystems(),
-        stats,
+        moved,
+        indexed,
+        t_walk,
+        t_sweep: t1.elapsed(),
     })
 }
 
@@ -154,6 +198,12 @@ pub fn scan(opts: &WalkOptions, rules: tree::Rules, msgs: &Messages) -> Result<S
 /// [`Error::Write`] when the report cannot be written,
 /// [`Error::Overlap`] when `--to-free` candidates overlap.
 pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
+    if let Some(file) = &cfg.import {
+        return run_import(cfg, file, out, msgs);
+    }
+    if let Some(file) = &cfg.export {
+        return run_export(cfg, file, out, msgs);
+    }
     // --to-free: scan the paths that lie inside no other, plan among the
     // candidates.
     let split = match cfg.to_free {
@@ -178,24 +228,16 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     } = scan(&walk_opts, rules, msgs)?;
     let errors = msgs.errors();
     let t3 = Instant::now();
-    match (cfg.to_free, &split) {
-        (Some(target), Some(split)) => {
-            let candidates = plan::nodes(&tree, split);
-            let ids: Vec<u32> = candidates.iter().map(|c| c.0).collect();
-            let plan = tree.plan(&ids, target).expect("sets kept");
-            if plan.reached {
-                report::plan::write(out, &plan, target, &candidates, &cfg.report)?;
-            } else {
-                msgs.report(Diagnostic::CannotFree {
-                    target,
-                    all: plan.all,
-                    candidates: ids.len(),
-                });
-            }
-        }
-        _ => report::write(out, &tree, &cfg.walk.roots, errors, &cfg.report)?,
-    }
-    out.flush()?;
+    let candidates = split.as_ref().map(|split| plan::nodes(&tree, split));
+    report_or_plan(
+        cfg,
+        out,
+        msgs,
+        &tree,
+        &cfg.walk.roots,
+        candidates.as_deref(),
+        errors,
+    )?;
     let t_report = t3.elapsed();
     if counters.unverified_files > 0 {
         msgs.report(Diagnostic::Unverified {
@@ -209,6 +251,225 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     Ok(Outcome {
         errors: msgs.errors(),
         counters,
+    })
+}
+
+/// The report of `tree`, or with `--to-free` the plan among `candidates`
+/// (their nodes, and the paths to print for them), and the flush.
+fn report_or_plan(
+    cfg: &Config,
+    out: &mut dyn Write,
+    msgs: &Messages,
+    tree: &tree::Tree,
+    roots: &[Vec<u8>],
+    candidates: Option<&[(u32, Vec<u8>)]>,
+    errors: u64,
+) -> Result<(), Error> {
+    match (cfg.to_free, candidates) {
+        (Some(target), Some(candidates)) => {
+            let ids: Vec<u32> = candidates.iter().map(|c| c.0).collect();
+            let plan = tree.plan(&ids, target).expect("sets kept");
+            if plan.reached {
+                report::plan::write(out, &plan, target, candidates, &cfg.report)?;
+            } else {
+                msgs.report(Diagnostic::CannotFree {
+                    target,
+                    all: plan.all,
+                    candidates: ids.len(),
+                });
+            }
+        }
+        _ => report::write(out, tree, roots, errors, &cfg.report)?,
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// `--export FILE`: walks as `-a` does (every file gets a node, so that
+/// ncdu lists them) and maps every file that may share, rolls the tree up
+/// by `cfg.rules` for the figures the file shows, and writes it. No report.
+fn run_export(
+    cfg: &Config,
+    file: &[u8],
+    out: &mut dyn Write,
+    msgs: &Messages,
+) -> Result<Outcome, Error> {
+    let walk = WalkOptions {
+        all: true,
+        skip_extents: false,
+        ..cfg.walk.clone()
+    };
+    let rules = tree::Rules {
+        keep_sets: false,
+        ..cfg.rules
+    };
+    let w = walk_and_sweep(&walk, rules, msgs)?;
+    let t2 = Instant::now();
+    let granularity = |space| w.registry.granularity(space);
+    let mut tree = tree::Tree::build_with(
+        w.nodes,
+        w.links.clone(),
+        &w.files,
+        &w.sweep,
+        granularity,
+        rules,
+    );
+    tree.stop_after(&w.moved);
+    let x = saved::Export {
+        tree: &tree,
+        links: &w.links,
+        files: &w.files,
+        sweep: &w.sweep,
+        granularity: &granularity,
+        rules,
+        walk: &walk,
+        errors: msgs.errors(),
+        overlap: walk::namespaces(&walk.roots).iter().any(|&ns| ns != 0),
+    };
+    let failed = |e: std::io::Error| Error::SavedScan {
+        file: file.to_vec(),
+        what: format!("write error: {}", error::io_text(&e)),
+    };
+    if file == b"-" {
+        let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
+        saved::write(&mut buf, &x)?;
+    } else {
+        let f = std::fs::File::create(std::ffi::OsStr::from_bytes(file)).map_err(failed)?;
+        let mut buf = std::io::BufWriter::with_capacity(1 << 16, f);
+        saved::write(&mut buf, &x).map_err(failed)?;
+        buf.into_inner()
+            .map_err(|e| failed(e.into_error()))?
+            .sync_all()
+            .map_err(failed)?;
+    }
+    let t_report = t2.elapsed();
+    if w.counters.unverified_files > 0 {
+        msgs.report(Diagnostic::Unverified {
+            files: w.counters.unverified_files,
+            bytes: w.counters.unverified_bytes,
+        });
+    }
+    if cfg.stats {
+        let st = ScanStats {
+            dirs: tree.len().saturating_sub(1),
+            files_shared: w.files.len(),
+            indexed: w.indexed,
+            segments: w.sweep.segment_count(),
+            units: w.sweep.unit_count(),
+            walk: w.t_walk,
+            sweep: w.t_sweep,
+            tree: std::time::Duration::ZERO,
+        };
+        msgs.raw(&stats_text(
+            &w.counters,
+            &w.registry.filesystems(),
+            &st,
+            t_report,
+        ));
+    }
+    Ok(Outcome {
+        errors: msgs.errors(),
+        counters: w.counters,
+    })
+}
+
+/// `--import FILE`: reads the saved scan, rolls it up by `cfg.rules`
+/// (folding its files into their directories without `-a`), and reports
+/// or plans as a scan would. `cfg.walk.roots` are `--to-free`'s
+/// candidates, by their paths in the saved scan.
+fn run_import(
+    cfg: &Config,
+    file: &[u8],
+    out: &mut dyn Write,
+    msgs: &Messages,
+) -> Result<Outcome, Error> {
+    let bad = |what: String| Error::SavedScan {
+        file: file.to_vec(),
+        what,
+    };
+    let t0 = Instant::now();
+    let read = if file == b"-" {
+        saved::read(std::io::stdin().lock())
+    } else {
+        let f = std::fs::File::open(std::ffi::OsStr::from_bytes(file))
+            .map_err(|e| bad(error::io_text(&e)))?;
+        saved::read(std::io::BufReader::with_capacity(1 << 16, f))
+    };
+    let mut s = read.map_err(|e| bad(e.to_string()))?;
+    if let Some(t) = cfg.walk.time
+        && s.time != Some(t)
+    {
+        return Err(bad(
+            "--time: the scan did not record that time (export with the same --time)".into(),
+        ));
+    }
+    if s.overlap && s.du != cfg.rules.du {
+        return Err(bad(format!(
+            "its PATHs overlap, and were walked {} du's counting: export again {} --du",
+            if s.du { "with" } else { "without" },
+            if cfg.rules.du { "with" } else { "without" }
+        )));
+    }
+    if !s.by_sdu {
+        msgs.report(Diagnostic::NotBySdu {
+            file: file.to_vec(),
+        });
+    }
+    // --to-free keeps the files: any entry may be a candidate.
+    if !cfg.walk.all && cfg.to_free.is_none() {
+        s.fold_leaves();
+    }
+    let roots = s.roots();
+    let t_read = t0.elapsed();
+    let rules = tree::Rules {
+        keep_sets: cfg.rules.keep_sets || cfg.to_free.is_some(),
+        ..cfg.rules
+    };
+    let t1 = Instant::now();
+    let saved::Saved {
+        nodes,
+        links,
+        files,
+        sweep,
+        spaces,
+        stops,
+        errors: saved_errors,
+        ..
+    } = s;
+    let granularity = |fs: u32| {
+        spaces
+            .iter()
+            .find(|x| x.0 == fs)
+            .map_or(probe::Granularity::Block, |x| x.1)
+    };
+    let (n_files, n_links) = (files.len(), links.len());
+    let mut tree = tree::Tree::build_with(nodes, links, &files, &sweep, granularity, rules);
+    tree.stop_after(&stops);
+    let t_tree = t1.elapsed();
+    let t2 = Instant::now();
+    let candidates = match cfg.to_free {
+        Some(_) => Some(plan::saved_nodes(&tree, &cfg.walk.roots, msgs)?),
+        None => None,
+    };
+    let errors = saved_errors.saturating_add(msgs.errors());
+    report_or_plan(cfg, out, msgs, &tree, &roots, candidates.as_deref(), errors)?;
+    if cfg.stats {
+        msgs.raw(&format!(
+            "sdu stats:\n  saved scan             {}\n  nodes (dirs, -a files) {}\n  links / files with shared data {} / {}\n  segments / units       {} / {}\n  time: read {:.3}s, roll-up {:.3}s, report {:.3}s\n",
+            String::from_utf8_lossy(file),
+            tree.len().saturating_sub(1),
+            n_links,
+            n_files,
+            sweep.segment_count(),
+            sweep.unit_count(),
+            t_read.as_secs_f64(),
+            t_tree.as_secs_f64(),
+            t2.elapsed().as_secs_f64()
+        ));
+    }
+    Ok(Outcome {
+        errors: saved_errors.saturating_add(msgs.errors()),
+        counters: Counters::default(),
     })
 }
 

@@ -18,6 +18,7 @@ use std::path::PathBuf;
 
 use crate::error::{Diagnostic, Error};
 use crate::messages::Messages;
+use crate::records::NO_NODE;
 use crate::tree::Tree;
 
 /// The paths to scan and the candidates to plan among.
@@ -121,4 +122,61 @@ pub(crate) fn nodes(tree: &Tree, split: &Split) -> Vec<(u32, Vec<u8>)> {
             Some((id, given.clone()))
         })
         .collect()
+}
+
+/// `--import --to-free`: the nodes of the candidates, named by their paths
+/// in the saved scan: a root as it was given, then `/` and the names below
+/// it (as the report prints them; empty components are ignored). A
+/// candidate that is not there is reported and left out.
+///
+/// # Errors
+/// [`Error::Overlap`] when a candidate is another, or lies inside it.
+pub(crate) fn saved_nodes(
+    tree: &Tree,
+    candidates: &[Vec<u8>],
+    msgs: &Messages,
+) -> Result<Vec<(u32, Vec<u8>)>, Error> {
+    let mut out: Vec<(u32, Vec<u8>)> = Vec::new();
+    for c in candidates {
+        let root = tree
+            .roots()
+            .iter()
+            .filter(|&&r| {
+                let r = tree.name(r);
+                c.starts_with(r) && (c.len() == r.len() || r.ends_with(b"/") || c[r.len()] == b'/')
+            })
+            .max_by_key(|&&r| tree.name(r).len());
+        let found = root.and_then(|&r| {
+            let names: Vec<Vec<u8>> = c[tree.name(r).len()..]
+                .split(|&b| b == b'/')
+                .filter(|n| !n.is_empty())
+                .map(<[u8]>::to_vec)
+                .collect();
+            tree.find(r, &names)
+        });
+        match found {
+            Some(id) => out.push((id, c.clone())),
+            None => msgs.report(Diagnostic::NotInScan { path: c.clone() }),
+        }
+    }
+    let within = |inner: u32, outer: u32| {
+        let mut n = inner;
+        while n != NO_NODE {
+            if n == outer {
+                return true;
+            }
+            n = tree.parent(n);
+        }
+        false
+    };
+    for (i, (a, _)) in out.iter().enumerate() {
+        for (j, (b, path)) in out.iter().enumerate() {
+            if i != j && within(*b, *a) && (a != b || j > i) {
+                return Err(Error::Overlap {
+                    inner: path.clone(),
+                });
+            }
+        }
+    }
+    Ok(out)
 }

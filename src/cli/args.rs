@@ -257,6 +257,29 @@ pub struct Cli {
     #[arg(long, help_heading = "Scan")]
     pub stats: bool,
 
+    /// Write the scan to FILE (- for standard output) instead of the
+    /// report, in ncdu's JSON export format with sdu's figures added:
+    /// ncdu -f FILE browses it, sdu --import FILE reports on it
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["import", "to_free"],
+        help_heading = "Saved scans"
+    )]
+    pub export: Option<OsString>,
+
+    /// Read a scan saved with --export (or ncdu -o) from FILE (- for
+    /// standard input) instead of scanning; every report and --to-free
+    /// work on it. PATHs are then --to-free candidates, by their paths in
+    /// the saved scan
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["one_file_system", "dereference", "dereference_args", "dereference_args_h", "count_links", "exclude", "exclude_from", "files0_from"],
+        help_heading = "Saved scans"
+    )]
+    pub import: Option<OsString>,
+
     /// Print the man page or a shell completion script, and exit
     #[arg(long, value_name = "KIND", value_enum, help_heading = "Other")]
     pub generate: Option<Generate>,

@@ -171,6 +171,25 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "SAVED SCANS",
+        &[
+            "--export FILE writes the scan to FILE (- for standard output) instead of the \
+             report, in ncdu's JSON export format: ncdu -f FILE browses it. Every file is in it \
+             (as with -a), with sdu's figures in keys ncdu ignores, and after the tree the \
+             records the figures are rolled up from. Names are written as ncdu writes them, \
+             their bytes as they are, so a name that is not UTF-8 comes back exactly.",
+            "--import FILE (- for standard input) reads such a file instead of scanning, and \
+             every report works on it as on the scan: the table, --json, --du, --tree, -s, -d, \
+             -a, --sort, --top, --min-size, -S, -c and --to-free, whose candidates are then \
+             given by their paths in the saved scan (a root as it was given, then the names \
+             below it). Options that decide how to walk (-x, -L, -l, --exclude) belong to the \
+             export. A file written by ncdu itself imports too, with nothing shared: Exclusive \
+             is Total, as sdu says once on stderr. A file that is truncated, not in the format \
+             or inconsistent is an error naming its line and column (exit status 2), never \
+             read in part.",
+        ],
+    ),
+    (
         "PERMISSIONS",
         &[
             "Nothing needs root. sdu reads directories and stats entries as du does, and maps \
@@ -185,7 +204,8 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
             "0 :: Everything was read.",
             "1 :: Some entries could not be read (each is named on stderr); the figures of the \
              rest are printed.",
-            "2 :: A usage error or a fatal error (for example, the report could not be written). \
+            "2 :: A usage error or a fatal error (for example, the report could not be written, \
+             or a saved scan could not be read). \
              As du, or with --du, a usage error exits 1, as du's.",
         ],
     ),

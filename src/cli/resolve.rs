@@ -248,7 +248,22 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
         ColorWhen::Never => false,
         ColorWhen::Auto => env.stdout_terminal && !env.non_empty("NO_COLOR"),
     };
-    let roots = roots(&mut cli, env, du_mode, &mut notes)?;
+    // An imported scan has its roots: PATHs name --to-free's candidates.
+    let roots = match &cli.import {
+        Some(_) if cli.to_free.is_none() && !cli.paths.is_empty() => {
+            return Err(UsageError::usage(
+                "--import reads its paths from the saved scan: give PATHs only as --to-free candidates",
+            ));
+        }
+        Some(_) if cli.to_free.is_some() && cli.paths.is_empty() => {
+            return Err(UsageError::usage("--to-free needs candidate PATHs"));
+        }
+        Some(_) => std::mem::take(&mut cli.paths)
+            .into_iter()
+            .map(OsStringExt::into_vec)
+            .collect(),
+        None => roots(&mut cli, env, du_mode, &mut notes)?,
+    };
     let threads = cli.threads.map_or(env.cpus, |t| t as usize);
     // `--du total` (or apparent) replaces du in scripts: when no sharing
     // figure is printed or sorted on, map no extents.
@@ -314,6 +329,8 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
         },
         stats: cli.stats,
         to_free,
+        export: cli.export.map(OsStringExt::into_vec),
+        import: cli.import.map(OsStringExt::into_vec),
     };
     Ok(Resolved { config, notes })
 }

@@ -361,6 +361,46 @@ impl Sweep {
         self.unit_seg_end.reserve(n);
     }
 
+    /// Appends a segment read back from a saved scan: `bytes` long,
+    /// mapped `mappings` times, by `files` (sorted, without duplicates).
+    pub fn push_saved_segment(&mut self, bytes: u64, mappings: u32, files: &[u32]) {
+        let start = self.pool.len();
+        self.pool.extend_from_slice(files);
+        self.seg_files.push([start, self.pool.len()]);
+        self.seg_bytes.push(bytes);
+        self.seg_mappings.push(mappings);
+    }
+
+    /// Appends a unit read back from a saved scan, ending before segment
+    /// `seg_end`; `files` `None` when they are those of its one segment.
+    /// The caller checks that `seg_end` grows and stays within the
+    /// segments, and that a unit without files spans one segment.
+    pub fn push_saved_unit(
+        &mut self,
+        bytes: u64,
+        mappings: u32,
+        ranges: u32,
+        seg_end: usize,
+        files: Option<&[u32]>,
+    ) {
+        let files = match files {
+            Some(f) => {
+                let start = self.pool.len();
+                self.pool.extend_from_slice(f);
+                [start, self.pool.len()]
+            }
+            None => self.seg_files[seg_end - 1],
+        };
+        self.push_unit(bytes, files, mappings, ranges, seg_end);
+    }
+
+    /// Ends the units of extent space `fs` before unit `end` (saved scans:
+    /// in the order [`Sweep::fs_units`] gave them; the caller checks that
+    /// `end` grows and stays within the units).
+    pub fn end_saved_fs(&mut self, fs: u32, end: usize) {
+        self.fs_spans.push((fs, end));
+    }
+
     /// The number of segments.
     pub fn segment_count(&self) -> usize {
         self.seg_bytes.len()

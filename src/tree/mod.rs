@@ -209,9 +209,20 @@ impl Tree {
         self.stops.sort_unstable();
     }
 
+    /// The nodes [`Tree::stop_after`] was given, sorted.
+    pub fn stops(&self) -> &[u32] {
+        &self.stops
+    }
+
     /// The name of node `id`: for a root, the path as given.
     pub fn name(&self, id: u32) -> &[u8] {
         &self.nodes[id as usize].name
+    }
+
+    /// The walk's record of node `id` (its own figures, its position in
+    /// its directory, whether it is a `-a` leaf): what a saved scan keeps.
+    pub fn record(&self, id: u32) -> &NodeRec {
+        &self.nodes[id as usize]
     }
 
     /// The figures of node `id`.

@@ -146,7 +146,7 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
 /// kept apart (keyed by namespace) so that the two walks never meet in the
 /// crediting; its node is a top of its own, outside the `-c` total, which
 /// counts every inode once, as du's does.
-fn namespaces(roots: &[Vec<u8>]) -> Vec<u32> {
+pub(crate) fn namespaces(roots: &[Vec<u8>]) -> Vec<u32> {
     use std::os::unix::ffi::OsStrExt;
     let canon: Vec<Option<std::path::PathBuf>> = roots
         .iter()

@@ -21,6 +21,7 @@ mod reclaim;
 mod regressions;
 mod reliability;
 mod reports;
+mod saved;
 mod shared;
 mod structure;
 mod terminal;

@@ -1,0 +1,527 @@
+//! The JSON of a saved scan, by hand: a pull parser that reads one token
+//! at a time from a buffered reader, and the writers of names and numbers.
+//!
+//! Not serde: names are bytes, not text (ncdu writes a name's bytes as they
+//! are, escaping only control characters, `"` and `\`, so a file holds
+//! invalid UTF-8 whenever a name does); a tree is as deep as the
+//! filesystem's, where serde's recursion stops at 128 levels; and an error
+//! must say where it is (line and column) and never leave a half-read tree
+//! looking whole. Nothing here recurses: [`Parser::skip`] keeps its own
+//! stack.
+
+use std::fmt;
+use std::io::{self, BufRead, Write};
+
+/// Where and why a saved scan could not be read.
+#[derive(Debug)]
+pub struct ParseError {
+    /// 1-based line and column (in bytes) of the problem.
+    pub line: u64,
+    /// See `line`.
+    pub column: u64,
+    /// What is wrong.
+    pub what: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.line, self.column, self.what
+        )
+    }
+}
+
+/// The result of a parsing step.
+pub type Parsed<T> = Result<T, ParseError>;
+
+/// A pull parser over a buffered reader.
+pub struct Parser<R> {
+    r: R,
+    line: u64,
+    column: u64,
+}
+
+impl<R: BufRead> Parser<R> {
+    /// Reads from `r`.
+    pub fn new(r: R) -> Self {
+        Parser {
+            r,
+            line: 1,
+            column: 1,
+        }
+    }
+
+    /// An error at the current position.
+    pub fn error<T>(&self, what: impl Into<String>) -> Parsed<T> {
+        Err(ParseError {
+            line: self.line,
+            column: self.column,
+            what: what.into(),
+        })
+    }
+
+    fn io<T>(&self, e: &io::Error) -> Parsed<T> {
+        self.error(format!("read error: {e}"))
+    }
+
+    /// The next byte, not consumed; `None` at the end of the input.
+    fn peek_byte(&mut self) -> Parsed<Option<u8>> {
+        loop {
+            match self.r.fill_buf() {
+                Ok(b) => return Ok(b.first().copied()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.io(&e),
+            }
+        }
+    }
+
+    /// Consumes one byte (after a peek that returned it).
+    fn bump(&mut self, b: u8) {
+        self.r.consume(1);
+        if b == b'\n' {
+            self.line += 1;
+            self.column = 1;
+        } else {
+            self.column += 1;
+        }
+    }
+
+    /// The next byte, consumed; an error at the end of the input.
+    fn byte(&mut self) -> Parsed<u8> {
+        match self.peek_byte()? {
+            Some(b) => {
+                self.bump(b);
+                Ok(b)
+            }
+            None => self.error("unexpected end of file (the file is truncated)"),
+        }
+    }
+
+    /// The next byte after whitespace, not consumed; `None` at the end.
+    pub fn peek(&mut self) -> Parsed<Option<u8>> {
+        loop {
+            match self.peek_byte()? {
+                Some(b @ (b' ' | b'\t' | b'\n' | b'\r')) => self.bump(b),
+                other => return Ok(other),
+            }
+        }
+    }
+
+    /// Consumes `c` (after whitespace), or fails saying what was expected.
+    pub fn expect(&mut self, c: u8, what: &str) -> Parsed<()> {
+        match self.peek()? {
+            Some(b) if b == c => {
+                self.bump(b);
+                Ok(())
+            }
+            Some(b) => self.error(format!("expected {what}, found {}", shown(b))),
+            None => self.error(format!(
+                "unexpected end of file, expected {what} (the file is truncated)"
+            )),
+        }
+    }
+
+    /// Whether the next token is `c` (not consumed).
+    pub fn at(&mut self, c: u8) -> Parsed<bool> {
+        Ok(self.peek()? == Some(c))
+    }
+
+    /// Steps to the next element of an array whose `[` was read: `true`
+    /// when there is one (its first byte not consumed), `false` after the
+    /// closing `]`. `first` says whether no element was read yet.
+    pub fn next_element(&mut self, first: bool) -> Parsed<bool> {
+        if self.at(b']')? {
+            self.bump(b']');
+            return Ok(false);
+        }
+        if !first {
+            self.expect(b',', "',' or ']'")?;
+        }
+        Ok(true)
+    }
+
+    /// Steps to the next key of an object whose `{` was read: reads the key
+    /// into `key` and the `:` after it, or returns `false` after the
+    /// closing `}`.
+    pub fn next_key(&mut self, first: bool, key: &mut Vec<u8>) -> Parsed<bool> {
+        if self.at(b'}')? {
+            self.bump(b'}');
+            return Ok(false);
+        }
+        if !first {
+            self.expect(b',', "',' or '}'")?;
+        }
+        self.string(key)?;
+        self.expect(b':', "':'")?;
+        Ok(true)
+    }
+
+    /// A non-negative integer.
+    pub fn uint(&mut self) -> Parsed<u64> {
+        match self.peek()? {
+            Some(b'0'..=b'9') => {}
+            Some(b) => return self.error(format!("expected a number, found {}", shown(b))),
+            None => return self.byte().map(u64::from),
+        }
+        let mut v: u64 = 0;
+        let mut digits = 0;
+        while let Some(b @ b'0'..=b'9') = self.peek_byte()? {
+            if digits == 1 && v == 0 {
+                return self.error("a number with a leading zero");
+            }
+            v = match v
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(u64::from(b - b'0')))
+            {
+                Some(v) => v,
+                None => return self.error("number out of range"),
+            };
+            digits += 1;
+            self.bump(b);
+        }
+        if let Some(b @ (b'.' | b'e' | b'E')) = self.peek_byte()? {
+            return self.error(format!("expected an integer, found {}", shown(b)));
+        }
+        Ok(v)
+    }
+
+    /// An integer that fits `u32`.
+    pub fn u32(&mut self) -> Parsed<u32> {
+        let v = self.uint()?;
+        match u32::try_from(v) {
+            Ok(v) => Ok(v),
+            Err(_) => self.error(format!("number {v} out of range")),
+        }
+    }
+
+    /// An integer, possibly negative, as wide as any `u64` or `i64`.
+    pub fn signed(&mut self) -> Parsed<i128> {
+        let neg = self.at(b'-')?;
+        if neg {
+            self.bump(b'-');
+        }
+        let v = i128::from(self.uint()?);
+        Ok(if neg { -v } else { v })
+    }
+
+    /// `true` or `false`.
+    pub fn bool(&mut self) -> Parsed<bool> {
+        match self.peek()? {
+            Some(b't') => self.literal(b"true").map(|()| true),
+            Some(b'f') => self.literal(b"false").map(|()| false),
+            _ => self.error("expected true or false"),
+        }
+    }
+
+    /// `null`, if it comes next (consumed).
+    pub fn null(&mut self) -> Parsed<bool> {
+        if self.at(b'n')? {
+            self.literal(b"null")?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn literal(&mut self, lit: &[u8]) -> Parsed<()> {
+        for &c in lit {
+            if self.byte()? != c {
+                return self.error(format!(
+                    "expected {}",
+                    String::from_utf8_lossy(lit).into_owned()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A string, as bytes: escapes decoded (`\u` to UTF-8, surrogate pairs
+    /// joined), every other byte as it is, valid UTF-8 or not.
+    pub fn string(&mut self, out: &mut Vec<u8>) -> Parsed<()> {
+        out.clear();
+        self.expect(b'"', "a string")?;
+        loop {
+            // Copy the plain bytes of the buffer in one go.
+            let (n, end) = {
+                let buf = match self.r.fill_buf() {
+                    Ok(b) => b,
+                    Err(e) => return self.io(&e),
+                };
+                let n = buf
+                    .iter()
+                    .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                    .unwrap_or(buf.len());
+                out.extend_from_slice(&buf[..n]);
+                (n, n < buf.len() || buf.is_empty())
+            };
+            self.r.consume(n);
+            self.column += n as u64;
+            if !end {
+                continue;
+            }
+            match self.byte()? {
+                b'"' => return Ok(()),
+                b'\\' => self.escape(out)?,
+                b => {
+                    return self.error(format!(
+                        "control character {} in a string (it must be escaped)",
+                        shown(b)
+                    ));
+                }
+            }
+        }
+    }
+
+    fn escape(&mut self, out: &mut Vec<u8>) -> Parsed<()> {
+        let c = match self.byte()? {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => {
+                let mut cp = self.hex4()?;
+                if (0xd800..0xdc00).contains(&cp) {
+                    if self.byte()? != b'\\' || self.byte()? != b'u' {
+                        return self.error("a lone surrogate in a \\u escape");
+                    }
+                    let low = self.hex4()?;
+                    if !(0xdc00..0xe000).contains(&low) {
+                        return self.error("a lone surrogate in a \\u escape");
+                    }
+                    cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+                }
+                match char::from_u32(cp) {
+                    Some(ch) => {
+                        let mut b = [0; 4];
+                        out.extend_from_slice(ch.encode_utf8(&mut b).as_bytes());
+                    }
+                    None => return self.error("a lone surrogate in a \\u escape"),
+                }
+                return Ok(());
+            }
+            b => return self.error(format!("invalid escape \\{}", shown(b))),
+        };
+        out.push(c);
+        Ok(())
+    }
+
+    fn hex4(&mut self) -> Parsed<u32> {
+        let mut v = 0;
+        for _ in 0..4 {
+            let b = self.byte()?;
+            let d = match (b as char).to_digit(16) {
+                Some(d) => d,
+                None => return self.error("invalid \\u escape"),
+            };
+            v = v * 16 + d;
+        }
+        Ok(v)
+    }
+
+    /// Skips one value of any kind, however deep, without recursion.
+    pub fn skip(&mut self) -> Parsed<()> {
+        // The containers open: true for an object.
+        let mut stack: Vec<bool> = Vec::new();
+        let mut scratch = Vec::new();
+        loop {
+            // One value.
+            match self.peek()? {
+                Some(b'[') => {
+                    self.bump(b'[');
+                    if self.next_element(true)? {
+                        stack.push(false);
+                        continue;
+                    }
+                }
+                Some(b'{') => {
+                    self.bump(b'{');
+                    if self.next_key(true, &mut scratch)? {
+                        stack.push(true);
+                        continue;
+                    }
+                }
+                Some(b'"') => self.string(&mut scratch)?,
+                Some(b't' | b'f') => {
+                    self.bool()?;
+                }
+                Some(b'n') => {
+                    self.null()?;
+                }
+                Some(b'-' | b'0'..=b'9') => self.number()?,
+                Some(b) => return self.error(format!("expected a value, found {}", shown(b))),
+                None => return self.byte().map(drop),
+            }
+            // After a value: close containers, or go on to the next value.
+            loop {
+                match stack.last() {
+                    None => return Ok(()),
+                    Some(&object) => {
+                        let more = if object {
+                            self.next_key(false, &mut scratch)?
+                        } else {
+                            self.next_element(false)?
+                        };
+                        if more {
+                            break;
+                        }
+                        stack.pop();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Any JSON number (skipped).
+    fn number(&mut self) -> Parsed<()> {
+        if self.at(b'-')? {
+            self.bump(b'-');
+        }
+        self.digits()?;
+        if let Some(b'.') = self.peek_byte()? {
+            self.bump(b'.');
+            self.digits()?;
+        }
+        if let Some(b @ (b'e' | b'E')) = self.peek_byte()? {
+            self.bump(b);
+            if let Some(s @ (b'+' | b'-')) = self.peek_byte()? {
+                self.bump(s);
+            }
+            self.digits()?;
+        }
+        Ok(())
+    }
+
+    fn digits(&mut self) -> Parsed<()> {
+        let mut any = false;
+        while let Some(b @ b'0'..=b'9') = self.peek_byte()? {
+            self.bump(b);
+            any = true;
+        }
+        if any {
+            Ok(())
+        } else {
+            self.error("expected a digit")
+        }
+    }
+
+    /// Checks that nothing but whitespace follows.
+    pub fn end(&mut self) -> Parsed<()> {
+        match self.peek()? {
+            None => Ok(()),
+            Some(b) => self.error(format!(
+                "unexpected {} after the end of the document",
+                shown(b)
+            )),
+        }
+    }
+}
+
+/// A byte as an error message shows it.
+fn shown(b: u8) -> String {
+    if b.is_ascii_graphic() {
+        format!("'{}'", b as char)
+    } else {
+        format!("byte 0x{b:02x}")
+    }
+}
+
+/// Writes `bytes` as a JSON string as ncdu writes names: every byte as it
+/// is, except `"`, `\` and control characters, which are escaped.
+pub fn write_string(w: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    w.write_all(b"\"")?;
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..0x20 | 0x7f => b"",
+            _ => continue,
+        };
+        w.write_all(&bytes[start..i])?;
+        if esc.is_empty() {
+            write!(w, "\\u{b:04x}")?;
+        } else {
+            w.write_all(esc)?;
+        }
+        start = i + 1;
+    }
+    w.write_all(&bytes[start..])?;
+    w.write_all(b"\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parser(s: &[u8]) -> Parser<&[u8]> {
+        Parser::new(s)
+    }
+
+    #[test]
+    fn strings_round_trip_as_bytes() {
+        for name in [
+            &b"plain"[..],
+            b"quote\" back\\slash",
+            b"new\nline\ttab\x01\x7f",
+            b"\xff\xfe not utf-8 \xc3\x28",
+            "é 🦀".as_bytes(),
+        ] {
+            let mut v = Vec::new();
+            write_string(&mut v, name).unwrap();
+            let mut out = Vec::new();
+            parser(&v).string(&mut out).unwrap();
+            assert_eq!(out, name);
+        }
+        let mut out = Vec::new();
+        parser(br#""\u00e9\ud83e\udd80\/""#)
+            .string(&mut out)
+            .unwrap();
+        assert_eq!(out, "é🦀/".as_bytes());
+        assert!(parser(b"\"a\nb\"").string(&mut out).is_err());
+        assert!(parser(b"\"abc").string(&mut out).is_err());
+        assert!(parser(br#""\ud800x""#).string(&mut out).is_err());
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(parser(b" 0").uint().unwrap(), 0);
+        assert_eq!(parser(b"18446744073709551615").uint().unwrap(), u64::MAX);
+        assert!(parser(b"18446744073709551616").uint().is_err());
+        assert!(parser(b"01").uint().is_err());
+        assert!(parser(b"1.5").uint().is_err());
+        assert!(parser(b"-1").uint().is_err());
+        assert_eq!(parser(b"-9").signed().unwrap(), -9);
+        assert!(parser(b"4294967296").u32().is_err());
+    }
+
+    #[test]
+    fn skips_anything_deep() {
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let mut p = parser(deep.as_bytes());
+        p.skip().unwrap();
+        p.end().unwrap();
+        let mut p = parser(br#"{"a":[1,-2.5e3,true,null,{"b":"c"}],"d":{}} x"#);
+        p.skip().unwrap();
+        let e = p.end().unwrap_err();
+        assert_eq!((e.line, e.column), (1, 45));
+        assert!(parser(b"[1,2").skip().is_err());
+        assert!(parser(b"[1 2]").skip().is_err());
+        assert!(parser(b"{\"a\" 1}").skip().is_err());
+    }
+
+    #[test]
+    fn errors_say_where() {
+        let e = parser(b"[\n  1,\n  x]").skip().unwrap_err();
+        assert_eq!((e.line, e.column), (3, 3));
+    }
+}

@@ -1,0 +1,184 @@
+//! Saved scans: `--export FILE` writes a scan, `--import FILE` reads one in
+//! place of scanning, and every report, `--to-free` included, then works
+//! on it as on the live scan.
+//!
+//! The file is ncdu's JSON export (<https://dev.yorhel.nl/ncdu/jsonfmt>),
+//! so that `ncdu -f FILE` browses it:
+//!
+//! ```text
+//! [1,2,{"progname":"sdu","progver":"0.1.0","timestamp":1700000000,
+//!       "sdu":{"format":1,"nodes":4,"rules":{..},"walk":{..},"errors":0}},
+//! [{"name":"work","asize":6,"dsize":4096,"sdu":{"own":[..],"apparent":..,"total":..,..}},
+//! {"name":"a","asize":1048576,"dsize":1048576,"sdu":{"apparent":..,..}},
+//! {"name":"b","asize":5,"dsize":4096,"dev":2049,"ino":131,"nlink":2,"hlnkc":true,"sdu":{..}}],
+//! {"sdu":"records","links":[..],"files":[..],"segments":[..],"units":[..],"spaces":[..],"stops":[]}]
+//! ```
+//!
+//! - A directory is an array, its info object first; anything else is an
+//!   info object. ncdu's keys are the entry's own: `name` (its bytes as
+//!   they are, valid UTF-8 or not, escaping only `"`, `\` and control
+//!   characters, as ncdu writes names), `asize` and `dsize` (its inode's
+//!   apparent and allocated bytes, left out when 0), `dev`, `ino`, `nlink`
+//!   and `hlnkc` for a hardlinked file, `notreg` for what is neither a
+//!   file nor a directory.
+//! - Everything sdu adds is in keys and elements ncdu skips: in each info
+//!   object, `"sdu"` holds the entry's figures as the scan rolled them up
+//!   (`apparent`, `total`, `exclusive`, `shared`, `reclaimable`, `files`,
+//!   `dirs`, the keys of `--json`), and what the walk recorded of it when
+//!   a reader could not tell it from ncdu's keys: `own` (its own figures,
+//!   an array as in the records below), `order` (its position in its
+//!   directory's listing, when not its position in the array), `type`
+//!   (`symlink` or `other`), `alone` (a root inside another root, counted
+//!   apart). Several roots, or a root that is not a directory, sit in a
+//!   directory of their own marked `"sdu":{"top":true}`.
+//! - After the tree, one more element: the records that the roll-up reads
+//!   (links of hardlinked inodes, files with shared extents, the swept
+//!   segments and reclaim units, the granularity of each extent space), so
+//!   that `--import` rolls the tree up again by the rules it is given
+//!   (`-S`, du's counting), and `--to-free` has what sets of entries free.
+//!   Nodes are numbered in the order the file lists them, from 1 (0 is the
+//!   top above the roots).
+//!
+//! The export always records every file (as `-a` does); an import without
+//! `-a` folds the files back into their directories, which gives the
+//! records a scan without `-a` gives.
+
+mod json;
+mod read;
+mod write;
+
+pub use json::ParseError;
+pub use read::read;
+pub use write::write;
+
+use crate::extents::Sweep;
+use crate::figures::TimeField;
+use crate::probe::Granularity;
+use crate::records::{FileRec, Link, NO_NODE, NodeRec};
+use crate::tree::{Rules, Tree};
+use crate::walk::WalkOptions;
+
+/// The version of sdu's part of the file (`"sdu":{"format":...}`).
+pub const FORMAT: u32 = 1;
+
+/// What `--export` writes: a scan's tree and the records it was rolled up
+/// from.
+pub struct Export<'a> {
+    /// The tree, rolled up by `rules`.
+    pub tree: &'a Tree,
+    /// The walk's links.
+    pub links: &'a [Link],
+    /// The files with shared extents.
+    pub files: &'a [FileRec],
+    /// The swept segments and units.
+    pub sweep: &'a Sweep,
+    /// How each extent space frees shared data.
+    pub granularity: &'a dyn Fn(u32) -> Granularity,
+    /// The rules the tree's figures follow.
+    pub rules: Rules,
+    /// How the scan walked.
+    pub walk: &'a WalkOptions,
+    /// How many entries could not be read.
+    pub errors: u64,
+    /// Whether some root lies inside another: du's counting and sdu's
+    /// then walk differently.
+    pub overlap: bool,
+}
+
+/// A scan read back: the records to roll a tree up from.
+#[derive(Debug, Default)]
+pub struct Saved {
+    /// The nodes, by id.
+    pub nodes: Vec<NodeRec>,
+    /// The links of inodes counted once per directory.
+    pub links: Vec<Link>,
+    /// The files with shared extents, by file id.
+    pub files: Vec<FileRec>,
+    /// The segments and units.
+    pub sweep: Sweep,
+    /// Each extent space and how it frees shared data.
+    pub spaces: Vec<(u32, Granularity)>,
+    /// Where du's traversal stopped (a directory moved).
+    pub stops: Vec<u32>,
+    /// Entries the scan could not read.
+    pub errors: u64,
+    /// The timestamp the scan recorded (`--time`), if any.
+    pub time: Option<TimeField>,
+    /// Whether the walk followed du's rules (`--du`).
+    pub du: bool,
+    /// Whether some root lay inside another (then du's counting needs a
+    /// walk by du's rules, and sdu's one without).
+    pub overlap: bool,
+    /// Whether sdu wrote the file; else it is ncdu's own (or another
+    /// tool's), without sharing figures.
+    pub by_sdu: bool,
+}
+
+impl Saved {
+    /// The root names, as given to the scan, in order.
+    pub fn roots(&self) -> Vec<Vec<u8>> {
+        self.nodes
+            .iter()
+            .skip(1)
+            .filter(|n| n.depth == 0)
+            .map(|n| n.name.to_vec())
+            .collect()
+    }
+
+    /// How extent space `fs` frees shared data.
+    pub fn granularity(&self, fs: u32) -> Granularity {
+        self.spaces
+            .iter()
+            .find(|s| s.0 == fs)
+            .map_or(Granularity::Block, |s| s.1)
+    }
+
+    /// Folds every `-a` leaf into its directory: the records of a scan
+    /// without `-a` (a leaf's own figures are already its directory's; its
+    /// links and files are credited to the directory, at the leaf's
+    /// position in it).
+    pub fn fold_leaves(&mut self) {
+        let n = self.nodes.len();
+        let mut map = vec![0u32; n];
+        let mut order = vec![None; n];
+        let mut kept = 0usize;
+        for old in 0..n {
+            let r = &self.nodes[old];
+            if r.leaf {
+                map[old] = map[r.parent as usize];
+                order[old] = Some(r.order);
+                continue;
+            }
+            let mut r = std::mem::take(&mut self.nodes[old]);
+            if r.parent != NO_NODE {
+                r.parent = map[r.parent as usize];
+            }
+            r.id = kept as u32;
+            map[old] = kept as u32;
+            self.nodes[kept] = r;
+            kept += 1;
+        }
+        self.nodes.truncate(kept);
+        for l in &mut self.links {
+            if let (Some(o), None) = (order[l.node as usize], l.entry) {
+                l.entry = Some(o);
+            }
+            l.node = map[l.node as usize];
+        }
+        for f in &mut self.files {
+            f.node = map[f.node as usize];
+        }
+        for s in &mut self.stops {
+            *s = map[*s as usize];
+        }
+    }
+}
+
+/// The name of a `--time` field in the file.
+fn time_name(t: TimeField) -> &'static str {
+    match t {
+        TimeField::Modification => "mtime",
+        TimeField::Access => "atime",
+        TimeField::Status => "ctime",
+    }
+}

@@ -1,0 +1,634 @@
+//! `--import`: a saved scan read back into records, streamed: the tree a
+//! node at a time (no recursion, however deep), then the records after it.
+//! Every index the records hold is checked against what was read, so that
+//! a corrupt file is an error here and never a panic or a wrong figure
+//! later; a file that ends early is an error, never a smaller tree.
+
+use std::io::BufRead;
+
+use super::json::{ParseError, Parsed, Parser};
+use super::write::implied_own;
+use super::{FORMAT, Saved};
+use crate::figures::{Kind, Stats, TimeField, Timestamp};
+use crate::probe::Granularity;
+use crate::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
+
+/// Reads a saved scan: sdu's export, or ncdu's (or any tool's that writes
+/// ncdu's format), whose entries then share nothing.
+///
+/// # Errors
+/// Where the file is not a saved scan, is truncated or is inconsistent.
+pub fn read(r: impl BufRead) -> Result<Saved, ParseError> {
+    let mut p = Parser::new(r);
+    let mut s = Saved::default();
+    p.expect(b'[', "'[' (a saved scan is a JSON array)")?;
+    let major = p.uint()?;
+    if major != 1 {
+        return p.error(format!(
+            "major format version {major}: only version 1 (ncdu's) is known"
+        ));
+    }
+    p.expect(b',', "','")?;
+    p.uint()?; // the minor version: additions only
+    p.expect(b',', "','")?;
+    let expected = metadata(&mut p, &mut s)?;
+    p.expect(b',', "',' and the tree")?;
+    tree(&mut p, &mut s)?;
+    let mut records_seen = false;
+    while p.next_element(false)? {
+        if p.at(b'{')? {
+            records_seen |= records(&mut p, &mut s)?;
+        } else {
+            p.skip()?;
+        }
+    }
+    p.end()?;
+    if s.by_sdu {
+        if !records_seen {
+            return p.error("sdu's records after the tree are missing");
+        }
+        if expected != Some(s.nodes.len() as u64) {
+            return p.error(format!(
+                "the metadata announces {} nodes, the tree has {}",
+                expected.unwrap_or(0),
+                s.nodes.len()
+            ));
+        }
+    } else {
+        ncdu_links(&mut s);
+    }
+    check(&mut p, &s)?;
+    Ok(s)
+}
+
+/// The metadata object: whether sdu wrote the file, and what it says.
+/// Returns the number of nodes it announces.
+fn metadata(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<Option<u64>> {
+    let mut key = Vec::new();
+    let mut nodes = None;
+    p.expect(b'{', "the metadata object")?;
+    let mut first = true;
+    while p.next_key(first, &mut key)? {
+        first = false;
+        if key != b"sdu" {
+            p.skip()?;
+            continue;
+        }
+        s.by_sdu = true;
+        p.expect(b'{', "an object")?;
+        let mut f = true;
+        while p.next_key(f, &mut key)? {
+            f = false;
+            match &key[..] {
+                b"format" => {
+                    let v = p.uint()?;
+                    if v > u64::from(FORMAT) {
+                        return p.error(format!(
+                            "written by a newer sdu (format {v}; this one reads {FORMAT})"
+                        ));
+                    }
+                }
+                b"nodes" => nodes = Some(p.uint()?),
+                b"errors" => s.errors = p.uint()?,
+                b"walk" => walk(p, s)?,
+                b"overlap" => s.overlap = p.bool()?,
+                b"rules" => rules(p, s)?,
+                _ => p.skip()?,
+            }
+        }
+    }
+    Ok(nodes)
+}
+
+/// The rules the figures were rolled up by: `du` tells how the walk went.
+fn rules(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
+    let mut key = Vec::new();
+    p.expect(b'{', "an object")?;
+    let mut first = true;
+    while p.next_key(first, &mut key)? {
+        first = false;
+        if key == b"du" {
+            s.du = p.bool()?;
+        } else {
+            p.skip()?;
+        }
+    }
+    Ok(())
+}
+
+/// The walk's options: only `time` matters to a reader.
+fn walk(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
+    let mut key = Vec::new();
+    let mut v = Vec::new();
+    p.expect(b'{', "an object")?;
+    let mut first = true;
+    while p.next_key(first, &mut key)? {
+        first = false;
+        if key != b"time" || p.null()? {
+            if key != b"time" {
+                p.skip()?;
+            }
+            continue;
+        }
+        p.string(&mut v)?;
+        s.time = Some(match &v[..] {
+            b"mtime" => TimeField::Modification,
+            b"atime" => TimeField::Access,
+            b"ctime" => TimeField::Status,
+            _ => return p.error("unknown time field"),
+        });
+    }
+    Ok(())
+}
+
+/// One info object, as read.
+#[derive(Default)]
+struct Info {
+    name: Vec<u8>,
+    asize: u64,
+    dsize: u64,
+    dev: Option<u64>,
+    ino: Option<u64>,
+    nlink: Option<u32>,
+    hlnkc: bool,
+    notreg: bool,
+    excluded: bool,
+    read_error: bool,
+    order: Option<u32>,
+    kind: Option<Kind>,
+    alone: bool,
+    top: bool,
+    own: Option<Stats>,
+}
+
+fn info(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut Info) -> Parsed<()> {
+    *i = Info {
+        name: std::mem::take(&mut i.name),
+        ..Info::default()
+    };
+    i.name.clear();
+    let mut named = false;
+    p.expect(b'{', "an info object")?;
+    let mut first = true;
+    while p.next_key(first, key)? {
+        first = false;
+        match &key[..] {
+            b"name" => {
+                p.string(&mut i.name)?;
+                named = true;
+            }
+            b"asize" => i.asize = p.uint()?,
+            b"dsize" => i.dsize = p.uint()?,
+            b"dev" => i.dev = Some(p.uint()?),
+            b"ino" => i.ino = Some(p.uint()?),
+            b"nlink" => i.nlink = Some(p.u32()?),
+            b"hlnkc" => i.hlnkc = p.bool()?,
+            b"notreg" => i.notreg = p.bool()?,
+            b"read_error" => i.read_error = p.bool()?,
+            b"excluded" => {
+                i.excluded = true;
+                p.skip()?;
+            }
+            b"sdu" => sdu_keys(p, key, i)?,
+            _ => p.skip()?,
+        }
+    }
+    if !named || i.name.is_empty() {
+        return p.error("an entry without a name");
+    }
+    Ok(())
+}
+
+/// The `"sdu"` object of an info object (the figures in it are skipped:
+/// the roll-up computes them again).
+fn sdu_keys(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut Info) -> Parsed<()> {
+    let mut v = Vec::new();
+    p.expect(b'{', "an object")?;
+    let mut first = true;
+    while p.next_key(first, key)? {
+        first = false;
+        match &key[..] {
+            b"order" => i.order = Some(p.u32()?),
+            b"alone" => i.alone = p.bool()?,
+            b"top" => i.top = p.bool()?,
+            b"type" => {
+                p.string(&mut v)?;
+                i.kind = Some(match &v[..] {
+                    b"symlink" => Kind::Symlink,
+                    b"other" => Kind::Other,
+                    _ => return p.error("unknown entry type"),
+                });
+            }
+            b"own" => {
+                let mut row = Vec::new();
+                numbers(p, &mut row)?;
+                i.own = Some(stats(p, &row)?);
+            }
+            _ => p.skip()?,
+        }
+    }
+    Ok(())
+}
+
+/// An open directory while its entries are read.
+struct Frame {
+    /// Its node ([`TOP`] for the directory holding several roots).
+    id: u32,
+    /// Its device, for its entries that give none (ncdu's rule).
+    dev: u64,
+    /// Entries read so far.
+    pos: u32,
+    /// Its own figures as its info gave them (`own`), else as implied by
+    /// ncdu's keys, to which its files' own figures add.
+    explicit: Option<Stats>,
+    implied: Stats,
+    files: Stats,
+}
+
+/// The tree: every node, parents first, ids in the order listed.
+fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
+    s.nodes.push(NodeRec {
+        id: TOP,
+        parent: NO_NODE,
+        kind: Kind::Dir,
+        ..NodeRec::default()
+    });
+    let mut key = Vec::new();
+    let mut i = Info::default();
+    if !p.at(b'[')? {
+        return p.error("the tree must be a directory (an array)");
+    }
+    p.expect(b'[', "'['")?;
+    info(p, &mut key, &mut i)?;
+    let mut stack = Vec::new();
+    if i.top {
+        stack.push(Frame {
+            id: TOP,
+            dev: 0,
+            pos: 0,
+            explicit: Some(Stats::default()),
+            implied: Stats::default(),
+            files: Stats::default(),
+        });
+    } else {
+        let f = node(p, s, None, Kind::Dir, &mut i)?;
+        stack.push(f.expect("a directory"));
+    }
+    while !stack.is_empty() {
+        if !p.next_element(false)? {
+            let f = stack.pop().expect("open");
+            if f.id != TOP {
+                s.nodes[f.id as usize].own = f.explicit.unwrap_or_else(|| {
+                    let mut own = f.implied;
+                    own += f.files;
+                    own
+                });
+            }
+            continue;
+        }
+        let dir = p.at(b'[')?;
+        if dir {
+            p.expect(b'[', "'['")?;
+        }
+        info(p, &mut key, &mut i)?;
+        if i.excluded {
+            // Not counted (ncdu lists what it excluded).
+            if dir {
+                while p.next_element(false)? {
+                    p.skip()?;
+                }
+            }
+            continue;
+        }
+        let kind = match (dir, i.kind) {
+            (true, None) => Kind::Dir,
+            (true, Some(_)) => return p.error("a directory with a type"),
+            (false, Some(k)) => k,
+            (false, None) if i.notreg => Kind::Other,
+            (false, None) => Kind::File,
+        };
+        if let Some(f) = node(p, s, stack.last_mut(), kind, &mut i)? {
+            stack.push(f);
+        }
+    }
+    Ok(())
+}
+
+/// Adds the node `i` describes under the directory `parent` (`None`: the
+/// one root); returns its frame if it is a directory.
+fn node(
+    p: &mut Parser<impl BufRead>,
+    s: &mut Saved,
+    parent: Option<&mut Frame>,
+    kind: Kind,
+    i: &mut Info,
+) -> Parsed<Option<Frame>> {
+    let id = s.nodes.len();
+    if id >= NO_NODE as usize - 1 {
+        return p.error("too many entries");
+    }
+    let id = id as u32;
+    let (parent_id, depth, pos, dev) = match &parent {
+        None => (TOP, 0, 0, 0),
+        Some(f) if f.id == TOP => (if i.alone { NO_NODE } else { TOP }, 0, f.pos, f.dev),
+        Some(f) => (f.id, s.nodes[f.id as usize].depth + 1, f.pos, f.dev),
+    };
+    let root = depth == 0;
+    let dir = kind == Kind::Dir;
+    let dev = i.dev.unwrap_or(dev);
+    let hardlink = !dir && (i.hlnkc || i.nlink.is_some_and(|n| n > 1));
+    if !s.by_sdu {
+        s.errors += u64::from(i.read_error);
+        if hardlink && let Some(ino) = i.ino {
+            s.links.push(Link {
+                ns: 0,
+                dev,
+                ino,
+                nlink: i.nlink.unwrap_or(0),
+                node: id,
+                entry: None,
+                stats: implied_own(kind, i.asize, i.dsize, false),
+            });
+        }
+    }
+    let implied = implied_own(
+        kind,
+        i.asize,
+        i.dsize,
+        hardlink && (s.by_sdu || i.ino.is_some()),
+    );
+    s.nodes.push(NodeRec {
+        id,
+        parent: parent_id,
+        depth,
+        kind,
+        leaf: !dir && !root,
+        order: i.order.unwrap_or(pos),
+        name: std::mem::take(&mut i.name).into_boxed_slice(),
+        own: Stats::default(),
+    });
+    let explicit = i.own.take();
+    if let Some(f) = parent {
+        f.pos += 1;
+        if !dir && f.id != TOP {
+            f.files += explicit.unwrap_or(implied);
+        }
+    }
+    if dir {
+        // Its own figures are known once its files are read: see `tree`.
+        return Ok(Some(Frame {
+            id,
+            dev,
+            pos: 0,
+            explicit,
+            implied,
+            files: Stats::default(),
+        }));
+    }
+    s.nodes[id as usize].own = explicit.unwrap_or(implied);
+    Ok(None)
+}
+
+/// ncdu's hardlinks: the link count, when the file does not give it, is
+/// the number of links it lists.
+fn ncdu_links(s: &mut Saved) {
+    s.links.sort_unstable_by_key(|l| (l.inode(), l.node));
+    for group in s.links.chunk_by_mut(|a, b| a.inode() == b.inode()) {
+        let n = u32::try_from(group.len()).unwrap_or(u32::MAX);
+        for l in group {
+            if l.nlink == 0 {
+                l.nlink = n;
+            }
+        }
+    }
+}
+
+/// Reads an array of numbers (`null` as `None`).
+fn numbers(p: &mut Parser<impl BufRead>, out: &mut Vec<Option<i128>>) -> Parsed<()> {
+    out.clear();
+    p.expect(b'[', "an array")?;
+    let mut first = true;
+    while p.next_element(first)? {
+        first = false;
+        out.push(if p.null()? { None } else { Some(p.signed()?) });
+    }
+    Ok(())
+}
+
+/// `row[i]` as an unsigned integer of type `T`.
+fn field<T: TryFrom<i128>>(p: &Parser<impl BufRead>, row: &[Option<i128>], i: usize) -> Parsed<T> {
+    match row.get(i).copied().flatten().map(T::try_from) {
+        Some(Ok(v)) => Ok(v),
+        _ => p.error(format!(
+            "field {} of a record is missing or out of range",
+            i + 1
+        )),
+    }
+}
+
+/// Figures from an array: apparent, total, exclusive, shared, reclaimable,
+/// files, dirs, and optionally a time's seconds and nanoseconds.
+fn stats(p: &Parser<impl BufRead>, row: &[Option<i128>]) -> Parsed<Stats> {
+    if row.len() != 7 && row.len() != 9 {
+        return p.error("figures must be 7 numbers (9 with a time)");
+    }
+    let time = if row.len() == 9 {
+        Some(Timestamp {
+            secs: field(p, row, 7)?,
+            nanos: field(p, row, 8)?,
+        })
+    } else {
+        None
+    };
+    Ok(Stats {
+        apparent: field(p, row, 0)?,
+        total: field(p, row, 1)?,
+        exclusive: field(p, row, 2)?,
+        shared: field(p, row, 3)?,
+        reclaimable: field(p, row, 4)?,
+        files: field(p, row, 5)?,
+        dirs: field(p, row, 6)?,
+        time,
+    })
+}
+
+/// A trailing object: sdu's records if it is `{"sdu":"records",...}`
+/// (returns whether it was), else skipped.
+fn records(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<bool> {
+    let mut key = Vec::new();
+    let mut v = Vec::new();
+    p.expect(b'{', "an object")?;
+    if !p.next_key(true, &mut key)? {
+        return Ok(false);
+    }
+    let mut ours = false;
+    if key == b"sdu" && p.at(b'"')? {
+        p.string(&mut v)?;
+        ours = v == b"records";
+    } else {
+        p.skip()?;
+    }
+    if !ours {
+        while p.next_key(false, &mut key)? {
+            p.skip()?;
+        }
+        return Ok(false);
+    }
+    let mut row = Vec::new();
+    let mut seg_end = 0usize;
+    while p.next_key(false, &mut key)? {
+        let what = key.clone();
+        p.expect(b'[', "an array")?;
+        let mut first = true;
+        while p.next_element(first)? {
+            first = false;
+            match &what[..] {
+                b"spaces" => space(p, s)?,
+                b"stops" => {
+                    let n = p.u32()?;
+                    s.stops.push(n);
+                }
+                b"links" | b"files" | b"segments" | b"units" => {
+                    numbers(p, &mut row)?;
+                    record(p, s, &what, &row, &mut seg_end)?;
+                }
+                _ => p.skip()?,
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// One row of `links`, `files`, `segments` or `units`.
+fn record(
+    p: &Parser<impl BufRead>,
+    s: &mut Saved,
+    what: &[u8],
+    row: &[Option<i128>],
+    seg_end: &mut usize,
+) -> Parsed<()> {
+    let files =
+        |from: usize| -> Parsed<Vec<u32>> { (from..row.len()).map(|i| field(p, row, i)).collect() };
+    match what {
+        b"links" => {
+            if row.len() < 6 {
+                return p.error("a link record is too short");
+            }
+            s.links.push(Link {
+                node: field(p, row, 0)?,
+                entry: match row[1] {
+                    None => None,
+                    Some(_) => Some(field(p, row, 1)?),
+                },
+                ns: field(p, row, 2)?,
+                dev: field(p, row, 3)?,
+                ino: field(p, row, 4)?,
+                nlink: field(p, row, 5)?,
+                stats: stats(p, &row[6..])?,
+            });
+        }
+        b"files" => {
+            if row.len() != 5 {
+                return p.error("a file record must be 5 numbers");
+            }
+            s.files.push(FileRec {
+                id: s.files.len() as u32,
+                node: field(p, row, 0)?,
+                ns: field(p, row, 1)?,
+                dev: field(p, row, 2)?,
+                ino: field(p, row, 3)?,
+                linked: field::<u8>(p, row, 4)? != 0,
+            });
+        }
+        b"segments" => {
+            let bytes = field(p, row, 0)?;
+            let mappings = field(p, row, 1)?;
+            s.sweep.push_saved_segment(bytes, mappings, &files(2)?);
+        }
+        _ => {
+            let bytes = field(p, row, 0)?;
+            let mappings = field(p, row, 1)?;
+            let ranges = field(p, row, 2)?;
+            let n: usize = field(p, row, 3)?;
+            let end = seg_end.saturating_add(n);
+            if n == 0 || end > s.sweep.segment_count() {
+                return p.error("a unit's segments are not among the segments before it");
+            }
+            let f = files(4)?;
+            if f.is_empty() && n != 1 {
+                return p.error("a unit of several segments without its files");
+            }
+            s.sweep.push_saved_unit(
+                bytes,
+                mappings,
+                ranges,
+                end,
+                (!f.is_empty()).then_some(&f[..]),
+            );
+            *seg_end = end;
+        }
+    }
+    Ok(())
+}
+
+/// One row of `spaces`: `[fs, "block" or "extent", units]` (after the
+/// units: its units are the next ones not yet in a space).
+fn space(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
+    let mut v = Vec::new();
+    p.expect(b'[', "an array")?;
+    let fs = p.u32()?;
+    p.expect(b',', "','")?;
+    p.string(&mut v)?;
+    let g = match &v[..] {
+        b"block" => Granularity::Block,
+        b"extent" => Granularity::Extent,
+        _ => return p.error("unknown granularity"),
+    };
+    p.expect(b',', "','")?;
+    let units = p.uint()?;
+    p.expect(b']', "']'")?;
+    if s.spaces.iter().any(|x| x.0 == fs) {
+        return p.error("an extent space listed twice");
+    }
+    let done = s.sweep.fs_units().last().map_or(0, |(_, r)| r.end) as u64;
+    let end = done.saturating_add(units);
+    if end > s.sweep.unit_count() as u64 {
+        return p.error("the spaces hold more units than the units before them");
+    }
+    s.spaces.push((fs, g));
+    s.sweep.end_saved_fs(fs, end as usize);
+    Ok(())
+}
+
+/// Checks every index the records hold.
+fn check(p: &mut Parser<impl BufRead>, s: &Saved) -> Parsed<()> {
+    let n = s.nodes.len();
+    let node_ok = |x: u32| (x as usize) < n;
+    if let Some(l) = s.links.iter().find(|l| !node_ok(l.node)) {
+        return p.error(format!(
+            "a link in node {}, which is not in the tree",
+            l.node
+        ));
+    }
+    if let Some(f) = s.files.iter().find(|f| !node_ok(f.node)) {
+        return p.error(format!(
+            "a file in node {}, which is not in the tree",
+            f.node
+        ));
+    }
+    if let Some(x) = s.stops.iter().find(|&&x| !node_ok(x)) {
+        return p.error(format!("a stop at node {x}, which is not in the tree"));
+    }
+    let nf = s.files.len() as u32;
+    let bad_file = s.sweep.segments().any(|g| g.files.iter().any(|&f| f >= nf))
+        || s.sweep.units().any(|u| u.files.iter().any(|&f| f >= nf));
+    if bad_file {
+        return p.error("a segment or unit names a file that is not in the files");
+    }
+    let units: usize = s.sweep.fs_units().map(|(_, r)| r.len()).sum();
+    let covered = s.sweep.units().last().map_or(0, |u| u.segments.end);
+    if units != s.sweep.unit_count() || covered != s.sweep.segment_count() {
+        return p.error("the units do not cover the segments, or the spaces the units");
+    }
+    Ok(())
+}

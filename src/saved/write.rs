@@ -1,0 +1,315 @@
+//! `--export`: the scan as ncdu's JSON export, streamed node by node, with
+//! sdu's figures in `"sdu"` keys and the records behind them after the
+//! tree (the module documentation of [`super`] has the layout).
+
+use std::io::{self, Write};
+
+use super::json::write_string;
+use super::{Export, FORMAT, time_name};
+use crate::figures::{Kind, Stats};
+use crate::probe::Granularity;
+use crate::records::{Link, NO_NODE, TOP};
+use crate::tree::Tree;
+
+/// Writes the saved scan of `x` to `w` (buffer it: this writes a token at
+/// a time).
+pub fn write(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
+    let tree = x.tree;
+    let ids = export_ids(tree);
+    // Each node's own link (its inode, when the link table counts it).
+    let mut self_link = vec![u32::MAX; tree.len()];
+    for (i, l) in x.links.iter().enumerate() {
+        if l.entry.is_none() && self_link[l.node as usize] == u32::MAX {
+            self_link[l.node as usize] = i as u32;
+        }
+    }
+    let link_of = |id: u32| {
+        let i = self_link[id as usize];
+        (i != u32::MAX).then(|| &x.links[i as usize])
+    };
+    header(w, x)?;
+    let roots = tree.roots();
+    let top = roots.len() != 1 || tree.kind(roots[0]) != Kind::Dir;
+    w.write_all(b",\n")?;
+    if top {
+        w.write_all(b"[{\"name\":")?;
+        write_string(w, format!("({} paths)", roots.len()).as_bytes())?;
+        w.write_all(b",\"sdu\":{\"top\":true}}")?;
+    }
+    // (node, next child) of the directories open.
+    let mut stack: Vec<(u32, usize)> = Vec::new();
+    let mut pending: Option<(u32, usize)> = None;
+    let mut next_root = 0;
+    loop {
+        if let Some((id, pos)) = pending.take() {
+            if top || id != roots[0] {
+                w.write_all(b",\n")?;
+            }
+            let dir = tree.kind(id) == Kind::Dir;
+            if dir {
+                w.write_all(b"[")?;
+            }
+            info(w, tree, id, pos, link_of(id))?;
+            if dir {
+                stack.push((id, 0));
+            }
+        }
+        match stack.last_mut() {
+            Some((id, next)) => {
+                let kids = tree.children(*id);
+                if *next < kids.len() {
+                    pending = Some((kids[*next], *next));
+                    *next += 1;
+                } else {
+                    w.write_all(b"]")?;
+                    stack.pop();
+                }
+            }
+            None if next_root < roots.len() => {
+                pending = Some((roots[next_root], next_root));
+                next_root += 1;
+            }
+            None => break,
+        }
+    }
+    if top {
+        w.write_all(b"]")?;
+    }
+    records(w, x, &ids)?;
+    w.write_all(b"]\n")?;
+    w.flush()
+}
+
+/// Node ids as the file numbers them: [`TOP`] 0, then every node in the
+/// order written (depth first, parents before children).
+fn export_ids(tree: &Tree) -> Vec<u32> {
+    let mut ids = vec![u32::MAX; tree.len()];
+    ids[TOP as usize] = 0;
+    let mut next = 1;
+    let mut stack: Vec<u32> = tree.roots().iter().rev().copied().collect();
+    while let Some(id) = stack.pop() {
+        ids[id as usize] = next;
+        next += 1;
+        stack.extend(tree.children(id).iter().rev());
+    }
+    debug_assert!(ids.iter().all(|&i| i != u32::MAX), "every node written");
+    ids
+}
+
+fn header(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    write!(
+        w,
+        "[1,2,{{\"progname\":\"sdu\",\"progver\":\"{}\",\"timestamp\":{now},\"sdu\":{{\"format\":{FORMAT},\"nodes\":{}",
+        env!("CARGO_PKG_VERSION"),
+        x.tree.len()
+    )?;
+    write!(
+        w,
+        ",\"rules\":{{\"du\":{},\"separate_dirs\":{}}},\"overlap\":{}",
+        x.rules.du, x.rules.separate_dirs, x.overlap
+    )?;
+    let o = x.walk;
+    write!(
+        w,
+        ",\"walk\":{{\"follow_links\":{},\"follow_args\":{},\"one_file_system\":{},\"count_links\":{},\"excludes\":{},\"time\":",
+        o.follow_links,
+        o.follow_args,
+        o.one_file_system,
+        o.count_links,
+        !o.excludes.is_empty()
+    )?;
+    match o.time {
+        Some(t) => write!(w, "\"{}\"", time_name(t))?,
+        None => w.write_all(b"null")?,
+    }
+    write!(w, "}},\"errors\":{}}}}}", x.errors)
+}
+
+/// What a reader takes a node's own figures to be when its info has no
+/// `"own"`: its inode as ncdu's keys give it (nothing for a hardlinked
+/// file, whose figures are its link's), and for a directory also its
+/// files' own figures.
+pub(super) fn implied_own(kind: Kind, asize: u64, dsize: u64, hardlink: bool) -> Stats {
+    if hardlink {
+        return Stats::default();
+    }
+    let dir = kind == Kind::Dir;
+    Stats {
+        apparent: asize,
+        total: dsize,
+        exclusive: dsize,
+        shared: 0,
+        reclaimable: dsize,
+        files: u64::from(!dir),
+        dirs: u64::from(dir),
+        time: None,
+    }
+}
+
+/// The info object of node `id`, `pos`-th among its siblings.
+fn info(
+    w: &mut impl Write,
+    tree: &Tree,
+    id: u32,
+    pos: usize,
+    link: Option<&Link>,
+) -> io::Result<()> {
+    let r = tree.record(id);
+    let dir = r.kind == Kind::Dir;
+    // A directory's own figures hold its files' (not its subdirectories').
+    let mut files = Stats::default();
+    if dir {
+        for &c in tree.children(id) {
+            if tree.kind(c) != Kind::Dir {
+                files += tree.record(c).own;
+            }
+        }
+    }
+    let (asize, dsize) = match link {
+        Some(l) => (l.stats.apparent, l.stats.total),
+        None => (
+            r.own.apparent.saturating_sub(files.apparent),
+            r.own.total.saturating_sub(files.total),
+        ),
+    };
+    let hardlink = !dir && link.is_some_and(|l| l.nlink > 1);
+    w.write_all(b"{\"name\":")?;
+    write_string(w, &r.name)?;
+    if asize > 0 {
+        write!(w, ",\"asize\":{asize}")?;
+    }
+    if dsize > 0 {
+        write!(w, ",\"dsize\":{dsize}")?;
+    }
+    if let Some(l) = link {
+        write!(w, ",\"dev\":{},\"ino\":{}", l.dev, l.ino)?;
+        if hardlink {
+            write!(w, ",\"nlink\":{},\"hlnkc\":true", l.nlink)?;
+        }
+    }
+    let special = match r.kind {
+        Kind::Symlink => Some("symlink"),
+        Kind::Other => Some("other"),
+        Kind::Dir | Kind::File => None,
+    };
+    if special.is_some() {
+        w.write_all(b",\"notreg\":true")?;
+    }
+    w.write_all(b",\"sdu\":{")?;
+    if r.order as usize != pos {
+        write!(w, "\"order\":{},", r.order)?;
+    }
+    if let Some(t) = special {
+        write!(w, "\"type\":\"{t}\",")?;
+    }
+    if r.parent == NO_NODE {
+        w.write_all(b"\"alone\":true,")?;
+    }
+    let mut implied = implied_own(r.kind, asize, dsize, hardlink);
+    implied += files;
+    if implied != r.own {
+        w.write_all(b"\"own\":")?;
+        stats(w, &r.own)?;
+        w.write_all(b",")?;
+    }
+    let f = tree.figures(id);
+    write!(
+        w,
+        "\"apparent\":{},\"total\":{},\"exclusive\":{},\"shared\":{},\"reclaimable\":{},\"files\":{},\"dirs\":{}}}}}",
+        f.apparent, f.total, f.exclusive, f.shared, f.reclaimable, f.files, f.dirs
+    )
+}
+
+/// Figures as an array: apparent, total, exclusive, shared, reclaimable,
+/// files, dirs, then the time's seconds and nanoseconds if it has one.
+fn stats(w: &mut impl Write, s: &Stats) -> io::Result<()> {
+    w.write_all(b"[")?;
+    fields(w, s)?;
+    w.write_all(b"]")
+}
+
+/// [`stats`] without the brackets.
+fn fields(w: &mut impl Write, s: &Stats) -> io::Result<()> {
+    write!(
+        w,
+        "{},{},{},{},{},{},{}",
+        s.apparent, s.total, s.exclusive, s.shared, s.reclaimable, s.files, s.dirs
+    )?;
+    if let Some(t) = s.time {
+        write!(w, ",{},{}", t.secs, t.nanos)?;
+    }
+    Ok(())
+}
+
+/// The trailing element: what the roll-up and the set queries need.
+fn records(w: &mut impl Write, x: &Export<'_>, ids: &[u32]) -> io::Result<()> {
+    let id = |n: u32| if n == NO_NODE { n } else { ids[n as usize] };
+    w.write_all(b",\n{\"sdu\":\"records\",\n\"links\":[")?;
+    for (i, l) in x.links.iter().enumerate() {
+        w.write_all(if i == 0 { b"\n[" } else { b",\n[" })?;
+        write!(w, "{},", id(l.node))?;
+        match l.entry {
+            Some(e) => write!(w, "{e}")?,
+            None => w.write_all(b"null")?,
+        }
+        write!(w, ",{},{},{},{},", l.ns, l.dev, l.ino, l.nlink)?;
+        fields(w, &l.stats)?;
+        w.write_all(b"]")?;
+    }
+    w.write_all(b"],\n\"files\":[")?;
+    for (i, f) in x.files.iter().enumerate() {
+        debug_assert_eq!(f.id as usize, i);
+        w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+        write!(
+            w,
+            "[{},{},{},{},{}]",
+            id(f.node),
+            f.ns,
+            f.dev,
+            f.ino,
+            u8::from(f.linked)
+        )?;
+    }
+    w.write_all(b"],\n\"segments\":[")?;
+    for (i, s) in x.sweep.segments().enumerate() {
+        w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+        write!(w, "[{},{}", s.bytes, s.mappings)?;
+        for f in s.files {
+            write!(w, ",{f}")?;
+        }
+        w.write_all(b"]")?;
+    }
+    w.write_all(b"],\n\"units\":[")?;
+    for (i, u) in x.sweep.units().enumerate() {
+        w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+        let n = u.segments.len();
+        write!(w, "[{},{},{},{n}", u.bytes, u.mappings, u.ranges)?;
+        let same = n == 1 && x.sweep.segment(u.segments.start).files == u.files;
+        if !same {
+            for f in u.files {
+                write!(w, ",{f}")?;
+            }
+        }
+        w.write_all(b"]")?;
+    }
+    w.write_all(b"],\n\"spaces\":[")?;
+    for (i, (fs, range)) in x.sweep.fs_units().enumerate() {
+        w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+        let g = match (x.granularity)(fs) {
+            Granularity::Block => "block",
+            Granularity::Extent => "extent",
+        };
+        write!(w, "[{fs},\"{g}\",{}]", range.len())?;
+    }
+    w.write_all(b"],\n\"stops\":[")?;
+    for (i, &s) in x.tree.stops().iter().enumerate() {
+        if i > 0 {
+            w.write_all(b",")?;
+        }
+        write!(w, "{}", id(s))?;
+    }
+    w.write_all(b"]}")
+}
