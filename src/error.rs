@@ -164,6 +164,13 @@ pub enum Diagnostic {
         /// The candidate as given.
         path: Vec<u8>,
     },
+    /// `--to-free`: a candidate that the scan of the path it lies in does
+    /// not hold (excluded, on another filesystem under `-x`, gone): left
+    /// out of the plan. An error (exit status 1).
+    NotScanned {
+        /// The candidate as given.
+        path: Vec<u8>,
+    },
     /// At the end of a scan: files whose sharing could not be verified, and
     /// their bytes, counted as exclusive.
     Unverified {
@@ -188,6 +195,7 @@ impl Diagnostic {
                 | Diagnostic::CannotFree { .. }
                 | Diagnostic::DirMoved { .. }
                 | Diagnostic::NotInScan { .. }
+                | Diagnostic::NotScanned { .. }
         )
     }
 
@@ -203,7 +211,8 @@ impl Diagnostic {
             | Diagnostic::DirectoryCycle { path }
             | Diagnostic::NoFiemap { path, .. }
             | Diagnostic::Probe { path, .. }
-            | Diagnostic::NotInScan { path } => Some(path),
+            | Diagnostic::NotInScan { path }
+            | Diagnostic::NotScanned { path } => Some(path),
             Diagnostic::NotBySdu { .. } => None,
             Diagnostic::Unverified { .. } | Diagnostic::CannotFree { .. } => None,
         }
@@ -277,6 +286,11 @@ impl fmt::Display for Diagnostic {
                 f,
                 "{}: not written by sdu (no sdu keys): nothing is known to be shared, Exclusive is Total",
                 quotef(file)
+            ),
+            Diagnostic::NotScanned { path } => write!(
+                f,
+                "{}: not in the scan (excluded, or on another filesystem), left out of the plan",
+                quote(path)
             ),
             Diagnostic::NotInScan { path } => {
                 write!(f, "{}: not an entry of the saved scan", quote(path))

@@ -214,6 +214,11 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
         roots: split
             .as_ref()
             .map_or_else(|| cfg.walk.roots.clone(), |s| s.scan.clone()),
+        // A candidate inside a scanned path may be a file: keep files.
+        all: cfg.walk.all
+            || split
+                .as_ref()
+                .is_some_and(|s| s.candidates.iter().any(|c| !c.2.is_empty())),
         ..cfg.walk.clone()
     };
     let rules = tree::Rules {
@@ -228,7 +233,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     } = scan(&walk_opts, rules, msgs)?;
     let errors = msgs.errors();
     let t3 = Instant::now();
-    let candidates = split.as_ref().map(|split| plan::nodes(&tree, split));
+    let candidates = split.as_ref().map(|split| plan::nodes(&tree, split, msgs));
     report_or_plan(
         cfg,
         out,

@@ -109,17 +109,26 @@ pub(crate) fn split(paths: &[Vec<u8>], msgs: &Messages) -> Result<Split, Error> 
 /// The nodes of the candidates in `tree` (scanned from `split.scan`), with
 /// the paths to print for them; a candidate whose scan failed is left out
 /// (the walk reported it).
-pub(crate) fn nodes(tree: &Tree, split: &Split) -> Vec<(u32, Vec<u8>)> {
+pub(crate) fn nodes(tree: &Tree, split: &Split, msgs: &Messages) -> Vec<(u32, Vec<u8>)> {
     let roots = tree.roots();
     split
         .candidates
         .iter()
         .filter_map(|(given, scan, names)| {
+            // A scanned path that could not be read was reported by the walk.
             let root = *roots
                 .iter()
                 .find(|&&r| tree.name(r) == &split.scan[*scan][..])?;
-            let id = tree.find(root, names)?;
-            Some((id, given.clone()))
+            match tree.find(root, names) {
+                Some(id) => Some((id, given.clone())),
+                None => {
+                    // Excluded, on another filesystem under -x, or gone.
+                    msgs.report(Diagnostic::NotScanned {
+                        path: given.clone(),
+                    });
+                    None
+                }
+            }
         })
         .collect()
 }

@@ -257,3 +257,30 @@ fn candidates_inside_a_scanned_path_see_its_references() {
     btrfs(&["subvolume", "sync"], d);
     assert_eq!(before - settle(), 500 * K);
 }
+
+/// A file can be a candidate inside a scanned path, without `-a` (it used
+/// to be left out silently); a candidate the scan does not hold (here
+/// excluded) is named on stderr, left out, and the exit status is 1.
+#[test]
+fn file_candidates_count_and_missing_ones_are_reported() {
+    let t = TestDir::new();
+    let w = t.mkdir("w");
+    std::fs::create_dir(w.join("c")).unwrap();
+    write_file(&w.join("c/part"), 100_000);
+    write_file(&w.join("x"), 50_000);
+    let run_plan = |args: &[&str]| {
+        run(Command::new(sdu_bin())
+            .current_dir(t.path())
+            .args(["--json", "--to-free", "1"])
+            .args(args))
+    };
+    let out = run_plan(&["w", "w/c/part"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(chosen(&doc)[0].0, "w/c/part");
+    let out = run_plan(&["--exclude", "x", "w", "w/x", "w/c"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(out.stderr.contains("'w/x': not in the scan"), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(chosen(&doc)[0].0, "w/c");
+}
