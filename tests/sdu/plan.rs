@@ -16,6 +16,31 @@ fn btrfs(args: &[&str], path: &Path) {
     run(Command::new("btrfs").args(args).arg(path)).assert_ok();
 }
 
+/// Snapshot `vol` as `snaps/NAME`, after a sync.
+fn snap(mnt: &Path, name: &str) {
+    sync_fs(mnt);
+    run(Command::new("btrfs")
+        .args(["subvolume", "snapshot"])
+        .arg(mnt.join("vol"))
+        .arg(mnt.join(format!("snaps/{name}"))))
+    .assert_ok();
+}
+
+/// `vol` with f1 300 K, f2 200 K, f3 100 K; `snaps/s1`; f1 rewritten;
+/// `snaps/s2`; f2 rewritten.
+fn origin_and_two_snapshots(mnt: &Path) {
+    let p = |s: &str| mnt.join(s);
+    btrfs(&["subvolume", "create"], &p("vol"));
+    std::fs::create_dir(p("snaps")).unwrap();
+    write_file(&p("vol/f1"), 300 * K as usize);
+    write_file(&p("vol/f2"), 200 * K as usize);
+    write_file(&p("vol/f3"), 100 * K as usize);
+    snap(mnt, "s1");
+    write_file(&p("vol/f1"), 300 * K as usize);
+    snap(mnt, "s2");
+    write_file(&p("vol/f2"), 200 * K as usize);
+}
+
 /// Three snapshots, then the origin deleted, so that the scan of the
 /// snapshots sees every reference:
 ///
@@ -29,24 +54,8 @@ fn btrfs(args: &[&str], path: &Path) {
 fn snapshots() -> Option<LoopFs> {
     let fs = LoopFs::new(FsKind::Btrfs)?;
     let p = |s: &str| fs.path().join(s);
-    btrfs(&["subvolume", "create"], &p("vol"));
-    std::fs::create_dir(p("snaps")).unwrap();
-    let snap = |name: &str| {
-        sync_fs(fs.path());
-        run(Command::new("btrfs")
-            .args(["subvolume", "snapshot"])
-            .arg(p("vol"))
-            .arg(p(&format!("snaps/{name}"))))
-        .assert_ok();
-    };
-    write_file(&p("vol/f1"), 300 * K as usize);
-    write_file(&p("vol/f2"), 200 * K as usize);
-    write_file(&p("vol/f3"), 100 * K as usize);
-    snap("s1");
-    write_file(&p("vol/f1"), 300 * K as usize);
-    snap("s2");
-    write_file(&p("vol/f2"), 200 * K as usize);
-    snap("s3");
+    origin_and_two_snapshots(fs.path());
+    snap(fs.path(), "s3");
     // Until the cleaner has dropped the origin's references, FIEMAP still
     // flags the data only a snapshot holds now as shared.
     btrfs(&["subvolume", "delete", "-C"], &p("vol"));
@@ -205,24 +214,8 @@ fn candidates_inside_a_scanned_path_see_its_references() {
     };
     let d = fs.path();
     let p = |s: &str| d.join(s);
-    btrfs(&["subvolume", "create"], &p("vol"));
-    std::fs::create_dir(p("snaps")).unwrap();
-    let snap = |name: &str| {
-        sync_fs(d);
-        run(Command::new("btrfs")
-            .args(["subvolume", "snapshot"])
-            .arg(p("vol"))
-            .arg(p(&format!("snaps/{name}"))))
-        .assert_ok();
-    };
     // old f1: s1; new f1: s2 + vol; old f2: s1 + s2; new f2: vol; f3: all.
-    write_file(&p("vol/f1"), 300 * K as usize);
-    write_file(&p("vol/f2"), 200 * K as usize);
-    write_file(&p("vol/f3"), 100 * K as usize);
-    snap("s1");
-    write_file(&p("vol/f1"), 300 * K as usize);
-    snap("s2");
-    write_file(&p("vol/f2"), 200 * K as usize);
+    origin_and_two_snapshots(d);
     sync_fs(d);
     let run_plan = |args: &[&str]| {
         let out = run(Command::new(sdu_bin())
