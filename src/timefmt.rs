@@ -33,7 +33,7 @@ pub const ISO: &str = "%Y-%m-%d";
 
 /// How to print a time: a strftime format and a time zone. Times that no
 /// calendar date can hold are printed as seconds since the epoch, as du
-/// prints them, and kept in [`TimeFormat::out_of_range`] for the caller
+/// prints them, and kept in `TimeFormat::out_of_range` for the caller
 /// to report (`time '9223372036854775807' is out of range`).
 #[derive(Clone)]
 pub struct TimeFormat {

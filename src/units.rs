@@ -328,7 +328,7 @@ fn si_suffix(size: u64, iec: bool, bytes: bool) -> &'static str {
     }
 }
 
-/// Parses `-B`/`--block-size` SIZE as du does ([`human_options`]).
+/// Parses `-B`/`--block-size` SIZE as du does (`human_options`).
 ///
 /// # Errors
 /// The [`NumError`] du reports for it (`-B 0` is [`NumError::Invalid`]).

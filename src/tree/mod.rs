@@ -11,7 +11,7 @@
 //! the thread count.
 //!
 //! Two of du's rules change that when asked ([`Rules`]): in `--du` mode an
-//! inode counts once per run, at its first link in du's traversal ([`du`]),
+//! inode counts once per run, at its first link in du's traversal (`du`),
 //! and `-S` keeps subdirectories out of a directory's figures.
 
 mod du;
