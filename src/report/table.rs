@@ -33,7 +33,7 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
         out.write_all(&line)?;
     }
     let mut cell = String::new();
-    let mut row = |path: &[u8], s: &Stats| -> io::Result<()> {
+    let row = |path: &[u8], s: &Stats| -> io::Result<()> {
         line.clear();
         sizes(&mut line, &mut cell, s, opts, &widths)?;
         if let Some(t) = &opts.time {
@@ -45,11 +45,7 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
         line.push(end);
         out.write_all(&line)
     };
-    select::entries(tree, opts, |e| row(e.path, e.figures))?;
-    if opts.grand_total {
-        row(b"total", tree.grand_total())?;
-    }
-    Ok(())
+    each_row(tree, opts, row)
 }
 
 /// `--du FIGURE`: du's `SIZE<TAB>PATH` lines, and du's `SIZE<TAB>total`.
@@ -62,7 +58,7 @@ pub(super) fn du(
     let end = if opts.null { b'\0' } else { b'\n' };
     let mut line = Vec::with_capacity(256);
     let mut cell = String::new();
-    let mut row = |path: &[u8], s: &Stats| -> io::Result<()> {
+    let row = |path: &[u8], s: &Stats| -> io::Result<()> {
         line.clear();
         cell.clear();
         opts.unit_of(figure).format(figure.of(s), &mut cell);
@@ -76,6 +72,16 @@ pub(super) fn du(
         line.push(end);
         out.write_all(&line)
     };
+    each_row(tree, opts, row)
+}
+
+/// Calls `row` with the path and figures of every entry to report, in
+/// order, then of the `-c` total: what the table and du's lines share.
+fn each_row(
+    tree: &Tree,
+    opts: &ReportOptions,
+    mut row: impl FnMut(&[u8], &Stats) -> io::Result<()>,
+) -> io::Result<()> {
     select::entries(tree, opts, |e| row(e.path, e.figures))?;
     if opts.grand_total {
         row(b"total", tree.grand_total())?;

@@ -34,6 +34,15 @@ fn used(mnt: &Path) -> (u64, u64) {
     (field("Data,"), field("Metadata,"))
 }
 
+/// A read-only snapshot of `vol` as `snap`.
+fn snapshot(mnt: &Path) {
+    run(Command::new("btrfs")
+        .args(["subvolume", "snapshot", "-r"])
+        .arg(mnt.join("vol"))
+        .arg(mnt.join("snap")))
+    .assert_ok();
+}
+
 fn json_of(dir: &Path, args: &[&str]) -> serde_json::Value {
     let out = run(Command::new(sdu_bin())
         .current_dir(dir)
@@ -72,11 +81,7 @@ fn unchanged_snapshot_of_inline_files_frees_about_nothing() {
         write_file(&d.join(format!("vol/big{i}")), 1 << 20);
     }
     sync_fs(d);
-    run(Command::new("btrfs")
-        .args(["subvolume", "snapshot", "-r"])
-        .arg(d.join("vol"))
-        .arg(d.join("snap")))
-    .assert_ok();
+    snapshot(d);
     for i in 0..3 {
         std::fs::write(d.join(format!("vol/small/f{i}")), vec![b'x'; 900]).unwrap();
     }
@@ -156,11 +161,7 @@ fn snapshot_outside_the_scan_is_not_seen() {
         std::fs::write(d.join(format!("vol/f{i}")), vec![b'q'; 800]).unwrap();
     }
     sync_fs(d);
-    run(Command::new("btrfs")
-        .args(["subvolume", "snapshot", "-r"])
-        .arg(d.join("vol"))
-        .arg(d.join("snap")))
-    .assert_ok();
+    snapshot(d);
     let alone = json_of(d, &["-s", "snap"]);
     let e = entry(&alone, "snap");
     assert_eq!(e["shared"], 0, "{e}");
