@@ -18,6 +18,7 @@
 
 #![deny(missing_docs)]
 
+pub mod delete;
 mod error;
 pub mod extents;
 pub mod figures;
@@ -378,16 +379,30 @@ fn run_export(
     })
 }
 
-/// `--import FILE`: reads the saved scan, rolls it up by `cfg.rules`
-/// (folding its files into their directories without `-a`), and reports
-/// or plans as a scan would. `cfg.walk.roots` are `--to-free`'s
-/// candidates, by their paths in the saved scan.
-fn run_import(
-    cfg: &Config,
-    file: &[u8],
-    out: &mut dyn Write,
-    msgs: &Messages,
-) -> Result<Outcome, Error> {
+/// A saved scan read in and rolled up: what [`import`] gives.
+#[derive(Debug)]
+pub struct Imported {
+    /// The entries and their figures.
+    pub tree: tree::Tree,
+    /// The errors the scan had met (its error entries) when it was saved.
+    pub errors: u64,
+    roots: Vec<Vec<u8>>,
+    n_links: usize,
+    n_files: usize,
+    segments: usize,
+    units: usize,
+    t_read: std::time::Duration,
+    t_tree: std::time::Duration,
+}
+
+/// `--import FILE`: reads the saved scan `file` (`-`: standard input) and
+/// rolls it up by `cfg.rules` (folding its files into their directories
+/// without `-a` or `--to-free`).
+///
+/// # Errors
+/// [`Error::SavedScan`] when the file cannot be read, is not a whole saved
+/// scan, or was saved with other rules than `cfg` asks for.
+pub fn import(cfg: &Config, file: &[u8], msgs: &Messages) -> Result<Imported, Error> {
     let bad = |what: String| Error::SavedScan {
         file: file.to_vec(),
         what,
@@ -438,7 +453,7 @@ fn run_import(
         sweep,
         spaces,
         stops,
-        errors: saved_errors,
+        errors,
         ..
     } = s;
     let granularity = |fs: u32| {
@@ -450,30 +465,61 @@ fn run_import(
     let (n_files, n_links) = (files.len(), links.len());
     let mut tree = tree::Tree::build_with(nodes, links, &files, &sweep, granularity, rules);
     tree.stop_after(&stops);
-    let t_tree = t1.elapsed();
+    Ok(Imported {
+        tree,
+        errors,
+        roots,
+        n_links,
+        n_files,
+        segments: sweep.segment_count(),
+        units: sweep.unit_count(),
+        t_read,
+        t_tree: t1.elapsed(),
+    })
+}
+
+/// `--import FILE`: reports or plans on the saved scan as a scan would.
+/// `cfg.walk.roots` are `--to-free`'s candidates, by their paths in the
+/// saved scan.
+fn run_import(
+    cfg: &Config,
+    file: &[u8],
+    out: &mut dyn Write,
+    msgs: &Messages,
+) -> Result<Outcome, Error> {
+    let im = import(cfg, file, msgs)?;
+    let tree = &im.tree;
     let t2 = Instant::now();
     let candidates = match cfg.to_free {
-        Some(_) => Some(plan::saved_nodes(&tree, &cfg.walk.roots, msgs)?),
+        Some(_) => Some(plan::saved_nodes(tree, &cfg.walk.roots, msgs)?),
         None => None,
     };
-    let errors = saved_errors.saturating_add(msgs.errors());
-    report_or_plan(cfg, out, msgs, &tree, &roots, candidates.as_deref(), errors)?;
+    let errors = im.errors.saturating_add(msgs.errors());
+    report_or_plan(
+        cfg,
+        out,
+        msgs,
+        tree,
+        &im.roots,
+        candidates.as_deref(),
+        errors,
+    )?;
     if cfg.stats {
         msgs.raw(&format!(
             "sdu stats:\n  saved scan             {}\n  nodes (dirs, -a files) {}\n  links / files with shared data {} / {}\n  segments / units       {} / {}\n  time: read {:.3}s, roll-up {:.3}s, report {:.3}s\n",
             String::from_utf8_lossy(file),
             tree.len().saturating_sub(1),
-            n_links,
-            n_files,
-            sweep.segment_count(),
-            sweep.unit_count(),
-            t_read.as_secs_f64(),
-            t_tree.as_secs_f64(),
+            im.n_links,
+            im.n_files,
+            im.segments,
+            im.units,
+            im.t_read.as_secs_f64(),
+            im.t_tree.as_secs_f64(),
             t2.elapsed().as_secs_f64()
         ));
     }
     Ok(Outcome {
-        errors: saved_errors.saturating_add(msgs.errors()),
+        errors: im.errors.saturating_add(msgs.errors()),
         counters: Counters::default(),
     })
 }

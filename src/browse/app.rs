@@ -4,7 +4,8 @@
 //!
 //! Everything here is a function of the keys pressed ([`Action`]) and the
 //! scanned [`Tree`], so the unit tests drive it without a terminal; the
-//! drawing is [`super::view`]'s.
+//! drawing is [`super::view`]'s. Deleting is asked for here (`d`, then
+//! `yes` typed and Enter: [`App::request`]) and done by the event loop.
 
 use std::time::{Duration, Instant};
 
@@ -52,7 +53,53 @@ pub enum Action {
     ClearMarks,
     /// Show or hide the help.
     Help,
+    /// Ask to delete the marked entries (or the one under the cursor).
+    Delete,
+    /// In the confirmation: a character typed, the last one erased, Enter,
+    /// Esc.
+    Type(char),
+    Erase,
+    Enter,
+    Cancel,
+    /// Close the notice shown.
+    Dismiss,
     Quit,
+}
+
+/// What the keys do now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Browse,
+    Help,
+    /// A deletion waits for `yes`.
+    Confirm,
+    /// A message (what a deletion did) waits for any key.
+    Notice,
+}
+
+/// A deletion waiting for its confirmation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Confirm {
+    /// The entries, none inside another.
+    pub ids: Vec<u32>,
+    /// Their first column's figure, added up.
+    pub total: u64,
+    /// What deleting them frees (the reclaimable of their union).
+    pub frees: u64,
+    /// What was typed so far.
+    pub typed: String,
+    /// Enter was pressed on something other than `yes`.
+    pub refused: bool,
+}
+
+/// What a new [`App`] takes over from the one before a rescan.
+#[derive(Clone, Debug)]
+pub struct Carry {
+    /// The directory shown: its root's name and the names below it (`None`:
+    /// the list of roots).
+    dir: Option<(Vec<u8>, Vec<Vec<u8>>)>,
+    sort: Sort,
+    show_files: bool,
 }
 
 /// The marked entries and what they add up to.
@@ -92,6 +139,14 @@ pub struct App<'t> {
     pub mark_time: Duration,
     pub help: bool,
     pub quit: bool,
+    /// Whether `d` may delete (not on a saved scan).
+    pub can_delete: bool,
+    /// The deletion being confirmed.
+    pub confirm: Option<Confirm>,
+    /// The entries confirmed for deletion, for the event loop to delete.
+    pub request: Option<Vec<u32>>,
+    /// A message over the screen until a key is pressed.
+    pub notice: Option<Vec<String>>,
 }
 
 impl<'t> App<'t> {
@@ -118,9 +173,76 @@ impl<'t> App<'t> {
             mark_time: Duration::ZERO,
             help: false,
             quit: false,
+            can_delete: true,
+            confirm: None,
+            request: None,
+            notice: None,
         };
         app.load(None);
         app
+    }
+
+    /// A browser of `tree` (a rescan) in the directory, sort and files
+    /// setting of the one `carry` was taken from; in the nearest directory
+    /// above when that one is gone.
+    pub fn resume(tree: &'t Tree, first: Figure, carry: Carry) -> App<'t> {
+        let mut app = App::new(tree, first, carry.sort);
+        app.show_files = carry.show_files;
+        if let Some((root, names)) = carry.dir
+            && let Some(&r) = tree
+                .roots()
+                .iter()
+                .find(|&&r| !tree.is_hidden(r) && tree.name(r) == &root[..])
+        {
+            let found = (0..=names.len()).rev().find_map(|n| {
+                tree.find(r, &names[..n])
+                    .filter(|&id| tree.kind(id) == Kind::Dir)
+            });
+            if let Some(id) = found {
+                app.dir = id;
+            }
+        }
+        app.load(None);
+        app
+    }
+
+    /// What [`App::resume`] needs to carry on in a rescan.
+    pub fn carry(&self) -> Carry {
+        let dir = (self.dir != TOP).then(|| {
+            let mut names = self.names(self.dir);
+            let root = names.remove(0);
+            (root, names)
+        });
+        Carry {
+            dir,
+            sort: self.sort,
+            show_files: self.show_files,
+        }
+    }
+
+    /// What the keys do now.
+    pub fn mode(&self) -> Mode {
+        if self.confirm.is_some() {
+            Mode::Confirm
+        } else if self.notice.is_some() {
+            Mode::Notice
+        } else if self.help {
+            Mode::Help
+        } else {
+            Mode::Browse
+        }
+    }
+
+    /// The root's name (the path as given), then the names down to `id`.
+    pub fn names(&self, id: u32) -> Vec<Vec<u8>> {
+        let mut names = Vec::new();
+        let mut n = id;
+        while n != TOP && n != NO_NODE {
+            names.push(self.tree.name(n).to_vec());
+            n = self.tree.parent(n);
+        }
+        names.reverse();
+        names
     }
 
     pub fn tree(&self) -> &'t Tree {
@@ -184,18 +306,12 @@ impl<'t> App<'t> {
 
     /// The path of `id`: its root as given, then its names.
     pub fn path(&self, id: u32) -> Vec<u8> {
-        let mut names = Vec::new();
-        let mut n = id;
-        while n != TOP && n != NO_NODE {
-            names.push(self.tree.name(n));
-            n = self.tree.parent(n);
-        }
         let mut p = Vec::new();
-        for name in names.iter().rev() {
+        for name in self.names(id) {
             if !p.is_empty() && p.last() != Some(&b'/') {
                 p.push(b'/');
             }
-            p.extend_from_slice(name);
+            p.extend_from_slice(&name);
         }
         p
     }
@@ -271,27 +387,95 @@ impl<'t> App<'t> {
                 self.update_marks();
             }
             Action::Help => self.help = !self.help,
+            Action::Delete => self.ask_delete(),
+            Action::Type(c) => {
+                if let Some(c0) = &mut self.confirm
+                    && c0.typed.chars().count() < 16
+                {
+                    c0.typed.push(c);
+                }
+            }
+            Action::Erase => {
+                if let Some(c) = &mut self.confirm {
+                    c.typed.pop();
+                }
+            }
+            Action::Enter => {
+                if let Some(c) = &mut self.confirm {
+                    if c.typed == "yes" {
+                        self.request = self.confirm.take().map(|c| c.ids);
+                    } else {
+                        c.refused = true;
+                        c.typed.clear();
+                    }
+                }
+            }
+            Action::Cancel => self.confirm = None,
+            Action::Dismiss => self.notice = None,
             Action::Quit => self.quit = true,
         }
+    }
+
+    /// The marked entries that lie inside no other marked one.
+    pub fn outermost_marks(&self) -> Vec<u32> {
+        let ids = &self.marks.ids;
+        ids.iter()
+            .copied()
+            .filter(|&id| !self.inside(id, ids))
+            .collect()
+    }
+
+    /// Whether `id` lies inside one of `ids` (sorted).
+    fn inside(&self, id: u32, ids: &[u32]) -> bool {
+        let mut n = self.tree.parent(id);
+        while n != NO_NODE && n != TOP {
+            if ids.binary_search(&n).is_ok() {
+                return true;
+            }
+            n = self.tree.parent(n);
+        }
+        false
+    }
+
+    /// `d`: the confirmation for the marked entries, or for the entry
+    /// under the cursor when none is marked.
+    fn ask_delete(&mut self) {
+        if !self.can_delete {
+            self.notice = Some(vec![
+                "This is a saved scan (--import): it cannot delete.".into(),
+                "Browse a live scan to delete.".into(),
+            ]);
+            return;
+        }
+        let ids = if self.marks.ids.is_empty() {
+            self.current().into_iter().collect()
+        } else {
+            self.outermost_marks()
+        };
+        if ids.is_empty() {
+            return;
+        }
+        let total = ids
+            .iter()
+            .map(|&id| self.first_of(self.tree.figures(id)))
+            .fold(0u64, u64::saturating_add);
+        let frees = self.tree.frees(&ids).unwrap_or(0);
+        self.confirm = Some(Confirm {
+            ids,
+            total,
+            frees,
+            typed: String::new(),
+            refused: false,
+        });
     }
 
     /// Recomputes what the marks add up to.
     fn update_marks(&mut self) {
         let t0 = Instant::now();
         let ids = &self.marks.ids;
-        let inside_another = |id: u32| {
-            let mut n = self.tree.parent(id);
-            while n != NO_NODE && n != TOP {
-                if ids.binary_search(&n).is_ok() {
-                    return true;
-                }
-                n = self.tree.parent(n);
-            }
-            false
-        };
         self.marks.total = ids
             .iter()
-            .filter(|&&id| !inside_another(id))
+            .filter(|&&id| !self.inside(id, ids))
             .map(|&id| self.first_of(self.tree.figures(id)))
             .fold(0u64, u64::saturating_add);
         self.marks.frees = if ids.is_empty() {

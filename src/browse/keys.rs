@@ -4,18 +4,30 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use sdu::figures::Figure;
 
-use super::app::{Action, SortKey};
+use super::app::{Action, Mode, SortKey};
 
-/// The action of key `k`; `help`: the help is shown, and any key but
-/// Ctrl-C closes it.
-pub fn action(k: KeyEvent, help: bool) -> Option<Action> {
+/// The action of key `k` in `mode`. In the help and in a notice any key but
+/// Ctrl-C closes it; in the confirmation keys type (Enter confirms, Esc
+/// cancels).
+pub fn action(k: KeyEvent, mode: Mode) -> Option<Action> {
     let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
     // Raw mode: Ctrl-C is a key, not a signal.
     if ctrl && matches!(k.code, KeyCode::Char('c' | 'C')) {
         return Some(Action::Quit);
     }
-    if help {
-        return Some(Action::Help);
+    match mode {
+        Mode::Help => return Some(Action::Help),
+        Mode::Notice => return Some(Action::Dismiss),
+        Mode::Confirm => {
+            return match k.code {
+                KeyCode::Enter => Some(Action::Enter),
+                KeyCode::Esc => Some(Action::Cancel),
+                KeyCode::Backspace => Some(Action::Erase),
+                KeyCode::Char(c) if !ctrl => Some(Action::Type(c)),
+                _ => None,
+            };
+        }
+        Mode::Browse => {}
     }
     Some(match k.code {
         KeyCode::Up | KeyCode::Char('k') => Action::Up,
@@ -34,6 +46,7 @@ pub fn action(k: KeyEvent, help: bool) -> Option<Action> {
         KeyCode::Char('a') => Action::ToggleFiles,
         KeyCode::Char(' ') => Action::Mark,
         KeyCode::Char('u') => Action::ClearMarks,
+        KeyCode::Char('d') => Action::Delete,
         KeyCode::Char('?') => Action::Help,
         KeyCode::Char('q') | KeyCode::Esc => Action::Quit,
         _ => return None,
@@ -51,9 +64,31 @@ mod tests {
     #[test]
     fn ctrl_c_quits_even_in_the_help() {
         let k = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
-        assert_eq!(action(k, false), Some(Action::Quit));
-        assert_eq!(action(k, true), Some(Action::Quit));
-        assert_eq!(action(key(KeyCode::Char('q')), true), Some(Action::Help));
+        for mode in [Mode::Browse, Mode::Help, Mode::Confirm, Mode::Notice] {
+            assert_eq!(action(k, mode), Some(Action::Quit), "{mode:?}");
+        }
+        assert_eq!(
+            action(key(KeyCode::Char('q')), Mode::Help),
+            Some(Action::Help)
+        );
+        assert_eq!(
+            action(key(KeyCode::Char('q')), Mode::Notice),
+            Some(Action::Dismiss)
+        );
+    }
+
+    #[test]
+    fn the_confirmation_types() {
+        let c = Mode::Confirm;
+        assert_eq!(action(key(KeyCode::Char('q')), c), Some(Action::Type('q')));
+        assert_eq!(action(key(KeyCode::Char('y')), c), Some(Action::Type('y')));
+        assert_eq!(action(key(KeyCode::Enter), c), Some(Action::Enter));
+        assert_eq!(action(key(KeyCode::Esc), c), Some(Action::Cancel));
+        assert_eq!(action(key(KeyCode::Backspace), c), Some(Action::Erase));
+        assert_eq!(
+            action(key(KeyCode::Char('d')), Mode::Browse),
+            Some(Action::Delete)
+        );
     }
 
     #[test]
@@ -66,8 +101,12 @@ mod tests {
             (KeyCode::Left, KeyCode::Char('h')),
             (KeyCode::Backspace, KeyCode::Char('h')),
         ] {
-            assert_eq!(action(key(a), false), action(key(b), false), "{a:?}");
+            assert_eq!(
+                action(key(a), Mode::Browse),
+                action(key(b), Mode::Browse),
+                "{a:?}"
+            );
         }
-        assert_eq!(action(key(KeyCode::Char('x')), false), None);
+        assert_eq!(action(key(KeyCode::Char('x')), Mode::Browse), None);
     }
 }

@@ -13,10 +13,10 @@ pub mod app;
 pub mod keys;
 pub mod view;
 
-use std::io::{self, IsTerminal, Stdout};
+use std::io::{self, IsTerminal, Stdout, Write};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossterm::event::{self, Event, KeyEventKind};
@@ -25,9 +25,11 @@ use crossterm::{cursor, execute, terminal};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-use sdu::figures::Figure;
+use sdu::delete::{self, Deleted, Target};
+use sdu::figures::{Figure, Kind};
 use sdu::report::SortKey as ReportSort;
-use sdu::{Config, Diagnostic, Messages};
+use sdu::tree::Tree;
+use sdu::{Config, Diagnostic, Messages, WalkOptions};
 
 use crate::cli::progress::Display;
 use crate::cli::signals;
@@ -60,24 +62,18 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
         Some(d) => Messages::named(Box::new(d.sink()), program),
         None => Messages::named(Box::new(io::stderr()), program),
     };
-    let scan = sdu::scan(&cfg.walk, cfg.rules, &msgs);
+    let loaded = load(cfg, &cfg.walk, &msgs);
     if let Some(d) = &mut display {
         d.finish();
     }
-    let scan = match scan {
-        Ok(s) => s,
+    let mut tree = match loaded {
+        Ok(t) => t,
         Err(e) => {
             eprintln!("{program}: {e}");
             return ExitCode::from(2);
         }
     };
-    if scan.counters.unverified_files > 0 {
-        msgs.report(Diagnostic::Unverified {
-            files: scan.counters.unverified_files,
-            bytes: scan.counters.unverified_bytes,
-        });
-    }
-    if scan.tree.roots().iter().all(|&r| scan.tree.is_hidden(r)) {
+    if tree.roots().iter().all(|&r| tree.is_hidden(r)) {
         // Every PATH failed: the messages say why.
         return ExitCode::from(1);
     }
@@ -90,21 +86,215 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
         },
         reverse: false,
     };
-    let mut app = App::new(&scan.tree, first, sort);
     let look = Look {
         unit: cfg.report.unit,
         color: cfg.report.color,
     };
     install_panic_hook();
     browsing.store(true, Ordering::SeqCst);
-    let result = enter().and_then(|mut t| browse(&mut t, &mut app, look));
+    let mut term = match enter() {
+        Ok(t) => t,
+        Err(e) => {
+            restore();
+            eprintln!("{program}: the terminal: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // Rescans after a deletion: their messages wait for the terminal.
+    let later = Later::default();
+    let rescan_msgs = Messages::named(Box::new(later.clone()), program);
+    let mut walk = cfg.walk.clone();
+    walk.progress = None;
+    let mut carry = None;
+    let mut notice = None;
+    let mut failed = false;
+    let result = loop {
+        let mut app = match carry.take() {
+            None => App::new(&tree, first, sort),
+            Some(c) => App::resume(&tree, first, c),
+        };
+        app.can_delete = cfg.import.is_none();
+        app.notice = notice.take();
+        if let Err(e) = browse(&mut term, &mut app, look) {
+            break End::Terminal(e);
+        }
+        let Some(ids) = app.request.take() else {
+            break End::Quit;
+        };
+        let targets: Vec<Target> = ids.iter().map(|&id| target(&app, id)).collect();
+        let predicted = tree.frees(&ids).unwrap_or(0);
+        carry = Some(app.carry());
+        drop(app);
+        let _ = message(&mut term, "Deleting…");
+        let done = delete::delete(&targets);
+        failed |= done.failed.is_some();
+        let mut lines = outcome_lines(&done, targets.len(), predicted, look);
+        // Roots deleted whole are not scanned again.
+        let gone: Vec<&[u8]> = targets[..done.targets]
+            .iter()
+            .filter(|t| t.names.is_empty())
+            .map(|t| &t.root[..])
+            .collect();
+        walk.roots.retain(|r| !gone.contains(&&r[..]));
+        if walk.roots.is_empty() {
+            lines.push("Nothing of what was scanned is left.".into());
+            break End::Done(lines);
+        }
+        let _ = message(&mut term, "Scanning again…");
+        match load(cfg, &walk, &rescan_msgs) {
+            Ok(t) => tree = t,
+            Err(e) => {
+                lines.push(format!("The new scan failed: {e}"));
+                break End::Done(lines);
+            }
+        }
+        lines.push("The figures shown are those of a new scan.".into());
+        lines.push("(any key closes this)".into());
+        notice = Some(lines);
+    };
     restore();
     browsing.store(false, Ordering::SeqCst);
-    if let Err(e) = result {
-        eprintln!("{program}: the terminal: {e}");
-        return ExitCode::from(2);
+    later.print();
+    match result {
+        End::Quit => {}
+        // What the deletion did, when there is nothing left to browse.
+        End::Done(lines) => {
+            for l in &lines {
+                eprintln!("{program}: {l}");
+            }
+        }
+        End::Terminal(e) => {
+            eprintln!("{program}: the terminal: {e}");
+            return ExitCode::from(2);
+        }
     }
-    ExitCode::from(u8::from(msgs.errors() > 0))
+    ExitCode::from(u8::from(failed || msgs.errors() + rescan_msgs.errors() > 0))
+}
+
+/// How browsing ended.
+enum End {
+    /// `q` or Ctrl-C.
+    Quit,
+    /// A deletion left nothing to browse, or its new scan failed: what it
+    /// did.
+    Done(Vec<String>),
+    /// The terminal failed.
+    Terminal(io::Error),
+}
+
+/// The scan to browse: walked (by `walk`), or read from `--import`'s
+/// file. Reports the files whose extents could not be read.
+fn load(cfg: &Config, walk: &WalkOptions, msgs: &Messages) -> Result<Tree, sdu::Error> {
+    if let Some(file) = &cfg.import {
+        return sdu::import(cfg, file, msgs).map(|i| i.tree);
+    }
+    let scan = sdu::scan(walk, cfg.rules, msgs)?;
+    if scan.counters.unverified_files > 0 {
+        msgs.report(Diagnostic::Unverified {
+            files: scan.counters.unverified_files,
+            bytes: scan.counters.unverified_bytes,
+        });
+    }
+    Ok(scan.tree)
+}
+
+/// Entry `id` as [`delete::delete`] takes it.
+fn target(app: &App<'_>, id: u32) -> Target {
+    let mut names = app.names(id);
+    let root = names.remove(0);
+    Target {
+        root,
+        names,
+        dir: app.tree().kind(id) == Kind::Dir,
+    }
+}
+
+/// What a deletion did, for the notice.
+fn outcome_lines(d: &Deleted, asked: usize, predicted: u64, look: Look) -> Vec<String> {
+    let size = |b: u64| {
+        let mut s = String::new();
+        look.unit.format(b, &mut s);
+        s
+    };
+    let mut v = vec![format!(
+        "Deleted {} of {asked} {}{}.",
+        d.targets,
+        if asked == 1 { "entry" } else { "entries" },
+        match d.subvolumes {
+            0 => String::new(),
+            1 => ", 1 as a Btrfs subvolume".into(),
+            n => format!(", {n} as Btrfs subvolumes"),
+        }
+    )];
+    if let Some(f) = &d.failed {
+        v.push(format!("Stopped at the first error: {f}"));
+        v.push(format!(
+            "Before it, {} {} removed.",
+            d.entries,
+            if d.entries == 1 {
+                "file or directory was"
+            } else {
+                "files and directories were"
+            }
+        ));
+    }
+    v.push(format!("sdu predicted: frees {}", size(predicted)));
+    let reported = if d.reported < 0 {
+        format!("-{}", size(u64::try_from(-d.reported).unwrap_or(u64::MAX)))
+    } else {
+        size(u64::try_from(d.reported).unwrap_or(u64::MAX))
+    };
+    v.push(format!(
+        "The filesystem reports: {reported} freed (statfs before and after){}",
+        match (d.settled, d.subvolumes) {
+            (true, _) => "",
+            (false, 0) => "; it kept changing (other writers?)",
+            (false, _) => "; a deleted subvolume may still be being cleaned: it may grow",
+        }
+    ));
+    v
+}
+
+/// Diagnostics kept while the screen is the browser's, printed after.
+#[derive(Clone, Default)]
+struct Later(Arc<Mutex<Vec<u8>>>);
+
+impl Later {
+    fn print(&self) {
+        let text = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
+        let _ = io::stderr().write_all(&text);
+    }
+}
+
+impl Write for Later {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A screen with one line in the middle, while sdu works.
+fn message(t: &mut Term, text: &str) -> io::Result<()> {
+    t.draw(|f| {
+        let a = f.area();
+        let r = ratatui::layout::Rect {
+            y: a.y + a.height / 2,
+            height: 1.min(a.height),
+            ..a
+        };
+        f.render_widget(ratatui::widgets::Clear, a);
+        f.render_widget(
+            ratatui::widgets::Paragraph::new(text).alignment(ratatui::layout::Alignment::Center),
+            r,
+        );
+    })?;
+    Ok(())
 }
 
 /// The flags' [`Config`] made fit for browsing: every entry kept (files
@@ -150,8 +340,11 @@ fn browse(t: &mut Term, app: &mut App<'_>, look: Look) -> io::Result<()> {
         }
         match event::read()? {
             Event::Key(k) if k.kind != KeyEventKind::Release => {
-                if let Some(a) = keys::action(k, app.help) {
+                if let Some(a) = keys::action(k, app.mode()) {
                     app.apply(a);
+                }
+                if app.request.is_some() {
+                    return Ok(());
                 }
             }
             // A resize redraws.

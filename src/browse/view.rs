@@ -17,7 +17,7 @@ use sdu::figures::{Figure, Kind, Stats};
 use sdu::records::TOP;
 use sdu::units::Unit;
 
-use super::app::{App, SortKey};
+use super::app::{App, Confirm, SortKey};
 
 /// How figures are printed and whether in colour.
 #[derive(Clone, Copy, Debug)]
@@ -31,7 +31,8 @@ const BAR_CELLS: usize = 12;
 const EIGHTHS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
 
 /// The keys, as the footer names them.
-pub const KEYS: &str = "↑↓ move  → open  ← up  t e s r n sort  a files  space mark  ? help  q quit";
+pub const KEYS: &str =
+    "↑↓ move  → open  ← up  t e s r n sort  a files  space mark  d delete  ? help  q quit";
 
 /// The help text, one key a line.
 pub const HELP: &[(&str, &str)] = &[
@@ -48,6 +49,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("a", "show or hide files"),
     ("Space", "mark or unmark (anywhere in the tree)"),
     ("u", "unmark everything"),
+    ("d", "delete the marked (or this) entry: type yes"),
     ("?", "this help (any key closes it)"),
     ("q  Ctrl-C", "quit"),
 ];
@@ -77,6 +79,12 @@ pub fn draw(f: &mut Frame<'_>, app: &mut App<'_>, look: Look) {
     f.render_widget(Paragraph::new(footer_lines(app, look)), foot);
     if app.help {
         help(f, area);
+    }
+    if let Some(c) = &app.confirm {
+        confirm(f, area, app, c, look);
+    } else if let Some(lines) = &app.notice {
+        let lines: Vec<Line<'_>> = lines.iter().map(|l| Line::from(format!(" {l}"))).collect();
+        dialog(f, area, " sdu -i ", lines);
     }
 }
 
@@ -289,4 +297,61 @@ fn help(f: &mut Frame<'_>, area: Rect) {
         ),
         r,
     );
+}
+
+/// A box in the middle of `area` holding `lines`.
+fn dialog(f: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'_>>) {
+    let widest = lines.iter().map(Line::width).max().unwrap_or(0) + 3;
+    let w = (widest.max(title.len() + 4) as u16).min(area.width);
+    let h = (lines.len() as u16 + 2).min(area.height);
+    let r = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)),
+        r,
+    );
+}
+
+/// The confirmation: the entries (as many as fit), what deleting them
+/// frees, and what was typed.
+fn confirm(f: &mut Frame<'_>, area: Rect, app: &App<'_>, c: &Confirm, look: Look) {
+    let room = usize::from(area.height).saturating_sub(9).max(1);
+    let dirs = c.ids.iter().any(|&id| app.tree().kind(id) == Kind::Dir);
+    let mut lines = vec![Line::from(match (c.ids.len(), dirs) {
+        (1, false) => " Delete 1 entry?".to_owned(),
+        (1, true) => " Delete 1 entry, with everything in it?".to_owned(),
+        (n, false) => format!(" Delete {n} entries?"),
+        (n, true) => format!(" Delete {n} entries, directories with everything in them?"),
+    })];
+    for (i, &id) in c.ids.iter().enumerate() {
+        if i == room && c.ids.len() > room + 1 {
+            lines.push(Line::from(format!("   … and {} more", c.ids.len() - room)));
+            break;
+        }
+        let mut p = printable(&app.path(id));
+        if app.tree().kind(id) == Kind::Dir {
+            p.push('/');
+        }
+        lines.push(Line::from(format!("   {p}")));
+    }
+    lines.push(Line::from(format!(
+        " {} {}, frees {}",
+        app.first.header(),
+        size(look.unit, c.total),
+        size(look.unit, c.frees)
+    )));
+    lines.push(Line::from(""));
+    if c.refused {
+        lines.push(Line::from(" Only yes deletes."));
+    }
+    lines.push(Line::from(format!(
+        " Type yes and Enter to delete, Esc to keep them: {}_",
+        printable(c.typed.as_bytes())
+    )));
+    dialog(f, area, " sdu -i: delete ", lines);
 }

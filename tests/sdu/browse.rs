@@ -28,7 +28,7 @@ fn tree(dir: &Path) {
 }
 
 /// Starts `sdu -i ARGS` in `dir` in the pane and waits for its columns.
-fn start(tmux: &Tmux, dir: &Path, args: &str) -> String {
+pub(crate) fn start(tmux: &Tmux, dir: &Path, args: &str) -> String {
     tmux.keys(&[
         &format!(
             "cd '{}' && '{}' -i {args}",
@@ -41,7 +41,7 @@ fn start(tmux: &Tmux, dir: &Path, args: &str) -> String {
 }
 
 /// The names in the rows, top to bottom.
-fn names(screen: &str) -> Vec<String> {
+pub(crate) fn names(screen: &str) -> Vec<String> {
     screen
         .lines()
         .filter(|l| l.contains('%') && !l.contains(TITLES))
@@ -51,7 +51,7 @@ fn names(screen: &str) -> Vec<String> {
 }
 
 /// Types `key` and waits until the screen has changed and shows `want`.
-fn press(tmux: &Tmux, key: &str, want: &str) -> String {
+pub(crate) fn press(tmux: &Tmux, key: &str, want: &str) -> String {
     let before = tmux.screen();
     tmux.keys(&[key]);
     tmux.wait_for(want, |s| s != before && s.contains(want))
@@ -59,12 +59,12 @@ fn press(tmux: &Tmux, key: &str, want: &str) -> String {
 
 /// The prompt is back, the shell runs commands, and the terminal is in
 /// cooked mode with echo (what raw mode turns off).
-fn assert_terminal_restored(tmux: &Tmux, status: u32) {
+pub(crate) fn assert_terminal_restored(tmux: &Tmux, status: u32) {
     let screen = tmux.wait_for("the prompt", |s| last_line(s) == PROMPT);
     assert!(!screen.contains(TITLES), "still the browser:\n{screen}");
     // The quotes keep the words waited for out of the command line.
     tmux.keys(&[
-        "clear; echo \"st\"atus=$?; stty -a | tr -s ' ;\\n' '\\n' \
+        "st=$?; clear; echo \"st\"atus=$st; stty -a | tr -s ' ;\\n' '\\n' \
          | grep -E '^-?(icanon|echo|isig|icrnl|opost)$' | tr '\\n' ' '; echo \"E\"ND",
         "Enter",
     ]);

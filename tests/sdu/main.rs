@@ -8,6 +8,7 @@ mod as_du;
 mod big;
 mod browse;
 mod cli;
+mod delete;
 mod du_match;
 mod du_rules;
 mod errors;

@@ -92,7 +92,7 @@ const BLK: u64 = 4096;
 /// A harness loopback filesystem (which fails under `CI=true` when it
 /// cannot be made) mounted again with `opts`. Dropping the `LoopFs`
 /// unmounts and detaches it as usual.
-struct Mounted {
+pub(crate) struct Mounted {
     lfs: LoopFs,
     kind: FsKind,
     dev: String,
@@ -100,7 +100,7 @@ struct Mounted {
 }
 
 impl Mounted {
-    fn new(kind: FsKind, opts: &'static str) -> Option<Mounted> {
+    pub(crate) fn new(kind: FsKind, opts: &'static str) -> Option<Mounted> {
         let lfs = LoopFs::new(kind)?;
         let out = run(Command::new("findmnt")
             .args(["-n", "-v", "-o", "SOURCE", "--mountpoint"])
@@ -117,13 +117,13 @@ impl Mounted {
         Some(m)
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.lfs.path()
     }
 
     /// Unmounts (retrying while briefly busy) and mounts with `opts`;
     /// checks that the kernel took every option.
-    fn remount(&self) {
+    pub(crate) fn remount(&self) {
         let mnt = self.path();
         let mut tries = 0;
         loop {
@@ -177,7 +177,7 @@ impl Mounted {
 
     /// `used` once everything deferred has been done: after an unmount,
     /// read until two readings 25 ms apart agree (1 s at most).
-    fn settled_used(&self) -> u64 {
+    pub(crate) fn settled_used(&self) -> u64 {
         self.remount();
         let mut last = self.used();
         for _ in 0..40 {
@@ -558,7 +558,7 @@ fn btrfs_preconditions(d: &Path) {
 // ---------------------------------------------------------------------------
 // XFS
 
-const XFS_OPTS: &str = "allocsize=4k";
+pub(crate) const XFS_OPTS: &str = "allocsize=4k";
 
 /// The XFS tree (block counts are 4 KiB blocks):
 ///
@@ -680,7 +680,7 @@ fn xfs_reclaimable_is_what_deleting_frees() {
 // ---------------------------------------------------------------------------
 // Btrfs
 
-const BTRFS_OPTS: &str = "max_inline=0";
+pub(crate) const BTRFS_OPTS: &str = "max_inline=0";
 
 /// The Btrfs tree (sizes in KiB; every file written at once, one extent):
 ///

@@ -285,3 +285,68 @@ fn help_and_quit() {
     app.apply(Action::Quit);
     assert!(app.quit);
 }
+
+#[test]
+fn delete_asks_for_yes_and_names_the_outermost_marks() {
+    let t = tree();
+    let mut app = App::new(&t, Figure::Total, by_total());
+    // Nothing marked: `d` asks about the entry under the cursor.
+    app.apply(Action::Delete);
+    assert_eq!(app.mode(), Mode::Confirm);
+    assert_eq!(app.confirm.as_ref().unwrap().ids, [A]);
+    app.apply(Action::Cancel);
+    assert_eq!((app.mode(), app.request.clone()), (Mode::Browse, None));
+    // a, then h2 inside b, then b: h2 goes with b.
+    app.apply(Action::Mark);
+    app.apply(Action::Open);
+    app.apply(Action::Mark);
+    app.apply(Action::Back);
+    app.apply(Action::Mark);
+    assert_eq!(app.outermost_marks(), [A, B]);
+    app.apply(Action::Delete);
+    let c = app.confirm.clone().unwrap();
+    assert_eq!(c.ids, [A, B]);
+    assert_eq!(c.frees, t.frees(&[A, B]).unwrap());
+    assert_eq!(c.total, t.figures(A).total + t.figures(B).total);
+    // Anything but yes is refused, and nothing is asked for.
+    for ch in "no".chars() {
+        app.apply(Action::Type(ch));
+    }
+    app.apply(Action::Enter);
+    assert!(app.confirm.as_ref().unwrap().refused);
+    assert_eq!(app.request, None);
+    for ch in "yess".chars() {
+        app.apply(Action::Type(ch));
+    }
+    app.apply(Action::Erase);
+    app.apply(Action::Enter);
+    assert_eq!(app.request, Some(vec![A, B]));
+    assert_eq!(app.mode(), Mode::Browse);
+}
+
+#[test]
+fn a_saved_scan_does_not_delete() {
+    let t = tree();
+    let mut app = App::new(&t, Figure::Total, by_total());
+    app.can_delete = false;
+    app.apply(Action::Delete);
+    assert_eq!(app.mode(), Mode::Notice);
+    assert!(app.confirm.is_none());
+    app.apply(Action::Dismiss);
+    assert_eq!(app.mode(), Mode::Browse);
+}
+
+#[test]
+fn a_rescan_resumes_in_the_same_directory() {
+    let t = tree();
+    let mut app = App::new(&t, Figure::Total, by_total());
+    app.apply(Action::Down);
+    app.apply(Action::Open);
+    app.apply(Action::Sort(SortKey::Name));
+    app.apply(Action::ToggleFiles);
+    let carry = app.carry();
+    let again = App::resume(&t, Figure::Total, carry);
+    assert_eq!(again.dir(), B);
+    assert_eq!(again.sort().key, SortKey::Name);
+    assert!(!again.show_files());
+}

@@ -1,0 +1,159 @@
+//! The Btrfs ioctls deleting needs: deleting a subvolume by name, waking
+//! the cleaner, and counting the deleted subvolumes it has yet to drop.
+//!
+//! One of the modules that may use `unsafe`, only to hand `#[repr(C)]`
+//! mirrors of kernel UAPI structs (sizes pinned at compile time, opcodes
+//! pinned by a test) to rustix's [`ioctl`].
+//!
+//! # References
+//!  - `include/uapi/linux/btrfs.h`: `btrfs_ioctl_vol_args_v2`,
+//!    `btrfs_ioctl_vol_args`, `btrfs_ioctl_subvol_wait`
+//!  - `fs/btrfs/ioctl.c`: `btrfs_ioctl_snap_destroy` (who may delete),
+//!    `btrfs_ioctl_subvol_sync` (Linux ≥ 6.8), `BTRFS_IOC_SYNC` (wakes the
+//!    cleaner kthread)
+
+#![allow(unsafe_code)]
+
+use std::io;
+use std::os::fd::BorrowedFd;
+
+use rustix::ioctl::{NoArg, Opcode, Setter, Updater, ioctl, opcode};
+
+/// `BTRFS_SUBVOL_NAME_MAX`.
+const SUBVOL_NAME_MAX: usize = 4039;
+/// `BTRFS_FIRST_FREE_OBJECTID`: the inode number of a subvolume's root
+/// directory.
+pub const FIRST_FREE_OBJECTID: u64 = 256;
+
+/// `struct btrfs_ioctl_vol_args_v2` with the unions spelled as their
+/// largest members: `unused[4]` and `name`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct VolArgsV2 {
+    fd: i64,
+    transid: u64,
+    flags: u64,
+    unused: [u64; 4],
+    name: [u8; SUBVOL_NAME_MAX + 1],
+}
+
+/// `struct btrfs_ioctl_vol_args`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct VolArgs {
+    fd: i64,
+    name: [u8; 4088],
+}
+
+/// `struct btrfs_ioctl_subvol_wait`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct SubvolWait {
+    subvolid: u64,
+    mode: u32,
+    count: u32,
+}
+
+const _: () = assert!(size_of::<VolArgsV2>() == 4096);
+const _: () = assert!(std::mem::offset_of!(VolArgsV2, name) == 56);
+const _: () = assert!(size_of::<VolArgs>() == 4096);
+const _: () = assert!(size_of::<SubvolWait>() == 16);
+
+/// `_IOW(0x94, 63, struct btrfs_ioctl_vol_args_v2)` (Linux ≥ 5.7).
+pub(crate) const SNAP_DESTROY_V2: Opcode = opcode::write::<VolArgsV2>(0x94, 63);
+/// `_IOW(0x94, 15, struct btrfs_ioctl_vol_args)`.
+pub(crate) const SNAP_DESTROY: Opcode = opcode::write::<VolArgs>(0x94, 15);
+/// `_IOW(0x94, 65, struct btrfs_ioctl_subvol_wait)` (Linux ≥ 6.8).
+pub(crate) const SUBVOL_SYNC_WAIT: Opcode = opcode::write::<SubvolWait>(0x94, 65);
+
+/// `_IO(0x94, 8)`.
+pub(crate) const SYNC: Opcode = opcode::none(0x94, 8);
+
+/// `BTRFS_SUBVOL_SYNC_COUNT`.
+const SYNC_COUNT: u32 = 2;
+
+/// Deletes the subvolume named `name` in the directory `parent`
+/// (`BTRFS_IOC_SNAP_DESTROY_V2`, by name; `BTRFS_IOC_SNAP_DESTROY` on a
+/// kernel older than 5.7). The kernel checks the permission: without
+/// CAP_SYS_ADMIN only where the filesystem is mounted
+/// `user_subvol_rm_allowed` (`EPERM` otherwise).
+pub fn snap_destroy(parent: BorrowedFd<'_>, name: &[u8]) -> io::Result<()> {
+    if name.is_empty() || name.len() > SUBVOL_NAME_MAX || name.contains(&0) {
+        return Err(io::Error::from_raw_os_error(libc_einval()));
+    }
+    let mut v2 = VolArgsV2 {
+        fd: 0,
+        transid: 0,
+        flags: 0,
+        unused: [0; 4],
+        name: [0; SUBVOL_NAME_MAX + 1],
+    };
+    v2.name[..name.len()].copy_from_slice(name);
+    // SAFETY: BTRFS_IOC_SNAP_DESTROY_V2 reads one 4096-byte `struct
+    // btrfs_ioctl_vol_args_v2` (layout mirrored, size and offset pinned
+    // above); flags 0 selects the NUL-terminated name, which `v2` holds.
+    match unsafe { ioctl(parent, Setter::<{ SNAP_DESTROY_V2 }, VolArgsV2>::new(v2)) } {
+        Err(e) if e == rustix::io::Errno::NOTTY || e == rustix::io::Errno::INVAL => {}
+        r => return r.map_err(io::Error::from),
+    }
+    let mut v1 = VolArgs {
+        fd: 0,
+        name: [0; 4088],
+    };
+    v1.name[..name.len()].copy_from_slice(name);
+    // SAFETY: BTRFS_IOC_SNAP_DESTROY reads one 4096-byte `struct
+    // btrfs_ioctl_vol_args` (layout mirrored, size pinned above) holding a
+    // NUL-terminated name.
+    unsafe { ioctl(parent, Setter::<{ SNAP_DESTROY }, VolArgs>::new(v1)) }.map_err(io::Error::from)
+}
+
+/// The number of deleted subvolumes the cleaner has yet to drop
+/// (`BTRFS_IOC_SUBVOL_SYNC_WAIT`, mode `BTRFS_SUBVOL_SYNC_COUNT`, which
+/// does not wait). Linux ≥ 6.8; the error otherwise.
+pub fn dead_subvolumes(fd: BorrowedFd<'_>) -> io::Result<u32> {
+    let mut args = SubvolWait {
+        subvolid: 0,
+        mode: SYNC_COUNT,
+        count: 0,
+    };
+    // SAFETY: BTRFS_IOC_SUBVOL_SYNC_WAIT reads one 16-byte `struct
+    // btrfs_ioctl_subvol_wait` (layout mirrored, size pinned above) and in
+    // this mode writes it back with `count` set; `args` is initialised and
+    // exclusively borrowed. (The opcode says "write" only: the kernel
+    // copies the struct back all the same.)
+    unsafe {
+        ioctl(
+            fd,
+            Updater::<{ SUBVOL_SYNC_WAIT }, SubvolWait>::new(&mut args),
+        )?
+    };
+    Ok(args.count)
+}
+
+/// `BTRFS_IOC_SYNC`: commits the transaction and wakes the cleaner, which
+/// drops deleted subvolumes (a plain `syncfs` does not wake it: it would
+/// wait for the next periodic commit). Unprivileged.
+pub fn sync_and_clean(fd: BorrowedFd<'_>) -> io::Result<()> {
+    // SAFETY: BTRFS_IOC_SYNC takes no argument.
+    unsafe { ioctl(fd, NoArg::<{ SYNC }>::new()) }.map_err(io::Error::from)
+}
+
+fn libc_einval() -> i32 {
+    rustix::io::Errno::INVAL.raw_os_error()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The opcodes as `<linux/btrfs.h>` spells them (the `_IOW`/`_IOWR`
+    /// arithmetic done by hand: direction, size, type 0x94, number).
+    #[test]
+    fn opcodes_match_the_headers() {
+        let w = |size: u32, nr: u32| (1u32 << 30) | (size << 16) | (0x94 << 8) | nr;
+        assert_eq!(SNAP_DESTROY_V2, w(4096, 63));
+        assert_eq!(SNAP_DESTROY, w(4096, 15));
+        assert_eq!(SUBVOL_SYNC_WAIT, w(16, 65));
+        assert_eq!(SYNC, (0x94 << 8) | 8);
+    }
+}

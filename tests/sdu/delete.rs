@@ -1,0 +1,298 @@
+//! Deleting from `sdu -i`, on a real terminal (tmux), on loopback XFS and
+//! Btrfs: the marked entries go after `yes` is typed (and not before), the
+//! filesystem frees what the browser said deleting them frees (measured by
+//! the test itself: statvfs on XFS, Data Used of `btrfs filesystem usage`
+//! on Btrfs), the browser shows that and a new scan, and a Btrfs snapshot
+//! goes as a subvolume.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use crate::browse::{assert_terminal_restored, names, press, start};
+use crate::reclaim::{BTRFS_OPTS, Mounted, XFS_OPTS};
+use crate::tmux::Tmux;
+use crate::util::*;
+
+const K: usize = 1024;
+
+/// The number after `label` on the screen.
+fn figure(screen: &str, label: &str) -> u64 {
+    screen
+        .lines()
+        .find_map(|l| l.split(label).nth(1))
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {label:?} on the screen:\n{screen}"))
+}
+
+/// Marks the rows named `marks` (sorted by name first), asks to delete,
+/// types a wrong word (nothing goes), then `yes`; returns what the footer
+/// said the marks free and the screen after the deletion.
+fn mark_and_delete(tmux: &Tmux, marks: &[&str], dir: &Path) -> (u64, String) {
+    let s = press(tmux, "n", "sort: name");
+    let rows = names(&s);
+    let mut at = 0;
+    for m in marks {
+        let want = rows
+            .iter()
+            .position(|r| r.trim_end_matches('/') == *m)
+            .unwrap_or_else(|| panic!("no row {m}:\n{s}"));
+        while at < want {
+            tmux.keys(&["Down"]);
+            at += 1;
+        }
+        tmux.keys(&["Space"]);
+        at = (at + 1).min(rows.len() - 1);
+    }
+    let n = marks.len();
+    let s = tmux.wait_for("the marks", |s| s.contains(&format!(" {n} marked ")));
+    let frees = figure(&s, "deleting them frees ");
+    let s = press(tmux, "d", "Type yes");
+    assert!(s.contains(&format!("frees {frees}")), "{s}");
+    for m in marks {
+        assert!(s.contains(&format!("│   ./{m}")), "{m} not listed:\n{s}");
+    }
+    tmux.keys(&["-l", "no"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the refusal", |s| s.contains("Only yes deletes."));
+    for m in marks {
+        assert!(dir.join(m).exists(), "{m} went without a yes");
+    }
+    tmux.keys(&["-l", "yes"]);
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("what the deletion did", |s| {
+        s.contains("The filesystem reports: ")
+    });
+    (frees, s)
+}
+
+/// On XFS (4 allocation groups, 512-byte inodes): `orig/` (300 + 200
+/// KiB), `copy/` (its reflinked copy) and `keep/` (100 KiB). Deleting orig
+/// and copy frees all their data, which neither frees alone.
+#[test]
+fn deleting_marked_entries_on_xfs_frees_what_was_shown() {
+    let Some(fs) = Mounted::new(FsKind::Xfs, XFS_OPTS) else {
+        return;
+    };
+    let Some(tmux) = Tmux::shell("delete-xfs") else {
+        return;
+    };
+    // One directory in each allocation group first, made to stay: no inode
+    // chunk loses its last inode (32 KiB that no st_blocks holds; see
+    // tests/sdu/reclaim.rs).
+    for pin in ["p0", "p1", "p2", "p3"] {
+        fs::create_dir(fs.path().join(pin)).unwrap();
+    }
+    let root = fs.path().join("root");
+    fs::create_dir_all(root.join("orig")).unwrap();
+    fs::create_dir_all(root.join("keep")).unwrap();
+    write_file(&root.join("orig/a"), 300 * K);
+    write_file(&root.join("orig/b"), 200 * K);
+    write_file(&root.join("keep/c"), 100 * K);
+    run(Command::new("cp")
+        .args(["-a", "--reflink=always"])
+        .arg(root.join("orig"))
+        .arg(root.join("copy")))
+    .assert_ok();
+    fs.remount();
+    let before = fs.settled_used();
+    start(&tmux, &root, "-B1 .");
+    let (frees, s) = mark_and_delete(&tmux, &["copy", "orig"], &root);
+    assert!(frees >= (500 * K) as u64, "{s}");
+    assert!(s.contains("Deleted 2 of 2 entries."), "{s}");
+    assert_eq!(figure(&s, "sdu predicted: frees "), frees, "{s}");
+    let reported = figure(&s, "The filesystem reports: ");
+    assert!(!root.join("orig").exists() && !root.join("copy").exists());
+    // The new scan: only keep is left.
+    tmux.keys(&["Escape"]);
+    let s = tmux.wait_for("the new scan", |s| !s.contains("The filesystem reports"));
+    assert_eq!(names(&s), ["keep/"], "{s}");
+    tmux.keys(&["q"]);
+    assert_terminal_restored(&tmux, 0);
+    tmux.keys(&["cd /", "Enter"]);
+    drop(tmux);
+    let after = fs.settled_used();
+    assert_eq!(before - after, frees, "freed, as statvfs says");
+    assert_eq!(reported, frees, "statfs as the browser read it");
+}
+
+/// On Btrfs: two snapshots of a subvolume that is gone (f2, 200 KiB, in
+/// both; the old f1, 300 KiB, only in s1; the new one only in s2).
+/// Deleting both, as subvolumes, frees 800 KiB of data.
+#[test]
+fn deleting_two_snapshots_on_btrfs_frees_what_was_shown() {
+    let Some(fs) = Mounted::new(FsKind::Btrfs, BTRFS_OPTS) else {
+        return;
+    };
+    let Some(tmux) = Tmux::shell("delete-btrfs") else {
+        return;
+    };
+    let p = |s: &str| fs.path().join(s);
+    let btrfs = |args: &[&str]| {
+        run(Command::new("btrfs").args(args)).assert_ok();
+    };
+    let path = |s: &str| p(s).to_str().unwrap().to_owned();
+    btrfs(&["subvolume", "create", &path("vol")]);
+    fs::create_dir(p("snaps")).unwrap();
+    write_file(&p("vol/f1"), 300 * K);
+    write_file(&p("vol/f2"), 200 * K);
+    sync_fs(fs.path());
+    btrfs(&["subvolume", "snapshot", &path("vol"), &path("snaps/s1")]);
+    write_file(&p("vol/f1"), 300 * K);
+    sync_fs(fs.path());
+    btrfs(&["subvolume", "snapshot", &path("vol"), &path("snaps/s2")]);
+    btrfs(&["subvolume", "delete", "-C", &path("vol")]);
+    btrfs(&["subvolume", "sync", &path("")]);
+    let before = fs.settled_used();
+    start(&tmux, &p("snaps"), "-B1 .");
+    let (frees, s) = mark_and_delete(&tmux, &["s1", "s2"], &p("snaps"));
+    assert_eq!(frees, (800 * K) as u64, "{s}");
+    assert!(
+        s.contains("Deleted 2 of 2 entries, 2 as Btrfs subvolumes."),
+        "{s}"
+    );
+    let reported = figure(&s, "The filesystem reports: ");
+    tmux.keys(&["Escape"]);
+    let s = tmux.wait_for("the new scan", |s| s.contains("(empty directory)"));
+    assert!(names(&s).is_empty(), "{s}");
+    tmux.keys(&["q"]);
+    assert_terminal_restored(&tmux, 0);
+    tmux.keys(&["cd /", "Enter"]);
+    drop(tmux);
+    let out = run(Command::new("btrfs")
+        .args(["subvolume", "list"])
+        .arg(fs.path()));
+    out.assert_ok();
+    assert_eq!(out.stdout_str().trim(), "", "subvolumes left");
+    btrfs(&["subvolume", "sync", &path("")]);
+    let after = fs.settled_used();
+    assert_eq!(before - after, frees, "Data Used freed");
+    // statfs counts the snapshots' metadata too: a few 16 KiB tree blocks,
+    // twice (DUP).
+    assert!(
+        (frees..=frees + (128 * K) as u64).contains(&reported),
+        "statfs as the browser read it: {reported}, data {frees}"
+    );
+}
+
+/// Without CAP_SYS_ADMIN (dropped from the bounding set) and without
+/// `user_subvol_rm_allowed`, a snapshot cannot be deleted: the browser
+/// says so by path, and stops there (the entry after it stays too).
+#[test]
+fn a_subvolume_without_the_privilege_is_refused_clearly() {
+    let Some(fs) = Mounted::new(FsKind::Btrfs, BTRFS_OPTS) else {
+        return;
+    };
+    let Some(tmux) = Tmux::shell("delete-eperm") else {
+        return;
+    };
+    let p = |s: &str| fs.path().join(s);
+    run(Command::new("btrfs")
+        .args(["subvolume", "create"])
+        .arg(p("vol")))
+    .assert_ok();
+    write_file(&p("vol/f"), 100 * K);
+    fs::create_dir(p("snaps")).unwrap();
+    run(Command::new("btrfs")
+        .args(["subvolume", "snapshot"])
+        .arg(p("vol"))
+        .arg(p("snaps/s1")))
+    .assert_ok();
+    write_file(&p("snaps/t"), 10 * K);
+    tmux.keys(&[
+        &format!(
+            "cd '{}' && setpriv --bounding-set -sys_admin '{}' -i -B1 .",
+            p("snaps").display(),
+            sdu_bin().display()
+        ),
+        "Enter",
+    ]);
+    tmux.wait_for("the browser", |s| s.contains("Reclaimable"));
+    let (_, s) = mark_and_delete(&tmux, &["s1", "t"], &p("snaps"));
+    assert!(s.contains("Deleted 0 of 2 entries."), "{s}");
+    assert!(
+        s.contains("cannot delete subvolume") && s.contains("CAP_SYS_ADMIN"),
+        "{s}"
+    );
+    assert!(p("snaps/s1/f").exists() && p("snaps/t").exists());
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the new scan", |s| !s.contains("The filesystem reports"));
+    tmux.keys(&["q"]);
+    assert_terminal_restored(&tmux, 1);
+    tmux.keys(&["cd /", "Enter"]);
+}
+
+/// A filesystem mounted inside a marked directory stops the deletion
+/// there: nothing on it is touched, and the message names it.
+#[test]
+fn a_mount_point_inside_stops_the_deletion() {
+    if !is_root() {
+        eprintln!("SKIP: mounting a tmpfs needs root");
+        return;
+    }
+    let Some(tmux) = Tmux::shell("delete-mount") else {
+        return;
+    };
+    let t = TestDir::new();
+    let root = t.path().join("root");
+    fs::create_dir_all(root.join("d/inner")).unwrap();
+    write_file(&root.join("d/a"), 4 * K);
+    run(Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "none"])
+        .arg(root.join("d/inner")))
+    .assert_ok();
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _u = Unmount(root.join("d/inner"));
+    write_file(&root.join("d/inner/kept"), 4 * K);
+    start(&tmux, &root, "-B1 .");
+    let (_, s) = mark_and_delete(&tmux, &["d"], &root);
+    assert!(s.contains("Deleted 0 of 1 entry."), "{s}");
+    assert!(s.contains("is on another filesystem"), "{s}");
+    // Whether d/a went first depends on the directory's order.
+    assert!(s.contains("Before it, "), "{s}");
+    assert!(root.join("d/inner/kept").exists());
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the new scan", |s| !s.contains("The filesystem reports"));
+    tmux.keys(&["q"]);
+    assert_terminal_restored(&tmux, 1);
+    tmux.keys(&["cd /", "Enter"]);
+}
+
+/// `sdu -i --import FILE` browses the saved scan (not the current
+/// directory), and refuses to delete from it.
+#[test]
+fn a_saved_scan_browses_and_does_not_delete() {
+    let Some(tmux) = Tmux::shell("delete-import") else {
+        return;
+    };
+    let t = TestDir::new();
+    let root = t.path().join("saved-root");
+    fs::create_dir_all(root.join("only-in-the-scan")).unwrap();
+    write_file(&root.join("only-in-the-scan/f"), 8 * K);
+    let file = t.path().join("scan.json");
+    run(Command::new(sdu_bin())
+        .arg("--export")
+        .arg(&file)
+        .arg(&root))
+    .assert_ok();
+    fs::remove_dir_all(&root).unwrap();
+    let elsewhere = t.mkdir("elsewhere");
+    start(
+        &tmux,
+        &elsewhere,
+        &format!("-B1 --import '{}'", file.display()),
+    );
+    let s = tmux.wait_for("the saved entries", |s| s.contains("only-in-the-scan/"));
+    assert_eq!(names(&s), ["only-in-the-scan/"], "{s}");
+    press(&tmux, "d", "it cannot delete");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the notice gone", |s| !s.contains("it cannot delete"));
+    tmux.keys(&["q"]);
+    assert_terminal_restored(&tmux, 0);
+}
