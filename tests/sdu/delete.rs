@@ -154,7 +154,9 @@ fn deleting_two_snapshots_on_btrfs_frees_what_was_shown() {
     );
     let reported = figure(&s, "The filesystem reports: ");
     tmux.keys(&["Escape"]);
-    let s = tmux.wait_for("the new scan", |s| s.contains("(empty directory)"));
+    let s = tmux.wait_for("the new scan", |s| {
+        s.contains("(empty directory)") && !s.contains("The filesystem reports")
+    });
     assert!(names(&s).is_empty(), "{s}");
     tmux.keys(&["q"]);
     assert_terminal_restored(&tmux, 0);
