@@ -298,3 +298,89 @@ fn a_saved_scan_browses_and_does_not_delete() {
     tmux.keys(&["q"]);
     assert_terminal_restored(&tmux, 0);
 }
+
+/// Snapshots made under `snaps/`, of a subvolume `vol` with a 200 KiB file
+/// that was then rewritten: each snapshot holds 200 KiB of its own.
+fn two_snapshots(fs: &Mounted) {
+    let p = |s: &str| fs.path().join(s);
+    run(Command::new("btrfs")
+        .args(["subvolume", "create"])
+        .arg(p("vol")))
+    .assert_ok();
+    fs::create_dir(p("snaps")).unwrap();
+    for s in ["s1", "s2"] {
+        write_file(&p("vol/f"), 200 * K);
+        sync_fs(fs.path());
+        run(Command::new("btrfs")
+            .args(["subvolume", "snapshot"])
+            .arg(p("vol"))
+            .arg(p(&format!("snaps/{s}"))))
+        .assert_ok();
+    }
+    write_file(&p("vol/f"), 200 * K);
+    sync_fs(fs.path());
+}
+
+/// A directory holding snapshots: they go as subvolumes, then the
+/// directory; the filesystem frees their data.
+#[test]
+fn a_directory_of_snapshots_goes_with_its_subvolumes() {
+    let Some(fs) = Mounted::new(FsKind::Btrfs, BTRFS_OPTS) else {
+        return;
+    };
+    let Some(tmux) = Tmux::shell("delete-nested") else {
+        return;
+    };
+    two_snapshots(&fs);
+    let before = fs.settled_used();
+    start(&tmux, fs.path(), "-B1 .");
+    let (frees, s) = mark_and_delete(&tmux, &["snaps"], fs.path());
+    assert_eq!(frees, (400 * K) as u64, "{s}");
+    assert!(
+        s.contains("Deleted 1 of 1 entry, 2 as Btrfs subvolumes."),
+        "{s}"
+    );
+    assert!(!fs.path().join("snaps").exists());
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the new scan", |s| !s.contains("The filesystem reports"));
+    tmux.keys(&["q"]);
+    assert_terminal_restored(&tmux, 0);
+    tmux.keys(&["cd /", "Enter"]);
+    drop(tmux);
+    run(Command::new("btrfs")
+        .args(["subvolume", "sync"])
+        .arg(fs.path()))
+    .assert_ok();
+    assert_eq!(before - fs.settled_used(), frees, "Data Used freed");
+}
+
+/// PATHs given on the command line are roots: deleting every one leaves
+/// nothing to browse, and sdu says what it did on stderr as it exits.
+#[test]
+fn deleting_every_root_ends_the_browser_with_what_it_did() {
+    let Some(fs) = Mounted::new(FsKind::Btrfs, BTRFS_OPTS) else {
+        return;
+    };
+    let Some(tmux) = Tmux::shell("delete-roots") else {
+        return;
+    };
+    two_snapshots(&fs);
+    start(&tmux, &fs.path().join("snaps"), "-B1 s1 s2");
+    tmux.keys(&["Space"]);
+    tmux.keys(&["Space"]);
+    tmux.wait_for("the marks", |s| s.contains(" 2 marked "));
+    press(&tmux, "d", "Type yes");
+    tmux.keys(&["-l", "yes"]);
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("the report on exit", |s| {
+        s.contains("Nothing of what was scanned is left.")
+    });
+    assert!(
+        s.contains("sdu: Deleted 2 of 2 entries, 2 as Btrfs subvolumes."),
+        "{s}"
+    );
+    assert!(s.contains("sdu: The filesystem reports: "), "{s}");
+    assert_terminal_restored(&tmux, 0);
+    assert!(!fs.path().join("snaps/s1").exists() && !fs.path().join("snaps/s2").exists());
+    tmux.keys(&["cd /", "Enter"]);
+}
