@@ -299,12 +299,6 @@ def main():
             continue
         L.append(f"## {TITLES[s]}")
         L.append("")
-        L.append("Reproduce: `sudo scripts/bench-shared` (after `scripts/bench`). The directory "
-                 "holds a reflinked copy of the Linux-like tree, a reflinked copy of half of it "
-                 "again, and 500 files with a 64 KiB range cloned out of a large file. "
-                 "`× ref` is relative to `btrfs filesystem du -s` on Btrfs and to `cwalk "
-                 "--fiemap` (the C floor doing the same syscalls) on XFS.")
-        L.append("")
         if s == "contend-contend":
             L.append("Reproduce: `sudo scripts/bench --only contend --floor-only`. "
                      "`bench/mkcontend.sh DIR 100 100 16` on an XFS of 4 allocation groups: 100 "
@@ -323,6 +317,12 @@ def main():
                         L.append(f"| `{row[0]}` | {row[1]} | {row[2]} |")
                 L.append("")
             continue
+        L.append("Reproduce: `sudo scripts/bench-shared` (after `scripts/bench`). The directory "
+                 "holds a reflinked copy of the Linux-like tree, a reflinked copy of half of it "
+                 "again, and 500 files with a 64 KiB range cloned out of a large file. "
+                 "`× ref` is relative to `btrfs filesystem du -s` on Btrfs and to `cwalk "
+                 "--fiemap` (the C floor doing the same syscalls) on XFS.")
+        L.append("")
         ref = "btrfs filesystem du -s" if s.endswith("btrfs") else "cwalk --fiemap"
         L += timing_table(res_dir, "main", s, ref, "× ref")
         figs = (load(os.path.join(res_dir, f"figures-{s}.txt"), "") or "").strip()

@@ -118,8 +118,8 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
     Accounted::Now(credit(ctx, st, who, mapped, local))
 }
 
-/// Maps a file put off by [`nondir`], waiting for its group's turn now, and
-/// accounts for it. `path` names it in messages.
+/// Maps a file put off by [`nondir`] and accounts for it; the caller holds
+/// its group's turn. `path` names it in messages.
 pub(super) fn later(
     ctx: &Ctx<'_>,
     l: Later,
@@ -135,9 +135,8 @@ pub(super) fn later(
         st,
         name: _,
     } = l;
-    let table = local.ag.table(&ctx.ags, fs.info.index, fd.as_fd());
-    let turn = table.as_ref().map(|t| t.turn(ag));
-    let mapped = read_open(ctx, fd, now, fs, turn, &st, who, path, local);
+    let _ = ag;
+    let mapped = read_open(ctx, fd, now, fs, None, &st, who, path, local);
     credit(ctx, &st, who, Some(mapped), local)
 }
 
@@ -281,7 +280,8 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     let turn = match (&table, local.ag.predicted()) {
         (Some(t), Some(ag)) => match t.try_turn(ag) {
             Some(turn) => Some(turn),
-            None if f.defer && local.later.len() < ctx.max_later => {
+            None if f.defer && ctx.max_later > 0 => {
+                local.counters.fiemap_put_off += 1;
                 return Mapped::Busy(fd, now, fs, ag);
             }
             None => Some(t.turn(ag)),

@@ -95,6 +95,8 @@ pub struct Counters {
     pub fiemap_files: u64,
     /// The ioctl calls that took.
     pub fiemap_calls: u64,
+    /// FIEMAPs put off because their XFS allocation group was busy.
+    pub fiemap_put_off: u64,
     /// Files not mapped, by [`Skip::index`].
     pub skipped: [u64; Skip::ALL.len()],
     /// Files that may share but whose sharing could not be verified (open
@@ -110,6 +112,7 @@ impl Counters {
         self.entries += o.entries;
         self.fiemap_files += o.fiemap_files;
         self.fiemap_calls += o.fiemap_calls;
+        self.fiemap_put_off += o.fiemap_put_off;
         for (a, b) in self.skipped.iter_mut().zip(o.skipped) {
             *a += b;
         }

@@ -463,7 +463,13 @@ fn entry<'s>(
     };
     match account::nondir(ctx, &file, pre, local) {
         Accounted::Now(own) => credit(h, leaf.map(|id| (id, kind)), idx, name, own, local),
-        Accounted::Later(l) => local.later.push((l, leaf.map(|id| (id, kind)), idx)),
+        Accounted::Later(l) => {
+            local.later.push((l, leaf.map(|id| (id, kind)), idx));
+            // Each holds an fd: map them once the task has its share.
+            if local.later.len() >= ctx.max_later {
+                finish_later(ctx, h, local);
+            }
+        }
     }
 }
 
@@ -493,14 +499,28 @@ fn credit(
     }
 }
 
-/// Maps the files the task put off while their allocation group was busy
-/// (they wait for its turn now) and credits them.
+/// Maps the files the task put off while their allocation group was busy,
+/// and credits them: group by group, each group's turn taken once for all
+/// its files (one hand-over between threads per batch, not per file).
 fn finish_later(ctx: &Ctx<'_>, h: &DirHandle, local: &mut Local) {
-    while !local.later.is_empty() {
-        for (l, leaf, idx) in std::mem::take(&mut local.later) {
+    let mut batch = std::mem::take(&mut local.later);
+    batch.sort_by_key(|(l, _, idx)| (l.fs.info.index, l.ag, *idx));
+    let mut it = batch.into_iter().peekable();
+    while let Some(first) = it.next() {
+        let (fs, ag) = (first.0.fs.info.index, first.0.ag);
+        let table = local.ag.table(&ctx.ags, fs, first.0.fd.as_fd());
+        let _turn = table.as_ref().map(|t| t.turn(ag));
+        let mut next = Some(first);
+        while let Some((l, leaf, idx)) = next.take() {
             let name = l.name.clone();
             let own = account::later(ctx, *l, &|| h.path(Some(name.to_bytes())), local);
             credit(h, leaf, idx, &name, own, local);
+            if it
+                .peek()
+                .is_some_and(|(m, _, _)| (m.fs.info.index, m.ag) == (fs, ag))
+            {
+                next = it.next();
+            }
         }
     }
 }
