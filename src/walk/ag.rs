@@ -28,8 +28,6 @@ use crate::probe::ioctl::{self, XfsGeometry};
 /// One XFS filesystem's allocation groups, each with its FIEMAP lock.
 #[derive(Debug)]
 pub(super) struct AgTable {
-    /// Its filesystem's registry index.
-    fs: u32,
     geom: XfsGeometry,
     locks: Box<[Mutex<()>]>,
 }
@@ -77,7 +75,6 @@ impl AgSched {
                 let geom = ioctl::xfs_geometry(fd).ok().flatten()?;
                 (geom.reflink && geom.agcount > 0 && geom.agblocks > 0).then(|| {
                     Arc::new(AgTable {
-                        fs,
                         geom,
                         locks: (0..geom.agcount).map(|_| Mutex::new(())).collect(),
                     })
@@ -91,7 +88,9 @@ impl AgSched {
 /// its previous shared file had its data in.
 #[derive(Debug, Default)]
 pub(super) struct AgHint {
-    table: Option<Arc<AgTable>>,
+    /// The filesystem (registry index) last asked about, and its table
+    /// (`None`: it has none, e.g. an XFS without reflink).
+    table: Option<(u32, Option<Arc<AgTable>>)>,
     ag: Option<u32>,
 }
 
@@ -103,11 +102,15 @@ impl AgHint {
         fs: u32,
         fd: BorrowedFd<'_>,
     ) -> Option<Arc<AgTable>> {
-        if self.table.as_ref().is_none_or(|t| t.fs != fs) {
-            self.table = sched.table(fs, fd);
-            self.ag = None;
+        match &self.table {
+            Some((f, t)) if *f == fs => t.clone(),
+            _ => {
+                let t = sched.table(fs, fd);
+                self.table = Some((fs, t.clone()));
+                self.ag = None;
+                t
+            }
         }
-        self.table.clone()
     }
 
     /// The predicted group of the next file on the cached table.
@@ -119,7 +122,7 @@ impl AgHint {
     /// first shared extent, or nothing if it shared nothing.
     pub(super) fn learn(&mut self, first_shared: Option<u64>) {
         self.ag = match (&self.table, first_shared) {
-            (Some(t), Some(p)) => Some(t.ag_of(p)),
+            (Some((_, Some(t))), Some(p)) => Some(t.ag_of(p)),
             _ => None,
         };
     }
