@@ -16,10 +16,11 @@ TITLES = {
     "usr-xfs": "Copy of /usr on XFS",
     "usr-btrfs": "Copy of /usr on Btrfs",
     "million-xfs": "One directory with 1,000,000 empty files on XFS",
+    "contend-contend": "Reflink contention: 10,000 reflinked files whose shared data lies in one XFS allocation group",
     "shared-xfs": "Sharing accounting: reflinked copies and partial clones on XFS",
     "shared-btrfs": "Sharing accounting: reflinked copies and partial clones on Btrfs",
 }
-SHARED = ("shared-xfs", "shared-btrfs")
+SHARED = ("shared-xfs", "shared-btrfs", "contend-contend")
 ORDER = list(TITLES)
 
 
@@ -134,6 +135,30 @@ def goals(res_dir, sections):
         m = rss(sid, "sdu -s")
         if m:
             out.append(f"| {sid}: `sdu -s` peak RSS < 32 MiB | {fmt_b(m)} | {'yes' if m < 32 << 20 else 'no'} |")
+    for sid in ("usr-xfs", "usr-btrfs"):
+        if sid not in sections:
+            continue
+        sdu = med("main", sid, "sdu -s")
+        floor = next((r for r in (load(os.path.join(res_dir, f"main-{sid}.json")) or {}).get("results", [])
+                      if r["command"].startswith("floor:")), None)
+        if sdu and floor:
+            q = sdu["median"] / floor["median"]
+            out.append(f"| {sid}: `sdu -s` ≤ 1.05× the floor (`{floor['command']}`) | {q:.2f}× "
+                       f"({fmt_t(sdu['median'])} vs {fmt_t(floor['median'])}) | {'yes' if q <= 1.05 else 'no'} |")
+            u = sdu["user"] / floor["user"] if floor["user"] else float("inf")
+            out.append(f"| {sid}: its user CPU ≤ 1.5× the floor's | {u:.2f}× ({fmt_t(sdu['user'])} vs "
+                       f"{fmt_t(floor['user'])}) | {'yes' if u <= 1.5 else 'no'} |")
+    if "contend-contend" in sections:
+        rs = (load(os.path.join(res_dir, "main-contend-contend.json")) or {}).get("results", [])
+        by = {r["command"]: r for r in rs}
+        j1, j2 = by.get("sdu -s -j1"), by.get("sdu -s -j2")
+        floor = next((r for r in rs if r["command"].startswith("floor:")), None)
+        if j1 and j2:
+            out.append(f"| contention corpus: `sdu -s -j2` faster than `-j1` | {fmt_t(j2['median'])} vs "
+                       f"{fmt_t(j1['median'])} | {'yes' if j2['median'] < j1['median'] else 'no'} |")
+        if j2 and floor:
+            out.append(f"| contention corpus: `sdu -s -j2` faster than the floor | {fmt_t(j2['median'])} vs "
+                       f"{fmt_t(floor['median'])} | {'yes' if j2['median'] < floor['median'] else 'no'} |")
     if "shared-btrfs" in sections:
         sdu, ref = med("main", "shared-btrfs", "sdu -s"), med("main", "shared-btrfs", "btrfs filesystem du -s")
         if sdu and ref:
@@ -274,6 +299,24 @@ def main():
             continue
         L.append(f"## {TITLES[s]}")
         L.append("")
+        if s == "contend-contend":
+            L.append("Reproduce: `sudo scripts/bench --only contend --floor-only`. "
+                     "`bench/mkcontend.sh DIR 100 100 16` on an XFS of 4 allocation groups: 100 "
+                     "files of 16 4-KiB extents in one directory (so their data lies in one "
+                     "group), then 100 reflinked copies of that directory. Context switches "
+                     "(voluntary / involuntary, median of 3 runs, `/usr/bin/time -f '%w %c'`) "
+                     "show the AGF lock contention.")
+            L.append("")
+            L += timing_table(res_dir, "main", s, "sdu -s -j1", "× sdu -j1")
+            csw = tsv(os.path.join(res_dir, f"main-{s}.csw.tsv"))
+            if csw:
+                L.append("| command | voluntary ctx switches | involuntary |")
+                L.append("|---|--:|--:|")
+                for row in csw:
+                    if len(row) >= 3:
+                        L.append(f"| `{row[0]}` | {row[1]} | {row[2]} |")
+                L.append("")
+            continue
         L.append("Reproduce: `sudo scripts/bench-shared` (after `scripts/bench`). The directory "
                  "holds a reflinked copy of the Linux-like tree, a reflinked copy of half of it "
                  "again, and 500 files with a 64 KiB range cloned out of a large file. "

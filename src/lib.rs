@@ -552,6 +552,11 @@ fn stats_text(
     }
     let _ = writeln!(s, "  files mapped (FIEMAP)  {}", counters.fiemap_files);
     let _ = writeln!(s, "  FIEMAP calls           {}", counters.fiemap_calls);
+    let _ = writeln!(
+        s,
+        "  FIEMAPs put off (allocation group busy) {}",
+        counters.fiemap_put_off
+    );
     for skip in probe::Skip::ALL {
         let _ = writeln!(
             s,

@@ -107,42 +107,55 @@ pub fn share(
     links: &mut [Link],
     files: &mut Vec<FileRec>,
 ) -> usize {
+    // A unit needs copies in two subvolumes: with one subvolume in the
+    // scan (the common case) there is nothing to do. Each subvolume is
+    // looked up once, not once per file.
+    let mut devs: Vec<u64> = recs.iter().map(|r| r.dev).collect();
+    devs.sort_unstable();
+    devs.dedup();
+    if devs.len() < 2 {
+        return 0;
+    }
+    let subvols: Vec<Option<([u8; 16], [u8; 16])>> =
+        devs.iter().map(|&d| registry.subvolume(d)).collect();
+    let subvolume = |dev: u64| devs.binary_search(&dev).ok().and_then(|i| subvols[i]);
     let zero = [0u8; 16];
     let mut fam = Families::default();
-    for r in recs {
-        if let Some((uuid, parent)) = registry.subvolume(r.dev) {
-            fam.union(uuid, uuid);
-            if parent != zero {
-                fam.union(uuid, parent);
-            }
+    for &(uuid, parent) in subvols.iter().flatten() {
+        fam.union(uuid, uuid);
+        if parent != zero {
+            fam.union(uuid, parent);
         }
     }
     // Group the copies of one inode, in an order that does not depend on
-    // the walk.
-    let mut groups: HashMap<InodeKey, Vec<usize>> = HashMap::new();
-    for (i, r) in recs.iter().enumerate() {
-        let Some((uuid, _)) = registry.subvolume(r.dev) else {
-            continue;
-        };
-        let key = (
-            r.fs,
-            r.ns,
-            fam.find(uuid),
-            r.ino,
-            r.generation,
-            r.ctime,
-            r.size,
-        );
-        groups.entry(key).or_default().push(i);
-    }
-    let mut shared: Vec<(_, Vec<usize>)> = groups
-        .into_iter()
-        .filter(|(_, m)| {
-            let first = recs[m[0]].dev;
-            m.iter().any(|&i| recs[i].dev != first)
+    // the walk: sort by key (and index), then take the runs of equal keys.
+    // No map and no allocation per group: most inline files of a scan are
+    // seen once.
+    let mut keyed: Vec<(InodeKey, usize)> = recs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let (uuid, _) = subvolume(r.dev)?;
+            let key = (
+                r.fs,
+                r.ns,
+                fam.find(uuid),
+                r.ino,
+                r.generation,
+                r.ctime,
+                r.size,
+            );
+            Some((key, i))
         })
         .collect();
-    shared.sort_unstable_by_key(|(k, _)| *k);
+    keyed.sort_unstable();
+    let mut shared: Vec<(InodeKey, Vec<usize>)> = Vec::new();
+    for run in keyed.chunk_by(|a, b| a.0 == b.0) {
+        let first = recs[run[0].1].dev;
+        if run.iter().any(|&(_, i)| recs[i].dev != first) {
+            shared.push((run[0].0, run.iter().map(|&(_, i)| i).collect()));
+        }
+    }
     for (k, (key, members)) in shared.iter().enumerate() {
         let space = registry.space(key.0, INLINE_NS - key.1);
         // One pseudo-extent per inode, far apart from the next.

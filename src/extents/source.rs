@@ -48,6 +48,8 @@ pub struct FileExtents {
     pub error: Option<io::Error>,
     /// Some of its data is inline (in the metadata, no disk address).
     pub inline: bool,
+    /// The physical address of its first shared extent.
+    pub first_shared: Option<u64>,
 }
 
 thread_local! {
@@ -87,9 +89,10 @@ impl Extents {
                     got.inline = true;
                 }
                 if e.is_shared() && e.length > 0 {
-                    let id = *got
-                        .file
-                        .get_or_insert_with(|| self.next_file.fetch_add(1, Ordering::Relaxed));
+                    let id = *got.file.get_or_insert_with(|| {
+                        got.first_shared = Some(e.physical);
+                        self.next_file.fetch_add(1, Ordering::Relaxed)
+                    });
                     self.index.insert(space, e.physical, e.length, id);
                     got.shared_bytes = got.shared_bytes.saturating_add(e.length);
                 }

@@ -82,6 +82,10 @@ struct XfsFsopGeom {
 
 const _: () = assert!(size_of::<XfsFsopGeomV4>() == 112);
 const _: () = assert!(size_of::<XfsFsopGeom>() == 256);
+const _: () = assert!(std::mem::offset_of!(XfsFsopGeomV4, agblocks) == 8);
+const _: () = assert!(std::mem::offset_of!(XfsFsopGeomV4, agcount) == 12);
+const _: () = assert!(std::mem::offset_of!(XfsFsopGeomV4, inodesize) == 24);
+const _: () = assert!(std::mem::offset_of!(XfsFsopGeomV4, flags) == 92);
 
 /// `_IOR('X', 126, struct xfs_fsop_geom)`.
 pub(crate) const XFS_IOC_FSGEOMETRY: Opcode = opcode::read::<XfsFsopGeom>(b'X', 126);
@@ -102,8 +106,58 @@ pub fn fs_type(fd: BorrowedFd<'_>) -> io::Result<u32> {
 /// v4 ioctl on kernels that lack the v5 one (`ENOTTY`/`EINVAL`). Checks
 /// `statfs` first so that no XFS opcode reaches another driver.
 pub fn xfs_reflink_enabled(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    Ok(xfs_geometry(fd)?.is_some_and(|g| g.reflink))
+}
+
+/// What sdu reads of an XFS filesystem's geometry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct XfsGeometry {
+    /// Filesystem block size, bytes.
+    pub blocksize: u32,
+    /// Blocks per allocation group (the last one may be shorter).
+    pub agblocks: u32,
+    /// Allocation groups.
+    pub agcount: u32,
+    /// Inode size, bytes.
+    pub inodesize: u32,
+    /// `XFS_FSOP_GEOM_FLAGS_REFLINK`.
+    pub reflink: bool,
+}
+
+impl XfsGeometry {
+    /// The allocation group of FIEMAP's `fe_physical` (bytes): XFS maps a
+    /// block to the disk address `(agno × agblocks + agbno) × blocksize`.
+    pub fn ag_of_physical(&self, physical: u64) -> u32 {
+        let ag_bytes = u64::from(self.agblocks) * u64::from(self.blocksize);
+        match physical.checked_div(ag_bytes) {
+            Some(ag) => ag.min(u64::from(self.agcount.saturating_sub(1))) as u32,
+            None => 0,
+        }
+    }
+
+    /// The allocation group an inode number lies in: an XFS inode number
+    /// is `agno << (agblklog + inopblog) | agino`.
+    pub fn ag_of_inode(&self, ino: u64) -> u32 {
+        let log2_ceil = |x: u32| {
+            if x <= 1 {
+                0
+            } else {
+                32 - (x - 1).leading_zeros()
+            }
+        };
+        let agblklog = log2_ceil(self.agblocks);
+        let inopblog = log2_ceil(self.blocksize / self.inodesize.max(1));
+        let shift = agblklog + inopblog;
+        let ag = if shift >= 64 { 0 } else { ino >> shift };
+        ag.min(u64::from(self.agcount.saturating_sub(1))) as u32
+    }
+}
+
+/// The geometry of the XFS filesystem holding `fd`; `Ok(None)` on any other
+/// filesystem. Unprivileged (`XFS_IOC_FSGEOMETRY`, v4 as a fallback).
+pub fn xfs_geometry(fd: BorrowedFd<'_>) -> io::Result<Option<XfsGeometry>> {
     if fs_type(fd)? != magic::XFS {
-        return Ok(false);
+        return Ok(None);
     }
     let mut geom = XfsFsopGeom::default();
     // SAFETY: XFS_IOC_FSGEOMETRY writes one `struct xfs_fsop_geom` (256
@@ -115,8 +169,8 @@ pub fn xfs_reflink_enabled(fd: BorrowedFd<'_>) -> io::Result<bool> {
             Updater::<{ XFS_IOC_FSGEOMETRY }, XfsFsopGeom>::new(&mut geom),
         )
     };
-    let flags = match v5 {
-        Ok(()) => geom.v4.flags,
+    let g = match v5 {
+        Ok(()) => geom.v4,
         Err(rustix::io::Errno::NOTTY | rustix::io::Errno::INVAL) => {
             let mut v4 = XfsFsopGeomV4::default();
             // SAFETY: as above, for the 112-byte `struct xfs_fsop_geom_v4`.
@@ -126,11 +180,17 @@ pub fn xfs_reflink_enabled(fd: BorrowedFd<'_>) -> io::Result<bool> {
                     Updater::<{ XFS_IOC_FSGEOMETRY_V4 }, XfsFsopGeomV4>::new(&mut v4),
                 )?;
             }
-            v4.flags
+            v4
         }
         Err(e) => return Err(e.into()),
     };
-    Ok(flags & XFS_FSOP_GEOM_FLAGS_REFLINK != 0)
+    Ok(Some(XfsGeometry {
+        blocksize: g.blocksize,
+        agblocks: g.agblocks,
+        agcount: g.agcount,
+        inodesize: g.inodesize,
+        reflink: g.flags & XFS_FSOP_GEOM_FLAGS_REFLINK != 0,
+    }))
 }
 
 /// `struct fsuuid2`: output of `FS_IOC_GETFSUUID`.

@@ -201,6 +201,10 @@ impl Probe {
 #[derive(Debug, Default)]
 pub struct Registry {
     inner: Mutex<RegistryInner>,
+    /// Some filesystem turned out to have no FIEMAP: until one does,
+    /// [`Registry::fiemap_unsupported`], asked before every FIEMAP, takes
+    /// no lock.
+    any_no_fiemap: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -320,6 +324,12 @@ impl Registry {
 
     /// Has FIEMAP failed as unsupported on filesystem `index`?
     pub fn fiemap_unsupported(&self, index: u32) -> bool {
+        if !self
+            .any_no_fiemap
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
+            return false;
+        }
         self.lock()
             .no_fiemap
             .get(index as usize)
@@ -332,6 +342,8 @@ impl Registry {
     /// filesystem).
     pub fn set_fiemap_unsupported(&self, index: u32) -> bool {
         let mut inner = self.lock();
+        self.any_no_fiemap
+            .store(true, std::sync::atomic::Ordering::Release);
         match inner.no_fiemap.get_mut(index as usize) {
             Some(f) => !std::mem::replace(f, true),
             None => false,

@@ -3,14 +3,15 @@
 //! once per directory.
 
 use std::ffi::CStr;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rustix::fs::Statx;
 use rustix::io::Errno;
 
 use super::ctx::{Ctx, Local, dev_of};
 use super::fdcache::DirFs;
-use super::open::{self, OpenFile};
+use super::later::{Later, Who};
+use super::open::{self, Now, OpenFile};
 use crate::error::{Diagnostic, strerror};
 use crate::extents::Source;
 use crate::extents::inline::InlineRec;
@@ -41,18 +42,51 @@ pub(super) struct FileAt<'a> {
     pub follow: bool,
     /// Its path as printed, for messages.
     pub path: &'a dyn Fn() -> Vec<u8>,
+    /// Its FIEMAP may be put off while its allocation group is busy
+    /// ([`Accounted::Later`]): the caller finishes it with [`later`].
+    pub defer: bool,
 }
 
+/// Whether the walk opened a file before stat-ing it
+/// ([`open::open_listed_file`]).
+pub(super) enum Pre {
+    /// Not opened: it is opened by name if it may share.
+    No,
+    /// Open, and [`FileAt::st`] is the `statx` of this very fd.
+    Open(OwnedFd),
+    /// The open failed (permission denied...), and [`FileAt::st`] is a
+    /// `statx` by name: if the file may share, that failure is reported as
+    /// any failed open is, and the open is not tried again.
+    Failed(Errno),
+}
+
+/// What accounting a non-directory entry gave.
+pub(super) enum Accounted {
+    /// What goes into its node's own figures.
+    Now(Stats),
+    /// Its FIEMAP waits for its allocation group's turn (XFS, see the walk's
+    /// `ag` module): the task finishes it with [`later`] once its other
+    /// entries are done, instead of sleeping on the lock now.
+    Later(Box<Later>),
+}
+
+/// Files one task may put off at once (each holds an fd), where the
+/// `RLIMIT_NOFILE` leaves room.
+pub(super) const MAX_LATER: usize = 32;
+
 /// Accounts for a non-directory inode: maps its extents if it may share,
-/// and records a link if it must be counted once per directory. Returns
-/// what goes into its node's own figures.
-pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, local: &mut Local) -> Stats {
+/// and records a link if it must be counted once per directory.
+pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local) -> Accounted {
     let st = f.st;
     let dev = dev_of(st);
     let kind = Kind::from_mode(u32::from(st.stx_mode));
     let once = ctx.counts_once(st.stx_nlink);
-    let mut stats = ctx.inode_stats(st);
-    let mut ino = st.stx_ino;
+    let who = Who {
+        node: f.node,
+        entry: f.entry,
+        ns: f.ns,
+        once,
+    };
     let claim = || !once || ctx.mapped.insert((f.ns, dev, st.stx_ino));
     // The filesystem is known from the directory unless the file lies on
     // another device (a bind-mounted file; a symlink followed with -L): then
@@ -63,45 +97,92 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, local: &mut Local) -> Stats 
         None if kind == Kind::File => Err(Skip::FsCannotShare),
         None => Err(Skip::NotRegular),
     };
-    match verdict {
-        Err(skip) => local.skip(skip, stats.total),
-        Ok(()) if ctx.opts.skip_extents => {}
-        Ok(()) => match map_file(ctx, f, once, local) {
-            Mapped::Extents { view, shared, id } => {
-                stats = Stats {
-                    time: stats.time,
-                    ..view.with_shared_extents(shared)
-                };
-                if let Some((id, file_ino)) = id {
-                    ino = file_ino;
-                    local.files.push(FileRec {
-                        id,
-                        node: f.node,
-                        ns: f.ns,
-                        dev,
-                        ino,
-                        linked: once,
-                    });
-                }
+    let mapped = match verdict {
+        Err(skip) => Some(Mapped::Skipped(skip)),
+        Ok(()) if ctx.opts.skip_extents => None,
+        Ok(()) => match map_file(ctx, f, pre, once, local) {
+            Mapped::Busy(fd, now, fs, ag) => {
+                return Accounted::Later(Box::new(Later {
+                    fd,
+                    now,
+                    fs,
+                    ag,
+                    who,
+                    st: *st,
+                    name: f.name.to_owned(),
+                }));
             }
-            Mapped::Skipped(skip) => local.skip(skip, stats.total),
-            Mapped::Unverified => local.unverified(stats.total),
-            Mapped::Gone => {}
+            m => Some(m),
         },
+    };
+    Accounted::Now(credit(ctx, st, who, mapped, local))
+}
+
+/// Maps a file put off by [`nondir`] and accounts for it; the caller holds
+/// its group's turn. `path` names it in messages.
+pub(super) fn later(
+    ctx: &Ctx<'_>,
+    l: Later,
+    path: &dyn Fn() -> Vec<u8>,
+    local: &mut Local,
+) -> Stats {
+    let Later {
+        fd,
+        now,
+        fs,
+        ag,
+        who,
+        st,
+        name: _,
+    } = l;
+    let _ = ag;
+    let mapped = read_open(ctx, fd, now, fs, None, &st, who, path, local);
+    credit(ctx, &st, who, Some(mapped), local)
+}
+
+/// Records what mapping gave (`None`: not asked, `--du total`) and returns
+/// what goes into the node's own figures.
+fn credit(ctx: &Ctx<'_>, st: &Statx, who: Who, mapped: Option<Mapped>, local: &mut Local) -> Stats {
+    let dev = dev_of(st);
+    let mut stats = ctx.inode_stats(st);
+    let mut ino = st.stx_ino;
+    match mapped {
+        None => {}
+        Some(Mapped::Extents { view, shared, id }) => {
+            stats = Stats {
+                time: stats.time,
+                ..view.with_shared_extents(shared)
+            };
+            if let Some((id, file_ino)) = id {
+                ino = file_ino;
+                local.files.push(FileRec {
+                    id,
+                    node: who.node,
+                    ns: who.ns,
+                    dev,
+                    ino,
+                    linked: who.once,
+                });
+            }
+        }
+        Some(Mapped::Skipped(skip)) => local.skip(skip, stats.total),
+        Some(Mapped::Unverified) => local.unverified(stats.total),
+        Some(Mapped::Gone) => {}
+        Some(Mapped::Busy(..)) => unreachable!("a busy file is put off, not credited"),
     }
-    if !once && st.stx_nlink > 1 {
+    if !who.once && st.stx_nlink > 1 {
         // -l counts every link; whether all of them lie under a directory
         // is not tracked then, so none is claimed to be reclaimable.
         stats.reclaimable = 0;
     }
-    if once {
+    if who.once {
         local.links.push(Link {
-            ns: f.ns,
+            ns: who.ns,
             dev,
             ino,
             nlink: st.stx_nlink,
-            node: f.node,
-            entry: f.entry,
+            node: who.node,
+            entry: who.entry,
             stats,
         });
         Stats::default()
@@ -145,16 +226,25 @@ enum Mapped {
     /// Gone or replaced by a non-file since it was stat-ed: counted with
     /// what the walk saw, as exclusive.
     Gone,
+    /// Open and ready, but its predicted allocation group is being mapped
+    /// by another thread: put off ([`Accounted::Later`]).
+    Busy(OwnedFd, Now, DirFs, u32),
 }
 
-/// Opens a file relative to its directory and reads its extents.
-fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Mapped {
-    let flags = open::file_flags(ctx.euid, f.st.stx_uid, f.follow);
-    let (fd, now): OpenFile = match open::open_regular(f.dirfd, f.name, flags, f.guard) {
+/// Opens a file relative to its directory (unless the walk already did)
+/// and reads its extents.
+fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Local) -> Mapped {
+    let flags = open::file_flags(f.follow);
+    let opened = match pre {
+        Pre::Open(fd) => Ok(Some((fd, Now::of_statx(f.st)))),
+        Pre::Failed(e) => Err(e),
+        Pre::No => open::open_regular(f.dirfd, f.name, flags, f.guard),
+    };
+    let (fd, now): OpenFile = match opened {
         // Through a symlink, the name may now lead elsewhere: only the
         // inode that was stat-ed is mapped.
         Ok(Some(opened))
-            if f.follow && (opened.1.st_ino != f.st.stx_ino || opened.1.st_dev != dev_of(f.st)) =>
+            if f.follow && (opened.1.ino != f.st.stx_ino || opened.1.dev != dev_of(f.st)) =>
         {
             return Mapped::Gone;
         }
@@ -169,13 +259,10 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Map
             return Mapped::Unverified;
         }
     };
-    // The name may now point at another inode: every figure comes from the
-    // one that is open, so that figures and extents agree.
-    let view = Stats::of_inode(Kind::File, now.st_size as u64, now.st_blocks as u64);
     let fs = match f.fs {
         Some(fs) => fs,
         None => {
-            let fs = ctx.filesystem(now.st_dev, fd.as_fd(), f.ns, f.path);
+            let fs = ctx.filesystem(now.dev, fd.as_fd(), f.ns, f.path);
             let key = (f.ns, dev_of(f.st), f.st.stx_ino);
             let claim = || !once || ctx.mapped.insert(key);
             if let Err(skip) = probe::may_share(&fs.info, Kind::File, f.st.stx_blocks, claim) {
@@ -184,12 +271,58 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Map
             fs
         }
     };
+    // XFS: the turn of the allocation group this file's shared data is
+    // predicted in (see the walk's `ag` module). Busy: put the file off if
+    // the task may, else wait.
+    let table = (fs.info.magic == magic::XFS)
+        .then(|| local.ag.table(&ctx.ags, fs.info.index, fd.as_fd()))
+        .flatten();
+    let turn = match (&table, local.ag.predicted()) {
+        (Some(t), Some(ag)) => match t.try_turn(ag) {
+            Some(turn) => Some(turn),
+            None if f.defer && ctx.max_later > 0 => {
+                local.counters.fiemap_put_off += 1;
+                return Mapped::Busy(fd, now, fs, ag);
+            }
+            None => Some(t.turn(ag)),
+        },
+        _ => None,
+    };
+    let who = Who {
+        node: f.node,
+        entry: f.entry,
+        ns: f.ns,
+        once,
+    };
+    read_open(ctx, fd, now, fs, turn, f.st, who, f.path, local)
+}
+
+/// Reads the extents of an open file, holding `turn` (its allocation
+/// group's, if any) for the FIEMAP only.
+#[allow(clippy::too_many_arguments)]
+fn read_open(
+    ctx: &Ctx<'_>,
+    fd: OwnedFd,
+    now: Now,
+    fs: DirFs,
+    turn: Option<std::sync::MutexGuard<'_, ()>>,
+    st: &Statx,
+    who: Who,
+    path: &dyn Fn() -> Vec<u8>,
+    local: &mut Local,
+) -> Mapped {
+    // The name may now point at another inode: every figure comes from the
+    // one that is open, so that figures and extents agree.
+    let view = Stats::of_inode(Kind::File, now.size, now.blocks);
     if ctx.registry.fiemap_unsupported(fs.info.index) {
         return Mapped::Skipped(Skip::FsCannotShare);
     }
     let got = ctx
         .extents
         .read(Source::for_fs(&fs.info), fd.as_fd(), fs.space);
+    drop(turn);
+    local.ag.learn(got.first_shared);
+    let once = who.once;
     local.counters.fiemap_files += 1;
     local.counters.fiemap_calls += u64::from(got.calls);
     if let Some(e) = got.error {
@@ -199,7 +332,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Map
         {
             if ctx.registry.set_fiemap_unsupported(fs.info.index) {
                 ctx.msgs.report(Diagnostic::NoFiemap {
-                    path: (f.path)(),
+                    path: path(),
                     fs: fs.info.name(),
                 });
             }
@@ -208,7 +341,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Map
         // Extents indexed before the failure stand, and are taken out of
         // the file's exclusive bytes, so figures stay consistent.
         ctx.msgs.report(Diagnostic::CannotReadExtents {
-            path: (f.path)(),
+            path: path(),
             reason: e.to_string(),
         });
         local.unverified(view.total.saturating_sub(got.shared_bytes));
@@ -217,13 +350,13 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Map
         // Inline data a snapshot may share: decided after the walk.
         if let Ok(generation) = ioctl::file_generation(fd.as_fd()) {
             local.inline.push(InlineRec {
-                node: f.node,
-                ns: f.ns,
-                dev: dev_of(f.st),
-                ino: now.st_ino,
+                node: who.node,
+                ns: who.ns,
+                dev: dev_of(st),
+                ino: now.ino,
                 generation,
-                ctime: (now.st_ctime, now.st_ctime_nsec as u32),
-                size: now.st_size as u64,
+                ctime: now.ctime,
+                size: now.size,
                 bytes: view.total.saturating_sub(got.shared_bytes),
                 linked: once,
                 file: got.file,
@@ -234,6 +367,6 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Map
     Mapped::Extents {
         view,
         shared: got.shared_bytes,
-        id: got.file.map(|id| (id, now.st_ino)),
+        id: got.file.map(|id| (id, now.ino)),
     }
 }

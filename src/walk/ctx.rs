@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 use dashmap::DashSet;
 use rustix::fs::{self as rfs, Statx, StatxFlags};
 
+use super::ag::{AgHint, AgSched};
 use super::fdcache::{DirFs, FdCache, MoveWatch};
+use super::later::Later;
 use crate::error::Diagnostic;
 use crate::extents::Extents;
 use crate::extents::inline::InlineRec;
@@ -93,6 +95,8 @@ pub struct Counters {
     pub fiemap_files: u64,
     /// The ioctl calls that took.
     pub fiemap_calls: u64,
+    /// FIEMAPs put off because their XFS allocation group was busy.
+    pub fiemap_put_off: u64,
     /// Files not mapped, by [`Skip::index`].
     pub skipped: [u64; Skip::ALL.len()],
     /// Files that may share but whose sharing could not be verified (open
@@ -108,6 +112,7 @@ impl Counters {
         self.entries += o.entries;
         self.fiemap_files += o.fiemap_files;
         self.fiemap_calls += o.fiemap_calls;
+        self.fiemap_put_off += o.fiemap_put_off;
         for (a, b) in self.skipped.iter_mut().zip(o.skipped) {
             *a += b;
         }
@@ -128,7 +133,19 @@ pub(super) struct Local {
     pub(super) links: Vec<Link>,
     pub(super) files: Vec<FileRec>,
     pub(super) counters: Counters,
+    /// The last regular file this task opened before stat-ing it was
+    /// empty: stat the next one first (see the walk's `dir` module).
+    pub(super) stat_first: bool,
+    /// The allocation group its next FIEMAP is predicted to need (XFS).
+    pub(super) ag: AgHint,
+    /// Files put off until their allocation group is free, with their
+    /// `-a` node (id, kind) and getdents position.
+    pub(super) later: Vec<PutOff>,
 }
+
+/// A file put off ([`Later`]), its `-a` node (id, kind) and its getdents
+/// position.
+pub(super) type PutOff = (Box<Later>, Option<(u32, Kind)>, u32);
 
 /// Records produced by tasks on one thread.
 #[derive(Default)]
@@ -160,6 +177,10 @@ pub(super) struct Ctx<'a> {
     pub(super) watch: Option<Arc<MoveWatch>>,
     /// Multiply-linked inodes already claimed for FIEMAP.
     pub(super) mapped: DashSet<(u32, u64, u64)>,
+    /// FIEMAP turns by XFS allocation group.
+    pub(super) ags: AgSched,
+    /// Files one task may put off while their allocation group is busy.
+    pub(super) max_later: usize,
 }
 
 impl Ctx<'_> {

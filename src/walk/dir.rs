@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use rustix::fs::{self as rfs, AtFlags, RawDir, StatxAttributes};
 use rustix::io::Errno;
 
-use super::account::{self, FileAt};
+use super::account::{self, Accounted, FileAt, Pre};
 use super::ctx::{Ctx, Local, MASK, PROGRESS_PATH_EVERY, dev_of};
 use super::fdcache::{DirFs, DirHandle, join};
 use super::open::{self, DirError};
@@ -47,6 +47,54 @@ struct InDir<'a> {
     h: &'a Arc<DirHandle>,
     fd: BorrowedFd<'a>,
     fs: DirFs,
+    /// Its entries listed as regular files are opened first and stat-ed
+    /// through the fd ([`open::open_listed_file`]): they are on a
+    /// filesystem that can share, extents are wanted, no symlink is
+    /// followed, and no `O_PATH` check is needed ([`open::guarded`]).
+    open_first: bool,
+}
+
+impl InDir<'_> {
+    fn new<'a>(ctx: &Ctx<'_>, h: &'a Arc<DirHandle>, fd: BorrowedFd<'a>, fs: DirFs) -> InDir<'a> {
+        let open_first = !ctx.opts.follow_links
+            && !ctx.opts.skip_extents
+            && !h.guard
+            && fs.info.can_share
+            && !fs.info.unverified
+            && !ctx.registry.fiemap_unsupported(fs.info.index);
+        InDir {
+            h,
+            fd,
+            fs,
+            open_first,
+        }
+    }
+}
+
+/// What getdents64 said an entry is (`d_type`), as the batches carry it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Listed {
+    Other = 0,
+    Symlink = 1,
+    Regular = 2,
+}
+
+impl Listed {
+    fn of(t: rustix::fs::FileType) -> Listed {
+        match t {
+            rustix::fs::FileType::Symlink => Listed::Symlink,
+            rustix::fs::FileType::RegularFile => Listed::Regular,
+            _ => Listed::Other,
+        }
+    }
+
+    fn from_byte(b: u8) -> Listed {
+        match b {
+            1 => Listed::Symlink,
+            2 => Listed::Regular,
+            _ => Listed::Other,
+        }
+    }
 }
 
 /// Reads one directory: stats its entries, spawns its subdirectories.
@@ -139,12 +187,9 @@ pub(super) fn walk_dir<'s>(
         Some(fs) => fs,
         None => ctx.filesystem(h.dev, fd.as_fd(), h.ns, &|| h.path(None)),
     };
-    let dir = InDir {
-        h: &h,
-        fd: fd.as_fd(),
-        fs,
-    };
+    let dir = InDir::new(ctx, &h, fd.as_fd(), fs);
     list(ctx, s, &dir, &fd, &mut local);
+    finish_later(ctx, &h, &mut local);
     drop(fd);
     h.release(&ctx.cache);
     finish(ctx, rec, local);
@@ -193,7 +238,7 @@ fn list<'s>(
                 }
             };
             let name = ent.file_name();
-            let link = ent.file_type() == rustix::fs::FileType::Symlink;
+            let listed = Listed::of(ent.file_type());
             let b = name.to_bytes();
             if b == b"." || b == b".." {
                 continue;
@@ -201,13 +246,14 @@ fn list<'s>(
             let idx = seen;
             seen = seen.saturating_add(1);
             if idx < INLINE_ENTRIES {
-                entry(ctx, s, dir, name, link, idx, local);
+                entry(ctx, s, dir, name, listed, idx, local);
             } else {
                 if batched == 0 {
                     first = idx;
                 }
-                // One byte of type, then the name: -L counts symlinks.
-                batch.push(u8::from(link));
+                // One byte of type, then the name: -L counts symlinks,
+                // regular files may be opened before they are stat-ed.
+                batch.push(listed as u8);
                 batch.extend_from_slice(name.to_bytes_with_nul());
                 batched += 1;
                 if batched == BATCH_ENTRIES {
@@ -245,19 +291,23 @@ fn spawn_batch<'s>(
     let fs = dir.fs;
     s.spawn(move |s| {
         let mut local = Local::default();
-        let dir = InDir {
-            h: &h,
-            fd: fd.as_fd(),
-            fs,
-        };
+        let dir = InDir::new(ctx, &h, fd.as_fd(), fs);
         let mut rest = names.as_slice();
         let mut idx = first;
-        while let Some((&link, tail)) = rest.split_first() {
+        while let Some((&listed, tail)) = rest.split_first() {
             let Ok(name) = CStr::from_bytes_until_nul(tail) else {
                 break;
             };
             rest = &tail[name.to_bytes_with_nul().len()..];
-            entry(ctx, s, &dir, name, link == 1, idx, &mut local);
+            entry(
+                ctx,
+                s,
+                &dir,
+                name,
+                Listed::from_byte(listed),
+                idx,
+                &mut local,
+            );
             idx = idx.saturating_add(1);
         }
         ctx.flush(local, Some(h.id));
@@ -274,18 +324,19 @@ fn spawn_batch<'s>(
 const MAX_SYMLINKS: u32 = 40;
 
 /// Stats one entry of a directory and accounts for it: a subdirectory
-/// becomes a task, anything else is accounted at once. `link`: the
-/// directory listed it as a symlink; `idx`: its position in getdents order.
+/// becomes a task, anything else is accounted at once. `listed`: what the
+/// directory listed it as; `idx`: its position in getdents order.
 fn entry<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
     dir: &InDir<'_>,
     name: &CStr,
-    link: bool,
+    listed: Listed,
     idx: u32,
     local: &mut Local,
 ) {
     let (opts, h) = (ctx.opts, dir.h);
+    let link = listed == Listed::Symlink;
     let symlinks = h.symlinks + u32::from(link && opts.follow_links);
     if symlinks > MAX_SYMLINKS {
         ctx.msgs.report(Diagnostic::CannotAccess {
@@ -309,7 +360,14 @@ fn entry<'s>(
     } else {
         nofollow
     };
-    let st = match rfs::statx(dir.fd, name, follow, MASK) {
+    let open_first = listed == Listed::Regular && dir.open_first;
+    let mut pre = Pre::No;
+    let stat = if open_first && !local.stat_first {
+        open_then_stat(dir.fd, name, follow, &mut pre)
+    } else {
+        rfs::statx(dir.fd, name, follow, MASK)
+    };
+    let st = match stat {
         Ok(st) => st,
         Err(Errno::NOENT) => {
             // Under -L, a dangling symlink is an error, as in du -L;
@@ -332,11 +390,17 @@ fn entry<'s>(
         }
     };
     local.counters.entries += 1;
+    let kind = Kind::from_mode(u32::from(st.stx_mode));
+    if open_first {
+        // An empty file is never mapped, so opening it was wasted: the next
+        // regular file of this task is stat-ed first, until one with blocks
+        // turns up (a directory of a million empty files costs one open).
+        local.stat_first = kind == Kind::File && st.stx_blocks == 0;
+    }
     if opts.one_file_system && st.stx_mnt_id != h.root_mnt {
         return;
     }
     let dev = dev_of(&st);
-    let kind = Kind::from_mode(u32::from(st.stx_mode));
     if kind == Kind::Dir {
         local.counters.skipped[Skip::NotRegular.index()] += 1;
         let mount_root = st.stx_attributes_mask.contains(StatxAttributes::MOUNT_ROOT)
@@ -395,11 +459,33 @@ fn entry<'s>(
         guard: h.guard,
         follow: opts.follow_links,
         path: &|| h.path(Some(name.to_bytes())),
+        defer: true,
     };
-    let own = account::nondir(ctx, &file, local);
+    match account::nondir(ctx, &file, pre, local) {
+        Accounted::Now(own) => credit(h, leaf.map(|id| (id, kind)), idx, name, own, local),
+        Accounted::Later(l) => {
+            local.later.push((l, leaf.map(|id| (id, kind)), idx));
+            // Each holds an fd: map them once the task has its share.
+            if local.later.len() >= ctx.max_later {
+                finish_later(ctx, h, local);
+            }
+        }
+    }
+}
+
+/// Adds a non-directory entry's figures to its directory, and gives it its
+/// own node under `-a` (`leaf`).
+fn credit(
+    h: &DirHandle,
+    leaf: Option<(u32, Kind)>,
+    idx: u32,
+    name: &CStr,
+    own: Stats,
+    local: &mut Local,
+) {
     // A leaf is not rolled up: its parent holds its own part too.
     local.acc += own;
-    if let Some(id) = leaf {
+    if let Some((id, kind)) = leaf {
         local.nodes.push(NodeRec {
             id,
             parent: h.id,
@@ -410,5 +496,65 @@ fn entry<'s>(
             name: name.to_bytes().into(),
             own,
         });
+    }
+}
+
+/// Maps the files the task put off while their allocation group was busy,
+/// and credits them: group by group, each group's turn taken once for all
+/// its files (one hand-over between threads per batch, not per file).
+fn finish_later(ctx: &Ctx<'_>, h: &DirHandle, local: &mut Local) {
+    let mut batch = std::mem::take(&mut local.later);
+    batch.sort_by_key(|(l, _, idx)| (l.fs.info.index, l.ag, *idx));
+    let mut it = batch.into_iter().peekable();
+    while let Some(first) = it.next() {
+        let (fs, ag) = (first.0.fs.info.index, first.0.ag);
+        let table = local.ag.table(&ctx.ags, fs, first.0.fd.as_fd());
+        let _turn = table.as_ref().map(|t| t.turn(ag));
+        let mut next = Some(first);
+        while let Some((l, leaf, idx)) = next.take() {
+            let name = l.name.clone();
+            let own = account::later(ctx, *l, &|| h.path(Some(name.to_bytes())), local);
+            credit(h, leaf, idx, &name, own, local);
+            if it
+                .peek()
+                .is_some_and(|(m, _, _)| (m.fs.info.index, m.ag) == (fs, ag))
+            {
+                next = it.next();
+            }
+        }
+    }
+}
+
+/// Opens an entry listed as a regular file, then stats it through the fd
+/// (one path lookup, and the inode stat-ed is the one open). `pre` gets the
+/// fd, or the error of an open that was refused (reported later if the file
+/// may share, as a refused open always was). Anything else that stops the
+/// open (the name is now a symlink, a socket...; too many open files)
+/// falls back to `statx` by name, and the entry is handled as if it had
+/// never been opened.
+fn open_then_stat(
+    dirfd: BorrowedFd<'_>,
+    name: &CStr,
+    flags: AtFlags,
+    pre: &mut Pre,
+) -> Result<rfs::Statx, Errno> {
+    match open::open_listed_file(dirfd, name) {
+        Ok(fd) => {
+            let empty = AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC;
+            match rfs::statx(&fd, c"", empty, MASK) {
+                Ok(st) => {
+                    *pre = Pre::Open(fd);
+                    Ok(st)
+                }
+                Err(_) => rfs::statx(dirfd, name, flags, MASK),
+            }
+        }
+        // Removed since it was listed: quiet, as a failed statx is.
+        Err(Errno::NOENT) => Err(Errno::NOENT),
+        Err(e @ (Errno::ACCESS | Errno::PERM)) => {
+            *pre = Pre::Failed(e);
+            rfs::statx(dirfd, name, flags, MASK)
+        }
+        Err(_) => rfs::statx(dirfd, name, flags, MASK),
     }
 }

@@ -22,9 +22,11 @@
 //! - `fdcache`: the directory handles and the bounded fd cache.
 
 mod account;
+mod ag;
 mod ctx;
 mod dir;
 mod fdcache;
+mod later;
 mod open;
 
 use std::ffi::CString;
@@ -90,8 +92,11 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
         .thread_name(|i| format!("sdu-walk-{i}"))
         .build()
         .map_err(|e| Error::Threads(std::io::Error::other(e)))?;
+    // Files put off while their XFS allocation group is busy hold an fd
+    // each: taken from the cache's share, only where the limit leaves room.
+    let max_later = if soft >= 512 { account::MAX_LATER } else { 0 };
     let max_cached = soft
-        .saturating_sub(FIXED + PER_THREAD * threads as u64)
+        .saturating_sub(FIXED + (PER_THREAD + max_later as u64) * threads as u64)
         .clamp(1, 4096) as usize;
     let mut spaces = namespaces(&opts.roots);
     // du counts an inode once per run: roots that overlap share one
@@ -118,6 +123,8 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
             })
         }),
         mapped: DashSet::new(),
+        ags: ag::AgSched::default(),
+        max_later,
     };
     pool.scope(|s| {
         for (i, (root, &ns)) in opts.roots.iter().zip(&spaces).enumerate() {
@@ -213,8 +220,13 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
             guard: ctx.euid == 0,
             follow,
             path: &|| root.to_vec(),
+            defer: false,
         };
-        let own = account::nondir(ctx, &file, &mut local);
+        let account::Accounted::Now(own) =
+            account::nondir(ctx, &file, account::Pre::No, &mut local)
+        else {
+            unreachable!("a root file is never put off");
+        };
         local.nodes.push(NodeRec {
             id,
             parent: if ns == 0 { TOP } else { NO_NODE },

@@ -2,9 +2,10 @@
 //! opened relative to their parent's fd, never through a symlink (unless
 //! `-L`), never blocking on a FIFO, and checked against what was stat-ed.
 //!
-//! - `O_NOATIME` is asked for only where it is permitted (the owner, or
+//! - Directories get `O_NOATIME` only where it is permitted (the owner, or
 //!   root), and one open retries without it if it is refused anyway
-//!   ([`openat_noatime`], the only place that retry is written).
+//!   ([`openat_noatime`], the only place that retry is written). Files,
+//!   opened only for FIEMAP, which reads no data, never ask for it.
 //! - A directory that was replaced since it was stat-ed is never read in its
 //!   place ([`check_dir`]): that is a [`DirError::Replaced`], reported.
 //! - As root, in a directory others can change, a file is opened through an
@@ -58,18 +59,32 @@ pub(super) fn dir_flags(euid: u32, owner: Option<u32>, follow_links: bool) -> OF
 
 /// The flags to open a regular file for its extents: read-only, no
 /// controlling terminal, never through a symlink unless it was stat-ed
-/// through one (`follow`); `O_NOATIME` where permitted (FIEMAP reads no
-/// data, but the open alone must not touch atime on filesystems that
-/// update it on open).
-pub(super) fn file_flags(euid: u32, owner: u32, follow: bool) -> OFlags {
+/// through one (`follow`). No `O_NOATIME`: opening a file and FIEMAP read
+/// no data and do not touch its atime, and asking for it would cost a
+/// failed open and a retry on every file the caller does not own.
+pub(super) fn file_flags(follow: bool) -> OFlags {
     let mut flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY;
     if !follow {
         flags |= OFlags::NOFOLLOW;
     }
-    if euid == 0 || euid == owner {
-        flags |= OFlags::NOATIME;
-    }
     flags
+}
+
+/// Opens `name`, which getdents listed as a regular file, before it is
+/// stat-ed: the file is then stat-ed through this fd
+/// (`statx(fd, "", AT_EMPTY_PATH)`), which saves a path lookup and the
+/// `fstat` that checks the opened inode. Non-blocking and without a
+/// controlling terminal, as [`open_regular`] opens unguarded names: a FIFO
+/// swapped in since getdents cannot block it, and whatever was opened is
+/// closed unread unless the `statx` on it shows a regular file. Only for
+/// directories that need no `O_PATH` check ([`guarded`]).
+pub(super) fn open_listed_file(dirfd: BorrowedFd<'_>, name: &CStr) -> Result<OwnedFd, Errno> {
+    rfs::openat(
+        dirfd,
+        name,
+        file_flags(false) | OFlags::NONBLOCK,
+        Mode::empty(),
+    )
 }
 
 /// `openat(dirfd, name, flags)`, retried once without `O_NOATIME` when that
@@ -123,8 +138,42 @@ pub(super) fn guarded(euid: u32, dir: &Statx) -> bool {
     euid == 0 && (dir.stx_uid != 0 || u32::from(dir.stx_mode) & 0o022 != 0)
 }
 
-/// An open regular file and its current `fstat`.
-pub(super) type OpenFile = (OwnedFd, rfs::Stat);
+/// What the opened inode says of itself: the figures of a mapped file come
+/// from here, never from an earlier stat by name.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Now {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub blocks: u64,
+    pub ctime: (i64, u32),
+}
+
+impl Now {
+    fn of_stat(st: &rfs::Stat) -> Now {
+        Now {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            size: st.st_size as u64,
+            blocks: st.st_blocks as u64,
+            ctime: (st.st_ctime, st.st_ctime_nsec as u32),
+        }
+    }
+
+    /// From a `statx` made on the open fd itself.
+    pub(super) fn of_statx(st: &Statx) -> Now {
+        Now {
+            dev: rfs::makedev(st.stx_dev_major, st.stx_dev_minor),
+            ino: st.stx_ino,
+            size: st.stx_size,
+            blocks: st.stx_blocks,
+            ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
+        }
+    }
+}
+
+/// An open regular file and its current figures.
+pub(super) type OpenFile = (OwnedFd, Now);
 
 /// Opens `name` in `dirfd` for reading only if it is a regular file now,
 /// with its current `fstat`; `Ok(None)` when it is gone or is something
@@ -171,11 +220,11 @@ pub(super) fn open_regular(
     // The magic link must be followed (it is the inode checked above), so
     // no O_NOFOLLOW here.
     let opened = PROC_FD.with(|dir| match dir.get_or_init(|| proc_fd_dir().ok()) {
-        Some(d) => openat_noatime(d.as_fd(), n, flags - OFlags::NOFOLLOW),
+        Some(d) => rfs::openat(d.as_fd(), n, flags - OFlags::NOFOLLOW, Mode::empty()),
         None => Err(Errno::NOENT),
     });
     match opened {
-        Ok(fd) => Ok(Some((fd, st))),
+        Ok(fd) => Ok(Some((fd, Now::of_stat(&st)))),
         // No /proc: open the name itself, non-blocking, and check again.
         Err(Errno::NOENT) => open_checked(dirfd, name, flags).or_else(gone),
         Err(e) => Err(e),
@@ -189,12 +238,12 @@ fn open_checked(
     name: &CStr,
     flags: OFlags,
 ) -> Result<Option<OpenFile>, Errno> {
-    let fd = openat_noatime(dirfd, name, flags | OFlags::NONBLOCK)?;
+    let fd = rfs::openat(dirfd, name, flags | OFlags::NONBLOCK, Mode::empty())?;
     let st = rfs::fstat(&fd)?;
     if Kind::from_mode(st.st_mode) != Kind::File {
         return Ok(None);
     }
-    Ok(Some((fd, st)))
+    Ok(Some((fd, Now::of_stat(&st))))
 }
 
 thread_local! {
@@ -251,9 +300,11 @@ mod tests {
         assert!(!dir_flags(1000, None, false).contains(OFlags::NOATIME));
         assert!(dir_flags(1000, None, false).contains(OFlags::NOFOLLOW));
         assert!(!dir_flags(1000, None, true).contains(OFlags::NOFOLLOW));
-        assert!(file_flags(0, 5, false).contains(OFlags::NOATIME | OFlags::NOFOLLOW));
-        assert!(!file_flags(7, 5, false).contains(OFlags::NOATIME));
-        assert!(!file_flags(7, 5, true).contains(OFlags::NOFOLLOW));
+        // Files: never O_NOATIME (an open reads no data); never through a
+        // symlink unless stat-ed through one.
+        assert!(!file_flags(false).contains(OFlags::NOATIME));
+        assert!(file_flags(false).contains(OFlags::NOFOLLOW | OFlags::NOCTTY));
+        assert!(!file_flags(true).contains(OFlags::NOFOLLOW));
     }
 
     /// Regression: a replaced directory was skipped quietly when opened by

@@ -811,6 +811,48 @@ fn xfs_sharing_figures_deterministic() {
     assert!(r.entries.last().unwrap().shared > 0);
 }
 
+/// Reflinked copies whose shared data all lies in one XFS allocation group:
+/// the files whose FIEMAP sdu puts off while another thread maps that
+/// group (the walk's `ag` module) give the figures of a walk that puts off
+/// nothing, at every thread count, and those figures are exact: every data
+/// block is shared, so `shared` is the source's data once.
+#[test]
+fn xfs_reflinks_in_one_allocation_group_deterministic_and_exact() {
+    let Some(fs) = LoopFs::new(FsKind::Xfs) else {
+        return;
+    };
+    let root = fs.path().join("ag");
+    let src = root.join("src");
+    fs::create_dir_all(&src).unwrap();
+    let (files, extents) = (8u64, 16u64);
+    for f in 0..files {
+        // A written block, then a hole: one extent per block.
+        let data: Vec<(u64, usize)> = (0..extents).map(|e| (e * 2 * BLK, BLK as usize)).collect();
+        write_sparse(&src.join(format!("f{f}")), extents * 2 * BLK, &data);
+    }
+    sync_fs(&src);
+    for c in 0..30 {
+        run(Command::new("cp")
+            .args(["-r", "--reflink=always"])
+            .arg(&src)
+            .arg(root.join(format!("c{c}"))))
+        .assert_ok();
+    }
+    fs.settle();
+    let r = assert_deterministic(&root);
+    assert_invariants(&r);
+    let top = r.entries.last().unwrap();
+    assert_eq!(top.shared, files * extents * BLK, "{top:?}");
+    // Every data block of every file is shared; what else a file holds
+    // (XFS counts an extent-map block in st_blocks) is its own.
+    for e in r.entries.iter().filter(|e| e.kind == Kind::File) {
+        assert_eq!(e.shared, extents * BLK, "{e:?}");
+        assert_eq!(e.exclusive, e.total - extents * BLK, "{e:?}");
+    }
+    // Nothing outside the tree references the data: deleting it frees all.
+    assert_eq!(top.reclaimable, top.exclusive + top.shared, "{top:?}");
+}
+
 // ---------------------------------------------------------------------------
 // Btrfs
 
