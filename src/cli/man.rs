@@ -168,6 +168,10 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              exclusive.",
             "Btrfs subvolumes and snapshots are not mount points: -x does not stop at them, and \
              data shared between them is found.",
+            "Btrfs compression: FIEMAP gives a compressed extent's uncompressed length only, so \
+             exclusive, shared and reclaimable count compressed data uncompressed. sdu says so \
+             once on stderr with the bytes concerned; --stats and the JSON document \
+             (compressed_logical) carry the count. Total is du's figure either way.",
         ],
     ),
     (

@@ -15,7 +15,7 @@ use std::io;
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::fiemap::{FIEMAP_EXTENT_DATA_INLINE, Fiemap};
+use super::fiemap::{FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
 use super::index::SharedIndex;
 use super::sweep::Sweep;
 use crate::probe::{FsInfo, Granularity};
@@ -48,6 +48,10 @@ pub struct FileExtents {
     pub error: Option<io::Error>,
     /// Some of its data is inline (in the metadata, no disk address).
     pub inline: bool,
+    /// Σ of the lengths of its encoded (on Btrfs: compressed) extents, as
+    /// counted: their logical length when FIEMAP read them, which is more
+    /// than they take on disk.
+    pub encoded: u64,
 }
 
 thread_local! {
@@ -85,6 +89,8 @@ impl Extents {
             fm.for_each(fd, |e| {
                 if e.flags & FIEMAP_EXTENT_DATA_INLINE != 0 {
                     got.inline = true;
+                } else if e.flags & FIEMAP_EXTENT_ENCODED != 0 && e.has_physical() {
+                    got.encoded = got.encoded.saturating_add(e.length);
                 }
                 if e.is_shared() && e.length > 0 {
                     let id = *got

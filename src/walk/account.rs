@@ -192,6 +192,10 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Map
         .read(Source::for_fs(&fs.info), fd.as_fd(), fs.space);
     local.counters.fiemap_files += 1;
     local.counters.fiemap_calls += u64::from(got.calls);
+    if got.encoded > 0 {
+        local.counters.compressed_files += 1;
+        local.counters.compressed_bytes += got.encoded;
+    }
     if let Some(e) = got.error {
         let errno = e.raw_os_error();
         if errno == Some(Errno::OPNOTSUPP.raw_os_error())

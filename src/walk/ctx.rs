@@ -101,6 +101,11 @@ pub struct Counters {
     pub unverified_files: u64,
     /// The allocated bytes of those files.
     pub unverified_bytes: u64,
+    /// Files with compressed (FIEMAP `ENCODED`) extents counted at their
+    /// logical length.
+    pub compressed_files: u64,
+    /// The logical bytes of those extents.
+    pub compressed_bytes: u64,
 }
 
 impl Counters {
@@ -113,6 +118,8 @@ impl Counters {
         }
         self.unverified_files += o.unverified_files;
         self.unverified_bytes += o.unverified_bytes;
+        self.compressed_files += o.compressed_files;
+        self.compressed_bytes += o.compressed_bytes;
     }
 }
 

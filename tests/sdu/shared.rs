@@ -620,10 +620,10 @@ fn assert_invariants(report: &Report) {
 /// `sdu --json -a ROOT` gives the same bytes with 1, 2 and 8 threads, three
 /// runs each; returns the report.
 fn assert_deterministic(root: &Path) -> Report {
-    let (first, report) = sdu_json_raw(&args!["-a", "-j1", root]);
+    let (first, report) = sdu_json_raw_compressed(&args!["-a", "-j1", root]);
     for j in ["-j1", "-j2", "-j8"] {
         for run in 0..3 {
-            let (out, r) = sdu_json_raw(&args!["-a", j, root]);
+            let (out, r) = sdu_json_raw_compressed(&args!["-a", j, root]);
             if out != first {
                 let diff: Vec<String> = r
                     .entries
@@ -909,7 +909,7 @@ fn btrfs_shared_matches_btrfs_filesystem_du() {
     let Some((_fs, root)) = btrfs_tree() else {
         return;
     };
-    let report = sdu_json(&args![root]);
+    let report = sdu_json_compressed(&args![root]);
     let rel = |e: &Entry| -> String {
         let p = Path::new(&e.path);
         p.strip_prefix(root.parent().unwrap())

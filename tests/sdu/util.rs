@@ -153,6 +153,33 @@ pub fn sdu_json_raw(args: &[OsString]) -> (Vec<u8>, Report) {
     (out, r)
 }
 
+/// `sdu --json ARGS`, which must succeed with nothing on stderr but the
+/// note on compressed data counted uncompressed (its bytes are the
+/// document's `compressed_logical`).
+pub fn sdu_json_compressed(args: &[OsString]) -> Report {
+    sdu_json_raw_compressed(args).1
+}
+
+/// [`sdu_json_compressed`], with the document's bytes.
+pub fn sdu_json_raw_compressed(args: &[OsString]) -> (Vec<u8>, Report) {
+    let mut a = args!["--json"];
+    a.extend_from_slice(args);
+    let out = sdu(&a);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let r = json::parse(&out.stdout);
+    check_header_fields(&r);
+    if r.compressed_logical == 0 {
+        assert_eq!(out.stderr, "", "{out:?}");
+    } else {
+        let note = format!("sdu: {} bytes of compressed data in ", r.compressed_logical);
+        assert!(
+            out.stderr.starts_with(&note) && out.stderr.lines().count() == 1,
+            "{out:?}"
+        );
+    }
+    (out.stdout, r)
+}
+
 /// The fixed fields of every document.
 pub fn check_header_fields(r: &Report) {
     assert_eq!(r.schema, 1, "schema");
