@@ -523,6 +523,17 @@ fn stats_text(
     }
     let _ = writeln!(s, "  files mapped (FIEMAP)  {}", counters.fiemap_files);
     let _ = writeln!(s, "  FIEMAP calls           {}", counters.fiemap_calls);
+    let _ = writeln!(
+        s,
+        "  files read by tree search (Btrfs, root) {}",
+        counters.search_files
+    );
+    let _ = writeln!(s, "  tree searches          {}", counters.search_calls);
+    let _ = writeln!(
+        s,
+        "  tree search undecided, mapped with FIEMAP {}",
+        counters.search_undecided
+    );
     for skip in probe::Skip::ALL {
         let _ = writeln!(
             s,

@@ -200,6 +200,14 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              the extents of the files it can open for reading. An entry that cannot be read is \
              reported and counted (exit status 1); a file that can be stat-ed but not opened is \
              counted as exclusive, with a warning.",
+            "As root (CAP_SYS_ADMIN) on Btrfs, sdu reads a file's extent items with the tree \
+             search (BTRFS_IOC_TREE_SEARCH_V2) on its directory instead of opening it for \
+             FIEMAP, and decides from the extent tree's refs whether each extent is shared, as \
+             FIEMAP would: the figures are the same. It first commits the filesystem's running \
+             transaction, once (as btrfs filesystem sync does), so that the extent tree holds \
+             every reference. Where the refs cannot tell (an extent whose one ref may be \
+             shared through a tree block snapshots share), that file is mapped with FIEMAP; \
+             --stats counts them. --fiemap uses FIEMAP for every file.",
         ],
     ),
     (

@@ -4,17 +4,26 @@
 //! The walk opens a file (by its own rules, `crate::walk`'s open module) and
 //! hands the fd to [`Extents::read`] with the [`Source`] chosen for its
 //! filesystem. Every source reports the same thing: the file's shared
-//! physical ranges, indexed under the file's id, and their byte count. FIEMAP
-//! is the only source today; a Btrfs tree-search source (root, no open per
-//! file) or an XFS GETFSMAP sweep add a variant here and nothing in the walk
-//! or the tree changes. An enum rather than a trait object: the call is made
-//! once per file on the hot path, and the set of sources is closed.
+//! physical ranges, indexed under the file's id, and their byte count.
+//! FIEMAP works everywhere; on Btrfs, with `CAP_SYS_ADMIN`,
+//! [`Extents::read_btrfs`] reads the file's extent items with the tree
+//! search instead, on its directory's fd and without opening it, and
+//! reports exactly what FIEMAP would, or [`Searched::Undecided`] when only
+//! FIEMAP can tell (see [`super::btrfs_refs`]). An enum rather than a trait
+//! object: the call is made once per file on the hot path, and the set of
+//! sources is closed.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io;
 use std::os::fd::BorrowedFd;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use dashmap::DashMap;
+
+use super::btrfs_refs::{self, FileAt, OwnItem, Verdict};
+use super::btrfs_search::{self as bs, FileExtentType};
 use super::fiemap::{FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
 use super::index::SharedIndex;
 use super::sweep::Sweep;
@@ -25,13 +34,43 @@ use crate::probe::{FsInfo, Granularity};
 pub enum Source {
     /// `FS_IOC_FIEMAP` on the open file: unprivileged, any filesystem.
     Fiemap,
+    /// `BTRFS_IOC_TREE_SEARCH_V2` on the directory's fd: Btrfs, with
+    /// `CAP_SYS_ADMIN` ([`Extents::read_btrfs`]).
+    BtrfsSearch,
 }
 
 impl Source {
-    /// The source for files on `fs`.
-    pub fn for_fs(_fs: &FsInfo) -> Source {
-        Source::Fiemap
+    /// The source for files on `fs`, when the tree search is `allowed`
+    /// (`CAP_SYS_ADMIN`, no `--fiemap`).
+    pub fn for_fs(fs: &FsInfo, allowed: bool) -> Source {
+        if allowed && fs.magic == crate::probe::magic::BTRFS {
+            Source::BtrfsSearch
+        } else {
+            Source::Fiemap
+        }
     }
+}
+
+/// Whether this process may search Btrfs trees: `CAP_SYS_ADMIN` in its
+/// effective set.
+pub fn can_search_trees() -> bool {
+    rustix::thread::capabilities(None).is_ok_and(|c| {
+        c.effective
+            .contains(rustix::thread::CapabilitySet::SYS_ADMIN)
+    })
+}
+
+/// What [`Extents::read_btrfs`] gave.
+#[derive(Debug)]
+pub enum Searched {
+    /// The file's extents, as FIEMAP would have given them.
+    Read(FileExtents),
+    /// The tree search cannot decide whether some extent of the file is
+    /// shared: map it with FIEMAP. Nothing was indexed.
+    Undecided,
+    /// The tree search cannot be used on this filesystem (refused, or its
+    /// transaction could not be committed): map with FIEMAP.
+    Unavailable,
 }
 
 /// What reading one file's extents gave.
@@ -52,6 +91,9 @@ pub struct FileExtents {
     /// counted: their logical length when FIEMAP read them, which is more
     /// than they take on disk.
     pub encoded: u64,
+    /// The inode's generation, when the source read it (the tree search
+    /// does, from the inode item).
+    pub generation: Option<u32>,
 }
 
 thread_local! {
@@ -65,6 +107,21 @@ thread_local! {
 pub struct Extents {
     index: SharedIndex,
     next_file: AtomicU32,
+    /// The Btrfs tree search may be used.
+    search: bool,
+    btrfs: BtrfsState,
+}
+
+/// What the tree search learns once and keeps.
+#[derive(Debug, Default)]
+struct BtrfsState {
+    /// Per filesystem (registry index): its transaction committed and the
+    /// search permitted (true), or not (false).
+    fs: Mutex<HashMap<u32, bool>>,
+    /// Per device (a subvolume): its id and `last_snapshot`.
+    subvols: DashMap<u64, Option<(u64, u64)>>,
+    /// Per filesystem and subvolume id: alive (`None`: unknown).
+    alive: DashMap<(u32, u64), Option<bool>>,
 }
 
 impl Extents {
@@ -73,11 +130,26 @@ impl Extents {
         Self::default()
     }
 
+    /// An empty stage that may use the Btrfs tree search.
+    pub fn with_search(search: bool) -> Self {
+        Self {
+            search,
+            ..Self::default()
+        }
+    }
+
+    /// Whether the Btrfs tree search may be used.
+    pub fn search_allowed(&self) -> bool {
+        self.search
+    }
+
     /// Reads the extents of the file open at `fd` from `source`, indexing
     /// its shared ones in extent space `space`.
     pub fn read(&self, source: Source, fd: BorrowedFd<'_>, space: u32) -> FileExtents {
         match source {
-            Source::Fiemap => self.read_fiemap(fd, space),
+            // The tree search reads by directory and inode
+            // ([`Self::read_btrfs`]); given an open file, FIEMAP.
+            Source::Fiemap | Source::BtrfsSearch => self.read_fiemap(fd, space),
         }
     }
 
@@ -136,5 +208,182 @@ impl Extents {
     /// filesystem of each extent space frees shared data.
     pub fn into_sweep(self, granularity: impl Fn(u32) -> Granularity) -> Sweep {
         self.index.into_units(granularity)
+    }
+}
+
+/// One range as FIEMAP would report it: logical start, physical start,
+/// length, and the flags that decide whether FIEMAP merges two ranges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Range {
+    logical: u64,
+    physical: u64,
+    length: u64,
+    shared: bool,
+    encoded: bool,
+    prealloc: bool,
+}
+
+impl Extents {
+    /// Reads the extents of inode `ino`, a regular file in the directory
+    /// open at `dirfd` on Btrfs filesystem `fs` (device `dev`), with the
+    /// tree search, and indexes its shared ones in extent space `space` as
+    /// [`Self::read`] would have from FIEMAP: the same ranges (FIEMAP's
+    /// physical addresses, its merging of contiguous ranges), the same
+    /// shared flags, or [`Searched::Undecided`].
+    pub fn read_btrfs(
+        &self,
+        dirfd: BorrowedFd<'_>,
+        ino: u64,
+        dev: u64,
+        fs: u32,
+        space: u32,
+    ) -> Searched {
+        if !self.search || !self.fs_ready(dirfd, fs) {
+            return Searched::Unavailable;
+        }
+        let Some((root, last_snapshot)) = self.subvol(dirfd, dev) else {
+            return Searched::Undecided;
+        };
+        let items = match bs::inode_items(dirfd, ino) {
+            Ok(items) if items.found => items,
+            _ => return Searched::Undecided,
+        };
+        let mut got = FileExtents {
+            calls: items.calls,
+            generation: Some(items.generation as u32),
+            ..FileExtents::default()
+        };
+        let at = FileAt {
+            root,
+            ino,
+            last_snapshot,
+        };
+        // The verdict of each data extent the file references.
+        let mut verdicts: Vec<(u64, bool)> = Vec::new();
+        let mut ranges: Vec<Range> = Vec::with_capacity(items.extents.len());
+        for e in &items.extents {
+            if e.kind == FileExtentType::Inline {
+                got.inline = true;
+                continue;
+            }
+            if e.disk_bytenr == 0 {
+                continue; // a hole
+            }
+            let shared = match verdicts.iter().find(|v| v.0 == e.disk_bytenr) {
+                Some(v) => v.1,
+                None => {
+                    let refs = match bs::extent_refs(dirfd, e.disk_bytenr) {
+                        Ok(r) => r,
+                        Err(_) => return Searched::Undecided,
+                    };
+                    got.calls += 1;
+                    let own: Vec<OwnItem> = items
+                        .extents
+                        .iter()
+                        .filter(|o| {
+                            o.kind != FileExtentType::Inline && o.disk_bytenr == e.disk_bytenr
+                        })
+                        .map(|o| OwnItem {
+                            ref_offset: o.file_offset.wrapping_sub(o.offset),
+                            leaf_gen: o.leaf_gen,
+                        })
+                        .collect();
+                    let shared =
+                        match btrfs_refs::decide(&refs, at, &own, |t| self.alive(dirfd, fs, t)) {
+                            Verdict::Shared => true,
+                            Verdict::NotShared => false,
+                            Verdict::Undecided => return Searched::Undecided,
+                        };
+                    verdicts.push((e.disk_bytenr, shared));
+                    shared
+                }
+            };
+            let encoded = e.encoded();
+            let r = Range {
+                logical: e.file_offset,
+                // FIEMAP's address: the extent's start for an encoded one.
+                physical: if encoded {
+                    e.disk_bytenr
+                } else {
+                    e.disk_bytenr.saturating_add(e.offset)
+                },
+                length: e.num_bytes,
+                shared,
+                encoded,
+                prealloc: e.kind == FileExtentType::Prealloc,
+            };
+            // FIEMAP merges a range into the previous one when both are
+            // contiguous, logically and physically, with the same flags.
+            match ranges.last_mut() {
+                Some(p)
+                    if p.logical.checked_add(p.length) == Some(r.logical)
+                        && p.physical.checked_add(p.length) == Some(r.physical)
+                        && (p.shared, p.encoded, p.prealloc)
+                            == (r.shared, r.encoded, r.prealloc) =>
+                {
+                    p.length += r.length;
+                }
+                _ => ranges.push(r),
+            }
+        }
+        for r in ranges.iter().filter(|r| r.length > 0) {
+            if r.encoded {
+                got.encoded = got.encoded.saturating_add(r.length);
+            }
+            if r.shared {
+                let id = *got
+                    .file
+                    .get_or_insert_with(|| self.next_file.fetch_add(1, Ordering::Relaxed));
+                self.index.insert(space, r.physical, r.length, id);
+                got.shared_bytes = got.shared_bytes.saturating_add(r.length);
+            }
+        }
+        Searched::Read(got)
+    }
+
+    /// Whether the tree search can be used on filesystem `fs`: the first
+    /// caller commits its running transaction (so that the extent tree
+    /// holds every reference made before the scan: until a commit, new
+    /// references wait as delayed refs, which the search cannot see) and
+    /// tries one search; both are remembered.
+    fn fs_ready(&self, dirfd: BorrowedFd<'_>, fs: u32) -> bool {
+        let mut map = self.btrfs.fs.lock().unwrap_or_else(|e| e.into_inner());
+        *map.entry(fs).or_insert_with(|| {
+            bs::commit(dirfd).is_ok()
+                && bs::subvol_id(dirfd)
+                    .and_then(|id| bs::root_info(dirfd, id))
+                    .is_ok_and(|r| r.is_some())
+        })
+    }
+
+    /// The subvolume of device `dev` (open at `dirfd`): its id and
+    /// `last_snapshot`.
+    fn subvol(&self, dirfd: BorrowedFd<'_>, dev: u64) -> Option<(u64, u64)> {
+        if let Some(v) = self.btrfs.subvols.get(&dev) {
+            return *v;
+        }
+        let v = bs::subvol_id(dirfd).ok().and_then(|id| {
+            bs::root_info(dirfd, id)
+                .ok()
+                .flatten()
+                .map(|r| (id, r.last_snapshot))
+        });
+        self.btrfs.subvols.insert(dev, v);
+        v
+    }
+
+    /// Whether subvolume `tree` of filesystem `fs` exists and is not
+    /// deleted (`None`: the root tree could not be read).
+    fn alive(&self, fd: BorrowedFd<'_>, fs: u32, tree: u64) -> Option<bool> {
+        if let Some(v) = self.btrfs.alive.get(&(fs, tree)) {
+            return *v;
+        }
+        let v = match bs::root_info(fd, tree) {
+            Ok(Some(r)) => Some(r.refs > 0),
+            Ok(None) => Some(false),
+            Err(_) => None,
+        };
+        self.btrfs.alive.insert((fs, tree), v);
+        v
     }
 }

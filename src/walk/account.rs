@@ -12,8 +12,8 @@ use super::ctx::{Ctx, Local, dev_of};
 use super::fdcache::DirFs;
 use super::open::{self, OpenFile};
 use crate::error::{Diagnostic, strerror};
-use crate::extents::Source;
 use crate::extents::inline::InlineRec;
+use crate::extents::{Searched, Source};
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, ioctl, magic};
 use crate::records::{FileRec, Link};
@@ -149,6 +149,9 @@ enum Mapped {
 
 /// Opens a file relative to its directory and reads its extents.
 fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Mapped {
+    if let Some(m) = map_by_search(ctx, f, local) {
+        return m;
+    }
     let flags = open::file_flags(ctx.euid, f.st.stx_uid, f.follow);
     let (fd, now): OpenFile = match open::open_regular(f.dirfd, f.name, flags, f.guard) {
         // Through a symlink, the name may now lead elsewhere: only the
@@ -189,7 +192,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Map
     }
     let got = ctx
         .extents
-        .read(Source::for_fs(&fs.info), fd.as_fd(), fs.space);
+        .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space);
     local.counters.fiemap_files += 1;
     local.counters.fiemap_calls += u64::from(got.calls);
     if got.encoded > 0 {
@@ -240,4 +243,53 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Map
         shared: got.shared_bytes,
         id: got.file.map(|id| (id, now.st_ino)),
     }
+}
+
+/// As root on Btrfs: reads the extents of a file with the tree search on
+/// its directory's fd, without opening it; `None` when FIEMAP must (the
+/// search cannot be used, or cannot decide for this file).
+fn map_by_search(ctx: &Ctx<'_>, f: &FileAt<'_>, local: &mut Local) -> Option<Mapped> {
+    let fs = f.fs?;
+    if f.follow || Source::for_fs(&fs.info, ctx.extents.search_allowed()) != Source::BtrfsSearch {
+        return None;
+    }
+    let st = f.st;
+    let got = match ctx
+        .extents
+        .read_btrfs(f.dirfd, st.stx_ino, dev_of(st), fs.info.index, fs.space)
+    {
+        Searched::Read(got) => got,
+        Searched::Undecided => {
+            local.counters.search_undecided += 1;
+            return None;
+        }
+        Searched::Unavailable => return None,
+    };
+    local.counters.search_files += 1;
+    local.counters.search_calls += u64::from(got.calls);
+    if got.encoded > 0 {
+        local.counters.compressed_files += 1;
+        local.counters.compressed_bytes += got.encoded;
+    }
+    let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
+    if got.inline {
+        local.inline.push(InlineRec {
+            node: f.node,
+            ns: f.ns,
+            dev: dev_of(st),
+            ino: st.stx_ino,
+            generation: got.generation.unwrap_or_default(),
+            ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
+            size: st.stx_size,
+            bytes: view.total.saturating_sub(got.shared_bytes),
+            linked: ctx.counts_once(st.stx_nlink),
+            file: got.file,
+            fs: fs.info.index,
+        });
+    }
+    Some(Mapped::Extents {
+        view,
+        shared: got.shared_bytes,
+        id: got.file.map(|id| (id, st.stx_ino)),
+    })
 }

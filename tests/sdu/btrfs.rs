@@ -101,3 +101,106 @@ fn compressed_bytes_counted_uncompressed_are_reported() {
     let r = sdu_json(&args!["-s", &plain]);
     assert_eq!(r.compressed_logical, 0);
 }
+
+/// Runs sdu without `CAP_SYS_ADMIN` (the test runs as root): setpriv drops
+/// it from the bounding and inheritable sets, so the exec'd sdu has it in
+/// none of its sets.
+fn sdu_unprivileged(args: &[&str], path: &Path) -> Output {
+    run(Command::new("setpriv")
+        .args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
+        .arg(sdu_bin())
+        .args(args)
+        .arg(path))
+}
+
+/// The drop is real: under the same setpriv, CAP_SYS_ADMIN (bit 21) is
+/// not in the effective set.
+fn assert_setpriv_drops_sys_admin() {
+    let out = run(Command::new("setpriv")
+        .args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
+        .args(["grep", "CapEff", "/proc/self/status"]));
+    let hex = out
+        .stdout_str()
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("")
+        .to_string();
+    let eff = u64::from_str_radix(&hex, 16).unwrap_or_else(|_| panic!("{out:?}"));
+    assert_eq!(eff & (1 << 21), 0, "CAP_SYS_ADMIN still effective: {out:?}");
+}
+
+/// A subvolume with old files, a reflink, a read-only snapshot (outside
+/// the scans below), then some files rewritten and added in the origin.
+fn origin_and_snapshot(d: &Path) {
+    btrfs(&["subvolume", "create"], &d.join("vol"));
+    for i in 0..20 {
+        write_file(&d.join(format!("vol/f{i}")), 40_000 + i * 4096);
+    }
+    run(Command::new("cp")
+        .args(["--reflink=always"])
+        .arg(d.join("vol/f0"))
+        .arg(d.join("vol/f0c")))
+    .assert_ok();
+    sync_fs(d);
+    run(Command::new("btrfs")
+        .args(["subvolume", "snapshot", "-r"])
+        .arg(d.join("vol"))
+        .arg(d.join("snap")))
+    .assert_ok();
+    for i in 0..5 {
+        write_file(&d.join(format!("vol/f{i}")), 50_000);
+    }
+    write_file(&d.join("vol/new"), 70_000);
+    sync_fs(d);
+}
+
+/// A snapshot outside the scan: scanning the origin alone (or the snapshot
+/// alone), the tree search says what FIEMAP says: the unchanged files
+/// share with the snapshot, so they are not reclaimable; the rewritten and
+/// new ones are. Without CAP_SYS_ADMIN the same figures, by FIEMAP.
+#[test]
+fn snapshot_outside_the_scan() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    origin_and_snapshot(d);
+    assert_setpriv_drops_sys_admin();
+    for sub in ["vol", "snap"] {
+        let p = d.join(sub);
+        assert_search_matches_fiemap(&p);
+        let r = sdu_json(&args!["-a", &p]);
+        let file = |n: &str| {
+            let want = p.join(n);
+            r.entries
+                .iter()
+                .find(|e| Path::new(&e.path) == want)
+                .unwrap_or_else(|| panic!("no {n}"))
+                .clone()
+        };
+        // f10 is unchanged: shared with the other side, nothing to free.
+        let f10 = file("f10");
+        assert_eq!((f10.shared, f10.reclaimable), (f10.total, 0), "{f10:?}");
+        if sub == "vol" {
+            let new = file("new");
+            assert_eq!((new.shared, new.reclaimable), (0, new.total), "{new:?}");
+            let f1 = file("f1");
+            assert_eq!(
+                f1.reclaimable, f1.total,
+                "rewritten after the snapshot: {f1:?}"
+            );
+        }
+        let out = sdu_unprivileged(&["--json", "-a", "--stats"], &p);
+        assert_eq!(out.code, Some(0), "{out:?}");
+        assert_eq!(
+            json::parse(&out.stdout),
+            r,
+            "without CAP_SYS_ADMIN (FIEMAP) the figures differ"
+        );
+        assert_eq!(
+            stat_value(&out.stderr, "files read by tree search (Btrfs, root)"),
+            0,
+            "{out:?}"
+        );
+    }
+}

@@ -528,19 +528,6 @@ fn table(other: &str, rows: &[(String, &str, u64, u64)]) -> String {
     t
 }
 
-/// A value of `--stats` (`  files mapped (FIEMAP)  12` → 12).
-fn stat_value(stderr: &str, key: &str) -> u64 {
-    let line = stderr
-        .lines()
-        .find(|l| l.trim_start().starts_with(key))
-        .unwrap_or_else(|| panic!("no {key:?} line in --stats:\n{stderr}"));
-    let rest = &line.trim_start()[key.len()..];
-    rest.split_whitespace()
-        .next()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("bad --stats line {line:?}"))
-}
-
 /// `sdu --json --stats ARGS`: the report and the stats on stderr.
 fn sdu_json_stats(args: &[std::ffi::OsString]) -> (Report, String) {
     let mut a = args!["--json", "--stats"];

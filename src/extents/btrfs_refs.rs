@@ -1,0 +1,232 @@
+//! Whether a Btrfs data extent is shared, decided from the extent tree's
+//! refs and the file-tree leaf generations, exactly as the kernel's FIEMAP
+//! decides it (`btrfs_is_data_extent_shared`, fs/btrfs/backref.c), or not
+//! at all.
+//!
+//! The kernel counts the extent's distinct references (an
+//! `EXTENT_DATA_REF` is one per subvolume, inode and file position less
+//! the item's offset, however many items it counts; a `SHARED_DATA_REF`
+//! one per leaf): two or more, and it is shared. With one, the data can
+//! still be shared through a leaf that snapshots share, where the ref
+//! count stays 1: the kernel then walks up the tree from the leaf, which
+//! the tree search cannot (it does not give the leaf's address). What it
+//! can decide:
+//!
+//! - one `EXTENT_DATA_REF` of another subvolume `R` that is alive, for an
+//!   item found in subvolume `S`: `S` reaches the item through a block it
+//!   shares with `R`, and `R` reaches it by its ref: shared;
+//! - one `EXTENT_DATA_REF` of `S` itself, whose items are all this file's
+//!   and all in leaves written after `S`'s last snapshot
+//!   (`last_snapshot`): no snapshot can share those leaves: not shared
+//!   (the kernel's own shortcut, by the extent's generation, is implied);
+//! - anything else (one `SHARED_DATA_REF`, a leaf as old as the last
+//!   snapshot, refs from the relocation tree, an item not understood):
+//!   undecided, and the caller asks FIEMAP for that file.
+
+use super::btrfs_search::{DATA_RELOC_TREE_OBJECTID, DataRef, ExtentRefs};
+
+/// What the refs say of one data extent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// FIEMAP flags it shared.
+    Shared,
+    /// FIEMAP does not.
+    NotShared,
+    /// Only FIEMAP (the kernel's walk up the tree) can tell.
+    Undecided,
+}
+
+/// One item of the file being read that references the extent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OwnItem {
+    /// The item's file position less its offset into the extent: the
+    /// `offset` of its `EXTENT_DATA_REF`.
+    pub ref_offset: u64,
+    /// The generation of the leaf holding it.
+    pub leaf_gen: u64,
+}
+
+/// Where the file lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileAt {
+    /// Its subvolume.
+    pub root: u64,
+    /// Its inode number.
+    pub ino: u64,
+    /// The subvolume's `last_snapshot`.
+    pub last_snapshot: u64,
+}
+
+/// Decides whether the extent whose refs are `refs` is shared, for the
+/// file `at` whose items referencing it are `own`; `alive(root)` tells
+/// whether a subvolume exists and is not deleted (`None`: unknown).
+pub fn decide(
+    refs: &ExtentRefs,
+    at: FileAt,
+    own: &[OwnItem],
+    alive: impl Fn(u64) -> Option<bool>,
+) -> Verdict {
+    if !refs.found || refs.unknown {
+        return Verdict::Undecided;
+    }
+    let count = |r: &DataRef| match *r {
+        DataRef::Indirect { count, .. } | DataRef::Shared { count, .. } => u64::from(count),
+    };
+    // The counts must add up to the item's: anything else is a tree in
+    // flux, or not understood.
+    if refs.list.iter().map(count).sum::<u64>() != refs.refs {
+        return Verdict::Undecided;
+    }
+    let live: Vec<&DataRef> = refs.list.iter().filter(|r| count(r) > 0).collect();
+    if live
+        .iter()
+        .any(|r| matches!(r, DataRef::Indirect { root, .. } if *root == DATA_RELOC_TREE_OBJECTID))
+    {
+        return Verdict::Undecided;
+    }
+    match live.as_slice() {
+        [] => Verdict::Undecided,
+        [_, _, ..] => Verdict::Shared,
+        [DataRef::Shared { .. }] => Verdict::Undecided,
+        [
+            DataRef::Indirect {
+                root,
+                ino,
+                offset,
+                count,
+            },
+        ] => {
+            if *root != at.root {
+                return match alive(*root) {
+                    Some(true) => Verdict::Shared,
+                    _ => Verdict::Undecided,
+                };
+            }
+            let mine: Vec<&OwnItem> = own.iter().filter(|i| i.ref_offset == *offset).collect();
+            if *ino == at.ino
+                && mine.len() as u64 == u64::from(*count)
+                && mine.len() == own.len()
+                && mine.iter().all(|i| i.leaf_gen > at.last_snapshot)
+            {
+                Verdict::NotShared
+            } else {
+                Verdict::Undecided
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refs(list: Vec<DataRef>) -> ExtentRefs {
+        let refs = list
+            .iter()
+            .map(|r| match *r {
+                DataRef::Indirect { count, .. } | DataRef::Shared { count, .. } => u64::from(count),
+            })
+            .sum();
+        ExtentRefs {
+            found: true,
+            refs,
+            list,
+            unknown: false,
+        }
+    }
+
+    fn ind(root: u64, ino: u64, offset: u64, count: u32) -> DataRef {
+        DataRef::Indirect {
+            root,
+            ino,
+            offset,
+            count,
+        }
+    }
+
+    const AT: FileAt = FileAt {
+        root: 256,
+        ino: 300,
+        last_snapshot: 10,
+    };
+
+    fn own(ref_offset: u64, leaf_gen: u64) -> OwnItem {
+        OwnItem {
+            ref_offset,
+            leaf_gen,
+        }
+    }
+
+    #[test]
+    fn two_refs_are_shared() {
+        // A reflink into another file; a clone inside the file (two ref
+        // offsets); one extent in two subvolumes by refs of their own.
+        for l in [
+            vec![ind(256, 300, 0, 1), ind(256, 301, 0, 1)],
+            vec![ind(256, 300, 0, 1), ind(256, 300, 65536, 1)],
+            vec![
+                ind(256, 300, 0, 1),
+                DataRef::Shared {
+                    parent: 1,
+                    count: 1,
+                },
+            ],
+        ] {
+            assert_eq!(
+                decide(&refs(l), AT, &[own(0, 20)], |_| Some(true)),
+                Verdict::Shared
+            );
+        }
+    }
+
+    #[test]
+    fn one_ref_of_its_own_after_the_last_snapshot_is_not_shared() {
+        let r = refs(vec![ind(256, 300, 0, 2)]);
+        // A bookend: two items of the file, one ref counting both.
+        let both = [own(0, 20), own(0, 11)];
+        assert_eq!(decide(&r, AT, &both, |_| None), Verdict::NotShared);
+        // One of them in a leaf a snapshot may share.
+        let old = [own(0, 20), own(0, 10)];
+        assert_eq!(decide(&r, AT, &old, |_| None), Verdict::Undecided);
+        // The ref counts an item this file does not hold.
+        assert_eq!(decide(&r, AT, &[own(0, 20)], |_| None), Verdict::Undecided);
+    }
+
+    #[test]
+    fn one_ref_of_another_subvolume() {
+        let r = refs(vec![ind(257, 300, 0, 1)]);
+        assert_eq!(
+            decide(&r, AT, &[own(0, 3)], |t| Some(t == 257)),
+            Verdict::Shared
+        );
+        // Deleted, or unknown: the kernel may or may not find it.
+        assert_eq!(
+            decide(&r, AT, &[own(0, 3)], |_| Some(false)),
+            Verdict::Undecided
+        );
+        assert_eq!(decide(&r, AT, &[own(0, 3)], |_| None), Verdict::Undecided);
+    }
+
+    #[test]
+    fn what_only_the_kernel_can_tell() {
+        let shared_leaf = refs(vec![DataRef::Shared {
+            parent: 1,
+            count: 1,
+        }]);
+        let reloc = refs(vec![
+            ind(256, 300, 0, 1),
+            ind(DATA_RELOC_TREE_OBJECTID, 257, 0, 1),
+        ]);
+        let mut flux = refs(vec![ind(256, 300, 0, 1)]);
+        flux.refs = 2;
+        let mut unknown = refs(vec![ind(256, 300, 0, 1)]);
+        unknown.unknown = true;
+        for r in [shared_leaf, reloc, flux, unknown, ExtentRefs::default()] {
+            assert_eq!(
+                decide(&r, AT, &[own(0, 20)], |_| Some(true)),
+                Verdict::Undecided,
+                "{r:?}"
+            );
+        }
+    }
+}
