@@ -313,7 +313,7 @@ impl fmt::Display for Diagnostic {
             Diagnostic::Compressed { files, bytes } => write!(
                 f,
                 "{bytes} bytes of compressed data in {files} file(s) are counted at their \
-                 uncompressed size: FIEMAP cannot tell their size on disk"
+                 uncompressed size: FIEMAP cannot tell their size on disk (as root, sdu reads it)"
             ),
         }
     }

@@ -552,6 +552,11 @@ fn stats_text(
         "  compressed, counted uncompressed       {} ({} bytes)",
         counters.compressed_files, counters.compressed_bytes
     );
+    let _ = writeln!(
+        s,
+        "  compressed, counted on disk            {} ({} bytes on disk)",
+        counters.on_disk_files, counters.on_disk_bytes
+    );
     let _ = writeln!(s, "  files with shared data {}", st.files_shared);
     let _ = writeln!(s, "  shared extents indexed {}", st.indexed);
     let _ = writeln!(s, "  segments / units       {} / {}", st.segments, st.units);

@@ -168,10 +168,14 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              exclusive.",
             "Btrfs subvolumes and snapshots are not mount points: -x does not stop at them, and \
              data shared between them is found.",
-            "Btrfs compression: FIEMAP gives a compressed extent's uncompressed length only, so \
-             exclusive, shared and reclaimable count compressed data uncompressed. sdu says so \
-             once on stderr with the bytes concerned; --stats and the JSON document \
-             (compressed_logical) carry the count. Total is du's figure either way.",
+            "Btrfs compression: as root, sdu reads each compressed extent's size on disk, and \
+             exclusive, shared and reclaimable count it at that size: exclusive + shared is \
+             the space the data takes on disk, reclaimable what deleting frees. Total stays \
+             du's figure, the uncompressed size, and can be several times larger. Without \
+             root, FIEMAP gives a compressed extent's uncompressed length only, so exclusive, \
+             shared and reclaimable count compressed data uncompressed; sdu says so once on \
+             stderr with the bytes concerned, and --stats and the JSON document \
+             (compressed_logical) carry the count.",
         ],
     ),
     (
@@ -203,7 +207,8 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
             "As root (CAP_SYS_ADMIN) on Btrfs, sdu reads a file's extent items with the tree \
              search (BTRFS_IOC_TREE_SEARCH_V2) on its directory instead of opening it for \
              FIEMAP, and decides from the extent tree's refs whether each extent is shared, as \
-             FIEMAP would: the figures are the same. It first commits the filesystem's running \
+             FIEMAP would: the figures are the same, but for compressed extents, counted at \
+             their size on disk. It first commits the filesystem's running \
              transaction, once (as btrfs filesystem sync does), so that the extent tree holds \
              every reference. Where the refs cannot tell (an extent whose one ref may be \
              shared through a tree block snapshots share), that file is mapped with FIEMAP; \

@@ -102,6 +102,8 @@ pub const BTRFS_IOC_WAIT_SYNC: Opcode = opcode::write::<u64>(0x94, 22);
 
 /// The result buffer: 64 KiB holds any one item of the largest node size.
 const SEARCH_BUF: usize = 64 << 10;
+/// The part of it asked for first.
+const SMALL_BUF: usize = 4 << 10;
 
 /// The ioctl argument: the header, then the buffer.
 #[repr(C)]
@@ -135,7 +137,13 @@ pub struct Item<'a> {
 
 /// Searches tree `tree_id` (0: the subvolume of `fd`) for the items with
 /// keys from `min` to `max` (objectid, type, offset; compared as one key),
-/// calling `f` on each in key order; returns the ioctl calls made.
+/// calling `f` on each in key order until it returns false; returns the
+/// ioctl calls made.
+///
+/// The kernel reads the rest of the leaf after the last item in range
+/// unless it has found `nr` items: a caller that knows how many items it
+/// wants asks for that many (each call asks for `nr`; the search goes on
+/// while calls find items and `f` wants more).
 ///
 /// # Errors
 /// The ioctl's: `EPERM` without `CAP_SYS_ADMIN`, `ENOTTY` off Btrfs,
@@ -146,7 +154,8 @@ pub fn search(
     tree_id: u64,
     min: (u64, u32, u64),
     max: (u64, u32, u64),
-    mut f: impl FnMut(&Item<'_>),
+    nr: u32,
+    mut f: impl FnMut(&Item<'_>) -> bool,
 ) -> io::Result<u32> {
     BUF.with(|cell| {
         let mut slot = cell.borrow_mut();
@@ -158,6 +167,10 @@ pub fn search(
         });
         let mut from = min;
         let mut calls = 0u32;
+        // The kernel faults in the whole buffer on every call: ask for a
+        // small one, which holds a file's items, and for the whole one only
+        // when an item does not fit (EOVERFLOW).
+        let mut size = SMALL_BUF;
         loop {
             b.header = SearchArgsV2Header {
                 key: SearchKey {
@@ -170,23 +183,32 @@ pub fn search(
                     max_offset: max.2,
                     min_transid: 0,
                     max_transid: u64::MAX,
-                    nr_items: u32::MAX,
+                    nr_items: nr.max(1),
                     ..SearchKey::default()
                 },
-                buf_size: SEARCH_BUF as u64,
+                buf_size: size as u64,
             };
             // SAFETY: BTRFS_IOC_TREE_SEARCH_V2 reads a `struct
             // btrfs_ioctl_search_args_v2` and writes at most `buf_size`
             // bytes after its 112-byte header; `SearchBuf` is that header
-            // (repr(C), size pinned above) followed by exactly `buf_size`
-            // bytes, initialised and exclusively borrowed for the call.
-            unsafe {
+            // (repr(C), size pinned above) followed by SEARCH_BUF ≥
+            // `buf_size` bytes, initialised and exclusively borrowed for
+            // the call.
+            let res = unsafe {
                 ioctl(
                     fd,
                     Updater::<{ BTRFS_IOC_TREE_SEARCH_V2 }, SearchBuf>::new(&mut **b),
-                )?
+                )
             };
             calls += 1;
+            match res {
+                Ok(()) => {}
+                Err(rustix::io::Errno::OVERFLOW) if size < SEARCH_BUF => {
+                    size = SEARCH_BUF;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            }
             let n = b.header.key.nr_items;
             if n == 0 {
                 return Ok(calls);
@@ -211,8 +233,10 @@ pub fn search(
                     data,
                 };
                 last = (item.objectid, item.kind, item.offset);
-                f(&item);
                 pos += SEARCH_HEADER_LEN + len;
+                if !f(&item) {
+                    return Ok(calls);
+                }
             }
             // The next key after the last one found, in (objectid, type,
             // offset) order.
@@ -341,30 +365,91 @@ pub struct InodeItems {
     pub calls: u32,
 }
 
-/// The inode item and the extent items of inode `ino` in the subvolume of
-/// `dirfd`. An item that does not parse is an `InvalidData` error.
-pub fn inode_items(dirfd: BorrowedFd<'_>, ino: u64) -> io::Result<InodeItems> {
+/// The extent items of inode `ino` in the subvolume of `dirfd` and, when
+/// one is inline, its inode item. `allocated` is its `st_blocks × 512`: the
+/// search stops once the items found account for that many bytes (every
+/// item with data adds its length to the inode's byte count, which
+/// `st_blocks` rounds up), so that the kernel does not read the rest of
+/// the leaf; `size` and `nlink` (its `st_size` and `st_nlink`) tell how
+/// many items to ask for. An item that does not parse is an `InvalidData`
+/// error.
+pub fn inode_items(
+    dirfd: BorrowedFd<'_>,
+    ino: u64,
+    allocated: u64,
+    size: u64,
+    nlink: u32,
+) -> io::Result<InodeItems> {
     let mut got = InodeItems::default();
     let mut broken = false;
+    let mut covered = 0u64;
+    let mut inline = false;
+    // A file of one block or less is likely inline, and then its inode
+    // item is wanted too: from the inode item on, its items are the inode
+    // item, one inode ref (one link) and the extent item, unless it has
+    // xattrs (then more calls, each asking for one more item).
+    let small = allocated <= 4096 && size <= 4096;
+    let (from, nr) = if small {
+        (key_type::INODE_ITEM, if nlink == 1 { 3 } else { 2 })
+    } else {
+        // One item per 128 KiB (the largest compressed extent) is a guess
+        // at how many to ask for: a wrong one costs a call or a leaf,
+        // never an item.
+        (
+            key_type::EXTENT_DATA,
+            (allocated / (128 << 10)).clamp(1, 256) as u32,
+        )
+    };
     got.calls = search(
         dirfd,
         0,
-        (ino, key_type::INODE_ITEM, 0),
+        (ino, from, 0),
         (ino, key_type::EXTENT_DATA, u64::MAX),
-        |it| match it.kind {
-            key_type::INODE_ITEM => {
-                got.found = true;
-                got.generation = u64_at(it.data, 0);
+        nr,
+        |it| {
+            match it.kind {
+                key_type::INODE_ITEM => {
+                    got.found = true;
+                    got.generation = u64_at(it.data, 0);
+                }
+                key_type::EXTENT_DATA => match FileExtent::parse(it.transid, it.offset, it.data) {
+                    Some(e) => {
+                        let bytes = match e.kind {
+                            FileExtentType::Inline => {
+                                inline = true;
+                                u64_at(it.data, 8)
+                            }
+                            _ if e.disk_bytenr == 0 => 0,
+                            _ => e.num_bytes,
+                        };
+                        covered = covered.saturating_add(bytes.div_ceil(4096) * 4096);
+                        got.extents.push(e);
+                    }
+                    None => broken = true,
+                },
+                _ => {}
             }
-            key_type::EXTENT_DATA => match FileExtent::parse(it.transid, it.offset, it.data) {
-                Some(e) => got.extents.push(e),
-                None => broken = true,
-            },
-            _ => {}
+            !broken && (allocated == 0 || covered < allocated)
         },
     )?;
     if broken {
         return Err(bad("a file extent item that does not parse"));
+    }
+    if !got.found && (inline || got.extents.is_empty()) {
+        got.calls += search(
+            dirfd,
+            0,
+            (ino, key_type::INODE_ITEM, 0),
+            (ino, key_type::INODE_ITEM, u64::MAX),
+            1,
+            |it| {
+                got.found = true;
+                got.generation = u64_at(it.data, 0);
+                false
+            },
+        )?;
+    } else if !got.extents.is_empty() {
+        got.found = true;
     }
     Ok(got)
 }
@@ -404,12 +489,18 @@ pub struct ExtentRefs {
 /// keyed refs. `fd`: any file of the filesystem.
 pub fn extent_refs(fd: BorrowedFd<'_>, bytenr: u64) -> io::Result<ExtentRefs> {
     let mut got = ExtentRefs::default();
+    // The extent item first, alone: its inline refs are usually all of
+    // them; keyed refs follow it when they are not.
     search(
         fd,
         EXTENT_TREE_OBJECTID,
         (bytenr, key_type::EXTENT_ITEM, 0),
         (bytenr, key_type::SHARED_DATA_REF, u64::MAX),
-        |it| got.add(it.kind, it.offset, it.data),
+        1,
+        |it| {
+            got.add(it.kind, it.offset, it.data);
+            !got.unknown && got.counted() < got.refs
+        },
     )?;
     Ok(got)
 }
@@ -420,6 +511,16 @@ const EXTENT_ITEM_LEN: usize = 24;
 const EXTENT_FLAG_DATA: u64 = 1;
 
 impl ExtentRefs {
+    /// The sum of the counts of the refs read so far.
+    pub fn counted(&self) -> u64 {
+        self.list
+            .iter()
+            .map(|r| match *r {
+                DataRef::Indirect { count, .. } | DataRef::Shared { count, .. } => u64::from(count),
+            })
+            .sum()
+    }
+
     /// Takes in one item of the extent's keys.
     pub fn add(&mut self, kind: u32, key_offset: u64, d: &[u8]) {
         match kind {
@@ -499,15 +600,17 @@ pub fn root_info(fd: BorrowedFd<'_>, tree: u64) -> io::Result<Option<RootInfo>> 
         ROOT_TREE_OBJECTID,
         (tree, key_type::ROOT_ITEM, 0),
         (tree, key_type::ROOT_ITEM, u64::MAX),
+        1,
         |it| {
             if it.data.len() < ROOT_REFS + 4 {
                 short = true;
-            } else if got.is_none() {
+            } else {
                 got = Some(RootInfo {
                     last_snapshot: u64_at(it.data, ROOT_LAST_SNAPSHOT),
                     refs: u32_at(it.data, ROOT_REFS),
                 });
             }
+            false
         },
     )?;
     if short {

@@ -14,10 +14,8 @@
 //! sources is closed.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::io;
 use std::os::fd::BorrowedFd;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use dashmap::DashMap;
@@ -94,6 +92,12 @@ pub struct FileExtents {
     /// The inode's generation, when the source read it (the tree search
     /// does, from the inode item).
     pub generation: Option<u32>,
+    /// The tree search counts compressed extents at their size on disk:
+    /// of those not shared, their logical bytes (in `st_blocks`) and their
+    /// bytes on disk (each extent once). (0, 0) from FIEMAP.
+    pub on_disk: (u64, u64),
+    /// The tree search: the bytes on disk of all its compressed extents.
+    pub compressed_disk: u64,
 }
 
 thread_local! {
@@ -117,7 +121,7 @@ pub struct Extents {
 struct BtrfsState {
     /// Per filesystem (registry index): its transaction committed and the
     /// search permitted (true), or not (false).
-    fs: Mutex<HashMap<u32, bool>>,
+    fs: DashMap<u32, bool>,
     /// Per device (a subvolume): its id and `last_snapshot`.
     subvols: DashMap<u64, Option<(u64, u64)>>,
     /// Per filesystem and subvolume id: alive (`None`: unknown).
@@ -211,29 +215,34 @@ impl Extents {
     }
 }
 
-/// One range as FIEMAP would report it: logical start, physical start,
-/// length, and the flags that decide whether FIEMAP merges two ranges.
+/// One range of a plain extent as FIEMAP would report it: logical start,
+/// physical start, length, and the flags that decide whether FIEMAP merges
+/// two ranges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Range {
     logical: u64,
     physical: u64,
     length: u64,
     shared: bool,
-    encoded: bool,
     prealloc: bool,
 }
 
 impl Extents {
-    /// Reads the extents of inode `ino`, a regular file in the directory
+    /// Reads the extents of inode `ino` (its allocated bytes, `st_blocks ×
+    /// 512`, its size and links), a regular file in the directory
     /// open at `dirfd` on Btrfs filesystem `fs` (device `dev`), with the
     /// tree search, and indexes its shared ones in extent space `space` as
     /// [`Self::read`] would have from FIEMAP: the same ranges (FIEMAP's
     /// physical addresses, its merging of contiguous ranges), the same
-    /// shared flags, or [`Searched::Undecided`].
+    /// shared flags, or [`Searched::Undecided`]. Except for compressed
+    /// extents, which it counts at their size on disk: a shared one is
+    /// indexed as its whole range on disk, and the bytes of those not
+    /// shared are in [`FileExtents::on_disk`].
     pub fn read_btrfs(
         &self,
         dirfd: BorrowedFd<'_>,
         ino: u64,
+        (allocated, size, nlink): (u64, u64, u32),
         dev: u64,
         fs: u32,
         space: u32,
@@ -244,7 +253,7 @@ impl Extents {
         let Some((root, last_snapshot)) = self.subvol(dirfd, dev) else {
             return Searched::Undecided;
         };
-        let items = match bs::inode_items(dirfd, ino) {
+        let items = match bs::inode_items(dirfd, ino, allocated, size, nlink) {
             Ok(items) if items.found => items,
             _ => return Searched::Undecided,
         };
@@ -261,6 +270,8 @@ impl Extents {
         // The verdict of each data extent the file references.
         let mut verdicts: Vec<(u64, bool)> = Vec::new();
         let mut ranges: Vec<Range> = Vec::with_capacity(items.extents.len());
+        // The compressed extents met, by address.
+        let mut compressed: Vec<u64> = Vec::new();
         for e in &items.extents {
             if e.kind == FileExtentType::Inline {
                 got.inline = true;
@@ -299,17 +310,39 @@ impl Extents {
                 }
             };
             let encoded = e.encoded();
+            if encoded {
+                // At its size on disk: the whole compressed extent, which
+                // any reference keeps allocated, counted once per file.
+                let first = !compressed.contains(&e.disk_bytenr);
+                if first {
+                    compressed.push(e.disk_bytenr);
+                }
+                if shared {
+                    got.shared_bytes = got.shared_bytes.saturating_add(e.num_bytes);
+                    if first {
+                        let id = *got
+                            .file
+                            .get_or_insert_with(|| self.next_file.fetch_add(1, Ordering::Relaxed));
+                        self.index
+                            .insert(space, e.disk_bytenr, e.disk_num_bytes, id);
+                    }
+                } else {
+                    got.on_disk.0 = got.on_disk.0.saturating_add(e.num_bytes);
+                    if first {
+                        got.on_disk.1 = got.on_disk.1.saturating_add(e.disk_num_bytes);
+                    }
+                }
+                got.compressed_disk =
+                    got.compressed_disk
+                        .saturating_add(if first { e.disk_num_bytes } else { 0 });
+                continue;
+            }
             let r = Range {
                 logical: e.file_offset,
-                // FIEMAP's address: the extent's start for an encoded one.
-                physical: if encoded {
-                    e.disk_bytenr
-                } else {
-                    e.disk_bytenr.saturating_add(e.offset)
-                },
+                // FIEMAP's address: the extent's plus the offset into it.
+                physical: e.disk_bytenr.saturating_add(e.offset),
                 length: e.num_bytes,
                 shared,
-                encoded,
                 prealloc: e.kind == FileExtentType::Prealloc,
             };
             // FIEMAP merges a range into the previous one when both are
@@ -318,8 +351,7 @@ impl Extents {
                 Some(p)
                     if p.logical.checked_add(p.length) == Some(r.logical)
                         && p.physical.checked_add(p.length) == Some(r.physical)
-                        && (p.shared, p.encoded, p.prealloc)
-                            == (r.shared, r.encoded, r.prealloc) =>
+                        && (p.shared, p.prealloc) == (r.shared, r.prealloc) =>
                 {
                     p.length += r.length;
                 }
@@ -327,9 +359,6 @@ impl Extents {
             }
         }
         for r in ranges.iter().filter(|r| r.length > 0) {
-            if r.encoded {
-                got.encoded = got.encoded.saturating_add(r.length);
-            }
             if r.shared {
                 let id = *got
                     .file
@@ -347,8 +376,11 @@ impl Extents {
     /// references wait as delayed refs, which the search cannot see) and
     /// tries one search; both are remembered.
     fn fs_ready(&self, dirfd: BorrowedFd<'_>, fs: u32) -> bool {
-        let mut map = self.btrfs.fs.lock().unwrap_or_else(|e| e.into_inner());
-        *map.entry(fs).or_insert_with(|| {
+        if let Some(ready) = self.btrfs.fs.get(&fs) {
+            return *ready;
+        }
+        // The first caller commits, holding the entry; the others wait.
+        *self.btrfs.fs.entry(fs).or_insert_with(|| {
             bs::commit(dirfd).is_ok()
                 && bs::subvol_id(dirfd)
                     .and_then(|id| bs::root_info(dirfd, id))

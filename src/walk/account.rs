@@ -67,10 +67,17 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, local: &mut Local) -> Stats 
         Err(skip) => local.skip(skip, stats.total),
         Ok(()) if ctx.opts.skip_extents => {}
         Ok(()) => match map_file(ctx, f, once, local) {
-            Mapped::Extents { view, shared, id } => {
+            Mapped::Extents {
+                view,
+                shared,
+                id,
+                on_disk,
+            } => {
                 stats = Stats {
                     time: stats.time,
-                    ..view.with_shared_extents(shared)
+                    ..view
+                        .with_shared_extents(shared)
+                        .with_exclusive_on_disk(on_disk)
                 };
                 if let Some((id, file_ino)) = id {
                     ino = file_ino;
@@ -136,6 +143,9 @@ enum Mapped {
         view: Stats,
         shared: u64,
         id: Option<(u32, u64)>,
+        /// Compressed data not shared: its logical and on-disk bytes (0, 0
+        /// but from the tree search).
+        on_disk: (u64, u64),
     },
     /// Not mapped after all (its filesystem, known only once opened, cannot
     /// share; or it was replaced by something that cannot).
@@ -242,6 +252,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Map
         view,
         shared: got.shared_bytes,
         id: got.file.map(|id| (id, now.st_ino)),
+        on_disk: (0, 0),
     }
 }
 
@@ -254,10 +265,14 @@ fn map_by_search(ctx: &Ctx<'_>, f: &FileAt<'_>, local: &mut Local) -> Option<Map
         return None;
     }
     let st = f.st;
-    let got = match ctx
-        .extents
-        .read_btrfs(f.dirfd, st.stx_ino, dev_of(st), fs.info.index, fs.space)
-    {
+    let got = match ctx.extents.read_btrfs(
+        f.dirfd,
+        st.stx_ino,
+        (st.stx_blocks.saturating_mul(512), st.stx_size, st.stx_nlink),
+        dev_of(st),
+        fs.info.index,
+        fs.space,
+    ) {
         Searched::Read(got) => got,
         Searched::Undecided => {
             local.counters.search_undecided += 1;
@@ -267,10 +282,6 @@ fn map_by_search(ctx: &Ctx<'_>, f: &FileAt<'_>, local: &mut Local) -> Option<Map
     };
     local.counters.search_files += 1;
     local.counters.search_calls += u64::from(got.calls);
-    if got.encoded > 0 {
-        local.counters.compressed_files += 1;
-        local.counters.compressed_bytes += got.encoded;
-    }
     let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
     if got.inline {
         local.inline.push(InlineRec {
@@ -287,9 +298,14 @@ fn map_by_search(ctx: &Ctx<'_>, f: &FileAt<'_>, local: &mut Local) -> Option<Map
             fs: fs.info.index,
         });
     }
+    if got.compressed_disk > 0 {
+        local.counters.on_disk_files += 1;
+        local.counters.on_disk_bytes += got.compressed_disk;
+    }
     Some(Mapped::Extents {
         view,
         shared: got.shared_bytes,
         id: got.file.map(|id| (id, st.stx_ino)),
+        on_disk: got.on_disk,
     })
 }

@@ -115,6 +115,11 @@ pub struct Counters {
     pub search_calls: u64,
     /// Files the tree search could not decide, mapped with FIEMAP.
     pub search_undecided: u64,
+    /// Files with compressed extents counted at their size on disk (the
+    /// tree search).
+    pub on_disk_files: u64,
+    /// The bytes on disk of those extents.
+    pub on_disk_bytes: u64,
 }
 
 impl Counters {
@@ -132,6 +137,8 @@ impl Counters {
         self.search_files += o.search_files;
         self.search_calls += o.search_calls;
         self.search_undecided += o.search_undecided;
+        self.on_disk_files += o.on_disk_files;
+        self.on_disk_bytes += o.on_disk_bytes;
     }
 }
 

@@ -1,5 +1,7 @@
-//! Btrfs compression: what sdu says of compressed extents when it reads
-//! them through FIEMAP (which gives their logical length only).
+//! Btrfs: compressed extents, through FIEMAP (their logical length only,
+//! said once on stderr) and as root through the tree search (their size
+//! on disk, checked by deleting and measuring Data Used); a snapshot
+//! outside the scan; sdu without CAP_SYS_ADMIN.
 
 use std::path::Path;
 use std::process::Command;
@@ -36,7 +38,7 @@ pub fn text(n: usize, seed: u32) -> Vec<u8> {
 pub fn compressed_note(files: u64, bytes: u64) -> String {
     format!(
         "sdu: {bytes} bytes of compressed data in {files} file(s) are counted at their \
-         uncompressed size: FIEMAP cannot tell their size on disk\n"
+         uncompressed size: FIEMAP cannot tell their size on disk (as root, sdu reads it)\n"
     )
 }
 
@@ -66,9 +68,9 @@ fn compressed_tree(d: &Path) -> u64 {
     2 * up(1 << 20) + up(300_000)
 }
 
-/// Without root's tree search, compressed extents come from FIEMAP at
-/// their logical length: sdu says so once on stderr, with their bytes, and
-/// the JSON document and `--stats` carry the count.
+/// Without CAP_SYS_ADMIN, compressed extents come from FIEMAP at their
+/// logical length: sdu says so once on stderr, with their bytes, and the
+/// JSON document and `--stats` carry the count.
 #[test]
 fn compressed_bytes_counted_uncompressed_are_reported() {
     let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
@@ -77,13 +79,19 @@ fn compressed_bytes_counted_uncompressed_are_reported() {
     let d = fs.path();
     let want = compressed_tree(d);
     btrfs(&["filesystem", "sync"], d);
-    let out = run(Command::new(sdu_bin()).args(["--json", "-s"]).arg(d));
+    assert_setpriv_drops_sys_admin();
+    let out = sdu_unprivileged(&["--json", "-s"], d);
     assert_eq!(out.code, Some(0), "{out:?}");
     assert_eq!(out.stderr, compressed_note(3, want), "{out:?}");
     let r = json::parse(&out.stdout);
     assert_eq!(r.compressed_logical, want);
+    // As root with --fiemap, the same.
+    let fm = run(Command::new(sdu_bin())
+        .args(["--json", "-s", "--fiemap"])
+        .arg(d));
+    assert_eq!((fm.stdout, fm.stderr), (out.stdout, out.stderr));
 
-    let out = run(Command::new(sdu_bin()).args(["-s", "--stats"]).arg(d));
+    let out = sdu_unprivileged(&["-s", "--stats"], d);
     assert_eq!(out.code, Some(0), "{out:?}");
     let line = format!("  compressed, counted uncompressed       3 ({want} bytes)\n");
     assert!(
@@ -98,8 +106,86 @@ fn compressed_bytes_counted_uncompressed_are_reported() {
     std::fs::create_dir(&plain).unwrap();
     write_file(&plain.join("f"), 64 << 10);
     sync_fs(d);
-    let r = sdu_json(&args!["-s", &plain]);
+    let out = sdu_unprivileged(&["--json", "-s"], &plain);
+    assert_eq!((out.code, out.stderr.as_str()), (Some(0), ""), "{out:?}");
+    assert_eq!(json::parse(&out.stdout).compressed_logical, 0);
+}
+
+/// `Used:` of the `Data,` line of `btrfs filesystem usage -b`, after a
+/// `btrfs filesystem sync`.
+fn data_used(mnt: &Path) -> u64 {
+    btrfs(&["filesystem", "sync"], mnt);
+    let out = run(Command::new("btrfs")
+        .args(["filesystem", "usage", "-b"])
+        .arg(mnt));
+    let text = out.stdout_str().to_string();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Data,"))
+        .unwrap_or_else(|| panic!("no Data line:\n{text}"));
+    line.split_once("Used:")
+        .and_then(|(_, r)| r.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no Used in {line}"))
+}
+
+/// `sdu --json -s DIR` as root, which must say nothing (no compressed
+/// bytes are counted uncompressed), and its one entry.
+fn root_figures(dir: &Path) -> json::Entry {
+    let out = run(Command::new(sdu_bin()).args(["--json", "-s"]).arg(dir));
+    assert_eq!((out.code, out.stderr.as_str()), (Some(0), ""), "{out:?}");
+    let r = json::parse(&out.stdout);
     assert_eq!(r.compressed_logical, 0);
+    r.entries.last().unwrap().clone()
+}
+
+/// As root, compressed extents count at their size on disk: deleting a
+/// directory frees its reclaimable, to the byte (Data Used of `btrfs
+/// filesystem usage -b`). z holds compressed files, a reflink of one of
+/// them and random data; w a reflink of z/b. Deleting w frees nothing (z/b
+/// holds the extents); then deleting z frees everything in it. Total stays
+/// du's figure, larger than what z takes on disk.
+#[test]
+fn compressed_as_root_reclaimable_is_what_deleting_frees() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    compressed_tree(d);
+    let w = d.join("w");
+    std::fs::create_dir(&w).unwrap();
+    run(Command::new("cp")
+        .args(["--reflink=always"])
+        .arg(d.join("z/b"))
+        .arg(w.join("b")))
+    .assert_ok();
+    sync_fs(d);
+    let z = d.join("z");
+    let fw = root_figures(&w);
+    assert_eq!(fw.reclaimable, 0, "{fw:?}");
+    assert!(
+        fw.shared > 0 && fw.shared < fw.total,
+        "w/b at its size on disk: {fw:?}"
+    );
+    let before = data_used(d);
+    std::fs::remove_dir_all(&w).unwrap();
+    assert_eq!(before - data_used(d), fw.reclaimable, "deleting w");
+
+    let fz = root_figures(&z);
+    assert_eq!(
+        fz.total,
+        Du::new(&["-B1"]).bytes(&[], z.as_os_str()),
+        "{fz:?}"
+    );
+    assert!(
+        fz.exclusive + fz.shared < fz.total / 2,
+        "compressed text takes far less than its total on disk: {fz:?}"
+    );
+    let before = data_used(d);
+    std::fs::remove_dir_all(&z).unwrap();
+    let freed = before - data_used(d);
+    assert_eq!(freed, fz.reclaimable, "deleting z: {fz:?}");
+    assert_eq!(freed, fz.exclusive + fz.shared, "{fz:?}");
 }
 
 /// Runs sdu without `CAP_SYS_ADMIN` (the test runs as root): setpriv drops
