@@ -16,6 +16,7 @@
 use std::cell::RefCell;
 use std::io;
 use std::os::fd::BorrowedFd;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use dashmap::DashMap;
@@ -126,6 +127,8 @@ struct BtrfsState {
     subvols: DashMap<u64, Option<(u64, u64)>>,
     /// Per filesystem and subvolume id: alive (`None`: unknown).
     alive: DashMap<(u32, u64), Option<bool>>,
+    /// Per filesystem and extent address: the extent's refs, as read once.
+    refs: DashMap<(u32, u64), Arc<bs::ExtentRefs>>,
 }
 
 impl Extents {
@@ -283,11 +286,20 @@ impl Extents {
             let shared = match verdicts.iter().find(|v| v.0 == e.disk_bytenr) {
                 Some(v) => v.1,
                 None => {
-                    let refs = match bs::extent_refs(dirfd, e.disk_bytenr) {
-                        Ok(r) => r,
-                        Err(_) => return Searched::Undecided,
+                    let refs = match self.btrfs.refs.get(&(fs, e.disk_bytenr)) {
+                        Some(r) => Arc::clone(&r),
+                        None => match bs::extent_refs(dirfd, e.disk_bytenr) {
+                            Ok(r) => {
+                                got.calls += 1;
+                                let r = Arc::new(r);
+                                // Snapshots and reflinks meet one extent in
+                                // many files: its refs are read once.
+                                self.btrfs.refs.insert((fs, e.disk_bytenr), Arc::clone(&r));
+                                r
+                            }
+                            Err(_) => return Searched::Undecided,
+                        },
                     };
-                    got.calls += 1;
                     let own: Vec<OwnItem> = items
                         .extents
                         .iter()
