@@ -19,11 +19,22 @@
 //!   and all in leaves written after `S`'s last snapshot
 //!   (`last_snapshot`): no snapshot can share those leaves: not shared
 //!   (the kernel's own shortcut, by the extent's generation, is implied);
-//! - anything else (one `SHARED_DATA_REF`, a leaf as old as the last
-//!   snapshot, refs from the relocation tree, an item not understood):
-//!   undecided, and the caller asks FIEMAP for that file.
+//! - one `SHARED_DATA_REF`, the leaf `P` holding every item that refers
+//!   to the extent (a leaf that snapshots shared and one of them copied):
+//!   the kernel walks up from `P`, and so can sdu, since the ref gives
+//!   `P`'s address: a block with two refs or more is shared; one
+//!   `SHARED_BLOCK_REF` leads to its parent; one `TREE_BLOCK_REF` of this
+//!   subvolume on its root node ends the walk, not shared ([`up_from`]);
+//! - anything else (a leaf as old as the last snapshot, refs from the
+//!   relocation tree, an item not understood): undecided, and the caller
+//!   asks FIEMAP for that file.
 
-use super::btrfs_search::{DATA_RELOC_TREE_OBJECTID, DataRef, ExtentRefs};
+use std::io;
+use std::os::fd::BorrowedFd;
+
+use super::btrfs_search::{
+    DATA_RELOC_TREE_OBJECTID, DataRef, EXTENT_TREE_OBJECTID, ExtentRefs, key_type, search, u64_at,
+};
 
 /// What the refs say of one data extent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,12 +70,14 @@ pub struct FileAt {
 
 /// Decides whether the extent whose refs are `refs` is shared, for the
 /// file `at` whose items referencing it are `own`; `alive(root)` tells
-/// whether a subvolume exists and is not deleted (`None`: unknown).
+/// whether a subvolume exists and is not deleted (`None`: unknown), and
+/// `leaf(p)` whether the leaf at `p` is shared ([`up_from`]).
 pub fn decide(
     refs: &ExtentRefs,
     at: FileAt,
     own: &[OwnItem],
     alive: impl Fn(u64) -> Option<bool>,
+    leaf: impl FnOnce(u64) -> Verdict,
 ) -> Verdict {
     if !refs.found || refs.unknown {
         return Verdict::Undecided;
@@ -87,7 +100,16 @@ pub fn decide(
     match live.as_slice() {
         [] => Verdict::Undecided,
         [_, _, ..] => Verdict::Shared,
-        [DataRef::Shared { .. }] => Verdict::Undecided,
+        [DataRef::Shared { parent, count }] => {
+            // Every item referring to the extent is in that leaf: they must
+            // all be this file's (the kernel's walk would not tell two
+            // inodes of one leaf apart).
+            if own.len() as u64 == u64::from(*count) {
+                leaf(*parent)
+            } else {
+                Verdict::Undecided
+            }
+        }
         [
             DataRef::Indirect {
                 root,
@@ -114,6 +136,122 @@ pub fn decide(
             }
         }
     }
+}
+
+/// One reference to a tree block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockRef {
+    /// `TREE_BLOCK_REF`: by the subvolume whose tree holds it.
+    Tree(u64),
+    /// `SHARED_BLOCK_REF`: by its parent node, at this address.
+    Parent(u64),
+}
+
+/// The extent item of a tree block and its refs.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct BlockRefs {
+    /// Its `METADATA_ITEM` (or `EXTENT_ITEM`) was found.
+    pub found: bool,
+    /// `btrfs_extent_item.refs`.
+    pub refs: u64,
+    /// The refs, inline and keyed.
+    pub list: Vec<BlockRef>,
+    /// Something not understood.
+    pub unknown: bool,
+}
+
+/// `BTRFS_EXTENT_FLAG_TREE_BLOCK`.
+const EXTENT_FLAG_TREE_BLOCK: u64 = 2;
+
+impl BlockRefs {
+    /// Takes in one item of the block's keys.
+    pub fn add(&mut self, kind: u32, key_offset: u64, d: &[u8]) {
+        // After the extent item (refs, generation, flags): a tree block
+        // info (key and level) unless skinny.
+        let start = match kind {
+            key_type::METADATA_ITEM => 24,
+            key_type::EXTENT_ITEM => 24 + 18,
+            key_type::TREE_BLOCK_REF => return self.list.push(BlockRef::Tree(key_offset)),
+            key_type::SHARED_BLOCK_REF => return self.list.push(BlockRef::Parent(key_offset)),
+            _ => {
+                self.unknown = true;
+                return;
+            }
+        };
+        if d.len() < start || u64_at(d, 16) & EXTENT_FLAG_TREE_BLOCK == 0 {
+            self.unknown = true;
+            return;
+        }
+        self.found = true;
+        self.refs = u64_at(d, 0);
+        let mut p = start;
+        while p + 9 <= d.len() {
+            let v = u64_at(d, p + 1);
+            match u32::from(d[p]) {
+                key_type::TREE_BLOCK_REF => self.list.push(BlockRef::Tree(v)),
+                key_type::SHARED_BLOCK_REF => self.list.push(BlockRef::Parent(v)),
+                key_type::EXTENT_OWNER_REF => {}
+                _ => {
+                    self.unknown = true;
+                    return;
+                }
+            }
+            p += 9;
+        }
+        if p != d.len() {
+            self.unknown = true;
+        }
+    }
+}
+
+/// The refs of the tree block at `bytenr`. `fd`: any file of the
+/// filesystem.
+pub fn block_refs(fd: BorrowedFd<'_>, bytenr: u64) -> io::Result<BlockRefs> {
+    let mut got = BlockRefs::default();
+    search(
+        fd,
+        EXTENT_TREE_OBJECTID,
+        (bytenr, key_type::EXTENT_ITEM, 0),
+        (bytenr, key_type::SHARED_BLOCK_REF, u64::MAX),
+        1,
+        |it| {
+            got.add(it.kind, it.offset, it.data);
+            !got.unknown && (got.list.len() as u64) < got.refs
+        },
+    )?;
+    Ok(got)
+}
+
+/// Whether the leaf at `leaf` is shared, walking up its parents as the
+/// kernel does: a block with two refs or more is shared; one
+/// `SHARED_BLOCK_REF` leads to the parent; one `TREE_BLOCK_REF` of the
+/// file's subvolume `at.root` on its root node (at `root_node`) is not
+/// shared. Anything else is undecided. `refs(b)`: the refs of block `b`.
+pub fn up_from(
+    leaf: u64,
+    at: FileAt,
+    root_node: u64,
+    refs: impl Fn(u64) -> Option<BlockRefs>,
+) -> Verdict {
+    let mut b = leaf;
+    // BTRFS_MAX_LEVEL levels at most.
+    for _ in 0..8 {
+        let Some(r) = refs(b) else {
+            return Verdict::Undecided;
+        };
+        if !r.found || r.unknown || r.list.len() as u64 != r.refs {
+            return Verdict::Undecided;
+        }
+        match r.list.as_slice() {
+            [_, _, ..] => return Verdict::Shared,
+            [BlockRef::Parent(p)] => b = *p,
+            [BlockRef::Tree(root)] if *root == at.root && b == root_node => {
+                return Verdict::NotShared;
+            }
+            _ => return Verdict::Undecided,
+        }
+    }
+    Verdict::Undecided
 }
 
 #[cfg(test)]
@@ -173,7 +311,13 @@ mod tests {
             ],
         ] {
             assert_eq!(
-                decide(&refs(l), AT, &[own(0, 20)], |_| Some(true)),
+                decide(
+                    &refs(l),
+                    AT,
+                    &[own(0, 20)],
+                    |_| Some(true),
+                    |_| Verdict::Undecided
+                ),
                 Verdict::Shared
             );
         }
@@ -184,35 +328,55 @@ mod tests {
         let r = refs(vec![ind(256, 300, 0, 2)]);
         // A bookend: two items of the file, one ref counting both.
         let both = [own(0, 20), own(0, 11)];
-        assert_eq!(decide(&r, AT, &both, |_| None), Verdict::NotShared);
+        assert_eq!(
+            decide(&r, AT, &both, |_| None, |_| Verdict::Undecided),
+            Verdict::NotShared
+        );
         // One of them in a leaf a snapshot may share.
         let old = [own(0, 20), own(0, 10)];
-        assert_eq!(decide(&r, AT, &old, |_| None), Verdict::Undecided);
+        assert_eq!(
+            decide(&r, AT, &old, |_| None, |_| Verdict::Undecided),
+            Verdict::Undecided
+        );
         // The ref counts an item this file does not hold.
-        assert_eq!(decide(&r, AT, &[own(0, 20)], |_| None), Verdict::Undecided);
+        assert_eq!(
+            decide(&r, AT, &[own(0, 20)], |_| None, |_| Verdict::Undecided),
+            Verdict::Undecided
+        );
     }
 
     #[test]
     fn one_ref_of_another_subvolume() {
         let r = refs(vec![ind(257, 300, 0, 1)]);
         assert_eq!(
-            decide(&r, AT, &[own(0, 3)], |t| Some(t == 257)),
+            decide(
+                &r,
+                AT,
+                &[own(0, 3)],
+                |t| Some(t == 257),
+                |_| Verdict::Undecided
+            ),
             Verdict::Shared
         );
         // Deleted, or unknown: the kernel may or may not find it.
         assert_eq!(
-            decide(&r, AT, &[own(0, 3)], |_| Some(false)),
+            decide(
+                &r,
+                AT,
+                &[own(0, 3)],
+                |_| Some(false),
+                |_| Verdict::Undecided
+            ),
             Verdict::Undecided
         );
-        assert_eq!(decide(&r, AT, &[own(0, 3)], |_| None), Verdict::Undecided);
+        assert_eq!(
+            decide(&r, AT, &[own(0, 3)], |_| None, |_| Verdict::Undecided),
+            Verdict::Undecided
+        );
     }
 
     #[test]
     fn what_only_the_kernel_can_tell() {
-        let shared_leaf = refs(vec![DataRef::Shared {
-            parent: 1,
-            count: 1,
-        }]);
         let reloc = refs(vec![
             ind(256, 300, 0, 1),
             ind(DATA_RELOC_TREE_OBJECTID, 257, 0, 1),
@@ -221,9 +385,15 @@ mod tests {
         flux.refs = 2;
         let mut unknown = refs(vec![ind(256, 300, 0, 1)]);
         unknown.unknown = true;
-        for r in [shared_leaf, reloc, flux, unknown, ExtentRefs::default()] {
+        for r in [reloc, flux, unknown, ExtentRefs::default()] {
             assert_eq!(
-                decide(&r, AT, &[own(0, 20)], |_| Some(true)),
+                decide(
+                    &r,
+                    AT,
+                    &[own(0, 20)],
+                    |_| Some(true),
+                    |_| Verdict::Undecided
+                ),
                 Verdict::Undecided,
                 "{r:?}"
             );

@@ -585,9 +585,12 @@ pub struct RootInfo {
     /// `btrfs_root_item.refs`: 0 once it is deleted (its tree may still be
     /// being dropped).
     pub refs: u32,
+    /// `btrfs_root_item.bytenr`: the address of its root node.
+    pub bytenr: u64,
 }
 
 /// Offsets in `struct btrfs_root_item` (after its 160-byte inode item).
+const ROOT_BYTENR: usize = 176;
 const ROOT_LAST_SNAPSHOT: usize = 200;
 const ROOT_REFS: usize = 216;
 
@@ -608,6 +611,7 @@ pub fn root_info(fd: BorrowedFd<'_>, tree: u64) -> io::Result<Option<RootInfo>> 
                 got = Some(RootInfo {
                     last_snapshot: u64_at(it.data, ROOT_LAST_SNAPSHOT),
                     refs: u32_at(it.data, ROOT_REFS),
+                    bytenr: u64_at(it.data, ROOT_BYTENR),
                 });
             }
             false

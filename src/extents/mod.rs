@@ -23,5 +23,5 @@ pub mod sweep;
 mod tests;
 
 pub use index::SharedIndex;
-pub use source::{Extents, FileExtents, Searched, Source};
+pub use source::{Extents, FileExtents, Pending, Searched, Source};
 pub use sweep::{Segment, Sweep, Unit};

@@ -59,14 +59,22 @@ pub fn can_search_trees() -> bool {
     })
 }
 
+/// The items of a file the tree search read but could not decide.
+#[derive(Debug)]
+pub struct Pending {
+    items: bs::InodeItems,
+    calls: u32,
+}
+
 /// What [`Extents::read_btrfs`] gave.
 #[derive(Debug)]
 pub enum Searched {
     /// The file's extents, as FIEMAP would have given them.
     Read(FileExtents),
     /// The tree search cannot decide whether some extent of the file is
-    /// shared: map it with FIEMAP. Nothing was indexed.
-    Undecided,
+    /// shared: map it with FIEMAP, with [`Extents::read_btrfs_flags`] and
+    /// the items read when there are some. Nothing was indexed.
+    Undecided(Option<Box<Pending>>),
     /// The tree search cannot be used on this filesystem (refused, or its
     /// transaction could not be committed): map with FIEMAP.
     Unavailable,
@@ -123,8 +131,10 @@ struct BtrfsState {
     /// Per filesystem (registry index): its transaction committed and the
     /// search permitted (true), or not (false).
     fs: DashMap<u32, bool>,
-    /// Per device (a subvolume): its id and `last_snapshot`.
-    subvols: DashMap<u64, Option<(u64, u64)>>,
+    /// Per device (a subvolume): its id, `last_snapshot` and root node.
+    subvols: DashMap<u64, Option<(u64, u64, u64)>>,
+    /// Per filesystem, subvolume and leaf: whether the leaf is shared.
+    leaves: DashMap<(u32, u64, u64), Verdict>,
     /// Per filesystem and subvolume id: alive (`None`: unknown).
     alive: DashMap<(u32, u64), Option<bool>>,
     /// Per filesystem and extent address: the extent's refs, as read once.
@@ -253,25 +263,138 @@ impl Extents {
         if !self.search || !self.fs_ready(dirfd, fs) {
             return Searched::Unavailable;
         }
-        let Some((root, last_snapshot)) = self.subvol(dirfd, dev) else {
-            return Searched::Undecided;
+        let Some((root, last_snapshot, root_node)) = self.subvol(dirfd, dev) else {
+            return Searched::Undecided(None);
         };
         let items = match bs::inode_items(dirfd, ino, allocated, size, nlink) {
             Ok(items) if items.found => items,
-            _ => return Searched::Undecided,
-        };
-        let mut got = FileExtents {
-            calls: items.calls,
-            generation: Some(items.generation as u32),
-            ..FileExtents::default()
+            _ => return Searched::Undecided(None),
         };
         let at = FileAt {
             root,
             ino,
             last_snapshot,
         };
+        let mut calls = items.calls;
         // The verdict of each data extent the file references.
         let mut verdicts: Vec<(u64, bool)> = Vec::new();
+        for e in &items.extents {
+            if e.kind == FileExtentType::Inline
+                || e.disk_bytenr == 0
+                || verdicts.iter().any(|v| v.0 == e.disk_bytenr)
+            {
+                continue;
+            }
+            let refs = match self.btrfs.refs.get(&(fs, e.disk_bytenr)) {
+                Some(r) => Arc::clone(&r),
+                None => match bs::extent_refs(dirfd, e.disk_bytenr) {
+                    Ok(r) => {
+                        calls += 1;
+                        let r = Arc::new(r);
+                        // Snapshots and reflinks meet one extent in many
+                        // files: its refs are read once.
+                        self.btrfs.refs.insert((fs, e.disk_bytenr), Arc::clone(&r));
+                        r
+                    }
+                    Err(_) => return Searched::Undecided(None),
+                },
+            };
+            let own: Vec<OwnItem> = items
+                .extents
+                .iter()
+                .filter(|o| o.kind != FileExtentType::Inline && o.disk_bytenr == e.disk_bytenr)
+                .map(|o| OwnItem {
+                    ref_offset: o.file_offset.wrapping_sub(o.offset),
+                    leaf_gen: o.leaf_gen,
+                })
+                .collect();
+            let shared = match btrfs_refs::decide(
+                &refs,
+                at,
+                &own,
+                |t| self.alive(dirfd, fs, t),
+                |p| self.leaf(dirfd, fs, p, at, root_node),
+            ) {
+                Verdict::Shared => true,
+                Verdict::NotShared => false,
+                Verdict::Undecided => {
+                    return Searched::Undecided(Some(Box::new(Pending { items, calls })));
+                }
+            };
+            verdicts.push((e.disk_bytenr, shared));
+        }
+        let mut got = FileExtents {
+            calls,
+            generation: Some(items.generation as u32),
+            ..FileExtents::default()
+        };
+        self.index_items(&items, &verdicts, space, &mut got);
+        Searched::Read(got)
+    }
+
+    /// The extents of the file open at `fd`, whose items the tree search
+    /// read (`pending`) but could not decide: FIEMAP's shared flags (the
+    /// kernel's own check), applied to the items, so that compressed
+    /// extents still count at their size on disk.
+    pub fn read_btrfs_flags(
+        &self,
+        fd: BorrowedFd<'_>,
+        pending: &Pending,
+        space: u32,
+    ) -> FileExtents {
+        let mut got = FileExtents {
+            calls: pending.calls,
+            generation: Some(pending.items.generation as u32),
+            ..FileExtents::default()
+        };
+        let mut mapped: Vec<(u64, u64, bool)> = Vec::new();
+        let res = FIEMAP.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            let fm = slot.get_or_insert_with(Fiemap::new);
+            fm.for_each(fd, |e| {
+                if e.has_physical() {
+                    mapped.push((e.logical, e.logical.saturating_add(e.length), e.is_shared()));
+                }
+            })
+        });
+        match res {
+            Ok(calls) => got.calls += calls,
+            Err(e) => {
+                got.calls += 1;
+                got.error = Some(e);
+                return got;
+            }
+        }
+        // An item takes the flag of the FIEMAP extent its start lies in
+        // (one that FIEMAP does not map, say not yet written, is not
+        // shared); an extent is shared if any of its items is.
+        let mut verdicts: Vec<(u64, bool)> = Vec::new();
+        for e in &pending.items.extents {
+            if e.kind == FileExtentType::Inline || e.disk_bytenr == 0 {
+                continue;
+            }
+            let shared = mapped
+                .iter()
+                .any(|m| m.0 <= e.file_offset && e.file_offset < m.1 && m.2);
+            match verdicts.iter_mut().find(|v| v.0 == e.disk_bytenr) {
+                Some(v) => v.1 |= shared,
+                None => verdicts.push((e.disk_bytenr, shared)),
+            }
+        }
+        self.index_items(&pending.items, &verdicts, space, &mut got);
+        got
+    }
+
+    /// Indexes the shared extents of a file from its items and the
+    /// verdicts of its data extents: plain extents as FIEMAP's ranges,
+    /// compressed ones at their size on disk.
+    fn index_items(
+        &self,
+        items: &bs::InodeItems,
+        verdicts: &[(u64, bool)],
+        space: u32,
+        got: &mut FileExtents,
+    ) {
         let mut ranges: Vec<Range> = Vec::with_capacity(items.extents.len());
         // The compressed extents met, by address.
         let mut compressed: Vec<u64> = Vec::new();
@@ -283,44 +406,10 @@ impl Extents {
             if e.disk_bytenr == 0 {
                 continue; // a hole
             }
-            let shared = match verdicts.iter().find(|v| v.0 == e.disk_bytenr) {
-                Some(v) => v.1,
-                None => {
-                    let refs = match self.btrfs.refs.get(&(fs, e.disk_bytenr)) {
-                        Some(r) => Arc::clone(&r),
-                        None => match bs::extent_refs(dirfd, e.disk_bytenr) {
-                            Ok(r) => {
-                                got.calls += 1;
-                                let r = Arc::new(r);
-                                // Snapshots and reflinks meet one extent in
-                                // many files: its refs are read once.
-                                self.btrfs.refs.insert((fs, e.disk_bytenr), Arc::clone(&r));
-                                r
-                            }
-                            Err(_) => return Searched::Undecided,
-                        },
-                    };
-                    let own: Vec<OwnItem> = items
-                        .extents
-                        .iter()
-                        .filter(|o| {
-                            o.kind != FileExtentType::Inline && o.disk_bytenr == e.disk_bytenr
-                        })
-                        .map(|o| OwnItem {
-                            ref_offset: o.file_offset.wrapping_sub(o.offset),
-                            leaf_gen: o.leaf_gen,
-                        })
-                        .collect();
-                    let shared =
-                        match btrfs_refs::decide(&refs, at, &own, |t| self.alive(dirfd, fs, t)) {
-                            Verdict::Shared => true,
-                            Verdict::NotShared => false,
-                            Verdict::Undecided => return Searched::Undecided,
-                        };
-                    verdicts.push((e.disk_bytenr, shared));
-                    shared
-                }
-            };
+            let shared = verdicts
+                .iter()
+                .find(|v| v.0 == e.disk_bytenr)
+                .is_some_and(|v| v.1);
             let encoded = e.encoded();
             if encoded {
                 // At its size on disk: the whole compressed extent, which
@@ -379,7 +468,6 @@ impl Extents {
                 got.shared_bytes = got.shared_bytes.saturating_add(r.length);
             }
         }
-        Searched::Read(got)
     }
 
     /// Whether the tree search can be used on filesystem `fs`: the first
@@ -400,9 +488,9 @@ impl Extents {
         })
     }
 
-    /// The subvolume of device `dev` (open at `dirfd`): its id and
-    /// `last_snapshot`.
-    fn subvol(&self, dirfd: BorrowedFd<'_>, dev: u64) -> Option<(u64, u64)> {
+    /// The subvolume of device `dev` (open at `dirfd`): its id,
+    /// `last_snapshot` and root node's address.
+    fn subvol(&self, dirfd: BorrowedFd<'_>, dev: u64) -> Option<(u64, u64, u64)> {
         if let Some(v) = self.btrfs.subvols.get(&dev) {
             return *v;
         }
@@ -410,9 +498,20 @@ impl Extents {
             bs::root_info(dirfd, id)
                 .ok()
                 .flatten()
-                .map(|r| (id, r.last_snapshot))
+                .map(|r| (id, r.last_snapshot, r.bytenr))
         });
         self.btrfs.subvols.insert(dev, v);
+        v
+    }
+
+    /// Whether the leaf at `p` is shared, for a file `at` of a subvolume
+    /// whose root node is at `root_node` ([`btrfs_refs::up_from`]).
+    fn leaf(&self, fd: BorrowedFd<'_>, fs: u32, p: u64, at: FileAt, root_node: u64) -> Verdict {
+        if let Some(v) = self.btrfs.leaves.get(&(fs, at.root, p)) {
+            return *v;
+        }
+        let v = btrfs_refs::up_from(p, at, root_node, |b| btrfs_refs::block_refs(fd, b).ok());
+        self.btrfs.leaves.insert((fs, at.root, p), v);
         v
     }
 

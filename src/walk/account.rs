@@ -13,7 +13,7 @@ use super::fdcache::DirFs;
 use super::open::{self, OpenFile};
 use crate::error::{Diagnostic, strerror};
 use crate::extents::inline::InlineRec;
-use crate::extents::{Searched, Source};
+use crate::extents::{Pending, Searched, Source};
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, ioctl, magic};
 use crate::records::{FileRec, Link};
@@ -159,9 +159,10 @@ enum Mapped {
 
 /// Opens a file relative to its directory and reads its extents.
 fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Mapped {
-    if let Some(m) = map_by_search(ctx, f, local) {
-        return m;
-    }
+    let pending = match map_by_search(ctx, f, local) {
+        Ok(m) => return m,
+        Err(pending) => pending,
+    };
     let flags = open::file_flags(ctx.euid, f.st.stx_uid, f.follow);
     let (fd, now): OpenFile = match open::open_regular(f.dirfd, f.name, flags, f.guard) {
         // Through a symlink, the name may now lead elsewhere: only the
@@ -200,9 +201,17 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Map
     if ctx.registry.fiemap_unsupported(fs.info.index) {
         return Mapped::Skipped(Skip::FsCannotShare);
     }
-    let got = ctx
-        .extents
-        .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space);
+    let got = match &pending {
+        // Its items, read by the tree search, with FIEMAP's shared flags.
+        Some(p) => ctx.extents.read_btrfs_flags(fd.as_fd(), p, fs.space),
+        None => ctx
+            .extents
+            .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space),
+    };
+    if got.compressed_disk > 0 {
+        local.counters.on_disk_files += 1;
+        local.counters.on_disk_bytes += got.compressed_disk;
+    }
     local.counters.fiemap_files += 1;
     local.counters.fiemap_calls += u64::from(got.calls);
     if got.encoded > 0 {
@@ -252,17 +261,24 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> Map
         view,
         shared: got.shared_bytes,
         id: got.file.map(|id| (id, now.st_ino)),
-        on_disk: (0, 0),
+        on_disk: got.on_disk,
     }
 }
 
 /// As root on Btrfs: reads the extents of a file with the tree search on
-/// its directory's fd, without opening it; `None` when FIEMAP must (the
-/// search cannot be used, or cannot decide for this file).
-fn map_by_search(ctx: &Ctx<'_>, f: &FileAt<'_>, local: &mut Local) -> Option<Mapped> {
-    let fs = f.fs?;
+/// its directory's fd, without opening it; `Err` when FIEMAP must (the
+/// search cannot be used, or cannot decide for this file: then with the
+/// items it read, if any).
+fn map_by_search(
+    ctx: &Ctx<'_>,
+    f: &FileAt<'_>,
+    local: &mut Local,
+) -> Result<Mapped, Option<Box<Pending>>> {
+    let Some(fs) = f.fs else {
+        return Err(None);
+    };
     if f.follow || Source::for_fs(&fs.info, ctx.extents.search_allowed()) != Source::BtrfsSearch {
-        return None;
+        return Err(None);
     }
     let st = f.st;
     let got = match ctx.extents.read_btrfs(
@@ -274,11 +290,11 @@ fn map_by_search(ctx: &Ctx<'_>, f: &FileAt<'_>, local: &mut Local) -> Option<Map
         fs.space,
     ) {
         Searched::Read(got) => got,
-        Searched::Undecided => {
+        Searched::Undecided(pending) => {
             local.counters.search_undecided += 1;
-            return None;
+            return Err(pending);
         }
-        Searched::Unavailable => return None,
+        Searched::Unavailable => return Err(None),
     };
     local.counters.search_files += 1;
     local.counters.search_calls += u64::from(got.calls);
@@ -302,7 +318,7 @@ fn map_by_search(ctx: &Ctx<'_>, f: &FileAt<'_>, local: &mut Local) -> Option<Map
         local.counters.on_disk_files += 1;
         local.counters.on_disk_bytes += got.compressed_disk;
     }
-    Some(Mapped::Extents {
+    Ok(Mapped::Extents {
         view,
         shared: got.shared_bytes,
         id: got.file.map(|id| (id, st.stx_ino)),
