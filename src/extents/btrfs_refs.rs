@@ -376,6 +376,93 @@ mod tests {
     }
 
     #[test]
+    fn one_shared_data_ref_walks_up_from_its_leaf() {
+        let r = refs(vec![DataRef::Shared {
+            parent: 7,
+            count: 1,
+        }]);
+        for v in [Verdict::Shared, Verdict::NotShared, Verdict::Undecided] {
+            let got = decide(
+                &r,
+                AT,
+                &[own(0, 3)],
+                |_| None,
+                |p| {
+                    assert_eq!(p, 7);
+                    v
+                },
+            );
+            assert_eq!(got, v);
+        }
+        // Another inode's item in that leaf: undecided.
+        let two = refs(vec![DataRef::Shared {
+            parent: 7,
+            count: 2,
+        }]);
+        assert_eq!(
+            decide(&two, AT, &[own(0, 3)], |_| None, |_| Verdict::NotShared),
+            Verdict::Undecided
+        );
+        let b = |list: Vec<BlockRef>| BlockRefs {
+            found: true,
+            refs: list.len() as u64,
+            list,
+            unknown: false,
+        };
+        // Leaf 7 -> node 8 -> root node 9 of subvolume 256.
+        let tree = |x: u64| match x {
+            7 => Some(b(vec![BlockRef::Parent(8)])),
+            8 => Some(b(vec![BlockRef::Parent(9)])),
+            9 => Some(b(vec![BlockRef::Tree(256)])),
+            _ => None,
+        };
+        assert_eq!(up_from(7, AT, 9, tree), Verdict::NotShared);
+        // The node shared by two snapshots.
+        let shared = |x: u64| match x {
+            8 => Some(b(vec![BlockRef::Parent(9), BlockRef::Parent(10)])),
+            _ => tree(x),
+        };
+        assert_eq!(up_from(7, AT, 9, shared), Verdict::Shared);
+        // An indirect ref on a block that is not the root node.
+        let indirect = |x: u64| match x {
+            8 => Some(b(vec![BlockRef::Tree(256)])),
+            _ => tree(x),
+        };
+        assert_eq!(up_from(7, AT, 9, indirect), Verdict::Undecided);
+        assert_eq!(up_from(7, AT, 9, |_| None), Verdict::Undecided);
+    }
+
+    #[test]
+    fn tree_block_items_parse() {
+        // A skinny METADATA_ITEM: refs 2, generation, flags TREE_BLOCK,
+        // then a TREE_BLOCK_REF (root 5) and a SHARED_BLOCK_REF.
+        let mut d = Vec::new();
+        for v in [2u64, 9, EXTENT_FLAG_TREE_BLOCK] {
+            d.extend_from_slice(&v.to_le_bytes());
+        }
+        d.push(key_type::TREE_BLOCK_REF as u8);
+        d.extend_from_slice(&5u64.to_le_bytes());
+        d.push(key_type::SHARED_BLOCK_REF as u8);
+        d.extend_from_slice(&(30u64 << 12).to_le_bytes());
+        let mut r = BlockRefs::default();
+        r.add(key_type::METADATA_ITEM, 0, &d);
+        r.add(key_type::SHARED_BLOCK_REF, 31 << 12, &[]);
+        assert!(r.found && !r.unknown && r.refs == 2);
+        assert_eq!(
+            r.list,
+            vec![
+                BlockRef::Tree(5),
+                BlockRef::Parent(30 << 12),
+                BlockRef::Parent(31 << 12)
+            ]
+        );
+        // A data extent's item is not a tree block's.
+        let mut data = BlockRefs::default();
+        data.add(key_type::METADATA_ITEM, 0, &[0u8; 24]);
+        assert!(data.unknown && !data.found);
+    }
+
+    #[test]
     fn what_only_the_kernel_can_tell() {
         let reloc = refs(vec![
             ind(256, 300, 0, 1),
