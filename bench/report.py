@@ -2,6 +2,8 @@
 """Write BENCHMARKS.md from the results directory of scripts/bench.
 
 Usage: report.py RESULTS_DIR OUTPUT.md   (scripts/bench --report-only calls it)
+       report.py --btrfs RESULTS_DIR OUTPUT.md   (scripts/bench-btrfs: replaces only the
+       section between the btrfs-root markers, or appends it)
 """
 import datetime
 import json
@@ -373,6 +375,9 @@ def main():
         L.append(f"### {TITLES[s]}")
         L.append("")
         L += timing_table(res_dir, "walkers", s, "cwalk", "× cwalk")
+    if any(os.path.exists(os.path.join(res_dir, f"btrfsroot-{k}.json")) for k in BTRFS_ROOT):
+        L += btrfs_root_section(res_dir)
+        L.append("")
     L.append("## Notes")
     L.append("")
     L.append("- Peers are installed by the script when missing: `hyperfine`, `time`, `gdu`, "
@@ -404,5 +409,100 @@ def main():
         f.write("\n".join(L).rstrip() + "\n")
 
 
+BTRFS_ROOT = {
+    "usr": "Copy of /usr",
+    "snaps": "A subvolume (a /usr/share copy) with 10 diverged snapshots",
+    "zstd": "A /usr/share copy with compression zstd",
+}
+BTRFS_BEGIN = "<!-- btrfs-root begin: scripts/bench-btrfs writes this section -->"
+BTRFS_END = "<!-- btrfs-root end -->"
+
+
+def btrfs_root_section(res_dir):
+    """The section of scripts/bench-btrfs: one table per tree, the goals, the checks."""
+    L = [BTRFS_BEGIN, "## Btrfs as root: the tree search", ""]
+    L.append("Reproduce: `sudo scripts/bench-btrfs` (on scripts/bench's Btrfs image). `sdu -s` "
+             "as root reads the extent items with the tree search; under `setpriv "
+             "--bounding-set -sys_admin --inh-caps -sys_admin` it has no CAP_SYS_ADMIN and maps "
+             "with FIEMAP. `× du` is relative to `du -s`; `× btrfs fi du` to "
+             "`btrfs filesystem du -s`, by median wall time; the CPU columns compare user+sys "
+             "(on a 2-core machine shared with other work, wall time also measures the "
+             "neighbours: sdu runs 2 threads, du, btrfs fi du and compsize one). One hyperfine "
+             "run per tree.")
+    L.append("")
+    med, cpus = {}, {}
+    for sid, title in BTRFS_ROOT.items():
+        data = load(os.path.join(res_dir, f"btrfsroot-{sid}.json"))
+        L.append(f"### {title}")
+        L.append("")
+        if not data:
+            L.append("_No timings (run did not happen)._")
+            L.append("")
+            continue
+        res = data["results"]
+        by = {r["command"]: r for r in res}
+        du = by.get("du -s")
+        bfd = by.get("btrfs filesystem du -s")
+        L.append("| command | median | mean ± σ | user | sys | user+sys | × du | × btrfs fi du "
+                 "| CPU × du | CPU × btrfs fi du |")
+        L.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+        cpu = lambda r: r["user"] + r["system"]
+        for r in sorted(res, key=lambda r: r["median"]):
+            q = lambda ref: f"{r['median'] / ref['median']:.2f}" if ref else "–"
+            c = lambda ref: f"{cpu(r) / cpu(ref):.2f}" if ref else "–"
+            L.append(f"| `{r['command']}` | {fmt_t(r['median'])} | {fmt_t(r['mean'])} ± "
+                     f"{fmt_t(r['stddev'] or 0)} | {fmt_t(r['user'])} | {fmt_t(r['system'])} "
+                     f"| {fmt_t(cpu(r))} | {q(du)} | {q(bfd)} | {c(du)} | {c(bfd)} |")
+            med[(sid, r["command"])] = r["median"]
+            cpus[(sid, r["command"])] = cpu(r)
+        L.append("")
+        st = (load(os.path.join(res_dir, f"stats-btrfsroot-{sid}.txt"), "") or "").strip()
+        if st:
+            L.append("`sdu -s --stats` (root):")
+            L.append("")
+            L.append("```")
+            L += st.splitlines()
+            L.append("```")
+            L.append("")
+    root, nocap = "sdu -s (root: tree search)", "sdu -s (no CAP_SYS_ADMIN: FIEMAP)"
+    goals = [("usr", root, "du -s", 0.75), ("snaps", root, "btrfs filesystem du -s", 0.25),
+             ("snaps", nocap, "btrfs filesystem du -s", 0.35)]
+    L.append("### Goals")
+    L.append("")
+    L.append("| goal (median wall time) | measured | met | user+sys ratio |")
+    L.append("|---|--:|---|--:|")
+    for sid, a, b, goal in goals:
+        if (sid, a) in med and (sid, b) in med:
+            q = med[(sid, a)] / med[(sid, b)]
+            c = cpus[(sid, a)] / cpus[(sid, b)]
+            L.append(f"| {sid}: `{a}` ≤ {goal}× `{b}` | {q:.2f}× | {'yes' if q <= goal else 'no'} "
+                     f"| {c:.2f}× |")
+    L.append("")
+    chk = (load(os.path.join(res_dir, "checks-btrfsroot.txt"), "") or "").strip()
+    if chk:
+        L.append("```")
+        L += chk.splitlines()
+        L.append("```")
+        L.append("")
+    L.append(BTRFS_END)
+    return L
+
+
+def splice_btrfs(res_dir, output):
+    text = open(output).read() if os.path.exists(output) else ""
+    sec = "\n".join(btrfs_root_section(res_dir))
+    if BTRFS_BEGIN in text and BTRFS_END in text:
+        a = text.index(BTRFS_BEGIN)
+        b = text.index(BTRFS_END) + len(BTRFS_END)
+        text = text[:a] + sec + text[b:]
+    else:
+        text = text.rstrip() + "\n\n" + sec + "\n"
+    with open(output, "w") as f:
+        f.write(text)
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 4 and sys.argv[1] == "--btrfs":
+        splice_btrfs(sys.argv[2], sys.argv[3])
+    else:
+        main()

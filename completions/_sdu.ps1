@@ -82,6 +82,7 @@ Register-ArgumentCompleter -Native -CommandName 'sdu' -ScriptBlock {
             [CompletionResult]::new('--null', '--null', [CompletionResultType]::ParameterName, 'End each output line with NUL, not newline (no header)')
             [CompletionResult]::new('--no-header', '--no-header', [CompletionResultType]::ParameterName, 'Do not print the header line')
             [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Do not show progress on stderr (shown only when stderr is a terminal and the scan takes a moment)')
+            [CompletionResult]::new('--fiemap', '--fiemap', [CompletionResultType]::ParameterName, 'Read every file''s extents with FIEMAP, even where sdu could read Btrfs''s extent items directly (as root, with CAP_SYS_ADMIN)')
             [CompletionResult]::new('--stats', '--stats', [CompletionResultType]::ParameterName, 'Print counts and timings of the scan on stderr (files mapped with FIEMAP, files skipped and why, shared extents indexed)')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')

@@ -79,6 +79,7 @@ set edit:completion:arg-completer[sdu] = {|@words|
             cand --null 'End each output line with NUL, not newline (no header)'
             cand --no-header 'Do not print the header line'
             cand --no-progress 'Do not show progress on stderr (shown only when stderr is a terminal and the scan takes a moment)'
+            cand --fiemap 'Read every file''s extents with FIEMAP, even where sdu could read Btrfs''s extent items directly (as root, with CAP_SYS_ADMIN)'
             cand --stats 'Print counts and timings of the scan on stderr (files mapped with FIEMAP, files skipped and why, shared extents indexed)'
             cand --help 'Print help'
             cand -V 'Print version'

@@ -179,6 +179,15 @@ pub enum Diagnostic {
         /// Their allocated bytes.
         bytes: u64,
     },
+    /// At the end of a scan: compressed extents read through FIEMAP, which
+    /// gives their logical length only, so exclusive, shared and
+    /// reclaimable count them uncompressed. A warning.
+    Compressed {
+        /// How many files.
+        files: u64,
+        /// Their compressed extents' logical bytes.
+        bytes: u64,
+    },
 }
 
 impl Diagnostic {
@@ -214,7 +223,9 @@ impl Diagnostic {
             | Diagnostic::NotInScan { path }
             | Diagnostic::NotScanned { path } => Some(path),
             Diagnostic::NotBySdu { .. } => None,
-            Diagnostic::Unverified { .. } | Diagnostic::CannotFree { .. } => None,
+            Diagnostic::Unverified { .. }
+            | Diagnostic::Compressed { .. }
+            | Diagnostic::CannotFree { .. } => None,
         }
     }
 }
@@ -298,6 +309,11 @@ impl fmt::Display for Diagnostic {
             Diagnostic::Unverified { files, bytes } => write!(
                 f,
                 "{files} file(s), {bytes} bytes, could not be mapped and were counted as exclusive"
+            ),
+            Diagnostic::Compressed { files, bytes } => write!(
+                f,
+                "{bytes} bytes of compressed data in {files} file(s) are counted at their \
+                 uncompressed size: FIEMAP cannot tell their size on disk (as root, sdu reads it)"
             ),
         }
     }

@@ -99,6 +99,21 @@ impl Stats {
     }
 }
 
+impl Stats {
+    /// Counts the inode's compressed extents that are not shared at their
+    /// size on disk: `logical` of its exclusive bytes are theirs, which
+    /// take `on_disk` bytes on disk (root's tree search on Btrfs reads
+    /// both). `total` stays du's figure.
+    pub fn with_exclusive_on_disk(mut self, (logical, on_disk): (u64, u64)) -> Stats {
+        self.exclusive = self
+            .exclusive
+            .saturating_sub(logical)
+            .saturating_add(on_disk);
+        self.reclaimable = self.exclusive;
+        self
+    }
+}
+
 /// One of the five figures sdu reports for every entry: the one spelling
 /// of them that columns, `--sort`, `--du`, `--top` and the tree's bars share.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -242,15 +242,10 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
         &tree,
         &cfg.walk.roots,
         candidates.as_deref(),
-        errors,
+        (errors, counters.compressed_bytes),
     )?;
     let t_report = t3.elapsed();
-    if counters.unverified_files > 0 {
-        msgs.report(Diagnostic::Unverified {
-            files: counters.unverified_files,
-            bytes: counters.unverified_bytes,
-        });
-    }
+    closing_notes(&counters, msgs);
     if cfg.stats {
         msgs.raw(&stats_text(&counters, &filesystems, &stats, t_report));
     }
@@ -261,7 +256,9 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
 }
 
 /// The report of `tree`, or with `--to-free` the plan among `candidates`
-/// (their nodes, and the paths to print for them), and the flush.
+/// (their nodes, and the paths to print for them), and the flush. `notes`
+/// are the errors and the compressed bytes counted uncompressed, for the
+/// JSON document.
 fn report_or_plan(
     cfg: &Config,
     out: &mut dyn Write,
@@ -269,7 +266,7 @@ fn report_or_plan(
     tree: &tree::Tree,
     roots: &[Vec<u8>],
     candidates: Option<&[(u32, Vec<u8>)]>,
-    errors: u64,
+    notes: (u64, u64),
 ) -> Result<(), Error> {
     match (cfg.to_free, candidates) {
         (Some(target), Some(candidates)) => {
@@ -285,7 +282,7 @@ fn report_or_plan(
                 });
             }
         }
-        _ => report::write(out, tree, roots, errors, &cfg.report)?,
+        _ => report::write(out, tree, roots, notes.0, notes.1, &cfg.report)?,
     }
     out.flush()?;
     Ok(())
@@ -349,12 +346,7 @@ fn run_export(
             .map_err(failed)?;
     }
     let t_report = t2.elapsed();
-    if w.counters.unverified_files > 0 {
-        msgs.report(Diagnostic::Unverified {
-            files: w.counters.unverified_files,
-            bytes: w.counters.unverified_bytes,
-        });
-    }
+    closing_notes(&w.counters, msgs);
     if cfg.stats {
         let st = ScanStats {
             dirs: tree.len().saturating_sub(1),
@@ -502,7 +494,7 @@ fn run_import(
         tree,
         &im.roots,
         candidates.as_deref(),
-        errors,
+        (errors, 0),
     )?;
     if cfg.stats {
         msgs.raw(&format!(
@@ -522,6 +514,23 @@ fn run_import(
         errors: im.errors.saturating_add(msgs.errors()),
         counters: Counters::default(),
     })
+}
+
+/// The warnings that close a scan: files whose sharing could not be
+/// verified, and compressed data counted at its uncompressed size.
+fn closing_notes(counters: &Counters, msgs: &Messages) {
+    if counters.unverified_files > 0 {
+        msgs.report(Diagnostic::Unverified {
+            files: counters.unverified_files,
+            bytes: counters.unverified_bytes,
+        });
+    }
+    if counters.compressed_files > 0 {
+        msgs.report(Diagnostic::Compressed {
+            files: counters.compressed_files,
+            bytes: counters.compressed_bytes,
+        });
+    }
 }
 
 /// The `--stats` text.
@@ -557,6 +566,17 @@ fn stats_text(
         "  FIEMAPs put off (allocation group busy) {}",
         counters.fiemap_put_off
     );
+    let _ = writeln!(
+        s,
+        "  files read by tree search (Btrfs, root) {}",
+        counters.search_files
+    );
+    let _ = writeln!(s, "  tree searches          {}", counters.search_calls);
+    let _ = writeln!(
+        s,
+        "  tree search undecided, mapped with FIEMAP {}",
+        counters.search_undecided
+    );
     for skip in probe::Skip::ALL {
         let _ = writeln!(
             s,
@@ -569,6 +589,16 @@ fn stats_text(
         s,
         "  not mapped: could not be read          {} ({} bytes counted as exclusive)",
         counters.unverified_files, counters.unverified_bytes
+    );
+    let _ = writeln!(
+        s,
+        "  compressed, counted uncompressed       {} ({} bytes)",
+        counters.compressed_files, counters.compressed_bytes
+    );
+    let _ = writeln!(
+        s,
+        "  compressed, counted on disk            {} ({} bytes on disk)",
+        counters.on_disk_files, counters.on_disk_bytes
     );
     let _ = writeln!(s, "  files with shared data {}", st.files_shared);
     let _ = writeln!(s, "  shared extents indexed {}", st.indexed);

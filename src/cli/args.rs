@@ -252,6 +252,11 @@ pub struct Cli {
     #[arg(long, help_heading = "Scan")]
     pub no_progress: bool,
 
+    /// Read every file's extents with FIEMAP, even where sdu could read
+    /// Btrfs's extent items directly (as root, with CAP_SYS_ADMIN)
+    #[arg(long, help_heading = "Scan")]
+    pub fiemap: bool,
+
     /// Print counts and timings of the scan on stderr (files mapped with
     /// FIEMAP, files skipped and why, shared extents indexed)
     #[arg(long, help_heading = "Scan")]

@@ -168,6 +168,14 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              exclusive.",
             "Btrfs subvolumes and snapshots are not mount points: -x does not stop at them, and \
              data shared between them is found.",
+            "Btrfs compression: as root, sdu reads each compressed extent's size on disk, and \
+             exclusive, shared and reclaimable count it at that size: exclusive + shared is \
+             the space the data takes on disk, reclaimable what deleting frees. Total stays \
+             du's figure, the uncompressed size, and can be several times larger. Without \
+             root, FIEMAP gives a compressed extent's uncompressed length only, so exclusive, \
+             shared and reclaimable count compressed data uncompressed; sdu says so once on \
+             stderr with the bytes concerned, and --stats and the JSON document \
+             (compressed_logical) carry the count.",
         ],
     ),
     (
@@ -196,6 +204,15 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              the extents of the files it can open for reading. An entry that cannot be read is \
              reported and counted (exit status 1); a file that can be stat-ed but not opened is \
              counted as exclusive, with a warning.",
+            "As root (CAP_SYS_ADMIN) on Btrfs, sdu reads a file's extent items with the tree \
+             search (BTRFS_IOC_TREE_SEARCH_V2) on its directory instead of opening it for \
+             FIEMAP, and decides from the extent tree's refs whether each extent is shared, as \
+             FIEMAP would: the figures are the same, but for compressed extents, counted at \
+             their size on disk. It first commits the filesystem's running \
+             transaction, once (as btrfs filesystem sync does), so that the extent tree holds \
+             every reference. Where the refs cannot tell (an extent whose one ref may be \
+             shared through a tree block snapshots share), that file is mapped with FIEMAP; \
+             --stats counts them. --fiemap uses FIEMAP for every file.",
         ],
     ),
     (

@@ -298,6 +298,7 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
             excludes: Excludes::new(excludes),
             progress,
             skip_extents,
+            fiemap_only: cli.fiemap,
         },
         report: ReportOptions {
             format: match (cli.json, cli.du, cli.tree) {

@@ -5,10 +5,15 @@
 //!   file's extents?" (FIEMAP today; a Btrfs tree search or XFS GETFSMAP
 //!   plug in there);
 //! - [`fiemap`]: the `FS_IOC_FIEMAP` ioctl;
+//! - [`btrfs_search`]: `BTRFS_IOC_TREE_SEARCH_V2` and the Btrfs items read
+//!   with it (root's source), [`btrfs_refs`]: whether an extent is shared,
+//!   from its refs, or undecided;
 //! - [`index`]: the concurrent index of shared ranges;
 //! - [`sweep`]: segments (what `shared` sums) and units (what `reclaimable`
 //!   sums).
 
+pub mod btrfs_refs;
+pub mod btrfs_search;
 pub mod fiemap;
 pub mod index;
 pub mod inline;
@@ -18,5 +23,5 @@ pub mod sweep;
 mod tests;
 
 pub use index::SharedIndex;
-pub use source::{Extents, FileExtents, Source};
+pub use source::{Extents, FileExtents, Pending, Searched, Source};
 pub use sweep::{Segment, Sweep, Unit};

@@ -4,18 +4,26 @@
 //! The walk opens a file (by its own rules, `crate::walk`'s open module) and
 //! hands the fd to [`Extents::read`] with the [`Source`] chosen for its
 //! filesystem. Every source reports the same thing: the file's shared
-//! physical ranges, indexed under the file's id, and their byte count. FIEMAP
-//! is the only source today; a Btrfs tree-search source (root, no open per
-//! file) or an XFS GETFSMAP sweep add a variant here and nothing in the walk
-//! or the tree changes. An enum rather than a trait object: the call is made
-//! once per file on the hot path, and the set of sources is closed.
+//! physical ranges, indexed under the file's id, and their byte count.
+//! FIEMAP works everywhere; on Btrfs, with `CAP_SYS_ADMIN`,
+//! [`Extents::read_btrfs`] reads the file's extent items with the tree
+//! search instead, on its directory's fd and without opening it, and
+//! reports exactly what FIEMAP would, or [`Searched::Undecided`] when only
+//! FIEMAP can tell (see [`super::btrfs_refs`]). An enum rather than a trait
+//! object: the call is made once per file on the hot path, and the set of
+//! sources is closed.
 
 use std::cell::RefCell;
 use std::io;
 use std::os::fd::BorrowedFd;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::fiemap::{FIEMAP_EXTENT_DATA_INLINE, Fiemap};
+use dashmap::DashMap;
+
+use super::btrfs_refs::{self, FileAt, OwnItem, Verdict};
+use super::btrfs_search::{self as bs, FileExtentType};
+use super::fiemap::{FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
 use super::index::SharedIndex;
 use super::sweep::Sweep;
 use crate::probe::{FsInfo, Granularity};
@@ -25,13 +33,51 @@ use crate::probe::{FsInfo, Granularity};
 pub enum Source {
     /// `FS_IOC_FIEMAP` on the open file: unprivileged, any filesystem.
     Fiemap,
+    /// `BTRFS_IOC_TREE_SEARCH_V2` on the directory's fd: Btrfs, with
+    /// `CAP_SYS_ADMIN` ([`Extents::read_btrfs`]).
+    BtrfsSearch,
 }
 
 impl Source {
-    /// The source for files on `fs`.
-    pub fn for_fs(_fs: &FsInfo) -> Source {
-        Source::Fiemap
+    /// The source for files on `fs`, when the tree search is `allowed`
+    /// (`CAP_SYS_ADMIN`, no `--fiemap`).
+    pub fn for_fs(fs: &FsInfo, allowed: bool) -> Source {
+        if allowed && fs.magic == crate::probe::magic::BTRFS {
+            Source::BtrfsSearch
+        } else {
+            Source::Fiemap
+        }
     }
+}
+
+/// Whether this process may search Btrfs trees: `CAP_SYS_ADMIN` in its
+/// effective set.
+pub fn can_search_trees() -> bool {
+    rustix::thread::capabilities(None).is_ok_and(|c| {
+        c.effective
+            .contains(rustix::thread::CapabilitySet::SYS_ADMIN)
+    })
+}
+
+/// The items of a file the tree search read but could not decide.
+#[derive(Debug)]
+pub struct Pending {
+    items: bs::InodeItems,
+    calls: u32,
+}
+
+/// What [`Extents::read_btrfs`] gave.
+#[derive(Debug)]
+pub enum Searched {
+    /// The file's extents, as FIEMAP would have given them.
+    Read(FileExtents),
+    /// The tree search cannot decide whether some extent of the file is
+    /// shared: map it with FIEMAP, with [`Extents::read_btrfs_flags`] and
+    /// the items read when there are some. Nothing was indexed.
+    Undecided(Option<Box<Pending>>),
+    /// The tree search cannot be used on this filesystem (refused, or its
+    /// transaction could not be committed): map with FIEMAP.
+    Unavailable,
 }
 
 /// What reading one file's extents gave.
@@ -50,6 +96,19 @@ pub struct FileExtents {
     pub inline: bool,
     /// The physical address of its first shared extent.
     pub first_shared: Option<u64>,
+    /// Σ of the lengths of its encoded (on Btrfs: compressed) extents, as
+    /// counted: their logical length when FIEMAP read them, which is more
+    /// than they take on disk.
+    pub encoded: u64,
+    /// The inode's generation, when the source read it (the tree search
+    /// does, from the inode item).
+    pub generation: Option<u32>,
+    /// The tree search counts compressed extents at their size on disk:
+    /// of those not shared, their logical bytes (in `st_blocks`) and their
+    /// bytes on disk (each extent once). (0, 0) from FIEMAP.
+    pub on_disk: (u64, u64),
+    /// The tree search: the bytes on disk of all its compressed extents.
+    pub compressed_disk: u64,
 }
 
 thread_local! {
@@ -63,6 +122,25 @@ thread_local! {
 pub struct Extents {
     index: SharedIndex,
     next_file: AtomicU32,
+    /// The Btrfs tree search may be used.
+    search: bool,
+    btrfs: BtrfsState,
+}
+
+/// What the tree search learns once and keeps.
+#[derive(Debug, Default)]
+struct BtrfsState {
+    /// Per filesystem (registry index): its transaction committed and the
+    /// search permitted (true), or not (false).
+    fs: DashMap<u32, bool>,
+    /// Per device (a subvolume): its id, `last_snapshot` and root node.
+    subvols: DashMap<u64, Option<(u64, u64, u64)>>,
+    /// Per filesystem, subvolume and leaf: whether the leaf is shared.
+    leaves: DashMap<(u32, u64, u64), Verdict>,
+    /// Per filesystem and subvolume id: alive (`None`: unknown).
+    alive: DashMap<(u32, u64), Option<bool>>,
+    /// Per filesystem and extent address: the extent's refs, as read once.
+    refs: DashMap<(u32, u64), Arc<bs::ExtentRefs>>,
 }
 
 impl Extents {
@@ -71,11 +149,26 @@ impl Extents {
         Self::default()
     }
 
+    /// An empty stage that may use the Btrfs tree search.
+    pub fn with_search(search: bool) -> Self {
+        Self {
+            search,
+            ..Self::default()
+        }
+    }
+
+    /// Whether the Btrfs tree search may be used.
+    pub fn search_allowed(&self) -> bool {
+        self.search
+    }
+
     /// Reads the extents of the file open at `fd` from `source`, indexing
     /// its shared ones in extent space `space`.
     pub fn read(&self, source: Source, fd: BorrowedFd<'_>, space: u32) -> FileExtents {
         match source {
-            Source::Fiemap => self.read_fiemap(fd, space),
+            // The tree search reads by directory and inode
+            // ([`Self::read_btrfs`]); given an open file, FIEMAP.
+            Source::Fiemap | Source::BtrfsSearch => self.read_fiemap(fd, space),
         }
     }
 
@@ -87,12 +180,11 @@ impl Extents {
             fm.for_each(fd, |e| {
                 if e.flags & FIEMAP_EXTENT_DATA_INLINE != 0 {
                     got.inline = true;
+                } else if e.flags & FIEMAP_EXTENT_ENCODED != 0 && e.has_physical() {
+                    got.encoded = got.encoded.saturating_add(e.length);
                 }
                 if e.is_shared() && e.length > 0 {
-                    let id = *got.file.get_or_insert_with(|| {
-                        got.first_shared = Some(e.physical);
-                        self.next_file.fetch_add(1, Ordering::Relaxed)
-                    });
+                    let id = self.file_id(&mut got, e.physical);
                     self.index.insert(space, e.physical, e.length, id);
                     got.shared_bytes = got.shared_bytes.saturating_add(e.length);
                 }
@@ -133,5 +225,313 @@ impl Extents {
     /// filesystem of each extent space frees shared data.
     pub fn into_sweep(self, granularity: impl Fn(u32) -> Granularity) -> Sweep {
         self.index.into_units(granularity)
+    }
+}
+
+/// One range of a plain extent as FIEMAP would report it: logical start,
+/// physical start, length, and the flags that decide whether FIEMAP merges
+/// two ranges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Range {
+    logical: u64,
+    physical: u64,
+    length: u64,
+    shared: bool,
+    prealloc: bool,
+}
+
+impl Extents {
+    /// Reads the extents of inode `ino` (its allocated bytes, `st_blocks ×
+    /// 512`, its size and links), a regular file in the directory
+    /// open at `dirfd` on Btrfs filesystem `fs` (device `dev`), with the
+    /// tree search, and indexes its shared ones in extent space `space` as
+    /// [`Self::read`] would have from FIEMAP: the same ranges (FIEMAP's
+    /// physical addresses, its merging of contiguous ranges), the same
+    /// shared flags, or [`Searched::Undecided`]. Except for compressed
+    /// extents, which it counts at their size on disk: a shared one is
+    /// indexed as its whole range on disk, and the bytes of those not
+    /// shared are in [`FileExtents::on_disk`].
+    pub fn read_btrfs(
+        &self,
+        dirfd: BorrowedFd<'_>,
+        ino: u64,
+        (allocated, size, nlink): (u64, u64, u32),
+        dev: u64,
+        fs: u32,
+        space: u32,
+    ) -> Searched {
+        if !self.search || !self.fs_ready(dirfd, fs) {
+            return Searched::Unavailable;
+        }
+        let Some((root, last_snapshot, root_node)) = self.subvol(dirfd, dev) else {
+            return Searched::Undecided(None);
+        };
+        let items = match bs::inode_items(dirfd, ino, allocated, size, nlink) {
+            Ok(items) if items.found => items,
+            _ => return Searched::Undecided(None),
+        };
+        let at = FileAt {
+            root,
+            ino,
+            last_snapshot,
+        };
+        let mut calls = items.calls;
+        // The verdict of each data extent the file references.
+        let mut verdicts: Vec<(u64, bool)> = Vec::new();
+        for e in &items.extents {
+            if e.kind == FileExtentType::Inline
+                || e.disk_bytenr == 0
+                || verdicts.iter().any(|v| v.0 == e.disk_bytenr)
+            {
+                continue;
+            }
+            let refs = match self.btrfs.refs.get(&(fs, e.disk_bytenr)) {
+                Some(r) => Arc::clone(&r),
+                None => match bs::extent_refs(dirfd, e.disk_bytenr) {
+                    Ok(r) => {
+                        calls += 1;
+                        let r = Arc::new(r);
+                        // Snapshots and reflinks meet one extent in many
+                        // files: its refs are read once.
+                        self.btrfs.refs.insert((fs, e.disk_bytenr), Arc::clone(&r));
+                        r
+                    }
+                    Err(_) => return Searched::Undecided(None),
+                },
+            };
+            let own: Vec<OwnItem> = items
+                .extents
+                .iter()
+                .filter(|o| o.kind != FileExtentType::Inline && o.disk_bytenr == e.disk_bytenr)
+                .map(|o| OwnItem {
+                    ref_offset: o.file_offset.wrapping_sub(o.offset),
+                    leaf_gen: o.leaf_gen,
+                })
+                .collect();
+            let shared = match btrfs_refs::decide(
+                &refs,
+                at,
+                &own,
+                |t| self.alive(dirfd, fs, t),
+                |p| self.leaf(dirfd, fs, p, at, root_node),
+            ) {
+                Verdict::Shared => true,
+                Verdict::NotShared => false,
+                Verdict::Undecided => {
+                    return Searched::Undecided(Some(Box::new(Pending { items, calls })));
+                }
+            };
+            verdicts.push((e.disk_bytenr, shared));
+        }
+        let mut got = FileExtents {
+            calls,
+            generation: Some(items.generation as u32),
+            ..FileExtents::default()
+        };
+        self.index_items(&items, &verdicts, space, &mut got);
+        Searched::Read(got)
+    }
+
+    /// The extents of the file open at `fd`, whose items the tree search
+    /// read (`pending`) but could not decide: FIEMAP's shared flags (the
+    /// kernel's own check), applied to the items, so that compressed
+    /// extents still count at their size on disk.
+    pub fn read_btrfs_flags(
+        &self,
+        fd: BorrowedFd<'_>,
+        pending: &Pending,
+        space: u32,
+    ) -> FileExtents {
+        let mut got = FileExtents {
+            calls: pending.calls,
+            generation: Some(pending.items.generation as u32),
+            ..FileExtents::default()
+        };
+        let mut mapped: Vec<(u64, u64, bool)> = Vec::new();
+        let res = FIEMAP.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            let fm = slot.get_or_insert_with(Fiemap::new);
+            fm.for_each(fd, |e| {
+                if e.has_physical() {
+                    mapped.push((e.logical, e.logical.saturating_add(e.length), e.is_shared()));
+                }
+            })
+        });
+        match res {
+            Ok(calls) => got.calls += calls,
+            Err(e) => {
+                got.calls += 1;
+                got.error = Some(e);
+                return got;
+            }
+        }
+        // An item takes the flag of the FIEMAP extent its start lies in
+        // (one that FIEMAP does not map, say not yet written, is not
+        // shared); an extent is shared if any of its items is.
+        let mut verdicts: Vec<(u64, bool)> = Vec::new();
+        for e in &pending.items.extents {
+            if e.kind == FileExtentType::Inline || e.disk_bytenr == 0 {
+                continue;
+            }
+            let shared = mapped
+                .iter()
+                .any(|m| m.0 <= e.file_offset && e.file_offset < m.1 && m.2);
+            match verdicts.iter_mut().find(|v| v.0 == e.disk_bytenr) {
+                Some(v) => v.1 |= shared,
+                None => verdicts.push((e.disk_bytenr, shared)),
+            }
+        }
+        self.index_items(&pending.items, &verdicts, space, &mut got);
+        got
+    }
+
+    /// Indexes the shared extents of a file from its items and the
+    /// verdicts of its data extents: plain extents as FIEMAP's ranges,
+    /// compressed ones at their size on disk.
+    fn index_items(
+        &self,
+        items: &bs::InodeItems,
+        verdicts: &[(u64, bool)],
+        space: u32,
+        got: &mut FileExtents,
+    ) {
+        let mut ranges: Vec<Range> = Vec::with_capacity(items.extents.len());
+        // The compressed extents met, by address.
+        let mut compressed: Vec<u64> = Vec::new();
+        for e in &items.extents {
+            if e.kind == FileExtentType::Inline {
+                got.inline = true;
+                continue;
+            }
+            if e.disk_bytenr == 0 {
+                continue; // a hole
+            }
+            let shared = verdicts
+                .iter()
+                .find(|v| v.0 == e.disk_bytenr)
+                .is_some_and(|v| v.1);
+            let encoded = e.encoded();
+            if encoded {
+                // At its size on disk: the whole compressed extent, which
+                // any reference keeps allocated, counted once per file.
+                let first = !compressed.contains(&e.disk_bytenr);
+                if first {
+                    compressed.push(e.disk_bytenr);
+                }
+                if shared {
+                    got.shared_bytes = got.shared_bytes.saturating_add(e.num_bytes);
+                    if first {
+                        let id = self.file_id(got, e.disk_bytenr);
+                        self.index
+                            .insert(space, e.disk_bytenr, e.disk_num_bytes, id);
+                    }
+                } else {
+                    got.on_disk.0 = got.on_disk.0.saturating_add(e.num_bytes);
+                    if first {
+                        got.on_disk.1 = got.on_disk.1.saturating_add(e.disk_num_bytes);
+                    }
+                }
+                got.compressed_disk =
+                    got.compressed_disk
+                        .saturating_add(if first { e.disk_num_bytes } else { 0 });
+                continue;
+            }
+            let r = Range {
+                logical: e.file_offset,
+                // FIEMAP's address: the extent's plus the offset into it.
+                physical: e.disk_bytenr.saturating_add(e.offset),
+                length: e.num_bytes,
+                shared,
+                prealloc: e.kind == FileExtentType::Prealloc,
+            };
+            // FIEMAP merges a range into the previous one when both are
+            // contiguous, logically and physically, with the same flags.
+            match ranges.last_mut() {
+                Some(p)
+                    if p.logical.checked_add(p.length) == Some(r.logical)
+                        && p.physical.checked_add(p.length) == Some(r.physical)
+                        && (p.shared, p.prealloc) == (r.shared, r.prealloc) =>
+                {
+                    p.length += r.length;
+                }
+                _ => ranges.push(r),
+            }
+        }
+        for r in ranges.iter().filter(|r| r.length > 0) {
+            if r.shared {
+                let id = self.file_id(got, r.physical);
+                self.index.insert(space, r.physical, r.length, id);
+                got.shared_bytes = got.shared_bytes.saturating_add(r.length);
+            }
+        }
+    }
+
+    /// The file id of `got`, handed out with its first shared extent (at
+    /// `physical`, remembered as [`FileExtents::first_shared`]).
+    fn file_id(&self, got: &mut FileExtents, physical: u64) -> u32 {
+        *got.file.get_or_insert_with(|| {
+            got.first_shared = Some(physical);
+            self.next_file.fetch_add(1, Ordering::Relaxed)
+        })
+    }
+
+    /// Whether the tree search can be used on filesystem `fs`: the first
+    /// caller commits its running transaction (so that the extent tree
+    /// holds every reference made before the scan: until a commit, new
+    /// references wait as delayed refs, which the search cannot see) and
+    /// tries one search; both are remembered.
+    fn fs_ready(&self, dirfd: BorrowedFd<'_>, fs: u32) -> bool {
+        if let Some(ready) = self.btrfs.fs.get(&fs) {
+            return *ready;
+        }
+        // The first caller commits, holding the entry; the others wait.
+        *self.btrfs.fs.entry(fs).or_insert_with(|| {
+            bs::commit(dirfd).is_ok()
+                && bs::subvol_id(dirfd)
+                    .and_then(|id| bs::root_info(dirfd, id))
+                    .is_ok_and(|r| r.is_some())
+        })
+    }
+
+    /// The subvolume of device `dev` (open at `dirfd`): its id,
+    /// `last_snapshot` and root node's address.
+    fn subvol(&self, dirfd: BorrowedFd<'_>, dev: u64) -> Option<(u64, u64, u64)> {
+        if let Some(v) = self.btrfs.subvols.get(&dev) {
+            return *v;
+        }
+        let v = bs::subvol_id(dirfd).ok().and_then(|id| {
+            bs::root_info(dirfd, id)
+                .ok()
+                .flatten()
+                .map(|r| (id, r.last_snapshot, r.bytenr))
+        });
+        self.btrfs.subvols.insert(dev, v);
+        v
+    }
+
+    /// Whether the leaf at `p` is shared, for a file `at` of a subvolume
+    /// whose root node is at `root_node` ([`btrfs_refs::up_from`]).
+    fn leaf(&self, fd: BorrowedFd<'_>, fs: u32, p: u64, at: FileAt, root_node: u64) -> Verdict {
+        if let Some(v) = self.btrfs.leaves.get(&(fs, at.root, p)) {
+            return *v;
+        }
+        let v = btrfs_refs::up_from(p, at, root_node, |b| btrfs_refs::block_refs(fd, b).ok());
+        self.btrfs.leaves.insert((fs, at.root, p), v);
+        v
+    }
+
+    /// Whether subvolume `tree` of filesystem `fs` exists and is not
+    /// deleted (`None`: the root tree could not be read).
+    fn alive(&self, fd: BorrowedFd<'_>, fs: u32, tree: u64) -> Option<bool> {
+        if let Some(v) = self.btrfs.alive.get(&(fs, tree)) {
+            return *v;
+        }
+        let v = match bs::root_info(fd, tree) {
+            Ok(Some(r)) => Some(r.refs > 0),
+            Ok(None) => Some(false),
+            Err(_) => None,
+        };
+        self.btrfs.alive.insert((fs, tree), v);
+        v
     }
 }

@@ -66,6 +66,16 @@ pub struct Document<'a, E = Vec<Entry<'a>>> {
     /// `errors`: how many entries could not be read (each was reported on
     /// stderr, and the exit status is 1 when this is not 0).
     pub errors: u64,
+    /// `compressed_logical`: the logical bytes of compressed extents
+    /// (FIEMAP's `ENCODED`) that exclusive, shared and reclaimable count at
+    /// their uncompressed size, because FIEMAP cannot tell their size on
+    /// disk; present exactly when not 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub compressed_logical: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One entry of `entries`: its path, what it is, how deep, and its figures.
@@ -255,6 +265,7 @@ pub(super) fn write(
     tree: &Tree,
     roots: &[Vec<u8>],
     errors: u64,
+    compressed_logical: u64,
     opts: &ReportOptions,
 ) -> io::Result<()> {
     let doc = Document {
@@ -264,6 +275,7 @@ pub(super) fn write(
         entries: Entries { tree, opts },
         total: opts.grand_total.then(|| tree.grand_total().into()),
         errors,
+        compressed_logical,
     };
     write_document(out, &doc)
 }
@@ -393,6 +405,7 @@ mod tests {
             entries,
             total,
             errors: 2,
+            compressed_logical: 0,
         }
     }
 

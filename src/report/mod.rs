@@ -29,18 +29,20 @@ pub use options::{Format, ReportOptions, SortKey};
 
 /// Writes the report of `tree` in the chosen format. `roots` are the paths
 /// given (the JSON document lists them) and `errors` the count of entries
-/// that could not be read (the JSON document says it).
+/// that could not be read and `compressed` the logical bytes of compressed
+/// extents counted uncompressed (the JSON document says both).
 pub fn write(
     out: &mut dyn Write,
     tree: &Tree,
     roots: &[Vec<u8>],
     errors: u64,
+    compressed: u64,
     opts: &ReportOptions,
 ) -> io::Result<()> {
     match opts.format {
         Format::Text => table::text(out, tree, opts),
         Format::Du(figure) => table::du(out, tree, figure, opts),
-        Format::Json => json::write(out, tree, roots, errors, opts),
+        Format::Json => json::write(out, tree, roots, errors, compressed, opts),
         Format::Tree => treeview::write(out, tree, opts),
     }
 }

@@ -13,8 +13,8 @@ use super::fdcache::DirFs;
 use super::later::{Later, Who};
 use super::open::{self, Now, OpenFile};
 use crate::error::{Diagnostic, strerror};
-use crate::extents::Source;
 use crate::extents::inline::InlineRec;
+use crate::extents::{Pending, Searched, Source};
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, ioctl, magic};
 use crate::records::{FileRec, Link};
@@ -136,7 +136,7 @@ pub(super) fn later(
         name: _,
     } = l;
     let _ = ag;
-    let mapped = read_open(ctx, fd, now, fs, None, &st, who, path, local);
+    let mapped = read_open(ctx, fd, now, fs, None, None, &st, who, path, local);
     credit(ctx, &st, who, Some(mapped), local)
 }
 
@@ -148,10 +148,17 @@ fn credit(ctx: &Ctx<'_>, st: &Statx, who: Who, mapped: Option<Mapped>, local: &m
     let mut ino = st.stx_ino;
     match mapped {
         None => {}
-        Some(Mapped::Extents { view, shared, id }) => {
+        Some(Mapped::Extents {
+            view,
+            shared,
+            id,
+            on_disk,
+        }) => {
             stats = Stats {
                 time: stats.time,
-                ..view.with_shared_extents(shared)
+                ..view
+                    .with_shared_extents(shared)
+                    .with_exclusive_on_disk(on_disk)
             };
             if let Some((id, file_ino)) = id {
                 ino = file_ino;
@@ -217,6 +224,9 @@ enum Mapped {
         view: Stats,
         shared: u64,
         id: Option<(u32, u64)>,
+        /// Compressed data not shared: its logical and on-disk bytes (0, 0
+        /// but from the tree search).
+        on_disk: (u64, u64),
     },
     /// Not mapped after all (its filesystem, known only once opened, cannot
     /// share; or it was replaced by something that cannot).
@@ -231,9 +241,15 @@ enum Mapped {
     Busy(OwnedFd, Now, DirFs, u32),
 }
 
-/// Opens a file relative to its directory (unless the walk already did)
-/// and reads its extents.
+/// Reads a file's extents: by the tree search (Btrfs, root) without
+/// opening it, else opened relative to its directory (unless the walk
+/// already did).
 fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Local) -> Mapped {
+    let pending = match map_by_search(ctx, f, local) {
+        // An fd the walk opened is closed unused.
+        Ok(m) => return m,
+        Err(pending) => pending,
+    };
     let flags = open::file_flags(f.follow);
     let opened = match pre {
         Pre::Open(fd) => Ok(Some((fd, Now::of_statx(f.st)))),
@@ -294,11 +310,12 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         ns: f.ns,
         once,
     };
-    read_open(ctx, fd, now, fs, turn, f.st, who, f.path, local)
+    read_open(ctx, fd, now, fs, turn, pending, f.st, who, f.path, local)
 }
 
 /// Reads the extents of an open file, holding `turn` (its allocation
-/// group's, if any) for the FIEMAP only.
+/// group's, if any) for the FIEMAP only; `pending`: the items the tree
+/// search read but could not decide, given FIEMAP's shared flags.
 #[allow(clippy::too_many_arguments)]
 fn read_open(
     ctx: &Ctx<'_>,
@@ -306,6 +323,7 @@ fn read_open(
     now: Now,
     fs: DirFs,
     turn: Option<std::sync::MutexGuard<'_, ()>>,
+    pending: Option<Box<Pending>>,
     st: &Statx,
     who: Who,
     path: &dyn Fn() -> Vec<u8>,
@@ -317,14 +335,26 @@ fn read_open(
     if ctx.registry.fiemap_unsupported(fs.info.index) {
         return Mapped::Skipped(Skip::FsCannotShare);
     }
-    let got = ctx
-        .extents
-        .read(Source::for_fs(&fs.info), fd.as_fd(), fs.space);
+    let got = match &pending {
+        // Its items, read by the tree search, with FIEMAP's shared flags.
+        Some(p) => ctx.extents.read_btrfs_flags(fd.as_fd(), p, fs.space),
+        None => ctx
+            .extents
+            .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space),
+    };
     drop(turn);
     local.ag.learn(got.first_shared);
     let once = who.once;
+    if got.compressed_disk > 0 {
+        local.counters.on_disk_files += 1;
+        local.counters.on_disk_bytes += got.compressed_disk;
+    }
     local.counters.fiemap_files += 1;
     local.counters.fiemap_calls += u64::from(got.calls);
+    if got.encoded > 0 {
+        local.counters.compressed_files += 1;
+        local.counters.compressed_bytes += got.encoded;
+    }
     if let Some(e) = got.error {
         let errno = e.raw_os_error();
         if errno == Some(Errno::OPNOTSUPP.raw_os_error())
@@ -368,5 +398,67 @@ fn read_open(
         view,
         shared: got.shared_bytes,
         id: got.file.map(|id| (id, now.ino)),
+        on_disk: got.on_disk,
     }
+}
+
+/// As root on Btrfs: reads the extents of a file with the tree search on
+/// its directory's fd, without opening it; `Err` when FIEMAP must (the
+/// search cannot be used, or cannot decide for this file: then with the
+/// items it read, if any).
+fn map_by_search(
+    ctx: &Ctx<'_>,
+    f: &FileAt<'_>,
+    local: &mut Local,
+) -> Result<Mapped, Option<Box<Pending>>> {
+    let Some(fs) = f.fs else {
+        return Err(None);
+    };
+    if f.follow || Source::for_fs(&fs.info, ctx.extents.search_allowed()) != Source::BtrfsSearch {
+        return Err(None);
+    }
+    let st = f.st;
+    let got = match ctx.extents.read_btrfs(
+        f.dirfd,
+        st.stx_ino,
+        (st.stx_blocks.saturating_mul(512), st.stx_size, st.stx_nlink),
+        dev_of(st),
+        fs.info.index,
+        fs.space,
+    ) {
+        Searched::Read(got) => got,
+        Searched::Undecided(pending) => {
+            local.counters.search_undecided += 1;
+            return Err(pending);
+        }
+        Searched::Unavailable => return Err(None),
+    };
+    local.counters.search_files += 1;
+    local.counters.search_calls += u64::from(got.calls);
+    let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
+    if got.inline {
+        local.inline.push(InlineRec {
+            node: f.node,
+            ns: f.ns,
+            dev: dev_of(st),
+            ino: st.stx_ino,
+            generation: got.generation.unwrap_or_default(),
+            ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
+            size: st.stx_size,
+            bytes: view.total.saturating_sub(got.shared_bytes),
+            linked: ctx.counts_once(st.stx_nlink),
+            file: got.file,
+            fs: fs.info.index,
+        });
+    }
+    if got.compressed_disk > 0 {
+        local.counters.on_disk_files += 1;
+        local.counters.on_disk_bytes += got.compressed_disk;
+    }
+    Ok(Mapped::Extents {
+        view,
+        shared: got.shared_bytes,
+        id: got.file.map(|id| (id, st.stx_ino)),
+        on_disk: got.on_disk,
+    })
 }

@@ -67,6 +67,9 @@ pub struct WalkOptions {
     /// Map no extents: only `total` and `apparent` are wanted (`--du
     /// total`), so exclusive is reported equal to total and nothing shared.
     pub skip_extents: bool,
+    /// `--fiemap`: read every file's extents with FIEMAP, never with the
+    /// Btrfs tree search (root's fast path).
+    pub fiemap_only: bool,
 }
 
 /// Progress of a walk, published for a display on another thread.
@@ -105,6 +108,22 @@ pub struct Counters {
     pub unverified_files: u64,
     /// The allocated bytes of those files.
     pub unverified_bytes: u64,
+    /// Files with compressed (FIEMAP `ENCODED`) extents counted at their
+    /// logical length.
+    pub compressed_files: u64,
+    /// The logical bytes of those extents.
+    pub compressed_bytes: u64,
+    /// Files whose extents the Btrfs tree search read.
+    pub search_files: u64,
+    /// The tree searches that took.
+    pub search_calls: u64,
+    /// Files the tree search could not decide, mapped with FIEMAP.
+    pub search_undecided: u64,
+    /// Files with compressed extents counted at their size on disk (the
+    /// tree search).
+    pub on_disk_files: u64,
+    /// The bytes on disk of those extents.
+    pub on_disk_bytes: u64,
 }
 
 impl Counters {
@@ -118,6 +137,13 @@ impl Counters {
         }
         self.unverified_files += o.unverified_files;
         self.unverified_bytes += o.unverified_bytes;
+        self.compressed_files += o.compressed_files;
+        self.compressed_bytes += o.compressed_bytes;
+        self.search_files += o.search_files;
+        self.search_calls += o.search_calls;
+        self.search_undecided += o.search_undecided;
+        self.on_disk_files += o.on_disk_files;
+        self.on_disk_bytes += o.on_disk_bytes;
     }
 }
 

@@ -21,6 +21,7 @@ use super::ctx::{Ctx, Local, MASK, PROGRESS_PATH_EVERY, dev_of};
 use super::fdcache::{DirFs, DirHandle, join};
 use super::open::{self, DirError};
 use crate::error::Diagnostic;
+use crate::extents::Source;
 use crate::figures::{Kind, Stats};
 use crate::probe::Skip;
 use crate::records::{Link, NO_NODE, NodeRec, TOP};
@@ -50,7 +51,8 @@ struct InDir<'a> {
     /// Its entries listed as regular files are opened first and stat-ed
     /// through the fd ([`open::open_listed_file`]): they are on a
     /// filesystem that can share, extents are wanted, no symlink is
-    /// followed, and no `O_PATH` check is needed ([`open::guarded`]).
+    /// followed, no `O_PATH` check is needed ([`open::guarded`]), and the
+    /// tree search (Btrfs, as root) does not read them without an open.
     open_first: bool,
 }
 
@@ -61,7 +63,9 @@ impl InDir<'_> {
             && !h.guard
             && fs.info.can_share
             && !fs.info.unverified
-            && !ctx.registry.fiemap_unsupported(fs.info.index);
+            && !ctx.registry.fiemap_unsupported(fs.info.index)
+            // As root on Btrfs the tree search reads files without an open.
+            && Source::for_fs(&fs.info, ctx.extents.search_allowed()) != Source::BtrfsSearch;
         InDir {
             h,
             fd,

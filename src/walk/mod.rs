@@ -114,7 +114,10 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
         cache: FdCache::new(max_cached),
         euid: rustix::process::geteuid().as_raw(),
         registry: Registry::default(),
-        extents: Extents::new(),
+        // As root on Btrfs, the tree search (`--fiemap` forbids it).
+        extents: Extents::with_search(
+            !opts.fiemap_only && crate::extents::source::can_search_trees(),
+        ),
         hash_all: opts.follow_links || (opts.du_rules && overlap),
         watch: opts.du_rules.then(|| {
             Arc::new(fdcache::MoveWatch {

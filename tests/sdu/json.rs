@@ -25,6 +25,9 @@ pub struct Report {
     pub errors: u64,
     /// Present exactly when `-c` was given.
     pub total: Option<Total>,
+    /// Compressed bytes counted uncompressed; the key is present exactly
+    /// when not 0 (then it must not be 0).
+    pub compressed_logical: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,8 +81,14 @@ fn report(v: &Value) -> Report {
         v,
         "document",
         &["schema", "version", "roots", "entries", "errors"],
-        &["total"],
+        &["total", "compressed_logical"],
     );
+    let compressed_logical = o
+        .get("compressed_logical")
+        .map_or(0, |v| uint(v, "compressed_logical"));
+    if o.contains_key("compressed_logical") {
+        assert_ne!(compressed_logical, 0, "compressed_logical present as 0");
+    }
     Report {
         schema: uint(&o["schema"], "schema"),
         version: o["version"]
@@ -90,6 +99,7 @@ fn report(v: &Value) -> Report {
         entries: array(&o["entries"], "entries").iter().map(entry).collect(),
         errors: uint(&o["errors"], "errors"),
         total: o.get("total").map(total),
+        compressed_logical,
     }
 }
 

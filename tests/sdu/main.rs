@@ -7,6 +7,7 @@
 mod as_du;
 mod big;
 mod browse;
+mod btrfs;
 mod cli;
 mod delete;
 mod du_match;

@@ -384,6 +384,9 @@ fn delete_and_measure(
             0
         }
     };
+    if kind == FsKind::Btrfs {
+        assert_search_matches_fiemap(mnt);
+    }
     let report = sdu_json(&args![mnt]);
     let sdu = report
         .entries

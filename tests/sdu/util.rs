@@ -153,6 +153,33 @@ pub fn sdu_json_raw(args: &[OsString]) -> (Vec<u8>, Report) {
     (out, r)
 }
 
+/// `sdu --json ARGS`, which must succeed with nothing on stderr but the
+/// note on compressed data counted uncompressed (its bytes are the
+/// document's `compressed_logical`).
+pub fn sdu_json_compressed(args: &[OsString]) -> Report {
+    sdu_json_raw_compressed(args).1
+}
+
+/// [`sdu_json_compressed`], with the document's bytes.
+pub fn sdu_json_raw_compressed(args: &[OsString]) -> (Vec<u8>, Report) {
+    let mut a = args!["--json"];
+    a.extend_from_slice(args);
+    let out = sdu(&a);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let r = json::parse(&out.stdout);
+    check_header_fields(&r);
+    if r.compressed_logical == 0 {
+        assert_eq!(out.stderr, "", "{out:?}");
+    } else {
+        let note = format!("sdu: {} bytes of compressed data in ", r.compressed_logical);
+        assert!(
+            out.stderr.starts_with(&note) && out.stderr.lines().count() == 1,
+            "{out:?}"
+        );
+    }
+    (out.stdout, r)
+}
+
 /// The fixed fields of every document.
 pub fn check_header_fields(r: &Report) {
     assert_eq!(r.schema, 1, "schema");
@@ -421,6 +448,11 @@ impl LoopFs {
 
 impl Drop for LoopFs {
     fn drop(&mut self) {
+        // Every Btrfs tree the suite builds, as its test leaves it: root's
+        // tree search gives what FIEMAP gives (checked before unmounting,
+        // failed after).
+        let searched = (self.kind == FsKind::Btrfs && !std::thread::panicking())
+            .then(|| search_matches_fiemap(&self.mnt));
         let ok = |c: &mut Command| {
             c.stdin(Stdio::null())
                 .stderr(Stdio::null())
@@ -440,7 +472,96 @@ impl Drop for LoopFs {
         if !ok(Command::new("losetup").args(["-d", &self.dev])) {
             let _ = writeln!(std::io::stderr(), "warning: losetup -d {} failed", self.dev);
         }
+        if let Some(Err(e)) = searched {
+            panic!("{e}");
+        }
     }
+}
+
+/// `sdu --json -a -x PATH` gives the same document, messages and exit
+/// status with the Btrfs tree search (as root, the default) and with
+/// `--fiemap`, and the search was used. Where some data is compressed
+/// (which the search counts at its size on disk), the same entries with
+/// the same total, apparent size and counts.
+pub fn assert_search_matches_fiemap(path: &Path) {
+    if let Err(e) = search_matches_fiemap(path) {
+        panic!("{e}");
+    }
+}
+
+/// [`assert_search_matches_fiemap`], as a result.
+pub fn search_matches_fiemap(path: &Path) -> Result<(), String> {
+    let go = |extra: &[&str]| {
+        let out = sdu(&{
+            let mut a = args!["--json", "-a", "-x", "--stats"];
+            a.extend(extra.iter().map(OsString::from));
+            a.push(path.into());
+            a
+        });
+        let (mut msgs, mut stats) = (Vec::new(), String::new());
+        let mut in_stats = false;
+        for l in out.stderr.lines() {
+            in_stats |= l == "sdu stats:";
+            if in_stats {
+                stats.push_str(l);
+                stats.push('\n');
+            } else {
+                msgs.push(l.to_string());
+            }
+        }
+        msgs.sort();
+        (out, msgs, stats)
+    };
+    let (fast, fast_msgs, stats) = go(&[]);
+    let (slow, slow_msgs, _) = go(&["--fiemap"]);
+    // Compressed data: the tree search counts it at its size on disk, FIEMAP
+    // at its logical length: only what does not depend on it must agree.
+    let compressed = slow.code == Some(0) && json::parse(&slow.stdout).compressed_logical > 0;
+    if compressed {
+        let plain = |o: &Output| -> Vec<(OsString, u64, u64, u64, u64)> {
+            json::parse(&o.stdout)
+                .entries
+                .into_iter()
+                .map(|e| (e.path, e.apparent, e.total, e.files, e.dirs))
+                .collect()
+        };
+        if plain(&fast) != plain(&slow) || fast.code != slow.code {
+            return Err(format!(
+                "tree search and FIEMAP differ on {} (compressed) in total, apparent, files or dirs:\n{fast:?}\n{slow:?}",
+                path.display()
+            ));
+        }
+    } else if !(fast.stdout == slow.stdout && fast.code == slow.code && fast_msgs == slow_msgs) {
+        return Err(format!(
+            "tree search and FIEMAP differ on {}:\n{fast:?}\n{slow:?}",
+            path.display()
+        ));
+    }
+    let searched = stat_value(&stats, "files read by tree search (Btrfs, root)");
+    let mapped = stat_value(&stats, "files mapped (FIEMAP)");
+    let undecided = stat_value(&stats, "tree search undecided, mapped with FIEMAP");
+    // Every file mapped went to the tree search first (FIEMAP only for
+    // those it could not decide).
+    if mapped != undecided {
+        return Err(format!(
+            "the tree search was not used on {} ({searched} files read by it):\n{stats}",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// A value of `--stats` (`  files mapped (FIEMAP)  12` → 12).
+pub fn stat_value(stderr: &str, key: &str) -> u64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.trim_start().starts_with(key))
+        .unwrap_or_else(|| panic!("no {key:?} line in --stats:\n{stderr}"));
+    let rest = &line.trim_start()[key.len()..];
+    rest.split_whitespace()
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("bad --stats line {line:?}"))
 }
 
 /// Flushes the filesystem holding `path`: delayed allocation would

@@ -1,0 +1,489 @@
+//! Whether a Btrfs data extent is shared, decided from the extent tree's
+//! refs and the file-tree leaf generations, exactly as the kernel's FIEMAP
+//! decides it (`btrfs_is_data_extent_shared`, fs/btrfs/backref.c), or not
+//! at all.
+//!
+//! The kernel counts the extent's distinct references (an
+//! `EXTENT_DATA_REF` is one per subvolume, inode and file position less
+//! the item's offset, however many items it counts; a `SHARED_DATA_REF`
+//! one per leaf): two or more, and it is shared. With one, the data can
+//! still be shared through a leaf that snapshots share, where the ref
+//! count stays 1: the kernel then walks up the tree from the leaf, which
+//! the tree search cannot (it does not give the leaf's address). What it
+//! can decide:
+//!
+//! - one `EXTENT_DATA_REF` of another subvolume `R` that is alive, for an
+//!   item found in subvolume `S`: `S` reaches the item through a block it
+//!   shares with `R`, and `R` reaches it by its ref: shared;
+//! - one `EXTENT_DATA_REF` of `S` itself, whose items are all this file's
+//!   and all in leaves written after `S`'s last snapshot
+//!   (`last_snapshot`): no snapshot can share those leaves: not shared
+//!   (the kernel's own shortcut, by the extent's generation, is implied);
+//! - one `SHARED_DATA_REF`, the leaf `P` holding every item that refers
+//!   to the extent (a leaf that snapshots shared and one of them copied):
+//!   the kernel walks up from `P`, and so can sdu, since the ref gives
+//!   `P`'s address: a block with two refs or more is shared; one
+//!   `SHARED_BLOCK_REF` leads to its parent; one `TREE_BLOCK_REF` of this
+//!   subvolume on its root node ends the walk, not shared ([`up_from`]);
+//! - anything else (a leaf as old as the last snapshot, refs from the
+//!   relocation tree, an item not understood): undecided, and the caller
+//!   asks FIEMAP for that file.
+
+use std::io;
+use std::os::fd::BorrowedFd;
+
+use super::btrfs_search::{
+    DATA_RELOC_TREE_OBJECTID, DataRef, EXTENT_TREE_OBJECTID, ExtentRefs, key_type, search, u64_at,
+};
+
+/// What the refs say of one data extent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// FIEMAP flags it shared.
+    Shared,
+    /// FIEMAP does not.
+    NotShared,
+    /// Only FIEMAP (the kernel's walk up the tree) can tell.
+    Undecided,
+}
+
+/// One item of the file being read that references the extent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OwnItem {
+    /// The item's file position less its offset into the extent: the
+    /// `offset` of its `EXTENT_DATA_REF`.
+    pub ref_offset: u64,
+    /// The generation of the leaf holding it.
+    pub leaf_gen: u64,
+}
+
+/// Where the file lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileAt {
+    /// Its subvolume.
+    pub root: u64,
+    /// Its inode number.
+    pub ino: u64,
+    /// The subvolume's `last_snapshot`.
+    pub last_snapshot: u64,
+}
+
+/// Decides whether the extent whose refs are `refs` is shared, for the
+/// file `at` whose items referencing it are `own`; `alive(root)` tells
+/// whether a subvolume exists and is not deleted (`None`: unknown), and
+/// `leaf(p)` whether the leaf at `p` is shared ([`up_from`]).
+pub fn decide(
+    refs: &ExtentRefs,
+    at: FileAt,
+    own: &[OwnItem],
+    alive: impl Fn(u64) -> Option<bool>,
+    leaf: impl FnOnce(u64) -> Verdict,
+) -> Verdict {
+    if !refs.found || refs.unknown {
+        return Verdict::Undecided;
+    }
+    let count = |r: &DataRef| match *r {
+        DataRef::Indirect { count, .. } | DataRef::Shared { count, .. } => u64::from(count),
+    };
+    // The counts must add up to the item's: anything else is a tree in
+    // flux, or not understood.
+    if refs.list.iter().map(count).sum::<u64>() != refs.refs {
+        return Verdict::Undecided;
+    }
+    let live: Vec<&DataRef> = refs.list.iter().filter(|r| count(r) > 0).collect();
+    if live
+        .iter()
+        .any(|r| matches!(r, DataRef::Indirect { root, .. } if *root == DATA_RELOC_TREE_OBJECTID))
+    {
+        return Verdict::Undecided;
+    }
+    match live.as_slice() {
+        [] => Verdict::Undecided,
+        [_, _, ..] => Verdict::Shared,
+        [DataRef::Shared { parent, count }] => {
+            // Every item referring to the extent is in that leaf: they must
+            // all be this file's (the kernel's walk would not tell two
+            // inodes of one leaf apart).
+            if own.len() as u64 == u64::from(*count) {
+                leaf(*parent)
+            } else {
+                Verdict::Undecided
+            }
+        }
+        [
+            DataRef::Indirect {
+                root,
+                ino,
+                offset,
+                count,
+            },
+        ] => {
+            if *root != at.root {
+                return match alive(*root) {
+                    Some(true) => Verdict::Shared,
+                    _ => Verdict::Undecided,
+                };
+            }
+            let mine: Vec<&OwnItem> = own.iter().filter(|i| i.ref_offset == *offset).collect();
+            if *ino == at.ino
+                && mine.len() as u64 == u64::from(*count)
+                && mine.len() == own.len()
+                && mine.iter().all(|i| i.leaf_gen > at.last_snapshot)
+            {
+                Verdict::NotShared
+            } else {
+                Verdict::Undecided
+            }
+        }
+    }
+}
+
+/// One reference to a tree block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockRef {
+    /// `TREE_BLOCK_REF`: by the subvolume whose tree holds it.
+    Tree(u64),
+    /// `SHARED_BLOCK_REF`: by its parent node, at this address.
+    Parent(u64),
+}
+
+/// The extent item of a tree block and its refs.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct BlockRefs {
+    /// Its `METADATA_ITEM` (or `EXTENT_ITEM`) was found.
+    pub found: bool,
+    /// `btrfs_extent_item.refs`.
+    pub refs: u64,
+    /// The refs, inline and keyed.
+    pub list: Vec<BlockRef>,
+    /// Something not understood.
+    pub unknown: bool,
+}
+
+/// `BTRFS_EXTENT_FLAG_TREE_BLOCK`.
+const EXTENT_FLAG_TREE_BLOCK: u64 = 2;
+
+impl BlockRefs {
+    /// Takes in one item of the block's keys.
+    pub fn add(&mut self, kind: u32, key_offset: u64, d: &[u8]) {
+        // After the extent item (refs, generation, flags): a tree block
+        // info (key and level) unless skinny.
+        let start = match kind {
+            key_type::METADATA_ITEM => 24,
+            key_type::EXTENT_ITEM => 24 + 18,
+            key_type::TREE_BLOCK_REF => return self.list.push(BlockRef::Tree(key_offset)),
+            key_type::SHARED_BLOCK_REF => return self.list.push(BlockRef::Parent(key_offset)),
+            _ => {
+                self.unknown = true;
+                return;
+            }
+        };
+        if d.len() < start || u64_at(d, 16) & EXTENT_FLAG_TREE_BLOCK == 0 {
+            self.unknown = true;
+            return;
+        }
+        self.found = true;
+        self.refs = u64_at(d, 0);
+        let mut p = start;
+        while p + 9 <= d.len() {
+            let v = u64_at(d, p + 1);
+            match u32::from(d[p]) {
+                key_type::TREE_BLOCK_REF => self.list.push(BlockRef::Tree(v)),
+                key_type::SHARED_BLOCK_REF => self.list.push(BlockRef::Parent(v)),
+                key_type::EXTENT_OWNER_REF => {}
+                _ => {
+                    self.unknown = true;
+                    return;
+                }
+            }
+            p += 9;
+        }
+        if p != d.len() {
+            self.unknown = true;
+        }
+    }
+}
+
+/// The refs of the tree block at `bytenr`. `fd`: any file of the
+/// filesystem.
+pub fn block_refs(fd: BorrowedFd<'_>, bytenr: u64) -> io::Result<BlockRefs> {
+    let mut got = BlockRefs::default();
+    search(
+        fd,
+        EXTENT_TREE_OBJECTID,
+        (bytenr, key_type::EXTENT_ITEM, 0),
+        (bytenr, key_type::SHARED_BLOCK_REF, u64::MAX),
+        1,
+        |it| {
+            got.add(it.kind, it.offset, it.data);
+            !got.unknown && (got.list.len() as u64) < got.refs
+        },
+    )?;
+    Ok(got)
+}
+
+/// Whether the leaf at `leaf` is shared, walking up its parents as the
+/// kernel does: a block with two refs or more is shared; one
+/// `SHARED_BLOCK_REF` leads to the parent; one `TREE_BLOCK_REF` of the
+/// file's subvolume `at.root` on its root node (at `root_node`) is not
+/// shared. Anything else is undecided. `refs(b)`: the refs of block `b`.
+pub fn up_from(
+    leaf: u64,
+    at: FileAt,
+    root_node: u64,
+    refs: impl Fn(u64) -> Option<BlockRefs>,
+) -> Verdict {
+    let mut b = leaf;
+    // BTRFS_MAX_LEVEL levels at most.
+    for _ in 0..8 {
+        let Some(r) = refs(b) else {
+            return Verdict::Undecided;
+        };
+        if !r.found || r.unknown || r.list.len() as u64 != r.refs {
+            return Verdict::Undecided;
+        }
+        match r.list.as_slice() {
+            [_, _, ..] => return Verdict::Shared,
+            [BlockRef::Parent(p)] => b = *p,
+            [BlockRef::Tree(root)] if *root == at.root && b == root_node => {
+                return Verdict::NotShared;
+            }
+            _ => return Verdict::Undecided,
+        }
+    }
+    Verdict::Undecided
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refs(list: Vec<DataRef>) -> ExtentRefs {
+        let refs = list
+            .iter()
+            .map(|r| match *r {
+                DataRef::Indirect { count, .. } | DataRef::Shared { count, .. } => u64::from(count),
+            })
+            .sum();
+        ExtentRefs {
+            found: true,
+            refs,
+            list,
+            unknown: false,
+        }
+    }
+
+    fn ind(root: u64, ino: u64, offset: u64, count: u32) -> DataRef {
+        DataRef::Indirect {
+            root,
+            ino,
+            offset,
+            count,
+        }
+    }
+
+    const AT: FileAt = FileAt {
+        root: 256,
+        ino: 300,
+        last_snapshot: 10,
+    };
+
+    fn own(ref_offset: u64, leaf_gen: u64) -> OwnItem {
+        OwnItem {
+            ref_offset,
+            leaf_gen,
+        }
+    }
+
+    #[test]
+    fn two_refs_are_shared() {
+        // A reflink into another file; a clone inside the file (two ref
+        // offsets); one extent in two subvolumes by refs of their own.
+        for l in [
+            vec![ind(256, 300, 0, 1), ind(256, 301, 0, 1)],
+            vec![ind(256, 300, 0, 1), ind(256, 300, 65536, 1)],
+            vec![
+                ind(256, 300, 0, 1),
+                DataRef::Shared {
+                    parent: 1,
+                    count: 1,
+                },
+            ],
+        ] {
+            assert_eq!(
+                decide(
+                    &refs(l),
+                    AT,
+                    &[own(0, 20)],
+                    |_| Some(true),
+                    |_| Verdict::Undecided
+                ),
+                Verdict::Shared
+            );
+        }
+    }
+
+    #[test]
+    fn one_ref_of_its_own_after_the_last_snapshot_is_not_shared() {
+        let r = refs(vec![ind(256, 300, 0, 2)]);
+        // A bookend: two items of the file, one ref counting both.
+        let both = [own(0, 20), own(0, 11)];
+        assert_eq!(
+            decide(&r, AT, &both, |_| None, |_| Verdict::Undecided),
+            Verdict::NotShared
+        );
+        // One of them in a leaf a snapshot may share.
+        let old = [own(0, 20), own(0, 10)];
+        assert_eq!(
+            decide(&r, AT, &old, |_| None, |_| Verdict::Undecided),
+            Verdict::Undecided
+        );
+        // The ref counts an item this file does not hold.
+        assert_eq!(
+            decide(&r, AT, &[own(0, 20)], |_| None, |_| Verdict::Undecided),
+            Verdict::Undecided
+        );
+    }
+
+    #[test]
+    fn one_ref_of_another_subvolume() {
+        let r = refs(vec![ind(257, 300, 0, 1)]);
+        assert_eq!(
+            decide(
+                &r,
+                AT,
+                &[own(0, 3)],
+                |t| Some(t == 257),
+                |_| Verdict::Undecided
+            ),
+            Verdict::Shared
+        );
+        // Deleted, or unknown: the kernel may or may not find it.
+        assert_eq!(
+            decide(
+                &r,
+                AT,
+                &[own(0, 3)],
+                |_| Some(false),
+                |_| Verdict::Undecided
+            ),
+            Verdict::Undecided
+        );
+        assert_eq!(
+            decide(&r, AT, &[own(0, 3)], |_| None, |_| Verdict::Undecided),
+            Verdict::Undecided
+        );
+    }
+
+    #[test]
+    fn one_shared_data_ref_walks_up_from_its_leaf() {
+        let r = refs(vec![DataRef::Shared {
+            parent: 7,
+            count: 1,
+        }]);
+        for v in [Verdict::Shared, Verdict::NotShared, Verdict::Undecided] {
+            let got = decide(
+                &r,
+                AT,
+                &[own(0, 3)],
+                |_| None,
+                |p| {
+                    assert_eq!(p, 7);
+                    v
+                },
+            );
+            assert_eq!(got, v);
+        }
+        // Another inode's item in that leaf: undecided.
+        let two = refs(vec![DataRef::Shared {
+            parent: 7,
+            count: 2,
+        }]);
+        assert_eq!(
+            decide(&two, AT, &[own(0, 3)], |_| None, |_| Verdict::NotShared),
+            Verdict::Undecided
+        );
+        let b = |list: Vec<BlockRef>| BlockRefs {
+            found: true,
+            refs: list.len() as u64,
+            list,
+            unknown: false,
+        };
+        // Leaf 7 -> node 8 -> root node 9 of subvolume 256.
+        let tree = |x: u64| match x {
+            7 => Some(b(vec![BlockRef::Parent(8)])),
+            8 => Some(b(vec![BlockRef::Parent(9)])),
+            9 => Some(b(vec![BlockRef::Tree(256)])),
+            _ => None,
+        };
+        assert_eq!(up_from(7, AT, 9, tree), Verdict::NotShared);
+        // The node shared by two snapshots.
+        let shared = |x: u64| match x {
+            8 => Some(b(vec![BlockRef::Parent(9), BlockRef::Parent(10)])),
+            _ => tree(x),
+        };
+        assert_eq!(up_from(7, AT, 9, shared), Verdict::Shared);
+        // An indirect ref on a block that is not the root node.
+        let indirect = |x: u64| match x {
+            8 => Some(b(vec![BlockRef::Tree(256)])),
+            _ => tree(x),
+        };
+        assert_eq!(up_from(7, AT, 9, indirect), Verdict::Undecided);
+        assert_eq!(up_from(7, AT, 9, |_| None), Verdict::Undecided);
+    }
+
+    #[test]
+    fn tree_block_items_parse() {
+        // A skinny METADATA_ITEM: refs 2, generation, flags TREE_BLOCK,
+        // then a TREE_BLOCK_REF (root 5) and a SHARED_BLOCK_REF.
+        let mut d = Vec::new();
+        for v in [2u64, 9, EXTENT_FLAG_TREE_BLOCK] {
+            d.extend_from_slice(&v.to_le_bytes());
+        }
+        d.push(key_type::TREE_BLOCK_REF as u8);
+        d.extend_from_slice(&5u64.to_le_bytes());
+        d.push(key_type::SHARED_BLOCK_REF as u8);
+        d.extend_from_slice(&(30u64 << 12).to_le_bytes());
+        let mut r = BlockRefs::default();
+        r.add(key_type::METADATA_ITEM, 0, &d);
+        r.add(key_type::SHARED_BLOCK_REF, 31 << 12, &[]);
+        assert!(r.found && !r.unknown && r.refs == 2);
+        assert_eq!(
+            r.list,
+            vec![
+                BlockRef::Tree(5),
+                BlockRef::Parent(30 << 12),
+                BlockRef::Parent(31 << 12)
+            ]
+        );
+        // A data extent's item is not a tree block's.
+        let mut data = BlockRefs::default();
+        data.add(key_type::METADATA_ITEM, 0, &[0u8; 24]);
+        assert!(data.unknown && !data.found);
+    }
+
+    #[test]
+    fn what_only_the_kernel_can_tell() {
+        let reloc = refs(vec![
+            ind(256, 300, 0, 1),
+            ind(DATA_RELOC_TREE_OBJECTID, 257, 0, 1),
+        ]);
+        let mut flux = refs(vec![ind(256, 300, 0, 1)]);
+        flux.refs = 2;
+        let mut unknown = refs(vec![ind(256, 300, 0, 1)]);
+        unknown.unknown = true;
+        for r in [reloc, flux, unknown, ExtentRefs::default()] {
+            assert_eq!(
+                decide(
+                    &r,
+                    AT,
+                    &[own(0, 20)],
+                    |_| Some(true),
+                    |_| Verdict::Undecided
+                ),
+                Verdict::Undecided,
+                "{r:?}"
+            );
+        }
+    }
+}

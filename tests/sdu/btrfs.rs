@@ -1,0 +1,383 @@
+//! Btrfs: compressed extents, through FIEMAP (their logical length only,
+//! said once on stderr) and as root through the tree search (their size
+//! on disk, checked by deleting and measuring Data Used); a snapshot
+//! outside the scan; sdu without CAP_SYS_ADMIN.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::args;
+use crate::json;
+use crate::util::*;
+
+fn btrfs(args: &[&str], path: &Path) {
+    run(Command::new("btrfs").args(args).arg(path)).assert_ok();
+}
+
+/// `n` bytes of text that zstd compresses well, different for each `seed`.
+pub fn text(n: usize, seed: u32) -> Vec<u8> {
+    let words = [
+        &b"extent "[..],
+        b"shared ",
+        b"snapshot ",
+        b"reflink ",
+        b"sdu ",
+    ];
+    let mut v = Vec::with_capacity(n + 16);
+    let mut i = seed;
+    while v.len() < n {
+        i = i.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        v.extend_from_slice(words[(i >> 16) as usize % words.len()]);
+    }
+    v.truncate(n);
+    v
+}
+
+/// The note sdu prints once when compressed extents were counted at
+/// their logical length.
+pub fn compressed_note(files: u64, bytes: u64) -> String {
+    format!(
+        "sdu: {bytes} bytes of compressed data in {files} file(s) are counted at their \
+         uncompressed size: FIEMAP cannot tell their size on disk (as root, sdu reads it)\n"
+    )
+}
+
+/// A directory with `compression zstd`: two text files (compressed), a
+/// reflink of one, and random data (which Btrfs stores uncompressed).
+fn compressed_tree(d: &Path) -> u64 {
+    let z = d.join("z");
+    std::fs::create_dir(&z).unwrap();
+    run(Command::new("btrfs")
+        .args(["property", "set"])
+        .arg(&z)
+        .args(["compression", "zstd"]))
+    .assert_ok();
+    std::fs::write(z.join("a"), text(1 << 20, 1)).unwrap();
+    std::fs::write(z.join("b"), text(300_000, 2)).unwrap();
+    write_file(&z.join("random"), 256 << 10);
+    sync_fs(d);
+    run(Command::new("cp")
+        .args(["--reflink=always"])
+        .arg(z.join("a"))
+        .arg(z.join("a2")))
+    .assert_ok();
+    sync_fs(d);
+    // Every extent of a, a2 and b is compressed: their logical lengths are
+    // their sizes rounded up to the block.
+    let up = |n: u64| n.div_ceil(4096) * 4096;
+    2 * up(1 << 20) + up(300_000)
+}
+
+/// Without CAP_SYS_ADMIN, compressed extents come from FIEMAP at their
+/// logical length: sdu says so once on stderr, with their bytes, and the
+/// JSON document and `--stats` carry the count.
+#[test]
+fn compressed_bytes_counted_uncompressed_are_reported() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    let want = compressed_tree(d);
+    btrfs(&["filesystem", "sync"], d);
+    assert_setpriv_drops_sys_admin();
+    let out = sdu_unprivileged(&["--json", "-s"], d);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stderr, compressed_note(3, want), "{out:?}");
+    let r = json::parse(&out.stdout);
+    assert_eq!(r.compressed_logical, want);
+    // As root with --fiemap, the same.
+    let fm = run(Command::new(sdu_bin())
+        .args(["--json", "-s", "--fiemap"])
+        .arg(d));
+    assert_eq!((fm.stdout, fm.stderr), (out.stdout, out.stderr));
+
+    let out = sdu_unprivileged(&["-s", "--stats"], d);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let line = format!("  compressed, counted uncompressed       3 ({want} bytes)\n");
+    assert!(
+        out.stderr.contains(&line),
+        "{line:?} not in\n{}",
+        out.stderr
+    );
+    assert_eq!(out.stderr.matches("bytes of compressed data").count(), 1);
+
+    // Nothing compressed: no note, no key.
+    let plain = d.join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    write_file(&plain.join("f"), 64 << 10);
+    sync_fs(d);
+    let out = sdu_unprivileged(&["--json", "-s"], &plain);
+    assert_eq!((out.code, out.stderr.as_str()), (Some(0), ""), "{out:?}");
+    assert_eq!(json::parse(&out.stdout).compressed_logical, 0);
+}
+
+/// `Used:` of the `Data,` line of `btrfs filesystem usage -b`, after a
+/// `btrfs filesystem sync`.
+fn data_used(mnt: &Path) -> u64 {
+    btrfs(&["filesystem", "sync"], mnt);
+    let out = run(Command::new("btrfs")
+        .args(["filesystem", "usage", "-b"])
+        .arg(mnt));
+    let text = out.stdout_str().to_string();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Data,"))
+        .unwrap_or_else(|| panic!("no Data line:\n{text}"));
+    line.split_once("Used:")
+        .and_then(|(_, r)| r.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no Used in {line}"))
+}
+
+/// `sdu --json -s DIR` as root, which must say nothing (no compressed
+/// bytes are counted uncompressed), and its one entry.
+fn root_figures(dir: &Path) -> json::Entry {
+    let out = run(Command::new(sdu_bin()).args(["--json", "-s"]).arg(dir));
+    assert_eq!((out.code, out.stderr.as_str()), (Some(0), ""), "{out:?}");
+    let r = json::parse(&out.stdout);
+    assert_eq!(r.compressed_logical, 0);
+    r.entries.last().unwrap().clone()
+}
+
+/// As root, compressed extents count at their size on disk: deleting a
+/// directory frees its reclaimable, to the byte (Data Used of `btrfs
+/// filesystem usage -b`). z holds compressed files, a reflink of one of
+/// them and random data; w a reflink of z/b. Deleting w frees nothing (z/b
+/// holds the extents); then deleting z frees everything in it. Total stays
+/// du's figure, larger than what z takes on disk.
+#[test]
+fn compressed_as_root_reclaimable_is_what_deleting_frees() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    compressed_tree(d);
+    let w = d.join("w");
+    std::fs::create_dir(&w).unwrap();
+    run(Command::new("cp")
+        .args(["--reflink=always"])
+        .arg(d.join("z/b"))
+        .arg(w.join("b")))
+    .assert_ok();
+    sync_fs(d);
+    let z = d.join("z");
+    let fw = root_figures(&w);
+    assert_eq!(fw.reclaimable, 0, "{fw:?}");
+    assert!(
+        fw.shared > 0 && fw.shared < fw.total,
+        "w/b at its size on disk: {fw:?}"
+    );
+    let before = data_used(d);
+    std::fs::remove_dir_all(&w).unwrap();
+    assert_eq!(before - data_used(d), fw.reclaimable, "deleting w");
+
+    let fz = root_figures(&z);
+    assert_eq!(
+        fz.total,
+        Du::new(&["-B1"]).bytes(&[], z.as_os_str()),
+        "{fz:?}"
+    );
+    assert!(
+        fz.exclusive + fz.shared < fz.total / 2,
+        "compressed text takes far less than its total on disk: {fz:?}"
+    );
+    let before = data_used(d);
+    std::fs::remove_dir_all(&z).unwrap();
+    let freed = before - data_used(d);
+    println!(
+        "w: total {} exclusive {} shared {} reclaimable {}, freed 0\n\
+         z: total {} exclusive {} shared {} reclaimable {}, freed {freed}",
+        fw.total,
+        fw.exclusive,
+        fw.shared,
+        fw.reclaimable,
+        fz.total,
+        fz.exclusive,
+        fz.shared,
+        fz.reclaimable
+    );
+    assert_eq!(freed, fz.reclaimable, "deleting z: {fz:?}");
+    assert_eq!(freed, fz.exclusive + fz.shared, "{fz:?}");
+}
+
+/// Runs sdu without `CAP_SYS_ADMIN` (the test runs as root): setpriv drops
+/// it from the bounding and inheritable sets, so the exec'd sdu has it in
+/// none of its sets.
+fn sdu_unprivileged(args: &[&str], path: &Path) -> Output {
+    run(Command::new("setpriv")
+        .args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
+        .arg(sdu_bin())
+        .args(args)
+        .arg(path))
+}
+
+/// The drop is real: under the same setpriv, CAP_SYS_ADMIN (bit 21) is
+/// not in the effective set.
+fn assert_setpriv_drops_sys_admin() {
+    let out = run(Command::new("setpriv")
+        .args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
+        .args(["grep", "CapEff", "/proc/self/status"]));
+    let hex = out
+        .stdout_str()
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("")
+        .to_string();
+    let eff = u64::from_str_radix(&hex, 16).unwrap_or_else(|_| panic!("{out:?}"));
+    assert_eq!(eff & (1 << 21), 0, "CAP_SYS_ADMIN still effective: {out:?}");
+}
+
+/// A subvolume with old files, a reflink, a read-only snapshot (outside
+/// the scans below), then some files rewritten and added in the origin.
+fn origin_and_snapshot(d: &Path) {
+    btrfs(&["subvolume", "create"], &d.join("vol"));
+    for i in 0..20 {
+        write_file(&d.join(format!("vol/f{i}")), 40_000 + i * 4096);
+    }
+    run(Command::new("cp")
+        .args(["--reflink=always"])
+        .arg(d.join("vol/f0"))
+        .arg(d.join("vol/f0c")))
+    .assert_ok();
+    sync_fs(d);
+    run(Command::new("btrfs")
+        .args(["subvolume", "snapshot", "-r"])
+        .arg(d.join("vol"))
+        .arg(d.join("snap")))
+    .assert_ok();
+    for i in 0..5 {
+        write_file(&d.join(format!("vol/f{i}")), 50_000);
+    }
+    write_file(&d.join("vol/new"), 70_000);
+    sync_fs(d);
+}
+
+/// A snapshot outside the scan: scanning the origin alone (or the snapshot
+/// alone), the tree search says what FIEMAP says: the unchanged files
+/// share with the snapshot, so they are not reclaimable; the rewritten and
+/// new ones are. Without CAP_SYS_ADMIN the same figures, by FIEMAP.
+#[test]
+fn snapshot_outside_the_scan() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    origin_and_snapshot(d);
+    assert_setpriv_drops_sys_admin();
+    for sub in ["vol", "snap"] {
+        let p = d.join(sub);
+        assert_search_matches_fiemap(&p);
+        let r = sdu_json(&args!["-a", &p]);
+        let file = |n: &str| {
+            let want = p.join(n);
+            r.entries
+                .iter()
+                .find(|e| Path::new(&e.path) == want)
+                .unwrap_or_else(|| panic!("no {n}"))
+                .clone()
+        };
+        // f10 is unchanged: shared with the other side, nothing to free.
+        let f10 = file("f10");
+        assert_eq!((f10.shared, f10.reclaimable), (f10.total, 0), "{f10:?}");
+        if sub == "vol" {
+            let new = file("new");
+            assert_eq!((new.shared, new.reclaimable), (0, new.total), "{new:?}");
+            let f1 = file("f1");
+            assert_eq!(
+                f1.reclaimable, f1.total,
+                "rewritten after the snapshot: {f1:?}"
+            );
+        }
+        let out = sdu_unprivileged(&["--json", "-a", "--stats"], &p);
+        assert_eq!(out.code, Some(0), "{out:?}");
+        assert_eq!(
+            json::parse(&out.stdout),
+            r,
+            "without CAP_SYS_ADMIN (FIEMAP) the figures differ"
+        );
+        assert_eq!(
+            stat_value(&out.stderr, "files read by tree search (Btrfs, root)"),
+            0,
+            "{out:?}"
+        );
+    }
+}
+
+/// As root, a compressed snapshot: a subvolume of compressed text files,
+/// a read-only snapshot, then one file rewritten and one appended to in
+/// the origin. The whole filesystem is scanned; deleting the snapshot
+/// frees its reclaimable, to the byte, at the compressed size on disk.
+#[test]
+fn compressed_snapshot_as_root_reclaimable_is_what_deleting_frees() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    let vol = d.join("vol");
+    btrfs(&["subvolume", "create"], &vol);
+    run(Command::new("btrfs")
+        .args(["property", "set"])
+        .arg(&vol)
+        .args(["compression", "zstd"]))
+    .assert_ok();
+    for (i, n) in [
+        (1u32, 1usize << 20),
+        (2, 300_000),
+        (3, 600_000),
+        (4, 50_000),
+    ] {
+        std::fs::write(vol.join(format!("t{i}")), text(n, i)).unwrap();
+    }
+    sync_fs(d);
+    let snap = d.join("snap");
+    run(Command::new("btrfs")
+        .args(["subvolume", "snapshot", "-r"])
+        .arg(&vol)
+        .arg(&snap))
+    .assert_ok();
+    std::fs::write(vol.join("t1"), text(1 << 20, 9)).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(vol.join("t3"))
+        .unwrap();
+    std::io::Write::write_all(&mut f, &text(200_000, 7)).unwrap();
+    drop(f);
+    sync_fs(d);
+    assert_search_matches_fiemap(d);
+    let out = run(Command::new(sdu_bin()).args(["--json", "--stats"]).arg(d));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    // Files the tree search cannot decide (the snapshot's copy of t1,
+    // whose one ref is the snapshot's own, in a leaf as old as the
+    // snapshot) take FIEMAP's flags and still count at their size on disk.
+    assert_eq!(
+        out.stderr.matches("bytes of compressed data").count(),
+        0,
+        "{}",
+        out.stderr
+    );
+    println!(
+        "undecided: {}",
+        stat_value(&out.stderr, "tree search undecided, mapped with FIEMAP")
+    );
+    let r = json::parse(&out.stdout);
+    assert_eq!(r.compressed_logical, 0);
+    let s = r
+        .entries
+        .iter()
+        .find(|e| std::path::Path::new(&e.path) == snap)
+        .unwrap()
+        .clone();
+    assert!(s.shared > 0 && s.reclaimable > 0, "{s:?}");
+    let before = data_used(d);
+    run(Command::new("btrfs")
+        .args(["subvolume", "delete", "-C"])
+        .arg(&snap))
+    .assert_ok();
+    btrfs(&["subvolume", "sync"], d);
+    let freed = before - data_used(d);
+    println!(
+        "snap: total {} exclusive {} shared {} reclaimable {}, freed {freed}",
+        s.total, s.exclusive, s.shared, s.reclaimable
+    );
+    assert_eq!(freed, s.reclaimable, "{s:?}");
+}
