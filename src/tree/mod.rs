@@ -23,7 +23,7 @@ pub use union::{Plan, Reclaim};
 use crate::extents::Sweep;
 use crate::figures::{self, Kind, Stats};
 use crate::probe::Granularity;
-use crate::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
+use crate::records::{FileRec, Link, NO_NODE, Nodes, TOP};
 
 /// Which of du's rules the roll-up follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -44,22 +44,32 @@ pub struct Rules {
 }
 
 /// The walked tree with its rolled-up figures.
+///
+/// The nodes are kept in columns ([`Nodes`]). A directory's rolled-up
+/// figures are a [`Stats`] of their own; a `-a` file leaf that nothing was
+/// credited to has its own figures as its rolled-up ones, so it keeps
+/// none twice.
 #[derive(Debug)]
 pub struct Tree {
-    nodes: Vec<NodeRec>,
-    /// Nodes du's rules skip, with everything below them.
+    nodes: Nodes,
+    /// Nodes du's rules skip, with everything below them (empty: none).
     hidden: Vec<bool>,
     /// Nodes after which du's traversal of their root stops (a directory
     /// moved while it was read).
     stops: Vec<u32>,
     /// What sets of entries free, when kept ([`Rules::keep_sets`]).
     reclaim: Option<Reclaim>,
-    /// Figures of the subtree of each node.
-    figures: Vec<Stats>,
+    /// Per node: the index of its rolled-up figures in `rolled`, or
+    /// [`OWN`].
+    slot: Vec<u32>,
+    rolled: Vec<Stats>,
     /// Children of each node, as ranges into `child_ids`.
     child_start: Vec<u32>,
     child_ids: Vec<u32>,
 }
+
+/// A node's rolled-up figures are its own (a leaf credited nothing).
+const OWN: u32 = u32::MAX;
 
 /// One entry as the reports see it.
 #[derive(Debug)]
@@ -76,13 +86,96 @@ pub struct Entry<'a> {
     pub figures: &'a Stats,
 }
 
+/// A node as the walk recorded it ([`crate::records::NodeRec`]), its name
+/// borrowed from the tree.
+#[derive(Clone, Copy, Debug)]
+pub struct Record<'a> {
+    /// Its id.
+    pub id: u32,
+    /// The parent's id, or [`NO_NODE`].
+    pub parent: u32,
+    /// Levels below its root.
+    pub depth: u32,
+    /// What it is.
+    pub kind: Kind,
+    /// A `-a` file entry, whose figures are also in its parent's own.
+    pub leaf: bool,
+    /// Its position among its directory's entries in getdents order.
+    pub order: u32,
+    /// The entry's name; for a root, the path as given.
+    pub name: &'a [u8],
+    /// The node's own inode plus its singly-linked non-directory entries.
+    pub own: Stats,
+}
+
+/// The rolled-up figures while they are computed: a slot for every node
+/// but the `-a` leaves, and one for a leaf when something is credited to
+/// it.
+struct Acc {
+    slot: Vec<u32>,
+    full: Vec<Stats>,
+    /// Reclaimable bytes credited at a slot's node and, after the roll-up,
+    /// at every ancestor.
+    at: Vec<u64>,
+}
+
+impl Acc {
+    /// Every node but the leaves, with its own figures, slots in id order.
+    fn new(nodes: &Nodes) -> Acc {
+        let n = nodes.len();
+        let dirs = (0..n).filter(|&i| !nodes.leaf(i)).count();
+        let mut acc = Acc {
+            slot: Vec::with_capacity(n),
+            full: Vec::with_capacity(dirs),
+            at: Vec::new(),
+        };
+        for i in 0..n {
+            if nodes.leaf(i) {
+                acc.slot.push(OWN);
+            } else {
+                acc.slot.push(acc.full.len() as u32);
+                acc.full.push(nodes.own(i));
+            }
+        }
+        acc
+    }
+
+    /// The slot of node `i`, made when it has none.
+    fn slot_of(&mut self, nodes: &Nodes, i: usize) -> usize {
+        if self.slot[i] == OWN {
+            assert!(
+                self.full.len() < OWN as usize,
+                "more than 4 billion entries"
+            );
+            self.slot[i] = self.full.len() as u32;
+            self.full.push(nodes.own(i));
+        }
+        self.slot[i] as usize
+    }
+
+    /// Node `i`'s figures, to credit.
+    fn stats(&mut self, nodes: &Nodes, i: usize) -> &mut Stats {
+        let s = self.slot_of(nodes, i);
+        &mut self.full[s]
+    }
+
+    /// Credits `bytes` as reclaimable at node `i`.
+    fn reclaim_at(&mut self, nodes: &Nodes, i: usize, bytes: u64) {
+        let s = self.slot_of(nodes, i);
+        if self.at.len() < self.full.len() {
+            self.at.resize(self.full.len(), 0);
+        }
+        self.at[s] = self.at[s].saturating_add(bytes);
+    }
+}
+
 impl Tree {
     /// Rolls up the walk's records and credits shared data from the sweep.
     ///
     /// `granularity(fs)` says how the filesystem of extent space `fs` frees
     /// shared data.
     pub fn build(
-        nodes: Vec<NodeRec>,
+        nodes: impl Into<Nodes>,
         links: Vec<Link>,
         files: &[FileRec],
         sweep: &Sweep,
@@ -93,77 +186,88 @@ impl Tree {
 
     /// [`Tree::build`], following du's `rules`.
     pub fn build_with(
-        nodes: Vec<NodeRec>,
+        nodes: impl Into<Nodes>,
         mut links: Vec<Link>,
         files: &[FileRec],
         sweep: &Sweep,
         granularity: impl Fn(u32) -> Granularity,
         rules: Rules,
     ) -> Tree {
+        let mut nodes: Nodes = nodes.into();
+        nodes.shrink_to_fit();
         let n = nodes.len();
-        let mut figures: Vec<Stats> = nodes.iter().map(|r| r.own).collect();
+        let mut acc = Acc::new(&nodes);
         // A parent is always created before its children, so its id is
-        // smaller: one pass from the highest id rolls everything up.
+        // smaller: one pass from the highest id rolls everything up. A
+        // leaf's figures are already in its parent's own.
         for id in (1..n).rev() {
-            let r = &nodes[id];
-            if !r.leaf && r.parent != NO_NODE {
-                let f = figures[id];
-                figures[r.parent as usize] += f;
+            let p = nodes.parent(id);
+            if !nodes.leaf(id) && p != NO_NODE {
+                let f = acc.full[acc.slot[id] as usize];
+                acc.full[acc.slot[p as usize] as usize] += f;
             }
         }
         let mut c = Crediting {
             nodes: &nodes,
             stamp: vec![0; n],
             generation: 0,
-            reclaim_at: vec![0; n],
         };
         links.sort_unstable_by_key(|l| (l.inode(), l.node));
         let counted = rules.du.then(|| du::counted(&nodes, &links));
-        let hidden = counted
-            .as_ref()
-            .map_or_else(|| vec![false; n], |c| c.hidden.clone());
-        let separate = rules.separate_dirs.then(|| {
-            let own: Vec<Stats> = nodes.iter().map(|r| r.own).collect();
-            c.separate(&own, &links, counted.as_ref())
-        });
-        c.credit_links(&mut figures, &links, counted.as_ref().map(|c| &c.links[..]));
+        let separate = rules
+            .separate_dirs
+            .then(|| c.separate(&acc, &links, counted.as_ref()));
+        c.credit_links(&mut acc, &links, counted.as_ref().map(|c| &c.links[..]));
         let file_links = FileLinks::new(files, &links);
-        c.credit_sweep(&mut figures, &file_links, sweep, &granularity);
+        c.credit_sweep(&mut acc, &file_links, sweep, &granularity);
+        drop(c);
         let reclaim = rules
             .keep_sets
-            .then(|| Reclaim::new(&nodes, &links, &file_links, sweep, &granularity));
+            .then(|| Reclaim::new(&links, &file_links, sweep, &granularity));
+        drop(file_links);
+        drop(links);
         // Reclaimable bytes credited at a lowest common ancestor belong to
         // every ancestor too. Leaves are included: their credits are theirs
         // alone.
-        let mut at = c.reclaim_at;
-        for id in (1..n).rev() {
-            let p = nodes[id].parent;
-            if p != NO_NODE {
-                at[p as usize] = at[p as usize].saturating_add(at[id]);
+        if !acc.at.is_empty() {
+            acc.at.resize(acc.full.len(), 0);
+            for id in (1..n).rev() {
+                let (p, s) = (nodes.parent(id), acc.slot[id]);
+                if p != NO_NODE && s != OWN && acc.at[s as usize] > 0 {
+                    let a = acc.at[s as usize];
+                    let ps = acc.slot[p as usize] as usize;
+                    acc.at[ps] = acc.at[ps].saturating_add(a);
+                }
+            }
+            for (f, r) in acc.full.iter_mut().zip(std::mem::take(&mut acc.at)) {
+                f.reclaimable = f.reclaimable.saturating_add(r);
             }
         }
-        for (f, r) in figures.iter_mut().zip(at) {
-            f.reclaimable = f.reclaimable.saturating_add(r);
-        }
         if let Some(sep) = separate {
-            // The -c total keeps everything.
-            for (id, (f, s)) in figures.iter_mut().zip(sep).enumerate().skip(1) {
-                if !nodes[id].leaf {
+            // The -c total keeps everything. Slots below `sep.len()` are
+            // the nodes that are not leaves, in id order.
+            for (id, &s) in acc.slot.iter().enumerate().skip(1) {
+                if !nodes.leaf(id) {
+                    let f = &mut acc.full[s as usize];
                     *f = Stats {
                         shared: f.shared,
                         reclaimable: f.reclaimable,
-                        ..s
+                        ..sep[s as usize]
                     };
                 }
             }
         }
+        let hidden = counted.map(|c| c.hidden).unwrap_or_default();
         let (child_start, child_ids) = children(&nodes, rules.du);
+        let Acc { slot, mut full, .. } = acc;
+        full.shrink_to_fit();
         Tree {
             nodes,
             stops: Vec::new(),
             hidden,
             reclaim,
-            figures,
+            slot,
+            rolled: full,
             child_start,
             child_ids,
         }
@@ -172,20 +276,22 @@ impl Tree {
     /// The figures of the virtual top node: all roots together, each inode
     /// counted once (the `-c` total).
     pub fn grand_total(&self) -> &Stats {
-        &self.figures[TOP as usize]
+        &self.rolled[self.slot[TOP as usize] as usize]
     }
 
     /// What deleting every entry in `ids` (each with everything below it)
     /// would free, counted once: `None` unless the tree was built with
     /// [`Rules::keep_sets`].
     pub fn frees(&self, ids: &[u32]) -> Option<u64> {
-        self.reclaim.as_ref().map(|r| r.frees(ids))
+        self.reclaim.as_ref().map(|r| r.frees(&self.nodes, ids))
     }
 
     /// A `--to-free` plan among `candidates` (see [`Reclaim::plan`]):
     /// `None` unless the tree was built with [`Rules::keep_sets`].
     pub fn plan(&self, candidates: &[u32], target: u64) -> Option<Plan> {
-        self.reclaim.as_ref().map(|r| r.plan(candidates, target))
+        self.reclaim
+            .as_ref()
+            .map(|r| r.plan(&self.nodes, candidates, target))
     }
 
     /// The entry reached from `root` through the directory entries
@@ -196,7 +302,7 @@ impl Tree {
             id = *self
                 .children_of(id)
                 .iter()
-                .find(|&&c| self.nodes[c as usize].name[..] == name[..])?;
+                .find(|&&c| self.nodes.name(c as usize) == &name[..])?;
         }
         Some(id)
     }
@@ -216,18 +322,32 @@ impl Tree {
 
     /// The name of node `id`: for a root, the path as given.
     pub fn name(&self, id: u32) -> &[u8] {
-        &self.nodes[id as usize].name
+        self.nodes.name(id as usize)
     }
 
     /// The walk's record of node `id` (its own figures, its position in
     /// its directory, whether it is a `-a` leaf): what a saved scan keeps.
-    pub fn record(&self, id: u32) -> &NodeRec {
-        &self.nodes[id as usize]
+    pub fn record(&self, id: u32) -> Record<'_> {
+        let i = id as usize;
+        let n = &self.nodes;
+        Record {
+            id,
+            parent: n.parent(i),
+            depth: n.depth(i),
+            kind: n.kind(i),
+            leaf: n.leaf(i),
+            order: n.order(i),
+            name: n.name(i),
+            own: n.own(i),
+        }
     }
 
     /// The figures of node `id`.
-    pub fn figures(&self, id: u32) -> &Stats {
-        &self.figures[id as usize]
+    pub fn figures(&self, id: u32) -> Stats {
+        match self.slot[id as usize] {
+            OWN => self.nodes.own(id as usize),
+            s => self.rolled[s as usize],
+        }
     }
 
     /// The root ids in the order given.
@@ -246,23 +366,24 @@ impl Tree {
     /// The parent of node `id` ([`NO_NODE`] for [`TOP`] and for a root
     /// inside another root).
     pub fn parent(&self, id: u32) -> u32 {
-        self.nodes[id as usize].parent
+        self.nodes.parent(id as usize)
     }
 
     /// What node `id` is.
     pub fn kind(&self, id: u32) -> Kind {
-        self.nodes[id as usize].kind
+        self.nodes.kind(id as usize)
     }
 
     /// Levels below its root (a root is at depth 0).
     pub fn depth(&self, id: u32) -> u32 {
-        self.nodes[id as usize].depth
+        self.nodes.depth(id as usize)
     }
 
     /// Whether du's rules skip node `id` (a directory met again): it is
     /// never listed.
     pub fn is_hidden(&self, id: u32) -> bool {
-        self.hidden[id as usize]
+        assert!((id as usize) < self.nodes.len(), "no node {id}");
+        self.hidden.get(id as usize).copied().unwrap_or(false)
     }
 
     /// The number of nodes, [`TOP`] included: ids are `0..len()`.
@@ -273,6 +394,17 @@ impl Tree {
     /// Whether the tree has no node but [`TOP`].
     pub fn is_empty(&self) -> bool {
         self.nodes.len() <= 1
+    }
+
+    /// The heap bytes the tree holds (the nodes, the figures, the child
+    /// lists and what set queries keep), for `--stats` and the tests.
+    pub fn heap_bytes(&self) -> usize {
+        self.nodes.heap_bytes()
+            + self.hidden.capacity()
+            + self.slot.capacity() * 4
+            + self.rolled.capacity() * size_of::<Stats>()
+            + (self.child_start.capacity() + self.child_ids.capacity()) * 4
+            + self.reclaim.as_ref().map_or(0, Reclaim::heap_bytes)
     }
 
     fn children_of(&self, id: u32) -> &[u32] {
@@ -291,41 +423,41 @@ impl Tree {
     ) -> Result<(), E> {
         let mut path: Vec<u8> = Vec::new();
         for &root in self.roots() {
-            if self.hidden[root as usize] {
+            if self.is_hidden(root) {
                 continue;
             }
             path.clear();
             // (node, next child index, path length before this node's name)
             let mut stack: Vec<(u32, usize, usize)> = Vec::new();
-            path.extend_from_slice(&self.nodes[root as usize].name);
+            path.extend_from_slice(self.name(root));
             stack.push((root, 0, 0));
             while let Some(top) = stack.last_mut() {
                 let (id, next, _) = *top;
                 let kids = self.children_of(id);
-                let depth = self.nodes[id as usize].depth;
+                let depth = self.depth(id);
                 let descend = max_depth.is_none_or(|d| depth < d);
                 if descend && next < kids.len() {
                     top.1 += 1;
                     let child = kids[next];
-                    if self.hidden[child as usize] {
+                    if self.is_hidden(child) {
                         continue;
                     }
                     let before = path.len();
                     if path.last() != Some(&b'/') {
                         path.push(b'/');
                     }
-                    path.extend_from_slice(&self.nodes[child as usize].name);
+                    path.extend_from_slice(self.name(child));
                     stack.push((child, 0, before));
                     continue;
                 }
                 let (id, _, before) = stack.pop().expect("non-empty");
-                let r = &self.nodes[id as usize];
+                let figures = self.figures(id);
                 f(&Entry {
                     id,
                     path: &path,
-                    depth: r.depth,
-                    kind: r.kind,
-                    figures: &self.figures[id as usize],
+                    depth: self.depth(id),
+                    kind: self.kind(id),
+                    figures: &figures,
                 })?;
                 path.truncate(before);
                 if self.stops.binary_search(&id).is_ok() {
@@ -339,13 +471,10 @@ impl Tree {
 
 /// The state of the crediting passes.
 struct Crediting<'a> {
-    nodes: &'a [NodeRec],
+    nodes: &'a Nodes,
     /// `stamp[node]` = the last generation credited to `node`.
     stamp: Vec<u32>,
     generation: u32,
-    /// Reclaimable bytes credited at a node and, after the roll-up, at
-    /// every ancestor.
-    reclaim_at: Vec<u64>,
 }
 
 impl Crediting<'_> {
@@ -365,20 +494,20 @@ impl Crediting<'_> {
         while node != NO_NODE && self.stamp[node as usize] != self.generation {
             self.stamp[node as usize] = self.generation;
             f(node as usize);
-            node = self.nodes[node as usize].parent;
+            node = self.nodes.parent(node as usize);
         }
     }
 
     /// `-S`: each node's figures without its subdirectories: its own, plus
     /// each inode linked in it once (under du's rules, only where it is
-    /// counted). `own` are the nodes' own figures.
-    fn separate(
-        &mut self,
-        own: &[Stats],
-        links: &[Link],
-        counted: Option<&du::Counted>,
-    ) -> Vec<Stats> {
-        let mut sep = own.to_vec();
+    /// counted). Indexed by the slots of the nodes that are not leaves (a
+    /// leaf's are never used).
+    fn separate(&mut self, acc: &Acc, links: &[Link], counted: Option<&du::Counted>) -> Vec<Stats> {
+        let nodes = self.nodes;
+        let mut sep: Vec<Stats> = (0..nodes.len())
+            .filter(|&i| !nodes.leaf(i))
+            .map(|i| nodes.own(i))
+            .collect();
         let mut start = 0;
         for group in links.chunk_by(|a, b| a.inode() == b.inode()) {
             let range = start..start + group.len();
@@ -391,13 +520,19 @@ impl Crediting<'_> {
                 }
                 // A -a leaf's link belongs to its directory too (the
                 // directory's own figures leave multiply-linked files out).
-                let r = &self.nodes[l.node as usize];
-                let dir = if r.leaf { Some(r.parent) } else { None };
+                let node = l.node as usize;
+                let dir = if nodes.leaf(node) {
+                    Some(nodes.parent(node))
+                } else {
+                    None
+                };
                 for n in std::iter::once(l.node).chain(dir) {
                     let n = n as usize;
                     if self.stamp[n] != self.generation {
                         self.stamp[n] = self.generation;
-                        sep[n] += stats;
+                        if !nodes.leaf(n) {
+                            sep[acc.slot[n] as usize] += stats;
+                        }
                     }
                 }
             }
@@ -407,27 +542,29 @@ impl Crediting<'_> {
 
     /// The lowest common ancestor of two nodes.
     fn lca(&self, mut a: u32, mut b: u32) -> u32 {
+        let nodes = self.nodes;
         // Roots have depth 0 under the top node: use level = depth + 1 so
         // that the top (level 0) is above them.
         let level = |x: u32| {
             if x == TOP {
                 0
             } else {
-                self.nodes[x as usize].depth + 1
+                nodes.depth(x as usize) + 1
             }
         };
+        let up = |x: u32| nodes.parent(x as usize);
         let (mut la, mut lb) = (level(a), level(b));
         while la > lb {
-            a = self.nodes[a as usize].parent;
+            a = up(a);
             la -= 1;
         }
         while lb > la {
-            b = self.nodes[b as usize].parent;
+            b = up(b);
             lb -= 1;
         }
         while a != b {
-            a = self.nodes[a as usize].parent;
-            b = self.nodes[b as usize].parent;
+            a = up(a);
+            b = up(b);
         }
         a
     }
@@ -436,7 +573,8 @@ impl Crediting<'_> {
     /// union of its links' ancestor chains (under du's rules, `counted`:
     /// only on its counted link's chain), and its exclusive bytes as
     /// reclaimable where all its links lie. `links` is sorted by inode.
-    fn credit_links(&mut self, figures: &mut [Stats], links: &[Link], counted: Option<&[bool]>) {
+    fn credit_links(&mut self, acc: &mut Acc, links: &[Link], counted: Option<&[bool]>) {
+        let nodes = self.nodes;
         let mut start = 0;
         for group in links.chunk_by(|a, b| a.inode() == b.inode()) {
             let range = start..start + group.len();
@@ -445,14 +583,13 @@ impl Crediting<'_> {
             self.next_generation();
             for (i, l) in range.zip(group) {
                 if counted.is_none_or(|c| c[i]) {
-                    self.climb(l.node, |n| figures[n] += stats);
+                    self.climb(l.node, |n| *acc.stats(nodes, n) += stats);
                 }
             }
             if figures::all_links_seen(group.len(), group[0].nlink) {
                 let lca = group.iter().map(|l| l.node).reduce(|a, b| self.lca(a, b));
                 if let Some(lca) = lca {
-                    let r = &mut self.reclaim_at[lca as usize];
-                    *r = r.saturating_add(stats.exclusive);
+                    acc.reclaim_at(nodes, lca as usize, stats.exclusive);
                 }
             }
         }
@@ -465,7 +602,7 @@ impl Crediting<'_> {
     /// with something outside the scan.
     fn credit_sweep(
         &mut self,
-        figures: &mut [Stats],
+        acc: &mut Acc,
         files: &FileLinks,
         sweep: &Sweep,
         granularity: impl Fn(u32) -> Granularity,
@@ -473,6 +610,7 @@ impl Crediting<'_> {
         if files.ranges.is_empty() {
             return;
         }
+        let nodes = self.nodes;
         // The lowest common ancestor of each file's links, when all its
         // links were seen.
         let contained: Vec<Option<u32>> = (0..files.ranges.len() as u32)
@@ -487,7 +625,8 @@ impl Crediting<'_> {
             for &f in seg.files {
                 for &node in files.nodes(f) {
                     self.climb(node, |n| {
-                        figures[n].shared = figures[n].shared.saturating_add(seg.bytes)
+                        let s = acc.stats(nodes, n);
+                        s.shared = s.shared.saturating_add(seg.bytes);
                     });
                 }
             }
@@ -511,8 +650,7 @@ impl Crediting<'_> {
                     }
                 }
                 if let Some(at) = lca {
-                    let r = &mut self.reclaim_at[at as usize];
-                    *r = r.saturating_add(u.bytes);
+                    acc.reclaim_at(nodes, at as usize, u.bytes);
                 }
             }
         }
@@ -521,33 +659,40 @@ impl Crediting<'_> {
 
 /// Builds the child lists: siblings sorted by name (`du_order`: in du's
 /// order, getdents), the roots in the order given.
-fn children(nodes: &[NodeRec], du_order: bool) -> (Vec<u32>, Vec<u32>) {
+fn children(nodes: &Nodes, du_order: bool) -> (Vec<u32>, Vec<u32>) {
     let n = nodes.len();
     let mut start = vec![0u32; n + 1];
     // A root nested in another root is a top of its own (parent NO_NODE) but
     // is listed among the roots, in the order given.
-    let parent = |r: &NodeRec| if r.parent == NO_NODE { TOP } else { r.parent };
-    for r in nodes.iter().skip(1) {
-        start[parent(r) as usize + 1] += 1;
+    let parent = |i: usize| match nodes.parent(i) {
+        NO_NODE => TOP,
+        p => p,
+    };
+    for i in 1..n {
+        start[parent(i) as usize + 1] += 1;
     }
     for i in 0..n {
         start[i + 1] += start[i];
     }
-    let mut fill = start.clone();
     let mut ids = vec![0u32; start[n] as usize];
-    for (id, r) in nodes.iter().enumerate().skip(1) {
-        let p = parent(r) as usize;
-        ids[fill[p] as usize] = id as u32;
-        fill[p] += 1;
+    {
+        // Fill each node's range from its end down, then the ids come in
+        // ascending order within it, as a forward fill gives them.
+        let mut fill: Vec<u32> = start[1..].to_vec();
+        for id in (1..n).rev() {
+            let p = parent(id) as usize;
+            fill[p] -= 1;
+            ids[fill[p] as usize] = id as u32;
+        }
     }
     for p in 1..n {
         let (a, b) = (start[p] as usize, start[p + 1] as usize);
         if b - a > 1 {
             if du_order {
-                ids[a..b].sort_unstable_by_key(|&x| nodes[x as usize].order);
+                ids[a..b].sort_unstable_by_key(|&x| nodes.order(x as usize));
             } else {
                 ids[a..b]
-                    .sort_unstable_by(|&x, &y| nodes[x as usize].name.cmp(&nodes[y as usize].name));
+                    .sort_unstable_by(|&x, &y| nodes.name(x as usize).cmp(nodes.name(y as usize)));
             }
         }
     }
@@ -558,6 +703,7 @@ fn children(nodes: &[NodeRec], du_order: bool) -> (Vec<u32>, Vec<u32>) {
 mod tests {
     use super::*;
     use crate::extents::SharedIndex;
+    use crate::records::NodeRec;
 
     fn rec(id: u32, parent: u32, depth: u32, name: &str, own: u64) -> NodeRec {
         NodeRec {

@@ -1,0 +1,623 @@
+//! The node store: the walk's [`NodeRec`]s kept in columns, names in one
+//! arena and figures as compact as their values allow.
+//!
+//! A browser keeps every entry, files included, so the bytes per entry
+//! decide its memory. A [`NodeRec`] is 120 bytes plus a boxed name; a
+//! node here is about 40 plus its name's bytes:
+//!
+//! - parent, depth, order: `u32` each; kind and leaf: one byte;
+//! - the name: its bytes in one arena, a `u32` offset into it;
+//! - its own figures ([`Figs`]): apparent and total, and a `u32` code. A
+//!   file alone (exclusive and reclaimable equal to total, nothing shared,
+//!   one file, no time) and an empty record need nothing more; any other
+//!   record (a directory, a file with shared extents, `--time`) keeps the
+//!   rest of its figures in a side table.
+//!
+//! Nothing is lost: [`Nodes::get`] gives back the [`NodeRec`] pushed.
+
+use crate::figures::{Kind, Stats, Timestamp};
+
+use super::NodeRec;
+
+/// The figures of many records, by index.
+#[derive(Clone, Debug, Default)]
+pub struct Figs {
+    apparent: Vec<u64>,
+    total: Vec<u64>,
+    /// [`PLAIN`], [`EMPTY`], or an index into `rest`.
+    code: Vec<u32>,
+    rest: Vec<Rest>,
+}
+
+/// One file alone: exclusive = reclaimable = total, nothing shared, one
+/// file, no directory, no time.
+const PLAIN: u32 = u32::MAX;
+/// Nothing but apparent and total (all other figures 0, no time).
+const EMPTY: u32 = u32::MAX - 1;
+
+/// The figures [`Figs`] does not keep inline.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Rest {
+    exclusive: u64,
+    shared: u64,
+    reclaimable: u64,
+    files: u64,
+    dirs: u64,
+    time: Option<Timestamp>,
+}
+
+impl Figs {
+    /// Room for `n` records.
+    pub fn with_capacity(n: usize) -> Figs {
+        Figs {
+            apparent: Vec::with_capacity(n),
+            total: Vec::with_capacity(n),
+            code: Vec::with_capacity(n),
+            rest: Vec::new(),
+        }
+    }
+
+    /// The number of records.
+    pub fn len(&self) -> usize {
+        self.code.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.code.is_empty()
+    }
+
+    fn code_of(&mut self, s: &Stats) -> u32 {
+        let r = Rest {
+            exclusive: s.exclusive,
+            shared: s.shared,
+            reclaimable: s.reclaimable,
+            files: s.files,
+            dirs: s.dirs,
+            time: s.time,
+        };
+        let plain = Rest {
+            exclusive: s.total,
+            reclaimable: s.total,
+            files: 1,
+            ..Rest::default()
+        };
+        if r == plain {
+            PLAIN
+        } else if r == Rest::default() {
+            EMPTY
+        } else {
+            let k = self.rest.len();
+            assert!(
+                k < EMPTY as usize,
+                "more than 4 billion records with figures"
+            );
+            self.rest.push(r);
+            k as u32
+        }
+    }
+
+    /// Appends `s`.
+    pub fn push(&mut self, s: &Stats) {
+        let c = self.code_of(s);
+        self.apparent.push(s.apparent);
+        self.total.push(s.total);
+        self.code.push(c);
+    }
+
+    /// Record `i`.
+    pub fn get(&self, i: usize) -> Stats {
+        let (apparent, total) = (self.apparent[i], self.total[i]);
+        let r = match self.code[i] {
+            PLAIN => Rest {
+                exclusive: total,
+                reclaimable: total,
+                files: 1,
+                ..Rest::default()
+            },
+            EMPTY => Rest::default(),
+            k => self.rest[k as usize],
+        };
+        Stats {
+            apparent,
+            total,
+            exclusive: r.exclusive,
+            shared: r.shared,
+            reclaimable: r.reclaimable,
+            files: r.files,
+            dirs: r.dirs,
+            time: r.time,
+        }
+    }
+
+    /// The reclaimable bytes of record `i` (what [`Figs::get`] gives,
+    /// without the rest).
+    pub fn reclaimable(&self, i: usize) -> u64 {
+        match self.code[i] {
+            PLAIN => self.total[i],
+            EMPTY => 0,
+            k => self.rest[k as usize].reclaimable,
+        }
+    }
+
+    /// Replaces record `i` by `s`.
+    pub fn set(&mut self, i: usize, s: &Stats) {
+        self.apparent[i] = s.apparent;
+        self.total[i] = s.total;
+        let old = self.code[i];
+        let new = self.code_of(s);
+        if old != PLAIN && old != EMPTY && new != PLAIN && new != EMPTY {
+            // Reuse the old slot rather than leave it unused.
+            let r = self.rest.pop().expect("just pushed");
+            self.rest[old as usize] = r;
+            self.code[i] = old;
+        } else {
+            self.code[i] = new;
+        }
+    }
+
+    fn shrink_to_fit(&mut self) {
+        self.apparent.shrink_to_fit();
+        self.total.shrink_to_fit();
+        self.code.shrink_to_fit();
+        self.rest.shrink_to_fit();
+    }
+
+    /// Heap bytes held.
+    fn heap_bytes(&self) -> usize {
+        self.apparent.capacity() * 8
+            + self.total.capacity() * 8
+            + self.code.capacity() * 4
+            + self.rest.capacity() * size_of::<Rest>()
+    }
+}
+
+/// Names in one arena: name `i` is `bytes[start(i)..start(i + 1)]`.
+///
+/// Offsets are kept in 32 bits; past 4 GiB of names, `wraps` lists the
+/// indices where the high half steps up, so that any size is exact.
+#[derive(Clone, Debug)]
+struct Names {
+    bytes: Vec<u8>,
+    /// The low 32 bits of each name's start, then of the end.
+    start: Vec<u32>,
+    /// Indices `i` where `start(i) >> 32` is one more than at `i - 1`.
+    wraps: Vec<u32>,
+}
+
+impl Default for Names {
+    fn default() -> Names {
+        Names::with_capacity(0)
+    }
+}
+
+impl Names {
+    fn with_capacity(n: usize) -> Names {
+        let mut start = Vec::with_capacity(n + 1);
+        start.push(0);
+        Names {
+            bytes: Vec::new(),
+            start,
+            wraps: Vec::new(),
+        }
+    }
+
+    /// Records that the next name starts at `at`.
+    fn end_at(&mut self, at: u64) {
+        let i = self.start.len();
+        let high = self.wraps.len() as u64;
+        for _ in high..at >> 32 {
+            self.wraps.push(i as u32);
+        }
+        self.start.push(at as u32);
+    }
+
+    fn push(&mut self, name: &[u8]) {
+        self.bytes.extend_from_slice(name);
+        self.end_at(self.bytes.len() as u64);
+    }
+
+    fn offset(&self, i: usize) -> usize {
+        let high = self.wraps.partition_point(|&w| w as usize <= i) as u64;
+        ((high << 32) | u64::from(self.start[i])) as usize
+    }
+
+    fn get(&self, i: usize) -> &[u8] {
+        &self.bytes[self.offset(i)..self.offset(i + 1)]
+    }
+
+    fn len(&self, i: usize) -> usize {
+        self.offset(i + 1) - self.offset(i)
+    }
+}
+
+/// [`Kind`] in the low two bits of a flag byte, the leaf bit above.
+const LEAF: u8 = 4;
+
+fn kind_bits(k: Kind) -> u8 {
+    match k {
+        Kind::Dir => 0,
+        Kind::File => 1,
+        Kind::Symlink => 2,
+        Kind::Other => 3,
+    }
+}
+
+fn kind_of(bits: u8) -> Kind {
+    match bits & 3 {
+        0 => Kind::Dir,
+        1 => Kind::File,
+        2 => Kind::Symlink,
+        _ => Kind::Other,
+    }
+}
+
+/// Node records in columns (see the module's documentation).
+#[derive(Clone, Debug, Default)]
+pub struct Nodes {
+    /// The node ids, when the records are not in id order (a walk's
+    /// shard); empty otherwise.
+    ids: Vec<u32>,
+    parent: Vec<u32>,
+    depth: Vec<u32>,
+    order: Vec<u32>,
+    flags: Vec<u8>,
+    names: Names,
+    own: Figs,
+}
+
+impl Nodes {
+    /// An empty store with room for `n` records.
+    pub fn with_capacity(n: usize) -> Nodes {
+        Nodes {
+            ids: Vec::new(),
+            parent: Vec::with_capacity(n),
+            depth: Vec::with_capacity(n),
+            order: Vec::with_capacity(n),
+            flags: Vec::with_capacity(n),
+            names: Names::with_capacity(n),
+            own: Figs::with_capacity(n),
+        }
+    }
+
+    /// Appends `r` as the next node (in id order: `r.id` is ignored).
+    pub fn push(&mut self, r: &NodeRec) {
+        self.parent.push(r.parent);
+        self.depth.push(r.depth);
+        self.order.push(r.order);
+        self.flags
+            .push(kind_bits(r.kind) | if r.leaf { LEAF } else { 0 });
+        self.names.push(&r.name);
+        self.own.push(&r.own);
+    }
+
+    /// Appends `r` keeping its id (a walk's shard, in any order), for
+    /// [`Nodes::gather`].
+    pub fn push_with_id(&mut self, r: &NodeRec) {
+        self.ids.push(r.id);
+        self.push(r);
+    }
+
+    /// The records of `parts` (each pushed with [`Nodes::push_with_id`]),
+    /// in id order, `0..n`. An id no part holds gets the default record.
+    /// Each part's columns are freed as soon as they are copied, so that
+    /// the peak is one store and one column, not two stores.
+    pub fn gather(n: usize, mut parts: Vec<Nodes>) -> Nodes {
+        fn column<T: Copy + Default>(
+            n: usize,
+            parts: &mut [Nodes],
+            col: impl Fn(&mut Nodes) -> &mut Vec<T>,
+        ) -> Vec<T> {
+            let mut out = vec![T::default(); n];
+            for p in parts.iter_mut() {
+                let v = std::mem::take(col(p));
+                for (&id, x) in p.ids.iter().zip(v) {
+                    out[id as usize] = x;
+                }
+            }
+            out
+        }
+        let parent = column(n, &mut parts, |p| &mut p.parent);
+        let depth = column(n, &mut parts, |p| &mut p.depth);
+        let order = column(n, &mut parts, |p| &mut p.order);
+        let flags = column(n, &mut parts, |p| &mut p.flags);
+        let apparent = column(n, &mut parts, |p| &mut p.own.apparent);
+        let total = column(n, &mut parts, |p| &mut p.own.total);
+        // Codes index the parts' side tables, which are laid end to end.
+        let mut code = vec![EMPTY; n];
+        let mut rest = Vec::with_capacity(parts.iter().map(|p| p.own.rest.len()).sum());
+        for p in parts.iter_mut() {
+            let base = rest.len() as u32;
+            for (&id, &c) in p.ids.iter().zip(&p.own.code) {
+                code[id as usize] = if c == PLAIN || c == EMPTY {
+                    c
+                } else {
+                    base + c
+                };
+            }
+            p.own.code = Vec::new();
+            rest.append(&mut p.own.rest);
+        }
+        // Names: each id's length, then the offsets, then the bytes.
+        let mut len = vec![0u32; n];
+        for p in parts.iter() {
+            for (k, &id) in p.ids.iter().enumerate() {
+                len[id as usize] = p.names.len(k) as u32;
+            }
+        }
+        let mut names = Names::with_capacity(n);
+        let mut at = 0u64;
+        for l in len {
+            at += u64::from(l);
+            names.end_at(at);
+        }
+        names.bytes = vec![0u8; at as usize];
+        for p in parts.iter_mut() {
+            for (k, &id) in p.ids.iter().enumerate() {
+                let a = names.offset(id as usize);
+                let src = p.names.get(k);
+                names.bytes[a..a + src.len()].copy_from_slice(src);
+            }
+            p.names = Names::default();
+            p.ids = Vec::new();
+        }
+        Nodes {
+            ids: Vec::new(),
+            parent,
+            depth,
+            order,
+            flags,
+            names,
+            own: Figs {
+                apparent,
+                total,
+                code,
+                rest,
+            },
+        }
+    }
+
+    /// The number of nodes.
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.parent.is_empty()
+    }
+
+    /// Node `i`'s parent id.
+    pub fn parent(&self, i: usize) -> u32 {
+        self.parent[i]
+    }
+
+    /// Sets node `i`'s parent id.
+    pub fn set_parent(&mut self, i: usize, p: u32) {
+        self.parent[i] = p;
+    }
+
+    /// Node `i`'s depth below its root.
+    pub fn depth(&self, i: usize) -> u32 {
+        self.depth[i]
+    }
+
+    /// Node `i`'s position among its directory's entries.
+    pub fn order(&self, i: usize) -> u32 {
+        self.order[i]
+    }
+
+    /// What node `i` is.
+    pub fn kind(&self, i: usize) -> Kind {
+        kind_of(self.flags[i])
+    }
+
+    /// Whether node `i` is a `-a` leaf.
+    pub fn leaf(&self, i: usize) -> bool {
+        self.flags[i] & LEAF != 0
+    }
+
+    /// Node `i`'s name.
+    pub fn name(&self, i: usize) -> &[u8] {
+        self.names.get(i)
+    }
+
+    /// Node `i`'s own figures.
+    pub fn own(&self, i: usize) -> Stats {
+        self.own.get(i)
+    }
+
+    /// Node `i`'s own reclaimable bytes.
+    pub fn own_reclaimable(&self, i: usize) -> u64 {
+        self.own.reclaimable(i)
+    }
+
+    /// Replaces node `i`'s own figures.
+    pub fn set_own(&mut self, i: usize, s: &Stats) {
+        self.own.set(i, s);
+    }
+
+    /// Node `i` as the walk recorded it.
+    pub fn get(&self, i: usize) -> NodeRec {
+        NodeRec {
+            id: self.ids.get(i).copied().unwrap_or(i as u32),
+            parent: self.parent[i],
+            depth: self.depth[i],
+            kind: self.kind(i),
+            leaf: self.leaf(i),
+            order: self.order[i],
+            name: self.name(i).into(),
+            own: self.own(i),
+        }
+    }
+
+    /// Gives back the spare capacity.
+    pub fn shrink_to_fit(&mut self) {
+        self.ids.shrink_to_fit();
+        self.parent.shrink_to_fit();
+        self.depth.shrink_to_fit();
+        self.order.shrink_to_fit();
+        self.flags.shrink_to_fit();
+        self.names.bytes.shrink_to_fit();
+        self.names.start.shrink_to_fit();
+        self.names.wraps.shrink_to_fit();
+        self.own.shrink_to_fit();
+    }
+
+    /// The heap bytes the store holds.
+    pub fn heap_bytes(&self) -> usize {
+        self.ids.capacity() * 4
+            + self.parent.capacity() * 4
+            + self.depth.capacity() * 4
+            + self.order.capacity() * 4
+            + self.flags.capacity()
+            + self.names.bytes.capacity()
+            + self.names.start.capacity() * 4
+            + self.names.wraps.capacity() * 4
+            + self.own.heap_bytes()
+    }
+}
+
+impl From<Vec<NodeRec>> for Nodes {
+    /// `nodes` indexed by id.
+    fn from(nodes: Vec<NodeRec>) -> Nodes {
+        let mut out = Nodes::with_capacity(nodes.len());
+        for r in &nodes {
+            out.push(r);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(apparent: u64, total: u64, exclusive: u64, shared: u64, reclaimable: u64) -> Stats {
+        Stats {
+            apparent,
+            total,
+            exclusive,
+            shared,
+            reclaimable,
+            files: 1,
+            dirs: 0,
+            time: None,
+        }
+    }
+
+    /// Every kind of figures comes back as pushed, and a replaced record
+    /// too, whatever its code was before.
+    #[test]
+    fn figures_round_trip() {
+        let all = [
+            stats(10, 4096, 4096, 0, 4096),
+            Stats::default(),
+            Stats {
+                apparent: 3,
+                total: 7,
+                ..Stats::default()
+            },
+            stats(10, 4096, 0, 4096, 0),
+            Stats {
+                files: 3,
+                dirs: 1,
+                time: Some(Timestamp { secs: -5, nanos: 7 }),
+                ..stats(1, 2, 2, 0, 2)
+            },
+        ];
+        let mut f = Figs::with_capacity(0);
+        for s in &all {
+            f.push(s);
+        }
+        for (i, s) in all.iter().enumerate() {
+            assert_eq!(f.get(i), *s);
+            assert_eq!(f.reclaimable(i), s.reclaimable);
+        }
+        for i in 0..all.len() {
+            for s in &all {
+                let mut g = f.clone();
+                g.set(i, s);
+                assert_eq!(g.get(i), *s);
+                for (j, t) in all.iter().enumerate() {
+                    if j != i {
+                        assert_eq!(g.get(j), *t, "set {i} broke {j}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn names_past_four_gib_of_offsets() {
+        let mut n = Names::with_capacity(0);
+        n.end_at(5);
+        n.end_at((1 << 32) + 3);
+        n.end_at((3 << 32) + 1);
+        assert_eq!(n.offset(0), 0);
+        assert_eq!(n.offset(1), 5);
+        assert_eq!(n.offset(2), (1 << 32) + 3);
+        assert_eq!(n.offset(3), (3 << 32) + 1);
+    }
+
+    fn rec(id: u32, parent: u32, name: &str, leaf: bool, own: Stats) -> NodeRec {
+        NodeRec {
+            id,
+            parent,
+            depth: id % 3,
+            kind: if leaf { Kind::Symlink } else { Kind::Dir },
+            leaf,
+            order: id * 7,
+            name: name.as_bytes().into(),
+            own,
+        }
+    }
+
+    #[test]
+    fn gather_puts_records_in_id_order_with_defaults_for_gaps() {
+        let recs: Vec<NodeRec> = (0..9u32)
+            .map(|i| {
+                let own = if i % 2 == 0 {
+                    stats(u64::from(i), 512, 512, 0, 512)
+                } else {
+                    Stats {
+                        dirs: 1,
+                        ..stats(u64::from(i), 9, 3, 4, 2)
+                    }
+                };
+                rec(
+                    i,
+                    i.saturating_sub(1),
+                    &"n".repeat(i as usize),
+                    i % 3 == 0,
+                    own,
+                )
+            })
+            .collect();
+        // Two shards in walk order; id 4 is missing.
+        let mut a = Nodes::default();
+        let mut b = Nodes::default();
+        for i in [8usize, 1, 5, 2] {
+            a.push_with_id(&recs[i]);
+        }
+        for i in [0usize, 7, 3, 6] {
+            b.push_with_id(&recs[i]);
+        }
+        let g = Nodes::gather(9, vec![a, b]);
+        assert_eq!(g.len(), 9);
+        for (i, r) in recs.iter().enumerate() {
+            let got = g.get(i);
+            if i == 4 {
+                let d = NodeRec {
+                    id: 4,
+                    ..NodeRec::default()
+                };
+                assert_eq!(format!("{got:?}"), format!("{d:?}"));
+            } else {
+                assert_eq!(format!("{got:?}"), format!("{r:?}"));
+            }
+        }
+        let from: Nodes = recs.clone().into();
+        assert_eq!(format!("{:?}", from.get(8)), format!("{:?}", recs[8]));
+    }
+}
