@@ -5,28 +5,37 @@
 //! decide its memory. A [`NodeRec`] is 120 bytes plus a boxed name; a
 //! node here is about 40 plus its name's bytes:
 //!
-//! - parent, depth, order: `u32` each; kind and leaf: one byte;
+//! - parent and order: `u32` each; kind and leaf: one byte; the depth is
+//!   not kept but counted up the parents (a root is at depth 0, a child one
+//!   below its parent: the walk and saved scans record nothing else);
 //! - the name: its bytes in one arena, a `u32` offset into it;
-//! - its own figures ([`Figs`]): apparent and total, and a `u32` code. A
-//!   file alone (exclusive and reclaimable equal to total, nothing shared,
-//!   one file, no time) and an empty record need nothing more; any other
-//!   record (a directory, a file with shared extents, `--time`) keeps the
-//!   rest of its figures in a side table.
+//! - its own figures ([`Figs`]): apparent size and allocated blocks in 32
+//!   bits each, and a `u32` code. A file alone (exclusive and reclaimable
+//!   equal to total, nothing shared, one file, no time) and an empty record
+//!   need nothing more; any other record (a directory, a file with shared
+//!   extents, `--time`, a size past 32 bits) keeps its figures in a side
+//!   table.
 //!
 //! Nothing is lost: [`Nodes::get`] gives back the [`NodeRec`] pushed.
 
-use crate::figures::{Kind, Stats, Timestamp};
+use crate::figures::{Kind, Stats};
 
-use super::NodeRec;
+use super::{NO_NODE, NodeRec, TOP};
 
 /// The figures of many records, by index.
+///
+/// A record that fits keeps 12 bytes: its apparent size and its allocated
+/// 512-byte blocks in 32 bits each, and a code saying what the other
+/// figures are ([`PLAIN`], [`EMPTY`]). Any other record (a directory, a
+/// file with shared extents, with a time, over 4 GiB of size or 2 TiB
+/// allocated) keeps its whole [`Stats`] in a side table, the code its index.
 #[derive(Clone, Debug, Default)]
 pub struct Figs {
-    apparent: Vec<u64>,
-    total: Vec<u64>,
+    apparent: Vec<u32>,
+    blocks: Vec<u32>,
     /// [`PLAIN`], [`EMPTY`], or an index into `rest`.
     code: Vec<u32>,
-    rest: Vec<Rest>,
+    rest: Vec<Stats>,
 }
 
 /// One file alone: exclusive = reclaimable = total, nothing shared, one
@@ -35,23 +44,12 @@ const PLAIN: u32 = u32::MAX;
 /// Nothing but apparent and total (all other figures 0, no time).
 const EMPTY: u32 = u32::MAX - 1;
 
-/// The figures [`Figs`] does not keep inline.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Rest {
-    exclusive: u64,
-    shared: u64,
-    reclaimable: u64,
-    files: u64,
-    dirs: u64,
-    time: Option<Timestamp>,
-}
-
 impl Figs {
     /// Room for `n` records.
     pub fn with_capacity(n: usize) -> Figs {
         Figs {
             apparent: Vec::with_capacity(n),
-            total: Vec::with_capacity(n),
+            blocks: Vec::with_capacity(n),
             code: Vec::with_capacity(n),
             rest: Vec::new(),
         }
@@ -67,74 +65,79 @@ impl Figs {
         self.code.is_empty()
     }
 
-    fn code_of(&mut self, s: &Stats) -> u32 {
-        let r = Rest {
-            exclusive: s.exclusive,
-            shared: s.shared,
-            reclaimable: s.reclaimable,
-            files: s.files,
-            dirs: s.dirs,
-            time: s.time,
-        };
-        let plain = Rest {
-            exclusive: s.total,
-            reclaimable: s.total,
-            files: 1,
-            ..Rest::default()
-        };
-        if r == plain {
-            PLAIN
-        } else if r == Rest::default() {
-            EMPTY
-        } else {
-            let k = self.rest.len();
-            assert!(
-                k < EMPTY as usize,
-                "more than 4 billion records with figures"
-            );
-            self.rest.push(r);
-            k as u32
+    /// The inline form of `s`: (apparent, blocks, code), pushing `s` on the
+    /// side table when it does not fit.
+    fn encode(&mut self, s: &Stats) -> (u32, u32, u32) {
+        let small = u32::try_from(s.apparent).ok().zip(
+            (s.total % 512 == 0)
+                .then(|| u32::try_from(s.total / 512).ok())
+                .flatten(),
+        );
+        if let Some((apparent, blocks)) = small {
+            let t = s.total;
+            let plain = Stats {
+                apparent: s.apparent,
+                total: t,
+                exclusive: t,
+                reclaimable: t,
+                files: 1,
+                ..Stats::default()
+            };
+            if *s == plain {
+                return (apparent, blocks, PLAIN);
+            }
+            let empty = Stats {
+                apparent: s.apparent,
+                total: t,
+                ..Stats::default()
+            };
+            if *s == empty {
+                return (apparent, blocks, EMPTY);
+            }
         }
+        let k = self.rest.len();
+        assert!(
+            k < EMPTY as usize,
+            "more than 4 billion records with figures"
+        );
+        self.rest.push(*s);
+        (0, 0, k as u32)
     }
 
     /// Appends `s`.
     pub fn push(&mut self, s: &Stats) {
-        let c = self.code_of(s);
-        self.apparent.push(s.apparent);
-        self.total.push(s.total);
+        let (a, b, c) = self.encode(s);
+        self.apparent.push(a);
+        self.blocks.push(b);
         self.code.push(c);
     }
 
     /// Record `i`.
     pub fn get(&self, i: usize) -> Stats {
-        let (apparent, total) = (self.apparent[i], self.total[i]);
-        let r = match self.code[i] {
-            PLAIN => Rest {
+        let apparent = u64::from(self.apparent[i]);
+        let total = u64::from(self.blocks[i]) * 512;
+        match self.code[i] {
+            PLAIN => Stats {
+                apparent,
+                total,
                 exclusive: total,
                 reclaimable: total,
                 files: 1,
-                ..Rest::default()
+                ..Stats::default()
             },
-            EMPTY => Rest::default(),
+            EMPTY => Stats {
+                apparent,
+                total,
+                ..Stats::default()
+            },
             k => self.rest[k as usize],
-        };
-        Stats {
-            apparent,
-            total,
-            exclusive: r.exclusive,
-            shared: r.shared,
-            reclaimable: r.reclaimable,
-            files: r.files,
-            dirs: r.dirs,
-            time: r.time,
         }
     }
 
-    /// The reclaimable bytes of record `i` (what [`Figs::get`] gives,
-    /// without the rest).
+    /// The reclaimable bytes of record `i` (what [`Figs::get`] gives).
     pub fn reclaimable(&self, i: usize) -> u64 {
         match self.code[i] {
-            PLAIN => self.total[i],
+            PLAIN => u64::from(self.blocks[i]) * 512,
             EMPTY => 0,
             k => self.rest[k as usize].reclaimable,
         }
@@ -142,10 +145,10 @@ impl Figs {
 
     /// Replaces record `i` by `s`.
     pub fn set(&mut self, i: usize, s: &Stats) {
-        self.apparent[i] = s.apparent;
-        self.total[i] = s.total;
         let old = self.code[i];
-        let new = self.code_of(s);
+        let (a, b, new) = self.encode(s);
+        self.apparent[i] = a;
+        self.blocks[i] = b;
         if old != PLAIN && old != EMPTY && new != PLAIN && new != EMPTY {
             // Reuse the old slot rather than leave it unused.
             let r = self.rest.pop().expect("just pushed");
@@ -158,17 +161,15 @@ impl Figs {
 
     fn shrink_to_fit(&mut self) {
         self.apparent.shrink_to_fit();
-        self.total.shrink_to_fit();
+        self.blocks.shrink_to_fit();
         self.code.shrink_to_fit();
         self.rest.shrink_to_fit();
     }
 
     /// Heap bytes held.
     fn heap_bytes(&self) -> usize {
-        self.apparent.capacity() * 8
-            + self.total.capacity() * 8
-            + self.code.capacity() * 4
-            + self.rest.capacity() * size_of::<Rest>()
+        (self.apparent.capacity() + self.blocks.capacity() + self.code.capacity()) * 4
+            + self.rest.capacity() * size_of::<Stats>()
     }
 }
 
@@ -226,10 +227,13 @@ impl Names {
         &self.bytes[self.offset(i)..self.offset(i + 1)]
     }
 
-    fn len(&self, i: usize) -> usize {
-        self.offset(i + 1) - self.offset(i)
+    fn heap_bytes(&self) -> usize {
+        self.bytes.capacity() + (self.start.capacity() + self.wraps.capacity()) * 4
     }
 }
+
+/// The name of an id no shard held: empty.
+const NO_NAME: u32 = u32::MAX;
 
 /// [`Kind`] in the low two bits of a flag byte, the leaf bit above.
 const LEAF: u8 = 4;
@@ -259,10 +263,16 @@ pub struct Nodes {
     /// shard); empty otherwise.
     ids: Vec<u32>,
     parent: Vec<u32>,
-    depth: Vec<u32>,
     order: Vec<u32>,
     flags: Vec<u8>,
-    names: Names,
+    /// The names, in chunks: one for a store pushed in id order, one per
+    /// shard for a gathered one (so that gathering copies no name).
+    names: Vec<Names>,
+    /// The first name index of each chunk.
+    chunk_start: Vec<u32>,
+    /// Per node: its name's index over the chunks; empty when that is the
+    /// node's id.
+    name_at: Vec<u32>,
     own: Figs,
 }
 
@@ -272,10 +282,11 @@ impl Nodes {
         Nodes {
             ids: Vec::new(),
             parent: Vec::with_capacity(n),
-            depth: Vec::with_capacity(n),
             order: Vec::with_capacity(n),
             flags: Vec::with_capacity(n),
-            names: Names::with_capacity(n),
+            names: vec![Names::with_capacity(n)],
+            chunk_start: vec![0],
+            name_at: Vec::new(),
             own: Figs::with_capacity(n),
         }
     }
@@ -283,12 +294,21 @@ impl Nodes {
     /// Appends `r` as the next node (in id order: `r.id` is ignored).
     pub fn push(&mut self, r: &NodeRec) {
         self.parent.push(r.parent);
-        self.depth.push(r.depth);
         self.order.push(r.order);
         self.flags
             .push(kind_bits(r.kind) | if r.leaf { LEAF } else { 0 });
-        self.names.push(&r.name);
+        if self.names.is_empty() {
+            self.names.push(Names::default());
+            self.chunk_start.push(0);
+        }
+        self.names.last_mut().expect("a chunk").push(&r.name);
         self.own.push(&r.own);
+        debug_assert!(
+            !self.ids.is_empty() || self.depth(self.len() - 1) == r.depth,
+            "node {} at depth {}: one below its parent's",
+            self.len() - 1,
+            r.depth
+        );
     }
 
     /// Appends `r` keeping its id (a walk's shard, in any order), for
@@ -318,11 +338,10 @@ impl Nodes {
             out
         }
         let parent = column(n, &mut parts, |p| &mut p.parent);
-        let depth = column(n, &mut parts, |p| &mut p.depth);
         let order = column(n, &mut parts, |p| &mut p.order);
         let flags = column(n, &mut parts, |p| &mut p.flags);
         let apparent = column(n, &mut parts, |p| &mut p.own.apparent);
-        let total = column(n, &mut parts, |p| &mut p.own.total);
+        let blocks = column(n, &mut parts, |p| &mut p.own.blocks);
         // Codes index the parts' side tables, which are laid end to end.
         let mut code = vec![EMPTY; n];
         let mut rest = Vec::with_capacity(parts.iter().map(|p| p.own.rest.len()).sum());
@@ -338,39 +357,35 @@ impl Nodes {
             p.own.code = Vec::new();
             rest.append(&mut p.own.rest);
         }
-        // Names: each id's length, then the offsets, then the bytes.
-        let mut len = vec![0u32; n];
-        for p in parts.iter() {
-            for (k, &id) in p.ids.iter().enumerate() {
-                len[id as usize] = p.names.len(k) as u32;
-            }
-        }
-        let mut names = Names::with_capacity(n);
-        let mut at = 0u64;
-        for l in len {
-            at += u64::from(l);
-            names.end_at(at);
-        }
-        names.bytes = vec![0u8; at as usize];
+        // Names stay where the shards put them: each id gets its index.
+        let mut name_at = vec![NO_NAME; n];
+        let mut names = Vec::with_capacity(parts.len());
+        let mut chunk_start = Vec::with_capacity(parts.len());
+        let mut base = 0u64;
         for p in parts.iter_mut() {
-            for (k, &id) in p.ids.iter().enumerate() {
-                let a = names.offset(id as usize);
-                let src = p.names.get(k);
-                names.bytes[a..a + src.len()].copy_from_slice(src);
+            let ids = std::mem::take(&mut p.ids);
+            for (k, &id) in ids.iter().enumerate() {
+                name_at[id as usize] = (base + k as u64) as u32;
             }
-            p.names = Names::default();
-            p.ids = Vec::new();
+            assert!(p.names.len() <= 1, "a shard has one chunk of names");
+            if let Some(chunk) = p.names.pop() {
+                chunk_start.push(base as u32);
+                base += ids.len() as u64;
+                names.push(chunk);
+            }
         }
+        assert!(base < u64::from(NO_NAME), "more than 4 billion entries");
         Nodes {
             ids: Vec::new(),
             parent,
-            depth,
             order,
             flags,
             names,
+            chunk_start,
+            name_at,
             own: Figs {
                 apparent,
-                total,
+                blocks,
                 code,
                 rest,
             },
@@ -399,7 +414,18 @@ impl Nodes {
 
     /// Node `i`'s depth below its root.
     pub fn depth(&self, i: usize) -> u32 {
-        self.depth[i]
+        let mut d = 0;
+        let mut x = i;
+        loop {
+            let p = self.parent[x];
+            // Parents have smaller ids: a larger one is a corrupt record,
+            // and stopping there keeps the count finite.
+            if p == TOP || p == NO_NODE || p as usize >= x {
+                return d;
+            }
+            d += 1;
+            x = p as usize;
+        }
     }
 
     /// Node `i`'s position among its directory's entries.
@@ -419,7 +445,19 @@ impl Nodes {
 
     /// Node `i`'s name.
     pub fn name(&self, i: usize) -> &[u8] {
-        self.names.get(i)
+        let k = match self.name_at.get(i) {
+            Some(&k) => k,
+            None if self.name_at.is_empty() => i as u32,
+            None => panic!("no node {i}"),
+        };
+        if k == NO_NAME {
+            return &[];
+        }
+        let c = match &self.chunk_start[..] {
+            [_] => 0,
+            starts => starts.partition_point(|&b| b <= k) - 1,
+        };
+        self.names[c].get((k - self.chunk_start[c]) as usize)
     }
 
     /// Node `i`'s own figures.
@@ -442,7 +480,7 @@ impl Nodes {
         NodeRec {
             id: self.ids.get(i).copied().unwrap_or(i as u32),
             parent: self.parent[i],
-            depth: self.depth[i],
+            depth: self.depth(i),
             kind: self.kind(i),
             leaf: self.leaf(i),
             order: self.order[i],
@@ -455,12 +493,14 @@ impl Nodes {
     pub fn shrink_to_fit(&mut self) {
         self.ids.shrink_to_fit();
         self.parent.shrink_to_fit();
-        self.depth.shrink_to_fit();
         self.order.shrink_to_fit();
         self.flags.shrink_to_fit();
-        self.names.bytes.shrink_to_fit();
-        self.names.start.shrink_to_fit();
-        self.names.wraps.shrink_to_fit();
+        for c in &mut self.names {
+            c.bytes.shrink_to_fit();
+            c.start.shrink_to_fit();
+            c.wraps.shrink_to_fit();
+        }
+        self.name_at.shrink_to_fit();
         self.own.shrink_to_fit();
     }
 
@@ -468,12 +508,10 @@ impl Nodes {
     pub fn heap_bytes(&self) -> usize {
         self.ids.capacity() * 4
             + self.parent.capacity() * 4
-            + self.depth.capacity() * 4
             + self.order.capacity() * 4
             + self.flags.capacity()
-            + self.names.bytes.capacity()
-            + self.names.start.capacity() * 4
-            + self.names.wraps.capacity() * 4
+            + self.names.iter().map(Names::heap_bytes).sum::<usize>()
+            + self.name_at.capacity() * 4
             + self.own.heap_bytes()
     }
 }
@@ -492,6 +530,7 @@ impl From<Vec<NodeRec>> for Nodes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figures::Timestamp;
 
     fn stats(apparent: u64, total: u64, exclusive: u64, shared: u64, reclaimable: u64) -> Stats {
         Stats {
@@ -519,6 +558,15 @@ mod tests {
                 ..Stats::default()
             },
             stats(10, 4096, 0, 4096, 0),
+            // Past 32 bits of size, of blocks, and not whole blocks.
+            stats(1 << 40, 4096, 4096, 0, 4096),
+            stats(7, 1 << 42, 1 << 42, 0, 1 << 42),
+            stats(7, 1000, 1000, 0, 1000),
+            Stats {
+                apparent: u64::MAX,
+                total: u64::MAX,
+                ..Stats::default()
+            },
             Stats {
                 files: 3,
                 dirs: 1,
@@ -564,7 +612,7 @@ mod tests {
         NodeRec {
             id,
             parent,
-            depth: id % 3,
+            depth: id.saturating_sub(1),
             kind: if leaf { Kind::Symlink } else { Kind::Dir },
             leaf,
             order: id * 7,
@@ -594,10 +642,10 @@ mod tests {
                 )
             })
             .collect();
-        // Two shards in walk order; id 4 is missing.
+        // Two shards in walk order; id 8 is missing.
         let mut a = Nodes::default();
         let mut b = Nodes::default();
-        for i in [8usize, 1, 5, 2] {
+        for i in [4usize, 1, 5, 2] {
             a.push_with_id(&recs[i]);
         }
         for i in [0usize, 7, 3, 6] {
@@ -607,9 +655,9 @@ mod tests {
         assert_eq!(g.len(), 9);
         for (i, r) in recs.iter().enumerate() {
             let got = g.get(i);
-            if i == 4 {
+            if i == 8 {
                 let d = NodeRec {
-                    id: 4,
+                    id: 8,
                     ..NodeRec::default()
                 };
                 assert_eq!(format!("{got:?}"), format!("{d:?}"));
@@ -619,5 +667,6 @@ mod tests {
         }
         let from: Nodes = recs.clone().into();
         assert_eq!(format!("{:?}", from.get(8)), format!("{:?}", recs[8]));
+        assert_eq!(from.depth(8), 7);
     }
 }

@@ -14,9 +14,13 @@
 //! inode counts once per run, at its first link in du's traversal (`du`),
 //! and `-S` keeps subdirectories out of a directory's figures.
 
+mod acc;
 mod du;
+mod ranks;
 mod union;
 
+use acc::{Acc, OWN, children, parent_or_top};
+use ranks::Ranks;
 use union::FileLinks;
 pub use union::{Plan, Reclaim};
 
@@ -59,17 +63,15 @@ pub struct Tree {
     stops: Vec<u32>,
     /// What sets of entries free, when kept ([`Rules::keep_sets`]).
     reclaim: Option<Reclaim>,
-    /// Per node: the index of its rolled-up figures in `rolled`, or
-    /// [`OWN`].
-    slot: Vec<u32>,
+    /// The nodes with rolled-up figures in `rolled` (every node but the
+    /// leaves credited nothing), by their rank.
+    ranks: Ranks,
     rolled: Vec<Stats>,
-    /// Children of each node, as ranges into `child_ids`.
+    /// Children of each node with a rank, as ranges into `child_ids`
+    /// indexed by the rank (a node without one has no children).
     child_start: Vec<u32>,
     child_ids: Vec<u32>,
 }
-
-/// A node's rolled-up figures are its own (a leaf credited nothing).
-const OWN: u32 = u32::MAX;
 
 /// One entry as the reports see it.
 #[derive(Debug)]
@@ -106,67 +108,6 @@ pub struct Record<'a> {
     pub name: &'a [u8],
     /// The node's own inode plus its singly-linked non-directory entries.
     pub own: Stats,
-}
-
-/// The rolled-up figures while they are computed: a slot for every node
-/// but the `-a` leaves, and one for a leaf when something is credited to
-/// it.
-struct Acc {
-    slot: Vec<u32>,
-    full: Vec<Stats>,
-    /// Reclaimable bytes credited at a slot's node and, after the roll-up,
-    /// at every ancestor.
-    at: Vec<u64>,
-}
-
-impl Acc {
-    /// Every node but the leaves, with its own figures, slots in id order.
-    fn new(nodes: &Nodes) -> Acc {
-        let n = nodes.len();
-        let dirs = (0..n).filter(|&i| !nodes.leaf(i)).count();
-        let mut acc = Acc {
-            slot: Vec::with_capacity(n),
-            full: Vec::with_capacity(dirs),
-            at: Vec::new(),
-        };
-        for i in 0..n {
-            if nodes.leaf(i) {
-                acc.slot.push(OWN);
-            } else {
-                acc.slot.push(acc.full.len() as u32);
-                acc.full.push(nodes.own(i));
-            }
-        }
-        acc
-    }
-
-    /// The slot of node `i`, made when it has none.
-    fn slot_of(&mut self, nodes: &Nodes, i: usize) -> usize {
-        if self.slot[i] == OWN {
-            assert!(
-                self.full.len() < OWN as usize,
-                "more than 4 billion entries"
-            );
-            self.slot[i] = self.full.len() as u32;
-            self.full.push(nodes.own(i));
-        }
-        self.slot[i] as usize
-    }
-
-    /// Node `i`'s figures, to credit.
-    fn stats(&mut self, nodes: &Nodes, i: usize) -> &mut Stats {
-        let s = self.slot_of(nodes, i);
-        &mut self.full[s]
-    }
-
-    /// Credits `bytes` as reclaimable at node `i`.
-    fn reclaim_at(&mut self, nodes: &Nodes, i: usize, bytes: u64) {
-        let s = self.slot_of(nodes, i);
-        if self.at.len() < self.full.len() {
-            self.at.resize(self.full.len(), 0);
-        }
-        self.at[s] = self.at[s].saturating_add(bytes);
-    }
 }
 
 impl Tree {
@@ -258,16 +199,20 @@ impl Tree {
             }
         }
         let hidden = counted.map(|c| c.hidden).unwrap_or_default();
-        let (child_start, child_ids) = children(&nodes, rules.du);
-        let Acc { slot, mut full, .. } = acc;
-        full.shrink_to_fit();
+        // Every parent has a slot (a leaf never has children; if one had,
+        // it gets one here).
+        for i in 1..n {
+            acc.slot_of(&nodes, parent_or_top(&nodes, i) as usize);
+        }
+        let (ranks, rolled) = acc.ranked();
+        let (child_start, child_ids) = children(&nodes, &ranks, rolled.len(), rules.du);
         Tree {
             nodes,
             stops: Vec::new(),
             hidden,
             reclaim,
-            slot,
-            rolled: full,
+            ranks,
+            rolled,
             child_start,
             child_ids,
         }
@@ -276,7 +221,7 @@ impl Tree {
     /// The figures of the virtual top node: all roots together, each inode
     /// counted once (the `-c` total).
     pub fn grand_total(&self) -> &Stats {
-        &self.rolled[self.slot[TOP as usize] as usize]
+        &self.rolled[self.ranks.get(TOP as usize).expect("the top has figures") as usize]
     }
 
     /// What deleting every entry in `ids` (each with everything below it)
@@ -344,9 +289,9 @@ impl Tree {
 
     /// The figures of node `id`.
     pub fn figures(&self, id: u32) -> Stats {
-        match self.slot[id as usize] {
-            OWN => self.nodes.own(id as usize),
-            s => self.rolled[s as usize],
+        match self.ranks.get(id as usize) {
+            None => self.nodes.own(id as usize),
+            Some(s) => self.rolled[s as usize],
         }
     }
 
@@ -401,15 +346,18 @@ impl Tree {
     pub fn heap_bytes(&self) -> usize {
         self.nodes.heap_bytes()
             + self.hidden.capacity()
-            + self.slot.capacity() * 4
+            + self.ranks.heap_bytes()
             + self.rolled.capacity() * size_of::<Stats>()
             + (self.child_start.capacity() + self.child_ids.capacity()) * 4
             + self.reclaim.as_ref().map_or(0, Reclaim::heap_bytes)
     }
 
     fn children_of(&self, id: u32) -> &[u32] {
-        let a = self.child_start[id as usize] as usize;
-        let b = self.child_start[id as usize + 1] as usize;
+        let Some(s) = self.ranks.get(id as usize) else {
+            return &[];
+        };
+        let a = self.child_start[s as usize] as usize;
+        let b = self.child_start[s as usize + 1] as usize;
         &self.child_ids[a..b]
     }
 
@@ -427,14 +375,16 @@ impl Tree {
                 continue;
             }
             path.clear();
-            // (node, next child index, path length before this node's name)
+            // (node, next child index, path length before this node's name);
+            // a node's depth is its index in the stack.
             let mut stack: Vec<(u32, usize, usize)> = Vec::new();
             path.extend_from_slice(self.name(root));
             stack.push((root, 0, 0));
-            while let Some(top) = stack.last_mut() {
+            while !stack.is_empty() {
+                let depth = (stack.len() - 1) as u32;
+                let top = stack.last_mut().expect("non-empty");
                 let (id, next, _) = *top;
                 let kids = self.children_of(id);
-                let depth = self.depth(id);
                 let descend = max_depth.is_none_or(|d| depth < d);
                 if descend && next < kids.len() {
                     top.1 += 1;
@@ -455,7 +405,7 @@ impl Tree {
                 f(&Entry {
                     id,
                     path: &path,
-                    depth: self.depth(id),
+                    depth: stack.len() as u32,
                     kind: self.kind(id),
                     figures: &figures,
                 })?;
@@ -655,48 +605,6 @@ impl Crediting<'_> {
             }
         }
     }
-}
-
-/// Builds the child lists: siblings sorted by name (`du_order`: in du's
-/// order, getdents), the roots in the order given.
-fn children(nodes: &Nodes, du_order: bool) -> (Vec<u32>, Vec<u32>) {
-    let n = nodes.len();
-    let mut start = vec![0u32; n + 1];
-    // A root nested in another root is a top of its own (parent NO_NODE) but
-    // is listed among the roots, in the order given.
-    let parent = |i: usize| match nodes.parent(i) {
-        NO_NODE => TOP,
-        p => p,
-    };
-    for i in 1..n {
-        start[parent(i) as usize + 1] += 1;
-    }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    let mut ids = vec![0u32; start[n] as usize];
-    {
-        // Fill each node's range from its end down, then the ids come in
-        // ascending order within it, as a forward fill gives them.
-        let mut fill: Vec<u32> = start[1..].to_vec();
-        for id in (1..n).rev() {
-            let p = parent(id) as usize;
-            fill[p] -= 1;
-            ids[fill[p] as usize] = id as u32;
-        }
-    }
-    for p in 1..n {
-        let (a, b) = (start[p] as usize, start[p + 1] as usize);
-        if b - a > 1 {
-            if du_order {
-                ids[a..b].sort_unstable_by_key(|&x| nodes.order(x as usize));
-            } else {
-                ids[a..b]
-                    .sort_unstable_by(|&x, &y| nodes.name(x as usize).cmp(nodes.name(y as usize)));
-            }
-        }
-    }
-    (start, ids)
 }
 
 #[cfg(test)]
@@ -941,5 +849,56 @@ mod tests {
                 ("r".into(), 5)
             ]
         );
+    }
+
+    /// What `sdu -i` keeps per entry, as the walk hands it over (two
+    /// shards, gathered): a root, 1,000 directories of 100 files each,
+    /// none sharing. A regression of the browser's memory shows here, with
+    /// no timing in it.
+    #[test]
+    fn bytes_per_entry_stay_small() {
+        let file = Stats::of_inode(Kind::File, 1000, 8);
+        let mut recs = vec![rec(0, NO_NODE, 0, "", 0), rec(1, 0, 0, "/some/root", 0)];
+        for d in 0..1000u32 {
+            let dir = recs.len() as u32;
+            let mut r = rec(dir, 1, 1, &format!("directory{d:05}"), 4096);
+            r.own = Stats::of_inode(Kind::Dir, 4096, 8);
+            recs.push(r);
+            for f in 0..100u32 {
+                let id = recs.len() as u32;
+                let mut r = rec(id, dir, 2, &format!("file-{f:04}.name"), 0);
+                r.kind = Kind::File;
+                r.leaf = true;
+                r.order = f;
+                r.own = file;
+                recs.push(r);
+                recs[dir as usize].own += file;
+            }
+        }
+        let names: usize = recs.iter().map(|r| r.name.len()).sum();
+        let n = recs.len();
+        let (mut a, mut b) = (Nodes::default(), Nodes::default());
+        for r in &recs {
+            if r.id % 3 == 0 { &mut a } else { &mut b }.push_with_id(r);
+        }
+        let rules = Rules {
+            keep_sets: true,
+            ..Rules::default()
+        };
+        let t = Tree::build_with(
+            Nodes::gather(n, vec![a, b]),
+            vec![],
+            &[],
+            &Sweep::default(),
+            |_| Granularity::Block,
+            rules,
+        );
+        assert_eq!(t.figures(1).total, 1000 * (4096 + 100 * 4096));
+        assert_eq!(t.figures(5).total, 4096);
+        let per = (t.heap_bytes() - names) as f64 / n as f64;
+        // 33 bytes a file (parent, order, kind, name index and offset, own
+        // figures, place in its directory's list) and 164 a directory (its
+        // own and rolled-up figures, its child list): 34.8 here.
+        assert!(per < 36.0, "{per:.1} bytes per entry beside the names");
     }
 }

@@ -295,12 +295,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     }
     // Inline data that snapshots share: shared units like any extent.
     crate::extents::inline::share(
-        &inline,
-        &registry,
-        &extents,
-        &mut nodes,
-        &mut links,
-        &mut files,
+        &inline, &registry, &extents, &mut nodes, &mut links, &mut files,
     );
     Walk {
         nodes,
