@@ -18,7 +18,7 @@
 //!
 //! Nothing is lost: [`Nodes::get`] gives back the [`NodeRec`] pushed.
 
-use crate::figures::{Kind, Stats};
+use crate::figures::{Kind, Stats, Timestamp};
 
 use super::{NO_NODE, NodeRec, TOP};
 
@@ -35,7 +35,7 @@ pub struct Figs {
     blocks: Vec<u32>,
     /// [`PLAIN`], [`EMPTY`], or an index into `rest`.
     code: Vec<u32>,
-    rest: Vec<Stats>,
+    rest: StatsTable,
 }
 
 /// One file alone: exclusive = reclaimable = total, nothing shared, one
@@ -51,7 +51,7 @@ impl Figs {
             apparent: Vec::with_capacity(n),
             blocks: Vec::with_capacity(n),
             code: Vec::with_capacity(n),
-            rest: Vec::new(),
+            rest: StatsTable::default(),
         }
     }
 
@@ -100,7 +100,7 @@ impl Figs {
             k < EMPTY as usize,
             "more than 4 billion records with figures"
         );
-        self.rest.push(*s);
+        self.rest.push(s);
         (0, 0, k as u32)
     }
 
@@ -130,7 +130,7 @@ impl Figs {
                 total,
                 ..Stats::default()
             },
-            k => self.rest[k as usize],
+            k => self.rest.get(k as usize),
         }
     }
 
@@ -139,7 +139,7 @@ impl Figs {
         match self.code[i] {
             PLAIN => u64::from(self.blocks[i]) * 512,
             EMPTY => 0,
-            k => self.rest[k as usize].reclaimable,
+            k => self.rest.reclaimable(k as usize),
         }
     }
 
@@ -151,8 +151,7 @@ impl Figs {
         self.blocks[i] = b;
         if old != PLAIN && old != EMPTY && new != PLAIN && new != EMPTY {
             // Reuse the old slot rather than leave it unused.
-            let r = self.rest.pop().expect("just pushed");
-            self.rest[old as usize] = r;
+            self.rest.replace_by_last(old as usize);
             self.code[i] = old;
         } else {
             self.code[i] = new;
@@ -169,7 +168,96 @@ impl Figs {
     /// Heap bytes held.
     fn heap_bytes(&self) -> usize {
         (self.apparent.capacity() + self.blocks.capacity() + self.code.capacity()) * 4
-            + self.rest.capacity() * size_of::<Stats>()
+            + self.rest.heap_bytes()
+    }
+}
+
+/// [`Stats`] by index, 56 bytes each: the time (`--time`) in a table of
+/// its own, kept only once some entry has one.
+#[derive(Clone, Debug, Default)]
+pub struct StatsTable {
+    sums: Vec<[u64; 7]>,
+    /// Empty, or one per entry.
+    times: Vec<Option<Timestamp>>,
+}
+
+impl StatsTable {
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.sums.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.sums.is_empty()
+    }
+
+    /// Appends `s`.
+    pub fn push(&mut self, s: &Stats) {
+        self.sums.push([
+            s.apparent,
+            s.total,
+            s.exclusive,
+            s.shared,
+            s.reclaimable,
+            s.files,
+            s.dirs,
+        ]);
+        if s.time.is_some() || !self.times.is_empty() {
+            self.times.resize(self.sums.len() - 1, None);
+            self.times.push(s.time);
+        }
+    }
+
+    /// Entry `i`.
+    pub fn get(&self, i: usize) -> Stats {
+        let [apparent, total, exclusive, shared, reclaimable, files, dirs] = self.sums[i];
+        Stats {
+            apparent,
+            total,
+            exclusive,
+            shared,
+            reclaimable,
+            files,
+            dirs,
+            time: self.times.get(i).copied().flatten(),
+        }
+    }
+
+    /// Entry `i`'s reclaimable bytes.
+    pub fn reclaimable(&self, i: usize) -> u64 {
+        self.sums[i][4]
+    }
+
+    /// Replaces entry `i` by the last one, which it removes.
+    fn replace_by_last(&mut self, i: usize) {
+        let s = self.sums.pop().expect("an entry");
+        self.sums[i] = s;
+        if let Some(t) = self.times.pop() {
+            self.times[i] = t;
+        }
+    }
+
+    /// Appends every entry of `other`, leaving it empty.
+    pub fn append(&mut self, other: &mut StatsTable) {
+        if !self.times.is_empty() || !other.times.is_empty() {
+            self.times.resize(self.sums.len(), None);
+            other.times.resize(other.sums.len(), None);
+        }
+        self.sums.append(&mut other.sums);
+        self.times.append(&mut other.times);
+    }
+
+    /// Gives back the spare capacity.
+    pub fn shrink_to_fit(&mut self) {
+        self.sums.shrink_to_fit();
+        self.times.shrink_to_fit();
+    }
+
+    /// The heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.sums.capacity() * size_of::<[u64; 7]>()
+            + self.times.capacity() * size_of::<Option<Timestamp>>()
     }
 }
 
@@ -344,7 +432,7 @@ impl Nodes {
         let blocks = column(n, &mut parts, |p| &mut p.own.blocks);
         // Codes index the parts' side tables, which are laid end to end.
         let mut code = vec![EMPTY; n];
-        let mut rest = Vec::with_capacity(parts.iter().map(|p| p.own.rest.len()).sum());
+        let mut rest = StatsTable::default();
         for p in parts.iter_mut() {
             let base = rest.len() as u32;
             for (&id, &c) in p.ids.iter().zip(&p.own.code) {
@@ -594,6 +682,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn stats_table_keeps_times_only_once_one_is_there() {
+        let t = |secs| Stats {
+            time: Some(Timestamp { secs, nanos: 1 }),
+            ..stats(1, 2, 3, 4, 5)
+        };
+        let plain = stats(6, 7, 8, 9, 10);
+        let mut a = StatsTable::default();
+        a.push(&plain);
+        assert_eq!(a.heap_bytes(), a.sums.capacity() * 56);
+        let mut b = StatsTable::default();
+        b.push(&t(5));
+        b.push(&plain);
+        a.append(&mut b);
+        a.push(&t(9));
+        let want = [plain, t(5), plain, t(9)];
+        assert_eq!((0..4).map(|i| a.get(i)).collect::<Vec<_>>(), want);
+        a.replace_by_last(1);
+        assert_eq!(
+            (0..3).map(|i| a.get(i)).collect::<Vec<_>>(),
+            [plain, t(9), plain]
+        );
+        assert_eq!(a.reclaimable(1), 5);
     }
 
     #[test]

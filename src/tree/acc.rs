@@ -4,7 +4,7 @@
 
 use super::ranks::Ranks;
 use crate::figures::Stats;
-use crate::records::{NO_NODE, Nodes, TOP};
+use crate::records::{NO_NODE, Nodes, StatsTable, TOP};
 
 /// A node's rolled-up figures are its own (a leaf credited nothing), while
 /// they are computed.
@@ -55,15 +55,9 @@ impl Acc {
         self.slot[i] as usize
     }
 
-    /// Node `i`'s figures, to credit.
-    pub fn stats(&mut self, nodes: &Nodes, i: usize) -> &mut Stats {
-        let s = self.slot_of(nodes, i);
-        &mut self.full[s]
-    }
-
     /// The slots renumbered in id order, as ranks, and the figures in that
     /// order.
-    pub fn ranked(self) -> (Ranks, Vec<Stats>) {
+    pub fn ranked(self) -> (Ranks, StatsTable) {
         let Acc { slot, mut full, .. } = self;
         let mut dest = vec![0u32; full.len()];
         let mut r = 0;
@@ -83,8 +77,12 @@ impl Acc {
                 dest.swap(s, d);
             }
         }
-        full.shrink_to_fit();
-        (ranks, full)
+        let mut table = StatsTable::default();
+        for s in &full {
+            table.push(s);
+        }
+        table.shrink_to_fit();
+        (ranks, table)
     }
 
     /// Credits `bytes` as reclaimable at node `i`.

@@ -27,7 +27,7 @@ pub use union::{Plan, Reclaim};
 use crate::extents::Sweep;
 use crate::figures::{self, Kind, Stats};
 use crate::probe::Granularity;
-use crate::records::{FileRec, Link, NO_NODE, Nodes, TOP};
+use crate::records::{FileRec, Link, NO_NODE, Nodes, StatsTable, TOP};
 
 /// Which of du's rules the roll-up follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,7 +66,9 @@ pub struct Tree {
     /// The nodes with rolled-up figures in `rolled` (every node but the
     /// leaves credited nothing), by their rank.
     ranks: Ranks,
-    rolled: Vec<Stats>,
+    rolled: StatsTable,
+    /// The figures of [`TOP`], for [`Tree::grand_total`].
+    grand: Stats,
     /// Children of each node with a rank, as ranges into `child_ids`
     /// indexed by the rank (a node without one has no children).
     child_start: Vec<u32>,
@@ -150,7 +152,7 @@ impl Tree {
         }
         let mut c = Crediting {
             nodes: &nodes,
-            stamp: vec![0; n],
+            stamp: vec![0; acc.full.len()],
             generation: 0,
         };
         links.sort_unstable_by_key(|l| (l.inode(), l.node));
@@ -205,6 +207,7 @@ impl Tree {
             acc.slot_of(&nodes, parent_or_top(&nodes, i) as usize);
         }
         let (ranks, rolled) = acc.ranked();
+        let grand = rolled.get(ranks.get(TOP as usize).expect("the top has figures") as usize);
         let (child_start, child_ids) = children(&nodes, &ranks, rolled.len(), rules.du);
         Tree {
             nodes,
@@ -213,6 +216,7 @@ impl Tree {
             reclaim,
             ranks,
             rolled,
+            grand,
             child_start,
             child_ids,
         }
@@ -221,7 +225,7 @@ impl Tree {
     /// The figures of the virtual top node: all roots together, each inode
     /// counted once (the `-c` total).
     pub fn grand_total(&self) -> &Stats {
-        &self.rolled[self.ranks.get(TOP as usize).expect("the top has figures") as usize]
+        &self.grand
     }
 
     /// What deleting every entry in `ids` (each with everything below it)
@@ -291,7 +295,7 @@ impl Tree {
     pub fn figures(&self, id: u32) -> Stats {
         match self.ranks.get(id as usize) {
             None => self.nodes.own(id as usize),
-            Some(s) => self.rolled[s as usize],
+            Some(s) => self.rolled.get(s as usize),
         }
     }
 
@@ -347,7 +351,7 @@ impl Tree {
         self.nodes.heap_bytes()
             + self.hidden.capacity()
             + self.ranks.heap_bytes()
-            + self.rolled.capacity() * size_of::<Stats>()
+            + self.rolled.heap_bytes()
             + (self.child_start.capacity() + self.child_ids.capacity()) * 4
             + self.reclaim.as_ref().map_or(0, Reclaim::heap_bytes)
     }
@@ -422,7 +426,8 @@ impl Tree {
 /// The state of the crediting passes.
 struct Crediting<'a> {
     nodes: &'a Nodes,
-    /// `stamp[node]` = the last generation credited to `node`.
+    /// `stamp[slot]` = the last generation credited to the node of `slot`
+    /// (a node climbed through gets a slot: it is credited).
     stamp: Vec<u32>,
     generation: u32,
 }
@@ -440,10 +445,17 @@ impl Crediting<'_> {
     /// Climbs from `node` to the top, calling `f` on every node not yet
     /// credited in this generation: over several starting nodes, that is
     /// once per node of the union of their ancestor chains.
-    fn climb(&mut self, mut node: u32, mut f: impl FnMut(usize)) {
-        while node != NO_NODE && self.stamp[node as usize] != self.generation {
-            self.stamp[node as usize] = self.generation;
-            f(node as usize);
+    fn climb(&mut self, acc: &mut Acc, mut node: u32, mut f: impl FnMut(&mut Stats)) {
+        while node != NO_NODE {
+            let s = acc.slot_of(self.nodes, node as usize);
+            if self.stamp.len() <= s {
+                self.stamp.resize(acc.full.len(), 0);
+            }
+            if self.stamp[s] == self.generation {
+                break;
+            }
+            self.stamp[s] = self.generation;
+            f(&mut acc.full[s]);
             node = self.nodes.parent(node as usize);
         }
     }
@@ -477,12 +489,15 @@ impl Crediting<'_> {
                     None
                 };
                 for n in std::iter::once(l.node).chain(dir) {
+                    // Nodes that are not leaves have their slots already.
                     let n = n as usize;
-                    if self.stamp[n] != self.generation {
-                        self.stamp[n] = self.generation;
-                        if !nodes.leaf(n) {
-                            sep[acc.slot[n] as usize] += stats;
-                        }
+                    if nodes.leaf(n) {
+                        continue;
+                    }
+                    let s = acc.slot[n] as usize;
+                    if self.stamp[s] != self.generation {
+                        self.stamp[s] = self.generation;
+                        sep[s] += stats;
                     }
                 }
             }
@@ -533,7 +548,7 @@ impl Crediting<'_> {
             self.next_generation();
             for (i, l) in range.zip(group) {
                 if counted.is_none_or(|c| c[i]) {
-                    self.climb(l.node, |n| *acc.stats(nodes, n) += stats);
+                    self.climb(acc, l.node, |f| *f += stats);
                 }
             }
             if figures::all_links_seen(group.len(), group[0].nlink) {
@@ -574,10 +589,7 @@ impl Crediting<'_> {
             self.next_generation();
             for &f in seg.files {
                 for &node in files.nodes(f) {
-                    self.climb(node, |n| {
-                        let s = acc.stats(nodes, n);
-                        s.shared = s.shared.saturating_add(seg.bytes);
-                    });
+                    self.climb(acc, node, |f| f.shared = f.shared.saturating_add(seg.bytes));
                 }
             }
         }
@@ -897,8 +909,8 @@ mod tests {
         assert_eq!(t.figures(5).total, 4096);
         let per = (t.heap_bytes() - names) as f64 / n as f64;
         // 33 bytes a file (parent, order, kind, name index and offset, own
-        // figures, place in its directory's list) and 164 a directory (its
-        // own and rolled-up figures, its child list): 34.8 here.
-        assert!(per < 36.0, "{per:.1} bytes per entry beside the names");
+        // figures, place in its directory's list) and a directory 116 more (its
+        // own and rolled-up figures, its child list): 34.3 here.
+        assert!(per < 35.0, "{per:.1} bytes per entry beside the names");
     }
 }
