@@ -138,7 +138,7 @@ pub fn scan(opts: &WalkOptions, rules: tree::Rules, msgs: &Messages) -> Result<S
 
 /// The records of a walk and its swept extents, before the roll-up.
 struct Walked {
-    nodes: Vec<records::NodeRec>,
+    nodes: records::Nodes,
     links: Vec<records::Link>,
     files: Vec<records::FileRec>,
     sweep: extents::Sweep,

@@ -7,6 +7,10 @@
 //! [`NO_NODE`] is the parent of `TOP` and of a root nested inside another
 //! root (a top of its own).
 
+mod nodes;
+
+pub use nodes::{Figs, Nodes, StatsTable};
+
 use crate::figures::{Kind, Stats};
 
 /// The id of the virtual node above all roots.

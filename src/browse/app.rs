@@ -300,7 +300,7 @@ impl<'t> App<'t> {
     }
 
     /// The figures of the directory shown (of all roots for [`TOP`]).
-    pub fn dir_figures(&self) -> &'t Stats {
+    pub fn dir_figures(&self) -> Stats {
         self.tree.figures(self.dir)
     }
 
@@ -457,7 +457,7 @@ impl<'t> App<'t> {
         }
         let total = ids
             .iter()
-            .map(|&id| self.first_of(self.tree.figures(id)))
+            .map(|&id| self.first_of(&self.tree.figures(id)))
             .fold(0u64, u64::saturating_add);
         let frees = self.tree.frees(&ids).unwrap_or(0);
         self.confirm = Some(Confirm {
@@ -476,7 +476,7 @@ impl<'t> App<'t> {
         self.marks.total = ids
             .iter()
             .filter(|&&id| !self.inside(id, ids))
-            .map(|&id| self.first_of(self.tree.figures(id)))
+            .map(|&id| self.first_of(&self.tree.figures(id)))
             .fold(0u64, u64::saturating_add);
         self.marks.frees = if ids.is_empty() {
             0
@@ -506,8 +506,8 @@ impl<'t> App<'t> {
         match key {
             SortKey::Name => self.rows.sort_by(by_name),
             SortKey::Figure(f) => self.rows.sort_by(|a, b| {
-                f.of(tree.figures(*b))
-                    .cmp(&f.of(tree.figures(*a)))
+                f.of(&tree.figures(*b))
+                    .cmp(&f.of(&tree.figures(*a)))
                     .then_with(|| by_name(a, b))
             }),
         }

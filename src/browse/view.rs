@@ -69,7 +69,7 @@ pub fn draw(f: &mut Frame<'_>, app: &mut App<'_>, look: Look) {
     ])
     .areas(area);
     let figures = [app.first, COLUMNS[0], COLUMNS[1], COLUMNS[2]];
-    let widths = widths(app.dir_figures(), &figures, look.unit);
+    let widths = widths(&app.dir_figures(), &figures, look.unit);
     f.render_widget(Paragraph::new(header(app, look)), head);
     f.render_widget(Paragraph::new(titles_line(&figures, &widths)), titles);
     f.render_widget(
@@ -137,7 +137,7 @@ fn header(app: &App<'_>, look: Look) -> Vec<Line<'static>> {
         Line::from(format!(
             " {} {}  Exclusive {}  Shared {}  Reclaimable {}  ·  {} entries{files}",
             app.first.header(),
-            size(u, app.first_of(d)),
+            size(u, app.first_of(&d)),
             size(u, d.exclusive),
             size(u, d.shared),
             size(u, d.reclaimable),
@@ -185,7 +185,7 @@ fn rows(
     let offset = app.scroll(height);
     let tree = app.tree();
     let rank = app.rank();
-    let whole = rank.of(app.dir_figures());
+    let whole = rank.of(&app.dir_figures());
     let cursor = app.cursor();
     let width = usize::from(area.width);
     let mut lines = Vec::with_capacity(height);
@@ -194,7 +194,7 @@ fn rows(
         return lines;
     }
     for (i, &id) in app.rows().iter().enumerate().skip(offset).take(height) {
-        let s = tree.figures(id);
+        let s = &tree.figures(id);
         let marked = app.is_marked(id);
         let kind = tree.kind(id);
         let mut line = String::new();

@@ -28,7 +28,7 @@ use std::collections::HashMap;
 
 use super::source::Extents;
 use crate::probe::Registry;
-use crate::records::{FileRec, Link, NodeRec};
+use crate::records::{FileRec, Link, Nodes};
 
 /// The namespace tag of the inline extent spaces: above every root
 /// namespace (those count the roots).
@@ -103,7 +103,7 @@ pub fn share(
     recs: &[InlineRec],
     registry: &Registry,
     extents: &Extents,
-    nodes: &mut [NodeRec],
+    nodes: &mut Nodes,
     links: &mut [Link],
     files: &mut Vec<FileRec>,
 ) -> usize {
@@ -188,11 +188,12 @@ pub fn share(
                 }
             } else {
                 let n = r.node as usize;
-                take(&mut nodes[n].own);
                 // A -a leaf's figures are also its directory's.
-                if nodes[n].leaf {
-                    let p = nodes[n].parent as usize;
-                    take(&mut nodes[p].own);
+                let dir = nodes.leaf(n).then(|| nodes.parent(n) as usize);
+                for n in std::iter::once(n).chain(dir) {
+                    let mut own = nodes.own(n);
+                    take(&mut own);
+                    nodes.set_own(n, &own);
                 }
             }
         }
@@ -205,7 +206,7 @@ mod tests {
     use super::*;
     use crate::figures::{Kind, Stats};
     use crate::probe::{Probe, magic};
-    use crate::records::NO_NODE;
+    use crate::records::{NO_NODE, NodeRec};
 
     fn registry(subvols: &[(u64, [u8; 16], [u8; 16])]) -> Registry {
         let reg = Registry::default();
@@ -239,7 +240,7 @@ mod tests {
         }
     }
 
-    fn nodes() -> Vec<NodeRec> {
+    fn nodes() -> Nodes {
         let own = Stats {
             total: 4096,
             exclusive: 4096,
@@ -254,7 +255,8 @@ mod tests {
                 own: if id == 0 { Stats::default() } else { own },
                 ..NodeRec::default()
             })
-            .collect()
+            .collect::<Vec<_>>()
+            .into()
     }
 
     /// Equal inode number, generation, change time and size in two
@@ -272,7 +274,7 @@ mod tests {
             let n = share(&recs, &reg, &ext, &mut ns, &mut [], &mut files);
             assert_eq!(n, want);
             let excl = if want == 1 { 0 } else { 4096 };
-            assert_eq!((ns[1].own.exclusive, ns[2].own.exclusive), (excl, excl));
+            assert_eq!((ns.own(1).exclusive, ns.own(2).exclusive), (excl, excl));
             assert_eq!(files.len(), 2 * want);
             assert_eq!(ext.ranges(), want);
         }

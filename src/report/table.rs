@@ -103,7 +103,7 @@ fn time_width(tree: &Tree, opts: &ReportOptions) -> usize {
     let mut w = "Time".len();
     for &r in tree.roots() {
         cell.clear();
-        time_cell(t, tree.figures(r), &mut cell);
+        time_cell(t, &tree.figures(r), &mut cell);
         w = w.max(cell.chars().count());
     }
     // Out-of-range times met here are met again on their rows.
@@ -124,7 +124,7 @@ pub(super) fn column_widths(tree: &Tree, opts: &ReportOptions) -> Vec<usize> {
         }
     };
     for &r in tree.roots() {
-        bound(tree.figures(r));
+        bound(&tree.figures(r));
     }
     if opts.grand_total {
         bound(tree.grand_total());

@@ -177,7 +177,7 @@ fn info(
     };
     let hardlink = !dir && link.is_some_and(|l| l.nlink > 1);
     w.write_all(b"{\"name\":")?;
-    write_string(w, &r.name)?;
+    write_string(w, r.name)?;
     if asize > 0 {
         write!(w, ",\"asize\":{asize}")?;
     }

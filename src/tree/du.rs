@@ -4,7 +4,7 @@
 //! du walks depth-first, each directory before its entries, the entries in
 //! the order getdents returns them, the roots in the order given. The walk
 //! is parallel, so it records each node's and each link's position among
-//! its directory's entries ([`NodeRec::order`], [`Link::entry`]); here the
+//! its directory's entries ([`crate::records::NodeRec::order`], [`Link::entry`]); here the
 //! position of a link in du's traversal is the sequence of those orders
 //! from its root down to it, and sequences compare lexicographically (a
 //! directory before its contents). Among the links of one inode, the
@@ -12,18 +12,17 @@
 //! given twice, a symlinked directory under `-L`, a `-a` file's other
 //! hardlink) is hidden with everything below it: du skips it.
 
-use crate::records::{Link, NO_NODE, NodeRec, TOP};
+use crate::records::{Link, NO_NODE, Nodes, TOP};
 
 /// The position of a link (or of a node, `entry` None) in du's traversal,
 /// written into `out`.
-fn position(nodes: &[NodeRec], node: u32, entry: Option<u32>, out: &mut Vec<u32>) {
+fn position(nodes: &Nodes, node: u32, entry: Option<u32>, out: &mut Vec<u32>) {
     out.clear();
     out.extend(entry);
     let mut n = node;
     while n != TOP && n != NO_NODE {
-        let r = &nodes[n as usize];
-        out.push(r.order);
-        n = r.parent;
+        out.push(nodes.order(n as usize));
+        n = nodes.parent(n as usize);
     }
     out.reverse();
 }
@@ -38,7 +37,7 @@ pub(super) struct Counted {
 
 /// Decides, for `links` sorted by inode, which link of each inode du
 /// counts, and which nodes du skips.
-pub(super) fn counted(nodes: &[NodeRec], links: &[Link]) -> Counted {
+pub(super) fn counted(nodes: &Nodes, links: &[Link]) -> Counted {
     let n = nodes.len();
     let mut hidden = vec![false; n];
     let mut first = vec![false; links.len()];
@@ -52,7 +51,7 @@ pub(super) fn counted(nodes: &[NodeRec], links: &[Link]) -> Counted {
             start += group.len();
             let is_dir_group = group
                 .iter()
-                .any(|l| l.entry.is_none() && !nodes[l.node as usize].leaf);
+                .any(|l| l.entry.is_none() && !nodes.leaf(l.node as usize));
             if is_dir_group != pass {
                 continue;
             }
@@ -78,7 +77,7 @@ pub(super) fn counted(nodes: &[NodeRec], links: &[Link]) -> Counted {
         }
         // Hide everything below a hidden node: parents have smaller ids.
         for id in 1..n {
-            let p = nodes[id].parent;
+            let p = nodes.parent(id);
             if p != NO_NODE && hidden[p as usize] {
                 hidden[id] = true;
             }
@@ -92,9 +91,9 @@ pub(super) fn counted(nodes: &[NodeRec], links: &[Link]) -> Counted {
 
 /// Is the link inside a hidden node (its own node hidden, for a node's own
 /// inode, counts only when the node itself was hidden by another inode)?
-fn under_hidden(nodes: &[NodeRec], hidden: &[bool], l: &Link) -> bool {
+fn under_hidden(nodes: &Nodes, hidden: &[bool], l: &Link) -> bool {
     let start = if l.entry.is_none() {
-        nodes[l.node as usize].parent
+        nodes.parent(l.node as usize)
     } else {
         l.node
     };

@@ -15,7 +15,7 @@
 use crate::extents::Sweep;
 use crate::figures;
 use crate::probe::Granularity;
-use crate::records::{FileRec, Link, NO_NODE, NodeRec};
+use crate::records::{FileRec, Link, NO_NODE, Nodes};
 
 /// For each file with shared extents: the nodes of its links and whether
 /// the scan saw all of them.
@@ -63,16 +63,10 @@ impl FileLinks {
     }
 }
 
-/// What the scan keeps to answer "what does deleting these free?".
+/// What the scan keeps to answer "what does deleting these free?", beside
+/// the tree's nodes (their parents, leaves and own reclaimable bytes).
 #[derive(Debug, Default)]
 pub struct Reclaim {
-    /// Per node: its parent, and whether it is a `-a` leaf (whose figures
-    /// are also its directory's).
-    parent: Vec<u32>,
-    leaf: Vec<bool>,
-    /// Per node: the reclaimable bytes of the singly-linked inodes directly
-    /// in it (its own inode included).
-    own: Vec<u64>,
     /// Multiply-linked inodes whose links were all seen: their exclusive
     /// bytes, and their links' nodes in `inode_nodes`.
     inodes: Vec<(u64, usize, usize)>,
@@ -90,18 +84,12 @@ impl Reclaim {
     /// Keeps what the queries need from the scan's records. `links` sorted
     /// by inode.
     pub(super) fn new(
-        nodes: &[NodeRec],
         links: &[Link],
         files: &FileLinks,
         sweep: &Sweep,
         granularity: impl Fn(u32) -> Granularity,
     ) -> Reclaim {
-        let mut r = Reclaim {
-            parent: nodes.iter().map(|n| n.parent).collect(),
-            leaf: nodes.iter().map(|n| n.leaf).collect(),
-            own: nodes.iter().map(|n| n.own.reclaimable).collect(),
-            ..Reclaim::default()
-        };
+        let mut r = Reclaim::default();
         for group in links.chunk_by(|a, b| a.inode() == b.inode()) {
             if figures::all_links_seen(group.len(), group[0].nlink) {
                 let stats = figures::linked_inode(group.iter().map(|l| &l.stats));
@@ -131,10 +119,22 @@ impl Reclaim {
         r
     }
 
+    /// The heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.inodes.capacity() * size_of::<(u64, usize, usize)>()
+            + self.units.capacity() * size_of::<(u64, usize, usize)>()
+            + self.files.capacity() * size_of::<Option<(usize, usize)>>()
+            + (self.inode_nodes.capacity()
+                + self.file_nodes.capacity()
+                + self.unit_files.capacity())
+                * 4
+    }
+
     /// The bytes deleting every node in `marked` (with everything below
-    /// each) would free: the reclaimable of their union.
-    pub fn frees(&self, marked: &[u32]) -> u64 {
-        let n = self.parent.len();
+    /// each) would free: the reclaimable of their union. `nodes` are the
+    /// tree's.
+    pub fn frees(&self, nodes: &Nodes, marked: &[u32]) -> u64 {
+        let n = nodes.len();
         let mut inside = vec![false; n];
         for &m in marked {
             if (m as usize) < n {
@@ -143,7 +143,7 @@ impl Reclaim {
         }
         // Parents have smaller ids than their children.
         for id in 1..n {
-            let p = self.parent[id];
+            let p = nodes.parent(id);
             if p != NO_NODE && inside[p as usize] {
                 inside[id] = true;
             }
@@ -153,12 +153,14 @@ impl Reclaim {
         for id in 0..n {
             // A -a leaf's own figures are also its directory's: count them
             // there when the directory is inside too.
-            let counted_above = self.leaf[id] && {
-                let p = self.parent[id];
-                p != NO_NODE && inside[p as usize]
-            };
-            if inside[id] && !counted_above {
-                total = total.saturating_add(self.own[id]);
+            if inside[id] {
+                let counted_above = nodes.leaf(id) && {
+                    let p = nodes.parent(id);
+                    p != NO_NODE && inside[p as usize]
+                };
+                if !counted_above {
+                    total = total.saturating_add(nodes.own_reclaimable(id));
+                }
             }
         }
         for &(bytes, a, b) in &self.inodes {
@@ -185,7 +187,7 @@ impl Reclaim {
     /// candidate adds anything but all of them together would reach the
     /// target (data shared by three or more), the rest in order, and a last
     /// pass that drops every chosen entry the target does not need.
-    pub fn plan(&self, candidates: &[u32], target: u64) -> Plan {
+    pub fn plan(&self, nodes: &Nodes, candidates: &[u32], target: u64) -> Plan {
         let mut chosen: Vec<u32> = Vec::new();
         let mut freed = 0u64;
         let mut left: Vec<u32> = candidates.to_vec();
@@ -193,7 +195,7 @@ impl Reclaim {
             let mut best: Option<(usize, u64)> = None;
             for (i, &c) in left.iter().enumerate() {
                 chosen.push(c);
-                let f = self.frees(&chosen);
+                let f = self.frees(nodes, &chosen);
                 chosen.pop();
                 if f > freed && best.is_none_or(|(_, b)| f > b) {
                     best = Some((i, f));
@@ -210,7 +212,7 @@ impl Reclaim {
                     // keep only what is needed.
                     let mut all = chosen.clone();
                     all.extend(&left);
-                    let f = self.frees(&all);
+                    let f = self.frees(nodes, &all);
                     if f > freed {
                         chosen = all;
                         freed = f;
@@ -227,7 +229,7 @@ impl Reclaim {
                 i -= 1;
                 let mut without = chosen.clone();
                 without.remove(i);
-                let f = self.frees(&without);
+                let f = self.frees(nodes, &without);
                 if f >= target && !without.is_empty() {
                     chosen = without;
                     freed = f;
@@ -238,7 +240,7 @@ impl Reclaim {
         let mut steps = Vec::with_capacity(chosen.len());
         let mut so_far = 0;
         for k in 0..chosen.len() {
-            let f = self.frees(&chosen[..=k]);
+            let f = self.frees(nodes, &chosen[..=k]);
             steps.push((chosen[k], f.saturating_sub(so_far)));
             so_far = f;
         }
@@ -246,7 +248,7 @@ impl Reclaim {
             steps,
             frees: freed,
             reached: freed >= target,
-            all: self.frees(candidates),
+            all: self.frees(nodes, candidates),
         }
     }
 }

@@ -18,7 +18,7 @@ use crate::figures::{Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
 use crate::messages::Messages;
 use crate::probe::{Registry, Skip};
-use crate::records::{FileRec, Link, NO_NODE, NodeRec};
+use crate::records::{FileRec, Link, NO_NODE, NodeRec, Nodes};
 
 /// The statx fields sdu reads. `UID` lets it decide whether `O_NOATIME`
 /// is permitted without a failing open; `MNT_ID` is what `-x` compares (a
@@ -177,7 +177,8 @@ pub(super) type PutOff = (Box<Later>, Option<(u32, Kind)>, u32);
 #[derive(Default)]
 pub(super) struct Shard {
     pub(super) inline: Vec<InlineRec>,
-    pub(super) nodes: Vec<NodeRec>,
+    /// Kept compact from the start: with `-a` they are most of the scan.
+    pub(super) nodes: Nodes,
     /// Figures a batch adds to a directory whose node another task pushed.
     pub(super) partial: Vec<(u32, Stats)>,
     pub(super) links: Vec<Link>,
@@ -229,7 +230,9 @@ impl Ctx<'_> {
         if let Some(dir) = partial {
             shard.partial.push((dir, local.acc));
         }
-        shard.nodes.append(&mut local.nodes);
+        for r in local.nodes.drain(..) {
+            shard.nodes.push_with_id(&r);
+        }
         shard.links.append(&mut local.links);
         shard.files.append(&mut local.files);
         shard.counters.add(&local.counters);

@@ -289,8 +289,11 @@ impl FdCache {
             c.count -= 1;
         }
         c.queue.push_back(h.me.clone());
-        if c.queue.len() > 4 * self.max + 64 {
-            // Drop entries released since: they keep the handle's memory.
+        if c.queue.len() > 2 * c.count + 64 {
+            // Drop entries released since: a `Weak` keeps the handle's
+            // memory, so they would keep every directory's handle until
+            // the walk ends. Pruning when the queue is twice the cached
+            // fds is amortized O(1) per insert.
             c.queue
                 .retain(|w| w.upgrade().is_some_and(|h| h.slot().is_some()));
         }

@@ -41,7 +41,7 @@ use crate::extents::Extents;
 use crate::figures::Kind;
 use crate::messages::Messages;
 use crate::probe::Registry;
-use crate::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
+use crate::records::{FileRec, Link, NO_NODE, NodeRec, Nodes, TOP};
 pub use ctx::{Counters, PROGRESS_PATH_EVERY, Progress, WalkOptions};
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
 use fdcache::{DirHandle, FdCache};
@@ -49,8 +49,8 @@ use fdcache::{DirHandle, FdCache};
 /// What a walk found.
 #[derive(Debug, Default)]
 pub struct Walk {
-    /// Indexed by id; `nodes[TOP]` is the virtual top node.
-    pub nodes: Vec<NodeRec>,
+    /// Indexed by id; node [`TOP`] is the virtual top node.
+    pub nodes: Nodes,
     /// One per link of an inode counted once per directory.
     pub links: Vec<Link>,
     /// Indexed by file id.
@@ -268,20 +268,30 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
 
 /// Gathers the shards into records indexed by id.
 fn assemble(ctx: Ctx<'_>) -> Walk {
-    let n = ctx.next_id.load(Ordering::Relaxed) as usize;
-    let mut nodes: Vec<NodeRec> = vec![NodeRec::default(); n];
-    nodes[TOP as usize].parent = NO_NODE;
+    let Ctx {
+        next_id,
+        shards,
+        cache,
+        registry,
+        extents,
+        mapped,
+        ..
+    } = ctx;
+    // The walk is over: its directory handles (the fd cache holds them, and
+    // each holds its parent) and the claims on linked inodes go before the
+    // records are gathered, which is when the scan peaks.
+    drop(cache);
+    drop(mapped);
+    let n = next_id.load(Ordering::Relaxed) as usize;
     let mut links = Vec::new();
     let mut partial = Vec::new();
-    let mut files = vec![FileRec::default(); ctx.extents.files()];
+    let mut files = vec![FileRec::default(); extents.files()];
     let mut counters = Counters::default();
     let mut inline = Vec::new();
-    for shard in ctx.shards {
+    let mut parts = Vec::with_capacity(shards.len());
+    for shard in shards {
         let shard = shard.into_inner().unwrap_or_else(|e| e.into_inner());
-        for rec in shard.nodes {
-            let id = rec.id as usize;
-            nodes[id] = rec;
-        }
+        parts.push(shard.nodes);
         links.extend(shard.links);
         partial.extend(shard.partial);
         for f in shard.files {
@@ -291,24 +301,23 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         counters.add(&shard.counters);
         inline.extend(shard.inline);
     }
+    let mut nodes = Nodes::gather(n, parts);
+    nodes.set_parent(TOP as usize, NO_NODE);
     for (id, stats) in partial {
-        nodes[id as usize].own += stats;
+        let mut own = nodes.own(id as usize);
+        own += stats;
+        nodes.set_own(id as usize, &own);
     }
     // Inline data that snapshots share: shared units like any extent.
     crate::extents::inline::share(
-        &inline,
-        &ctx.registry,
-        &ctx.extents,
-        &mut nodes,
-        &mut links,
-        &mut files,
+        &inline, &registry, &extents, &mut nodes, &mut links, &mut files,
     );
     Walk {
         nodes,
         links,
         files,
-        extents: ctx.extents,
-        registry: ctx.registry,
+        extents,
+        registry,
         counters,
         moved: Vec::new(),
     }

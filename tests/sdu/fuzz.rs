@@ -532,7 +532,7 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
         node = parent[node as usize];
     };
     for d in 1..n as u32 {
-        let got = *tree.figures(d);
+        let got = tree.figures(d);
         let dirs_under = (1..n as u32).filter(|&x| under(x, d)).count() as u64;
         let mut want_total = 8 * 512 * u128::from(dirs_under);
         let mut want_excl = want_total;
@@ -584,7 +584,7 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
             ctx()
         );
         if d > 1 {
-            let p = *tree.figures(parent[d as usize]);
+            let p = tree.figures(parent[d as usize]);
             for (what, c, pv) in [
                 ("total", got.total, p.total),
                 ("exclusive", got.exclusive, p.exclusive),
@@ -595,7 +595,7 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
             }
         }
     }
-    prop_assert_eq!(tree.grand_total(), tree.figures(1), "top = the only root");
+    prop_assert_eq!(*tree.grand_total(), tree.figures(1), "top = the only root");
     Ok(())
 }
 

@@ -694,12 +694,12 @@ fn build(w: &World, seed: Option<u64>) -> Built {
         })
         .collect();
     let mut out: Vec<(Stats, String)> = (0..=n)
-        .map(|d| (*tree.figures(new_id[d]), String::new()))
+        .map(|d| (tree.figures(new_id[d]), String::new()))
         .collect();
     let mut seen = vec![0u32; n + 1];
     tree.visit::<()>(None, |e| {
         let d = new_id.iter().position(|&x| x == e.id).expect("a directory");
-        assert_eq!(e.figures, tree.figures(e.id));
+        assert_eq!(*e.figures, tree.figures(e.id));
         out[d].1 = String::from_utf8_lossy(e.path).into_owned();
         seen[d] += 1;
         Ok(())
