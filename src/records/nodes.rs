@@ -26,14 +26,14 @@ use super::{NO_NODE, NodeRec, TOP};
 ///
 /// A record that fits keeps 12 bytes: its apparent size and its allocated
 /// 512-byte blocks in 32 bits each, and a code saying what the other
-/// figures are ([`PLAIN`], [`EMPTY`]). Any other record (a directory, a
+/// figures are (`PLAIN`, `EMPTY`). Any other record (a directory, a
 /// file with shared extents, with a time, over 4 GiB of size or 2 TiB
 /// allocated) keeps its whole [`Stats`] in a side table, the code its index.
 #[derive(Clone, Debug, Default)]
 pub struct Figs {
     apparent: Vec<u32>,
     blocks: Vec<u32>,
-    /// [`PLAIN`], [`EMPTY`], or an index into `rest`.
+    /// `PLAIN`, `EMPTY`, or an index into `rest`.
     code: Vec<u32>,
     rest: StatsTable,
 }
