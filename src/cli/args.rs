@@ -207,7 +207,9 @@ pub struct Cli {
 
     /// Browse the tree full-screen after the scan: the four figures of every
     /// entry, sorted as asked; mark entries (Space) to see what deleting
-    /// all of them frees, shared data counted once (? lists the keys)
+    /// all of them frees, shared data counted once; d deletes them after
+    /// you type yes, never following a symlink or leaving the filesystem
+    /// (? lists the keys)
     #[arg(
         short = 'i',
         long,
