@@ -308,10 +308,7 @@ impl<'t> App<'t> {
     pub fn path(&self, id: u32) -> Vec<u8> {
         let mut p = Vec::new();
         for name in self.names(id) {
-            if !p.is_empty() && p.last() != Some(&b'/') {
-                p.push(b'/');
-            }
-            p.extend_from_slice(&name);
+            sdu::walk::join(&mut p, &name);
         }
         p
     }

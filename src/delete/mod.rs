@@ -33,6 +33,7 @@ use rustix::fs::{AtFlags, CWD, Dir, FileType, Mode, OFlags, StatxFlags};
 use rustix::io::Errno;
 
 use crate::probe::ioctl::{fs_type, fs_uuid, magic};
+use crate::walk::join;
 
 /// One entry to delete, as the scan saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,10 +51,7 @@ impl Target {
     pub fn path(&self) -> Vec<u8> {
         let mut p = self.root.clone();
         for n in &self.names {
-            if !p.is_empty() && p.last() != Some(&b'/') {
-                p.push(b'/');
-            }
-            p.extend_from_slice(n);
+            join(&mut p, n);
         }
         p
     }
@@ -183,16 +181,6 @@ pub fn delete(targets: &[Target]) -> Deleted {
     }
     run.measure();
     run.out
-}
-
-/// `path/name`.
-fn join(path: &[u8], name: &[u8]) -> Vec<u8> {
-    let mut p = path.to_vec();
-    if !p.is_empty() && p.last() != Some(&b'/') {
-        p.push(b'/');
-    }
-    p.extend_from_slice(name);
-    p
 }
 
 fn cstr(b: &[u8]) -> io::Result<CString> {
@@ -436,7 +424,8 @@ impl Run {
                 continue;
             }
             let ename = ename.to_owned();
-            let epath = join(&top.path, ename.to_bytes());
+            let mut epath = top.path.clone();
+            join(&mut epath, ename.to_bytes());
             let here = top.dir.fd().map_err(|e| fail_here(e, &top.path))?;
             let mut is_dir = matches!(entry.file_type(), FileType::Directory | FileType::Unknown);
             if !is_dir {

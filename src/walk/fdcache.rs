@@ -308,7 +308,7 @@ impl FdCache {
 
 /// Appends `name` to a printed path the way fts does: one `/` between, none
 /// added after a trailing `/`.
-pub(super) fn join(path: &mut Vec<u8>, name: &[u8]) {
+pub fn join(path: &mut Vec<u8>, name: &[u8]) {
     if !path.is_empty() && path.last() != Some(&b'/') {
         path.push(b'/');
     }

@@ -44,6 +44,7 @@ use crate::probe::Registry;
 use crate::records::{FileRec, Link, NO_NODE, NodeRec, Nodes, TOP};
 pub use ctx::{Counters, PROGRESS_PATH_EVERY, Progress, WalkOptions};
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
+pub use fdcache::join;
 use fdcache::{DirHandle, FdCache};
 
 /// What a walk found.
