@@ -4,12 +4,14 @@
 
 use std::ffi::CStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::Arc;
 
 use rustix::fs::Statx;
 use rustix::io::Errno;
 
+use super::ag::{AgTable, Handed};
 use super::ctx::{Ctx, Local, dev_of};
-use super::fdcache::DirFs;
+use super::fdcache::{DirFs, DirHandle};
 use super::later::{Later, Who};
 use super::open::{self, Now, OpenFile};
 use crate::error::{Diagnostic, strerror};
@@ -17,7 +19,7 @@ use crate::extents::inline::InlineRec;
 use crate::extents::{Pending, Searched, Source};
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, ioctl, magic};
-use crate::records::{FileRec, Link};
+use crate::records::{FileRec, Link, NodeRec};
 
 /// A non-directory entry as the walk found it.
 pub(super) struct FileAt<'a> {
@@ -42,9 +44,10 @@ pub(super) struct FileAt<'a> {
     pub follow: bool,
     /// Its path as printed, for messages.
     pub path: &'a dyn Fn() -> Vec<u8>,
-    /// Its FIEMAP may be put off while its allocation group is busy
-    /// ([`Accounted::Later`]): the caller finishes it with [`later`].
-    pub defer: bool,
+    /// The directory it was listed in, and its position in getdents
+    /// order: then its FIEMAP may be handed to the thread that holds its
+    /// allocation group's turn ([`Accounted::Handed`]).
+    pub dir: Option<(&'a Arc<DirHandle>, u32)>,
 }
 
 /// Whether the walk opened a file before stat-ing it
@@ -64,14 +67,16 @@ pub(super) enum Pre {
 pub(super) enum Accounted {
     /// What goes into its node's own figures.
     Now(Stats),
-    /// Its FIEMAP waits for its allocation group's turn (XFS, see the walk's
-    /// `ag` module): the task finishes it with [`later`] once its other
-    /// entries are done, instead of sleeping on the lock now.
-    Later(Box<Later>),
+    /// Handed to the thread that holds its allocation group's turn (XFS,
+    /// see the walk's `ag` module), which maps it and credits it to its
+    /// directory: the task goes on with its other entries instead of
+    /// sleeping on the turn.
+    Handed,
 }
 
-/// Files one task may put off at once (each holds an fd), where the
-/// `RLIMIT_NOFILE` leaves room.
+/// Files that may wait for the holder of one allocation group's turn (each
+/// holds an fd), where the `RLIMIT_NOFILE` leaves room. A thread holds at
+/// most one turn, so at most this many per thread.
 pub(super) const MAX_LATER: usize = 32;
 
 /// Accounts for a non-directory inode: maps its extents if it may share,
@@ -101,43 +106,46 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
         Err(skip) => Some(Mapped::Skipped(skip)),
         Ok(()) if ctx.opts.skip_extents => None,
         Ok(()) => match map_file(ctx, f, pre, once, local) {
-            Mapped::Busy(fd, now, fs, ag) => {
-                return Accounted::Later(Box::new(Later {
-                    fd,
-                    now,
-                    fs,
-                    ag,
-                    who,
-                    st: *st,
-                    name: f.name.to_owned(),
-                }));
-            }
+            Mapped::Handed => return Accounted::Handed,
             m => Some(m),
         },
     };
     Accounted::Now(credit(ctx, st, who, mapped, local))
 }
 
-/// Maps a file put off by [`nondir`] and accounts for it; the caller holds
-/// its group's turn. `path` names it in messages.
-pub(super) fn later(
-    ctx: &Ctx<'_>,
-    l: Later,
-    path: &dyn Fn() -> Vec<u8>,
-    local: &mut Local,
-) -> Stats {
+/// Maps a file handed over by another thread ([`Accounted::Handed`]) and
+/// credits it to its directory; the caller holds its group's turn on
+/// `table`.
+fn map_handed(ctx: &Ctx<'_>, table: &AgTable, l: Later, local: &mut Local) {
     let Later {
         fd,
         now,
         fs,
-        ag,
         who,
         st,
-        name: _,
+        dir,
+        leaf,
+        idx,
+        name,
     } = l;
-    let _ = ag;
-    let mapped = read_open(ctx, fd, now, fs, None, None, &st, who, path, local);
-    credit(ctx, &st, who, Some(mapped), local)
+    let path = || dir.path(Some(name.to_bytes()));
+    let mapped = read_open(ctx, fd, now, fs, None, &st, who, &path, Some(table), local);
+    let own = credit(ctx, &st, who, Some(mapped), local);
+    // As the walk credits an entry of the directory it reads: its own
+    // figures go to the directory, a leaf (-a) has its node besides.
+    local.partial.push((dir.id, own));
+    if let Some((id, kind)) = leaf {
+        local.nodes.push(NodeRec {
+            id,
+            parent: dir.id,
+            depth: dir.depth + 1,
+            kind,
+            leaf: true,
+            order: idx,
+            name: name.to_bytes().into(),
+            own,
+        });
+    }
 }
 
 /// Records what mapping gave (`None`: not asked, `--du total`) and returns
@@ -175,7 +183,7 @@ fn credit(ctx: &Ctx<'_>, st: &Statx, who: Who, mapped: Option<Mapped>, local: &m
         Some(Mapped::Skipped(skip)) => local.skip(skip, stats.total),
         Some(Mapped::Unverified) => local.unverified(stats.total),
         Some(Mapped::Gone) => {}
-        Some(Mapped::Busy(..)) => unreachable!("a busy file is put off, not credited"),
+        Some(Mapped::Handed) => unreachable!("a handed file is credited by its mapper"),
     }
     if !who.once && st.stx_nlink > 1 {
         // -l counts every link; whether all of them lie under a directory
@@ -237,8 +245,8 @@ enum Mapped {
     /// what the walk saw, as exclusive.
     Gone,
     /// Open and ready, but its predicted allocation group is being mapped
-    /// by another thread: put off ([`Accounted::Later`]).
-    Busy(OwnedFd, Now, DirFs, u32),
+    /// by another thread: handed to it ([`Accounted::Handed`]).
+    Handed,
 }
 
 /// Reads a file's extents: by the tree search (Btrfs, root) without
@@ -287,46 +295,141 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
             fs
         }
     };
-    // XFS: the turn of the allocation group this file's shared data is
-    // predicted in (see the walk's `ag` module). Busy: put the file off if
-    // the task may, else wait.
-    let table = (fs.info.magic == magic::XFS)
-        .then(|| local.ag.table(&ctx.ags, fs.info.index, fd.as_fd()))
-        .flatten();
-    let turn = match (&table, local.ag.predicted()) {
-        (Some(t), Some(ag)) => match t.try_turn(ag) {
-            Some(turn) => Some(turn),
-            None if f.defer && ctx.max_later > 0 => {
-                local.counters.fiemap_put_off += 1;
-                return Mapped::Busy(fd, now, fs, ag);
-            }
-            None => Some(t.turn(ag)),
-        },
-        _ => None,
-    };
     let who = Who {
         node: f.node,
         entry: f.entry,
         ns: f.ns,
         once,
     };
-    read_open(ctx, fd, now, fs, turn, pending, f.st, who, f.path, local)
+    // XFS: the table of its allocation groups, moved out of the task's
+    // cache while the file is mapped (no reference count per file).
+    if local.ag.holds_other_than(fs.info.index) {
+        end_turn(ctx, local);
+    }
+    let table = (fs.info.magic == magic::XFS)
+        .then(|| local.ag.take(&ctx.ags, fs.info.index, fd.as_fd()))
+        .flatten();
+    let m = map_in_turn(ctx, f, fd, now, fs, pending, who, table.as_deref(), local);
+    local.ag.put(table);
+    m
 }
 
-/// Reads the extents of an open file, holding `turn` (its allocation
-/// group's, if any) for the FIEMAP only; `pending`: the items the tree
-/// search read but could not decide, given FIEMAP's shared flags.
+/// Maps an open file, in the turn of the allocation group its shared data
+/// is predicted in (XFS, see the walk's `ag` module). If another thread
+/// holds that turn, the file is handed to it when the task may
+/// ([`FileAt::dir`]) and not too many are handed already; otherwise the
+/// task waits for the turn. A task keeps the turn it got until it ends
+/// ([`end_turn`]) or maps in another group, and maps the files handed to
+/// it after each of its own.
+#[allow(clippy::too_many_arguments)]
+fn map_in_turn(
+    ctx: &Ctx<'_>,
+    f: &FileAt<'_>,
+    fd: OwnedFd,
+    now: Now,
+    fs: DirFs,
+    pending: Option<Box<Pending>>,
+    who: Who,
+    table: Option<&AgTable>,
+    local: &mut Local,
+) -> Mapped {
+    let (Some(t), Some(ag)) = (table, local.ag.predicted()) else {
+        return read_open(ctx, fd, now, fs, pending, f.st, who, f.path, table, local);
+    };
+    if local.ag.holding == Some(ag) {
+        let m = read_open(ctx, fd, now, fs, pending, f.st, who, f.path, table, local);
+        for l in t.take_handed(ag) {
+            map_handed(ctx, t, l, local);
+        }
+        return m;
+    }
+    if let Some(old) = local.ag.holding.take() {
+        release(ctx, t, old, local);
+    }
+    let (fd, now) = match f.dir {
+        _ if t.try_turn(ag) => (fd, now),
+        // Busy: hand the file to the holder of the turn.
+        Some((dir, idx)) if ctx.max_later > 0 => {
+            let leaf = f
+                .entry
+                .is_none()
+                .then(|| (f.node, Kind::from_mode(u32::from(f.st.stx_mode))));
+            let l = Box::new(Later {
+                fd,
+                now,
+                fs,
+                who,
+                st: *f.st,
+                dir: dir.clone(),
+                leaf,
+                idx,
+                name: f.name.to_owned(),
+            });
+            match t.hand(ag, l, ctx.max_later) {
+                Handed::Given => {
+                    local.counters.fiemap_put_off += 1;
+                    return Mapped::Handed;
+                }
+                Handed::Holder(l) => (l.fd, l.now),
+            }
+        }
+        // Busy, and the file cannot be handed: wait.
+        _ => {
+            t.turn(ag);
+            (fd, now)
+        }
+    };
+    local.ag.holding = Some(ag);
+    let m = read_open(ctx, fd, now, fs, pending, f.st, who, f.path, table, local);
+    for l in t.take_handed(ag) {
+        map_handed(ctx, t, l, local);
+    }
+    m
+}
+
+/// Lets group `ag`'s turn on `t` go, once the files handed to its holder
+/// are mapped.
+fn release(ctx: &Ctx<'_>, t: &AgTable, ag: u32, local: &mut Local) {
+    loop {
+        let handed = t.release(ag);
+        if handed.is_empty() {
+            return;
+        }
+        for l in handed {
+            map_handed(ctx, t, l, local);
+        }
+    }
+}
+
+/// Ends the turn the task holds, if any: every task calls it before it
+/// hands its records over (a turn held past its task would leave the
+/// files handed to it unmapped, and its group closed to the others).
+pub(super) fn end_turn(ctx: &Ctx<'_>, local: &mut Local) {
+    let Some(ag) = local.ag.holding.take() else {
+        return;
+    };
+    let table = local.ag.take_cached();
+    if let Some(t) = table.as_deref() {
+        release(ctx, t, ag, local);
+    }
+    local.ag.put(table);
+}
+
+/// Reads the extents of an open file; `pending`: the items the tree
+/// search read but could not decide, given FIEMAP's shared flags;
+/// `table`: its filesystem's allocation groups (XFS), to predict the next
+/// file's group from this one's.
 #[allow(clippy::too_many_arguments)]
 fn read_open(
     ctx: &Ctx<'_>,
     fd: OwnedFd,
     now: Now,
     fs: DirFs,
-    turn: Option<std::sync::MutexGuard<'_, ()>>,
     pending: Option<Box<Pending>>,
     st: &Statx,
     who: Who,
     path: &dyn Fn() -> Vec<u8>,
+    table: Option<&AgTable>,
     local: &mut Local,
 ) -> Mapped {
     // The name may now point at another inode: every figure comes from the
@@ -342,8 +445,7 @@ fn read_open(
             .extents
             .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space),
     };
-    drop(turn);
-    local.ag.learn(got.first_shared);
+    local.ag.learn(table, got.first_shared);
     let once = who.once;
     if got.compressed_disk > 0 {
         local.counters.on_disk_files += 1;

@@ -6,30 +6,82 @@
 //! take that lock in turns once per extent, sleeping and waking each
 //! other: threads then make the walk slower, not faster. So no two
 //! FIEMAPs whose shared data is predicted to lie in the same group run at
-//! once: each group has a lock here, taken around the whole FIEMAP of a
-//! file (one hand-over per file instead of one per extent).
+//! once: each group has a turn here, and one thread at a time holds it.
+//!
+//! A task keeps the turn it got until it ends or maps in another group.
+//! Another thread whose file is predicted in a group that is busy does not
+//! wait: it hands the file, already opened and stat-ed, to the holder,
+//! which maps it after its own next FIEMAP and credits it to its
+//! directory. So the FIEMAPs of one group run one after another on one
+//! thread (with the group's btree buffers in its cache), while the other
+//! threads do the rest of the walk: getdents, open, statx. A holder lets
+//! the turn go only once it has taken every file handed to it, under the
+//! same mutex, so none is left behind; at most `cap` wait per group (each
+//! holds an fd), and a thread with more to hand waits until they are taken.
 //!
 //! The prediction is per task (a directory, or a batch of its names): the
-//! group where the task's previous file had its first shared extent. A file
+//! group where the task's previous file had its first shared extent, and
+//! for its first file, where the walk's last shared file had it. A file
 //! with no shared data predicts nothing, so files that share nothing (most
-//! files of most trees) never take a lock. A wrong prediction costs only
-//! order, never a figure: the lock decides when a FIEMAP runs, not what it
-//! reads.
+//! files of most trees) never take a turn. A wrong prediction costs only
+//! order, never a figure: the turn decides when and on which thread a
+//! FIEMAP runs, not what it reads.
 //!
 //! Geometry comes from `XFS_IOC_FSGEOMETRY`, unprivileged, once per
 //! filesystem.
 
 use std::collections::HashMap;
 use std::os::fd::BorrowedFd;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
+use super::later::Later;
 use crate::probe::ioctl::{self, XfsGeometry};
 
-/// One XFS filesystem's allocation groups, each with its FIEMAP lock.
-#[derive(Debug)]
+/// One allocation group's turn: whether a thread holds it, and the files
+/// other threads handed to that thread meanwhile.
+#[derive(Default)]
+struct Group {
+    /// A thread holds the turn: it maps its own file, then every file
+    /// handed to it, before it lets the turn go.
+    busy: bool,
+    /// Threads asleep until the turn is free.
+    waiting: u32,
+    /// Files opened and stat-ed by other threads, to be mapped by the
+    /// holder of the turn.
+    handed: Vec<Later>,
+}
+
+/// One XFS filesystem's allocation groups, each with its FIEMAP turn.
+///
+/// One mutex per group guards both the turn and the files handed to its
+/// holder, so a file is handed only while a holder exists, and the holder
+/// lets the turn go only once it has taken every file handed to it: no
+/// file is left behind.
 pub(super) struct AgTable {
     geom: XfsGeometry,
-    locks: Box<[Mutex<()>]>,
+    groups: Box<[(Mutex<Group>, Condvar)]>,
+    /// The group of the last shared file any task mapped here
+    /// ([`NO_GROUP`]: it shared nothing): a new task's first prediction.
+    last: AtomicU32,
+}
+
+/// [`AgTable::last`] when the last file shared nothing.
+const NO_GROUP: u32 = u32::MAX;
+
+impl std::fmt::Debug for AgTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgTable").field("geom", &self.geom).finish()
+    }
+}
+
+/// What [`AgTable::hand`] did with a file.
+pub(super) enum Handed {
+    /// Given to the thread that holds the group's turn: it maps it.
+    Given,
+    /// Nobody held the turn: the caller holds it now and maps the file
+    /// itself.
+    Holder(Box<Later>),
 }
 
 impl AgTable {
@@ -38,22 +90,75 @@ impl AgTable {
         self.geom.ag_of_physical(physical)
     }
 
-    fn lock(&self, ag: u32) -> &Mutex<()> {
-        &self.locks[(ag as usize).min(self.locks.len() - 1)]
+    fn group(&self, ag: u32) -> (MutexGuard<'_, Group>, &Condvar) {
+        let (m, cv) = &self.groups[(ag as usize).min(self.groups.len() - 1)];
+        (m.lock().unwrap_or_else(|e| e.into_inner()), cv)
     }
 
-    /// Waits for group `ag`'s turn; the FIEMAP runs while the guard lives.
-    pub(super) fn turn(&self, ag: u32) -> MutexGuard<'_, ()> {
-        self.lock(ag).lock().unwrap_or_else(|e| e.into_inner())
+    /// Takes group `ag`'s turn if no thread holds it.
+    pub(super) fn try_turn(&self, ag: u32) -> bool {
+        let (mut g, _) = self.group(ag);
+        !std::mem::replace(&mut g.busy, true)
     }
 
-    /// Group `ag`'s turn if no other thread has it.
-    pub(super) fn try_turn(&self, ag: u32) -> Option<MutexGuard<'_, ()>> {
-        match self.lock(ag).try_lock() {
-            Ok(g) => Some(g),
-            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) => None,
+    /// Waits for group `ag`'s turn and takes it.
+    pub(super) fn turn(&self, ag: u32) {
+        let (mut g, cv) = self.group(ag);
+        while g.busy {
+            // Woken by every change of the group (a batch taken, the turn
+            // let go): check again.
+            g.waiting += 1;
+            g = cv.wait(g).unwrap_or_else(|e| e.into_inner());
+            g.waiting -= 1;
         }
+        g.busy = true;
+    }
+
+    /// Hands file `l`, put off for group `ag`, to the holder of its turn.
+    /// When `cap` files wait for that holder already (each holds an fd),
+    /// waits until it takes them or lets the turn go.
+    pub(super) fn hand(&self, ag: u32, l: Box<Later>, cap: usize) -> Handed {
+        let (mut g, cv) = self.group(ag);
+        loop {
+            if !g.busy {
+                g.busy = true;
+                return Handed::Holder(l);
+            }
+            if g.handed.len() < cap {
+                g.handed.push(*l);
+                return Handed::Given;
+            }
+            g.waiting += 1;
+            g = cv.wait(g).unwrap_or_else(|e| e.into_inner());
+            g.waiting -= 1;
+        }
+    }
+
+    /// The files handed to the holder of group `ag`'s turn (the caller),
+    /// taken to be mapped; the turn stays held.
+    pub(super) fn take_handed(&self, ag: u32) -> Vec<Later> {
+        let (mut g, cv) = self.group(ag);
+        if g.handed.is_empty() {
+            return Vec::new();
+        }
+        if g.waiting > 0 {
+            cv.notify_all();
+        }
+        std::mem::take(&mut g.handed)
+    }
+
+    /// Lets group `ag`'s turn go, unless files were handed to its holder:
+    /// then the caller keeps the turn and gets them to map (and calls this
+    /// again).
+    pub(super) fn release(&self, ag: u32) -> Vec<Later> {
+        let (mut g, cv) = self.group(ag);
+        if g.handed.is_empty() {
+            g.busy = false;
+        }
+        if g.waiting > 0 {
+            cv.notify_all();
+        }
+        std::mem::take(&mut g.handed)
     }
 }
 
@@ -76,7 +181,10 @@ impl AgSched {
                 (geom.reflink && geom.agcount > 0 && geom.agblocks > 0).then(|| {
                     Arc::new(AgTable {
                         geom,
-                        locks: (0..geom.agcount).map(|_| Mutex::new(())).collect(),
+                        groups: (0..geom.agcount)
+                            .map(|_| (Mutex::new(Group::default()), Condvar::new()))
+                            .collect(),
+                        last: AtomicU32::new(NO_GROUP),
                     })
                 })
             })
@@ -88,43 +196,82 @@ impl AgSched {
 /// its previous shared file had its data in.
 #[derive(Debug, Default)]
 pub(super) struct AgHint {
-    /// The filesystem (registry index) last asked about, and its table
-    /// (`None`: it has none, e.g. an XFS without reflink).
-    table: Option<(u32, Option<Arc<AgTable>>)>,
+    /// The filesystem (registry index) last asked about.
+    fs: Option<u32>,
+    /// Its table (`None`: it has none, e.g. an XFS without reflink).
+    table: Option<Arc<AgTable>>,
+    /// The table is out ([`Self::take`]) and not yet put back.
+    out: bool,
     ag: Option<u32>,
+    /// The group whose turn the task holds, on the cached table: kept
+    /// from its first FIEMAP in that group to its end (or to a FIEMAP in
+    /// another group), so that the other threads hand their files to it.
+    pub(super) holding: Option<u32>,
 }
 
 impl AgHint {
-    /// The table for filesystem `fs`, cached for the task.
-    pub(super) fn table(
+    /// The table for filesystem `fs`, cached for the task and moved out of
+    /// the cache (no reference count touched): give it back with
+    /// [`Self::put`], so that the task can borrow it while it changes its
+    /// other state.
+    pub(super) fn take(
         &mut self,
         sched: &AgSched,
         fs: u32,
         fd: BorrowedFd<'_>,
     ) -> Option<Arc<AgTable>> {
-        match &self.table {
-            Some((f, t)) if *f == fs => t.clone(),
-            _ => {
-                let t = sched.table(fs, fd);
-                self.table = Some((fs, t.clone()));
-                self.ag = None;
-                t
+        if self.fs != Some(fs) || self.out {
+            self.table = sched.table(fs, fd);
+            if self.fs != Some(fs) {
+                // A new task starts where the walk's last shared file was,
+                // so that its first FIEMAP too waits for its group's turn.
+                self.ag = self.table.as_ref().and_then(|t| {
+                    let last = t.last.load(Ordering::Relaxed);
+                    (last != NO_GROUP).then_some(last)
+                });
             }
+            self.fs = Some(fs);
         }
+        self.out = true;
+        self.table.take()
     }
 
-    /// The predicted group of the next file on the cached table.
+    /// The cached table, moved out as by [`Self::take`] (for a task that
+    /// holds a turn on it and ends).
+    pub(super) fn take_cached(&mut self) -> Option<Arc<AgTable>> {
+        self.out = true;
+        self.table.take()
+    }
+
+    /// Whether the task holds a turn on another filesystem than `fs`.
+    pub(super) fn holds_other_than(&self, fs: u32) -> bool {
+        self.holding.is_some() && self.fs != Some(fs)
+    }
+
+    /// Gives back the table [`Self::take`] moved out.
+    pub(super) fn put(&mut self, table: Option<Arc<AgTable>>) {
+        self.table = table;
+        self.out = false;
+    }
+
+    /// The predicted group of the next file.
     pub(super) fn predicted(&self) -> Option<u32> {
         self.ag
     }
 
-    /// What the file just mapped says about the next one: the group of its
-    /// first shared extent, or nothing if it shared nothing.
-    pub(super) fn learn(&mut self, first_shared: Option<u64>) {
-        self.ag = match (&self.table, first_shared) {
-            (Some((_, Some(t))), Some(p)) => Some(t.ag_of(p)),
+    /// What the file just mapped on `table` says about the next one: the
+    /// group of its first shared extent, or nothing if it shared nothing.
+    pub(super) fn learn(&mut self, table: Option<&AgTable>, first_shared: Option<u64>) {
+        let ag = match (table, first_shared) {
+            (Some(t), Some(p)) => Some(t.ag_of(p)),
             _ => None,
         };
+        if let Some(t) = table.filter(|_| ag != self.ag) {
+            // Written only when it changes: on a tree that shares nothing,
+            // never.
+            t.last.store(ag.unwrap_or(NO_GROUP), Ordering::Relaxed);
+        }
+        self.ag = ag;
     }
 }
 

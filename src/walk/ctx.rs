@@ -10,7 +10,6 @@ use rustix::fs::{self as rfs, Statx, StatxFlags};
 
 use super::ag::{AgHint, AgSched};
 use super::fdcache::{DirFs, FdCache, MoveWatch};
-use super::later::Later;
 use crate::error::Diagnostic;
 use crate::extents::Extents;
 use crate::extents::inline::InlineRec;
@@ -164,14 +163,10 @@ pub(super) struct Local {
     pub(super) stat_first: bool,
     /// The allocation group its next FIEMAP is predicted to need (XFS).
     pub(super) ag: AgHint,
-    /// Files put off until their allocation group is free, with their
-    /// `-a` node (id, kind) and getdents position.
-    pub(super) later: Vec<PutOff>,
+    /// Figures for directories other than the task's own: files other
+    /// threads handed to this one while it held an allocation group's turn.
+    pub(super) partial: Vec<(u32, Stats)>,
 }
-
-/// A file put off ([`Later`]), its `-a` node (id, kind) and its getdents
-/// position.
-pub(super) type PutOff = (Box<Later>, Option<(u32, Kind)>, u32);
 
 /// Records produced by tasks on one thread.
 #[derive(Default)]
@@ -206,7 +201,7 @@ pub(super) struct Ctx<'a> {
     pub(super) mapped: DashSet<(u32, u64, u64)>,
     /// FIEMAP turns by XFS allocation group.
     pub(super) ags: AgSched,
-    /// Files one task may put off while their allocation group is busy.
+    /// Files that may wait for the holder of one allocation group's turn.
     pub(super) max_later: usize,
 }
 
@@ -221,6 +216,7 @@ impl Ctx<'_> {
     /// is the directory whose figures `local.acc` adds to, when its node is
     /// pushed by another task (a batch of a wide directory).
     pub(super) fn flush(&self, mut local: Local, partial: Option<u32>) {
+        debug_assert!(local.ag.holding.is_none(), "a task ended holding a turn");
         if let Some(p) = &self.opts.progress {
             p.entries
                 .fetch_add(local.counters.entries, Ordering::Relaxed);
@@ -230,6 +226,7 @@ impl Ctx<'_> {
         if let Some(dir) = partial {
             shard.partial.push((dir, local.acc));
         }
+        shard.partial.append(&mut local.partial);
         for r in local.nodes.drain(..) {
             shard.nodes.push_with_id(&r);
         }

@@ -193,7 +193,6 @@ pub(super) fn walk_dir<'s>(
     };
     let dir = InDir::new(ctx, &h, fd.as_fd(), fs);
     list(ctx, s, &dir, &fd, &mut local);
-    finish_later(ctx, &h, &mut local);
     drop(fd);
     h.release(&ctx.cache);
     finish(ctx, rec, local);
@@ -274,6 +273,7 @@ fn list<'s>(
 
 /// Hands a directory task's records to its thread's shard.
 fn finish(ctx: &Ctx<'_>, mut rec: NodeRec, mut local: Local) {
+    account::end_turn(ctx, &mut local);
     rec.own = local.acc;
     local.nodes.push(rec);
     ctx.flush(local, None);
@@ -314,6 +314,7 @@ fn spawn_batch<'s>(
             );
             idx = idx.saturating_add(1);
         }
+        account::end_turn(ctx, &mut local);
         ctx.flush(local, Some(h.id));
         drop(fd);
         h.release(&ctx.cache);
@@ -463,17 +464,12 @@ fn entry<'s>(
         guard: h.guard,
         follow: opts.follow_links,
         path: &|| h.path(Some(name.to_bytes())),
-        defer: true,
+        dir: Some((h, idx)),
     };
     match account::nondir(ctx, &file, pre, local) {
         Accounted::Now(own) => credit(h, leaf.map(|id| (id, kind)), idx, name, own, local),
-        Accounted::Later(l) => {
-            local.later.push((l, leaf.map(|id| (id, kind)), idx));
-            // Each holds an fd: map them once the task has its share.
-            if local.later.len() >= ctx.max_later {
-                finish_later(ctx, h, local);
-            }
-        }
+        // The thread that maps it credits it.
+        Accounted::Handed => {}
     }
 }
 
@@ -500,32 +496,6 @@ fn credit(
             name: name.to_bytes().into(),
             own,
         });
-    }
-}
-
-/// Maps the files the task put off while their allocation group was busy,
-/// and credits them: group by group, each group's turn taken once for all
-/// its files (one hand-over between threads per batch, not per file).
-fn finish_later(ctx: &Ctx<'_>, h: &DirHandle, local: &mut Local) {
-    let mut batch = std::mem::take(&mut local.later);
-    batch.sort_by_key(|(l, _, idx)| (l.fs.info.index, l.ag, *idx));
-    let mut it = batch.into_iter().peekable();
-    while let Some(first) = it.next() {
-        let (fs, ag) = (first.0.fs.info.index, first.0.ag);
-        let table = local.ag.table(&ctx.ags, fs, first.0.fd.as_fd());
-        let _turn = table.as_ref().map(|t| t.turn(ag));
-        let mut next = Some(first);
-        while let Some((l, leaf, idx)) = next.take() {
-            let name = l.name.clone();
-            let own = account::later(ctx, *l, &|| h.path(Some(name.to_bytes())), local);
-            credit(h, leaf, idx, &name, own, local);
-            if it
-                .peek()
-                .is_some_and(|(m, _, _)| (m.fs.info.index, m.ag) == (fs, ag))
-            {
-                next = it.next();
-            }
-        }
     }
 }
 

@@ -1,25 +1,32 @@
 //! A file whose FIEMAP is put off while its XFS allocation group is busy
-//! (see the `ag` module): all that is needed to account for it later in
-//! the same task.
+//! (see the `ag` module): all that the thread holding the group's turn
+//! needs to map it and credit it to its directory.
 
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
+use std::sync::Arc;
 
 use rustix::fs::Statx;
 
-use super::fdcache::DirFs;
+use super::fdcache::{DirFs, DirHandle};
 use super::open::Now;
+use crate::figures::Kind;
 
-/// A file opened and ready to map, put off until its allocation group is
-/// free.
+/// A file opened and stat-ed by one thread, handed to the thread that
+/// holds its allocation group's turn to be mapped.
 pub(super) struct Later {
     pub(super) fd: OwnedFd,
     pub(super) now: Now,
     pub(super) fs: DirFs,
-    pub(super) ag: u32,
     pub(super) who: Who,
     pub(super) st: Statx,
-    /// Its name in its directory, for messages.
+    /// Its directory: its figures go there, its path is printed from it.
+    pub(super) dir: Arc<DirHandle>,
+    /// Its own node under `-a` (id, kind).
+    pub(super) leaf: Option<(u32, Kind)>,
+    /// Its position in its directory's getdents order.
+    pub(super) idx: u32,
+    /// Its name in its directory.
     pub(super) name: CString,
 }
 

@@ -93,8 +93,10 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
         .thread_name(|i| format!("sdu-walk-{i}"))
         .build()
         .map_err(|e| Error::Threads(std::io::Error::other(e)))?;
-    // Files put off while their XFS allocation group is busy hold an fd
-    // each: taken from the cache's share, only where the limit leaves room.
+    // Files handed to the thread that holds their XFS allocation group's
+    // turn hold an fd each (at most MAX_LATER per group, and a thread holds
+    // at most one turn): taken from the cache's share, only where the limit
+    // leaves room.
     let max_later = if soft >= 512 { account::MAX_LATER } else { 0 };
     let max_cached = soft
         .saturating_sub(FIXED + (PER_THREAD + max_later as u64) * threads as u64)
@@ -224,13 +226,14 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
             guard: ctx.euid == 0,
             follow,
             path: &|| root.to_vec(),
-            defer: false,
+            dir: None,
         };
         let account::Accounted::Now(own) =
             account::nondir(ctx, &file, account::Pre::No, &mut local)
         else {
-            unreachable!("a root file is never put off");
+            unreachable!("a root file is never handed over");
         };
+        account::end_turn(ctx, &mut local);
         local.nodes.push(NodeRec {
             id,
             parent: if ns == 0 { TOP } else { NO_NODE },
