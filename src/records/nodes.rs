@@ -381,6 +381,11 @@ impl Nodes {
 
     /// Appends `r` as the next node (in id order: `r.id` is ignored).
     pub fn push(&mut self, r: &NodeRec) {
+        self.push_named(r, &r.name);
+    }
+
+    /// Appends `r` as the next node, named `name` (`r.name` is ignored).
+    fn push_named(&mut self, r: &NodeRec, name: &[u8]) {
         self.parent.push(r.parent);
         self.order.push(r.order);
         self.flags
@@ -389,7 +394,7 @@ impl Nodes {
             self.names.push(Names::default());
             self.chunk_start.push(0);
         }
-        self.names.last_mut().expect("a chunk").push(&r.name);
+        self.names.last_mut().expect("a chunk").push(name);
         self.own.push(&r.own);
         debug_assert!(
             !self.ids.is_empty() || self.depth(self.len() - 1) == r.depth,
@@ -399,11 +404,11 @@ impl Nodes {
         );
     }
 
-    /// Appends `r` keeping its id (a walk's shard, in any order), for
-    /// [`Nodes::gather`].
-    pub fn push_with_id(&mut self, r: &NodeRec) {
+    /// Appends `r` named `name` (`r.name` is ignored) keeping its id (a
+    /// walk's shard, in any order), for [`Nodes::gather`].
+    pub fn push_with_id(&mut self, r: &NodeRec, name: &[u8]) {
         self.ids.push(r.id);
-        self.push(r);
+        self.push_named(r, name);
     }
 
     /// The records of `parts` (each pushed with [`Nodes::push_with_id`]),
@@ -759,10 +764,10 @@ mod tests {
         let mut a = Nodes::default();
         let mut b = Nodes::default();
         for i in [4usize, 1, 5, 2] {
-            a.push_with_id(&recs[i]);
+            a.push_with_id(&recs[i], &recs[i].name);
         }
         for i in [0usize, 7, 3, 6] {
-            b.push_with_id(&recs[i]);
+            b.push_with_id(&recs[i], &recs[i].name);
         }
         let g = Nodes::gather(9, vec![a, b]);
         assert_eq!(g.len(), 9);

@@ -891,7 +891,7 @@ mod tests {
         let n = recs.len();
         let (mut a, mut b) = (Nodes::default(), Nodes::default());
         for r in &recs {
-            if r.id % 3 == 0 { &mut a } else { &mut b }.push_with_id(r);
+            if r.id % 3 == 0 { &mut a } else { &mut b }.push_with_id(r, &r.name);
         }
         let rules = Rules {
             keep_sets: true,

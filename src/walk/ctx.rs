@@ -214,8 +214,15 @@ impl Ctx<'_> {
 
     /// Hands a task's records to its thread's shard, in one lock. `partial`
     /// is the directory whose figures `local.acc` adds to, when its node is
-    /// pushed by another task (a batch of a wide directory).
-    pub(super) fn flush(&self, mut local: Local, partial: Option<u32>) {
+    /// pushed by another task (a batch of a wide directory). `dir` is the
+    /// task's directory node, with its name (stored without a copy of its
+    /// own).
+    pub(super) fn flush(
+        &self,
+        mut local: Local,
+        partial: Option<u32>,
+        dir: Option<(&NodeRec, &[u8])>,
+    ) {
         debug_assert!(local.ag.holding.is_none(), "a task ended holding a turn");
         if let Some(p) = &self.opts.progress {
             p.entries
@@ -228,7 +235,10 @@ impl Ctx<'_> {
         }
         shard.partial.append(&mut local.partial);
         for r in local.nodes.drain(..) {
-            shard.nodes.push_with_id(&r);
+            shard.nodes.push_with_id(&r, &r.name);
+        }
+        if let Some((r, name)) = dir {
+            shard.nodes.push_with_id(r, name);
         }
         shard.links.append(&mut local.links);
         shard.files.append(&mut local.files);

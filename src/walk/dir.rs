@@ -122,7 +122,8 @@ pub(super) fn walk_dir<'s>(
         kind: Kind::Dir,
         leaf: false,
         order: h.order,
-        name: h.name.as_bytes().into(),
+        // Its name is copied from the handle when the node is stored.
+        name: Box::default(),
         own: Stats::default(),
     };
     if ctx.hash_all {
@@ -165,7 +166,7 @@ pub(super) fn walk_dir<'s>(
         // Removed since its parent listed it: du skips it quietly.
         Err(DirError::Gone(_)) if h.parent.is_some() => {
             h.release(&ctx.cache);
-            return finish(ctx, rec, local);
+            return finish(ctx, &h, rec, local);
         }
         Err(e) => {
             let path = h.path(None);
@@ -176,7 +177,7 @@ pub(super) fn walk_dir<'s>(
                 DirError::Replaced => Diagnostic::ReplacedDir { path },
             });
             h.release(&ctx.cache);
-            return finish(ctx, rec, local);
+            return finish(ctx, &h, rec, local);
         }
     };
     ctx.cache.insert(&h, &fd);
@@ -195,7 +196,7 @@ pub(super) fn walk_dir<'s>(
     list(ctx, s, &dir, &fd, &mut local);
     drop(fd);
     h.release(&ctx.cache);
-    finish(ctx, rec, local);
+    finish(ctx, &h, rec, local);
 }
 
 /// Lists the directory with getdents64: the first entries are stat-ed
@@ -272,11 +273,10 @@ fn list<'s>(
 }
 
 /// Hands a directory task's records to its thread's shard.
-fn finish(ctx: &Ctx<'_>, mut rec: NodeRec, mut local: Local) {
+fn finish(ctx: &Ctx<'_>, h: &DirHandle, mut rec: NodeRec, mut local: Local) {
     account::end_turn(ctx, &mut local);
     rec.own = local.acc;
-    local.nodes.push(rec);
-    ctx.flush(local, None);
+    ctx.flush(local, None, Some((&rec, h.name.as_bytes())));
 }
 
 /// Stats a batch of names of a wide directory on whichever thread takes it;
@@ -315,7 +315,7 @@ fn spawn_batch<'s>(
             idx = idx.saturating_add(1);
         }
         account::end_turn(ctx, &mut local);
-        ctx.flush(local, Some(h.id));
+        ctx.flush(local, Some(h.id), None);
         drop(fd);
         h.release(&ctx.cache);
     });

@@ -244,7 +244,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
             name: root.into(),
             own,
         });
-        ctx.flush(local, None);
+        ctx.flush(local, None, None);
         return;
     }
     let handle = Arc::new_cyclic(|me| DirHandle {
