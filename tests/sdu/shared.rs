@@ -840,6 +840,60 @@ fn xfs_reflinks_in_one_allocation_group_deterministic_and_exact() {
     assert_eq!(top.reclaimable, top.exclusive + top.shared, "{top:?}");
 }
 
+/// Files whose allocation group is busy are handed to the thread that holds
+/// its turn, which maps them and credits them to their own directories
+/// (under `-a`, to their own nodes; hardlinks through the link table):
+/// the figures are those of `-j1`, which hands nothing, and the hand-over
+/// did happen.
+#[test]
+fn xfs_files_handed_to_the_turn_holder_are_credited_to_their_directories() {
+    let Some(fs) = LoopFs::new(FsKind::Xfs) else {
+        return;
+    };
+    let root = fs.path().join("hand");
+    let src = root.join("src");
+    fs::create_dir_all(&src).unwrap();
+    let (files, extents) = (24u64, 8u64);
+    for f in 0..files {
+        let data: Vec<(u64, usize)> = (0..extents).map(|e| (e * 2 * BLK, BLK as usize)).collect();
+        write_sparse(&src.join(format!("f{f}")), extents * 2 * BLK, &data);
+    }
+    // A hardlink inside a directory, and one across two directories.
+    fs::hard_link(src.join("f0"), src.join("f0-link")).unwrap();
+    sync_fs(&src);
+    let copies = 40;
+    for c in 0..copies {
+        run(Command::new("cp")
+            .args(["-r", "--reflink=always"])
+            .arg(&src)
+            .arg(root.join(format!("c{c}"))))
+        .assert_ok();
+    }
+    fs::hard_link(root.join("c0/f1"), root.join("c1/f1-link")).unwrap();
+    fs.settle();
+    let (first, _) = sdu_json_stats(&args!["-j1", &root]);
+    assert_eq!(first.entries.last().unwrap().shared, files * extents * BLK);
+    let mut handed = 0u64;
+    for run in 0..5 {
+        let (r, stats) = sdu_json_stats(&args!["-j8", &root]);
+        assert_eq!(r.entries, first.entries, "-j8 run {run} differs from -j1");
+        handed += stats
+            .lines()
+            .find_map(|l| {
+                l.trim()
+                    .strip_prefix("FIEMAPs put off (allocation group busy)")
+            })
+            .map(|n| n.trim().parse::<u64>().unwrap())
+            .unwrap_or_else(|| panic!("no put-off count in {stats}"));
+    }
+    assert!(handed > 0, "no file was handed over in 5 runs at -j8");
+    let r = assert_deterministic(&root);
+    assert_invariants(&r);
+    let top = r.entries.last().unwrap();
+    assert_eq!(top.shared, files * extents * BLK, "{top:?}");
+    assert_eq!(top.reclaimable, top.exclusive + top.shared, "{top:?}");
+}
+
 // ---------------------------------------------------------------------------
 // Btrfs
 
