@@ -334,13 +334,17 @@ fn map_in_turn(
     local: &mut Local,
 ) -> Mapped {
     let (Some(t), Some(ag)) = (table, local.ag.predicted()) else {
-        return read_open(ctx, fd, now, fs, pending, f.st, who, f.path, table, local);
+        let m = read_open(ctx, fd, now, fs, pending, f.st, who, f.path, table, local);
+        // A task that holds a turn and maps a file predicted nowhere still
+        // maps what was handed to it, so the others need not wait.
+        if let (Some(t), Some(held)) = (table, local.ag.holding) {
+            map_all(ctx, t, t.take_handed(held), local);
+        }
+        return m;
     };
     if local.ag.holding == Some(ag) {
         let m = read_open(ctx, fd, now, fs, pending, f.st, who, f.path, table, local);
-        for l in t.take_handed(ag) {
-            map_handed(ctx, t, l, local);
-        }
+        map_all(ctx, t, t.take_handed(ag), local);
         return m;
     }
     if let Some(old) = local.ag.holding.take() {
@@ -381,10 +385,15 @@ fn map_in_turn(
     };
     local.ag.holding = Some(ag);
     let m = read_open(ctx, fd, now, fs, pending, f.st, who, f.path, table, local);
-    for l in t.take_handed(ag) {
+    map_all(ctx, t, t.take_handed(ag), local);
+    m
+}
+
+/// Maps the files handed to the caller, which holds their group's turn.
+fn map_all(ctx: &Ctx<'_>, t: &AgTable, handed: Vec<Later>, local: &mut Local) {
+    for l in handed {
         map_handed(ctx, t, l, local);
     }
-    m
 }
 
 /// Lets group `ag`'s turn on `t` go, once the files handed to its holder
@@ -395,9 +404,7 @@ fn release(ctx: &Ctx<'_>, t: &AgTable, ag: u32, local: &mut Local) {
         if handed.is_empty() {
             return;
         }
-        for l in handed {
-            map_handed(ctx, t, l, local);
-        }
+        map_all(ctx, t, handed, local);
     }
 }
 
