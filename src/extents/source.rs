@@ -23,7 +23,8 @@ use dashmap::DashMap;
 
 use super::btrfs_refs::{self, FileAt, OwnItem, Verdict};
 use super::btrfs_search::{self as bs, FileExtentType};
-use super::fiemap::{FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
+use super::copies::Copies;
+use super::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
 use super::index::SharedIndex;
 use super::sweep::Sweep;
 use crate::probe::{FsInfo, Granularity};
@@ -125,6 +126,7 @@ pub struct Extents {
     /// The Btrfs tree search may be used.
     search: bool,
     btrfs: BtrfsState,
+    copies: Copies,
 }
 
 /// What the tree search learns once and keeps.
@@ -173,21 +175,27 @@ impl Extents {
     }
 
     fn read_fiemap(&self, fd: BorrowedFd<'_>, space: u32) -> FileExtents {
+        self.read_fiemap_keeping(fd, space, None)
+    }
+
+    /// Reads the extents of the file open at `fd` with FIEMAP, as
+    /// [`Self::read`] does, and keeps them in `keep` (all of them, as
+    /// FIEMAP gave them) for the file's other copies ([`super::copies`]).
+    pub fn read_fiemap_keeping(
+        &self,
+        fd: BorrowedFd<'_>,
+        space: u32,
+        mut keep: Option<&mut Vec<Extent>>,
+    ) -> FileExtents {
         let mut got = FileExtents::default();
         let res = FIEMAP.with(|cell| {
             let mut slot = cell.borrow_mut();
             let fm = slot.get_or_insert_with(Fiemap::new);
             fm.for_each(fd, |e| {
-                if e.flags & FIEMAP_EXTENT_DATA_INLINE != 0 {
-                    got.inline = true;
-                } else if e.flags & FIEMAP_EXTENT_ENCODED != 0 && e.has_physical() {
-                    got.encoded = got.encoded.saturating_add(e.length);
+                if let Some(k) = keep.as_deref_mut() {
+                    k.push(*e);
                 }
-                if e.is_shared() && e.length > 0 {
-                    let id = self.file_id(&mut got, e.physical);
-                    self.index.insert(space, e.physical, e.length, id);
-                    got.shared_bytes = got.shared_bytes.saturating_add(e.length);
-                }
+                self.take(e, space, &mut got);
             })
         });
         match res {
@@ -198,6 +206,36 @@ impl Extents {
             }
         }
         got
+    }
+
+    /// Credits a file with the extents another copy of it gave
+    /// ([`super::copies`]), indexing its shared ones in extent space
+    /// `space`, as if FIEMAP had given them: no ioctl is made.
+    pub fn replay(&self, extents: &[Extent], space: u32) -> FileExtents {
+        let mut got = FileExtents::default();
+        for e in extents {
+            self.take(e, space, &mut got);
+        }
+        got
+    }
+
+    /// What one extent FIEMAP gave adds to a file.
+    fn take(&self, e: &Extent, space: u32, got: &mut FileExtents) {
+        if e.flags & FIEMAP_EXTENT_DATA_INLINE != 0 {
+            got.inline = true;
+        } else if e.flags & FIEMAP_EXTENT_ENCODED != 0 && e.has_physical() {
+            got.encoded = got.encoded.saturating_add(e.length);
+        }
+        if e.is_shared() && e.length > 0 {
+            let id = self.file_id(got, e.physical);
+            self.index.insert(space, e.physical, e.length, id);
+            got.shared_bytes = got.shared_bytes.saturating_add(e.length);
+        }
+    }
+
+    /// The copies of Btrfs files mapped so far ([`super::copies`]).
+    pub fn copies(&self) -> &Copies {
+        &self.copies
     }
 
     /// A new file id, for a file whose shared data was found after the

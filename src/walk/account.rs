@@ -13,6 +13,8 @@ use super::fdcache::DirFs;
 use super::later::{Later, Who};
 use super::open::{self, Now, OpenFile};
 use crate::error::{Diagnostic, strerror};
+use crate::extents::copies::{self, CopyKey};
+use crate::extents::fiemap::Extent;
 use crate::extents::inline::InlineRec;
 use crate::extents::{Pending, Searched, Source};
 use crate::figures::{Kind, Stats};
@@ -136,7 +138,7 @@ pub(super) fn later(
         name: _,
     } = l;
     let _ = ag;
-    let mapped = read_open(ctx, fd, now, fs, None, None, &st, who, path, local);
+    let (mapped, _) = read_open(ctx, fd, now, fs, None, None, false, &st, who, path, local);
     credit(ctx, &st, who, Some(mapped), local)
 }
 
@@ -250,6 +252,25 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         Ok(m) => return m,
         Err(pending) => pending,
     };
+    // Btrfs: a copy of this inode, unchanged, mapped before in a related
+    // snapshot gives its extents without an open or a FIEMAP.
+    let copy = match (f.fs, pending.is_none() && !f.follow) {
+        (
+            Some(DirFs {
+                copies: Some(ids),
+                space,
+                ..
+            }),
+            true,
+        ) => {
+            let key = copy_key(space, f.st);
+            if let Some(m) = ctx.extents.copies().find(&key, ids) {
+                return reuse(ctx, f, space, &m, once, local);
+            }
+            Some((key, ids))
+        }
+        _ => None,
+    };
     let flags = open::file_flags(f.follow);
     let opened = match pre {
         Pre::Open(fd) => Ok(Some((fd, Now::of_statx(f.st)))),
@@ -310,12 +331,98 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         ns: f.ns,
         once,
     };
-    read_open(ctx, fd, now, fs, turn, pending, f.st, who, f.path, local)
+    // The copy is remembered only if the inode opened is the one stat-ed.
+    let copy = copy.filter(|(key, _)| {
+        (now.ino, now.size, now.blocks, now.ctime) == (key.ino, key.size, key.blocks, key.ctime)
+    });
+    let copy_of = copy.map(|c| c.1);
+    let (mapped, kept) = read_open(
+        ctx,
+        fd,
+        now,
+        fs,
+        turn,
+        pending,
+        copy.is_some(),
+        f.st,
+        who,
+        f.path,
+        local,
+    );
+    let kept = kept.filter(|k| copy_of.is_some_and(|ids| copies::worth_keeping(&k.0, ids)));
+    if let (Some((key, subvol)), Some((extents, generation))) = (copy, kept) {
+        ctx.extents.copies().remember(
+            key,
+            copies::Mapped {
+                subvol,
+                extents,
+                generation,
+            },
+        );
+    }
+    mapped
+}
+
+/// What identifies the inode `st` across snapshots, in extent space
+/// `space` ([`copies`]).
+fn copy_key(space: u32, st: &Statx) -> CopyKey {
+    CopyKey {
+        space,
+        ino: st.stx_ino,
+        size: st.stx_size,
+        blocks: st.stx_blocks,
+        btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
+        ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
+    }
+}
+
+/// Credits a file with the extents of a copy of it mapped before
+/// ([`copies`]): what FIEMAP on it would have given.
+fn reuse(
+    ctx: &Ctx<'_>,
+    f: &FileAt<'_>,
+    space: u32,
+    m: &copies::Mapped,
+    once: bool,
+    local: &mut Local,
+) -> Mapped {
+    let st = f.st;
+    let got = ctx.extents.replay(&m.extents, space);
+    local.counters.copies_reused += 1;
+    let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
+    if got.encoded > 0 {
+        local.counters.compressed_files += 1;
+        local.counters.compressed_bytes += got.encoded;
+    }
+    if let (true, Some(generation), Some(fs)) = (got.inline, m.generation, f.fs) {
+        local.inline.push(InlineRec {
+            node: f.node,
+            ns: f.ns,
+            dev: dev_of(st),
+            ino: st.stx_ino,
+            generation,
+            ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
+            size: st.stx_size,
+            bytes: view.total.saturating_sub(got.shared_bytes),
+            linked: once,
+            file: got.file,
+            fs: fs.info.index,
+        });
+    }
+    Mapped::Extents {
+        view,
+        shared: got.shared_bytes,
+        id: got.file.map(|id| (id, st.stx_ino)),
+        on_disk: got.on_disk,
+    }
 }
 
 /// Reads the extents of an open file, holding `turn` (its allocation
 /// group's, if any) for the FIEMAP only; `pending`: the items the tree
-/// search read but could not decide, given FIEMAP's shared flags.
+/// search read but could not decide, given FIEMAP's shared flags. With
+/// `keep`, also returns the extents FIEMAP gave and the inode generation
+/// (read for inline data), for the file's other copies ([`copies`]), if
+/// the map went through without an error.
 #[allow(clippy::too_many_arguments)]
 fn read_open(
     ctx: &Ctx<'_>,
@@ -324,20 +431,25 @@ fn read_open(
     fs: DirFs,
     turn: Option<std::sync::MutexGuard<'_, ()>>,
     pending: Option<Box<Pending>>,
+    keep: bool,
     st: &Statx,
     who: Who,
     path: &dyn Fn() -> Vec<u8>,
     local: &mut Local,
-) -> Mapped {
+) -> (Mapped, Option<Kept>) {
     // The name may now point at another inode: every figure comes from the
     // one that is open, so that figures and extents agree.
     let view = Stats::of_inode(Kind::File, now.size, now.blocks);
     if ctx.registry.fiemap_unsupported(fs.info.index) {
-        return Mapped::Skipped(Skip::FsCannotShare);
+        return (Mapped::Skipped(Skip::FsCannotShare), None);
     }
+    let mut kept = keep.then(Vec::new);
     let got = match &pending {
         // Its items, read by the tree search, with FIEMAP's shared flags.
         Some(p) => ctx.extents.read_btrfs_flags(fd.as_fd(), p, fs.space),
+        None if keep => ctx
+            .extents
+            .read_fiemap_keeping(fd.as_fd(), fs.space, kept.as_mut()),
         None => ctx
             .extents
             .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space),
@@ -366,8 +478,9 @@ fn read_open(
                     fs: fs.info.name(),
                 });
             }
-            return Mapped::Skipped(Skip::FsCannotShare);
+            return (Mapped::Skipped(Skip::FsCannotShare), None);
         }
+        kept = None;
         // Extents indexed before the failure stand, and are taken out of
         // the file's exclusive bytes, so figures stay consistent.
         ctx.msgs.report(Diagnostic::CannotReadExtents {
@@ -376,9 +489,15 @@ fn read_open(
         });
         local.unverified(view.total.saturating_sub(got.shared_bytes));
     }
+    let mut generation = None;
     if got.inline && fs.info.magic == magic::BTRFS {
         // Inline data a snapshot may share: decided after the walk.
-        if let Ok(generation) = ioctl::file_generation(fd.as_fd()) {
+        generation = ioctl::file_generation(fd.as_fd()).ok();
+        if generation.is_none() {
+            // Without it the inline unit cannot be keyed: not a copy.
+            kept = None;
+        }
+        if let Some(generation) = generation {
             local.inline.push(InlineRec {
                 node: who.node,
                 ns: who.ns,
@@ -394,13 +513,18 @@ fn read_open(
             });
         }
     }
-    Mapped::Extents {
+    let mapped = Mapped::Extents {
         view,
         shared: got.shared_bytes,
         id: got.file.map(|id| (id, now.ino)),
         on_disk: got.on_disk,
-    }
+    };
+    (mapped, kept.map(|k| (k.into_boxed_slice(), generation)))
 }
+
+/// What a file's FIEMAP gave, kept for its other copies: its extents and
+/// its inode generation, if read.
+type Kept = (Box<[Extent]>, Option<u32>);
 
 /// As root on Btrfs: reads the extents of a file with the tree search on
 /// its directory's fd, without opening it; `Err` when FIEMAP must (the

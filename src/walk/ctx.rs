@@ -12,12 +12,12 @@ use super::ag::{AgHint, AgSched};
 use super::fdcache::{DirFs, FdCache, MoveWatch};
 use super::later::Later;
 use crate::error::Diagnostic;
-use crate::extents::Extents;
 use crate::extents::inline::InlineRec;
+use crate::extents::{Extents, Source};
 use crate::figures::{Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
 use crate::messages::Messages;
-use crate::probe::{Registry, Skip};
+use crate::probe::{Registry, Skip, magic};
 use crate::records::{FileRec, Link, NO_NODE, NodeRec, Nodes};
 
 /// The statx fields sdu reads. `UID` lets it decide whether `O_NOATIME`
@@ -33,7 +33,8 @@ pub(super) const MASK: StatxFlags = StatxFlags::TYPE
     .union(StatxFlags::BLOCKS)
     .union(StatxFlags::ATIME)
     .union(StatxFlags::MTIME)
-    .union(StatxFlags::CTIME);
+    .union(StatxFlags::CTIME)
+    .union(StatxFlags::BTIME);
 
 /// How to walk.
 #[derive(Clone, Debug, Default)]
@@ -70,6 +71,11 @@ pub struct WalkOptions {
     /// `--fiemap`: read every file's extents with FIEMAP, never with the
     /// Btrfs tree search (root's fast path).
     pub fiemap_only: bool,
+    /// `--map-each-copy`: on Btrfs without the tree search, map every copy
+    /// of a file unchanged across snapshots with its own FIEMAP, instead of
+    /// crediting it with the extents of the copy mapped first
+    /// ([`crate::extents::copies`]).
+    pub map_each_copy: bool,
 }
 
 /// Progress of a walk, published for a display on another thread.
@@ -113,6 +119,9 @@ pub struct Counters {
     pub compressed_files: u64,
     /// The logical bytes of those extents.
     pub compressed_bytes: u64,
+    /// Btrfs files credited with the extents of a copy of them mapped
+    /// before, in a related snapshot, instead of their own FIEMAP.
+    pub copies_reused: u64,
     /// Files whose extents the Btrfs tree search read.
     pub search_files: u64,
     /// The tree searches that took.
@@ -139,6 +148,7 @@ impl Counters {
         self.unverified_bytes += o.unverified_bytes;
         self.compressed_files += o.compressed_files;
         self.compressed_bytes += o.compressed_bytes;
+        self.copies_reused += o.copies_reused;
         self.search_files += o.search_files;
         self.search_calls += o.search_calls;
         self.search_undecided += o.search_undecided;
@@ -278,9 +288,17 @@ impl Ctx<'_> {
         if let Some(what) = warning {
             self.msgs.report(Diagnostic::Probe { path: path(), what });
         }
+        let copies = (info.magic == magic::BTRFS
+            && !self.opts.map_each_copy
+            && !self.opts.skip_extents
+            && Source::for_fs(&info, self.extents.search_allowed()) == Source::Fiemap)
+            .then(|| self.registry.subvolume(dev))
+            .flatten()
+            .filter(|ids| ids.0 != [0; 16]);
         DirFs {
             info,
             space: self.registry.space(info.index, ns),
+            copies,
         }
     }
 }

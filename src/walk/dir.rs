@@ -65,7 +65,10 @@ impl InDir<'_> {
             && !fs.info.unverified
             && !ctx.registry.fiemap_unsupported(fs.info.index)
             // As root on Btrfs the tree search reads files without an open.
-            && Source::for_fs(&fs.info, ctx.extents.search_allowed()) != Source::BtrfsSearch;
+            && Source::for_fs(&fs.info, ctx.extents.search_allowed()) != Source::BtrfsSearch
+            // In a Btrfs snapshot most files are copies mapped once, which
+            // need no open ([`crate::extents::copies`]).
+            && fs.copies.is_none_or(|ids| ids.1 == [0; 16]);
         InDir {
             h,
             fd,

@@ -203,7 +203,7 @@ fn compressed_as_root_reclaimable_is_what_deleting_frees() {
 /// Runs sdu without `CAP_SYS_ADMIN` (the test runs as root): setpriv drops
 /// it from the bounding and inheritable sets, so the exec'd sdu has it in
 /// none of its sets.
-fn sdu_unprivileged(args: &[&str], path: &Path) -> Output {
+pub(crate) fn sdu_unprivileged(args: &[&str], path: &Path) -> Output {
     run(Command::new("setpriv")
         .args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
         .arg(sdu_bin())
@@ -213,7 +213,7 @@ fn sdu_unprivileged(args: &[&str], path: &Path) -> Output {
 
 /// The drop is real: under the same setpriv, CAP_SYS_ADMIN (bit 21) is
 /// not in the effective set.
-fn assert_setpriv_drops_sys_admin() {
+pub(crate) fn assert_setpriv_drops_sys_admin() {
     let out = run(Command::new("setpriv")
         .args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
         .args(["grep", "CapEff", "/proc/self/status"]));

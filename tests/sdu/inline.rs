@@ -170,3 +170,88 @@ fn snapshot_outside_the_scan_is_not_seen() {
     assert_eq!(e["reclaimable"], 0, "{e}");
     assert!(e["shared"].as_u64().unwrap() >= 10 * 800, "{e}");
 }
+
+/// Without root, a file unchanged across snapshots is mapped once and its
+/// other copies are credited with the extents it gave. A subvolume of
+/// regular and inline files, a snapshot, some files rewritten, another
+/// snapshot, others rewritten: the figures equal those of mapping every
+/// copy (`--map-each-copy`, one thread), copies were reused, and the
+/// first snapshot's reclaimable is what deleting it frees.
+#[test]
+fn unchanged_copies_are_mapped_once_without_root() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    crate::btrfs::assert_setpriv_drops_sys_admin();
+    let d = fs.path();
+    btrfs(&["subvolume", "create"], &d.join("vol"));
+    let rewrite = |range: std::ops::Range<usize>| {
+        for i in range {
+            write_file(&d.join(format!("vol/f{i}")), 30_000 + i * 4096);
+            std::fs::write(d.join(format!("vol/s{i}")), vec![b'n'; 500 + i]).unwrap();
+        }
+    };
+    for i in 0..40 {
+        write_file(&d.join(format!("vol/f{i}")), 20_000 + i * 4096);
+        std::fs::write(d.join(format!("vol/s{i}")), vec![b'a'; 600 + i]).unwrap();
+    }
+    sync_fs(d);
+    snapshot(d);
+    rewrite(0..5);
+    sync_fs(d);
+    run(Command::new("btrfs")
+        .args(["subvolume", "snapshot", "-r"])
+        .arg(d.join("vol"))
+        .arg(d.join("snap2")))
+    .assert_ok();
+    rewrite(5..10);
+    sync_fs(d);
+    let unprivileged = |args: &[&str]| {
+        let out = crate::btrfs::sdu_unprivileged(args, d);
+        assert_eq!(out.code, Some(0), "{out:?}");
+        out
+    };
+    let once = unprivileged(&["--json", "-a", "--stats", "-j1"]);
+    // One thread: every copy after the first kept one is reused. f10..f39
+    // have three copies (two reused each), f0..f9 two (one each); the
+    // inline files s10..s39 at least one each (the origin's copy is kept
+    // only once a snapshot's was).
+    let reused = stat_value(
+        &once.stderr,
+        "files credited with a snapshot copy's extents",
+    );
+    assert!(reused >= 30 * 2 + 10 + 30, "{reused} copies reused");
+    let each = unprivileged(&["--json", "-a", "--map-each-copy", "-j1"]);
+    assert_eq!(
+        stat_value(
+            &unprivileged(&["--json", "-a", "--stats", "--map-each-copy"]).stderr,
+            "files credited with a snapshot copy's extents"
+        ),
+        0
+    );
+    assert_eq!(
+        once.stdout_str(),
+        each.stdout_str(),
+        "once per inode and every copy differ"
+    );
+    for j in ["-j2", "-j5"] {
+        let again = unprivileged(&["--json", "-a", j]);
+        assert_eq!(again.stdout_str(), each.stdout_str(), "{j}");
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&once.stdout).unwrap();
+    let snap = entry(&doc, &format!("{}/snap", d.display()));
+    let reclaimable = snap["reclaimable"].as_u64().unwrap();
+    let (data0, meta0) = used(d);
+    run(Command::new("btrfs")
+        .args(["subvolume", "delete", "-C"])
+        .arg(d.join("snap")))
+    .assert_ok();
+    btrfs(&["subvolume", "sync"], d);
+    let (data1, meta1) = used(d);
+    let (data, meta) = (data0.saturating_sub(data1), meta0.saturating_sub(meta1));
+    assert!(data > 0, "the first snapshot held the old f0..f4");
+    assert!(
+        data <= reclaimable && reclaimable <= data + meta + 64 * 1024,
+        "snap reclaimable {reclaimable}, deleting it freed data {data} + metadata {meta}"
+    );
+}
