@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use dashmap::DashMap;
 
+use super::btrfs_batch;
 use super::btrfs_refs::{self, FileAt, OwnItem, Verdict};
 use super::btrfs_search::{self as bs, FileExtentType};
 use super::copies::Copies;
@@ -289,6 +290,7 @@ impl Extents {
     /// extents, which it counts at their size on disk: a shared one is
     /// indexed as its whole range on disk, and the bytes of those not
     /// shared are in [`FileExtents::on_disk`].
+    #[allow(clippy::too_many_arguments)]
     pub fn read_btrfs(
         &self,
         dirfd: BorrowedFd<'_>,
@@ -297,6 +299,7 @@ impl Extents {
         dev: u64,
         fs: u32,
         space: u32,
+        pre: Option<bs::InodeItems>,
     ) -> Searched {
         if !self.search || !self.fs_ready(dirfd, fs) {
             return Searched::Unavailable;
@@ -304,9 +307,13 @@ impl Extents {
         let Some((root, last_snapshot, root_node)) = self.subvol(dirfd, dev) else {
             return Searched::Undecided(None);
         };
-        let items = match bs::inode_items(dirfd, ino, allocated, size, nlink) {
-            Ok(items) if items.found => items,
-            _ => return Searched::Undecided(None),
+        let items = match pre {
+            // Read with its directory's other files ([`btrfs_batch`]).
+            Some(items) => items,
+            None => match bs::inode_items(dirfd, ino, allocated, size, nlink) {
+                Ok(items) if items.found => items,
+                _ => return Searched::Undecided(None),
+            },
         };
         let at = FileAt {
             root,
@@ -368,6 +375,24 @@ impl Extents {
         };
         self.index_items(&items, &verdicts, space, &mut got);
         Searched::Read(got)
+    }
+
+    /// As root on Btrfs filesystem `fs`: the items of the regular files
+    /// `inos` (sorted, without duplicates) of the directory open at
+    /// `dirfd`, whose subdirectories are `avoid` (sorted), read in a few
+    /// searches ([`btrfs_batch`]) for [`Self::read_btrfs`]; `None` when the
+    /// tree search is not used there. Also the calls made.
+    pub fn prefetch_btrfs(
+        &self,
+        dirfd: BorrowedFd<'_>,
+        fs: u32,
+        inos: &[u64],
+        avoid: &[u64],
+    ) -> Option<(Vec<(u64, bs::InodeItems)>, u32)> {
+        if !self.search || inos.is_empty() || !self.fs_ready(dirfd, fs) {
+            return None;
+        }
+        btrfs_batch::inodes_items(dirfd, inos, avoid).ok()
     }
 
     /// The extents of the file open at `fd`, whose items the tree search

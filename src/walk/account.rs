@@ -549,6 +549,7 @@ fn map_by_search(
         dev_of(st),
         fs.info.index,
         fs.space,
+        local.take_pre(st.stx_ino),
     ) {
         Searched::Read(got) => got,
         Searched::Undecided(pending) => {

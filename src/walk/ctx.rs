@@ -12,6 +12,7 @@ use super::ag::{AgHint, AgSched};
 use super::fdcache::{DirFs, FdCache, MoveWatch};
 use super::later::Later;
 use crate::error::Diagnostic;
+use crate::extents::btrfs_search::InodeItems;
 use crate::extents::inline::InlineRec;
 use crate::extents::{Extents, Source};
 use crate::figures::{Kind, Stats, TimeField, Timestamp};
@@ -177,6 +178,18 @@ pub(super) struct Local {
     /// Files put off until their allocation group is free, with their
     /// `-a` node (id, kind) and getdents position.
     pub(super) later: Vec<PutOff>,
+    /// As root on Btrfs: the items of the task's regular files, read
+    /// together before they are stat-ed, by inode number (sorted).
+    pub(super) pre: Vec<(u64, InodeItems)>,
+}
+
+impl Local {
+    /// The items read together for inode `ino`, once.
+    pub(super) fn take_pre(&mut self, ino: u64) -> Option<InodeItems> {
+        let i = self.pre.binary_search_by_key(&ino, |p| p.0).ok()?;
+        let items = std::mem::take(&mut self.pre[i].1);
+        items.found.then_some(items)
+    }
 }
 
 /// A file put off ([`Later`]), its `-a` node (id, kind) and its getdents
