@@ -18,12 +18,19 @@
 use std::io;
 use std::os::fd::BorrowedFd;
 
-use super::btrfs_search::{FileExtent, InodeItems, key_type, search_wide, u64_at};
+use super::btrfs_search::{
+    EXTENT_TREE_OBJECTID, ExtentRefs, FileExtent, InodeItems, key_type, search_wide, u64_at,
+};
 
 /// The widest gap between two inode numbers searched as one range: the
 /// inodes between belong to other directories, and their items are read
 /// for nothing.
 pub const GAP: u64 = 8;
+
+/// The widest gap, in bytes, between two data extents whose refs are read
+/// in one search of the extent tree: the extents between are other
+/// files', each about 100 bytes of items read for nothing.
+pub const EXTENT_GAP: u64 = 256 << 10;
 
 /// The runs of `inos` (sorted, without duplicates) to search as ranges:
 /// cut where two lie more than [`GAP`] apart, or where an inode of `avoid`
@@ -101,6 +108,56 @@ pub fn inodes_items(
     }
     if !broken.is_empty() {
         got.retain(|(ino, _)| !broken.contains(ino));
+    }
+    Ok((got, calls))
+}
+
+/// The extent items and refs of the data extents at `bytenrs` (sorted,
+/// without duplicates), as [`super::btrfs_search::extent_refs`] reads each,
+/// in a search of the extent tree per run of extents less than
+/// [`EXTENT_GAP`] apart (files written together lie together). `fd`: any
+/// file of the filesystem. Also the calls made.
+///
+/// # Errors
+/// The search's.
+pub fn extents_refs(
+    fd: BorrowedFd<'_>,
+    bytenrs: &[u64],
+) -> io::Result<(Vec<(u64, ExtentRefs)>, u32)> {
+    let mut got: Vec<(u64, ExtentRefs)> = Vec::with_capacity(bytenrs.len());
+    let mut calls = 0u32;
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for &b in bytenrs {
+        match runs.last_mut() {
+            Some(r) if b - r.1 <= EXTENT_GAP => r.1 = b,
+            _ => runs.push((b, b)),
+        }
+    }
+    for (lo, hi) in runs {
+        calls += search_wide(
+            fd,
+            EXTENT_TREE_OBJECTID,
+            (lo, key_type::EXTENT_ITEM, 0),
+            (hi, key_type::SHARED_DATA_REF, u64::MAX),
+            4096,
+            true,
+            |it| {
+                // Only the keys the search of one extent reads (a block
+                // group item can share its first extent's objectid).
+                if !(key_type::EXTENT_ITEM..=key_type::SHARED_DATA_REF).contains(&it.kind) {
+                    return true;
+                }
+                if it.kind == key_type::EXTENT_ITEM && bytenrs.binary_search(&it.objectid).is_ok() {
+                    got.push((it.objectid, ExtentRefs::default()));
+                }
+                if let Some((b, refs)) = got.last_mut() {
+                    if *b == it.objectid {
+                        refs.add(it.kind, it.offset, it.data);
+                    }
+                }
+                true
+            },
+        )?;
     }
     Ok((got, calls))
 }

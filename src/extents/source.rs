@@ -180,25 +180,36 @@ impl Extents {
     }
 
     /// Reads the extents of the file open at `fd` with FIEMAP, as
-    /// [`Self::read`] does, and keeps them in `keep` (all of them, as
-    /// FIEMAP gave them) for the file's other copies ([`super::copies`]).
+    /// [`Self::read`] does, and keeps them in `keep.0` (as FIEMAP gave
+    /// them) for the file's other copies ([`super::copies`]), unless it
+    /// can have none: an extent with an address is not shared, or (unless
+    /// `keep.1`) some data is inline; then `keep.0` is left empty, and
+    /// nothing is allocated for a file that is no copy.
     pub fn read_fiemap_keeping(
         &self,
         fd: BorrowedFd<'_>,
         space: u32,
-        mut keep: Option<&mut Vec<Extent>>,
+        mut keep: Option<(&mut Vec<Extent>, bool)>,
     ) -> FileExtents {
         let mut got = FileExtents::default();
+        let mut none = false;
         let res = FIEMAP.with(|cell| {
             let mut slot = cell.borrow_mut();
             let fm = slot.get_or_insert_with(Fiemap::new);
             fm.for_each(fd, |e| {
-                if let Some(k) = keep.as_deref_mut() {
-                    k.push(*e);
+                if let Some((k, inline_ok)) = keep.as_mut() {
+                    let inline = e.flags & FIEMAP_EXTENT_DATA_INLINE != 0;
+                    none |= (e.has_physical() && !e.is_shared()) || (inline && !*inline_ok);
+                    if !none {
+                        k.push(*e);
+                    }
                 }
                 self.take(e, space, &mut got);
             })
         });
+        if let (true, Some((k, _))) = (none, keep) {
+            k.clear();
+        }
         match res {
             Ok(calls) => got.calls = calls,
             Err(e) => {
@@ -392,7 +403,29 @@ impl Extents {
         if !self.search || inos.is_empty() || !self.fs_ready(dirfd, fs) {
             return None;
         }
-        btrfs_batch::inodes_items(dirfd, inos, avoid).ok()
+        let (items, mut calls) = btrfs_batch::inodes_items(dirfd, inos, avoid).ok()?;
+        // The refs of their data extents not read yet, together too.
+        let mut want: Vec<u64> = items
+            .iter()
+            .flat_map(|(_, it)| &it.extents)
+            .filter(|e| e.kind != FileExtentType::Inline && e.disk_bytenr != 0)
+            .map(|e| e.disk_bytenr)
+            .filter(|b| !self.btrfs.refs.contains_key(&(fs, *b)))
+            .collect();
+        want.sort_unstable();
+        want.dedup();
+        if !want.is_empty() {
+            if let Ok((refs, n)) = btrfs_batch::extents_refs(dirfd, &want) {
+                calls += n;
+                for (b, r) in refs {
+                    self.btrfs
+                        .refs
+                        .entry((fs, b))
+                        .or_insert_with(|| Arc::new(r));
+                }
+            }
+        }
+        Some((items, calls))
     }
 
     /// The extents of the file open at `fd`, whose items the tree search

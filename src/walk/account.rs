@@ -138,7 +138,7 @@ pub(super) fn later(
         name: _,
     } = l;
     let _ = ag;
-    let (mapped, _) = read_open(ctx, fd, now, fs, None, None, false, &st, who, path, local);
+    let (mapped, _) = read_open(ctx, fd, now, fs, None, None, None, &st, who, path, local);
     credit(ctx, &st, who, Some(mapped), local)
 }
 
@@ -343,7 +343,8 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         fs,
         turn,
         pending,
-        copy.is_some(),
+        // Inline data is kept for the copies in a snapshot only.
+        copy_of.map(|ids| ids.1 != [0; 16]),
         f.st,
         who,
         f.path,
@@ -420,9 +421,9 @@ fn reuse(
 /// Reads the extents of an open file, holding `turn` (its allocation
 /// group's, if any) for the FIEMAP only; `pending`: the items the tree
 /// search read but could not decide, given FIEMAP's shared flags. With
-/// `keep`, also returns the extents FIEMAP gave and the inode generation
-/// (read for inline data), for the file's other copies ([`copies`]), if
-/// the map went through without an error.
+/// `keep` (`Some(inline too)`), also returns the extents FIEMAP gave and
+/// the inode generation (read for inline data), for the file's other
+/// copies ([`copies`]), if the map went through without an error.
 #[allow(clippy::too_many_arguments)]
 fn read_open(
     ctx: &Ctx<'_>,
@@ -431,7 +432,7 @@ fn read_open(
     fs: DirFs,
     turn: Option<std::sync::MutexGuard<'_, ()>>,
     pending: Option<Box<Pending>>,
-    keep: bool,
+    keep: Option<bool>,
     st: &Statx,
     who: Who,
     path: &dyn Fn() -> Vec<u8>,
@@ -443,13 +444,14 @@ fn read_open(
     if ctx.registry.fiemap_unsupported(fs.info.index) {
         return (Mapped::Skipped(Skip::FsCannotShare), None);
     }
-    let mut kept = keep.then(Vec::new);
+    let mut kept = keep.map(|_| Vec::new());
     let got = match &pending {
         // Its items, read by the tree search, with FIEMAP's shared flags.
         Some(p) => ctx.extents.read_btrfs_flags(fd.as_fd(), p, fs.space),
-        None if keep => ctx
-            .extents
-            .read_fiemap_keeping(fd.as_fd(), fs.space, kept.as_mut()),
+        None if keep.is_some() => {
+            ctx.extents
+                .read_fiemap_keeping(fd.as_fd(), fs.space, kept.as_mut().zip(keep))
+        }
         None => ctx
             .extents
             .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space),
