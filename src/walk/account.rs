@@ -99,6 +99,27 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
         None if kind == Kind::File => Err(Skip::FsCannotShare),
         None => Err(Skip::NotRegular),
     };
+    if kind == Kind::Symlink && !ctx.opts.skip_extents && st.stx_blocks > 0 {
+        if let Some(fs) = f.fs.filter(|fs| fs.info.magic == magic::BTRFS) {
+            // Its target is inline data, which a snapshot shares: decided
+            // after the walk, as for inline files.
+            local.inline.push(InlineRec {
+                node: f.node,
+                ns: f.ns,
+                dev,
+                ino: st.stx_ino,
+                generation: 0,
+                ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
+                btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
+                size: st.stx_size,
+                symlink: true,
+                bytes: st.stx_blocks.saturating_mul(512),
+                linked: once,
+                file: None,
+                fs: fs.info.index,
+            });
+        }
+    }
     let mapped = match verdict {
         Err(skip) => Some(Mapped::Skipped(skip)),
         Ok(()) if ctx.opts.skip_extents => None,
@@ -403,7 +424,9 @@ fn reuse(
             ino: st.stx_ino,
             generation,
             ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
+            btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
             size: st.stx_size,
+            symlink: false,
             bytes: view.total.saturating_sub(got.shared_bytes),
             linked: once,
             file: got.file,
@@ -499,7 +522,10 @@ fn read_open(
             // Without it the inline unit cannot be keyed: not a copy.
             kept = None;
         }
-        if let Some(generation) = generation {
+        // The birth time is the walk's: only for the inode it stat-ed.
+        let same =
+            (now.ino, now.ctime) == (st.stx_ino, (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec));
+        if let (Some(generation), true) = (generation, same) {
             local.inline.push(InlineRec {
                 node: who.node,
                 ns: who.ns,
@@ -507,7 +533,9 @@ fn read_open(
                 ino: now.ino,
                 generation,
                 ctime: now.ctime,
+                btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
                 size: now.size,
+                symlink: false,
                 bytes: view.total.saturating_sub(got.shared_bytes),
                 linked: once,
                 file: got.file,
@@ -571,7 +599,9 @@ fn map_by_search(
             ino: st.stx_ino,
             generation: got.generation.unwrap_or_default(),
             ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
+            btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
             size: st.stx_size,
+            symlink: false,
             bytes: view.total.saturating_sub(got.shared_bytes),
             linked: ctx.counts_once(st.stx_nlink),
             file: got.file,

@@ -61,8 +61,8 @@ fn entry<'a>(doc: &'a serde_json::Value, path: &str) -> &'a serde_json::Value {
         .unwrap_or_else(|| panic!("no {path}"))
 }
 
-/// The case: a subvolume with 5,000 files of 900 bytes (inline)
-/// and five 1 MiB files, a read-only snapshot, then three small files and
+/// The case: a subvolume with 5,000 files of 900 bytes (inline),
+/// 300 symlinks and five 1 MiB files, a read-only snapshot, then three small files and
 /// one block of a big file rewritten in the origin. The snapshot's
 /// reclaimable must lie between the data and the data + metadata that
 /// deleting it frees, plus 64 KiB; it used to be 20 MB.
@@ -79,6 +79,12 @@ fn unchanged_snapshot_of_inline_files_frees_about_nothing() {
     }
     for i in 0..5 {
         write_file(&d.join(format!("vol/big{i}")), 1 << 20);
+    }
+    // Symlinks keep their target inline too (4 KiB of st_blocks each).
+    std::fs::create_dir(d.join("vol/links")).unwrap();
+    for i in 0..300 {
+        std::os::unix::fs::symlink(format!("../small/f{i}"), d.join(format!("vol/links/l{i}")))
+            .unwrap();
     }
     sync_fs(d);
     snapshot(d);
@@ -131,6 +137,7 @@ fn unrelated_subvolumes_with_equal_inode_numbers_never_share() {
     for s in ["a", "b"] {
         for i in 0..20 {
             std::fs::write(d.join(format!("{s}/f{i}")), vec![b'z'; 700]).unwrap();
+            std::os::unix::fs::symlink(format!("f{i}"), d.join(format!("{s}/l{i}"))).unwrap();
         }
     }
     sync_fs(d);
@@ -139,6 +146,14 @@ fn unrelated_subvolumes_with_equal_inode_numbers_never_share() {
         ino("a/f3"),
         ino("b/f3"),
         "the test needs equal inode numbers"
+    );
+    let lino = |p: &str| {
+        std::os::unix::fs::MetadataExt::ino(&std::fs::symlink_metadata(d.join(p)).unwrap())
+    };
+    assert_eq!(
+        lino("a/l3"),
+        lino("b/l3"),
+        "and equal symlink inode numbers"
     );
     let doc = json_of(d, &["-d", "1", "."]);
     for s in ["./a", "./b"] {
