@@ -458,7 +458,7 @@ def btrfs_root_section(res_dir):
         L.append("")
         st = (load(os.path.join(res_dir, f"stats-btrfsroot-{sid}.txt"), "") or "").strip()
         if st:
-            L.append("`sdu -s --stats` (root):")
+            L.append("`sdu -s --stats` (root, then without CAP_SYS_ADMIN):")
             L.append("")
             L.append("```")
             L += st.splitlines()

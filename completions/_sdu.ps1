@@ -83,6 +83,7 @@ Register-ArgumentCompleter -Native -CommandName 'sdu' -ScriptBlock {
             [CompletionResult]::new('--no-header', '--no-header', [CompletionResultType]::ParameterName, 'Do not print the header line')
             [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Do not show progress on stderr (shown only when stderr is a terminal and the scan takes a moment)')
             [CompletionResult]::new('--fiemap', '--fiemap', [CompletionResultType]::ParameterName, 'Read every file''s extents with FIEMAP, even where sdu could read Btrfs''s extent items directly (as root, with CAP_SYS_ADMIN)')
+            [CompletionResult]::new('--map-each-copy', '--map-each-copy', [CompletionResultType]::ParameterName, 'Btrfs without root: map every copy of a file that is unchanged across snapshots with its own FIEMAP, instead of once (slower; exact even after a deduplication that ran on one copy after the snapshot)')
             [CompletionResult]::new('--stats', '--stats', [CompletionResultType]::ParameterName, 'Print counts and timings of the scan on stderr (files mapped with FIEMAP, files skipped and why, shared extents indexed)')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')

@@ -80,6 +80,7 @@ set edit:completion:arg-completer[sdu] = {|@words|
             cand --no-header 'Do not print the header line'
             cand --no-progress 'Do not show progress on stderr (shown only when stderr is a terminal and the scan takes a moment)'
             cand --fiemap 'Read every file''s extents with FIEMAP, even where sdu could read Btrfs''s extent items directly (as root, with CAP_SYS_ADMIN)'
+            cand --map-each-copy 'Btrfs without root: map every copy of a file that is unchanged across snapshots with its own FIEMAP, instead of once (slower; exact even after a deduplication that ran on one copy after the snapshot)'
             cand --stats 'Print counts and timings of the scan on stderr (files mapped with FIEMAP, files skipped and why, shared extents indexed)'
             cand --help 'Print help'
             cand -V 'Print version'

@@ -58,6 +58,7 @@ complete -c sdu -s 0 -l null -d 'End each output line with NUL, not newline (no 
 complete -c sdu -l no-header -d 'Do not print the header line'
 complete -c sdu -l no-progress -d 'Do not show progress on stderr (shown only when stderr is a terminal and the scan takes a moment)'
 complete -c sdu -l fiemap -d 'Read every file\'s extents with FIEMAP, even where sdu could read Btrfs\'s extent items directly (as root, with CAP_SYS_ADMIN)'
+complete -c sdu -l map-each-copy -d 'Btrfs without root: map every copy of a file that is unchanged across snapshots with its own FIEMAP, instead of once (slower; exact even after a deduplication that ran on one copy after the snapshot)'
 complete -c sdu -l stats -d 'Print counts and timings of the scan on stderr (files mapped with FIEMAP, files skipped and why, shared extents indexed)'
 complete -c sdu -l help -d 'Print help'
 complete -c sdu -s V -l version -d 'Print version'

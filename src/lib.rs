@@ -568,6 +568,11 @@ fn stats_text(
     );
     let _ = writeln!(
         s,
+        "  files credited with a snapshot copy's extents {}",
+        counters.copies_reused
+    );
+    let _ = writeln!(
+        s,
         "  files read by tree search (Btrfs, root) {}",
         counters.search_files
     );

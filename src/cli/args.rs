@@ -259,6 +259,12 @@ pub struct Cli {
     #[arg(long, help_heading = "Scan")]
     pub fiemap: bool,
 
+    /// Btrfs without root: map every copy of a file that is unchanged
+    /// across snapshots with its own FIEMAP, instead of once (slower; exact
+    /// even after a deduplication that ran on one copy after the snapshot)
+    #[arg(long, help_heading = "Scan")]
+    pub map_each_copy: bool,
+
     /// Print counts and timings of the scan on stderr (files mapped with
     /// FIEMAP, files skipped and why, shared extents indexed)
     #[arg(long, help_heading = "Scan")]

@@ -213,6 +213,12 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              every reference. Where the refs cannot tell (an extent whose one ref may be \
              shared through a tree block snapshots share), that file is mapped with FIEMAP; \
              --stats counts them. --fiemap uses FIEMAP for every file.",
+            "Without root on Btrfs, a file unchanged across snapshots (the same inode number, \
+             birth and change times, size and blocks, in subvolumes that are snapshots of one \
+             another) is mapped with FIEMAP once, and its other copies are credited with the \
+             extents it gave. A deduplication (FIDEDUPERANGE) run on one copy after the \
+             snapshot changes its extents without changing its change time, which sdu cannot \
+             see without root; --map-each-copy maps every copy.",
         ],
     ),
     (

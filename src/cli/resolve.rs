@@ -299,6 +299,7 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
             progress,
             skip_extents,
             fiemap_only: cli.fiemap,
+            map_each_copy: cli.map_each_copy,
         },
         report: ReportOptions {
             format: match (cli.json, cli.du, cli.tree) {

@@ -155,6 +155,20 @@ pub fn search(
     min: (u64, u32, u64),
     max: (u64, u32, u64),
     nr: u32,
+    f: impl FnMut(&Item<'_>) -> bool,
+) -> io::Result<u32> {
+    search_wide(fd, tree_id, min, max, nr, false, f)
+}
+
+/// [`search`], with the whole 64 KiB buffer from the first call when
+/// `wide` (for a search that wants many items).
+pub fn search_wide(
+    fd: BorrowedFd<'_>,
+    tree_id: u64,
+    min: (u64, u32, u64),
+    max: (u64, u32, u64),
+    nr: u32,
+    wide: bool,
     mut f: impl FnMut(&Item<'_>) -> bool,
 ) -> io::Result<u32> {
     BUF.with(|cell| {
@@ -170,7 +184,7 @@ pub fn search(
         // The kernel faults in the whole buffer on every call: ask for a
         // small one, which holds a file's items, and for the whole one only
         // when an item does not fit (EOVERFLOW).
-        let mut size = SMALL_BUF;
+        let mut size = if wide { SEARCH_BUF } else { SMALL_BUF };
         loop {
             b.header = SearchArgsV2Header {
                 key: SearchKey {

@@ -11,7 +11,9 @@
 //! filesystem is one shared unit here, credited by the same rules as every
 //! other unit. "The same inode, unchanged" is what an unprivileged caller
 //! can read: the inode number, its generation (`FS_IOC_GETVERSION`), its
-//! change time to the nanosecond and its size; and the subvolumes must be of
+//! birth and change times to the nanosecond and its size (a symlink, whose
+//! target is always inline, cannot be opened: its generation is not read,
+//! and it never matches a file); and the subvolumes must be of
 //! one snapshot family (one is a snapshot of the other, or both of a third,
 //! as their UUIDs say: `BTRFS_IOC_GET_SUBVOL_INFO`), because two fresh
 //! subvolumes can hold files with equal inode numbers, generations and
@@ -50,8 +52,13 @@ pub struct InlineRec {
     pub generation: u32,
     /// `st_ctime`, seconds and nanoseconds.
     pub ctime: (i64, u32),
+    /// `stx_btime`, seconds and nanoseconds.
+    pub btime: (i64, u32),
     /// `st_size`.
     pub size: u64,
+    /// A symlink: its target is inline data too, but it cannot be opened,
+    /// so its generation is unknown (0) and its birth time stands in.
+    pub symlink: bool,
     /// Its allocated bytes (`st_blocks × 512`), what it counted as.
     pub bytes: u64,
     /// Credited through the link table (multiply-linked).
@@ -63,8 +70,19 @@ pub struct InlineRec {
 }
 
 /// One inode, unchanged, across a snapshot family: (filesystem, root
-/// namespace, family, inode number, generation, change time, size).
-type InodeKey = (u32, u32, [u8; 16], u64, u32, (i64, u32), u64);
+/// namespace, family, inode number, symlink, generation, birth and change
+/// times, size).
+type InodeKey = (
+    u32,
+    u32,
+    [u8; 16],
+    u64,
+    bool,
+    u32,
+    (i64, u32),
+    (i64, u32),
+    u64,
+);
 
 /// Union-find over subvolume UUIDs: the snapshot family of each.
 #[derive(Default)]
@@ -141,7 +159,9 @@ pub fn share(
                 r.ns,
                 fam.find(uuid),
                 r.ino,
+                r.symlink,
                 r.generation,
+                r.btime,
                 r.ctime,
                 r.size,
             );
@@ -232,7 +252,9 @@ mod tests {
             ino: 257,
             generation: 9,
             ctime: (1000, 5),
+            btime: (900, 7),
             size: 900,
+            symlink: false,
             bytes: 4096,
             linked: false,
             file: None,

@@ -6,14 +6,18 @@
 //!   plug in there);
 //! - [`fiemap`]: the `FS_IOC_FIEMAP` ioctl;
 //! - [`btrfs_search`]: `BTRFS_IOC_TREE_SEARCH_V2` and the Btrfs items read
-//!   with it (root's source), [`btrfs_refs`]: whether an extent is shared,
-//!   from its refs, or undecided;
+//!   with it (root's source), [`btrfs_batch`]: a directory's files in a few
+//!   searches, [`btrfs_refs`]: whether an extent is shared, from its refs,
+//!   or undecided;
+//! - [`copies`]: Btrfs files unchanged across snapshots, mapped once;
 //! - [`index`]: the concurrent index of shared ranges;
 //! - [`sweep`]: segments (what `shared` sums) and units (what `reclaimable`
 //!   sums).
 
+pub mod btrfs_batch;
 pub mod btrfs_refs;
 pub mod btrfs_search;
+pub mod copies;
 pub mod fiemap;
 pub mod index;
 pub mod inline;

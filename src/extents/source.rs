@@ -21,9 +21,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use dashmap::DashMap;
 
+use super::btrfs_batch;
 use super::btrfs_refs::{self, FileAt, OwnItem, Verdict};
 use super::btrfs_search::{self as bs, FileExtentType};
-use super::fiemap::{FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
+use super::copies::Copies;
+use super::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
 use super::index::SharedIndex;
 use super::sweep::Sweep;
 use crate::probe::{FsInfo, Granularity};
@@ -125,6 +127,7 @@ pub struct Extents {
     /// The Btrfs tree search may be used.
     search: bool,
     btrfs: BtrfsState,
+    copies: Copies,
 }
 
 /// What the tree search learns once and keeps.
@@ -173,23 +176,40 @@ impl Extents {
     }
 
     fn read_fiemap(&self, fd: BorrowedFd<'_>, space: u32) -> FileExtents {
+        self.read_fiemap_keeping(fd, space, None)
+    }
+
+    /// Reads the extents of the file open at `fd` with FIEMAP, as
+    /// [`Self::read`] does, and keeps them in `keep.0` (as FIEMAP gave
+    /// them) for the file's other copies ([`super::copies`]), unless it
+    /// can have none: an extent with an address is not shared, or (unless
+    /// `keep.1`) some data is inline; then `keep.0` is left empty, and
+    /// nothing is allocated for a file that is no copy.
+    pub fn read_fiemap_keeping(
+        &self,
+        fd: BorrowedFd<'_>,
+        space: u32,
+        mut keep: Option<(&mut Vec<Extent>, bool)>,
+    ) -> FileExtents {
         let mut got = FileExtents::default();
+        let mut none = false;
         let res = FIEMAP.with(|cell| {
             let mut slot = cell.borrow_mut();
             let fm = slot.get_or_insert_with(Fiemap::new);
             fm.for_each(fd, |e| {
-                if e.flags & FIEMAP_EXTENT_DATA_INLINE != 0 {
-                    got.inline = true;
-                } else if e.flags & FIEMAP_EXTENT_ENCODED != 0 && e.has_physical() {
-                    got.encoded = got.encoded.saturating_add(e.length);
+                if let Some((k, inline_ok)) = keep.as_mut() {
+                    let inline = e.flags & FIEMAP_EXTENT_DATA_INLINE != 0;
+                    none |= (e.has_physical() && !e.is_shared()) || (inline && !*inline_ok);
+                    if !none {
+                        k.push(*e);
+                    }
                 }
-                if e.is_shared() && e.length > 0 {
-                    let id = self.file_id(&mut got, e.physical);
-                    self.index.insert(space, e.physical, e.length, id);
-                    got.shared_bytes = got.shared_bytes.saturating_add(e.length);
-                }
+                self.take(e, space, &mut got);
             })
         });
+        if let (true, Some((k, _))) = (none, keep) {
+            k.clear();
+        }
         match res {
             Ok(calls) => got.calls = calls,
             Err(e) => {
@@ -198,6 +218,36 @@ impl Extents {
             }
         }
         got
+    }
+
+    /// Credits a file with the extents another copy of it gave
+    /// ([`super::copies`]), indexing its shared ones in extent space
+    /// `space`, as if FIEMAP had given them: no ioctl is made.
+    pub fn replay(&self, extents: &[Extent], space: u32) -> FileExtents {
+        let mut got = FileExtents::default();
+        for e in extents {
+            self.take(e, space, &mut got);
+        }
+        got
+    }
+
+    /// What one extent FIEMAP gave adds to a file.
+    fn take(&self, e: &Extent, space: u32, got: &mut FileExtents) {
+        if e.flags & FIEMAP_EXTENT_DATA_INLINE != 0 {
+            got.inline = true;
+        } else if e.flags & FIEMAP_EXTENT_ENCODED != 0 && e.has_physical() {
+            got.encoded = got.encoded.saturating_add(e.length);
+        }
+        if e.is_shared() && e.length > 0 {
+            let id = self.file_id(got, e.physical);
+            self.index.insert(space, e.physical, e.length, id);
+            got.shared_bytes = got.shared_bytes.saturating_add(e.length);
+        }
+    }
+
+    /// The copies of Btrfs files mapped so far ([`super::copies`]).
+    pub fn copies(&self) -> &Copies {
+        &self.copies
     }
 
     /// A new file id, for a file whose shared data was found after the
@@ -251,6 +301,7 @@ impl Extents {
     /// extents, which it counts at their size on disk: a shared one is
     /// indexed as its whole range on disk, and the bytes of those not
     /// shared are in [`FileExtents::on_disk`].
+    #[allow(clippy::too_many_arguments)]
     pub fn read_btrfs(
         &self,
         dirfd: BorrowedFd<'_>,
@@ -259,6 +310,7 @@ impl Extents {
         dev: u64,
         fs: u32,
         space: u32,
+        pre: Option<bs::InodeItems>,
     ) -> Searched {
         if !self.search || !self.fs_ready(dirfd, fs) {
             return Searched::Unavailable;
@@ -266,9 +318,13 @@ impl Extents {
         let Some((root, last_snapshot, root_node)) = self.subvol(dirfd, dev) else {
             return Searched::Undecided(None);
         };
-        let items = match bs::inode_items(dirfd, ino, allocated, size, nlink) {
-            Ok(items) if items.found => items,
-            _ => return Searched::Undecided(None),
+        let items = match pre {
+            // Read with its directory's other files ([`btrfs_batch`]).
+            Some(items) => items,
+            None => match bs::inode_items(dirfd, ino, allocated, size, nlink) {
+                Ok(items) if items.found => items,
+                _ => return Searched::Undecided(None),
+            },
         };
         let at = FileAt {
             root,
@@ -330,6 +386,46 @@ impl Extents {
         };
         self.index_items(&items, &verdicts, space, &mut got);
         Searched::Read(got)
+    }
+
+    /// As root on Btrfs filesystem `fs`: the items of the regular files
+    /// `inos` (sorted, without duplicates) of the directory open at
+    /// `dirfd`, whose subdirectories are `avoid` (sorted), read in a few
+    /// searches ([`btrfs_batch`]) for [`Self::read_btrfs`]; `None` when the
+    /// tree search is not used there. Also the calls made.
+    pub fn prefetch_btrfs(
+        &self,
+        dirfd: BorrowedFd<'_>,
+        fs: u32,
+        inos: &[u64],
+        avoid: &[u64],
+    ) -> Option<(Vec<(u64, bs::InodeItems)>, u32)> {
+        if !self.search || inos.is_empty() || !self.fs_ready(dirfd, fs) {
+            return None;
+        }
+        let (items, mut calls) = btrfs_batch::inodes_items(dirfd, inos, avoid).ok()?;
+        // The refs of their data extents not read yet, together too.
+        let mut want: Vec<u64> = items
+            .iter()
+            .flat_map(|(_, it)| &it.extents)
+            .filter(|e| e.kind != FileExtentType::Inline && e.disk_bytenr != 0)
+            .map(|e| e.disk_bytenr)
+            .filter(|b| !self.btrfs.refs.contains_key(&(fs, *b)))
+            .collect();
+        want.sort_unstable();
+        want.dedup();
+        if !want.is_empty() {
+            if let Ok((refs, n)) = btrfs_batch::extents_refs(dirfd, &want) {
+                calls += n;
+                for (b, r) in refs {
+                    self.btrfs
+                        .refs
+                        .entry((fs, b))
+                        .or_insert_with(|| Arc::new(r));
+                }
+            }
+        }
+        Some((items, calls))
     }
 
     /// The extents of the file open at `fd`, whose items the tree search

@@ -14,12 +14,14 @@ use super::ctx::{Ctx, Local, dev_of};
 use super::fdcache::{DirFs, DirHandle};
 use super::later::{Later, Who};
 use super::open::{self, Now, OpenFile};
+use super::read::{Kept, Mapped, credit, read_open};
 use crate::error::{Diagnostic, strerror};
+use crate::extents::copies::{self, CopyKey};
 use crate::extents::inline::InlineRec;
 use crate::extents::{Pending, Searched, Source};
 use crate::figures::{Kind, Stats};
-use crate::probe::{self, Skip, ioctl, magic};
-use crate::records::{FileRec, Link, NodeRec};
+use crate::probe::{self, Skip, magic};
+use crate::records::NodeRec;
 
 /// A non-directory entry as the walk found it.
 pub(super) struct FileAt<'a> {
@@ -102,6 +104,27 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
         None if kind == Kind::File => Err(Skip::FsCannotShare),
         None => Err(Skip::NotRegular),
     };
+    if kind == Kind::Symlink && !ctx.opts.skip_extents && st.stx_blocks > 0 {
+        if let Some(fs) = f.fs.filter(|fs| fs.info.magic == magic::BTRFS) {
+            // Its target is inline data, which a snapshot shares: decided
+            // after the walk, as for inline files.
+            local.inline.push(InlineRec {
+                node: f.node,
+                ns: f.ns,
+                dev,
+                ino: st.stx_ino,
+                generation: 0,
+                ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
+                btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
+                size: st.stx_size,
+                symlink: true,
+                bytes: st.stx_blocks.saturating_mul(512),
+                linked: once,
+                file: None,
+                fs: fs.info.index,
+            });
+        }
+    }
     let mapped = match verdict {
         Err(skip) => Some(Mapped::Skipped(skip)),
         Ok(()) if ctx.opts.skip_extents => None,
@@ -129,7 +152,19 @@ fn map_handed(ctx: &Ctx<'_>, table: &AgTable, l: Later, local: &mut Local) {
         name,
     } = l;
     let path = || dir.path(Some(name.to_bytes()));
-    let mapped = read_open(ctx, fd, now, fs, None, &st, who, &path, Some(table), local);
+    let (mapped, _) = read_open(
+        ctx,
+        fd,
+        now,
+        fs,
+        None,
+        None,
+        &st,
+        who,
+        &path,
+        Some(table),
+        local,
+    );
     let own = credit(ctx, &st, who, Some(mapped), local);
     // As the walk credits an entry of the directory it reads: its own
     // figures go to the directory, a leaf (-a) has its node besides.
@@ -148,107 +183,6 @@ fn map_handed(ctx: &Ctx<'_>, table: &AgTable, l: Later, local: &mut Local) {
     }
 }
 
-/// Records what mapping gave (`None`: not asked, `--du total`) and returns
-/// what goes into the node's own figures.
-fn credit(ctx: &Ctx<'_>, st: &Statx, who: Who, mapped: Option<Mapped>, local: &mut Local) -> Stats {
-    let dev = dev_of(st);
-    let mut stats = ctx.inode_stats(st);
-    let mut ino = st.stx_ino;
-    match mapped {
-        None => {}
-        Some(Mapped::Extents {
-            view,
-            shared,
-            id,
-            on_disk,
-        }) => {
-            stats = Stats {
-                time: stats.time,
-                ..view
-                    .with_shared_extents(shared)
-                    .with_exclusive_on_disk(on_disk)
-            };
-            if let Some((id, file_ino)) = id {
-                ino = file_ino;
-                local.files.push(FileRec {
-                    id,
-                    node: who.node,
-                    ns: who.ns,
-                    dev,
-                    ino,
-                    linked: who.once,
-                });
-            }
-        }
-        Some(Mapped::Skipped(skip)) => local.skip(skip, stats.total),
-        Some(Mapped::Unverified) => local.unverified(stats.total),
-        Some(Mapped::Gone) => {}
-        Some(Mapped::Handed) => unreachable!("a handed file is credited by its mapper"),
-    }
-    if !who.once && st.stx_nlink > 1 {
-        // -l counts every link; whether all of them lie under a directory
-        // is not tracked then, so none is claimed to be reclaimable.
-        stats.reclaimable = 0;
-    }
-    if who.once {
-        local.links.push(Link {
-            ns: who.ns,
-            dev,
-            ino,
-            nlink: st.stx_nlink,
-            node: who.node,
-            entry: who.entry,
-            stats,
-        });
-        Stats::default()
-    } else {
-        stats
-    }
-}
-
-impl Local {
-    /// A file whose extents were not read, and why.
-    fn skip(&mut self, why: Skip, bytes: u64) {
-        self.counters.skipped[why.index()] += 1;
-        if why == Skip::Unverified {
-            self.unverified(bytes);
-        }
-    }
-
-    /// A file that may share but whose sharing could not be verified:
-    /// counted as exclusive, and its bytes reported.
-    fn unverified(&mut self, bytes: u64) {
-        self.counters.unverified_files += 1;
-        self.counters.unverified_bytes += bytes;
-    }
-}
-
-/// What mapping one file gave.
-enum Mapped {
-    /// Its figures, from the opened inode, and the bytes of its shared
-    /// extents; `id` is its file id and inode number when some extent is
-    /// shared.
-    Extents {
-        view: Stats,
-        shared: u64,
-        id: Option<(u32, u64)>,
-        /// Compressed data not shared: its logical and on-disk bytes (0, 0
-        /// but from the tree search).
-        on_disk: (u64, u64),
-    },
-    /// Not mapped after all (its filesystem, known only once opened, cannot
-    /// share; or it was replaced by something that cannot).
-    Skipped(Skip),
-    /// Could not be mapped; reported, and counted as exclusive.
-    Unverified,
-    /// Gone or replaced by a non-file since it was stat-ed: counted with
-    /// what the walk saw, as exclusive.
-    Gone,
-    /// Open and ready, but its predicted allocation group is being mapped
-    /// by another thread: handed to it ([`Accounted::Handed`]).
-    Handed,
-}
-
 /// Reads a file's extents: by the tree search (Btrfs, root) without
 /// opening it, else opened relative to its directory (unless the walk
 /// already did).
@@ -257,6 +191,25 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         // An fd the walk opened is closed unused.
         Ok(m) => return m,
         Err(pending) => pending,
+    };
+    // Btrfs: a copy of this inode, unchanged, mapped before in a related
+    // snapshot gives its extents without an open or a FIEMAP.
+    let copy = match (f.fs, pending.is_none() && !f.follow) {
+        (
+            Some(DirFs {
+                copies: Some(ids),
+                space,
+                ..
+            }),
+            true,
+        ) => {
+            let key = copy_key(space, f.st);
+            if let Some(m) = ctx.extents.copies().find(&key, ids) {
+                return reuse(ctx, f, space, &m, once, local);
+            }
+            Some((key, ids))
+        }
+        _ => None,
     };
     let flags = open::file_flags(f.follow);
     let opened = match pre {
@@ -301,6 +254,13 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         ns: f.ns,
         once,
     };
+    // The copy is remembered only if the inode opened is the one stat-ed.
+    let copy = copy.filter(|(key, _)| {
+        (now.ino, now.size, now.blocks, now.ctime) == (key.ino, key.size, key.blocks, key.ctime)
+    });
+    let copy_of = copy.map(|c| c.1);
+    // Inline data is kept for the copies in a snapshot only.
+    let keep = copy_of.map(|ids| ids.1 != [0; 16]);
     // XFS: the table of its allocation groups, moved out of the task's
     // cache while the file is mapped (no reference count per file).
     if local.ag.holds_other_than(fs.info.index) {
@@ -309,9 +269,29 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     let table = (fs.info.magic == magic::XFS)
         .then(|| local.ag.take(&ctx.ags, fs.info.index, fd.as_fd()))
         .flatten();
-    let m = map_in_turn(ctx, f, fd, now, fs, pending, who, table.as_deref(), local);
+    let (mapped, kept) = map_in_turn(
+        ctx,
+        f,
+        (fd, now, fs),
+        pending,
+        keep,
+        who,
+        table.as_deref(),
+        local,
+    );
     local.ag.put(table);
-    m
+    let kept = kept.filter(|k| copy_of.is_some_and(|ids| copies::worth_keeping(&k.0, ids)));
+    if let (Some((key, subvol)), Some((extents, generation))) = (copy, kept) {
+        ctx.extents.copies().remember(
+            key,
+            copies::Mapped {
+                subvol,
+                extents,
+                generation,
+            },
+        );
+    }
+    mapped
 }
 
 /// Maps an open file, in the turn of the allocation group its shared data
@@ -320,21 +300,22 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
 /// ([`FileAt::dir`]) and not too many are handed already; otherwise the
 /// task waits for the turn. A task keeps the turn it got until it ends
 /// ([`end_turn`]) or maps in another group, and maps the files handed to
-/// it after each of its own.
+/// it after each of its own. `keep`: as [`read_open`]'s.
 #[allow(clippy::too_many_arguments)]
 fn map_in_turn(
     ctx: &Ctx<'_>,
     f: &FileAt<'_>,
-    fd: OwnedFd,
-    now: Now,
-    fs: DirFs,
+    (fd, now, fs): (OwnedFd, Now, DirFs),
     pending: Option<Box<Pending>>,
+    keep: Option<bool>,
     who: Who,
     table: Option<&AgTable>,
     local: &mut Local,
-) -> Mapped {
+) -> (Mapped, Option<Kept>) {
     let (Some(t), Some(ag)) = (table, local.ag.predicted()) else {
-        let m = read_open(ctx, fd, now, fs, pending, f.st, who, f.path, table, local);
+        let m = read_open(
+            ctx, fd, now, fs, pending, keep, f.st, who, f.path, table, local,
+        );
         // A task that holds a turn and maps a file predicted nowhere still
         // maps what was handed to it, so the others need not wait.
         if let (Some(t), Some(held)) = (table, local.ag.holding) {
@@ -343,7 +324,9 @@ fn map_in_turn(
         return m;
     };
     if local.ag.holding == Some(ag) {
-        let m = read_open(ctx, fd, now, fs, pending, f.st, who, f.path, table, local);
+        let m = read_open(
+            ctx, fd, now, fs, pending, keep, f.st, who, f.path, table, local,
+        );
         map_all(ctx, t, t.take_handed(ag), local);
         return m;
     }
@@ -372,7 +355,7 @@ fn map_in_turn(
             match t.hand(ag, l, ctx.max_later) {
                 Handed::Given => {
                     local.counters.fiemap_put_off += 1;
-                    return Mapped::Handed;
+                    return (Mapped::Handed, None);
                 }
                 Handed::Holder(l) => (l.fd, l.now),
             }
@@ -384,7 +367,9 @@ fn map_in_turn(
         }
     };
     local.ag.holding = Some(ag);
-    let m = read_open(ctx, fd, now, fs, pending, f.st, who, f.path, table, local);
+    let m = read_open(
+        ctx, fd, now, fs, pending, keep, f.st, who, f.path, table, local,
+    );
     map_all(ctx, t, t.take_handed(ag), local);
     m
 }
@@ -422,91 +407,58 @@ pub(super) fn end_turn(ctx: &Ctx<'_>, local: &mut Local) {
     local.ag.put(table);
 }
 
-/// Reads the extents of an open file; `pending`: the items the tree
-/// search read but could not decide, given FIEMAP's shared flags;
-/// `table`: its filesystem's allocation groups (XFS), to predict the next
-/// file's group from this one's.
-#[allow(clippy::too_many_arguments)]
-fn read_open(
+/// What identifies the inode `st` across snapshots, in extent space
+/// `space` ([`copies`]).
+fn copy_key(space: u32, st: &Statx) -> CopyKey {
+    CopyKey {
+        space,
+        ino: st.stx_ino,
+        size: st.stx_size,
+        blocks: st.stx_blocks,
+        btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
+        ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
+    }
+}
+
+/// Credits a file with the extents of a copy of it mapped before
+/// ([`copies`]): what FIEMAP on it would have given.
+fn reuse(
     ctx: &Ctx<'_>,
-    fd: OwnedFd,
-    now: Now,
-    fs: DirFs,
-    pending: Option<Box<Pending>>,
-    st: &Statx,
-    who: Who,
-    path: &dyn Fn() -> Vec<u8>,
-    table: Option<&AgTable>,
+    f: &FileAt<'_>,
+    space: u32,
+    m: &copies::Mapped,
+    once: bool,
     local: &mut Local,
 ) -> Mapped {
-    // The name may now point at another inode: every figure comes from the
-    // one that is open, so that figures and extents agree.
-    let view = Stats::of_inode(Kind::File, now.size, now.blocks);
-    if ctx.registry.fiemap_unsupported(fs.info.index) {
-        return Mapped::Skipped(Skip::FsCannotShare);
-    }
-    let got = match &pending {
-        // Its items, read by the tree search, with FIEMAP's shared flags.
-        Some(p) => ctx.extents.read_btrfs_flags(fd.as_fd(), p, fs.space),
-        None => ctx
-            .extents
-            .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space),
-    };
-    local.ag.learn(table, got.first_shared);
-    let once = who.once;
-    if got.compressed_disk > 0 {
-        local.counters.on_disk_files += 1;
-        local.counters.on_disk_bytes += got.compressed_disk;
-    }
-    local.counters.fiemap_files += 1;
-    local.counters.fiemap_calls += u64::from(got.calls);
+    let st = f.st;
+    let got = ctx.extents.replay(&m.extents, space);
+    local.counters.copies_reused += 1;
+    let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
     if got.encoded > 0 {
         local.counters.compressed_files += 1;
         local.counters.compressed_bytes += got.encoded;
     }
-    if let Some(e) = got.error {
-        let errno = e.raw_os_error();
-        if errno == Some(Errno::OPNOTSUPP.raw_os_error())
-            || errno == Some(Errno::NOTTY.raw_os_error())
-        {
-            if ctx.registry.set_fiemap_unsupported(fs.info.index) {
-                ctx.msgs.report(Diagnostic::NoFiemap {
-                    path: path(),
-                    fs: fs.info.name(),
-                });
-            }
-            return Mapped::Skipped(Skip::FsCannotShare);
-        }
-        // Extents indexed before the failure stand, and are taken out of
-        // the file's exclusive bytes, so figures stay consistent.
-        ctx.msgs.report(Diagnostic::CannotReadExtents {
-            path: path(),
-            reason: e.to_string(),
+    if let (true, Some(generation), Some(fs)) = (got.inline, m.generation, f.fs) {
+        local.inline.push(InlineRec {
+            node: f.node,
+            ns: f.ns,
+            dev: dev_of(st),
+            ino: st.stx_ino,
+            generation,
+            ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
+            btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
+            size: st.stx_size,
+            symlink: false,
+            bytes: view.total.saturating_sub(got.shared_bytes),
+            linked: once,
+            file: got.file,
+            fs: fs.info.index,
         });
-        local.unverified(view.total.saturating_sub(got.shared_bytes));
-    }
-    if got.inline && fs.info.magic == magic::BTRFS {
-        // Inline data a snapshot may share: decided after the walk.
-        if let Ok(generation) = ioctl::file_generation(fd.as_fd()) {
-            local.inline.push(InlineRec {
-                node: who.node,
-                ns: who.ns,
-                dev: dev_of(st),
-                ino: now.ino,
-                generation,
-                ctime: now.ctime,
-                size: now.size,
-                bytes: view.total.saturating_sub(got.shared_bytes),
-                linked: once,
-                file: got.file,
-                fs: fs.info.index,
-            });
-        }
     }
     Mapped::Extents {
         view,
         shared: got.shared_bytes,
-        id: got.file.map(|id| (id, now.ino)),
+        id: got.file.map(|id| (id, st.stx_ino)),
         on_disk: got.on_disk,
     }
 }
@@ -534,6 +486,7 @@ fn map_by_search(
         dev_of(st),
         fs.info.index,
         fs.space,
+        local.take_pre(st.stx_ino),
     ) {
         Searched::Read(got) => got,
         Searched::Undecided(pending) => {
@@ -553,7 +506,9 @@ fn map_by_search(
             ino: st.stx_ino,
             generation: got.generation.unwrap_or_default(),
             ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
+            btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
             size: st.stx_size,
+            symlink: false,
             bytes: view.total.saturating_sub(got.shared_bytes),
             linked: ctx.counts_once(st.stx_nlink),
             file: got.file,

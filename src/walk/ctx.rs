@@ -11,12 +11,13 @@ use rustix::fs::{self as rfs, Statx, StatxFlags};
 use super::ag::{AgHint, AgSched};
 use super::fdcache::{DirFs, FdCache, MoveWatch};
 use crate::error::Diagnostic;
-use crate::extents::Extents;
+use crate::extents::btrfs_search::InodeItems;
 use crate::extents::inline::InlineRec;
+use crate::extents::{Extents, Source};
 use crate::figures::{Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
 use crate::messages::Messages;
-use crate::probe::{Registry, Skip};
+use crate::probe::{Registry, Skip, magic};
 use crate::records::{FileRec, Link, NO_NODE, NodeRec, Nodes};
 
 /// The statx fields sdu reads. `UID` lets it decide whether `O_NOATIME`
@@ -32,7 +33,8 @@ pub(super) const MASK: StatxFlags = StatxFlags::TYPE
     .union(StatxFlags::BLOCKS)
     .union(StatxFlags::ATIME)
     .union(StatxFlags::MTIME)
-    .union(StatxFlags::CTIME);
+    .union(StatxFlags::CTIME)
+    .union(StatxFlags::BTIME);
 
 /// How to walk.
 #[derive(Clone, Debug, Default)]
@@ -69,6 +71,11 @@ pub struct WalkOptions {
     /// `--fiemap`: read every file's extents with FIEMAP, never with the
     /// Btrfs tree search (root's fast path).
     pub fiemap_only: bool,
+    /// `--map-each-copy`: on Btrfs without the tree search, map every copy
+    /// of a file unchanged across snapshots with its own FIEMAP, instead of
+    /// crediting it with the extents of the copy mapped first
+    /// ([`crate::extents::copies`]).
+    pub map_each_copy: bool,
 }
 
 /// Progress of a walk, published for a display on another thread.
@@ -112,6 +119,9 @@ pub struct Counters {
     pub compressed_files: u64,
     /// The logical bytes of those extents.
     pub compressed_bytes: u64,
+    /// Btrfs files credited with the extents of a copy of them mapped
+    /// before, in a related snapshot, instead of their own FIEMAP.
+    pub copies_reused: u64,
     /// Files whose extents the Btrfs tree search read.
     pub search_files: u64,
     /// The tree searches that took.
@@ -138,6 +148,7 @@ impl Counters {
         self.unverified_bytes += o.unverified_bytes;
         self.compressed_files += o.compressed_files;
         self.compressed_bytes += o.compressed_bytes;
+        self.copies_reused += o.copies_reused;
         self.search_files += o.search_files;
         self.search_calls += o.search_calls;
         self.search_undecided += o.search_undecided;
@@ -166,6 +177,18 @@ pub(super) struct Local {
     /// Figures for directories other than the task's own: files other
     /// threads handed to this one while it held an allocation group's turn.
     pub(super) partial: Vec<(u32, Stats)>,
+    /// As root on Btrfs: the items of the task's regular files, read
+    /// together before they are stat-ed, by inode number (sorted).
+    pub(super) pre: Vec<(u64, InodeItems)>,
+}
+
+impl Local {
+    /// The items read together for inode `ino`, once.
+    pub(super) fn take_pre(&mut self, ino: u64) -> Option<InodeItems> {
+        let i = self.pre.binary_search_by_key(&ino, |p| p.0).ok()?;
+        let items = std::mem::take(&mut self.pre[i].1);
+        items.found.then_some(items)
+    }
 }
 
 /// Records produced by tasks on one thread.
@@ -285,9 +308,17 @@ impl Ctx<'_> {
         if let Some(what) = warning {
             self.msgs.report(Diagnostic::Probe { path: path(), what });
         }
+        let copies = (info.magic == magic::BTRFS
+            && !self.opts.map_each_copy
+            && !self.opts.skip_extents
+            && Source::for_fs(&info, self.extents.search_allowed()) == Source::Fiemap)
+            .then(|| self.registry.subvolume(dev))
+            .flatten()
+            .filter(|ids| ids.0 != [0; 16]);
         DirFs {
             info,
             space: self.registry.space(info.index, ns),
+            copies,
         }
     }
 }

@@ -7,7 +7,7 @@
 //! directory is shared between threads.
 
 use std::cell::RefCell;
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -54,6 +54,9 @@ struct InDir<'a> {
     /// followed, no `O_PATH` check is needed ([`open::guarded`]), and the
     /// tree search (Btrfs, as root) does not read them without an open.
     open_first: bool,
+    /// As root on Btrfs: its regular files' items are read together with
+    /// the tree search before they are stat-ed ([`prefetch`]).
+    search: bool,
 }
 
 impl InDir<'_> {
@@ -65,12 +68,20 @@ impl InDir<'_> {
             && !fs.info.unverified
             && !ctx.registry.fiemap_unsupported(fs.info.index)
             // As root on Btrfs the tree search reads files without an open.
-            && Source::for_fs(&fs.info, ctx.extents.search_allowed()) != Source::BtrfsSearch;
+            && Source::for_fs(&fs.info, ctx.extents.search_allowed()) != Source::BtrfsSearch
+            // In a Btrfs snapshot most files are copies mapped once, which
+            // need no open ([`crate::extents::copies`]).
+            && fs.copies.is_none_or(|ids| ids.1 == [0; 16]);
+        let search = !ctx.opts.follow_links
+            && !ctx.opts.skip_extents
+            && fs.info.can_share
+            && Source::for_fs(&fs.info, ctx.extents.search_allowed()) == Source::BtrfsSearch;
         InDir {
             h,
             fd,
             fs,
             open_first,
+            search,
         }
     }
 }
@@ -222,6 +233,9 @@ fn list<'s>(
             buf.resize(GETDENTS_BUF, MaybeUninit::uninit());
         }
         let mut raw = RawDir::new(dir.fd, buf.as_mut_slice());
+        // Where the files' items are read together, the first entries wait
+        // until the directory is listed (or they are many).
+        let mut held: Vec<(CString, Listed, u64)> = Vec::new();
         let mut seen = 0u32;
         let mut batch: Vec<u8> = Vec::new();
         let mut batched = 0usize;
@@ -249,15 +263,19 @@ fn list<'s>(
             }
             let idx = seen;
             seen = seen.saturating_add(1);
-            if idx < INLINE_ENTRIES {
+            if idx < INLINE_ENTRIES && dir.search {
+                held.push((name.to_owned(), listed, ent.ino()));
+            } else if idx < INLINE_ENTRIES {
                 entry(ctx, s, dir, name, listed, idx, local);
             } else {
                 if batched == 0 {
                     first = idx;
                 }
-                // One byte of type, then the name: -L counts symlinks,
-                // regular files may be opened before they are stat-ed.
+                // One byte of type, the inode number, then the name: -L
+                // counts symlinks, regular files may be opened before they
+                // are stat-ed, or their items read together.
                 batch.push(listed as u8);
+                batch.extend_from_slice(&ent.ino().to_le_bytes());
                 batch.extend_from_slice(name.to_bytes_with_nul());
                 batched += 1;
                 if batched == BATCH_ENTRIES {
@@ -269,7 +287,44 @@ fn list<'s>(
         if batched > 0 {
             spawn_batch(ctx, s, dir, fd, first, batch);
         }
+        if !held.is_empty() {
+            prefetch(ctx, dir, held.iter().map(|e| (e.1, e.2)), local);
+            for (idx, (name, listed, _)) in held.iter().enumerate() {
+                entry(ctx, s, dir, name, *listed, idx as u32, local);
+            }
+        }
     });
+}
+
+/// As root on Btrfs: reads the items of a task's regular files together
+/// ([`crate::extents::btrfs_batch`]), from what getdents listed (type and
+/// inode number), for the task's files to take as they are accounted.
+fn prefetch(
+    ctx: &Ctx<'_>,
+    dir: &InDir<'_>,
+    listed: impl Iterator<Item = (Listed, u64)>,
+    local: &mut Local,
+) {
+    let (mut inos, mut avoid) = (Vec::new(), Vec::new());
+    for (l, ino) in listed {
+        match l {
+            Listed::Regular => inos.push(ino),
+            // Directories (and devices, FIFOs) whose items a range would
+            // read for nothing.
+            Listed::Other => avoid.push(ino),
+            Listed::Symlink => {}
+        }
+    }
+    inos.sort_unstable();
+    inos.dedup();
+    avoid.sort_unstable();
+    if let Some((pre, calls)) = ctx
+        .extents
+        .prefetch_btrfs(dir.fd, dir.fs.info.index, &inos, &avoid)
+    {
+        local.pre = pre;
+        local.counters.search_calls += u64::from(calls);
+    }
 }
 
 /// Hands a directory task's records to its thread's shard.
@@ -296,22 +351,17 @@ fn spawn_batch<'s>(
     s.spawn(move |s| {
         let mut local = Local::default();
         let dir = InDir::new(ctx, &h, fd.as_fd(), fs);
-        let mut rest = names.as_slice();
-        let mut idx = first;
-        while let Some((&listed, tail)) = rest.split_first() {
-            let Ok(name) = CStr::from_bytes_until_nul(tail) else {
-                break;
-            };
-            rest = &tail[name.to_bytes_with_nul().len()..];
-            entry(
+        if dir.search {
+            prefetch(
                 ctx,
-                s,
                 &dir,
-                name,
-                Listed::from_byte(listed),
-                idx,
+                batch_entries(&names).map(|(l, ino, _)| (l, ino)),
                 &mut local,
             );
+        }
+        let mut idx = first;
+        for (listed, _, name) in batch_entries(&names) {
+            entry(ctx, s, &dir, name, listed, idx, &mut local);
             idx = idx.saturating_add(1);
         }
         account::end_turn(ctx, &mut local);
@@ -319,6 +369,17 @@ fn spawn_batch<'s>(
         drop(fd);
         h.release(&ctx.cache);
     });
+}
+
+/// The entries of a batch ([`spawn_batch`]): type, inode number, name.
+fn batch_entries(mut rest: &[u8]) -> impl Iterator<Item = (Listed, u64, &CStr)> {
+    std::iter::from_fn(move || {
+        let (&listed, tail) = rest.split_first()?;
+        let (ino, tail) = tail.split_first_chunk::<8>()?;
+        let name = CStr::from_bytes_until_nul(tail).ok()?;
+        rest = &tail[name.to_bytes_with_nul().len()..];
+        Some((Listed::from_byte(listed), u64::from_le_bytes(*ino), name))
+    })
 }
 
 /// The most symlinks one path resolution may follow (the kernel's

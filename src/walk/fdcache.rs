@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use rustix::fs::{AtFlags, CWD, OFlags, StatxFlags};
 
 use super::open::{DirError, open_dir};
+use crate::extents::copies::SubvolIds;
 use crate::probe::FsInfo;
 
 /// A directory's filesystem and the extent space its files' extents are
@@ -25,6 +26,11 @@ use crate::probe::FsInfo;
 pub(super) struct DirFs {
     pub info: FsInfo,
     pub space: u32,
+    /// Btrfs, mapped with FIEMAP: the subvolume's UUIDs, by which a file
+    /// unchanged across snapshots is mapped once
+    /// ([`crate::extents::copies`]); `None` elsewhere, or with
+    /// `--map-each-copy`.
+    pub copies: Option<SubvolIds>,
 }
 
 /// A directory being walked: what its children need to open themselves and

@@ -28,6 +28,7 @@ mod dir;
 mod fdcache;
 mod later;
 mod open;
+mod read;
 
 use std::ffi::CString;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};

@@ -61,8 +61,8 @@ fn entry<'a>(doc: &'a serde_json::Value, path: &str) -> &'a serde_json::Value {
         .unwrap_or_else(|| panic!("no {path}"))
 }
 
-/// The issue's case: a subvolume with 5,000 files of 900 bytes (inline)
-/// and five 1 MiB files, a read-only snapshot, then three small files and
+/// The issue's case: a subvolume with 5,000 files of 900 bytes (inline),
+/// 300 symlinks and five 1 MiB files, a read-only snapshot, then three small files and
 /// one block of a big file rewritten in the origin. The snapshot's
 /// reclaimable must lie between the data and the data + metadata that
 /// deleting it frees, plus 64 KiB; it used to be 20 MB.
@@ -79,6 +79,12 @@ fn unchanged_snapshot_of_inline_files_frees_about_nothing() {
     }
     for i in 0..5 {
         write_file(&d.join(format!("vol/big{i}")), 1 << 20);
+    }
+    // Symlinks keep their target inline too (4 KiB of st_blocks each).
+    std::fs::create_dir(d.join("vol/links")).unwrap();
+    for i in 0..300 {
+        std::os::unix::fs::symlink(format!("../small/f{i}"), d.join(format!("vol/links/l{i}")))
+            .unwrap();
     }
     sync_fs(d);
     snapshot(d);
@@ -131,6 +137,7 @@ fn unrelated_subvolumes_with_equal_inode_numbers_never_share() {
     for s in ["a", "b"] {
         for i in 0..20 {
             std::fs::write(d.join(format!("{s}/f{i}")), vec![b'z'; 700]).unwrap();
+            std::os::unix::fs::symlink(format!("f{i}"), d.join(format!("{s}/l{i}"))).unwrap();
         }
     }
     sync_fs(d);
@@ -139,6 +146,14 @@ fn unrelated_subvolumes_with_equal_inode_numbers_never_share() {
         ino("a/f3"),
         ino("b/f3"),
         "the test needs equal inode numbers"
+    );
+    let lino = |p: &str| {
+        std::os::unix::fs::MetadataExt::ino(&std::fs::symlink_metadata(d.join(p)).unwrap())
+    };
+    assert_eq!(
+        lino("a/l3"),
+        lino("b/l3"),
+        "and equal symlink inode numbers"
     );
     let doc = json_of(d, &["-d", "1", "."]);
     for s in ["./a", "./b"] {
@@ -169,4 +184,89 @@ fn snapshot_outside_the_scan_is_not_seen() {
     let e = entry(&both, "./snap");
     assert_eq!(e["reclaimable"], 0, "{e}");
     assert!(e["shared"].as_u64().unwrap() >= 10 * 800, "{e}");
+}
+
+/// Without root, a file unchanged across snapshots is mapped once and its
+/// other copies are credited with the extents it gave. A subvolume of
+/// regular and inline files, a snapshot, some files rewritten, another
+/// snapshot, others rewritten: the figures equal those of mapping every
+/// copy (`--map-each-copy`, one thread), copies were reused, and the
+/// first snapshot's reclaimable is what deleting it frees.
+#[test]
+fn unchanged_copies_are_mapped_once_without_root() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    crate::btrfs::assert_setpriv_drops_sys_admin();
+    let d = fs.path();
+    btrfs(&["subvolume", "create"], &d.join("vol"));
+    let rewrite = |range: std::ops::Range<usize>| {
+        for i in range {
+            write_file(&d.join(format!("vol/f{i}")), 30_000 + i * 4096);
+            std::fs::write(d.join(format!("vol/s{i}")), vec![b'n'; 500 + i]).unwrap();
+        }
+    };
+    for i in 0..40 {
+        write_file(&d.join(format!("vol/f{i}")), 20_000 + i * 4096);
+        std::fs::write(d.join(format!("vol/s{i}")), vec![b'a'; 600 + i]).unwrap();
+    }
+    sync_fs(d);
+    snapshot(d);
+    rewrite(0..5);
+    sync_fs(d);
+    run(Command::new("btrfs")
+        .args(["subvolume", "snapshot", "-r"])
+        .arg(d.join("vol"))
+        .arg(d.join("snap2")))
+    .assert_ok();
+    rewrite(5..10);
+    sync_fs(d);
+    let unprivileged = |args: &[&str]| {
+        let out = crate::btrfs::sdu_unprivileged(args, d);
+        assert_eq!(out.code, Some(0), "{out:?}");
+        out
+    };
+    let once = unprivileged(&["--json", "-a", "--stats", "-j1"]);
+    // One thread: every copy after the first kept one is reused. f10..f39
+    // have three copies (two reused each), f0..f9 two (one each); the
+    // inline files s10..s39 at least one each (the origin's copy is kept
+    // only once a snapshot's was).
+    let reused = stat_value(
+        &once.stderr,
+        "files credited with a snapshot copy's extents",
+    );
+    assert!(reused >= 30 * 2 + 10 + 30, "{reused} copies reused");
+    let each = unprivileged(&["--json", "-a", "--map-each-copy", "-j1"]);
+    assert_eq!(
+        stat_value(
+            &unprivileged(&["--json", "-a", "--stats", "--map-each-copy"]).stderr,
+            "files credited with a snapshot copy's extents"
+        ),
+        0
+    );
+    assert_eq!(
+        once.stdout_str(),
+        each.stdout_str(),
+        "once per inode and every copy differ"
+    );
+    for j in ["-j2", "-j5"] {
+        let again = unprivileged(&["--json", "-a", j]);
+        assert_eq!(again.stdout_str(), each.stdout_str(), "{j}");
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&once.stdout).unwrap();
+    let snap = entry(&doc, &format!("{}/snap", d.display()));
+    let reclaimable = snap["reclaimable"].as_u64().unwrap();
+    let (data0, meta0) = used(d);
+    run(Command::new("btrfs")
+        .args(["subvolume", "delete", "-C"])
+        .arg(d.join("snap")))
+    .assert_ok();
+    btrfs(&["subvolume", "sync"], d);
+    let (data1, meta1) = used(d);
+    let (data, meta) = (data0.saturating_sub(data1), meta0.saturating_sub(meta1));
+    assert!(data > 0, "the first snapshot held the old f0..f4");
+    assert!(
+        data <= reclaimable && reclaimable <= data + meta + 64 * 1024,
+        "snap reclaimable {reclaimable}, deleting it freed data {data} + metadata {meta}"
+    );
 }

@@ -64,8 +64,8 @@
 //! docs/design.md, "Known limits", says where Btrfs differs: two halves of
 //! one on-disk extent held by different files make `reclaimable`
 //! overstate. `btrfs_halves_of_one_extent_overstate_as_documented` asserts
-//! exactly that; the cases where sdu *understates* on Btrfs, which the
-//! limits do not describe, are in the ignored test
+//! exactly that; the cases where sdu *understates* on Btrfs (the limit of
+//! an extent partly overwritten) are in the ignored test
 //! `btrfs_partly_overwritten_extent_is_freed_whole`.
 
 use std::collections::{BTreeSet, HashSet};
@@ -920,8 +920,8 @@ fn build_bookend(t: &Tree) {
     t.overwrite("t/w/whole", 0, 128 * K);
 }
 
-/// Where sdu *understates* on Btrfs, which docs/design.md does not list
-/// (its "halves of one extent" limit only says `reclaimable` overstates):
+/// Where sdu *understates* on Btrfs (docs/design.md, "Known limits",
+/// "Btrfs, an extent partly overwritten"):
 ///
 /// - `t/w` of `build_bookend`: one unshared file, part of whose extent was
 ///   overwritten. Deleting it frees 384 KiB; sdu says 256 (its st_blocks:
@@ -931,14 +931,14 @@ fn build_bookend(t: &Tree) {
 ///   once in the scan, so "shared with something outside the scan" and
 ///   never reclaimable, though the scan covers the whole filesystem.
 ///
-/// The exactness docs/design.md claims for a scan of the whole filesystem
-/// does not hold there. FIEMAP shows neither where an extent begins nor
-/// how long it is on disk, only the referenced range (the extent's bounds
-/// are in the file extent item, which takes `BTRFS_IOC_TREE_SEARCH_V2`,
-/// root only); fixing it is for src/, not for this test.
+/// The exactness of a scan of the whole filesystem does not hold there.
+/// FIEMAP shows neither where an extent begins nor how long it is on disk,
+/// only the referenced range. The extent's bounds are in the file extent
+/// item, which root's tree search reads, but that source gives FIEMAP's
+/// figures by design, so that the figures do not depend on privilege.
 #[test]
 #[ignore = "sdu understates reclaimable on Btrfs for partly overwritten extents \
-            (384 KiB freed, 256 KiB reported): not a documented limit, fix in src/"]
+            (384 KiB freed, 256 KiB reported): a documented limit (docs/design.md)"]
 fn btrfs_partly_overwritten_extent_is_freed_whole() {
     let mut rows = Vec::new();
     for (build, c) in [

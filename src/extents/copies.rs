@@ -1,0 +1,190 @@
+//! Btrfs files unchanged across snapshots, mapped once.
+//!
+//! A snapshot holds the same inodes as its origin, and until either side
+//! changes one, both reference the same extents. FIEMAP on Btrfs decides
+//! each extent's shared flag by walking backrefs, which makes it the
+//! dominant cost of scanning snapshots without root (about 5 µs a file,
+//! against 1.5 µs on XFS): ten snapshots of a tree cost eleven FIEMAPs per
+//! file, all giving the same answer.
+//!
+//! So the walk maps one copy of such a file and credits the others with
+//! the extents it gave. A copy is "the same inode, unchanged" by what
+//! `statx` says: the inode number, birth and change times to the
+//! nanosecond, size and allocated blocks, in one extent space (one
+//! filesystem and root). Any write, truncate, clone into the file, chmod or
+//! rename sets the change time; a new inode with a reused number has
+//! another birth time. The two subvolumes must also be related as
+//! snapshots, by their UUIDs (`BTRFS_IOC_GET_SUBVOL_INFO`): one is a
+//! snapshot of the other, or both are of one origin, or they are one
+//! subvolume. Two fresh subvolumes can hold files with equal inode
+//! numbers and times (created in one transaction) that share nothing. A
+//! copy that relates to no copy seen before is mapped with its own FIEMAP.
+//!
+//! What it cannot see: a deduplication (`FIDEDUPERANGE`) that ran on one
+//! copy after the snapshot was taken changes that copy's extents without
+//! changing its change time, by design of the ioctl. The copies then
+//! differ and are credited alike; `--map-each-copy` maps every copy. As
+//! root the tree search reads every copy's own items and does not use this.
+
+use std::sync::Arc;
+
+use dashmap::DashMap;
+
+use super::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE};
+
+/// What identifies one inode, unchanged, within one extent space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CopyKey {
+    /// The extent space (filesystem and root namespace).
+    pub space: u32,
+    /// `st_ino`.
+    pub ino: u64,
+    /// `st_size`.
+    pub size: u64,
+    /// `st_blocks`.
+    pub blocks: u64,
+    /// `stx_btime`, seconds and nanoseconds.
+    pub btime: (i64, u32),
+    /// `stx_ctime`, seconds and nanoseconds.
+    pub ctime: (i64, u32),
+}
+
+/// A subvolume's UUID and the UUID of the subvolume it is a snapshot of
+/// (zero when none).
+pub type SubvolIds = ([u8; 16], [u8; 16]);
+
+/// Whether files of subvolumes `a` and `b` may be copies of one inode:
+/// one subvolume, one a snapshot of the other, or two snapshots of one
+/// origin.
+pub fn related(a: SubvolIds, b: SubvolIds) -> bool {
+    let zero = [0u8; 16];
+    a.0 != zero
+        && b.0 != zero
+        && (a.0 == b.0 || a.0 == b.1 || b.0 == a.1 || (a.1 != zero && a.1 == b.1))
+}
+
+/// Whether a file of subvolume `ids` whose FIEMAP gave `extents` may have
+/// copies: every extent with a disk address is shared (copies reference
+/// the same extents, so an unshared one means there is none) and there is
+/// one; or its data is inline (no address, never flagged shared) and the
+/// subvolume is a snapshot. The others are not kept, so that a subvolume
+/// without snapshots costs no memory.
+pub fn worth_keeping(extents: &[Extent], ids: SubvolIds) -> bool {
+    let placed = || extents.iter().filter(|e| e.has_physical());
+    let inline = extents
+        .iter()
+        .any(|e| e.flags & FIEMAP_EXTENT_DATA_INLINE != 0);
+    if placed().next().is_some() {
+        placed().all(|e| e.is_shared())
+    } else {
+        inline && ids.1 != [0; 16]
+    }
+}
+
+/// What one copy's FIEMAP gave that the others need.
+#[derive(Debug)]
+pub struct Mapped {
+    /// The subvolume it was read in.
+    pub subvol: SubvolIds,
+    /// Its extents (as FIEMAP gave them, every one).
+    pub extents: Box<[Extent]>,
+    /// Its inode generation (`FS_IOC_GETVERSION`), read when some of its
+    /// data is inline (see [`super::inline`]).
+    pub generation: Option<u32>,
+}
+
+/// The copies mapped so far, by key.
+#[derive(Debug, Default)]
+pub struct Copies {
+    map: DashMap<CopyKey, Arc<Mapped>>,
+}
+
+impl Copies {
+    /// The copy of `key` mapped in a subvolume related to `subvol`, if any.
+    pub fn find(&self, key: &CopyKey, subvol: SubvolIds) -> Option<Arc<Mapped>> {
+        let m = self.map.get(key)?;
+        related(m.subvol, subvol).then(|| Arc::clone(&m))
+    }
+
+    /// Remembers what mapping the copy `key` gave. The first copy mapped
+    /// stays: a later one gave the same, or is of an unrelated subvolume.
+    pub fn remember(&self, key: CopyKey, m: Mapped) {
+        self.map.entry(key).or_insert_with(|| Arc::new(m));
+    }
+
+    /// The number of inodes remembered.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: [u8; 16] = [1; 16];
+    const B: [u8; 16] = [2; 16];
+    const C: [u8; 16] = [3; 16];
+    const Z: [u8; 16] = [0; 16];
+
+    #[test]
+    fn snapshots_and_their_origin_are_related() {
+        assert!(related((A, Z), (A, Z)), "one subvolume");
+        assert!(related((A, Z), (B, A)), "origin and snapshot");
+        assert!(related((B, A), (A, Z)), "snapshot and origin");
+        assert!(related((B, A), (C, A)), "two snapshots of one origin");
+    }
+
+    #[test]
+    fn unrelated_subvolumes_are_not() {
+        assert!(!related((A, Z), (B, Z)), "two fresh subvolumes");
+        // A snapshot of a snapshot and the first origin: not direct, so
+        // mapped again (correct, only slower).
+        assert!(!related((C, B), (A, Z)));
+        assert!(
+            related((C, B), (B, A)),
+            "a snapshot of a snapshot and its origin"
+        );
+        assert!(!related((Z, Z), (Z, Z)), "no UUID (top level): never");
+        assert!(!related((B, C), (A, Z)), "a snapshot of another origin");
+    }
+
+    #[test]
+    fn a_copy_of_an_unrelated_subvolume_is_not_found() {
+        let c = Copies::default();
+        let key = CopyKey {
+            space: 1,
+            ino: 257,
+            size: 10,
+            blocks: 8,
+            btime: (5, 6),
+            ctime: (7, 8),
+        };
+        c.remember(
+            key,
+            Mapped {
+                subvol: (B, A),
+                extents: Box::new([]),
+                generation: None,
+            },
+        );
+        assert!(c.find(&key, (C, A)).is_some());
+        assert!(c.find(&key, (C, Z)).is_none());
+        assert!(
+            c.find(
+                &CopyKey {
+                    ctime: (7, 9),
+                    ..key
+                },
+                (C, A)
+            )
+            .is_none()
+        );
+        assert_eq!(c.len(), 1);
+    }
+}

@@ -1,0 +1,243 @@
+//! An open file's extents, read, and what mapping a file gave, credited
+//! to its node: what every way of mapping a file (at once, handed to the
+//! holder of its allocation group's turn, or from a copy) ends with.
+
+use std::os::fd::{AsFd, OwnedFd};
+
+use rustix::fs::Statx;
+use rustix::io::Errno;
+
+use super::ag::AgTable;
+use super::ctx::{Ctx, Local, dev_of};
+use super::fdcache::DirFs;
+use super::later::Who;
+use super::open::Now;
+use crate::error::Diagnostic;
+use crate::extents::fiemap::Extent;
+use crate::extents::inline::InlineRec;
+use crate::extents::{Pending, Source};
+use crate::figures::{Kind, Stats};
+use crate::probe::{Skip, ioctl, magic};
+use crate::records::{FileRec, Link};
+
+/// Records what mapping gave (`None`: not asked, `--du total`) and returns
+/// what goes into the node's own figures.
+pub(super) fn credit(
+    ctx: &Ctx<'_>,
+    st: &Statx,
+    who: Who,
+    mapped: Option<Mapped>,
+    local: &mut Local,
+) -> Stats {
+    let dev = dev_of(st);
+    let mut stats = ctx.inode_stats(st);
+    let mut ino = st.stx_ino;
+    match mapped {
+        None => {}
+        Some(Mapped::Extents {
+            view,
+            shared,
+            id,
+            on_disk,
+        }) => {
+            stats = Stats {
+                time: stats.time,
+                ..view
+                    .with_shared_extents(shared)
+                    .with_exclusive_on_disk(on_disk)
+            };
+            if let Some((id, file_ino)) = id {
+                ino = file_ino;
+                local.files.push(FileRec {
+                    id,
+                    node: who.node,
+                    ns: who.ns,
+                    dev,
+                    ino,
+                    linked: who.once,
+                });
+            }
+        }
+        Some(Mapped::Skipped(skip)) => local.skip(skip, stats.total),
+        Some(Mapped::Unverified) => local.unverified(stats.total),
+        Some(Mapped::Gone) => {}
+        Some(Mapped::Handed) => unreachable!("a handed file is credited by its mapper"),
+    }
+    if !who.once && st.stx_nlink > 1 {
+        // -l counts every link; whether all of them lie under a directory
+        // is not tracked then, so none is claimed to be reclaimable.
+        stats.reclaimable = 0;
+    }
+    if who.once {
+        local.links.push(Link {
+            ns: who.ns,
+            dev,
+            ino,
+            nlink: st.stx_nlink,
+            node: who.node,
+            entry: who.entry,
+            stats,
+        });
+        Stats::default()
+    } else {
+        stats
+    }
+}
+
+impl Local {
+    /// A file whose extents were not read, and why.
+    fn skip(&mut self, why: Skip, bytes: u64) {
+        self.counters.skipped[why.index()] += 1;
+        if why == Skip::Unverified {
+            self.unverified(bytes);
+        }
+    }
+
+    /// A file that may share but whose sharing could not be verified:
+    /// counted as exclusive, and its bytes reported.
+    fn unverified(&mut self, bytes: u64) {
+        self.counters.unverified_files += 1;
+        self.counters.unverified_bytes += bytes;
+    }
+}
+
+/// What mapping one file gave.
+pub(super) enum Mapped {
+    /// Its figures, from the opened inode, and the bytes of its shared
+    /// extents; `id` is its file id and inode number when some extent is
+    /// shared.
+    Extents {
+        view: Stats,
+        shared: u64,
+        id: Option<(u32, u64)>,
+        /// Compressed data not shared: its logical and on-disk bytes (0, 0
+        /// but from the tree search).
+        on_disk: (u64, u64),
+    },
+    /// Not mapped after all (its filesystem, known only once opened, cannot
+    /// share; or it was replaced by something that cannot).
+    Skipped(Skip),
+    /// Could not be mapped; reported, and counted as exclusive.
+    Unverified,
+    /// Gone or replaced by a non-file since it was stat-ed: counted with
+    /// what the walk saw, as exclusive.
+    Gone,
+    /// Open and ready, but its predicted allocation group is being mapped
+    /// by another thread: handed to it ([`Accounted::Handed`]).
+    Handed,
+}
+
+/// Reads the extents of an open file; `pending`: the items the tree
+/// search read but could not decide, given FIEMAP's shared flags. With
+/// `keep` (`Some(inline too)`), also returns the extents FIEMAP gave and
+/// the inode generation (read for inline data), for the file's other
+/// copies ([`copies`]), if the map went through without an error.
+/// `table`: its filesystem's allocation groups (XFS), to predict the next
+/// file's group from this one's.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn read_open(
+    ctx: &Ctx<'_>,
+    fd: OwnedFd,
+    now: Now,
+    fs: DirFs,
+    pending: Option<Box<Pending>>,
+    keep: Option<bool>,
+    st: &Statx,
+    who: Who,
+    path: &dyn Fn() -> Vec<u8>,
+    table: Option<&AgTable>,
+    local: &mut Local,
+) -> (Mapped, Option<Kept>) {
+    // The name may now point at another inode: every figure comes from the
+    // one that is open, so that figures and extents agree.
+    let view = Stats::of_inode(Kind::File, now.size, now.blocks);
+    if ctx.registry.fiemap_unsupported(fs.info.index) {
+        return (Mapped::Skipped(Skip::FsCannotShare), None);
+    }
+    let mut kept = keep.map(|_| Vec::new());
+    let got = match &pending {
+        // Its items, read by the tree search, with FIEMAP's shared flags.
+        Some(p) => ctx.extents.read_btrfs_flags(fd.as_fd(), p, fs.space),
+        None if keep.is_some() => {
+            ctx.extents
+                .read_fiemap_keeping(fd.as_fd(), fs.space, kept.as_mut().zip(keep))
+        }
+        None => ctx
+            .extents
+            .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space),
+    };
+    local.ag.learn(table, got.first_shared);
+    let once = who.once;
+    if got.compressed_disk > 0 {
+        local.counters.on_disk_files += 1;
+        local.counters.on_disk_bytes += got.compressed_disk;
+    }
+    local.counters.fiemap_files += 1;
+    local.counters.fiemap_calls += u64::from(got.calls);
+    if got.encoded > 0 {
+        local.counters.compressed_files += 1;
+        local.counters.compressed_bytes += got.encoded;
+    }
+    if let Some(e) = got.error {
+        let errno = e.raw_os_error();
+        if errno == Some(Errno::OPNOTSUPP.raw_os_error())
+            || errno == Some(Errno::NOTTY.raw_os_error())
+        {
+            if ctx.registry.set_fiemap_unsupported(fs.info.index) {
+                ctx.msgs.report(Diagnostic::NoFiemap {
+                    path: path(),
+                    fs: fs.info.name(),
+                });
+            }
+            return (Mapped::Skipped(Skip::FsCannotShare), None);
+        }
+        kept = None;
+        // Extents indexed before the failure stand, and are taken out of
+        // the file's exclusive bytes, so figures stay consistent.
+        ctx.msgs.report(Diagnostic::CannotReadExtents {
+            path: path(),
+            reason: e.to_string(),
+        });
+        local.unverified(view.total.saturating_sub(got.shared_bytes));
+    }
+    let mut generation = None;
+    if got.inline && fs.info.magic == magic::BTRFS {
+        // Inline data a snapshot may share: decided after the walk.
+        generation = ioctl::file_generation(fd.as_fd()).ok();
+        if generation.is_none() {
+            // Without it the inline unit cannot be keyed: not a copy.
+            kept = None;
+        }
+        // The birth time is the walk's: only for the inode it stat-ed.
+        let same =
+            (now.ino, now.ctime) == (st.stx_ino, (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec));
+        if let (Some(generation), true) = (generation, same) {
+            local.inline.push(InlineRec {
+                node: who.node,
+                ns: who.ns,
+                dev: dev_of(st),
+                ino: now.ino,
+                generation,
+                ctime: now.ctime,
+                btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
+                size: now.size,
+                symlink: false,
+                bytes: view.total.saturating_sub(got.shared_bytes),
+                linked: once,
+                file: got.file,
+                fs: fs.info.index,
+            });
+        }
+    }
+    let mapped = Mapped::Extents {
+        view,
+        shared: got.shared_bytes,
+        id: got.file.map(|id| (id, now.ino)),
+        on_disk: got.on_disk,
+    };
+    (mapped, kept.map(|k| (k.into_boxed_slice(), generation)))
+}
+
+/// What a file's FIEMAP gave, kept for its other copies: its extents and
+/// its inode generation, if read.
+pub(super) type Kept = (Box<[Extent]>, Option<u32>);
