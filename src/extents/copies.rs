@@ -27,6 +27,7 @@
 //! root the tree search reads every copy's own items and does not use this.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dashmap::DashMap;
 
@@ -97,11 +98,17 @@ pub struct Mapped {
 #[derive(Debug, Default)]
 pub struct Copies {
     map: DashMap<CopyKey, Arc<Mapped>>,
+    /// The entries of `map`: while there is none (a tree without
+    /// snapshots, the common case), a lookup costs one atomic load.
+    len: AtomicUsize,
 }
 
 impl Copies {
     /// The copy of `key` mapped in a subvolume related to `subvol`, if any.
     pub fn find(&self, key: &CopyKey, subvol: SubvolIds) -> Option<Arc<Mapped>> {
+        if self.len.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
         let m = self.map.get(key)?;
         related(m.subvol, subvol).then(|| Arc::clone(&m))
     }
@@ -109,17 +116,20 @@ impl Copies {
     /// Remembers what mapping the copy `key` gave. The first copy mapped
     /// stays: a later one gave the same, or is of an unrelated subvolume.
     pub fn remember(&self, key: CopyKey, m: Mapped) {
-        self.map.entry(key).or_insert_with(|| Arc::new(m));
+        if let dashmap::Entry::Vacant(v) = self.map.entry(key) {
+            v.insert(Arc::new(m));
+            self.len.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// The number of inodes remembered.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.len.load(Ordering::Relaxed)
     }
 
     /// Whether none is.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len() == 0
     }
 }
 
