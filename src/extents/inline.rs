@@ -28,7 +28,10 @@
 
 use std::collections::HashMap;
 
+use rustix::fs::Statx;
+
 use super::source::Extents;
+use crate::figures::Kind;
 use crate::probe::Registry;
 use crate::records::{FileRec, Link, Nodes};
 
@@ -67,6 +70,39 @@ pub struct InlineRec {
     pub file: Option<u32>,
     /// Its filesystem's registry index.
     pub fs: u32,
+}
+
+impl InlineRec {
+    /// The record of the inode stat-ed as `st` (a file, or a symlink:
+    /// `generation` 0), credited to `node` of root namespace `ns`, with
+    /// `bytes` counted as its own (`file`: its file id, if some of its
+    /// extents were indexed) on filesystem `fs`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn of(
+        st: &Statx,
+        (node, ns): (u32, u32),
+        generation: u32,
+        bytes: u64,
+        linked: bool,
+        file: Option<u32>,
+        fs: u32,
+    ) -> InlineRec {
+        InlineRec {
+            node,
+            ns,
+            dev: rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor),
+            ino: st.stx_ino,
+            generation,
+            ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
+            btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
+            size: st.stx_size,
+            symlink: Kind::from_mode(u32::from(st.stx_mode)) == Kind::Symlink,
+            bytes,
+            linked,
+            file,
+            fs,
+        }
+    }
 }
 
 /// One inode, unchanged, across a snapshot family: (filesystem, root

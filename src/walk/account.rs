@@ -21,7 +21,6 @@ use crate::extents::inline::InlineRec;
 use crate::extents::{Pending, Searched, Source};
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
-use crate::records::NodeRec;
 
 /// A non-directory entry as the walk found it.
 pub(super) struct FileAt<'a> {
@@ -108,21 +107,9 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
         if let Some(fs) = f.fs.filter(|fs| fs.info.magic == magic::BTRFS) {
             // Its target is inline data, which a snapshot shares: decided
             // after the walk, as for inline files.
-            local.inline.push(InlineRec {
-                node: f.node,
-                ns: f.ns,
-                dev,
-                ino: st.stx_ino,
-                generation: 0,
-                ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
-                btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
-                size: st.stx_size,
-                symlink: true,
-                bytes: st.stx_blocks.saturating_mul(512),
-                linked: once,
-                file: None,
-                fs: fs.info.index,
-            });
+            let bytes = st.stx_blocks.saturating_mul(512);
+            let rec = InlineRec::of(st, (f.node, f.ns), 0, bytes, once, None, fs.info.index);
+            local.inline.push(rec);
         }
     }
     let mapped = match verdict {
@@ -169,17 +156,10 @@ fn map_handed(ctx: &Ctx<'_>, table: &AgTable, l: Later, local: &mut Local) {
     // As the walk credits an entry of the directory it reads: its own
     // figures go to the directory, a leaf (-a) has its node besides.
     local.partial.push((dir.id, own));
-    if let Some((id, kind)) = leaf {
-        local.nodes.push(NodeRec {
-            id,
-            parent: dir.id,
-            depth: dir.depth + 1,
-            kind,
-            leaf: true,
-            order: idx,
-            name: name.to_bytes().into(),
-            own,
-        });
+    if let Some(leaf) = leaf {
+        local
+            .nodes
+            .push(super::ctx::leaf_node(&dir, leaf, idx, &name, own));
     }
 }
 
@@ -439,21 +419,10 @@ fn reuse(
         local.counters.compressed_bytes += got.encoded;
     }
     if let (true, Some(generation), Some(fs)) = (got.inline, m.generation, f.fs) {
-        local.inline.push(InlineRec {
-            node: f.node,
-            ns: f.ns,
-            dev: dev_of(st),
-            ino: st.stx_ino,
-            generation,
-            ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
-            btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
-            size: st.stx_size,
-            symlink: false,
-            bytes: view.total.saturating_sub(got.shared_bytes),
-            linked: once,
-            file: got.file,
-            fs: fs.info.index,
-        });
+        let bytes = view.total.saturating_sub(got.shared_bytes);
+        let at = (f.node, f.ns);
+        let rec = InlineRec::of(st, at, generation, bytes, once, got.file, fs.info.index);
+        local.inline.push(rec);
     }
     Mapped::Extents {
         view,
@@ -499,21 +468,19 @@ fn map_by_search(
     local.counters.search_calls += u64::from(got.calls);
     let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
     if got.inline {
-        local.inline.push(InlineRec {
-            node: f.node,
-            ns: f.ns,
-            dev: dev_of(st),
-            ino: st.stx_ino,
-            generation: got.generation.unwrap_or_default(),
-            ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
-            btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
-            size: st.stx_size,
-            symlink: false,
-            bytes: view.total.saturating_sub(got.shared_bytes),
-            linked: ctx.counts_once(st.stx_nlink),
-            file: got.file,
-            fs: fs.info.index,
-        });
+        let generation = got.generation.unwrap_or_default();
+        let bytes = view.total.saturating_sub(got.shared_bytes);
+        let linked = ctx.counts_once(st.stx_nlink);
+        let rec = InlineRec::of(
+            st,
+            (f.node, f.ns),
+            generation,
+            bytes,
+            linked,
+            got.file,
+            fs.info.index,
+        );
+        local.inline.push(rec);
     }
     if got.compressed_disk > 0 {
         local.counters.on_disk_files += 1;

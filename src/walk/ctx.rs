@@ -327,3 +327,24 @@ impl Ctx<'_> {
 pub(super) fn dev_of(st: &Statx) -> u64 {
     rfs::makedev(st.stx_dev_major, st.stx_dev_minor)
 }
+
+/// The `-a` node (`id`, `kind`) of entry `name` of directory `h`, at
+/// getdents position `idx`, with its own figures.
+pub(super) fn leaf_node(
+    h: &super::fdcache::DirHandle,
+    (id, kind): (u32, Kind),
+    idx: u32,
+    name: &std::ffi::CStr,
+    own: Stats,
+) -> NodeRec {
+    NodeRec {
+        id,
+        parent: h.id,
+        depth: h.depth + 1,
+        kind,
+        leaf: true,
+        order: idx,
+        name: name.to_bytes().into(),
+        own,
+    }
+}

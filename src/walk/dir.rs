@@ -7,7 +7,7 @@
 //! directory is shared between threads.
 
 use std::cell::RefCell;
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -235,7 +235,8 @@ fn list<'s>(
         let mut raw = RawDir::new(dir.fd, buf.as_mut_slice());
         // Where the files' items are read together, the first entries wait
         // until the directory is listed (or they are many).
-        let mut held: Vec<(CString, Listed, u64)> = Vec::new();
+        // They are kept as a batch is ([`batch_entries`]), in one buffer.
+        let mut held: Vec<u8> = Vec::new();
         let mut seen = 0u32;
         let mut batch: Vec<u8> = Vec::new();
         let mut batched = 0usize;
@@ -264,19 +265,14 @@ fn list<'s>(
             let idx = seen;
             seen = seen.saturating_add(1);
             if idx < INLINE_ENTRIES && dir.search {
-                held.push((name.to_owned(), listed, ent.ino()));
+                push_entry(&mut held, listed, ent.ino(), name);
             } else if idx < INLINE_ENTRIES {
                 entry(ctx, s, dir, name, listed, idx, local);
             } else {
                 if batched == 0 {
                     first = idx;
                 }
-                // One byte of type, the inode number, then the name: -L
-                // counts symlinks, regular files may be opened before they
-                // are stat-ed, or their items read together.
-                batch.push(listed as u8);
-                batch.extend_from_slice(&ent.ino().to_le_bytes());
-                batch.extend_from_slice(name.to_bytes_with_nul());
+                push_entry(&mut batch, listed, ent.ino(), name);
                 batched += 1;
                 if batched == BATCH_ENTRIES {
                     spawn_batch(ctx, s, dir, fd, first, std::mem::take(&mut batch));
@@ -288,9 +284,14 @@ fn list<'s>(
             spawn_batch(ctx, s, dir, fd, first, batch);
         }
         if !held.is_empty() {
-            prefetch(ctx, dir, held.iter().map(|e| (e.1, e.2)), local);
-            for (idx, (name, listed, _)) in held.iter().enumerate() {
-                entry(ctx, s, dir, name, *listed, idx as u32, local);
+            prefetch(
+                ctx,
+                dir,
+                batch_entries(&held).map(|(l, ino, _)| (l, ino)),
+                local,
+            );
+            for (idx, (listed, _, name)) in batch_entries(&held).enumerate() {
+                entry(ctx, s, dir, name, listed, idx as u32, local);
             }
         }
     });
@@ -369,6 +370,15 @@ fn spawn_batch<'s>(
         drop(fd);
         h.release(&ctx.cache);
     });
+}
+
+/// Appends an entry to a batch: one byte of type, the inode number, then
+/// the name (-L counts symlinks, regular files may be opened before they
+/// are stat-ed, or their items read together).
+fn push_entry(batch: &mut Vec<u8>, listed: Listed, ino: u64, name: &CStr) {
+    batch.push(listed as u8);
+    batch.extend_from_slice(&ino.to_le_bytes());
+    batch.extend_from_slice(name.to_bytes_with_nul());
 }
 
 /// The entries of a batch ([`spawn_batch`]): type, inode number, name.
@@ -546,17 +556,10 @@ fn credit(
 ) {
     // A leaf is not rolled up: its parent holds its own part too.
     local.acc += own;
-    if let Some((id, kind)) = leaf {
-        local.nodes.push(NodeRec {
-            id,
-            parent: h.id,
-            depth: h.depth + 1,
-            kind,
-            leaf: true,
-            order: idx,
-            name: name.to_bytes().into(),
-            own,
-        });
+    if let Some(leaf) = leaf {
+        local
+            .nodes
+            .push(super::ctx::leaf_node(h, leaf, idx, name, own));
     }
 }
 

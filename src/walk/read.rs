@@ -212,21 +212,10 @@ pub(super) fn read_open(
         let same =
             (now.ino, now.ctime) == (st.stx_ino, (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec));
         if let (Some(generation), true) = (generation, same) {
-            local.inline.push(InlineRec {
-                node: who.node,
-                ns: who.ns,
-                dev: dev_of(st),
-                ino: now.ino,
-                generation,
-                ctime: now.ctime,
-                btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
-                size: now.size,
-                symlink: false,
-                bytes: view.total.saturating_sub(got.shared_bytes),
-                linked: once,
-                file: got.file,
-                fs: fs.info.index,
-            });
+            let bytes = view.total.saturating_sub(got.shared_bytes);
+            let at = (who.node, who.ns);
+            let rec = InlineRec::of(st, at, generation, bytes, once, got.file, fs.info.index);
+            local.inline.push(rec);
         }
     }
     let mapped = Mapped::Extents {

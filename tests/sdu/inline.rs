@@ -34,6 +34,19 @@ fn used(mnt: &Path) -> (u64, u64) {
     (field("Data,"), field("Metadata,"))
 }
 
+/// Deletes subvolume `name` of `d` and waits until Btrfs has dropped it;
+/// returns the drops in Data and Metadata Used.
+fn freed_by_deleting(d: &Path, name: &str) -> (u64, u64) {
+    let (data0, meta0) = used(d);
+    run(Command::new("btrfs")
+        .args(["subvolume", "delete", "-C"])
+        .arg(d.join(name)))
+    .assert_ok();
+    btrfs(&["subvolume", "sync"], d);
+    let (data1, meta1) = used(d);
+    (data0.saturating_sub(data1), meta0.saturating_sub(meta1))
+}
+
 /// A read-only snapshot of `vol` as `snap`.
 fn snapshot(mnt: &Path) {
     run(Command::new("btrfs")
@@ -106,14 +119,7 @@ fn unchanged_snapshot_of_inline_files_frees_about_nothing() {
         let again = json_of(d, &[j, "-d", "1", "."]);
         assert_eq!(entry(&again, "./snap"), snap, "{j}");
     }
-    let (data0, meta0) = used(d);
-    run(Command::new("btrfs")
-        .args(["subvolume", "delete", "-C"])
-        .arg(d.join("snap")))
-    .assert_ok();
-    btrfs(&["subvolume", "sync"], d);
-    let (data1, meta1) = used(d);
-    let (data, meta) = (data0.saturating_sub(data1), meta0.saturating_sub(meta1));
+    let (data, meta) = freed_by_deleting(d, "snap");
     assert!(
         data <= reclaimable && reclaimable <= data + meta + 64 * 1024,
         "snap reclaimable {reclaimable}, deleting it freed data {data} + metadata {meta}"
@@ -256,14 +262,7 @@ fn unchanged_copies_are_mapped_once_without_root() {
     let doc: serde_json::Value = serde_json::from_slice(&once.stdout).unwrap();
     let snap = entry(&doc, &format!("{}/snap", d.display()));
     let reclaimable = snap["reclaimable"].as_u64().unwrap();
-    let (data0, meta0) = used(d);
-    run(Command::new("btrfs")
-        .args(["subvolume", "delete", "-C"])
-        .arg(d.join("snap")))
-    .assert_ok();
-    btrfs(&["subvolume", "sync"], d);
-    let (data1, meta1) = used(d);
-    let (data, meta) = (data0.saturating_sub(data1), meta0.saturating_sub(meta1));
+    let (data, meta) = freed_by_deleting(d, "snap");
     assert!(data > 0, "the first snapshot held the old f0..f4");
     assert!(
         data <= reclaimable && reclaimable <= data + meta + 64 * 1024,
