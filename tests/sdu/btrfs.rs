@@ -15,6 +15,15 @@ fn btrfs(args: &[&str], path: &Path) {
     run(Command::new("btrfs").args(args).arg(path)).assert_ok();
 }
 
+/// A read-only snapshot of subvolume `src` as `dst`.
+pub(crate) fn ro_snapshot(src: &Path, dst: &Path) {
+    run(Command::new("btrfs")
+        .args(["subvolume", "snapshot", "-r"])
+        .arg(src)
+        .arg(dst))
+    .assert_ok();
+}
+
 /// `n` bytes of text that zstd compresses well, different for each `seed`.
 pub fn text(n: usize, seed: u32) -> Vec<u8> {
     let words = [
@@ -241,11 +250,7 @@ fn origin_and_snapshot(d: &Path) {
         .arg(d.join("vol/f0c")))
     .assert_ok();
     sync_fs(d);
-    run(Command::new("btrfs")
-        .args(["subvolume", "snapshot", "-r"])
-        .arg(d.join("vol"))
-        .arg(d.join("snap")))
-    .assert_ok();
+    ro_snapshot(&d.join("vol"), &d.join("snap"));
     for i in 0..5 {
         write_file(&d.join(format!("vol/f{i}")), 50_000);
     }
@@ -331,11 +336,7 @@ fn compressed_snapshot_as_root_reclaimable_is_what_deleting_frees() {
     }
     sync_fs(d);
     let snap = d.join("snap");
-    run(Command::new("btrfs")
-        .args(["subvolume", "snapshot", "-r"])
-        .arg(&vol)
-        .arg(&snap))
-    .assert_ok();
+    ro_snapshot(&vol, &snap);
     std::fs::write(vol.join("t1"), text(1 << 20, 9)).unwrap();
     let mut f = std::fs::OpenOptions::new()
         .append(true)
@@ -406,11 +407,7 @@ fn dedupe_after_a_snapshot_is_seen_with_map_each_copy_and_as_root() {
         .arg(d.join("vol/b")))
     .assert_ok();
     sync_fs(d);
-    run(Command::new("btrfs")
-        .args(["subvolume", "snapshot", "-r"])
-        .arg(d.join("vol"))
-        .arg(d.join("s/snap")))
-    .assert_ok();
+    ro_snapshot(&d.join("vol"), &d.join("s/snap"));
     let ctime = |p: &str| {
         let m = std::fs::metadata(d.join(p)).unwrap();
         (

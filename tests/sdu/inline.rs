@@ -49,11 +49,7 @@ fn freed_by_deleting(d: &Path, name: &str) -> (u64, u64) {
 
 /// A read-only snapshot of `vol` as `snap`.
 fn snapshot(mnt: &Path) {
-    run(Command::new("btrfs")
-        .args(["subvolume", "snapshot", "-r"])
-        .arg(mnt.join("vol"))
-        .arg(mnt.join("snap")))
-    .assert_ok();
+    crate::btrfs::ro_snapshot(&mnt.join("vol"), &mnt.join("snap"));
 }
 
 fn json_of(dir: &Path, args: &[&str]) -> serde_json::Value {
@@ -220,11 +216,7 @@ fn unchanged_copies_are_mapped_once_without_root() {
     snapshot(d);
     rewrite(0..5);
     sync_fs(d);
-    run(Command::new("btrfs")
-        .args(["subvolume", "snapshot", "-r"])
-        .arg(d.join("vol"))
-        .arg(d.join("snap2")))
-    .assert_ok();
+    crate::btrfs::ro_snapshot(&d.join("vol"), &d.join("snap2"));
     rewrite(5..10);
     sync_fs(d);
     let unprivileged = |args: &[&str]| {
