@@ -30,7 +30,7 @@ pub(super) struct FileAt<'a> {
     /// What statx said of it.
     pub st: &'a Statx,
     /// Its filesystem, when known from its directory (same `st_dev`).
-    pub fs: Option<DirFs>,
+    pub fs: Option<&'a DirFs>,
     /// The node it is credited to: its directory, or its own with `-a`.
     pub node: u32,
     /// Its position in its directory's getdents order when `node` is that
@@ -143,7 +143,7 @@ fn map_handed(ctx: &Ctx<'_>, table: &AgTable, l: Later, local: &mut Local) {
         ctx,
         fd,
         now,
-        fs,
+        &fs,
         None,
         None,
         &st,
@@ -176,7 +176,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     // snapshot gives its extents without an open or a FIEMAP.
     let copy = match (f.fs, pending.is_none() && !f.follow) {
         (
-            Some(DirFs {
+            Some(&DirFs {
                 copies: Some(ids),
                 space,
                 ..
@@ -216,16 +216,17 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
             return Mapped::Unverified;
         }
     };
+    let probed;
     let fs = match f.fs {
         Some(fs) => fs,
         None => {
-            let fs = ctx.filesystem(now.dev, fd.as_fd(), f.ns, f.path);
+            probed = ctx.filesystem(now.dev, fd.as_fd(), f.ns, f.path);
             let key = (f.ns, dev_of(f.st), f.st.stx_ino);
             let claim = || !once || ctx.mapped.insert(key);
-            if let Err(skip) = probe::may_share(&fs.info, Kind::File, f.st.stx_blocks, claim) {
+            if let Err(skip) = probe::may_share(&probed.info, Kind::File, f.st.stx_blocks, claim) {
                 return Mapped::Skipped(skip);
             }
-            fs
+            &probed
         }
     };
     let who = Who {
@@ -285,7 +286,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
 fn map_in_turn(
     ctx: &Ctx<'_>,
     f: &FileAt<'_>,
-    (fd, now, fs): (OwnedFd, Now, DirFs),
+    (fd, now, fs): (OwnedFd, Now, &DirFs),
     pending: Option<Box<Pending>>,
     keep: Option<bool>,
     who: Who,
@@ -324,7 +325,7 @@ fn map_in_turn(
             let l = Box::new(Later {
                 fd,
                 now,
-                fs,
+                fs: *fs,
                 who,
                 st: *f.st,
                 dir: dir.clone(),

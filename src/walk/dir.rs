@@ -443,7 +443,8 @@ fn entry<'s>(
     } else {
         rfs::statx(dir.fd, name, follow, MASK)
     };
-    let st = match stat {
+    // Borrowed: a `Statx` is 256 bytes, not to be copied per entry.
+    let st = match &stat {
         Ok(st) => st,
         Err(Errno::NOENT) => {
             // Under -L, a dangling symlink is an error, as in du -L;
@@ -457,7 +458,7 @@ fn entry<'s>(
             }
             return;
         }
-        Err(errno) => {
+        &Err(errno) => {
             ctx.msgs.report(Diagnostic::CannotAccess {
                 path: h.path(Some(name.to_bytes())),
                 errno,
@@ -476,7 +477,7 @@ fn entry<'s>(
     if opts.one_file_system && st.stx_mnt_id != h.root_mnt {
         return;
     }
-    let dev = dev_of(&st);
+    let dev = dev_of(st);
     if kind == Kind::Dir {
         local.counters.skipped[Skip::NotRegular.index()] += 1;
         let mount_root = st.stx_attributes_mask.contains(StatxAttributes::MOUNT_ROOT)
@@ -528,7 +529,7 @@ fn entry<'s>(
         dirfd: dir.fd,
         name,
         st: &st,
-        fs: (dev == h.dev).then_some(dir.fs),
+        fs: (dev == h.dev).then_some(&dir.fs),
         node: leaf.unwrap_or(h.id),
         entry: leaf.is_none().then_some(idx),
         ns: h.ns,

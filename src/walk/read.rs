@@ -139,7 +139,7 @@ pub(super) fn read_open(
     ctx: &Ctx<'_>,
     fd: OwnedFd,
     now: Now,
-    fs: DirFs,
+    fs: &DirFs,
     pending: Option<Box<Pending>>,
     keep: Option<bool>,
     st: &Statx,
