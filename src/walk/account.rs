@@ -426,7 +426,7 @@ fn reuse(
         local.inline.push(rec);
     }
     Mapped::Extents {
-        view,
+        view: (st.stx_size, st.stx_blocks),
         shared: got.shared_bytes,
         id: got.file.map(|id| (id, st.stx_ino)),
         on_disk: got.on_disk,
@@ -488,7 +488,7 @@ fn map_by_search(
         local.counters.on_disk_bytes += got.compressed_disk;
     }
     Ok(Mapped::Extents {
-        view,
+        view: (st.stx_size, st.stx_blocks),
         shared: got.shared_bytes,
         id: got.file.map(|id| (id, st.stx_ino)),
         on_disk: got.on_disk,

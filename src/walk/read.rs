@@ -42,7 +42,7 @@ pub(super) fn credit(
         }) => {
             stats = Stats {
                 time: stats.time,
-                ..view
+                ..Stats::of_inode(Kind::File, view.0, view.1)
                     .with_shared_extents(shared)
                     .with_exclusive_on_disk(on_disk)
             };
@@ -103,11 +103,11 @@ impl Local {
 
 /// What mapping one file gave.
 pub(super) enum Mapped {
-    /// Its figures, from the opened inode, and the bytes of its shared
-    /// extents; `id` is its file id and inode number when some extent is
-    /// shared.
+    /// Its size and blocks (its figures), from the opened inode, and the
+    /// bytes of its shared extents; `id` is its file id and inode number
+    /// when some extent is shared.
     Extents {
-        view: Stats,
+        view: (u64, u64),
         shared: u64,
         id: Option<(u32, u64)>,
         /// Compressed data not shared: its logical and on-disk bytes (0, 0
@@ -219,7 +219,7 @@ pub(super) fn read_open(
         }
     }
     let mapped = Mapped::Extents {
-        view,
+        view: (now.size, now.blocks),
         shared: got.shared_bytes,
         id: got.file.map(|id| (id, now.ino)),
         on_disk: got.on_disk,
