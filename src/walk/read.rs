@@ -13,7 +13,7 @@ use super::fdcache::DirFs;
 use super::later::Who;
 use super::open::Now;
 use crate::error::Diagnostic;
-use crate::extents::fiemap::Extent;
+use crate::extents::fiemap::{self, Extent};
 use crate::extents::inline::InlineRec;
 use crate::extents::{Pending, Source};
 use crate::figures::{Kind, Stats};
@@ -218,6 +218,7 @@ pub(super) fn read_open(
             local.inline.push(rec);
         }
     }
+    fiemap::close(fd);
     let mapped = Mapped::Extents {
         view: (now.size, now.blocks),
         shared: got.shared_bytes,
