@@ -246,6 +246,17 @@ impl Ctx<'_> {
         partial: Option<u32>,
         dir: Option<(&NodeRec, &[u8])>,
     ) {
+        self.flush_from(&mut local, partial, dir);
+    }
+
+    /// [`Self::flush`] from a task's records in place (a [`Local`] is
+    /// hundreds of bytes, not moved per directory); the caller drops them.
+    pub(super) fn flush_from(
+        &self,
+        local: &mut Local,
+        partial: Option<u32>,
+        dir: Option<(&NodeRec, &[u8])>,
+    ) {
         debug_assert!(local.ag.holding.is_none(), "a task ended holding a turn");
         if let Some(p) = &self.opts.progress {
             p.entries

@@ -177,7 +177,7 @@ pub(super) fn walk_dir<'s>(
         // Removed since its parent listed it: du skips it quietly.
         Err(DirError::Gone(_)) if h.parent.is_some() => {
             h.release(&ctx.cache);
-            return finish(ctx, &h, rec, local);
+            return finish(ctx, &h, rec, &mut local);
         }
         Err(e) => {
             let path = h.path(None);
@@ -188,7 +188,7 @@ pub(super) fn walk_dir<'s>(
                 DirError::Replaced => Diagnostic::ReplacedDir { path },
             });
             h.release(&ctx.cache);
-            return finish(ctx, &h, rec, local);
+            return finish(ctx, &h, rec, &mut local);
         }
     };
     ctx.cache.insert(&h, &fd);
@@ -207,7 +207,7 @@ pub(super) fn walk_dir<'s>(
     list(ctx, s, &dir, &fd, &mut local);
     drop(fd);
     h.release(&ctx.cache);
-    finish(ctx, &h, rec, local);
+    finish(ctx, &h, rec, &mut local);
 }
 
 /// Lists the directory with getdents64: the first entries are stat-ed
@@ -329,10 +329,10 @@ fn prefetch(
 }
 
 /// Hands a directory task's records to its thread's shard.
-fn finish(ctx: &Ctx<'_>, h: &DirHandle, mut rec: NodeRec, mut local: Local) {
-    account::end_turn(ctx, &mut local);
+fn finish(ctx: &Ctx<'_>, h: &DirHandle, mut rec: NodeRec, local: &mut Local) {
+    account::end_turn(ctx, local);
     rec.own = local.acc;
-    ctx.flush(local, None, Some((&rec, h.name.as_bytes())));
+    ctx.flush_from(local, None, Some((&rec, h.name.as_bytes())));
 }
 
 /// Stats a batch of names of a wide directory on whichever thread takes it;
@@ -366,7 +366,7 @@ fn spawn_batch<'s>(
             idx = idx.saturating_add(1);
         }
         account::end_turn(ctx, &mut local);
-        ctx.flush(local, Some(h.id), None);
+        ctx.flush_from(&mut local, Some(h.id), None);
         drop(fd);
         h.release(&ctx.cache);
     });
