@@ -120,7 +120,7 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
             m => Some(m),
         },
     };
-    Accounted::Now(credit(ctx, st, who, mapped, local))
+    Accounted::Now(credit(ctx, (st, kind, dev), who, mapped, local))
 }
 
 /// Maps a file handed over by another thread ([`Accounted::Handed`]) and
@@ -152,7 +152,8 @@ fn map_handed(ctx: &Ctx<'_>, table: &AgTable, l: Later, local: &mut Local) {
         Some(table),
         local,
     );
-    let own = credit(ctx, &st, who, Some(mapped), local);
+    let kind = Kind::from_mode(u32::from(st.stx_mode));
+    let own = credit(ctx, (&st, kind, dev_of(&st)), who, Some(mapped), local);
     // As the walk credits an entry of the directory it reads: its own
     // figures go to the directory, a leaf (-a) has its node besides.
     local.partial.push((dir.id, own));

@@ -285,7 +285,13 @@ impl Ctx<'_> {
     pub(super) fn inode_stats(&self, st: &Statx) -> Stats {
         let kind = Kind::from_mode(u32::from(st.stx_mode));
         let mut s = Stats::of_inode(kind, st.stx_size, st.stx_blocks);
-        s.time = self.opts.time.map(|field| {
+        s.time = self.inode_time(st);
+        s
+    }
+
+    /// The `--time` timestamp of the inode `st` describes, when asked for.
+    pub(super) fn inode_time(&self, st: &Statx) -> Option<Timestamp> {
+        self.opts.time.map(|field| {
             let t = match field {
                 TimeField::Modification => st.stx_mtime,
                 TimeField::Access => st.stx_atime,
@@ -295,8 +301,7 @@ impl Ctx<'_> {
                 secs: t.tv_sec,
                 nanos: t.tv_nsec,
             }
-        });
-        s
+        })
     }
 
     /// Must this inode be credited through the link table (once per

@@ -8,7 +8,7 @@ use rustix::fs::Statx;
 use rustix::io::Errno;
 
 use super::ag::AgTable;
-use super::ctx::{Ctx, Local, dev_of};
+use super::ctx::{Ctx, Local};
 use super::fdcache::DirFs;
 use super::later::Who;
 use super::open::Now;
@@ -22,30 +22,30 @@ use crate::records::{FileRec, Link};
 
 /// Records what mapping gave (`None`: not asked, `--du total`) and returns
 /// what goes into the node's own figures.
+/// `kind` and `dev` are the inode's, as `st` gives them.
 pub(super) fn credit(
     ctx: &Ctx<'_>,
-    st: &Statx,
+    (st, kind, dev): (&Statx, Kind, u64),
     who: Who,
     mapped: Option<Mapped>,
     local: &mut Local,
 ) -> Stats {
-    let dev = dev_of(st);
-    let mut stats = ctx.inode_stats(st);
     let mut ino = st.stx_ino;
-    match mapped {
-        None => {}
+    let mut stats = match &mapped {
         Some(Mapped::Extents {
             view,
             shared,
-            id,
             on_disk,
-        }) => {
-            stats = Stats {
-                time: stats.time,
-                ..Stats::of_inode(Kind::File, view.0, view.1)
-                    .with_shared_extents(shared)
-                    .with_exclusive_on_disk(on_disk)
-            };
+            ..
+        }) => Stats::of_inode(Kind::File, view.0, view.1)
+            .with_shared_extents(*shared)
+            .with_exclusive_on_disk(*on_disk),
+        _ => Stats::of_inode(kind, st.stx_size, st.stx_blocks),
+    };
+    stats.time = ctx.inode_time(st);
+    match mapped {
+        None => {}
+        Some(Mapped::Extents { id, .. }) => {
             if let Some((id, file_ino)) = id {
                 ino = file_ino;
                 local.files.push(FileRec {
