@@ -6,7 +6,7 @@
 //! copied into batches that other threads stat in parallel, so that one huge
 //! directory is shared between threads.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::CStr;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -47,6 +47,11 @@ thread_local! {
 struct InDir<'a> {
     h: &'a Arc<DirHandle>,
     fd: BorrowedFd<'a>,
+    /// The same fd, for the cache: it goes there with the first
+    /// subdirectory found ([`InDir::cache_fd`]), which opens itself from
+    /// it. A directory without subdirectories never takes the cache's lock.
+    shared: &'a Arc<OwnedFd>,
+    cached: Cell<bool>,
     fs: DirFs,
     /// Its entries listed as regular files are opened first and stat-ed
     /// through the fd ([`open::open_listed_file`]): they are on a
@@ -60,7 +65,7 @@ struct InDir<'a> {
 }
 
 impl InDir<'_> {
-    fn new<'a>(ctx: &Ctx<'_>, h: &'a Arc<DirHandle>, fd: BorrowedFd<'a>, fs: DirFs) -> InDir<'a> {
+    fn new<'a>(ctx: &Ctx<'_>, h: &'a Arc<DirHandle>, fd: &'a Arc<OwnedFd>, fs: DirFs) -> InDir<'a> {
         let open_first = !ctx.opts.follow_links
             && !ctx.opts.skip_extents
             && !h.guard
@@ -78,10 +83,21 @@ impl InDir<'_> {
             && Source::for_fs(&fs.info, ctx.extents.search_allowed()) == Source::BtrfsSearch;
         InDir {
             h,
-            fd,
+            fd: fd.as_fd(),
+            shared: fd,
+            cached: Cell::new(false),
             fs,
             open_first,
             search,
+        }
+    }
+
+    /// Caches the directory's fd for its subdirectories to open
+    /// themselves from, once per task (the cache keeps one slot per
+    /// directory however many tasks of it insert).
+    fn cache_fd(&self, ctx: &Ctx<'_>) {
+        if !self.cached.replace(true) {
+            ctx.cache.insert(self.h, self.shared);
         }
     }
 }
@@ -191,7 +207,6 @@ pub(super) fn walk_dir<'s>(
             return finish(ctx, &h, rec, &mut local);
         }
     };
-    ctx.cache.insert(&h, &fd);
     if let Some(p) = &ctx.opts.progress {
         if h.id % PROGRESS_PATH_EVERY == 0 {
             if let Ok(mut cur) = p.current.try_lock() {
@@ -203,7 +218,7 @@ pub(super) fn walk_dir<'s>(
         Some(fs) => fs,
         None => ctx.filesystem(h.dev, fd.as_fd(), h.ns, &|| h.path(None)),
     };
-    let dir = InDir::new(ctx, &h, fd.as_fd(), fs);
+    let dir = InDir::new(ctx, &h, &fd, fs);
     list(ctx, s, &dir, &fd, &mut local);
     drop(fd);
     h.release(&ctx.cache);
@@ -351,7 +366,7 @@ fn spawn_batch<'s>(
     let fs = dir.fs;
     s.spawn(move |s| {
         let mut local = Local::default();
-        let dir = InDir::new(ctx, &h, fd.as_fd(), fs);
+        let dir = InDir::new(ctx, &h, &fd, fs);
         if dir.search {
             prefetch(
                 ctx,
@@ -518,6 +533,7 @@ fn entry<'s>(
             pending: AtomicUsize::new(1),
         });
         h.pending.fetch_add(1, Ordering::AcqRel);
+        dir.cache_fd(ctx);
         let uid = st.stx_uid;
         s.spawn(move |s| walk_dir(ctx, s, child, stats, uid));
         return;
