@@ -184,11 +184,15 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
             }),
             true,
         ) => {
-            let key = copy_key(space, f.st);
-            if let Some(m) = ctx.extents.copies().find(&key, ids) {
-                return reuse(ctx, f, space, &m, once, local);
+            // While no copy is remembered (no snapshot mapped yet, or none
+            // at all), no key is made: the lookup would find nothing.
+            if !ctx.extents.copies().is_empty() {
+                let key = copy_key(space, f.st);
+                if let Some(m) = ctx.extents.copies().find(&key, ids) {
+                    return reuse(ctx, f, space, &m, once, local);
+                }
             }
-            Some((key, ids))
+            Some((space, ids))
         }
         _ => None,
     };
@@ -237,8 +241,11 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         once,
     };
     // The copy is remembered only if the inode opened is the one stat-ed.
-    let copy = copy.filter(|(key, _)| {
-        (now.ino, now.size, now.blocks, now.ctime) == (key.ino, key.size, key.blocks, key.ctime)
+    let st = f.st;
+    let copy = copy.filter(|_| {
+        let ctime = (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec);
+        (now.ino, now.size, now.blocks, now.ctime)
+            == (st.stx_ino, st.stx_size, st.stx_blocks, ctime)
     });
     let copy_of = copy.map(|c| c.1);
     // Inline data is kept for the copies in a snapshot only.
@@ -263,9 +270,9 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     );
     local.ag.put(table);
     let kept = kept.filter(|k| copy_of.is_some_and(|ids| copies::worth_keeping(&k.0, ids)));
-    if let (Some((key, subvol)), Some((extents, generation))) = (copy, kept) {
+    if let (Some((space, subvol)), Some((extents, generation))) = (copy, kept) {
         ctx.extents.copies().remember(
-            key,
+            copy_key(space, st),
             copies::Mapped {
                 subvol,
                 extents,
