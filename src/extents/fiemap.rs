@@ -5,7 +5,9 @@
 //! hand ioctl argument buffers to the kernel through rustix's [`ioctl`]; every
 //! struct passed that way is a `#[repr(C)]` mirror of a kernel UAPI struct
 //! whose size is pinned at compile time, and every opcode is pinned by a test
-//! against the value the kernel headers produce.
+//! against the value the kernel headers produce. The one other `unsafe`
+//! call here is [`close`]: a mapped file's descriptor given up with the
+//! `close` system call itself.
 //!
 //! # References
 //!  - [`Documentation/filesystems/fiemap.rst`](https://docs.kernel.org/filesystems/fiemap.html)

@@ -511,7 +511,7 @@ fn entry<'s>(
             }
             return;
         }
-        let stats = ctx.inode_stats(&st);
+        let stats = ctx.inode_stats(st);
         let child = Arc::new_cyclic(|me| DirHandle {
             me: me.clone(),
             parent: Some(h.clone()),
@@ -522,7 +522,7 @@ fn entry<'s>(
             ino: st.stx_ino,
             root_mnt: h.root_mnt,
             ns: h.ns,
-            guard: open::guarded(ctx.euid, &st),
+            guard: open::guarded(ctx.euid, st),
             mount_root,
             symlinks,
             order: idx,
@@ -544,7 +544,7 @@ fn entry<'s>(
     let file = FileAt {
         dirfd: dir.fd,
         name,
-        st: &st,
+        st,
         fs: (dev == h.dev).then_some(&dir.fs),
         node: leaf.unwrap_or(h.id),
         entry: leaf.is_none().then_some(idx),

@@ -44,23 +44,23 @@ pub(super) fn credit(
     };
     stats.time = ctx.inode_time(st);
     match mapped {
-        None => {}
-        Some(Mapped::Extents { id, .. }) => {
-            if let Some((id, file_ino)) = id {
-                ino = file_ino;
-                local.files.push(FileRec {
-                    id,
-                    node: who.node,
-                    ns: who.ns,
-                    dev,
-                    ino,
-                    linked: who.once,
-                });
-            }
+        None | Some(Mapped::Extents { id: None, .. }) | Some(Mapped::Gone) => {}
+        Some(Mapped::Extents {
+            id: Some((id, file_ino)),
+            ..
+        }) => {
+            ino = file_ino;
+            local.files.push(FileRec {
+                id,
+                node: who.node,
+                ns: who.ns,
+                dev,
+                ino,
+                linked: who.once,
+            });
         }
         Some(Mapped::Skipped(skip)) => local.skip(skip, stats.total),
         Some(Mapped::Unverified) => local.unverified(stats.total),
-        Some(Mapped::Gone) => {}
         Some(Mapped::Handed) => unreachable!("a handed file is credited by its mapper"),
     }
     if !who.once && st.stx_nlink > 1 {
