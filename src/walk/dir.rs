@@ -18,10 +18,11 @@ use rustix::io::Errno;
 
 use super::account::{self, Accounted, FileAt, Pre};
 use super::ctx::{Ctx, Local, MASK, PROGRESS_PATH_EVERY, dev_of};
-use super::fdcache::{DirFs, DirHandle, join};
+use super::fdcache::{DirHandle, join};
+use super::indir::{InDir, Listed};
 use super::open::{self, DirError};
+use super::tree;
 use crate::error::Diagnostic;
-use crate::extents::Source;
 use crate::figures::{Kind, Stats};
 use crate::probe::Skip;
 use crate::records::{Link, NO_NODE, NodeRec, TOP};
@@ -41,75 +42,6 @@ const GETDENTS_BUF: usize = 64 * 1024;
 
 thread_local! {
     static DENTS: RefCell<Vec<MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
-}
-
-/// A directory being read, as its entries see it.
-struct InDir<'a> {
-    h: &'a Arc<DirHandle>,
-    fd: BorrowedFd<'a>,
-    fs: DirFs,
-    /// Its entries listed as regular files are opened first and stat-ed
-    /// through the fd ([`open::open_listed_file`]): they are on a
-    /// filesystem that can share, extents are wanted, no symlink is
-    /// followed, no `O_PATH` check is needed ([`open::guarded`]), and the
-    /// tree search (Btrfs, as root) does not read them without an open.
-    open_first: bool,
-    /// As root on Btrfs: its regular files' items are read together with
-    /// the tree search before they are stat-ed ([`prefetch`]).
-    search: bool,
-}
-
-impl InDir<'_> {
-    fn new<'a>(ctx: &Ctx<'_>, h: &'a Arc<DirHandle>, fd: BorrowedFd<'a>, fs: DirFs) -> InDir<'a> {
-        let open_first = !ctx.opts.follow_links
-            && !ctx.opts.skip_extents
-            && !h.guard
-            && fs.info.can_share
-            && !fs.info.unverified
-            && !ctx.registry.fiemap_unsupported(fs.info.index)
-            // As root on Btrfs the tree search reads files without an open.
-            && Source::for_fs(&fs.info, ctx.extents.search_allowed()) != Source::BtrfsSearch
-            // In a Btrfs snapshot most files are copies mapped once, which
-            // need no open ([`crate::extents::copies`]).
-            && fs.copies.is_none_or(|ids| ids.1 == [0; 16]);
-        let search = !ctx.opts.follow_links
-            && !ctx.opts.skip_extents
-            && fs.info.can_share
-            && Source::for_fs(&fs.info, ctx.extents.search_allowed()) == Source::BtrfsSearch;
-        InDir {
-            h,
-            fd,
-            fs,
-            open_first,
-            search,
-        }
-    }
-}
-
-/// What getdents64 said an entry is (`d_type`), as the batches carry it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Listed {
-    Other = 0,
-    Symlink = 1,
-    Regular = 2,
-}
-
-impl Listed {
-    fn of(t: rustix::fs::FileType) -> Listed {
-        match t {
-            rustix::fs::FileType::Symlink => Listed::Symlink,
-            rustix::fs::FileType::RegularFile => Listed::Regular,
-            _ => Listed::Other,
-        }
-    }
-
-    fn from_byte(b: u8) -> Listed {
-        match b {
-            1 => Listed::Symlink,
-            2 => Listed::Regular,
-            _ => Listed::Other,
-        }
-    }
 }
 
 /// Reads one directory: stats its entries, spawns its subdirectories.
@@ -204,7 +136,11 @@ pub(super) fn walk_dir<'s>(
         None => ctx.filesystem(h.dev, fd.as_fd(), h.ns, &|| h.path(None)),
     };
     let dir = InDir::new(ctx, &h, fd.as_fd(), fs);
-    list(ctx, s, &dir, &fd, &mut local);
+    // As root on Btrfs, the tree lists it; else (or if the tree cannot)
+    // getdents does.
+    if !list_tree(ctx, s, &dir, &fd, &mut local) {
+        list(ctx, s, &dir, &fd, &mut local);
+    }
     drop(fd);
     h.release(&ctx.cache);
     finish(ctx, &h, rec, local);
@@ -297,6 +233,72 @@ fn list<'s>(
     });
 }
 
+/// As root on Btrfs: lists the directory from its subvolume's tree and
+/// accounts for its entries with the figures the tree holds
+/// ([`super::tree`]); false (nothing done) when the tree cannot list it.
+/// Past the first [`tree::INLINE_ENTRIES`], entries go to batches other
+/// threads take.
+fn list_tree<'s>(
+    ctx: &'s Ctx<'s>,
+    s: &rayon::Scope<'s>,
+    dir: &InDir<'_>,
+    fd: &Arc<OwnedFd>,
+    local: &mut Local,
+) -> bool {
+    let Some((template, me)) = tree::listing(ctx, dir, local) else {
+        return false;
+    };
+    let n = me.entries.len();
+    let mut start = tree::INLINE_ENTRIES.min(n);
+    while start < n {
+        let end = (start + tree::BATCH_ENTRIES).min(n);
+        dir.h.pending.fetch_add(1, Ordering::AcqRel);
+        let (h, fd, fs, me) = (dir.h.clone(), fd.clone(), dir.fs, Arc::clone(&me));
+        s.spawn(move |s| {
+            let mut local = Local::default();
+            let dir = InDir::new(ctx, &h, fd.as_fd(), fs);
+            tree_entries(ctx, s, &dir, &template, &me, start..end, &mut local);
+            account::end_turn(ctx, &mut local);
+            ctx.flush(local, Some(h.id), None);
+            drop(fd);
+            h.release(&ctx.cache);
+        });
+        start = end;
+    }
+    tree_entries(
+        ctx,
+        s,
+        dir,
+        &template,
+        &me,
+        0..tree::INLINE_ENTRIES.min(n),
+        local,
+    );
+    true
+}
+
+/// Accounts for the entries `range` of a directory listed from the tree
+/// (`me`), each with the `statx` its items make, or a `statx` of its own
+/// where they cannot stand in ([`tree::known`]).
+fn tree_entries<'s>(
+    ctx: &'s Ctx<'s>,
+    s: &rayon::Scope<'s>,
+    dir: &InDir<'_>,
+    template: &rfs::Statx,
+    me: &tree::TreeInode,
+    range: std::ops::Range<usize>,
+    local: &mut Local,
+) {
+    tree::read_ahead(ctx, dir, me, range.clone(), local);
+    for (i, e) in me.entries[range.clone()].iter().enumerate() {
+        let idx = (range.start + i) as u32;
+        let (name, listed) = (tree::name_of(me, e), tree::listed(e));
+        let st = tree::known(ctx, dir, template, e, name, local);
+        entry_as(ctx, s, dir, name, listed, idx, st.as_ref(), local);
+    }
+    local.pre.clear();
+}
+
 /// As root on Btrfs: reads the items of a task's regular files together
 /// ([`crate::extents::btrfs_batch`]), from what getdents listed (type and
 /// inode number), for the task's files to take as they are accounted.
@@ -329,7 +331,7 @@ fn prefetch(
 }
 
 /// Hands a directory task's records to its thread's shard.
-fn finish(ctx: &Ctx<'_>, h: &DirHandle, mut rec: NodeRec, mut local: Local) {
+pub(super) fn finish(ctx: &Ctx<'_>, h: &DirHandle, mut rec: NodeRec, mut local: Local) {
     account::end_turn(ctx, &mut local);
     rec.own = local.acc;
     ctx.flush(local, None, Some((&rec, h.name.as_bytes())));
@@ -411,6 +413,23 @@ fn entry<'s>(
     idx: u32,
     local: &mut Local,
 ) {
+    entry_as(ctx, s, dir, name, listed, idx, None, local);
+}
+
+/// [`entry`], with what `statx` would say of it when the caller knows
+/// (`known`: read from the Btrfs tree, [`super::tree`]) instead of a
+/// `statx`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn entry_as<'s>(
+    ctx: &'s Ctx<'s>,
+    s: &rayon::Scope<'s>,
+    dir: &InDir<'_>,
+    name: &CStr,
+    listed: Listed,
+    idx: u32,
+    known: Option<&rfs::Statx>,
+    local: &mut Local,
+) {
     let (opts, h) = (ctx.opts, dir.h);
     let link = listed == Listed::Symlink;
     let symlinks = h.symlinks + u32::from(link && opts.follow_links);
@@ -438,7 +457,9 @@ fn entry<'s>(
     };
     let open_first = listed == Listed::Regular && dir.open_first;
     let mut pre = Pre::No;
-    let stat = if open_first && !local.stat_first {
+    let stat = if let Some(st) = known {
+        Ok(*st)
+    } else if open_first && !local.stat_first {
         open_then_stat(dir.fd, name, follow, &mut pre)
     } else {
         rfs::statx(dir.fd, name, follow, MASK)

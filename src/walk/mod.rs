@@ -19,16 +19,21 @@
 //! - `dir`: reading one directory, stat-ing its entries;
 //! - `account`: what one non-directory entry adds (and its extents);
 //! - `open`: every rule for opening directories and files;
-//! - `fdcache`: the directory handles and the bounded fd cache.
+//! - `fdcache`: the directory handles and the bounded fd cache;
+//! - `indir`: a directory being read, as its entries see it;
+//! - `tree`: as root on Btrfs, a directory listed, and its entries stat-ed,
+//!   from the subvolume's tree instead of getdents and statx.
 
 mod account;
 mod ag;
 mod ctx;
 mod dir;
 mod fdcache;
+mod indir;
 mod later;
 mod open;
 mod read;
+mod tree;
 
 use std::ffi::CString;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -132,7 +137,11 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
         mapped: DashSet::new(),
         ags: ag::AgSched::default(),
         max_later,
+        tree_walk: false,
+        tree: Default::default(),
+        mounts: Vec::new(),
     };
+    let ctx = tree::prepare(ctx);
     pool.scope(|s| {
         for (i, (root, &ns)) in opts.roots.iter().zip(&spaces).enumerate() {
             start_root(&ctx, s, root, ns, i as u32);

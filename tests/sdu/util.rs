@@ -548,6 +548,16 @@ pub fn search_matches_fiemap(path: &Path) -> Result<(), String> {
             path.display()
         ));
     }
+    // As root the tree stands in for getdents and statx: every entry below
+    // the root came from it, unless it is another subvolume's root.
+    let listed = stat_value(&stats, "entries read from the tree (Btrfs, root)");
+    let below = json::parse(&fast.stdout).entries.len().saturating_sub(1) as u64;
+    if fast.code == Some(0) && below > 0 && listed == 0 {
+        return Err(format!(
+            "the tree did not list {} ({below} entries below it):\n{stats}",
+            path.display()
+        ));
+    }
     let searched = stat_value(&stats, "files read by tree search (Btrfs, root)");
     let mapped = stat_value(&stats, "files mapped (FIEMAP)");
     let undecided = stat_value(&stats, "tree search undecided, mapped with FIEMAP");

@@ -1,0 +1,84 @@
+//! A directory being read, as its entries see it, and what its listing
+//! says an entry is: shared by the `getdents` walk ([`super::dir`]) and the
+//! Btrfs tree's ([`super::tree`]).
+
+use std::os::fd::BorrowedFd;
+use std::sync::Arc;
+
+use super::ctx::Ctx;
+use super::fdcache::{DirFs, DirHandle};
+use crate::extents::Source;
+
+/// A directory being read, as its entries see it.
+pub(super) struct InDir<'a> {
+    pub(super) h: &'a Arc<DirHandle>,
+    pub(super) fd: BorrowedFd<'a>,
+    pub(super) fs: DirFs,
+    /// Its entries listed as regular files are opened first and stat-ed
+    /// through the fd ([`open::open_listed_file`]): they are on a
+    /// filesystem that can share, extents are wanted, no symlink is
+    /// followed, no `O_PATH` check is needed ([`open::guarded`]), and the
+    /// tree search (Btrfs, as root) does not read them without an open.
+    pub(super) open_first: bool,
+    /// As root on Btrfs: its regular files' items are read together with
+    /// the tree search before they are stat-ed ([`prefetch`]).
+    pub(super) search: bool,
+}
+
+impl InDir<'_> {
+    pub(super) fn new<'a>(
+        ctx: &Ctx<'_>,
+        h: &'a Arc<DirHandle>,
+        fd: BorrowedFd<'a>,
+        fs: DirFs,
+    ) -> InDir<'a> {
+        let open_first = !ctx.opts.follow_links
+            && !ctx.opts.skip_extents
+            && !h.guard
+            && fs.info.can_share
+            && !fs.info.unverified
+            && !ctx.registry.fiemap_unsupported(fs.info.index)
+            // As root on Btrfs the tree search reads files without an open.
+            && Source::for_fs(&fs.info, ctx.extents.search_allowed()) != Source::BtrfsSearch
+            // In a Btrfs snapshot most files are copies mapped once, which
+            // need no open ([`crate::extents::copies`]).
+            && fs.copies.is_none_or(|ids| ids.1 == [0; 16]);
+        let search = !ctx.opts.follow_links
+            && !ctx.opts.skip_extents
+            && fs.info.can_share
+            && Source::for_fs(&fs.info, ctx.extents.search_allowed()) == Source::BtrfsSearch;
+        InDir {
+            h,
+            fd,
+            fs,
+            open_first,
+            search,
+        }
+    }
+}
+
+/// What getdents64 said an entry is (`d_type`), as the batches carry it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Listed {
+    Other = 0,
+    Symlink = 1,
+    Regular = 2,
+}
+
+impl Listed {
+    pub(super) fn of(t: rustix::fs::FileType) -> Listed {
+        match t {
+            rustix::fs::FileType::Symlink => Listed::Symlink,
+            rustix::fs::FileType::RegularFile => Listed::Regular,
+            _ => Listed::Other,
+        }
+    }
+
+    pub(super) fn from_byte(b: u8) -> Listed {
+        match b {
+            1 => Listed::Symlink,
+            2 => Listed::Regular,
+            _ => Listed::Other,
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! As root on Btrfs the subvolume's tree stands in for getdents and statx
+//! (src/walk/tree.rs): checked against GNU du run before sdu (so before
+//! anything is synced: data not yet written back has no extent items, and
+//! inode items wait in memory), against `--fiemap` (the statx walk) with
+//! every timestamp, and across a mount point, which the tree cannot see.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::args;
+use crate::util::*;
+
+/// `du -sB1 [-x] PATH` (`apparent`: with --apparent-size).
+fn du_s(path: &Path, flags: &[&str]) -> u64 {
+    let out = run(Command::new("du").args(["-s", "-B1"]).args(flags).arg(path));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    out.stdout_str()
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("du said {out:?}"))
+}
+
+/// The root entry of `sdu --json -s --stats FLAGS PATH`, and the entries
+/// its `--stats` says were read from the tree.
+fn sdu_root(path: &Path, flags: &[&str]) -> (crate::json::Entry, u64) {
+    let out = run(Command::new(sdu_bin())
+        .args(["--json", "-s", "--stats"])
+        .args(flags)
+        .arg(path));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let r = crate::json::parse(&out.stdout);
+    let tree = stat_value(&out.stderr, "entries read from the tree (Btrfs, root)");
+    (r.entries.last().unwrap().clone(), tree)
+}
+
+/// A Btrfs tree as root, scanned before anything is synced: the standard
+/// tree (hardlinks within and across directories, symlinks, a FIFO,
+/// sparse files), inline files, a preallocated file, a nested subvolume, a file being appended
+/// to; beside it a directory of 9,000 entries (listed in batches). sdu's
+/// Total and apparent size are du's, taken just before it; then every entry
+/// matches du, and every timestamp the statx walk's.
+#[test]
+fn tree_walk_counts_what_du_counts_before_any_sync() {
+    if !is_root() {
+        eprintln!("SKIP tree_walk_counts_what_du_counts_before_any_sync: needs root");
+        return;
+    }
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path().join("t");
+    fs::create_dir(&d).unwrap();
+    standard_tree(&d);
+    let small = d.join("small");
+    fs::create_dir(&small).unwrap();
+    for i in 0..300 {
+        fs::write(small.join(format!("s{i}")), vec![b'x'; 100 + i * 5]).unwrap();
+    }
+    let pre = fs::File::create(d.join("prealloc")).unwrap();
+    rustix::fs::fallocate(&pre, rustix::fs::FallocateFlags::empty(), 0, 3 << 20).unwrap();
+    // Beside it (du on each of its entries would take long): the drop of
+    // `fs` compares every entry with the statx walk's.
+    let wide = fs.path().join("wide");
+    fs::create_dir(&wide).unwrap();
+    wide_dir(&wide, 9_000);
+    run(Command::new("btrfs")
+        .args(["subvolume", "create"])
+        .arg(d.join("sub")))
+    .assert_ok();
+    write_file(&d.join("sub/inner"), 200_000);
+    fs::create_dir(d.join("sub/deeper")).unwrap();
+    write_file(&d.join("sub/deeper/f"), 70_000);
+    write_file(&d.join("late"), 123_456);
+
+    let du_before = |p: &Path| (du_s(p, &[]), du_s(p, &["--apparent-size"]));
+    let before = [du_before(&d), du_before(&wide)];
+    for (p, (total, apparent), least) in [(&d, before[0], 320), (&wide, before[1], 9_000)] {
+        let (root, tree) = sdu_root(p, &[]);
+        assert_eq!(
+            (root.total, root.apparent),
+            (total, apparent),
+            "sdu's Total and apparent size of {}, before anything was synced, are not du's (taken just before)",
+            p.display()
+        );
+        // Every entry but the roots of the walk and of the nested subvolume.
+        assert!(
+            tree >= least,
+            "{tree} entries of {} read from the tree",
+            p.display()
+        );
+    }
+
+    assert_matches_du(&d, &[]);
+    assert_matches_du(&d, &["-l"]);
+    for field in ["mtime", "atime", "ctime"] {
+        let time = format!("--time={field}");
+        let flags = args!["-a", time, "--time-style=full-iso", &d];
+        let searched = sdu_ok(&flags);
+        let mut slow = flags.clone();
+        slow.insert(0, "--fiemap".into());
+        assert_eq!(
+            String::from_utf8_lossy(&searched),
+            String::from_utf8_lossy(&sdu_ok(&slow)),
+            "{field}: the tree's timestamps are not statx's"
+        );
+    }
+}
+
+/// A tmpfs mounted (unmounted on drop) on a directory.
+struct Mounted(PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A tmpfs mounted on a directory inside a Btrfs scan (its name has a
+/// space, which mountinfo escapes): the tree shows the directory under
+/// the mount, with files du cannot see; sdu counts what is mounted there,
+/// as du does, and with -x stops there, as du -x does.
+#[test]
+fn a_mount_point_inside_the_scan_is_seen_as_du_sees_it() {
+    if !is_root() {
+        eprintln!("SKIP a_mount_point_inside_the_scan_is_seen_as_du_sees_it: needs root");
+        return;
+    }
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path().join("t");
+    let m = d.join("a/mount point");
+    fs::create_dir_all(&m).unwrap();
+    for i in 0..3 {
+        write_file(&m.join(format!("hidden{i}")), 100_000);
+    }
+    write_file(&d.join("a/seen"), 40_000);
+    let out = run(Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
+        .arg(&m));
+    if out.code != Some(0) {
+        assert!(!in_ci(), "cannot mount a tmpfs: {out:?}");
+        eprintln!("SKIP: cannot mount a tmpfs: {out:?}");
+        return;
+    }
+    let _mounted = Mounted(m.clone());
+    write_file(&m.join("on tmpfs"), 50_000);
+    for flags in [&[][..], &["-x"][..]] {
+        let (root, tree) = sdu_root(&d, flags);
+        assert_eq!(
+            root.total,
+            du_s(&d, flags),
+            "sdu {flags:?} is not du {flags:?}"
+        );
+        assert!(tree > 0, "the tree was not read");
+    }
+    let (root, _) = sdu_root(&d, &[]);
+    assert!(
+        root.total < 300_000,
+        "the files under the mount were counted: {root:?}"
+    );
+}
