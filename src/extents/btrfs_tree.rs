@@ -160,7 +160,7 @@ impl TreeInode {
 /// The inodes read ahead, by (device, inode number).
 #[derive(Debug, Default)]
 pub struct TreeCache {
-    map: DashMap<(u64, u64), Arc<TreeInode>>,
+    map: DashMap<(u64, u64), Arc<TreeInode>, foldhash::fast::RandomState>,
 }
 
 impl TreeCache {
@@ -174,6 +174,20 @@ impl TreeCache {
     /// The inode `ino` of subvolume `dev`, taken out of the cache.
     pub fn take(&self, dev: u64, ino: u64) -> Option<Arc<TreeInode>> {
         self.map.remove(&(dev, ino)).map(|(_, v)| v)
+    }
+
+    /// The inode `ino` of subvolume `dev`: taken out of the cache if
+    /// `take` says so of it, else left there.
+    pub fn take_if(
+        &self,
+        dev: u64,
+        ino: u64,
+        take: impl FnOnce(&TreeInode) -> bool,
+    ) -> Option<Arc<TreeInode>> {
+        match self.map.remove_if(&(dev, ino), |_, v| take(v)) {
+            Some((_, v)) => Some(v),
+            None => self.get(dev, ino),
+        }
     }
 
     /// Whether the cache holds inode `ino` of subvolume `dev`.

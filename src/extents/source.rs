@@ -130,20 +130,23 @@ pub struct Extents {
     copies: Copies,
 }
 
+/// The hasher of its maps (keys are inode numbers and addresses).
+type Fast = foldhash::fast::RandomState;
+
 /// What the tree search learns once and keeps.
 #[derive(Debug, Default)]
 struct BtrfsState {
     /// Per filesystem (registry index): its transaction committed and the
     /// search permitted (true), or not (false).
-    fs: DashMap<u32, bool>,
+    fs: DashMap<u32, bool, Fast>,
     /// Per device (a subvolume): its id, `last_snapshot` and root node.
-    subvols: DashMap<u64, Option<(u64, u64, u64)>>,
+    subvols: DashMap<u64, Option<(u64, u64, u64)>, Fast>,
     /// Per filesystem, subvolume and leaf: whether the leaf is shared.
-    leaves: DashMap<(u32, u64, u64), Verdict>,
+    leaves: DashMap<(u32, u64, u64), Verdict, Fast>,
     /// Per filesystem and subvolume id: alive (`None`: unknown).
-    alive: DashMap<(u32, u64), Option<bool>>,
+    alive: DashMap<(u32, u64), Option<bool>, Fast>,
     /// Per filesystem and extent address: the extent's refs, as read once.
-    refs: DashMap<(u32, u64), Arc<bs::ExtentRefs>>,
+    refs: DashMap<(u32, u64), Arc<bs::ExtentRefs>, Fast>,
 }
 
 impl Extents {

@@ -45,13 +45,15 @@ thread_local! {
 }
 
 /// Reads one directory: stats its entries, spawns its subdirectories.
-/// `own` is the directory inode's figures, `uid` its owner.
+/// `own` is the directory inode's figures, `uid` its owner; `template`,
+/// when the Btrfs tree stat-ed it, what it gave ([`super::tree`]).
 pub(super) fn walk_dir<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
     h: Arc<DirHandle>,
     own: Stats,
     uid: u32,
+    template: Option<rfs::Statx>,
 ) {
     let mut local = Local::default();
     let rec = NodeRec {
@@ -138,7 +140,7 @@ pub(super) fn walk_dir<'s>(
     let dir = InDir::new(ctx, &h, fd.as_fd(), fs);
     // As root on Btrfs, the tree lists it; else (or if the tree cannot)
     // getdents does.
-    if !list_tree(ctx, s, &dir, &fd, &mut local) {
+    if !list_tree(ctx, s, &dir, &fd, template, &mut local) {
         list(ctx, s, &dir, &fd, &mut local);
     }
     drop(fd);
@@ -243,9 +245,10 @@ fn list_tree<'s>(
     s: &rayon::Scope<'s>,
     dir: &InDir<'_>,
     fd: &Arc<OwnedFd>,
+    template: Option<rfs::Statx>,
     local: &mut Local,
 ) -> bool {
-    let Some((template, me)) = tree::listing(ctx, dir, local) else {
+    let Some((template, me)) = tree::listing(ctx, dir, template, local) else {
         return false;
     };
     let n = me.entries.len();
@@ -539,7 +542,10 @@ pub(super) fn entry_as<'s>(
         });
         h.pending.fetch_add(1, Ordering::AcqRel);
         let uid = st.stx_uid;
-        s.spawn(move |s| walk_dir(ctx, s, child, stats, uid));
+        // Read from the tree: its own `statx` is the template of its
+        // entries' (the same device and mount).
+        let template = known.copied();
+        s.spawn(move |s| walk_dir(ctx, s, child, stats, uid, template));
         return;
     }
     // With -a the file has a node of its own, and its links and extents

@@ -277,7 +277,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
         fd: Mutex::new(None),
         pending: AtomicUsize::new(1),
     });
-    s.spawn(move |s| dir::walk_dir(ctx, s, handle, stats, st.stx_uid));
+    s.spawn(move |s| dir::walk_dir(ctx, s, handle, stats, st.stx_uid, None));
 }
 
 /// Gathers the shards into records indexed by id.

@@ -55,12 +55,14 @@ pub(super) fn prepare(mut ctx: Ctx<'_>) -> Ctx<'_> {
     ctx
 }
 
-/// The template `statx` of directory `dir` (its own) and what the tree
-/// holds of it, when the tree can list it (as root, on Btrfs, its inode
-/// item a directory's, every item parsed); `None` when `getdents` must.
+/// The template `statx` of directory `dir` (its own: `known`, when the
+/// tree gave it, else a `statx` of its fd) and what the tree holds of it,
+/// when the tree can list it (as root, on Btrfs, its inode item a
+/// directory's, every item parsed); `None` when `getdents` must.
 pub(super) fn listing(
     ctx: &Ctx<'_>,
     dir: &InDir<'_>,
+    known: Option<Statx>,
     local: &mut Local,
 ) -> Option<(Statx, Arc<TreeInode>)> {
     if !ctx.tree_walk || !dir.search || dir.fs.info.magic != magic::BTRFS {
@@ -71,7 +73,10 @@ pub(super) fn listing(
     }
     let h = dir.h;
     let flags = AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC;
-    let template = rfs::statx(dir.fd, c"", flags, MASK).ok()?;
+    let template = match known {
+        Some(st) => st,
+        None => rfs::statx(dir.fd, c"", flags, MASK).ok()?,
+    };
     if template.stx_ino != h.ino || super::ctx::dev_of(&template) != h.dev {
         return None;
     }
@@ -133,25 +138,29 @@ pub(super) fn known(
     if e.subvol || is_mount(ctx, dir, name) {
         return None;
     }
-    let child = ctx
-        .tree
-        .get(h.dev, e.child)
-        .filter(|c| !c.broken && same_type(e.file_type, c.item.mode))?;
     // A subdirectory's entries are its own task's to take; a file with more
     // links may be met again.
-    if e.file_type != file_type::DIR && child.item.nlink <= 1 {
-        ctx.tree.take(h.dev, e.child);
-    }
+    let dir_entry = e.file_type == file_type::DIR;
+    let child = ctx
+        .tree
+        .take_if(h.dev, e.child, |c| !dir_entry && c.item.nlink <= 1)
+        .filter(|c| !c.broken && same_type(e.file_type, c.item.mode))?;
     let sector = u64::from(template.stx_blksize).max(512);
     let st = statx_of(template, e.child, &child, sector);
     local.pre.clear();
     if e.file_type == file_type::REG_FILE {
+        let generation = child.item.generation;
+        // Taken out: its extents move to the walk, uncopied.
+        let extents = match Arc::try_unwrap(child) {
+            Ok(t) => t.extents,
+            Err(shared) => shared.extents.clone(),
+        };
         local.pre.push((
             e.child,
             InodeItems {
                 found: true,
-                generation: child.item.generation,
-                extents: child.extents.clone(),
+                generation,
+                extents,
                 calls: 0,
             },
         ));
