@@ -205,7 +205,7 @@ fn list<'s>(
             if idx < INLINE_ENTRIES && dir.search {
                 push_entry(&mut held, listed, ent.ino(), name);
             } else if idx < INLINE_ENTRIES {
-                entry(ctx, s, dir, name, listed, idx, local);
+                entry_as(ctx, s, dir, name, listed, idx, None, local);
             } else {
                 if batched == 0 {
                     first = idx;
@@ -229,7 +229,7 @@ fn list<'s>(
                 local,
             );
             for (idx, (listed, _, name)) in batch_entries(&held).enumerate() {
-                entry(ctx, s, dir, name, listed, idx as u32, local);
+                entry_as(ctx, s, dir, name, listed, idx as u32, None, local);
             }
         }
     });
@@ -367,7 +367,7 @@ fn spawn_batch<'s>(
         }
         let mut idx = first;
         for (listed, _, name) in batch_entries(&names) {
-            entry(ctx, s, &dir, name, listed, idx, &mut local);
+            entry_as(ctx, s, &dir, name, listed, idx, None, &mut local);
             idx = idx.saturating_add(1);
         }
         account::end_turn(ctx, &mut local);
@@ -406,22 +406,9 @@ const MAX_SYMLINKS: u32 = 40;
 
 /// Stats one entry of a directory and accounts for it: a subdirectory
 /// becomes a task, anything else is accounted at once. `listed`: what the
-/// directory listed it as; `idx`: its position in getdents order.
-fn entry<'s>(
-    ctx: &'s Ctx<'s>,
-    s: &rayon::Scope<'s>,
-    dir: &InDir<'_>,
-    name: &CStr,
-    listed: Listed,
-    idx: u32,
-    local: &mut Local,
-) {
-    entry_as(ctx, s, dir, name, listed, idx, None, local);
-}
-
-/// [`entry`], with what `statx` would say of it when the caller knows
-/// (`known`: read from the Btrfs tree, [`super::tree`]) instead of a
-/// `statx`.
+/// directory listed it as; `idx`: its position in getdents order; `known`:
+/// what `statx` would say of it, when the Btrfs tree said it instead
+/// ([`super::tree`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn entry_as<'s>(
     ctx: &'s Ctx<'s>,

@@ -200,6 +200,15 @@ pub fn in_ci() -> bool {
     std::env::var("CI").as_deref() == Ok("true")
 }
 
+/// A tmpfs mounted for a test; unmounted on drop.
+pub struct Tmpfs(pub PathBuf);
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
 /// A test that cannot run here: fails in CI, else says so loudly and
 /// returns None. Written to fd 2 directly, bypassing the test harness's
 /// capture, so that a skip is seen even when the test passes.
