@@ -35,6 +35,14 @@ fn sdu_root(path: &Path, flags: &[&str]) -> (crate::json::Entry, u64) {
     (r.entries.last().unwrap().clone(), tree)
 }
 
+/// A Btrfs filesystem, as root (the tree walk's condition).
+fn btrfs_as_root() -> Option<LoopFs> {
+    if !is_root() {
+        return unavailable("the tree walk needs root");
+    }
+    LoopFs::new(FsKind::Btrfs)
+}
+
 /// A Btrfs tree as root, scanned before anything is synced: the standard
 /// tree (hardlinks within and across directories, symlinks, a FIFO,
 /// sparse files), inline files, a preallocated file, a nested subvolume,
@@ -43,11 +51,7 @@ fn sdu_root(path: &Path, flags: &[&str]) -> (crate::json::Entry, u64) {
 /// then every entry matches du, and every timestamp the statx walk's.
 #[test]
 fn tree_walk_counts_what_du_counts_before_any_sync() {
-    if !is_root() {
-        unavailable::<()>("the tree walk needs root");
-        return;
-    }
-    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+    let Some(fs) = btrfs_as_root() else {
         return;
     };
     let d = fs.path().join("t");
@@ -114,11 +118,7 @@ fn tree_walk_counts_what_du_counts_before_any_sync() {
 /// as du does, and with -x stops there, as du -x does.
 #[test]
 fn a_mount_point_inside_the_scan_is_seen_as_du_sees_it() {
-    if !is_root() {
-        unavailable::<()>("the tree walk needs root");
-        return;
-    }
-    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+    let Some(fs) = btrfs_as_root() else {
         return;
     };
     let d = fs.path().join("t");
