@@ -1,7 +1,7 @@
 //! What every task of one walk shares: the options, the counters, the
 //! per-thread shards records are gathered in, and the registries.
 
-use std::os::fd::BorrowedFd;
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -239,6 +239,11 @@ pub(super) struct Ctx<'a> {
     /// The mount points inside the roots, as their paths are printed: the
     /// tree cannot see what is mounted there.
     pub(super) mounts: Vec<Vec<u8>>,
+    /// An fd of each Btrfs subvolume the tree lists (by device), at most
+    /// `subvol_fds`: the fd its directories read from the tree search
+    /// through, without an open of their own.
+    pub(super) subvols: Mutex<Vec<(u64, Arc<OwnedFd>)>>,
+    pub(super) subvol_fds: usize,
 }
 
 impl Ctx<'_> {

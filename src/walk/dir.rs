@@ -93,6 +93,34 @@ pub(super) fn walk_dir<'s>(
     // against the (dev, ino) stat-ed, so following cannot read another
     // directory in its place.
     let follow_root = ctx.opts.follow_links || ctx.opts.follow_args;
+    // Stat-ed from the Btrfs tree, in a subvolume the walk holds an fd of:
+    // listed from the tree through that fd, without an open of its own.
+    if let (Some(_), Some(fs), Some(sfd)) = (template, h.fs, tree::subvol_fd(ctx, h.dev)) {
+        if let Some(p) = &h.parent {
+            p.release(&ctx.cache);
+        }
+        progress(ctx, &h);
+        let dir = InDir {
+            lazy: true,
+            ..InDir::new(ctx, &h, sfd.as_fd(), fs)
+        };
+        if !list_tree(ctx, s, &dir, &sfd, template, &mut local) {
+            // The tree cannot list it after all: getdents does.
+            let chain = open::dir_flags(ctx.euid, None, follow_root);
+            match h.fd(&ctx.cache, chain) {
+                Ok(fd) => list(
+                    ctx,
+                    s,
+                    &InDir::new(ctx, &h, fd.as_fd(), fs),
+                    &fd,
+                    &mut local,
+                ),
+                Err(e) => report_dir_error(ctx, &h, e),
+            }
+        }
+        h.release(&ctx.cache);
+        return finish(ctx, &h, rec, local);
+    }
     let follow = ctx.opts.follow_links || (h.parent.is_none() && follow_root);
     let flags = open::dir_flags(ctx.euid, Some(uid), follow);
     let opened = match &h.parent {
@@ -114,30 +142,22 @@ pub(super) fn walk_dir<'s>(
             return finish(ctx, &h, rec, local);
         }
         Err(e) => {
-            let path = h.path(None);
-            ctx.msgs.report(match e {
-                DirError::Gone(errno) | DirError::Errno(errno) => {
-                    Diagnostic::CannotReadDir { path, errno }
-                }
-                DirError::Replaced => Diagnostic::ReplacedDir { path },
-            });
+            report_dir_error(ctx, &h, e);
             h.release(&ctx.cache);
             return finish(ctx, &h, rec, local);
         }
     };
     ctx.cache.insert(&h, &fd);
-    if let Some(p) = &ctx.opts.progress {
-        if h.id % PROGRESS_PATH_EVERY == 0 {
-            if let Ok(mut cur) = p.current.try_lock() {
-                *cur = h.path(None);
-            }
-        }
-    }
+    progress(ctx, &h);
     let fs = match h.fs {
         Some(fs) => fs,
         None => ctx.filesystem(h.dev, fd.as_fd(), h.ns, &|| h.path(None)),
     };
     let dir = InDir::new(ctx, &h, fd.as_fd(), fs);
+    if template.is_none() {
+        // Its subdirectories may be listed through its fd.
+        tree::keep_subvol_fd(ctx, &dir, &fd);
+    }
     // As root on Btrfs, the tree lists it; else (or if the tree cannot)
     // getdents does.
     if !list_tree(ctx, s, &dir, &fd, template, &mut local) {
@@ -257,9 +277,13 @@ fn list_tree<'s>(
         let end = (start + tree::BATCH_ENTRIES).min(n);
         dir.h.pending.fetch_add(1, Ordering::AcqRel);
         let (h, fd, fs, me) = (dir.h.clone(), fd.clone(), dir.fs, Arc::clone(&me));
+        let lazy = dir.lazy;
         s.spawn(move |s| {
             let mut local = Local::default();
-            let dir = InDir::new(ctx, &h, fd.as_fd(), fs);
+            let dir = InDir {
+                lazy,
+                ..InDir::new(ctx, &h, fd.as_fd(), fs)
+            };
             tree_entries(ctx, s, &dir, &template, &me, start..end, &mut local);
             account::end_turn(ctx, &mut local);
             ctx.flush(local, Some(h.id), None);
@@ -293,11 +317,32 @@ fn tree_entries<'s>(
     local: &mut Local,
 ) {
     tree::read_ahead(ctx, dir, me, range.clone(), local);
+    // The directory's own fd, when it was not opened and an entry needs a
+    // `statx` by name.
+    let mut own: Option<Arc<OwnedFd>> = None;
     for (i, e) in me.entries[range.clone()].iter().enumerate() {
         let idx = (range.start + i) as u32;
         let (name, listed) = (tree::name_of(me, e), tree::listed(e));
         let st = tree::known(ctx, dir, template, e, name, local);
-        entry_as(ctx, s, dir, name, listed, idx, st.as_ref(), local);
+        if st.is_some() || !dir.lazy {
+            entry_as(ctx, s, dir, name, listed, idx, st.as_ref(), local);
+            continue;
+        }
+        if own.is_none() {
+            let chain = open::dir_flags(ctx.euid, None, ctx.opts.follow_args);
+            match dir.h.fd(&ctx.cache, chain) {
+                Ok(fd) => own = Some(fd),
+                Err(e) => {
+                    // Reported once; its entries that need it are left out.
+                    report_dir_error(ctx, dir.h, e);
+                    break;
+                }
+            }
+        }
+        if let Some(fd) = &own {
+            let real = InDir::new(ctx, dir.h, fd.as_fd(), dir.fs);
+            entry_as(ctx, s, &real, name, listed, idx, None, local);
+        }
     }
     local.pre.clear();
 }
@@ -331,6 +376,26 @@ fn prefetch(
         local.pre = pre;
         local.counters.search_calls += u64::from(calls);
     }
+}
+
+/// Publishes the directory's path as the current one, now and then.
+fn progress(ctx: &Ctx<'_>, h: &DirHandle) {
+    if let Some(p) = &ctx.opts.progress {
+        if h.id % PROGRESS_PATH_EVERY == 0 {
+            if let Ok(mut cur) = p.current.try_lock() {
+                *cur = h.path(None);
+            }
+        }
+    }
+}
+
+/// Reports a directory that could not be opened.
+fn report_dir_error(ctx: &Ctx<'_>, h: &DirHandle, e: DirError) {
+    let path = h.path(None);
+    ctx.msgs.report(match e {
+        DirError::Gone(errno) | DirError::Errno(errno) => Diagnostic::CannotReadDir { path, errno },
+        DirError::Replaced => Diagnostic::ReplacedDir { path },
+    });
 }
 
 /// Hands a directory task's records to its thread's shard.
@@ -550,6 +615,7 @@ pub(super) fn entry_as<'s>(
         follow: opts.follow_links,
         path: &|| h.path(Some(name.to_bytes())),
         dir: Some((h, idx)),
+        lazy: dir.lazy,
     };
     match account::nondir(ctx, &file, pre, local) {
         Accounted::Now(own) => credit(h, leaf.map(|id| (id, kind)), idx, name, own, local),

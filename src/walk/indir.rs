@@ -23,6 +23,11 @@ pub(super) struct InDir<'a> {
     /// As root on Btrfs: its regular files' items are read together with
     /// the tree search before they are stat-ed ([`prefetch`]).
     pub(super) search: bool,
+    /// Listed from the Btrfs tree without an open of its own: `fd` is its
+    /// subvolume's, good for the tree search only; whatever needs the
+    /// directory itself (a `statx` or an open by name) opens it first
+    /// ([`DirHandle::fd`]).
+    pub(super) lazy: bool,
 }
 
 impl InDir<'_> {
@@ -53,6 +58,7 @@ impl InDir<'_> {
             fs,
             open_first,
             search,
+            lazy: false,
         }
     }
 }

@@ -104,8 +104,13 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
     // at most one turn): taken from the cache's share, only where the limit
     // leaves room.
     let max_later = if soft >= 512 { account::MAX_LATER } else { 0 };
+    // As root on Btrfs, the walk holds an fd per subvolume, where the limit
+    // leaves room ([`tree`]).
+    let subvol_fds = if soft >= 1024 { tree::SUBVOL_FDS } else { 0 };
     let max_cached = soft
-        .saturating_sub(FIXED + (PER_THREAD + max_later as u64) * threads as u64)
+        .saturating_sub(
+            FIXED + subvol_fds as u64 + (PER_THREAD + max_later as u64) * threads as u64,
+        )
         .clamp(1, 4096) as usize;
     let mut spaces = namespaces(&opts.roots);
     // du counts an inode once per run: roots that overlap share one
@@ -140,6 +145,8 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
         tree_walk: false,
         tree: Default::default(),
         mounts: Vec::new(),
+        subvols: Mutex::new(Vec::new()),
+        subvol_fds,
     };
     let ctx = tree::prepare(ctx);
     pool.scope(|s| {
@@ -237,6 +244,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
             follow,
             path: &|| root.to_vec(),
             dir: None,
+            lazy: false,
         };
         let account::Accounted::Now(own) =
             account::nondir(ctx, &file, account::Pre::No, &mut local)

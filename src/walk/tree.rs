@@ -2,12 +2,15 @@
 //! entries' figures read there too, instead of `getdents` and a `statx`
 //! per entry ([`crate::extents::btrfs_tree`]).
 //!
-//! The directory itself is still opened (its fd is the one the tree is
-//! searched through, and the one a file is opened from when the search
-//! cannot decide its sharing) and stat-ed once: that `statx` is the
-//! template every entry's is made from (device, mount, block size), with
-//! the fields the inode item holds put in. What the tree cannot stand in
-//! for goes through `statx` as in any walk, entry by entry:
+//! A directory listed from the tree is not opened: the tree is searched
+//! through an fd of its subvolume the walk keeps ([`subvol_fd`]), and the
+//! directory is opened only when an entry needs it (a `statx` by name, a
+//! file the refs cannot decide, opened for FIEMAP), through its parent
+//! chain. Its `statx` is the one the tree gave it in its parent's listing,
+//! and the template every entry's is made from (device, mount, block
+//! size), with the fields the inode item holds put in. What the tree
+//! cannot stand in for goes through `statx` as in any walk, entry by
+//! entry:
 //! - an entry naming another subvolume (its device, its tree);
 //! - a mount point inside the roots (the tree sees the directory under
 //!   it), known from `/proc/self/mountinfo` when the walk starts;
@@ -20,6 +23,7 @@
 //! (the walk's `dir` module, which asks this one).
 
 use std::ffi::CStr;
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 use rustix::fs::{self as rfs, AtFlags, Statx, StatxAttributes};
@@ -38,6 +42,31 @@ use crate::probe::magic;
 pub(super) const INLINE_ENTRIES: usize = 4096;
 /// Entries per batch of a wide directory.
 pub(super) const BATCH_ENTRIES: usize = 8192;
+
+/// The most subvolumes whose fd the walk keeps (where the fd limit leaves
+/// room): their directories need no open of their own.
+pub(super) const SUBVOL_FDS: usize = 16;
+
+/// The fd the walk keeps of subvolume `dev`, if any.
+pub(super) fn subvol_fd(ctx: &Ctx<'_>, dev: u64) -> Option<Arc<OwnedFd>> {
+    if !ctx.tree_walk {
+        return None;
+    }
+    let kept = ctx.subvols.lock().unwrap_or_else(|e| e.into_inner());
+    kept.iter().find(|k| k.0 == dev).map(|k| Arc::clone(&k.1))
+}
+
+/// Keeps `fd`, directory `dir`'s, as its subvolume's, if the tree lists it
+/// and the walk keeps none yet (and fewer than `subvol_fds`).
+pub(super) fn keep_subvol_fd(ctx: &Ctx<'_>, dir: &InDir<'_>, fd: &Arc<OwnedFd>) {
+    if !ctx.tree_walk || !dir.search || dir.fs.info.magic != magic::BTRFS {
+        return;
+    }
+    let mut kept = ctx.subvols.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.len() < ctx.subvol_fds && !kept.iter().any(|k| k.0 == dir.h.dev) {
+        kept.push((dir.h.dev, Arc::clone(fd)));
+    }
+}
 
 /// Sets the walk up to list directories from the tree when it may: as
 /// root (the tree search), without `-L`, du's rules or `--fiemap`, with

@@ -45,8 +45,8 @@ fn btrfs_as_root() -> Option<LoopFs> {
 
 /// A Btrfs tree as root, scanned before anything is synced: the standard
 /// tree (hardlinks within and across directories, symlinks, a FIFO,
-/// sparse files), inline files, a preallocated file, a nested subvolume,
-/// a file just written; beside it a directory of 9,000 entries (listed in
+/// sparse files), inline files, a preallocated file, nested subvolumes
+/// (one snapshotted), a file just written; beside it a directory of 9,000 entries (listed in
 /// batches). sdu's Total and apparent size are du's, taken just before it;
 /// then every entry matches du, and every timestamp the statx walk's.
 #[test]
@@ -56,6 +56,21 @@ fn tree_walk_counts_what_du_counts_before_any_sync() {
     };
     let d = fs.path().join("t");
     fs::create_dir(&d).unwrap();
+    // A snapshot whose origin then rewrites a file of a subdirectory: the
+    // snapshot's copy has one ref, its own, in a leaf as old as the
+    // snapshot, which the refs cannot decide; it is opened for FIEMAP from
+    // `s2/dir`, a directory the tree listed without opening it.
+    run(Command::new("btrfs")
+        .args(["subvolume", "create"])
+        .arg(d.join("v2")))
+    .assert_ok();
+    fs::create_dir(d.join("v2/dir")).unwrap();
+    for i in 0..3 {
+        write_file(&d.join(format!("v2/dir/f{i}")), 40_000 + i * 4096);
+    }
+    crate::btrfs::ro_snapshot(&d.join("v2"), &d.join("s2"));
+    write_file(&d.join("v2/dir/f0"), 50_000);
+    // Everything from here on is written and not synced.
     standard_tree(&d);
     let small = d.join("small");
     fs::create_dir(&small).unwrap();
@@ -77,6 +92,16 @@ fn tree_walk_counts_what_du_counts_before_any_sync() {
     fs::create_dir(d.join("sub/deeper")).unwrap();
     write_file(&d.join("sub/deeper/f"), 70_000);
     write_file(&d.join("late"), 123_456);
+    // A subvolume below a directory the tree lists without opening it
+    // (found with a statx from that directory, opened then), and a snapshot
+    // of `sub` outside the scan.
+    fs::create_dir(d.join("a/nested")).unwrap();
+    run(Command::new("btrfs")
+        .args(["subvolume", "create"])
+        .arg(d.join("a/nested/vol")))
+    .assert_ok();
+    write_file(&d.join("a/nested/vol/f"), 30_000);
+    crate::btrfs::ro_snapshot(&d.join("sub"), &fs.path().join("snap"));
 
     let du_before = |p: &Path| (du_s(p, &[]), du_s(p, &["--apparent-size"]));
     let before = [du_before(&d), du_before(&wide)];
@@ -96,6 +121,9 @@ fn tree_walk_counts_what_du_counts_before_any_sync() {
         );
     }
 
+    let out = run(Command::new(sdu_bin()).args(["-s", "--stats"]).arg(&d));
+    let undecided = stat_value(&out.stderr, "tree search undecided, mapped with FIEMAP");
+    assert!(undecided >= 1, "{out:?}");
     assert_matches_du(&d, &[]);
     assert_matches_du(&d, &["-l"]);
     for field in ["mtime", "atime", "ctime"] {
