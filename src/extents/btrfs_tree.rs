@@ -139,9 +139,14 @@ impl TreeInode {
             self.broken = true;
             return;
         };
-        // A name with a NUL in it cannot be looked up: the walk lists the
-        // directory itself.
-        if name.is_empty() || name.contains(&0) {
+        // A name with a NUL or a slash in it (or `.`, `..`) is no entry's
+        // name: the walk lists the directory itself, as getdents gives it.
+        if name.is_empty()
+            || name.contains(&0)
+            || name.contains(&b'/')
+            || name == b"."
+            || name == b".."
+        {
             self.broken = true;
             return;
         }
@@ -316,8 +321,14 @@ mod tests {
         assert_eq!((t.entries[0].child, t.entries[0].subvol), (300, false));
         assert!(t.entries[1].subvol);
         assert_eq!(t.name(&t.entries[1]), b"abc\0");
-        // A name longer than the item is broken.
+        // A name longer than the item is broken, and so is a name with a
+        // slash.
         e[27..29].copy_from_slice(&9u16.to_le_bytes());
+        t.add_entry(&e);
+        assert!(t.broken);
+        let mut t = TreeInode::default();
+        e[27..29].copy_from_slice(&3u16.to_le_bytes());
+        e[30..33].copy_from_slice(b"a/b");
         t.add_entry(&e);
         assert!(t.broken);
     }
