@@ -19,7 +19,7 @@ use rustix::io::Errno;
 use super::account::{self, Accounted, FileAt, Pre};
 use super::ctx::{Ctx, Local, MASK, PROGRESS_PATH_EVERY, dev_of};
 use super::fdcache::{DirHandle, join};
-use super::indir::{InDir, Listed};
+use super::indir::{InDir, Listed, batch_entries, prefetch, push_entry};
 use super::open::{self, DirError};
 use super::tree;
 use crate::error::Diagnostic;
@@ -347,37 +347,6 @@ fn tree_entries<'s>(
     local.pre.clear();
 }
 
-/// As root on Btrfs: reads the items of a task's regular files together
-/// ([`crate::extents::btrfs_batch`]), from what getdents listed (type and
-/// inode number), for the task's files to take as they are accounted.
-fn prefetch(
-    ctx: &Ctx<'_>,
-    dir: &InDir<'_>,
-    listed: impl Iterator<Item = (Listed, u64)>,
-    local: &mut Local,
-) {
-    let (mut inos, mut avoid) = (Vec::new(), Vec::new());
-    for (l, ino) in listed {
-        match l {
-            Listed::Regular => inos.push(ino),
-            // Directories (and devices, FIFOs) whose items a range would
-            // read for nothing.
-            Listed::Other => avoid.push(ino),
-            Listed::Symlink => {}
-        }
-    }
-    inos.sort_unstable();
-    inos.dedup();
-    avoid.sort_unstable();
-    if let Some((pre, calls)) = ctx
-        .extents
-        .prefetch_btrfs(dir.fd, dir.fs.info.index, &inos, &avoid)
-    {
-        local.pre = pre;
-        local.counters.search_calls += u64::from(calls);
-    }
-}
-
 /// Publishes the directory's path as the current one, now and then.
 fn progress(ctx: &Ctx<'_>, h: &DirHandle) {
     if let Some(p) = &ctx.opts.progress {
@@ -440,26 +409,6 @@ fn spawn_batch<'s>(
         drop(fd);
         h.release(&ctx.cache);
     });
-}
-
-/// Appends an entry to a batch: one byte of type, the inode number, then
-/// the name (-L counts symlinks, regular files may be opened before they
-/// are stat-ed, or their items read together).
-fn push_entry(batch: &mut Vec<u8>, listed: Listed, ino: u64, name: &CStr) {
-    batch.push(listed as u8);
-    batch.extend_from_slice(&ino.to_le_bytes());
-    batch.extend_from_slice(name.to_bytes_with_nul());
-}
-
-/// The entries of a batch ([`spawn_batch`]): type, inode number, name.
-fn batch_entries(mut rest: &[u8]) -> impl Iterator<Item = (Listed, u64, &CStr)> {
-    std::iter::from_fn(move || {
-        let (&listed, tail) = rest.split_first()?;
-        let (ino, tail) = tail.split_first_chunk::<8>()?;
-        let name = CStr::from_bytes_until_nul(tail).ok()?;
-        rest = &tail[name.to_bytes_with_nul().len()..];
-        Some((Listed::from_byte(listed), u64::from_le_bytes(*ino), name))
-    })
 }
 
 /// The most symlinks one path resolution may follow (the kernel's

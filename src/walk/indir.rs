@@ -1,11 +1,14 @@
 //! A directory being read, as its entries see it, and what its listing
 //! says an entry is: shared by the `getdents` walk ([`super::dir`]) and the
-//! Btrfs tree's ([`super::tree`]).
+//! Btrfs tree's ([`super::tree`]); the byte format its entries are held
+//! and batched in; the batched tree search of its files after getdents
+//! (as root on Btrfs, where the tree does not list it).
 
+use std::ffi::CStr;
 use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 
-use super::ctx::Ctx;
+use super::ctx::{Ctx, Local};
 use super::fdcache::{DirFs, DirHandle};
 use crate::extents::Source;
 
@@ -87,4 +90,55 @@ impl Listed {
             _ => Listed::Other,
         }
     }
+}
+
+/// As root on Btrfs: reads the items of a task's regular files together
+/// ([`crate::extents::btrfs_batch`]), from what getdents listed (type and
+/// inode number), for the task's files to take as they are accounted.
+pub(super) fn prefetch(
+    ctx: &Ctx<'_>,
+    dir: &InDir<'_>,
+    listed: impl Iterator<Item = (Listed, u64)>,
+    local: &mut Local,
+) {
+    let (mut inos, mut avoid) = (Vec::new(), Vec::new());
+    for (l, ino) in listed {
+        match l {
+            Listed::Regular => inos.push(ino),
+            // Directories (and devices, FIFOs) whose items a range would
+            // read for nothing.
+            Listed::Other => avoid.push(ino),
+            Listed::Symlink => {}
+        }
+    }
+    inos.sort_unstable();
+    inos.dedup();
+    avoid.sort_unstable();
+    if let Some((pre, calls)) = ctx
+        .extents
+        .prefetch_btrfs(dir.fd, dir.fs.info.index, &inos, &avoid)
+    {
+        local.pre = pre;
+        local.counters.search_calls += u64::from(calls);
+    }
+}
+
+/// Appends an entry to a batch: one byte of type, the inode number, then
+/// the name (-L counts symlinks, regular files may be opened before they
+/// are stat-ed, or their items read together).
+pub(super) fn push_entry(batch: &mut Vec<u8>, listed: Listed, ino: u64, name: &CStr) {
+    batch.push(listed as u8);
+    batch.extend_from_slice(&ino.to_le_bytes());
+    batch.extend_from_slice(name.to_bytes_with_nul());
+}
+
+/// The entries of a batch (the walk's `spawn_batch`): type, inode number, name.
+pub(super) fn batch_entries(mut rest: &[u8]) -> impl Iterator<Item = (Listed, u64, &CStr)> {
+    std::iter::from_fn(move || {
+        let (&listed, tail) = rest.split_first()?;
+        let (ino, tail) = tail.split_first_chunk::<8>()?;
+        let name = CStr::from_bytes_until_nul(tail).ok()?;
+        rest = &tail[name.to_bytes_with_nul().len()..];
+        Some((Listed::from_byte(listed), u64::from_le_bytes(*ino), name))
+    })
 }

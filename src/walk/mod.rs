@@ -20,7 +20,8 @@
 //! - `account`: what one non-directory entry adds (and its extents);
 //! - `open`: every rule for opening directories and files;
 //! - `fdcache`: the directory handles and the bounded fd cache;
-//! - `indir`: a directory being read, as its entries see it;
+//! - `indir`: a directory being read, as its entries see it, the format its
+//!   entries are batched in, the batched tree search after getdents;
 //! - `tree`: as root on Btrfs, a directory listed, and its entries stat-ed,
 //!   from the subvolume's tree instead of getdents and statx.
 
