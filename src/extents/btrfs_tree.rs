@@ -208,59 +208,77 @@ impl TreeCache {
     /// # Errors
     /// The search's.
     pub fn read(&self, fd: BorrowedFd<'_>, dev: u64, inos: &[u64]) -> io::Result<(Vec<u64>, u32)> {
-        let mut calls = 0;
-        let mut bytenrs = Vec::new();
+        let (mut bytenrs, mut calls) = (Vec::new(), 0);
         for (lo, hi) in runs(inos) {
-            let mut cur: Option<(u64, TreeInode)> = None;
-            let keep = |cur: &mut Option<(u64, TreeInode)>| {
-                if let Some((ino, t)) = cur.take() {
-                    self.map.insert((dev, ino), Arc::new(t));
+            let (b, c) = self.read_range(fd, dev, lo, hi)?;
+            bytenrs.extend(b);
+            calls += c;
+        }
+        Ok((bytenrs, calls))
+    }
+
+    /// Reads and keeps the inodes `lo..=hi` of the subvolume open at `fd`
+    /// (device `dev`), as [`Self::read`].
+    ///
+    /// # Errors
+    /// The search's.
+    pub fn read_range(
+        &self,
+        fd: BorrowedFd<'_>,
+        dev: u64,
+        lo: u64,
+        hi: u64,
+    ) -> io::Result<(Vec<u64>, u32)> {
+        let mut bytenrs = Vec::new();
+        let mut cur: Option<(u64, TreeInode)> = None;
+        let keep = |cur: &mut Option<(u64, TreeInode)>| {
+            if let Some((ino, t)) = cur.take() {
+                self.map.insert((dev, ino), Arc::new(t));
+            }
+        };
+        let calls = search_wide(
+            fd,
+            0,
+            (lo, key_type::INODE_ITEM, 0),
+            (hi, key_type::EXTENT_DATA, u64::MAX),
+            u32::MAX,
+            true,
+            |it| {
+                if it.kind == key_type::INODE_ITEM {
+                    keep(&mut cur);
+                    let mut t = TreeInode::default();
+                    match InodeItem::parse(it.data) {
+                        Some(item) => t.item = item,
+                        None => t.broken = true,
+                    }
+                    cur = Some((it.objectid, t));
+                    return true;
                 }
-            };
-            calls += search_wide(
-                fd,
-                0,
-                (lo, key_type::INODE_ITEM, 0),
-                (hi, key_type::EXTENT_DATA, u64::MAX),
-                u32::MAX,
-                true,
-                |it| {
-                    if it.kind == key_type::INODE_ITEM {
-                        keep(&mut cur);
-                        let mut t = TreeInode::default();
-                        match InodeItem::parse(it.data) {
-                            Some(item) => t.item = item,
+                let Some((_, t)) = cur.as_mut().filter(|c| c.0 == it.objectid) else {
+                    // Items of an inode whose inode item is not in the
+                    // range (or not in the tree): not kept.
+                    return true;
+                };
+                match it.kind {
+                    DIR_INDEX if it.data.len() >= DIR_ITEM_LEN => t.add_entry(it.data),
+                    DIR_INDEX => t.broken = true,
+                    key_type::EXTENT_DATA => {
+                        match FileExtent::parse(it.transid, it.offset, it.data) {
+                            Some(e) => {
+                                if e.disk_bytenr != 0 {
+                                    bytenrs.push(e.disk_bytenr);
+                                }
+                                t.extents.push(e);
+                            }
                             None => t.broken = true,
                         }
-                        cur = Some((it.objectid, t));
-                        return true;
                     }
-                    let Some((_, t)) = cur.as_mut().filter(|c| c.0 == it.objectid) else {
-                        // Items of an inode whose inode item is not in the
-                        // range (or not in the tree): not kept.
-                        return true;
-                    };
-                    match it.kind {
-                        DIR_INDEX if it.data.len() >= DIR_ITEM_LEN => t.add_entry(it.data),
-                        DIR_INDEX => t.broken = true,
-                        key_type::EXTENT_DATA => {
-                            match FileExtent::parse(it.transid, it.offset, it.data) {
-                                Some(e) => {
-                                    if e.disk_bytenr != 0 {
-                                        bytenrs.push(e.disk_bytenr);
-                                    }
-                                    t.extents.push(e);
-                                }
-                                None => t.broken = true,
-                            }
-                        }
-                        _ => {}
-                    }
-                    true
-                },
-            )?;
-            keep(&mut cur);
-        }
+                    _ => {}
+                }
+                true
+            },
+        )?;
+        keep(&mut cur);
         Ok((bytenrs, calls))
     }
 }

@@ -316,13 +316,16 @@ fn tree_entries<'s>(
     range: std::ops::Range<usize>,
     local: &mut Local,
 ) {
-    tree::read_ahead(ctx, dir, me, range.clone(), local);
+    let mut ahead = tree::Ahead::plan(ctx, dir, me, range.clone());
     // The directory's own fd, when it was not opened and an entry needs a
     // `statx` by name.
     let mut own: Option<Arc<OwnedFd>> = None;
     for (i, e) in me.entries[range.clone()].iter().enumerate() {
         let idx = (range.start + i) as u32;
         let (name, listed) = (tree::name_of(me, e), tree::listed(e));
+        if !e.subvol {
+            ahead.ensure(ctx, dir, e.child, local);
+        }
         let st = tree::known(ctx, dir, template, e, name, local);
         if st.is_some() || !dir.lazy {
             entry_as(ctx, s, dir, name, listed, idx, st.as_ref(), local);

@@ -23,6 +23,7 @@
 //! (the walk's `dir` module, which asks this one).
 
 use std::ffi::CStr;
+use std::ops::Range;
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
@@ -33,7 +34,7 @@ use super::fdcache::join;
 use super::indir::{InDir, Listed};
 use crate::extents::btrfs_search::InodeItems;
 pub(super) use crate::extents::btrfs_tree::TreeInode;
-use crate::extents::btrfs_tree::{DirEntry, file_type};
+use crate::extents::btrfs_tree::{self, DirEntry, file_type};
 use crate::probe::magic;
 
 /// Entries of one directory accounted by the task that lists it; past
@@ -121,32 +122,53 @@ pub(super) fn listing(
     (!me.broken && me.item.mode & 0o170000 == 0o040000).then_some((template, me))
 }
 
-/// Reads the items of the entries `range` of directory `me` not read
-/// ahead yet, and the refs of their data extents.
-pub(super) fn read_ahead(
-    ctx: &Ctx<'_>,
-    dir: &InDir<'_>,
-    me: &TreeInode,
-    range: std::ops::Range<usize>,
-    local: &mut Local,
-) {
-    let h = dir.h;
-    let mut want: Vec<u64> = me.entries[range]
-        .iter()
-        .filter(|e| !e.subvol && !ctx.tree.has(h.dev, e.child))
-        .map(|e| e.child)
-        .collect();
-    want.sort_unstable();
-    want.dedup();
-    if want.is_empty() {
-        return;
+/// The runs of inode numbers that hold the entries of part of a directory
+/// not read ahead yet, each read when the walk first needs one of its
+/// inodes: entries come in index order, mostly that of their inode
+/// numbers, so a directory's first subdirectories are handed to other
+/// threads before its last runs are read.
+pub(super) struct Ahead {
+    /// (first, last, read).
+    runs: Vec<(u64, u64, bool)>,
+}
+
+impl Ahead {
+    /// The runs of the entries `range` of directory `me`.
+    pub(super) fn plan(
+        ctx: &Ctx<'_>,
+        dir: &InDir<'_>,
+        me: &TreeInode,
+        range: Range<usize>,
+    ) -> Ahead {
+        let mut want: Vec<u64> = me.entries[range]
+            .iter()
+            .filter(|e| !e.subvol && !ctx.tree.has(dir.h.dev, e.child))
+            .map(|e| e.child)
+            .collect();
+        want.sort_unstable();
+        want.dedup();
+        let runs = btrfs_tree::runs(&want)
+            .into_iter()
+            .map(|(a, b)| (a, b, false))
+            .collect();
+        Ahead { runs }
     }
-    if let Ok((bytenrs, calls)) = ctx.tree.read(dir.fd, h.dev, &want) {
-        local.counters.search_calls += u64::from(calls);
-        let calls = ctx
-            .extents
-            .prefetch_refs(dir.fd, dir.fs.info.index, bytenrs);
-        local.counters.search_calls += u64::from(calls);
+
+    /// Reads the run that holds inode `ino`, and the refs of its data
+    /// extents, unless it was read.
+    pub(super) fn ensure(&mut self, ctx: &Ctx<'_>, dir: &InDir<'_>, ino: u64, local: &mut Local) {
+        let i = self.runs.partition_point(|r| r.1 < ino);
+        let Some(run) = self.runs.get_mut(i).filter(|r| r.0 <= ino && !r.2) else {
+            return;
+        };
+        run.2 = true;
+        if let Ok((bytenrs, calls)) = ctx.tree.read_range(dir.fd, dir.h.dev, run.0, run.1) {
+            local.counters.search_calls += u64::from(calls);
+            let calls = ctx
+                .extents
+                .prefetch_refs(dir.fd, dir.fs.info.index, bytenrs);
+            local.counters.search_calls += u64::from(calls);
+        }
     }
 }
 
