@@ -180,3 +180,40 @@ fn a_mount_point_inside_the_scan_is_seen_as_du_sees_it() {
         "the files under the mount were counted: {root:?}"
     );
 }
+
+/// A deep tree and 20 subvolumes (more than the walk keeps an fd of), each
+/// with directories the tree lists without opening: under `ulimit -n 32`
+/// (no subvolume fd kept, a small fd cache) and with the default limit, on
+/// one thread and on four, the same document.
+#[test]
+fn the_tree_walk_is_the_same_under_a_tight_fd_limit() {
+    let Some(fs) = btrfs_as_root() else {
+        return;
+    };
+    let d = fs.path().join("t");
+    fs::create_dir(&d).unwrap();
+    fs::create_dir(d.join("deep")).unwrap();
+    deep_tree(&d.join("deep"), 200);
+    for i in 0..20 {
+        let v = d.join(format!("v{i}"));
+        run(Command::new("btrfs").args(["subvolume", "create"]).arg(&v)).assert_ok();
+        fs::create_dir_all(v.join("a/b")).unwrap();
+        write_file(&v.join("a/b/f"), 10_000 + i * 4096);
+        fs::write(v.join("a/small"), vec![b'y'; 500 + i]).unwrap();
+    }
+    let want = sdu_ok(&args!["--json", "-a", &d]);
+    for (limit, j) in [(32, "-j1"), (32, "-j4"), (4096, "-j1"), (4096, "-j4")] {
+        let out = sdu_with_fd_limit(limit, &args!["--json", "-a", j, "--stats", &d]);
+        assert_eq!(out.code, Some(0), "{out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&want),
+            "ulimit -n {limit} {j}"
+        );
+        let tree = stat_value(&out.stderr, "entries read from the tree (Btrfs, root)");
+        assert!(
+            tree > 250,
+            "ulimit -n {limit} {j}: {tree} entries read from the tree"
+        );
+    }
+}
