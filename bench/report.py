@@ -422,7 +422,8 @@ def btrfs_root_section(res_dir):
     """The section of scripts/bench-btrfs: one table per tree, the goals, the checks."""
     L = [BTRFS_BEGIN, "## Btrfs as root: the tree search", ""]
     L.append("Reproduce: `sudo scripts/bench-btrfs` (on scripts/bench's Btrfs image). `sdu -s` "
-             "as root reads the extent items with the tree search; under `setpriv "
+             "as root reads the tree instead of getdents, statx and FIEMAP (directory entries, inode "
+             "items, extent items and their refs, through the tree search); under `setpriv "
              "--bounding-set -sys_admin --inh-caps -sys_admin` it has no CAP_SYS_ADMIN and maps "
              "with FIEMAP. `× du` is relative to `du -s`; `× btrfs fi du` to "
              "`btrfs filesystem du -s`, by median wall time; the CPU columns compare user+sys "

@@ -579,6 +579,11 @@ fn stats_text(
     let _ = writeln!(s, "  tree searches          {}", counters.search_calls);
     let _ = writeln!(
         s,
+        "  entries read from the tree (Btrfs, root) {}",
+        counters.tree_entries
+    );
+    let _ = writeln!(
+        s,
         "  tree search undecided, mapped with FIEMAP {}",
         counters.search_undecided
     );

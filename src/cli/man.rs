@@ -208,9 +208,13 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              search (BTRFS_IOC_TREE_SEARCH_V2) on its directory instead of opening it for \
              FIEMAP, and decides from the extent tree's refs whether each extent is shared, as \
              FIEMAP would: the figures are the same, but for compressed extents, counted at \
-             their size on disk. It first commits the filesystem's running \
-             transaction, once (as btrfs filesystem sync does), so that the extent tree holds \
-             every reference. Where the refs cannot tell (an extent whose one ref may be \
+             their size on disk. The tree also lists each directory and gives each entry's \
+             figures (its inode item), instead of getdents and statx; statx still stats \
+             another subvolume's root, a mount point inside the scan (from \
+             /proc/self/mountinfo), and an entry the tree does not agree on. It first syncs \
+             the filesystem, once (syncfs, as sync -f does), and commits its running \
+             transaction (as btrfs filesystem sync does), so that the tree holds every \
+             reference and every byte du counts. Where the refs cannot tell (an extent whose one ref may be \
              shared through a tree block snapshots share), that file is mapped with FIEMAP; \
              --stats counts them. --fiemap uses FIEMAP for every file.",
             "Without root on Btrfs, a file unchanged across snapshots (the same inode number, \

@@ -17,6 +17,7 @@
 pub mod btrfs_batch;
 pub mod btrfs_refs;
 pub mod btrfs_search;
+pub mod btrfs_tree;
 pub mod copies;
 pub mod fiemap;
 pub mod index;

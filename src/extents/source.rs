@@ -130,20 +130,23 @@ pub struct Extents {
     copies: Copies,
 }
 
+/// The hasher of its maps (keys are inode numbers and addresses).
+type Fast = foldhash::fast::RandomState;
+
 /// What the tree search learns once and keeps.
 #[derive(Debug, Default)]
 struct BtrfsState {
     /// Per filesystem (registry index): its transaction committed and the
     /// search permitted (true), or not (false).
-    fs: DashMap<u32, bool>,
+    fs: DashMap<u32, bool, Fast>,
     /// Per device (a subvolume): its id, `last_snapshot` and root node.
-    subvols: DashMap<u64, Option<(u64, u64, u64)>>,
+    subvols: DashMap<u64, Option<(u64, u64, u64)>, Fast>,
     /// Per filesystem, subvolume and leaf: whether the leaf is shared.
-    leaves: DashMap<(u32, u64, u64), Verdict>,
+    leaves: DashMap<(u32, u64, u64), Verdict, Fast>,
     /// Per filesystem and subvolume id: alive (`None`: unknown).
-    alive: DashMap<(u32, u64), Option<bool>>,
+    alive: DashMap<(u32, u64), Option<bool>, Fast>,
     /// Per filesystem and extent address: the extent's refs, as read once.
-    refs: DashMap<(u32, u64), Arc<bs::ExtentRefs>>,
+    refs: DashMap<(u32, u64), Arc<bs::ExtentRefs>, Fast>,
 }
 
 impl Extents {
@@ -404,28 +407,36 @@ impl Extents {
             return None;
         }
         let (items, mut calls) = btrfs_batch::inodes_items(dirfd, inos, avoid).ok()?;
-        // The refs of their data extents not read yet, together too.
-        let mut want: Vec<u64> = items
+        let want = items
             .iter()
             .flat_map(|(_, it)| &it.extents)
-            .filter(|e| e.kind != FileExtentType::Inline && e.disk_bytenr != 0)
-            .map(|e| e.disk_bytenr)
-            .filter(|b| !self.btrfs.refs.contains_key(&(fs, *b)))
-            .collect();
-        want.sort_unstable();
-        want.dedup();
-        if !want.is_empty() {
-            if let Ok((refs, n)) = btrfs_batch::extents_refs(dirfd, &want) {
-                calls += n;
-                for (b, r) in refs {
-                    self.btrfs
-                        .refs
-                        .entry((fs, b))
-                        .or_insert_with(|| Arc::new(r));
-                }
-            }
-        }
+            .filter(|e| e.kind != FileExtentType::Inline)
+            .map(|e| e.disk_bytenr);
+        calls += self.prefetch_refs(dirfd, fs, want.collect());
         Some((items, calls))
+    }
+
+    /// As root on Btrfs filesystem `fs` (open at `fd`): reads the refs of
+    /// the data extents at `bytenrs` not read yet, together
+    /// ([`btrfs_batch::extents_refs`]), for [`Self::read_btrfs`]. Returns
+    /// the calls made.
+    pub fn prefetch_refs(&self, fd: BorrowedFd<'_>, fs: u32, mut bytenrs: Vec<u64>) -> u32 {
+        bytenrs.retain(|&b| b != 0 && !self.btrfs.refs.contains_key(&(fs, b)));
+        bytenrs.sort_unstable();
+        bytenrs.dedup();
+        if bytenrs.is_empty() {
+            return 0;
+        }
+        let Ok((refs, calls)) = btrfs_batch::extents_refs(fd, &bytenrs) else {
+            return 0;
+        };
+        for (b, r) in refs {
+            self.btrfs
+                .refs
+                .entry((fs, b))
+                .or_insert_with(|| Arc::new(r));
+        }
+        calls
     }
 
     /// The extents of the file open at `fd`, whose items the tree search
@@ -571,8 +582,14 @@ impl Extents {
         })
     }
 
+    /// Whether the tree search may be used, and can on filesystem `fs`
+    /// (open at `dirfd`): the first caller syncs it and commits (below).
+    pub fn tree_ready(&self, dirfd: BorrowedFd<'_>, fs: u32) -> bool {
+        self.search && self.fs_ready(dirfd, fs)
+    }
+
     /// Whether the tree search can be used on filesystem `fs`: the first
-    /// caller commits its running transaction (so that the extent tree
+    /// caller syncs it and commits its running transaction (so that the extent tree
     /// holds every reference made before the scan: until a commit, new
     /// references wait as delayed refs, which the search cannot see) and
     /// tries one search; both are remembered.
@@ -582,7 +599,11 @@ impl Extents {
         }
         // The first caller commits, holding the entry; the others wait.
         *self.btrfs.fs.entry(fs).or_insert_with(|| {
-            bs::commit(dirfd).is_ok()
+            // Data not yet written back has no extent items (and inode
+            // items wait in memory until a commit): written out first, as
+            // `sync -f` does, so that the tree holds what `statx` says.
+            rustix::fs::syncfs(dirfd).is_ok()
+                && bs::commit(dirfd).is_ok()
                 && bs::subvol_id(dirfd)
                     .and_then(|id| bs::root_info(dirfd, id))
                     .is_ok_and(|r| r.is_some())

@@ -13,7 +13,7 @@ use super::ag::{AgTable, Handed};
 use super::ctx::{Ctx, Local, dev_of};
 use super::fdcache::{DirFs, DirHandle};
 use super::later::{Later, Who};
-use super::open::{self, Now, OpenFile};
+use super::open::{self, DirError, Now, OpenFile};
 use super::read::{Kept, Mapped, credit, read_open};
 use crate::error::{Diagnostic, strerror};
 use crate::extents::copies::{self, CopyKey};
@@ -49,6 +49,10 @@ pub(super) struct FileAt<'a> {
     /// order: then its FIEMAP may be handed to the thread that holds its
     /// allocation group's turn ([`Accounted::Handed`]).
     pub dir: Option<(&'a Arc<DirHandle>, u32)>,
+    /// `dirfd` is not its directory's but its subvolume's (a directory the
+    /// Btrfs tree listed without opening it): it is opened from its
+    /// directory, reopened through [`FileAt::dir`].
+    pub lazy: bool,
 }
 
 /// Whether the walk opened a file before stat-ing it
@@ -200,6 +204,16 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     let opened = match pre {
         Pre::Open(fd) => Ok(Some((fd, Now::of_statx(f.st)))),
         Pre::Failed(e) => Err(e),
+        Pre::No if f.lazy => match f.dir.map(|(h, _)| {
+            h.fd(
+                &ctx.cache,
+                open::dir_flags(ctx.euid, None, ctx.opts.follow_args),
+            )
+        }) {
+            Some(Ok(dirfd)) => open::open_regular(dirfd.as_fd(), f.name, flags, f.guard),
+            Some(Err(DirError::Gone(e) | DirError::Errno(e))) => Err(e),
+            Some(Err(DirError::Replaced)) | None => Err(Errno::STALE),
+        },
         Pre::No => open::open_regular(f.dirfd, f.name, flags, f.guard),
     };
     let (fd, now): OpenFile = match opened {

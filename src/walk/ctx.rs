@@ -1,7 +1,7 @@
 //! What every task of one walk shares: the options, the counters, the
 //! per-thread shards records are gathered in, and the registries.
 
-use std::os::fd::BorrowedFd;
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -12,6 +12,7 @@ use super::ag::{AgHint, AgSched};
 use super::fdcache::{DirFs, FdCache, MoveWatch};
 use crate::error::Diagnostic;
 use crate::extents::btrfs_search::InodeItems;
+use crate::extents::btrfs_tree::TreeCache;
 use crate::extents::inline::InlineRec;
 use crate::extents::{Extents, Source};
 use crate::figures::{Kind, Stats, TimeField, Timestamp};
@@ -126,6 +127,9 @@ pub struct Counters {
     pub search_files: u64,
     /// The tree searches that took.
     pub search_calls: u64,
+    /// Entries whose figures were read from the Btrfs tree instead of
+    /// `statx` (root).
+    pub tree_entries: u64,
     /// Files the tree search could not decide, mapped with FIEMAP.
     pub search_undecided: u64,
     /// Files with compressed extents counted at their size on disk (the
@@ -151,6 +155,7 @@ impl Counters {
         self.copies_reused += o.copies_reused;
         self.search_files += o.search_files;
         self.search_calls += o.search_calls;
+        self.tree_entries += o.tree_entries;
         self.search_undecided += o.search_undecided;
         self.on_disk_files += o.on_disk_files;
         self.on_disk_bytes += o.on_disk_bytes;
@@ -226,6 +231,19 @@ pub(super) struct Ctx<'a> {
     pub(super) ags: AgSched,
     /// Files that may wait for the holder of one allocation group's turn.
     pub(super) max_later: usize,
+    /// As root on Btrfs, directories are listed from the tree
+    /// ([`super::tree`]).
+    pub(super) tree_walk: bool,
+    /// The inodes read from the tree ahead of the walk.
+    pub(super) tree: TreeCache,
+    /// The mount points inside the roots, as their paths are printed: the
+    /// tree cannot see what is mounted there.
+    pub(super) mounts: Vec<Vec<u8>>,
+    /// An fd of each Btrfs subvolume the tree lists (by device), at most
+    /// `subvol_fds`: the fd its directories read from the tree search
+    /// through, without an open of their own.
+    pub(super) subvols: Mutex<Vec<(u64, Arc<OwnedFd>)>>,
+    pub(super) subvol_fds: usize,
 }
 
 impl Ctx<'_> {

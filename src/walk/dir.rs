@@ -6,7 +6,7 @@
 //! copied into batches that other threads stat in parallel, so that one huge
 //! directory is shared between threads.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::ffi::CStr;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -18,10 +18,11 @@ use rustix::io::Errno;
 
 use super::account::{self, Accounted, FileAt, Pre};
 use super::ctx::{Ctx, Local, MASK, PROGRESS_PATH_EVERY, dev_of};
-use super::fdcache::{DirFs, DirHandle, join};
+use super::fdcache::{DirHandle, join};
+use super::indir::{InDir, Listed, batch_entries, prefetch, push_entry};
 use super::open::{self, DirError};
+use super::tree;
 use crate::error::Diagnostic;
-use crate::extents::Source;
 use crate::figures::{Kind, Stats};
 use crate::probe::Skip;
 use crate::records::{Link, NO_NODE, NodeRec, TOP};
@@ -43,99 +44,16 @@ thread_local! {
     static DENTS: RefCell<Vec<MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A directory being read, as its entries see it.
-struct InDir<'a> {
-    h: &'a Arc<DirHandle>,
-    fd: BorrowedFd<'a>,
-    /// The same fd, for the cache: it goes there with the first
-    /// subdirectory found ([`InDir::cache_fd`]), which opens itself from
-    /// it. A directory without subdirectories never takes the cache's lock.
-    shared: &'a Arc<OwnedFd>,
-    cached: Cell<bool>,
-    fs: DirFs,
-    /// Its entries listed as regular files are opened first and stat-ed
-    /// through the fd ([`open::open_listed_file`]): they are on a
-    /// filesystem that can share, extents are wanted, no symlink is
-    /// followed, no `O_PATH` check is needed ([`open::guarded`]), and the
-    /// tree search (Btrfs, as root) does not read them without an open.
-    open_first: bool,
-    /// As root on Btrfs: its regular files' items are read together with
-    /// the tree search before they are stat-ed ([`prefetch`]).
-    search: bool,
-}
-
-impl InDir<'_> {
-    fn new<'a>(ctx: &Ctx<'_>, h: &'a Arc<DirHandle>, fd: &'a Arc<OwnedFd>, fs: DirFs) -> InDir<'a> {
-        let open_first = !ctx.opts.follow_links
-            && !ctx.opts.skip_extents
-            && !h.guard
-            && fs.info.can_share
-            && !fs.info.unverified
-            && !ctx.registry.fiemap_unsupported(fs.info.index)
-            // As root on Btrfs the tree search reads files without an open.
-            && Source::for_fs(&fs.info, ctx.extents.search_allowed()) != Source::BtrfsSearch
-            // In a Btrfs snapshot most files are copies mapped once, which
-            // need no open ([`crate::extents::copies`]).
-            && fs.copies.is_none_or(|ids| ids.1 == [0; 16]);
-        let search = !ctx.opts.follow_links
-            && !ctx.opts.skip_extents
-            && fs.info.can_share
-            && Source::for_fs(&fs.info, ctx.extents.search_allowed()) == Source::BtrfsSearch;
-        InDir {
-            h,
-            fd: fd.as_fd(),
-            shared: fd,
-            cached: Cell::new(false),
-            fs,
-            open_first,
-            search,
-        }
-    }
-
-    /// Caches the directory's fd for its subdirectories to open
-    /// themselves from, once per task (the cache keeps one slot per
-    /// directory however many tasks of it insert).
-    fn cache_fd(&self, ctx: &Ctx<'_>) {
-        if !self.cached.replace(true) {
-            ctx.cache.insert(self.h, self.shared);
-        }
-    }
-}
-
-/// What getdents64 said an entry is (`d_type`), as the batches carry it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Listed {
-    Other = 0,
-    Symlink = 1,
-    Regular = 2,
-}
-
-impl Listed {
-    fn of(t: rustix::fs::FileType) -> Listed {
-        match t {
-            rustix::fs::FileType::Symlink => Listed::Symlink,
-            rustix::fs::FileType::RegularFile => Listed::Regular,
-            _ => Listed::Other,
-        }
-    }
-
-    fn from_byte(b: u8) -> Listed {
-        match b {
-            1 => Listed::Symlink,
-            2 => Listed::Regular,
-            _ => Listed::Other,
-        }
-    }
-}
-
 /// Reads one directory: stats its entries, spawns its subdirectories.
-/// `own` is the directory inode's figures, `uid` its owner.
+/// `own` is the directory inode's figures, `uid` its owner; `template`,
+/// when the Btrfs tree stat-ed it, what it gave ([`super::tree`]).
 pub(super) fn walk_dir<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
     h: Arc<DirHandle>,
     own: Stats,
     uid: u32,
+    template: Option<rfs::Statx>,
 ) {
     let mut local = Local::default();
     let rec = NodeRec {
@@ -175,6 +93,34 @@ pub(super) fn walk_dir<'s>(
     // against the (dev, ino) stat-ed, so following cannot read another
     // directory in its place.
     let follow_root = ctx.opts.follow_links || ctx.opts.follow_args;
+    // Stat-ed from the Btrfs tree, in a subvolume the walk holds an fd of:
+    // listed from the tree through that fd, without an open of its own.
+    if let (Some(_), Some(fs), Some(sfd)) = (template, h.fs, tree::subvol_fd(ctx, h.dev)) {
+        if let Some(p) = &h.parent {
+            p.release(&ctx.cache);
+        }
+        progress(ctx, &h);
+        let dir = InDir {
+            lazy: true,
+            ..InDir::new(ctx, &h, sfd.as_fd(), fs)
+        };
+        if !list_tree(ctx, s, &dir, &sfd, template, &mut local) {
+            // The tree cannot list it after all: getdents does.
+            let chain = open::dir_flags(ctx.euid, None, follow_root);
+            match h.fd(&ctx.cache, chain) {
+                Ok(fd) => list(
+                    ctx,
+                    s,
+                    &InDir::new(ctx, &h, fd.as_fd(), fs),
+                    &fd,
+                    &mut local,
+                ),
+                Err(e) => report_dir_error(ctx, &h, e),
+            }
+        }
+        h.release(&ctx.cache);
+        return finish(ctx, &h, rec, local);
+    }
     let follow = ctx.opts.follow_links || (h.parent.is_none() && follow_root);
     let flags = open::dir_flags(ctx.euid, Some(uid), follow);
     let opened = match &h.parent {
@@ -193,36 +139,33 @@ pub(super) fn walk_dir<'s>(
         // Removed since its parent listed it: du skips it quietly.
         Err(DirError::Gone(_)) if h.parent.is_some() => {
             h.release(&ctx.cache);
-            return finish(ctx, &h, rec, &mut local);
+            return finish(ctx, &h, rec, local);
         }
         Err(e) => {
-            let path = h.path(None);
-            ctx.msgs.report(match e {
-                DirError::Gone(errno) | DirError::Errno(errno) => {
-                    Diagnostic::CannotReadDir { path, errno }
-                }
-                DirError::Replaced => Diagnostic::ReplacedDir { path },
-            });
+            report_dir_error(ctx, &h, e);
             h.release(&ctx.cache);
-            return finish(ctx, &h, rec, &mut local);
+            return finish(ctx, &h, rec, local);
         }
     };
-    if let Some(p) = &ctx.opts.progress {
-        if h.id % PROGRESS_PATH_EVERY == 0 {
-            if let Ok(mut cur) = p.current.try_lock() {
-                *cur = h.path(None);
-            }
-        }
-    }
+    ctx.cache.insert(&h, &fd);
+    progress(ctx, &h);
     let fs = match h.fs {
         Some(fs) => fs,
         None => ctx.filesystem(h.dev, fd.as_fd(), h.ns, &|| h.path(None)),
     };
-    let dir = InDir::new(ctx, &h, &fd, fs);
-    list(ctx, s, &dir, &fd, &mut local);
+    let dir = InDir::new(ctx, &h, fd.as_fd(), fs);
+    if template.is_none() {
+        // Its subdirectories may be listed through its fd.
+        tree::keep_subvol_fd(ctx, &dir, &fd);
+    }
+    // As root on Btrfs, the tree lists it; else (or if the tree cannot)
+    // getdents does.
+    if !list_tree(ctx, s, &dir, &fd, template, &mut local) {
+        list(ctx, s, &dir, &fd, &mut local);
+    }
     drop(fd);
     h.release(&ctx.cache);
-    finish(ctx, &h, rec, &mut local);
+    finish(ctx, &h, rec, local);
 }
 
 /// Lists the directory with getdents64: the first entries are stat-ed
@@ -282,7 +225,7 @@ fn list<'s>(
             if idx < INLINE_ENTRIES && dir.search {
                 push_entry(&mut held, listed, ent.ino(), name);
             } else if idx < INLINE_ENTRIES {
-                entry(ctx, s, dir, name, listed, idx, local);
+                entry_as(ctx, s, dir, name, listed, idx, None, local);
             } else {
                 if batched == 0 {
                     first = idx;
@@ -306,48 +249,132 @@ fn list<'s>(
                 local,
             );
             for (idx, (listed, _, name)) in batch_entries(&held).enumerate() {
-                entry(ctx, s, dir, name, listed, idx as u32, local);
+                entry_as(ctx, s, dir, name, listed, idx as u32, None, local);
             }
         }
     });
 }
 
-/// As root on Btrfs: reads the items of a task's regular files together
-/// ([`crate::extents::btrfs_batch`]), from what getdents listed (type and
-/// inode number), for the task's files to take as they are accounted.
-fn prefetch(
-    ctx: &Ctx<'_>,
+/// As root on Btrfs: lists the directory from its subvolume's tree and
+/// accounts for its entries with the figures the tree holds
+/// ([`super::tree`]); false (nothing done) when the tree cannot list it.
+/// Past the first [`tree::INLINE_ENTRIES`], entries go to batches other
+/// threads take.
+fn list_tree<'s>(
+    ctx: &'s Ctx<'s>,
+    s: &rayon::Scope<'s>,
     dir: &InDir<'_>,
-    listed: impl Iterator<Item = (Listed, u64)>,
+    fd: &Arc<OwnedFd>,
+    template: Option<rfs::Statx>,
+    local: &mut Local,
+) -> bool {
+    let Some((template, me)) = tree::listing(ctx, dir, template, local) else {
+        return false;
+    };
+    let n = me.entries.len();
+    let mut start = tree::INLINE_ENTRIES.min(n);
+    while start < n {
+        let end = (start + tree::BATCH_ENTRIES).min(n);
+        dir.h.pending.fetch_add(1, Ordering::AcqRel);
+        let (h, fd, fs, me) = (dir.h.clone(), fd.clone(), dir.fs, Arc::clone(&me));
+        let lazy = dir.lazy;
+        s.spawn(move |s| {
+            let mut local = Local::default();
+            let dir = InDir {
+                lazy,
+                ..InDir::new(ctx, &h, fd.as_fd(), fs)
+            };
+            tree_entries(ctx, s, &dir, &template, &me, start..end, &mut local);
+            account::end_turn(ctx, &mut local);
+            ctx.flush(local, Some(h.id), None);
+            drop(fd);
+            h.release(&ctx.cache);
+        });
+        start = end;
+    }
+    tree_entries(
+        ctx,
+        s,
+        dir,
+        &template,
+        &me,
+        0..tree::INLINE_ENTRIES.min(n),
+        local,
+    );
+    true
+}
+
+/// Accounts for the entries `range` of a directory listed from the tree
+/// (`me`), each with the `statx` its items make, or a `statx` of its own
+/// where they cannot stand in ([`tree::known`]).
+fn tree_entries<'s>(
+    ctx: &'s Ctx<'s>,
+    s: &rayon::Scope<'s>,
+    dir: &InDir<'_>,
+    template: &rfs::Statx,
+    me: &tree::TreeInode,
+    range: std::ops::Range<usize>,
     local: &mut Local,
 ) {
-    let (mut inos, mut avoid) = (Vec::new(), Vec::new());
-    for (l, ino) in listed {
-        match l {
-            Listed::Regular => inos.push(ino),
-            // Directories (and devices, FIFOs) whose items a range would
-            // read for nothing.
-            Listed::Other => avoid.push(ino),
-            Listed::Symlink => {}
+    let mut ahead = tree::Ahead::plan(ctx, dir, me, range.clone());
+    // The directory's own fd, when it was not opened and an entry needs a
+    // `statx` by name.
+    let mut own: Option<Arc<OwnedFd>> = None;
+    for (i, e) in me.entries[range.clone()].iter().enumerate() {
+        let idx = (range.start + i) as u32;
+        let (name, listed) = (tree::name_of(me, e), tree::listed(e));
+        if !e.subvol {
+            ahead.ensure(ctx, dir, e.child, local);
+        }
+        let st = tree::known(ctx, dir, template, e, name, local);
+        if st.is_some() || !dir.lazy {
+            entry_as(ctx, s, dir, name, listed, idx, st.as_ref(), local);
+            continue;
+        }
+        if own.is_none() {
+            let chain = open::dir_flags(ctx.euid, None, ctx.opts.follow_args);
+            match dir.h.fd(&ctx.cache, chain) {
+                Ok(fd) => own = Some(fd),
+                Err(e) => {
+                    // Reported once; its entries that need it are left out.
+                    report_dir_error(ctx, dir.h, e);
+                    break;
+                }
+            }
+        }
+        if let Some(fd) = &own {
+            let real = InDir::new(ctx, dir.h, fd.as_fd(), dir.fs);
+            entry_as(ctx, s, &real, name, listed, idx, None, local);
         }
     }
-    inos.sort_unstable();
-    inos.dedup();
-    avoid.sort_unstable();
-    if let Some((pre, calls)) = ctx
-        .extents
-        .prefetch_btrfs(dir.fd, dir.fs.info.index, &inos, &avoid)
-    {
-        local.pre = pre;
-        local.counters.search_calls += u64::from(calls);
+    local.pre.clear();
+}
+
+/// Publishes the directory's path as the current one, now and then.
+fn progress(ctx: &Ctx<'_>, h: &DirHandle) {
+    if let Some(p) = &ctx.opts.progress {
+        if h.id % PROGRESS_PATH_EVERY == 0 {
+            if let Ok(mut cur) = p.current.try_lock() {
+                *cur = h.path(None);
+            }
+        }
     }
 }
 
+/// Reports a directory that could not be opened.
+fn report_dir_error(ctx: &Ctx<'_>, h: &DirHandle, e: DirError) {
+    let path = h.path(None);
+    ctx.msgs.report(match e {
+        DirError::Gone(errno) | DirError::Errno(errno) => Diagnostic::CannotReadDir { path, errno },
+        DirError::Replaced => Diagnostic::ReplacedDir { path },
+    });
+}
+
 /// Hands a directory task's records to its thread's shard.
-fn finish(ctx: &Ctx<'_>, h: &DirHandle, mut rec: NodeRec, local: &mut Local) {
-    account::end_turn(ctx, local);
+pub(super) fn finish(ctx: &Ctx<'_>, h: &DirHandle, mut rec: NodeRec, mut local: Local) {
+    account::end_turn(ctx, &mut local);
     rec.own = local.acc;
-    ctx.flush_from(local, None, Some((&rec, h.name.as_bytes())));
+    ctx.flush_from(&mut local, None, Some((&rec, h.name.as_bytes())));
 }
 
 /// Stats a batch of names of a wide directory on whichever thread takes it;
@@ -366,7 +393,7 @@ fn spawn_batch<'s>(
     let fs = dir.fs;
     s.spawn(move |s| {
         let mut local = Local::default();
-        let dir = InDir::new(ctx, &h, &fd, fs);
+        let dir = InDir::new(ctx, &h, fd.as_fd(), fs);
         if dir.search {
             prefetch(
                 ctx,
@@ -377,7 +404,7 @@ fn spawn_batch<'s>(
         }
         let mut idx = first;
         for (listed, _, name) in batch_entries(&names) {
-            entry(ctx, s, &dir, name, listed, idx, &mut local);
+            entry_as(ctx, s, &dir, name, listed, idx, None, &mut local);
             idx = idx.saturating_add(1);
         }
         account::end_turn(ctx, &mut local);
@@ -385,26 +412,6 @@ fn spawn_batch<'s>(
         drop(fd);
         h.release(&ctx.cache);
     });
-}
-
-/// Appends an entry to a batch: one byte of type, the inode number, then
-/// the name (-L counts symlinks, regular files may be opened before they
-/// are stat-ed, or their items read together).
-fn push_entry(batch: &mut Vec<u8>, listed: Listed, ino: u64, name: &CStr) {
-    batch.push(listed as u8);
-    batch.extend_from_slice(&ino.to_le_bytes());
-    batch.extend_from_slice(name.to_bytes_with_nul());
-}
-
-/// The entries of a batch ([`spawn_batch`]): type, inode number, name.
-fn batch_entries(mut rest: &[u8]) -> impl Iterator<Item = (Listed, u64, &CStr)> {
-    std::iter::from_fn(move || {
-        let (&listed, tail) = rest.split_first()?;
-        let (ino, tail) = tail.split_first_chunk::<8>()?;
-        let name = CStr::from_bytes_until_nul(tail).ok()?;
-        rest = &tail[name.to_bytes_with_nul().len()..];
-        Some((Listed::from_byte(listed), u64::from_le_bytes(*ino), name))
-    })
 }
 
 /// The most symlinks one path resolution may follow (the kernel's
@@ -416,14 +423,18 @@ const MAX_SYMLINKS: u32 = 40;
 
 /// Stats one entry of a directory and accounts for it: a subdirectory
 /// becomes a task, anything else is accounted at once. `listed`: what the
-/// directory listed it as; `idx`: its position in getdents order.
-fn entry<'s>(
+/// directory listed it as; `idx`: its position in getdents order; `known`:
+/// what `statx` would say of it, when the Btrfs tree said it instead
+/// ([`super::tree`]).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn entry_as<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
     dir: &InDir<'_>,
     name: &CStr,
     listed: Listed,
     idx: u32,
+    known: Option<&rfs::Statx>,
     local: &mut Local,
 ) {
     let (opts, h) = (ctx.opts, dir.h);
@@ -453,7 +464,9 @@ fn entry<'s>(
     };
     let open_first = listed == Listed::Regular && dir.open_first;
     let mut pre = Pre::No;
-    let stat = if open_first && !local.stat_first {
+    let stat = if let Some(st) = known {
+        Ok(*st)
+    } else if open_first && !local.stat_first {
         open_then_stat(dir.fd, name, follow, &mut pre)
     } else {
         rfs::statx(dir.fd, name, follow, MASK)
@@ -533,9 +546,11 @@ fn entry<'s>(
             pending: AtomicUsize::new(1),
         });
         h.pending.fetch_add(1, Ordering::AcqRel);
-        dir.cache_fd(ctx);
         let uid = st.stx_uid;
-        s.spawn(move |s| walk_dir(ctx, s, child, stats, uid));
+        // Read from the tree: its own `statx` is the template of its
+        // entries' (the same device and mount).
+        let template = known.copied();
+        s.spawn(move |s| walk_dir(ctx, s, child, stats, uid, template));
         return;
     }
     // With -a the file has a node of its own, and its links and extents
@@ -553,6 +568,7 @@ fn entry<'s>(
         follow: opts.follow_links,
         path: &|| h.path(Some(name.to_bytes())),
         dir: Some((h, idx)),
+        lazy: dir.lazy,
     };
     match account::nondir(ctx, &file, pre, local) {
         Accounted::Now(own) => credit(h, leaf.map(|id| (id, kind)), idx, name, own, local),

@@ -19,16 +19,22 @@
 //! - `dir`: reading one directory, stat-ing its entries;
 //! - `account`: what one non-directory entry adds (and its extents);
 //! - `open`: every rule for opening directories and files;
-//! - `fdcache`: the directory handles and the bounded fd cache.
+//! - `fdcache`: the directory handles and the bounded fd cache;
+//! - `indir`: a directory being read, as its entries see it, the format its
+//!   entries are batched in, the batched tree search after getdents;
+//! - `tree`: as root on Btrfs, a directory listed, and its entries stat-ed,
+//!   from the subvolume's tree instead of getdents and statx.
 
 mod account;
 mod ag;
 mod ctx;
 mod dir;
 mod fdcache;
+mod indir;
 mod later;
 mod open;
 mod read;
+mod tree;
 
 use std::ffi::CString;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -99,8 +105,13 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
     // at most one turn): taken from the cache's share, only where the limit
     // leaves room.
     let max_later = if soft >= 512 { account::MAX_LATER } else { 0 };
+    // As root on Btrfs, the walk holds an fd per subvolume, where the limit
+    // leaves room ([`tree`]).
+    let subvol_fds = if soft >= 1024 { tree::SUBVOL_FDS } else { 0 };
     let max_cached = soft
-        .saturating_sub(FIXED + (PER_THREAD + max_later as u64) * threads as u64)
+        .saturating_sub(
+            FIXED + subvol_fds as u64 + (PER_THREAD + max_later as u64) * threads as u64,
+        )
         .clamp(1, 4096) as usize;
     let mut spaces = namespaces(&opts.roots);
     // du counts an inode once per run: roots that overlap share one
@@ -132,7 +143,13 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
         mapped: DashSet::new(),
         ags: ag::AgSched::default(),
         max_later,
+        tree_walk: false,
+        tree: Default::default(),
+        mounts: Vec::new(),
+        subvols: Mutex::new(Vec::new()),
+        subvol_fds,
     };
+    let ctx = tree::prepare(ctx);
     pool.scope(|s| {
         for (i, (root, &ns)) in opts.roots.iter().zip(&spaces).enumerate() {
             start_root(&ctx, s, root, ns, i as u32);
@@ -228,6 +245,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
             follow,
             path: &|| root.to_vec(),
             dir: None,
+            lazy: false,
         };
         let account::Accounted::Now(own) =
             account::nondir(ctx, &file, account::Pre::No, &mut local)
@@ -268,7 +286,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
         fd: Mutex::new(None),
         pending: AtomicUsize::new(1),
     });
-    s.spawn(move |s| dir::walk_dir(ctx, s, handle, stats, st.stx_uid));
+    s.spawn(move |s| dir::walk_dir(ctx, s, handle, stats, st.stx_uid, None));
 }
 
 /// Gathers the shards into records indexed by id.

@@ -28,4 +28,5 @@ mod shared;
 mod structure;
 mod terminal;
 mod tmux;
+mod tree;
 mod util;

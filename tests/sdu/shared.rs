@@ -1118,15 +1118,6 @@ fn nothing_shared_on_tmpdir_filesystem() {
     assert_nothing_shared(&root);
 }
 
-/// A tmpfs mounted for the test; unmounted on drop.
-struct Tmpfs(PathBuf);
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn nothing_shared_on_tmpfs() {
     let t = TestDir::new();

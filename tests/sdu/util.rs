@@ -200,6 +200,15 @@ pub fn in_ci() -> bool {
     std::env::var("CI").as_deref() == Ok("true")
 }
 
+/// A tmpfs mounted for a test; unmounted on drop.
+pub struct Tmpfs(pub PathBuf);
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
 /// A test that cannot run here: fails in CI, else says so loudly and
 /// returns None. Written to fd 2 directly, bypassing the test harness's
 /// capture, so that a skip is seen even when the test passes.
@@ -545,6 +554,16 @@ pub fn search_matches_fiemap(path: &Path) -> Result<(), String> {
     } else if !(fast.stdout == slow.stdout && fast.code == slow.code && fast_msgs == slow_msgs) {
         return Err(format!(
             "tree search and FIEMAP differ on {}:\n{fast:?}\n{slow:?}",
+            path.display()
+        ));
+    }
+    // As root the tree stands in for getdents and statx: every entry below
+    // the root came from it, unless it is another subvolume's root.
+    let listed = stat_value(&stats, "entries read from the tree (Btrfs, root)");
+    let below = json::parse(&fast.stdout).entries.len().saturating_sub(1) as u64;
+    if fast.code == Some(0) && below > 0 && listed == 0 {
+        return Err(format!(
+            "the tree did not list {} ({below} entries below it):\n{stats}",
             path.display()
         ));
     }

@@ -1,0 +1,353 @@
+//! As root on Btrfs: the subvolume's tree stands in for `getdents` and
+//! `statx`. A directory's entries are its `DIR_INDEX` items, each entry's
+//! figures its `INODE_ITEM`, each file's extents its `EXTENT_DATA` items: one
+//! search of a range of inode numbers reads all three for every inode in
+//! it, so a walk costs a few searches per directory instead of a syscall
+//! (or two) per entry.
+//!
+//! The tree holds what `statx` says only once the filesystem is synced:
+//! until then the inode items wait in memory (delayed items) and data not
+//! yet written back has no extent items, though `st_blocks` counts it. The
+//! walk therefore syncs the filesystem (`syncfs`, what `sync -f` does)
+//! before it reads its tree ([`super::source::Extents`]'s readiness
+//! check).
+//!
+//! What is read is kept in a [`TreeCache`] by (device, inode): the items of
+//! a directory's children are read in runs of neighbouring inode numbers
+//! (files created together have neighbouring numbers), and whatever else a
+//! run covers (a subdirectory's own items and entries, its files) is kept
+//! for when the walk gets there. Each inode is taken out once it is used, so
+//! the cache holds what the walk has read ahead, not the whole tree.
+
+use std::io;
+use std::os::fd::BorrowedFd;
+use std::sync::Arc;
+
+use dashmap::DashMap;
+
+use super::btrfs_search::{FileExtent, key_type, search_wide, u32_at, u64_at};
+
+/// `BTRFS_DIR_INDEX_KEY`: a directory's entries in creation order, the
+/// order `getdents` lists them in.
+const DIR_INDEX: u32 = 96;
+
+/// The widest gap between two inode numbers read as one range: the inodes
+/// between are read for nothing unless the walk meets them later (often it
+/// does: a subdirectory's files lie between its parent's).
+pub const GAP: u64 = 64;
+
+/// `struct btrfs_inode_item`, as the walk needs it.
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InodeItem {
+    /// The transaction that created it.
+    pub generation: u64,
+    pub size: u64,
+    /// The bytes allocated to it (`inode_get_bytes`, which `st_blocks`
+    /// rounds up to the sector size).
+    pub nbytes: u64,
+    pub nlink: u32,
+    pub uid: u32,
+    pub gid: u32,
+    pub mode: u32,
+    pub rdev: u64,
+    /// (seconds, nanoseconds).
+    pub atime: (i64, u32),
+    pub ctime: (i64, u32),
+    pub mtime: (i64, u32),
+    /// Birth time (`otime`).
+    pub otime: (i64, u32),
+}
+
+/// `sizeof(struct btrfs_inode_item)`.
+const INODE_ITEM_LEN: usize = 160;
+
+impl InodeItem {
+    /// Parses the item; `None` if it is too short.
+    pub fn parse(d: &[u8]) -> Option<InodeItem> {
+        if d.len() < INODE_ITEM_LEN {
+            return None;
+        }
+        let ts = |at: usize| (u64_at(d, at) as i64, u32_at(d, at + 8));
+        Some(InodeItem {
+            generation: u64_at(d, 0),
+            size: u64_at(d, 16),
+            nbytes: u64_at(d, 24),
+            nlink: u32_at(d, 40),
+            uid: u32_at(d, 44),
+            gid: u32_at(d, 48),
+            mode: u32_at(d, 52),
+            rdev: u64_at(d, 56),
+            atime: ts(112),
+            ctime: ts(124),
+            mtime: ts(136),
+            otime: ts(148),
+        })
+    }
+}
+
+/// One `DIR_INDEX` item: an entry of a directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirEntry {
+    /// What it names: an inode of the same subvolume, or (`subvol`) the
+    /// root of another subvolume, by its id.
+    pub child: u64,
+    /// It names a subvolume (its location key is a `ROOT_ITEM`).
+    pub subvol: bool,
+    /// `BTRFS_FT_*`, the `d_type` that `getdents` gives.
+    pub file_type: u8,
+    /// Where its name (with a NUL after it) lies in [`TreeInode::names`].
+    name: (u32, u32),
+}
+
+/// The fixed part of `struct btrfs_dir_item` (location key, transid,
+/// data_len, name_len, type), before the name.
+const DIR_ITEM_LEN: usize = 30;
+
+/// `BTRFS_FT_REG_FILE`, `BTRFS_FT_DIR`, `BTRFS_FT_SYMLINK`.
+#[allow(missing_docs)]
+pub mod file_type {
+    pub const REG_FILE: u8 = 1;
+    pub const DIR: u8 = 2;
+    pub const SYMLINK: u8 = 7;
+}
+
+/// What the tree holds of one inode.
+#[derive(Debug, Default)]
+pub struct TreeInode {
+    /// Its inode item.
+    pub item: InodeItem,
+    /// Its `EXTENT_DATA` items, in file order.
+    pub extents: Vec<FileExtent>,
+    /// A directory's entries, in index order.
+    pub entries: Vec<DirEntry>,
+    /// Their names, each followed by a NUL.
+    names: Vec<u8>,
+    /// An item did not parse: the walk asks `statx` instead.
+    pub broken: bool,
+}
+
+impl TreeInode {
+    /// The name of `e`, an entry of this directory, with its NUL.
+    pub fn name(&self, e: &DirEntry) -> &[u8] {
+        &self.names[e.name.0 as usize..(e.name.0 + e.name.1) as usize]
+    }
+
+    fn add_entry(&mut self, d: &[u8]) {
+        let name_len = usize::from(u16::from_le_bytes([d[27], d[28]]));
+        let Some(name) = d.get(DIR_ITEM_LEN..DIR_ITEM_LEN + name_len) else {
+            self.broken = true;
+            return;
+        };
+        // A name with a NUL or a slash in it (or `.`, `..`) is no entry's
+        // name: the walk lists the directory itself, as getdents gives it.
+        if name.is_empty()
+            || name.contains(&0)
+            || name.contains(&b'/')
+            || name == b"."
+            || name == b".."
+        {
+            self.broken = true;
+            return;
+        }
+        let start = self.names.len() as u32;
+        self.names.extend_from_slice(name);
+        self.names.push(0);
+        self.entries.push(DirEntry {
+            child: u64_at(d, 0),
+            subvol: u32::from(d[8]) == key_type::ROOT_ITEM,
+            file_type: d[29],
+            name: (start, name_len as u32 + 1),
+        });
+    }
+}
+
+/// The inodes read ahead, by (device, inode number).
+#[derive(Debug, Default)]
+pub struct TreeCache {
+    map: DashMap<(u64, u64), Arc<TreeInode>, foldhash::fast::RandomState>,
+}
+
+impl TreeCache {
+    /// The inode `ino` of subvolume `dev`, left in the cache (a
+    /// subdirectory, whose entries its own task takes; a file with more
+    /// than one link, met again in another directory).
+    pub fn get(&self, dev: u64, ino: u64) -> Option<Arc<TreeInode>> {
+        self.map.get(&(dev, ino)).map(|r| Arc::clone(&r))
+    }
+
+    /// The inode `ino` of subvolume `dev`, taken out of the cache.
+    pub fn take(&self, dev: u64, ino: u64) -> Option<Arc<TreeInode>> {
+        self.map.remove(&(dev, ino)).map(|(_, v)| v)
+    }
+
+    /// The inode `ino` of subvolume `dev`: taken out of the cache if
+    /// `take` says so of it, else left there.
+    pub fn take_if(
+        &self,
+        dev: u64,
+        ino: u64,
+        take: impl FnOnce(&TreeInode) -> bool,
+    ) -> Option<Arc<TreeInode>> {
+        match self.map.remove_if(&(dev, ino), |_, v| take(v)) {
+            Some((_, v)) => Some(v),
+            None => self.get(dev, ino),
+        }
+    }
+
+    /// Whether the cache holds inode `ino` of subvolume `dev`.
+    pub fn has(&self, dev: u64, ino: u64) -> bool {
+        self.map.contains_key(&(dev, ino))
+    }
+
+    /// Reads the inodes `inos` (sorted, without duplicates) of the
+    /// subvolume open at `fd` (device `dev`) in runs ([`runs`]) and keeps
+    /// every inode the runs cover. Returns the data extents read (for their
+    /// refs to be read together) and the calls made.
+    ///
+    /// # Errors
+    /// The search's.
+    pub fn read(&self, fd: BorrowedFd<'_>, dev: u64, inos: &[u64]) -> io::Result<(Vec<u64>, u32)> {
+        let (mut bytenrs, mut calls) = (Vec::new(), 0);
+        for (lo, hi) in runs(inos) {
+            let (b, c) = self.read_range(fd, dev, lo, hi)?;
+            bytenrs.extend(b);
+            calls += c;
+        }
+        Ok((bytenrs, calls))
+    }
+
+    /// Reads and keeps the inodes `lo..=hi` of the subvolume open at `fd`
+    /// (device `dev`), as [`Self::read`].
+    ///
+    /// # Errors
+    /// The search's.
+    pub fn read_range(
+        &self,
+        fd: BorrowedFd<'_>,
+        dev: u64,
+        lo: u64,
+        hi: u64,
+    ) -> io::Result<(Vec<u64>, u32)> {
+        let mut bytenrs = Vec::new();
+        let mut cur: Option<(u64, TreeInode)> = None;
+        let keep = |cur: &mut Option<(u64, TreeInode)>| {
+            if let Some((ino, t)) = cur.take() {
+                self.map.insert((dev, ino), Arc::new(t));
+            }
+        };
+        let calls = search_wide(
+            fd,
+            0,
+            (lo, key_type::INODE_ITEM, 0),
+            (hi, key_type::EXTENT_DATA, u64::MAX),
+            u32::MAX,
+            true,
+            |it| {
+                if it.kind == key_type::INODE_ITEM {
+                    keep(&mut cur);
+                    let mut t = TreeInode::default();
+                    match InodeItem::parse(it.data) {
+                        Some(item) => t.item = item,
+                        None => t.broken = true,
+                    }
+                    cur = Some((it.objectid, t));
+                    return true;
+                }
+                let Some((_, t)) = cur.as_mut().filter(|c| c.0 == it.objectid) else {
+                    // Items of an inode whose inode item is not in the
+                    // range (or not in the tree): not kept.
+                    return true;
+                };
+                match it.kind {
+                    DIR_INDEX if it.data.len() >= DIR_ITEM_LEN => t.add_entry(it.data),
+                    DIR_INDEX => t.broken = true,
+                    key_type::EXTENT_DATA => {
+                        match FileExtent::parse(it.transid, it.offset, it.data) {
+                            Some(e) => {
+                                if e.disk_bytenr != 0 {
+                                    bytenrs.push(e.disk_bytenr);
+                                }
+                                t.extents.push(e);
+                            }
+                            None => t.broken = true,
+                        }
+                    }
+                    _ => {}
+                }
+                true
+            },
+        )?;
+        keep(&mut cur);
+        Ok((bytenrs, calls))
+    }
+}
+
+/// The runs of `inos` (sorted, without duplicates) read as ranges: cut
+/// where two lie more than [`GAP`] apart.
+pub fn runs(inos: &[u64]) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for &i in inos {
+        match out.last_mut() {
+            Some(r) if i - r.1 <= GAP => r.1 = i,
+            _ => out.push((i, i)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_cut_at_gaps() {
+        assert_eq!(runs(&[]), vec![]);
+        assert_eq!(runs(&[5, 6, 69, 200]), vec![(5, 69), (200, 200)]);
+    }
+
+    #[test]
+    fn inode_and_dir_items_parse() {
+        let mut d = vec![0u8; INODE_ITEM_LEN];
+        d[0..8].copy_from_slice(&7u64.to_le_bytes());
+        d[16..24].copy_from_slice(&900u64.to_le_bytes());
+        d[24..32].copy_from_slice(&4096u64.to_le_bytes());
+        d[40..44].copy_from_slice(&2u32.to_le_bytes());
+        d[52..56].copy_from_slice(&0o100644u32.to_le_bytes());
+        d[136..144].copy_from_slice(&1_700_000_000u64.to_le_bytes());
+        d[144..148].copy_from_slice(&123u32.to_le_bytes());
+        let it = InodeItem::parse(&d).unwrap();
+        assert_eq!(
+            (it.generation, it.size, it.nbytes, it.nlink),
+            (7, 900, 4096, 2)
+        );
+        assert_eq!((it.mode, it.mtime), (0o100644, (1_700_000_000, 123)));
+        assert!(InodeItem::parse(&d[..159]).is_none());
+
+        let mut e = vec![0u8; DIR_ITEM_LEN];
+        e[0..8].copy_from_slice(&300u64.to_le_bytes());
+        e[8] = 1;
+        e[27..29].copy_from_slice(&3u16.to_le_bytes());
+        e[29] = file_type::REG_FILE;
+        e.extend_from_slice(b"abc");
+        let mut t = TreeInode::default();
+        t.add_entry(&e);
+        e[8] = key_type::ROOT_ITEM as u8;
+        t.add_entry(&e);
+        assert!(!t.broken);
+        assert_eq!(t.entries.len(), 2);
+        assert_eq!((t.entries[0].child, t.entries[0].subvol), (300, false));
+        assert!(t.entries[1].subvol);
+        assert_eq!(t.name(&t.entries[1]), b"abc\0");
+        // A name longer than the item is broken, and so is a name with a
+        // slash.
+        e[27..29].copy_from_slice(&9u16.to_le_bytes());
+        t.add_entry(&e);
+        assert!(t.broken);
+        let mut t = TreeInode::default();
+        e[27..29].copy_from_slice(&3u16.to_le_bytes());
+        e[30..33].copy_from_slice(b"a/b");
+        t.add_entry(&e);
+        assert!(t.broken);
+    }
+}

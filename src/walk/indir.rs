@@ -1,0 +1,144 @@
+//! A directory being read, as its entries see it, and what its listing
+//! says an entry is: shared by the `getdents` walk ([`super::dir`]) and the
+//! Btrfs tree's ([`super::tree`]); the byte format its entries are held
+//! and batched in; the batched tree search of its files after getdents
+//! (as root on Btrfs, where the tree does not list it).
+
+use std::ffi::CStr;
+use std::os::fd::BorrowedFd;
+use std::sync::Arc;
+
+use super::ctx::{Ctx, Local};
+use super::fdcache::{DirFs, DirHandle};
+use crate::extents::Source;
+
+/// A directory being read, as its entries see it.
+pub(super) struct InDir<'a> {
+    pub(super) h: &'a Arc<DirHandle>,
+    pub(super) fd: BorrowedFd<'a>,
+    pub(super) fs: DirFs,
+    /// Its entries listed as regular files are opened first and stat-ed
+    /// through the fd ([`open::open_listed_file`]): they are on a
+    /// filesystem that can share, extents are wanted, no symlink is
+    /// followed, no `O_PATH` check is needed ([`open::guarded`]), and the
+    /// tree search (Btrfs, as root) does not read them without an open.
+    pub(super) open_first: bool,
+    /// As root on Btrfs: its regular files' items are read together with
+    /// the tree search before they are stat-ed ([`prefetch`]).
+    pub(super) search: bool,
+    /// Listed from the Btrfs tree without an open of its own: `fd` is its
+    /// subvolume's, good for the tree search only; whatever needs the
+    /// directory itself (a `statx` or an open by name) opens it first
+    /// ([`DirHandle::fd`]).
+    pub(super) lazy: bool,
+}
+
+impl InDir<'_> {
+    pub(super) fn new<'a>(
+        ctx: &Ctx<'_>,
+        h: &'a Arc<DirHandle>,
+        fd: BorrowedFd<'a>,
+        fs: DirFs,
+    ) -> InDir<'a> {
+        let open_first = !ctx.opts.follow_links
+            && !ctx.opts.skip_extents
+            && !h.guard
+            && fs.info.can_share
+            && !fs.info.unverified
+            && !ctx.registry.fiemap_unsupported(fs.info.index)
+            // As root on Btrfs the tree search reads files without an open.
+            && Source::for_fs(&fs.info, ctx.extents.search_allowed()) != Source::BtrfsSearch
+            // In a Btrfs snapshot most files are copies mapped once, which
+            // need no open ([`crate::extents::copies`]).
+            && fs.copies.is_none_or(|ids| ids.1 == [0; 16]);
+        let search = !ctx.opts.follow_links
+            && !ctx.opts.skip_extents
+            && fs.info.can_share
+            && Source::for_fs(&fs.info, ctx.extents.search_allowed()) == Source::BtrfsSearch;
+        InDir {
+            h,
+            fd,
+            fs,
+            open_first,
+            search,
+            lazy: false,
+        }
+    }
+}
+
+/// What getdents64 said an entry is (`d_type`), as the batches carry it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Listed {
+    Other = 0,
+    Symlink = 1,
+    Regular = 2,
+}
+
+impl Listed {
+    pub(super) fn of(t: rustix::fs::FileType) -> Listed {
+        match t {
+            rustix::fs::FileType::Symlink => Listed::Symlink,
+            rustix::fs::FileType::RegularFile => Listed::Regular,
+            _ => Listed::Other,
+        }
+    }
+
+    pub(super) fn from_byte(b: u8) -> Listed {
+        match b {
+            1 => Listed::Symlink,
+            2 => Listed::Regular,
+            _ => Listed::Other,
+        }
+    }
+}
+
+/// As root on Btrfs: reads the items of a task's regular files together
+/// ([`crate::extents::btrfs_batch`]), from what getdents listed (type and
+/// inode number), for the task's files to take as they are accounted.
+pub(super) fn prefetch(
+    ctx: &Ctx<'_>,
+    dir: &InDir<'_>,
+    listed: impl Iterator<Item = (Listed, u64)>,
+    local: &mut Local,
+) {
+    let (mut inos, mut avoid) = (Vec::new(), Vec::new());
+    for (l, ino) in listed {
+        match l {
+            Listed::Regular => inos.push(ino),
+            // Directories (and devices, FIFOs) whose items a range would
+            // read for nothing.
+            Listed::Other => avoid.push(ino),
+            Listed::Symlink => {}
+        }
+    }
+    inos.sort_unstable();
+    inos.dedup();
+    avoid.sort_unstable();
+    if let Some((pre, calls)) = ctx
+        .extents
+        .prefetch_btrfs(dir.fd, dir.fs.info.index, &inos, &avoid)
+    {
+        local.pre = pre;
+        local.counters.search_calls += u64::from(calls);
+    }
+}
+
+/// Appends an entry to a batch: one byte of type, the inode number, then
+/// the name (-L counts symlinks, regular files may be opened before they
+/// are stat-ed, or their items read together).
+pub(super) fn push_entry(batch: &mut Vec<u8>, listed: Listed, ino: u64, name: &CStr) {
+    batch.push(listed as u8);
+    batch.extend_from_slice(&ino.to_le_bytes());
+    batch.extend_from_slice(name.to_bytes_with_nul());
+}
+
+/// The entries of a batch (the walk's `spawn_batch`): type, inode number, name.
+pub(super) fn batch_entries(mut rest: &[u8]) -> impl Iterator<Item = (Listed, u64, &CStr)> {
+    std::iter::from_fn(move || {
+        let (&listed, tail) = rest.split_first()?;
+        let (ino, tail) = tail.split_first_chunk::<8>()?;
+        let name = CStr::from_bytes_until_nul(tail).ok()?;
+        rest = &tail[name.to_bytes_with_nul().len()..];
+        Some((Listed::from_byte(listed), u64::from_le_bytes(*ino), name))
+    })
+}

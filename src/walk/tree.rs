@@ -1,0 +1,370 @@
+//! As root on Btrfs: a directory listed from its subvolume's tree, and its
+//! entries' figures read there too, instead of `getdents` and a `statx`
+//! per entry ([`crate::extents::btrfs_tree`]).
+//!
+//! A directory listed from the tree is not opened: the tree is searched
+//! through an fd of its subvolume the walk keeps ([`subvol_fd`]), and the
+//! directory is opened only when an entry needs it (a `statx` by name, a
+//! file the refs cannot decide, opened for FIEMAP), through its parent
+//! chain. Its `statx` is the one the tree gave it in its parent's listing,
+//! and the template every entry's is made from (device, mount, block
+//! size), with the fields the inode item holds put in. What the tree
+//! cannot stand in for goes through `statx` as in any walk, entry by
+//! entry:
+//! - an entry naming another subvolume (its device, its tree);
+//! - a mount point inside the roots (the tree sees the directory under
+//!   it), known from `/proc/self/mountinfo` when the walk starts;
+//! - an entry whose inode item is missing, or does not parse, or whose type
+//!   disagrees with the directory's.
+//!
+//! Entries are accounted in the directory's index order, the order
+//! `getdents` lists them in on Btrfs. A directory of more than
+//! [`INLINE_ENTRIES`] entries is split into batches other threads take
+//! (the walk's `dir` module, which asks this one).
+
+use std::ffi::CStr;
+use std::ops::Range;
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+
+use rustix::fs::{self as rfs, AtFlags, Statx, StatxAttributes};
+
+use super::ctx::{Ctx, Local, MASK};
+use super::fdcache::join;
+use super::indir::{InDir, Listed};
+use crate::extents::btrfs_search::InodeItems;
+pub(super) use crate::extents::btrfs_tree::TreeInode;
+use crate::extents::btrfs_tree::{self, DirEntry, file_type};
+use crate::probe::magic;
+
+/// Entries of one directory accounted by the task that lists it; past
+/// this, batches of [`BATCH_ENTRIES`] go to other threads. Without a
+/// syscall per entry, an entry costs far less than in the `statx` walk.
+pub(super) const INLINE_ENTRIES: usize = 4096;
+/// Entries per batch of a wide directory.
+pub(super) const BATCH_ENTRIES: usize = 8192;
+
+/// The most subvolumes whose fd the walk keeps (where the fd limit leaves
+/// room): their directories need no open of their own.
+pub(super) const SUBVOL_FDS: usize = 16;
+
+/// The fd the walk keeps of subvolume `dev`, if any.
+pub(super) fn subvol_fd(ctx: &Ctx<'_>, dev: u64) -> Option<Arc<OwnedFd>> {
+    if !ctx.tree_walk {
+        return None;
+    }
+    let kept = ctx.subvols.lock().unwrap_or_else(|e| e.into_inner());
+    kept.iter().find(|k| k.0 == dev).map(|k| Arc::clone(&k.1))
+}
+
+/// Keeps `fd`, directory `dir`'s, as its subvolume's, if the tree lists it
+/// and the walk keeps none yet (and fewer than `subvol_fds`).
+pub(super) fn keep_subvol_fd(ctx: &Ctx<'_>, dir: &InDir<'_>, fd: &Arc<OwnedFd>) {
+    if !ctx.tree_walk || !dir.search || dir.fs.info.magic != magic::BTRFS {
+        return;
+    }
+    let mut kept = ctx.subvols.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.len() < ctx.subvol_fds && !kept.iter().any(|k| k.0 == dir.h.dev) {
+        kept.push((dir.h.dev, Arc::clone(fd)));
+    }
+}
+
+/// Sets the walk up to list directories from the tree when it may: as
+/// root (the tree search), without `-L`, du's rules or `--fiemap`, with
+/// extents wanted. Reads the mount points inside the roots then.
+pub(super) fn prepare(mut ctx: Ctx<'_>) -> Ctx<'_> {
+    let o = ctx.opts;
+    ctx.tree_walk = ctx.extents.search_allowed()
+        && !o.follow_links
+        && !o.du_rules
+        && !o.skip_extents
+        && !ctx.hash_all;
+    if ctx.tree_walk {
+        ctx.mounts = mounts_inside(&o.roots);
+    }
+    ctx
+}
+
+/// The template `statx` of directory `dir` (its own: `known`, when the
+/// tree gave it, else a `statx` of its fd) and what the tree holds of it,
+/// when the tree can list it (as root, on Btrfs, its inode item a
+/// directory's, every item parsed); `None` when `getdents` must.
+pub(super) fn listing(
+    ctx: &Ctx<'_>,
+    dir: &InDir<'_>,
+    known: Option<Statx>,
+    local: &mut Local,
+) -> Option<(Statx, Arc<TreeInode>)> {
+    if !ctx.tree_walk || !dir.search || dir.fs.info.magic != magic::BTRFS {
+        return None;
+    }
+    if !ctx.extents.tree_ready(dir.fd, dir.fs.info.index) {
+        return None;
+    }
+    let h = dir.h;
+    let flags = AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC;
+    let template = match known {
+        Some(st) => st,
+        None => rfs::statx(dir.fd, c"", flags, MASK).ok()?,
+    };
+    if template.stx_ino != h.ino || super::ctx::dev_of(&template) != h.dev {
+        return None;
+    }
+    let me = match ctx.tree.take(h.dev, h.ino) {
+        Some(me) => me,
+        None => {
+            if let Ok((_, calls)) = ctx.tree.read(dir.fd, h.dev, &[h.ino]) {
+                local.counters.search_calls += u64::from(calls);
+            }
+            ctx.tree.take(h.dev, h.ino)?
+        }
+    };
+    (!me.broken && me.item.mode & 0o170000 == 0o040000).then_some((template, me))
+}
+
+/// The runs of inode numbers that hold the entries of part of a directory
+/// not read ahead yet, each read when the walk first needs one of its
+/// inodes: entries come in index order, mostly that of their inode
+/// numbers, so a directory's first subdirectories are handed to other
+/// threads before its last runs are read.
+pub(super) struct Ahead {
+    /// (first, last, read).
+    runs: Vec<(u64, u64, bool)>,
+}
+
+impl Ahead {
+    /// The runs of the entries `range` of directory `me`.
+    pub(super) fn plan(
+        ctx: &Ctx<'_>,
+        dir: &InDir<'_>,
+        me: &TreeInode,
+        range: Range<usize>,
+    ) -> Ahead {
+        let mut want: Vec<u64> = me.entries[range]
+            .iter()
+            .filter(|e| !e.subvol && !ctx.tree.has(dir.h.dev, e.child))
+            .map(|e| e.child)
+            .collect();
+        want.sort_unstable();
+        want.dedup();
+        let runs = btrfs_tree::runs(&want)
+            .into_iter()
+            .map(|(a, b)| (a, b, false))
+            .collect();
+        Ahead { runs }
+    }
+
+    /// Reads the run that holds inode `ino`, and the refs of its data
+    /// extents, unless it was read.
+    pub(super) fn ensure(&mut self, ctx: &Ctx<'_>, dir: &InDir<'_>, ino: u64, local: &mut Local) {
+        let i = self.runs.partition_point(|r| r.1 < ino);
+        let Some(run) = self.runs.get_mut(i).filter(|r| r.0 <= ino && !r.2) else {
+            return;
+        };
+        run.2 = true;
+        if let Ok((bytenrs, calls)) = ctx.tree.read_range(dir.fd, dir.h.dev, run.0, run.1) {
+            local.counters.search_calls += u64::from(calls);
+            let calls = ctx
+                .extents
+                .prefetch_refs(dir.fd, dir.fs.info.index, bytenrs);
+            local.counters.search_calls += u64::from(calls);
+        }
+    }
+}
+
+/// What `statx` would say of entry `e` (named `name`) of a directory
+/// listed from the tree, from its inode item; `None` where the tree cannot
+/// stand in (another subvolume, a mount point, an inode item missing,
+/// broken or of another type). A regular file's extent items go to
+/// `local.pre` for the walk to take.
+pub(super) fn known(
+    ctx: &Ctx<'_>,
+    dir: &InDir<'_>,
+    template: &Statx,
+    e: &DirEntry,
+    name: &CStr,
+    local: &mut Local,
+) -> Option<Statx> {
+    let h = dir.h;
+    if e.subvol || is_mount(ctx, dir, name) {
+        return None;
+    }
+    // A subdirectory's entries are its own task's to take; a file with more
+    // links may be met again.
+    let dir_entry = e.file_type == file_type::DIR;
+    let child = ctx
+        .tree
+        .take_if(h.dev, e.child, |c| !dir_entry && c.item.nlink <= 1)
+        .filter(|c| !c.broken && same_type(e.file_type, c.item.mode))?;
+    let sector = u64::from(template.stx_blksize).max(512);
+    let st = statx_of(template, e.child, &child, sector);
+    local.pre.clear();
+    if e.file_type == file_type::REG_FILE {
+        let generation = child.item.generation;
+        // Taken out: its extents move to the walk, uncopied.
+        let extents = match Arc::try_unwrap(child) {
+            Ok(t) => t.extents,
+            Err(shared) => shared.extents.clone(),
+        };
+        local.pre.push((
+            e.child,
+            InodeItems {
+                found: true,
+                generation,
+                extents,
+                calls: 0,
+            },
+        ));
+    }
+    local.counters.tree_entries += 1;
+    Some(st)
+}
+
+/// The entry's name, as the directory holds it.
+pub(super) fn name_of<'a>(me: &'a TreeInode, e: &DirEntry) -> &'a CStr {
+    CStr::from_bytes_with_nul(me.name(e)).unwrap_or(c"")
+}
+
+/// What `getdents` would list the entry as.
+pub(super) fn listed(e: &DirEntry) -> Listed {
+    match e.file_type {
+        file_type::REG_FILE => Listed::Regular,
+        file_type::SYMLINK => Listed::Symlink,
+        _ => Listed::Other,
+    }
+}
+
+/// Whether the directory's entry `name` is a mount point inside a root.
+fn is_mount(ctx: &Ctx<'_>, dir: &InDir<'_>, name: &CStr) -> bool {
+    !ctx.mounts.is_empty() && {
+        let p = dir.h.path(Some(name.to_bytes()));
+        ctx.mounts.contains(&p)
+    }
+}
+
+/// Whether the type the directory lists (`BTRFS_FT_*`) is the inode's.
+fn same_type(ft: u8, mode: u32) -> bool {
+    let fmt = mode & 0o170000;
+    match ft {
+        file_type::REG_FILE => fmt == 0o100000,
+        file_type::DIR => fmt == 0o040000,
+        file_type::SYMLINK => fmt == 0o120000,
+        3 => fmt == 0o020000, // BTRFS_FT_CHRDEV
+        4 => fmt == 0o060000, // BTRFS_FT_BLKDEV
+        5 => fmt == 0o010000, // BTRFS_FT_FIFO
+        6 => fmt == 0o140000, // BTRFS_FT_SOCK
+        _ => false,
+    }
+}
+
+/// What `statx` says of inode `ino`, from its inode item: Btrfs's
+/// `st_blocks` is its bytes rounded up to the sector size (and, before a
+/// sync, its delayed allocation: none, once synced).
+fn statx_of(template: &Statx, ino: u64, t: &TreeInode, sector: u64) -> Statx {
+    let it = &t.item;
+    let mut st = *template;
+    st.stx_ino = ino;
+    st.stx_mode = it.mode as u16;
+    st.stx_nlink = it.nlink;
+    st.stx_uid = it.uid;
+    st.stx_gid = it.gid;
+    st.stx_size = it.size;
+    st.stx_blocks = it.nbytes.div_ceil(sector).saturating_mul(sector) / 512;
+    st.stx_attributes = StatxAttributes::empty();
+    st.stx_rdev_major = (it.rdev >> 20) as u32;
+    st.stx_rdev_minor = (it.rdev & 0xf_ffff) as u32;
+    for (ts, (sec, nsec)) in [
+        (&mut st.stx_atime, it.atime),
+        (&mut st.stx_ctime, it.ctime),
+        (&mut st.stx_mtime, it.mtime),
+        (&mut st.stx_btime, it.otime),
+    ] {
+        ts.tv_sec = sec;
+        ts.tv_nsec = nsec;
+    }
+    st
+}
+
+/// The mount points that lie inside the roots, as the walk prints their
+/// paths (the root as given, then the names under it).
+fn mounts_inside(roots: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let Ok(info) = std::fs::read("/proc/self/mountinfo") else {
+        return Vec::new();
+    };
+    let points: Vec<Vec<u8>> = info
+        .split(|&b| b == b'\n')
+        .filter_map(|l| l.split(|&b| b == b' ').nth(4))
+        .map(unescape)
+        .collect();
+    let mut out = Vec::new();
+    for root in roots {
+        let Ok(canon) = std::fs::canonicalize(std::ffi::OsStr::from_bytes(root)) else {
+            continue;
+        };
+        let canon = canon.into_os_string().into_vec();
+        for p in &points {
+            let rel = if canon == b"/" {
+                p.strip_prefix(b"/")
+            } else {
+                p.strip_prefix(canon.as_slice())
+                    .and_then(|r| r.strip_prefix(b"/"))
+            };
+            if let Some(rel) = rel.filter(|r| !r.is_empty()) {
+                let mut printed = root.clone();
+                for name in rel.split(|&b| b == b'/') {
+                    join(&mut printed, name);
+                }
+                out.push(printed);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// A mountinfo field with its `\ooo` escapes (space, tab, newline,
+/// backslash) undone.
+fn unescape(f: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(f.len());
+    let mut i = 0;
+    while i < f.len() {
+        if let Some(oct) = f.get(i + 1..i + 4).filter(|_| f[i] == b'\\') {
+            let v = oct.iter().try_fold(0u32, |v, &c| {
+                (b'0'..=b'7')
+                    .contains(&c)
+                    .then(|| v * 8 + u32::from(c - b'0'))
+            });
+            if let Some(v) = v.and_then(|v| u8::try_from(v).ok()) {
+                out.push(v);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(f[i]);
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_escapes_are_undone() {
+        assert_eq!(unescape(br"/mnt/a\040b"), b"/mnt/a b");
+        assert_eq!(unescape(br"/x\134y\011"), b"/x\\y\t");
+        assert_eq!(unescape(br"/end\04"), br"/end\04");
+    }
+
+    #[test]
+    fn listed_types_agree_with_modes() {
+        assert!(same_type(file_type::REG_FILE, 0o100644));
+        assert!(same_type(file_type::DIR, 0o040755));
+        assert!(!same_type(file_type::DIR, 0o100644));
+        assert!(same_type(file_type::SYMLINK, 0o120777));
+        assert!(!same_type(0, 0o100644));
+    }
+}

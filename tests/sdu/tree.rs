@@ -1,0 +1,219 @@
+//! As root on Btrfs the subvolume's tree stands in for getdents and statx
+//! (src/walk/tree.rs): checked against GNU du run before sdu (so before
+//! anything is synced: data not yet written back has no extent items, and
+//! inode items wait in memory), against `--fiemap` (the statx walk) with
+//! every timestamp, and across a mount point, which the tree cannot see.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use crate::args;
+use crate::util::*;
+
+/// `du -sB1 [-x] PATH` (`apparent`: with --apparent-size).
+fn du_s(path: &Path, flags: &[&str]) -> u64 {
+    let out = run(Command::new("du").args(["-s", "-B1"]).args(flags).arg(path));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    out.stdout_str()
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("du said {out:?}"))
+}
+
+/// The root entry of `sdu --json -s --stats FLAGS PATH`, and the entries
+/// its `--stats` says were read from the tree.
+fn sdu_root(path: &Path, flags: &[&str]) -> (crate::json::Entry, u64) {
+    let out = run(Command::new(sdu_bin())
+        .args(["--json", "-s", "--stats"])
+        .args(flags)
+        .arg(path));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let r = crate::json::parse(&out.stdout);
+    let tree = stat_value(&out.stderr, "entries read from the tree (Btrfs, root)");
+    (r.entries.last().unwrap().clone(), tree)
+}
+
+/// A Btrfs filesystem, as root (the tree walk's condition).
+fn btrfs_as_root() -> Option<LoopFs> {
+    if !is_root() {
+        return unavailable("the tree walk needs root");
+    }
+    LoopFs::new(FsKind::Btrfs)
+}
+
+/// A Btrfs tree as root, scanned before anything is synced: the standard
+/// tree (hardlinks within and across directories, symlinks, a FIFO,
+/// sparse files), inline files, a preallocated file, nested subvolumes
+/// (one snapshotted), a file just written; beside it a directory of 9,000 entries (listed in
+/// batches). sdu's Total and apparent size are du's, taken just before it;
+/// then every entry matches du, and every timestamp the statx walk's.
+#[test]
+fn tree_walk_counts_what_du_counts_before_any_sync() {
+    let Some(fs) = btrfs_as_root() else {
+        return;
+    };
+    let d = fs.path().join("t");
+    fs::create_dir(&d).unwrap();
+    // A snapshot whose origin then rewrites a file of a subdirectory: the
+    // snapshot's copy has one ref, its own, in a leaf as old as the
+    // snapshot, which the refs cannot decide; it is opened for FIEMAP from
+    // `s2/dir`, a directory the tree listed without opening it.
+    run(Command::new("btrfs")
+        .args(["subvolume", "create"])
+        .arg(d.join("v2")))
+    .assert_ok();
+    fs::create_dir(d.join("v2/dir")).unwrap();
+    for i in 0..3 {
+        write_file(&d.join(format!("v2/dir/f{i}")), 40_000 + i * 4096);
+    }
+    crate::btrfs::ro_snapshot(&d.join("v2"), &d.join("s2"));
+    write_file(&d.join("v2/dir/f0"), 50_000);
+    // Everything from here on is written and not synced.
+    standard_tree(&d);
+    let small = d.join("small");
+    fs::create_dir(&small).unwrap();
+    for i in 0..300 {
+        fs::write(small.join(format!("s{i}")), vec![b'x'; 100 + i * 5]).unwrap();
+    }
+    let pre = fs::File::create(d.join("prealloc")).unwrap();
+    rustix::fs::fallocate(&pre, rustix::fs::FallocateFlags::empty(), 0, 3 << 20).unwrap();
+    // Beside it (du on each of its entries would take long): the drop of
+    // `fs` compares every entry with the statx walk's.
+    let wide = fs.path().join("wide");
+    fs::create_dir(&wide).unwrap();
+    wide_dir(&wide, 9_000);
+    run(Command::new("btrfs")
+        .args(["subvolume", "create"])
+        .arg(d.join("sub")))
+    .assert_ok();
+    write_file(&d.join("sub/inner"), 200_000);
+    fs::create_dir(d.join("sub/deeper")).unwrap();
+    write_file(&d.join("sub/deeper/f"), 70_000);
+    write_file(&d.join("late"), 123_456);
+    // A subvolume below a directory the tree lists without opening it
+    // (found with a statx from that directory, opened then), and a snapshot
+    // of `sub` outside the scan.
+    fs::create_dir(d.join("a/nested")).unwrap();
+    run(Command::new("btrfs")
+        .args(["subvolume", "create"])
+        .arg(d.join("a/nested/vol")))
+    .assert_ok();
+    write_file(&d.join("a/nested/vol/f"), 30_000);
+    crate::btrfs::ro_snapshot(&d.join("sub"), &fs.path().join("snap"));
+
+    let du_before = |p: &Path| (du_s(p, &[]), du_s(p, &["--apparent-size"]));
+    let before = [du_before(&d), du_before(&wide)];
+    for (p, (total, apparent), least) in [(&d, before[0], 320), (&wide, before[1], 9_000)] {
+        let (root, tree) = sdu_root(p, &[]);
+        assert_eq!(
+            (root.total, root.apparent),
+            (total, apparent),
+            "sdu's Total and apparent size of {}, before anything was synced, are not du's (taken just before)",
+            p.display()
+        );
+        // Every entry but the roots of the walk and of the nested subvolume.
+        assert!(
+            tree >= least,
+            "{tree} entries of {} read from the tree",
+            p.display()
+        );
+    }
+
+    let out = run(Command::new(sdu_bin()).args(["-s", "--stats"]).arg(&d));
+    let undecided = stat_value(&out.stderr, "tree search undecided, mapped with FIEMAP");
+    assert!(undecided >= 1, "{out:?}");
+    assert_matches_du(&d, &[]);
+    assert_matches_du(&d, &["-l"]);
+    for field in ["mtime", "atime", "ctime"] {
+        let time = format!("--time={field}");
+        let flags = args!["-a", time, "--time-style=full-iso", &d];
+        let searched = sdu_ok(&flags);
+        let mut slow = flags.clone();
+        slow.insert(0, "--fiemap".into());
+        assert_eq!(
+            String::from_utf8_lossy(&searched),
+            String::from_utf8_lossy(&sdu_ok(&slow)),
+            "{field}: the tree's timestamps are not statx's"
+        );
+    }
+}
+
+/// A tmpfs mounted on a directory inside a Btrfs scan (its name has a
+/// space, which mountinfo escapes): the tree shows the directory under
+/// the mount, with files du cannot see; sdu counts what is mounted there,
+/// as du does, and with -x stops there, as du -x does.
+#[test]
+fn a_mount_point_inside_the_scan_is_seen_as_du_sees_it() {
+    let Some(fs) = btrfs_as_root() else {
+        return;
+    };
+    let d = fs.path().join("t");
+    let m = d.join("a/mount point");
+    fs::create_dir_all(&m).unwrap();
+    for i in 0..3 {
+        write_file(&m.join(format!("hidden{i}")), 100_000);
+    }
+    write_file(&d.join("a/seen"), 40_000);
+    let out = run(Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
+        .arg(&m));
+    if out.code != Some(0) {
+        unavailable::<()>(&format!("cannot mount a tmpfs: {out:?}"));
+        return;
+    }
+    let _mounted = Tmpfs(m.clone());
+    write_file(&m.join("on tmpfs"), 50_000);
+    for flags in [&[][..], &["-x"][..]] {
+        let (root, tree) = sdu_root(&d, flags);
+        assert_eq!(
+            root.total,
+            du_s(&d, flags),
+            "sdu {flags:?} is not du {flags:?}"
+        );
+        assert!(tree > 0, "the tree was not read");
+    }
+    let (root, _) = sdu_root(&d, &[]);
+    assert!(
+        root.total < 300_000,
+        "the files under the mount were counted: {root:?}"
+    );
+}
+
+/// A deep tree and 20 subvolumes (more than the walk keeps an fd of), each
+/// with directories the tree lists without opening: under `ulimit -n 32`
+/// (no subvolume fd kept, a small fd cache) and with the default limit, on
+/// one thread and on four, the same document.
+#[test]
+fn the_tree_walk_is_the_same_under_a_tight_fd_limit() {
+    let Some(fs) = btrfs_as_root() else {
+        return;
+    };
+    let d = fs.path().join("t");
+    fs::create_dir(&d).unwrap();
+    fs::create_dir(d.join("deep")).unwrap();
+    deep_tree(&d.join("deep"), 200);
+    for i in 0..20 {
+        let v = d.join(format!("v{i}"));
+        run(Command::new("btrfs").args(["subvolume", "create"]).arg(&v)).assert_ok();
+        fs::create_dir_all(v.join("a/b")).unwrap();
+        write_file(&v.join("a/b/f"), 10_000 + i * 4096);
+        fs::write(v.join("a/small"), vec![b'y'; 500 + i]).unwrap();
+    }
+    let want = sdu_ok(&args!["--json", "-a", &d]);
+    for (limit, j) in [(32, "-j1"), (32, "-j4"), (4096, "-j1"), (4096, "-j4")] {
+        let out = sdu_with_fd_limit(limit, &args!["--json", "-a", j, "--stats", &d]);
+        assert_eq!(out.code, Some(0), "{out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&want),
+            "ulimit -n {limit} {j}"
+        );
+        let tree = stat_value(&out.stderr, "entries read from the tree (Btrfs, root)");
+        assert!(
+            tree > 250,
+            "ulimit -n {limit} {j}: {tree} entries read from the tree"
+        );
+    }
+}
