@@ -53,7 +53,7 @@ pub(super) fn walk_dir<'s>(
     h: Arc<DirHandle>,
     own: Stats,
     uid: u32,
-    template: Option<rfs::Statx>,
+    template: Option<Box<rfs::Statx>>,
 ) {
     let mut local = Local::default();
     let rec = NodeRec {
@@ -95,26 +95,21 @@ pub(super) fn walk_dir<'s>(
     let follow_root = ctx.opts.follow_links || ctx.opts.follow_args;
     // Stat-ed from the Btrfs tree, in a subvolume the walk holds an fd of:
     // listed from the tree through that fd, without an open of its own.
+    // (Boxed and borrowed: a `Statx` is 256 bytes, not to be copied into
+    // every task.)
+    let template = template.as_deref();
     if let (Some(_), Some(fs), Some(sfd)) = (template, h.fs, tree::subvol_fd(ctx, h.dev)) {
         if let Some(p) = &h.parent {
             p.release(&ctx.cache);
         }
         progress(ctx, &h);
-        let dir = InDir {
-            lazy: true,
-            ..InDir::new(ctx, &h, sfd.as_fd(), fs)
-        };
+        let mut dir = InDir::new(ctx, &h, &sfd, fs);
+        (dir.lazy, dir.shared) = (true, None);
         if !list_tree(ctx, s, &dir, &sfd, template, &mut local) {
             // The tree cannot list it after all: getdents does.
             let chain = open::dir_flags(ctx.euid, None, follow_root);
             match h.fd(&ctx.cache, chain) {
-                Ok(fd) => list(
-                    ctx,
-                    s,
-                    &InDir::new(ctx, &h, fd.as_fd(), fs),
-                    &fd,
-                    &mut local,
-                ),
+                Ok(fd) => list(ctx, s, &InDir::new(ctx, &h, &fd, fs), &fd, &mut local),
                 Err(e) => report_dir_error(ctx, &h, e),
             }
         }
@@ -147,13 +142,12 @@ pub(super) fn walk_dir<'s>(
             return finish(ctx, &h, rec, local);
         }
     };
-    ctx.cache.insert(&h, &fd);
     progress(ctx, &h);
     let fs = match h.fs {
         Some(fs) => fs,
         None => ctx.filesystem(h.dev, fd.as_fd(), h.ns, &|| h.path(None)),
     };
-    let dir = InDir::new(ctx, &h, fd.as_fd(), fs);
+    let dir = InDir::new(ctx, &h, &fd, fs);
     if template.is_none() {
         // Its subdirectories may be listed through its fd.
         tree::keep_subvol_fd(ctx, &dir, &fd);
@@ -265,7 +259,7 @@ fn list_tree<'s>(
     s: &rayon::Scope<'s>,
     dir: &InDir<'_>,
     fd: &Arc<OwnedFd>,
-    template: Option<rfs::Statx>,
+    template: Option<&rfs::Statx>,
     local: &mut Local,
 ) -> bool {
     let Some((template, me)) = tree::listing(ctx, dir, template, local) else {
@@ -280,10 +274,10 @@ fn list_tree<'s>(
         let lazy = dir.lazy;
         s.spawn(move |s| {
             let mut local = Local::default();
-            let dir = InDir {
-                lazy,
-                ..InDir::new(ctx, &h, fd.as_fd(), fs)
-            };
+            let mut dir = InDir::new(ctx, &h, &fd, fs);
+            if lazy {
+                (dir.lazy, dir.shared) = (true, None);
+            }
             tree_entries(ctx, s, &dir, &template, &me, start..end, &mut local);
             account::end_turn(ctx, &mut local);
             ctx.flush(local, Some(h.id), None);
@@ -343,7 +337,7 @@ fn tree_entries<'s>(
             }
         }
         if let Some(fd) = &own {
-            let real = InDir::new(ctx, dir.h, fd.as_fd(), dir.fs);
+            let real = InDir::new(ctx, dir.h, fd, dir.fs);
             entry_as(ctx, s, &real, name, listed, idx, None, local);
         }
     }
@@ -393,7 +387,7 @@ fn spawn_batch<'s>(
     let fs = dir.fs;
     s.spawn(move |s| {
         let mut local = Local::default();
-        let dir = InDir::new(ctx, &h, fd.as_fd(), fs);
+        let dir = InDir::new(ctx, &h, &fd, fs);
         if dir.search {
             prefetch(
                 ctx,
@@ -546,10 +540,11 @@ pub(super) fn entry_as<'s>(
             pending: AtomicUsize::new(1),
         });
         h.pending.fetch_add(1, Ordering::AcqRel);
+        dir.cache_fd(ctx);
         let uid = st.stx_uid;
         // Read from the tree: its own `statx` is the template of its
         // entries' (the same device and mount).
-        let template = known.copied();
+        let template = known.map(|st| Box::new(*st));
         s.spawn(move |s| walk_dir(ctx, s, child, stats, uid, template));
         return;
     }

@@ -4,8 +4,9 @@
 //! and batched in; the batched tree search of its files after getdents
 //! (as root on Btrfs, where the tree does not list it).
 
+use std::cell::Cell;
 use std::ffi::CStr;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
 use super::ctx::{Ctx, Local};
@@ -16,6 +17,12 @@ use crate::extents::Source;
 pub(super) struct InDir<'a> {
     pub(super) h: &'a Arc<DirHandle>,
     pub(super) fd: BorrowedFd<'a>,
+    /// The same fd, for the cache: it goes there with the first
+    /// subdirectory found ([`InDir::cache_fd`]), which opens itself from
+    /// it. A directory without subdirectories never takes the cache's
+    /// lock. `None` where `fd` is not the directory's own ([`Self::lazy`]).
+    pub(super) shared: Option<&'a Arc<OwnedFd>>,
+    cached: Cell<bool>,
     pub(super) fs: DirFs,
     /// Its entries listed as regular files are opened first and stat-ed
     /// through the fd ([`open::open_listed_file`]): they are on a
@@ -37,7 +44,7 @@ impl InDir<'_> {
     pub(super) fn new<'a>(
         ctx: &Ctx<'_>,
         h: &'a Arc<DirHandle>,
-        fd: BorrowedFd<'a>,
+        fd: &'a Arc<OwnedFd>,
         fs: DirFs,
     ) -> InDir<'a> {
         let open_first = !ctx.opts.follow_links
@@ -57,11 +64,24 @@ impl InDir<'_> {
             && Source::for_fs(&fs.info, ctx.extents.search_allowed()) == Source::BtrfsSearch;
         InDir {
             h,
-            fd,
+            fd: fd.as_fd(),
+            shared: Some(fd),
+            cached: Cell::new(false),
             fs,
             open_first,
             search,
             lazy: false,
+        }
+    }
+
+    /// Caches the directory's fd for its subdirectories to open
+    /// themselves from, once per task (the cache keeps one slot per
+    /// directory however many tasks of it insert).
+    pub(super) fn cache_fd(&self, ctx: &Ctx<'_>) {
+        if let Some(fd) = self.shared {
+            if !self.cached.replace(true) {
+                ctx.cache.insert(self.h, fd);
+            }
         }
     }
 }

@@ -92,7 +92,7 @@ pub(super) fn prepare(mut ctx: Ctx<'_>) -> Ctx<'_> {
 pub(super) fn listing(
     ctx: &Ctx<'_>,
     dir: &InDir<'_>,
-    known: Option<Statx>,
+    known: Option<&Statx>,
     local: &mut Local,
 ) -> Option<(Statx, Arc<TreeInode>)> {
     if !ctx.tree_walk || !dir.search || dir.fs.info.magic != magic::BTRFS {
@@ -104,7 +104,7 @@ pub(super) fn listing(
     let h = dir.h;
     let flags = AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC;
     let template = match known {
-        Some(st) => st,
+        Some(st) => *st,
         None => rfs::statx(dir.fd, c"", flags, MASK).ok()?,
     };
     if template.stx_ino != h.ino || super::ctx::dev_of(&template) != h.dev {
