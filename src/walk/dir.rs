@@ -311,6 +311,7 @@ fn tree_entries<'s>(
     local: &mut Local,
 ) {
     let mut ahead = tree::Ahead::plan(ctx, dir, me, range.clone());
+    let mounts = tree::mounts_in(ctx, dir);
     // The directory's own fd, when it was not opened and an entry needs a
     // `statx` by name.
     let mut own: Option<Arc<OwnedFd>> = None;
@@ -320,7 +321,7 @@ fn tree_entries<'s>(
         if !e.subvol {
             ahead.ensure(ctx, dir, e.child, local);
         }
-        let st = tree::known(ctx, dir, template, e, name, local);
+        let st = tree::known(ctx, dir, template, e, name, &mounts, local);
         if st.is_some() || !dir.lazy {
             entry_as(ctx, s, dir, name, listed, idx, st.as_ref(), local);
             continue;

@@ -174,7 +174,8 @@ impl Ahead {
 
 /// What `statx` would say of entry `e` (named `name`) of a directory
 /// listed from the tree, from its inode item; `None` where the tree cannot
-/// stand in (another subvolume, a mount point, an inode item missing,
+/// stand in (another subvolume, a mount point: one of `mounts`, the names
+/// of those in the directory; an inode item missing,
 /// broken or of another type). A regular file's extent items go to
 /// `local.pre` for the walk to take.
 pub(super) fn known(
@@ -183,10 +184,11 @@ pub(super) fn known(
     template: &Statx,
     e: &DirEntry,
     name: &CStr,
+    mounts: &[Vec<u8>],
     local: &mut Local,
 ) -> Option<Statx> {
     let h = dir.h;
-    if e.subvol || is_mount(ctx, dir, name) {
+    if e.subvol || mounts.iter().any(|m| m == name.to_bytes()) {
         return None;
     }
     // A subdirectory's entries are its own task's to take; a file with more
@@ -234,12 +236,21 @@ pub(super) fn listed(e: &DirEntry) -> Listed {
     }
 }
 
-/// Whether the directory's entry `name` is a mount point inside a root.
-fn is_mount(ctx: &Ctx<'_>, dir: &InDir<'_>, name: &CStr) -> bool {
-    !ctx.mounts.is_empty() && {
-        let p = dir.h.path(Some(name.to_bytes()));
-        ctx.mounts.contains(&p)
+/// The names of the mount points directly in directory `dir`, once per
+/// task: none, and no path built, when no mount lies inside the roots.
+pub(super) fn mounts_in(ctx: &Ctx<'_>, dir: &InDir<'_>) -> Vec<Vec<u8>> {
+    if ctx.mounts.is_empty() {
+        return Vec::new();
     }
+    // An entry's path is its directory's joined with its name (`join`).
+    let mut base = dir.h.path(None);
+    join(&mut base, b"");
+    ctx.mounts
+        .iter()
+        .filter_map(|m| m.strip_prefix(base.as_slice()))
+        .filter(|name| !name.is_empty() && !name.contains(&b'/'))
+        .map(<[u8]>::to_vec)
+        .collect()
 }
 
 /// Whether the type the directory lists (`BTRFS_FT_*`) is the inode's.

@@ -165,15 +165,20 @@ fn a_mount_point_inside_the_scan_is_seen_as_du_sees_it() {
     }
     let _mounted = Tmpfs(m.clone());
     write_file(&m.join("on tmpfs"), 50_000);
-    for flags in [&[][..], &["-x"][..]] {
-        let (root, tree) = sdu_root(&d, flags);
+    // The root as given, and with a trailing slash (paths are compared as
+    // printed).
+    let slashed = std::path::PathBuf::from(format!("{}/", d.display()));
+    for (r, flags) in [(&d, &[][..]), (&d, &["-x"][..]), (&slashed, &[][..])] {
+        let (root, tree) = sdu_root(r, flags);
         assert_eq!(
             root.total,
-            du_s(&d, flags),
-            "sdu {flags:?} is not du {flags:?}"
+            du_s(r, flags),
+            "sdu {flags:?} {} is not du {flags:?}",
+            r.display()
         );
         assert!(tree > 0, "the tree was not read");
     }
+
     let (root, _) = sdu_root(&d, &[]);
     assert!(
         root.total < 300_000,
