@@ -15,6 +15,11 @@ fn btrfs(args: &[&str], path: &Path) {
     run(Command::new("btrfs").args(args).arg(path)).assert_ok();
 }
 
+/// A new subvolume at `path`.
+pub(crate) fn subvolume(path: &Path) {
+    btrfs(&["subvolume", "create"], path);
+}
+
 /// A read-only snapshot of subvolume `src` as `dst`.
 pub(crate) fn ro_snapshot(src: &Path, dst: &Path) {
     run(Command::new("btrfs")

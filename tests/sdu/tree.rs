@@ -60,10 +60,7 @@ fn tree_walk_counts_what_du_counts_before_any_sync() {
     // snapshot's copy has one ref, its own, in a leaf as old as the
     // snapshot, which the refs cannot decide; it is opened for FIEMAP from
     // `s2/dir`, a directory the tree listed without opening it.
-    run(Command::new("btrfs")
-        .args(["subvolume", "create"])
-        .arg(d.join("v2")))
-    .assert_ok();
+    crate::btrfs::subvolume(&d.join("v2"));
     fs::create_dir(d.join("v2/dir")).unwrap();
     for i in 0..3 {
         write_file(&d.join(format!("v2/dir/f{i}")), 40_000 + i * 4096);
@@ -84,10 +81,7 @@ fn tree_walk_counts_what_du_counts_before_any_sync() {
     let wide = fs.path().join("wide");
     fs::create_dir(&wide).unwrap();
     wide_dir(&wide, 9_000);
-    run(Command::new("btrfs")
-        .args(["subvolume", "create"])
-        .arg(d.join("sub")))
-    .assert_ok();
+    crate::btrfs::subvolume(&d.join("sub"));
     write_file(&d.join("sub/inner"), 200_000);
     fs::create_dir(d.join("sub/deeper")).unwrap();
     write_file(&d.join("sub/deeper/f"), 70_000);
@@ -96,10 +90,7 @@ fn tree_walk_counts_what_du_counts_before_any_sync() {
     // (found with a statx from that directory, opened then), and a snapshot
     // of `sub` outside the scan.
     fs::create_dir(d.join("a/nested")).unwrap();
-    run(Command::new("btrfs")
-        .args(["subvolume", "create"])
-        .arg(d.join("a/nested/vol")))
-    .assert_ok();
+    crate::btrfs::subvolume(&d.join("a/nested/vol"));
     write_file(&d.join("a/nested/vol/f"), 30_000);
     crate::btrfs::ro_snapshot(&d.join("sub"), &fs.path().join("snap"));
 
@@ -201,7 +192,7 @@ fn the_tree_walk_is_the_same_under_a_tight_fd_limit() {
     deep_tree(&d.join("deep"), 200);
     for i in 0..20 {
         let v = d.join(format!("v{i}"));
-        run(Command::new("btrfs").args(["subvolume", "create"]).arg(&v)).assert_ok();
+        crate::btrfs::subvolume(&v);
         fs::create_dir_all(v.join("a/b")).unwrap();
         write_file(&v.join("a/b/f"), 10_000 + i * 4096);
         fs::write(v.join("a/small"), vec![b'y'; 500 + i]).unwrap();
