@@ -178,9 +178,10 @@ fn a_mount_point_inside_the_scan_is_seen_as_du_sees_it() {
 }
 
 /// A deep tree and 20 subvolumes (more than the walk keeps an fd of), each
-/// with directories the tree lists without opening: under `ulimit -n 32`
-/// (no subvolume fd kept, a small fd cache) and with the default limit, on
-/// one thread and on four, the same document.
+/// with directories the tree lists without opening, two snapshotted with
+/// files the refs cannot decide: under `ulimit -n 32` (no subvolume fd
+/// kept, a small fd cache) and 4096, on one thread and on four, the
+/// document of the statx walk (`--fiemap`).
 #[test]
 fn the_tree_walk_is_the_same_under_a_tight_fd_limit() {
     let Some(fs) = btrfs_as_root() else {
@@ -197,7 +198,15 @@ fn the_tree_walk_is_the_same_under_a_tight_fd_limit() {
         write_file(&v.join("a/b/f"), 10_000 + i * 4096);
         fs::write(v.join("a/small"), vec![b'y'; 500 + i]).unwrap();
     }
-    let want = sdu_ok(&args!["--json", "-a", &d]);
+    // Snapshots whose origins then rewrite a file: their copies are
+    // undecided by the refs, opened for FIEMAP from a directory the tree
+    // listed without opening it (or, without subvolume fds, opened).
+    for i in 0..2 {
+        crate::btrfs::ro_snapshot(&d.join(format!("v{i}")), &d.join(format!("s{i}")));
+        write_file(&d.join(format!("v{i}/a/b/f")), 20_000);
+    }
+    // The statx walk with FIEMAP, which the tree walk must match.
+    let want = sdu_ok(&args!["--fiemap", "--json", "-a", &d]);
     for (limit, j) in [(32, "-j1"), (32, "-j4"), (4096, "-j1"), (4096, "-j4")] {
         let out = sdu_with_fd_limit(limit, &args!["--json", "-a", j, "--stats", &d]);
         assert_eq!(out.code, Some(0), "{out:?}");
