@@ -19,7 +19,7 @@ use std::io;
 use std::os::fd::BorrowedFd;
 
 use super::btrfs_search::{
-    EXTENT_TREE_OBJECTID, ExtentRefs, FileExtent, InodeItems, key_type, search_wide, u64_at,
+    EXTENT_TREE_OBJECTID, ExtentRefs, FileExtent, InodeItems, key_type, search_wide,
 };
 
 /// The widest gap between two inode numbers searched as one range: the
@@ -56,7 +56,7 @@ pub fn runs(inos: &[u64], avoid: &[u64]) -> Vec<(u64, u64)> {
 
 /// The items of the inodes `inos` (sorted, without duplicates) in the
 /// subvolume of `dirfd`, searched by [`runs`]: for each inode whose inode
-/// item was found, its generation and its extent items in file order
+/// item was found, its extent items in file order
 /// (`calls` 0: the calls made are returned once, with the list). An inode
 /// with an item that does not parse is left out (its own search reports
 /// it).
@@ -86,7 +86,6 @@ pub fn inodes_items(
                             it.objectid,
                             InodeItems {
                                 found: true,
-                                generation: u64_at(it.data, 0),
                                 ..InodeItems::default()
                             },
                         ));

@@ -371,8 +371,6 @@ impl FileExtent {
 pub struct InodeItems {
     /// Its `INODE_ITEM` was found.
     pub found: bool,
-    /// `btrfs_inode_item.generation`: the transaction that created it.
-    pub generation: u64,
     /// Its `EXTENT_DATA` items, in file order.
     pub extents: Vec<FileExtent>,
     /// The ioctl calls made.
@@ -422,10 +420,7 @@ pub fn inode_items(
         nr,
         |it| {
             match it.kind {
-                key_type::INODE_ITEM => {
-                    got.found = true;
-                    got.generation = u64_at(it.data, 0);
-                }
+                key_type::INODE_ITEM => got.found = true,
                 key_type::EXTENT_DATA => match FileExtent::parse(it.transid, it.offset, it.data) {
                     Some(e) => {
                         let bytes = match e.kind {
@@ -456,9 +451,8 @@ pub fn inode_items(
             (ino, key_type::INODE_ITEM, 0),
             (ino, key_type::INODE_ITEM, u64::MAX),
             1,
-            |it| {
+            |_| {
                 got.found = true;
-                got.generation = u64_at(it.data, 0);
                 false
             },
         )?;

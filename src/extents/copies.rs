@@ -89,9 +89,6 @@ pub struct Mapped {
     pub subvol: SubvolIds,
     /// Its extents (as FIEMAP gave them, every one).
     pub extents: Box<[Extent]>,
-    /// Its inode generation (`FS_IOC_GETVERSION`), read when some of its
-    /// data is inline (see [`super::inline`]).
-    pub generation: Option<u32>,
 }
 
 /// The copies mapped so far, by key.
@@ -180,7 +177,6 @@ mod tests {
             Mapped {
                 subvol: (B, A),
                 extents: Box::new([]),
-                generation: None,
             },
         );
         assert!(c.find(&key, (C, A)).is_some());

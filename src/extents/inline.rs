@@ -10,13 +10,14 @@
 //! The same inode, unchanged, seen in two or more subvolumes of one
 //! filesystem is one shared unit here, credited by the same rules as every
 //! other unit. "The same inode, unchanged" is what an unprivileged caller
-//! can read: the inode number, its generation (`FS_IOC_GETVERSION`), its
-//! birth and change times to the nanosecond and its size (a symlink, whose
-//! target is always inline, cannot be opened: its generation is not read,
-//! and it never matches a file); and the subvolumes must be of
+//! can read with `statx`: the inode number, its birth and change times to
+//! the nanosecond and its size, as for the copies of [`super::copies`] (a
+//! new inode with a reused number has another birth time; any change to
+//! the inode sets its change time); a symlink, whose target is always
+//! inline, never matches a file; and the subvolumes must be of
 //! one snapshot family (one is a snapshot of the other, or both of a third,
 //! as their UUIDs say: `BTRFS_IOC_GET_SUBVOL_INFO`), because two fresh
-//! subvolumes can hold files with equal inode numbers, generations and
+//! subvolumes can hold files with equal inode numbers and
 //! times (created in one transaction) that share nothing. Each such unit is
 //! indexed as a pseudo-extent in an extent space of its own per filesystem,
 //! so the sweep and the roll-up treat it like any shared extent.
@@ -51,16 +52,13 @@ pub struct InlineRec {
     pub dev: u64,
     /// `st_ino`.
     pub ino: u64,
-    /// `FS_IOC_GETVERSION`.
-    pub generation: u32,
     /// `st_ctime`, seconds and nanoseconds.
     pub ctime: (i64, u32),
     /// `stx_btime`, seconds and nanoseconds.
     pub btime: (i64, u32),
     /// `st_size`.
     pub size: u64,
-    /// A symlink: its target is inline data too, but it cannot be opened,
-    /// so its generation is unknown (0) and its birth time stands in.
+    /// A symlink: its target is inline data too; it never matches a file.
     pub symlink: bool,
     /// Its allocated bytes (`st_blocks × 512`), what it counted as.
     pub bytes: u64,
@@ -73,15 +71,13 @@ pub struct InlineRec {
 }
 
 impl InlineRec {
-    /// The record of the inode stat-ed as `st` (a file, or a symlink:
-    /// `generation` 0), credited to `node` of root namespace `ns`, with
-    /// `bytes` counted as its own (`file`: its file id, if some of its
-    /// extents were indexed) on filesystem `fs`.
-    #[allow(clippy::too_many_arguments)]
+    /// The record of the inode stat-ed as `st` (a file, or a symlink),
+    /// credited to `node` of root namespace `ns`, with `bytes` counted as
+    /// its own (`file`: its file id, if some of its extents were indexed)
+    /// on filesystem `fs`.
     pub fn of(
         st: &Statx,
         (node, ns): (u32, u32),
-        generation: u32,
         bytes: u64,
         linked: bool,
         file: Option<u32>,
@@ -92,7 +88,6 @@ impl InlineRec {
             ns,
             dev: rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor),
             ino: st.stx_ino,
-            generation,
             ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
             btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
             size: st.stx_size,
@@ -106,19 +101,9 @@ impl InlineRec {
 }
 
 /// One inode, unchanged, across a snapshot family: (filesystem, root
-/// namespace, family, inode number, symlink, generation, birth and change
-/// times, size).
-type InodeKey = (
-    u32,
-    u32,
-    [u8; 16],
-    u64,
-    bool,
-    u32,
-    (i64, u32),
-    (i64, u32),
-    u64,
-);
+/// namespace, family, inode number, symlink, birth and change times,
+/// size).
+type InodeKey = (u32, u32, [u8; 16], u64, bool, (i64, u32), (i64, u32), u64);
 
 /// Union-find over subvolume UUIDs: the snapshot family of each.
 #[derive(Default)]
@@ -196,7 +181,6 @@ pub fn share(
                 fam.find(uuid),
                 r.ino,
                 r.symlink,
-                r.generation,
                 r.btime,
                 r.ctime,
                 r.size,
@@ -286,7 +270,6 @@ mod tests {
             ns: 0,
             dev,
             ino: 257,
-            generation: 9,
             ctime: (1000, 5),
             btime: (900, 7),
             size: 900,
@@ -317,7 +300,7 @@ mod tests {
             .into()
     }
 
-    /// Equal inode number, generation, change time and size in two
+    /// Equal inode number, birth and change times and size in two
     /// subvolumes that are not of one snapshot family: not shared. The same
     /// in a subvolume and its snapshot: one shared unit.
     #[test]
@@ -339,7 +322,9 @@ mod tests {
     }
 
     /// A change since the snapshot (another change time) breaks the
-    /// sharing; two copies in one subvolume (hard links) are not sharing.
+    /// sharing, and so does another birth time (the inode number reused by
+    /// a new inode); two copies in one subvolume (hard links) are not
+    /// sharing.
     #[test]
     fn a_changed_inode_or_one_subvolume_is_not_shared() {
         let (a, b) = ([0xa; 16], [0xb; 16]);
@@ -351,6 +336,19 @@ mod tests {
         assert_eq!(
             share(
                 &[rec(1, 10), changed],
+                &reg,
+                &ext,
+                &mut nodes(),
+                &mut [],
+                &mut files
+            ),
+            0
+        );
+        let mut reborn = rec(2, 11);
+        reborn.btime.0 += 1;
+        assert_eq!(
+            share(
+                &[rec(1, 10), reborn],
                 &reg,
                 &ext,
                 &mut nodes(),

@@ -102,9 +102,6 @@ pub struct FileExtents {
     /// counted: their logical length when FIEMAP read them, which is more
     /// than they take on disk.
     pub encoded: u64,
-    /// The inode's generation, when the source read it (the tree search
-    /// does, from the inode item).
-    pub generation: Option<u32>,
     /// The tree search counts compressed extents at their size on disk:
     /// of those not shared, their logical bytes (in `st_blocks`) and their
     /// bytes on disk (each extent once). (0, 0) from FIEMAP.
@@ -384,7 +381,6 @@ impl Extents {
         }
         let mut got = FileExtents {
             calls,
-            generation: Some(items.generation as u32),
             ..FileExtents::default()
         };
         self.index_items(&items, &verdicts, space, &mut got);
@@ -451,7 +447,6 @@ impl Extents {
     ) -> FileExtents {
         let mut got = FileExtents {
             calls: pending.calls,
-            generation: Some(pending.items.generation as u32),
             ..FileExtents::default()
         };
         let mut mapped: Vec<(u64, u64, bool)> = Vec::new();

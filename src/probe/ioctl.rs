@@ -375,28 +375,3 @@ pub fn btrfs_subvol_uuids(fd: BorrowedFd<'_>) -> io::Result<([u8; 16], [u8; 16])
     };
     Ok((args.uuid, args.parent_uuid))
 }
-
-/// The argument of `FS_IOC_GETVERSION`: declared `long`, but filesystems
-/// write an `int` (the inode's generation) into its first four bytes.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-struct Version {
-    generation: u32,
-    pad: u32,
-}
-
-const _: () = assert!(size_of::<Version>() == 8);
-
-/// `_IOR('v', 1, long)`.
-pub(crate) const FS_IOC_GETVERSION: Opcode = opcode::read::<Version>(b'v', 1);
-
-/// `ioctl(fd, FS_IOC_GETVERSION)`—the inode generation of the open file
-/// (Btrfs: the transaction that created the inode). Unprivileged.
-pub fn file_generation(fd: BorrowedFd<'_>) -> io::Result<u32> {
-    let mut v = Version::default();
-    // SAFETY: FS_IOC_GETVERSION writes at most the 8 bytes of its `long`
-    // argument (filesystems write an `int`); `v` is 8 bytes (pinned above),
-    // initialised and exclusively borrowed.
-    unsafe { ioctl(fd, Updater::<{ FS_IOC_GETVERSION }, Version>::new(&mut v))? };
-    Ok(v.generation)
-}

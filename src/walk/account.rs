@@ -112,7 +112,7 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
             // Its target is inline data, which a snapshot shares: decided
             // after the walk, as for inline files.
             let bytes = st.stx_blocks.saturating_mul(512);
-            let rec = InlineRec::of(st, (f.node, f.ns), 0, bytes, once, None, fs.info.index);
+            let rec = InlineRec::of(st, (f.node, f.ns), bytes, once, None, fs.info.index);
             local.inline.push(rec);
         }
     }
@@ -283,16 +283,11 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         local,
     );
     local.ag.put(table);
-    let kept = kept.filter(|k| copy_of.is_some_and(|ids| copies::worth_keeping(&k.0, ids)));
-    if let (Some((space, subvol)), Some((extents, generation))) = (copy, kept) {
-        ctx.extents.copies().remember(
-            copy_key(space, st),
-            copies::Mapped {
-                subvol,
-                extents,
-                generation,
-            },
-        );
+    let kept = kept.filter(|k| copy_of.is_some_and(|ids| copies::worth_keeping(k, ids)));
+    if let (Some((space, subvol)), Some(extents)) = (copy, kept) {
+        ctx.extents
+            .copies()
+            .remember(copy_key(space, st), copies::Mapped { subvol, extents });
     }
     mapped
 }
@@ -441,10 +436,10 @@ fn reuse(
         local.counters.compressed_files += 1;
         local.counters.compressed_bytes += got.encoded;
     }
-    if let (true, Some(generation), Some(fs)) = (got.inline, m.generation, f.fs) {
+    if let (true, Some(fs)) = (got.inline, f.fs) {
         let bytes = view.total.saturating_sub(got.shared_bytes);
         let at = (f.node, f.ns);
-        let rec = InlineRec::of(st, at, generation, bytes, once, got.file, fs.info.index);
+        let rec = InlineRec::of(st, at, bytes, once, got.file, fs.info.index);
         local.inline.push(rec);
     }
     Mapped::Extents {
@@ -491,18 +486,10 @@ fn map_by_search(
     local.counters.search_calls += u64::from(got.calls);
     let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
     if got.inline {
-        let generation = got.generation.unwrap_or_default();
         let bytes = view.total.saturating_sub(got.shared_bytes);
         let linked = ctx.counts_once(st.stx_nlink);
-        let rec = InlineRec::of(
-            st,
-            (f.node, f.ns),
-            generation,
-            bytes,
-            linked,
-            got.file,
-            fs.info.index,
-        );
+        let at = (f.node, f.ns);
+        let rec = InlineRec::of(st, at, bytes, linked, got.file, fs.info.index);
         local.inline.push(rec);
     }
     if got.compressed_disk > 0 {

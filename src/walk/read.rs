@@ -17,7 +17,7 @@ use crate::extents::fiemap::{self, Extent};
 use crate::extents::inline::InlineRec;
 use crate::extents::{Pending, Source};
 use crate::figures::{Kind, Stats};
-use crate::probe::{Skip, ioctl, magic};
+use crate::probe::{Skip, magic};
 use crate::records::{FileRec, Link};
 
 /// Records what mapping gave (`None`: not asked, `--du total`) and returns
@@ -129,9 +129,9 @@ pub(super) enum Mapped {
 
 /// Reads the extents of an open file; `pending`: the items the tree
 /// search read but could not decide, given FIEMAP's shared flags. With
-/// `keep` (`Some(inline too)`), also returns the extents FIEMAP gave and
-/// the inode generation (read for inline data), for the file's other
-/// copies ([`copies`]), if the map went through without an error.
+/// `keep` (`Some(inline too)`), also returns the extents FIEMAP gave, for
+/// the file's other copies ([`copies`]), if the map went through without
+/// an error.
 /// `table`: its filesystem's allocation groups (XFS), to predict the next
 /// file's group from this one's.
 #[allow(clippy::too_many_arguments)]
@@ -200,21 +200,15 @@ pub(super) fn read_open(
         });
         local.unverified(view.total.saturating_sub(got.shared_bytes));
     }
-    let mut generation = None;
     if got.inline && fs.info.magic == magic::BTRFS {
-        // Inline data a snapshot may share: decided after the walk.
-        generation = ioctl::file_generation(fd.as_fd()).ok();
-        if generation.is_none() {
-            // Without it the inline unit cannot be keyed: not a copy.
-            kept = None;
-        }
-        // The birth time is the walk's: only for the inode it stat-ed.
+        // Inline data a snapshot may share: decided after the walk. The
+        // birth time is the walk's: only for the inode it stat-ed.
         let same =
             (now.ino, now.ctime) == (st.stx_ino, (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec));
-        if let (Some(generation), true) = (generation, same) {
+        if same {
             let bytes = view.total.saturating_sub(got.shared_bytes);
             let at = (who.node, who.ns);
-            let rec = InlineRec::of(st, at, generation, bytes, once, got.file, fs.info.index);
+            let rec = InlineRec::of(st, at, bytes, once, got.file, fs.info.index);
             local.inline.push(rec);
         }
     }
@@ -225,9 +219,8 @@ pub(super) fn read_open(
         id: got.file.map(|id| (id, now.ino)),
         on_disk: got.on_disk,
     };
-    (mapped, kept.map(|k| (k.into_boxed_slice(), generation)))
+    (mapped, kept.map(Vec::into_boxed_slice))
 }
 
-/// What a file's FIEMAP gave, kept for its other copies: its extents and
-/// its inode generation, if read.
-pub(super) type Kept = (Box<[Extent]>, Option<u32>);
+/// What a file's FIEMAP gave, kept for its other copies: its extents.
+pub(super) type Kept = Box<[Extent]>;

@@ -202,7 +202,6 @@ pub(super) fn known(
     let st = statx_of(template, e.child, &child, sector);
     local.pre.clear();
     if e.file_type == file_type::REG_FILE {
-        let generation = child.item.generation;
         // Taken out: its extents move to the walk, uncopied.
         let extents = match Arc::try_unwrap(child) {
             Ok(t) => t.extents,
@@ -212,7 +211,6 @@ pub(super) fn known(
             e.child,
             InodeItems {
                 found: true,
-                generation,
                 extents,
                 calls: 0,
             },
