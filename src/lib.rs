@@ -222,8 +222,11 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
                 .is_some_and(|s| s.candidates.iter().any(|c| !c.2.is_empty())),
         ..cfg.walk.clone()
     };
+    // The report lists nothing deeper than its --max-depth: children
+    // below it need no order.
     let rules = tree::Rules {
         keep_sets: cfg.rules.keep_sets || cfg.to_free.is_some(),
+        sorted_depth: cfg.report.max_depth,
         ..cfg.rules
     };
     let Scan {

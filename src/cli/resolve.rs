@@ -328,6 +328,7 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
             du: du_mode,
             separate_dirs: cli.separate_dirs,
             keep_sets: false,
+            sorted_depth: None,
         },
         stats: cli.stats,
         to_free,

@@ -167,6 +167,7 @@ impl Extents {
 
     /// Reads the extents of the file open at `fd` from `source`, indexing
     /// its shared ones in extent space `space`.
+    #[inline]
     pub fn read(&self, source: Source, fd: BorrowedFd<'_>, space: u32) -> FileExtents {
         match source {
             // The tree search reads by directory and inode
@@ -175,6 +176,7 @@ impl Extents {
         }
     }
 
+    #[inline]
     fn read_fiemap(&self, fd: BorrowedFd<'_>, space: u32) -> FileExtents {
         self.read_fiemap_keeping(fd, space, None)
     }
@@ -185,6 +187,7 @@ impl Extents {
     /// can have none: an extent with an address is not shared, or (unless
     /// `keep.1`) some data is inline; then `keep.0` is left empty, and
     /// nothing is allocated for a file that is no copy.
+    #[inline(always)]
     pub fn read_fiemap_keeping(
         &self,
         fd: BorrowedFd<'_>,

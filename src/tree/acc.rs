@@ -106,13 +106,14 @@ pub(super) fn parent_or_top(nodes: &Nodes, i: usize) -> u32 {
 }
 
 /// Builds the child lists, indexed by rank (`m` ranks): siblings sorted by
-/// name (`du_order`: in du's order, getdents), the roots in the order
-/// given.
+/// name (`du_order`: in du's order, getdents) under the nodes less than
+/// `sorted_depth` deep (all when `None`), the roots in the order given.
 pub(super) fn children(
     nodes: &Nodes,
     ranks: &Ranks,
     m: usize,
     du_order: bool,
+    sorted_depth: Option<u32>,
 ) -> (Vec<u32>, Vec<u32>) {
     let n = nodes.len();
     let rank = |i: usize| ranks.get(i).expect("every parent has a rank") as usize;
@@ -135,7 +136,9 @@ pub(super) fn children(
     // The roots (children of TOP, rank 0) stay in the order given.
     for r in 1..m {
         let (a, b) = (start[r] as usize, start[r + 1] as usize);
-        if b - a > 1 {
+        // Siblings share a depth, one more than their parent's.
+        let listed = || sorted_depth.is_none_or(|d| nodes.depth(ids[a] as usize) <= d);
+        if b - a > 1 && listed() {
             if du_order {
                 ids[a..b].sort_unstable_by_key(|&x| nodes.order(x as usize));
             } else {

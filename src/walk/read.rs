@@ -135,6 +135,7 @@ pub(super) enum Mapped {
 /// `table`: its filesystem's allocation groups (XFS), to predict the next
 /// file's group from this one's.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub(super) fn read_open(
     ctx: &Ctx<'_>,
     fd: OwnedFd,
@@ -209,7 +210,7 @@ pub(super) fn read_open(
             let bytes = view.total.saturating_sub(got.shared_bytes);
             let at = (who.node, who.ns);
             let rec = InlineRec::of(st, at, bytes, once, got.file, fs.info.index);
-            local.inline.push(rec);
+            ctx.push_inline(rec);
         }
     }
     fiemap::close(fd);
