@@ -19,6 +19,10 @@
 //! subvolume. Two fresh subvolumes can hold files with equal inode
 //! numbers and times (created in one transaction) that share nothing. A
 //! copy that relates to no copy seen before is mapped with its own FIEMAP.
+//! So is a file of a snapshot that last changed less than a second before
+//! the snapshot was made ([`settled`]): inode times move in clock ticks,
+//! and a write to its origin within the tick of the file's last change
+//! leaves the change time as it was, so that the two would look alike.
 //!
 //! What it cannot see: a deduplication (`FIDEDUPERANGE`) that ran on one
 //! copy after the snapshot was taken changes that copy's extents without
@@ -32,6 +36,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use dashmap::DashMap;
 
 use super::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE};
+use crate::probe::Subvol;
 
 /// What identifies one inode, unchanged, within one extent space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -53,6 +58,24 @@ pub struct CopyKey {
 /// A subvolume's UUID and the UUID of the subvolume it is a snapshot of
 /// (zero when none).
 pub type SubvolIds = ([u8; 16], [u8; 16]);
+
+/// How long before its snapshot a file must have last changed for its
+/// change time to tell its copies apart: inode times come from a clock
+/// that moves in ticks (up to 10 ms), and a write within the tick of the
+/// file's last change before the snapshot leaves the change time as it
+/// was. A second is many ticks.
+pub const SETTLE_SECS: i64 = 1;
+
+/// Whether a file of subvolume `sv` that last changed at `ctime` can be
+/// known unchanged by its change time: always in a subvolume that is no
+/// snapshot (its copies elsewhere are snapshots, judged there); in a
+/// snapshot, when it changed at least [`SETTLE_SECS`] before the snapshot was
+/// made. Otherwise its origin may have been written since, in the same
+/// tick, with nothing in `statx` to show it: it is mapped on its own.
+pub fn settled(sv: &Subvol, ctime: (i64, u32)) -> bool {
+    let (secs, nanos) = sv.created;
+    sv.ids.1 == [0; 16] || ctime < (secs.saturating_sub(SETTLE_SECS), nanos)
+}
 
 /// Whether files of subvolumes `a` and `b` may be copies of one inode:
 /// one subvolume, one a snapshot of the other, or two snapshots of one
@@ -138,6 +161,22 @@ mod tests {
     const B: [u8; 16] = [2; 16];
     const C: [u8; 16] = [3; 16];
     const Z: [u8; 16] = [0; 16];
+
+    #[test]
+    fn only_files_changed_a_second_before_their_snapshot_are_settled() {
+        let made = |ids, created| Subvol { ids, created };
+        let snap = made((B, A), (1000, 500));
+        assert!(settled(&snap, (998, 999_999_999)));
+        assert!(settled(&snap, (999, 499)));
+        assert!(
+            !settled(&snap, (999, 500)),
+            "a second before, to the nanosecond"
+        );
+        assert!(!settled(&snap, (1000, 0)));
+        assert!(!settled(&snap, (2000, 0)), "changed after the snapshot");
+        // In a subvolume that is no snapshot, any change time.
+        assert!(settled(&made((A, Z), (1000, 500)), (2000, 0)));
+    }
 
     #[test]
     fn snapshots_and_their_origin_are_related() {

@@ -31,9 +31,10 @@ use std::collections::HashMap;
 
 use rustix::fs::Statx;
 
+use super::copies;
 use super::source::Extents;
 use crate::figures::Kind;
-use crate::probe::Registry;
+use crate::probe::{Registry, Subvol};
 use crate::records::{FileRec, Link, Nodes};
 
 /// The namespace tag of the inline extent spaces: above every root
@@ -155,12 +156,15 @@ pub fn share(
     if devs.len() < 2 {
         return 0;
     }
-    let subvols: Vec<Option<([u8; 16], [u8; 16])>> =
-        devs.iter().map(|&d| registry.subvolume(d)).collect();
+    let subvols: Vec<Option<Subvol>> = devs.iter().map(|&d| registry.subvolume(d)).collect();
     let subvolume = |dev: u64| devs.binary_search(&dev).ok().and_then(|i| subvols[i]);
     let zero = [0u8; 16];
     let mut fam = Families::default();
-    for &(uuid, parent) in subvols.iter().flatten() {
+    for &Subvol {
+        ids: (uuid, parent),
+        ..
+    } in subvols.iter().flatten()
+    {
         fam.union(uuid, uuid);
         if parent != zero {
             fam.union(uuid, parent);
@@ -174,7 +178,11 @@ pub fn share(
         .iter()
         .enumerate()
         .filter_map(|(i, r)| {
-            let (uuid, _) = subvolume(r.dev)?;
+            // In a snapshot, a file changed less than a second before it
+            // was made may have been written since in its origin, in the
+            // same clock tick: its change time cannot tell.
+            let sv = subvolume(r.dev).filter(|sv| copies::settled(sv, r.ctime))?;
+            let uuid = sv.ids.0;
             let key = (
                 r.fs,
                 r.ns,
@@ -249,6 +257,11 @@ mod tests {
     use crate::records::{NO_NODE, NodeRec};
 
     fn registry(subvols: &[(u64, [u8; 16], [u8; 16])]) -> Registry {
+        registry_made(subvols, (2000, 0))
+    }
+
+    /// [`registry`] with every subvolume made at `created`.
+    fn registry_made(subvols: &[(u64, [u8; 16], [u8; 16])], created: (i64, u32)) -> Registry {
         let reg = Registry::default();
         for &(dev, uuid, parent) in subvols {
             reg.insert(
@@ -257,7 +270,10 @@ mod tests {
                     magic: Ok(magic::BTRFS),
                     reflink: None,
                     uuid: Some(Ok([1; 16])),
-                    subvol: Some(Ok((uuid, parent))),
+                    subvol: Some(Ok(Subvol {
+                        ids: (uuid, parent),
+                        created,
+                    })),
                 },
             );
         }
@@ -318,6 +334,27 @@ mod tests {
             assert_eq!((ns.own(1).exclusive, ns.own(2).exclusive), (excl, excl));
             assert_eq!(files.len(), 2 * want);
             assert_eq!(ext.ranges(), want);
+        }
+    }
+
+    /// A file of the snapshot that changed less than a second before the
+    /// snapshot was made is not shared: its origin may have been written in
+    /// the same clock tick since, with the same change time. A second
+    /// before, it is.
+    #[test]
+    fn a_file_changed_just_before_its_snapshot_is_not_shared() {
+        let (a, b) = ([0xa; 16], [0xb; 16]);
+        let subvols = [(10, a, [0; 16]), (11, b, a)];
+        for (created, want) in [((1000, 900_000_000), 0), ((1001, 5), 0), ((1001, 6), 1)] {
+            let reg = registry_made(&subvols, created);
+            let ext = Extents::new();
+            let mut files = Vec::new();
+            let recs = [rec(1, 10), rec(2, 11)];
+            let n = share(&recs, &reg, &ext, &mut nodes(), &mut [], &mut files);
+            assert_eq!(
+                n, want,
+                "snapshot made at {created:?}, file changed at (1000, 5)"
+            );
         }
     }
 

@@ -341,9 +341,9 @@ const _: () = assert!(size_of::<BtrfsSubvolInfo>() == 504);
 pub(crate) const BTRFS_IOC_GET_SUBVOL_INFO: Opcode = opcode::read::<BtrfsSubvolInfo>(0x94, 60);
 
 /// `ioctl(fd, BTRFS_IOC_GET_SUBVOL_INFO)`—the UUID of the Btrfs subvolume
-/// holding `fd` and the UUID of the subvolume it is a snapshot of (zero
-/// when it is none). Unprivileged.
-pub fn btrfs_subvol_uuids(fd: BorrowedFd<'_>) -> io::Result<([u8; 16], [u8; 16])> {
+/// holding `fd`, the UUID of the subvolume it is a snapshot of (zero when
+/// it is none) and its creation time. Unprivileged.
+pub fn btrfs_subvol(fd: BorrowedFd<'_>) -> io::Result<super::Subvol> {
     let mut args = BtrfsSubvolInfo {
         treeid: 0,
         name: [0; 256],
@@ -373,5 +373,11 @@ pub fn btrfs_subvol_uuids(fd: BorrowedFd<'_>) -> io::Result<([u8; 16], [u8; 16])
             Updater::<{ BTRFS_IOC_GET_SUBVOL_INFO }, BtrfsSubvolInfo>::new(&mut args),
         )?
     };
-    Ok((args.uuid, args.parent_uuid))
+    Ok(super::Subvol {
+        ids: (args.uuid, args.parent_uuid),
+        created: (
+            i64::try_from(args.otime.sec).unwrap_or(i64::MAX),
+            args.otime.nsec,
+        ),
+    })
 }

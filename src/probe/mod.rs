@@ -164,9 +164,20 @@ pub struct Probe {
     pub reflink: Option<io::Result<bool>>,
     /// The filesystem UUID, asked only where data can be shared.
     pub uuid: Option<io::Result<[u8; 16]>>,
-    /// Btrfs only: the subvolume's UUID and the UUID of the subvolume it is
-    /// a snapshot of.
-    pub subvol: Option<io::Result<([u8; 16], [u8; 16])>>,
+    /// Btrfs only: the subvolume's UUID, the UUID of the subvolume it is a
+    /// snapshot of, and when it was made.
+    pub subvol: Option<io::Result<Subvol>>,
+}
+
+/// A Btrfs subvolume, as the walk tells copies of one inode apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Subvol {
+    /// Its UUID and the UUID of the subvolume it is a snapshot of (zero
+    /// when it is none).
+    pub ids: ([u8; 16], [u8; 16]),
+    /// Its creation time (`otime`), seconds and nanoseconds: for a
+    /// snapshot, when its files were frozen.
+    pub created: (i64, u32),
 }
 
 impl Probe {
@@ -183,7 +194,7 @@ impl Probe {
             _ => false,
         };
         let uuid = may_share.then(|| ioctl::fs_uuid(fd));
-        let subvol = matches!(magic, Ok(magic::BTRFS)).then(|| ioctl::btrfs_subvol_uuids(fd));
+        let subvol = matches!(magic, Ok(magic::BTRFS)).then(|| ioctl::btrfs_subvol(fd));
         Probe {
             magic,
             reflink,
@@ -219,7 +230,7 @@ struct RegistryInner {
     /// The filesystem index of each extent space.
     space_fs: Vec<u32>,
     /// Btrfs subvolumes, by device: their UUID and their origin's.
-    subvols: HashMap<u64, ([u8; 16], [u8; 16])>,
+    subvols: HashMap<u64, Subvol>,
 }
 
 impl Registry {
@@ -364,9 +375,8 @@ impl Registry {
         key
     }
 
-    /// The Btrfs subvolume of device `dev`: its UUID and the UUID of the
-    /// subvolume it is a snapshot of (zero when none); `None` when unknown.
-    pub fn subvolume(&self, dev: u64) -> Option<([u8; 16], [u8; 16])> {
+    /// The Btrfs subvolume of device `dev`; `None` when unknown.
+    pub fn subvolume(&self, dev: u64) -> Option<Subvol> {
         self.lock().subvols.get(&dev).copied()
     }
 

@@ -179,15 +179,17 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     };
     // Btrfs: a copy of this inode, unchanged, mapped before in a related
     // snapshot gives its extents without an open or a FIEMAP.
+    let ctime = (f.st.stx_ctime.tv_sec, f.st.stx_ctime.tv_nsec);
     let copy = match (f.fs, pending.is_none() && !f.follow) {
         (
             Some(&DirFs {
-                copies: Some(ids),
+                copies: Some(sv),
                 space,
                 ..
             }),
             true,
-        ) => {
+        ) if copies::settled(&sv, ctime) => {
+            let ids = sv.ids;
             // While no copy is remembered (no snapshot mapped yet, or none
             // at all), no key is made: the lookup would find nothing.
             if !ctx.extents.copies().is_empty() {

@@ -357,7 +357,7 @@ impl Ctx<'_> {
             && Source::for_fs(&info, self.extents.search_allowed()) == Source::Fiemap)
             .then(|| self.registry.subvolume(dev))
             .flatten()
-            .filter(|ids| ids.0 != [0; 16]);
+            .filter(|sv| sv.ids.0 != [0; 16]);
         DirFs {
             info,
             space: self.registry.space(info.index, ns),

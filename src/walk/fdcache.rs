@@ -17,8 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use rustix::fs::{AtFlags, CWD, OFlags, StatxFlags};
 
 use super::open::{DirError, open_dir};
-use crate::extents::copies::SubvolIds;
-use crate::probe::FsInfo;
+use crate::probe::{FsInfo, Subvol};
 
 /// A directory's filesystem and the extent space its files' extents are
 /// keyed in.
@@ -30,7 +29,7 @@ pub(super) struct DirFs {
     /// unchanged across snapshots is mapped once
     /// ([`crate::extents::copies`]); `None` elsewhere, or with
     /// `--map-each-copy`.
-    pub copies: Option<SubvolIds>,
+    pub copies: Option<Subvol>,
 }
 
 /// A directory being walked: what its children need to open themselves and

@@ -57,7 +57,7 @@ impl InDir<'_> {
             && Source::for_fs(&fs.info, ctx.extents.search_allowed()) != Source::BtrfsSearch
             // In a Btrfs snapshot most files are copies mapped once, which
             // need no open ([`crate::extents::copies`]).
-            && fs.copies.is_none_or(|ids| ids.1 == [0; 16]);
+            && fs.copies.is_none_or(|sv| sv.ids.1 == [0; 16]);
         let search = !ctx.opts.follow_links
             && !ctx.opts.skip_extents
             && fs.info.can_share
