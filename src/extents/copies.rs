@@ -19,7 +19,7 @@
 //! subvolume. Two fresh subvolumes can hold files with equal inode
 //! numbers and times (created in one transaction) that share nothing. A
 //! copy that relates to no copy seen before is mapped with its own FIEMAP.
-//! So is a file of a snapshot that last changed less than a second before
+//! So is a file of a snapshot that last changed less than 100 ms before
 //! the snapshot was made ([`settled`]): inode times move in clock ticks,
 //! and a write to its origin within the tick of the file's last change
 //! leaves the change time as it was, so that the two would look alike.
@@ -59,22 +59,23 @@ pub struct CopyKey {
 /// (zero when none).
 pub type SubvolIds = ([u8; 16], [u8; 16]);
 
-/// How long before its snapshot a file must have last changed for its
-/// change time to tell its copies apart: inode times come from a clock
-/// that moves in ticks (up to 10 ms), and a write within the tick of the
-/// file's last change before the snapshot leaves the change time as it
-/// was. A second is many ticks.
-pub const SETTLE_SECS: i64 = 1;
+/// How long before its snapshot a file must have last changed, in
+/// nanoseconds, for its change time to tell its copies apart: inode times
+/// come from a clock that moves in ticks (at most 10 ms, at `HZ=100`) and
+/// may lag the snapshot's creation time by one, and a write within the
+/// tick of the file's last change before the snapshot leaves the change
+/// time as it was. 100 ms is ten ticks.
+pub const SETTLE_NANOS: i64 = 100_000_000;
 
 /// Whether a file of subvolume `sv` that last changed at `ctime` can be
 /// known unchanged by its change time: always in a subvolume that is no
 /// snapshot (its copies elsewhere are snapshots, judged there); in a
-/// snapshot, when it changed at least [`SETTLE_SECS`] before the snapshot was
-/// made. Otherwise its origin may have been written since, in the same
+/// snapshot, when it changed at least [`SETTLE_NANOS`] before the snapshot
+/// was made. Otherwise its origin may have been written since, in the same
 /// tick, with nothing in `statx` to show it: it is mapped on its own.
 pub fn settled(sv: &Subvol, ctime: (i64, u32)) -> bool {
-    let (secs, nanos) = sv.created;
-    sv.ids.1 == [0; 16] || ctime < (secs.saturating_sub(SETTLE_SECS), nanos)
+    let ns = |(s, n): (i64, u32)| i128::from(s) * 1_000_000_000 + i128::from(n);
+    sv.ids.1 == [0; 16] || ns(ctime) < ns(sv.created) - i128::from(SETTLE_NANOS)
 }
 
 /// Whether files of subvolumes `a` and `b` may be copies of one inode:
@@ -163,14 +164,14 @@ mod tests {
     const Z: [u8; 16] = [0; 16];
 
     #[test]
-    fn only_files_changed_a_second_before_their_snapshot_are_settled() {
+    fn only_files_changed_100_ms_before_their_snapshot_are_settled() {
         let made = |ids, created| Subvol { ids, created };
-        let snap = made((B, A), (1000, 500));
+        let snap = made((B, A), (1000, 50_000_000));
         assert!(settled(&snap, (998, 999_999_999)));
-        assert!(settled(&snap, (999, 499)));
+        assert!(settled(&snap, (999, 949_999_999)));
         assert!(
-            !settled(&snap, (999, 500)),
-            "a second before, to the nanosecond"
+            !settled(&snap, (999, 950_000_000)),
+            "100 ms before, to the nanosecond"
         );
         assert!(!settled(&snap, (1000, 0)));
         assert!(!settled(&snap, (2000, 0)), "changed after the snapshot");

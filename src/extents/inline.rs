@@ -31,7 +31,6 @@ use std::collections::HashMap;
 
 use rustix::fs::Statx;
 
-use super::copies;
 use super::source::Extents;
 use crate::figures::Kind;
 use crate::probe::{Registry, Subvol};
@@ -178,11 +177,13 @@ pub fn share(
         .iter()
         .enumerate()
         .filter_map(|(i, r)| {
-            // In a snapshot, a file changed less than a second before it
-            // was made may have been written since in its origin, in the
-            // same clock tick: its change time cannot tell.
-            let sv = subvolume(r.dev).filter(|sv| copies::settled(sv, r.ctime))?;
-            let uuid = sv.ids.0;
+            // Unlike a copy's extents (`copies::settled`), a file changed
+            // just before its snapshot is keyed too: nothing
+            // else could show its inline data shared, and only a write in
+            // the same clock tick after the snapshot would be mistaken for
+            // none (the old inline data, a few KiB of metadata at most,
+            // then counted shared).
+            let uuid = subvolume(r.dev)?.ids.0;
             let key = (
                 r.fs,
                 r.ns,
@@ -337,15 +338,14 @@ mod tests {
         }
     }
 
-    /// A file of the snapshot that changed less than a second before the
-    /// snapshot was made is not shared: its origin may have been written in
-    /// the same clock tick since, with the same change time. A second
-    /// before, it is.
+    /// Inline data is keyed whenever its snapshot was made: a file changed
+    /// just before is shared as one changed long before (copies of extents
+    /// are not: see `copies::settled`).
     #[test]
-    fn a_file_changed_just_before_its_snapshot_is_not_shared() {
+    fn a_file_changed_just_before_its_snapshot_is_still_shared() {
         let (a, b) = ([0xa; 16], [0xb; 16]);
         let subvols = [(10, a, [0; 16]), (11, b, a)];
-        for (created, want) in [((1000, 900_000_000), 0), ((1001, 5), 0), ((1001, 6), 1)] {
+        for (created, want) in [((1000, 900_000_000), 1), ((1001, 5), 1), ((1001, 6), 1)] {
             let reg = registry_made(&subvols, created);
             let ext = Extents::new();
             let mut files = Vec::new();

@@ -47,13 +47,13 @@ fn freed_by_deleting(d: &Path, name: &str) -> (u64, u64) {
     (data0.saturating_sub(data1), meta0.saturating_sub(meta1))
 }
 
-/// A read-only snapshot of `vol` as `snap`, a little over a second after
-/// its files were written: sdu takes a snapshot's file as its origin's,
-/// unchanged, only if it changed at least a second before the snapshot was
-/// made (a write within the clock tick of the last change leaves the
-/// change time as it was).
+/// A read-only snapshot of `vol` as `snap`, a moment after its files were
+/// written: without root, sdu maps a snapshot's file once for all its
+/// copies only if it changed at least 100 ms before the snapshot was made
+/// (a write within the clock tick of the last change leaves the change
+/// time as it was).
 fn snapshot(mnt: &Path) {
-    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::thread::sleep(std::time::Duration::from_millis(200));
     crate::btrfs::ro_snapshot(&mnt.join("vol"), &mnt.join("snap"));
 }
 
