@@ -12,7 +12,10 @@ interrupt that finds the CPU in user mode).
 Usage: bench/usamples.py [--rounds N] [--runs N] NAME=CMD ...
 Each round runs every command N times (default 10) under one perf record;
 prints per command the user ms per run (median over rounds, and each
-round's), and the ratio of the median to the first command's. Needs perf
+round's), the ratio of the median to the first command's, and the median
+of the per-round ratios to the first command ("r/round": each round runs
+every command back to back, so a load that drifts between rounds cancels).
+With --runs 2 and many rounds the commands interleave finely. Needs perf
 and permission to use it (root, or perf_event_paranoid <= 1).
 """
 import os, statistics, subprocess, sys, tempfile
@@ -50,9 +53,14 @@ def main():
             for name, cmd in cmds:
                 res[name].append(samples(cmd, runs, data))
     base = statistics.median(res[cmds[0][0]])
-    print(f'{"command":40} {"user ms":>8} {"ratio":>6}  rounds')
+    first = res[cmds[0][0]]
+    print(f'{"command":40} {"user ms":>8} {"ratio":>6} {"r/round":>7}  rounds')
     for name, _ in cmds:
         m = statistics.median(res[name])
-        print(f'{name:40} {m:8.1f} {m / base:6.3f}  ' + ' '.join(f'{x:.1f}' for x in res[name]))
+        # The median of the ratios to the first command within each round:
+        # a neighbour's load that drifts between rounds cancels out.
+        per = statistics.median(x / f for x, f in zip(res[name], first))
+        print(f'{name:40} {m:8.1f} {m / base:6.3f} {per:7.3f}  '
+              + ' '.join(f'{x:.1f}' for x in res[name]))
 
 main()
