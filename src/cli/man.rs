@@ -220,9 +220,12 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
             "Without root on Btrfs, a file unchanged across snapshots (the same inode number, \
              birth and change times, size and blocks, in subvolumes that are snapshots of one \
              another) is mapped with FIEMAP once, and its other copies are credited with the \
-             extents it gave. A deduplication (FIDEDUPERANGE) run on one copy after the \
-             snapshot changes its extents without changing its change time, which sdu cannot \
-             see without root; --map-each-copy maps every copy.",
+             extents it gave. A file of a snapshot that changed less than 100 ms before the \
+             snapshot was made is mapped on its own: inode times move in clock ticks, and a \
+             write to its origin in the same tick would leave its change time as it was. A \
+             deduplication (FIDEDUPERANGE) run on one copy after the snapshot changes its \
+             extents without changing its change time, which sdu cannot see without root; \
+             --map-each-copy maps every copy.",
         ],
     ),
     (
