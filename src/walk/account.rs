@@ -259,7 +259,6 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     // The copy is remembered only if the inode opened is the one stat-ed.
     let st = f.st;
     let copy = copy.filter(|_| {
-        let ctime = (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec);
         (now.ino, now.size, now.blocks, now.ctime)
             == (st.stx_ino, st.stx_size, st.stx_blocks, ctime)
     });
