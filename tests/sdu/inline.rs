@@ -193,6 +193,75 @@ fn snapshot_outside_the_scan_is_not_seen() {
     assert!(e["shared"].as_u64().unwrap() >= 10 * 800, "{e}");
 }
 
+/// Without root, a snapshot's file counts as a copy mapped once only if it
+/// changed at least 100 ms before the snapshot was made: inode times move in
+/// clock ticks, and a write to its origin within the tick of its last change
+/// would leave the change time as it was. `old/` and `new/` are written and
+/// synced; 300 ms later `new/`'s files change (chmod: their change time,
+/// without data to write) and the snapshot is taken at once. Nothing differs
+/// between the copies, so copies mapped once could credit all twenty; only
+/// the settled ones (by the snapshot's `otime`, read here with
+/// `BTRFS_IOC_GET_SUBVOL_INFO`) are. The figures equal mapping every copy.
+#[test]
+fn files_changed_just_before_their_snapshot_are_mapped_on_their_own() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    crate::btrfs::assert_setpriv_drops_sys_admin();
+    let d = fs.path();
+    btrfs(&["subvolume", "create"], &d.join("vol"));
+    for sub in ["vol/old", "vol/new"] {
+        std::fs::create_dir(d.join(sub)).unwrap();
+    }
+    for i in 0..10 {
+        write_file(&d.join(format!("vol/old/o{i}")), 64 * 1024 + i * 4096);
+        write_file(&d.join(format!("vol/new/n{i}")), 64 * 1024 + i * 4096);
+    }
+    sync_fs(d);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for i in 0..10 {
+        let f = d.join(format!("vol/new/n{i}"));
+        std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o640)).unwrap();
+    }
+    crate::btrfs::ro_snapshot(&d.join("vol"), &d.join("snap"));
+    // Which of the snapshot's files are settled, by its creation time.
+    let dir = std::fs::File::open(d.join("snap")).unwrap();
+    let sv = sdu::probe::ioctl::btrfs_subvol(std::os::fd::AsFd::as_fd(&dir)).unwrap();
+    let settled = |rel: &str| {
+        let st = rustix::fs::statx(
+            rustix::fs::CWD,
+            d.join("snap").join(rel).as_path(),
+            rustix::fs::AtFlags::empty(),
+            rustix::fs::StatxFlags::CTIME,
+        )
+        .unwrap();
+        sdu::extents::copies::settled(&sv, (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec))
+    };
+    let old = (0..10).filter(|i| settled(&format!("old/o{i}"))).count();
+    let new = (0..10).filter(|i| settled(&format!("new/n{i}"))).count();
+    assert_eq!(old, 10, "old/ was written 300 ms before the snapshot");
+    assert!(
+        new < 10,
+        "the snapshot was made more than 100 ms after new/ changed: \
+         the test could not make an unsettled file"
+    );
+    let unprivileged = |args: &[&str]| {
+        let out = crate::btrfs::sdu_unprivileged(args, d);
+        assert_eq!(out.code, Some(0), "{out:?}");
+        out
+    };
+    // One thread: each settled inode's second copy is credited with the
+    // first's extents; an unsettled one's copies are mapped each.
+    let once = unprivileged(&["--json", "-a", "--stats", "-j1"]);
+    let reused = stat_value(
+        &once.stderr,
+        "files credited with a snapshot copy's extents",
+    );
+    assert_eq!(reused as usize, old + new, "{}", once.stderr);
+    let each = unprivileged(&["--json", "-a", "--map-each-copy", "-j1"]);
+    assert_eq!(once.stdout_str(), each.stdout_str());
+}
+
 /// Without root, a file unchanged across snapshots is mapped once and its
 /// other copies are credited with the extents it gave. A subvolume of
 /// regular and inline files, a snapshot, some files rewritten, another
