@@ -29,6 +29,9 @@ pub(super) struct FileAt<'a> {
     pub name: &'a CStr,
     /// What statx said of it.
     pub st: &'a Statx,
+    /// Its device and kind, as `st` gives them (worked out once per entry).
+    pub dev: u64,
+    pub kind: Kind,
     /// Its filesystem, when known from its directory (same `st_dev`).
     pub fs: Option<&'a DirFs>,
     /// The node it is credited to: its directory, or its own with `-a`.
@@ -87,9 +90,7 @@ pub(super) const MAX_LATER: usize = 32;
 /// Accounts for a non-directory inode: maps its extents if it may share,
 /// and records a link if it must be counted once per directory.
 pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local) -> Accounted {
-    let st = f.st;
-    let dev = dev_of(st);
-    let kind = Kind::from_mode(u32::from(st.stx_mode));
+    let (st, dev, kind) = (f.st, f.dev, f.kind);
     let once = ctx.counts_once(st.stx_nlink);
     let who = Who {
         node: f.node,
@@ -204,7 +205,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     };
     let flags = open::file_flags(f.follow);
     let opened = match pre {
-        Pre::Open(fd) => Ok(Some((fd, Now::of_statx(f.st)))),
+        Pre::Open(fd) => Ok(Some((fd, Now::of_statx(f.st, f.dev)))),
         Pre::Failed(e) => Err(e),
         Pre::No if f.lazy => match f.dir.map(|(h, _)| {
             h.fd(
@@ -222,7 +223,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         // Through a symlink, the name may now lead elsewhere: only the
         // inode that was stat-ed is mapped.
         Ok(Some(opened))
-            if f.follow && (opened.1.ino != f.st.stx_ino || opened.1.dev != dev_of(f.st)) =>
+            if f.follow && (opened.1.ino != f.st.stx_ino || opened.1.dev != f.dev) =>
         {
             return Mapped::Gone;
         }
@@ -242,7 +243,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         Some(fs) => fs,
         None => {
             probed = ctx.filesystem(now.dev, fd.as_fd(), f.ns, f.path);
-            let key = (f.ns, dev_of(f.st), f.st.stx_ino);
+            let key = (f.ns, f.dev, f.st.stx_ino);
             let claim = || !once || ctx.mapped.insert(key);
             if let Err(skip) = probe::may_share(&probed.info, Kind::File, f.st.stx_blocks, claim) {
                 return Mapped::Skipped(skip);
@@ -339,7 +340,7 @@ fn map_in_turn(
             let leaf = f
                 .entry
                 .is_none()
-                .then(|| (f.node, Kind::from_mode(u32::from(f.st.stx_mode))));
+                .then_some((f.node, f.kind));
             let l = Box::new(Later {
                 fd,
                 now,

@@ -114,7 +114,7 @@ pub(super) fn walk_dir<'s>(
             }
         }
         h.release(&ctx.cache);
-        return finish(ctx, &h, rec, local);
+        return finish(ctx, &h, rec, &mut local);
     }
     let follow = ctx.opts.follow_links || (h.parent.is_none() && follow_root);
     let flags = open::dir_flags(ctx.euid, Some(uid), follow);
@@ -134,12 +134,12 @@ pub(super) fn walk_dir<'s>(
         // Removed since its parent listed it: du skips it quietly.
         Err(DirError::Gone(_)) if h.parent.is_some() => {
             h.release(&ctx.cache);
-            return finish(ctx, &h, rec, local);
+            return finish(ctx, &h, rec, &mut local);
         }
         Err(e) => {
             report_dir_error(ctx, &h, e);
             h.release(&ctx.cache);
-            return finish(ctx, &h, rec, local);
+            return finish(ctx, &h, rec, &mut local);
         }
     };
     progress(ctx, &h);
@@ -159,7 +159,7 @@ pub(super) fn walk_dir<'s>(
     }
     drop(fd);
     h.release(&ctx.cache);
-    finish(ctx, &h, rec, local);
+    finish(ctx, &h, rec, &mut local);
 }
 
 /// Lists the directory with getdents64: the first entries are stat-ed
@@ -365,11 +365,12 @@ fn report_dir_error(ctx: &Ctx<'_>, h: &DirHandle, e: DirError) {
     });
 }
 
-/// Hands a directory task's records to its thread's shard.
-pub(super) fn finish(ctx: &Ctx<'_>, h: &DirHandle, mut rec: NodeRec, mut local: Local) {
-    account::end_turn(ctx, &mut local);
+/// Hands a directory task's records to its thread's shard (`local` by
+/// reference: it is hundreds of bytes, not moved per directory).
+pub(super) fn finish(ctx: &Ctx<'_>, h: &DirHandle, mut rec: NodeRec, local: &mut Local) {
+    account::end_turn(ctx, local);
     rec.own = local.acc;
-    ctx.flush_from(&mut local, None, Some((&rec, h.name.as_bytes())));
+    ctx.flush_from(local, None, Some((&rec, h.name.as_bytes())));
 }
 
 /// Stats a batch of names of a wide directory on whichever thread takes it;
@@ -556,6 +557,8 @@ pub(super) fn entry_as<'s>(
         dirfd: dir.fd,
         name,
         st,
+        dev,
+        kind,
         fs: (dev == h.dev).then_some(&dir.fs),
         node: leaf.unwrap_or(h.id),
         entry: leaf.is_none().then_some(idx),

@@ -160,10 +160,10 @@ impl Now {
         }
     }
 
-    /// From a `statx` made on the open fd itself.
-    pub(super) fn of_statx(st: &Statx) -> Now {
+    /// From a `statx` made on the open fd itself; `dev` is its device.
+    pub(super) fn of_statx(st: &Statx, dev: u64) -> Now {
         Now {
-            dev: rfs::makedev(st.stx_dev_major, st.stx_dev_minor),
+            dev,
             ino: st.stx_ino,
             size: st.stx_size,
             blocks: st.stx_blocks,
