@@ -222,9 +222,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     let (fd, now): OpenFile = match opened {
         // Through a symlink, the name may now lead elsewhere: only the
         // inode that was stat-ed is mapped.
-        Ok(Some(opened))
-            if f.follow && (opened.1.ino != f.st.stx_ino || opened.1.dev != f.dev) =>
-        {
+        Ok(Some(opened)) if f.follow && (opened.1.ino != f.st.stx_ino || opened.1.dev != f.dev) => {
             return Mapped::Gone;
         }
         Ok(Some(opened)) => opened,
@@ -285,11 +283,8 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         local,
     );
     local.ag.put(table);
-    let kept = kept.filter(|k| copy_of.is_some_and(|ids| copies::worth_keeping(k, ids)));
-    if let (Some((space, subvol)), Some(extents)) = (copy, kept) {
-        ctx.extents
-            .copies()
-            .remember(copy_key(space, st), copies::Mapped { subvol, extents });
+    if let Some((space, subvol)) = copy {
+        keep_copy(ctx, space, st, subvol, kept);
     }
     mapped
 }
@@ -337,10 +332,7 @@ fn map_in_turn(
         _ if t.try_turn(ag) => (fd, now),
         // Busy: hand the file to the holder of the turn.
         Some((dir, idx)) if ctx.max_later > 0 => {
-            let leaf = f
-                .entry
-                .is_none()
-                .then_some((f.node, f.kind));
+            let leaf = f.entry.is_none().then_some((f.node, f.kind));
             let l = Box::new(Later {
                 fd,
                 now,
@@ -405,6 +397,23 @@ pub(super) fn end_turn(ctx: &Ctx<'_>, local: &mut Local) {
         release(ctx, t, ag, local);
     }
     local.ag.put(table);
+}
+
+/// Remembers what FIEMAP gave (`kept`) the inode `st` of subvolume
+/// `subvol`, in extent space `space`, for its copies in related snapshots,
+/// if it may have any ([`copies::worth_keeping`]).
+pub(super) fn keep_copy(
+    ctx: &Ctx<'_>,
+    space: u32,
+    st: &Statx,
+    subvol: copies::SubvolIds,
+    kept: Option<Kept>,
+) {
+    if let Some(extents) = kept.filter(|k| copies::worth_keeping(k, subvol)) {
+        ctx.extents
+            .copies()
+            .remember(copy_key(space, st), copies::Mapped { subvol, extents });
+    }
 }
 
 /// What identifies the inode `st` across snapshots, in extent space

@@ -15,7 +15,7 @@ use super::open::Now;
 use crate::error::Diagnostic;
 use crate::extents::fiemap::{self, Extent};
 use crate::extents::inline::InlineRec;
-use crate::extents::{Pending, Source};
+use crate::extents::{FileExtents, Pending, Source};
 use crate::figures::{Kind, Stats};
 use crate::probe::{Skip, magic};
 use crate::records::{FileRec, Link};
@@ -23,6 +23,7 @@ use crate::records::{FileRec, Link};
 /// Records what mapping gave (`None`: not asked, `--du total`) and returns
 /// what goes into the node's own figures.
 /// `kind` and `dev` are the inode's, as `st` gives them.
+#[inline(always)]
 pub(super) fn credit(
     ctx: &Ctx<'_>,
     (st, kind, dev): (&Statx, Kind, u64),
@@ -169,37 +170,10 @@ pub(super) fn read_open(
     };
     local.ag.learn(table, got.first_shared);
     let once = who.once;
-    if got.compressed_disk > 0 {
-        local.counters.on_disk_files += 1;
-        local.counters.on_disk_bytes += got.compressed_disk;
-    }
-    local.counters.fiemap_files += 1;
-    local.counters.fiemap_calls += u64::from(got.calls);
-    if got.encoded > 0 {
-        local.counters.compressed_files += 1;
-        local.counters.compressed_bytes += got.encoded;
-    }
-    if let Some(e) = got.error {
-        let errno = e.raw_os_error();
-        if errno == Some(Errno::OPNOTSUPP.raw_os_error())
-            || errno == Some(Errno::NOTTY.raw_os_error())
-        {
-            if ctx.registry.set_fiemap_unsupported(fs.info.index) {
-                ctx.msgs.report(Diagnostic::NoFiemap {
-                    path: path(),
-                    fs: fs.info.name(),
-                });
-            }
-            return (Mapped::Skipped(Skip::FsCannotShare), None);
-        }
-        kept = None;
-        // Extents indexed before the failure stand, and are taken out of
-        // the file's exclusive bytes, so figures stay consistent.
-        ctx.msgs.report(Diagnostic::CannotReadExtents {
-            path: path(),
-            reason: e.to_string(),
-        });
-        local.unverified(view.total.saturating_sub(got.shared_bytes));
+    match counted(ctx, fs, &got, view.total, path, local) {
+        Read::Whole => {}
+        Read::Failed => kept = None,
+        Read::NoFiemap => return (Mapped::Skipped(Skip::FsCannotShare), None),
     }
     if got.inline && fs.info.magic == magic::BTRFS {
         // Inline data a snapshot may share: decided after the walk. The
@@ -221,6 +195,87 @@ pub(super) fn read_open(
         on_disk: got.on_disk,
     };
     (mapped, kept.map(Vec::into_boxed_slice))
+}
+
+/// How a file's extents were read ([`counted`]).
+pub(super) enum Read {
+    /// To the end.
+    Whole,
+    /// An error ended the map (reported); the extents indexed before it
+    /// stand.
+    Failed,
+    /// Its filesystem has no FIEMAP after all (reported once per
+    /// filesystem): the file is not mapped.
+    NoFiemap,
+}
+
+/// Counts what reading a file's extents took (`total`: its allocated
+/// bytes) and reports the error that ended it, if any: the bookkeeping
+/// every FIEMAP of the walk ends with ([`read_open`], and the lean path of
+/// the walk's `plain` module).
+#[inline(always)]
+pub(super) fn counted(
+    ctx: &Ctx<'_>,
+    fs: &DirFs,
+    got: &FileExtents,
+    total: u64,
+    path: &dyn Fn() -> Vec<u8>,
+    local: &mut Local,
+) -> Read {
+    if got.compressed_disk > 0 {
+        local.counters.on_disk_files += 1;
+        local.counters.on_disk_bytes += got.compressed_disk;
+    }
+    local.counters.fiemap_files += 1;
+    local.counters.fiemap_calls += u64::from(got.calls);
+    if got.encoded > 0 {
+        local.counters.compressed_files += 1;
+        local.counters.compressed_bytes += got.encoded;
+    }
+    match &got.error {
+        None => Read::Whole,
+        Some(e) => failed(
+            ctx,
+            fs,
+            e,
+            total.saturating_sub(got.shared_bytes),
+            path,
+            local,
+        ),
+    }
+}
+
+/// A FIEMAP that ended in error `e`; `unshared`: the file's bytes not in
+/// the shared extents indexed before it.
+#[cold]
+#[inline(never)]
+fn failed(
+    ctx: &Ctx<'_>,
+    fs: &DirFs,
+    e: &std::io::Error,
+    unshared: u64,
+    path: &dyn Fn() -> Vec<u8>,
+    local: &mut Local,
+) -> Read {
+    let errno = e.raw_os_error();
+    if errno == Some(Errno::OPNOTSUPP.raw_os_error()) || errno == Some(Errno::NOTTY.raw_os_error())
+    {
+        if ctx.registry.set_fiemap_unsupported(fs.info.index) {
+            ctx.msgs.report(Diagnostic::NoFiemap {
+                path: path(),
+                fs: fs.info.name(),
+            });
+        }
+        return Read::NoFiemap;
+    }
+    // Extents indexed before the failure stand, and are taken out of the
+    // file's exclusive bytes, so figures stay consistent.
+    ctx.msgs.report(Diagnostic::CannotReadExtents {
+        path: path(),
+        reason: e.to_string(),
+    });
+    local.unverified(unshared);
+    Read::Failed
 }
 
 /// What a file's FIEMAP gave, kept for its other copies: its extents.
