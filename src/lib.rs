@@ -564,6 +564,7 @@ fn stats_text(
     }
     let _ = writeln!(s, "  files mapped (FIEMAP)  {}", counters.fiemap_files);
     let _ = writeln!(s, "  FIEMAP calls           {}", counters.fiemap_calls);
+    let _ = writeln!(s, "  files on the lean path {}", counters.plain_files);
     let _ = writeln!(
         s,
         "  FIEMAPs put off (allocation group busy) {}",

@@ -107,6 +107,9 @@ pub struct Counters {
     pub fiemap_calls: u64,
     /// FIEMAPs put off because their XFS allocation group was busy.
     pub fiemap_put_off: u64,
+    /// Regular files accounted for by the walk's lean path (its `plain`
+    /// module), mapped or not.
+    pub plain_files: u64,
     /// Files not mapped, by [`Skip::index`].
     pub skipped: [u64; Skip::ALL.len()],
     /// Files that may share but whose sharing could not be verified (open
@@ -145,6 +148,7 @@ impl Counters {
         self.fiemap_files += o.fiemap_files;
         self.fiemap_calls += o.fiemap_calls;
         self.fiemap_put_off += o.fiemap_put_off;
+        self.plain_files += o.plain_files;
         for (a, b) in self.skipped.iter_mut().zip(o.skipped) {
             *a += b;
         }

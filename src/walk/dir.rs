@@ -21,6 +21,7 @@ use super::ctx::{Ctx, Local, MASK, PROGRESS_PATH_EVERY, dev_of};
 use super::fdcache::{DirHandle, join};
 use super::indir::{InDir, Listed, batch_entries, prefetch, push_entry};
 use super::open::{self, DirError};
+use super::plain;
 use super::tree;
 use crate::error::Diagnostic;
 use crate::figures::{Kind, Stats};
@@ -550,6 +551,23 @@ pub(super) fn entry_as<'s>(
         s.spawn(move |s| walk_dir(ctx, s, child, stats, uid, template));
         return;
     }
+    // Opened first, singly linked, on its directory's filesystem: the
+    // lean path, if its FIEMAP needs nothing the general path decides.
+    let pre = match pre {
+        Pre::Open(fd)
+            if dir.plain
+                && kind == Kind::File
+                && dev == h.dev
+                && !ctx.counts_once(st.stx_nlink) =>
+        {
+            let path = || h.path(Some(name.to_bytes()));
+            match plain::file(ctx, dir, st, dev, idx, fd, &path, local) {
+                Ok(own) => return credit(h, None, idx, name, own, local),
+                Err(fd) => Pre::Open(fd),
+            }
+        }
+        pre => pre,
+    };
     // With -a the file has a node of its own, and its links and extents
     // are credited from there.
     let leaf = opts.all.then(|| ctx.new_id());
@@ -578,6 +596,7 @@ pub(super) fn entry_as<'s>(
 
 /// Adds a non-directory entry's figures to its directory, and gives it its
 /// own node under `-a` (`leaf`).
+#[inline(always)]
 fn credit(
     h: &DirHandle,
     leaf: Option<(u32, Kind)>,

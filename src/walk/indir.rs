@@ -30,6 +30,10 @@ pub(super) struct InDir<'a> {
     /// followed, no `O_PATH` check is needed ([`open::guarded`]), and the
     /// tree search (Btrfs, as root) does not read them without an open.
     pub(super) open_first: bool,
+    /// Its regular files opened first go down the lean path
+    /// ([`super::plain`]) when they can: no `-a` (each file its own node),
+    /// no path kept for `--exclude`, its fd its own.
+    pub(super) plain: bool,
     /// As root on Btrfs: its regular files' items are read together with
     /// the tree search before they are stat-ed ([`prefetch`]).
     pub(super) search: bool,
@@ -69,6 +73,7 @@ impl InDir<'_> {
             cached: Cell::new(false),
             fs,
             open_first,
+            plain: open_first && !ctx.opts.all && h.path.is_none(),
             search,
             lazy: false,
         }

@@ -18,6 +18,8 @@
 //! - `ctx`: the options, counters and state every task shares;
 //! - `dir`: reading one directory, stat-ing its entries;
 //! - `account`: what one non-directory entry adds (and its extents);
+//! - `plain`: the same for the common regular file, without the layers
+//!   the other cases need;
 //! - `open`: every rule for opening directories and files;
 //! - `fdcache`: the directory handles and the bounded fd cache;
 //! - `indir`: a directory being read, as its entries see it, the format its
@@ -33,6 +35,7 @@ mod fdcache;
 mod indir;
 mod later;
 mod open;
+mod plain;
 mod read;
 mod tree;
 

@@ -1,0 +1,144 @@
+//! The common case of a regular file, accounted for without the general
+//! path's layers: a file the walk opened and then stat-ed through its fd,
+//! singly linked, on its directory's filesystem, credited to its
+//! directory, whose FIEMAP needs no allocation group's turn and can find no
+//! copy of it mapped before. That is nearly every file of an ordinary tree
+//! scanned without privileges.
+//!
+//! The general path ([`super::account::nondir`]) decides, file by file,
+//! among the tree search, the copies mapped once, the files handed to the
+//! holder of a turn and the rest; here those questions are settled once per
+//! directory ([`InDir::plain`]) or by one test per file, and the file goes
+//! straight from its `statx` to its FIEMAP and its credit. Both paths end
+//! with the same bookkeeping ([`read::counted`], [`credit`],
+//! [`keep_copy`]), so that their figures cannot differ; the walk's tests
+//! compare them (an exclusion that matches nothing sends every file down
+//! the general path).
+
+use std::os::fd::{AsFd, OwnedFd};
+
+use rustix::fs::Statx;
+
+use super::account::keep_copy;
+use super::ctx::{Ctx, Local};
+use super::indir::InDir;
+use super::later::Who;
+use super::read::{self, Mapped, Read, credit};
+use crate::extents::Source;
+use crate::extents::fiemap;
+use crate::extents::inline::InlineRec;
+use crate::figures::{Kind, Stats};
+use crate::probe::{self, Skip, magic};
+
+/// Accounts for the regular file `st` (device `dev`), entry `idx` of `dir`,
+/// open as `fd` (its `statx` was made on that fd), when the lean path can:
+/// it returns what goes into the directory's own figures. `Err(fd)` hands
+/// the file back for the general path: its FIEMAP must wait for an
+/// allocation group's turn (XFS), a copy of it may have been mapped in a
+/// snapshot (Btrfs), or its filesystem's FIEMAP was found missing.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn file(
+    ctx: &Ctx<'_>,
+    dir: &InDir<'_>,
+    st: &Statx,
+    dev: u64,
+    idx: u32,
+    fd: OwnedFd,
+    path: &dyn Fn() -> Vec<u8>,
+    local: &mut Local,
+) -> Result<Stats, OwnedFd> {
+    let own = map(ctx, dir, st, dev, idx, fd, path, local)?;
+    local.counters.plain_files += 1;
+    Ok(own)
+}
+
+/// [`file`], but for its count.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn map(
+    ctx: &Ctx<'_>,
+    dir: &InDir<'_>,
+    st: &Statx,
+    dev: u64,
+    idx: u32,
+    fd: OwnedFd,
+    path: &dyn Fn() -> Vec<u8>,
+    local: &mut Local,
+) -> Result<Stats, OwnedFd> {
+    let fs = &dir.fs;
+    let who = Who {
+        node: dir.h.id,
+        entry: Some(idx),
+        ns: dir.h.ns,
+        once: false,
+    };
+    let at = (st, Kind::File, dev);
+    // Singly linked (the caller checks): no claim to make.
+    if let Err(skip) = probe::may_share(&fs.info, Kind::File, st.stx_blocks, || true) {
+        return Ok(credit(ctx, at, who, Some(Mapped::Skipped(skip)), local));
+    }
+    // A Btrfs subvolume that is no snapshot keeps its files' extents for
+    // their copies in its snapshots; while none is kept, no copy of this
+    // file can be found either (the general path's `map_file`).
+    let subvol = match fs.copies {
+        None => None,
+        Some(sv) if sv.ids.1 == [0; 16] && ctx.extents.copies().is_empty() => Some(sv.ids),
+        Some(_) => return Err(fd),
+    };
+    if local.ag.holding.is_some() || ctx.registry.fiemap_unsupported(fs.info.index) {
+        return Err(fd);
+    }
+    // XFS: its FIEMAP runs at once only when no group is predicted for it;
+    // what it shares predicts the next file's ([`super::ag`]).
+    let table = (fs.info.magic == magic::XFS)
+        .then(|| local.ag.take(&ctx.ags, fs.info.index, fd.as_fd()))
+        .flatten();
+    if table.is_some() && local.ag.predicted().is_some() {
+        local.ag.put(table);
+        return Err(fd);
+    }
+    let mut kept = subvol.map(|_| Vec::new());
+    let got = match kept.as_mut() {
+        Some(k) => ctx
+            .extents
+            .read_fiemap_keeping(fd.as_fd(), fs.space, Some((k, false))),
+        None => ctx
+            .extents
+            .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space),
+    };
+    local.ag.learn(table.as_deref(), got.first_shared);
+    local.ag.put(table);
+    let total = st.stx_blocks.saturating_mul(512);
+    match read::counted(ctx, fs, &got, total, path, local) {
+        Read::Whole => {}
+        Read::Failed => kept = None,
+        Read::NoFiemap => {
+            let skipped = Some(Mapped::Skipped(Skip::FsCannotShare));
+            return Ok(credit(ctx, at, who, skipped, local));
+        }
+    }
+    if got.inline && fs.info.magic == magic::BTRFS {
+        // Inline data a snapshot may share: decided after the walk.
+        let bytes = total.saturating_sub(got.shared_bytes);
+        let rec = InlineRec::of(
+            st,
+            (who.node, who.ns),
+            bytes,
+            false,
+            got.file,
+            fs.info.index,
+        );
+        ctx.push_inline(rec);
+    }
+    fiemap::close(fd);
+    if let Some(ids) = subvol {
+        keep_copy(ctx, fs.space, st, ids, kept.map(Vec::into_boxed_slice));
+    }
+    let mapped = Mapped::Extents {
+        view: (st.stx_size, st.stx_blocks),
+        shared: got.shared_bytes,
+        id: got.file.map(|id| (id, st.stx_ino)),
+        on_disk: got.on_disk,
+    };
+    Ok(credit(ctx, at, who, Some(mapped), local))
+}
