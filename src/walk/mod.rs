@@ -294,6 +294,16 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
     s.spawn(move |s| dir::walk_dir(ctx, s, handle, stats, st.stx_uid, None));
 }
 
+/// Appends a shard's records to the others': the first shard's are taken
+/// as they are, not copied.
+fn gather<T>(all: &mut Vec<T>, mut shard: Vec<T>) {
+    if all.is_empty() {
+        std::mem::swap(all, &mut shard);
+    } else {
+        all.append(&mut shard);
+    }
+}
+
 /// Gathers the shards into records indexed by id.
 fn assemble(ctx: Ctx<'_>) -> Walk {
     let Ctx {
@@ -320,14 +330,14 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     for shard in shards {
         let shard = shard.into_inner().unwrap_or_else(|e| e.into_inner());
         parts.push(shard.nodes);
-        links.extend(shard.links);
-        partial.extend(shard.partial);
+        gather(&mut links, shard.links);
+        gather(&mut partial, shard.partial);
         for f in shard.files {
             let id = f.id as usize;
             files[id] = f;
         }
         counters.add(&shard.counters);
-        inline.extend(shard.inline);
+        gather(&mut inline, shard.inline);
     }
     let mut nodes = Nodes::gather(n, parts);
     nodes.set_parent(TOP as usize, NO_NODE);

@@ -131,8 +131,9 @@ fn map(
         ctx.push_inline(rec);
     }
     fiemap::close(fd);
-    if let Some(ids) = subvol {
-        keep_copy(ctx, fs.space, st, ids, kept.map(Vec::into_boxed_slice));
+    // Nothing kept (the usual case) is nothing worth keeping.
+    if let (Some(ids), Some(k)) = (subvol, kept.filter(|k| !k.is_empty())) {
+        keep_copy(ctx, fs.space, st, ids, Some(k.into_boxed_slice()));
     }
     let mapped = Mapped::Extents {
         view: (st.stx_size, st.stx_blocks),
