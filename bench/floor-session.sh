@@ -5,13 +5,15 @@
 # (bench/rr.py) and user CPU sampled at 4999 Hz (bench/usamples.py); then
 # the reflink-contention corpus at -j1/-j2/-j4 with context switches.
 #
-# Usage (root): [ROUNDS=N] bench/floor-session.sh BEFORE AFTER [DIR]
+# Usage (root): [ROUNDS=N] [RUNS=M] bench/floor-session.sh BEFORE AFTER [DIR]
 #   BEFORE, AFTER  two sdu binaries; DIR holds cwalk and mnt/{xfs,btrfs}/usr
 #   and mnt/contend/contend mounted (default /var/tmp/sdu-floor); ROUNDS:
 #   usamples rounds (default 3; sampled user time moves by up to ±15%
-#   between rounds on a shared machine, so more rounds steady the median)
+#   between rounds on a shared machine, so more rounds steady the median);
+#   RUNS: runs of each command per round (default 10; fewer runs in more
+#   rounds interleave the commands more finely)
 set -eu
-B=$(realpath "$1"); A=$(realpath "$2"); DIR=${3:-/var/tmp/sdu-floor}; ROUNDS=${ROUNDS:-3}
+B=$(realpath "$1"); A=$(realpath "$2"); DIR=${3:-/var/tmp/sdu-floor}; ROUNDS=${ROUNDS:-3}; RUNS=${RUNS:-10}
 HERE=$(cd "$(dirname "$0")" && pwd)
 N="setpriv --reuid=65534 --regid=65534 --clear-groups"
 RR=$HERE/rr.py; US=$HERE/usamples.py; CW=$DIR/cwalk
@@ -20,7 +22,7 @@ for fs in xfs btrfs; do
   echo "== rr usr $fs $(uptime)"
   $RR --runs 10 "floor=$N $CW --fiemap -j2 $D" "before=$N $B -s $D" "after=$N $A -s $D"
   echo "== usamples usr $fs $(uptime)"
-  $US --rounds "$ROUNDS" --runs 10 "floor=$N $CW --fiemap -j2 $D" "before=$N $B -s $D" "after=$N $A -s $D"
+  $US --rounds "$ROUNDS" --runs "$RUNS" "floor=$N $CW --fiemap -j2 $D" "before=$N $B -s $D" "after=$N $A -s $D"
 done
 D=$DIR/mnt/contend/contend
 echo "== rr contend $(uptime)"
