@@ -562,7 +562,10 @@ pub(super) fn entry_as<'s>(
         {
             let path = || h.path(Some(name.to_bytes()));
             match plain::file(ctx, dir, st, dev, idx, fd, &path, local) {
-                Ok(own) => return credit(h, None, idx, name, own, local),
+                Ok(own) => {
+                    local.counters.plain_files += 1;
+                    return credit(h, None, idx, name, own, local);
+                }
                 Err(fd) => Pre::Open(fd),
             }
         }

@@ -47,24 +47,6 @@ pub(super) fn file(
     path: &dyn Fn() -> Vec<u8>,
     local: &mut Local,
 ) -> Result<Stats, OwnedFd> {
-    let own = map(ctx, dir, st, dev, idx, fd, path, local)?;
-    local.counters.plain_files += 1;
-    Ok(own)
-}
-
-/// [`file`], but for its count.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn map(
-    ctx: &Ctx<'_>,
-    dir: &InDir<'_>,
-    st: &Statx,
-    dev: u64,
-    idx: u32,
-    fd: OwnedFd,
-    path: &dyn Fn() -> Vec<u8>,
-    local: &mut Local,
-) -> Result<Stats, OwnedFd> {
     let fs = &dir.fs;
     let who = Who {
         node: dir.h.id,
