@@ -245,21 +245,31 @@ fn files_changed_just_before_their_snapshot_are_mapped_on_their_own() {
         "the snapshot was made more than 100 ms after new/ changed: \
          the test could not make an unsettled file"
     );
-    let unprivileged = |args: &[&str]| {
-        let out = crate::btrfs::sdu_unprivileged(args, d);
-        assert_eq!(out.code, Some(0), "{out:?}");
-        out
-    };
     // One thread: each settled inode's second copy is credited with the
     // first's extents; an unsettled one's copies are mapped each.
-    let once = unprivileged(&["--json", "-a", "--stats", "-j1"]);
+    let (once, reused, each) = once_and_each(d);
+    assert_eq!(reused as usize, old + new, "{}", once.stderr);
+    assert_eq!(once.stdout_str(), each.stdout_str());
+}
+
+/// `sdu ARGS D` without CAP_SYS_ADMIN, which must succeed.
+fn unprivileged(d: &Path, args: &[&str]) -> Output {
+    let out = crate::btrfs::sdu_unprivileged(args, d);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    out
+}
+
+/// `sdu --json -a -j1 D` without CAP_SYS_ADMIN, copies mapped once (with
+/// `--stats`: how many copies it credited with another's extents) and
+/// every copy mapped (`--map-each-copy`): (once, copies reused, each).
+fn once_and_each(d: &Path) -> (Output, u64, Output) {
+    let once = unprivileged(d, &["--json", "-a", "--stats", "-j1"]);
     let reused = stat_value(
         &once.stderr,
         "files credited with a snapshot copy's extents",
     );
-    assert_eq!(reused as usize, old + new, "{}", once.stderr);
-    let each = unprivileged(&["--json", "-a", "--map-each-copy", "-j1"]);
-    assert_eq!(once.stdout_str(), each.stdout_str());
+    let each = unprivileged(d, &["--json", "-a", "--map-each-copy", "-j1"]);
+    (once, reused, each)
 }
 
 /// Without root, a file unchanged across snapshots is mapped once and its
@@ -293,22 +303,13 @@ fn unchanged_copies_are_mapped_once_without_root() {
     crate::btrfs::ro_snapshot(&d.join("vol"), &d.join("snap2"));
     rewrite(5..10);
     sync_fs(d);
-    let unprivileged = |args: &[&str]| {
-        let out = crate::btrfs::sdu_unprivileged(args, d);
-        assert_eq!(out.code, Some(0), "{out:?}");
-        out
-    };
-    let once = unprivileged(&["--json", "-a", "--stats", "-j1"]);
+    let unprivileged = |args: &[&str]| unprivileged(d, args);
     // One thread: every copy after the first kept one is reused. f10..f39
     // have three copies (two reused each), f0..f9 two (one each); the
     // inline files s10..s39 at least one each (the origin's copy is kept
     // only once a snapshot's was).
-    let reused = stat_value(
-        &once.stderr,
-        "files credited with a snapshot copy's extents",
-    );
+    let (once, reused, each) = once_and_each(d);
     assert!(reused >= 30 * 2 + 10 + 30, "{reused} copies reused");
-    let each = unprivileged(&["--json", "-a", "--map-each-copy", "-j1"]);
     assert_eq!(
         stat_value(
             &unprivileged(&["--json", "-a", "--stats", "--map-each-copy"]).stderr,
