@@ -269,9 +269,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     if local.ag.holds_other_than(fs.info.index) {
         end_turn(ctx, local);
     }
-    let table = (fs.info.magic == magic::XFS)
-        .then(|| local.ag.take(&ctx.ags, fs.info.index, fd.as_fd()))
-        .flatten();
+    let table = local.ag.take_for(&ctx.ags, &fs.info, fd.as_fd());
     let (mapped, kept) = map_in_turn(
         ctx,
         f,

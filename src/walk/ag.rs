@@ -37,6 +37,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::later::Later;
 use crate::probe::ioctl::{self, XfsGeometry};
+use crate::probe::{FsInfo, magic};
 
 /// One allocation group's turn: whether a thread holds it, and the files
 /// other threads handed to that thread meanwhile.
@@ -234,6 +235,20 @@ impl AgHint {
         }
         self.out = true;
         self.table.take()
+    }
+
+    /// [`Self::take`] for a file of filesystem `fs`: only XFS has a table.
+    #[inline]
+    pub(super) fn take_for(
+        &mut self,
+        sched: &AgSched,
+        fs: &FsInfo,
+        fd: BorrowedFd<'_>,
+    ) -> Option<Arc<AgTable>> {
+        if fs.magic != magic::XFS {
+            return None;
+        }
+        self.take(sched, fs.index, fd)
     }
 
     /// The cached table, moved out as by [`Self::take`] (for a task that

@@ -72,9 +72,7 @@ pub(super) fn file(
     }
     // XFS: its FIEMAP runs at once only when no group is predicted for it;
     // what it shares predicts the next file's ([`super::ag`]).
-    let table = (fs.info.magic == magic::XFS)
-        .then(|| local.ag.take(&ctx.ags, fs.info.index, fd.as_fd()))
-        .flatten();
+    let table = local.ag.take_for(&ctx.ags, &fs.info, fd.as_fd());
     if table.is_some() && local.ag.predicted().is_some() {
         local.ag.put(table);
         return Err(fd);
