@@ -18,7 +18,7 @@ use rustix::io::Errno;
 
 use super::account::{self, Accounted, FileAt, Pre};
 use super::ctx::{Ctx, Local, MASK, PROGRESS_PATH_EVERY, dev_of};
-use super::fdcache::{DirHandle, join};
+use super::fdcache::{DirHandle, DirName, join};
 use super::indir::{InDir, Listed, batch_entries, prefetch, push_entry};
 use super::open::{self, DirError};
 use super::plain;
@@ -124,11 +124,11 @@ pub(super) fn walk_dir<'s>(
             let chain = open::dir_flags(ctx.euid, None, follow_root);
             let r = p
                 .fd(&ctx.cache, chain)
-                .and_then(|pfd| open::open_dir(pfd.as_fd(), &h.name, flags, h.dev, h.ino));
+                .and_then(|pfd| open::open_dir(pfd.as_fd(), h.name.as_c_str(), flags, h.dev, h.ino));
             p.release(&ctx.cache);
             r
         }
-        None => open::open_dir(rustix::fs::CWD, &h.name, flags, h.dev, h.ino),
+        None => open::open_dir(rustix::fs::CWD, h.name.as_c_str(), flags, h.dev, h.ino),
     };
     let fd = match opened {
         Ok(fd) => Arc::new(fd),
@@ -525,7 +525,7 @@ pub(super) fn entry_as<'s>(
         let child = Arc::new_cyclic(|me| DirHandle {
             me: me.clone(),
             parent: Some(h.clone()),
-            name: name.to_owned(),
+            name: DirName::new(name),
             id: ctx.new_id(),
             depth: h.depth + 1,
             dev,

@@ -9,7 +9,7 @@
 //! out of fds on deep or wide trees.
 
 use std::collections::VecDeque;
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -39,7 +39,7 @@ pub(super) struct DirHandle {
     pub me: Weak<DirHandle>,
     pub parent: Option<Arc<DirHandle>>,
     /// Entry name; for a root, the path as given.
-    pub name: CString,
+    pub name: DirName,
     pub id: u32,
     pub depth: u32,
     pub dev: u64,
@@ -70,6 +70,51 @@ pub(super) struct DirHandle {
     /// 1 for the listing + batches in flight + subdirectories not yet
     /// opened. The fd cache is released when it drops to 0.
     pub pending: AtomicUsize,
+}
+
+/// A directory's name, held in its handle itself when short (nearly every
+/// one is): a handle is made for every directory, and a name allocated on
+/// its own was a `malloc` and a `free` (often on another thread) for each.
+/// Written here because no crate holds a C string inline; the bytes are
+/// checked again when read, so nothing `unsafe` is needed.
+pub(super) enum DirName {
+    /// Up to [`DirName::INLINE`] bytes and their NUL.
+    Inline { len: u8, buf: [u8; DirName::INLINE + 1] },
+    Heap(CString),
+}
+
+impl DirName {
+    /// The longest name held inline.
+    pub const INLINE: usize = 38;
+
+    pub fn new(name: &CStr) -> DirName {
+        let b = name.to_bytes_with_nul();
+        if b.len() <= Self::INLINE + 1 {
+            let mut buf = [0; Self::INLINE + 1];
+            buf[..b.len()].copy_from_slice(b);
+            DirName::Inline {
+                len: (b.len() - 1) as u8,
+                buf,
+            }
+        } else {
+            DirName::Heap(name.to_owned())
+        }
+    }
+
+    pub fn as_c_str(&self) -> &CStr {
+        match self {
+            DirName::Inline { len, buf } => CStr::from_bytes_with_nul(&buf[..=usize::from(*len)])
+                .expect("a name copied from a C string has no NUL inside"),
+            DirName::Heap(c) => c,
+        }
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            DirName::Inline { len, buf } => &buf[..usize::from(*len)],
+            DirName::Heap(c) => c.as_bytes(),
+        }
+    }
 }
 
 /// Directories moved during the scan, found as their subtrees complete.
@@ -224,8 +269,8 @@ impl DirHandle {
             // The tree may have changed since the walk stat-ed this
             // directory: never read another directory in its place.
             let fd = match &base {
-                Some(b) => open_dir(b.as_fd(), &h.name, flags, h.dev, h.ino)?,
-                None => open_dir(CWD, &h.name, flags, h.dev, h.ino)?,
+                Some(b) => open_dir(b.as_fd(), h.name.as_c_str(), flags, h.dev, h.ino)?,
+                None => open_dir(CWD, h.name.as_c_str(), flags, h.dev, h.ino)?,
             };
             let fd = Arc::new(fd);
             // Cache the reopened chain: the next sibling that needs one of

@@ -55,7 +55,7 @@ use crate::records::{FileRec, Link, NO_NODE, NodeRec, Nodes, TOP};
 pub use ctx::{Counters, PROGRESS_PATH_EVERY, Progress, WalkOptions};
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
 pub use fdcache::join;
-use fdcache::{DirHandle, FdCache};
+use fdcache::{DirHandle, DirName, FdCache};
 
 /// What a walk found.
 #[derive(Debug, Default)]
@@ -274,7 +274,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
     let handle = Arc::new_cyclic(|me| DirHandle {
         me: me.clone(),
         parent: None,
-        name: cpath,
+        name: DirName::Heap(cpath),
         id,
         depth: 0,
         dev,
