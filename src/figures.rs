@@ -57,7 +57,7 @@ impl AddAssign for Stats {
     /// Adds field by field, saturating: only corrupt extent maps (a range
     /// ending at `u64::MAX`) come near the limit, and a figure pinned at
     /// the maximum is better than a wrapped one.
-    #[inline]
+    #[inline(always)]
     fn add_assign(&mut self, o: Stats) {
         self.apparent = self.apparent.saturating_add(o.apparent);
         self.total = self.total.saturating_add(o.total);
