@@ -198,10 +198,20 @@ impl Local {
     }
 }
 
+/// Inline records per chunk of a shard: 384 KiB.
+const INLINE_CHUNK: usize = 4096;
+
 /// Records produced by tasks on one thread.
 #[derive(Default)]
 pub(super) struct Shard {
-    pub(super) inline: Vec<InlineRec>,
+    /// In chunks of [`INLINE_CHUNK`]: pushing never moves the records pushed
+    /// before, as one vector does at each doubling (megabytes on a Btrfs
+    /// scan, and most of it is never read: see [`Shard::inline_devs`]).
+    pub(super) inline: Vec<Vec<InlineRec>>,
+    /// The devices (subvolumes) of the records in `inline`, each once.
+    /// Inline data is shared only between two subvolumes: while a scan
+    /// meets one, its records are dropped unread.
+    pub(super) inline_devs: Vec<u64>,
     /// Kept compact from the start: with `-a` they are most of the scan.
     pub(super) nodes: Nodes,
     /// Figures a batch adds to a directory whose node another task pushed.
@@ -308,7 +318,17 @@ impl Ctx<'_> {
     pub(super) fn push_inline(&self, rec: InlineRec) {
         let i = rayon::current_thread_index().unwrap_or(0) % self.shards.len();
         let mut shard = self.shards[i].lock().unwrap_or_else(|e| e.into_inner());
-        shard.inline.push(rec);
+        if shard.inline_devs.last() != Some(&rec.dev) && !shard.inline_devs.contains(&rec.dev) {
+            shard.inline_devs.push(rec.dev);
+        }
+        match shard.inline.last_mut() {
+            Some(chunk) if chunk.len() < chunk.capacity() => chunk.push(rec),
+            _ => {
+                let mut chunk = Vec::with_capacity(INLINE_CHUNK);
+                chunk.push(rec);
+                shard.inline.push(chunk);
+            }
+        }
     }
 
     /// The figures of the inode `st` describes, with its `--time`

@@ -326,6 +326,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let mut files = vec![FileRec::default(); extents.files()];
     let mut counters = Counters::default();
     let mut inline = Vec::new();
+    let mut inline_devs = Vec::new();
     let mut parts = Vec::with_capacity(shards.len());
     for shard in shards {
         let shard = shard.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -337,7 +338,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
             files[id] = f;
         }
         counters.add(&shard.counters);
-        gather(&mut inline, shard.inline);
+        inline.extend(shard.inline);
+        inline_devs.extend(shard.inline_devs);
     }
     let mut nodes = Nodes::gather(n, parts);
     nodes.set_parent(TOP as usize, NO_NODE);
@@ -346,10 +348,17 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         own += stats;
         nodes.set_own(id as usize, &own);
     }
-    // Inline data that snapshots share: shared units like any extent.
-    crate::extents::inline::share(
-        &inline, &registry, &extents, &mut nodes, &mut links, &mut files,
-    );
+    // Inline data that snapshots share: shared units like any extent. Only
+    // a scan that met two subvolumes can have any.
+    inline_devs.sort_unstable();
+    inline_devs.dedup();
+    if inline_devs.len() > 1 {
+        let inline = inline.concat();
+        crate::extents::inline::share(
+            &inline, &registry, &extents, &mut nodes, &mut links, &mut files,
+        );
+    }
+    drop(inline);
     Walk {
         nodes,
         links,
