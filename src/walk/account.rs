@@ -114,7 +114,7 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
             // after the walk, as for inline files.
             let bytes = st.stx_blocks.saturating_mul(512);
             let rec = InlineRec::of(st, (f.node, f.ns), bytes, once, None, fs.info.index);
-            ctx.push_inline(rec);
+            local.push_inline(rec);
         }
     }
     let mapped = match verdict {
@@ -449,7 +449,7 @@ fn reuse(
         let bytes = view.total.saturating_sub(got.shared_bytes);
         let at = (f.node, f.ns);
         let rec = InlineRec::of(st, at, bytes, once, got.file, fs.info.index);
-        ctx.push_inline(rec);
+        local.push_inline(rec);
     }
     Mapped::Extents {
         view: (st.stx_size, st.stx_blocks),
@@ -499,7 +499,7 @@ fn map_by_search(
         let linked = ctx.counts_once(st.stx_nlink);
         let at = (f.node, f.ns);
         let rec = InlineRec::of(st, at, bytes, linked, got.file, fs.info.index);
-        ctx.push_inline(rec);
+        local.push_inline(rec);
     }
     if got.compressed_disk > 0 {
         local.counters.on_disk_files += 1;

@@ -1,6 +1,7 @@
 //! What every task of one walk shares: the options, the counters, the
 //! per-thread shards records are gathered in, and the registries.
 
+use std::cell::Cell;
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -187,9 +188,31 @@ pub(super) struct Local {
     /// As root on Btrfs: the items of the task's regular files, read
     /// together before they are stat-ed, by inode number (sorted).
     pub(super) pre: Vec<(u64, InodeItems)>,
+    /// Btrfs files with inline data ([`crate::extents::inline`]), handed
+    /// to the shard with the rest.
+    inline: Vec<InlineRec>,
 }
 
+thread_local! {
+    /// A task's emptied `inline` vector, for the thread's next task: on
+    /// Btrfs most directories have such files (54,669 of the 132,780
+    /// entries of a /usr copy), and a vector grown from empty in each task
+    /// cost more than a lock per file did.
+    static SPARE_INLINE: Cell<Vec<InlineRec>> = const { Cell::new(Vec::new()) };
+}
+
+/// The largest `inline` vector kept for the next task.
+const SPARE_INLINE_MAX: usize = 4096;
+
 impl Local {
+    /// Records a Btrfs file with inline data, for the shard.
+    pub(super) fn push_inline(&mut self, rec: InlineRec) {
+        if self.inline.capacity() == 0 {
+            self.inline = SPARE_INLINE.take();
+        }
+        self.inline.push(rec);
+    }
+
     /// The items read together for inode `ino`, once.
     pub(super) fn take_pre(&mut self, ino: u64) -> Option<InodeItems> {
         let i = self.pre.binary_search_by_key(&ino, |p| p.0).ok()?;
@@ -219,6 +242,25 @@ pub(super) struct Shard {
     pub(super) links: Vec<Link>,
     pub(super) files: Vec<FileRec>,
     pub(super) counters: Counters,
+}
+
+impl Shard {
+    /// Takes a task's inline records (leaving its vector empty).
+    fn add_inline(&mut self, recs: &mut Vec<InlineRec>) {
+        for rec in recs.drain(..) {
+            if self.inline_devs.last() != Some(&rec.dev) && !self.inline_devs.contains(&rec.dev) {
+                self.inline_devs.push(rec.dev);
+            }
+            match self.inline.last_mut() {
+                Some(chunk) if chunk.len() < chunk.capacity() => chunk.push(rec),
+                _ => {
+                    let mut chunk = Vec::with_capacity(INLINE_CHUNK);
+                    chunk.push(rec);
+                    self.inline.push(chunk);
+                }
+            }
+        }
+    }
 }
 
 /// The state every task of one walk shares.
@@ -307,29 +349,16 @@ impl Ctx<'_> {
         shard.links.append(&mut local.links);
         shard.files.append(&mut local.files);
         shard.counters.add(&local.counters);
+        if !local.inline.is_empty() {
+            shard.add_inline(&mut local.inline);
+        }
+        drop(shard);
+        if (1..=SPARE_INLINE_MAX).contains(&local.inline.capacity()) {
+            SPARE_INLINE.set(std::mem::take(&mut local.inline));
+        }
     }
 
-    /// Records a Btrfs file with inline data (see
-    /// [`crate::extents::inline`]) in its thread's shard, at once: on
-    /// Btrfs most files are (54,669 of the 132,780 entries of a /usr copy),
-    /// and a vector per task, grown from empty and then copied, cost more
-    /// than the lock, which only this thread takes during the walk.
-    #[inline(never)]
-    pub(super) fn push_inline(&self, rec: InlineRec) {
-        let i = rayon::current_thread_index().unwrap_or(0) % self.shards.len();
-        let mut shard = self.shards[i].lock().unwrap_or_else(|e| e.into_inner());
-        if shard.inline_devs.last() != Some(&rec.dev) && !shard.inline_devs.contains(&rec.dev) {
-            shard.inline_devs.push(rec.dev);
-        }
-        match shard.inline.last_mut() {
-            Some(chunk) if chunk.len() < chunk.capacity() => chunk.push(rec),
-            _ => {
-                let mut chunk = Vec::with_capacity(INLINE_CHUNK);
-                chunk.push(rec);
-                shard.inline.push(chunk);
-            }
-        }
-    }
+
 
     /// The figures of the inode `st` describes, with its `--time`
     /// timestamp when asked for.

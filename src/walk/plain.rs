@@ -108,7 +108,7 @@ pub(super) fn file(
             got.file,
             fs.info.index,
         );
-        ctx.push_inline(rec);
+        local.push_inline(rec);
     }
     fiemap::close(fd);
     // Nothing kept (the usual case) is nothing worth keeping.

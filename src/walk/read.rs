@@ -184,7 +184,7 @@ pub(super) fn read_open(
             let bytes = view.total.saturating_sub(got.shared_bytes);
             let at = (who.node, who.ns);
             let rec = InlineRec::of(st, at, bytes, once, got.file, fs.info.index);
-            ctx.push_inline(rec);
+            local.push_inline(rec);
         }
     }
     fiemap::close(fd);
