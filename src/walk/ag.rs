@@ -30,9 +30,10 @@
 //! Geometry comes from `XFS_IOC_FSGEOMETRY`, unprivileged, once per
 //! filesystem.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::os::fd::BorrowedFd;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::later::Later;
@@ -165,9 +166,29 @@ impl AgTable {
 
 /// The tables of the XFS filesystems met, by registry index (`None`: not
 /// an XFS with reflink, or its geometry could not be read).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct AgSched {
+    /// Unique in the process: what a thread's [`LAST_TABLE`] is of.
+    id: u64,
     tables: Mutex<HashMap<u32, Option<Arc<AgTable>>>>,
+}
+
+impl Default for AgSched {
+    fn default() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        AgSched {
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            tables: Mutex::default(),
+        }
+    }
+}
+
+thread_local! {
+    /// The table the thread's last task had, with its scheduler's id and
+    /// its filesystem: the thread's next task on that filesystem takes it
+    /// from here, without the scheduler's lock (whose cache line the two
+    /// threads' tasks passed back and forth) and without a reference count.
+    static LAST_TABLE: Cell<Option<(u64, u32, Arc<AgTable>)>> = const { Cell::new(None) };
 }
 
 impl AgSched {
@@ -194,10 +215,12 @@ impl AgSched {
 }
 
 /// A task's view: the table of the filesystem it maps on, and the group
-/// its previous shared file had its data in.
+/// its previous shared file had its data in. Dropped, it leaves its table
+/// to the thread's next task ([`LAST_TABLE`]).
 #[derive(Debug, Default)]
 pub(super) struct AgHint {
-    /// The filesystem (registry index) last asked about.
+    /// The scheduler and the filesystem (registry index) last asked about.
+    sched: u64,
     fs: Option<u32>,
     /// Its table (`None`: it has none, e.g. an XFS without reflink).
     table: Option<Arc<AgTable>>,
@@ -208,6 +231,14 @@ pub(super) struct AgHint {
     /// from its first FIEMAP in that group to its end (or to a FIEMAP in
     /// another group), so that the other threads hand their files to it.
     pub(super) holding: Option<u32>,
+}
+
+impl Drop for AgHint {
+    fn drop(&mut self) {
+        if let (Some(fs), Some(t)) = (self.fs, self.table.take()) {
+            LAST_TABLE.set(Some((self.sched, fs, t)));
+        }
+    }
 }
 
 impl AgHint {
@@ -222,7 +253,11 @@ impl AgHint {
         fd: BorrowedFd<'_>,
     ) -> Option<Arc<AgTable>> {
         if self.fs != Some(fs) || self.out {
-            self.table = sched.table(fs, fd);
+            self.table = match LAST_TABLE.take() {
+                Some((id, f, t)) if (id, f) == (sched.id, fs) => Some(t),
+                _ => sched.table(fs, fd),
+            };
+            self.sched = sched.id;
             if self.fs != Some(fs) {
                 // A new task starts where the walk's last shared file was,
                 // so that its first FIEMAP too waits for its group's turn.
