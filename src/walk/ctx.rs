@@ -6,6 +6,7 @@ use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crossbeam_utils::CachePadded;
 use dashmap::DashSet;
 use rustix::fs::{self as rfs, Statx, StatxFlags};
 
@@ -267,8 +268,12 @@ impl Shard {
 pub(super) struct Ctx<'a> {
     pub(super) opts: &'a WalkOptions,
     pub(super) msgs: &'a Messages,
-    pub(super) next_id: AtomicU32,
-    pub(super) shards: Vec<Mutex<Shard>>,
+    /// Written for every directory, by every thread: on a cache line of
+    /// its own, not on one of the fields every file reads.
+    pub(super) next_id: CachePadded<AtomicU32>,
+    /// One per thread, each on lines of its own: a shard's lock is taken by
+    /// its thread alone during the walk.
+    pub(super) shards: Vec<CachePadded<Mutex<Shard>>>,
     pub(super) cache: FdCache,
     pub(super) euid: u32,
     pub(super) registry: Registry,
@@ -357,8 +362,6 @@ impl Ctx<'_> {
             SPARE_INLINE.set(std::mem::take(&mut local.inline));
         }
     }
-
-
 
     /// The figures of the inode `st` describes, with its `--time`
     /// timestamp when asked for.

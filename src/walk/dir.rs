@@ -122,9 +122,9 @@ pub(super) fn walk_dir<'s>(
     let opened = match &h.parent {
         Some(p) => {
             let chain = open::dir_flags(ctx.euid, None, follow_root);
-            let r = p
-                .fd(&ctx.cache, chain)
-                .and_then(|pfd| open::open_dir(pfd.as_fd(), h.name.as_c_str(), flags, h.dev, h.ino));
+            let r = p.fd(&ctx.cache, chain).and_then(|pfd| {
+                open::open_dir(pfd.as_fd(), h.name.as_c_str(), flags, h.dev, h.ino)
+            });
             p.release(&ctx.cache);
             r
         }

@@ -79,7 +79,10 @@ pub(super) struct DirHandle {
 /// checked again when read, so nothing `unsafe` is needed.
 pub(super) enum DirName {
     /// Up to [`DirName::INLINE`] bytes and their NUL.
-    Inline { len: u8, buf: [u8; DirName::INLINE + 1] },
+    Inline {
+        len: u8,
+        buf: [u8; DirName::INLINE + 1],
+    },
     Heap(CString),
 }
 

@@ -39,6 +39,7 @@ mod plain;
 mod read;
 mod tree;
 
+use crossbeam_utils::CachePadded;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -127,8 +128,10 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
     let ctx = Ctx {
         opts,
         msgs,
-        next_id: AtomicU32::new(1),
-        shards: (0..threads).map(|_| Mutex::new(Shard::default())).collect(),
+        next_id: CachePadded::new(AtomicU32::new(1)),
+        shards: (0..threads)
+            .map(|_| CachePadded::new(Mutex::new(Shard::default())))
+            .collect(),
         cache: FdCache::new(max_cached),
         euid: rustix::process::geteuid().as_raw(),
         registry: Registry::default(),
@@ -329,7 +332,9 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let mut inline_devs = Vec::new();
     let mut parts = Vec::with_capacity(shards.len());
     for shard in shards {
-        let shard = shard.into_inner().unwrap_or_else(|e| e.into_inner());
+        let shard = CachePadded::into_inner(shard)
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
         parts.push(shard.nodes);
         gather(&mut links, shard.links);
         gather(&mut partial, shard.partial);
