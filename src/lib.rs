@@ -577,6 +577,11 @@ fn stats_text(
     );
     let _ = writeln!(
         s,
+        "  inline files recorded for snapshots {}",
+        counters.inline_recorded
+    );
+    let _ = writeln!(
+        s,
         "  files read by tree search (Btrfs, root) {}",
         counters.search_files
     );

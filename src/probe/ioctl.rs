@@ -381,3 +381,51 @@ pub fn btrfs_subvol(fd: BorrowedFd<'_>) -> io::Result<super::Subvol> {
         ),
     })
 }
+
+/// `struct btrfs_ioctl_get_subvol_rootref_args`: in and out of
+/// `BTRFS_IOC_GET_SUBVOL_ROOTREF`, the subvolumes whose root lies in a
+/// subvolume (its `ROOT_REF` items), 255 at a time.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct BtrfsRootrefArgs {
+    min_treeid: u64,
+    /// `(treeid, dirid)` of each.
+    rootref: [[u64; 2]; 255],
+    num_items: u8,
+    align: [u8; 7],
+}
+
+const _: () = assert!(size_of::<BtrfsRootrefArgs>() == 4096);
+const _: () = assert!(std::mem::offset_of!(BtrfsRootrefArgs, num_items) == 4088);
+
+/// `_IOWR(0x94, 61, struct btrfs_ioctl_get_subvol_rootref_args)` (Linux ≥
+/// 4.18).
+pub(crate) const BTRFS_IOC_GET_SUBVOL_ROOTREF: Opcode =
+    opcode::read_write::<BtrfsRootrefArgs>(0x94, 61);
+
+/// `ioctl(fd, BTRFS_IOC_GET_SUBVOL_ROOTREF)`: does some subvolume lie in
+/// the Btrfs subvolume holding `fd` (anywhere in it, not only under `fd`)?
+/// Unprivileged; `EOVERFLOW` means more than 255 do.
+pub fn btrfs_has_nested_subvol(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    let mut args = BtrfsRootrefArgs {
+        min_treeid: 0,
+        rootref: [[0; 2]; 255],
+        num_items: 0,
+        align: [0; 7],
+    };
+    // SAFETY: BTRFS_IOC_GET_SUBVOL_ROOTREF reads and writes one 4096-byte
+    // `struct btrfs_ioctl_get_subvol_rootref_args` (layout mirrored, size
+    // and offset pinned above); `args` is initialised and exclusively
+    // borrowed.
+    let res = unsafe {
+        ioctl(
+            fd,
+            Updater::<{ BTRFS_IOC_GET_SUBVOL_ROOTREF }, BtrfsRootrefArgs>::new(&mut args),
+        )
+    };
+    match res {
+        Ok(()) => Ok(args.num_items > 0),
+        Err(rustix::io::Errno::OVERFLOW) => Ok(true),
+        Err(e) => Err(e.into()),
+    }
+}

@@ -108,7 +108,7 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
         None if kind == Kind::File => Err(Skip::FsCannotShare),
         None => Err(Skip::NotRegular),
     };
-    if kind == Kind::Symlink && !ctx.opts.skip_extents && st.stx_blocks > 0 {
+    if kind == Kind::Symlink && !ctx.opts.skip_extents && ctx.keep_inline && st.stx_blocks > 0 {
         if let Some(fs) = f.fs.filter(|fs| fs.info.magic == magic::BTRFS) {
             // Its target is inline data, which a snapshot shares: decided
             // after the walk, as for inline files.
@@ -445,7 +445,7 @@ fn reuse(
         local.counters.compressed_files += 1;
         local.counters.compressed_bytes += got.encoded;
     }
-    if let (true, Some(fs)) = (got.inline, f.fs) {
+    if let (true, Some(fs)) = (got.inline && ctx.keep_inline, f.fs) {
         let bytes = view.total.saturating_sub(got.shared_bytes);
         let at = (f.node, f.ns);
         let rec = InlineRec::of(st, at, bytes, once, got.file, fs.info.index);
@@ -494,7 +494,7 @@ fn map_by_search(
     local.counters.search_files += 1;
     local.counters.search_calls += u64::from(got.calls);
     let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
-    if got.inline {
+    if got.inline && ctx.keep_inline {
         let bytes = view.total.saturating_sub(got.shared_bytes);
         let linked = ctx.counts_once(st.stx_nlink);
         let at = (f.node, f.ns);

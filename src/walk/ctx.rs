@@ -128,6 +128,10 @@ pub struct Counters {
     /// Btrfs files credited with the extents of a copy of them mapped
     /// before, in a related snapshot, instead of their own FIEMAP.
     pub copies_reused: u64,
+    /// Btrfs files with inline data recorded, to be matched with their
+    /// copies in other subvolumes after the walk (none when the walk can
+    /// meet only one subvolume).
+    pub inline_recorded: u64,
     /// Files whose extents the Btrfs tree search read.
     pub search_files: u64,
     /// The tree searches that took.
@@ -159,6 +163,7 @@ impl Counters {
         self.compressed_files += o.compressed_files;
         self.compressed_bytes += o.compressed_bytes;
         self.copies_reused += o.copies_reused;
+        self.inline_recorded += o.inline_recorded;
         self.search_files += o.search_files;
         self.search_calls += o.search_calls;
         self.tree_entries += o.tree_entries;
@@ -303,6 +308,9 @@ pub(super) struct Ctx<'a> {
     /// through, without an open of their own.
     pub(super) subvols: Mutex<Vec<(u64, Arc<OwnedFd>)>>,
     pub(super) subvol_fds: usize,
+    /// Btrfs files with inline data are recorded: the walk may meet two
+    /// subvolumes of one filesystem ([`super::inline_wanted`]).
+    pub(super) keep_inline: bool,
 }
 
 impl Ctx<'_> {

@@ -97,7 +97,7 @@ pub(super) fn file(
             return Ok(credit(ctx, at, who, skipped, local));
         }
     }
-    if got.inline && fs.info.magic == magic::BTRFS {
+    if got.inline && ctx.keep_inline && fs.info.magic == magic::BTRFS {
         // Inline data a snapshot may share: decided after the walk.
         let bytes = total.saturating_sub(got.shared_bytes);
         let rec = InlineRec::of(

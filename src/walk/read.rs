@@ -180,7 +180,7 @@ pub(super) fn read_open(
         // birth time is the walk's: only for the inode it stat-ed.
         let same =
             (now.ino, now.ctime) == (st.stx_ino, (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec));
-        if same {
+        if same && ctx.keep_inline {
             let bytes = view.total.saturating_sub(got.shared_bytes);
             let at = (who.node, who.ns);
             let rec = InlineRec::of(st, at, bytes, once, got.file, fs.info.index);

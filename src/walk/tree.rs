@@ -80,7 +80,7 @@ pub(super) fn prepare(mut ctx: Ctx<'_>) -> Ctx<'_> {
         && !o.skip_extents
         && !ctx.hash_all;
     if ctx.tree_walk {
-        ctx.mounts = mounts_inside(&o.roots);
+        ctx.mounts = mounts_inside(&o.roots).unwrap_or_default();
     }
     ctx
 }
@@ -295,12 +295,11 @@ fn statx_of(template: &Statx, ino: u64, t: &TreeInode, sector: u64) -> Statx {
 }
 
 /// The mount points that lie inside the roots, as the walk prints their
-/// paths (the root as given, then the names under it).
-fn mounts_inside(roots: &[Vec<u8>]) -> Vec<Vec<u8>> {
+/// paths (the root as given, then the names under it); `None` without
+/// `/proc/self/mountinfo`.
+pub(super) fn mounts_inside(roots: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
-    let Ok(info) = std::fs::read("/proc/self/mountinfo") else {
-        return Vec::new();
-    };
+    let info = std::fs::read("/proc/self/mountinfo").ok()?;
     let points: Vec<Vec<u8>> = info
         .split(|&b| b == b'\n')
         .filter_map(|l| l.split(|&b| b == b' ').nth(4))
@@ -308,6 +307,7 @@ fn mounts_inside(roots: &[Vec<u8>]) -> Vec<Vec<u8>> {
         .collect();
     let mut out = Vec::new();
     for root in roots {
+        // A root that cannot be resolved cannot be walked either.
         let Ok(canon) = std::fs::canonicalize(std::ffi::OsStr::from_bytes(root)) else {
             continue;
         };
@@ -330,7 +330,7 @@ fn mounts_inside(roots: &[Vec<u8>]) -> Vec<Vec<u8>> {
     }
     out.sort_unstable();
     out.dedup();
-    out
+    Some(out)
 }
 
 /// A mountinfo field with its `\ooo` escapes (space, tab, newline,

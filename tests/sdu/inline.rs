@@ -336,3 +336,103 @@ fn unchanged_copies_are_mapped_once_without_root() {
         "snap reclaimable {reclaimable}, deleting it freed data {data} + metadata {meta}"
     );
 }
+
+/// `vol` with 200 inline files of 900 bytes in `vol/small`, synced.
+fn inline_volume(d: &Path) {
+    btrfs(&["subvolume", "create"], &d.join("vol"));
+    std::fs::create_dir(d.join("vol/small")).unwrap();
+    for i in 0..200 {
+        write_file(&d.join(format!("vol/small/f{i}")), 900);
+    }
+    sync_fs(d);
+}
+
+/// A walk that can meet one subvolume only records no inline file (none
+/// could be shared), with and without CAP_SYS_ADMIN; a walk of the top
+/// level, which holds the subvolume and its snapshot, records both copies
+/// and finds them shared.
+#[test]
+fn one_subvolume_records_no_inline_files() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    inline_volume(d);
+    let recorded = |out: &Output| stat_value(&out.stderr, "inline files recorded for snapshots");
+    let root = run(Command::new(sdu_bin())
+        .args(["--stats", "-s"])
+        .arg(d.join("vol")));
+    assert_eq!(root.code, Some(0), "{root:?}");
+    assert_eq!(recorded(&root), 0, "{root:?}");
+    let nobody = unprivileged(&d.join("vol"), &["--stats", "-s"]);
+    assert_eq!(recorded(&nobody), 0, "{nobody:?}");
+    snapshot(d);
+    // The snapshot lies in the top level, outside `vol`: `vol` alone still
+    // meets one subvolume.
+    let nobody = unprivileged(&d.join("vol"), &["--stats", "-s"]);
+    assert_eq!(recorded(&nobody), 0, "{nobody:?}");
+    for out in [
+        unprivileged(d, &["--stats", "--json", "-d", "1"]),
+        run(Command::new(sdu_bin())
+            .args(["--stats", "--json", "-d", "1"])
+            .arg(d)),
+    ] {
+        assert_eq!(out.code, Some(0), "{out:?}");
+        assert!(recorded(&out) >= 400, "{out:?}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let snap = doc["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["path"].as_str().is_some_and(|p| p.ends_with("/snap")))
+            .unwrap_or_else(|| panic!("no snap: {doc}"));
+        assert!(snap["shared"].as_u64().unwrap() >= 200 * 900, "{snap}");
+    }
+}
+
+/// Unmounts a mount point when dropped.
+struct Mounted(std::path::PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A snapshot mounted inside the subvolume scanned (`mount -o subvol=`) is
+/// a second subvolume the walk meets though the subvolume holds none: its
+/// inline files are recorded and found shared with the origin's.
+#[test]
+fn snapshot_mounted_inside_the_scan_is_seen() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    inline_volume(d);
+    snapshot(d);
+    let point = d.join("vol/m");
+    std::fs::create_dir(&point).unwrap();
+    run(Command::new("mount")
+        .args(["-o", "ro,subvol=snap", fs.device()])
+        .arg(&point))
+    .assert_ok();
+    let _mounted = Mounted(point);
+    for out in [
+        unprivileged(&d.join("vol"), &["--stats", "--json", "-d", "1"]),
+        run(Command::new(sdu_bin())
+            .args(["--stats", "--json", "-d", "1"])
+            .arg(d.join("vol"))),
+    ] {
+        assert_eq!(out.code, Some(0), "{out:?}");
+        let recorded = stat_value(&out.stderr, "inline files recorded for snapshots");
+        assert!(recorded >= 400, "{out:?}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let m = doc["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["path"].as_str().is_some_and(|p| p.ends_with("/m")))
+            .unwrap_or_else(|| panic!("no m: {doc}"));
+        assert!(m["shared"].as_u64().unwrap() >= 200 * 900, "{m}");
+    }
+}

@@ -364,6 +364,11 @@ impl LoopFs {
         &self.mnt
     }
 
+    /// The loop device it is mounted from.
+    pub fn device(&self) -> &str {
+        &self.dev
+    }
+
     fn make(kind: FsKind, mnt: Option<&Path>) -> Option<LoopFs> {
         LoopFs::try_make(kind, mnt).map_or_else(|e| unavailable(&e), Some)
     }
