@@ -371,22 +371,29 @@ fn one_subvolume_records_no_inline_files() {
     // meets one subvolume.
     let nobody = unprivileged(&d.join("vol"), &["--stats", "-s"]);
     assert_eq!(recorded(&nobody), 0, "{nobody:?}");
+    records_and_shares(d, "/snap");
+}
+
+/// `sdu --stats --json -d 1 DIR`, without CAP_SYS_ADMIN and as root:
+/// both copies of [`inline_volume`]'s 200 files recorded, and the entry
+/// whose path ends in `suffix` (the snapshot) sharing them.
+fn records_and_shares(dir: &Path, suffix: &str) {
+    let args = ["--stats", "--json", "-d", "1"];
     for out in [
-        unprivileged(d, &["--stats", "--json", "-d", "1"]),
-        run(Command::new(sdu_bin())
-            .args(["--stats", "--json", "-d", "1"])
-            .arg(d)),
+        unprivileged(dir, &args),
+        run(Command::new(sdu_bin()).args(args).arg(dir)),
     ] {
         assert_eq!(out.code, Some(0), "{out:?}");
-        assert!(recorded(&out) >= 400, "{out:?}");
+        let recorded = stat_value(&out.stderr, "inline files recorded for snapshots");
+        assert!(recorded >= 400, "{out:?}");
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let snap = doc["entries"]
+        let e = doc["entries"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|e| e["path"].as_str().is_some_and(|p| p.ends_with("/snap")))
-            .unwrap_or_else(|| panic!("no snap: {doc}"));
-        assert!(snap["shared"].as_u64().unwrap() >= 200 * 900, "{snap}");
+            .find(|e| e["path"].as_str().is_some_and(|p| p.ends_with(suffix)))
+            .unwrap_or_else(|| panic!("no {suffix}: {doc}"));
+        assert!(e["shared"].as_u64().unwrap() >= 200 * 900, "{e}");
     }
 }
 
@@ -417,22 +424,5 @@ fn snapshot_mounted_inside_the_scan_is_seen() {
         .arg(&point))
     .assert_ok();
     let _mounted = Mounted(point);
-    for out in [
-        unprivileged(&d.join("vol"), &["--stats", "--json", "-d", "1"]),
-        run(Command::new(sdu_bin())
-            .args(["--stats", "--json", "-d", "1"])
-            .arg(d.join("vol"))),
-    ] {
-        assert_eq!(out.code, Some(0), "{out:?}");
-        let recorded = stat_value(&out.stderr, "inline files recorded for snapshots");
-        assert!(recorded >= 400, "{out:?}");
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let m = doc["entries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["path"].as_str().is_some_and(|p| p.ends_with("/m")))
-            .unwrap_or_else(|| panic!("no m: {doc}"));
-        assert!(m["shared"].as_u64().unwrap() >= 200 * 900, "{m}");
-    }
+    records_and_shares(&d.join("vol"), "/m");
 }
