@@ -45,6 +45,8 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dashmap::DashSet;
+use std::os::fd::AsFd;
+
 use rustix::fs::{self as rfs, AtFlags, CWD};
 
 use crate::error::{Diagnostic, Error};
@@ -125,6 +127,8 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
     if opts.du_rules {
         spaces.fill(0);
     }
+    // Read once: the inline records and the tree's listing both ask.
+    let mounts = tree::mounts_inside(&opts.roots);
     let ctx = Ctx {
         opts,
         msgs,
@@ -154,9 +158,9 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
         mounts: Vec::new(),
         subvols: Mutex::new(Vec::new()),
         subvol_fds,
-        keep_inline: inline_wanted(opts),
+        keep_inline: inline_wanted(opts, mounts.as_deref()),
     };
-    let ctx = tree::prepare(ctx);
+    let ctx = tree::prepare(ctx, mounts);
     pool.scope(|s| {
         for (i, (root, &ns)) in opts.roots.iter().zip(&spaces).enumerate() {
             start_root(&ctx, s, root, ns, i as u32);
@@ -310,11 +314,11 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
 /// a kernel without the ioctl, another filesystem) records them. A
 /// subvolume or mount made inside the roots while the walk runs is not
 /// looked for, like any other change during the walk.
-fn inline_wanted(opts: &WalkOptions) -> bool {
-    if opts.follow_links || opts.skip_extents {
-        return !opts.skip_extents;
+fn inline_wanted(opts: &WalkOptions, mounts: Option<&[Vec<u8>]>) -> bool {
+    if opts.skip_extents {
+        return false;
     }
-    if tree::mounts_inside(&opts.roots).is_none_or(|m| !m.is_empty()) {
+    if opts.follow_links || mounts.is_none_or(|m| !m.is_empty()) {
         return true;
     }
     let mut devs = Vec::new();
@@ -322,35 +326,29 @@ fn inline_wanted(opts: &WalkOptions) -> bool {
         let Ok(path) = CString::new(root.as_slice()) else {
             return true;
         };
-        let follow = if opts.follow_args {
-            AtFlags::empty()
-        } else {
-            AtFlags::SYMLINK_NOFOLLOW
+        // A directory is asked about its subvolume through an fd of its
+        // own; anything else only has a device.
+        let flags = open::dir_flags(u32::MAX, None, opts.follow_args);
+        let st = match rfs::openat(CWD, &path, flags, rfs::Mode::empty()) {
+            Ok(fd) => {
+                if crate::probe::ioctl::btrfs_has_nested_subvol(fd.as_fd()).unwrap_or(true) {
+                    return true;
+                }
+                rfs::statx(&fd, c"", AtFlags::EMPTY_PATH, rfs::StatxFlags::TYPE)
+            }
+            Err(rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
+                let follow = if opts.follow_args {
+                    AtFlags::empty()
+                } else {
+                    AtFlags::SYMLINK_NOFOLLOW
+                };
+                rfs::statx(CWD, &path, follow, rfs::StatxFlags::TYPE)
+            }
+            Err(e) => Err(e),
         };
-        let Ok(st) = rfs::statx(CWD, &path, follow, rfs::StatxFlags::TYPE) else {
-            return true;
-        };
-        if Kind::from_mode(u32::from(st.stx_mode)) != Kind::Dir {
-            devs.push(ctx::dev_of(&st));
-            continue;
-        }
-        let nofollow = if opts.follow_args {
-            rfs::OFlags::empty()
-        } else {
-            rfs::OFlags::NOFOLLOW
-        };
-        let flags = rfs::OFlags::RDONLY | rfs::OFlags::DIRECTORY | rfs::OFlags::CLOEXEC | nofollow;
-        let Ok(fd) = rfs::openat(CWD, &path, flags, rfs::Mode::empty()) else {
-            return true;
-        };
-        let Ok(st) = rfs::statx(&fd, c"", AtFlags::EMPTY_PATH, rfs::StatxFlags::TYPE) else {
-            return true;
-        };
-        devs.push(ctx::dev_of(&st));
-        if crate::probe::ioctl::btrfs_has_nested_subvol(std::os::fd::AsFd::as_fd(&fd))
-            .unwrap_or(true)
-        {
-            return true;
+        match st {
+            Ok(st) => devs.push(ctx::dev_of(&st)),
+            Err(_) => return true,
         }
     }
     devs.sort_unstable();

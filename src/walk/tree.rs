@@ -71,8 +71,9 @@ pub(super) fn keep_subvol_fd(ctx: &Ctx<'_>, dir: &InDir<'_>, fd: &Arc<OwnedFd>) 
 
 /// Sets the walk up to list directories from the tree when it may: as
 /// root (the tree search), without `-L`, du's rules or `--fiemap`, with
-/// extents wanted. Reads the mount points inside the roots then.
-pub(super) fn prepare(mut ctx: Ctx<'_>) -> Ctx<'_> {
+/// extents wanted. Keeps the mount points inside the roots (`mounts`,
+/// [`mounts_inside`]) then.
+pub(super) fn prepare(mut ctx: Ctx<'_>, mounts: Option<Vec<Vec<u8>>>) -> Ctx<'_> {
     let o = ctx.opts;
     ctx.tree_walk = ctx.extents.search_allowed()
         && !o.follow_links
@@ -80,7 +81,7 @@ pub(super) fn prepare(mut ctx: Ctx<'_>) -> Ctx<'_> {
         && !o.skip_extents
         && !ctx.hash_all;
     if ctx.tree_walk {
-        ctx.mounts = mounts_inside(&o.roots).unwrap_or_default();
+        ctx.mounts = mounts.unwrap_or_default();
     }
     ctx
 }
