@@ -349,8 +349,9 @@ fn inline_volume(d: &Path) {
 
 /// A walk that can meet one subvolume only records no inline file (none
 /// could be shared), with and without CAP_SYS_ADMIN; a walk of the top
-/// level, which holds the subvolume and its snapshot, records both copies
-/// and finds them shared.
+/// level, which holds the subvolume and its snapshot, records both copies,
+/// finds them shared, and gives the snapshot the reclaimable that deleting
+/// it frees.
 #[test]
 fn one_subvolume_records_no_inline_files() {
     let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
@@ -371,14 +372,23 @@ fn one_subvolume_records_no_inline_files() {
     // meets one subvolume.
     let nobody = unprivileged(&d.join("vol"), &["--stats", "-s"]);
     assert_eq!(recorded(&nobody), 0, "{nobody:?}");
-    records_and_shares(d, "/snap");
+    // What the walk of the top level says the snapshot frees is what
+    // deleting it frees.
+    let reclaimable = records_and_shares(d, "/snap");
+    let (data, meta) = freed_by_deleting(d, "snap");
+    assert!(
+        data <= reclaimable && reclaimable <= data + meta + 64 * 1024,
+        "snap reclaimable {reclaimable}, deleting it freed data {data} + metadata {meta}"
+    );
 }
 
 /// `sdu --stats --json -d 1 DIR`, without CAP_SYS_ADMIN and as root:
 /// both copies of [`inline_volume`]'s 200 files recorded, and the entry
-/// whose path ends in `suffix` (the snapshot) sharing them.
-fn records_and_shares(dir: &Path, suffix: &str) {
+/// whose path ends in `suffix` (the snapshot) sharing them, with the same
+/// figures both ways; returns that entry's reclaimable.
+fn records_and_shares(dir: &Path, suffix: &str) -> u64 {
     let args = ["--stats", "--json", "-d", "1"];
+    let mut seen: Vec<serde_json::Value> = Vec::new();
     for out in [
         unprivileged(dir, &args),
         run(Command::new(sdu_bin()).args(args).arg(dir)),
@@ -394,7 +404,10 @@ fn records_and_shares(dir: &Path, suffix: &str) {
             .find(|e| e["path"].as_str().is_some_and(|p| p.ends_with(suffix)))
             .unwrap_or_else(|| panic!("no {suffix}: {doc}"));
         assert!(e["shared"].as_u64().unwrap() >= 200 * 900, "{e}");
+        seen.push(e.clone());
     }
+    assert_eq!(seen[0], seen[1], "without CAP_SYS_ADMIN, then as root");
+    seen[0]["reclaimable"].as_u64().unwrap()
 }
 
 /// Unmounts a mount point when dropped.
@@ -408,7 +421,9 @@ impl Drop for Mounted {
 
 /// A snapshot mounted inside the subvolume scanned (`mount -o subvol=`) is
 /// a second subvolume the walk meets though the subvolume holds none: its
-/// inline files are recorded and found shared with the origin's.
+/// inline files are recorded and found shared with the origin's, and its
+/// reclaimable is what deleting it frees (between the data and the data +
+/// metadata Btrfs frees, plus 64 KiB), as for an unmounted snapshot.
 #[test]
 fn snapshot_mounted_inside_the_scan_is_seen() {
     let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
@@ -423,6 +438,12 @@ fn snapshot_mounted_inside_the_scan_is_seen() {
         .args(["-o", "ro,subvol=snap", fs.device()])
         .arg(&point))
     .assert_ok();
-    let _mounted = Mounted(point);
-    records_and_shares(&d.join("vol"), "/m");
+    let mounted = Mounted(point);
+    let reclaimable = records_and_shares(&d.join("vol"), "/m");
+    drop(mounted);
+    let (data, meta) = freed_by_deleting(d, "snap");
+    assert!(
+        data <= reclaimable && reclaimable <= data + meta + 64 * 1024,
+        "m reclaimable {reclaimable}, deleting snap freed data {data} + metadata {meta}"
+    );
 }
