@@ -88,6 +88,9 @@ pub struct Scan {
     pub counters: Counters,
     /// The filesystems met, by index.
     pub filesystems: Vec<probe::FsInfo>,
+    /// Every entry's identity, by node id, when
+    /// [`WalkOptions::identities`] asked for them.
+    pub idents: Option<records::Idents>,
     /// What `--stats` reports beyond the counters.
     stats: ScanStats,
 }
@@ -132,6 +135,7 @@ pub fn scan(opts: &WalkOptions, rules: tree::Rules, msgs: &Messages) -> Result<S
         tree,
         counters: w.counters,
         filesystems: w.registry.filesystems(),
+        idents: w.idents,
         stats,
     })
 }
@@ -145,6 +149,7 @@ struct Walked {
     registry: probe::Registry,
     counters: Counters,
     moved: Vec<u32>,
+    idents: Option<records::Idents>,
     indexed: usize,
     t_walk: std::time::Duration,
     t_sweep: std::time::Duration,
@@ -166,6 +171,7 @@ fn walk_and_sweep(
         registry,
         counters,
         moved,
+        idents,
     } = walk::walk(
         &WalkOptions {
             du_rules: rules.du,
@@ -185,6 +191,7 @@ fn walk_and_sweep(
         registry,
         counters,
         moved,
+        idents,
         indexed,
         t_walk,
         t_sweep: t1.elapsed(),
@@ -234,6 +241,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
         counters,
         filesystems,
         stats,
+        ..
     } = scan(&walk_opts, rules, msgs)?;
     let errors = msgs.errors();
     let t3 = Instant::now();

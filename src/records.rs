@@ -97,3 +97,72 @@ impl FileRec {
         (self.ns, self.dev, self.ino)
     }
 }
+
+/// What an entry was when the walk stat-ed it: its device, inode number
+/// and mount (`STATX_MNT_ID`). Deleting checks every level of the path it
+/// walks down, and the entry itself, against these, so that nothing put in
+/// an entry's place since the scan (another directory, a symlink's target,
+/// a bind mount) is ever deleted instead.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Ident {
+    /// `st_dev`.
+    pub dev: u64,
+    /// `st_ino`.
+    pub ino: u64,
+    /// `stx_mnt_id`.
+    pub mnt: u64,
+}
+
+/// The [`Ident`] of every node, by id, when the walk was asked to keep
+/// them ([`crate::WalkOptions::identities`]): an inode number (8 bytes) and
+/// an index (4 bytes) into the few (device, mount) pairs a scan meets.
+#[derive(Clone, Debug, Default)]
+pub struct Idents {
+    ino: Vec<u64>,
+    /// Index into `places`; [`Idents::NONE`] for a node with none recorded.
+    place: Vec<u32>,
+    /// (device, mount) pairs.
+    places: Vec<(u64, u64)>,
+}
+
+impl Idents {
+    const NONE: u32 = u32::MAX;
+
+    /// The identities of `n` nodes from `(id, ident)` pairs in any order.
+    pub fn gather(n: usize, recs: impl IntoIterator<Item = (u32, Ident)>) -> Idents {
+        let mut out = Idents {
+            ino: vec![0; n],
+            place: vec![Self::NONE; n],
+            places: Vec::new(),
+        };
+        let mut index = std::collections::HashMap::new();
+        for (id, i) in recs {
+            let Some(slot) = out.place.get_mut(id as usize) else {
+                continue;
+            };
+            let places = &mut out.places;
+            *slot = *index.entry((i.dev, i.mnt)).or_insert_with(|| {
+                places.push((i.dev, i.mnt));
+                (places.len() - 1) as u32
+            });
+            out.ino[id as usize] = i.ino;
+        }
+        out
+    }
+
+    /// Node `id`'s identity, if one was recorded.
+    pub fn get(&self, id: u32) -> Option<Ident> {
+        let p = *self.place.get(id as usize)?;
+        let &(dev, mnt) = self.places.get(p as usize)?;
+        Some(Ident {
+            dev,
+            ino: self.ino[id as usize],
+            mnt,
+        })
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.ino.capacity() * 8 + self.place.capacity() * 4 + self.places.capacity() * 16
+    }
+}

@@ -300,6 +300,7 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
             skip_extents,
             fiemap_only: cli.fiemap,
             map_each_copy: cli.map_each_copy,
+            identities: false,
         },
         report: ReportOptions {
             format: match (cli.json, cli.du, cli.tree) {

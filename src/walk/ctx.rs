@@ -21,7 +21,7 @@ use crate::figures::{Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
 use crate::messages::Messages;
 use crate::probe::{Registry, Skip, magic};
-use crate::records::{FileRec, Link, NO_NODE, NodeRec, Nodes};
+use crate::records::{FileRec, Ident, Link, NO_NODE, NodeRec, Nodes};
 
 /// The statx fields sdu reads. `UID` lets it decide whether `O_NOATIME`
 /// is permitted without a failing open; `MNT_ID` is what `-x` compares (a
@@ -79,6 +79,9 @@ pub struct WalkOptions {
     /// crediting it with the extents of the copy mapped first
     /// ([`crate::extents::copies`]).
     pub map_each_copy: bool,
+    /// Keep every node's [`Ident`] ([`super::Walk::idents`]): the browser
+    /// checks what it deletes against them.
+    pub identities: bool,
 }
 
 /// Progress of a walk, published for a display on another thread.
@@ -197,6 +200,8 @@ pub(super) struct Local {
     /// Btrfs files with inline data ([`crate::extents::inline`]), handed
     /// to the shard with the rest.
     inline: Vec<InlineRec>,
+    /// With [`WalkOptions::identities`]: the nodes' identities.
+    pub(super) idents: Vec<(u32, Ident)>,
 }
 
 thread_local! {
@@ -248,6 +253,7 @@ pub(super) struct Shard {
     pub(super) links: Vec<Link>,
     pub(super) files: Vec<FileRec>,
     pub(super) counters: Counters,
+    pub(super) idents: Vec<(u32, Ident)>,
 }
 
 impl Shard {
@@ -320,6 +326,22 @@ impl Ctx<'_> {
         id
     }
 
+    /// Records node `id`'s identity from its `statx`, when the walk keeps
+    /// them ([`WalkOptions::identities`]).
+    #[inline]
+    pub(super) fn ident(&self, local: &mut Local, id: u32, st: &Statx) {
+        if self.opts.identities {
+            local.idents.push((
+                id,
+                Ident {
+                    dev: dev_of(st),
+                    ino: st.stx_ino,
+                    mnt: st.stx_mnt_id,
+                },
+            ));
+        }
+    }
+
     /// Hands a task's records to its thread's shard, in one lock. `partial`
     /// is the directory whose figures `local.acc` adds to, when its node is
     /// pushed by another task (a batch of a wide directory). `dir` is the
@@ -362,6 +384,7 @@ impl Ctx<'_> {
         shard.links.append(&mut local.links);
         shard.files.append(&mut local.files);
         shard.counters.add(&local.counters);
+        shard.idents.append(&mut local.idents);
         if !local.inline.is_empty() {
             shard.add_inline(&mut local.inline);
         }

@@ -542,6 +542,7 @@ pub(super) fn entry_as<'s>(
             fd: Mutex::new(None),
             pending: AtomicUsize::new(1),
         });
+        ctx.ident(local, child.id, st);
         h.pending.fetch_add(1, Ordering::AcqRel);
         dir.cache_fd(ctx);
         let uid = st.stx_uid;
@@ -574,6 +575,9 @@ pub(super) fn entry_as<'s>(
     // With -a the file has a node of its own, and its links and extents
     // are credited from there.
     let leaf = opts.all.then(|| ctx.new_id());
+    if let Some(id) = leaf {
+        ctx.ident(local, id, st);
+    }
     let file = FileAt {
         dirfd: dir.fd,
         name,

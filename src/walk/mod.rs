@@ -54,11 +54,12 @@ use crate::extents::Extents;
 use crate::figures::Kind;
 use crate::messages::Messages;
 use crate::probe::Registry;
-use crate::records::{FileRec, Link, NO_NODE, NodeRec, Nodes, TOP};
+use crate::records::{FileRec, Idents, Link, NO_NODE, NodeRec, Nodes, TOP};
 pub use ctx::{Counters, PROGRESS_PATH_EVERY, Progress, WalkOptions};
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
 pub use fdcache::join;
 use fdcache::{DirHandle, DirName, FdCache};
+pub(crate) use tree::mount_points;
 
 /// What a walk found.
 #[derive(Debug, Default)]
@@ -79,6 +80,8 @@ pub struct Walk {
     /// Directories moved while they were read (du's rules only): du stops
     /// each root there.
     pub moved: Vec<u32>,
+    /// Every node's identity, with [`WalkOptions::identities`].
+    pub idents: Option<Idents>,
 }
 
 /// Walks `opts.roots` and returns the tree's records and the indexed
@@ -276,6 +279,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
             name: root.into(),
             own,
         });
+        ctx.ident(&mut local, id, &st);
         ctx.flush(local, None, None);
         return;
     }
@@ -299,6 +303,11 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
         fd: Mutex::new(None),
         pending: AtomicUsize::new(1),
     });
+    if ctx.opts.identities {
+        let mut local = Local::default();
+        ctx.ident(&mut local, id, &st);
+        ctx.flush(local, None, None);
+    }
     s.spawn(move |s| dir::walk_dir(ctx, s, handle, stats, st.stx_uid, None));
 }
 
@@ -368,6 +377,7 @@ fn gather<T>(all: &mut Vec<T>, mut shard: Vec<T>) {
 
 /// Gathers the shards into records indexed by id.
 fn assemble(ctx: Ctx<'_>) -> Walk {
+    let ctx_identities = ctx.opts.identities;
     let Ctx {
         next_id,
         shards,
@@ -389,6 +399,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let mut counters = Counters::default();
     let mut inline = Vec::new();
     let mut inline_devs = Vec::new();
+    let mut idents = Vec::new();
     let mut parts = Vec::with_capacity(shards.len());
     for shard in shards {
         let shard = CachePadded::into_inner(shard)
@@ -405,6 +416,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         counters.inline_recorded += shard.inline.iter().map(|c| c.len() as u64).sum::<u64>();
         inline.extend(shard.inline);
         inline_devs.extend(shard.inline_devs);
+        gather(&mut idents, shard.idents);
     }
     let mut nodes = Nodes::gather(n, parts);
     nodes.set_parent(TOP as usize, NO_NODE);
@@ -424,7 +436,9 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         );
     }
     drop(inline);
+    let idents = ctx_identities.then(|| Idents::gather(n, idents));
     Walk {
+        idents,
         nodes,
         links,
         files,

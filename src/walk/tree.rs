@@ -300,12 +300,7 @@ fn statx_of(template: &Statx, ino: u64, t: &TreeInode, sector: u64) -> Statx {
 /// `/proc/self/mountinfo`.
 pub(super) fn mounts_inside(roots: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
-    let info = std::fs::read("/proc/self/mountinfo").ok()?;
-    let points: Vec<Vec<u8>> = info
-        .split(|&b| b == b'\n')
-        .filter_map(|l| l.split(|&b| b == b' ').nth(4))
-        .map(unescape)
-        .collect();
+    let points = mount_points()?;
     let mut out = Vec::new();
     for root in roots {
         // A root that cannot be resolved cannot be walked either.
@@ -336,6 +331,18 @@ pub(super) fn mounts_inside(roots: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
 
 /// A mountinfo field with its `\ooo` escapes (space, tab, newline,
 /// backslash) undone.
+/// Every mount point of this process's mount namespace, as absolute paths
+/// (`/proc/self/mountinfo`); `None` when that cannot be read.
+pub(crate) fn mount_points() -> Option<Vec<Vec<u8>>> {
+    let info = std::fs::read("/proc/self/mountinfo").ok()?;
+    Some(
+        info.split(|&b| b == b'\n')
+            .filter_map(|l| l.split(|&b| b == b' ').nth(4))
+            .map(unescape)
+            .collect(),
+    )
+}
+
 fn unescape(f: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(f.len());
     let mut i = 0;
