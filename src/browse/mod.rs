@@ -11,6 +11,7 @@
 
 pub mod app;
 pub mod keys;
+mod tty_ioctl;
 pub mod view;
 
 use std::io::{self, IsTerminal, Stdout, Write};
@@ -19,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crossterm::event::{self, Event, KeyEventKind};
+use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
 use crossterm::{cursor, execute, terminal};
 use ratatui::Terminal;
@@ -27,13 +28,14 @@ use ratatui::backend::CrosstermBackend;
 
 use sdu::delete::{self, Deleted, Target};
 use sdu::figures::{Figure, Kind};
+use sdu::records::{Ident, Idents, NO_NODE, TOP};
 use sdu::report::SortKey as ReportSort;
 use sdu::tree::Tree;
 use sdu::{Config, Diagnostic, Messages, WalkOptions};
 
 use crate::cli::progress::Display;
 use crate::cli::signals;
-use app::{App, Sort, SortKey};
+use app::{App, Mode, Sort, SortKey};
 use view::Look;
 
 /// Scans as `cfg` says, then browses. `cfg` must keep every entry and the
@@ -66,7 +68,7 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
     if let Some(d) = &mut display {
         d.finish();
     }
-    let mut tree = match loaded {
+    let (mut tree, mut idents) = match loaded {
         Ok(t) => t,
         Err(e) => {
             eprintln!("{program}: {e}");
@@ -91,6 +93,10 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
         color: cfg.report.color,
     };
     install_panic_hook();
+    if let Err(e) = tty_ioctl::install() {
+        eprintln!("{program}: the terminal: {e}");
+        return ExitCode::from(2);
+    }
     browsing.store(true, Ordering::SeqCst);
     let mut term = match enter() {
         Ok(t) => t,
@@ -100,6 +106,8 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Keys typed during the scan are not for the browser.
+    flush_input();
     // Rescans after a deletion: their messages wait for the terminal.
     let later = Later::default();
     let rescan_msgs = Messages::named(Box::new(later.clone()), program);
@@ -108,6 +116,9 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
     let mut carry = None;
     let mut notice = None;
     let mut failed = false;
+    let mut interrupted = false;
+    // What every deletion did, printed on standard error at the end.
+    let mut report: Vec<String> = Vec::new();
     let result = loop {
         let mut app = match carry.take() {
             None => App::new(&tree, first, sort),
@@ -121,14 +132,21 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
         let Some(ids) = app.request.take() else {
             break End::Quit;
         };
-        let targets: Vec<Target> = ids.iter().map(|&id| target(&app, id)).collect();
+        let targets: Vec<Target> = ids
+            .iter()
+            .map(|&id| target(&app, idents.as_ref(), id))
+            .collect();
         let predicted = tree.frees(&ids).unwrap_or(0);
         carry = Some(app.carry());
         drop(app);
-        let _ = message(&mut term, "Deleting…");
-        let done = delete::delete(&targets);
+        let done = match deleting(&mut term, &targets) {
+            Ok(d) => d,
+            Err(e) => break End::Terminal(e),
+        };
         failed |= done.failed.is_some();
+        interrupted |= done.interrupted;
         let mut lines = outcome_lines(&done, targets.len(), predicted, look);
+        report.extend(lines.iter().cloned());
         // Roots deleted whole are not scanned again.
         let gone: Vec<&[u8]> = targets[..done.targets]
             .iter()
@@ -137,15 +155,26 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
             .collect();
         walk.roots.retain(|r| !gone.contains(&&r[..]));
         if walk.roots.is_empty() {
-            lines.push("Nothing of what was scanned is left.".into());
-            break End::Done(lines);
+            report.push("Nothing of what was scanned is left.".into());
+            break End::Done;
         }
         let _ = message(&mut term, "Scanning again…");
         match load(cfg, &walk, &rescan_msgs) {
-            Ok(t) => tree = t,
+            Ok((t, i)) => {
+                if let Some(changed) = replaced_roots(&tree, idents.as_ref(), &t, i.as_ref()) {
+                    report.push(format!(
+                        "{} is not the directory scanned before (replaced since): not browsed again.",
+                        sdu::quote(&changed)
+                    ));
+                    failed = true;
+                    break End::Done;
+                }
+                tree = t;
+                idents = i;
+            }
             Err(e) => {
-                lines.push(format!("The new scan failed: {e}"));
-                break End::Done(lines);
+                report.push(format!("The new scan failed: {e}"));
+                break End::Done;
             }
         }
         lines.push("The figures shown are those of a new scan.".into());
@@ -155,38 +184,94 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
     restore();
     browsing.store(false, Ordering::SeqCst);
     later.print();
-    match result {
-        End::Quit => {}
-        // What the deletion did, when there is nothing left to browse.
-        End::Done(lines) => {
-            for l in &lines {
-                eprintln!("{program}: {l}");
-            }
-        }
-        End::Terminal(e) => {
-            eprintln!("{program}: the terminal: {e}");
-            return ExitCode::from(2);
-        }
+    // The deletions' outcome, in full, whatever the screen showed.
+    for l in &report {
+        eprintln!("{program}: {l}");
+    }
+    if let End::Terminal(e) = result {
+        eprintln!("{program}: the terminal: {e}");
+        return ExitCode::from(2);
+    }
+    if interrupted {
+        return ExitCode::from(130);
     }
     ExitCode::from(u8::from(failed || msgs.errors() + rescan_msgs.errors() > 0))
+}
+
+/// Runs the deletion on a thread of its own while this one reads the keys:
+/// Ctrl-C asks it to stop between two entries, every other key is dropped,
+/// and so is anything typed by the time it ends.
+fn deleting(term: &mut Term, targets: &[Target]) -> io::Result<Deleted> {
+    let stop = AtomicBool::new(false);
+    let done = std::thread::scope(|s| -> io::Result<Deleted> {
+        let worker = s.spawn(|| delete::delete(targets, &stop));
+        message(term, "Deleting…  (Ctrl-C stops it between two entries)")?;
+        while !worker.is_finished() {
+            if !event::poll(Duration::from_millis(50))? {
+                continue;
+            }
+            if let Event::Key(k) = event::read()?
+                && k.kind != KeyEventKind::Release
+                && k.modifiers.contains(KeyModifiers::CONTROL)
+                && matches!(k.code, KeyCode::Char('c' | 'C'))
+                && !stop.swap(true, Ordering::SeqCst)
+            {
+                message(term, "Stopping after the entry being removed…")?;
+            }
+        }
+        Ok(worker
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    })?;
+    flush_input();
+    Ok(done)
+}
+
+/// The first root of `new` that is not the directory of the same path in
+/// `old` (both scans' identities known): a root replaced between two scans
+/// of one browsing is not browsed again.
+fn replaced_roots(
+    old: &Tree,
+    old_ids: Option<&Idents>,
+    new: &Tree,
+    new_ids: Option<&Idents>,
+) -> Option<Vec<u8>> {
+    let (old_ids, new_ids) = (old_ids?, new_ids?);
+    new.roots().iter().find_map(|&r| {
+        let name = new.name(r);
+        let before = old.roots().iter().find(|&&o| old.name(o) == name)?;
+        (old_ids.get(*before) != new_ids.get(r)).then(|| name.to_vec())
+    })
+}
+
+/// Discards what was typed and not read yet: pending terminal input
+/// (`tcflush`) and the events crossterm has read ahead.
+fn flush_input() {
+    let _ = rustix::termios::tcflush(io::stdin(), rustix::termios::QueueSelector::IFlush);
+    while event::poll(Duration::ZERO).unwrap_or(false) {
+        let _ = event::read();
+    }
 }
 
 /// How browsing ended.
 enum End {
     /// `q` or Ctrl-C.
     Quit,
-    /// A deletion left nothing to browse, or its new scan failed: what it
-    /// did.
-    Done(Vec<String>),
+    /// A deletion left nothing to browse, or its new scan failed.
+    Done,
     /// The terminal failed.
     Terminal(io::Error),
 }
 
 /// The scan to browse: walked (by `walk`), or read from `--import`'s
 /// file. Reports the files whose extents could not be read.
-fn load(cfg: &Config, walk: &WalkOptions, msgs: &Messages) -> Result<Tree, sdu::Error> {
+fn load(
+    cfg: &Config,
+    walk: &WalkOptions,
+    msgs: &Messages,
+) -> Result<(Tree, Option<Idents>), sdu::Error> {
     if let Some(file) = &cfg.import {
-        return sdu::import(cfg, file, msgs).map(|i| i.tree);
+        return sdu::import(cfg, file, msgs).map(|i| (i.tree, None));
     }
     let scan = sdu::scan(walk, cfg.rules, msgs)?;
     if scan.counters.unverified_files > 0 {
@@ -195,17 +280,30 @@ fn load(cfg: &Config, walk: &WalkOptions, msgs: &Messages) -> Result<Tree, sdu::
             bytes: scan.counters.unverified_bytes,
         });
     }
-    Ok(scan.tree)
+    Ok((scan.tree, scan.idents))
 }
 
-/// Entry `id` as [`delete::delete`] takes it.
-fn target(app: &App<'_>, id: u32) -> Target {
+/// Entry `id` as [`delete::delete`] takes it, with what the scan saw at
+/// each level (none for a level the scan recorded nothing of, which
+/// [`delete::delete`] refuses).
+fn target(app: &App<'_>, idents: Option<&Idents>, id: u32) -> Target {
     let mut names = app.names(id);
     let root = names.remove(0);
+    let tree = app.tree();
+    let mut chain: Vec<Ident> = Vec::new();
+    let mut n = id;
+    while n != TOP && n != NO_NODE {
+        if let Some(i) = idents.and_then(|i| i.get(n)) {
+            chain.push(i);
+        }
+        n = tree.parent(n);
+    }
+    chain.reverse();
     Target {
         root,
         names,
-        dir: app.tree().kind(id) == Kind::Dir,
+        dir: tree.kind(id) == Kind::Dir,
+        idents: chain,
     }
 }
 
@@ -302,6 +400,7 @@ fn message(t: &mut Term, text: &str) -> io::Result<()> {
 pub fn config(mut cfg: Config) -> Config {
     cfg.walk.all = true;
     cfg.walk.skip_extents = false;
+    cfg.walk.identities = true;
     cfg.rules.keep_sets = true;
     cfg
 }
@@ -311,12 +410,14 @@ type Term = Terminal<CrosstermBackend<Stdout>>;
 /// Raw mode, the alternate screen, no cursor.
 fn enter() -> io::Result<Term> {
     terminal::enable_raw_mode()?;
+    tty_ioctl::raw(true);
     execute!(io::stdout(), EnterAlternateScreen, cursor::Hide)?;
     Terminal::new(CrosstermBackend::new(io::stdout()))
 }
 
 /// Undoes [`enter`]; harmless when it was not done, and done twice.
 fn restore() {
+    tty_ioctl::raw(false);
     let _ = execute!(io::stdout(), LeaveAlternateScreen, cursor::Show);
     let _ = terminal::disable_raw_mode();
 }
@@ -333,11 +434,19 @@ fn install_panic_hook() {
 
 /// The event loop: draw, read a key, apply it, until quit.
 fn browse(t: &mut Term, app: &mut App<'_>, look: Look) -> io::Result<()> {
+    let mut shown = Mode::Browse;
     loop {
         t.draw(|f| view::draw(f, app, look))?;
         if app.quit {
             return Ok(());
         }
+        // A confirmation or a notice takes only keys typed once it is on
+        // the screen.
+        let mode = app.mode();
+        if mode != shown && matches!(mode, Mode::Confirm | Mode::Notice) {
+            flush_input();
+        }
+        shown = mode;
         match event::read()? {
             Event::Key(k) if k.kind != KeyEventKind::Release => {
                 if let Some(a) = keys::action(k, app.mode()) {

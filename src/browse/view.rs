@@ -83,9 +83,37 @@ pub fn draw(f: &mut Frame<'_>, app: &mut App<'_>, look: Look) {
     if let Some(c) = &app.confirm {
         confirm(f, area, app, c, look);
     } else if let Some(lines) = &app.notice {
-        let lines: Vec<Line<'_>> = lines.iter().map(|l| Line::from(format!(" {l}"))).collect();
+        // Wrapped, not cut: the reason a deletion stopped is often a long
+        // path.
+        let room = usize::from(area.width).saturating_sub(5).max(10);
+        let lines: Vec<Line<'_>> = lines
+            .iter()
+            .flat_map(|l| wrap(l, room))
+            .map(|l| Line::from(format!(" {l}")))
+            .collect();
         dialog(f, area, " sdu -i ", lines);
     }
+}
+
+/// `text` in lines of at most `width` characters, broken after a space
+/// where one is near enough, else inside a word.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest: Vec<char> = text.chars().collect();
+    while rest.len() > width {
+        let cut = rest[..=width]
+            .iter()
+            .rposition(|&c| c == ' ')
+            .filter(|&i| i > width / 2)
+            .unwrap_or(width);
+        out.push(rest[..cut].iter().collect::<String>().trim_end().to_owned());
+        rest.drain(..cut);
+        while rest.first() == Some(&' ') {
+            rest.remove(0);
+        }
+    }
+    out.push(rest.into_iter().collect());
+    out
 }
 
 /// The width of each figure's column: its title, or the widest size.
@@ -354,4 +382,21 @@ fn confirm(f: &mut Frame<'_>, area: Rect, app: &App<'_>, c: &Confirm, look: Look
         printable(c.typed.as_bytes())
     )));
     dialog(f, area, " sdu -i: delete ", lines);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn long_lines_wrap_and_lose_nothing() {
+        let text = "Stopped at the first error: cannot remove 'deepdel/top/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d': Permission denied";
+        let lines = wrap(text, 30);
+        assert!(lines.iter().all(|l| l.chars().count() <= 30), "{lines:?}");
+        let joined: String = lines.concat();
+        let squeeze = |s: &str| s.chars().filter(|c| *c != ' ').collect::<String>();
+        assert_eq!(squeeze(&joined), squeeze(text));
+        assert!(lines.last().unwrap().ends_with("Permission denied"));
+        assert_eq!(wrap("short", 30), ["short"]);
+    }
 }

@@ -1,20 +1,30 @@
 //! Deleting what was scanned: the browser's `d`.
 //!
-//! Everything is relative to directory fds, as rm's `--one-file-system`
-//! would do it and stricter:
-//! - the path to an entry is opened one name at a time with `O_NOFOLLOW`
-//!   (only the root, as the user gave it, is resolved by the kernel), so a
-//!   symlink put in place of a directory since the scan ends the deletion
-//!   instead of being followed;
-//! - a symlink is unlinked, never followed;
-//! - a directory is emptied through its own fd (`unlinkat`), and only while
-//!   it lies on the filesystem of the entry being deleted: a mount point
-//!   inside it stops the deletion;
-//! - a Btrfs subvolume or snapshot (the root directory of a subvolume of
-//!   the same filesystem) is deleted as a subvolume,
-//!   `BTRFS_IOC_SNAP_DESTROY_V2`;
-//! - the first error stops everything and is reported by path; what was
-//!   deleted before it stays deleted.
+//! Nothing is resolved again by path: every level is identified.
+//! - The scan recorded each entry's device, inode number and mount
+//!   ([`Ident`]). The path to an entry is opened one name at a time from
+//!   its root (`O_DIRECTORY | O_NOFOLLOW` below the root), and each level,
+//!   the root included, must be the inode the scan saw there, in the mount
+//!   it saw: a root swapped for a symlink, a directory renamed over
+//!   another, a mount made on the way since the scan, each stops the
+//!   deletion before anything under that level is removed.
+//! - The entry itself is checked the same way before it goes; a symlink is
+//!   unlinked, never followed.
+//! - A directory is emptied through its own fd (`unlinkat`). Before it is
+//!   entered, `/proc/self/mountinfo` is read: a mount point anywhere
+//!   inside (a bind mount of the same filesystem too) refuses the deletion
+//!   before anything is removed. While emptying, every directory entered
+//!   is checked by its mount id (`STATX_MNT_ID`) against the entry's
+//!   mount, so a mount made meanwhile stops it before it is entered.
+//! - A Btrfs subvolume or snapshot (the root directory of a subvolume of
+//!   the same filesystem, in the same mount) is deleted as a subvolume,
+//!   `BTRFS_IOC_SNAP_DESTROY_V2`.
+//! - Depth is unbounded and fds are bounded: past a few dozen levels the
+//!   shallowest directories are closed, and reopened on the way back up
+//!   through `..` and checked by (device, inode).
+//! - The first error stops everything and is reported by path; what was
+//!   deleted before it stays deleted. So does a stop asked for (Ctrl-C),
+//!   between two entries.
 //!
 //! [`delete`] also measures what the filesystems report as freed: `statvfs`
 //! before and after (after `syncfs`, read again until it holds still, and
@@ -26,13 +36,15 @@ mod ioctl;
 use std::ffi::{CStr, CString};
 use std::fmt;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use rustix::fs::{AtFlags, CWD, Dir, FileType, Mode, OFlags, StatxFlags};
+use rustix::fs::{AtFlags, CWD, Dir, FileType, Mode, OFlags, Statx, StatxFlags};
 use rustix::io::Errno;
 
 use crate::probe::ioctl::{fs_type, fs_uuid, magic};
+use crate::records::Ident;
 use crate::walk::join;
 
 /// One entry to delete, as the scan saw it.
@@ -44,13 +56,21 @@ pub struct Target {
     pub names: Vec<Vec<u8>>,
     /// The scan saw a directory.
     pub dir: bool,
+    /// What the scan saw at the root and at each name below it, in order:
+    /// `names.len() + 1` of them, the entry's own last.
+    pub idents: Vec<Ident>,
 }
 
 impl Target {
     /// Its path: the root, then its names.
     pub fn path(&self) -> Vec<u8> {
+        self.path_to(self.names.len())
+    }
+
+    /// The path of the level `depth` names below the root.
+    fn path_to(&self, depth: usize) -> Vec<u8> {
         let mut p = self.root.clone();
-        for n in &self.names {
+        for n in &self.names[..depth] {
             join(&mut p, n);
         }
         p
@@ -64,17 +84,36 @@ pub enum Problem {
     Io(io::Error),
     /// The root is `.`, `..` or `/`.
     Refused,
-    /// Not what the scan saw any more.
+    /// Not of the type the scan saw any more.
     Changed {
         /// What it is now ("a file", "a symbolic link"...).
         now: &'static str,
     },
-    /// A directory of another filesystem (a mount point).
-    OtherFilesystem,
+    /// A level of the path (the entry itself, or a directory above it) is
+    /// not the inode, or not in the mount, that the scan saw there.
+    Replaced {
+        /// The path of that level.
+        at: Vec<u8>,
+        /// What is there now.
+        now: Ident,
+        /// What the scan saw.
+        then: Ident,
+    },
+    /// A mount point inside the entry (found before anything was removed,
+    /// or met while emptying it, before it was entered), or the entry is a
+    /// mount point itself.
+    Mount {
+        /// The mount point's path.
+        at: Vec<u8>,
+    },
     /// A subvolume that this caller may not delete.
     SubvolumeNotPermitted,
     /// A subvolume holding other subvolumes.
     SubvolumeNotEmpty,
+    /// The scan recorded no identity for it (nothing is deleted unchecked).
+    Unidentified,
+    /// Stopped on request (Ctrl-C), between two entries.
+    Interrupted,
 }
 
 /// The path deletion stopped at, and why.
@@ -98,9 +137,36 @@ impl fmt::Display for Failure {
                     "{p} changed since the scan (it is now {now}): not removed"
                 )
             }
-            Problem::OtherFilesystem => write!(
+            Problem::Replaced { at, now, then } => {
+                let at = crate::quote(at);
+                let dev = |d: u64| format!("{}:{}", rustix::fs::major(d), rustix::fs::minor(d));
+                let why = if now.mnt != then.mnt {
+                    format!(
+                        "it is in another mount than at the scan (mount id {}, was {}): a mount was made or removed there",
+                        now.mnt, then.mnt
+                    )
+                } else {
+                    format!(
+                        "it is another inode than at the scan (device {} inode {}, was device {} inode {}): it was renamed, replaced or swapped for a symlink",
+                        dev(now.dev),
+                        now.ino,
+                        dev(then.dev),
+                        then.ino
+                    )
+                };
+                write!(
+                    f,
+                    "not removing {p}: {at} is not what sdu scanned; {why}. Nothing under {at} was removed"
+                )
+            }
+            Problem::Mount { at } if *at == self.path => write!(
                 f,
-                "{p} is on another filesystem (a mount point): sdu does not delete across filesystems"
+                "not removing {p}: it is a mount point; sdu does not delete across mounts"
+            ),
+            Problem::Mount { at } => write!(
+                f,
+                "not removing {p}: {} is a mount point inside it; sdu does not delete across mounts (unmount it first). Nothing under it was removed",
+                crate::quote(at)
             ),
             Problem::SubvolumeNotPermitted => write!(
                 f,
@@ -110,6 +176,10 @@ impl fmt::Display for Failure {
                 f,
                 "cannot delete subvolume {p}: it holds other subvolumes (delete them first)"
             ),
+            Problem::Unidentified => {
+                write!(f, "not removing {p}: the scan recorded no identity for it")
+            }
+            Problem::Interrupted => write!(f, "interrupted (Ctrl-C) in {p}"),
         }
     }
 }
@@ -123,8 +193,10 @@ pub struct Deleted {
     pub subvolumes: usize,
     /// Non-directories unlinked and directories removed.
     pub entries: u64,
-    /// The error that stopped it.
+    /// The error that stopped it (or the stop asked for).
     pub failed: Option<Failure>,
+    /// It was stopped on request ([`Problem::Interrupted`]).
+    pub interrupted: bool,
     /// Σ over the filesystems touched of the growth of `f_bfree ×
     /// f_frsize` from before to after.
     pub reported: i128,
@@ -157,23 +229,35 @@ fn fs_key(fd: BorrowedFd<'_>) -> io::Result<(u32, [u8; 16], u64)> {
 }
 
 /// The state of one deletion.
-struct Run {
+struct Run<'a> {
     out: Deleted,
     filesystems: Vec<Fs>,
+    /// Set by another thread to stop between two entries.
+    stop: &'a AtomicBool,
+    /// Directories held open at once while emptying one (the fd budget).
+    max_open: usize,
 }
 
-/// Deletes `targets` in order, skipping none, stopping at the first error.
-/// A target inside another one must not be given (the browser drops it:
-/// its ancestor covers it).
-pub fn delete(targets: &[Target]) -> Deleted {
+/// Deletes `targets` in order, skipping none, stopping at the first error
+/// or when `stop` is set. A target inside another one must not be given
+/// (the browser drops it: its ancestor covers it).
+pub fn delete(targets: &[Target], stop: &AtomicBool) -> Deleted {
+    // Directories held open while emptying: a quarter of the soft limit,
+    // 2 to 64 (the browser holds a few fds of its own besides).
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(1024);
     let mut run = Run {
         out: Deleted::default(),
         filesystems: Vec::new(),
+        stop,
+        max_open: (soft / 4).clamp(2, 64) as usize,
     };
     for t in targets {
         match run.target(t) {
             Ok(()) => run.out.targets += 1,
             Err(f) => {
+                run.out.interrupted = matches!(f.problem, Problem::Interrupted);
                 run.out.failed = Some(f);
                 break;
             }
@@ -192,6 +276,25 @@ const DIR_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::NOFOLLOW)
     .union(OFlags::CLOEXEC);
 
+/// What identifies an inode and its mount.
+const ID_MASK: StatxFlags = StatxFlags::TYPE
+    .union(StatxFlags::INO)
+    .union(StatxFlags::MNT_ID);
+
+fn ident_of(st: &Statx) -> Ident {
+    Ident {
+        dev: rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor),
+        ino: st.stx_ino,
+        // A kernel without STATX_MNT_ID leaves it 0, in the scan too.
+        mnt: st.stx_mnt_id,
+    }
+}
+
+/// The `statx` of the open `fd`.
+fn statx_fd(fd: BorrowedFd<'_>) -> Result<Statx, Errno> {
+    rustix::fs::statx(fd, c"", AtFlags::EMPTY_PATH, ID_MASK)
+}
+
 fn what(ft: FileType) -> &'static str {
     match ft {
         FileType::Directory => "a directory",
@@ -201,7 +304,54 @@ fn what(ft: FileType) -> &'static str {
     }
 }
 
-impl Run {
+/// The mount points strictly inside the directory open at `fd` (printed
+/// as `path`, then the names below it), from `/proc/self/mountinfo`:
+/// none when either cannot be read (the mount ids checked while emptying
+/// still stop at every mount).
+fn mounts_inside(fd: BorrowedFd<'_>, path: &[u8]) -> Vec<Vec<u8>> {
+    use std::os::unix::ffi::OsStringExt;
+    let Ok(abs) = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) else {
+        return Vec::new();
+    };
+    let abs = abs.into_os_string().into_vec();
+    let Some(points) = crate::walk::mount_points() else {
+        return Vec::new();
+    };
+    let prefix = if abs == b"/" { Vec::new() } else { abs };
+    let mut out = Vec::new();
+    for p in points {
+        let Some(rel) = p
+            .strip_prefix(prefix.as_slice())
+            .and_then(|r| r.strip_prefix(b"/"))
+            .filter(|r| !r.is_empty())
+        else {
+            continue;
+        };
+        let mut shown = path.to_vec();
+        for name in rel.split(|&b| b == b'/') {
+            join(&mut shown, name);
+        }
+        out.push(shown);
+    }
+    out.sort();
+    out
+}
+
+/// A directory being emptied.
+struct Frame {
+    /// Its open stream; `None` while closed to stay in the fd budget
+    /// (reopened through its child's `..`).
+    dir: Option<Dir>,
+    name: CString,
+    path: Vec<u8>,
+    /// Its device and inode.
+    id: (u64, u64),
+    /// Readings of the directory so far (a directory that is not empty
+    /// after a full reading is read again, twice at most).
+    passes: u32,
+}
+
+impl Run<'_> {
     /// Deletes one target.
     fn target(&mut self, t: &Target) -> Result<(), Failure> {
         let path = t.path();
@@ -213,9 +363,27 @@ impl Run {
             path: path.clone(),
             problem: Problem::Io(e),
         };
+        if t.idents.len() != t.names.len() + 1 {
+            return Err(fail(Problem::Unidentified));
+        }
+        let check = |fd: BorrowedFd<'_>, depth: usize| -> Result<Ident, Failure> {
+            let now = ident_of(&statx_fd(fd).map_err(|e| io_fail(e.into()))?);
+            let then = t.idents[depth];
+            if now != then {
+                return Err(fail(Problem::Replaced {
+                    at: t.path_to(depth),
+                    now,
+                    then,
+                }));
+            }
+            Ok(now)
+        };
         // The directory holding the entry, and the entry's name in it.
         let (parent, name) = match t.names.split_last() {
             Some((name, above)) => {
+                // The root as given (the kernel resolves it, as the scan's
+                // statx did), then each name below it: every level must be
+                // what the scan saw.
                 let mut fd = rustix::fs::openat(
                     CWD,
                     cstr(&t.root).map_err(io_fail)?.as_c_str(),
@@ -223,7 +391,8 @@ impl Run {
                     Mode::empty(),
                 )
                 .map_err(|e| io_fail(e.into()))?;
-                for n in above {
+                check(fd.as_fd(), 0)?;
+                for (i, n) in above.iter().enumerate() {
                     fd = rustix::fs::openat(
                         &fd,
                         cstr(n).map_err(io_fail)?.as_c_str(),
@@ -231,6 +400,7 @@ impl Run {
                         Mode::empty(),
                     )
                     .map_err(|e| io_fail(e.into()))?;
+                    check(fd.as_fd(), i + 1)?;
                 }
                 (fd, name.clone())
             }
@@ -246,6 +416,7 @@ impl Run {
                 if base.is_empty() || base == b"." || base == b".." {
                     return Err(fail(Problem::Refused));
                 }
+                // The root's own identity is checked below, by its name.
                 let fd = rustix::fs::openat(
                     CWD,
                     cstr(dir).map_err(io_fail)?.as_c_str(),
@@ -256,18 +427,25 @@ impl Run {
                 (fd, base.to_vec())
             }
         };
+        let depth = t.names.len();
         self.note_fs(parent.as_fd()).map_err(io_fail)?;
         let name = cstr(&name).map_err(io_fail)?;
-        let st = rustix::fs::statx(
-            &parent,
-            name.as_c_str(),
-            AtFlags::SYMLINK_NOFOLLOW,
-            StatxFlags::TYPE | StatxFlags::INO,
-        )
-        .map_err(|e| io_fail(e.into()))?;
+        let st = rustix::fs::statx(&parent, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW, ID_MASK)
+            .map_err(|e| io_fail(e.into()))?;
         let ft = FileType::from_raw_mode(st.stx_mode.into());
         if (ft == FileType::Directory) != t.dir {
             return Err(fail(Problem::Changed { now: what(ft) }));
+        }
+        let want = t.idents[depth];
+        if ident_of(&st) != want {
+            return Err(fail(Problem::Replaced {
+                at: path.clone(),
+                now: ident_of(&st),
+                then: want,
+            }));
+        }
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(fail(Problem::Interrupted));
         }
         if !t.dir {
             rustix::fs::unlinkat(&parent, name.as_c_str(), AtFlags::empty())
@@ -275,10 +453,22 @@ impl Run {
             self.out.entries += 1;
             return Ok(());
         }
-        let pdev = rustix::fs::fstat(&parent)
-            .map_err(|e| io_fail(e.into()))?
-            .st_dev;
-        self.directory(parent.as_fd(), pdev, &name, &path)
+        let up = ident_of(&statx_fd(parent.as_fd()).map_err(|e| io_fail(e.into()))?);
+        if up.mnt != want.mnt {
+            return Err(fail(Problem::Mount { at: path.clone() }));
+        }
+        let fd = rustix::fs::openat(&parent, name.as_c_str(), DIR_FLAGS, Mode::empty())
+            .map_err(|e| io_fail(e.into()))?;
+        // The name may have been swapped since the statx: the one opened
+        // is checked again.
+        check(fd.as_fd(), depth)?;
+        if let Some(at) = mounts_inside(fd.as_fd(), &path).into_iter().next() {
+            return Err(fail(Problem::Mount { at }));
+        }
+        if want.dev != up.dev {
+            return self.subvolume(parent.as_fd(), &fd, name.as_c_str(), &path);
+        }
+        self.empty_and_remove(parent.as_fd(), fd, want, &name, &path)
     }
 
     /// Remembers the filesystem of `fd` and its free bytes, once.
@@ -296,32 +486,9 @@ impl Run {
         Ok(())
     }
 
-    /// Deletes the directory `name` in `parent` (on device `pdev`): as a
-    /// subvolume when it is the root of one on the same Btrfs filesystem,
-    /// else by emptying it on its own filesystem and removing it.
-    fn directory(
-        &mut self,
-        parent: BorrowedFd<'_>,
-        pdev: u64,
-        name: &CStr,
-        path: &[u8],
-    ) -> Result<(), Failure> {
-        let io_fail = |e: io::Error| Failure {
-            path: path.to_vec(),
-            problem: Problem::Io(e),
-        };
-        let fd = rustix::fs::openat(parent, name, DIR_FLAGS, Mode::empty())
-            .map_err(|e| io_fail(e.into()))?;
-        let st = rustix::fs::fstat(&fd).map_err(|e| io_fail(e.into()))?;
-        if st.st_dev != pdev {
-            return self.subvolume(parent, &fd, name, path);
-        }
-        self.empty_and_remove(parent, fd, st.st_dev, name, path)
-    }
-
-    /// `fd` (named `name` in `parent`) lies on another device than its
-    /// parent: delete it as a Btrfs subvolume if it is one of the same
-    /// filesystem, else stop.
+    /// `fd` (named `name` in `parent`, in the same mount) lies on another
+    /// device than its parent: delete it as a Btrfs subvolume if it is one
+    /// of the same filesystem, else stop.
     fn subvolume(
         &mut self,
         parent: BorrowedFd<'_>,
@@ -340,7 +507,7 @@ impl Run {
             && st.st_ino == ioctl::FIRST_FREE_OBJECTID
             && matches!((fs_uuid(parent), fs_uuid(fd.as_fd())), (Ok(a), Ok(b)) if a == b);
         if !same_fs {
-            return Err(fail(Problem::OtherFilesystem));
+            return Err(fail(Problem::Mount { at: path.to_vec() }));
         }
         match ioctl::snap_destroy(parent, name.to_bytes()) {
             Ok(()) => {}
@@ -357,68 +524,123 @@ impl Run {
         Ok(())
     }
 
-    /// Empties the directory open at `fd` (device `dev`, named `name` in
-    /// `parent`) depth first, one fd per level, then removes it.
+    /// Empties the directory open at `fd` (identified as `me`, named `name`
+    /// in `parent`) depth first, then removes it. Every directory entered
+    /// must be in `me`'s mount; at most `max_open` are held open at once.
     fn empty_and_remove(
         &mut self,
         parent: BorrowedFd<'_>,
         fd: OwnedFd,
-        dev: u64,
+        me: Ident,
         name: &CStr,
         path: &[u8],
     ) -> Result<(), Failure> {
-        struct Frame {
-            dir: Dir,
-            name: CString,
-            path: Vec<u8>,
-            /// Readings of the directory so far (a directory that is not
-            /// empty after a full reading is read again, twice at most).
-            passes: u32,
-        }
-        let open = |fd: OwnedFd, name: CString, path: Vec<u8>, passes| {
-            Dir::new(fd)
-                .map(|dir| Frame {
-                    dir,
-                    name,
-                    path: path.clone(),
-                    passes,
-                })
-                .map_err(|e| Failure {
-                    path,
-                    problem: Problem::Io(e.into()),
-                })
+        let fail = |e: Errno, p: &[u8]| Failure {
+            path: p.to_vec(),
+            problem: Problem::Io(e.into()),
         };
-        let mut stack = vec![open(fd, name.to_owned(), path.to_vec(), 0)?];
+        let frame = |fd: OwnedFd, name: CString, path: Vec<u8>, id, passes| match Dir::new(fd) {
+            Ok(dir) => Ok(Frame {
+                dir: Some(dir),
+                name,
+                path,
+                id,
+                passes,
+            }),
+            Err(e) => Err(fail(e, &path)),
+        };
+        let mut stack = vec![frame(
+            fd,
+            name.to_owned(),
+            path.to_vec(),
+            (me.dev, me.ino),
+            0,
+        )?];
+        let mut open = 1;
         while let Some(top) = stack.last_mut() {
-            let Some(entry) = top.dir.read() else {
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(Failure {
+                    path: top.path.clone(),
+                    problem: Problem::Interrupted,
+                });
+            }
+            let dir = top.dir.as_mut().expect("the directory read is open");
+            let Some(entry) = dir.read() else {
                 // Read to the end: remove it from its parent.
                 let f = stack.pop().expect("a frame");
-                let fail = |e: Errno| Failure {
-                    path: f.path.clone(),
-                    problem: Problem::Io(e.into()),
-                };
-                let up = match stack.last() {
-                    Some(p) => p.dir.fd().map_err(fail)?,
+                let here = f
+                    .dir
+                    .as_ref()
+                    .expect("open")
+                    .fd()
+                    .map_err(|e| fail(e, &f.path))?;
+                let up = match stack.last_mut() {
                     None => parent,
-                };
-                match rustix::fs::unlinkat(up, f.name.as_c_str(), AtFlags::REMOVEDIR) {
-                    Ok(()) => self.out.entries += 1,
-                    Err(Errno::NOTEMPTY) if f.passes < 2 => {
-                        // Entries made while it was read: read it again.
-                        let fd =
-                            rustix::fs::openat(up, f.name.as_c_str(), DIR_FLAGS, Mode::empty())
-                                .map_err(fail)?;
-                        stack.push(open(fd, f.name, f.path, f.passes + 1)?);
+                    Some(p) => {
+                        if p.dir.is_none() {
+                            // Closed for the budget: reopened as the
+                            // parent of `f`, and it must still be the one.
+                            let fd = rustix::fs::openat(here, c"..", DIR_FLAGS, Mode::empty())
+                                .map_err(|e| fail(e, &p.path))?;
+                            let now =
+                                ident_of(&statx_fd(fd.as_fd()).map_err(|e| fail(e, &p.path))?);
+                            if (now.dev, now.ino) != p.id || now.mnt != me.mnt {
+                                return Err(Failure {
+                                    path: path.to_vec(),
+                                    problem: Problem::Replaced {
+                                        at: p.path.clone(),
+                                        now,
+                                        then: Ident {
+                                            dev: p.id.0,
+                                            ino: p.id.1,
+                                            mnt: me.mnt,
+                                        },
+                                    },
+                                });
+                            }
+                            p.dir = Some(Dir::new(fd).map_err(|e| fail(e, &p.path))?);
+                            open += 1;
+                        }
+                        p.dir
+                            .as_ref()
+                            .expect("open")
+                            .fd()
+                            .map_err(|e| fail(e, &p.path))?
                     }
-                    Err(e) => return Err(fail(e)),
+                };
+                let (name, fpath, id, passes) = (f.name, f.path, f.id, f.passes);
+                drop(f.dir);
+                open -= 1;
+                match rustix::fs::unlinkat(up, name.as_c_str(), AtFlags::REMOVEDIR) {
+                    Ok(()) => self.out.entries += 1,
+                    Err(Errno::NOTEMPTY) if passes < 2 => {
+                        // Entries made while it was read: read it again, if
+                        // it is still the same directory.
+                        let fd = rustix::fs::openat(up, name.as_c_str(), DIR_FLAGS, Mode::empty())
+                            .map_err(|e| fail(e, &fpath))?;
+                        let now = ident_of(&statx_fd(fd.as_fd()).map_err(|e| fail(e, &fpath))?);
+                        if (now.dev, now.ino) != id || now.mnt != me.mnt {
+                            return Err(Failure {
+                                path: path.to_vec(),
+                                problem: Problem::Replaced {
+                                    at: fpath,
+                                    now,
+                                    then: Ident {
+                                        dev: id.0,
+                                        ino: id.1,
+                                        mnt: me.mnt,
+                                    },
+                                },
+                            });
+                        }
+                        stack.push(frame(fd, name, fpath, id, passes + 1)?);
+                        open += 1;
+                    }
+                    Err(e) => return Err(fail(e, &fpath)),
                 }
                 continue;
             };
-            let fail_here = |e: Errno, p: &[u8]| Failure {
-                path: p.to_vec(),
-                problem: Problem::Io(e.into()),
-            };
-            let entry = entry.map_err(|e| fail_here(e, &top.path))?;
+            let entry = entry.map_err(|e| fail(e, &top.path))?;
             let ename = entry.file_name();
             if ename == c"." || ename == c".." {
                 continue;
@@ -426,7 +648,7 @@ impl Run {
             let ename = ename.to_owned();
             let mut epath = top.path.clone();
             join(&mut epath, ename.to_bytes());
-            let here = top.dir.fd().map_err(|e| fail_here(e, &top.path))?;
+            let here = dir.fd().map_err(|e| fail(e, &top.path))?;
             let mut is_dir = matches!(entry.file_type(), FileType::Directory | FileType::Unknown);
             if !is_dir {
                 match rustix::fs::unlinkat(here, ename.as_c_str(), AtFlags::empty()) {
@@ -436,7 +658,7 @@ impl Run {
                     }
                     // It is a directory now.
                     Err(Errno::ISDIR) => is_dir = true,
-                    Err(e) => return Err(fail_here(e, &epath)),
+                    Err(e) => return Err(fail(e, &epath)),
                 }
             }
             debug_assert!(is_dir);
@@ -445,20 +667,34 @@ impl Run {
                 // Not a directory after all (DT_UNKNOWN, or replaced): unlink.
                 Err(Errno::NOTDIR | Errno::LOOP) => {
                     rustix::fs::unlinkat(here, ename.as_c_str(), AtFlags::empty())
-                        .map_err(|e| fail_here(e, &epath))?;
+                        .map_err(|e| fail(e, &epath))?;
                     self.out.entries += 1;
                     continue;
                 }
-                Err(e) => return Err(fail_here(e, &epath)),
+                Err(e) => return Err(fail(e, &epath)),
             };
-            let sdev = rustix::fs::fstat(&sub)
-                .map_err(|e| fail_here(e, &epath))?
-                .st_dev;
-            if sdev != dev {
+            let sid = ident_of(&statx_fd(sub.as_fd()).map_err(|e| fail(e, &epath))?);
+            if sid.mnt != me.mnt {
+                // A mount made since the check above: never entered.
+                return Err(Failure {
+                    path: path.to_vec(),
+                    problem: Problem::Mount { at: epath },
+                });
+            }
+            if sid.dev != me.dev {
                 self.subvolume(here, &sub, ename.as_c_str(), &epath)?;
                 continue;
             }
-            stack.push(open(sub, ename, epath, 0)?);
+            stack.push(frame(sub, ename, epath, (sid.dev, sid.ino), 0)?);
+            open += 1;
+            if open > self.max_open {
+                // Close the shallowest open directory but the one read.
+                let last = stack.len() - 1;
+                if let Some(f) = stack[..last].iter_mut().find(|f| f.dir.is_some()) {
+                    f.dir = None;
+                    open -= 1;
+                }
+            }
         }
         Ok(())
     }

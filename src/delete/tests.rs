@@ -3,12 +3,46 @@ use std::os::unix::fs::symlink;
 
 use super::*;
 
+/// What a scan records now at `root` and each name below it (a level
+/// that does not exist gets a made-up identity, which never matches).
+fn idents(root: &std::path::Path, names: &[&str]) -> Vec<Ident> {
+    let mut p = root.to_path_buf();
+    let mut out = Vec::new();
+    for i in 0..=names.len() {
+        if i > 0 {
+            p.push(names[i - 1]);
+        }
+        let c = CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        let flags = if i == 0 {
+            AtFlags::empty()
+        } else {
+            AtFlags::SYMLINK_NOFOLLOW
+        };
+        out.push(
+            rustix::fs::statx(CWD, &c, flags, ID_MASK)
+                .map(|st| ident_of(&st))
+                .unwrap_or(Ident {
+                    dev: 0,
+                    ino: u64::MAX,
+                    mnt: 0,
+                }),
+        );
+    }
+    out
+}
+
 fn target(root: &std::path::Path, names: &[&str], dir: bool) -> Target {
     Target {
         root: root.as_os_str().as_encoded_bytes().to_vec(),
         names: names.iter().map(|n| n.as_bytes().to_vec()).collect(),
         dir,
+        idents: idents(root, names),
     }
+}
+
+/// Deletes with no stop asked for.
+fn delete(targets: &[Target]) -> Deleted {
+    super::delete(targets, &AtomicBool::new(false))
 }
 
 #[test]
@@ -76,6 +110,7 @@ fn refuses_dot_and_slash() {
             root: r.as_bytes().to_vec(),
             names: Vec::new(),
             dir: true,
+            idents: vec![Ident::default()],
         };
         let d = delete(&[t]);
         assert!(
@@ -90,4 +125,149 @@ fn refuses_dot_and_slash() {
             d.failed
         );
     }
+}
+
+/// A victim directory outside the tree, with a file in it.
+fn victim(t: &tempfile::TempDir) -> std::path::PathBuf {
+    let v = t.path().join("victim");
+    fs::create_dir_all(v.join("data/deep")).unwrap();
+    fs::write(v.join("data/deep/keep"), b"precious").unwrap();
+    fs::write(v.join("keep"), b"precious").unwrap();
+    v
+}
+
+fn victim_intact(v: &std::path::Path) {
+    assert_eq!(fs::read(v.join("keep")).unwrap(), b"precious");
+    assert_eq!(fs::read(v.join("data/deep/keep")).unwrap(), b"precious");
+}
+
+#[test]
+fn a_root_swapped_for_a_symlink_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let v = victim(&t);
+    let root = t.path().join("proj");
+    fs::create_dir_all(root.join("data")).unwrap();
+    fs::write(root.join("data/f"), b"x").unwrap();
+    let marked = target(&root, &["data"], true);
+    // Between the scan and `yes`: proj moved away, a symlink in its place.
+    fs::rename(&root, t.path().join("proj.old")).unwrap();
+    symlink(&v, &root).unwrap();
+    let d = delete(&[marked]);
+    let f = d.failed.expect("refused");
+    assert!(
+        matches!(&f.problem, Problem::Replaced { at, .. } if at.ends_with(b"proj")),
+        "{f}"
+    );
+    assert!(f.to_string().contains("is not what sdu scanned"), "{f}");
+    assert_eq!(d.entries, 0);
+    victim_intact(&v);
+    assert!(t.path().join("proj.old/data/f").exists());
+}
+
+#[test]
+fn a_directory_renamed_over_another_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("root");
+    fs::create_dir_all(root.join("a/b")).unwrap();
+    fs::create_dir_all(root.join("other/b")).unwrap();
+    fs::write(root.join("other/b/keep"), b"x").unwrap();
+    let marked = target(&root, &["a", "b"], true);
+    // `a` replaced by another directory holding a `b` of its own.
+    fs::rename(root.join("a"), root.join("a.old")).unwrap();
+    fs::rename(root.join("other"), root.join("a")).unwrap();
+    let d = delete(&[marked]);
+    let f = d.failed.expect("refused");
+    assert!(
+        matches!(&f.problem, Problem::Replaced { at, .. } if at.ends_with(b"root/a")),
+        "{f}"
+    );
+    assert!(root.join("a/b/keep").exists());
+    // A file replaced by another file of the same name (the old one kept,
+    // so that its inode number cannot be handed to the new one).
+    fs::write(root.join("f"), b"old").unwrap();
+    let marked = target(&root, &["f"], false);
+    fs::rename(root.join("f"), root.join("f.old")).unwrap();
+    fs::write(root.join("g"), b"new").unwrap();
+    fs::rename(root.join("g"), root.join("f")).unwrap();
+    let d = delete(&[marked]);
+    assert!(
+        matches!(
+            d.failed.as_ref().map(|f| &f.problem),
+            Some(Problem::Replaced { .. })
+        ),
+        "{:?}",
+        d.failed
+    );
+    assert!(root.join("f").exists());
+}
+
+#[test]
+fn no_identity_no_deletion() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("root");
+    fs::create_dir_all(root.join("a")).unwrap();
+    let mut marked = target(&root, &["a"], true);
+    marked.idents.pop();
+    let d = delete(&[marked]);
+    assert!(matches!(
+        d.failed.map(|f| f.problem),
+        Some(Problem::Unidentified)
+    ));
+    assert!(root.join("a").exists());
+}
+
+#[test]
+fn a_stop_asked_for_stops_between_two_entries() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("root");
+    fs::create_dir_all(root.join("a")).unwrap();
+    for i in 0..10 {
+        fs::write(root.join(format!("a/{i}")), b"x").unwrap();
+    }
+    let d = super::delete(&[target(&root, &["a"], true)], &AtomicBool::new(true));
+    assert!(d.interrupted);
+    assert!(matches!(
+        d.failed.as_ref().map(|f| &f.problem),
+        Some(Problem::Interrupted)
+    ));
+    assert_eq!(d.entries, 0);
+    assert_eq!(fs::read_dir(root.join("a")).unwrap().count(), 10);
+}
+
+/// `depth` nested directories `d` under `top`, made one level at a time
+/// (the whole path is longer than PATH_MAX), with a file at each level.
+fn deep(top: &std::path::Path, depth: usize) {
+    fs::create_dir(top).unwrap();
+    let mut fd = rustix::fs::open(top, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).unwrap();
+    for _ in 0..depth {
+        rustix::fs::mkdirat(&fd, "d", Mode::from_raw_mode(0o755)).unwrap();
+        let f = rustix::fs::openat(
+            &fd,
+            "f",
+            OFlags::CREATE | OFlags::WRONLY,
+            Mode::from_raw_mode(0o644),
+        )
+        .unwrap();
+        drop(f);
+        fd = rustix::fs::openat(&fd, "d", OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty())
+            .unwrap();
+    }
+}
+
+#[test]
+fn any_depth_with_three_directories_open() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("root");
+    fs::create_dir(&root).unwrap();
+    deep(&root.join("top"), 1000);
+    let mut run = Run {
+        out: Deleted::default(),
+        filesystems: Vec::new(),
+        stop: &AtomicBool::new(false),
+        max_open: 3,
+    };
+    run.target(&target(&root, &["top"], true))
+        .unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!(run.out.entries, 1 + 1000 * 2);
+    assert!(!root.join("top").exists());
 }

@@ -10,6 +10,7 @@ mod browse;
 mod btrfs;
 mod cli;
 mod delete;
+mod delete_attacks;
 mod du_match;
 mod du_rules;
 mod errors;

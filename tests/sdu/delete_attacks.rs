@@ -1,0 +1,371 @@
+//! Deleting never leaves its target: each attack on `sdu -i`'s deletion,
+//! driven as a user would (tmux on a private socket), between the scan and
+//! the `yes` or during the deletion itself. Each test fails if the guard it
+//! names is removed (docs/SECURITY.md, "Deletes only what was asked, where
+//! it was seen").
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use crate::browse::{assert_terminal_restored, names, press, start};
+use crate::tmux::{PROMPT, Tmux, last_line};
+use crate::util::*;
+
+/// A victim directory outside the tree, with a file two levels down.
+fn victim(t: &TestDir) -> PathBuf {
+    let v = t.path().join("victim");
+    fs::create_dir_all(v.join("data/deep")).unwrap();
+    fs::write(v.join("data/deep/keep"), b"precious").unwrap();
+    fs::write(v.join("keep"), b"precious").unwrap();
+    v
+}
+
+fn assert_intact(v: &Path) {
+    assert_eq!(fs::read(v.join("keep")).unwrap(), b"precious");
+    assert_eq!(fs::read(v.join("data/deep/keep")).unwrap(), b"precious");
+}
+
+/// Sorts by name, marks the rows named `marks` and presses `d`: the
+/// confirmation is on the screen.
+fn ask(tmux: &Tmux, marks: &[&str]) -> String {
+    let s = press(tmux, "n", "sort: name");
+    let rows = names(&s);
+    let mut at = 0;
+    for m in marks {
+        let want = rows
+            .iter()
+            .position(|r| r.trim_end_matches('/') == *m)
+            .unwrap_or_else(|| panic!("no row {m}:\n{s}"));
+        while at < want {
+            tmux.keys(&["Down"]);
+            at += 1;
+        }
+        tmux.keys(&["Space"]);
+        at = (at + 1).min(rows.len() - 1);
+    }
+    tmux.wait_for("the marks", |s| {
+        s.contains(&format!(" {} marked ", marks.len()))
+    });
+    press(tmux, "d", "Type yes")
+}
+
+/// Types `yes` and Enter, and waits for what the deletion did.
+fn yes(tmux: &Tmux) -> String {
+    tmux.keys(&["-l", "yes"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("what the deletion did", |s| {
+        s.contains("The filesystem reports: ")
+    })
+}
+
+/// Closes the notice, quits with `status`, and returns the screen with
+/// what was printed after the browser (the deletion's report).
+fn quit(tmux: &Tmux, status: u32) -> String {
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the new scan", |s| !s.contains("The filesystem reports"));
+    tmux.keys(&["q"]);
+    let s = tmux.wait_for("the prompt", |s| last_line(s) == PROMPT);
+    assert_terminal_restored(tmux, status);
+    tmux.keys(&["cd /", "Enter"]);
+    s
+}
+
+/// A bind mount, unmounted on drop (lazily: a failed test may leave a
+/// process in it).
+struct Bind(PathBuf);
+
+impl Bind {
+    fn new(from: &Path, on: &Path) -> Bind {
+        run(Command::new("mount").arg("--bind").arg(from).arg(on)).assert_ok();
+        Bind(on.to_path_buf())
+    }
+}
+
+impl Drop for Bind {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+fn root_or_skip(why: &str) -> bool {
+    is_root() || unavailable::<()>(why).is_some()
+}
+
+/// `mv proj proj.old && ln -s /victim proj` by the tree's unprivileged
+/// owner between the scan and `yes`: the root, opened again by its path,
+/// is another directory. Guard: the root's identity check
+/// (`Problem::Replaced` at level 0 in src/delete/mod.rs).
+#[test]
+fn the_root_swapped_for_a_symlink_by_its_owner_is_refused() {
+    if !root_or_skip("the attack needs root running sdu and nobody owning the tree") {
+        return;
+    }
+    let Some(tmux) = Tmux::shell("attack-root-swap") else {
+        return;
+    };
+    let t = TestDir::new();
+    chmod(t.path(), 0o755);
+    let v = victim(&t);
+    let home = t.mkdir("home");
+    let proj = home.join("proj");
+    fs::create_dir_all(proj.join("data")).unwrap();
+    fs::write(proj.join("data/f"), b"x").unwrap();
+    fs::write(proj.join("other"), b"y").unwrap();
+    run(Command::new("chown").args(["-R", "65534:65534"]).arg(&home)).assert_ok();
+    start(&tmux, t.path(), "-B1 home/proj");
+    ask(&tmux, &["data"]);
+    let mut swap = Command::new("setpriv");
+    swap.args(nobody_args())
+        .args(["sh", "-c", "mv proj proj.old && ln -s ../victim proj"])
+        .current_dir(&home);
+    run(&mut swap).assert_ok();
+    tmux.keys(&["-l", "yes"]);
+    tmux.keys(&["Enter"]);
+    // The new scan finds another directory at the root's path: the browser
+    // ends and prints what the deletion did.
+    let s = tmux.wait_for("the report after the browser", |s| {
+        last_line(s) == PROMPT && s.contains("not what sdu scanned")
+    });
+    assert!(s.contains("Deleted 0 of 1 entry."), "{s}");
+    assert!(s.contains("not browsed again"), "{s}");
+    assert_intact(&v);
+    assert!(home.join("proj.old/data/f").exists());
+    assert_terminal_restored(&tmux, 1);
+}
+
+/// `root/sub/d/inner` is a bind mount of the victim (the same filesystem:
+/// the device does not change) when the scan runs. Guard: the mount points
+/// read from /proc/self/mountinfo before a directory is emptied.
+fn bind_mount_inside(test: &str, flags: &str) {
+    if !root_or_skip("bind mounts need root") {
+        return;
+    }
+    let Some(tmux) = Tmux::shell(test) else {
+        return;
+    };
+    let t = TestDir::new();
+    let v = victim(&t);
+    let root = t.mkdir("root");
+    fs::create_dir_all(root.join("sub/d/inner")).unwrap();
+    fs::write(root.join("sub/d/a"), b"x").unwrap();
+    let _b = Bind::new(&v, &root.join("sub/d/inner"));
+    start(&tmux, &root, &format!("-B1 {flags} ."));
+    ask(&tmux, &["sub"]);
+    let s = yes(&tmux);
+    assert!(s.contains("Deleted 0 of 1 entry."), "{s}");
+    let s = s.replace('\n', " ");
+    assert!(s.contains("is a mount point inside it"), "{s}");
+    assert!(s.contains("sub/d/inner"), "{s}");
+    assert_intact(&v);
+    assert!(root.join("sub/d/a").exists(), "removed before the refusal");
+    quit(&tmux, 1);
+}
+
+#[test]
+fn a_bind_mount_inside_made_before_the_scan_is_refused() {
+    bind_mount_inside("attack-bind-before", "");
+}
+
+#[test]
+fn a_bind_mount_inside_made_before_the_scan_is_refused_with_x() {
+    bind_mount_inside("attack-bind-before-x", "-x");
+}
+
+/// The bind mount is made between the scan and `yes`.
+#[test]
+fn a_bind_mount_inside_made_after_the_scan_is_refused() {
+    if !root_or_skip("bind mounts need root") {
+        return;
+    }
+    let Some(tmux) = Tmux::shell("attack-bind-after") else {
+        return;
+    };
+    let t = TestDir::new();
+    let v = victim(&t);
+    let root = t.mkdir("root");
+    fs::create_dir_all(root.join("sub/d/inner")).unwrap();
+    fs::write(root.join("sub/d/a"), b"x").unwrap();
+    start(&tmux, &root, "-B1 .");
+    ask(&tmux, &["sub"]);
+    let _b = Bind::new(&v, &root.join("sub/d/inner"));
+    let s = yes(&tmux).replace('\n', " ");
+    assert!(s.contains("Deleted 0 of 1 entry."), "{s}");
+    assert!(s.contains("is a mount point inside it"), "{s}");
+    assert_intact(&v);
+    quit(&tmux, 1);
+}
+
+/// The victim (which has a `data/` of its own) is mounted over `a`, the
+/// parent of the marked `a/data`, after the scan. Guard: each level of the
+/// path is checked by its mount id.
+#[test]
+fn a_mount_over_an_ancestor_after_the_scan_is_refused() {
+    if !root_or_skip("bind mounts need root") {
+        return;
+    }
+    let Some(tmux) = Tmux::shell("attack-ancestor") else {
+        return;
+    };
+    let t = TestDir::new();
+    let v = victim(&t);
+    let root = t.mkdir("root");
+    fs::create_dir_all(root.join("a/data/deep")).unwrap();
+    fs::write(root.join("a/data/deep/f"), b"x").unwrap();
+    fs::write(root.join("b"), b"x").unwrap();
+    start(&tmux, &root, "-B1 .");
+    press(&tmux, "n", "sort: name");
+    // Into a/, then mark data.
+    press(&tmux, "Enter", "/a");
+    ask(&tmux, &["data"]);
+    let _b = Bind::new(&v, &root.join("a"));
+    let s = yes(&tmux).replace('\n', " ");
+    assert!(s.contains("Deleted 0 of 1 entry."), "{s}");
+    assert!(s.contains("is not what sdu scanned"), "{s}");
+    assert!(s.contains("a mount was made or removed there"), "{s}");
+    assert_intact(&v);
+    quit(&tmux, 1);
+}
+
+/// `n` files of 0 bytes in `dir`, spread over subdirectories.
+fn many_files(dir: &Path, n: usize) {
+    for d in 0..n.div_ceil(5000) {
+        let sub = dir.join(format!("d{d}"));
+        fs::create_dir_all(&sub).unwrap();
+        for i in 0..5000.min(n - d * 5000) {
+            fs::File::create(sub.join(format!("f{i}"))).unwrap();
+        }
+    }
+}
+
+/// Keys typed while a large deletion runs (`x` would close its result,
+/// then `d yes Enter` delete the entry under the cursor), and keys typed
+/// during the scan: all dropped. Guards: keys read and dropped during the
+/// deletion, the input flushed when it ends and when a dialog is drawn.
+#[test]
+fn keys_typed_ahead_are_dropped() {
+    let Some(tmux) = Tmux::shell("attack-typeahead") else {
+        return;
+    };
+    let t = TestDir::new();
+    let root = t.mkdir("root");
+    many_files(&root.join("big"), 100_000);
+    fs::write(root.join("other"), b"keep me").unwrap();
+    // Typed right after the command: sdu is still scanning.
+    tmux.keys(&[
+        &format!(
+            "cd '{}' && '{}' -i -B1 .",
+            root.display(),
+            sdu_bin().display()
+        ),
+        "Enter",
+        "-l",
+        "yes",
+    ]);
+    tmux.wait_for("the browser", |s| s.contains("Reclaimable"));
+    let s = ask(&tmux, &["big"]);
+    assert!(
+        s.contains("Esc to keep them: _"),
+        "keys typed in the scan:\n{s}"
+    );
+    tmux.keys(&["-l", "yes"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the deletion", |s| s.contains("Deleting…"));
+    tmux.keys(&["x", "d", "y", "e", "s", "Enter"]);
+    let s = tmux.wait_for("what the deletion did", |s| {
+        s.contains("The filesystem reports: ")
+    });
+    assert!(s.contains("Deleted 1 of 1 entry."), "{s}");
+    std::thread::sleep(Duration::from_millis(500));
+    let s = tmux.screen();
+    assert!(
+        s.contains("The filesystem reports: "),
+        "the result was closed:\n{s}"
+    );
+    assert!(!s.contains("Type yes"), "a second confirmation:\n{s}");
+    assert!(root.join("other").exists(), "a second deletion");
+    quit(&tmux, 0);
+}
+
+/// Ctrl-C while 100,000 files are being deleted: the deletion stops
+/// between two entries, the browser shows what was removed, and sdu exits
+/// with 130 and the report on standard error.
+#[test]
+fn ctrl_c_stops_a_deletion_and_exits_130() {
+    let Some(tmux) = Tmux::shell("attack-ctrl-c") else {
+        return;
+    };
+    let t = TestDir::new();
+    let root = t.mkdir("root");
+    many_files(&root.join("big"), 100_000);
+    fs::write(root.join("other"), b"keep me").unwrap();
+    start(&tmux, &root, "-B1 .");
+    ask(&tmux, &["big"]);
+    tmux.keys(&["-l", "yes"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the deletion", |s| s.contains("Deleting…"));
+    tmux.keys(&["C-c"]);
+    let s = tmux.wait_for("what the deletion did", |s| {
+        s.contains("The filesystem reports: ")
+    });
+    let flat = s.replace('\n', " ");
+    assert!(s.contains("Deleted 0 of 1 entry."), "{s}");
+    assert!(flat.contains("interrupted (Ctrl-C)"), "{s}");
+    let left: usize = fs::read_dir(root.join("big"))
+        .unwrap()
+        .map(|d| fs::read_dir(d.unwrap().path()).unwrap().count())
+        .sum();
+    assert!(left > 0 && left < 100_000, "{left} files left");
+    let after = quit(&tmux, 130);
+    assert!(
+        after.contains("sdu: Stopped at the first error: interrupted (Ctrl-C)"),
+        "{after}"
+    );
+}
+
+/// A 10,000-deep tree deleted from the browser under `ulimit -n 64`.
+/// Guard: directories closed past the budget and reopened through `..`.
+#[test]
+fn a_ten_thousand_deep_tree_is_deleted_under_ulimit_n_64() {
+    let Some(tmux) = Tmux::shell("attack-deep") else {
+        return;
+    };
+    let t = TestDir::new();
+    let root = t.mkdir("root");
+    fs::create_dir(root.join("top")).unwrap();
+    deep_tree(&root.join("top"), 10_000);
+    fs::write(root.join("other"), b"keep me").unwrap();
+    tmux.keys(&[
+        &format!(
+            "cd '{}' && (ulimit -n 64 && exec '{}' -i -B1 .)",
+            root.display(),
+            sdu_bin().display()
+        ),
+        "Enter",
+    ]);
+    tmux.wait_for("the browser", |s| s.contains("Reclaimable"));
+    ask(&tmux, &["top"]);
+    let s = yes(&tmux);
+    assert!(s.contains("Deleted 1 of 1 entry."), "{s}");
+    assert!(!root.join("top").exists());
+    assert!(root.join("other").exists());
+    quit(&tmux, 0);
+}
+
+/// SIGABRT (what an allocation failure ends in) while the browser is up:
+/// the terminal is back in cooked mode with echo, off the alternate
+/// screen, and the status is the signal's. Guard: src/browse/tty_ioctl.rs.
+#[test]
+fn the_terminal_survives_an_abort() {
+    let Some(tmux) = Tmux::shell("attack-abort") else {
+        return;
+    };
+    let t = TestDir::new();
+    let root = t.mkdir("root");
+    fs::write(root.join("f"), b"x").unwrap();
+    start(&tmux, &root, "-B1 .");
+    let pid = tmux.child_of_shell();
+    run(Command::new("kill").args(["-ABRT", &pid.to_string()])).assert_ok();
+    assert_terminal_restored(&tmux, 134);
+}
