@@ -253,16 +253,7 @@ pub fn delete(targets: &[Target], stop: &AtomicBool) -> Deleted {
         stop,
         max_open: (soft / 4).clamp(2, 64) as usize,
     };
-    for t in targets {
-        match run.target(t) {
-            Ok(()) => run.out.targets += 1,
-            Err(f) => {
-                run.out.interrupted = matches!(f.problem, Problem::Interrupted);
-                run.out.failed = Some(f);
-                break;
-            }
-        }
-    }
+    run.all(targets);
     run.measure();
     run.out
 }
@@ -352,6 +343,20 @@ struct Frame {
 }
 
 impl Run<'_> {
+    /// Deletes `targets` in order, up to the first failure.
+    fn all(&mut self, targets: &[Target]) {
+        for t in targets {
+            match self.target(t) {
+                Ok(()) => self.out.targets += 1,
+                Err(f) => {
+                    self.out.interrupted = matches!(f.problem, Problem::Interrupted);
+                    self.out.failed = Some(f);
+                    break;
+                }
+            }
+        }
+    }
+
     /// Deletes one target.
     fn target(&mut self, t: &Target) -> Result<(), Failure> {
         let path = t.path();
