@@ -325,13 +325,11 @@ fn races_with_swaps_and_mounts_never_reach_the_victim() {
                 while !stop.load(Ordering::Relaxed) {
                     n += 1;
                     match n % 3 {
-                        0 => {
-                            if fs::rename(top.join("x"), top.join("x.away")).is_ok() {
-                                let _ = symlink(&v, top.join("x"));
-                                thread::yield_now();
-                                let _ = fs::remove_file(top.join("x"));
-                                let _ = fs::rename(top.join("x.away"), top.join("x"));
-                            }
+                        0 if fs::rename(top.join("x"), top.join("x.away")).is_ok() => {
+                            let _ = symlink(&v, top.join("x"));
+                            thread::yield_now();
+                            let _ = fs::remove_file(top.join("x"));
+                            let _ = fs::rename(top.join("x.away"), top.join("x"));
                         }
                         1 => {
                             let _ = fs::rename(top.join("z"), top.join("x.tmp"));
