@@ -34,6 +34,8 @@ pub enum Error {
         /// What is wrong, and where in the file.
         what: String,
     },
+    /// More entries than sdu numbers (node ids are 32 bits).
+    TooManyEntries,
 }
 
 impl fmt::Display for Error {
@@ -47,6 +49,11 @@ impl fmt::Display for Error {
             }
             Error::Write(e) => write!(f, "write error: {e}"),
             Error::SavedScan { file, what } => write!(f, "{}: {what}", quotef(file)),
+            Error::TooManyEntries => write!(
+                f,
+                "more than {} entries: past what sdu can count (node ids are 32 bits)",
+                crate::walk::MAX_NODES - 1
+            ),
             Error::Overlap { inner } => write!(
                 f,
                 "--to-free: {} lies inside another candidate; give candidates that do not overlap",
@@ -60,7 +67,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Threads(e) | Error::Write(e) => Some(e),
-            Error::Overlap { .. } | Error::SavedScan { .. } => None,
+            Error::Overlap { .. } | Error::SavedScan { .. } | Error::TooManyEntries => None,
         }
     }
 }

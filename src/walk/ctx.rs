@@ -3,7 +3,7 @@
 
 use std::cell::Cell;
 use std::os::fd::{BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crossbeam_utils::CachePadded;
@@ -275,6 +275,23 @@ impl Shard {
     }
 }
 
+/// Node ids end below [`NO_NODE`]` - 1` (`u32::MAX` and the one below are
+/// sentinels): at most 4,294,967,293 entries, the virtual top included.
+pub(crate) const MAX_NODES: u32 = NO_NODE - 1;
+
+/// The next node id from `next`; past [`MAX_NODES`], sets `too_many` and
+/// gives the last id again (the walk is thrown away: nothing reads it).
+#[inline]
+pub(super) fn take_id(next: &AtomicU32, too_many: &AtomicBool) -> u32 {
+    let id = next.fetch_add(1, Ordering::Relaxed);
+    if id < MAX_NODES && id != 0 {
+        return id;
+    }
+    // Past the limit (or wrapped round to 0 after it).
+    too_many.store(true, Ordering::Relaxed);
+    MAX_NODES - 1
+}
+
 /// The state every task of one walk shares.
 pub(super) struct Ctx<'a> {
     pub(super) opts: &'a WalkOptions,
@@ -282,6 +299,9 @@ pub(super) struct Ctx<'a> {
     /// Written for every directory, by every thread: on a cache line of
     /// its own, not on one of the fields every file reads.
     pub(super) next_id: CachePadded<AtomicU32>,
+    /// More entries than node ids: the walk stops and fails
+    /// ([`crate::Error::TooManyEntries`]).
+    pub(super) too_many: AtomicBool,
     /// One per thread, each on lines of its own: a shard's lock is taken by
     /// its thread alone during the walk.
     pub(super) shards: Vec<CachePadded<Mutex<Shard>>>,
@@ -321,9 +341,7 @@ pub(super) struct Ctx<'a> {
 
 impl Ctx<'_> {
     pub(super) fn new_id(&self) -> u32 {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        assert!(id < NO_NODE - 1, "more than 4 billion entries");
-        id
+        take_id(&self.next_id, &self.too_many)
     }
 
     /// Records node `id`'s identity from its `statx`, when the walk keeps
@@ -476,5 +494,30 @@ pub(super) fn leaf_node(
         order: idx,
         name: name.to_bytes().into(),
         own,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_past_the_limit_fail_the_walk_and_never_wrap_silently() {
+        let next = AtomicU32::new(MAX_NODES - 2);
+        let too_many = AtomicBool::new(false);
+        assert_eq!(take_id(&next, &too_many), MAX_NODES - 2);
+        assert_eq!(take_id(&next, &too_many), MAX_NODES - 1);
+        assert!(!too_many.load(Ordering::Relaxed));
+        // MAX_NODES, u32::MAX, then 0 and 1 after the counter wraps: each
+        // one sets the flag.
+        for _ in 0..4 {
+            take_id(&next, &too_many);
+            assert!(too_many.load(Ordering::Relaxed));
+        }
+        let e = crate::Error::TooManyEntries.to_string();
+        assert_eq!(
+            e,
+            "more than 4294967293 entries: past what sdu can count (node ids are 32 bits)"
+        );
     }
 }

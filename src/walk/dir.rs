@@ -56,6 +56,10 @@ pub(super) fn walk_dir<'s>(
     uid: u32,
     template: Option<Box<rfs::Statx>>,
 ) {
+    if ctx.too_many.load(Ordering::Relaxed) {
+        // The walk has failed: nothing more is read.
+        return;
+    }
     let mut local = Local::default();
     let rec = NodeRec {
         id: h.id,

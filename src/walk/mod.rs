@@ -41,7 +41,7 @@ mod tree;
 
 use crossbeam_utils::CachePadded;
 use std::ffi::CString;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dashmap::DashSet;
@@ -55,6 +55,7 @@ use crate::figures::Kind;
 use crate::messages::Messages;
 use crate::probe::Registry;
 use crate::records::{FileRec, Idents, Link, NO_NODE, NodeRec, Nodes, TOP};
+pub(crate) use ctx::MAX_NODES;
 pub use ctx::{Counters, PROGRESS_PATH_EVERY, Progress, WalkOptions};
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
 pub use fdcache::join;
@@ -136,6 +137,7 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
         opts,
         msgs,
         next_id: CachePadded::new(AtomicU32::new(1)),
+        too_many: AtomicBool::new(false),
         shards: (0..threads)
             .map(|_| CachePadded::new(Mutex::new(Shard::default())))
             .collect(),
@@ -169,6 +171,9 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
             start_root(&ctx, s, root, ns, i as u32);
         }
     });
+    if ctx.too_many.load(Ordering::Relaxed) {
+        return Err(Error::TooManyEntries);
+    }
     // Every handle has dropped: the moves found are all in.
     let mut moved = match &ctx.watch {
         Some(w) => std::mem::take(&mut *w.moved.lock().unwrap_or_else(|e| e.into_inner())),
