@@ -1,8 +1,14 @@
-//! Quoting of file names in messages, byte for byte as GNU du quotes them.
+//! Quoting of file names, byte for byte as GNU du quotes them in messages
+//! and as GNU ls shows them on a terminal.
 //!
-//! Output lines print names raw, as du does; messages on stderr quote them so
-//! that a name with a newline or an invalid byte cannot forge a line, and so
-//! that the quoted text, pasted into a shell, names the very same file.
+//! Messages on stderr quote every name ([`quote`]) so that a name with a
+//! newline or an invalid byte cannot forge a line, and so that the quoted
+//! text, pasted into a shell, names the very same file. sdu's own reports
+//! (the table, the tree view, the `--to-free` plan) quote a name only when
+//! standard output is a terminal, and only when it needs it
+//! ([`shell_escape`], ls's default there), so that a name cannot send the
+//! terminal an escape sequence; du's lines, `-0` into a pipe and JSON keep
+//! names exact.
 //!
 //! du's messages about a file (`cannot access 'F'`, `cannot read directory
 //! 'F'`) quote it with gnulib's quotearg in the `shell-escape-always` style
@@ -66,6 +72,68 @@ pub fn quotef(name: &[u8]) -> String {
     } else {
         quote(name)
     }
+}
+
+/// Appends `name` to `out` as GNU ls shows a file name on a terminal
+/// (gnulib's `shell-escape` style, ls's default there): as it is when the
+/// shell would read it so (`plain`, `a.b`, `x{`, `é` in a UTF-8 locale),
+/// else quoted as [`quote`] quotes it (`'a b'`, `'cls'$'\033''[2J'`,
+/// `''`).
+///
+/// A name is kept as it is when it is not empty and all its characters are
+/// letters, digits, `%+,-./:@]_`, a `#` or `~` not in first place, a `{`
+/// or `}` not alone, or (in a UTF-8 locale) printable non-ASCII
+/// characters. Anything else (a space, a control character, a byte ≥ 0x80
+/// in the C locale or not valid UTF-8, a shell metacharacter, `'`, `\`)
+/// makes gnulib start again in `shell-escape-always`, which is [`quote`].
+pub fn shell_escape(name: &[u8], out: &mut Vec<u8>) {
+    // Only bytes >= 0x80 depend on the locale: don't look it up otherwise.
+    let utf8 = !name.is_ascii() && utf8_locale();
+    shell_escape_in(name, utf8, out);
+}
+
+/// [`shell_escape`] in a UTF-8 locale (`utf8`) or in the C locale.
+fn shell_escape_in(name: &[u8], utf8: bool, out: &mut Vec<u8>) {
+    if needs_quotes(name, utf8) {
+        out.extend_from_slice(quote_in(name, utf8).as_bytes());
+    } else {
+        out.extend_from_slice(name);
+    }
+}
+
+/// Whether gnulib's `shell-escape` style quotes `name` (see
+/// [`shell_escape`]).
+fn needs_quotes(name: &[u8], utf8: bool) -> bool {
+    let plain_ascii = |pos: usize, b: u8| {
+        b.is_ascii_alphanumeric()
+            || b"%+,-./:@]_".contains(&b)
+            || (pos > 0 && (b == b'#' || b == b'~'))
+            || (name.len() > 1 && (b == b'{' || b == b'}'))
+    };
+    if name.is_empty() {
+        return true;
+    }
+    if name.is_ascii() || !utf8 {
+        return !name.iter().enumerate().all(|(pos, &b)| plain_ascii(pos, b));
+    }
+    let mut pos = 0;
+    for chunk in name.utf8_chunks() {
+        if !chunk.invalid().is_empty() {
+            return true;
+        }
+        for c in chunk.valid().chars() {
+            let plain = if c.is_ascii() {
+                plain_ascii(pos, c as u8)
+            } else {
+                is_printable(c)
+            };
+            if !plain {
+                return true;
+            }
+            pos += c.len_utf8();
+        }
+    }
+    false
 }
 
 /// [`quote`] in a locale whose charset is UTF-8 (`utf8`) or in the C locale.
@@ -382,7 +450,7 @@ const PRINTABLE: &[(u32, u32)] = &[
 #[cfg(test)]
 mod tests {
     use super::locale::{self, Locales};
-    use super::{is_printable, quote_in};
+    use super::{is_printable, quote_in, shell_escape_in};
     use std::collections::HashMap;
     use std::ffi::OsString;
     use std::path::Path;
@@ -480,6 +548,52 @@ mod tests {
             let shown = String::from_utf8_lossy(name);
             assert_eq!(c(name), in_c, "{shown:?} in C");
             assert_eq!(u(name), in_utf8, "{shown:?} in UTF-8");
+        }
+    }
+
+    /// Outputs of GNU ls 9.1 on a terminal (`ls -1`, its default
+    /// `shell-escape` style), in both locales.
+    #[test]
+    fn as_ls_shows_names_on_a_terminal() {
+        let shown = |name: &[u8], utf8: bool| {
+            let mut out = Vec::new();
+            shell_escape_in(name, utf8, &mut out);
+            String::from_utf8(out).unwrap()
+        };
+        for (name, in_c, in_utf8) in [
+            (&b"plain"[..], "plain", "plain"),
+            (b"%+,-.:@_]x/y", "%+,-.:@_]x/y", "%+,-.:@_]x/y"),
+            (b"", "''", "''"),
+            (b"a#", "a#", "a#"),
+            (b"#h", "'#h'", "'#h'"),
+            (b"a~", "a~", "a~"),
+            (b"~t", "'~t'", "'~t'"),
+            (b"x{", "x{", "x{"),
+            (b"{", "'{'", "'{'"),
+            (b"}a", "}a", "}a"),
+            (b"a b", "'a b'", "'a b'"),
+            (b"eq=", "'eq='", "'eq='"),
+            (b"q?", "'q?'", "'q?'"),
+            (b"x^", "'x^'", "'x^'"),
+            (b"b\\s", r"'b\s'", r"'b\s'"),
+            (b"it's", r#""it's""#, r#""it's""#),
+            (b"cls\x1b[2J", r"'cls'$'\033''[2J'", r"'cls'$'\033''[2J'"),
+            (
+                b"esc\x1b]0;pwned\x07",
+                r"'esc'$'\033'']0;pwned'$'\a'",
+                r"'esc'$'\033'']0;pwned'$'\a'",
+            ),
+            (b"nl\nx", r"'nl'$'\n''x'", r"'nl'$'\n''x'"),
+            (b"tab\tx", r"'tab'$'\t''x'", r"'tab'$'\t''x'"),
+            (b"ff\xffx", r"'ff'$'\377''x'", r"'ff'$'\377''x'"),
+            ("é".as_bytes(), r"''$'\303\251'", "é"),
+            ("aé".as_bytes(), r"'a'$'\303\251'", "aé"),
+            ("u\u{85}".as_bytes(), r"'u'$'\302\205'", r"'u'$'\302\205'"),
+            (b"a'b\x01", r"'''a'\''b'$'\001'", r"'''a'\''b'$'\001'"),
+        ] {
+            let s = String::from_utf8_lossy(name);
+            assert_eq!(shown(name, false), in_c, "{s:?} in C");
+            assert_eq!(shown(name, true), in_utf8, "{s:?} in UTF-8");
         }
     }
 
