@@ -1,11 +1,14 @@
 //! Names that would take over a terminal or forge a path, and a closed
 //! pipe: on a terminal the table and the tree view show names as `ls` does
-//! (no escape sequence from a name reaches it), piped they stay raw.
+//! (no escape sequence from a name reaches it), piped they stay raw; a
+//! closed pipe kills du's mode by SIGPIPE, as it kills du, and ends sdu's
+//! own formats quietly.
 
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
+use std::process::Command;
 
 use crate::args;
 use crate::tmux::Tmux;
@@ -195,4 +198,80 @@ fn names_stay_raw_in_a_pipe_and_in_du_lines() {
         "--du on a terminal: the name is not raw: {:?}",
         String::from_utf8_lossy(&log)
     );
+}
+
+/// A tree whose `du -a` listing (about 500 KB) is far more than a pipe
+/// (64 KiB) and sdu's output buffer (64 KiB) hold, so that the writer is
+/// still writing when `head` closes the pipe.
+fn long_listing(root: &Path) {
+    for i in 0..4000 {
+        let name = format!("{i:04}-a-name-long-enough-that-few-lines-fill-a-pipe-buffer-quickly");
+        fs::write(root.join(name), b"").unwrap();
+    }
+}
+
+/// `CMD ARGS | head HEAD` in bash: CMD's exit status (128 + the signal
+/// that killed it) and what it said on stderr.
+fn into_head(head: &str, cmd: &Path, args: &[&OsStr]) -> Output {
+    run_with_timeout(
+        Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "\"$@\" | head {head} > /dev/null; exit ${{PIPESTATUS[0]}}"
+            ))
+            .arg("bash")
+            .arg(cmd)
+            .args(args),
+        120,
+    )
+}
+
+/// `du -a | head -1` is killed by SIGPIPE (141 in the shell), and so are
+/// `sdu --du FIGURE` and sdu run under the name du, in the same pipeline.
+#[test]
+fn du_modes_die_of_sigpipe_as_du_does() {
+    let t = TestDir::new();
+    let root = t.mkdir("long");
+    long_listing(&root);
+    let du = t.path().join("du");
+    std::os::unix::fs::symlink(sdu_bin(), &du).unwrap();
+    let r = root.as_os_str();
+    let cases: [(&Path, &[&OsStr]); 4] = [
+        (Path::new("du"), &[OsStr::new("-a"), r]),
+        (sdu_bin(), &[OsStr::new("--du=total"), OsStr::new("-a"), r]),
+        (sdu_bin(), &[OsStr::new("--du=shared"), OsStr::new("-a"), r]),
+        (&du, &[OsStr::new("-a"), r]),
+    ];
+    for (cmd, args) in cases {
+        let o = into_head("-1", cmd, args);
+        assert_eq!(
+            o.code,
+            Some(141),
+            "{} {args:?} | head -1: {o:?}",
+            cmd.display()
+        );
+        assert!(o.stderr.is_empty(), "{o:?}");
+    }
+}
+
+/// sdu's own formats end quietly on a closed pipe: exit 0, nothing on
+/// stderr (a broken pipe is no error to report).
+#[test]
+fn own_formats_end_quietly_on_a_closed_pipe() {
+    let t = TestDir::new();
+    let root = t.mkdir("long");
+    long_listing(&root);
+    for flags in [
+        &["-a"][..],
+        &["--tree", "-a"],
+        &["--json", "-a"],
+        &["--export", "-"],
+        &["-a", "-0"],
+    ] {
+        let mut args: Vec<&OsStr> = flags.iter().map(OsStr::new).collect();
+        args.push(root.as_os_str());
+        let o = into_head("-c 1", sdu_bin(), &args);
+        assert_eq!(o.code, Some(0), "sdu {flags:?} | head -c 1: {o:?}");
+        assert!(o.stderr.is_empty(), "sdu {flags:?} | head -c 1: {o:?}");
+    }
 }
