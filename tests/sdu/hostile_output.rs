@@ -275,3 +275,103 @@ fn own_formats_end_quietly_on_a_closed_pipe() {
         assert!(o.stderr.is_empty(), "sdu {flags:?} | head -c 1: {o:?}");
     }
 }
+
+/// `--import` of a saved scan (ncdu's format) with `entries` in `demo/a`
+/// on line 4, after a file `x` and a directory `d` holding another `x`.
+fn scan_with(entries: &str) -> String {
+    format!(
+        "[1,2,{{\"progname\":\"test\"}},\n[{{\"name\":\"demo\"}},\n\
+         [{{\"name\":\"a\"}},{{\"name\":\"x\"}},[{{\"name\":\"d\"}},{{\"name\":\"x\"}}],\n\
+         {entries}]]]\n"
+    )
+}
+
+/// `sdu --import FILE -a` of `scan`, written to `dir/scan.json`; returns
+/// the run and the file's path.
+fn import(dir: &Path, scan: &str) -> (Output, String) {
+    let file = dir.join("scan.json");
+    fs::write(&file, scan).unwrap();
+    (
+        sdu(&args!["--import", &file, "-a"]),
+        file.display().to_string(),
+    )
+}
+
+/// A name no directory entry can have (`..`, `.`, one with a `/` or a
+/// NUL, an empty one, one that its directory lists twice) makes
+/// `--import` fail: the message names the line and column of the name,
+/// the exit status is 2 and nothing is printed. A root, whose name is the
+/// path as given, may be `..` or hold a `/`; the same name in two
+/// directories is no duplicate.
+#[test]
+fn import_rejects_names_no_filesystem_has() {
+    let t = TestDir::new();
+    for (entry, says) in [
+        (
+            r#"  {"name": ".."}"#,
+            "no file can be named '..' (the name of a directory's link to its parent)",
+        ),
+        (
+            r#"  {"name": "."}"#,
+            "no file can be named '.' (the name of a directory's link to itself)",
+        ),
+        (
+            r#"  {"name": "a/b"}"#,
+            "no file can be named 'a/b' (a '/' separates names in a path)",
+        ),
+        (
+            r#"  {"name": "a\u0000b"}"#,
+            r"no file can be named 'a'$'\0''b' (a NUL byte ends a name)",
+        ),
+        (
+            r#"  {"name": ""}"#,
+            "no file can be named '' (an empty name)",
+        ),
+        (
+            r#"  {"name": "x"}"#,
+            "two entries named 'x' in one directory",
+        ),
+        (
+            r#"  [{"name":"d"}]"#,
+            "two entries named 'd' in one directory",
+        ),
+    ] {
+        let (o, file) = import(t.path(), &scan_with(entry));
+        assert_eq!(o.code, Some(2), "{entry}: {o:?}");
+        assert!(o.stdout.is_empty(), "{entry}: {o:?}");
+        assert_eq!(
+            o.stderr,
+            format!("sdu: {file}: line 4, column 12: {says}\n"),
+            "{entry}"
+        );
+    }
+    // A NUL in a root's name (a path) too.
+    let (o, file) = import(
+        t.path(),
+        "[1,2,{\"progname\":\"test\"},\n[{\"name\":\"de\\u0000mo\"}]]\n",
+    );
+    assert_eq!(o.code, Some(2), "{o:?}");
+    assert_eq!(
+        o.stderr,
+        format!(
+            "sdu: {file}: line 2, column 10: \
+             no file can be named 'de'$'\\0''mo' (a NUL byte ends a name)\n"
+        )
+    );
+    // What a filesystem can have imports (with a word that it is ncdu's).
+    let (o, _) = import(
+        t.path(),
+        &scan_with(r#"{"name":"y"},[{"name":"e"},{"name":"d"}]"#),
+    );
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let (o, _) = import(
+        t.path(),
+        "[1,2,{\"progname\":\"test\"},\n[{\"name\":\"../a/b\"},{\"name\":\"f\"}]]\n",
+    );
+    assert_eq!(o.code, Some(0), "{o:?}");
+    let rows: Vec<&str> = o.stdout_str().lines().skip(1).collect();
+    assert!(
+        rows.len() == 2 && rows[0].ends_with("  ../a/b/f") && rows[1].ends_with("  ../a/b"),
+        "{o:?}"
+    );
+}
