@@ -24,7 +24,7 @@ pub enum Error {
     },
     /// The report could not be written. A closed pipe (`sdu | head`) shows
     /// here as [`io::ErrorKind::BrokenPipe`]; the binary treats it as
-    /// success.
+    /// success, or in du's mode dies of SIGPIPE as du does.
     Write(io::Error),
     /// A saved scan could not be read (`--import`) or written
     /// (`--export`): nothing of it is used.

@@ -8,6 +8,13 @@
 //! Exit status: 0 when everything was read, 1 when some entries could not
 //! be read (each named on stderr), 2 on a usage or fatal error (1 in du's
 //! mode, as du).
+//!
+//! A closed pipe on stdout (`sdu | head -1`) is no error: in sdu's own
+//! formats (the table, `--tree`, `--json`, `--to-free`, `--export -`) sdu
+//! stops writing and exits with the status the scan gave, quietly. In du's
+//! mode (the name `du`, or `--du FIGURE`) it is killed by SIGPIPE, as GNU
+//! du is (a shell reports status 141), so that scripts written for du see
+//! what they would see with du.
 
 mod browse;
 mod cli;
@@ -142,8 +149,13 @@ fn main() -> ExitCode {
     let failed = |errors: u64| ExitCode::from(u8::from(errors > 0 || noted_errors));
     match result {
         Ok(o) => failed(o.errors),
-        // `sdu | head` closing the pipe is not an error.
-        Err(sdu::Error::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => failed(msgs.errors()),
+        // `sdu | head` closing the pipe is not an error; du dies of it.
+        Err(sdu::Error::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
+            if cfg.rules.du {
+                cli::signals::die_of_sigpipe();
+            }
+            failed(msgs.errors())
+        }
         Err(e) => {
             // Drop what is still buffered rather than try to write it again.
             let _ = out.into_inner().into_parts();

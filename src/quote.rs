@@ -1,8 +1,14 @@
-//! Quoting of file names in messages, byte for byte as GNU du quotes them.
+//! Quoting of file names, byte for byte as GNU du quotes them in messages
+//! and as GNU ls shows them on a terminal.
 //!
-//! Output lines print names raw, as du does; messages on stderr quote them so
-//! that a name with a newline or an invalid byte cannot forge a line, and so
-//! that the quoted text, pasted into a shell, names the very same file.
+//! Messages on stderr quote every name ([`quote`]) so that a name with a
+//! newline or an invalid byte cannot forge a line, and so that the quoted
+//! text, pasted into a shell, names the very same file. sdu's own reports
+//! (the table, the tree view, the `--to-free` plan) quote a name only when
+//! standard output is a terminal, and only when it needs it
+//! ([`shell_escape`], ls's default there), so that a name cannot send the
+//! terminal an escape sequence; du's lines, `-0` into a pipe and JSON keep
+//! names exact.
 //!
 //! du's messages about a file (`cannot access 'F'`, `cannot read directory
 //! 'F'`) quote it with gnulib's quotearg in the `shell-escape-always` style
@@ -39,9 +45,11 @@
 //!
 //! sdu never calls `setlocale`; it decides once, from the same environment
 //! and the same locale files, whether du would be running in a UTF-8 locale
-//! (see the `locale` module below).
+//! (see the `locale` module, `quote/locale.rs`).
 
 use std::sync::OnceLock;
+
+mod locale;
 
 /// Quotes `name` for a message exactly as GNU du's `quoteaf` does in the
 /// locale the environment selects: `'a b'`, `"it's"`, `'a'$'\n''b'`.
@@ -64,6 +72,68 @@ pub fn quotef(name: &[u8]) -> String {
     } else {
         quote(name)
     }
+}
+
+/// Appends `name` to `out` as GNU ls shows a file name on a terminal
+/// (gnulib's `shell-escape` style, ls's default there): as it is when the
+/// shell would read it so (`plain`, `a.b`, `x{`, `é` in a UTF-8 locale),
+/// else quoted as [`quote`] quotes it (`'a b'`, `'cls'$'\033''[2J'`,
+/// `''`).
+///
+/// A name is kept as it is when it is not empty and all its characters are
+/// letters, digits, `%+,-./:@]_`, a `#` or `~` not in first place, a `{`
+/// or `}` not alone, or (in a UTF-8 locale) printable non-ASCII
+/// characters. Anything else (a space, a control character, a byte ≥ 0x80
+/// in the C locale or not valid UTF-8, a shell metacharacter, `'`, `\`)
+/// makes gnulib start again in `shell-escape-always`, which is [`quote`].
+pub fn shell_escape(name: &[u8], out: &mut Vec<u8>) {
+    // Only bytes >= 0x80 depend on the locale: don't look it up otherwise.
+    let utf8 = !name.is_ascii() && utf8_locale();
+    shell_escape_in(name, utf8, out);
+}
+
+/// [`shell_escape`] in a UTF-8 locale (`utf8`) or in the C locale.
+fn shell_escape_in(name: &[u8], utf8: bool, out: &mut Vec<u8>) {
+    if needs_quotes(name, utf8) {
+        out.extend_from_slice(quote_in(name, utf8).as_bytes());
+    } else {
+        out.extend_from_slice(name);
+    }
+}
+
+/// Whether gnulib's `shell-escape` style quotes `name` (see
+/// [`shell_escape`]).
+fn needs_quotes(name: &[u8], utf8: bool) -> bool {
+    let plain_ascii = |pos: usize, b: u8| {
+        b.is_ascii_alphanumeric()
+            || b"%+,-./:@]_".contains(&b)
+            || (pos > 0 && (b == b'#' || b == b'~'))
+            || (name.len() > 1 && (b == b'{' || b == b'}'))
+    };
+    if name.is_empty() {
+        return true;
+    }
+    if name.is_ascii() || !utf8 {
+        return !name.iter().enumerate().all(|(pos, &b)| plain_ascii(pos, b));
+    }
+    let mut pos = 0;
+    for chunk in name.utf8_chunks() {
+        if !chunk.invalid().is_empty() {
+            return true;
+        }
+        for c in chunk.valid().chars() {
+            let plain = if c.is_ascii() {
+                plain_ascii(pos, c as u8)
+            } else {
+                is_printable(c)
+            };
+            if !plain {
+                return true;
+            }
+            pos += c.len_utf8();
+        }
+    }
+    false
 }
 
 /// [`quote`] in a locale whose charset is UTF-8 (`utf8`) or in the C locale.
@@ -207,296 +277,6 @@ fn is_printable(c: char) -> bool {
     }
     let i = PRINTABLE.partition_point(|&(_, last)| last < c);
     PRINTABLE.get(i).is_some_and(|&(first, _)| first <= c)
-}
-
-/// How glibc's `setlocale(LC_ALL, "")`, which du calls first thing, would
-/// resolve the environment, as far as quoting cares: whether LC_CTYPE ends
-/// up with a UTF-8 charset.
-///
-/// For each category, the name is the first non-empty one of `LC_ALL`,
-/// `LC_<CATEGORY>` and `LANG`, else `C`. `C` and `POSIX` are built in; any
-/// other name must be found, or `setlocale` fails as a whole and du stays
-/// in the C locale (so `LANG=C.UTF-8 LC_TIME=xx_YY.UTF-8` quotes as C):
-/// - in `/usr/lib/locale/locale-archive` (under the name with its codeset
-///   normalized: `en_US.UTF-8` is stored as `en_US.utf8`), unless `LOCPATH`
-///   is set;
-/// - or as a directory in one of the `LOCPATH` directories (colon-separated)
-///   or else in `/usr/lib/locale`, named `lang[_TERRITORY][.codeset][@modifier]`, the codeset spelled as
-///   given or normalized, territory and modifier optional (so
-///   `C_XX.UTF-8@x` finds `C.utf8`), holding the category's file.
-///
-/// The charset is taken from the codeset in the LC_CTYPE name. Not
-/// modelled: locale aliases (`/usr/share/locale/locale.alias`), a locale
-/// directory whose name carries no codeset (a UTF-8 one is taken as C), and
-/// non-UTF-8 locales other than C (ISO-8859-1, EUC-JP…), which are all
-/// taken as C.
-mod locale {
-    use std::cell::OnceCell;
-    use std::ffi::OsString;
-    use std::fs::File;
-    use std::os::unix::fs::FileExt;
-    use std::path::{Path, PathBuf};
-
-    /// The categories `setlocale(LC_ALL, "")` loads.
-    const CATEGORIES: [&str; 12] = [
-        "LC_CTYPE",
-        "LC_NUMERIC",
-        "LC_TIME",
-        "LC_COLLATE",
-        "LC_MONETARY",
-        "LC_MESSAGES",
-        "LC_PAPER",
-        "LC_NAME",
-        "LC_ADDRESS",
-        "LC_TELEPHONE",
-        "LC_MEASUREMENT",
-        "LC_IDENTIFICATION",
-    ];
-
-    /// Where glibc finds locales when `LOCPATH` does not say.
-    const DEFAULT_PATH: &str = "/usr/lib/locale";
-
-    /// What the decision reads: the environment and the installed locales.
-    pub trait Locales {
-        fn var(&self, name: &str) -> Option<OsString>;
-        /// Whether the locale archive holds `name`.
-        fn in_archive(&self, name: &str) -> bool;
-        /// Whether `path` exists.
-        fn exists(&self, path: &Path) -> bool;
-    }
-
-    /// The real environment, `/usr/lib/locale/locale-archive` and files.
-    #[derive(Default)]
-    pub struct System {
-        archive: OnceCell<Vec<String>>,
-    }
-
-    impl Locales for System {
-        fn var(&self, name: &str) -> Option<OsString> {
-            std::env::var_os(name)
-        }
-
-        fn in_archive(&self, name: &str) -> bool {
-            self.archive
-                .get_or_init(|| {
-                    archive_names(Path::new(DEFAULT_PATH).join("locale-archive").as_path())
-                        .unwrap_or_default()
-                })
-                .iter()
-                .any(|n| n == name)
-        }
-
-        fn exists(&self, path: &Path) -> bool {
-            // glibc opens the file: a dangling symlink is no locale.
-            path.metadata().is_ok()
-        }
-    }
-
-    /// Whether the environment puts LC_CTYPE in a UTF-8 locale.
-    pub fn ctype_is_utf8(l: &dyn Locales) -> bool {
-        let value = |var: &str| {
-            l.var(var)
-                .filter(|v| !v.is_empty())
-                .map(|v| v.to_str().map(str::to_owned))
-        };
-        let name = |cat: &str| {
-            value("LC_ALL")
-                .or_else(|| value(cat))
-                .or_else(|| value("LANG"))
-                .unwrap_or_else(|| Some("C".to_owned()))
-        };
-        let locpath: Option<Vec<PathBuf>> = value("LOCPATH").map(|p| {
-            let p = p.unwrap_or_default();
-            p.split(':')
-                .filter(|d| !d.is_empty())
-                .chain([DEFAULT_PATH])
-                .map(PathBuf::from)
-                .collect()
-        });
-        let mut ctype = None;
-        for cat in CATEGORIES {
-            let Some(n) = name(cat) else {
-                return false;
-            };
-            if !loadable(l, &n, cat, locpath.as_deref()) {
-                return false;
-            }
-            if cat == "LC_CTYPE" {
-                ctype = Some(n);
-            }
-        }
-        ctype.is_some_and(|n| {
-            Name::parse(&n)
-                .codeset
-                .is_some_and(|c| normalize(c) == "utf8")
-        })
-    }
-
-    /// Whether glibc would load category `cat` of locale `name`.
-    fn loadable(l: &dyn Locales, name: &str, cat: &str, locpath: Option<&[PathBuf]>) -> bool {
-        if name == "C" || name == "POSIX" {
-            return true;
-        }
-        if name.contains('/') || name.len() > 255 || name.starts_with('.') {
-            return false;
-        }
-        let n = Name::parse(name);
-        let dirs: Vec<PathBuf> = match locpath {
-            None => {
-                if l.in_archive(&n.archive_name()) {
-                    return true;
-                }
-                vec![PathBuf::from(DEFAULT_PATH)]
-            }
-            Some(d) => d.to_vec(),
-        };
-        let candidates = n.candidates();
-        dirs.iter()
-            .any(|d| candidates.iter().any(|c| l.exists(&d.join(c).join(cat))))
-    }
-
-    /// `language[_territory][.codeset][@modifier]`.
-    struct Name<'a> {
-        language: &'a str,
-        territory: Option<&'a str>,
-        codeset: Option<&'a str>,
-        modifier: Option<&'a str>,
-    }
-
-    impl<'a> Name<'a> {
-        fn parse(s: &'a str) -> Name<'a> {
-            let (s, modifier) = match s.split_once('@') {
-                Some((a, m)) => (a, Some(m)),
-                None => (s, None),
-            };
-            let (s, codeset) = match s.split_once('.') {
-                Some((a, c)) => (a, Some(c)),
-                None => (s, None),
-            };
-            let (language, territory) = match s.split_once('_') {
-                Some((a, t)) => (a, Some(t)),
-                None => (s, None),
-            };
-            Name {
-                language,
-                territory,
-                codeset,
-                modifier,
-            }
-        }
-
-        fn build(&self, territory: bool, codeset: Option<&str>, modifier: bool) -> String {
-            let mut s = self.language.to_owned();
-            if let (true, Some(t)) = (territory, self.territory) {
-                s = s + "_" + t;
-            }
-            if let Some(c) = codeset {
-                s = s + "." + c;
-            }
-            if let (true, Some(m)) = (modifier, self.modifier) {
-                s = s + "@" + m;
-            }
-            s
-        }
-
-        /// The key the archive stores it under: the codeset normalized.
-        fn archive_name(&self) -> String {
-            let c = self.codeset.map(normalize);
-            self.build(true, c.as_deref(), true)
-        }
-
-        /// The directory names glibc accepts for it: territory and modifier
-        /// may be dropped, the codeset (when given) may not, but may be
-        /// spelled normalized.
-        fn candidates(&self) -> Vec<String> {
-            let codesets: Vec<Option<String>> = match self.codeset {
-                Some(c) => vec![Some(c.to_owned()), Some(normalize(c))],
-                None => vec![None],
-            };
-            let mut v = Vec::new();
-            for t in [true, false] {
-                for m in [true, false] {
-                    for c in &codesets {
-                        let s = self.build(t, c.as_deref(), m);
-                        if !v.contains(&s) {
-                            v.push(s);
-                        }
-                    }
-                }
-            }
-            v
-        }
-    }
-
-    /// glibc's `_nl_normalize_codeset`: letters and digits only, letters in
-    /// lower case, `iso` before a codeset of digits only.
-    fn normalize(codeset: &str) -> String {
-        let s: String = codeset
-            .chars()
-            .filter(char::is_ascii_alphanumeric)
-            .map(|c| c.to_ascii_lowercase())
-            .collect();
-        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-            format!("iso{s}")
-        } else {
-            s
-        }
-    }
-
-    /// The locale names in a glibc locale archive (`locale/locarchive.h`):
-    /// a header of 32-bit words, a name hash table of
-    /// `(hash, name offset, record offset)` entries (record offset 0 =
-    /// empty slot), names NUL-terminated at absolute file offsets. Reads
-    /// the header, the table and the string region, not the locale data.
-    pub fn archive_names(path: &Path) -> Option<Vec<String>> {
-        const MAGIC: u32 = 0xde02_0109;
-        let f = File::open(path).ok()?;
-        let len = f.metadata().ok()?.len();
-        let read = |off: u64, n: u64| -> Option<Vec<u8>> {
-            if off.checked_add(n)? > len || n > 64 << 20 {
-                return None;
-            }
-            let mut b = vec![0; n as usize];
-            f.read_exact_at(&mut b, off).ok()?;
-            Some(b)
-        };
-        let words = |b: &[u8]| -> Vec<u32> {
-            b.chunks_exact(4)
-                .map(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
-                .collect()
-        };
-        let head = words(&read(0, 56)?);
-        let [
-            magic,
-            _serial,
-            hash_off,
-            _used,
-            hash_size,
-            str_off,
-            str_used,
-            ..,
-        ] = head[..]
-        else {
-            return None;
-        };
-        if magic != MAGIC {
-            return None;
-        }
-        let table = words(&read(u64::from(hash_off), u64::from(hash_size) * 12)?);
-        let strings = read(u64::from(str_off), u64::from(str_used))?;
-        let mut names = Vec::new();
-        for e in table.chunks_exact(3) {
-            let (name_off, rec) = (e[1], e[2]);
-            if rec == 0 {
-                continue;
-            }
-            let start = name_off.checked_sub(str_off)? as usize;
-            let rest = strings.get(start..)?;
-            let end = rest.iter().position(|&b| b == 0)?;
-            names.push(String::from_utf8_lossy(&rest[..end]).into_owned());
-        }
-        Some(names)
-    }
 }
 
 /// The non-ASCII code points for which glibc 2.36's `iswprint` holds in its
@@ -670,7 +450,7 @@ const PRINTABLE: &[(u32, u32)] = &[
 #[cfg(test)]
 mod tests {
     use super::locale::{self, Locales};
-    use super::{is_printable, quote_in};
+    use super::{is_printable, quote_in, shell_escape_in};
     use std::collections::HashMap;
     use std::ffi::OsString;
     use std::path::Path;
@@ -768,6 +548,52 @@ mod tests {
             let shown = String::from_utf8_lossy(name);
             assert_eq!(c(name), in_c, "{shown:?} in C");
             assert_eq!(u(name), in_utf8, "{shown:?} in UTF-8");
+        }
+    }
+
+    /// Outputs of GNU ls 9.1 on a terminal (`ls -1`, its default
+    /// `shell-escape` style), in both locales.
+    #[test]
+    fn as_ls_shows_names_on_a_terminal() {
+        let shown = |name: &[u8], utf8: bool| {
+            let mut out = Vec::new();
+            shell_escape_in(name, utf8, &mut out);
+            String::from_utf8(out).unwrap()
+        };
+        for (name, in_c, in_utf8) in [
+            (&b"plain"[..], "plain", "plain"),
+            (b"%+,-.:@_]x/y", "%+,-.:@_]x/y", "%+,-.:@_]x/y"),
+            (b"", "''", "''"),
+            (b"a#", "a#", "a#"),
+            (b"#h", "'#h'", "'#h'"),
+            (b"a~", "a~", "a~"),
+            (b"~t", "'~t'", "'~t'"),
+            (b"x{", "x{", "x{"),
+            (b"{", "'{'", "'{'"),
+            (b"}a", "}a", "}a"),
+            (b"a b", "'a b'", "'a b'"),
+            (b"eq=", "'eq='", "'eq='"),
+            (b"q?", "'q?'", "'q?'"),
+            (b"x^", "'x^'", "'x^'"),
+            (b"b\\s", r"'b\s'", r"'b\s'"),
+            (b"it's", r#""it's""#, r#""it's""#),
+            (b"cls\x1b[2J", r"'cls'$'\033''[2J'", r"'cls'$'\033''[2J'"),
+            (
+                b"esc\x1b]0;pwned\x07",
+                r"'esc'$'\033'']0;pwned'$'\a'",
+                r"'esc'$'\033'']0;pwned'$'\a'",
+            ),
+            (b"nl\nx", r"'nl'$'\n''x'", r"'nl'$'\n''x'"),
+            (b"tab\tx", r"'tab'$'\t''x'", r"'tab'$'\t''x'"),
+            (b"ff\xffx", r"'ff'$'\377''x'", r"'ff'$'\377''x'"),
+            ("é".as_bytes(), r"''$'\303\251'", "é"),
+            ("aé".as_bytes(), r"'a'$'\303\251'", "aé"),
+            ("u\u{85}".as_bytes(), r"'u'$'\302\205'", r"'u'$'\302\205'"),
+            (b"a'b\x01", r"'''a'\''b'$'\001'", r"'''a'\''b'$'\001'"),
+        ] {
+            let s = String::from_utf8_lossy(name);
+            assert_eq!(shown(name, false), in_c, "{s:?} in C");
+            assert_eq!(shown(name, true), in_utf8, "{s:?} in UTF-8");
         }
     }
 

@@ -158,6 +158,21 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "FILE NAMES",
+        &[
+            "On a terminal, the table, the tree view and the --to-free table show each name as \
+             ls shows it there (its default shell-escape quoting): a name the shell reads as it \
+             is stays as it is, any other is quoted, with control characters and bytes that are \
+             not characters of the locale escaped, as in 'a b', 'cls'$'\\033''[2J' or \
+             'ff'$'\\377''x'. So a name cannot send the terminal escape sequences or break a \
+             line, and the quoted text, pasted into a shell, names the file.",
+            "Into a pipe or a file, names are printed as they are, as du prints them; -0 or \
+             --json (where a name that is not UTF-8 is base64) read them exactly. du's lines \
+             (--du, or sdu run as du) are never quoted, as du's are not. Messages on stderr \
+             always quote names, as du's do.",
+        ],
+    ),
+    (
         "FILESYSTEMS",
         &[
             "Data can be shared on XFS (with reflink, the default since xfsprogs 5.1), Btrfs \
@@ -194,7 +209,9 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              export. A file written by ncdu itself imports too, with nothing shared: Exclusive \
              is Total, as sdu says once on stderr. A file that is truncated, not in the format \
              or inconsistent is an error naming its line and column (exit status 2), never \
-             read in part.",
+             read in part; so is one holding a name no directory entry can have: . or .., a \
+             name with a / or a NUL, an empty name, or a name twice in one directory (a root's \
+             name is the path as given).",
         ],
     ),
     (
@@ -237,6 +254,9 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
             "2 :: A usage error or a fatal error (for example, the report could not be written, \
              or a saved scan could not be read). \
              As du, or with --du, a usage error exits 1, as du's.",
+            "A closed pipe on standard output (sdu | head) is no error: sdu stops writing and \
+             exits with the status above, saying nothing. As du, or with --du, it is killed by \
+             SIGPIPE, as du is (a shell reports 141).",
         ],
     ),
     (

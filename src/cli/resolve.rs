@@ -323,6 +323,7 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
             threshold,
             time: time_format,
             color,
+            quote_names: env.stdout_terminal,
         },
         // du's counting rules go with du's mode (its format, or the name).
         rules: sdu::tree::Rules {

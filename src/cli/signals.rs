@@ -1,5 +1,6 @@
 //! Ctrl-C (SIGINT) or SIGTERM during a scan: the progress line is cleared,
-//! then sdu dies by the signal, as it would have without a handler.
+//! then sdu dies by the signal, as it would have without a handler. And a
+//! closed pipe in du's mode: death by SIGPIPE, as du's.
 //!
 //! Without this, the killed process leaves its last progress line on the
 //! terminal and the shell prints its prompt after it. Dying by the signal
@@ -10,7 +11,7 @@ use std::io;
 use std::thread;
 use std::time::Duration;
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGINT, SIGPIPE, SIGTERM};
 use signal_hook::iterator::Signals;
 use signal_hook::low_level::emulate_default_handler;
 
@@ -58,6 +59,19 @@ pub fn on_interrupt(cleanup: impl FnOnce() + Send + 'static) -> io::Result<()> {
             }
         })
         .map(drop)
+}
+
+/// Ends the process as a closed pipe ends GNU du: killed by SIGPIPE.
+///
+/// Rust's runtime ignores SIGPIPE before `main`, so a write to a closed
+/// pipe fails with EPIPE instead of killing the process; this restores the
+/// default action, unblocks the signal and raises it. Whether du's parent
+/// had it ignored cannot be known once the runtime has set it (du would
+/// then say `write error` and exit 1): sdu takes the usual case.
+pub fn die_of_sigpipe() -> ! {
+    let _ = emulate_default_handler(SIGPIPE);
+    // Not reached: emulate_default_handler aborts when it cannot raise.
+    std::process::abort()
 }
 
 /// Whether `sig` is ignored in this process (from `/proc/self/status`,

@@ -71,6 +71,12 @@ pub struct ReportOptions {
     pub time: Option<TimeFormat>,
     /// Colour the tree view (stdout is a terminal, `NO_COLOR` unset).
     pub color: bool,
+    /// Show names as GNU ls shows them on a terminal, quoted when they need
+    /// it (gnulib's `shell-escape` style), so that a name cannot send the
+    /// terminal escape sequences: set when stdout is a terminal. The text
+    /// table, the tree view and the `--to-free` table follow it; du's lines
+    /// and JSON never quote.
+    pub quote_names: bool,
 }
 
 impl Default for ReportOptions {
@@ -94,6 +100,7 @@ impl Default for ReportOptions {
             threshold: None,
             time: None,
             color: false,
+            quote_names: false,
         }
     }
 }
@@ -134,6 +141,16 @@ impl ReportOptions {
                     v >= t.unsigned_abs()
                 }
             })
+    }
+
+    /// Appends `name` as the text table, the tree view and the `--to-free`
+    /// table show it: raw, or quoted as ls does ([`Self::quote_names`]).
+    pub(super) fn push_name(&self, line: &mut Vec<u8>, name: &[u8]) {
+        if self.quote_names {
+            crate::quote::shell_escape(name, line);
+        } else {
+            line.extend_from_slice(name);
+        }
     }
 
     /// Whether the entries must be collected before printing (anything but

@@ -111,7 +111,7 @@ pub fn write(
     }
     for (adds, frees, path) in rows {
         let mut line = format!("{adds:>w0$}  {frees:>w1$}  ").into_bytes();
-        line.extend_from_slice(path);
+        opts.push_name(&mut line, path);
         line.push(end);
         out.write_all(&line)?;
     }

@@ -7,7 +7,10 @@
 //! here rather than in the tree view because the table is what they
 //! describe, and the tree view must line up with it column for column. The
 //! widths are known before the first row is written because every figure of
-//! a root bounds those of the entries below it.
+//! a root bounds those of the entries below it. The path is the last cell,
+//! so no width depends on it: the table prints it raw, or quoted as ls
+//! shows it when stdout is a terminal ([`ReportOptions::quote_names`]);
+//! du's lines always print it raw, as du does.
 
 use std::io::{self, Write};
 
@@ -41,7 +44,7 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
             time_cell(t, s, &mut cell);
             write!(line, "{cell:<time_width$}  ")?;
         }
-        line.extend_from_slice(path);
+        opts.push_name(&mut line, path);
         line.push(end);
         out.write_all(&line)
     };

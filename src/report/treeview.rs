@@ -9,7 +9,7 @@
 //! `select` and its size columns from `table`, so that its columns are the
 //! text table's. Colour (ANSI) only when [`ReportOptions::color`] is set:
 //! the binary sets it when stdout is a terminal and `NO_COLOR` is unset or
-//! empty.
+//! empty. Names are quoted as in the table ([`ReportOptions::quote_names`]).
 //!
 //! ```text
 //! Total  Exclusive  Shared  Reclaimable  Total % of root            Path
@@ -76,7 +76,7 @@ pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> i
             }
             let color = opts.color && r.kind == Kind::Dir;
             paint(&mut line, color, DIR_COLOR, |l| {
-                l.extend_from_slice(rows.name(i));
+                opts.push_name(l, rows.name(i))
             });
             line.push(b'\n');
             out.write_all(&line)?;

@@ -41,6 +41,8 @@ pub struct Parser<R> {
     r: R,
     line: u64,
     column: u64,
+    /// Where the last string began (see [`Parser::string_at`]).
+    string_at: (u64, u64),
 }
 
 impl<R: BufRead> Parser<R> {
@@ -50,16 +52,32 @@ impl<R: BufRead> Parser<R> {
             r,
             line: 1,
             column: 1,
+            string_at: (0, 0),
         }
     }
 
     /// An error at the current position.
     pub fn error<T>(&self, what: impl Into<String>) -> Parsed<T> {
+        self.error_at(self.position(), what)
+    }
+
+    /// An error at `at`, a [`Self::position`] taken before.
+    pub fn error_at<T>(&self, at: (u64, u64), what: impl Into<String>) -> Parsed<T> {
         Err(ParseError {
-            line: self.line,
-            column: self.column,
+            line: at.0,
+            column: at.1,
             what: what.into(),
         })
+    }
+
+    /// The line and column of the next byte.
+    pub fn position(&self) -> (u64, u64) {
+        (self.line, self.column)
+    }
+
+    /// The line and column of the opening quote of the last string read.
+    pub fn string_at(&self) -> (u64, u64) {
+        self.string_at
     }
 
     fn io<T>(&self, e: &io::Error) -> Parsed<T> {
@@ -241,6 +259,7 @@ impl<R: BufRead> Parser<R> {
     pub fn string(&mut self, out: &mut Vec<u8>) -> Parsed<()> {
         out.clear();
         self.expect(b'"', "a string")?;
+        self.string_at = (self.line, self.column - 1);
         loop {
             // Copy the plain bytes of the buffer in one go.
             let (n, end) = {

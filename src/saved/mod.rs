@@ -44,6 +44,7 @@
 //! records a scan without `-a` gives.
 
 mod json;
+mod names;
 mod read;
 mod write;
 

@@ -2,11 +2,13 @@
 //! node at a time (no recursion, however deep), then the records after it.
 //! Every index the records hold is checked against what was read, so that
 //! a corrupt file is an error here and never a panic or a wrong figure
-//! later; a file that ends early is an error, never a smaller tree.
+//! later; a file that ends early is an error, never a smaller tree. So
+//! is a name no directory entry can have (see `names`).
 
 use std::io::BufRead;
 
 use super::json::{ParseError, Parsed, Parser};
+use super::names::{self, Siblings};
 use super::write::implied_own;
 use super::{FORMAT, Saved};
 use crate::figures::{Kind, Stats, TimeField, Timestamp};
@@ -145,6 +147,8 @@ fn walk(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
 #[derive(Default)]
 struct Info {
     name: Vec<u8>,
+    /// Where the name's string starts (line, column).
+    name_at: (u64, u64),
     asize: u64,
     dsize: u64,
     dev: Option<u64>,
@@ -175,6 +179,7 @@ fn info(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut Info) -> Parsed
         match &key[..] {
             b"name" => {
                 p.string(&mut i.name)?;
+                i.name_at = p.string_at();
                 named = true;
             }
             b"asize" => i.asize = p.uint()?,
@@ -193,8 +198,11 @@ fn info(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut Info) -> Parsed
             _ => p.skip()?,
         }
     }
-    if !named || i.name.is_empty() {
+    if !named {
         return p.error("an entry without a name");
+    }
+    if i.name.is_empty() {
+        return p.error_at(i.name_at, "no file can be named '' (an empty name)");
     }
     Ok(())
 }
@@ -260,6 +268,7 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
     }
     p.expect(b'[', "'['")?;
     info(p, &mut key, &mut i)?;
+    let mut siblings = Siblings::new();
     let mut stack = Vec::new();
     if i.top {
         stack.push(Frame {
@@ -271,12 +280,14 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
             files: Stats::default(),
         });
     } else {
+        names::check(p, &i.name, i.name_at, true)?;
         let f = node(p, s, None, Kind::Dir, &mut i)?;
         stack.push(f.expect("a directory"));
     }
     while !stack.is_empty() {
         if !p.next_element(false)? {
             let f = stack.pop().expect("open");
+            siblings.close(stack.len());
             if f.id != TOP {
                 s.nodes[f.id as usize].own = f.explicit.unwrap_or_else(|| {
                     let mut own = f.implied;
@@ -291,6 +302,9 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
             p.expect(b'[', "'['")?;
         }
         info(p, &mut key, &mut i)?;
+        let depth = stack.len() - 1;
+        let root = stack[depth].id == TOP;
+        names::check(p, &i.name, i.name_at, root)?;
         if i.excluded {
             // Not counted (ncdu lists what it excluded).
             if dir {
@@ -307,7 +321,17 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
             (false, None) if i.notreg => Kind::Other,
             (false, None) => Kind::File,
         };
-        if let Some(f) = node(p, s, stack.last_mut(), kind, &mut i)? {
+        // Roots may repeat: `sdu a a` lists them as given.
+        let hash = if root {
+            None
+        } else {
+            Some(siblings.check(p, depth, &i.name, i.name_at, &s.nodes)?)
+        };
+        let f = node(p, s, stack.last_mut(), kind, &mut i)?;
+        if let Some(h) = hash {
+            siblings.insert(depth, h, s.nodes.len() as u32 - 1);
+        }
+        if let Some(f) = f {
             stack.push(f);
         }
     }

@@ -16,6 +16,7 @@ mod du_rules;
 mod errors;
 mod fuzz;
 mod golden;
+mod hostile_output;
 mod inline;
 mod json;
 mod model;
