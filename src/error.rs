@@ -52,7 +52,7 @@ impl fmt::Display for Error {
             Error::TooManyEntries => write!(
                 f,
                 "more than {} entries: past what sdu can count (node ids are 32 bits)",
-                crate::walk::MAX_NODES - 1
+                crate::records::MAX_NODES - 1
             ),
             Error::Overlap { inner } => write!(
                 f,

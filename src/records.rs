@@ -19,6 +19,12 @@ pub const TOP: u32 = 0;
 /// No node: the parent of [`TOP`] and of a nested root.
 pub const NO_NODE: u32 = u32::MAX;
 
+/// Node ids end below `NO_NODE - 1` (`u32::MAX` and the one below are
+/// sentinels): at most 4,294,967,293 nodes, the virtual top included. The
+/// walk and the saved-scan reader stop with an error past it, so every
+/// later stage can take ids to fit.
+pub const MAX_NODES: u32 = NO_NODE - 1;
+
 /// One node of the walked tree: a directory, a root, or (with `-a`) a file.
 #[derive(Clone, Debug, Default)]
 pub struct NodeRec {

@@ -21,7 +21,7 @@ use crate::figures::{Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
 use crate::messages::Messages;
 use crate::probe::{Registry, Skip, magic};
-use crate::records::{FileRec, Ident, Link, NO_NODE, NodeRec, Nodes};
+use crate::records::{FileRec, Ident, Link, MAX_NODES, NodeRec, Nodes};
 
 /// The statx fields sdu reads. `UID` lets it decide whether `O_NOATIME`
 /// is permitted without a failing open; `MNT_ID` is what `-x` compares (a
@@ -274,10 +274,6 @@ impl Shard {
         }
     }
 }
-
-/// Node ids end below [`NO_NODE`]` - 1` (`u32::MAX` and the one below are
-/// sentinels): at most 4,294,967,293 entries, the virtual top included.
-pub(crate) const MAX_NODES: u32 = NO_NODE - 1;
 
 /// The next node id from `next`; past [`MAX_NODES`], sets `too_many` and
 /// gives the last id again (the walk is thrown away: nothing reads it).

@@ -55,7 +55,6 @@ use crate::figures::Kind;
 use crate::messages::Messages;
 use crate::probe::Registry;
 use crate::records::{FileRec, Idents, Link, NO_NODE, NodeRec, Nodes, TOP};
-pub(crate) use ctx::MAX_NODES;
 pub use ctx::{Counters, PROGRESS_PATH_EVERY, Progress, WalkOptions};
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
 pub use fdcache::join;
