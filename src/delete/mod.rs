@@ -32,9 +32,11 @@
 //! kernel says how many are left).
 
 mod ioctl;
+mod problem;
+
+pub use problem::{Failure, Problem};
 
 use std::ffi::{CStr, CString};
-use std::fmt;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -74,113 +76,6 @@ impl Target {
             join(&mut p, n);
         }
         p
-    }
-}
-
-/// Why the deletion stopped.
-#[derive(Debug)]
-pub enum Problem {
-    /// A call failed.
-    Io(io::Error),
-    /// The root is `.`, `..` or `/`.
-    Refused,
-    /// Not of the type the scan saw any more.
-    Changed {
-        /// What it is now ("a file", "a symbolic link"...).
-        now: &'static str,
-    },
-    /// A level of the path (the entry itself, or a directory above it) is
-    /// not the inode, or not in the mount, that the scan saw there.
-    Replaced {
-        /// The path of that level.
-        at: Vec<u8>,
-        /// What is there now.
-        now: Ident,
-        /// What the scan saw.
-        then: Ident,
-    },
-    /// A mount point inside the entry (found before anything was removed,
-    /// or met while emptying it, before it was entered), or the entry is a
-    /// mount point itself.
-    Mount {
-        /// The mount point's path.
-        at: Vec<u8>,
-    },
-    /// A subvolume that this caller may not delete.
-    SubvolumeNotPermitted,
-    /// A subvolume holding other subvolumes.
-    SubvolumeNotEmpty,
-    /// The scan recorded no identity for it (nothing is deleted unchecked).
-    Unidentified,
-    /// Stopped on request (Ctrl-C), between two entries.
-    Interrupted,
-}
-
-/// The path deletion stopped at, and why.
-#[derive(Debug)]
-pub struct Failure {
-    /// The entry's path (its root as given, then names).
-    pub path: Vec<u8>,
-    /// What went wrong.
-    pub problem: Problem,
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let p = crate::quote(&self.path);
-        match &self.problem {
-            Problem::Io(e) => write!(f, "cannot remove {p}: {}", crate::error::io_text(e)),
-            Problem::Refused => write!(f, "refusing to remove {p}"),
-            Problem::Changed { now } => {
-                write!(
-                    f,
-                    "{p} changed since the scan (it is now {now}): not removed"
-                )
-            }
-            Problem::Replaced { at, now, then } => {
-                let at = crate::quote(at);
-                let dev = |d: u64| format!("{}:{}", rustix::fs::major(d), rustix::fs::minor(d));
-                let why = if now.mnt != then.mnt {
-                    format!(
-                        "it is in another mount than at the scan (mount id {}, was {}): a mount was made or removed there",
-                        now.mnt, then.mnt
-                    )
-                } else {
-                    format!(
-                        "it is another inode than at the scan (device {} inode {}, was device {} inode {}): it was renamed, replaced or swapped for a symlink",
-                        dev(now.dev),
-                        now.ino,
-                        dev(then.dev),
-                        then.ino
-                    )
-                };
-                write!(
-                    f,
-                    "not removing {p}: {at} is not what sdu scanned; {why}. Nothing under {at} was removed"
-                )
-            }
-            Problem::Mount { at } if *at == self.path => write!(
-                f,
-                "not removing {p}: it is a mount point; sdu does not delete across mounts"
-            ),
-            Problem::Mount { at } => write!(
-                f,
-                "not removing {p}: {} is a mount point inside it; sdu does not delete across mounts (unmount it first). Nothing under it was removed",
-                crate::quote(at)
-            ),
-            Problem::SubvolumeNotPermitted => write!(
-                f,
-                "cannot delete subvolume {p}: it needs CAP_SYS_ADMIN, or the filesystem mounted with user_subvol_rm_allowed"
-            ),
-            Problem::SubvolumeNotEmpty => write!(
-                f,
-                "cannot delete subvolume {p}: it holds other subvolumes (delete them first)"
-            ),
-            Problem::Unidentified => {
-                write!(f, "not removing {p}: the scan recorded no identity for it")
-            }
-            Problem::Interrupted => write!(f, "interrupted (Ctrl-C) in {p}"),
-        }
     }
 }
 
@@ -236,6 +131,10 @@ struct Run<'a> {
     stop: &'a AtomicBool,
     /// Directories held open at once while emptying one (the fd budget).
     max_open: usize,
+    /// Called with the path of each entry removed: the tests' way to
+    /// change the tree at a chosen point of a deletion.
+    #[cfg(test)]
+    after: &'a dyn Fn(&[u8]),
 }
 
 /// Deletes `targets` in order, skipping none, stopping at the first error
@@ -252,6 +151,8 @@ pub fn delete(targets: &[Target], stop: &AtomicBool) -> Deleted {
         filesystems: Vec::new(),
         stop,
         max_open: (soft / 4).clamp(2, 64) as usize,
+        #[cfg(test)]
+        after: &|_| {},
     };
     run.all(targets);
     run.measure();
@@ -617,7 +518,11 @@ impl Run<'_> {
                 drop(f.dir);
                 open -= 1;
                 match rustix::fs::unlinkat(up, name.as_c_str(), AtFlags::REMOVEDIR) {
-                    Ok(()) => self.out.entries += 1,
+                    Ok(()) => {
+                        self.out.entries += 1;
+                        #[cfg(test)]
+                        (self.after)(&fpath);
+                    }
                     Err(Errno::NOTEMPTY) if passes < 2 => {
                         // Entries made while it was read: read it again, if
                         // it is still the same directory.
@@ -659,6 +564,8 @@ impl Run<'_> {
                 match rustix::fs::unlinkat(here, ename.as_c_str(), AtFlags::empty()) {
                     Ok(()) => {
                         self.out.entries += 1;
+                        #[cfg(test)]
+                        (self.after)(&epath);
                         continue;
                     }
                     // It is a directory now.
@@ -683,7 +590,7 @@ impl Run<'_> {
                 // A mount made since the check above: never entered.
                 return Err(Failure {
                     path: path.to_vec(),
-                    problem: Problem::Mount { at: epath },
+                    problem: Problem::MountMet { at: epath },
                 });
             }
             if sid.dev != me.dev {

@@ -44,11 +44,17 @@ fn target(root: &std::path::Path, names: &[&str], dir: bool) -> Target {
 /// directories open, and measures nothing (`statvfs` waits for the
 /// filesystem to hold still: seconds on a busy one).
 fn delete_with(targets: &[Target], max_open: usize) -> Deleted {
+    delete_hooked(targets, max_open, &|_| {})
+}
+
+/// [`delete_with`], calling `after` with each path removed.
+fn delete_hooked(targets: &[Target], max_open: usize, after: &dyn Fn(&[u8])) -> Deleted {
     let mut run = Run {
         out: Deleted::default(),
         filesystems: Vec::new(),
         stop: &AtomicBool::new(false),
         max_open,
+        after,
     };
     run.all(targets);
     run.out
@@ -245,6 +251,44 @@ fn a_stop_asked_for_stops_between_two_entries() {
     ));
     assert_eq!(d.entries, 0);
     assert_eq!(fs::read_dir(root.join("a")).unwrap().count(), 10);
+    // Files marked one by one: none goes either.
+    let files: Vec<Target> = (0..10)
+        .map(|i| target(&root, &["a", &i.to_string()], false))
+        .collect();
+    let d = super::delete(&files, &AtomicBool::new(true));
+    assert!(d.interrupted && d.entries == 0 && d.targets == 0);
+    assert_eq!(fs::read_dir(root.join("a")).unwrap().count(), 10);
+}
+
+#[test]
+fn a_directory_closed_for_the_budget_and_moved_away_is_not_followed() {
+    // top/a/b/c/f, two directories open: while c is emptied, top and a
+    // are closed. Right after f goes, b (with c in it) is moved into
+    // `outside`, which holds a file of its own. Climbing back from b
+    // through `..` reaches `outside`, not a: its identity stops the
+    // deletion, and `outside` keeps its file.
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("root");
+    fs::create_dir_all(root.join("top/a/b/c")).unwrap();
+    fs::write(root.join("top/a/b/c/f"), b"x").unwrap();
+    let outside = t.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    fs::write(outside.join("keep"), b"precious").unwrap();
+    let marked = target(&root, &["top"], true);
+    let moved = std::cell::Cell::new(false);
+    let after = |p: &[u8]| {
+        if p.ends_with(b"top/a/b/c/f") && !moved.replace(true) {
+            fs::rename(root.join("top/a/b"), outside.join("b")).unwrap();
+        }
+    };
+    let d = delete_hooked(&[marked], 2, &after);
+    assert!(moved.get());
+    let f = d.failed.expect("stopped");
+    assert!(
+        matches!(&f.problem, Problem::Replaced { at, .. } if at.ends_with(b"top/a")),
+        "{f}"
+    );
+    assert_eq!(fs::read(outside.join("keep")).unwrap(), b"precious");
 }
 
 /// `depth` nested directories `d` under `top`, made one level at a time
@@ -290,6 +334,45 @@ fn can_mount() -> bool {
         eprintln!("\n********** SKIPPED: the mount races need root **********");
     }
     root
+}
+
+/// A bind mount made while a directory is being emptied, on directories
+/// of it not entered yet: each is met by its mount id and not entered.
+#[test]
+fn a_mount_made_during_the_deletion_is_not_entered() {
+    if !can_mount() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let v = victim(&t);
+    let root = t.path().join("root");
+    let top = root.join("top");
+    for i in 0..5 {
+        fs::create_dir_all(top.join(format!("m{i}"))).unwrap();
+    }
+    for i in 0..50 {
+        fs::write(top.join(format!("f{i}")), b"x").unwrap();
+    }
+    let marked = target(&root, &["top"], true);
+    let mounted = std::cell::RefCell::new(Vec::new());
+    let after = |_: &[u8]| {
+        if mounted.borrow().is_empty() {
+            for i in 0..5 {
+                let at = top.join(format!("m{i}"));
+                if at.exists() && rustix::mount::mount_bind(&v, &at).is_ok() {
+                    mounted.borrow_mut().push(at);
+                }
+            }
+        }
+    };
+    let d = delete_hooked(&[marked], 64, &after);
+    for at in mounted.borrow().iter() {
+        let _ = rustix::mount::unmount(at, rustix::mount::UnmountFlags::DETACH);
+    }
+    assert!(!mounted.borrow().is_empty());
+    let f = d.failed.expect("stopped");
+    assert!(matches!(f.problem, Problem::MountMet { .. }), "{f}");
+    victim_intact(&v);
 }
 
 /// A mutator that, throughout each deletion, swaps a directory of the

@@ -157,6 +157,7 @@ fn bind_mount_inside(test: &str, flags: &str) {
     assert!(s.contains("Deleted 0 of 1 entry."), "{s}");
     let s = s.replace('\n', " ");
     assert!(s.contains("is a mount point inside it"), "{s}");
+    assert!(s.contains("Found before anything was removed"), "{s}");
     assert!(s.contains("sub/d/inner"), "{s}");
     assert_intact(&v);
     assert!(root.join("sub/d/a").exists(), "removed before the refusal");
@@ -193,6 +194,8 @@ fn a_bind_mount_inside_made_after_the_scan_is_refused() {
     let s = yes(&tmux).replace('\n', " ");
     assert!(s.contains("Deleted 0 of 1 entry."), "{s}");
     assert!(s.contains("is a mount point inside it"), "{s}");
+    assert!(s.contains("Found before anything was removed"), "{s}");
+    assert!(root.join("sub/d/a").exists(), "removed before the refusal");
     assert_intact(&v);
     quit(&tmux, 1);
 }
@@ -252,7 +255,9 @@ fn keys_typed_ahead_are_dropped() {
     let root = t.mkdir("root");
     many_files(&root.join("big"), 100_000);
     fs::write(root.join("other"), b"keep me").unwrap();
-    // Typed right after the command: sdu is still scanning.
+    // Typed right after the command, while sdu is still scanning: `d`
+    // would open a confirmation for the entry under the cursor and `yes`
+    // fill it.
     tmux.keys(&[
         &format!(
             "cd '{}' && '{}' -i -B1 .",
@@ -260,10 +265,15 @@ fn keys_typed_ahead_are_dropped() {
             sdu_bin().display()
         ),
         "Enter",
-        "-l",
-        "yes",
     ]);
-    tmux.wait_for("the browser", |s| s.contains("Reclaimable"));
+    tmux.keys(&["-l", "dyes"]);
+    let s = tmux.wait_for("the browser", |s| s.contains("Reclaimable"));
+    std::thread::sleep(Duration::from_millis(300));
+    let s2 = tmux.screen();
+    assert!(
+        !s2.contains("Type yes"),
+        "keys typed in the scan:\n{s}\n{s2}"
+    );
     let s = ask(&tmux, &["big"]);
     assert!(
         s.contains("Esc to keep them: _"),
