@@ -30,12 +30,12 @@ mod quote;
 pub mod records;
 pub mod report;
 pub mod saved;
+mod stats;
 pub mod timefmt;
 pub mod tree;
 pub mod units;
 pub mod walk;
 
-use std::fmt::Write as _;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::time::Instant;
@@ -79,64 +79,142 @@ pub struct Outcome {
     pub counters: Counters,
 }
 
-/// A finished scan: the rolled-up tree, and what the walk did.
+/// What a run does with its tree ([`Config::mode`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode<'a> {
+    /// The report: the table, du's lines, JSON or the tree.
+    Report,
+    /// `--to-free SIZE`: the plan among the candidates.
+    Plan {
+        /// The bytes to free.
+        target: u64,
+    },
+    /// `--export FILE`: the scan saved, no report.
+    Export {
+        /// The file (`-`: standard output).
+        file: &'a [u8],
+    },
+}
+
+/// Where a run's tree comes from ([`Config::source`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source<'a> {
+    /// A walk of the roots.
+    Walk,
+    /// `--import FILE`: a saved scan.
+    Import {
+        /// The file (`-`: standard input).
+        file: &'a [u8],
+    },
+}
+
+impl Config {
+    /// What the run does (`--export` and `--to-free` exclude each other).
+    pub fn mode(&self) -> Mode<'_> {
+        match (&self.export, self.to_free) {
+            (Some(file), _) => Mode::Export { file },
+            (None, Some(target)) => Mode::Plan { target },
+            (None, None) => Mode::Report,
+        }
+    }
+
+    /// Where the tree comes from.
+    pub fn source(&self) -> Source<'_> {
+        match &self.import {
+            Some(file) => Source::Import { file },
+            None => Source::Walk,
+        }
+    }
+}
+
+/// How [`scan_to_tree`] gets its tree.
+#[derive(Clone, Debug)]
+pub struct Scanning {
+    /// What to walk, and how. On `--import` only `all` counts: it keeps
+    /// the saved scan's files as entries of their own.
+    pub walk: WalkOptions,
+    /// The roll-up's rules.
+    pub rules: tree::Rules,
+    /// Keep what any set of entries frees ([`tree::Sets`]).
+    pub sets: bool,
+}
+
+/// A rolled-up tree, walked or read from a saved scan.
 #[derive(Debug)]
-pub struct Scan {
+pub struct Scanned {
     /// The entries and their figures.
     pub tree: tree::Tree,
-    /// What the walk counted.
-    pub counters: Counters,
-    /// The filesystems met, by index.
-    pub filesystems: Vec<probe::FsInfo>,
-    /// Every entry's identity, by node id, when
-    /// [`WalkOptions::identities`] asked for them.
+    /// What any set of them frees, when asked for.
+    pub sets: Option<tree::Sets>,
+    /// Every entry's identity, when the walk kept them
+    /// ([`WalkOptions::identities`]).
     pub idents: Option<records::Idents>,
-    /// What `--stats` reports beyond the counters.
-    stats: ScanStats,
+    /// The roots as the report names them (a saved scan's own).
+    pub roots: Vec<Vec<u8>>,
+    /// The errors a saved scan had met when it was saved (0 for a walk).
+    pub saved_errors: u64,
+    /// What the walk counted (nothing for a saved scan).
+    pub counters: Counters,
+    /// What `--stats` prints beyond the counters.
+    sizes: stats::Sizes,
 }
 
-/// Sizes and timings of a scan, for `--stats`.
-#[derive(Clone, Copy, Debug, Default)]
-struct ScanStats {
-    dirs: usize,
-    files_shared: usize,
-    indexed: usize,
-    segments: usize,
-    units: usize,
-    walk: std::time::Duration,
-    sweep: std::time::Duration,
-    tree: std::time::Duration,
-}
-
-/// Walks `opts.roots`, sweeps the shared extents and rolls the tree up by
-/// `rules`. Per-entry failures go to `msgs`.
+/// Walks (or, with `--import`, reads) and rolls the tree up as `how`
+/// says. Per-entry failures go to `msgs`.
 ///
 /// # Errors
-/// [`Error::Threads`] when the walk cannot start its threads.
-pub fn scan(opts: &WalkOptions, rules: tree::Rules, msgs: &Messages) -> Result<Scan, Error> {
-    let w = walk_and_sweep(opts, rules, msgs)?;
+/// [`Error::Threads`] when the walk cannot start its threads,
+/// [`Error::TooManyEntries`] past 4 billion entries, [`Error::SavedScan`]
+/// when a saved scan cannot be used.
+pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Scanned, Error> {
+    if let Source::Import { file } = cfg.source() {
+        return import(cfg, how, file, msgs);
+    }
+    let w = walk_and_sweep(&how.walk, how.rules, msgs)?;
     let t2 = Instant::now();
-    let dirs = w.nodes.len().saturating_sub(1);
     let granularity = |space| w.registry.granularity(space);
-    let files_shared = w.files.len();
-    let mut tree = tree::Tree::build_with(w.nodes, w.links, &w.files, &w.sweep, granularity, rules);
-    tree.stop_after(&w.moved);
-    let stats = ScanStats {
-        dirs,
-        files_shared,
+    let (tree, sets) = if how.sets {
+        let (t, s) = tree::Tree::build_with_sets(
+            w.nodes,
+            w.links,
+            &w.files,
+            &w.sweep,
+            granularity,
+            how.rules,
+            &w.moved,
+        );
+        (t, Some(s))
+    } else {
+        let t = tree::Tree::build_with(
+            w.nodes,
+            w.links,
+            &w.files,
+            &w.sweep,
+            granularity,
+            how.rules,
+            &w.moved,
+        );
+        (t, None)
+    };
+    let sizes = stats::Sizes::Walked {
+        dirs: tree.len().saturating_sub(1),
+        files_shared: w.files.len(),
         indexed: w.indexed,
         segments: w.sweep.segment_count(),
         units: w.sweep.unit_count(),
         walk: w.t_walk,
         sweep: w.t_sweep,
         tree: t2.elapsed(),
-    };
-    Ok(Scan {
-        tree,
-        counters: w.counters,
         filesystems: w.registry.filesystems(),
+    };
+    Ok(Scanned {
+        tree,
+        sets,
         idents: w.idents,
-        stats,
+        roots: how.walk.roots.clone(),
+        saved_errors: 0,
+        counters: w.counters,
+        sizes,
     })
 }
 
@@ -198,93 +276,65 @@ fn walk_and_sweep(
     })
 }
 
-/// Walks, rolls up and reports. Per-entry failures go to `msgs` and are
-/// counted in the outcome.
+/// Walks (or reads), rolls up and reports, plans or saves, as
+/// [`Config::mode`] says. Per-entry failures go to `msgs` and are counted
+/// in the outcome.
 ///
 /// # Errors
 /// [`Error::Threads`] when the walk cannot start its threads,
 /// [`Error::Write`] when the report cannot be written,
-/// [`Error::Overlap`] when `--to-free` candidates overlap.
+/// [`Error::Overlap`] when `--to-free` candidates overlap,
+/// [`Error::SavedScan`] when a saved scan cannot be read or written.
 pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
-    if let Some(file) = &cfg.import {
-        return run_import(cfg, file, out, msgs);
-    }
-    if let Some(file) = &cfg.export {
-        return run_export(cfg, file, out, msgs);
-    }
-    // --to-free: scan the paths that lie inside no other, plan among the
-    // candidates.
-    let split = match cfg.to_free {
-        Some(_) => Some(plan::split(&cfg.walk.roots, msgs)?),
-        None => None,
+    let target = match cfg.mode() {
+        Mode::Export { file } => return export(cfg, file, out, msgs),
+        Mode::Plan { target } => Some(target),
+        Mode::Report => None,
     };
-    let walk_opts = WalkOptions {
-        roots: split
-            .as_ref()
-            .map_or_else(|| cfg.walk.roots.clone(), |s| s.scan.clone()),
-        // A candidate inside a scanned path may be a file: keep files.
-        all: cfg.walk.all
-            || split
+    // --to-free on a walk: scan the paths that lie inside no other, plan
+    // among the candidates. On a saved scan the PATHs name the candidates.
+    let split = match (target, cfg.source()) {
+        (Some(_), Source::Walk) => Some(plan::split(&cfg.walk.roots, msgs)?),
+        _ => None,
+    };
+    let how = Scanning {
+        walk: WalkOptions {
+            roots: split
                 .as_ref()
-                .is_some_and(|s| s.candidates.iter().any(|c| !c.2.is_empty())),
-        ..cfg.walk.clone()
+                .map_or_else(|| cfg.walk.roots.clone(), |s| s.scan.clone()),
+            // A candidate may be a file: keep files.
+            all: cfg.walk.all
+                || match (&split, cfg.source()) {
+                    (Some(s), _) => s.candidates.iter().any(|c| !c.names.is_empty()),
+                    (None, Source::Import { .. }) => target.is_some(),
+                    (None, Source::Walk) => false,
+                },
+            ..cfg.walk.clone()
+        },
+        // The report lists nothing deeper than its --max-depth: children
+        // below it need no order. A saved scan is ordered whole.
+        rules: tree::Rules {
+            sorted_depth: match cfg.source() {
+                Source::Walk => cfg.report.max_depth,
+                Source::Import { .. } => cfg.rules.sorted_depth,
+            },
+            ..cfg.rules
+        },
+        sets: target.is_some(),
     };
-    // The report lists nothing deeper than its --max-depth: children
-    // below it need no order.
-    let rules = tree::Rules {
-        keep_sets: cfg.rules.keep_sets || cfg.to_free.is_some(),
-        sorted_depth: cfg.report.max_depth,
-        ..cfg.rules
-    };
-    let Scan {
-        tree,
-        counters,
-        filesystems,
-        stats,
-        ..
-    } = scan(&walk_opts, rules, msgs)?;
-    let errors = msgs.errors();
+    let s = scan_to_tree(cfg, &how, msgs)?;
+    let errors = s.saved_errors.saturating_add(msgs.errors());
     let t3 = Instant::now();
-    let candidates = split.as_ref().map(|split| plan::nodes(&tree, split, msgs));
-    report_or_plan(
-        cfg,
-        out,
-        msgs,
-        &tree,
-        &cfg.walk.roots,
-        candidates.as_deref(),
-        (errors, counters.compressed_bytes),
-    )?;
-    let t_report = t3.elapsed();
-    closing_notes(&counters, msgs);
-    if cfg.stats {
-        msgs.raw(&stats_text(&counters, &filesystems, &stats, t_report));
-    }
-    Ok(Outcome {
-        errors: msgs.errors(),
-        counters,
-    })
-}
-
-/// The report of `tree`, or with `--to-free` the plan among `candidates`
-/// (their nodes, and the paths to print for them), and the flush. `notes`
-/// are the errors and the compressed bytes counted uncompressed, for the
-/// JSON document.
-fn report_or_plan(
-    cfg: &Config,
-    out: &mut dyn Write,
-    msgs: &Messages,
-    tree: &tree::Tree,
-    roots: &[Vec<u8>],
-    candidates: Option<&[(u32, Vec<u8>)]>,
-    notes: (u64, u64),
-) -> Result<(), Error> {
-    match (cfg.to_free, candidates) {
-        (Some(target), Some(candidates)) => {
-            let ids: Vec<u32> = candidates.iter().map(|c| c.0).collect();
-            let plan = tree.plan(&ids, target).expect("sets kept");
+    match (target, &s.sets) {
+        (Some(target), Some(sets)) => {
+            let candidates = match &split {
+                Some(split) => plan::nodes(&s.tree, split, msgs),
+                None => plan::saved_nodes(&s.tree, &cfg.walk.roots, msgs)?,
+            };
+            let ids: Vec<u32> = candidates.iter().map(|c| c.node).collect();
+            let plan = sets.plan(&s.tree, &ids, target);
             if plan.reached {
-                report::plan::write(out, &plan, target, candidates, &cfg.report)?;
+                report::plan::write(out, &plan, target, &candidates, &cfg.report)?;
             } else {
                 msgs.report(Diagnostic::CannotFree {
                     target,
@@ -293,16 +343,36 @@ fn report_or_plan(
                 });
             }
         }
-        _ => report::write(out, tree, roots, notes.0, notes.1, &cfg.report)?,
+        _ => {
+            let roots = match cfg.source() {
+                Source::Walk => &cfg.walk.roots,
+                Source::Import { .. } => &s.roots,
+            };
+            let compressed = match cfg.source() {
+                Source::Walk => s.counters.compressed_bytes,
+                Source::Import { .. } => 0,
+            };
+            report::write(out, &s.tree, roots, errors, compressed, &cfg.report)?;
+        }
     }
     out.flush()?;
-    Ok(())
+    let t_report = t3.elapsed();
+    if let Source::Walk = cfg.source() {
+        stats::closing_notes(&s.counters, msgs);
+    }
+    if cfg.stats {
+        msgs.raw(&stats::text(&s.counters, &s.sizes, t_report));
+    }
+    Ok(Outcome {
+        errors: s.saved_errors.saturating_add(msgs.errors()),
+        counters: s.counters,
+    })
 }
 
 /// `--export FILE`: walks as `-a` does (every file gets a node, so that
 /// ncdu lists them) and maps every file that may share, rolls the tree up
 /// by `cfg.rules` for the figures the file shows, and writes it. No report.
-fn run_export(
+fn export(
     cfg: &Config,
     file: &[u8],
     out: &mut dyn Write,
@@ -313,22 +383,20 @@ fn run_export(
         skip_extents: false,
         ..cfg.walk.clone()
     };
-    let rules = tree::Rules {
-        keep_sets: false,
-        ..cfg.rules
-    };
+    let rules = cfg.rules;
     let w = walk_and_sweep(&walk, rules, msgs)?;
     let t2 = Instant::now();
     let granularity = |space| w.registry.granularity(space);
-    let mut tree = tree::Tree::build_with(
+    let tree = tree::Tree::build_with(
         w.nodes,
         w.links.clone(),
         &w.files,
         &w.sweep,
         granularity,
         rules,
+        &w.moved,
     );
-    tree.stop_after(&w.moved);
+    let t_tree = t2.elapsed();
     let x = saved::Export {
         tree: &tree,
         links: &w.links,
@@ -344,6 +412,7 @@ fn run_export(
         file: file.to_vec(),
         what: format!("write error: {}", error::io_text(&e)),
     };
+    let t3 = Instant::now();
     if file == b"-" {
         let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
         saved::write(&mut buf, &x)?;
@@ -356,10 +425,10 @@ fn run_export(
             .sync_all()
             .map_err(failed)?;
     }
-    let t_report = t2.elapsed();
-    closing_notes(&w.counters, msgs);
+    let t_report = t3.elapsed();
+    stats::closing_notes(&w.counters, msgs);
     if cfg.stats {
-        let st = ScanStats {
+        let sizes = stats::Sizes::Walked {
             dirs: tree.len().saturating_sub(1),
             files_shared: w.files.len(),
             indexed: w.indexed,
@@ -367,14 +436,10 @@ fn run_export(
             units: w.sweep.unit_count(),
             walk: w.t_walk,
             sweep: w.t_sweep,
-            tree: std::time::Duration::ZERO,
+            tree: t_tree,
+            filesystems: w.registry.filesystems(),
         };
-        msgs.raw(&stats_text(
-            &w.counters,
-            &w.registry.filesystems(),
-            &st,
-            t_report,
-        ));
+        msgs.raw(&stats::text(&w.counters, &sizes, t_report));
     }
     Ok(Outcome {
         errors: msgs.errors(),
@@ -382,30 +447,10 @@ fn run_export(
     })
 }
 
-/// A saved scan read in and rolled up: what [`import`] gives.
-#[derive(Debug)]
-pub struct Imported {
-    /// The entries and their figures.
-    pub tree: tree::Tree,
-    /// The errors the scan had met (its error entries) when it was saved.
-    pub errors: u64,
-    roots: Vec<Vec<u8>>,
-    n_links: usize,
-    n_files: usize,
-    segments: usize,
-    units: usize,
-    t_read: std::time::Duration,
-    t_tree: std::time::Duration,
-}
-
 /// `--import FILE`: reads the saved scan `file` (`-`: standard input) and
-/// rolls it up by `cfg.rules` (folding its files into their directories
-/// without `-a` or `--to-free`).
-///
-/// # Errors
-/// [`Error::SavedScan`] when the file cannot be read, is not a whole saved
-/// scan, or was saved with other rules than `cfg` asks for.
-pub fn import(cfg: &Config, file: &[u8], msgs: &Messages) -> Result<Imported, Error> {
+/// rolls it up by `how.rules` (folding its files into their directories
+/// unless `how.walk.all`).
+fn import(cfg: &Config, how: &Scanning, file: &[u8], msgs: &Messages) -> Result<Scanned, Error> {
     let bad = |what: String| Error::SavedScan {
         file: file.to_vec(),
         what,
@@ -426,11 +471,11 @@ pub fn import(cfg: &Config, file: &[u8], msgs: &Messages) -> Result<Imported, Er
             "--time: the scan did not record that time (export with the same --time)".into(),
         ));
     }
-    if s.overlap && s.du != cfg.rules.du {
+    if s.overlap && s.du != how.rules.du {
         return Err(bad(format!(
             "its PATHs overlap, and were walked {} du's counting: export again {} --du",
             if s.du { "with" } else { "without" },
-            if cfg.rules.du { "with" } else { "without" }
+            if how.rules.du { "with" } else { "without" }
         )));
     }
     if !s.by_sdu {
@@ -438,16 +483,11 @@ pub fn import(cfg: &Config, file: &[u8], msgs: &Messages) -> Result<Imported, Er
             file: file.to_vec(),
         });
     }
-    // --to-free keeps the files: any entry may be a candidate.
-    if !cfg.walk.all && cfg.to_free.is_none() {
+    if !how.walk.all {
         s.fold_leaves();
     }
     let roots = s.roots();
     let t_read = t0.elapsed();
-    let rules = tree::Rules {
-        keep_sets: cfg.rules.keep_sets || cfg.to_free.is_some(),
-        ..cfg.rules
-    };
     let t1 = Instant::now();
     let saved::Saved {
         nodes,
@@ -466,177 +506,39 @@ pub fn import(cfg: &Config, file: &[u8], msgs: &Messages) -> Result<Imported, Er
             .map_or(probe::Granularity::Block, |x| x.1)
     };
     let (n_files, n_links) = (files.len(), links.len());
-    let mut tree = tree::Tree::build_with(nodes, links, &files, &sweep, granularity, rules);
-    tree.stop_after(&stops);
-    Ok(Imported {
-        tree,
-        errors,
-        roots,
-        n_links,
-        n_files,
+    let (tree, sets) = if how.sets {
+        let (t, s) = tree::Tree::build_with_sets(
+            nodes,
+            links,
+            &files,
+            &sweep,
+            granularity,
+            how.rules,
+            &stops,
+        );
+        (t, Some(s))
+    } else {
+        let t =
+            tree::Tree::build_with(nodes, links, &files, &sweep, granularity, how.rules, &stops);
+        (t, None)
+    };
+    let sizes = stats::Sizes::Read {
+        file: file.to_vec(),
+        nodes: tree.len().saturating_sub(1),
+        links: n_links,
+        files: n_files,
         segments: sweep.segment_count(),
         units: sweep.unit_count(),
-        t_read,
-        t_tree: t1.elapsed(),
-    })
-}
-
-/// `--import FILE`: reports or plans on the saved scan as a scan would.
-/// `cfg.walk.roots` are `--to-free`'s candidates, by their paths in the
-/// saved scan.
-fn run_import(
-    cfg: &Config,
-    file: &[u8],
-    out: &mut dyn Write,
-    msgs: &Messages,
-) -> Result<Outcome, Error> {
-    let im = import(cfg, file, msgs)?;
-    let tree = &im.tree;
-    let t2 = Instant::now();
-    let candidates = match cfg.to_free {
-        Some(_) => Some(plan::saved_nodes(tree, &cfg.walk.roots, msgs)?),
-        None => None,
+        read: t_read,
+        tree: t1.elapsed(),
     };
-    let errors = im.errors.saturating_add(msgs.errors());
-    report_or_plan(
-        cfg,
-        out,
-        msgs,
+    Ok(Scanned {
         tree,
-        &im.roots,
-        candidates.as_deref(),
-        (errors, 0),
-    )?;
-    if cfg.stats {
-        msgs.raw(&format!(
-            "sdu stats:\n  saved scan             {}\n  nodes (dirs, -a files) {}\n  links / files with shared data {} / {}\n  segments / units       {} / {}\n  time: read {:.3}s, roll-up {:.3}s, report {:.3}s\n",
-            String::from_utf8_lossy(file),
-            tree.len().saturating_sub(1),
-            im.n_links,
-            im.n_files,
-            im.segments,
-            im.units,
-            im.t_read.as_secs_f64(),
-            im.t_tree.as_secs_f64(),
-            t2.elapsed().as_secs_f64()
-        ));
-    }
-    Ok(Outcome {
-        errors: im.errors.saturating_add(msgs.errors()),
+        sets,
+        idents: None,
+        roots,
+        saved_errors: errors,
         counters: Counters::default(),
+        sizes,
     })
-}
-
-/// The warnings that close a scan: files whose sharing could not be
-/// verified, and compressed data counted at its uncompressed size.
-fn closing_notes(counters: &Counters, msgs: &Messages) {
-    if counters.unverified_files > 0 {
-        msgs.report(Diagnostic::Unverified {
-            files: counters.unverified_files,
-            bytes: counters.unverified_bytes,
-        });
-    }
-    if counters.compressed_files > 0 {
-        msgs.report(Diagnostic::Compressed {
-            files: counters.compressed_files,
-            bytes: counters.compressed_bytes,
-        });
-    }
-}
-
-/// The `--stats` text.
-fn stats_text(
-    counters: &Counters,
-    filesystems: &[probe::FsInfo],
-    st: &ScanStats,
-    t_report: std::time::Duration,
-) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "sdu stats:");
-    let _ = writeln!(s, "  entries stat-ed        {}", counters.entries);
-    let _ = writeln!(s, "  nodes (dirs, -a files) {}", st.dirs);
-    for fs in filesystems {
-        let _ = writeln!(
-            s,
-            "  filesystem {}           {}{}",
-            fs.index,
-            fs.name(),
-            if fs.unverified {
-                " (could not be probed)"
-            } else if fs.can_share {
-                " (may share)"
-            } else {
-                " (cannot share)"
-            }
-        );
-    }
-    let _ = writeln!(s, "  files mapped (FIEMAP)  {}", counters.fiemap_files);
-    let _ = writeln!(s, "  FIEMAP calls           {}", counters.fiemap_calls);
-    let _ = writeln!(s, "  files on the lean path {}", counters.plain_files);
-    let _ = writeln!(
-        s,
-        "  FIEMAPs put off (allocation group busy) {}",
-        counters.fiemap_put_off
-    );
-    let _ = writeln!(
-        s,
-        "  files credited with a snapshot copy's extents {}",
-        counters.copies_reused
-    );
-    let _ = writeln!(
-        s,
-        "  inline files recorded for snapshots {}",
-        counters.inline_recorded
-    );
-    let _ = writeln!(
-        s,
-        "  files read by tree search (Btrfs, root) {}",
-        counters.search_files
-    );
-    let _ = writeln!(s, "  tree searches          {}", counters.search_calls);
-    let _ = writeln!(
-        s,
-        "  entries read from the tree (Btrfs, root) {}",
-        counters.tree_entries
-    );
-    let _ = writeln!(
-        s,
-        "  tree search undecided, mapped with FIEMAP {}",
-        counters.search_undecided
-    );
-    for skip in probe::Skip::ALL {
-        let _ = writeln!(
-            s,
-            "  not mapped: {:<34} {}",
-            skip.describe(),
-            counters.skipped[skip.index()]
-        );
-    }
-    let _ = writeln!(
-        s,
-        "  not mapped: could not be read          {} ({} bytes counted as exclusive)",
-        counters.unverified_files, counters.unverified_bytes
-    );
-    let _ = writeln!(
-        s,
-        "  compressed, counted uncompressed       {} ({} bytes)",
-        counters.compressed_files, counters.compressed_bytes
-    );
-    let _ = writeln!(
-        s,
-        "  compressed, counted on disk            {} ({} bytes on disk)",
-        counters.on_disk_files, counters.on_disk_bytes
-    );
-    let _ = writeln!(s, "  files with shared data {}", st.files_shared);
-    let _ = writeln!(s, "  shared extents indexed {}", st.indexed);
-    let _ = writeln!(s, "  segments / units       {} / {}", st.segments, st.units);
-    let _ = writeln!(
-        s,
-        "  time: walk {:.3}s, sweep {:.3}s, roll-up {:.3}s, report {:.3}s",
-        st.walk.as_secs_f64(),
-        st.sweep.as_secs_f64(),
-        st.tree.as_secs_f64(),
-        t_report.as_secs_f64()
-    );
-    s
 }

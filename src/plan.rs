@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use crate::error::{Diagnostic, Error};
 use crate::messages::Messages;
 use crate::records::NO_NODE;
+use crate::report::plan::Candidate;
 use crate::tree::Tree;
 
 /// The paths to scan and the candidates to plan among.
@@ -26,10 +27,19 @@ use crate::tree::Tree;
 pub(crate) struct Split {
     /// The paths to walk.
     pub scan: Vec<Vec<u8>>,
-    /// Candidates as given, with the index in `scan` of the path whose
-    /// scan holds them and the names that lead from it to them (empty: the
-    /// scanned path itself).
-    pub candidates: Vec<(Vec<u8>, usize, Vec<Vec<u8>>)>,
+    /// The candidates, each found in the scan of one of `scan`.
+    pub candidates: Vec<Given>,
+}
+
+/// A `--to-free` candidate before the scan.
+#[derive(Debug)]
+pub(crate) struct Given {
+    /// As given.
+    pub given: Vec<u8>,
+    /// The index in [`Split::scan`] of the path whose scan holds it.
+    pub scan: usize,
+    /// The names that lead from that path to it (empty: the path itself).
+    pub names: Vec<Vec<u8>>,
 }
 
 /// Splits the paths given into what to scan and the candidates.
@@ -59,7 +69,11 @@ pub(crate) fn split(paths: &[Vec<u8>], msgs: &Messages) -> Result<Split, Error> 
         return Ok(Split {
             scan: paths.to_vec(),
             candidates: (0..paths.len())
-                .map(|i| (paths[i].clone(), i, Vec::new()))
+                .map(|i| Given {
+                    given: paths[i].clone(),
+                    scan: i,
+                    names: Vec::new(),
+                })
                 .collect(),
         });
     }
@@ -85,11 +99,11 @@ pub(crate) fn split(paths: &[Vec<u8>], msgs: &Messages) -> Result<Split, Error> 
             .iter()
             .map(|n| n.as_bytes().to_vec())
             .collect();
-        candidates.push((
-            paths[i].clone(),
-            context.iter().position(|&x| x == c).expect("a context"),
+        candidates.push(Given {
+            given: paths[i].clone(),
+            scan: context.iter().position(|&x| x == c).expect("a context"),
             names,
-        ));
+        });
     }
     // A path that cannot be resolved is reported here, as the walk would.
     for (i, p) in paths.iter().enumerate() {
@@ -109,22 +123,25 @@ pub(crate) fn split(paths: &[Vec<u8>], msgs: &Messages) -> Result<Split, Error> 
 /// The nodes of the candidates in `tree` (scanned from `split.scan`), with
 /// the paths to print for them; a candidate whose scan failed is left out
 /// (the walk reported it).
-pub(crate) fn nodes(tree: &Tree, split: &Split, msgs: &Messages) -> Vec<(u32, Vec<u8>)> {
+pub(crate) fn nodes(tree: &Tree, split: &Split, msgs: &Messages) -> Vec<Candidate> {
     let roots = tree.roots();
     split
         .candidates
         .iter()
-        .filter_map(|(given, scan, names)| {
+        .filter_map(|c| {
             // A scanned path that could not be read was reported by the walk.
             let root = *roots
                 .iter()
-                .find(|&&r| tree.name(r) == &split.scan[*scan][..])?;
-            match tree.find(root, names) {
-                Some(id) => Some((id, given.clone())),
+                .find(|&&r| tree.name(r) == &split.scan[c.scan][..])?;
+            match tree.find(root, &c.names) {
+                Some(node) => Some(Candidate {
+                    node,
+                    path: c.given.clone(),
+                }),
                 None => {
                     // Excluded, on another filesystem under -x, or gone.
                     msgs.report(Diagnostic::NotScanned {
-                        path: given.clone(),
+                        path: c.given.clone(),
                     });
                     None
                 }
@@ -144,8 +161,8 @@ pub(crate) fn saved_nodes(
     tree: &Tree,
     candidates: &[Vec<u8>],
     msgs: &Messages,
-) -> Result<Vec<(u32, Vec<u8>)>, Error> {
-    let mut out: Vec<(u32, Vec<u8>)> = Vec::new();
+) -> Result<Vec<Candidate>, Error> {
+    let mut out: Vec<Candidate> = Vec::new();
     for c in candidates {
         let root = tree
             .roots()
@@ -164,7 +181,10 @@ pub(crate) fn saved_nodes(
             tree.find(r, &names)
         });
         match found {
-            Some(id) => out.push((id, c.clone())),
+            Some(node) => out.push(Candidate {
+                node,
+                path: c.clone(),
+            }),
             None => msgs.report(Diagnostic::NotInScan { path: c.clone() }),
         }
     }
@@ -178,11 +198,11 @@ pub(crate) fn saved_nodes(
         }
         false
     };
-    for (i, (a, _)) in out.iter().enumerate() {
-        for (j, (b, path)) in out.iter().enumerate() {
-            if i != j && within(*b, *a) && (a != b || j > i) {
+    for (i, a) in out.iter().enumerate() {
+        for (j, b) in out.iter().enumerate() {
+            if i != j && within(b.node, a.node) && (a.node != b.node || j > i) {
                 return Err(Error::Overlap {
-                    inner: path.clone(),
+                    inner: b.path.clone(),
                 });
             }
         }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use sdu::figures::{Figure, Kind, Stats};
 use sdu::records::{NO_NODE, TOP};
-use sdu::tree::Tree;
+use sdu::tree::{Sets, Tree};
 
 /// What the rows are ordered by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +117,8 @@ pub struct Marks {
 /// The browser's state.
 pub struct App<'t> {
     tree: &'t Tree,
+    /// What any set of its entries frees.
+    sets: &'t Sets,
     /// The figure of the first column: Total, or Apparent under
     /// `--apparent-size`.
     pub first: Figure,
@@ -152,7 +154,7 @@ pub struct App<'t> {
 impl<'t> App<'t> {
     /// A browser of `tree`, in its one root (or in the list of roots when
     /// there are several), sorted by `sort`.
-    pub fn new(tree: &'t Tree, first: Figure, sort: Sort) -> App<'t> {
+    pub fn new(tree: &'t Tree, sets: &'t Sets, first: Figure, sort: Sort) -> App<'t> {
         let roots: Vec<u32> = visible(tree, tree.roots()).collect();
         let top = match roots[..] {
             [one] if tree.kind(one) == Kind::Dir => one,
@@ -160,6 +162,7 @@ impl<'t> App<'t> {
         };
         let mut app = App {
             tree,
+            sets,
             first,
             dir: top,
             top,
@@ -185,8 +188,8 @@ impl<'t> App<'t> {
     /// A browser of `tree` (a rescan) in the directory, sort and files
     /// setting of the one `carry` was taken from; in the nearest directory
     /// above when that one is gone.
-    pub fn resume(tree: &'t Tree, first: Figure, carry: Carry) -> App<'t> {
-        let mut app = App::new(tree, first, carry.sort);
+    pub fn resume(tree: &'t Tree, sets: &'t Sets, first: Figure, carry: Carry) -> App<'t> {
+        let mut app = App::new(tree, sets, first, carry.sort);
         app.show_files = carry.show_files;
         if let Some((root, names)) = carry.dir
             && let Some(&r) = tree
@@ -456,7 +459,7 @@ impl<'t> App<'t> {
             .iter()
             .map(|&id| self.first_of(&self.tree.figures(id)))
             .fold(0u64, u64::saturating_add);
-        let frees = self.tree.frees(&ids).unwrap_or(0);
+        let frees = self.sets.frees(self.tree, &ids);
         self.confirm = Some(Confirm {
             ids,
             total,
@@ -478,7 +481,7 @@ impl<'t> App<'t> {
         self.marks.frees = if ids.is_empty() {
             0
         } else {
-            self.tree.frees(ids).unwrap_or(0)
+            self.sets.frees(self.tree, ids)
         };
         self.mark_time = t0.elapsed();
     }

@@ -30,8 +30,7 @@ use sdu::delete::{self, Deleted, Target};
 use sdu::figures::{Figure, Kind};
 use sdu::records::{Ident, Idents, NO_NODE, TOP};
 use sdu::report::SortKey as ReportSort;
-use sdu::tree::Tree;
-use sdu::{Config, Diagnostic, Messages, WalkOptions};
+use sdu::{Config, Diagnostic, Messages, Scanned, Scanning, WalkOptions};
 
 use crate::cli::progress::Display;
 use crate::cli::signals;
@@ -68,14 +67,19 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
     if let Some(d) = &mut display {
         d.finish();
     }
-    let (mut tree, mut idents) = match loaded {
+    let mut scanned = match loaded {
         Ok(t) => t,
         Err(e) => {
             eprintln!("{program}: {e}");
             return ExitCode::from(2);
         }
     };
-    if tree.roots().iter().all(|&r| tree.is_hidden(r)) {
+    if scanned
+        .tree
+        .roots()
+        .iter()
+        .all(|&r| scanned.tree.is_hidden(r))
+    {
         // Every PATH failed: the messages say why.
         return ExitCode::from(1);
     }
@@ -120,9 +124,14 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
     // What every deletion did, printed on standard error at the end.
     let mut report: Vec<String> = Vec::new();
     let result = loop {
+        let (tree, idents) = (&scanned.tree, scanned.idents.as_ref());
+        let sets = scanned
+            .sets
+            .as_ref()
+            .expect("a browser's scan keeps its sets");
         let mut app = match carry.take() {
-            None => App::new(&tree, first, sort),
-            Some(c) => App::resume(&tree, first, c),
+            None => App::new(tree, sets, first, sort),
+            Some(c) => App::resume(tree, sets, first, c),
         };
         app.can_delete = cfg.import.is_none();
         app.notice = notice.take();
@@ -132,11 +141,8 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
         let Some(ids) = app.request.take() else {
             break End::Quit;
         };
-        let targets: Vec<Target> = ids
-            .iter()
-            .map(|&id| target(&app, idents.as_ref(), id))
-            .collect();
-        let predicted = tree.frees(&ids).unwrap_or(0);
+        let targets: Vec<Target> = ids.iter().map(|&id| target(&app, idents, id)).collect();
+        let predicted = sets.frees(tree, &ids);
         carry = Some(app.carry());
         drop(app);
         let done = match deleting(&mut term, &targets) {
@@ -160,8 +166,8 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
         }
         let _ = message(&mut term, "Scanning again…");
         match load(cfg, &walk, &rescan_msgs) {
-            Ok((t, i)) => {
-                if let Some(changed) = replaced_roots(&tree, idents.as_ref(), &t, i.as_ref()) {
+            Ok(again) => {
+                if let Some(changed) = replaced_roots(&scanned, &again) {
                     report.push(format!(
                         "{} is not the directory scanned before (replaced since): not browsed again.",
                         sdu::quote(&changed)
@@ -169,8 +175,7 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
                     failed = true;
                     break End::Done;
                 }
-                tree = t;
-                idents = i;
+                scanned = again;
             }
             Err(e) => {
                 report.push(format!("The new scan failed: {e}"));
@@ -230,13 +235,9 @@ fn deleting(term: &mut Term, targets: &[Target]) -> io::Result<Deleted> {
 /// The first root of `new` that is not the directory of the same path in
 /// `old` (both scans' identities known): a root replaced between two scans
 /// of one browsing is not browsed again.
-fn replaced_roots(
-    old: &Tree,
-    old_ids: Option<&Idents>,
-    new: &Tree,
-    new_ids: Option<&Idents>,
-) -> Option<Vec<u8>> {
-    let (old_ids, new_ids) = (old_ids?, new_ids?);
+fn replaced_roots(old: &Scanned, new: &Scanned) -> Option<Vec<u8>> {
+    let (old_ids, new_ids) = (old.idents.as_ref()?, new.idents.as_ref()?);
+    let (old, new) = (&old.tree, &new.tree);
     new.roots().iter().find_map(|&r| {
         let name = new.name(r);
         let before = old.roots().iter().find(|&&o| old.name(o) == name)?;
@@ -264,23 +265,22 @@ enum End {
 }
 
 /// The scan to browse: walked (by `walk`), or read from `--import`'s
-/// file. Reports the files whose extents could not be read.
-fn load(
-    cfg: &Config,
-    walk: &WalkOptions,
-    msgs: &Messages,
-) -> Result<(Tree, Option<Idents>), sdu::Error> {
-    if let Some(file) = &cfg.import {
-        return sdu::import(cfg, file, msgs).map(|i| (i.tree, None));
-    }
-    let scan = sdu::scan(walk, cfg.rules, msgs)?;
-    if scan.counters.unverified_files > 0 {
+/// file, with its sets and (walked) identities. Reports the files whose
+/// extents could not be read.
+fn load(cfg: &Config, walk: &WalkOptions, msgs: &Messages) -> Result<Scanned, sdu::Error> {
+    let how = Scanning {
+        walk: walk.clone(),
+        rules: cfg.rules,
+        sets: true,
+    };
+    let scanned = sdu::scan_to_tree(cfg, &how, msgs)?;
+    if scanned.counters.unverified_files > 0 {
         msgs.report(Diagnostic::Unverified {
-            files: scan.counters.unverified_files,
-            bytes: scan.counters.unverified_bytes,
+            files: scanned.counters.unverified_files,
+            bytes: scanned.counters.unverified_bytes,
         });
     }
-    Ok((scan.tree, scan.idents))
+    Ok(scanned)
 }
 
 /// Entry `id` as [`delete::delete`] takes it, with what the scan saw at
@@ -396,12 +396,11 @@ fn message(t: &mut Term, text: &str) -> io::Result<()> {
 }
 
 /// The flags' [`Config`] made fit for browsing: every entry kept (files
-/// too) and what [`sdu::tree::Tree::frees`] needs.
+/// too) and every entry's identity, for deleting.
 pub fn config(mut cfg: Config) -> Config {
     cfg.walk.all = true;
     cfg.walk.skip_extents = false;
     cfg.walk.identities = true;
-    cfg.rules.keep_sets = true;
     cfg
 }
 

@@ -329,7 +329,6 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
         rules: sdu::tree::Rules {
             du: du_mode,
             separate_dirs: cli.separate_dirs,
-            keep_sets: false,
             sorted_depth: None,
         },
         stats: cli.stats,

@@ -48,20 +48,29 @@ pub struct Step<'a> {
     pub frees: u64,
 }
 
-/// Writes `plan` (of `target` bytes; `paths` names each candidate node as
-/// given) in the format `opts` asks for: JSON, or the table.
+/// A candidate found in the scan.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// Its node.
+    pub node: u32,
+    /// The path to print for it: as given.
+    pub path: Vec<u8>,
+}
+
+/// Writes `plan` (of `target` bytes, among `candidates`) in the format
+/// `opts` asks for: JSON, or the table.
 pub fn write(
     out: &mut dyn Write,
     plan: &Plan,
     target: u64,
-    paths: &[(u32, Vec<u8>)],
+    candidates: &[Candidate],
     opts: &ReportOptions,
 ) -> io::Result<()> {
     let name = |id: u32| -> &[u8] {
-        paths
+        candidates
             .iter()
-            .find(|(n, _)| *n == id)
-            .map_or(&b"?"[..], |(_, p)| &p[..])
+            .find(|c| c.node == id)
+            .map_or(&b"?"[..], |c| &c.path[..])
     };
     let mut so_far = 0u64;
     let steps: Vec<Step<'_>> = plan

@@ -42,9 +42,6 @@ pub struct Rules {
     /// (apparent, total, exclusive, inodes, time); shared and reclaimable
     /// stay those of the whole subtree.
     pub separate_dirs: bool,
-    /// Keep what [`Tree::frees`] and [`Tree::plan`] need to answer for any
-    /// set of entries (the units and their references).
-    pub keep_sets: bool,
     /// Put siblings in order (by name, or du's) only under the nodes less
     /// than this deep: the report's `--max-depth` (`-s`: 0), below which
     /// nothing is listed. Deeper, a node's children are in no set order,
@@ -68,8 +65,6 @@ pub struct Tree {
     /// Nodes after which du's traversal of their root stops (a directory
     /// moved while it was read).
     stops: Vec<u32>,
-    /// What sets of entries free, when kept ([`Rules::keep_sets`]).
-    reclaim: Option<Reclaim>,
     /// The nodes with rolled-up figures in `rolled` (every node but the
     /// leaves credited nothing), by their rank.
     ranks: Ranks,
@@ -82,6 +77,33 @@ pub struct Tree {
     child_ids: Vec<u32>,
     /// [`Rules::sorted_depth`].
     sorted_depth: Option<u32>,
+}
+
+/// What any set of entries of one [`Tree`] frees, kept beside it
+/// ([`Tree::build_with_sets`]): the units and the references that decide
+/// it. Asked about another tree, it answers nonsense.
+#[derive(Debug)]
+pub struct Sets {
+    reclaim: Reclaim,
+}
+
+impl Sets {
+    /// What deleting every entry in `ids` of `tree` (each with everything
+    /// below it) would free, counted once.
+    pub fn frees(&self, tree: &Tree, ids: &[u32]) -> u64 {
+        self.reclaim.frees(&tree.nodes, ids)
+    }
+
+    /// A `--to-free` plan among `candidates` of `tree` (see
+    /// [`Reclaim::plan`]).
+    pub fn plan(&self, tree: &Tree, candidates: &[u32], target: u64) -> Plan {
+        self.reclaim.plan(&tree.nodes, candidates, target)
+    }
+
+    /// The heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.reclaim.heap_bytes()
+    }
 }
 
 /// One entry as the reports see it.
@@ -133,18 +155,61 @@ impl Tree {
         sweep: &Sweep,
         granularity: impl Fn(u32) -> Granularity,
     ) -> Tree {
-        Self::build_with(nodes, links, files, sweep, granularity, Rules::default())
+        Self::build_with(
+            nodes,
+            links,
+            files,
+            sweep,
+            granularity,
+            Rules::default(),
+            &[],
+        )
     }
 
-    /// [`Tree::build`], following du's `rules`.
+    /// [`Tree::build`], following du's `rules`; [`Tree::visit`] stops
+    /// listing a root right after any of `stops` (du stops there when a
+    /// directory was moved during its traversal).
     pub fn build_with(
+        nodes: impl Into<Nodes>,
+        links: Vec<Link>,
+        files: &[FileRec],
+        sweep: &Sweep,
+        granularity: impl Fn(u32) -> Granularity,
+        rules: Rules,
+        stops: &[u32],
+    ) -> Tree {
+        Self::roll_up(nodes, links, files, sweep, granularity, rules, stops, false).0
+    }
+
+    /// [`Tree::build_with`], and what any set of its entries frees
+    /// ([`Sets`]: the browser's marks, `--to-free`'s plan).
+    pub fn build_with_sets(
+        nodes: impl Into<Nodes>,
+        links: Vec<Link>,
+        files: &[FileRec],
+        sweep: &Sweep,
+        granularity: impl Fn(u32) -> Granularity,
+        rules: Rules,
+        stops: &[u32],
+    ) -> (Tree, Sets) {
+        let (tree, reclaim) =
+            Self::roll_up(nodes, links, files, sweep, granularity, rules, stops, true);
+        let reclaim = reclaim.expect("kept when asked for");
+        (tree, Sets { reclaim })
+    }
+
+    /// The roll-up, keeping the sets' records when `keep_sets`.
+    #[allow(clippy::too_many_arguments)]
+    fn roll_up(
         nodes: impl Into<Nodes>,
         mut links: Vec<Link>,
         files: &[FileRec],
         sweep: &Sweep,
         granularity: impl Fn(u32) -> Granularity,
         rules: Rules,
-    ) -> Tree {
+        stops: &[u32],
+        keep_sets: bool,
+    ) -> (Tree, Option<Reclaim>) {
         let mut nodes: Nodes = nodes.into();
         nodes.shrink_to_fit();
         let n = nodes.len();
@@ -173,9 +238,7 @@ impl Tree {
         let file_links = FileLinks::new(files, &links);
         c.credit_sweep(&mut acc, &file_links, sweep, &granularity);
         drop(c);
-        let reclaim = rules
-            .keep_sets
-            .then(|| Reclaim::new(&links, &file_links, sweep, &granularity));
+        let reclaim = keep_sets.then(|| Reclaim::new(&links, &file_links, sweep, &granularity));
         drop(file_links);
         drop(links);
         // Reclaimable bytes credited at a lowest common ancestor belong to
@@ -219,39 +282,26 @@ impl Tree {
         let grand = rolled.get(ranks.get(TOP as usize).expect("the top has figures") as usize);
         let (child_start, child_ids) =
             children(&nodes, &ranks, rolled.len(), rules.du, rules.sorted_depth);
-        Tree {
+        let mut stops = stops.to_vec();
+        stops.sort_unstable();
+        let tree = Tree {
             nodes,
-            stops: Vec::new(),
+            stops,
             hidden,
-            reclaim,
             ranks,
             rolled,
             grand,
             child_start,
             child_ids,
             sorted_depth: rules.sorted_depth,
-        }
+        };
+        (tree, reclaim)
     }
 
     /// The figures of the virtual top node: all roots together, each inode
     /// counted once (the `-c` total).
     pub fn grand_total(&self) -> &Stats {
         &self.grand
-    }
-
-    /// What deleting every entry in `ids` (each with everything below it)
-    /// would free, counted once: `None` unless the tree was built with
-    /// [`Rules::keep_sets`].
-    pub fn frees(&self, ids: &[u32]) -> Option<u64> {
-        self.reclaim.as_ref().map(|r| r.frees(&self.nodes, ids))
-    }
-
-    /// A `--to-free` plan among `candidates` (see [`Reclaim::plan`]):
-    /// `None` unless the tree was built with [`Rules::keep_sets`].
-    pub fn plan(&self, candidates: &[u32], target: u64) -> Option<Plan> {
-        self.reclaim
-            .as_ref()
-            .map(|r| r.plan(&self.nodes, candidates, target))
     }
 
     /// The entry reached from `root` through the directory entries
@@ -267,15 +317,7 @@ impl Tree {
         Some(id)
     }
 
-    /// Makes [`Tree::visit`] stop listing a root right after any of
-    /// `nodes` (du stops there when a directory was moved during its
-    /// traversal).
-    pub fn stop_after(&mut self, nodes: &[u32]) {
-        self.stops = nodes.to_vec();
-        self.stops.sort_unstable();
-    }
-
-    /// The nodes [`Tree::stop_after`] was given, sorted.
+    /// The stops the tree was built with, sorted.
     pub fn stops(&self) -> &[u32] {
         &self.stops
     }
@@ -365,14 +407,13 @@ impl Tree {
     }
 
     /// The heap bytes the tree holds (the nodes, the figures, the child
-    /// lists and what set queries keep), for `--stats` and the tests.
+    /// lists), for `--stats` and the tests.
     pub fn heap_bytes(&self) -> usize {
         self.nodes.heap_bytes()
             + self.hidden.capacity()
             + self.ranks.heap_bytes()
             + self.rolled.heap_bytes()
             + (self.child_start.capacity() + self.child_ids.capacity()) * 4
-            + self.reclaim.as_ref().map_or(0, Reclaim::heap_bytes)
     }
 
     fn children_of(&self, id: u32) -> &[u32] {
@@ -727,6 +768,7 @@ mod tests {
             &Sweep::default(),
             |_| Granularity::Block,
             rules,
+            &[],
         )
     }
 
@@ -783,7 +825,6 @@ mod tests {
         let rules = Rules {
             du: false,
             separate_dirs: true,
-            keep_sets: false,
             sorted_depth: None,
         };
         // Inode 7 linked in c and b: in each once, in r (their parent) not.
@@ -794,6 +835,7 @@ mod tests {
             &Sweep::default(),
             |_| Granularity::Block,
             rules,
+            &[],
         );
         assert_eq!(
             totals(&t),
@@ -827,6 +869,7 @@ mod tests {
             &Sweep::default(),
             |_| Granularity::Block,
             rules,
+            &[],
         );
         assert_eq!(t.figures(4).total, 1005);
         assert_eq!(t.figures(5).total, 5);
@@ -971,21 +1014,18 @@ mod tests {
         for r in &recs {
             if r.id % 3 == 0 { &mut a } else { &mut b }.push_with_id(r, &r.name);
         }
-        let rules = Rules {
-            keep_sets: true,
-            ..Rules::default()
-        };
-        let t = Tree::build_with(
+        let (t, sets) = Tree::build_with_sets(
             Nodes::gather(n, vec![a, b]),
             vec![],
             &[],
             &Sweep::default(),
             |_| Granularity::Block,
-            rules,
+            Rules::default(),
+            &[],
         );
         assert_eq!(t.figures(1).total, 1000 * (4096 + 100 * 4096));
         assert_eq!(t.figures(5).total, 4096);
-        let per = (t.heap_bytes() - names) as f64 / n as f64;
+        let per = (t.heap_bytes() + sets.heap_bytes() - names) as f64 / n as f64;
         // 33 bytes a file (parent, order, kind, name index and offset, own
         // figures, place in its directory's list) and a directory 116 more (its
         // own and rolled-up figures, its child list): 34.3 here.

@@ -667,11 +667,8 @@ fn build(w: &World, seed: Option<u64>) -> Built {
     }
     let g = w.g;
     let sweep = index.into_units(|_| g);
-    let rules = Rules {
-        keep_sets: true,
-        ..Rules::default()
-    };
-    let tree = Tree::build_with(nodes, links, &files, &sweep, |_| g, rules);
+    let (tree, kept) =
+        Tree::build_with_sets(nodes, links, &files, &sweep, |_| g, Rules::default(), &[]);
     // One entry marked frees what its own figure says (two code paths: the
     // crediting and the union query).
     for (d, &id) in new_id.iter().enumerate() {
@@ -681,8 +678,8 @@ fn build(w: &World, seed: Option<u64>) -> Built {
             vec![id]
         };
         assert_eq!(
-            tree.frees(&marked),
-            Some(tree.figures(id).reclaimable),
+            kept.frees(&tree, &marked),
+            tree.figures(id).reclaimable,
             "frees(node {d})"
         );
     }
@@ -690,7 +687,7 @@ fn build(w: &World, seed: Option<u64>) -> Built {
         .iter()
         .map(|set| {
             let ids: Vec<u32> = set.iter().map(|&d| new_id[d as usize]).collect();
-            tree.frees(&ids).expect("kept")
+            kept.frees(&tree, &ids)
         })
         .collect();
     let mut out: Vec<(Stats, String)> = (0..=n)

@@ -1,7 +1,7 @@
 use sdu::extents::Sweep;
 use sdu::probe::Granularity;
 use sdu::records::{Link, NodeRec};
-use sdu::tree::Rules;
+use sdu::tree::{Rules, Sets};
 
 use super::*;
 
@@ -50,7 +50,7 @@ fn link(node: u32) -> Link {
 /// r/{a/{f 100, h1}, b/{g 10, h2}}, directories of 4 bytes, h1 and h2 two
 /// links of one 1000-byte inode: deleting a or b alone frees nothing of
 /// it, both together free all of it.
-fn tree() -> Tree {
+fn tree() -> (Tree, Sets) {
     let nodes = vec![
         rec(0, NO_NODE, 0, "", Kind::Dir, 0),
         rec(1, 0, 0, "r", Kind::Dir, 4),
@@ -63,17 +63,14 @@ fn tree() -> Tree {
         rec(H1, A, 2, "h1", Kind::File, 0),
         rec(H2, B, 2, "h2", Kind::File, 0),
     ];
-    let rules = Rules {
-        keep_sets: true,
-        ..Rules::default()
-    };
-    Tree::build_with(
+    Tree::build_with_sets(
         nodes,
         vec![link(H1), link(H2)],
         &[],
         &Sweep::default(),
         |_| Granularity::Block,
-        rules,
+        Rules::default(),
+        &[],
     )
 }
 
@@ -93,8 +90,8 @@ fn names(app: &App<'_>) -> Vec<String> {
 
 #[test]
 fn opens_in_the_one_root_largest_first() {
-    let t = tree();
-    let app = App::new(&t, Figure::Total, by_total());
+    let (t, sets) = tree();
+    let app = App::new(&t, &sets, Figure::Total, by_total());
     assert_eq!(app.dir(), 1);
     assert_eq!(names(&app), ["a", "b"]);
     assert_eq!(app.dir_figures().total, 4 + 4 + 4 + 100 + 10 + 1000);
@@ -103,8 +100,8 @@ fn opens_in_the_one_root_largest_first() {
 
 #[test]
 fn open_and_back_keep_the_place() {
-    let t = tree();
-    let mut app = App::new(&t, Figure::Total, by_total());
+    let (t, sets) = tree();
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
     app.apply(Action::Down);
     app.apply(Action::Open);
     assert_eq!(app.dir(), B);
@@ -123,8 +120,8 @@ fn open_and_back_keep_the_place() {
 
 #[test]
 fn moves_clamp_at_the_ends() {
-    let t = tree();
-    let mut app = App::new(&t, Figure::Total, by_total());
+    let (t, sets) = tree();
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
     app.apply(Action::Up);
     assert_eq!(app.cursor(), 0);
     app.apply(Action::End);
@@ -144,8 +141,8 @@ fn moves_clamp_at_the_ends() {
 
 #[test]
 fn sort_keys_and_reverse() {
-    let t = tree();
-    let mut app = App::new(&t, Figure::Total, by_total());
+    let (t, sets) = tree();
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
     app.apply(Action::Open); // a: h1 (1000), f (100)
     assert_eq!(names(&app), ["h1", "f"]);
     app.apply(Action::Sort(SortKey::Figure(Figure::Total)));
@@ -171,8 +168,8 @@ fn sort_keys_and_reverse() {
 
 #[test]
 fn files_shown_and_hidden() {
-    let t = tree();
-    let mut app = App::new(&t, Figure::Total, by_total());
+    let (t, sets) = tree();
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
     app.apply(Action::Open);
     assert!(app.show_files());
     app.apply(Action::ToggleFiles);
@@ -192,8 +189,8 @@ fn files_shown_and_hidden() {
 
 #[test]
 fn marks_free_their_union_and_count_nested_once() {
-    let t = tree();
-    let mut app = App::new(&t, Figure::Total, by_total());
+    let (t, sets) = tree();
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
     let (ra, rb) = (t.figures(A).reclaimable, t.figures(B).reclaimable);
     assert_eq!((ra, rb), (104, 14), "the shared inode is in neither alone");
     app.apply(Action::Mark);
@@ -203,7 +200,7 @@ fn marks_free_their_union_and_count_nested_once() {
     let m = app.marks();
     assert_eq!(m.ids, [A, B]);
     assert_eq!(m.frees, 104 + 14 + 1000, "together they free the inode too");
-    assert_eq!(m.frees, t.frees(&[A, B]).unwrap());
+    assert_eq!(m.frees, sets.frees(&t, &[A, B]));
     assert_eq!(m.total, t.figures(A).total + t.figures(B).total);
     // Marks stay while moving about; a file inside a marked directory
     // counts once.
@@ -229,8 +226,8 @@ fn marks_free_their_union_and_count_nested_once() {
 
 #[test]
 fn the_first_column_may_be_apparent() {
-    let t = tree();
-    let mut app = App::new(&t, Figure::Apparent, by_total());
+    let (t, sets) = tree();
+    let mut app = App::new(&t, &sets, Figure::Apparent, by_total());
     app.apply(Action::Mark);
     assert_eq!(app.marks().total, t.figures(A).apparent);
     assert_eq!(app.rank(), Figure::Total, "sorted as asked");
@@ -240,25 +237,22 @@ fn the_first_column_may_be_apparent() {
 
 #[test]
 fn several_roots_open_on_their_list() {
-    let rules = Rules {
-        keep_sets: true,
-        ..Rules::default()
-    };
     let nodes = vec![
         rec(0, NO_NODE, 0, "", Kind::Dir, 0),
         rec(1, 0, 0, "x", Kind::Dir, 4),
         rec(2, 0, 0, "y/z", Kind::Dir, 8),
         rec(3, 2, 1, "w", Kind::Dir, 8),
     ];
-    let t = Tree::build_with(
+    let (t, sets) = Tree::build_with_sets(
         nodes,
         vec![],
         &[],
         &Sweep::default(),
         |_| Granularity::Block,
-        rules,
+        Rules::default(),
+        &[],
     );
-    let mut app = App::new(&t, Figure::Total, by_total());
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
     assert_eq!(app.dir(), TOP);
     assert_eq!(names(&app), ["y/z", "x"]);
     app.apply(Action::Open);
@@ -276,8 +270,8 @@ fn several_roots_open_on_their_list() {
 
 #[test]
 fn help_and_quit() {
-    let t = tree();
-    let mut app = App::new(&t, Figure::Total, by_total());
+    let (t, sets) = tree();
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
     app.apply(Action::Help);
     assert!(app.help);
     app.apply(Action::Help);
@@ -288,8 +282,8 @@ fn help_and_quit() {
 
 #[test]
 fn delete_asks_for_yes_and_names_the_outermost_marks() {
-    let t = tree();
-    let mut app = App::new(&t, Figure::Total, by_total());
+    let (t, sets) = tree();
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
     // Nothing marked: `d` asks about the entry under the cursor.
     app.apply(Action::Delete);
     assert_eq!(app.mode(), Mode::Confirm);
@@ -306,7 +300,7 @@ fn delete_asks_for_yes_and_names_the_outermost_marks() {
     app.apply(Action::Delete);
     let c = app.confirm.clone().unwrap();
     assert_eq!(c.ids, [A, B]);
-    assert_eq!(c.frees, t.frees(&[A, B]).unwrap());
+    assert_eq!(c.frees, sets.frees(&t, &[A, B]));
     assert_eq!(c.total, t.figures(A).total + t.figures(B).total);
     // Anything but yes is refused, and nothing is asked for.
     for ch in "no".chars() {
@@ -326,8 +320,8 @@ fn delete_asks_for_yes_and_names_the_outermost_marks() {
 
 #[test]
 fn a_saved_scan_does_not_delete() {
-    let t = tree();
-    let mut app = App::new(&t, Figure::Total, by_total());
+    let (t, sets) = tree();
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
     app.can_delete = false;
     app.apply(Action::Delete);
     assert_eq!(app.mode(), Mode::Notice);
@@ -338,14 +332,14 @@ fn a_saved_scan_does_not_delete() {
 
 #[test]
 fn a_rescan_resumes_in_the_same_directory() {
-    let t = tree();
-    let mut app = App::new(&t, Figure::Total, by_total());
+    let (t, sets) = tree();
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
     app.apply(Action::Down);
     app.apply(Action::Open);
     app.apply(Action::Sort(SortKey::Name));
     app.apply(Action::ToggleFiles);
     let carry = app.carry();
-    let again = App::resume(&t, Figure::Total, carry);
+    let again = App::resume(&t, &sets, Figure::Total, carry);
     assert_eq!(again.dir(), B);
     assert_eq!(again.sort().key, SortKey::Name);
     assert!(!again.show_files());
