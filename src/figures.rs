@@ -2,6 +2,8 @@
 
 use std::ops::AddAssign;
 
+use serde::{Deserialize, Serialize};
+
 /// The figures of an entry or a subtree (`docs/design.md`, "The figures",
 /// defines each).
 ///
@@ -11,7 +13,11 @@ use std::ops::AddAssign;
 /// directories (a directory counts itself). `shared` (a union of physical
 /// ranges) and `reclaimable` (credited where their references are
 /// contained) are not sums over inodes: [`crate::tree`] computes them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+///
+/// In JSON ([`crate::report::json`], saved scans' `-c` total) the seven
+/// sizes and counts are keys of their own, in this order; `time` is not
+/// written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stats {
     /// Σ `st_size`.
     pub apparent: u64,
@@ -29,6 +35,7 @@ pub struct Stats {
     pub dirs: u64,
     /// The newest timestamp of any inode counted (`--time`; `None` when
     /// not asked for).
+    #[serde(skip)]
     pub time: Option<Timestamp>,
 }
 

@@ -9,7 +9,7 @@
 
 mod nodes;
 
-pub use nodes::{Figs, Nodes, StatsTable};
+pub use nodes::{CompactStats, Nodes, StatsTable};
 
 use crate::figures::{Kind, Stats};
 

@@ -9,7 +9,7 @@
 //!   not kept but counted up the parents (a root is at depth 0, a child one
 //!   below its parent: the walk and saved scans record nothing else);
 //! - the name: its bytes in one arena, a `u32` offset into it;
-//! - its own figures ([`Figs`]): apparent size and allocated blocks in 32
+//! - its own figures ([`CompactStats`]): apparent size and allocated blocks in 32
 //!   bits each, and a `u32` code. A file alone (exclusive and reclaimable
 //!   equal to total, nothing shared, one file, no time) and an empty record
 //!   need nothing more; any other record (a directory, a file with shared
@@ -30,7 +30,7 @@ use super::{NO_NODE, NodeRec, TOP};
 /// file with shared extents, with a time, over 4 GiB of size or 2 TiB
 /// allocated) keeps its whole [`Stats`] in a side table, the code its index.
 #[derive(Clone, Debug, Default)]
-pub struct Figs {
+pub struct CompactStats {
     apparent: Vec<u32>,
     blocks: Vec<u32>,
     /// `PLAIN`, `EMPTY`, or an index into `rest`.
@@ -44,10 +44,10 @@ const PLAIN: u32 = u32::MAX;
 /// Nothing but apparent and total (all other figures 0, no time).
 const EMPTY: u32 = u32::MAX - 1;
 
-impl Figs {
+impl CompactStats {
     /// Room for `n` records.
-    pub fn with_capacity(n: usize) -> Figs {
-        Figs {
+    pub fn with_capacity(n: usize) -> CompactStats {
+        CompactStats {
             apparent: Vec::with_capacity(n),
             blocks: Vec::with_capacity(n),
             code: Vec::with_capacity(n),
@@ -134,7 +134,7 @@ impl Figs {
         }
     }
 
-    /// The reclaimable bytes of record `i` (what [`Figs::get`] gives).
+    /// The reclaimable bytes of record `i` (what [`CompactStats::get`] gives).
     pub fn reclaimable(&self, i: usize) -> u64 {
         match self.code[i] {
             PLAIN => u64::from(self.blocks[i]) * 512,
@@ -361,7 +361,7 @@ pub struct Nodes {
     /// Per node: its name's index over the chunks; empty when that is the
     /// node's id.
     name_at: Vec<u32>,
-    own: Figs,
+    own: CompactStats,
 }
 
 impl Nodes {
@@ -375,7 +375,7 @@ impl Nodes {
             names: vec![Names::with_capacity(n)],
             chunk_start: vec![0],
             name_at: Vec::new(),
-            own: Figs::with_capacity(n),
+            own: CompactStats::with_capacity(n),
         }
     }
 
@@ -476,7 +476,7 @@ impl Nodes {
             names,
             chunk_start,
             name_at,
-            own: Figs {
+            own: CompactStats {
                 apparent,
                 blocks,
                 code,
@@ -667,7 +667,7 @@ mod tests {
                 ..stats(1, 2, 2, 0, 2)
             },
         ];
-        let mut f = Figs::with_capacity(0);
+        let mut f = CompactStats::with_capacity(0);
         for s in &all {
             f.push(s);
         }

@@ -1,5 +1,5 @@
 //! The `--json` document: its schema as serde types ([`Document`],
-//! [`Entry`], [`Figures`], [`Path`], [`EntryType`]) and the writer that
+//! [`Entry`], [`Path`], [`EntryType`]) and the writer that
 //! streams it, one entry at a time, as `select::entries` chooses them.
 //!
 //! The document is a contract with scripts (its [`SCHEMA`] version is
@@ -62,7 +62,7 @@ pub struct Document<'a, E = Vec<Entry<'a>>> {
     /// `total`: all roots together, every inode counted once; present
     /// exactly when `-c` was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total: Option<Figures>,
+    pub total: Option<Stats>,
     /// `errors`: how many entries could not be read (each was reported on
     /// stderr, and the exit status is 1 when this is not 0).
     pub errors: u64,
@@ -89,32 +89,11 @@ pub struct Entry<'a> {
     pub kind: EntryType,
     /// `depth`: levels below its root (a root is 0).
     pub depth: u32,
-    /// The seven figures, as keys of the entry itself.
+    /// The seven figures, as keys of the entry itself (`docs/design.md`,
+    /// "Definitions", defines each; sizes in bytes whatever the size flags
+    /// say).
     #[serde(flatten)]
-    pub figures: Figures,
-}
-
-/// The figures of an entry (its whole subtree for a directory) or of the
-/// `-c` total. Sizes are in bytes whatever the size flags say, and
-/// `--apparent-size` changes which figure the text shows, not these keys;
-/// `docs/design.md`, "Definitions", defines each.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Figures {
-    /// `apparent`: Σ `st_size`.
-    pub apparent: u64,
-    /// `total`: allocated bytes, what du prints.
-    pub total: u64,
-    /// `exclusive`: data that belongs to one file alone.
-    pub exclusive: u64,
-    /// `shared`: shared data that files under the entry reference, each
-    /// byte counted once.
-    pub shared: u64,
-    /// `reclaimable`: what deleting the entry would free.
-    pub reclaimable: u64,
-    /// `files`: inodes other than directories, each counted once.
-    pub files: u64,
-    /// `dirs`: directories, the entry itself included.
-    pub dirs: u64,
+    pub figures: Stats,
 }
 
 /// What an entry is: `type` in the document.
@@ -178,35 +157,6 @@ impl<'de> Deserialize<'de> for Path<'_> {
     }
 }
 
-impl From<&Stats> for Figures {
-    fn from(s: &Stats) -> Figures {
-        Figures {
-            apparent: s.apparent,
-            total: s.total,
-            exclusive: s.exclusive,
-            shared: s.shared,
-            reclaimable: s.reclaimable,
-            files: s.files,
-            dirs: s.dirs,
-        }
-    }
-}
-
-impl From<Figures> for Stats {
-    fn from(f: Figures) -> Stats {
-        Stats {
-            apparent: f.apparent,
-            total: f.total,
-            exclusive: f.exclusive,
-            shared: f.shared,
-            reclaimable: f.reclaimable,
-            files: f.files,
-            dirs: f.dirs,
-            time: None,
-        }
-    }
-}
-
 impl From<Kind> for EntryType {
     fn from(k: Kind) -> EntryType {
         match k {
@@ -235,7 +185,7 @@ impl<'a> From<&tree::Entry<'a>> for Entry<'a> {
             path: Path(Cow::Borrowed(e.path)),
             kind: e.kind.into(),
             depth: e.depth,
-            figures: e.figures.into(),
+            figures: *e.figures,
         }
     }
 }
@@ -273,7 +223,7 @@ pub(super) fn write(
         version: Cow::Borrowed(env!("CARGO_PKG_VERSION")),
         roots: roots.iter().map(|r| Path(Cow::Borrowed(&r[..]))).collect(),
         entries: Entries { tree, opts },
-        total: opts.grand_total.then(|| tree.grand_total().into()),
+        total: opts.grand_total.then(|| *tree.grand_total()),
         errors,
         compressed_logical,
     };
@@ -385,7 +335,7 @@ mod tests {
             path: Path(Cow::Owned(path.to_vec())),
             kind,
             depth,
-            figures: Figures {
+            figures: Stats {
                 apparent: n,
                 total: n + 1,
                 exclusive: n + 2,
@@ -393,11 +343,12 @@ mod tests {
                 reclaimable: n + 4,
                 files: 5,
                 dirs: 6,
+                time: None,
             },
         }
     }
 
-    fn doc(entries: Vec<Entry<'static>>, total: Option<Figures>) -> Document<'static> {
+    fn doc(entries: Vec<Entry<'static>>, total: Option<Stats>) -> Document<'static> {
         Document {
             schema: SCHEMA,
             version: Cow::Borrowed("0.1.0"),
@@ -422,7 +373,7 @@ mod tests {
                 entry(b"r/a\"\n", EntryType::File, 1, 10),
                 entry(b"r", EntryType::Dir, 0, 20),
             ],
-            Some(Figures::default()),
+            Some(Stats::default()),
         );
         assert_eq!(
             written(&d),
@@ -457,7 +408,7 @@ mod tests {
                 entry("r/é \u{1f980}".as_bytes(), EntryType::File, 1, 3),
                 entry(b"r", EntryType::Dir, 0, 4),
             ],
-            Some(Figures::default()),
+            Some(Stats::default()),
         );
         let back: Document<'_> = serde_json::from_str(&written(&d)).unwrap();
         assert_eq!(back, d);
@@ -517,7 +468,7 @@ mod tests {
                 entry(b"r/\xff", EntryType::File, 1, 1),
                 entry(b"r", EntryType::Dir, 0, 2),
             ],
-            Some(Figures::default()),
+            Some(Stats::default()),
         );
         let len = written(&d).len();
         for kind in [io::ErrorKind::BrokenPipe, io::ErrorKind::StorageFull] {
