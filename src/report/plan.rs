@@ -1,5 +1,5 @@
 //! `--to-free SIZE`: the plan of what to delete, as a table or a JSON
-//! document. The plan itself is the tree's ([`crate::tree::Tree::plan`]);
+//! document. The plan itself is the tree's ([`crate::tree::Sets::plan`]);
 //! this prints it, and never deletes anything.
 //!
 //! ```text
