@@ -22,7 +22,8 @@ pub enum FsKind {
 }
 
 impl FsKind {
-    fn fstype(self) -> &'static str {
+    /// Its name for `mount -t`.
+    pub fn fstype(self) -> &'static str {
         match self {
             FsKind::Xfs => "xfs",
             FsKind::Btrfs => "btrfs",
@@ -174,27 +175,31 @@ impl LoopFs {
     /// speculative preallocation are settled and `st_blocks` cannot change
     /// between the sdu run and the du runs being compared.
     pub fn settle(&self) {
-        let fstype = self.kind.fstype();
-        // A just-used mount can be briefly busy (a child of a concurrent
-        // test still closing, btrfs's background work): retry a while.
-        let mut tries = 0;
-        loop {
-            let out = run(Command::new("umount").arg(&self.mnt));
-            if out.code == Some(0) {
-                break;
-            }
-            tries += 1;
-            assert!(
-                tries < 50,
-                "umount {} keeps failing: {out:?}",
-                self.mnt.display()
-            );
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
+        umount_retrying(&self.mnt);
         run(Command::new("mount")
-            .args(["-t", fstype, &self.dev])
+            .args(["-t", self.kind.fstype(), &self.dev])
             .arg(&self.mnt))
         .assert_ok();
+    }
+}
+
+/// Unmounts `mnt`, retrying for up to 5 s: a just-used mount can be
+/// briefly busy (a child of a concurrent test still closing, btrfs's
+/// background work).
+pub fn umount_retrying(mnt: &Path) {
+    let mut tries = 0;
+    loop {
+        let out = run(Command::new("umount").arg(mnt));
+        if out.code == Some(0) {
+            break;
+        }
+        tries += 1;
+        assert!(
+            tries < 50,
+            "umount {} keeps failing: {out:?}",
+            mnt.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
 
