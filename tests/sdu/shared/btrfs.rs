@@ -86,7 +86,7 @@ pub(super) fn build_btrfs_tree(root: &Path) {
     fs::write(p("solo/alone"), fresh_bytes(100 << 10)).unwrap();
 }
 
-pub(super) fn btrfs_tree() -> Option<(LoopFs, PathBuf)> {
+fn btrfs_tree() -> Option<(LoopFs, PathBuf)> {
     let fs = LoopFs::new(FsKind::Btrfs)?;
     let root = fs.path().join("tree");
     fs::create_dir(&root).unwrap();

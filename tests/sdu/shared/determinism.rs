@@ -3,11 +3,11 @@
 //! general path, as root and as `nobody`.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::btrfs::{btrfs_tree, build_btrfs_tree};
-use super::model::{Model, build_xfs_tree, xfs_tree};
+use super::btrfs::build_btrfs_tree;
+use super::model::{Model, build_xfs_tree};
 use super::{BLK, assert_deterministic, assert_invariants, clone_range, cp_reflink, fresh_bytes};
 use crate::args;
 use crate::util::*;
@@ -39,35 +39,51 @@ fn fanout_tree(root: &Path) {
     }
 }
 
-#[test]
-fn xfs_sharing_figures_deterministic() {
-    let Some(fs) = LoopFs::new(FsKind::Xfs) else {
-        return;
-    };
-    let mut m = Model::new(fs.path());
-    build_xfs_tree(&mut m);
-    fanout_tree(&fs.path().join("tree/fan"));
-    fs.settle();
-    let r = assert_deterministic(&fs.path().join("tree"));
-    assert_invariants(&r);
-    assert!(r.entries.last().unwrap().shared > 0);
+/// The kind's tree of known sharing (the XFS tree of `model`, the Btrfs
+/// tree of `btrfs`) on a fresh loopback, not yet settled: the filesystem
+/// and the tree's root.
+fn sharing_tree(kind: FsKind) -> Option<(LoopFs, PathBuf)> {
+    let fs = LoopFs::new(kind)?;
+    let root = fs.path().join("tree");
+    match kind {
+        FsKind::Xfs => build_xfs_tree(&mut Model::new(fs.path())),
+        FsKind::Btrfs => {
+            fs::create_dir(&root).unwrap();
+            build_btrfs_tree(&root);
+        }
+        FsKind::Ext4 => unreachable!("ext4 cannot share"),
+    }
+    Some((fs, root))
 }
 
-#[test]
-fn btrfs_sharing_figures_deterministic() {
-    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+/// The kind's tree of known sharing, with `fanout_tree` in it: the same
+/// bytes at every thread count and in every run, some data shared, and
+/// the invariants hold.
+fn sharing_figures_deterministic(kind: FsKind) {
+    let Some((fs, root)) = sharing_tree(kind) else {
         return;
     };
-    let root = fs.path().join("tree");
-    fs::create_dir(&root).unwrap();
-    build_btrfs_tree(&root);
     fanout_tree(&root.join("fan"));
     fs.settle();
     let r = assert_deterministic(&root);
     assert!(r.entries.last().unwrap().shared > 0);
-    // As root the compressed extents of z count at their size on disk,
-    // where these invariants of logical lengths need not hold.
-    assert_invariants(&sdu_json_compressed(&args!["-a", "--fiemap", &root]));
+    if kind == FsKind::Btrfs {
+        // As root the compressed extents of z count at their size on disk,
+        // where these invariants of logical lengths need not hold.
+        assert_invariants(&sdu_json_compressed(&args!["-a", "--fiemap", &root]));
+    } else {
+        assert_invariants(&r);
+    }
+}
+
+#[test]
+fn xfs_sharing_figures_deterministic() {
+    sharing_figures_deterministic(FsKind::Xfs);
+}
+
+#[test]
+fn btrfs_sharing_figures_deterministic() {
+    sharing_figures_deterministic(FsKind::Btrfs);
 }
 
 /// `sdu --json --stats ARGS` (as `nobody` if asked): the document's bytes
@@ -127,38 +143,42 @@ fn assert_lean_path_is_the_general_path(root: &Path, flags: &[&str], nobody: boo
     );
 }
 
-/// On the XFS tree of known sharing: the lean path's figures are the
-/// general path's (and the block model's, checked above on the lean path).
-#[test]
-fn xfs_lean_path_figures_equal_the_general_path() {
-    let Some((fs, _m)) = xfs_tree() else {
+/// The kind's tree of known sharing, settled, then with `fanout_tree` in
+/// it and readable by `nobody` (so that both paths map every file): the
+/// lean path's figures are the general path's at `-j1` and `-j2`, with
+/// FIEMAP as root and without privileges.
+fn lean_path_figures_equal_the_general_path(kind: FsKind) {
+    let Some((fs, root)) = sharing_tree(kind) else {
         return;
     };
-    let root = fs.path().join("tree");
+    fs.settle();
     fanout_tree(&root.join("fan"));
-    // Readable by nobody, so that both paths map every file.
     run(Command::new("chmod").args(["-R", "a+rX"]).arg(&root)).assert_ok();
     fs.settle();
+    // As root, Btrfs reads the tree search unless told to use FIEMAP.
+    let fiemap: &[&str] = if kind == FsKind::Btrfs {
+        &["--fiemap"]
+    } else {
+        &[]
+    };
     for j in ["-j1", "-j2"] {
-        assert_lean_path_is_the_general_path(&root, &[j], false);
+        assert_lean_path_is_the_general_path(&root, &[fiemap, &[j]].concat(), false);
         assert_lean_path_is_the_general_path(&root, &[j], true);
     }
 }
 
+/// On the XFS tree of known sharing: the lean path's figures are the
+/// general path's (and the block model's, checked in `xfs` on the lean
+/// path).
+#[test]
+fn xfs_lean_path_figures_equal_the_general_path() {
+    lean_path_figures_equal_the_general_path(FsKind::Xfs);
+}
+
 /// On the Btrfs tree (a subvolume and its snapshot, reflinks, compressed
-/// and inline data): the lean path's figures are the general path's, with
-/// FIEMAP as root and without privileges. The origin subvolume's files go
-/// down the lean path while no copy is kept; the snapshot's never do.
+/// and inline data). The origin subvolume's files go down the lean path
+/// while no copy is kept; the snapshot's never do.
 #[test]
 fn btrfs_lean_path_figures_equal_the_general_path() {
-    let Some((fs, root)) = btrfs_tree() else {
-        return;
-    };
-    fanout_tree(&root.join("fan"));
-    run(Command::new("chmod").args(["-R", "a+rX"]).arg(&root)).assert_ok();
-    fs.settle();
-    for j in ["-j1", "-j2"] {
-        assert_lean_path_is_the_general_path(&root, &["--fiemap", j], false);
-        assert_lean_path_is_the_general_path(&root, &[j], true);
-    }
+    lean_path_figures_equal_the_general_path(FsKind::Btrfs);
 }
