@@ -125,27 +125,9 @@ impl Mounted {
     /// checks that the kernel took every option.
     pub(crate) fn remount(&self) {
         let mnt = self.path();
-        let mut tries = 0;
-        loop {
-            let out = run(Command::new("umount").arg(mnt));
-            if out.code == Some(0) {
-                break;
-            }
-            tries += 1;
-            assert!(
-                tries < 50,
-                "umount {} keeps failing: {out:?}",
-                mnt.display()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let fstype = match self.kind {
-            FsKind::Xfs => "xfs",
-            FsKind::Btrfs => "btrfs",
-            FsKind::Ext4 => "ext4",
-        };
+        umount_retrying(mnt);
         run(Command::new("mount")
-            .args(["-t", fstype, "-o", self.opts, &self.dev])
+            .args(["-t", self.kind.fstype(), "-o", self.opts, &self.dev])
             .arg(mnt))
         .assert_ok();
         let out = run(Command::new("findmnt")

@@ -1,7 +1,7 @@
 //! The shape of the code base, checked: no module imports a module that
-//! imports it back, no source file is over 700 lines (unit tests aside),
-//! `unsafe` stays in the ioctl modules, and nothing in the project points
-//! outside it for a definition.
+//! imports it back, no source file is over 700 lines (unit tests aside)
+//! and no test file over 1,000, `unsafe` stays in the ioctl modules, and
+//! nothing in the project points outside it for a definition.
 //!
 //! The import graph is read from the source text: `use crate::a::b`,
 //! `crate::a::b::f()` and `super::x` paths in code (comments and the
@@ -293,6 +293,24 @@ fn no_source_file_is_over_700_lines_unit_tests_aside() {
             };
             let n = before_tests.lines().count();
             (n > 700).then(|| format!("{}: {n} lines", p.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "{long:?}");
+}
+
+#[test]
+fn no_test_file_is_over_1000_lines() {
+    let mut paths = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"),
+        &mut paths,
+    );
+    assert!(paths.len() > 20, "read {} test files", paths.len());
+    let long: Vec<String> = paths
+        .iter()
+        .filter_map(|p| {
+            let n = fs::read_to_string(p).unwrap().lines().count();
+            (n > 1000).then(|| format!("{}: {n} lines", p.display()))
         })
         .collect();
     assert!(long.is_empty(), "{long:?}");
