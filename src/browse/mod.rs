@@ -435,17 +435,19 @@ fn install_panic_hook() {
 fn browse(t: &mut Term, app: &mut App<'_>, look: Look) -> io::Result<()> {
     let mut shown = Mode::Browse;
     loop {
-        t.draw(|f| view::draw(f, app, look))?;
-        if app.quit {
-            return Ok(());
-        }
         // A confirmation or a notice takes only keys typed once it is on
-        // the screen.
+        // the screen: what was typed before is dropped just before it is
+        // drawn (after, a key typed by someone who already sees it could
+        // be lost).
         let mode = app.mode();
         if mode != shown && matches!(mode, Mode::Confirm | Mode::Notice) {
             flush_input();
         }
         shown = mode;
+        t.draw(|f| view::draw(f, app, look))?;
+        if app.quit {
+            return Ok(());
+        }
         match event::read()? {
             Event::Key(k) if k.kind != KeyEventKind::Release => {
                 if let Some(a) = keys::action(k, app.mode()) {
