@@ -27,12 +27,8 @@ use std::process::ExitCode;
 use cli::args::ParseError;
 use cli::progress::{self, ClearsProgress, Display};
 use cli::resolve::{Env, Note, UsageError, resolve};
+use cli::status::ExitStatus;
 use sdu::Messages;
-
-/// The exit status of a usage error: du's 1, or sdu's 2.
-fn usage_status(du: bool) -> ExitCode {
-    ExitCode::from(if du { 1 } else { 2 })
-}
 
 /// Prints a usage error as `program: line`, then the pointer to --help
 /// (always in sdu's own mode; in du's, where du prints it).
@@ -71,12 +67,12 @@ fn main() -> ExitCode {
                 },
                 true,
             );
-            return usage_status(true);
+            return ExitStatus::usage(true).into();
         }
         // sdu's own mode: clap's words for the command line as given.
         Err(ParseError::Getopt(_)) => match cli::args::clap_error(&argv) {
             Some(e) => e.exit(),
-            None => return usage_status(false),
+            None => return ExitStatus::usage(false).into(),
         },
         Err(ParseError::Clap(e)) if du_texts && e.use_stderr() => {
             let line = e.to_string();
@@ -93,12 +89,12 @@ fn main() -> ExitCode {
                 },
                 true,
             );
-            return usage_status(true);
+            return ExitStatus::usage(true).into();
         }
         Err(ParseError::Clap(e)) => e.exit(),
     };
     if let Some(kind) = args.generate {
-        return cli::man::generate(kind);
+        return cli::man::generate(kind).into();
     }
     let env = Env::of_process();
     let interactive = args.interactive;
@@ -106,7 +102,7 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             print_usage_error(program, &e, du_texts);
-            return usage_status(du_texts);
+            return ExitStatus::usage(du_texts).into();
         }
     };
     let cfg = resolved.config;
@@ -118,12 +114,13 @@ fn main() -> ExitCode {
     }
     let delay = progress::delay(env.var("SDU_PROGRESS_DELAY_MS"));
     if interactive {
-        let code = browse::run(&browse::config(cfg), program, delay);
+        let status = browse::run(&browse::config(cfg), program, delay);
         return if noted_errors {
-            ExitCode::from(1)
+            ExitStatus::Failure
         } else {
-            code
-        };
+            status
+        }
+        .into();
     }
     let display = cfg.walk.progress.clone().map(|p| Display::start(p, delay));
     if let Some(d) = &display {
@@ -146,7 +143,7 @@ fn main() -> ExitCode {
             );
         }
     }
-    let failed = |errors: u64| ExitCode::from(u8::from(errors > 0 || noted_errors));
+    let failed = |errors: u64| ExitStatus::failed_if(errors > 0 || noted_errors).into();
     match result {
         Ok(o) => failed(o.errors),
         // `sdu | head` closing the pipe is not an error; du dies of it.
@@ -160,7 +157,7 @@ fn main() -> ExitCode {
             // Drop what is still buffered rather than try to write it again.
             let _ = out.into_inner().into_parts();
             eprintln!("{program}: {e}");
-            ExitCode::from(2)
+            ExitStatus::Fatal.into()
         }
     }
 }

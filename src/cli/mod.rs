@@ -1,6 +1,7 @@
 //! The command line: flags in ([`args`]), a [`sdu::Config`] out
 //! ([`resolve`]), the progress line on a terminal ([`progress`], cleared
-//! on Ctrl-C by [`signals`]) and what sdu says about itself ([`help`], [`man`]).
+//! on Ctrl-C by [`signals`]), what sdu says about itself ([`help`], [`man`])
+//! and the exit status it ends with ([`status`]).
 //!
 //! The library never sees clap: everything here is the binary's.
 
@@ -12,3 +13,4 @@ pub mod man;
 pub mod progress;
 pub mod resolve;
 pub mod signals;
+pub mod status;
