@@ -11,6 +11,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use sdu::figures::Figure;
 
+use super::arg_id::ArgId;
 use super::getopt::{self, Given, Scan};
 use super::help::after_help;
 
@@ -79,7 +80,7 @@ pub struct Cli {
     #[arg(
         long,
         value_name = "SIZE",
-        conflicts_with_all = ["du", "tree"],
+        conflicts_with_all = [ArgId::Du, ArgId::Tree],
         help_heading = "Which entries to print"
     )]
     pub to_free: Option<String>,
@@ -174,7 +175,7 @@ pub struct Cli {
     pub sort: Option<SortBy>,
 
     /// Print an indented tree with a bar per entry, largest first
-    #[arg(long, conflicts_with_all = ["json", "du", "null"], help_heading = "Output")]
+    #[arg(long, conflicts_with_all = [ArgId::Json, ArgId::Du, ArgId::Null], help_heading = "Output")]
     pub tree: bool,
 
     /// Print only FIGURE in du's own format, SIZE<TAB>PATH, with du's units
@@ -183,7 +184,7 @@ pub struct Cli {
         long,
         value_name = "FIGURE",
         value_parser = figure_parser(),
-        conflicts_with = "json",
+        conflicts_with = ArgId::Json,
         help_heading = "Output"
     )]
     pub du: Option<Figure>,
@@ -213,7 +214,7 @@ pub struct Cli {
     #[arg(
         short = 'i',
         long,
-        conflicts_with_all = ["json", "du", "tree", "to_free", "null"],
+        conflicts_with_all = [ArgId::Json, ArgId::Du, ArgId::Tree, ArgId::ToFree, ArgId::Null],
         help_heading = "Output"
     )]
     pub interactive: bool,
@@ -276,7 +277,7 @@ pub struct Cli {
     #[arg(
         long,
         value_name = "FILE",
-        conflicts_with_all = ["import", "to_free"],
+        conflicts_with_all = [ArgId::Import, ArgId::ToFree],
         help_heading = "Saved scans"
     )]
     pub export: Option<OsString>,
@@ -288,7 +289,7 @@ pub struct Cli {
     #[arg(
         long,
         value_name = "FILE",
-        conflicts_with_all = ["one_file_system", "dereference", "dereference_args", "dereference_args_h", "count_links", "exclude", "exclude_from", "files0_from"],
+        conflicts_with_all = [ArgId::OneFileSystem, ArgId::Dereference, ArgId::DereferenceArgs, ArgId::DereferenceArgsH, ArgId::CountLinks, ArgId::Exclude, ArgId::ExcludeFrom, ArgId::Files0From],
         help_heading = "Saved scans"
     )]
     pub import: Option<OsString>,
@@ -433,10 +434,10 @@ where
         .given
         .iter()
         .rev()
-        .find_map(|g| match g.id.as_str() {
-            "dereference" => Some(Deref::All),
-            "dereference_args" | "dereference_args_h" => Some(Deref::Args),
-            "no_dereference" => Some(Deref::None),
+        .find_map(|g| match g.id {
+            ArgId::Dereference => Some(Deref::All),
+            ArgId::DereferenceArgs | ArgId::DereferenceArgsH => Some(Deref::Args),
+            ArgId::NoDereference => Some(Deref::None),
             _ => None,
         })
         .unwrap_or_default();
@@ -456,13 +457,13 @@ fn unit_flags(scan: &Scan) -> Vec<UnitFlag> {
     scan.given
         .iter()
         .filter_map(|g| {
-            Some(match g.id.as_str() {
-                "human_readable" => UnitFlag::Human,
-                "si" => UnitFlag::Si,
-                "kibibytes" => UnitFlag::Kibibytes,
-                "mebibytes" => UnitFlag::Mebibytes,
-                "bytes" => UnitFlag::Bytes,
-                "block_size" => UnitFlag::BlockSize {
+            Some(match g.id {
+                ArgId::HumanReadable => UnitFlag::Human,
+                ArgId::Si => UnitFlag::Si,
+                ArgId::Kibibytes => UnitFlag::Kibibytes,
+                ArgId::Mebibytes => UnitFlag::Mebibytes,
+                ArgId::Bytes => UnitFlag::Bytes,
+                ArgId::BlockSize => UnitFlag::BlockSize {
                     spelled: g.spelled.clone(),
                     size: g.value.as_ref()?.to_string_lossy().into_owned(),
                 },

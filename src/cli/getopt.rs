@@ -16,6 +16,8 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 use clap::Command;
 
+use super::arg_id::ArgId;
+
 /// du's long options, in du's order (`long_options` in du.c): in du mode an
 /// abbreviation is resolved among these first, so that sdu's own options
 /// never make a du abbreviation ambiguous, and the possibilities of an
@@ -60,7 +62,7 @@ enum Takes {
 /// One option of the command.
 #[derive(Debug)]
 struct Opt {
-    id: String,
+    id: ArgId,
     long: Option<String>,
     short: Option<char>,
     takes: Takes,
@@ -69,8 +71,8 @@ struct Opt {
 /// One option as given on the command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Given {
-    /// clap's id of the argument.
-    pub id: String,
+    /// Which argument of the command it is.
+    pub id: ArgId,
     /// As spelled in messages: `-t`, or `--threshold` (in full, even when
     /// abbreviated, as getopt does).
     pub spelled: String,
@@ -93,7 +95,7 @@ pub struct Scan {
 #[cfg(test)]
 impl Scan {
     /// The options given with this id, in order.
-    pub fn of<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a Given> + 'a {
+    pub fn of(&self, id: ArgId) -> impl Iterator<Item = &Given> {
         self.given.iter().filter(move |g| g.id == id)
     }
 }
@@ -110,7 +112,7 @@ fn options(cmd: &Command) -> Vec<Opt> {
                 Takes::Required
             };
             Opt {
-                id: a.get_id().to_string(),
+                id: ArgId::of(a.get_id()).expect("an argument of Cli"),
                 long: a.get_long().map(str::to_owned),
                 short: a.get_short(),
                 takes,
@@ -238,7 +240,7 @@ fn long_option(
         },
     };
     scan.given.push(Given {
-        id: o.id.clone(),
+        id: o.id,
         spelled: full,
         value,
     });
@@ -255,7 +257,7 @@ fn short_options(opts: &[Opt], cluster: &[u8], args: &[OsString], i: &mut usize,
         let spelled = format!("-{c}");
         if o.takes != Takes::Required {
             scan.given.push(Given {
-                id: o.id.clone(),
+                id: o.id,
                 spelled,
                 value: None,
             });
@@ -273,7 +275,7 @@ fn short_options(opts: &[Opt], cluster: &[u8], args: &[OsString], i: &mut usize,
             return;
         };
         scan.given.push(Given {
-            id: o.id.clone(),
+            id: o.id,
             spelled,
             value: Some(value),
         });
@@ -316,7 +318,7 @@ mod tests {
                     .action(ArgAction::SetTrue),
             )
             .arg(
-                Arg::new("deref_args")
+                Arg::new("dereference_args")
                     .short('D')
                     .long("dereference-args")
                     .action(ArgAction::SetTrue),
@@ -374,7 +376,7 @@ mod tests {
             ]
         );
         assert!(s.errors.is_empty(), "{:?}", s.errors);
-        let t: Vec<&str> = s.of("threshold").map(|g| g.spelled.as_str()).collect();
+        let t: Vec<&str> = s.of(ArgId::Threshold).map(|g| g.spelled.as_str()).collect();
         assert_eq!(t, ["-t", "--threshold"]);
         // -ct: -t lacks its value; with one, even `--` is it.
         assert_eq!(

@@ -19,6 +19,7 @@ use sdu::units::{
 };
 use sdu::{Config, Progress, ReportOptions, WalkOptions, quote};
 
+use super::arg_id::ArgId;
 use super::args::{Cli, ColorWhen, Deref, SortBy, UnitFlag};
 use super::du;
 
@@ -136,7 +137,7 @@ const KIB: Unit = Unit::Blocks {
 
 /// How option `id` was spelled the last time it was given (`-t`,
 /// `--threshold`), for du's messages about its value.
-fn spelled<'a>(cli: &'a Cli, id: &str, value: &str) -> &'a str {
+fn spelled<'a>(cli: &'a Cli, id: ArgId, value: &str) -> &'a str {
     cli.given
         .iter()
         .rev()
@@ -186,7 +187,7 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
     let unit = unit(&cli)?;
     let mut threshold = None;
     for t in &cli.threshold {
-        let option = spelled(&cli, "threshold", t);
+        let option = spelled(&cli, ArgId::Threshold, t);
         let v = parse_threshold(t).map_err(|e| UsageError::fatal(e.message(option, t)))?;
         if v == 0 && t.starts_with('-') {
             return Err(UsageError::fatal("invalid --threshold argument '-0'"));
