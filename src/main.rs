@@ -20,28 +20,14 @@ mod browse;
 mod cli;
 
 use std::ffi::OsString;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter};
 use std::path::Path;
 use std::process::ExitCode;
 
-use cli::args::ParseError;
 use cli::progress::{self, ClearsProgress, Display};
-use cli::resolve::{Env, Note, UsageError, resolve};
+use cli::resolve::{Env, Note, resolve};
 use cli::status::ExitStatus;
 use sdu::Messages;
-
-/// Prints a usage error as `program: line`, then the pointer to --help
-/// (always in sdu's own mode; in du's, where du prints it).
-fn print_usage_error(program: &str, e: &UsageError, du: bool) {
-    let mut s = String::new();
-    for line in &e.lines {
-        s.push_str(&format!("{program}: {line}\n"));
-    }
-    if e.try_help || !du {
-        s.push_str(&format!("Try '{program} --help' for more information.\n"));
-    }
-    let _ = io::stderr().write_all(s.as_bytes());
-}
 
 fn main() -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
@@ -50,49 +36,11 @@ fn main() -> ExitCode {
         .and_then(|a| Path::new(a).file_name())
         .is_some_and(|n| n == "du");
     let program = if as_du { "du" } else { "sdu" };
-    // `--du FIGURE` asks for du's usage texts too.
-    let du_flag = argv.iter().skip(1).any(|a| {
-        let a = a.as_encoded_bytes();
-        a == b"--du" || a.starts_with(b"--du=")
-    });
-    let du_texts = as_du || du_flag;
-    let args = match cli::args::parse_from(argv.iter().cloned(), as_du) {
+    let args = match cli::args::parse_from(argv, as_du) {
         Ok(a) => a,
-        Err(ParseError::Getopt(lines)) if du_texts => {
-            print_usage_error(
-                program,
-                &UsageError {
-                    lines,
-                    try_help: true,
-                },
-                true,
-            );
-            return ExitStatus::usage(true).into();
-        }
-        // sdu's own mode: clap's words for the command line as given.
-        Err(ParseError::Getopt(_)) => match cli::args::clap_error(&argv) {
-            Some(e) => e.exit(),
-            None => return ExitStatus::usage(false).into(),
-        },
-        Err(ParseError::Clap(e)) if du_texts && e.use_stderr() => {
-            let line = e.to_string();
-            let line = line
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim_start_matches("error: ");
-            print_usage_error(
-                program,
-                &UsageError {
-                    lines: vec![line.to_owned()],
-                    try_help: true,
-                },
-                true,
-            );
-            return ExitStatus::usage(true).into();
-        }
-        Err(ParseError::Clap(e)) => e.exit(),
+        Err(stop) => return stop.report(program).into(),
     };
+    let du_texts = args.du_mode();
     if let Some(kind) = args.generate {
         return cli::man::generate(kind).into();
     }
@@ -100,10 +48,7 @@ fn main() -> ExitCode {
     let interactive = args.interactive;
     let resolved = match resolve(args, &env) {
         Ok(c) => c,
-        Err(e) => {
-            print_usage_error(program, &e, du_texts);
-            return ExitStatus::usage(du_texts).into();
-        }
+        Err(e) => return e.report(program, du_texts).into(),
     };
     let cfg = resolved.config;
     let mut noted_errors = false;

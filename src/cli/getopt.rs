@@ -5,11 +5,15 @@
 //! `du: option requires an argument -- 't'`), which scripts and
 //! coreutils' tests compare byte for byte.
 //!
-//! [`scan`] takes the options from clap's [`Command`], so there is one list
-//! of them, and gives back the arguments spelled out in full (every option
-//! as `--name=VALUE` or `-c`, then `--`, then the operands) for clap to
-//! parse, plus each option as it was spelled, for the messages that name
-//! it (`invalid -t argument` or `invalid --threshold argument`).
+//! [`scan`] is the one pass over the command line. It takes the options
+//! from clap's [`Command`], so there is one list of them, and gives back
+//! what clap needs: the arguments spelled out in full (every option as
+//! `--name=VALUE` or `-c`, then `--`, then the operands), or, when it
+//! refused an argument, what came before it and the refused argument as
+//! typed, so that clap words the refusal in sdu's own mode. With them come
+//! each option as it was spelled, for the messages that name it (`invalid
+//! -t argument` or `invalid --threshold argument`), and getopt's own
+//! messages, for du's mode.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -82,14 +86,20 @@ pub struct Given {
 /// The command line, read.
 #[derive(Debug, Default)]
 pub struct Scan {
-    /// The arguments for clap: the program name, the options in full, `--`,
-    /// the operands.
+    /// The arguments for clap, the program name first. When getopt took
+    /// them all: the options in full, `--`, the operands. When it refused
+    /// one: the options (in full) and operands before it, in their order,
+    /// then the refused argument as typed, on which clap fails with its
+    /// own words for it.
     pub args: Vec<OsString>,
     /// The options in the order given.
     pub given: Vec<Given>,
     /// getopt's messages, without the program name (`unrecognized option
     /// '--foo'`); getopt goes on after each, and du then fails.
     pub errors: Vec<String>,
+    /// The option that ended the command line without the value it takes
+    /// (`--du` last): refused, and not in `given`.
+    pub lacking: Option<ArgId>,
 }
 
 #[cfg(test)]
@@ -126,46 +136,106 @@ fn options(cmd: &Command) -> Vec<Opt> {
 pub fn scan(cmd: &Command, args: &[OsString], du: bool) -> Scan {
     let opts = options(cmd);
     let mut scan = Scan::default();
-    scan.args
-        .push(args.first().cloned().unwrap_or_else(|| "sdu".into()));
+    // For each option of `scan.given`, the index in `args` of the argument
+    // it came from, and whether its value was the next argument; the
+    // operands with their indexes; the index of the first argument refused.
+    let mut from: Vec<(usize, bool)> = Vec::new();
     let mut operands = Vec::new();
+    let mut refused = None;
     let mut i = 1;
     while i < args.len() {
-        let arg = args[i].as_bytes();
+        let at = i;
+        let arg = args[at].as_bytes();
         i += 1;
         if arg == b"--" {
-            operands.extend(args[i..].iter().cloned());
+            operands.extend((i..args.len()).map(|j| (j, args[j].clone())));
             break;
         }
+        let errors = scan.errors.len();
         if let Some(rest) = arg.strip_prefix(b"--") {
             long_option(&opts, rest, du, args, &mut i, &mut scan);
         } else if arg.len() > 1 && arg[0] == b'-' {
             short_options(&opts, &arg[1..], args, &mut i, &mut scan);
         } else {
-            operands.push(args[i - 1].clone());
+            operands.push((at, args[at].clone()));
+        }
+        // Only the last option of an argument can take the next as value.
+        let new = scan.given.len() - from.len();
+        from.extend((1..=new).map(|k| (at, k == new && i > at + 1)));
+        if refused.is_none() && scan.errors.len() > errors {
+            refused = Some(at);
         }
     }
-    for g in &scan.given {
-        let o = opts
-            .iter()
+    let opt = |g: &Given| {
+        opts.iter()
             .find(|o| o.id == g.id)
-            .expect("an option of cmd");
-        let mut a = match (&o.long, o.short) {
-            (Some(l), _) => format!("--{l}").into_bytes(),
-            (None, Some(c)) => format!("-{c}").into_bytes(),
-            (None, None) => continue,
-        };
-        if let Some(v) = &g.value {
-            if o.long.is_some() {
-                a.push(b'=');
-            }
-            a.extend_from_slice(v.as_bytes());
+            .expect("an option of cmd")
+    };
+    let mut clap = vec![args.first().cloned().unwrap_or_else(|| "sdu".into())];
+    match refused {
+        None => {
+            clap.extend(
+                scan.given
+                    .iter()
+                    .map(|g| spelled_out(opt(g), g.value.as_deref())),
+            );
+            clap.push("--".into());
+            clap.extend(operands.into_iter().map(|(_, o)| o));
         }
-        scan.args.push(OsString::from_vec(a));
+        Some(r) => {
+            let mut before: Vec<(usize, Vec<OsString>)> = scan
+                .given
+                .iter()
+                .zip(&from)
+                .filter(|&(_, &(at, _))| at < r)
+                .map(|(g, &(at, next))| (at, shaped_as_typed(opt(g), g.value.as_deref(), next)))
+                .collect();
+            before.extend(
+                operands
+                    .into_iter()
+                    .filter(|&(at, _)| at < r)
+                    .map(|(at, o)| (at, vec![o])),
+            );
+            // Stable: the options of one cluster keep their order.
+            before.sort_by_key(|&(at, _)| at);
+            clap.extend(before.into_iter().flat_map(|(_, a)| a));
+            clap.push(args[r].clone());
+        }
     }
-    scan.args.push("--".into());
-    scan.args.extend(operands);
+    scan.args = clap;
     scan
+}
+
+/// Option `o` with `value` for clap before a refused argument: spelled in
+/// full, its value a separate argument when it was typed so (`next`) and
+/// clap can read it so (it is not a `-x`, which clap takes for an option).
+/// clap then reads these arguments as it reads them typed: a value typed
+/// apart waits, and clap drops it unchecked on meeting the refused
+/// argument, whose refusal is then what it words.
+fn shaped_as_typed(o: &Opt, value: Option<&OsStr>, next: bool) -> Vec<OsString> {
+    match value {
+        Some(v) if next && !(v.len() > 1 && v.as_bytes()[0] == b'-') => {
+            vec![spelled_out(o, None), v.to_owned()]
+        }
+        _ => vec![spelled_out(o, value)],
+    }
+}
+
+/// Option `o` with `value` as clap reads it unambiguously: `--name=VALUE`,
+/// `--name`, or `-c` for an option with no long name.
+fn spelled_out(o: &Opt, value: Option<&OsStr>) -> OsString {
+    let mut a = match (&o.long, o.short) {
+        (Some(l), _) => format!("--{l}").into_bytes(),
+        (None, Some(c)) => format!("-{c}").into_bytes(),
+        (None, None) => unreachable!("an option has a long or a short name"),
+    };
+    if let Some(v) = value {
+        if o.long.is_some() {
+            a.push(b'=');
+        }
+        a.extend_from_slice(v.as_bytes());
+    }
+    OsString::from_vec(a)
 }
 
 /// `--name`, `--name=value`, `--abbrev...` (`rest` is after the `--`).
@@ -235,6 +305,7 @@ fn long_option(
             None => {
                 scan.errors
                     .push(format!("option '{full}' requires an argument"));
+                scan.lacking = Some(o.id);
                 return;
             }
         },
@@ -272,6 +343,7 @@ fn short_options(opts: &[Opt], cluster: &[u8], args: &[OsString], i: &mut usize,
         } else {
             scan.errors
                 .push(format!("option requires an argument -- '{c}'"));
+            scan.lacking = Some(o.id);
             return;
         };
         scan.given.push(Given {
@@ -387,6 +459,28 @@ mod tests {
             spelled(&run(&["-ct", "--"], true)),
             ["du", "--total", "--threshold=--", "--"]
         );
+    }
+
+    #[test]
+    fn a_refusal_hands_clap_what_came_before_and_the_refused_argument() {
+        // Before it: options in full, a value typed apart kept apart,
+        // operands in place; after it, nothing.
+        assert_eq!(
+            spelled(&run(
+                &["x", "-a", "--thr", "5", "y", "--foo", "z", "-q"],
+                false
+            )),
+            ["du", "x", "--all", "--threshold", "5", "y", "--foo"]
+        );
+        // The refused cluster as typed; a value clap would take for an
+        // option is joined to its option.
+        assert_eq!(
+            spelled(&run(&["-t", "-0", "-ac", "-aqa", "-c"], false)),
+            ["du", "--threshold=-0", "--all", "--total", "-aqa"]
+        );
+        let s = run(&["-c", "--thr"], false);
+        assert_eq!(spelled(&s), ["du", "--total", "--thr"]);
+        assert_eq!(s.lacking, Some(ArgId::Threshold));
     }
 
     #[test]

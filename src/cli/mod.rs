@@ -15,3 +15,4 @@ pub mod progress;
 pub mod resolve;
 pub mod signals;
 pub mod status;
+pub mod usage;

@@ -5,7 +5,6 @@
 //! defaults and precedence can be tested here without running sdu.
 
 use std::ffi::{OsStr, OsString};
-use std::fmt;
 use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::sync::Arc;
@@ -22,6 +21,7 @@ use sdu::{Config, Progress, ReportOptions, WalkOptions, quote};
 use super::arg_id::ArgId;
 use super::args::{Cli, ColorWhen, Deref, SortBy, UnitFlag};
 use super::du;
+use super::usage::UsageError;
 
 /// Looks up an environment variable by name: `None` when it is unset.
 pub type Lookup = Box<dyn Fn(&str) -> Option<OsString>>;
@@ -71,46 +71,6 @@ impl Env {
     }
 }
 
-/// A command line that makes no sense: each line is printed after the
-/// program name (`sdu: `, `du: `; a line may hold a newline, after which
-/// the text goes on unprefixed, as du's do), then, when `try_help`, the
-/// pointer to `--help`. sdu exits 2, du 1.
-#[derive(Debug, PartialEq, Eq)]
-pub struct UsageError {
-    pub lines: Vec<String>,
-    pub try_help: bool,
-}
-
-impl UsageError {
-    /// One line, and the pointer to `--help`.
-    fn usage(line: impl Into<String>) -> UsageError {
-        UsageError {
-            lines: vec![line.into()],
-            try_help: true,
-        }
-    }
-
-    /// One line, without the pointer (du's `die` and `xstrtol_fatal`).
-    fn fatal(line: impl Into<String>) -> UsageError {
-        UsageError {
-            lines: vec![line.into()],
-            try_help: false,
-        }
-    }
-}
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.lines.join("\n"))
-    }
-}
-
-impl From<String> for UsageError {
-    fn from(s: String) -> Self {
-        UsageError::usage(s)
-    }
-}
-
 /// A message printed before the run, which goes on.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Note {
@@ -148,7 +108,7 @@ fn spelled<'a>(cli: &'a Cli, id: ArgId, value: &str) -> &'a str {
 /// Resolves the flags into a [`Config`]. When progress is to be shown,
 /// `walk.progress` holds the counters for the display to read.
 pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
-    let du_mode = cli.invoked_as_du || cli.du.is_some();
+    let du_mode = cli.du_mode();
     if cli.invoked_as_du && cli.du.is_none() && !cli.json && !cli.tree {
         cli.du = Some(Figure::Total);
     }
