@@ -23,86 +23,119 @@ use std::ffi::OsString;
 use std::io::{self, BufWriter};
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use cli::progress::{self, ClearsProgress, Display};
 use cli::resolve::{Env, Note, resolve};
 use cli::status::ExitStatus;
-use sdu::Messages;
+use sdu::Config;
 
 fn main() -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
-    let as_du = argv
-        .first()
+    let program = if invoked_as_du(&argv) { "du" } else { "sdu" };
+    run(argv, program).into()
+}
+
+/// Whether sdu runs under the name `du`: the file name of `argv[0]`.
+fn invoked_as_du(argv: &[OsString]) -> bool {
+    argv.first()
         .and_then(|a| Path::new(a).file_name())
-        .is_some_and(|n| n == "du");
-    let program = if as_du { "du" } else { "sdu" };
-    let args = match cli::args::parse_from(argv, as_du) {
-        Ok(a) => a,
-        Err(stop) => return stop.report(program).into(),
+        .is_some_and(|n| n == "du")
+}
+
+/// Reads the command line `argv`, then does what it asks: print the man
+/// page or a completion script, report, or browse. `program` names sdu in
+/// messages (`du` under that name).
+fn run(argv: Vec<OsString>, program: &'static str) -> ExitStatus {
+    let cli = match cli::args::parse_from(argv, program == "du") {
+        Ok(c) => c,
+        Err(stop) => return stop.report(program),
     };
-    let du_texts = args.du_mode();
-    if let Some(kind) = args.generate {
-        return cli::man::generate(kind).into();
+    if let Some(kind) = cli.generate {
+        return cli::man::generate(kind);
     }
     let env = Env::of_process();
-    let interactive = args.interactive;
-    let resolved = match resolve(args, &env) {
-        Ok(c) => c,
-        Err(e) => return e.report(program, du_texts).into(),
+    let du_texts = cli.du_mode();
+    let interactive = cli.interactive;
+    let resolved = match resolve(cli, &env) {
+        Ok(r) => r,
+        Err(e) => return e.report(program, du_texts),
     };
-    let cfg = resolved.config;
-    let mut noted_errors = false;
-    for n in &resolved.notes {
-        let (Note::Warning(m) | Note::Error(m)) = n;
-        noted_errors |= matches!(n, Note::Error(_));
-        eprintln!("{program}: {m}");
-    }
+    let noted_errors = print_notes(program, &resolved.notes);
     let delay = progress::delay(env.var("SDU_PROGRESS_DELAY_MS"));
     if interactive {
-        let status = browse::run(&browse::config(cfg), program, delay);
+        let status = browse::run(&browse::config(resolved.config), program, delay);
+        // A PATH skipped before the scan fails the run, however it ends.
         return if noted_errors {
             ExitStatus::Failure
         } else {
             status
-        }
-        .into();
+        };
     }
-    let display = cfg.walk.progress.clone().map(|p| Display::start(p, delay));
-    if let Some(d) = &display {
-        // Without the handler, Ctrl-C still stops sdu; only the line stays.
-        let _ = cli::signals::clear_progress_on_interrupt(d.clearer());
+    match report(&resolved.config, program, delay) {
+        // A PATH skipped before the scan fails a run that read the rest.
+        ExitStatus::Success if noted_errors => ExitStatus::Failure,
+        status => status,
     }
-    let msgs = match &display {
-        Some(d) => Messages::named(Box::new(d.sink()), program),
-        None => Messages::named(Box::new(io::stderr()), program),
-    };
+}
+
+/// Prints what the command line has sdu say before the scan; whether any
+/// of it is an error (a PATH skipped), which fails the run.
+fn print_notes(program: &str, notes: &[Note]) -> bool {
+    for n in notes {
+        let (Note::Warning(m) | Note::Error(m)) = n;
+        eprintln!("{program}: {m}");
+    }
+    notes.iter().any(|n| matches!(n, Note::Error(_)))
+}
+
+/// Scans and writes the report `cfg` asks for on stdout, with the progress
+/// line from `delay` on when `cfg` has progress shown; the status of the
+/// run: 1 when an entry could not be read, 2 when the run failed.
+fn report(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
+    let display = show_progress(cfg, delay);
+    let msgs = progress::messages(display.as_ref(), program);
     let stdout = io::stdout();
     let mut out = ClearsProgress::new(display, BufWriter::with_capacity(64 * 1024, stdout.lock()));
-    let result = sdu::run(&cfg, &mut out, &msgs);
+    let result = sdu::run(cfg, &mut out, &msgs);
     out.finish_progress();
-    if let Some(t) = &cfg.report.time {
-        for secs in t.take_out_of_range() {
-            eprintln!(
-                "{program}: time {} is out of range",
-                sdu::quote(secs.to_string().as_bytes())
-            );
-        }
-    }
-    let failed = |errors: u64| ExitStatus::failed_if(errors > 0 || noted_errors).into();
+    print_times_out_of_range(cfg, program);
     match result {
-        Ok(o) => failed(o.errors),
+        Ok(o) => ExitStatus::failed_if(o.errors > 0),
         // `sdu | head` closing the pipe is not an error; du dies of it.
         Err(sdu::Error::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
             if cfg.rules.du {
                 cli::signals::die_of_sigpipe();
             }
-            failed(msgs.errors())
+            ExitStatus::failed_if(msgs.errors() > 0)
         }
         Err(e) => {
             // Drop what is still buffered rather than try to write it again.
             let _ = out.into_inner().into_parts();
             eprintln!("{program}: {e}");
-            ExitStatus::Fatal.into()
+            ExitStatus::Fatal
         }
+    }
+}
+
+/// The progress display, when `cfg` has progress shown, started with its
+/// line cleared on Ctrl-C.
+fn show_progress(cfg: &Config, delay: Duration) -> Option<Display> {
+    let display = Display::start(cfg.walk.progress.clone()?, delay);
+    // Without the handler, Ctrl-C still stops sdu; only the line stays.
+    let _ = cli::signals::clear_progress_on_interrupt(display.clearer());
+    Some(display)
+}
+
+/// du's complaint about each time `--time` could not print.
+fn print_times_out_of_range(cfg: &Config, program: &str) {
+    let Some(t) = &cfg.report.time else {
+        return;
+    };
+    for secs in t.take_out_of_range() {
+        eprintln!(
+            "{program}: time {} is out of range",
+            sdu::quote(secs.to_string().as_bytes())
+        );
     }
 }

@@ -32,7 +32,7 @@ use sdu::report::SortKey as ReportSort;
 use sdu::tree::Tree;
 use sdu::{Config, Diagnostic, Messages, WalkOptions};
 
-use crate::cli::progress::Display;
+use crate::cli::progress::{self, Display};
 use crate::cli::signals;
 use crate::cli::status::ExitStatus;
 use app::{App, Mode, Sort, SortKey};
@@ -60,10 +60,7 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
             }
         });
     }
-    let msgs = match &display {
-        Some(d) => Messages::named(Box::new(d.sink()), program),
-        None => Messages::named(Box::new(io::stderr()), program),
-    };
+    let msgs = progress::messages(display.as_ref(), program);
     let loaded = load(cfg, &cfg.walk, &msgs);
     if let Some(d) = &mut display {
         d.finish();
