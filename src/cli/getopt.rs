@@ -131,24 +131,33 @@ fn options(cmd: &Command) -> Vec<Opt> {
         .collect()
 }
 
+/// Where the pieces of the command line were, for what clap is handed.
+#[derive(Default)]
+struct Places {
+    /// For each option of [`Scan::given`]: the index in the arguments of
+    /// the one it came from, and whether its value was the next argument.
+    options: Vec<(usize, bool)>,
+    /// The operands, with their indexes.
+    operands: Vec<(usize, OsString)>,
+    /// The index of the first argument refused.
+    refused: Option<usize>,
+}
+
 /// Reads `args` (the program name first) as getopt_long would, with the
 /// options of `cmd`. `du` resolves abbreviations among [`DU_LONGS`] first.
 pub fn scan(cmd: &Command, args: &[OsString], du: bool) -> Scan {
     let opts = options(cmd);
     let mut scan = Scan::default();
-    // For each option of `scan.given`, the index in `args` of the argument
-    // it came from, and whether its value was the next argument; the
-    // operands with their indexes; the index of the first argument refused.
-    let mut from: Vec<(usize, bool)> = Vec::new();
-    let mut operands = Vec::new();
-    let mut refused = None;
+    let mut places = Places::default();
     let mut i = 1;
     while i < args.len() {
         let at = i;
         let arg = args[at].as_bytes();
         i += 1;
         if arg == b"--" {
-            operands.extend((i..args.len()).map(|j| (j, args[j].clone())));
+            places
+                .operands
+                .extend((i..args.len()).map(|j| (j, args[j].clone())));
             break;
         }
         let errors = scan.errors.len();
@@ -157,53 +166,58 @@ pub fn scan(cmd: &Command, args: &[OsString], du: bool) -> Scan {
         } else if arg.len() > 1 && arg[0] == b'-' {
             short_options(&opts, &arg[1..], args, &mut i, &mut scan);
         } else {
-            operands.push((at, args[at].clone()));
+            places.operands.push((at, args[at].clone()));
         }
         // Only the last option of an argument can take the next as value.
-        let new = scan.given.len() - from.len();
-        from.extend((1..=new).map(|k| (at, k == new && i > at + 1)));
-        if refused.is_none() && scan.errors.len() > errors {
-            refused = Some(at);
+        let new = scan.given.len() - places.options.len();
+        places
+            .options
+            .extend((1..=new).map(|k| (at, k == new && i > at + 1)));
+        if places.refused.is_none() && scan.errors.len() > errors {
+            places.refused = Some(at);
         }
     }
+    scan.args = for_clap(&opts, args, &scan.given, places);
+    scan
+}
+
+/// What clap parses ([`Scan::args`]), from the options `given` and where
+/// they and the operands were in `args`.
+fn for_clap(opts: &[Opt], args: &[OsString], given: &[Given], places: Places) -> Vec<OsString> {
     let opt = |g: &Given| {
         opts.iter()
             .find(|o| o.id == g.id)
             .expect("an option of cmd")
     };
     let mut clap = vec![args.first().cloned().unwrap_or_else(|| "sdu".into())];
-    match refused {
-        None => {
-            clap.extend(
-                scan.given
-                    .iter()
-                    .map(|g| spelled_out(opt(g), g.value.as_deref())),
-            );
-            clap.push("--".into());
-            clap.extend(operands.into_iter().map(|(_, o)| o));
-        }
-        Some(r) => {
-            let mut before: Vec<(usize, Vec<OsString>)> = scan
-                .given
+    let Some(r) = places.refused else {
+        clap.extend(
+            given
                 .iter()
-                .zip(&from)
-                .filter(|&(_, &(at, _))| at < r)
-                .map(|(g, &(at, next))| (at, shaped_as_typed(opt(g), g.value.as_deref(), next)))
-                .collect();
-            before.extend(
-                operands
-                    .into_iter()
-                    .filter(|&(at, _)| at < r)
-                    .map(|(at, o)| (at, vec![o])),
-            );
-            // Stable: the options of one cluster keep their order.
-            before.sort_by_key(|&(at, _)| at);
-            clap.extend(before.into_iter().flat_map(|(_, a)| a));
-            clap.push(args[r].clone());
-        }
-    }
-    scan.args = clap;
-    scan
+                .map(|g| spelled_out(opt(g), g.value.as_deref())),
+        );
+        clap.push("--".into());
+        clap.extend(places.operands.into_iter().map(|(_, o)| o));
+        return clap;
+    };
+    let mut before: Vec<(usize, Vec<OsString>)> = given
+        .iter()
+        .zip(places.options)
+        .filter(|&(_, (at, _))| at < r)
+        .map(|(g, (at, next))| (at, shaped_as_typed(opt(g), g.value.as_deref(), next)))
+        .collect();
+    before.extend(
+        places
+            .operands
+            .into_iter()
+            .filter(|&(at, _)| at < r)
+            .map(|(at, o)| (at, vec![o])),
+    );
+    // Stable: the options of one cluster keep their order.
+    before.sort_by_key(|&(at, _)| at);
+    clap.extend(before.into_iter().flat_map(|(_, a)| a));
+    clap.push(args[r].clone());
+    clap
 }
 
 /// Option `o` with `value` for clap before a refused argument: spelled in
