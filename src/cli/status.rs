@@ -13,8 +13,10 @@ pub enum ExitStatus {
     /// EXIT_FAILURE, which du also ends with on a usage error: so does sdu
     /// in du's mode.
     Failure = 1,
-    /// 2: a usage error in sdu's own mode, or a fatal error (the scan or
-    /// the terminal failed).
+    /// 2: a usage error in sdu's own mode, or a fatal error: any
+    /// [`sdu::Error`] that ends the run (more entries than sdu can count,
+    /// a saved scan it cannot read, a write error other than a closed
+    /// pipe), or the browser's terminal failing.
     Fatal = 2,
     /// 130 (128 + SIGINT): Ctrl-C stopped the browser's deletion between
     /// two entries.
