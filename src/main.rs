@@ -5,9 +5,10 @@
 //! texts and exit status 1 for a usage error. `sdu --du FIGURE` has du's
 //! usage texts and status too, with sdu's name.
 //!
-//! Exit status: 0 when everything was read, 1 when some entries could not
-//! be read (each named on stderr), 2 on a usage or fatal error (1 in du's
-//! mode, as du).
+//! Exit status ([`cli::status::ExitStatus`]): 0 when everything was read,
+//! 1 when some entries could not be read (each named on stderr), 2 on a
+//! usage or fatal error (1 for a usage error in du's mode, as du), 130
+//! when Ctrl-C stopped the browser's deletion.
 //!
 //! A closed pipe on stdout (`sdu | head -1`) is no error: in sdu's own
 //! formats (the table, `--tree`, `--json`, `--to-free`, `--export -`) sdu
