@@ -5,9 +5,10 @@
 //! texts and exit status 1 for a usage error. `sdu --du FIGURE` has du's
 //! usage texts and status too, with sdu's name.
 //!
-//! Exit status: 0 when everything was read, 1 when some entries could not
-//! be read (each named on stderr), 2 on a usage or fatal error (1 in du's
-//! mode, as du).
+//! Exit status ([`cli::status::ExitStatus`]): 0 when everything was read,
+//! 1 when some entries could not be read (each named on stderr), 2 on a
+//! usage or fatal error (1 for a usage error in du's mode, as du), 130
+//! when Ctrl-C stopped the browser's deletion.
 //!
 //! A closed pipe on stdout (`sdu | head -1`) is no error: in sdu's own
 //! formats (the table, `--tree`, `--json`, `--to-free`, `--export -`) sdu
@@ -20,147 +21,122 @@ mod browse;
 mod cli;
 
 use std::ffi::OsString;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter};
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
-use cli::args::ParseError;
 use cli::progress::{self, ClearsProgress, Display};
-use cli::resolve::{Env, Note, UsageError, resolve};
-use sdu::Messages;
-
-/// The exit status of a usage error: du's 1, or sdu's 2.
-fn usage_status(du: bool) -> ExitCode {
-    ExitCode::from(if du { 1 } else { 2 })
-}
-
-/// Prints a usage error as `program: line`, then the pointer to --help
-/// (always in sdu's own mode; in du's, where du prints it).
-fn print_usage_error(program: &str, e: &UsageError, du: bool) {
-    let mut s = String::new();
-    for line in &e.lines {
-        s.push_str(&format!("{program}: {line}\n"));
-    }
-    if e.try_help || !du {
-        s.push_str(&format!("Try '{program} --help' for more information.\n"));
-    }
-    let _ = io::stderr().write_all(s.as_bytes());
-}
+use cli::resolve::{Env, Note, resolve};
+use cli::status::ExitStatus;
+use sdu::Config;
 
 fn main() -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
-    let as_du = argv
-        .first()
+    let program = if invoked_as_du(&argv) { "du" } else { "sdu" };
+    run(argv, program).into()
+}
+
+/// Whether sdu runs under the name `du`: the file name of `argv[0]`.
+fn invoked_as_du(argv: &[OsString]) -> bool {
+    argv.first()
         .and_then(|a| Path::new(a).file_name())
-        .is_some_and(|n| n == "du");
-    let program = if as_du { "du" } else { "sdu" };
-    // `--du FIGURE` asks for du's usage texts too.
-    let du_flag = argv.iter().skip(1).any(|a| {
-        let a = a.as_encoded_bytes();
-        a == b"--du" || a.starts_with(b"--du=")
-    });
-    let du_texts = as_du || du_flag;
-    let args = match cli::args::parse_from(argv.iter().cloned(), as_du) {
-        Ok(a) => a,
-        Err(ParseError::Getopt(lines)) if du_texts => {
-            print_usage_error(
-                program,
-                &UsageError {
-                    lines,
-                    try_help: true,
-                },
-                true,
-            );
-            return usage_status(true);
-        }
-        // sdu's own mode: clap's words for the command line as given.
-        Err(ParseError::Getopt(_)) => match cli::args::clap_error(&argv) {
-            Some(e) => e.exit(),
-            None => return usage_status(false),
-        },
-        Err(ParseError::Clap(e)) if du_texts && e.use_stderr() => {
-            let line = e.to_string();
-            let line = line
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim_start_matches("error: ");
-            print_usage_error(
-                program,
-                &UsageError {
-                    lines: vec![line.to_owned()],
-                    try_help: true,
-                },
-                true,
-            );
-            return usage_status(true);
-        }
-        Err(ParseError::Clap(e)) => e.exit(),
+        .is_some_and(|n| n == "du")
+}
+
+/// Reads the command line `argv`, then does what it asks: print the man
+/// page or a completion script, report, or browse. `program` names sdu in
+/// messages (`du` under that name).
+fn run(argv: Vec<OsString>, program: &'static str) -> ExitStatus {
+    let cli = match cli::args::parse_from(argv, program == "du") {
+        Ok(c) => c,
+        Err(stop) => return stop.report(program),
     };
-    if let Some(kind) = args.generate {
+    if let Some(kind) = cli.generate {
         return cli::man::generate(kind);
     }
     let env = Env::of_process();
-    let interactive = args.interactive;
-    let resolved = match resolve(args, &env) {
-        Ok(c) => c,
-        Err(e) => {
-            print_usage_error(program, &e, du_texts);
-            return usage_status(du_texts);
-        }
+    let du_texts = cli.du_mode();
+    let interactive = cli.interactive;
+    let resolved = match resolve(cli, &env) {
+        Ok(r) => r,
+        Err(e) => return e.report(program, du_texts),
     };
-    let cfg = resolved.config;
-    let mut noted_errors = false;
-    for n in &resolved.notes {
-        let (Note::Warning(m) | Note::Error(m)) = n;
-        noted_errors |= matches!(n, Note::Error(_));
-        eprintln!("{program}: {m}");
-    }
+    let noted_errors = print_notes(program, &resolved.notes);
     let delay = progress::delay(env.var("SDU_PROGRESS_DELAY_MS"));
     if interactive {
-        let code = browse::run(&browse::config(cfg), program, delay);
+        let status = browse::run(&browse::config(resolved.config), program, delay);
+        // A PATH skipped before the scan fails the run, however it ends.
         return if noted_errors {
-            ExitCode::from(1)
+            ExitStatus::Failure
         } else {
-            code
+            status
         };
     }
-    let display = cfg.walk.progress.clone().map(|p| Display::start(p, delay));
-    if let Some(d) = &display {
-        // Without the handler, Ctrl-C still stops sdu; only the line stays.
-        let _ = cli::signals::clear_progress_on_interrupt(d.clearer());
+    match report(&resolved.config, program, delay) {
+        // A PATH skipped before the scan fails a run that read the rest.
+        ExitStatus::Success if noted_errors => ExitStatus::Failure,
+        status => status,
     }
-    let msgs = match &display {
-        Some(d) => Messages::named(Box::new(d.sink()), program),
-        None => Messages::named(Box::new(io::stderr()), program),
-    };
+}
+
+/// Prints what the command line has sdu say before the scan; whether any
+/// of it is an error (a PATH skipped), which fails the run.
+fn print_notes(program: &str, notes: &[Note]) -> bool {
+    for n in notes {
+        let (Note::Warning(m) | Note::Error(m)) = n;
+        eprintln!("{program}: {m}");
+    }
+    notes.iter().any(|n| matches!(n, Note::Error(_)))
+}
+
+/// Scans and writes the report `cfg` asks for on stdout, with the progress
+/// line from `delay` on when `cfg` has progress shown; the status of the
+/// run: 1 when an entry could not be read, 2 when the run failed.
+fn report(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
+    let display = show_progress(cfg, delay);
+    let msgs = progress::messages(display.as_ref(), program);
     let stdout = io::stdout();
     let mut out = ClearsProgress::new(display, BufWriter::with_capacity(64 * 1024, stdout.lock()));
-    let result = sdu::run(&cfg, &mut out, &msgs);
+    let result = sdu::run(cfg, &mut out, &msgs);
     out.finish_progress();
-    if let Some(t) = &cfg.report.time {
-        for secs in t.take_out_of_range() {
-            eprintln!(
-                "{program}: time {} is out of range",
-                sdu::quote(secs.to_string().as_bytes())
-            );
-        }
-    }
-    let failed = |errors: u64| ExitCode::from(u8::from(errors > 0 || noted_errors));
+    print_times_out_of_range(cfg, program);
     match result {
-        Ok(o) => failed(o.errors),
+        Ok(o) => ExitStatus::failed_if(o.errors > 0),
         // `sdu | head` closing the pipe is not an error; du dies of it.
         Err(sdu::Error::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
             if cfg.rules.du {
                 cli::signals::die_of_sigpipe();
             }
-            failed(msgs.errors())
+            ExitStatus::failed_if(msgs.errors() > 0)
         }
         Err(e) => {
             // Drop what is still buffered rather than try to write it again.
             let _ = out.into_inner().into_parts();
             eprintln!("{program}: {e}");
-            ExitCode::from(2)
+            ExitStatus::Fatal
         }
+    }
+}
+
+/// The progress display, when `cfg` has progress shown, started with its
+/// line cleared on Ctrl-C.
+fn show_progress(cfg: &Config, delay: Duration) -> Option<Display> {
+    let display = Display::start(cfg.walk.progress.clone()?, delay);
+    // Without the handler, Ctrl-C still stops sdu; only the line stays.
+    let _ = cli::signals::clear_progress_on_interrupt(display.clearer());
+    Some(display)
+}
+
+/// du's complaint about each time `--time` could not print.
+fn print_times_out_of_range(cfg: &Config, program: &str) {
+    let Some(t) = &cfg.report.time else {
+        return;
+    };
+    for secs in t.take_out_of_range() {
+        eprintln!(
+            "{program}: time {} is out of range",
+            sdu::quote(secs.to_string().as_bytes())
+        );
     }
 }

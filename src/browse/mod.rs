@@ -15,7 +15,6 @@ mod tty_ioctl;
 pub mod view;
 
 use std::io::{self, IsTerminal, Stdout, Write};
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -32,17 +31,18 @@ use sdu::records::{Ident, Idents, NO_NODE, TOP};
 use sdu::report::SortKey as ReportSort;
 use sdu::{Config, Diagnostic, Messages, Scanned, Scanning, WalkOptions};
 
-use crate::cli::progress::Display;
+use crate::cli::progress::{self, Display};
 use crate::cli::signals;
+use crate::cli::status::ExitStatus;
 use app::{App, Mode, Sort, SortKey};
 use view::Look;
 
 /// Scans as `cfg` says, then browses. `cfg` must keep every entry and the
 /// sets ([`config`]).
-pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
+pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
     if !io::stdout().is_terminal() {
         eprintln!("{program}: --interactive needs a terminal on standard output");
-        return ExitCode::from(2);
+        return ExitStatus::Fatal;
     }
     let browsing = Arc::new(AtomicBool::new(false));
     let mut display = cfg.walk.progress.clone().map(|p| Display::start(p, delay));
@@ -59,10 +59,7 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
             }
         });
     }
-    let msgs = match &display {
-        Some(d) => Messages::named(Box::new(d.sink()), program),
-        None => Messages::named(Box::new(io::stderr()), program),
-    };
+    let msgs = progress::messages(display.as_ref(), program);
     let loaded = load(cfg, &cfg.walk, &msgs);
     if let Some(d) = &mut display {
         d.finish();
@@ -71,7 +68,7 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
         Ok(t) => t,
         Err(e) => {
             eprintln!("{program}: {e}");
-            return ExitCode::from(2);
+            return ExitStatus::Fatal;
         }
     };
     if scanned
@@ -81,7 +78,7 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
         .all(|&r| scanned.tree.is_hidden(r))
     {
         // Every PATH failed: the messages say why.
-        return ExitCode::from(1);
+        return ExitStatus::Failure;
     }
     let first = cfg.report.columns.first().copied().unwrap_or(Figure::Total);
     let sort = Sort {
@@ -99,7 +96,7 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
     install_panic_hook();
     if let Err(e) = tty_ioctl::install() {
         eprintln!("{program}: the terminal: {e}");
-        return ExitCode::from(2);
+        return ExitStatus::Fatal;
     }
     browsing.store(true, Ordering::SeqCst);
     let mut term = match enter() {
@@ -107,7 +104,7 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
         Err(e) => {
             restore();
             eprintln!("{program}: the terminal: {e}");
-            return ExitCode::from(2);
+            return ExitStatus::Fatal;
         }
     };
     // Keys typed during the scan are not for the browser.
@@ -195,12 +192,12 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitCode {
     }
     if let End::Terminal(e) = result {
         eprintln!("{program}: the terminal: {e}");
-        return ExitCode::from(2);
+        return ExitStatus::Fatal;
     }
     if interrupted {
-        return ExitCode::from(130);
+        return ExitStatus::Interrupted;
     }
-    ExitCode::from(u8::from(failed || msgs.errors() + rescan_msgs.errors() > 0))
+    ExitStatus::failed_if(failed || msgs.errors() + rescan_msgs.errors() > 0)
 }
 
 /// Runs the deletion on a thread of its own while this one reads the keys:

@@ -11,8 +11,11 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use sdu::figures::Figure;
 
+use super::arg_id::ArgId;
 use super::getopt::{self, Given, Scan};
 use super::help::after_help;
+use super::status::ExitStatus;
+use super::usage::UsageError;
 
 /// Summarize disk usage, counting shared (reflinked, snapshotted,
 /// deduplicated) data once.
@@ -79,7 +82,7 @@ pub struct Cli {
     #[arg(
         long,
         value_name = "SIZE",
-        conflicts_with_all = ["du", "tree"],
+        conflicts_with_all = [ArgId::Du, ArgId::Tree],
         help_heading = "Which entries to print"
     )]
     pub to_free: Option<String>,
@@ -174,7 +177,7 @@ pub struct Cli {
     pub sort: Option<SortBy>,
 
     /// Print an indented tree with a bar per entry, largest first
-    #[arg(long, conflicts_with_all = ["json", "du", "null"], help_heading = "Output")]
+    #[arg(long, conflicts_with_all = [ArgId::Json, ArgId::Du, ArgId::Null], help_heading = "Output")]
     pub tree: bool,
 
     /// Print only FIGURE in du's own format, SIZE<TAB>PATH, with du's units
@@ -183,7 +186,7 @@ pub struct Cli {
         long,
         value_name = "FIGURE",
         value_parser = figure_parser(),
-        conflicts_with = "json",
+        conflicts_with = ArgId::Json,
         help_heading = "Output"
     )]
     pub du: Option<Figure>,
@@ -213,7 +216,7 @@ pub struct Cli {
     #[arg(
         short = 'i',
         long,
-        conflicts_with_all = ["json", "du", "tree", "to_free", "null"],
+        conflicts_with_all = [ArgId::Json, ArgId::Du, ArgId::Tree, ArgId::ToFree, ArgId::Null],
         help_heading = "Output"
     )]
     pub interactive: bool,
@@ -276,7 +279,7 @@ pub struct Cli {
     #[arg(
         long,
         value_name = "FILE",
-        conflicts_with_all = ["import", "to_free"],
+        conflicts_with_all = [ArgId::Import, ArgId::ToFree],
         help_heading = "Saved scans"
     )]
     pub export: Option<OsString>,
@@ -288,7 +291,7 @@ pub struct Cli {
     #[arg(
         long,
         value_name = "FILE",
-        conflicts_with_all = ["one_file_system", "dereference", "dereference_args", "dereference_args_h", "count_links", "exclude", "exclude_from", "files0_from"],
+        conflicts_with_all = [ArgId::OneFileSystem, ArgId::Dereference, ArgId::DereferenceArgs, ArgId::DereferenceArgsH, ArgId::CountLinks, ArgId::Exclude, ArgId::ExcludeFrom, ArgId::Files0From],
         help_heading = "Saved scans"
     )]
     pub import: Option<OsString>,
@@ -322,6 +325,14 @@ pub struct Cli {
     /// sdu was run under the name `du`.
     #[arg(skip)]
     pub invoked_as_du: bool,
+}
+
+impl Cli {
+    /// du's mode: run as `du`, or `--du FIGURE` given. du's counting
+    /// rules, texts and exit statuses go with it.
+    pub fn du_mode(&self) -> bool {
+        self.invoked_as_du || self.du.is_some()
+    }
 }
 
 /// Which symlinks to follow (du's -P, -H/-D, -L).
@@ -401,19 +412,49 @@ fn sort_parser() -> impl TypedValueParser<Value = SortBy> {
     })
 }
 
-/// What stops the parse: getopt's messages (du's texts), or clap's error
-/// (which also carries `--help` and `--version`).
+/// Why the command line ends the run before anything is read.
 #[derive(Debug)]
-pub enum ParseError {
-    /// getopt's complaints, in order, without the program name
-    /// (`unrecognized option '--foo'`).
-    Getopt(Vec<String>),
+pub enum Stop {
+    /// clap has its say, with its status: `--help` or `--version` (0), or,
+    /// in sdu's own mode, an error in clap's words (2).
     Clap(clap::Error),
+    /// A usage error in du's words and with du's status, under the name
+    /// `du` or with `--du` (`du`); or getopt's words in sdu's own mode
+    /// when clap found nothing to refuse.
+    Usage {
+        /// The messages.
+        error: UsageError,
+        /// du's texts and status.
+        du: bool,
+    },
 }
 
-/// Parses `args` (the program name first). `du`: run under the name du,
-/// whose abbreviations of long options are resolved among du's first.
-pub fn parse_from<I, T>(args: I, du: bool) -> Result<Cli, ParseError>
+impl Stop {
+    /// Prints what stops the run (clap's text as clap prints it, a usage
+    /// error after `program:`) and gives the status to end with.
+    pub fn report(self, program: &str) -> ExitStatus {
+        match self {
+            Stop::Clap(e) => {
+                let _ = e.print();
+                if e.use_stderr() {
+                    ExitStatus::Fatal
+                } else {
+                    ExitStatus::Success
+                }
+            }
+            Stop::Usage { error, du } => error.report(program, du),
+        }
+    }
+}
+
+/// Reads the command line (the program name first): getopt reads it once,
+/// clap parses what getopt hands back. `du`: run under the name du, whose
+/// abbreviations of long options are resolved among du's first.
+///
+/// # Errors
+/// [`Stop`]: help, the version, or a usage error, each in the words of
+/// the mode asked for (du's when run as du or with `--du`, else clap's).
+pub fn parse_from<I, T>(args: I, du: bool) -> Result<Cli, Stop>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -421,34 +462,68 @@ where
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
     let cmd = Cli::command();
     let scan = getopt::scan(&cmd, &args, du);
-    if !scan.errors.is_empty() {
-        return Err(ParseError::Getopt(scan.errors));
+    // `--du FIGURE` asks for du's texts too, even when its value is missing.
+    let du_texts =
+        du || scan.given.iter().any(|g| g.id == ArgId::Du) || scan.lacking == Some(ArgId::Du);
+    if !scan.errors.is_empty() && du_texts {
+        return Err(Stop::Usage {
+            error: UsageError {
+                lines: scan.errors,
+                try_help: true,
+            },
+            du: true,
+        });
     }
-    let matches = cmd
-        .try_get_matches_from(&scan.args)
-        .map_err(ParseError::Clap)?;
-    let mut cli = Cli::from_arg_matches(&matches).map_err(ParseError::Clap)?;
+    let stop = |e| clap_stop(e, du_texts);
+    let matches = cmd.try_get_matches_from(&scan.args).map_err(stop)?;
+    if !scan.errors.is_empty() {
+        // clap took the refused argument: getopt's words, then.
+        return Err(Stop::Usage {
+            error: UsageError {
+                lines: scan.errors,
+                try_help: true,
+            },
+            du: false,
+        });
+    }
+    let mut cli = Cli::from_arg_matches(&matches).map_err(stop)?;
     cli.units = unit_flags(&scan);
-    cli.deref = scan
-        .given
-        .iter()
-        .rev()
-        .find_map(|g| match g.id.as_str() {
-            "dereference" => Some(Deref::All),
-            "dereference_args" | "dereference_args_h" => Some(Deref::Args),
-            "no_dereference" => Some(Deref::None),
-            _ => None,
-        })
-        .unwrap_or_default();
+    cli.deref = deref(&scan.given);
     cli.given = scan.given;
     cli.invoked_as_du = du;
     Ok(cli)
 }
 
-/// clap's error for the command line as given, for sdu's own mode when
-/// getopt refused it (an unknown option, a missing value).
-pub fn clap_error(args: &[OsString]) -> Option<clap::Error> {
-    Cli::command().try_get_matches_from(args).err()
+/// clap's error as the mode words it: clap's own in sdu's mode; in du's,
+/// its first line (without `error: `), as a usage error.
+fn clap_stop(e: clap::Error, du_texts: bool) -> Stop {
+    if !du_texts || !e.use_stderr() {
+        return Stop::Clap(e);
+    }
+    let text = e.to_string();
+    let line = text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim_start_matches("error: ");
+    Stop::Usage {
+        error: UsageError::usage(line),
+        du: true,
+    }
+}
+
+/// How symlinks are followed: the last of -L, -P, -H and -D given.
+fn deref(given: &[Given]) -> Deref {
+    given
+        .iter()
+        .rev()
+        .find_map(|g| match g.id {
+            ArgId::Dereference => Some(Deref::All),
+            ArgId::DereferenceArgs | ArgId::DereferenceArgsH => Some(Deref::Args),
+            ArgId::NoDereference => Some(Deref::None),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// The unit flags of the command line in the order they were given.
@@ -456,13 +531,13 @@ fn unit_flags(scan: &Scan) -> Vec<UnitFlag> {
     scan.given
         .iter()
         .filter_map(|g| {
-            Some(match g.id.as_str() {
-                "human_readable" => UnitFlag::Human,
-                "si" => UnitFlag::Si,
-                "kibibytes" => UnitFlag::Kibibytes,
-                "mebibytes" => UnitFlag::Mebibytes,
-                "bytes" => UnitFlag::Bytes,
-                "block_size" => UnitFlag::BlockSize {
+            Some(match g.id {
+                ArgId::HumanReadable => UnitFlag::Human,
+                ArgId::Si => UnitFlag::Si,
+                ArgId::Kibibytes => UnitFlag::Kibibytes,
+                ArgId::Mebibytes => UnitFlag::Mebibytes,
+                ArgId::Bytes => UnitFlag::Bytes,
+                ArgId::BlockSize => UnitFlag::BlockSize {
                     spelled: g.spelled.clone(),
                     size: g.value.as_ref()?.to_string_lossy().into_owned(),
                 },
@@ -475,6 +550,7 @@ fn unit_flags(scan: &Scan) -> Vec<UnitFlag> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::error::ErrorKind;
 
     #[test]
     fn unit_flags_keep_their_order() {
@@ -550,7 +626,46 @@ mod tests {
         assert_eq!(parse(&["--time=ctime"]).time.as_deref(), Some("ctime"));
         let e = parse_from(["du", "--foo", "-q"], true).unwrap_err();
         assert!(
-            matches!(&e, ParseError::Getopt(m) if m == &["unrecognized option '--foo'", "invalid option -- 'q'"]),
+            matches!(&e, Stop::Usage { error, du: true } if error.lines == ["unrecognized option '--foo'", "invalid option -- 'q'"]),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn what_stops_the_run_speaks_as_the_mode_asks() {
+        let du_usage = |args: &[&str], du: bool| match parse_from(args.iter().copied(), du) {
+            Err(Stop::Usage { error, du: true }) => error.lines,
+            other => panic!("{args:?}: {other:?}"),
+        };
+        // `--du` asks for du's texts, even when its value is missing.
+        assert_eq!(
+            du_usage(&["sdu", "--du"], false),
+            ["option '--du' requires an argument"]
+        );
+        assert_eq!(
+            du_usage(&["sdu", "--du", "total", "--sort", "x"], false),
+            ["invalid value 'x' for '--sort <FIGURE>'"]
+        );
+        assert_eq!(du_usage(&["du", "-q"], true), ["invalid option -- 'q'"]);
+        // sdu's own mode: clap's words, for getopt's refusal.
+        for (args, kind) in [
+            (
+                &["sdu", "--max", "1", "--foo"][..],
+                ErrorKind::UnknownArgument,
+            ),
+            (&["sdu", "--to"], ErrorKind::UnknownArgument),
+            (&["sdu", "--all=1"], ErrorKind::TooManyValues),
+            (&["sdu", "-t"], ErrorKind::InvalidValue),
+            (&["sdu", "--he", "--foo"], ErrorKind::DisplayHelp),
+        ] {
+            match parse_from(args.iter().copied(), false) {
+                Err(Stop::Clap(e)) => assert_eq!(e.kind(), kind, "{args:?}: {e}"),
+                other => panic!("{args:?}: {other:?}"),
+            }
+        }
+        let e = parse_from(["sdu", "--max", "1", "--foo"], false).unwrap_err();
+        assert!(
+            matches!(&e, Stop::Clap(e) if e.to_string().starts_with("error: unexpected argument '--foo' found")),
             "{e:?}"
         );
     }

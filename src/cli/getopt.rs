@@ -5,16 +5,22 @@
 //! `du: option requires an argument -- 't'`), which scripts and
 //! coreutils' tests compare byte for byte.
 //!
-//! [`scan`] takes the options from clap's [`Command`], so there is one list
-//! of them, and gives back the arguments spelled out in full (every option
-//! as `--name=VALUE` or `-c`, then `--`, then the operands) for clap to
-//! parse, plus each option as it was spelled, for the messages that name
-//! it (`invalid -t argument` or `invalid --threshold argument`).
+//! [`scan`] is the one pass over the command line. It takes the options
+//! from clap's [`Command`], so there is one list of them, and gives back
+//! what clap needs: the arguments spelled out in full (every option as
+//! `--name=VALUE` or `-c`, then `--`, then the operands), or, when it
+//! refused an argument, what came before it and the refused argument as
+//! typed, so that clap words the refusal in sdu's own mode. With them come
+//! each option as it was spelled, for the messages that name it (`invalid
+//! -t argument` or `invalid --threshold argument`), and getopt's own
+//! messages, for du's mode.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 use clap::Command;
+
+use super::arg_id::ArgId;
 
 /// du's long options, in du's order (`long_options` in du.c): in du mode an
 /// abbreviation is resolved among these first, so that sdu's own options
@@ -60,7 +66,7 @@ enum Takes {
 /// One option of the command.
 #[derive(Debug)]
 struct Opt {
-    id: String,
+    id: ArgId,
     long: Option<String>,
     short: Option<char>,
     takes: Takes,
@@ -69,8 +75,8 @@ struct Opt {
 /// One option as given on the command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Given {
-    /// clap's id of the argument.
-    pub id: String,
+    /// Which argument of the command it is.
+    pub id: ArgId,
     /// As spelled in messages: `-t`, or `--threshold` (in full, even when
     /// abbreviated, as getopt does).
     pub spelled: String,
@@ -80,20 +86,26 @@ pub struct Given {
 /// The command line, read.
 #[derive(Debug, Default)]
 pub struct Scan {
-    /// The arguments for clap: the program name, the options in full, `--`,
-    /// the operands.
+    /// The arguments for clap, the program name first. When getopt took
+    /// them all: the options in full, `--`, the operands. When it refused
+    /// one: the options (in full) and operands before it, in their order,
+    /// then the refused argument as typed, on which clap fails with its
+    /// own words for it.
     pub args: Vec<OsString>,
     /// The options in the order given.
     pub given: Vec<Given>,
     /// getopt's messages, without the program name (`unrecognized option
     /// '--foo'`); getopt goes on after each, and du then fails.
     pub errors: Vec<String>,
+    /// The option that ended the command line without the value it takes
+    /// (`--du` last): refused, and not in `given`.
+    pub lacking: Option<ArgId>,
 }
 
 #[cfg(test)]
 impl Scan {
     /// The options given with this id, in order.
-    pub fn of<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a Given> + 'a {
+    pub fn of(&self, id: ArgId) -> impl Iterator<Item = &Given> {
         self.given.iter().filter(move |g| g.id == id)
     }
 }
@@ -110,7 +122,7 @@ fn options(cmd: &Command) -> Vec<Opt> {
                 Takes::Required
             };
             Opt {
-                id: a.get_id().to_string(),
+                id: ArgId::of(a.get_id()).expect("an argument of Cli"),
                 long: a.get_long().map(str::to_owned),
                 short: a.get_short(),
                 takes,
@@ -119,51 +131,125 @@ fn options(cmd: &Command) -> Vec<Opt> {
         .collect()
 }
 
+/// Where the pieces of the command line were, for what clap is handed.
+#[derive(Default)]
+struct Places {
+    /// For each option of [`Scan::given`]: the index in the arguments of
+    /// the one it came from, and whether its value was the next argument.
+    options: Vec<(usize, bool)>,
+    /// The operands, with their indexes.
+    operands: Vec<(usize, OsString)>,
+    /// The index of the first argument refused.
+    refused: Option<usize>,
+}
+
 /// Reads `args` (the program name first) as getopt_long would, with the
 /// options of `cmd`. `du` resolves abbreviations among [`DU_LONGS`] first.
 pub fn scan(cmd: &Command, args: &[OsString], du: bool) -> Scan {
     let opts = options(cmd);
     let mut scan = Scan::default();
-    scan.args
-        .push(args.first().cloned().unwrap_or_else(|| "sdu".into()));
-    let mut operands = Vec::new();
+    let mut places = Places::default();
     let mut i = 1;
     while i < args.len() {
-        let arg = args[i].as_bytes();
+        let at = i;
+        let arg = args[at].as_bytes();
         i += 1;
         if arg == b"--" {
-            operands.extend(args[i..].iter().cloned());
+            places
+                .operands
+                .extend((i..args.len()).map(|j| (j, args[j].clone())));
             break;
         }
+        let errors = scan.errors.len();
         if let Some(rest) = arg.strip_prefix(b"--") {
             long_option(&opts, rest, du, args, &mut i, &mut scan);
         } else if arg.len() > 1 && arg[0] == b'-' {
             short_options(&opts, &arg[1..], args, &mut i, &mut scan);
         } else {
-            operands.push(args[i - 1].clone());
+            places.operands.push((at, args[at].clone()));
+        }
+        // Only the last option of an argument can take the next as value.
+        let new = scan.given.len() - places.options.len();
+        places
+            .options
+            .extend((1..=new).map(|k| (at, k == new && i > at + 1)));
+        if places.refused.is_none() && scan.errors.len() > errors {
+            places.refused = Some(at);
         }
     }
-    for g in &scan.given {
-        let o = opts
-            .iter()
-            .find(|o| o.id == g.id)
-            .expect("an option of cmd");
-        let mut a = match (&o.long, o.short) {
-            (Some(l), _) => format!("--{l}").into_bytes(),
-            (None, Some(c)) => format!("-{c}").into_bytes(),
-            (None, None) => continue,
-        };
-        if let Some(v) = &g.value {
-            if o.long.is_some() {
-                a.push(b'=');
-            }
-            a.extend_from_slice(v.as_bytes());
-        }
-        scan.args.push(OsString::from_vec(a));
-    }
-    scan.args.push("--".into());
-    scan.args.extend(operands);
+    scan.args = for_clap(&opts, args, &scan.given, places);
     scan
+}
+
+/// What clap parses ([`Scan::args`]), from the options `given` and where
+/// they and the operands were in `args`.
+fn for_clap(opts: &[Opt], args: &[OsString], given: &[Given], places: Places) -> Vec<OsString> {
+    let opt = |g: &Given| {
+        opts.iter()
+            .find(|o| o.id == g.id)
+            .expect("an option of cmd")
+    };
+    let mut clap = vec![args.first().cloned().unwrap_or_else(|| "sdu".into())];
+    let Some(r) = places.refused else {
+        clap.extend(
+            given
+                .iter()
+                .map(|g| spelled_out(opt(g), g.value.as_deref())),
+        );
+        clap.push("--".into());
+        clap.extend(places.operands.into_iter().map(|(_, o)| o));
+        return clap;
+    };
+    let mut before: Vec<(usize, Vec<OsString>)> = given
+        .iter()
+        .zip(places.options)
+        .filter(|&(_, (at, _))| at < r)
+        .map(|(g, (at, next))| (at, shaped_as_typed(opt(g), g.value.as_deref(), next)))
+        .collect();
+    before.extend(
+        places
+            .operands
+            .into_iter()
+            .filter(|&(at, _)| at < r)
+            .map(|(at, o)| (at, vec![o])),
+    );
+    // Stable: the options of one cluster keep their order.
+    before.sort_by_key(|&(at, _)| at);
+    clap.extend(before.into_iter().flat_map(|(_, a)| a));
+    clap.push(args[r].clone());
+    clap
+}
+
+/// Option `o` with `value` for clap before a refused argument: spelled in
+/// full, its value a separate argument when it was typed so (`next`) and
+/// clap can read it so (it is not a `-x`, which clap takes for an option).
+/// clap then reads these arguments as it reads them typed: a value typed
+/// apart waits, and clap drops it unchecked on meeting the refused
+/// argument, whose refusal is then what it words.
+fn shaped_as_typed(o: &Opt, value: Option<&OsStr>, next: bool) -> Vec<OsString> {
+    match value {
+        Some(v) if next && !(v.len() > 1 && v.as_bytes()[0] == b'-') => {
+            vec![spelled_out(o, None), v.to_owned()]
+        }
+        _ => vec![spelled_out(o, value)],
+    }
+}
+
+/// Option `o` with `value` as clap reads it unambiguously: `--name=VALUE`,
+/// `--name`, or `-c` for an option with no long name.
+fn spelled_out(o: &Opt, value: Option<&OsStr>) -> OsString {
+    let mut a = match (&o.long, o.short) {
+        (Some(l), _) => format!("--{l}").into_bytes(),
+        (None, Some(c)) => format!("-{c}").into_bytes(),
+        (None, None) => unreachable!("an option has a long or a short name"),
+    };
+    if let Some(v) = value {
+        if o.long.is_some() {
+            a.push(b'=');
+        }
+        a.extend_from_slice(v.as_bytes());
+    }
+    OsString::from_vec(a)
 }
 
 /// `--name`, `--name=value`, `--abbrev...` (`rest` is after the `--`).
@@ -233,12 +319,13 @@ fn long_option(
             None => {
                 scan.errors
                     .push(format!("option '{full}' requires an argument"));
+                scan.lacking = Some(o.id);
                 return;
             }
         },
     };
     scan.given.push(Given {
-        id: o.id.clone(),
+        id: o.id,
         spelled: full,
         value,
     });
@@ -255,7 +342,7 @@ fn short_options(opts: &[Opt], cluster: &[u8], args: &[OsString], i: &mut usize,
         let spelled = format!("-{c}");
         if o.takes != Takes::Required {
             scan.given.push(Given {
-                id: o.id.clone(),
+                id: o.id,
                 spelled,
                 value: None,
             });
@@ -270,10 +357,11 @@ fn short_options(opts: &[Opt], cluster: &[u8], args: &[OsString], i: &mut usize,
         } else {
             scan.errors
                 .push(format!("option requires an argument -- '{c}'"));
+            scan.lacking = Some(o.id);
             return;
         };
         scan.given.push(Given {
-            id: o.id.clone(),
+            id: o.id,
             spelled,
             value: Some(value),
         });
@@ -316,7 +404,7 @@ mod tests {
                     .action(ArgAction::SetTrue),
             )
             .arg(
-                Arg::new("deref_args")
+                Arg::new("dereference_args")
                     .short('D')
                     .long("dereference-args")
                     .action(ArgAction::SetTrue),
@@ -374,7 +462,7 @@ mod tests {
             ]
         );
         assert!(s.errors.is_empty(), "{:?}", s.errors);
-        let t: Vec<&str> = s.of("threshold").map(|g| g.spelled.as_str()).collect();
+        let t: Vec<&str> = s.of(ArgId::Threshold).map(|g| g.spelled.as_str()).collect();
         assert_eq!(t, ["-t", "--threshold"]);
         // -ct: -t lacks its value; with one, even `--` is it.
         assert_eq!(
@@ -385,6 +473,28 @@ mod tests {
             spelled(&run(&["-ct", "--"], true)),
             ["du", "--total", "--threshold=--", "--"]
         );
+    }
+
+    #[test]
+    fn a_refusal_hands_clap_what_came_before_and_the_refused_argument() {
+        // Before it: options in full, a value typed apart kept apart,
+        // operands in place; after it, nothing.
+        assert_eq!(
+            spelled(&run(
+                &["x", "-a", "--thr", "5", "y", "--foo", "z", "-q"],
+                false
+            )),
+            ["du", "x", "--all", "--threshold", "5", "y", "--foo"]
+        );
+        // The refused cluster as typed; a value clap would take for an
+        // option is joined to its option.
+        assert_eq!(
+            spelled(&run(&["-t", "-0", "-ac", "-aqa", "-c"], false)),
+            ["du", "--threshold=-0", "--all", "--total", "-aqa"]
+        );
+        let s = run(&["-c", "--thr"], false);
+        assert_eq!(spelled(&s), ["du", "--total", "--thr"]);
+        assert_eq!(s.lacking, Some(ArgId::Threshold));
     }
 
     #[test]

@@ -7,7 +7,6 @@
 //! examples both show come from [`super::help`].
 
 use std::io::{self, Write};
-use std::process::ExitCode;
 
 use clap::CommandFactory;
 use clap_complete::Shell;
@@ -16,9 +15,10 @@ use clap_mangen::roff::{Roff, bold, roman};
 
 use super::args::{Cli, Generate};
 use super::help::EXAMPLES;
+use super::status::ExitStatus;
 
 /// `--generate KIND`: the man page or a completion script on stdout.
-pub fn generate(kind: Generate) -> ExitCode {
+pub fn generate(kind: Generate) -> ExitStatus {
     let mut cmd = Cli::command();
     let mut buf = Vec::new();
     let shell = match kind {
@@ -34,11 +34,11 @@ pub fn generate(kind: Generate) -> ExitCode {
         None => man_page(cmd, &mut buf).expect("writing to a Vec"),
     }
     match io::stdout().lock().write_all(&buf) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Ok(()) => ExitStatus::Success,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitStatus::Success,
         Err(e) => {
             eprintln!("sdu: write error: {e}");
-            ExitCode::from(2)
+            ExitStatus::Fatal
         }
     }
 }

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
-use sdu::Progress;
+use sdu::{Messages, Progress};
 
 /// How often the line is redrawn: often enough to look alive, rarely
 /// enough to cost nothing (the walker never waits for the display).
@@ -94,6 +94,15 @@ impl Display {
         Sink {
             bar: self.bar.clone(),
         }
+    }
+}
+
+/// The messages of a run, after `program:`: through `display`'s
+/// [`Display::sink`] when there is one, else straight to stderr.
+pub fn messages(display: Option<&Display>, program: &'static str) -> Messages {
+    match display {
+        Some(d) => Messages::named(Box::new(d.sink()), program),
+        None => Messages::named(Box::new(io::stderr()), program),
     }
 }
 

@@ -5,12 +5,11 @@
 //! defaults and precedence can be tested here without running sdu.
 
 use std::ffi::{OsStr, OsString};
-use std::fmt;
 use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::sync::Arc;
 
-use sdu::figures::Figure;
+use sdu::figures::{Figure, TimeField};
 use sdu::glob::Excludes;
 use sdu::report::{Format, SortKey};
 use sdu::timefmt::{self, TimeFormat};
@@ -19,8 +18,10 @@ use sdu::units::{
 };
 use sdu::{Config, Progress, ReportOptions, WalkOptions, quote};
 
+use super::arg_id::ArgId;
 use super::args::{Cli, ColorWhen, Deref, SortBy, UnitFlag};
 use super::du;
+use super::usage::UsageError;
 
 /// Looks up an environment variable by name: `None` when it is unset.
 pub type Lookup = Box<dyn Fn(&str) -> Option<OsString>>;
@@ -70,46 +71,6 @@ impl Env {
     }
 }
 
-/// A command line that makes no sense: each line is printed after the
-/// program name (`sdu: `, `du: `; a line may hold a newline, after which
-/// the text goes on unprefixed, as du's do), then, when `try_help`, the
-/// pointer to `--help`. sdu exits 2, du 1.
-#[derive(Debug, PartialEq, Eq)]
-pub struct UsageError {
-    pub lines: Vec<String>,
-    pub try_help: bool,
-}
-
-impl UsageError {
-    /// One line, and the pointer to `--help`.
-    fn usage(line: impl Into<String>) -> UsageError {
-        UsageError {
-            lines: vec![line.into()],
-            try_help: true,
-        }
-    }
-
-    /// One line, without the pointer (du's `die` and `xstrtol_fatal`).
-    fn fatal(line: impl Into<String>) -> UsageError {
-        UsageError {
-            lines: vec![line.into()],
-            try_help: false,
-        }
-    }
-}
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.lines.join("\n"))
-    }
-}
-
-impl From<String> for UsageError {
-    fn from(s: String) -> Self {
-        UsageError::usage(s)
-    }
-}
-
 /// A message printed before the run, which goes on.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Note {
@@ -136,7 +97,7 @@ const KIB: Unit = Unit::Blocks {
 
 /// How option `id` was spelled the last time it was given (`-t`,
 /// `--threshold`), for du's messages about its value.
-fn spelled<'a>(cli: &'a Cli, id: &str, value: &str) -> &'a str {
+fn spelled<'a>(cli: &'a Cli, id: ArgId, value: &str) -> &'a str {
     cli.given
         .iter()
         .rev()
@@ -144,23 +105,83 @@ fn spelled<'a>(cli: &'a Cli, id: &str, value: &str) -> &'a str {
         .map_or("", |g| g.spelled.as_str())
 }
 
+/// The values of the flags, each checked: what resolving reads from the
+/// flags and the files they name, and where it can fail.
+struct Checked {
+    max_depth: Option<u32>,
+    excludes: Vec<Vec<u8>>,
+    unit: Option<Unit>,
+    threshold: Option<i64>,
+    time: Option<(TimeField, TimeFormat)>,
+    min_size: Option<u64>,
+    to_free: Option<u64>,
+    roots: Vec<Vec<u8>>,
+}
+
 /// Resolves the flags into a [`Config`]. When progress is to be shown,
 /// `walk.progress` holds the counters for the display to read.
+///
+/// # Errors
+/// The first usage error, in the order du finds them (every bad
+/// `--max-depth` and unreadable `--exclude-from` file together).
 pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
-    let du_mode = cli.invoked_as_du || cli.du.is_some();
+    let du_mode = cli.du_mode();
     if cli.invoked_as_du && cli.du.is_none() && !cli.json && !cli.tree {
         cli.du = Some(Figure::Total);
     }
-    let mut notes = Vec::new();
-    // du reports every bad --max-depth, then fails.
-    let mut depth_errors = Vec::new();
+    let (max_depth, excludes) = depth_and_excludes(&cli, env)?;
+    let unit = unit(&cli)?;
+    let threshold = threshold(&cli)?;
+    let time = time(&cli, env)?;
+    check_summarize(&cli, max_depth, du_mode)?;
+    let mut notes = warnings(&cli, max_depth, du_mode);
+    let min_size = cli.min_size.as_deref().map(parse_size).transpose()?;
+    let to_free = cli.to_free.as_deref().map(parse_size).transpose()?;
+    let roots = roots(&mut cli, env, du_mode, &mut notes)?;
+    let checked = Checked {
+        max_depth,
+        excludes,
+        unit,
+        threshold,
+        time,
+        min_size,
+        to_free,
+        roots,
+    };
+    let config = config(cli, env, du_mode, checked);
+    Ok(Resolved { config, notes })
+}
+
+/// `--max-depth` and the patterns to exclude. du reports every bad depth
+/// and every file it cannot read, then fails.
+fn depth_and_excludes(cli: &Cli, env: &Env) -> Result<(Option<u32>, Vec<Vec<u8>>), UsageError> {
+    let mut errors = Vec::new();
+    let max_depth = max_depth(cli, &mut errors);
+    let excludes = excludes(cli, env, &mut errors);
+    if !errors.is_empty() {
+        return Err(UsageError {
+            lines: errors,
+            try_help: true,
+        });
+    }
+    Ok((max_depth, excludes))
+}
+
+/// `--max-depth`, the last one given; each bad one adds to `errors`.
+fn max_depth(cli: &Cli, errors: &mut Vec<String>) -> Option<u32> {
     let mut max_depth = None;
     for d in &cli.max_depth {
         match parse_count(d).ok().and_then(|v| u32::try_from(v).ok()) {
             Some(v) => max_depth = Some(v),
-            None => depth_errors.push(format!("invalid maximum depth {}", quote(d.as_bytes()))),
+            None => errors.push(format!("invalid maximum depth {}", quote(d.as_bytes()))),
         }
     }
+    max_depth
+}
+
+/// The patterns of `--exclude` and of the `--exclude-from` files; each
+/// file that cannot be read adds to `errors`.
+fn excludes(cli: &Cli, env: &Env, errors: &mut Vec<String>) -> Vec<Vec<u8>> {
     let mut excludes: Vec<Vec<u8>> = cli
         .exclude
         .iter()
@@ -170,49 +191,51 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
     for file in &cli.exclude_from {
         match (env.read)(Some(file)) {
             Ok(data) => excludes.extend(du::exclude_patterns(&data)),
-            Err(e) => depth_errors.push(format!(
+            Err(e) => errors.push(format!(
                 "{}: {}",
                 du::quotef(file.as_bytes()),
                 du::strerror(&e)
             )),
         }
     }
-    if !depth_errors.is_empty() {
-        return Err(UsageError {
-            lines: depth_errors,
-            try_help: true,
-        });
-    }
-    let unit = unit(&cli)?;
+    excludes
+}
+
+/// `--threshold`, the last one given; each is checked, as du does.
+fn threshold(cli: &Cli) -> Result<Option<i64>, UsageError> {
     let mut threshold = None;
     for t in &cli.threshold {
-        let option = spelled(&cli, "threshold", t);
+        let option = spelled(cli, ArgId::Threshold, t);
         let v = parse_threshold(t).map_err(|e| UsageError::fatal(e.message(option, t)))?;
         if v == 0 && t.starts_with('-') {
             return Err(UsageError::fatal("invalid --threshold argument '-0'"));
         }
         threshold = Some(v);
     }
-    let time = cli.time.as_deref().map(du::time_field).transpose()?;
-    let time_format = match time {
-        Some(_) => {
-            let style = env.var("TIME_STYLE");
-            let style = style.as_ref().and_then(|s| s.to_str());
-            let format = du::time_format(cli.time_style.as_deref(), style)?;
-            let tz = env.var("TZ");
-            let zone = timefmt::zone(tz.as_ref().map(|t| t.to_string_lossy()).as_deref());
-            Some(TimeFormat::new(&format, zone))
-        }
-        None => None,
+    Ok(threshold)
+}
+
+/// `--time[=WORD]`: the time shown, and how it is printed (`--time-style`,
+/// else `TIME_STYLE`, in the zone `TZ` names).
+fn time(cli: &Cli, env: &Env) -> Result<Option<(TimeField, TimeFormat)>, UsageError> {
+    let Some(word) = cli.time.as_deref() else {
+        return Ok(None);
     };
+    let field = du::time_field(word)?;
+    let style = env.var("TIME_STYLE");
+    let style = style.as_ref().and_then(|s| s.to_str());
+    let format = du::time_format(cli.time_style.as_deref(), style)?;
+    let tz = env.var("TZ");
+    let zone = timefmt::zone(tz.as_ref().map(|t| t.to_string_lossy()).as_deref());
+    Ok(Some((field, TimeFormat::new(&format, zone))))
+}
+
+/// `-s` with `-a`, or with a `--max-depth` above 0: an error, in du's
+/// words in du's mode.
+fn check_summarize(cli: &Cli, max_depth: Option<u32>, du_mode: bool) -> Result<(), UsageError> {
     if cli.summarize && cli.all {
         return Err(UsageError::usage(
             "cannot both summarize and show all entries",
-        ));
-    }
-    if cli.summarize && max_depth == Some(0) && du_mode {
-        notes.push(Note::Warning(
-            "warning: summarizing is the same as using --max-depth=0".into(),
         ));
     }
     if let Some(d) = max_depth.filter(|&d| cli.summarize && d > 0) {
@@ -222,109 +245,54 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
             format!("summarizing (-s) conflicts with --max-depth={d}")
         }));
     }
-    let apparent = cli.apparent_size || cli.bytes;
-    if cli.inodes && apparent && du_mode {
+    Ok(())
+}
+
+/// du's warnings about flags that do nothing together (in du's mode).
+fn warnings(cli: &Cli, max_depth: Option<u32>, du_mode: bool) -> Vec<Note> {
+    let mut notes = Vec::new();
+    if cli.summarize && max_depth == Some(0) && du_mode {
+        notes.push(Note::Warning(
+            "warning: summarizing is the same as using --max-depth=0".into(),
+        ));
+    }
+    if cli.inodes && (cli.apparent_size || cli.bytes) && du_mode {
         notes.push(Note::Warning(
             "warning: options --apparent-size and -b are ineffective with --inodes".into(),
         ));
     }
-    // `total` is the apparent size under `--apparent-size`, as du's single
-    // figure is; under `--inodes` du's figure is the inode count.
-    let inodes = cli.inodes;
-    let figure = |f: Figure| match f {
-        Figure::Total if inodes && du_mode => Figure::Inodes,
-        Figure::Total if apparent => Figure::Apparent,
-        f => f,
+    notes
+}
+
+/// The [`Config`] of the flags, their values checked.
+fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
+    let total = total_means(&cli, du_mode);
+    let (time, time_format) = c.time.unzip();
+    let report = ReportOptions {
+        format: format(&cli, total),
+        max_depth: if cli.summarize { Some(0) } else { c.max_depth },
+        unit: c
+            .unit
+            .or_else(|| env_unit(env))
+            .unwrap_or_else(|| default_unit(cli.du.is_some(), env)),
+        columns: columns(total, cli.inodes && !du_mode),
+        header: !cli.no_header && !cli.null,
+        null: cli.null,
+        grand_total: cli.total,
+        sort: cli.sort.map(|s| match s {
+            SortBy::Name => SortKey::Name,
+            SortBy::Figure(f) => SortKey::Size(as_meant(f, total)),
+        }),
+        top: cli.top,
+        min_size: c.min_size,
+        threshold: c.threshold,
+        time: time_format,
+        color: color(cli.color, env),
+        quote_names: env.stdout_terminal,
     };
-    let min_size = cli.min_size.as_deref().map(parse_size).transpose()?;
-    let to_free = cli.to_free.as_deref().map(parse_size).transpose()?;
-    let sort = cli.sort.map(|s| match s {
-        SortBy::Name => SortKey::Name,
-        SortBy::Figure(f) => SortKey::Size(figure(f)),
-    });
-    // The NO_COLOR convention: a flag asking for colour beats the variable.
-    let color = match cli.color {
-        ColorWhen::Always => true,
-        ColorWhen::Never => false,
-        ColorWhen::Auto => env.stdout_terminal && !env.non_empty("NO_COLOR"),
-    };
-    // An imported scan has its roots: PATHs name --to-free's candidates.
-    let roots = match &cli.import {
-        Some(_) if cli.to_free.is_none() && !cli.paths.is_empty() => {
-            return Err(UsageError::usage(
-                "--import reads its paths from the saved scan: give PATHs only as --to-free candidates",
-            ));
-        }
-        Some(_) if cli.to_free.is_some() && cli.paths.is_empty() => {
-            return Err(UsageError::usage("--to-free needs candidate PATHs"));
-        }
-        Some(_) => std::mem::take(&mut cli.paths)
-            .into_iter()
-            .map(OsStringExt::into_vec)
-            .collect(),
-        None => roots(&mut cli, env, du_mode, &mut notes)?,
-    };
-    let threads = cli.threads.map_or(env.cpus, |t| t as usize);
-    // `--du total` (or apparent) replaces du in scripts: when no sharing
-    // figure is printed or sorted on, map no extents.
-    let plain = |f: Figure| matches!(f, Figure::Total | Figure::Apparent | Figure::Inodes);
-    let skip_extents = !cli.json
-        && cli.du.is_some_and(plain)
-        && cli.sort.is_none_or(|s| match s {
-            SortBy::Name => true,
-            SortBy::Figure(f) => plain(f),
-        });
-    let progress = (!cli.no_progress && env.stderr_terminal).then(|| Arc::new(Progress::default()));
-    let mut columns = vec![
-        figure(Figure::Total),
-        Figure::Exclusive,
-        Figure::Shared,
-        Figure::Reclaimable,
-    ];
-    if cli.inodes && !du_mode {
-        columns.push(Figure::Inodes);
-    }
-    let config = Config {
-        walk: WalkOptions {
-            roots,
-            threads,
-            follow_links: cli.deref == Deref::All,
-            follow_args: cli.deref == Deref::Args,
-            du_rules: du_mode,
-            time,
-            one_file_system: cli.one_file_system,
-            count_links: cli.count_links,
-            all: cli.all,
-            excludes: Excludes::new(excludes),
-            progress,
-            skip_extents,
-            fiemap_only: cli.fiemap,
-            map_each_copy: cli.map_each_copy,
-            identities: false,
-        },
-        report: ReportOptions {
-            format: match (cli.json, cli.du, cli.tree) {
-                (true, _, _) => Format::Json,
-                (false, Some(f), _) => Format::Du(figure(f)),
-                (false, None, true) => Format::Tree,
-                (false, None, false) => Format::Text,
-            },
-            max_depth: if cli.summarize { Some(0) } else { max_depth },
-            unit: unit
-                .or_else(|| env_unit(env))
-                .unwrap_or_else(|| default_unit(cli.du.is_some(), env)),
-            columns,
-            header: !cli.no_header && !cli.null,
-            null: cli.null,
-            grand_total: cli.total,
-            sort,
-            top: cli.top,
-            min_size,
-            threshold,
-            time: time_format,
-            color,
-            quote_names: env.stdout_terminal,
-        },
+    Config {
+        walk: walk_options(&cli, env, du_mode, c.roots, time, c.excludes),
+        report,
         // du's counting rules go with du's mode (its format, or the name).
         rules: sdu::tree::Rules {
             du: du_mode,
@@ -332,16 +300,110 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
             sorted_depth: None,
         },
         stats: cli.stats,
-        to_free,
+        to_free: c.to_free,
         export: cli.export.map(OsStringExt::into_vec),
         import: cli.import.map(OsStringExt::into_vec),
-    };
-    Ok(Resolved { config, notes })
+    }
 }
 
-/// The paths to walk: the PATHs, `.` when there are none, or the names
-/// `--files0-from` reads. In du's mode a zero-length name is skipped with
-/// an error, as du does; in sdu's it is a usage error.
+/// What the scan reads, and how.
+fn walk_options(
+    cli: &Cli,
+    env: &Env,
+    du_mode: bool,
+    roots: Vec<Vec<u8>>,
+    time: Option<TimeField>,
+    excludes: Vec<Vec<u8>>,
+) -> WalkOptions {
+    WalkOptions {
+        roots,
+        threads: cli.threads.map_or(env.cpus, |t| t as usize),
+        follow_links: cli.deref == Deref::All,
+        follow_args: cli.deref == Deref::Args,
+        du_rules: du_mode,
+        time,
+        one_file_system: cli.one_file_system,
+        count_links: cli.count_links,
+        all: cli.all,
+        excludes: Excludes::new(excludes),
+        progress: (!cli.no_progress && env.stderr_terminal).then(|| Arc::new(Progress::default())),
+        skip_extents: skip_extents(cli),
+        fiemap_only: cli.fiemap,
+        map_each_copy: cli.map_each_copy,
+        identities: false,
+    }
+}
+
+/// What the figure `total` means: under `--apparent-size` (or `-b`) the
+/// apparent size, as du's single figure is; under `--inodes` in du's mode,
+/// du's figure, the inode count; else the disk usage.
+fn total_means(cli: &Cli, du_mode: bool) -> Figure {
+    if cli.inodes && du_mode {
+        Figure::Inodes
+    } else if cli.apparent_size || cli.bytes {
+        Figure::Apparent
+    } else {
+        Figure::Total
+    }
+}
+
+/// Figure `f` as the flags mean it: `total` is what [`total_means`] says.
+fn as_meant(f: Figure, total: Figure) -> Figure {
+    if f == Figure::Total { total } else { f }
+}
+
+/// The report's format: `--json`, else `--du`'s, else `--tree`, else the
+/// table.
+fn format(cli: &Cli, total: Figure) -> Format {
+    match (cli.json, cli.du, cli.tree) {
+        (true, _, _) => Format::Json,
+        (false, Some(f), _) => Format::Du(as_meant(f, total)),
+        (false, None, true) => Format::Tree,
+        (false, None, false) => Format::Text,
+    }
+}
+
+/// The table's columns: the four figures, then the inode count when
+/// asked for (`inodes`).
+fn columns(total: Figure, inodes: bool) -> Vec<Figure> {
+    let mut columns = vec![
+        total,
+        Figure::Exclusive,
+        Figure::Shared,
+        Figure::Reclaimable,
+    ];
+    if inodes {
+        columns.push(Figure::Inodes);
+    }
+    columns
+}
+
+/// Whether the scan maps no extents: `--du total` (or apparent) replaces du
+/// in scripts, so when no sharing figure is printed or sorted on, none is
+/// computed.
+fn skip_extents(cli: &Cli) -> bool {
+    let plain = |f: Figure| matches!(f, Figure::Total | Figure::Apparent | Figure::Inodes);
+    !cli.json
+        && cli.du.is_some_and(plain)
+        && cli.sort.is_none_or(|s| match s {
+            SortBy::Name => true,
+            SortBy::Figure(f) => plain(f),
+        })
+}
+
+/// Whether the tree view is coloured. The NO_COLOR convention: a flag
+/// asking for colour beats the variable.
+fn color(when: ColorWhen, env: &Env) -> bool {
+    match when {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => env.stdout_terminal && !env.non_empty("NO_COLOR"),
+    }
+}
+
+/// The paths to walk: with `--import`, the `--to-free` candidates among
+/// the saved scan's paths; else the PATHs, `.` when there are none, or
+/// the names `--files0-from` reads.
 fn roots(
     cli: &mut Cli,
     env: &Env,
@@ -349,22 +411,60 @@ fn roots(
     notes: &mut Vec<Note>,
 ) -> Result<Vec<Vec<u8>>, UsageError> {
     let paths = std::mem::take(&mut cli.paths);
-    let Some(from) = cli.files0_from.take() else {
-        if paths.is_empty() {
-            return Ok(vec![b".".to_vec()]);
+    if cli.import.is_some() {
+        return candidates(paths, cli.to_free.is_some());
+    }
+    match cli.files0_from.take() {
+        Some(from) => files0_names(&from, &paths, env, notes),
+        None => operands(paths, du_mode, notes),
+    }
+}
+
+/// An imported scan has its roots: PATHs name `--to-free`'s candidates
+/// (`to_free`), and only them.
+fn candidates(paths: Vec<OsString>, to_free: bool) -> Result<Vec<Vec<u8>>, UsageError> {
+    if !to_free && !paths.is_empty() {
+        return Err(UsageError::usage(
+            "--import reads its paths from the saved scan: give PATHs only as --to-free candidates",
+        ));
+    }
+    if to_free && paths.is_empty() {
+        return Err(UsageError::usage("--to-free needs candidate PATHs"));
+    }
+    Ok(paths.into_iter().map(OsStringExt::into_vec).collect())
+}
+
+/// The PATHs, `.` when there are none. In du's mode a zero-length name is
+/// skipped with an error, as du does; in sdu's it is a usage error.
+fn operands(
+    paths: Vec<OsString>,
+    du_mode: bool,
+    notes: &mut Vec<Note>,
+) -> Result<Vec<Vec<u8>>, UsageError> {
+    if paths.is_empty() {
+        return Ok(vec![b".".to_vec()]);
+    }
+    let mut roots = Vec::new();
+    for p in paths {
+        if !p.is_empty() {
+            roots.push(p.into_vec());
+        } else if du_mode {
+            notes.push(Note::Error("invalid zero-length file name".into()));
+        } else {
+            return Err(UsageError::usage("invalid zero-length file name"));
         }
-        let mut roots = Vec::new();
-        for p in paths {
-            if !p.is_empty() {
-                roots.push(p.into_vec());
-            } else if du_mode {
-                notes.push(Note::Error("invalid zero-length file name".into()));
-            } else {
-                return Err(UsageError::usage("invalid zero-length file name"));
-            }
-        }
-        return Ok(roots);
-    };
+    }
+    Ok(roots)
+}
+
+/// The names `--files0-from` `from` lists (no PATHs may come with it); a
+/// bad name is skipped with an error, as du does.
+fn files0_names(
+    from: &OsStr,
+    paths: &[OsString],
+    env: &Env,
+    notes: &mut Vec<Note>,
+) -> Result<Vec<Vec<u8>>, UsageError> {
     if let Some(p) = paths.first() {
         return Err(UsageError::usage(format!(
             "extra operand {}\nfile operands cannot be combined with --files0-from",
@@ -372,7 +472,7 @@ fn roots(
         )));
     }
     let stdin = from.as_bytes() == b"-";
-    let data = (env.read)((!stdin).then_some(from.as_os_str())).map_err(|e| {
+    let data = (env.read)((!stdin).then_some(from)).map_err(|e| {
         // du opens the file, then reads it: a directory opens and fails
         // to read.
         if e.raw_os_error() == Some(rustix::io::Errno::ISDIR.raw_os_error()) {
@@ -389,7 +489,7 @@ fn roots(
             ))
         }
     })?;
-    let read = du::files0(&from, &data);
+    let read = du::files0(from, &data);
     notes.extend(read.errors.into_iter().map(Note::Error));
     Ok(read.names)
 }
