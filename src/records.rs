@@ -26,8 +26,11 @@ pub const NO_NODE: u32 = u32::MAX;
 pub const MAX_NODES: u32 = NO_NODE - 1;
 
 /// One node of the walked tree: a directory, a root, or (with `-a`) a file.
-#[derive(Clone, Debug, Default)]
-pub struct NodeRec {
+/// The walk and saved scans make them with names of their own; a tree
+/// hands them out with names borrowed from its store
+/// ([`crate::tree::Record`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NodeRec<N = Box<[u8]>> {
     /// Its id (its index in the node list).
     pub id: u32,
     /// The parent's id, or [`NO_NODE`].
@@ -43,7 +46,7 @@ pub struct NodeRec {
     /// decides which link of an inode du counts.
     pub order: u32,
     /// The entry's name; for a root, the path as given.
-    pub name: Box<[u8]>,
+    pub name: N,
     /// The node's own inode plus its singly-linked non-directory entries.
     pub own: Stats,
 }

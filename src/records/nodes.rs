@@ -774,7 +774,7 @@ mod tests {
         for (i, r) in recs.iter().enumerate() {
             let got = g.get(i);
             if i == 8 {
-                let d = NodeRec {
+                let d: NodeRec = NodeRec {
                     id: 8,
                     ..NodeRec::default()
                 };

@@ -27,7 +27,7 @@ pub use union::{Plan, Reclaim};
 use crate::extents::Sweep;
 use crate::figures::{self, Kind, Stats};
 use crate::probe::Granularity;
-use crate::records::{FileRec, Link, NO_NODE, Nodes, StatsTable, TOP};
+use crate::records::{FileRec, Link, NO_NODE, NodeRec, Nodes, StatsTable, TOP};
 
 /// Which of du's rules the roll-up follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -121,27 +121,8 @@ pub struct Entry<'a> {
     pub figures: &'a Stats,
 }
 
-/// A node as the walk recorded it ([`crate::records::NodeRec`]), its name
-/// borrowed from the tree.
-#[derive(Clone, Copy, Debug)]
-pub struct Record<'a> {
-    /// Its id.
-    pub id: u32,
-    /// The parent's id, or [`NO_NODE`].
-    pub parent: u32,
-    /// Levels below its root.
-    pub depth: u32,
-    /// What it is.
-    pub kind: Kind,
-    /// A `-a` file entry, whose figures are also in its parent's own.
-    pub leaf: bool,
-    /// Its position among its directory's entries in getdents order.
-    pub order: u32,
-    /// The entry's name; for a root, the path as given.
-    pub name: &'a [u8],
-    /// The node's own inode plus its singly-linked non-directory entries.
-    pub own: Stats,
-}
+/// A node as the walk recorded it, its name borrowed from the tree.
+pub type Record<'a> = NodeRec<&'a [u8]>;
 
 impl Tree {
     /// Rolls up the walk's records and credits shared data from the sweep.
