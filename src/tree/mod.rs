@@ -93,7 +93,7 @@ pub struct Entry<'a> {
     pub path: &'a [u8],
     /// Levels below its root.
     pub depth: u32,
-    /// What it is.
+    /// Directory, regular file, symlink or other.
     pub kind: Kind,
     /// Its rolled-up figures.
     pub figures: &'a Stats,
@@ -103,13 +103,13 @@ pub struct Entry<'a> {
 /// borrowed from the tree.
 #[derive(Clone, Copy, Debug)]
 pub struct Record<'a> {
-    /// Its id.
+    /// The node's index in the walk's node list.
     pub id: u32,
     /// The parent's id, or [`NO_NODE`].
     pub parent: u32,
     /// Levels below its root.
     pub depth: u32,
-    /// What it is.
+    /// Directory, regular file, symlink or other.
     pub kind: Kind,
     /// A `-a` file entry, whose figures are also in its parent's own.
     pub leaf: bool,
