@@ -107,10 +107,11 @@ def machine(R):
         mem = f"{kib / 1024 / 1024:.1f} GiB"
     except (OSError, StopIteration):
         pass
-    load_avg = " ".join((load(R.path("load"), "") or "").split()) or "?"
+    load_avg = ", then ".join((load(R.path("load"), "") or "").split()) or "?"
     return [("CPUs (nproc)", str(os.cpu_count())), ("CPU model", cpu_model),
             ("kernel", platform.release()), ("memory", mem),
-            ("load average (1 min) at the start and the end", load_avg)]
+            ("load average (1 min) at the start and at the end of the run; above the "
+             "number of CPUs, other work shared them", load_avg)]
 
 
 def table(R, kind, sid, ref_name, ref_label, csw=False):
@@ -269,7 +270,7 @@ def corpus_line(R, sid):
     st = load(R.path(f"stats-{sid}.json"), {}) or {}
     info = load(R.path(f"corpus-{sid}.json"), {}) or {}
     fs = {"xfs": "XFS (reflink=1)", "btrfs": "Btrfs"}.get(st.get("fs"), st.get("fs", "?"))
-    what = info.get("source", "")
+    what = f"`{info['source']}`" if info.get("source") else ""
     if "dirs" in info:
         what = (f"`bench/gen_tree.py source` (fixed seed): {info['dirs']:,} directories, "
                 f"{info['files']:,} files, {info['hardlinks']} hardlinks, {info['symlinks']} "
