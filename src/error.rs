@@ -91,14 +91,16 @@ pub enum Diagnostic {
     CannotAccess {
         /// The entry as printed.
         path: Vec<u8>,
-        /// Why.
+        /// The error that stopped the stat: the `statx`'s (or the open's,
+        /// for a file opened first), `ELOOP` past the symlink limit, or
+        /// `ENOENT` for a dangling symlink under `-L`.
         errno: Errno,
     },
     /// A directory could not be opened or listed.
     CannotReadDir {
         /// The directory as printed.
         path: Vec<u8>,
-        /// Why.
+        /// The error of the open or of `getdents64`.
         errno: Errno,
     },
     /// A directory was replaced between the statx that counted it and the

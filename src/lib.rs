@@ -5,8 +5,9 @@
 //! counted once) and Reclaimable (what deleting it would free).
 //! `docs/design.md` defines each figure and the filesystem facts behind it.
 //!
-//! The library does the work; the binary only turns flags into a
-//! [`Config`]. Data flows one way, one module per stage:
+//! The library does the work; the binary turns flags into a [`Config`],
+//! and holds the full-screen browser (`sdu -i`), which calls the library's
+//! scan and deletion. Data flows one way, one module per stage:
 //!
 //! [`walk`] (parallel, fd-relative statx) → [`probe`] (may this file share?)
 //! → [`extents`] (which physical data each file references: read, indexed,

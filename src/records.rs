@@ -37,7 +37,7 @@ pub struct NodeRec<N = Box<[u8]>> {
     pub parent: u32,
     /// Levels below its root (a root is at depth 0).
     pub depth: u32,
-    /// What it is.
+    /// Directory, regular file, symlink or other.
     pub kind: Kind,
     /// A `-a` file entry: shown, but its figures are already in its parent.
     pub leaf: bool,

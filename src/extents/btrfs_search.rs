@@ -4,8 +4,9 @@
 //! commit (`BTRFS_IOC_START_SYNC`, `BTRFS_IOC_WAIT_SYNC`) that makes the
 //! extent tree current. The tree search needs `CAP_SYS_ADMIN`.
 //!
-//! One of the modules of the crate that may use `unsafe` (with
-//! [`super::fiemap`] and [`crate::probe::ioctl`]), only to hand ioctl
+//! One of the four ioctl modules of the crate that may use `unsafe` (with
+//! [`super::fiemap`], [`crate::probe::ioctl`] and `crate::delete::ioctl`),
+//! only to hand ioctl
 //! argument buffers to the kernel; every struct passed is a `#[repr(C)]`
 //! mirror of a kernel UAPI struct whose size (and the offsets that matter)
 //! are pinned at compile time, and every opcode is pinned by a test. The

@@ -2,13 +2,15 @@
 //! while the walk runs and swept into segments and reclaim units after it.
 //!
 //! - [`source`]: the one seam through which the walk asks "what are this
-//!   file's extents?" (FIEMAP today; a Btrfs tree search or XFS GETFSMAP
-//!   plug in there);
+//!   file's extents?": FIEMAP everywhere, or on Btrfs as root the tree
+//!   search;
 //! - [`fiemap`]: the `FS_IOC_FIEMAP` ioctl;
 //! - [`btrfs_search`]: `BTRFS_IOC_TREE_SEARCH_V2` and the Btrfs items read
 //!   with it (root's source), [`btrfs_batch`]: a directory's files in a few
 //!   searches, [`btrfs_refs`]: whether an extent is shared, from its refs,
-//!   or undecided;
+//!   or undecided, [`btrfs_tree`]: the tree as the listing (directory
+//!   entries, inode items and extent items read ahead by runs of inodes);
+//! - [`inline`]: Btrfs inline data a snapshot shares, as pseudo-extents;
 //! - [`copies`]: Btrfs files unchanged across snapshots, mapped once;
 //! - [`index`]: the concurrent index of shared ranges;
 //! - [`sweep`]: segments (what `shared` sums) and units (what `reclaimable`

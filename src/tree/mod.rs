@@ -115,7 +115,7 @@ pub struct Entry<'a> {
     pub path: &'a [u8],
     /// Levels below its root.
     pub depth: u32,
-    /// What it is.
+    /// Directory, regular file, symlink or other.
     pub kind: Kind,
     /// Its rolled-up figures.
     pub figures: &'a Stats,

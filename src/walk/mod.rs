@@ -20,6 +20,12 @@
 //! - `account`: what one non-directory entry adds (and its extents);
 //! - `plain`: the same for the common regular file, without the layers
 //!   the other cases need;
+//! - `read`: an open file's extents read, and what mapping it gave
+//!   credited to its node;
+//! - `ag`: XFS, FIEMAPs scheduled by allocation group (a turn per group,
+//!   predicted per task);
+//! - `later`: a file handed to the thread that holds its allocation
+//!   group's turn;
 //! - `open`: every rule for opening directories and files;
 //! - `fdcache`: the directory handles and the bounded fd cache;
 //! - `indir`: a directory being read, as its entries see it, the format its

@@ -4,12 +4,11 @@
 //!
 //! The other JSON tests parse the document, so they cannot see a change of
 //! layout (key order, spacing, one entry a line, escaping, base64) that
-//! still parses; these can. The golden files were written by the sdu built
-//! before the report was restructured into `src/report/` (a release build
-//! of d66cebe), with
+//! still parses; these can. A change of layout that is meant is a change
+//! of the golden files, written on purpose with
 //!
 //! ```text
-//! SDU_GOLDEN_FROM=/path/to/that/sdu CI=true cargo test --test sdu golden
+//! SDU_GOLDEN_FROM=/path/to/an/sdu CI=true cargo test --test sdu golden
 //! ```
 //!
 //! which runs that binary instead of this one and writes its output to

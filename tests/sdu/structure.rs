@@ -3,6 +3,12 @@
 //! and no test file over 1,000, `unsafe` stays in the ioctl modules, and
 //! nothing in the project points outside it for a definition.
 //!
+//! And the text around the code: every `src/…` path that the Markdown files
+//! and Cargo.toml name exists; the docs and the code speak of the product
+//! as it is, with no history in them (no "session", no "pass N", no branch
+//! names: that is what `git log` is for); README.md and BENCHMARKS.md stay
+//! at most 400 lines, and no test file reaches 1,000.
+//!
 //! The import graph is read from the source text: `use crate::a::b`,
 //! `crate::a::b::f()` and `super::x` paths in code (comments and the
 //! `#[cfg(test)]` part of a file are not read), resolved to the module
@@ -387,4 +393,188 @@ fn nothing_points_outside_the_project_for_a_definition() {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The project's root.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+/// The Markdown files that speak of the product: the README, the
+/// benchmarks and `docs/*.md`.
+fn markdown_files() -> Vec<PathBuf> {
+    let mut out = vec![root().join("README.md"), root().join("BENCHMARKS.md")];
+    let mut docs: Vec<PathBuf> = fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    out.extend(docs);
+    out
+}
+
+/// Every file under `dir`, recursively.
+fn all_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            all_files(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// The `src/…` paths a text names: `src/` where no path or word goes on
+/// before it, up to the first character a path here does not hold, without
+/// a closing `.`, `,` or `:`.
+fn src_paths(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let path_char = |b: u8| b.is_ascii_alphanumeric() || b"_./-".contains(&b);
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("src/") {
+        if i > 0 && path_char(bytes[i - 1]) {
+            continue;
+        }
+        let end = (i..bytes.len())
+            .find(|&j| !path_char(bytes[j]))
+            .unwrap_or(bytes.len());
+        let p = text[i..end].trim_end_matches(['.', ',', ':']);
+        out.push(p.to_string());
+    }
+    out
+}
+
+#[test]
+fn every_src_path_the_docs_name_exists() {
+    let mut files = markdown_files();
+    files.push(root().join("Cargo.toml"));
+    let mut bad = Vec::new();
+    let mut seen = 0;
+    for f in &files {
+        let text = fs::read_to_string(f).unwrap();
+        for p in src_paths(&text) {
+            seen += 1;
+            if !root().join(&p).exists() {
+                bad.push(format!("{}: {p}", f.display()));
+            }
+        }
+    }
+    // The docs name the sources: an empty harvest means the scan broke.
+    assert!(seen > 50, "only {seen} src/ paths found");
+    assert!(
+        bad.is_empty(),
+        "paths that do not exist:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// Words that tell history, not the product: "session" (tmux's own words
+/// aside: `new-session`, a tmux session), "pass N" and "the sixth pass",
+/// and the ways branches get named. What is found, as `word: line`.
+fn history_words(text: &str) -> Vec<String> {
+    const ORDINALS: [&str; 8] = [
+        "third ", "fourth ", "fifth ", "sixth ", "seventh ", "eighth ", "ninth ", "tenth ",
+    ];
+    const BRANCH: [&str; 10] = [
+        "this branch",
+        "that branch",
+        "the branch",
+        "'s branch",
+        "branch `",
+        "branch '",
+        "on branch",
+        "merged main",
+        "final main",
+        "main at commit",
+    ];
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let l = line.to_lowercase();
+        let b = l.as_bytes();
+        for (i, _) in l.match_indices("session") {
+            let tmux = (i > 0 && b[i - 1] == b'-') || l[..i].ends_with("tmux ");
+            if !tmux {
+                out.push(format!("session: {}", line.trim()));
+            }
+        }
+        for (i, _) in l.match_indices("pass") {
+            if i > 0 && b[i - 1].is_ascii_alphanumeric() {
+                continue;
+            }
+            let rest = l[i + 4..].trim_start();
+            let numbered = rest
+                .trim_start_matches('#')
+                .starts_with(|c: char| c.is_ascii_digit());
+            if numbered || ORDINALS.iter().any(|o| l[..i].ends_with(o)) {
+                out.push(format!("pass N: {}", line.trim()));
+            }
+        }
+        for w in BRANCH {
+            if l.contains(w) {
+                out.push(format!("branch ({w}): {}", line.trim()));
+            }
+        }
+        // Branches named after what they worked on, `floor2`, `floor3-m`.
+        for (i, _) in l.match_indices("floor") {
+            if b.get(i + 5).is_some_and(u8::is_ascii_digit) {
+                out.push(format!("branch (floorN): {}", line.trim()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_docs_and_the_code_tell_no_history() {
+    let mut files = markdown_files();
+    all_files(&src(), &mut files);
+    all_files(&root().join("tests"), &mut files);
+    let mut bad = Vec::new();
+    for f in &files {
+        // This file names the words it looks for.
+        if f.ends_with("tests/sdu/structure.rs") {
+            continue;
+        }
+        let Ok(text) = fs::read_to_string(f) else {
+            continue;
+        };
+        for w in history_words(&text) {
+            bad.push(format!("{}: {w}", f.display()));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn the_history_finder_finds_history() {
+    let found = |s: &str| !history_words(s).is_empty();
+    assert!(found("measured in session 8"));
+    assert!(found("Session 5's binary"));
+    assert!(found("the syscall floor, pass 3"));
+    assert!(found("the sixth pass"));
+    assert!(found("on the helper's branch `floor3`"));
+    assert!(found("before this branch"));
+    assert!(found("in floor2-m"));
+    assert!(!found("tmux new-session -d; tmux kill-session"));
+    assert!(!found("a server with one tmux session"));
+    assert!(!found("its second pass starts where the first ended"));
+    assert!(!found("passes 96 of the 100 runs; bypass 2 checks"));
+    assert!(!found("the directory branch of `entry_as`, the floor row"));
+    assert_eq!(
+        src_paths("`src/walk.rs`, (src/a/b.rs). x/src/c.rs src/tree/"),
+        ["src/walk.rs", "src/a/b.rs", "src/tree/"]
+    );
+}
+
+#[test]
+fn the_readme_and_the_benchmarks_stay_short() {
+    for name in ["README.md", "BENCHMARKS.md"] {
+        let n = fs::read_to_string(root().join(name))
+            .unwrap()
+            .lines()
+            .count();
+        assert!(n <= 400, "{name} has {n} lines (at most 400)");
+    }
 }

@@ -19,7 +19,7 @@ pub struct Tmux {
 }
 
 impl Tmux {
-    /// A server with no session yet, for [`Tmux::record`].
+    /// A server with no tmux session yet, for [`Tmux::record`].
     pub fn server(test: &str) -> Option<Tmux> {
         if run(Command::new("tmux").arg("-V")).code != Some(0) {
             return unavailable("tmux is not installed");
@@ -29,7 +29,7 @@ impl Tmux {
         })
     }
 
-    /// A server with one session, `t`, running an interactive bash at its
+    /// A server with one tmux session, `t`, running an interactive bash at its
     /// prompt, for [`Tmux::keys`] and [`Tmux::screen`].
     pub fn shell(test: &str) -> Option<Tmux> {
         if run(Command::new("bash").arg("--version")).code != Some(0) {
