@@ -134,29 +134,53 @@ pub struct Idents {
     places: Vec<(u64, u64)>,
 }
 
+/// One node's identity as a walk's shard keeps it until the end: its
+/// (device, mount) as an index into the shard's own table of them.
+#[derive(Clone, Copy, Debug)]
+pub struct IdentRec {
+    /// The node.
+    pub id: u32,
+    /// Index into the shard's (device, mount) pairs.
+    pub place: u32,
+    /// `st_ino`.
+    pub ino: u64,
+}
+
+/// The index of `(dev, mnt)` in `places`, added when new (a scan meets a
+/// few, and runs of entries share one: the last is looked at first).
+pub fn place_of(places: &mut Vec<(u64, u64)>, dev: u64, mnt: u64) -> u32 {
+    let key = (dev, mnt);
+    if let Some(i) = places.iter().rposition(|&p| p == key) {
+        return i as u32;
+    }
+    places.push(key);
+    (places.len() - 1) as u32
+}
+
 impl Idents {
     const NONE: u32 = u32::MAX;
 
-    /// The identities of `n` nodes from `(id, ident)` pairs in any order.
-    pub fn gather(n: usize, recs: impl IntoIterator<Item = (u32, Ident)>) -> Idents {
-        let mut out = Idents {
+    /// Room for `n` nodes, none recorded yet.
+    pub fn new(n: usize) -> Idents {
+        Idents {
             ino: vec![0; n],
             place: vec![Self::NONE; n],
             places: Vec::new(),
-        };
-        let mut index = std::collections::HashMap::new();
-        for (id, i) in recs {
-            let Some(slot) = out.place.get_mut(id as usize) else {
-                continue;
-            };
-            let places = &mut out.places;
-            *slot = *index.entry((i.dev, i.mnt)).or_insert_with(|| {
-                places.push((i.dev, i.mnt));
-                (places.len() - 1) as u32
-            });
-            out.ino[id as usize] = i.ino;
         }
-        out
+    }
+
+    /// Takes one shard's records, whose places index `places`.
+    pub fn add(&mut self, places: &[(u64, u64)], recs: Vec<IdentRec>) {
+        let map: Vec<u32> = places
+            .iter()
+            .map(|&(dev, mnt)| place_of(&mut self.places, dev, mnt))
+            .collect();
+        for r in recs {
+            if let Some(slot) = self.place.get_mut(r.id as usize) {
+                *slot = map[r.place as usize];
+                self.ino[r.id as usize] = r.ino;
+            }
+        }
     }
 
     /// Node `id`'s identity, if one was recorded.

@@ -21,7 +21,7 @@ use crate::figures::{Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
 use crate::messages::Messages;
 use crate::probe::{Registry, Skip, magic};
-use crate::records::{FileRec, Ident, Link, MAX_NODES, NodeRec, Nodes};
+use crate::records::{FileRec, Ident, IdentRec, Link, MAX_NODES, NodeRec, Nodes, place_of};
 
 /// The statx fields sdu reads. `UID` lets it decide whether `O_NOATIME`
 /// is permitted without a failing open; `MNT_ID` is what `-x` compares (a
@@ -253,7 +253,10 @@ pub(super) struct Shard {
     pub(super) links: Vec<Link>,
     pub(super) files: Vec<FileRec>,
     pub(super) counters: Counters,
-    pub(super) idents: Vec<(u32, Ident)>,
+    /// With [`WalkOptions::identities`]: the nodes' identities, their
+    /// (device, mount) pairs in `places` (16 bytes a node).
+    pub(super) idents: Vec<IdentRec>,
+    pub(super) places: Vec<(u64, u64)>,
 }
 
 impl Shard {
@@ -398,7 +401,14 @@ impl Ctx<'_> {
         shard.links.append(&mut local.links);
         shard.files.append(&mut local.files);
         shard.counters.add(&local.counters);
-        shard.idents.append(&mut local.idents);
+        for (id, i) in local.idents.drain(..) {
+            let place = place_of(&mut shard.places, i.dev, i.mnt);
+            shard.idents.push(IdentRec {
+                id,
+                place,
+                ino: i.ino,
+            });
+        }
         if !local.inline.is_empty() {
             shard.add_inline(&mut local.inline);
         }

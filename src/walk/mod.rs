@@ -387,7 +387,7 @@ fn gather<T>(all: &mut Vec<T>, mut shard: Vec<T>) {
 
 /// Gathers the shards into records indexed by id.
 fn assemble(ctx: Ctx<'_>) -> Walk {
-    let ctx_identities = ctx.opts.identities;
+    let identities = ctx.opts.identities;
     let Ctx {
         next_id,
         shards,
@@ -409,7 +409,9 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let mut counters = Counters::default();
     let mut inline = Vec::new();
     let mut inline_devs = Vec::new();
-    let mut idents = Vec::new();
+    // Taken shard by shard, before the nodes are gathered: what the shards
+    // held is freed before the nodes' columns peak.
+    let mut idents = identities.then(|| Idents::new(n));
     let mut parts = Vec::with_capacity(shards.len());
     for shard in shards {
         let shard = CachePadded::into_inner(shard)
@@ -426,7 +428,9 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         counters.inline_recorded += shard.inline.iter().map(|c| c.len() as u64).sum::<u64>();
         inline.extend(shard.inline);
         inline_devs.extend(shard.inline_devs);
-        gather(&mut idents, shard.idents);
+        if let Some(i) = &mut idents {
+            i.add(&shard.places, shard.idents);
+        }
     }
     let mut nodes = Nodes::gather(n, parts);
     nodes.set_parent(TOP as usize, NO_NODE);
@@ -446,7 +450,6 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         );
     }
     drop(inline);
-    let idents = ctx_identities.then(|| Idents::gather(n, idents));
     Walk {
         idents,
         nodes,
