@@ -18,13 +18,14 @@ use rustix::io::Errno;
 
 use super::account::{self, Accounted, FileAt, Pre};
 use super::ctx::{Ctx, Local, MASK, PROGRESS_PATH_EVERY, dev_of};
-use super::fdcache::{DirHandle, DirName, join};
+use super::fdcache::{DirHandle, DirName};
 use super::indir::{InDir, Listed, batch_entries, prefetch, push_entry};
 use super::open::{self, DirError};
 use super::plain;
 use super::tree;
 use crate::error::Diagnostic;
 use crate::figures::{Kind, Stats};
+use crate::path::join;
 use crate::probe::Skip;
 use crate::records::{Link, NO_NODE, NodeRec, TOP};
 

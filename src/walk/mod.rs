@@ -58,7 +58,6 @@ use crate::records::{FileRec, Idents, Link, NO_NODE, NodeRec, Nodes, TOP};
 pub(crate) use ctx::MAX_NODES;
 pub use ctx::{Counters, PROGRESS_PATH_EVERY, Progress, WalkOptions};
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
-pub use fdcache::join;
 use fdcache::{DirHandle, DirName, FdCache};
 pub(crate) use tree::mount_points;
 

@@ -30,11 +30,11 @@ use std::sync::Arc;
 use rustix::fs::{self as rfs, AtFlags, Statx, StatxAttributes};
 
 use super::ctx::{Ctx, Local, MASK};
-use super::fdcache::join;
 use super::indir::{InDir, Listed};
 use crate::extents::btrfs_search::InodeItems;
 pub(super) use crate::extents::btrfs_tree::TreeInode;
 use crate::extents::btrfs_tree::{self, DirEntry, file_type};
+use crate::path::join;
 use crate::probe::magic;
 
 /// Entries of one directory accounted by the task that lists it; past
