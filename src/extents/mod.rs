@@ -28,5 +28,5 @@ pub mod sweep;
 mod tests;
 
 pub use index::SharedIndex;
-pub use source::{Extents, FileExtents, Pending, Searched, Source};
+pub use source::{Extents, FileExtents, Pending, SearchFile, Searched, Source};
 pub use sweep::{Segment, Sweep, Unit};

@@ -18,7 +18,7 @@ use super::read::{Kept, Mapped, credit, read_open};
 use crate::error::{Diagnostic, strerror};
 use crate::extents::copies::{self, CopyKey};
 use crate::extents::inline::InlineRec;
-use crate::extents::{Pending, Searched, Source};
+use crate::extents::{Pending, SearchFile, Searched, Source};
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
 
@@ -475,15 +475,19 @@ fn map_by_search(
         return Err(None);
     }
     let st = f.st;
-    let got = match ctx.extents.read_btrfs(
-        f.dirfd,
-        st.stx_ino,
-        (st.stx_blocks.saturating_mul(512), st.stx_size, st.stx_nlink),
-        dev_of(st),
-        fs.info.index,
-        fs.space,
-        local.take_pre(st.stx_ino),
-    ) {
+    let file = SearchFile {
+        ino: st.stx_ino,
+        dev: dev_of(st),
+        allocated: st.stx_blocks.saturating_mul(512),
+        size: st.stx_size,
+        nlink: st.stx_nlink,
+        fs: fs.info.index,
+        space: fs.space,
+    };
+    let got = match ctx
+        .extents
+        .read_btrfs(f.dirfd, &file, local.take_pre(st.stx_ino))
+    {
         Searched::Read(got) => got,
         Searched::Undecided(pending) => {
             local.counters.search_undecided += 1;
