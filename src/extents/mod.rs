@@ -10,10 +10,13 @@
 //!   searches, [`btrfs_refs`]: whether an extent is shared, from its refs,
 //!   or undecided;
 //! - [`copies`]: Btrfs files unchanged across snapshots, mapped once;
+//! - `ag`: XFS FIEMAPs scheduled by allocation group, one thread at a
+//!   time per group;
 //! - [`index`]: the concurrent index of shared ranges;
 //! - [`sweep`]: segments (what `shared` sums) and units (what `reclaimable`
 //!   sums).
 
+pub(crate) mod ag;
 pub mod btrfs_batch;
 pub mod btrfs_refs;
 pub mod btrfs_search;

@@ -9,10 +9,9 @@ use std::sync::Arc;
 use rustix::fs::Statx;
 use rustix::io::Errno;
 
-use super::ag::{AgTable, Handed};
 use super::ctx::{Ctx, Local, dev_of};
 use super::fdcache::{DirFs, DirHandle};
-use super::later::{Later, Who};
+use super::later::{AgTable, Handed, Later, Who};
 use super::open::{self, DirError, Now, OpenFile};
 use super::read::{Kept, Mapped, credit, read_open};
 use crate::error::{Diagnostic, strerror};
@@ -76,7 +75,7 @@ pub(super) enum Accounted {
     /// What goes into its node's own figures.
     Now(Stats),
     /// Handed to the thread that holds its allocation group's turn (XFS,
-    /// see the walk's `ag` module), which maps it and credits it to its
+    /// [`crate::extents::ag`]), which maps it and credits it to its
     /// directory: the task goes on with its other entries instead of
     /// sleeping on the turn.
     Handed,
@@ -288,7 +287,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
 }
 
 /// Maps an open file, in the turn of the allocation group its shared data
-/// is predicted in (XFS, see the walk's `ag` module). If another thread
+/// is predicted in (XFS, [`crate::extents::ag`]). If another thread
 /// holds that turn, the file is handed to it when the task may
 /// ([`FileAt::dir`]) and not too many are handed already; otherwise the
 /// task waits for the turn. A task keeps the turn it got until it ends

@@ -10,8 +10,8 @@ use crossbeam_utils::CachePadded;
 use dashmap::DashSet;
 use rustix::fs::{self as rfs, Statx, StatxFlags};
 
-use super::ag::{AgHint, AgSched};
 use super::fdcache::{DirFs, FdCache, MoveWatch};
+use super::later::{AgHint, AgSched};
 use crate::error::Diagnostic;
 use crate::extents::btrfs_search::InodeItems;
 use crate::extents::btrfs_tree::TreeCache;

@@ -20,6 +20,10 @@
 //! - `account`: what one non-directory entry adds (and its extents);
 //! - `plain`: the same for the common regular file, without the layers
 //!   the other cases need;
+//! - `read`: an open file's extents read, and what mapping it gave
+//!   credited to its node;
+//! - `later`: a file handed to the thread that holds its XFS allocation
+//!   group's turn (the extents stage's `ag` module schedules the turns);
 //! - `open`: every rule for opening directories and files;
 //! - `fdcache`: the directory handles and the bounded fd cache;
 //! - `indir`: a directory being read, as its entries see it, the format its
@@ -28,7 +32,6 @@
 //!   from the subvolume's tree instead of getdents and statx.
 
 mod account;
-mod ag;
 mod ctx;
 mod dir;
 mod fdcache;
@@ -155,7 +158,7 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
             })
         }),
         mapped: DashSet::new(),
-        ags: ag::AgSched::default(),
+        ags: later::AgSched::default(),
         max_later,
         tree_walk: false,
         tree: Default::default(),

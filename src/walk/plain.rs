@@ -71,7 +71,7 @@ pub(super) fn file(
         return Err(fd);
     }
     // XFS: its FIEMAP runs at once only when no group is predicted for it;
-    // what it shares predicts the next file's ([`super::ag`]).
+    // what it shares predicts the next file's ([`crate::extents::ag`]).
     let table = local.ag.take_for(&ctx.ags, &fs.info, fd.as_fd());
     if table.is_some() && local.ag.predicted().is_some() {
         local.ag.put(table);

@@ -7,10 +7,9 @@ use std::os::fd::{AsFd, OwnedFd};
 use rustix::fs::Statx;
 use rustix::io::Errno;
 
-use super::ag::AgTable;
 use super::ctx::{Ctx, Local};
 use super::fdcache::DirFs;
-use super::later::Who;
+use super::later::{AgTable, Who};
 use super::open::Now;
 use crate::error::Diagnostic;
 use crate::extents::fiemap::{self, Extent};
