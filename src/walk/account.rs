@@ -97,7 +97,7 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
         ns: f.ns,
         once,
     };
-    let claim = || !once || ctx.mapped.insert((f.ns, dev, st.stx_ino));
+    let claim = || !once || ctx.map.claimed.insert((f.ns, dev, st.stx_ino));
     // The filesystem is known from the directory unless the file lies on
     // another device (a bind-mounted file; a symlink followed with -L): then
     // it is probed on the opened file.
@@ -107,7 +107,11 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
         None if kind == Kind::File => Err(Skip::FsCannotShare),
         None => Err(Skip::NotRegular),
     };
-    if kind == Kind::Symlink && !ctx.opts.skip_extents && ctx.keep_inline && st.stx_blocks > 0 {
+    if kind == Kind::Symlink
+        && !ctx.run.opts.skip_extents
+        && ctx.run.keep_inline
+        && st.stx_blocks > 0
+    {
         if let Some(fs) = f.fs.filter(|fs| fs.info.magic == magic::BTRFS) {
             // Its target is inline data, which a snapshot shares: decided
             // after the walk, as for inline files.
@@ -118,7 +122,7 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
     }
     let mapped = match verdict {
         Err(skip) => Some(Mapped::Skipped(skip)),
-        Ok(()) if ctx.opts.skip_extents => None,
+        Ok(()) if ctx.run.opts.skip_extents => None,
         Ok(()) => match map_file(ctx, f, pre, once, local) {
             Mapped::Handed => return Accounted::Handed,
             m => Some(m),
@@ -192,9 +196,9 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
             let ids = sv.ids;
             // While no copy is remembered (no snapshot mapped yet, or none
             // at all), no key is made: the lookup would find nothing.
-            if !ctx.extents.copies().is_empty() {
+            if !ctx.map.extents.copies().is_empty() {
                 let key = copy_key(space, f.st);
-                if let Some(m) = ctx.extents.copies().find(&key, ids) {
+                if let Some(m) = ctx.map.extents.copies().find(&key, ids) {
                     return reuse(ctx, f, space, &m, once, local);
                 }
             }
@@ -208,8 +212,8 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         Pre::Failed(e) => Err(e),
         Pre::No if f.lazy => match f.dir.map(|(h, _)| {
             h.fd(
-                &ctx.cache,
-                open::dir_flags(ctx.euid, None, ctx.opts.follow_args),
+                &ctx.fds.cache,
+                open::dir_flags(ctx.run.euid, None, ctx.run.opts.follow_args),
             )
         }) {
             Some(Ok(dirfd)) => open::open_regular(dirfd.as_fd(), f.name, flags, f.guard),
@@ -228,7 +232,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         // Gone, or no longer a regular file: counted as the walk saw it.
         Ok(None) => return Mapped::Gone,
         Err(e) => {
-            ctx.msgs.report(Diagnostic::CannotReadExtents {
+            ctx.run.msgs.report(Diagnostic::CannotReadExtents {
                 path: (f.path)(),
                 reason: strerror(e),
             });
@@ -241,7 +245,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         None => {
             probed = ctx.filesystem(now.dev, fd.as_fd(), f.ns, f.path);
             let key = (f.ns, f.dev, f.st.stx_ino);
-            let claim = || !once || ctx.mapped.insert(key);
+            let claim = || !once || ctx.map.claimed.insert(key);
             if let Err(skip) = probe::may_share(&probed.info, Kind::File, f.st.stx_blocks, claim) {
                 return Mapped::Skipped(skip);
             }
@@ -268,7 +272,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     if local.ag.holds_other_than(fs.info.index) {
         end_turn(ctx, local);
     }
-    let table = local.ag.take_for(&ctx.ags, &fs.info, fd.as_fd());
+    let table = local.ag.take_for(&ctx.map.ags, &fs.info, fd.as_fd());
     let (mapped, kept) = map_in_turn(
         ctx,
         f,
@@ -328,7 +332,7 @@ fn map_in_turn(
     let (fd, now) = match f.dir {
         _ if t.try_turn(ag) => (fd, now),
         // Busy: hand the file to the holder of the turn.
-        Some((dir, idx)) if ctx.max_later > 0 => {
+        Some((dir, idx)) if ctx.fds.max_later > 0 => {
             let leaf = f.entry.is_none().then_some((f.node, f.kind));
             let l = Box::new(Later {
                 fd,
@@ -341,7 +345,7 @@ fn map_in_turn(
                 idx,
                 name: f.name.to_owned(),
             });
-            match t.hand(ag, l, ctx.max_later) {
+            match t.hand(ag, l, ctx.fds.max_later) {
                 Handed::Given => {
                     local.counters.fiemap_put_off += 1;
                     return (Mapped::Handed, None);
@@ -407,7 +411,8 @@ pub(super) fn keep_copy(
     kept: Option<Kept>,
 ) {
     if let Some(extents) = kept.filter(|k| copies::worth_keeping(k, subvol)) {
-        ctx.extents
+        ctx.map
+            .extents
             .copies()
             .remember(copy_key(space, st), copies::Mapped { subvol, extents });
     }
@@ -437,14 +442,14 @@ fn reuse(
     local: &mut Local,
 ) -> Mapped {
     let st = f.st;
-    let got = ctx.extents.replay(&m.extents, space);
+    let got = ctx.map.extents.replay(&m.extents, space);
     local.counters.copies_reused += 1;
     let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
     if got.encoded > 0 {
         local.counters.compressed_files += 1;
         local.counters.compressed_bytes += got.encoded;
     }
-    if let (true, Some(fs)) = (got.inline && ctx.keep_inline, f.fs) {
+    if let (true, Some(fs)) = (got.inline && ctx.run.keep_inline, f.fs) {
         let bytes = view.total.saturating_sub(got.shared_bytes);
         let at = (f.node, f.ns);
         let rec = InlineRec::of(st, at, bytes, once, got.file, fs.info.index);
@@ -470,7 +475,8 @@ fn map_by_search(
     let Some(fs) = f.fs else {
         return Err(None);
     };
-    if f.follow || Source::for_fs(&fs.info, ctx.extents.search_allowed()) != Source::BtrfsSearch {
+    if f.follow || Source::for_fs(&fs.info, ctx.map.extents.search_allowed()) != Source::BtrfsSearch
+    {
         return Err(None);
     }
     let st = f.st;
@@ -484,6 +490,7 @@ fn map_by_search(
         space: fs.space,
     };
     let got = match ctx
+        .map
         .extents
         .read_btrfs(f.dirfd, &file, local.take_pre(st.stx_ino))
     {
@@ -497,7 +504,7 @@ fn map_by_search(
     local.counters.search_files += 1;
     local.counters.search_calls += u64::from(got.calls);
     let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
-    if got.inline && ctx.keep_inline {
+    if got.inline && ctx.run.keep_inline {
         let bytes = view.total.saturating_sub(got.shared_bytes);
         let linked = ctx.counts_once(st.stx_nlink);
         let at = (f.node, f.ns);

@@ -57,7 +57,7 @@ pub(super) fn walk_dir<'s>(
     uid: u32,
     template: Option<Box<rfs::Statx>>,
 ) {
-    if ctx.too_many.load(Ordering::Relaxed) {
+    if ctx.records.too_many.load(Ordering::Relaxed) {
         // The walk has failed: nothing more is read.
         return;
     }
@@ -77,7 +77,7 @@ pub(super) fn walk_dir<'s>(
         name: Box::default(),
         own: Stats::default(),
     };
-    if ctx.hash_all {
+    if ctx.run.hash_all {
         // Under -L (or du's rules with overlapping roots) one directory can
         // be reached by several paths: count its own inode through the
         // link table, like a hardlinked file.
@@ -98,7 +98,7 @@ pub(super) fn walk_dir<'s>(
     // chain of a reopen may start at such a root. Every open is checked
     // against the (dev, ino) stat-ed, so following cannot read another
     // directory in its place.
-    let follow_root = ctx.opts.follow_links || ctx.opts.follow_args;
+    let follow_root = ctx.run.opts.follow_links || ctx.run.opts.follow_args;
     // Stat-ed from the Btrfs tree, in a subvolume the walk holds an fd of:
     // listed from the tree through that fd, without an open of its own.
     // (Boxed and borrowed: a `Statx` is 256 bytes, not to be copied into
@@ -106,31 +106,31 @@ pub(super) fn walk_dir<'s>(
     let template = template.as_deref();
     if let (Some(_), Some(fs), Some(sfd)) = (template, h.fs, tree::subvol_fd(ctx, h.dev)) {
         if let Some(p) = &h.parent {
-            p.release(&ctx.cache);
+            p.release(&ctx.fds.cache);
         }
         progress(ctx, &h);
         let mut dir = InDir::new(ctx, &h, &sfd, fs);
         (dir.lazy, dir.shared) = (true, None);
         if !list_tree(ctx, s, &dir, &sfd, template, &mut local) {
             // The tree cannot list it after all: getdents does.
-            let chain = open::dir_flags(ctx.euid, None, follow_root);
-            match h.fd(&ctx.cache, chain) {
+            let chain = open::dir_flags(ctx.run.euid, None, follow_root);
+            match h.fd(&ctx.fds.cache, chain) {
                 Ok(fd) => list(ctx, s, &InDir::new(ctx, &h, &fd, fs), &fd, &mut local),
                 Err(e) => report_dir_error(ctx, &h, e),
             }
         }
-        h.release(&ctx.cache);
+        h.release(&ctx.fds.cache);
         return finish(ctx, &h, rec, &mut local);
     }
-    let follow = ctx.opts.follow_links || (h.parent.is_none() && follow_root);
-    let flags = open::dir_flags(ctx.euid, Some(uid), follow);
+    let follow = ctx.run.opts.follow_links || (h.parent.is_none() && follow_root);
+    let flags = open::dir_flags(ctx.run.euid, Some(uid), follow);
     let opened = match &h.parent {
         Some(p) => {
-            let chain = open::dir_flags(ctx.euid, None, follow_root);
-            let r = p.fd(&ctx.cache, chain).and_then(|pfd| {
+            let chain = open::dir_flags(ctx.run.euid, None, follow_root);
+            let r = p.fd(&ctx.fds.cache, chain).and_then(|pfd| {
                 open::open_dir(pfd.as_fd(), h.name.as_c_str(), flags, h.dev, h.ino)
             });
-            p.release(&ctx.cache);
+            p.release(&ctx.fds.cache);
             r
         }
         None => open::open_dir(rustix::fs::CWD, h.name.as_c_str(), flags, h.dev, h.ino),
@@ -139,12 +139,12 @@ pub(super) fn walk_dir<'s>(
         Ok(fd) => Arc::new(fd),
         // Removed since its parent listed it: du skips it quietly.
         Err(DirError::Gone(_)) if h.parent.is_some() => {
-            h.release(&ctx.cache);
+            h.release(&ctx.fds.cache);
             return finish(ctx, &h, rec, &mut local);
         }
         Err(e) => {
             report_dir_error(ctx, &h, e);
-            h.release(&ctx.cache);
+            h.release(&ctx.fds.cache);
             return finish(ctx, &h, rec, &mut local);
         }
     };
@@ -164,7 +164,7 @@ pub(super) fn walk_dir<'s>(
         list(ctx, s, &dir, &fd, &mut local);
     }
     drop(fd);
-    h.release(&ctx.cache);
+    h.release(&ctx.fds.cache);
     finish(ctx, &h, rec, &mut local);
 }
 
@@ -207,7 +207,7 @@ fn list<'s>(
                 // directory): as quiet as a directory that vanished before.
                 Err(Errno::NOENT) => break,
                 Err(errno) => {
-                    ctx.msgs.report(Diagnostic::CannotReadDir {
+                    ctx.run.msgs.report(Diagnostic::CannotReadDir {
                         path: dir.h.path(None),
                         errno,
                     });
@@ -288,7 +288,7 @@ fn list_tree<'s>(
             account::end_turn(ctx, &mut local);
             ctx.flush(local, Some(h.id), None);
             drop(fd);
-            h.release(&ctx.cache);
+            h.release(&ctx.fds.cache);
         });
         start = end;
     }
@@ -333,8 +333,8 @@ fn tree_entries<'s>(
             continue;
         }
         if own.is_none() {
-            let chain = open::dir_flags(ctx.euid, None, ctx.opts.follow_args);
-            match dir.h.fd(&ctx.cache, chain) {
+            let chain = open::dir_flags(ctx.run.euid, None, ctx.run.opts.follow_args);
+            match dir.h.fd(&ctx.fds.cache, chain) {
                 Ok(fd) => own = Some(fd),
                 Err(e) => {
                     // Reported once; its entries that need it are left out.
@@ -353,7 +353,7 @@ fn tree_entries<'s>(
 
 /// Publishes the directory's path as the current one, now and then.
 fn progress(ctx: &Ctx<'_>, h: &DirHandle) {
-    if let Some(p) = &ctx.opts.progress {
+    if let Some(p) = &ctx.run.opts.progress {
         if h.id % PROGRESS_PATH_EVERY == 0 {
             if let Ok(mut cur) = p.current.try_lock() {
                 *cur = h.path(None);
@@ -365,7 +365,7 @@ fn progress(ctx: &Ctx<'_>, h: &DirHandle) {
 /// Reports a directory that could not be opened.
 fn report_dir_error(ctx: &Ctx<'_>, h: &DirHandle, e: DirError) {
     let path = h.path(None);
-    ctx.msgs.report(match e {
+    ctx.run.msgs.report(match e {
         DirError::Gone(errno) | DirError::Errno(errno) => Diagnostic::CannotReadDir { path, errno },
         DirError::Replaced => Diagnostic::ReplacedDir { path },
     });
@@ -412,7 +412,7 @@ fn spawn_batch<'s>(
         account::end_turn(ctx, &mut local);
         ctx.flush_from(&mut local, Some(h.id), None);
         drop(fd);
-        h.release(&ctx.cache);
+        h.release(&ctx.fds.cache);
     });
 }
 
@@ -439,11 +439,11 @@ pub(super) fn entry_as<'s>(
     known: Option<&rfs::Statx>,
     local: &mut Local,
 ) {
-    let (opts, h) = (ctx.opts, dir.h);
+    let (opts, h) = (ctx.run.opts, dir.h);
     let link = listed == Listed::Symlink;
     let symlinks = h.symlinks + u32::from(link && opts.follow_links);
     if symlinks > MAX_SYMLINKS {
-        ctx.msgs.report(Diagnostic::CannotAccess {
+        ctx.run.msgs.report(Diagnostic::CannotAccess {
             path: h.path(Some(name.to_bytes())),
             errno: Errno::LOOP,
         });
@@ -481,7 +481,7 @@ pub(super) fn entry_as<'s>(
             // otherwise the entry was deleted since the directory was read,
             // and du skips it quietly.
             if opts.follow_links && rfs::statx(dir.fd, name, nofollow, MASK).is_ok() {
-                ctx.msgs.report(Diagnostic::CannotAccess {
+                ctx.run.msgs.report(Diagnostic::CannotAccess {
                     path: h.path(Some(name.to_bytes())),
                     errno: Errno::NOENT,
                 });
@@ -489,7 +489,7 @@ pub(super) fn entry_as<'s>(
             return;
         }
         &Err(errno) => {
-            ctx.msgs.report(Diagnostic::CannotAccess {
+            ctx.run.msgs.report(Diagnostic::CannotAccess {
                 path: h.path(Some(name.to_bytes())),
                 errno,
             });
@@ -518,11 +518,11 @@ pub(super) fn entry_as<'s>(
             if opts.follow_links {
                 // A symlink to an ancestor: du -L passes over it silently.
                 if !opts.du_rules {
-                    ctx.msgs.report(Diagnostic::DirectoryCycle { path });
+                    ctx.run.msgs.report(Diagnostic::DirectoryCycle { path });
                 }
             } else if !(mount_root || mount_in_cycle) {
                 // No bind mount explains it: the filesystem is corrupt.
-                ctx.msgs.report(Diagnostic::CircularDirectory { path });
+                ctx.run.msgs.report(Diagnostic::CircularDirectory { path });
             }
             return;
         }
@@ -537,7 +537,7 @@ pub(super) fn entry_as<'s>(
             ino: st.stx_ino,
             root_mnt: h.root_mnt,
             ns: h.ns,
-            guard: open::guarded(ctx.euid, st),
+            guard: open::guarded(ctx.run.euid, st),
             mount_root,
             symlinks,
             order: idx,

@@ -64,15 +64,15 @@ pub(super) fn file(
     // file can be found either (the general path's `map_file`).
     let subvol = match fs.copies {
         None => None,
-        Some(sv) if sv.ids.1 == [0; 16] && ctx.extents.copies().is_empty() => Some(sv.ids),
+        Some(sv) if sv.ids.1 == [0; 16] && ctx.map.extents.copies().is_empty() => Some(sv.ids),
         Some(_) => return Err(fd),
     };
-    if local.ag.holding.is_some() || ctx.registry.fiemap_unsupported(fs.info.index) {
+    if local.ag.holding.is_some() || ctx.map.registry.fiemap_unsupported(fs.info.index) {
         return Err(fd);
     }
     // XFS: its FIEMAP runs at once only when no group is predicted for it;
     // what it shares predicts the next file's ([`crate::extents::ag`]).
-    let table = local.ag.take_for(&ctx.ags, &fs.info, fd.as_fd());
+    let table = local.ag.take_for(&ctx.map.ags, &fs.info, fd.as_fd());
     if table.is_some() && local.ag.predicted().is_some() {
         local.ag.put(table);
         return Err(fd);
@@ -80,9 +80,11 @@ pub(super) fn file(
     let mut kept = subvol.map(|_| Vec::new());
     let got = match kept.as_mut() {
         Some(k) => ctx
+            .map
             .extents
             .read_fiemap_keeping(fd.as_fd(), fs.space, Some((k, false))),
         None => ctx
+            .map
             .extents
             .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space),
     };
@@ -97,7 +99,7 @@ pub(super) fn file(
             return Ok(credit(ctx, at, who, skipped, local));
         }
     }
-    if got.inline && ctx.keep_inline && fs.info.magic == magic::BTRFS {
+    if got.inline && ctx.run.keep_inline && fs.info.magic == magic::BTRFS {
         // Inline data a snapshot may share: decided after the walk.
         let bytes = total.saturating_sub(got.shared_bytes);
         let rec = InlineRec::of(

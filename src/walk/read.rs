@@ -152,18 +152,20 @@ pub(super) fn read_open(
     // The name may now point at another inode: every figure comes from the
     // one that is open, so that figures and extents agree.
     let view = Stats::of_inode(Kind::File, now.size, now.blocks);
-    if ctx.registry.fiemap_unsupported(fs.info.index) {
+    if ctx.map.registry.fiemap_unsupported(fs.info.index) {
         return (Mapped::Skipped(Skip::FsCannotShare), None);
     }
     let mut kept = keep.map(|_| Vec::new());
     let got = match &pending {
         // Its items, read by the tree search, with FIEMAP's shared flags.
-        Some(p) => ctx.extents.read_btrfs_flags(fd.as_fd(), p, fs.space),
+        Some(p) => ctx.map.extents.read_btrfs_flags(fd.as_fd(), p, fs.space),
         None if keep.is_some() => {
-            ctx.extents
+            ctx.map
+                .extents
                 .read_fiemap_keeping(fd.as_fd(), fs.space, kept.as_mut().zip(keep))
         }
         None => ctx
+            .map
             .extents
             .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space),
     };
@@ -179,7 +181,7 @@ pub(super) fn read_open(
         // birth time is the walk's: only for the inode it stat-ed.
         let same =
             (now.ino, now.ctime) == (st.stx_ino, (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec));
-        if same && ctx.keep_inline {
+        if same && ctx.run.keep_inline {
             let bytes = view.total.saturating_sub(got.shared_bytes);
             let at = (who.node, who.ns);
             let rec = InlineRec::of(st, at, bytes, once, got.file, fs.info.index);
@@ -259,8 +261,8 @@ fn failed(
     let errno = e.raw_os_error();
     if errno == Some(Errno::OPNOTSUPP.raw_os_error()) || errno == Some(Errno::NOTTY.raw_os_error())
     {
-        if ctx.registry.set_fiemap_unsupported(fs.info.index) {
-            ctx.msgs.report(Diagnostic::NoFiemap {
+        if ctx.map.registry.set_fiemap_unsupported(fs.info.index) {
+            ctx.run.msgs.report(Diagnostic::NoFiemap {
                 path: path(),
                 fs: fs.info.name(),
             });
@@ -269,7 +271,7 @@ fn failed(
     }
     // Extents indexed before the failure stand, and are taken out of the
     // file's exclusive bytes, so figures stay consistent.
-    ctx.msgs.report(Diagnostic::CannotReadExtents {
+    ctx.run.msgs.report(Diagnostic::CannotReadExtents {
         path: path(),
         reason: e.to_string(),
     });
