@@ -13,7 +13,7 @@ use super::ctx::{Ctx, Local, dev_of};
 use super::fdcache::{DirFs, DirHandle};
 use super::later::{AgTable, Handed, Later, Who};
 use super::open::{self, DirError, Now, OpenFile};
-use super::read::{Kept, Mapped, credit, read_open};
+use super::read::{Kept, Mapped, ToRead, credit, read_open};
 use crate::error::{Diagnostic, strerror};
 use crate::extents::copies::{self, CopyKey};
 use crate::extents::inline::InlineRec;
@@ -147,19 +147,17 @@ fn map_handed(ctx: &Ctx<'_>, table: &AgTable, l: Later, local: &mut Local) {
         name,
     } = l;
     let path = || dir.path(Some(name.to_bytes()));
-    let (mapped, _) = read_open(
-        ctx,
+    let file = ToRead {
         fd,
         now,
-        &fs,
-        None,
-        None,
-        &st,
+        fs: &fs,
+        pending: None,
+        keep: None,
+        st: &st,
         who,
-        &path,
-        Some(table),
-        local,
-    );
+        path: &path,
+    };
+    let (mapped, _) = read_open(ctx, file, Some(table), local);
     let kind = Kind::from_mode(u32::from(st.stx_mode));
     let own = credit(ctx, (&st, kind, dev_of(&st)), who, Some(mapped), local);
     // As the walk credits an entry of the directory it reads: its own
@@ -273,16 +271,17 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         end_turn(ctx, local);
     }
     let table = local.ag.take_for(&ctx.map.ags, &fs.info, fd.as_fd());
-    let (mapped, kept) = map_in_turn(
-        ctx,
-        f,
-        (fd, now, fs),
+    let file = ToRead {
+        fd,
+        now,
+        fs,
         pending,
         keep,
+        st,
         who,
-        table.as_deref(),
-        local,
-    );
+        path: f.path,
+    };
+    let (mapped, kept) = map_in_turn(ctx, f, file, table.as_deref(), local);
     local.ag.put(table);
     if let Some((space, subvol)) = copy {
         keep_copy(ctx, space, st, subvol, kept);
@@ -290,28 +289,22 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     mapped
 }
 
-/// Maps an open file, in the turn of the allocation group its shared data
-/// is predicted in (XFS, [`crate::extents::ag`]). If another thread
-/// holds that turn, the file is handed to it when the task may
-/// ([`FileAt::dir`]) and not too many are handed already; otherwise the
-/// task waits for the turn. A task keeps the turn it got until it ends
+/// Maps an open file (`file`, entry `f`), in the turn of the allocation
+/// group its shared data is predicted in (XFS, [`crate::extents::ag`]). If
+/// another thread holds that turn, the file is handed to it when the task
+/// may ([`FileAt::dir`]) and not too many are handed already; otherwise
+/// the task waits for the turn. A task keeps the turn it got until it ends
 /// ([`end_turn`]) or maps in another group, and maps the files handed to
-/// it after each of its own. `keep`: as [`read_open`]'s.
-#[allow(clippy::too_many_arguments)]
+/// it after each of its own.
 fn map_in_turn(
     ctx: &Ctx<'_>,
     f: &FileAt<'_>,
-    (fd, now, fs): (OwnedFd, Now, &DirFs),
-    pending: Option<Box<Pending>>,
-    keep: Option<bool>,
-    who: Who,
+    mut file: ToRead<'_>,
     table: Option<&AgTable>,
     local: &mut Local,
 ) -> (Mapped, Option<Kept>) {
     let (Some(t), Some(ag)) = (table, local.ag.predicted()) else {
-        let m = read_open(
-            ctx, fd, now, fs, pending, keep, f.st, who, f.path, table, local,
-        );
+        let m = read_open(ctx, file, table, local);
         // A task that holds a turn and maps a file predicted nowhere still
         // maps what was handed to it, so the others need not wait.
         if let (Some(t), Some(held)) = (table, local.ag.holding) {
@@ -320,25 +313,23 @@ fn map_in_turn(
         return m;
     };
     if local.ag.holding == Some(ag) {
-        let m = read_open(
-            ctx, fd, now, fs, pending, keep, f.st, who, f.path, table, local,
-        );
+        let m = read_open(ctx, file, table, local);
         map_all(ctx, t, t.take_handed(ag), local);
         return m;
     }
     if let Some(old) = local.ag.holding.take() {
         release(ctx, t, old, local);
     }
-    let (fd, now) = match f.dir {
-        _ if t.try_turn(ag) => (fd, now),
+    match f.dir {
+        _ if t.try_turn(ag) => {}
         // Busy: hand the file to the holder of the turn.
         Some((dir, idx)) if ctx.fds.max_later > 0 => {
             let leaf = f.entry.is_none().then_some((f.node, f.kind));
             let l = Box::new(Later {
-                fd,
-                now,
-                fs: *fs,
-                who,
+                fd: file.fd,
+                now: file.now,
+                fs: *file.fs,
+                who: file.who,
                 st: *f.st,
                 dir: dir.clone(),
                 leaf,
@@ -350,19 +341,15 @@ fn map_in_turn(
                     local.counters.fiemap_put_off += 1;
                     return (Mapped::Handed, None);
                 }
-                Handed::Holder(l) => (l.fd, l.now),
+                // Nobody holds it any more: the file is back, in the turn.
+                Handed::Holder(l) => (file.fd, file.now) = (l.fd, l.now),
             }
         }
         // Busy, and the file cannot be handed: wait.
-        _ => {
-            t.turn(ag);
-            (fd, now)
-        }
-    };
+        _ => t.turn(ag),
+    }
     local.ag.holding = Some(ag);
-    let m = read_open(
-        ctx, fd, now, fs, pending, keep, f.st, who, f.path, table, local,
-    );
+    let m = read_open(ctx, file, table, local);
     map_all(ctx, t, t.take_handed(ag), local);
     m
 }

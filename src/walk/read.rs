@@ -127,28 +127,46 @@ pub(super) enum Mapped {
     Handed,
 }
 
-/// Reads the extents of an open file; `pending`: the items the tree
-/// search read but could not decide, given FIEMAP's shared flags. With
-/// `keep` (`Some(inline too)`), also returns the extents FIEMAP gave, for
-/// the file's other copies ([`copies`]), if the map went through without
-/// an error.
-/// `table`: its filesystem's allocation groups (XFS), to predict the next
-/// file's group from this one's.
-#[allow(clippy::too_many_arguments)]
+/// An open file whose extents are to be read, and what they are read for.
+pub(super) struct ToRead<'a> {
+    pub(super) fd: OwnedFd,
+    /// What the open fd says of the file now.
+    pub(super) now: Now,
+    pub(super) fs: &'a DirFs,
+    /// The items the tree search read but could not decide, given
+    /// FIEMAP's shared flags.
+    pub(super) pending: Option<Box<Pending>>,
+    /// `Some(inline too)`: also return the extents FIEMAP gives, for the
+    /// file's other copies ([`crate::extents::copies`]), if the map goes
+    /// through without an error.
+    pub(super) keep: Option<bool>,
+    /// What the walk stat-ed.
+    pub(super) st: &'a Statx,
+    pub(super) who: Who,
+    /// Its path as printed, for messages.
+    pub(super) path: &'a dyn Fn() -> Vec<u8>,
+}
+
+/// Reads the extents of an open file (`file`), and what it kept of them
+/// ([`ToRead::keep`]). `table`: its filesystem's allocation groups (XFS),
+/// to predict the next file's group from this one's.
 #[inline(always)]
 pub(super) fn read_open(
     ctx: &Ctx<'_>,
-    fd: OwnedFd,
-    now: Now,
-    fs: &DirFs,
-    pending: Option<Box<Pending>>,
-    keep: Option<bool>,
-    st: &Statx,
-    who: Who,
-    path: &dyn Fn() -> Vec<u8>,
+    file: ToRead<'_>,
     table: Option<&AgTable>,
     local: &mut Local,
 ) -> (Mapped, Option<Kept>) {
+    let ToRead {
+        fd,
+        now,
+        fs,
+        pending,
+        keep,
+        st,
+        who,
+        path,
+    } = file;
     // The name may now point at another inode: every figure comes from the
     // one that is open, so that figures and extents agree.
     let view = Stats::of_inode(Kind::File, now.size, now.blocks);
