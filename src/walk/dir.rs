@@ -9,15 +9,18 @@
 use std::cell::RefCell;
 use std::ffi::CStr;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rustix::fs::{self as rfs, AtFlags, RawDir, StatxAttributes};
+use rustix::fs::{self as rfs, RawDir, StatxAttributes};
 use rustix::io::Errno;
 
 use super::account::{self, Accounted, FileAt, Pre};
-use super::ctx::{Ctx, Local, MASK, PROGRESS_PATH_EVERY, dev_of};
+use super::ctx::{Ctx, Local, PROGRESS_PATH_EVERY, dev_of};
+use super::entry::{
+    Entry, Stated, in_cycle, not_stated, path_for_excludes, stat_entry, symlinks_to,
+};
 use super::fdcache::{DirHandle, DirName};
 use super::indir::{InDir, Listed, batch_entries, prefetch, push_entry};
 use super::open::{self, DirError};
@@ -25,7 +28,6 @@ use super::plain;
 use super::tree;
 use crate::error::Diagnostic;
 use crate::figures::{Kind, Stats};
-use crate::path::join;
 use crate::probe::Skip;
 use crate::records::{Link, NO_NODE, NodeRec, TOP};
 
@@ -225,7 +227,7 @@ fn list<'s>(
             if idx < INLINE_ENTRIES && dir.search {
                 push_entry(&mut held, listed, ent.ino(), name);
             } else if idx < INLINE_ENTRIES {
-                entry_as(ctx, s, dir, name, listed, idx, None, local);
+                entry_as(ctx, s, dir, Entry::listed(name, listed, idx), local);
             } else {
                 if batched == 0 {
                     first = idx;
@@ -249,7 +251,7 @@ fn list<'s>(
                 local,
             );
             for (idx, (listed, _, name)) in batch_entries(&held).enumerate() {
-                entry_as(ctx, s, dir, name, listed, idx as u32, None, local);
+                entry_as(ctx, s, dir, Entry::listed(name, listed, idx as u32), local);
             }
         }
     });
@@ -329,7 +331,11 @@ fn tree_entries<'s>(
         }
         let st = tree::known(ctx, dir, template, e, name, &mounts, local);
         if st.is_some() || !dir.lazy {
-            entry_as(ctx, s, dir, name, listed, idx, st.as_ref(), local);
+            let entry = Entry {
+                known: st.as_ref(),
+                ..Entry::listed(name, listed, idx)
+            };
+            entry_as(ctx, s, dir, entry, local);
             continue;
         }
         if own.is_none() {
@@ -345,7 +351,7 @@ fn tree_entries<'s>(
         }
         if let Some(fd) = &own {
             let real = InDir::new(ctx, dir.h, fd, dir.fs);
-            entry_as(ctx, s, &real, name, listed, idx, None, local);
+            entry_as(ctx, s, &real, Entry::listed(name, listed, idx), local);
         }
     }
     local.pre.clear();
@@ -406,7 +412,7 @@ fn spawn_batch<'s>(
         }
         let mut idx = first;
         for (listed, _, name) in batch_entries(&names) {
-            entry_as(ctx, s, &dir, name, listed, idx, None, &mut local);
+            entry_as(ctx, s, &dir, Entry::listed(name, listed, idx), &mut local);
             idx = idx.saturating_add(1);
         }
         account::end_turn(ctx, &mut local);
@@ -416,85 +422,28 @@ fn spawn_batch<'s>(
     });
 }
 
-/// The most symlinks one path resolution may follow (the kernel's
-/// `MAXSYMLINKS`). du resolves every entry by its path from the root, so
-/// under `-L` an entry reached through more symlinks than that is an error
-/// for du ("Too many levels of symbolic links"); sdu, which opens one level
-/// at a time, counts them to say the same.
-const MAX_SYMLINKS: u32 = 40;
-
 /// Stats one entry of a directory and accounts for it: a subdirectory
-/// becomes a task, anything else is accounted at once. `listed`: what the
-/// directory listed it as; `idx`: its position in getdents order; `known`:
-/// what `statx` would say of it, when the Btrfs tree said it instead
-/// ([`super::tree`]).
-#[allow(clippy::too_many_arguments)]
+/// becomes a task, anything else is accounted at once.
 pub(super) fn entry_as<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
     dir: &InDir<'_>,
-    name: &CStr,
-    listed: Listed,
-    idx: u32,
-    known: Option<&rfs::Statx>,
+    e: Entry<'_>,
     local: &mut Local,
 ) {
-    let (opts, h) = (ctx.run.opts, dir.h);
-    let link = listed == Listed::Symlink;
-    let symlinks = h.symlinks + u32::from(link && opts.follow_links);
-    if symlinks > MAX_SYMLINKS {
-        ctx.run.msgs.report(Diagnostic::CannotAccess {
-            path: h.path(Some(name.to_bytes())),
-            errno: Errno::LOOP,
-        });
+    let Some(symlinks) = symlinks_to(ctx, dir.h, e) else {
         return;
-    }
-    let mut path = None;
-    if let Some(dir_path) = &h.path {
-        let mut p = dir_path.to_vec();
-        join(&mut p, name.to_bytes());
-        if opts.excludes.matches(&p) {
-            return;
-        }
-        path = Some(p.into_boxed_slice());
-    }
-    let nofollow = AtFlags::SYMLINK_NOFOLLOW | AtFlags::STATX_DONT_SYNC;
-    let follow = if opts.follow_links {
-        AtFlags::STATX_DONT_SYNC
-    } else {
-        nofollow
     };
-    let open_first = listed == Listed::Regular && dir.open_first;
+    let Ok(path) = path_for_excludes(ctx, dir.h, e.name) else {
+        return;
+    };
+    let open_first = e.listed == Listed::Regular && dir.open_first;
     let mut pre = Pre::No;
-    let stat = if let Some(st) = known {
-        Ok(*st)
-    } else if open_first && !local.stat_first {
-        open_then_stat(dir.fd, name, follow, &mut pre)
-    } else {
-        rfs::statx(dir.fd, name, follow, MASK)
-    };
+    let stat = stat_entry(ctx, dir, e, open_first && !local.stat_first, &mut pre);
     // Borrowed: a `Statx` is 256 bytes, not to be copied per entry.
     let st = match &stat {
         Ok(st) => st,
-        Err(Errno::NOENT) => {
-            // Under -L, a dangling symlink is an error, as in du -L;
-            // otherwise the entry was deleted since the directory was read,
-            // and du skips it quietly.
-            if opts.follow_links && rfs::statx(dir.fd, name, nofollow, MASK).is_ok() {
-                ctx.run.msgs.report(Diagnostic::CannotAccess {
-                    path: h.path(Some(name.to_bytes())),
-                    errno: Errno::NOENT,
-                });
-            }
-            return;
-        }
-        &Err(errno) => {
-            ctx.run.msgs.report(Diagnostic::CannotAccess {
-                path: h.path(Some(name.to_bytes())),
-                errno,
-            });
-            return;
-        }
+        &Err(errno) => return not_stated(ctx, dir, e.name, errno),
     };
     local.counters.entries += 1;
     let kind = Kind::from_mode(u32::from(st.stx_mode));
@@ -504,103 +453,134 @@ pub(super) fn entry_as<'s>(
         // turns up (a directory of a million empty files costs one open).
         local.stat_first = kind == Kind::File && st.stx_blocks == 0;
     }
-    if opts.one_file_system && st.stx_mnt_id != h.root_mnt {
+    if ctx.run.opts.one_file_system && st.stx_mnt_id != dir.h.root_mnt {
         return;
     }
-    let dev = dev_of(st);
+    let x = Stated {
+        e,
+        st,
+        kind,
+        dev: dev_of(st),
+    };
     if kind == Kind::Dir {
-        local.counters.skipped[Skip::NotRegular.index()] += 1;
-        let mount_root = st.stx_attributes_mask.contains(StatxAttributes::MOUNT_ROOT)
-            && st.stx_attributes.contains(StatxAttributes::MOUNT_ROOT);
-        if let Some(mount_in_cycle) = h.cycle_with(dev, st.stx_ino) {
-            // Never entered: the directory is one of its own ancestors.
-            let path = h.path(Some(name.to_bytes()));
-            if opts.follow_links {
-                // A symlink to an ancestor: du -L passes over it silently.
-                if !opts.du_rules {
-                    ctx.run.msgs.report(Diagnostic::DirectoryCycle { path });
-                }
-            } else if !(mount_root || mount_in_cycle) {
-                // No bind mount explains it: the filesystem is corrupt.
-                ctx.run.msgs.report(Diagnostic::CircularDirectory { path });
-            }
-            return;
-        }
-        let stats = ctx.inode_stats(st);
-        let child = Arc::new_cyclic(|me| DirHandle {
-            me: me.clone(),
-            parent: Some(h.clone()),
-            name: DirName::new(name),
-            id: ctx.new_id(),
-            depth: h.depth + 1,
-            dev,
-            ino: st.stx_ino,
-            root_mnt: h.root_mnt,
-            ns: h.ns,
-            guard: open::guarded(ctx.run.euid, st),
-            mount_root,
-            symlinks,
-            order: idx,
-            watch: h.watch.clone(),
-            fs: (dev == h.dev).then_some(dir.fs),
-            path,
-            fd: Mutex::new(None),
-            pending: AtomicUsize::new(1),
-        });
-        ctx.ident(local, child.id, st);
-        h.pending.fetch_add(1, Ordering::AcqRel);
-        dir.cache_fd(ctx);
-        let uid = st.stx_uid;
-        // Read from the tree: its own `statx` is the template of its
-        // entries' (the same device and mount).
-        let template = known.map(|st| Box::new(*st));
-        s.spawn(move |s| walk_dir(ctx, s, child, stats, uid, template));
+        return subdir(ctx, s, dir, &x, symlinks, path, local);
+    }
+    if let Err(pre) = lean(ctx, dir, &x, pre, local) {
+        nondir(ctx, dir, &x, pre, local);
+    }
+}
+
+/// Makes subdirectory `x` a task of its own, unless it is one of its own
+/// ancestors. `symlinks`: those followed from the root to it; `path`: its
+/// path, when `--exclude` needs it.
+#[inline(always)]
+fn subdir<'s>(
+    ctx: &'s Ctx<'s>,
+    s: &rayon::Scope<'s>,
+    dir: &InDir<'_>,
+    x: &Stated<'_>,
+    symlinks: u32,
+    path: Option<Box<[u8]>>,
+    local: &mut Local,
+) {
+    let (h, st) = (dir.h, x.st);
+    local.counters.skipped[Skip::NotRegular.index()] += 1;
+    let mount_root = st.stx_attributes_mask.contains(StatxAttributes::MOUNT_ROOT)
+        && st.stx_attributes.contains(StatxAttributes::MOUNT_ROOT);
+    if in_cycle(ctx, h, x, mount_root) {
         return;
     }
-    // Opened first, singly linked, on its directory's filesystem: the
-    // lean path, if its FIEMAP needs nothing the general path decides.
-    let pre = match pre {
+    let stats = ctx.inode_stats(st);
+    let child = Arc::new_cyclic(|me| DirHandle {
+        me: me.clone(),
+        parent: Some(h.clone()),
+        name: DirName::new(x.e.name),
+        id: ctx.new_id(),
+        depth: h.depth + 1,
+        dev: x.dev,
+        ino: st.stx_ino,
+        root_mnt: h.root_mnt,
+        ns: h.ns,
+        guard: open::guarded(ctx.run.euid, st),
+        mount_root,
+        symlinks,
+        order: x.e.idx,
+        watch: h.watch.clone(),
+        fs: (x.dev == h.dev).then_some(dir.fs),
+        path,
+        fd: Mutex::new(None),
+        pending: AtomicUsize::new(1),
+    });
+    ctx.ident(local, child.id, st);
+    h.pending.fetch_add(1, Ordering::AcqRel);
+    dir.cache_fd(ctx);
+    let uid = st.stx_uid;
+    // Read from the tree: its own `statx` is the template of its
+    // entries' (the same device and mount).
+    let template = x.e.known.map(|st| Box::new(*st));
+    s.spawn(move |s| walk_dir(ctx, s, child, stats, uid, template));
+}
+
+/// Accounts for file `x` down the lean path ([`plain`]) when it can: it
+/// was opened first (`pre`), it is singly linked and on its directory's
+/// filesystem, and its FIEMAP needs nothing the general path decides.
+/// `Err` gives back what was opened, for the general path.
+#[inline(always)]
+fn lean(
+    ctx: &Ctx<'_>,
+    dir: &InDir<'_>,
+    x: &Stated<'_>,
+    pre: Pre,
+    local: &mut Local,
+) -> Result<(), Pre> {
+    match pre {
         Pre::Open(fd)
             if dir.plain
-                && kind == Kind::File
-                && dev == h.dev
-                && !ctx.counts_once(st.stx_nlink) =>
+                && x.kind == Kind::File
+                && x.dev == dir.h.dev
+                && !ctx.counts_once(x.st.stx_nlink) =>
         {
-            let path = || h.path(Some(name.to_bytes()));
-            match plain::file(ctx, dir, st, dev, idx, fd, &path, local) {
+            match plain::file(ctx, dir, x, fd, local) {
                 Ok(own) => {
                     local.counters.plain_files += 1;
-                    return credit(h, None, idx, name, own, local);
+                    credit(dir.h, None, x.e.idx, x.e.name, own, local);
+                    Ok(())
                 }
-                Err(fd) => Pre::Open(fd),
+                Err(fd) => Err(Pre::Open(fd)),
             }
         }
-        pre => pre,
-    };
-    // With -a the file has a node of its own, and its links and extents
-    // are credited from there.
-    let leaf = opts.all.then(|| ctx.new_id());
+        pre => Err(pre),
+    }
+}
+
+/// Accounts for non-directory entry `x` down the general path
+/// ([`account::nondir`]). With `-a` it has a node of its own, and its
+/// links and extents are credited from there.
+#[inline(always)]
+fn nondir(ctx: &Ctx<'_>, dir: &InDir<'_>, x: &Stated<'_>, pre: Pre, local: &mut Local) {
+    let (h, Entry { name, idx, .. }) = (dir.h, x.e);
+    let leaf = ctx.run.opts.all.then(|| ctx.new_id());
     if let Some(id) = leaf {
-        ctx.ident(local, id, st);
+        ctx.ident(local, id, x.st);
     }
     let file = FileAt {
         dirfd: dir.fd,
         name,
-        st,
-        dev,
-        kind,
-        fs: (dev == h.dev).then_some(&dir.fs),
+        st: x.st,
+        dev: x.dev,
+        kind: x.kind,
+        fs: (x.dev == h.dev).then_some(&dir.fs),
         node: leaf.unwrap_or(h.id),
         entry: leaf.is_none().then_some(idx),
         ns: h.ns,
         guard: h.guard,
-        follow: opts.follow_links,
+        follow: ctx.run.opts.follow_links,
         path: &|| h.path(Some(name.to_bytes())),
         dir: Some((h, idx)),
         lazy: dir.lazy,
     };
     match account::nondir(ctx, &file, pre, local) {
-        Accounted::Now(own) => credit(h, leaf.map(|id| (id, kind)), idx, name, own, local),
+        Accounted::Now(own) => credit(h, leaf.map(|id| (id, x.kind)), idx, name, own, local),
         // The thread that maps it credits it.
         Accounted::Handed => {}
     }
@@ -623,39 +603,5 @@ fn credit(
         local
             .nodes
             .push(super::ctx::leaf_node(h, leaf, idx, name, own));
-    }
-}
-
-/// Opens an entry listed as a regular file, then stats it through the fd
-/// (one path lookup, and the inode stat-ed is the one open). `pre` gets the
-/// fd, or the error of an open that was refused (reported later if the file
-/// may share, as a refused open always was). Anything else that stops the
-/// open (the name is now a symlink, a socket...; too many open files)
-/// falls back to `statx` by name, and the entry is handled as if it had
-/// never been opened.
-fn open_then_stat(
-    dirfd: BorrowedFd<'_>,
-    name: &CStr,
-    flags: AtFlags,
-    pre: &mut Pre,
-) -> Result<rfs::Statx, Errno> {
-    match open::open_listed_file(dirfd, name) {
-        Ok(fd) => {
-            let empty = AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC;
-            match rfs::statx(&fd, c"", empty, MASK) {
-                Ok(st) => {
-                    *pre = Pre::Open(fd);
-                    Ok(st)
-                }
-                Err(_) => rfs::statx(dirfd, name, flags, MASK),
-            }
-        }
-        // Removed since it was listed: quiet, as a failed statx is.
-        Err(Errno::NOENT) => Err(Errno::NOENT),
-        Err(e @ (Errno::ACCESS | Errno::PERM)) => {
-            *pre = Pre::Failed(e);
-            rfs::statx(dirfd, name, flags, MASK)
-        }
-        Err(_) => rfs::statx(dirfd, name, flags, MASK),
     }
 }

@@ -17,6 +17,7 @@
 //!
 //! - `ctx`: the options, counters and state every task shares;
 //! - `dir`: reading one directory, stat-ing its entries;
+//! - `entry`: one entry from its listing to its `statx`;
 //! - `account`: what one non-directory entry adds (and its extents);
 //! - `plain`: the same for the common regular file, without the layers
 //!   the other cases need;
@@ -34,6 +35,7 @@
 mod account;
 mod ctx;
 mod dir;
+mod entry;
 mod fdcache;
 mod indir;
 mod later;

@@ -17,10 +17,9 @@
 
 use std::os::fd::{AsFd, OwnedFd};
 
-use rustix::fs::Statx;
-
 use super::account::keep_copy;
 use super::ctx::{Ctx, Local};
+use super::entry::Stated;
 use super::indir::InDir;
 use super::later::Who;
 use super::read::{self, Mapped, Read, credit};
@@ -30,23 +29,21 @@ use crate::extents::inline::InlineRec;
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
 
-/// Accounts for the regular file `st` (device `dev`), entry `idx` of `dir`,
-/// open as `fd` (its `statx` was made on that fd), when the lean path can:
-/// it returns what goes into the directory's own figures. `Err(fd)` hands
-/// the file back for the general path: its FIEMAP must wait for an
-/// allocation group's turn (XFS), a copy of it may have been mapped in a
-/// snapshot (Btrfs), or its filesystem's FIEMAP was found missing.
-#[allow(clippy::too_many_arguments)]
+/// Accounts for the regular file `x`, an entry of `dir`, open as `fd`
+/// (its `statx` was made on that fd), when the lean path can: it returns
+/// what goes into the directory's own figures. `Err(fd)` hands the file
+/// back for the general path: its FIEMAP must wait for an allocation
+/// group's turn (XFS), a copy of it may have been mapped in a snapshot
+/// (Btrfs), or its filesystem's FIEMAP was found missing.
 pub(super) fn file(
     ctx: &Ctx<'_>,
     dir: &InDir<'_>,
-    st: &Statx,
-    dev: u64,
-    idx: u32,
+    x: &Stated<'_>,
     fd: OwnedFd,
-    path: &dyn Fn() -> Vec<u8>,
     local: &mut Local,
 ) -> Result<Stats, OwnedFd> {
+    let (st, dev, idx) = (x.st, x.dev, x.e.idx);
+    let path = &|| dir.h.path(Some(x.e.name.to_bytes()));
     let fs = &dir.fs;
     let who = Who {
         node: dir.h.id,
