@@ -19,7 +19,7 @@ use rustix::io::Errno;
 use super::account::{self, Accounted, FileAt, Pre};
 use super::ctx::{Ctx, Local, PROGRESS_PATH_EVERY, dev_of};
 use super::entry::{
-    Entry, Stated, in_cycle, not_stated, path_for_excludes, stat_entry, symlinks_to,
+    Entry, Stated, excluded, in_cycle, not_stated, path_kept, stat_entry, symlinks_to,
 };
 use super::fdcache::{DirHandle, DirName};
 use super::indir::{InDir, Listed, batch_entries, prefetch, push_entry};
@@ -431,12 +431,14 @@ pub(super) fn entry_as<'s>(
     e: Entry<'_>,
     local: &mut Local,
 ) {
-    let Some(symlinks) = symlinks_to(ctx, dir.h, e) else {
+    let h = dir.h;
+    let Some(symlinks) = symlinks_to(ctx, h, e) else {
         return;
     };
-    let Ok(path) = path_for_excludes(ctx, dir.h, e.name) else {
+    let path = path_kept(h, e.name);
+    if excluded(ctx, path.as_deref()) {
         return;
-    };
+    }
     let open_first = e.listed == Listed::Regular && dir.open_first;
     let mut pre = Pre::No;
     let stat = stat_entry(ctx, dir, e, open_first && !local.stat_first, &mut pre);
@@ -453,7 +455,7 @@ pub(super) fn entry_as<'s>(
         // turns up (a directory of a million empty files costs one open).
         local.stat_first = kind == Kind::File && st.stx_blocks == 0;
     }
-    if ctx.run.opts.one_file_system && st.stx_mnt_id != dir.h.root_mnt {
+    if ctx.run.opts.one_file_system && st.stx_mnt_id != h.root_mnt {
         return;
     }
     let x = Stated {
@@ -463,11 +465,21 @@ pub(super) fn entry_as<'s>(
         dev: dev_of(st),
     };
     if kind == Kind::Dir {
-        return subdir(ctx, s, dir, &x, symlinks, path, local);
+        return subdir(ctx, s, dir, x, symlinks, path, local);
     }
-    if let Err(pre) = lean(ctx, dir, &x, pre, local) {
-        nondir(ctx, dir, &x, pre, local);
-    }
+    // Opened first and fit for the lean path: accounted there, unless it
+    // gives the file back for the general path.
+    let pre = match pre {
+        Pre::Open(fd) if lean_path(ctx, dir, x) => match plain::file(ctx, dir, x, fd, local) {
+            Ok(own) => {
+                local.counters.plain_files += 1;
+                return credit(h, None, e.idx, e.name, own, local);
+            }
+            Err(fd) => Pre::Open(fd),
+        },
+        pre => pre,
+    };
+    nondir(ctx, dir, x, pre, local);
 }
 
 /// Makes subdirectory `x` a task of its own, unless it is one of its own
@@ -478,7 +490,7 @@ fn subdir<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
     dir: &InDir<'_>,
-    x: &Stated<'_>,
+    x: Stated<'_>,
     symlinks: u32,
     path: Option<Box<[u8]>>,
     local: &mut Local,
@@ -521,43 +533,20 @@ fn subdir<'s>(
     s.spawn(move |s| walk_dir(ctx, s, child, stats, uid, template));
 }
 
-/// Accounts for file `x` down the lean path ([`plain`]) when it can: it
-/// was opened first (`pre`), it is singly linked and on its directory's
-/// filesystem, and its FIEMAP needs nothing the general path decides.
-/// `Err` gives back what was opened, for the general path.
+/// Whether file `x`, opened first, goes down the lean path ([`plain`]): a
+/// regular file, singly linked, on its directory's filesystem, in a
+/// directory whose files may ([`InDir::plain`]). The lean path may still
+/// give it back, when its FIEMAP needs what the general path decides.
 #[inline(always)]
-fn lean(
-    ctx: &Ctx<'_>,
-    dir: &InDir<'_>,
-    x: &Stated<'_>,
-    pre: Pre,
-    local: &mut Local,
-) -> Result<(), Pre> {
-    match pre {
-        Pre::Open(fd)
-            if dir.plain
-                && x.kind == Kind::File
-                && x.dev == dir.h.dev
-                && !ctx.counts_once(x.st.stx_nlink) =>
-        {
-            match plain::file(ctx, dir, x, fd, local) {
-                Ok(own) => {
-                    local.counters.plain_files += 1;
-                    credit(dir.h, None, x.e.idx, x.e.name, own, local);
-                    Ok(())
-                }
-                Err(fd) => Err(Pre::Open(fd)),
-            }
-        }
-        pre => Err(pre),
-    }
+fn lean_path(ctx: &Ctx<'_>, dir: &InDir<'_>, x: Stated<'_>) -> bool {
+    dir.plain && x.kind == Kind::File && x.dev == dir.h.dev && !ctx.counts_once(x.st.stx_nlink)
 }
 
 /// Accounts for non-directory entry `x` down the general path
 /// ([`account::nondir`]). With `-a` it has a node of its own, and its
 /// links and extents are credited from there.
 #[inline(always)]
-fn nondir(ctx: &Ctx<'_>, dir: &InDir<'_>, x: &Stated<'_>, pre: Pre, local: &mut Local) {
+fn nondir(ctx: &Ctx<'_>, dir: &InDir<'_>, x: Stated<'_>, pre: Pre, local: &mut Local) {
     let (h, Entry { name, idx, .. }) = (dir.h, x.e);
     let leaf = ctx.run.opts.all.then(|| ctx.new_id());
     if let Some(id) = leaf {

@@ -47,7 +47,10 @@ impl<'a> Entry<'a> {
 }
 
 /// An entry stat-ed: its kind and device as `st` gives them, worked out
-/// once.
+/// once. Passed by value: where the functions it goes to are inlined, it
+/// stays in registers, and it is written to memory only for a call that
+/// is not (a reference would make every entry write it).
+#[derive(Clone, Copy)]
 pub(super) struct Stated<'a> {
     pub(super) e: Entry<'a>,
     pub(super) st: &'a Statx,
@@ -78,26 +81,20 @@ pub(super) fn symlinks_to(ctx: &Ctx<'_>, h: &DirHandle, e: Entry<'_>) -> Option<
     Some(symlinks)
 }
 
-/// An entry an `--exclude` pattern matches.
-pub(super) struct Excluded;
-
-/// The path of entry `name` of directory `h`, kept when `--exclude` needs
-/// it (`h` keeps its own); `Err` when a pattern matches it.
+/// The path of entry `name` of directory `h`, kept only when `--exclude`
+/// needs it (then `h` keeps its own).
 #[inline(always)]
-pub(super) fn path_for_excludes(
-    ctx: &Ctx<'_>,
-    h: &DirHandle,
-    name: &CStr,
-) -> Result<Option<Box<[u8]>>, Excluded> {
-    let Some(dir_path) = &h.path else {
-        return Ok(None);
-    };
+pub(super) fn path_kept(h: &DirHandle, name: &CStr) -> Option<Box<[u8]>> {
+    let dir_path = h.path.as_ref()?;
     let mut p = dir_path.to_vec();
     join(&mut p, name.to_bytes());
-    if ctx.run.opts.excludes.matches(&p) {
-        return Err(Excluded);
-    }
-    Ok(Some(p.into_boxed_slice()))
+    Some(p.into_boxed_slice())
+}
+
+/// Whether an `--exclude` pattern matches `path` (from [`path_kept`]).
+#[inline(always)]
+pub(super) fn excluded(ctx: &Ctx<'_>, path: Option<&[u8]>) -> bool {
+    path.is_some_and(|p| ctx.run.opts.excludes.matches(p))
 }
 
 /// `statx`'s flags for an entry that is not followed.
@@ -146,7 +143,7 @@ pub(super) fn not_stated(ctx: &Ctx<'_>, dir: &InDir<'_>, name: &CStr, errno: Err
 /// Whether subdirectory `x` of `h` is `h` or one of its ancestors: then
 /// it is never entered, and reported as du reports it (`mount_root`: it
 /// is the root of a mount).
-pub(super) fn in_cycle(ctx: &Ctx<'_>, h: &DirHandle, x: &Stated<'_>, mount_root: bool) -> bool {
+pub(super) fn in_cycle(ctx: &Ctx<'_>, h: &DirHandle, x: Stated<'_>, mount_root: bool) -> bool {
     let Some(mount_in_cycle) = h.cycle_with(x.dev, x.st.stx_ino) else {
         return false;
     };

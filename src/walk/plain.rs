@@ -38,7 +38,7 @@ use crate::probe::{self, Skip, magic};
 pub(super) fn file(
     ctx: &Ctx<'_>,
     dir: &InDir<'_>,
-    x: &Stated<'_>,
+    x: Stated<'_>,
     fd: OwnedFd,
     local: &mut Local,
 ) -> Result<Stats, OwnedFd> {
