@@ -25,6 +25,7 @@ pub mod extents;
 pub mod figures;
 pub mod glob;
 mod messages;
+pub mod path;
 mod plan;
 pub mod probe;
 mod quote;

@@ -311,7 +311,7 @@ impl<'t> App<'t> {
     pub fn path(&self, id: u32) -> Vec<u8> {
         let mut p = Vec::new();
         for name in self.names(id) {
-            sdu::walk::join(&mut p, &name);
+            sdu::path::join(&mut p, &name);
         }
         p
     }

@@ -45,9 +45,9 @@ use std::time::{Duration, Instant};
 use rustix::fs::{AtFlags, CWD, Dir, FileType, Mode, OFlags, Statx, StatxFlags};
 use rustix::io::Errno;
 
+use crate::path::join;
 use crate::probe::ioctl::{fs_type, fs_uuid, magic};
 use crate::records::Ident;
-use crate::walk::join;
 
 /// One entry to delete, as the scan saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]

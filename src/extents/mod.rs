@@ -12,10 +12,13 @@
 //!   entries, inode items and extent items read ahead by runs of inodes);
 //! - [`inline`]: Btrfs inline data a snapshot shares, as pseudo-extents;
 //! - [`copies`]: Btrfs files unchanged across snapshots, mapped once;
+//! - `ag`: XFS FIEMAPs scheduled by allocation group, one thread at a
+//!   time per group;
 //! - [`index`]: the concurrent index of shared ranges;
 //! - [`sweep`]: segments (what `shared` sums) and units (what `reclaimable`
 //!   sums).
 
+pub(crate) mod ag;
 pub mod btrfs_batch;
 pub mod btrfs_refs;
 pub mod btrfs_search;
@@ -30,5 +33,5 @@ pub mod sweep;
 mod tests;
 
 pub use index::SharedIndex;
-pub use source::{Extents, FileExtents, Pending, Searched, Source};
+pub use source::{Extents, FileExtents, Pending, SearchFile, Searched, Source};
 pub use sweep::{Segment, Sweep, Unit};

@@ -293,28 +293,52 @@ struct Range {
     prealloc: bool,
 }
 
+/// A regular file on Btrfs for [`Extents::read_btrfs`]: what `statx` said
+/// of it, and the keys its extents go under.
+#[derive(Clone, Copy, Debug)]
+pub struct SearchFile {
+    /// Its inode number.
+    pub ino: u64,
+    /// Its device (its subvolume).
+    pub dev: u64,
+    /// Its allocated bytes (`st_blocks × 512`).
+    pub allocated: u64,
+    /// Its size.
+    pub size: u64,
+    /// Its links.
+    pub nlink: u32,
+    /// Its filesystem (registry index).
+    pub fs: u32,
+    /// The extent space its shared extents are indexed in.
+    pub space: u32,
+}
+
 impl Extents {
-    /// Reads the extents of inode `ino` (its allocated bytes, `st_blocks ×
-    /// 512`, its size and links), a regular file in the directory
-    /// open at `dirfd` on Btrfs filesystem `fs` (device `dev`), with the
-    /// tree search, and indexes its shared ones in extent space `space` as
-    /// [`Self::read`] would have from FIEMAP: the same ranges (FIEMAP's
-    /// physical addresses, its merging of contiguous ranges), the same
-    /// shared flags, or [`Searched::Undecided`]. Except for compressed
-    /// extents, which it counts at their size on disk: a shared one is
-    /// indexed as its whole range on disk, and the bytes of those not
-    /// shared are in [`FileExtents::on_disk`].
-    #[allow(clippy::too_many_arguments)]
+    /// Reads the extents of `file`, a regular file in the directory open
+    /// at `dirfd` on Btrfs, with the tree search, and indexes its shared
+    /// ones in its extent space as [`Self::read`] would have from FIEMAP:
+    /// the same ranges (FIEMAP's physical addresses, its merging of
+    /// contiguous ranges), the same shared flags, or
+    /// [`Searched::Undecided`]. Except for compressed extents, which it
+    /// counts at their size on disk: a shared one is indexed as its whole
+    /// range on disk, and the bytes of those not shared are in
+    /// [`FileExtents::on_disk`]. `pre`: its items, when they were read with
+    /// its directory's other files.
     pub fn read_btrfs(
         &self,
         dirfd: BorrowedFd<'_>,
-        ino: u64,
-        (allocated, size, nlink): (u64, u64, u32),
-        dev: u64,
-        fs: u32,
-        space: u32,
+        file: &SearchFile,
         pre: Option<bs::InodeItems>,
     ) -> Searched {
+        let &SearchFile {
+            ino,
+            dev,
+            allocated,
+            size,
+            nlink,
+            fs,
+            space,
+        } = file;
         if !self.search || !self.fs_ready(dirfd, fs) {
             return Searched::Unavailable;
         }

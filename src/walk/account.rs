@@ -9,16 +9,15 @@ use std::sync::Arc;
 use rustix::fs::Statx;
 use rustix::io::Errno;
 
-use super::ag::{AgTable, Handed};
 use super::ctx::{Ctx, Local, dev_of};
 use super::fdcache::{DirFs, DirHandle};
-use super::later::{Later, Who};
+use super::later::{AgTable, Handed, Later, Who};
 use super::open::{self, DirError, Now, OpenFile};
-use super::read::{Kept, Mapped, credit, read_open};
+use super::read::{Kept, Mapped, ToRead, credit, read_open};
 use crate::error::{Diagnostic, strerror};
 use crate::extents::copies::{self, CopyKey};
 use crate::extents::inline::InlineRec;
-use crate::extents::{Pending, Searched, Source};
+use crate::extents::{Pending, SearchFile, Searched, Source};
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
 
@@ -76,7 +75,7 @@ pub(super) enum Accounted {
     /// What goes into its node's own figures.
     Now(Stats),
     /// Handed to the thread that holds its allocation group's turn (XFS,
-    /// see the walk's `ag` module), which maps it and credits it to its
+    /// [`crate::extents::ag`]), which maps it and credits it to its
     /// directory: the task goes on with its other entries instead of
     /// sleeping on the turn.
     Handed,
@@ -98,7 +97,7 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
         ns: f.ns,
         once,
     };
-    let claim = || !once || ctx.mapped.insert((f.ns, dev, st.stx_ino));
+    let claim = || !once || ctx.map.claimed.insert((f.ns, dev, st.stx_ino));
     // The filesystem is known from the directory unless the file lies on
     // another device (a bind-mounted file; a symlink followed with -L): then
     // it is probed on the opened file.
@@ -108,7 +107,11 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
         None if kind == Kind::File => Err(Skip::FsCannotShare),
         None => Err(Skip::NotRegular),
     };
-    if kind == Kind::Symlink && !ctx.opts.skip_extents && ctx.keep_inline && st.stx_blocks > 0 {
+    if kind == Kind::Symlink
+        && !ctx.run.opts.skip_extents
+        && ctx.run.keep_inline
+        && st.stx_blocks > 0
+    {
         if let Some(fs) = f.fs.filter(|fs| fs.info.magic == magic::BTRFS) {
             // Its target is inline data, which a snapshot shares: decided
             // after the walk, as for inline files.
@@ -119,7 +122,7 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
     }
     let mapped = match verdict {
         Err(skip) => Some(Mapped::Skipped(skip)),
-        Ok(()) if ctx.opts.skip_extents => None,
+        Ok(()) if ctx.run.opts.skip_extents => None,
         Ok(()) => match map_file(ctx, f, pre, once, local) {
             Mapped::Handed => return Accounted::Handed,
             m => Some(m),
@@ -144,19 +147,17 @@ fn map_handed(ctx: &Ctx<'_>, table: &AgTable, l: Later, local: &mut Local) {
         name,
     } = l;
     let path = || dir.path(Some(name.to_bytes()));
-    let (mapped, _) = read_open(
-        ctx,
+    let file = ToRead {
         fd,
         now,
-        &fs,
-        None,
-        None,
-        &st,
+        fs: &fs,
+        pending: None,
+        keep: None,
+        st: &st,
         who,
-        &path,
-        Some(table),
-        local,
-    );
+        path: &path,
+    };
+    let (mapped, _) = read_open(ctx, file, Some(table), local);
     let kind = Kind::from_mode(u32::from(st.stx_mode));
     let own = credit(ctx, (&st, kind, dev_of(&st)), who, Some(mapped), local);
     // As the walk credits an entry of the directory it reads: its own
@@ -193,9 +194,9 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
             let ids = sv.ids;
             // While no copy is remembered (no snapshot mapped yet, or none
             // at all), no key is made: the lookup would find nothing.
-            if !ctx.extents.copies().is_empty() {
+            if !ctx.map.extents.copies().is_empty() {
                 let key = copy_key(space, f.st);
-                if let Some(m) = ctx.extents.copies().find(&key, ids) {
+                if let Some(m) = ctx.map.extents.copies().find(&key, ids) {
                     return reuse(ctx, f, space, &m, once, local);
                 }
             }
@@ -209,8 +210,8 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         Pre::Failed(e) => Err(e),
         Pre::No if f.lazy => match f.dir.map(|(h, _)| {
             h.fd(
-                &ctx.cache,
-                open::dir_flags(ctx.euid, None, ctx.opts.follow_args),
+                &ctx.fds.cache,
+                open::dir_flags(ctx.run.euid, None, ctx.run.opts.follow_args),
             )
         }) {
             Some(Ok(dirfd)) => open::open_regular(dirfd.as_fd(), f.name, flags, f.guard),
@@ -229,7 +230,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         // Gone, or no longer a regular file: counted as the walk saw it.
         Ok(None) => return Mapped::Gone,
         Err(e) => {
-            ctx.msgs.report(Diagnostic::CannotReadExtents {
+            ctx.run.msgs.report(Diagnostic::CannotReadExtents {
                 path: (f.path)(),
                 reason: strerror(e),
             });
@@ -242,7 +243,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         None => {
             probed = ctx.filesystem(now.dev, fd.as_fd(), f.ns, f.path);
             let key = (f.ns, f.dev, f.st.stx_ino);
-            let claim = || !once || ctx.mapped.insert(key);
+            let claim = || !once || ctx.map.claimed.insert(key);
             if let Err(skip) = probe::may_share(&probed.info, Kind::File, f.st.stx_blocks, claim) {
                 return Mapped::Skipped(skip);
             }
@@ -269,17 +270,18 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     if local.ag.holds_other_than(fs.info.index) {
         end_turn(ctx, local);
     }
-    let table = local.ag.take_for(&ctx.ags, &fs.info, fd.as_fd());
-    let (mapped, kept) = map_in_turn(
-        ctx,
-        f,
-        (fd, now, fs),
+    let table = local.ag.take_for(&ctx.map.ags, &fs.info, fd.as_fd());
+    let file = ToRead {
+        fd,
+        now,
+        fs,
         pending,
         keep,
+        st,
         who,
-        table.as_deref(),
-        local,
-    );
+        path: f.path,
+    };
+    let (mapped, kept) = map_in_turn(ctx, f, file, table.as_deref(), local);
     local.ag.put(table);
     if let Some((space, subvol)) = copy {
         keep_copy(ctx, space, st, subvol, kept);
@@ -287,28 +289,22 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     mapped
 }
 
-/// Maps an open file, in the turn of the allocation group its shared data
-/// is predicted in (XFS, see the walk's `ag` module). If another thread
-/// holds that turn, the file is handed to it when the task may
-/// ([`FileAt::dir`]) and not too many are handed already; otherwise the
-/// task waits for the turn. A task keeps the turn it got until it ends
+/// Maps an open file (`file`, entry `f`), in the turn of the allocation
+/// group its shared data is predicted in (XFS, [`crate::extents::ag`]). If
+/// another thread holds that turn, the file is handed to it when the task
+/// may ([`FileAt::dir`]) and not too many are handed already; otherwise
+/// the task waits for the turn. A task keeps the turn it got until it ends
 /// ([`end_turn`]) or maps in another group, and maps the files handed to
-/// it after each of its own. `keep`: as [`read_open`]'s.
-#[allow(clippy::too_many_arguments)]
+/// it after each of its own.
 fn map_in_turn(
     ctx: &Ctx<'_>,
     f: &FileAt<'_>,
-    (fd, now, fs): (OwnedFd, Now, &DirFs),
-    pending: Option<Box<Pending>>,
-    keep: Option<bool>,
-    who: Who,
+    mut file: ToRead<'_>,
     table: Option<&AgTable>,
     local: &mut Local,
 ) -> (Mapped, Option<Kept>) {
     let (Some(t), Some(ag)) = (table, local.ag.predicted()) else {
-        let m = read_open(
-            ctx, fd, now, fs, pending, keep, f.st, who, f.path, table, local,
-        );
+        let m = read_open(ctx, file, table, local);
         // A task that holds a turn and maps a file predicted nowhere still
         // maps what was handed to it, so the others need not wait.
         if let (Some(t), Some(held)) = (table, local.ag.holding) {
@@ -317,49 +313,43 @@ fn map_in_turn(
         return m;
     };
     if local.ag.holding == Some(ag) {
-        let m = read_open(
-            ctx, fd, now, fs, pending, keep, f.st, who, f.path, table, local,
-        );
+        let m = read_open(ctx, file, table, local);
         map_all(ctx, t, t.take_handed(ag), local);
         return m;
     }
     if let Some(old) = local.ag.holding.take() {
         release(ctx, t, old, local);
     }
-    let (fd, now) = match f.dir {
-        _ if t.try_turn(ag) => (fd, now),
+    match f.dir {
+        _ if t.try_turn(ag) => {}
         // Busy: hand the file to the holder of the turn.
-        Some((dir, idx)) if ctx.max_later > 0 => {
+        Some((dir, idx)) if ctx.fds.max_later > 0 => {
             let leaf = f.entry.is_none().then_some((f.node, f.kind));
             let l = Box::new(Later {
-                fd,
-                now,
-                fs: *fs,
-                who,
+                fd: file.fd,
+                now: file.now,
+                fs: *file.fs,
+                who: file.who,
                 st: *f.st,
                 dir: dir.clone(),
                 leaf,
                 idx,
                 name: f.name.to_owned(),
             });
-            match t.hand(ag, l, ctx.max_later) {
+            match t.hand(ag, l, ctx.fds.max_later) {
                 Handed::Given => {
                     local.counters.fiemap_put_off += 1;
                     return (Mapped::Handed, None);
                 }
-                Handed::Holder(l) => (l.fd, l.now),
+                // Nobody holds it any more: the file is back, in the turn.
+                Handed::Holder(l) => (file.fd, file.now) = (l.fd, l.now),
             }
         }
         // Busy, and the file cannot be handed: wait.
-        _ => {
-            t.turn(ag);
-            (fd, now)
-        }
-    };
+        _ => t.turn(ag),
+    }
     local.ag.holding = Some(ag);
-    let m = read_open(
-        ctx, fd, now, fs, pending, keep, f.st, who, f.path, table, local,
-    );
+    let m = read_open(ctx, file, table, local);
     map_all(ctx, t, t.take_handed(ag), local);
     m
 }
@@ -408,7 +398,8 @@ pub(super) fn keep_copy(
     kept: Option<Kept>,
 ) {
     if let Some(extents) = kept.filter(|k| copies::worth_keeping(k, subvol)) {
-        ctx.extents
+        ctx.map
+            .extents
             .copies()
             .remember(copy_key(space, st), copies::Mapped { subvol, extents });
     }
@@ -438,14 +429,14 @@ fn reuse(
     local: &mut Local,
 ) -> Mapped {
     let st = f.st;
-    let got = ctx.extents.replay(&m.extents, space);
+    let got = ctx.map.extents.replay(&m.extents, space);
     local.counters.copies_reused += 1;
     let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
     if got.encoded > 0 {
         local.counters.compressed_files += 1;
         local.counters.compressed_bytes += got.encoded;
     }
-    if let (true, Some(fs)) = (got.inline && ctx.keep_inline, f.fs) {
+    if let (true, Some(fs)) = (got.inline && ctx.run.keep_inline, f.fs) {
         let bytes = view.total.saturating_sub(got.shared_bytes);
         let at = (f.node, f.ns);
         let rec = InlineRec::of(st, at, bytes, once, got.file, fs.info.index);
@@ -471,19 +462,25 @@ fn map_by_search(
     let Some(fs) = f.fs else {
         return Err(None);
     };
-    if f.follow || Source::for_fs(&fs.info, ctx.extents.search_allowed()) != Source::BtrfsSearch {
+    if f.follow || Source::for_fs(&fs.info, ctx.map.extents.search_allowed()) != Source::BtrfsSearch
+    {
         return Err(None);
     }
     let st = f.st;
-    let got = match ctx.extents.read_btrfs(
-        f.dirfd,
-        st.stx_ino,
-        (st.stx_blocks.saturating_mul(512), st.stx_size, st.stx_nlink),
-        dev_of(st),
-        fs.info.index,
-        fs.space,
-        local.take_pre(st.stx_ino),
-    ) {
+    let file = SearchFile {
+        ino: st.stx_ino,
+        dev: dev_of(st),
+        allocated: st.stx_blocks.saturating_mul(512),
+        size: st.stx_size,
+        nlink: st.stx_nlink,
+        fs: fs.info.index,
+        space: fs.space,
+    };
+    let got = match ctx
+        .map
+        .extents
+        .read_btrfs(f.dirfd, &file, local.take_pre(st.stx_ino))
+    {
         Searched::Read(got) => got,
         Searched::Undecided(pending) => {
             local.counters.search_undecided += 1;
@@ -494,7 +491,7 @@ fn map_by_search(
     local.counters.search_files += 1;
     local.counters.search_calls += u64::from(got.calls);
     let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
-    if got.inline && ctx.keep_inline {
+    if got.inline && ctx.run.keep_inline {
         let bytes = view.total.saturating_sub(got.shared_bytes);
         let linked = ctx.counts_once(st.stx_nlink);
         let at = (f.node, f.ns);

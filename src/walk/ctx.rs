@@ -1,5 +1,8 @@
-//! What every task of one walk shares: the options, the counters, the
-//! per-thread shards records are gathered in, and the registries.
+//! What every task of one walk shares, by concern ([`Ctx`]): the options
+//! ([`Run`]), the per-thread shards records are gathered in ([`Records`]),
+//! the directory fds ([`Fds`]), the extents stage's state ([`Mapping`])
+//! and the Btrfs tree's listing ([`TreeWalk`]); and what one task gathers
+//! before it hands it to its shard ([`Local`]).
 
 use std::cell::Cell;
 use std::os::fd::{BorrowedFd, OwnedFd};
@@ -10,8 +13,8 @@ use crossbeam_utils::CachePadded;
 use dashmap::DashSet;
 use rustix::fs::{self as rfs, Statx, StatxFlags};
 
-use super::ag::{AgHint, AgSched};
 use super::fdcache::{DirFs, FdCache, MoveWatch};
+use super::later::{AgHint, AgSched};
 use crate::error::Diagnostic;
 use crate::extents::btrfs_search::InodeItems;
 use crate::extents::btrfs_tree::TreeCache;
@@ -291,10 +294,44 @@ pub(super) fn take_id(next: &AtomicU32, too_many: &AtomicBool) -> u32 {
     MAX_NODES - 1
 }
 
-/// The state every task of one walk shares.
+/// The state every task of one walk shares, by concern.
+///
+/// What every thread writes often (the next id, a shard's lock, the fd
+/// cache's lock, the kept subvolumes' lock) is kept off the cache lines of
+/// what every file reads ([`Run`]).
 pub(super) struct Ctx<'a> {
+    /// The options, and what the walk decided from them before it started.
+    /// Read for every file: on cache lines of its own, which no lock every
+    /// thread takes shares.
+    pub(super) run: CachePadded<Run<'a>>,
+    /// The records being gathered, and the ids they are gathered under.
+    pub(super) records: Records,
+    /// Directory fds, and the shares of the fd limit.
+    pub(super) fds: Fds,
+    /// The extents stage's state: the filesystems met, the extents, the
+    /// linked inodes claimed, the XFS allocation-group turns.
+    pub(super) map: Mapping,
+    /// As root on Btrfs: directories listed from the tree.
+    pub(super) tree: TreeWalk,
+}
+
+/// What every task reads and none writes: the options, and the flags the
+/// walk set from them when it started.
+pub(super) struct Run<'a> {
     pub(super) opts: &'a WalkOptions,
     pub(super) msgs: &'a Messages,
+    pub(super) euid: u32,
+    /// Every inode goes through the link table, not only multiply-linked
+    /// ones: under `-L`, or under du's rules when roots overlap (then one
+    /// directory or file can be met more than once).
+    pub(super) hash_all: bool,
+    /// Btrfs files with inline data are recorded: the walk may meet two
+    /// subvolumes of one filesystem ([`super::inline_wanted`]).
+    pub(super) keep_inline: bool,
+}
+
+/// The records being gathered.
+pub(super) struct Records {
     /// Written for every directory, by every thread: on a cache line of
     /// its own, not on one of the fields every file reads.
     pub(super) next_id: CachePadded<AtomicU32>,
@@ -304,50 +341,57 @@ pub(super) struct Ctx<'a> {
     /// One per thread, each on lines of its own: a shard's lock is taken by
     /// its thread alone during the walk.
     pub(super) shards: Vec<CachePadded<Mutex<Shard>>>,
-    pub(super) cache: FdCache,
-    pub(super) euid: u32,
-    pub(super) registry: Registry,
-    pub(super) extents: Extents,
-    /// Every inode goes through the link table, not only multiply-linked
-    /// ones: under `-L`, or under du's rules when roots overlap (then one
-    /// directory or file can be met more than once).
-    pub(super) hash_all: bool,
     /// Under du's rules: directories moved during the scan.
     pub(super) watch: Option<Arc<MoveWatch>>,
-    /// Multiply-linked inodes already claimed for FIEMAP.
-    pub(super) mapped: DashSet<(u32, u64, u64)>,
-    /// FIEMAP turns by XFS allocation group.
-    pub(super) ags: AgSched,
+}
+
+/// The directory fds the walk keeps, and how many more files the fd limit
+/// lets it hold.
+pub(super) struct Fds {
+    pub(super) cache: FdCache,
     /// Files that may wait for the holder of one allocation group's turn.
     pub(super) max_later: usize,
-    /// As root on Btrfs, directories are listed from the tree
-    /// ([`super::tree`]).
-    pub(super) tree_walk: bool,
+    /// Btrfs subvolumes whose fd the walk may keep ([`TreeWalk::subvols`]).
+    pub(super) max_subvols: usize,
+}
+
+/// What mapping files' extents shares.
+pub(super) struct Mapping {
+    pub(super) registry: Registry,
+    pub(super) extents: Extents,
+    /// Multiply-linked inodes already claimed for FIEMAP.
+    pub(super) claimed: DashSet<(u32, u64, u64)>,
+    /// FIEMAP turns by XFS allocation group.
+    pub(super) ags: AgSched,
+}
+
+/// As root on Btrfs, directories are listed from the tree
+/// ([`super::tree`]).
+#[derive(Default)]
+pub(super) struct TreeWalk {
+    /// The walk lists directories from the tree.
+    pub(super) on: bool,
     /// The inodes read from the tree ahead of the walk.
-    pub(super) tree: TreeCache,
+    pub(super) inodes: TreeCache,
     /// The mount points inside the roots, as their paths are printed: the
     /// tree cannot see what is mounted there.
     pub(super) mounts: Vec<Vec<u8>>,
     /// An fd of each Btrfs subvolume the tree lists (by device), at most
-    /// `subvol_fds`: the fd its directories read from the tree search
-    /// through, without an open of their own.
+    /// [`Fds::max_subvols`]: the fd its directories read from the tree
+    /// search through, without an open of their own.
     pub(super) subvols: Mutex<Vec<(u64, Arc<OwnedFd>)>>,
-    pub(super) subvol_fds: usize,
-    /// Btrfs files with inline data are recorded: the walk may meet two
-    /// subvolumes of one filesystem ([`super::inline_wanted`]).
-    pub(super) keep_inline: bool,
 }
 
 impl Ctx<'_> {
     pub(super) fn new_id(&self) -> u32 {
-        take_id(&self.next_id, &self.too_many)
+        take_id(&self.records.next_id, &self.records.too_many)
     }
 
     /// Records node `id`'s identity from its `statx`, when the walk keeps
     /// them ([`WalkOptions::identities`]).
     #[inline]
     pub(super) fn ident(&self, local: &mut Local, id: u32, st: &Statx) {
-        if self.opts.identities {
+        if self.run.opts.identities {
             local.idents.push((
                 id,
                 Ident {
@@ -382,12 +426,13 @@ impl Ctx<'_> {
         dir: Option<(&NodeRec, &[u8])>,
     ) {
         debug_assert!(local.ag.holding.is_none(), "a task ended holding a turn");
-        if let Some(p) = &self.opts.progress {
+        if let Some(p) = &self.run.opts.progress {
             p.entries
                 .fetch_add(local.counters.entries, Ordering::Relaxed);
         }
-        let i = rayon::current_thread_index().unwrap_or(0) % self.shards.len();
-        let mut shard = self.shards[i].lock().unwrap_or_else(|e| e.into_inner());
+        let shards = &self.records.shards;
+        let i = rayon::current_thread_index().unwrap_or(0) % shards.len();
+        let mut shard = shards[i].lock().unwrap_or_else(|e| e.into_inner());
         if let Some(dir) = partial {
             shard.partial.push((dir, local.acc));
         }
@@ -429,7 +474,7 @@ impl Ctx<'_> {
 
     /// The `--time` timestamp of the inode `st` describes, when asked for.
     pub(super) fn inode_time(&self, st: &Statx) -> Option<Timestamp> {
-        self.opts.time.map(|field| {
+        self.run.opts.time.map(|field| {
             let t = match field {
                 TimeField::Modification => st.stx_mtime,
                 TimeField::Access => st.stx_atime,
@@ -445,7 +490,7 @@ impl Ctx<'_> {
     /// Must this inode be credited through the link table (once per
     /// directory) rather than added where it is found?
     pub(super) fn counts_once(&self, nlink: u32) -> bool {
-        !self.opts.count_links && (nlink > 1 || self.hash_all)
+        !self.run.opts.count_links && (nlink > 1 || self.run.hash_all)
     }
 
     /// The filesystem of `dev`, probed through `fd` the first time, with
@@ -458,20 +503,22 @@ impl Ctx<'_> {
         ns: u32,
         path: &dyn Fn() -> Vec<u8>,
     ) -> DirFs {
-        let (info, warning) = self.registry.lookup(dev, fd);
+        let (info, warning) = self.map.registry.lookup(dev, fd);
         if let Some(what) = warning {
-            self.msgs.report(Diagnostic::Probe { path: path(), what });
+            self.run
+                .msgs
+                .report(Diagnostic::Probe { path: path(), what });
         }
         let copies = (info.magic == magic::BTRFS
-            && !self.opts.map_each_copy
-            && !self.opts.skip_extents
-            && Source::for_fs(&info, self.extents.search_allowed()) == Source::Fiemap)
-            .then(|| self.registry.subvolume(dev))
+            && !self.run.opts.map_each_copy
+            && !self.run.opts.skip_extents
+            && Source::for_fs(&info, self.map.extents.search_allowed()) == Source::Fiemap)
+            .then(|| self.map.registry.subvolume(dev))
             .flatten()
             .filter(|sv| sv.ids.0 != [0; 16]);
         DirFs {
             info,
-            space: self.registry.space(info.index, ns),
+            space: self.map.registry.space(info.index, ns),
             copies,
         }
     }

@@ -9,16 +9,19 @@
 use std::cell::RefCell;
 use std::ffi::CStr;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rustix::fs::{self as rfs, AtFlags, RawDir, StatxAttributes};
+use rustix::fs::{self as rfs, RawDir, StatxAttributes};
 use rustix::io::Errno;
 
 use super::account::{self, Accounted, FileAt, Pre};
-use super::ctx::{Ctx, Local, MASK, PROGRESS_PATH_EVERY, dev_of};
-use super::fdcache::{DirHandle, DirName, join};
+use super::ctx::{Ctx, Local, PROGRESS_PATH_EVERY, dev_of};
+use super::entry::{
+    Entry, Stated, excluded, in_cycle, not_stated, path_kept, stat_entry, symlinks_to,
+};
+use super::fdcache::{DirHandle, DirName};
 use super::indir::{InDir, Listed, batch_entries, prefetch, push_entry};
 use super::open::{self, DirError};
 use super::plain;
@@ -56,7 +59,7 @@ pub(super) fn walk_dir<'s>(
     uid: u32,
     template: Option<Box<rfs::Statx>>,
 ) {
-    if ctx.too_many.load(Ordering::Relaxed) {
+    if ctx.records.too_many.load(Ordering::Relaxed) {
         // The walk has failed: nothing more is read.
         return;
     }
@@ -76,7 +79,7 @@ pub(super) fn walk_dir<'s>(
         name: Box::default(),
         own: Stats::default(),
     };
-    if ctx.hash_all {
+    if ctx.run.hash_all {
         // Under -L (or du's rules with overlapping roots) one directory can
         // be reached by several paths: count its own inode through the
         // link table, like a hardlinked file.
@@ -97,7 +100,7 @@ pub(super) fn walk_dir<'s>(
     // chain of a reopen may start at such a root. Every open is checked
     // against the (dev, ino) stat-ed, so following cannot read another
     // directory in its place.
-    let follow_root = ctx.opts.follow_links || ctx.opts.follow_args;
+    let follow_root = ctx.run.opts.follow_links || ctx.run.opts.follow_args;
     // Stat-ed from the Btrfs tree, in a subvolume the walk holds an fd of:
     // listed from the tree through that fd, without an open of its own.
     // (Boxed and borrowed: a `Statx` is 256 bytes, not to be copied into
@@ -105,31 +108,31 @@ pub(super) fn walk_dir<'s>(
     let template = template.as_deref();
     if let (Some(_), Some(fs), Some(sfd)) = (template, h.fs, tree::subvol_fd(ctx, h.dev)) {
         if let Some(p) = &h.parent {
-            p.release(&ctx.cache);
+            p.release(&ctx.fds.cache);
         }
         progress(ctx, &h);
         let mut dir = InDir::new(ctx, &h, &sfd, fs);
         (dir.lazy, dir.shared) = (true, None);
         if !list_tree(ctx, s, &dir, &sfd, template, &mut local) {
             // The tree cannot list it after all: getdents does.
-            let chain = open::dir_flags(ctx.euid, None, follow_root);
-            match h.fd(&ctx.cache, chain) {
+            let chain = open::dir_flags(ctx.run.euid, None, follow_root);
+            match h.fd(&ctx.fds.cache, chain) {
                 Ok(fd) => list(ctx, s, &InDir::new(ctx, &h, &fd, fs), &fd, &mut local),
                 Err(e) => report_dir_error(ctx, &h, e),
             }
         }
-        h.release(&ctx.cache);
+        h.release(&ctx.fds.cache);
         return finish(ctx, &h, rec, &mut local);
     }
-    let follow = ctx.opts.follow_links || (h.parent.is_none() && follow_root);
-    let flags = open::dir_flags(ctx.euid, Some(uid), follow);
+    let follow = ctx.run.opts.follow_links || (h.parent.is_none() && follow_root);
+    let flags = open::dir_flags(ctx.run.euid, Some(uid), follow);
     let opened = match &h.parent {
         Some(p) => {
-            let chain = open::dir_flags(ctx.euid, None, follow_root);
-            let r = p.fd(&ctx.cache, chain).and_then(|pfd| {
+            let chain = open::dir_flags(ctx.run.euid, None, follow_root);
+            let r = p.fd(&ctx.fds.cache, chain).and_then(|pfd| {
                 open::open_dir(pfd.as_fd(), h.name.as_c_str(), flags, h.dev, h.ino)
             });
-            p.release(&ctx.cache);
+            p.release(&ctx.fds.cache);
             r
         }
         None => open::open_dir(rustix::fs::CWD, h.name.as_c_str(), flags, h.dev, h.ino),
@@ -138,12 +141,12 @@ pub(super) fn walk_dir<'s>(
         Ok(fd) => Arc::new(fd),
         // Removed since its parent listed it: du skips it quietly.
         Err(DirError::Gone(_)) if h.parent.is_some() => {
-            h.release(&ctx.cache);
+            h.release(&ctx.fds.cache);
             return finish(ctx, &h, rec, &mut local);
         }
         Err(e) => {
             report_dir_error(ctx, &h, e);
-            h.release(&ctx.cache);
+            h.release(&ctx.fds.cache);
             return finish(ctx, &h, rec, &mut local);
         }
     };
@@ -163,7 +166,7 @@ pub(super) fn walk_dir<'s>(
         list(ctx, s, &dir, &fd, &mut local);
     }
     drop(fd);
-    h.release(&ctx.cache);
+    h.release(&ctx.fds.cache);
     finish(ctx, &h, rec, &mut local);
 }
 
@@ -206,7 +209,7 @@ fn list<'s>(
                 // directory): as quiet as a directory that vanished before.
                 Err(Errno::NOENT) => break,
                 Err(errno) => {
-                    ctx.msgs.report(Diagnostic::CannotReadDir {
+                    ctx.run.msgs.report(Diagnostic::CannotReadDir {
                         path: dir.h.path(None),
                         errno,
                     });
@@ -224,7 +227,7 @@ fn list<'s>(
             if idx < INLINE_ENTRIES && dir.search {
                 push_entry(&mut held, listed, ent.ino(), name);
             } else if idx < INLINE_ENTRIES {
-                entry_as(ctx, s, dir, name, listed, idx, None, local);
+                entry_as(ctx, s, dir, Entry::listed(name, listed, idx), local);
             } else {
                 if batched == 0 {
                     first = idx;
@@ -248,7 +251,7 @@ fn list<'s>(
                 local,
             );
             for (idx, (listed, _, name)) in batch_entries(&held).enumerate() {
-                entry_as(ctx, s, dir, name, listed, idx as u32, None, local);
+                entry_as(ctx, s, dir, Entry::listed(name, listed, idx as u32), local);
             }
         }
     });
@@ -287,7 +290,7 @@ fn list_tree<'s>(
             account::end_turn(ctx, &mut local);
             ctx.flush(local, Some(h.id), None);
             drop(fd);
-            h.release(&ctx.cache);
+            h.release(&ctx.fds.cache);
         });
         start = end;
     }
@@ -328,12 +331,16 @@ fn tree_entries<'s>(
         }
         let st = tree::known(ctx, dir, template, e, name, &mounts, local);
         if st.is_some() || !dir.lazy {
-            entry_as(ctx, s, dir, name, listed, idx, st.as_ref(), local);
+            let entry = Entry {
+                known: st.as_ref(),
+                ..Entry::listed(name, listed, idx)
+            };
+            entry_as(ctx, s, dir, entry, local);
             continue;
         }
         if own.is_none() {
-            let chain = open::dir_flags(ctx.euid, None, ctx.opts.follow_args);
-            match dir.h.fd(&ctx.cache, chain) {
+            let chain = open::dir_flags(ctx.run.euid, None, ctx.run.opts.follow_args);
+            match dir.h.fd(&ctx.fds.cache, chain) {
                 Ok(fd) => own = Some(fd),
                 Err(e) => {
                     // Reported once; its entries that need it are left out.
@@ -344,7 +351,7 @@ fn tree_entries<'s>(
         }
         if let Some(fd) = &own {
             let real = InDir::new(ctx, dir.h, fd, dir.fs);
-            entry_as(ctx, s, &real, name, listed, idx, None, local);
+            entry_as(ctx, s, &real, Entry::listed(name, listed, idx), local);
         }
     }
     local.pre.clear();
@@ -352,7 +359,7 @@ fn tree_entries<'s>(
 
 /// Publishes the directory's path as the current one, now and then.
 fn progress(ctx: &Ctx<'_>, h: &DirHandle) {
-    if let Some(p) = &ctx.opts.progress {
+    if let Some(p) = &ctx.run.opts.progress {
         if h.id % PROGRESS_PATH_EVERY == 0 {
             if let Ok(mut cur) = p.current.try_lock() {
                 *cur = h.path(None);
@@ -364,7 +371,7 @@ fn progress(ctx: &Ctx<'_>, h: &DirHandle) {
 /// Reports a directory that could not be opened.
 fn report_dir_error(ctx: &Ctx<'_>, h: &DirHandle, e: DirError) {
     let path = h.path(None);
-    ctx.msgs.report(match e {
+    ctx.run.msgs.report(match e {
         DirError::Gone(errno) | DirError::Errno(errno) => Diagnostic::CannotReadDir { path, errno },
         DirError::Replaced => Diagnostic::ReplacedDir { path },
     });
@@ -405,95 +412,40 @@ fn spawn_batch<'s>(
         }
         let mut idx = first;
         for (listed, _, name) in batch_entries(&names) {
-            entry_as(ctx, s, &dir, name, listed, idx, None, &mut local);
+            entry_as(ctx, s, &dir, Entry::listed(name, listed, idx), &mut local);
             idx = idx.saturating_add(1);
         }
         account::end_turn(ctx, &mut local);
         ctx.flush_from(&mut local, Some(h.id), None);
         drop(fd);
-        h.release(&ctx.cache);
+        h.release(&ctx.fds.cache);
     });
 }
 
-/// The most symlinks one path resolution may follow (the kernel's
-/// `MAXSYMLINKS`). du resolves every entry by its path from the root, so
-/// under `-L` an entry reached through more symlinks than that is an error
-/// for du ("Too many levels of symbolic links"); sdu, which opens one level
-/// at a time, counts them to say the same.
-const MAX_SYMLINKS: u32 = 40;
-
 /// Stats one entry of a directory and accounts for it: a subdirectory
-/// becomes a task, anything else is accounted at once. `listed`: what the
-/// directory listed it as; `idx`: its position in getdents order; `known`:
-/// what `statx` would say of it, when the Btrfs tree said it instead
-/// ([`super::tree`]).
-#[allow(clippy::too_many_arguments)]
+/// becomes a task, anything else is accounted at once.
 pub(super) fn entry_as<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
     dir: &InDir<'_>,
-    name: &CStr,
-    listed: Listed,
-    idx: u32,
-    known: Option<&rfs::Statx>,
+    e: Entry<'_>,
     local: &mut Local,
 ) {
-    let (opts, h) = (ctx.opts, dir.h);
-    let link = listed == Listed::Symlink;
-    let symlinks = h.symlinks + u32::from(link && opts.follow_links);
-    if symlinks > MAX_SYMLINKS {
-        ctx.msgs.report(Diagnostic::CannotAccess {
-            path: h.path(Some(name.to_bytes())),
-            errno: Errno::LOOP,
-        });
+    let h = dir.h;
+    let Some(symlinks) = symlinks_to(ctx, h, e) else {
+        return;
+    };
+    let path = path_kept(h, e.name);
+    if excluded(ctx, path.as_deref()) {
         return;
     }
-    let mut path = None;
-    if let Some(dir_path) = &h.path {
-        let mut p = dir_path.to_vec();
-        join(&mut p, name.to_bytes());
-        if opts.excludes.matches(&p) {
-            return;
-        }
-        path = Some(p.into_boxed_slice());
-    }
-    let nofollow = AtFlags::SYMLINK_NOFOLLOW | AtFlags::STATX_DONT_SYNC;
-    let follow = if opts.follow_links {
-        AtFlags::STATX_DONT_SYNC
-    } else {
-        nofollow
-    };
-    let open_first = listed == Listed::Regular && dir.open_first;
+    let open_first = e.listed == Listed::Regular && dir.open_first;
     let mut pre = Pre::No;
-    let stat = if let Some(st) = known {
-        Ok(*st)
-    } else if open_first && !local.stat_first {
-        open_then_stat(dir.fd, name, follow, &mut pre)
-    } else {
-        rfs::statx(dir.fd, name, follow, MASK)
-    };
+    let stat = stat_entry(ctx, dir, e, open_first && !local.stat_first, &mut pre);
     // Borrowed: a `Statx` is 256 bytes, not to be copied per entry.
     let st = match &stat {
         Ok(st) => st,
-        Err(Errno::NOENT) => {
-            // Under -L, a dangling symlink is an error, as in du -L;
-            // otherwise the entry was deleted since the directory was read,
-            // and du skips it quietly.
-            if opts.follow_links && rfs::statx(dir.fd, name, nofollow, MASK).is_ok() {
-                ctx.msgs.report(Diagnostic::CannotAccess {
-                    path: h.path(Some(name.to_bytes())),
-                    errno: Errno::NOENT,
-                });
-            }
-            return;
-        }
-        &Err(errno) => {
-            ctx.msgs.report(Diagnostic::CannotAccess {
-                path: h.path(Some(name.to_bytes())),
-                errno,
-            });
-            return;
-        }
+        &Err(errno) => return not_stated(ctx, dir, e.name, errno),
     };
     local.counters.entries += 1;
     let kind = Kind::from_mode(u32::from(st.stx_mode));
@@ -503,103 +455,121 @@ pub(super) fn entry_as<'s>(
         // turns up (a directory of a million empty files costs one open).
         local.stat_first = kind == Kind::File && st.stx_blocks == 0;
     }
-    if opts.one_file_system && st.stx_mnt_id != h.root_mnt {
+    if ctx.run.opts.one_file_system && st.stx_mnt_id != h.root_mnt {
         return;
     }
-    let dev = dev_of(st);
+    let x = Stated {
+        e,
+        st,
+        kind,
+        dev: dev_of(st),
+    };
     if kind == Kind::Dir {
-        local.counters.skipped[Skip::NotRegular.index()] += 1;
-        let mount_root = st.stx_attributes_mask.contains(StatxAttributes::MOUNT_ROOT)
-            && st.stx_attributes.contains(StatxAttributes::MOUNT_ROOT);
-        if let Some(mount_in_cycle) = h.cycle_with(dev, st.stx_ino) {
-            // Never entered: the directory is one of its own ancestors.
-            let path = h.path(Some(name.to_bytes()));
-            if opts.follow_links {
-                // A symlink to an ancestor: du -L passes over it silently.
-                if !opts.du_rules {
-                    ctx.msgs.report(Diagnostic::DirectoryCycle { path });
-                }
-            } else if !(mount_root || mount_in_cycle) {
-                // No bind mount explains it: the filesystem is corrupt.
-                ctx.msgs.report(Diagnostic::CircularDirectory { path });
-            }
-            return;
-        }
-        let stats = ctx.inode_stats(st);
-        let child = Arc::new_cyclic(|me| DirHandle {
-            me: me.clone(),
-            parent: Some(h.clone()),
-            name: DirName::new(name),
-            id: ctx.new_id(),
-            depth: h.depth + 1,
-            dev,
-            ino: st.stx_ino,
-            root_mnt: h.root_mnt,
-            ns: h.ns,
-            guard: open::guarded(ctx.euid, st),
-            mount_root,
-            symlinks,
-            order: idx,
-            watch: h.watch.clone(),
-            fs: (dev == h.dev).then_some(dir.fs),
-            path,
-            fd: Mutex::new(None),
-            pending: AtomicUsize::new(1),
-        });
-        ctx.ident(local, child.id, st);
-        h.pending.fetch_add(1, Ordering::AcqRel);
-        dir.cache_fd(ctx);
-        let uid = st.stx_uid;
-        // Read from the tree: its own `statx` is the template of its
-        // entries' (the same device and mount).
-        let template = known.map(|st| Box::new(*st));
-        s.spawn(move |s| walk_dir(ctx, s, child, stats, uid, template));
-        return;
+        return subdir(ctx, s, dir, x, symlinks, path, local);
     }
-    // Opened first, singly linked, on its directory's filesystem: the
-    // lean path, if its FIEMAP needs nothing the general path decides.
+    // Opened first and fit for the lean path: accounted there, unless it
+    // gives the file back for the general path.
     let pre = match pre {
-        Pre::Open(fd)
-            if dir.plain
-                && kind == Kind::File
-                && dev == h.dev
-                && !ctx.counts_once(st.stx_nlink) =>
-        {
-            let path = || h.path(Some(name.to_bytes()));
-            match plain::file(ctx, dir, st, dev, idx, fd, &path, local) {
-                Ok(own) => {
-                    local.counters.plain_files += 1;
-                    return credit(h, None, idx, name, own, local);
-                }
-                Err(fd) => Pre::Open(fd),
+        Pre::Open(fd) if lean_path(ctx, dir, x) => match plain::file(ctx, dir, x, fd, local) {
+            Ok(own) => {
+                local.counters.plain_files += 1;
+                return credit(h, None, e.idx, e.name, own, local);
             }
-        }
+            Err(fd) => Pre::Open(fd),
+        },
         pre => pre,
     };
-    // With -a the file has a node of its own, and its links and extents
-    // are credited from there.
-    let leaf = opts.all.then(|| ctx.new_id());
+    nondir(ctx, dir, x, pre, local);
+}
+
+/// Makes subdirectory `x` a task of its own, unless it is one of its own
+/// ancestors. `symlinks`: those followed from the root to it; `path`: its
+/// path, when `--exclude` needs it.
+#[inline(always)]
+fn subdir<'s>(
+    ctx: &'s Ctx<'s>,
+    s: &rayon::Scope<'s>,
+    dir: &InDir<'_>,
+    x: Stated<'_>,
+    symlinks: u32,
+    path: Option<Box<[u8]>>,
+    local: &mut Local,
+) {
+    let (h, st) = (dir.h, x.st);
+    local.counters.skipped[Skip::NotRegular.index()] += 1;
+    let mount_root = st.stx_attributes_mask.contains(StatxAttributes::MOUNT_ROOT)
+        && st.stx_attributes.contains(StatxAttributes::MOUNT_ROOT);
+    if in_cycle(ctx, h, x, mount_root) {
+        return;
+    }
+    let stats = ctx.inode_stats(st);
+    let child = Arc::new_cyclic(|me| DirHandle {
+        me: me.clone(),
+        parent: Some(h.clone()),
+        name: DirName::new(x.e.name),
+        id: ctx.new_id(),
+        depth: h.depth + 1,
+        dev: x.dev,
+        ino: st.stx_ino,
+        root_mnt: h.root_mnt,
+        ns: h.ns,
+        guard: open::guarded(ctx.run.euid, st),
+        mount_root,
+        symlinks,
+        order: x.e.idx,
+        watch: h.watch.clone(),
+        fs: (x.dev == h.dev).then_some(dir.fs),
+        path,
+        fd: Mutex::new(None),
+        pending: AtomicUsize::new(1),
+    });
+    ctx.ident(local, child.id, st);
+    h.pending.fetch_add(1, Ordering::AcqRel);
+    dir.cache_fd(ctx);
+    let uid = st.stx_uid;
+    // Read from the tree: its own `statx` is the template of its
+    // entries' (the same device and mount).
+    let template = x.e.known.map(|st| Box::new(*st));
+    s.spawn(move |s| walk_dir(ctx, s, child, stats, uid, template));
+}
+
+/// Whether file `x`, opened first, goes down the lean path ([`plain`]): a
+/// regular file, singly linked, on its directory's filesystem, in a
+/// directory whose files may ([`InDir::plain`]). The lean path may still
+/// give it back, when its FIEMAP needs what the general path decides.
+#[inline(always)]
+fn lean_path(ctx: &Ctx<'_>, dir: &InDir<'_>, x: Stated<'_>) -> bool {
+    dir.plain && x.kind == Kind::File && x.dev == dir.h.dev && !ctx.counts_once(x.st.stx_nlink)
+}
+
+/// Accounts for non-directory entry `x` down the general path
+/// ([`account::nondir`]). With `-a` it has a node of its own, and its
+/// links and extents are credited from there.
+#[inline(always)]
+fn nondir(ctx: &Ctx<'_>, dir: &InDir<'_>, x: Stated<'_>, pre: Pre, local: &mut Local) {
+    let (h, Entry { name, idx, .. }) = (dir.h, x.e);
+    let leaf = ctx.run.opts.all.then(|| ctx.new_id());
     if let Some(id) = leaf {
-        ctx.ident(local, id, st);
+        ctx.ident(local, id, x.st);
     }
     let file = FileAt {
         dirfd: dir.fd,
         name,
-        st,
-        dev,
-        kind,
-        fs: (dev == h.dev).then_some(&dir.fs),
+        st: x.st,
+        dev: x.dev,
+        kind: x.kind,
+        fs: (x.dev == h.dev).then_some(&dir.fs),
         node: leaf.unwrap_or(h.id),
         entry: leaf.is_none().then_some(idx),
         ns: h.ns,
         guard: h.guard,
-        follow: opts.follow_links,
+        follow: ctx.run.opts.follow_links,
         path: &|| h.path(Some(name.to_bytes())),
         dir: Some((h, idx)),
         lazy: dir.lazy,
     };
     match account::nondir(ctx, &file, pre, local) {
-        Accounted::Now(own) => credit(h, leaf.map(|id| (id, kind)), idx, name, own, local),
+        Accounted::Now(own) => credit(h, leaf.map(|id| (id, x.kind)), idx, name, own, local),
         // The thread that maps it credits it.
         Accounted::Handed => {}
     }
@@ -622,39 +592,5 @@ fn credit(
         local
             .nodes
             .push(super::ctx::leaf_node(h, leaf, idx, name, own));
-    }
-}
-
-/// Opens an entry listed as a regular file, then stats it through the fd
-/// (one path lookup, and the inode stat-ed is the one open). `pre` gets the
-/// fd, or the error of an open that was refused (reported later if the file
-/// may share, as a refused open always was). Anything else that stops the
-/// open (the name is now a symlink, a socket...; too many open files)
-/// falls back to `statx` by name, and the entry is handled as if it had
-/// never been opened.
-fn open_then_stat(
-    dirfd: BorrowedFd<'_>,
-    name: &CStr,
-    flags: AtFlags,
-    pre: &mut Pre,
-) -> Result<rfs::Statx, Errno> {
-    match open::open_listed_file(dirfd, name) {
-        Ok(fd) => {
-            let empty = AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC;
-            match rfs::statx(&fd, c"", empty, MASK) {
-                Ok(st) => {
-                    *pre = Pre::Open(fd);
-                    Ok(st)
-                }
-                Err(_) => rfs::statx(dirfd, name, flags, MASK),
-            }
-        }
-        // Removed since it was listed: quiet, as a failed statx is.
-        Err(Errno::NOENT) => Err(Errno::NOENT),
-        Err(e @ (Errno::ACCESS | Errno::PERM)) => {
-            *pre = Pre::Failed(e);
-            rfs::statx(dirfd, name, flags, MASK)
-        }
-        Err(_) => rfs::statx(dirfd, name, flags, MASK),
     }
 }

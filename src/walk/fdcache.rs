@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use rustix::fs::{AtFlags, CWD, OFlags, StatxFlags};
 
 use super::open::{DirError, open_dir};
+use crate::path::join;
 use crate::probe::{FsInfo, Subvol};
 
 /// A directory's filesystem and the extent space its files' extents are
@@ -357,13 +358,4 @@ impl FdCache {
         let mut c = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         c.count = c.count.saturating_sub(1);
     }
-}
-
-/// Appends `name` to a printed path the way fts does: one `/` between, none
-/// added after a trailing `/`.
-pub fn join(path: &mut Vec<u8>, name: &[u8]) {
-    if !path.is_empty() && path.last() != Some(&b'/') {
-        path.push(b'/');
-    }
-    path.extend_from_slice(name);
 }

@@ -51,21 +51,21 @@ impl InDir<'_> {
         fd: &'a Arc<OwnedFd>,
         fs: DirFs,
     ) -> InDir<'a> {
-        let open_first = !ctx.opts.follow_links
-            && !ctx.opts.skip_extents
+        let open_first = !ctx.run.opts.follow_links
+            && !ctx.run.opts.skip_extents
             && !h.guard
             && fs.info.can_share
             && !fs.info.unverified
-            && !ctx.registry.fiemap_unsupported(fs.info.index)
+            && !ctx.map.registry.fiemap_unsupported(fs.info.index)
             // As root on Btrfs the tree search reads files without an open.
-            && Source::for_fs(&fs.info, ctx.extents.search_allowed()) != Source::BtrfsSearch
+            && Source::for_fs(&fs.info, ctx.map.extents.search_allowed()) != Source::BtrfsSearch
             // In a Btrfs snapshot most files are copies mapped once, which
             // need no open ([`crate::extents::copies`]).
             && fs.copies.is_none_or(|sv| sv.ids.1 == [0; 16]);
-        let search = !ctx.opts.follow_links
-            && !ctx.opts.skip_extents
+        let search = !ctx.run.opts.follow_links
+            && !ctx.run.opts.skip_extents
             && fs.info.can_share
-            && Source::for_fs(&fs.info, ctx.extents.search_allowed()) == Source::BtrfsSearch;
+            && Source::for_fs(&fs.info, ctx.map.extents.search_allowed()) == Source::BtrfsSearch;
         InDir {
             h,
             fd: fd.as_fd(),
@@ -73,7 +73,7 @@ impl InDir<'_> {
             cached: Cell::new(false),
             fs,
             open_first,
-            plain: open_first && !ctx.opts.all && h.path.is_none(),
+            plain: open_first && !ctx.run.opts.all && h.path.is_none(),
             search,
             lazy: false,
         }
@@ -85,7 +85,7 @@ impl InDir<'_> {
     pub(super) fn cache_fd(&self, ctx: &Ctx<'_>) {
         if let Some(fd) = self.shared {
             if !self.cached.replace(true) {
-                ctx.cache.insert(self.h, fd);
+                ctx.fds.cache.insert(self.h, fd);
             }
         }
     }
@@ -139,9 +139,10 @@ pub(super) fn prefetch(
     inos.sort_unstable();
     inos.dedup();
     avoid.sort_unstable();
-    if let Some((pre, calls)) = ctx
-        .extents
-        .prefetch_btrfs(dir.fd, dir.fs.info.index, &inos, &avoid)
+    if let Some((pre, calls)) =
+        ctx.map
+            .extents
+            .prefetch_btrfs(dir.fd, dir.fs.info.index, &inos, &avoid)
     {
         local.pre = pre;
         local.counters.search_calls += u64::from(calls);

@@ -1,6 +1,8 @@
-//! A file whose FIEMAP is put off while its XFS allocation group is busy
-//! (see the `ag` module): all that the thread holding the group's turn
-//! needs to map it and credit it to its directory.
+//! The walk's side of the XFS allocation-group turns
+//! ([`crate::extents::ag`]): a file whose FIEMAP is put off while its
+//! group is busy, with all that the thread holding the group's turn needs
+//! to map it and credit it to its directory, and the turns' types for such
+//! files.
 
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
@@ -10,7 +12,17 @@ use rustix::fs::Statx;
 
 use super::fdcache::{DirFs, DirHandle};
 use super::open::Now;
+use crate::extents::ag;
 use crate::figures::Kind;
+
+/// The turns of the XFS filesystems met, handing files as [`Later`].
+pub(super) type AgSched = ag::AgSched<Later>;
+/// One XFS filesystem's groups and their turns.
+pub(super) type AgTable = ag::AgTable<Later>;
+/// A task's table and predicted group.
+pub(super) type AgHint = ag::AgHint<Later>;
+/// What handing a file to the holder of its group's turn did.
+pub(super) type Handed = ag::Handed<Later>;
 
 /// A file opened and stat-ed by one thread, handed to the thread that
 /// holds its allocation group's turn to be mapped.

@@ -17,15 +17,14 @@
 //!
 //! - `ctx`: the options, counters and state every task shares;
 //! - `dir`: reading one directory, stat-ing its entries;
+//! - `entry`: one entry from its listing to its `statx`;
 //! - `account`: what one non-directory entry adds (and its extents);
 //! - `plain`: the same for the common regular file, without the layers
 //!   the other cases need;
 //! - `read`: an open file's extents read, and what mapping it gave
 //!   credited to its node;
-//! - `ag`: XFS, FIEMAPs scheduled by allocation group (a turn per group,
-//!   predicted per task);
-//! - `later`: a file handed to the thread that holds its allocation
-//!   group's turn;
+//! - `later`: a file handed to the thread that holds its XFS allocation
+//!   group's turn (the extents stage's `ag` module schedules the turns);
 //! - `open`: every rule for opening directories and files;
 //! - `fdcache`: the directory handles and the bounded fd cache;
 //! - `indir`: a directory being read, as its entries see it, the format its
@@ -34,9 +33,9 @@
 //!   from the subvolume's tree instead of getdents and statx.
 
 mod account;
-mod ag;
 mod ctx;
 mod dir;
+mod entry;
 mod fdcache;
 mod indir;
 mod later;
@@ -63,7 +62,6 @@ use crate::probe::Registry;
 use crate::records::{FileRec, Idents, Link, NO_NODE, NodeRec, Nodes, TOP};
 pub use ctx::{Counters, PROGRESS_PATH_EVERY, Progress, WalkOptions};
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
-pub use fdcache::join;
 use fdcache::{DirHandle, DirName, FdCache};
 pub(crate) use tree::mount_points;
 
@@ -122,10 +120,10 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
     let max_later = if soft >= 512 { account::MAX_LATER } else { 0 };
     // As root on Btrfs, the walk holds an fd per subvolume, where the limit
     // leaves room ([`tree`]).
-    let subvol_fds = if soft >= 1024 { tree::SUBVOL_FDS } else { 0 };
+    let max_subvols = if soft >= 1024 { tree::SUBVOL_FDS } else { 0 };
     let max_cached = soft
         .saturating_sub(
-            FIXED + subvol_fds as u64 + (PER_THREAD + max_later as u64) * threads as u64,
+            FIXED + max_subvols as u64 + (PER_THREAD + max_later as u64) * threads as u64,
         )
         .clamp(1, 4096) as usize;
     let mut spaces = namespaces(&opts.roots);
@@ -138,49 +136,54 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
     }
     // Read once: the inline records and the tree's listing both ask.
     let mounts = tree::mounts_inside(&opts.roots);
-    let ctx = Ctx {
+    let run = ctx::Run {
         opts,
         msgs,
-        next_id: CachePadded::new(AtomicU32::new(1)),
-        too_many: AtomicBool::new(false),
-        shards: (0..threads)
-            .map(|_| CachePadded::new(Mutex::new(Shard::default())))
-            .collect(),
-        cache: FdCache::new(max_cached),
         euid: rustix::process::geteuid().as_raw(),
-        registry: Registry::default(),
-        // As root on Btrfs, the tree search (`--fiemap` forbids it).
-        extents: Extents::with_search(
-            !opts.fiemap_only && crate::extents::source::can_search_trees(),
-        ),
         hash_all: opts.follow_links || (opts.du_rules && overlap),
-        watch: opts.du_rules.then(|| {
-            Arc::new(fdcache::MoveWatch {
-                follow: opts.follow_links || opts.follow_args,
-                ..fdcache::MoveWatch::default()
-            })
-        }),
-        mapped: DashSet::new(),
-        ags: ag::AgSched::default(),
-        max_later,
-        tree_walk: false,
-        tree: Default::default(),
-        mounts: Vec::new(),
-        subvols: Mutex::new(Vec::new()),
-        subvol_fds,
         keep_inline: inline_wanted(opts, mounts.as_deref()),
     };
-    let ctx = tree::prepare(ctx, mounts);
+    // As root on Btrfs, the tree search (`--fiemap` forbids it).
+    let extents =
+        Extents::with_search(!opts.fiemap_only && crate::extents::source::can_search_trees());
+    let ctx = Ctx {
+        tree: tree::prepare(&run, &extents, mounts),
+        run: CachePadded::new(run),
+        records: ctx::Records {
+            next_id: CachePadded::new(AtomicU32::new(1)),
+            too_many: AtomicBool::new(false),
+            shards: (0..threads)
+                .map(|_| CachePadded::new(Mutex::new(Shard::default())))
+                .collect(),
+            watch: opts.du_rules.then(|| {
+                Arc::new(fdcache::MoveWatch {
+                    follow: opts.follow_links || opts.follow_args,
+                    ..fdcache::MoveWatch::default()
+                })
+            }),
+        },
+        fds: ctx::Fds {
+            cache: FdCache::new(max_cached),
+            max_later,
+            max_subvols,
+        },
+        map: ctx::Mapping {
+            registry: Registry::default(),
+            extents,
+            claimed: DashSet::new(),
+            ags: later::AgSched::default(),
+        },
+    };
     pool.scope(|s| {
         for (i, (root, &ns)) in opts.roots.iter().zip(&spaces).enumerate() {
             start_root(&ctx, s, root, ns, i as u32);
         }
     });
-    if ctx.too_many.load(Ordering::Relaxed) {
+    if ctx.records.too_many.load(Ordering::Relaxed) {
         return Err(Error::TooManyEntries);
     }
     // Every handle has dropped: the moves found are all in.
-    let mut moved = match &ctx.watch {
+    let mut moved = match &ctx.records.watch {
         Some(w) => std::mem::take(&mut *w.moved.lock().unwrap_or_else(|e| e.into_inner())),
         None => Vec::new(),
     };
@@ -223,17 +226,17 @@ pub(crate) fn namespaces(roots: &[Vec<u8>]) -> Vec<u32> {
 /// Stats a root and walks it if it is a directory; a file root is
 /// accounted for at once.
 fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, order: u32) {
-    if ctx.opts.excludes.matches(root) {
+    if ctx.run.opts.excludes.matches(root) {
         return;
     }
     let Ok(cpath) = CString::new(root) else {
-        ctx.msgs.report(Diagnostic::CannotAccess {
+        ctx.run.msgs.report(Diagnostic::CannotAccess {
             path: root.to_vec(),
             errno: rustix::io::Errno::INVAL,
         });
         return;
     };
-    let follow = ctx.opts.follow_links || ctx.opts.follow_args;
+    let follow = ctx.run.opts.follow_links || ctx.run.opts.follow_args;
     let flags = if follow {
         AtFlags::STATX_DONT_SYNC
     } else {
@@ -242,7 +245,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
     let st = match rfs::statx(CWD, &cpath, flags, MASK) {
         Ok(st) => st,
         Err(errno) => {
-            ctx.msgs.report(Diagnostic::CannotAccess {
+            ctx.run.msgs.report(Diagnostic::CannotAccess {
                 path: root.to_vec(),
                 errno,
             });
@@ -267,7 +270,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
             node: id,
             entry: None,
             ns,
-            guard: ctx.euid == 0,
+            guard: ctx.run.euid == 0,
             follow,
             path: &|| root.to_vec(),
             dir: None,
@@ -303,17 +306,17 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
         ino: st.stx_ino,
         root_mnt: st.stx_mnt_id,
         ns,
-        guard: open::guarded(ctx.euid, &st),
+        guard: open::guarded(ctx.run.euid, &st),
         mount_root: false,
         symlinks: 0,
         order,
-        watch: ctx.watch.clone(),
+        watch: ctx.records.watch.clone(),
         fs: None,
-        path: (!ctx.opts.excludes.is_empty()).then(|| root.into()),
+        path: (!ctx.run.opts.excludes.is_empty()).then(|| root.into()),
         fd: Mutex::new(None),
         pending: AtomicUsize::new(1),
     });
-    if ctx.opts.identities {
+    if ctx.run.opts.identities {
         let mut local = Local::default();
         ctx.ident(&mut local, id, &st);
         ctx.flush(local, None, None);
@@ -387,21 +390,24 @@ fn gather<T>(all: &mut Vec<T>, mut shard: Vec<T>) {
 
 /// Gathers the shards into records indexed by id.
 fn assemble(ctx: Ctx<'_>) -> Walk {
-    let identities = ctx.opts.identities;
+    let identities = ctx.run.opts.identities;
     let Ctx {
-        next_id,
-        shards,
-        cache,
+        records, fds, map, ..
+    } = ctx;
+    let ctx::Mapping {
         registry,
         extents,
-        mapped,
+        claimed,
         ..
-    } = ctx;
+    } = map;
     // The walk is over: its directory handles (the fd cache holds them, and
     // each holds its parent) and the claims on linked inodes go before the
     // records are gathered, which is when the scan peaks.
-    drop(cache);
-    drop(mapped);
+    drop(fds);
+    drop(claimed);
+    let ctx::Records {
+        next_id, shards, ..
+    } = records;
     let n = next_id.load(Ordering::Relaxed) as usize;
     let mut links = Vec::new();
     let mut partial = Vec::new();

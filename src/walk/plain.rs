@@ -17,10 +17,9 @@
 
 use std::os::fd::{AsFd, OwnedFd};
 
-use rustix::fs::Statx;
-
 use super::account::keep_copy;
 use super::ctx::{Ctx, Local};
+use super::entry::Stated;
 use super::indir::InDir;
 use super::later::Who;
 use super::read::{self, Mapped, Read, credit};
@@ -30,23 +29,21 @@ use crate::extents::inline::InlineRec;
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
 
-/// Accounts for the regular file `st` (device `dev`), entry `idx` of `dir`,
-/// open as `fd` (its `statx` was made on that fd), when the lean path can:
-/// it returns what goes into the directory's own figures. `Err(fd)` hands
-/// the file back for the general path: its FIEMAP must wait for an
-/// allocation group's turn (XFS), a copy of it may have been mapped in a
-/// snapshot (Btrfs), or its filesystem's FIEMAP was found missing.
-#[allow(clippy::too_many_arguments)]
+/// Accounts for the regular file `x`, an entry of `dir`, open as `fd`
+/// (its `statx` was made on that fd), when the lean path can: it returns
+/// what goes into the directory's own figures. `Err(fd)` hands the file
+/// back for the general path: its FIEMAP must wait for an allocation
+/// group's turn (XFS), a copy of it may have been mapped in a snapshot
+/// (Btrfs), or its filesystem's FIEMAP was found missing.
 pub(super) fn file(
     ctx: &Ctx<'_>,
     dir: &InDir<'_>,
-    st: &Statx,
-    dev: u64,
-    idx: u32,
+    x: Stated<'_>,
     fd: OwnedFd,
-    path: &dyn Fn() -> Vec<u8>,
     local: &mut Local,
 ) -> Result<Stats, OwnedFd> {
+    let (st, dev, idx) = (x.st, x.dev, x.e.idx);
+    let path = &|| dir.h.path(Some(x.e.name.to_bytes()));
     let fs = &dir.fs;
     let who = Who {
         node: dir.h.id,
@@ -64,15 +61,15 @@ pub(super) fn file(
     // file can be found either (the general path's `map_file`).
     let subvol = match fs.copies {
         None => None,
-        Some(sv) if sv.ids.1 == [0; 16] && ctx.extents.copies().is_empty() => Some(sv.ids),
+        Some(sv) if sv.ids.1 == [0; 16] && ctx.map.extents.copies().is_empty() => Some(sv.ids),
         Some(_) => return Err(fd),
     };
-    if local.ag.holding.is_some() || ctx.registry.fiemap_unsupported(fs.info.index) {
+    if local.ag.holding.is_some() || ctx.map.registry.fiemap_unsupported(fs.info.index) {
         return Err(fd);
     }
     // XFS: its FIEMAP runs at once only when no group is predicted for it;
-    // what it shares predicts the next file's ([`super::ag`]).
-    let table = local.ag.take_for(&ctx.ags, &fs.info, fd.as_fd());
+    // what it shares predicts the next file's ([`crate::extents::ag`]).
+    let table = local.ag.take_for(&ctx.map.ags, &fs.info, fd.as_fd());
     if table.is_some() && local.ag.predicted().is_some() {
         local.ag.put(table);
         return Err(fd);
@@ -80,9 +77,11 @@ pub(super) fn file(
     let mut kept = subvol.map(|_| Vec::new());
     let got = match kept.as_mut() {
         Some(k) => ctx
+            .map
             .extents
             .read_fiemap_keeping(fd.as_fd(), fs.space, Some((k, false))),
         None => ctx
+            .map
             .extents
             .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space),
     };
@@ -97,7 +96,7 @@ pub(super) fn file(
             return Ok(credit(ctx, at, who, skipped, local));
         }
     }
-    if got.inline && ctx.keep_inline && fs.info.magic == magic::BTRFS {
+    if got.inline && ctx.run.keep_inline && fs.info.magic == magic::BTRFS {
         // Inline data a snapshot may share: decided after the walk.
         let bytes = total.saturating_sub(got.shared_bytes);
         let rec = InlineRec::of(

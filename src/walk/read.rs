@@ -7,10 +7,9 @@ use std::os::fd::{AsFd, OwnedFd};
 use rustix::fs::Statx;
 use rustix::io::Errno;
 
-use super::ag::AgTable;
 use super::ctx::{Ctx, Local};
 use super::fdcache::DirFs;
-use super::later::Who;
+use super::later::{AgTable, Who};
 use super::open::Now;
 use crate::error::Diagnostic;
 use crate::extents::fiemap::{self, Extent};
@@ -128,43 +127,63 @@ pub(super) enum Mapped {
     Handed,
 }
 
-/// Reads the extents of an open file; `pending`: the items the tree
-/// search read but could not decide, given FIEMAP's shared flags. With
-/// `keep` (`Some(inline too)`), also returns the extents FIEMAP gave, for
-/// the file's other copies ([`copies`]), if the map went through without
-/// an error.
-/// `table`: its filesystem's allocation groups (XFS), to predict the next
-/// file's group from this one's.
-#[allow(clippy::too_many_arguments)]
+/// An open file whose extents are to be read, and what they are read for.
+pub(super) struct ToRead<'a> {
+    pub(super) fd: OwnedFd,
+    /// What the open fd says of the file now.
+    pub(super) now: Now,
+    pub(super) fs: &'a DirFs,
+    /// The items the tree search read but could not decide, given
+    /// FIEMAP's shared flags.
+    pub(super) pending: Option<Box<Pending>>,
+    /// `Some(inline too)`: also return the extents FIEMAP gives, for the
+    /// file's other copies ([`crate::extents::copies`]), if the map goes
+    /// through without an error.
+    pub(super) keep: Option<bool>,
+    /// What the walk stat-ed.
+    pub(super) st: &'a Statx,
+    pub(super) who: Who,
+    /// Its path as printed, for messages.
+    pub(super) path: &'a dyn Fn() -> Vec<u8>,
+}
+
+/// Reads the extents of an open file (`file`), and what it kept of them
+/// ([`ToRead::keep`]). `table`: its filesystem's allocation groups (XFS),
+/// to predict the next file's group from this one's.
 #[inline(always)]
 pub(super) fn read_open(
     ctx: &Ctx<'_>,
-    fd: OwnedFd,
-    now: Now,
-    fs: &DirFs,
-    pending: Option<Box<Pending>>,
-    keep: Option<bool>,
-    st: &Statx,
-    who: Who,
-    path: &dyn Fn() -> Vec<u8>,
+    file: ToRead<'_>,
     table: Option<&AgTable>,
     local: &mut Local,
 ) -> (Mapped, Option<Kept>) {
+    let ToRead {
+        fd,
+        now,
+        fs,
+        pending,
+        keep,
+        st,
+        who,
+        path,
+    } = file;
     // The name may now point at another inode: every figure comes from the
     // one that is open, so that figures and extents agree.
     let view = Stats::of_inode(Kind::File, now.size, now.blocks);
-    if ctx.registry.fiemap_unsupported(fs.info.index) {
+    if ctx.map.registry.fiemap_unsupported(fs.info.index) {
         return (Mapped::Skipped(Skip::FsCannotShare), None);
     }
     let mut kept = keep.map(|_| Vec::new());
     let got = match &pending {
         // Its items, read by the tree search, with FIEMAP's shared flags.
-        Some(p) => ctx.extents.read_btrfs_flags(fd.as_fd(), p, fs.space),
+        Some(p) => ctx.map.extents.read_btrfs_flags(fd.as_fd(), p, fs.space),
         None if keep.is_some() => {
-            ctx.extents
+            ctx.map
+                .extents
                 .read_fiemap_keeping(fd.as_fd(), fs.space, kept.as_mut().zip(keep))
         }
         None => ctx
+            .map
             .extents
             .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space),
     };
@@ -180,7 +199,7 @@ pub(super) fn read_open(
         // birth time is the walk's: only for the inode it stat-ed.
         let same =
             (now.ino, now.ctime) == (st.stx_ino, (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec));
-        if same && ctx.keep_inline {
+        if same && ctx.run.keep_inline {
             let bytes = view.total.saturating_sub(got.shared_bytes);
             let at = (who.node, who.ns);
             let rec = InlineRec::of(st, at, bytes, once, got.file, fs.info.index);
@@ -260,8 +279,8 @@ fn failed(
     let errno = e.raw_os_error();
     if errno == Some(Errno::OPNOTSUPP.raw_os_error()) || errno == Some(Errno::NOTTY.raw_os_error())
     {
-        if ctx.registry.set_fiemap_unsupported(fs.info.index) {
-            ctx.msgs.report(Diagnostic::NoFiemap {
+        if ctx.map.registry.set_fiemap_unsupported(fs.info.index) {
+            ctx.run.msgs.report(Diagnostic::NoFiemap {
                 path: path(),
                 fs: fs.info.name(),
             });
@@ -270,7 +289,7 @@ fn failed(
     }
     // Extents indexed before the failure stand, and are taken out of the
     // file's exclusive bytes, so figures stay consistent.
-    ctx.msgs.report(Diagnostic::CannotReadExtents {
+    ctx.run.msgs.report(Diagnostic::CannotReadExtents {
         path: path(),
         reason: e.to_string(),
     });

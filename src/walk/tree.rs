@@ -29,12 +29,13 @@ use std::sync::Arc;
 
 use rustix::fs::{self as rfs, AtFlags, Statx, StatxAttributes};
 
-use super::ctx::{Ctx, Local, MASK};
-use super::fdcache::join;
+use super::ctx::{Ctx, Local, MASK, Run, TreeWalk};
 use super::indir::{InDir, Listed};
+use crate::extents::Extents;
 use crate::extents::btrfs_search::InodeItems;
 pub(super) use crate::extents::btrfs_tree::TreeInode;
 use crate::extents::btrfs_tree::{self, DirEntry, file_type};
+use crate::path::join;
 use crate::probe::magic;
 
 /// Entries of one directory accounted by the task that lists it; past
@@ -50,40 +51,45 @@ pub(super) const SUBVOL_FDS: usize = 16;
 
 /// The fd the walk keeps of subvolume `dev`, if any.
 pub(super) fn subvol_fd(ctx: &Ctx<'_>, dev: u64) -> Option<Arc<OwnedFd>> {
-    if !ctx.tree_walk {
+    if !ctx.tree.on {
         return None;
     }
-    let kept = ctx.subvols.lock().unwrap_or_else(|e| e.into_inner());
+    let kept = ctx.tree.subvols.lock().unwrap_or_else(|e| e.into_inner());
     kept.iter().find(|k| k.0 == dev).map(|k| Arc::clone(&k.1))
 }
 
 /// Keeps `fd`, directory `dir`'s, as its subvolume's, if the tree lists it
-/// and the walk keeps none yet (and fewer than `subvol_fds`).
+/// and the walk keeps none yet (and fewer than [`super::ctx::Fds::max_subvols`]).
 pub(super) fn keep_subvol_fd(ctx: &Ctx<'_>, dir: &InDir<'_>, fd: &Arc<OwnedFd>) {
-    if !ctx.tree_walk || !dir.search || dir.fs.info.magic != magic::BTRFS {
+    if !ctx.tree.on || !dir.search || dir.fs.info.magic != magic::BTRFS {
         return;
     }
-    let mut kept = ctx.subvols.lock().unwrap_or_else(|e| e.into_inner());
-    if kept.len() < ctx.subvol_fds && !kept.iter().any(|k| k.0 == dir.h.dev) {
+    let mut kept = ctx.tree.subvols.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.len() < ctx.fds.max_subvols && !kept.iter().any(|k| k.0 == dir.h.dev) {
         kept.push((dir.h.dev, Arc::clone(fd)));
     }
 }
 
-/// Sets the walk up to list directories from the tree when it may: as
-/// root (the tree search), without `-L`, du's rules or `--fiemap`, with
-/// extents wanted. Keeps the mount points inside the roots (`mounts`,
-/// [`mounts_inside`]) then.
-pub(super) fn prepare(mut ctx: Ctx<'_>, mounts: Option<Vec<Vec<u8>>>) -> Ctx<'_> {
-    let o = ctx.opts;
-    ctx.tree_walk = ctx.extents.search_allowed()
+/// How the walk lists directories: from the tree when it may, as root
+/// (the tree search, `extents`), without `-L`, du's rules or `--fiemap`,
+/// with extents wanted. Keeps the mount points inside the roots
+/// (`mounts`, [`mounts_inside`]) then.
+pub(super) fn prepare(run: &Run<'_>, extents: &Extents, mounts: Option<Vec<Vec<u8>>>) -> TreeWalk {
+    let o = run.opts;
+    let on = extents.search_allowed()
         && !o.follow_links
         && !o.du_rules
         && !o.skip_extents
-        && !ctx.hash_all;
-    if ctx.tree_walk {
-        ctx.mounts = mounts.unwrap_or_default();
+        && !run.hash_all;
+    TreeWalk {
+        on,
+        mounts: if on {
+            mounts.unwrap_or_default()
+        } else {
+            Vec::new()
+        },
+        ..TreeWalk::default()
     }
-    ctx
 }
 
 /// The template `statx` of directory `dir` (its own: `known`, when the
@@ -96,10 +102,10 @@ pub(super) fn listing(
     known: Option<&Statx>,
     local: &mut Local,
 ) -> Option<(Statx, Arc<TreeInode>)> {
-    if !ctx.tree_walk || !dir.search || dir.fs.info.magic != magic::BTRFS {
+    if !ctx.tree.on || !dir.search || dir.fs.info.magic != magic::BTRFS {
         return None;
     }
-    if !ctx.extents.tree_ready(dir.fd, dir.fs.info.index) {
+    if !ctx.map.extents.tree_ready(dir.fd, dir.fs.info.index) {
         return None;
     }
     let h = dir.h;
@@ -111,13 +117,13 @@ pub(super) fn listing(
     if template.stx_ino != h.ino || super::ctx::dev_of(&template) != h.dev {
         return None;
     }
-    let me = match ctx.tree.take(h.dev, h.ino) {
+    let me = match ctx.tree.inodes.take(h.dev, h.ino) {
         Some(me) => me,
         None => {
-            if let Ok((_, calls)) = ctx.tree.read(dir.fd, h.dev, &[h.ino]) {
+            if let Ok((_, calls)) = ctx.tree.inodes.read(dir.fd, h.dev, &[h.ino]) {
                 local.counters.search_calls += u64::from(calls);
             }
-            ctx.tree.take(h.dev, h.ino)?
+            ctx.tree.inodes.take(h.dev, h.ino)?
         }
     };
     (!me.broken && me.item.mode & 0o170000 == 0o040000).then_some((template, me))
@@ -143,7 +149,7 @@ impl Ahead {
     ) -> Ahead {
         let mut want: Vec<u64> = me.entries[range]
             .iter()
-            .filter(|e| !e.subvol && !ctx.tree.has(dir.h.dev, e.child))
+            .filter(|e| !e.subvol && !ctx.tree.inodes.has(dir.h.dev, e.child))
             .map(|e| e.child)
             .collect();
         want.sort_unstable();
@@ -163,9 +169,10 @@ impl Ahead {
             return;
         };
         run.2 = true;
-        if let Ok((bytenrs, calls)) = ctx.tree.read_range(dir.fd, dir.h.dev, run.0, run.1) {
+        if let Ok((bytenrs, calls)) = ctx.tree.inodes.read_range(dir.fd, dir.h.dev, run.0, run.1) {
             local.counters.search_calls += u64::from(calls);
             let calls = ctx
+                .map
                 .extents
                 .prefetch_refs(dir.fd, dir.fs.info.index, bytenrs);
             local.counters.search_calls += u64::from(calls);
@@ -197,6 +204,7 @@ pub(super) fn known(
     let dir_entry = e.file_type == file_type::DIR;
     let child = ctx
         .tree
+        .inodes
         .take_if(h.dev, e.child, |c| !dir_entry && c.item.nlink <= 1)
         .filter(|c| !c.broken && same_type(e.file_type, c.item.mode))?;
     let sector = u64::from(template.stx_blksize).max(512);
@@ -238,13 +246,14 @@ pub(super) fn listed(e: &DirEntry) -> Listed {
 /// The names of the mount points directly in directory `dir`, once per
 /// task: none, and no path built, when no mount lies inside the roots.
 pub(super) fn mounts_in(ctx: &Ctx<'_>, dir: &InDir<'_>) -> Vec<Vec<u8>> {
-    if ctx.mounts.is_empty() {
+    if ctx.tree.mounts.is_empty() {
         return Vec::new();
     }
     // An entry's path is its directory's joined with its name (`join`).
     let mut base = dir.h.path(None);
     join(&mut base, b"");
-    ctx.mounts
+    ctx.tree
+        .mounts
         .iter()
         .filter_map(|m| m.strip_prefix(base.as_slice()))
         .filter(|name| !name.is_empty() && !name.contains(&b'/'))

@@ -10,14 +10,14 @@
 //!
 //! A task keeps the turn it got until it ends or maps in another group.
 //! Another thread whose file is predicted in a group that is busy does not
-//! wait: it hands the file, already opened and stat-ed, to the holder,
-//! which maps it after its own next FIEMAP and credits it to its
-//! directory. So the FIEMAPs of one group run one after another on one
-//! thread (with the group's btree buffers in its cache), while the other
-//! threads do the rest of the walk: getdents, open, statx. A holder lets
-//! the turn go only once it has taken every file handed to it, under the
-//! same mutex, so none is left behind; at most `cap` wait per group (each
-//! holds an fd), and a thread with more to hand waits until they are taken.
+//! wait: it hands the file (a `T`: the walk hands one already opened and
+//! stat-ed) to the holder, which maps it after its own next FIEMAP. So the
+//! FIEMAPs of one group run one after another on one thread (with the
+//! group's btree buffers in its cache), while the other threads do the
+//! rest of the walk: getdents, open, statx. A holder lets the turn go only
+//! once it has taken every file handed to it, under the same mutex, so
+//! none is left behind; at most `cap` wait per group (each holds an fd),
+//! and a thread with more to hand waits until they are taken.
 //!
 //! The prediction is per task (a directory, or a batch of its names): the
 //! group where the task's previous file had its first shared extent, and
@@ -30,28 +30,37 @@
 //! Geometry comes from `XFS_IOC_FSGEOMETRY`, unprivileged, once per
 //! filesystem.
 
+use std::any::Any;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use super::later::Later;
 use crate::probe::ioctl::{self, XfsGeometry};
 use crate::probe::{FsInfo, magic};
 
 /// One allocation group's turn: whether a thread holds it, and the files
 /// other threads handed to that thread meanwhile.
-#[derive(Default)]
-struct Group {
+struct Group<T> {
     /// A thread holds the turn: it maps its own file, then every file
     /// handed to it, before it lets the turn go.
     busy: bool,
     /// Threads asleep until the turn is free.
     waiting: u32,
-    /// Files opened and stat-ed by other threads, to be mapped by the
-    /// holder of the turn.
-    handed: Vec<Later>,
+    /// Files other threads handed, to be mapped by the holder of the
+    /// turn.
+    handed: Vec<T>,
+}
+
+impl<T> Default for Group<T> {
+    fn default() -> Self {
+        Group {
+            busy: false,
+            waiting: 0,
+            handed: Vec::new(),
+        }
+    }
 }
 
 /// One XFS filesystem's allocation groups, each with its FIEMAP turn.
@@ -59,10 +68,10 @@ struct Group {
 /// One mutex per group guards both the turn and the files handed to its
 /// holder, so a file is handed only while a holder exists, and the holder
 /// lets the turn go only once it has taken every file handed to it: no
-/// file is left behind.
-pub(super) struct AgTable {
+/// file is left behind. `T` is what a file is handed as.
+pub(crate) struct AgTable<T> {
     geom: XfsGeometry,
-    groups: Box<[(Mutex<Group>, Condvar)]>,
+    groups: Box<[(Mutex<Group<T>>, Condvar)]>,
     /// The group of the last shared file any task mapped here
     /// ([`NO_GROUP`]: it shared nothing): a new task's first prediction.
     last: AtomicU32,
@@ -71,40 +80,51 @@ pub(super) struct AgTable {
 /// [`AgTable::last`] when the last file shared nothing.
 const NO_GROUP: u32 = u32::MAX;
 
-impl std::fmt::Debug for AgTable {
+impl<T> std::fmt::Debug for AgTable<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgTable").field("geom", &self.geom).finish()
     }
 }
 
 /// What [`AgTable::hand`] did with a file.
-pub(super) enum Handed {
+pub(crate) enum Handed<T> {
     /// Given to the thread that holds the group's turn: it maps it.
     Given,
     /// Nobody held the turn: the caller holds it now and maps the file
     /// itself.
-    Holder(Box<Later>),
+    Holder(Box<T>),
 }
 
-impl AgTable {
+impl<T> AgTable<T> {
+    /// The groups of a filesystem of geometry `geom`, every turn free.
+    fn new(geom: XfsGeometry) -> Self {
+        AgTable {
+            geom,
+            groups: (0..geom.agcount)
+                .map(|_| (Mutex::new(Group::default()), Condvar::new()))
+                .collect(),
+            last: AtomicU32::new(NO_GROUP),
+        }
+    }
+
     /// The group FIEMAP's `fe_physical` lies in.
-    pub(super) fn ag_of(&self, physical: u64) -> u32 {
+    pub(crate) fn ag_of(&self, physical: u64) -> u32 {
         self.geom.ag_of_physical(physical)
     }
 
-    fn group(&self, ag: u32) -> (MutexGuard<'_, Group>, &Condvar) {
+    fn group(&self, ag: u32) -> (MutexGuard<'_, Group<T>>, &Condvar) {
         let (m, cv) = &self.groups[(ag as usize).min(self.groups.len() - 1)];
         (m.lock().unwrap_or_else(|e| e.into_inner()), cv)
     }
 
     /// Takes group `ag`'s turn if no thread holds it.
-    pub(super) fn try_turn(&self, ag: u32) -> bool {
+    pub(crate) fn try_turn(&self, ag: u32) -> bool {
         let (mut g, _) = self.group(ag);
         !std::mem::replace(&mut g.busy, true)
     }
 
     /// Waits for group `ag`'s turn and takes it.
-    pub(super) fn turn(&self, ag: u32) {
+    pub(crate) fn turn(&self, ag: u32) {
         let (mut g, cv) = self.group(ag);
         while g.busy {
             // Woken by every change of the group (a batch taken, the turn
@@ -119,7 +139,7 @@ impl AgTable {
     /// Hands file `l`, put off for group `ag`, to the holder of its turn.
     /// When `cap` files wait for that holder already (each holds an fd),
     /// waits until it takes them or lets the turn go.
-    pub(super) fn hand(&self, ag: u32, l: Box<Later>, cap: usize) -> Handed {
+    pub(crate) fn hand(&self, ag: u32, l: Box<T>, cap: usize) -> Handed<T> {
         let (mut g, cv) = self.group(ag);
         loop {
             if !g.busy {
@@ -138,7 +158,7 @@ impl AgTable {
 
     /// The files handed to the holder of group `ag`'s turn (the caller),
     /// taken to be mapped; the turn stays held.
-    pub(super) fn take_handed(&self, ag: u32) -> Vec<Later> {
+    pub(crate) fn take_handed(&self, ag: u32) -> Vec<T> {
         let (mut g, cv) = self.group(ag);
         if g.handed.is_empty() {
             return Vec::new();
@@ -152,7 +172,7 @@ impl AgTable {
     /// Lets group `ag`'s turn go, unless files were handed to its holder:
     /// then the caller keeps the turn and gets them to map (and calls this
     /// again).
-    pub(super) fn release(&self, ag: u32) -> Vec<Later> {
+    pub(crate) fn release(&self, ag: u32) -> Vec<T> {
         let (mut g, cv) = self.group(ag);
         if g.handed.is_empty() {
             g.busy = false;
@@ -166,14 +186,13 @@ impl AgTable {
 
 /// The tables of the XFS filesystems met, by registry index (`None`: not
 /// an XFS with reflink, or its geometry could not be read).
-#[derive(Debug)]
-pub(super) struct AgSched {
+pub(crate) struct AgSched<T> {
     /// Unique in the process: what a thread's [`LAST_TABLE`] is of.
     id: u64,
-    tables: Mutex<HashMap<u32, Option<Arc<AgTable>>>>,
+    tables: Mutex<HashMap<u32, Option<Arc<AgTable<T>>>>>,
 }
 
-impl Default for AgSched {
+impl<T> Default for AgSched<T> {
     fn default() -> Self {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         AgSched {
@@ -183,32 +202,30 @@ impl Default for AgSched {
     }
 }
 
+/// A table of any scheduler's `T`, as [`LAST_TABLE`] holds it.
+type AnyTable = Arc<dyn Any + Send + Sync>;
+
 thread_local! {
     /// The table the thread's last task had, with its scheduler's id and
     /// its filesystem: the thread's next task on that filesystem takes it
     /// from here, without the scheduler's lock (whose cache line the two
     /// threads' tasks passed back and forth) and without a reference count.
-    static LAST_TABLE: Cell<Option<(u64, u32, Arc<AgTable>)>> = const { Cell::new(None) };
+    /// Held as `Any` (one static serves every `T`): a scheduler's id tells
+    /// its `T`, so a table of the right scheduler is of the right type.
+    static LAST_TABLE: Cell<Option<(u64, u32, AnyTable)>> = const { Cell::new(None) };
 }
 
-impl AgSched {
+impl<T> AgSched<T> {
     /// The table of filesystem `fs` (registry index), reading its geometry
     /// through `fd` the first time.
-    pub(super) fn table(&self, fs: u32, fd: BorrowedFd<'_>) -> Option<Arc<AgTable>> {
+    pub(crate) fn table(&self, fs: u32, fd: BorrowedFd<'_>) -> Option<Arc<AgTable<T>>> {
         let mut tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
         tables
             .entry(fs)
             .or_insert_with(|| {
                 let geom = ioctl::xfs_geometry(fd).ok().flatten()?;
-                (geom.reflink && geom.agcount > 0 && geom.agblocks > 0).then(|| {
-                    Arc::new(AgTable {
-                        geom,
-                        groups: (0..geom.agcount)
-                            .map(|_| (Mutex::new(Group::default()), Condvar::new()))
-                            .collect(),
-                        last: AtomicU32::new(NO_GROUP),
-                    })
-                })
+                (geom.reflink && geom.agcount > 0 && geom.agblocks > 0)
+                    .then(|| Arc::new(AgTable::new(geom)))
             })
             .clone()
     }
@@ -217,44 +234,59 @@ impl AgSched {
 /// A task's view: the table of the filesystem it maps on, and the group
 /// its previous shared file had its data in. Dropped, it leaves its table
 /// to the thread's next task ([`LAST_TABLE`]).
-#[derive(Debug, Default)]
-pub(super) struct AgHint {
+pub(crate) struct AgHint<T: Send + 'static> {
     /// The scheduler and the filesystem (registry index) last asked about.
     sched: u64,
     fs: Option<u32>,
     /// Its table (`None`: it has none, e.g. an XFS without reflink).
-    table: Option<Arc<AgTable>>,
+    table: Option<Arc<AgTable<T>>>,
     /// The table is out ([`Self::take`]) and not yet put back.
     out: bool,
     ag: Option<u32>,
     /// The group whose turn the task holds, on the cached table: kept
     /// from its first FIEMAP in that group to its end (or to a FIEMAP in
     /// another group), so that the other threads hand their files to it.
-    pub(super) holding: Option<u32>,
+    pub(crate) holding: Option<u32>,
 }
 
-impl Drop for AgHint {
+impl<T: Send + 'static> Default for AgHint<T> {
+    fn default() -> Self {
+        AgHint {
+            sched: 0,
+            fs: None,
+            table: None,
+            out: false,
+            ag: None,
+            holding: None,
+        }
+    }
+}
+
+impl<T: Send + 'static> Drop for AgHint<T> {
     fn drop(&mut self) {
         if let (Some(fs), Some(t)) = (self.fs, self.table.take()) {
+            let t: AnyTable = t;
             LAST_TABLE.set(Some((self.sched, fs, t)));
         }
     }
 }
 
-impl AgHint {
+impl<T: Send + 'static> AgHint<T> {
     /// The table for filesystem `fs`, cached for the task and moved out of
     /// the cache (no reference count touched): give it back with
     /// [`Self::put`], so that the task can borrow it while it changes its
     /// other state.
-    pub(super) fn take(
+    pub(crate) fn take(
         &mut self,
-        sched: &AgSched,
+        sched: &AgSched<T>,
         fs: u32,
         fd: BorrowedFd<'_>,
-    ) -> Option<Arc<AgTable>> {
+    ) -> Option<Arc<AgTable<T>>> {
         if self.fs != Some(fs) || self.out {
             self.table = match LAST_TABLE.take() {
-                Some((id, f, t)) if (id, f) == (sched.id, fs) => Some(t),
+                Some((id, f, t)) if (id, f) == (sched.id, fs) => {
+                    t.downcast().ok().or_else(|| sched.table(fs, fd))
+                }
                 _ => sched.table(fs, fd),
             };
             self.sched = sched.id;
@@ -274,12 +306,12 @@ impl AgHint {
 
     /// [`Self::take`] for a file of filesystem `fs`: only XFS has a table.
     #[inline]
-    pub(super) fn take_for(
+    pub(crate) fn take_for(
         &mut self,
-        sched: &AgSched,
+        sched: &AgSched<T>,
         fs: &FsInfo,
         fd: BorrowedFd<'_>,
-    ) -> Option<Arc<AgTable>> {
+    ) -> Option<Arc<AgTable<T>>> {
         if fs.magic != magic::XFS {
             return None;
         }
@@ -288,30 +320,30 @@ impl AgHint {
 
     /// The cached table, moved out as by [`Self::take`] (for a task that
     /// holds a turn on it and ends).
-    pub(super) fn take_cached(&mut self) -> Option<Arc<AgTable>> {
+    pub(crate) fn take_cached(&mut self) -> Option<Arc<AgTable<T>>> {
         self.out = true;
         self.table.take()
     }
 
     /// Whether the task holds a turn on another filesystem than `fs`.
-    pub(super) fn holds_other_than(&self, fs: u32) -> bool {
+    pub(crate) fn holds_other_than(&self, fs: u32) -> bool {
         self.holding.is_some() && self.fs != Some(fs)
     }
 
     /// Gives back the table [`Self::take`] moved out.
-    pub(super) fn put(&mut self, table: Option<Arc<AgTable>>) {
+    pub(crate) fn put(&mut self, table: Option<Arc<AgTable<T>>>) {
         self.table = table;
         self.out = false;
     }
 
     /// The predicted group of the next file.
-    pub(super) fn predicted(&self) -> Option<u32> {
+    pub(crate) fn predicted(&self) -> Option<u32> {
         self.ag
     }
 
     /// What the file just mapped on `table` says about the next one: the
     /// group of its first shared extent, or nothing if it shared nothing.
-    pub(super) fn learn(&mut self, table: Option<&AgTable>, first_shared: Option<u64>) {
+    pub(crate) fn learn(&mut self, table: Option<&AgTable<T>>, first_shared: Option<u64>) {
         let ag = match (table, first_shared) {
             (Some(t), Some(p)) => Some(t.ag_of(p)),
             _ => None,
@@ -352,5 +384,32 @@ mod tests {
         assert_eq!(g.ag_of_inode(1 << 21), 1);
         assert_eq!(g.ag_of_inode((3 << 21) | 77), 3);
         assert_eq!(g.ag_of_inode(u64::MAX), 3);
+    }
+
+    #[test]
+    fn a_file_handed_to_a_busy_group_goes_to_its_holder_before_the_turn_is_free() {
+        let geom = XfsGeometry {
+            blocksize: 4096,
+            agblocks: 1024,
+            agcount: 2,
+            inodesize: 512,
+            reflink: true,
+        };
+        let t: AgTable<&str> = AgTable::new(geom);
+        assert!(t.try_turn(1));
+        assert!(!t.try_turn(1), "one holder per group");
+        assert!(t.try_turn(0), "groups are independent");
+        assert!(matches!(t.hand(1, Box::new("a"), 4), Handed::Given));
+        assert!(matches!(t.hand(1, Box::new("b"), 4), Handed::Given));
+        assert_eq!(t.take_handed(1), ["a", "b"]);
+        assert!(matches!(t.hand(1, Box::new("c"), 4), Handed::Given));
+        // The holder cannot let the turn go while a file waits for it.
+        assert_eq!(t.release(1), ["c"]);
+        assert!(t.release(1).is_empty());
+        // Free: whoever hands a file now holds the turn and maps it.
+        match t.hand(1, Box::new("d"), 4) {
+            Handed::Holder(l) => assert_eq!(*l, "d"),
+            Handed::Given => panic!("handed to no holder"),
+        }
     }
 }

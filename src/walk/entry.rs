@@ -1,0 +1,196 @@
+//! One entry of a directory, from its listing to its `statx`: what the
+//! listing says of it ([`Entry`]), the checks made before it is stat-ed
+//! (the symlinks followed to it, `--exclude`), the `statx` itself (or an
+//! open first, for a regular file), what a failed one reports, and the
+//! check that a subdirectory is not one of its own ancestors. What the
+//! entry then adds is the walk's `dir` module's business.
+
+use std::ffi::CStr;
+use std::os::fd::BorrowedFd;
+
+use rustix::fs::{self as rfs, AtFlags, Statx};
+use rustix::io::Errno;
+
+use super::account::Pre;
+use super::ctx::{Ctx, MASK};
+use super::fdcache::DirHandle;
+use super::indir::{InDir, Listed};
+use super::open;
+use crate::error::Diagnostic;
+use crate::figures::Kind;
+use crate::path::join;
+
+/// One entry of a directory, as its listing gives it.
+#[derive(Clone, Copy)]
+pub(super) struct Entry<'a> {
+    pub(super) name: &'a CStr,
+    /// What the listing says it is.
+    pub(super) listed: Listed,
+    /// Its position in getdents order.
+    pub(super) idx: u32,
+    /// What `statx` would say of it, when the Btrfs tree said it instead
+    /// ([`super::tree`]).
+    pub(super) known: Option<&'a Statx>,
+}
+
+impl<'a> Entry<'a> {
+    /// Entry `name`, listed as `listed` at getdents position `idx`.
+    #[inline(always)]
+    pub(super) fn listed(name: &'a CStr, listed: Listed, idx: u32) -> Self {
+        Entry {
+            name,
+            listed,
+            idx,
+            known: None,
+        }
+    }
+}
+
+/// An entry stat-ed: its kind and device as `st` gives them, worked out
+/// once. Passed by value: where the functions it goes to are inlined, it
+/// stays in registers, and it is written to memory only for a call that
+/// is not (a reference would make every entry write it).
+#[derive(Clone, Copy)]
+pub(super) struct Stated<'a> {
+    pub(super) e: Entry<'a>,
+    pub(super) st: &'a Statx,
+    pub(super) kind: Kind,
+    pub(super) dev: u64,
+}
+
+/// The most symlinks one path resolution may follow (the kernel's
+/// `MAXSYMLINKS`). du resolves every entry by its path from the root, so
+/// under `-L` an entry reached through more symlinks than that is an error
+/// for du ("Too many levels of symbolic links"); sdu, which opens one level
+/// at a time, counts them to say the same.
+const MAX_SYMLINKS: u32 = 40;
+
+/// The symlinks followed from the root to entry `e` of directory `h`
+/// (`-L`); `None` past [`MAX_SYMLINKS`], reported as du reports it.
+#[inline(always)]
+pub(super) fn symlinks_to(ctx: &Ctx<'_>, h: &DirHandle, e: Entry<'_>) -> Option<u32> {
+    let link = e.listed == Listed::Symlink;
+    let symlinks = h.symlinks + u32::from(link && ctx.run.opts.follow_links);
+    if symlinks > MAX_SYMLINKS {
+        ctx.run.msgs.report(Diagnostic::CannotAccess {
+            path: h.path(Some(e.name.to_bytes())),
+            errno: Errno::LOOP,
+        });
+        return None;
+    }
+    Some(symlinks)
+}
+
+/// The path of entry `name` of directory `h`, kept only when `--exclude`
+/// needs it (then `h` keeps its own).
+#[inline(always)]
+pub(super) fn path_kept(h: &DirHandle, name: &CStr) -> Option<Box<[u8]>> {
+    let dir_path = h.path.as_ref()?;
+    let mut p = dir_path.to_vec();
+    join(&mut p, name.to_bytes());
+    Some(p.into_boxed_slice())
+}
+
+/// Whether an `--exclude` pattern matches `path` (from [`path_kept`]).
+#[inline(always)]
+pub(super) fn excluded(ctx: &Ctx<'_>, path: Option<&[u8]>) -> bool {
+    path.is_some_and(|p| ctx.run.opts.excludes.matches(p))
+}
+
+/// `statx`'s flags for an entry that is not followed.
+const NOFOLLOW: AtFlags = AtFlags::SYMLINK_NOFOLLOW.union(AtFlags::STATX_DONT_SYNC);
+
+/// What `statx` says of entry `e`: what the Btrfs tree said
+/// ([`Entry::known`]), or a `statx` by name, or one through the fd of an
+/// open made first (`open`; `pre` then gets what the open gave).
+#[inline(always)]
+pub(super) fn stat_entry(
+    ctx: &Ctx<'_>,
+    dir: &InDir<'_>,
+    e: Entry<'_>,
+    open: bool,
+    pre: &mut Pre,
+) -> Result<Statx, Errno> {
+    let follow = if ctx.run.opts.follow_links {
+        AtFlags::STATX_DONT_SYNC
+    } else {
+        NOFOLLOW
+    };
+    if let Some(st) = e.known {
+        Ok(*st)
+    } else if open {
+        open_then_stat(dir.fd, e.name, follow, pre)
+    } else {
+        rfs::statx(dir.fd, e.name, follow, MASK)
+    }
+}
+
+/// Reports entry `name`, which `statx` failed on with `errno`: under `-L`
+/// a dangling symlink is an error, as in du -L; otherwise an entry gone
+/// (deleted since the directory was read) is skipped quietly, as du does.
+pub(super) fn not_stated(ctx: &Ctx<'_>, dir: &InDir<'_>, name: &CStr, errno: Errno) {
+    if errno == Errno::NOENT
+        && !(ctx.run.opts.follow_links && rfs::statx(dir.fd, name, NOFOLLOW, MASK).is_ok())
+    {
+        return;
+    }
+    ctx.run.msgs.report(Diagnostic::CannotAccess {
+        path: dir.h.path(Some(name.to_bytes())),
+        errno,
+    });
+}
+
+/// Whether subdirectory `x` of `h` is `h` or one of its ancestors: then
+/// it is never entered, and reported as du reports it (`mount_root`: it
+/// is the root of a mount).
+pub(super) fn in_cycle(ctx: &Ctx<'_>, h: &DirHandle, x: Stated<'_>, mount_root: bool) -> bool {
+    let Some(mount_in_cycle) = h.cycle_with(x.dev, x.st.stx_ino) else {
+        return false;
+    };
+    let opts = ctx.run.opts;
+    let path = h.path(Some(x.e.name.to_bytes()));
+    if opts.follow_links {
+        // A symlink to an ancestor: du -L passes over it silently.
+        if !opts.du_rules {
+            ctx.run.msgs.report(Diagnostic::DirectoryCycle { path });
+        }
+    } else if !(mount_root || mount_in_cycle) {
+        // No bind mount explains it: the filesystem is corrupt.
+        ctx.run.msgs.report(Diagnostic::CircularDirectory { path });
+    }
+    true
+}
+
+/// Opens an entry listed as a regular file, then stats it through the fd
+/// (one path lookup, and the inode stat-ed is the one open). `pre` gets the
+/// fd, or the error of an open that was refused (reported later if the file
+/// may share, as a refused open always was). Anything else that stops the
+/// open (the name is now a symlink, a socket...; too many open files)
+/// falls back to `statx` by name, and the entry is handled as if it had
+/// never been opened.
+fn open_then_stat(
+    dirfd: BorrowedFd<'_>,
+    name: &CStr,
+    flags: AtFlags,
+    pre: &mut Pre,
+) -> Result<Statx, Errno> {
+    match open::open_listed_file(dirfd, name) {
+        Ok(fd) => {
+            let empty = AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC;
+            match rfs::statx(&fd, c"", empty, MASK) {
+                Ok(st) => {
+                    *pre = Pre::Open(fd);
+                    Ok(st)
+                }
+                Err(_) => rfs::statx(dirfd, name, flags, MASK),
+            }
+        }
+        // Removed since it was listed: quiet, as a failed statx is.
+        Err(Errno::NOENT) => Err(Errno::NOENT),
+        Err(e @ (Errno::ACCESS | Errno::PERM)) => {
+            *pre = Pre::Failed(e);
+            rfs::statx(dirfd, name, flags, MASK)
+        }
+        Err(_) => rfs::statx(dirfd, name, flags, MASK),
+    }
+}
