@@ -376,6 +376,7 @@ fn the_terminal_survives_an_abort() {
     fs::write(root.join("f"), b"x").unwrap();
     start(&tmux, &root, "-B1 .");
     let pid = tmux.child_of_shell();
-    run(Command::new("kill").args(["-ABRT", &pid.to_string()])).assert_ok();
+    let pid = rustix::process::Pid::from_raw(pid as i32).expect("a pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::ABORT).expect("kill -ABRT");
     assert_terminal_restored(&tmux, 134);
 }
