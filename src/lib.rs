@@ -252,13 +252,7 @@ fn walk_and_sweep(
         counters,
         moved,
         idents,
-    } = walk::walk(
-        &WalkOptions {
-            du_rules: rules.du,
-            ..opts.clone()
-        },
-        msgs,
-    )?;
+    } = walk::walk(opts, rules.du, msgs)?;
     let t_walk = t0.elapsed();
     let t1 = Instant::now();
     let indexed = extents.ranges();

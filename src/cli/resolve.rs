@@ -291,7 +291,7 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
         quote_names: env.stdout_terminal,
     };
     Config {
-        walk: walk_options(&cli, env, du_mode, c.roots, time, c.excludes),
+        walk: walk_options(&cli, env, c.roots, time, c.excludes),
         report,
         // du's counting rules go with du's mode (its format, or the name).
         rules: sdu::tree::Rules {
@@ -310,7 +310,6 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
 fn walk_options(
     cli: &Cli,
     env: &Env,
-    du_mode: bool,
     roots: Vec<Vec<u8>>,
     time: Option<TimeField>,
     excludes: Vec<Vec<u8>>,
@@ -320,7 +319,6 @@ fn walk_options(
         threads: cli.threads.map_or(env.cpus, |t| t as usize),
         follow_links: cli.deref == Deref::All,
         follow_args: cli.deref == Deref::Args,
-        du_rules: du_mode,
         time,
         one_file_system: cli.one_file_system,
         count_links: cli.count_links,

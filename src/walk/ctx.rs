@@ -60,11 +60,6 @@ pub struct WalkOptions {
     pub count_links: bool,
     /// `-a`: keep a node for every non-directory entry too.
     pub all: bool,
-    /// du's rules where they differ from sdu's own (`--du`, sdu run as
-    /// du): overlapping roots share one count, and du's messages (no
-    /// warning for a symlink cycle under `-L`). [`crate::run`] sets it from
-    /// [`crate::Config::rules`].
-    pub du_rules: bool,
     /// `--time`: record the newest of this timestamp for every entry.
     pub time: Option<TimeField>,
     /// `--exclude` patterns.
@@ -321,6 +316,10 @@ pub(super) struct Run<'a> {
     pub(super) opts: &'a WalkOptions,
     pub(super) msgs: &'a Messages,
     pub(super) euid: u32,
+    /// du's rules where they differ from sdu's own (`--du`, sdu run as
+    /// du: [`crate::tree::Rules::du`]): overlapping roots share one count,
+    /// and du's messages (no warning for a symlink cycle under `-L`).
+    pub(super) du_rules: bool,
     /// Every inode goes through the link table, not only multiply-linked
     /// ones: under `-L`, or under du's rules when roots overlap (then one
     /// directory or file can be met more than once).

@@ -151,7 +151,7 @@ pub(super) fn in_cycle(ctx: &Ctx<'_>, h: &DirHandle, x: Stated<'_>, mount_root: 
     let path = h.path(Some(x.e.name.to_bytes()));
     if opts.follow_links {
         // A symlink to an ancestor: du -L passes over it silently.
-        if !opts.du_rules {
+        if !ctx.run.du_rules {
             ctx.run.msgs.report(Diagnostic::DirectoryCycle { path });
         }
     } else if !(mount_root || mount_in_cycle) {

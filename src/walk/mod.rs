@@ -88,13 +88,13 @@ pub struct Walk {
     pub idents: Option<Idents>,
 }
 
-/// Walks `opts.roots` and returns the tree's records and the indexed
-/// shared extents.
+/// Walks `opts.roots` (by du's rules when `du_rules`) and returns the
+/// tree's records and the indexed shared extents.
 ///
 /// # Errors
 /// [`crate::Error::Threads`] when the worker threads cannot be started.
 /// Entries that cannot be read are reported on `msgs` and counted there.
-pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
+pub fn walk(opts: &WalkOptions, du_rules: bool, msgs: &Messages) -> Result<Walk, Error> {
     let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .current
         .unwrap_or(65536);
@@ -131,7 +131,7 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
     // namespace, and every inode is then deduplicated through the link
     // table, in du's order.
     let overlap = spaces.iter().any(|&ns| ns != 0);
-    if opts.du_rules {
+    if du_rules {
         spaces.fill(0);
     }
     // Read once: the inline records and the tree's listing both ask.
@@ -140,7 +140,8 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
         opts,
         msgs,
         euid: rustix::process::geteuid().as_raw(),
-        hash_all: opts.follow_links || (opts.du_rules && overlap),
+        du_rules,
+        hash_all: opts.follow_links || (du_rules && overlap),
         keep_inline: inline_wanted(opts, mounts.as_deref()),
     };
     // As root on Btrfs, the tree search (`--fiemap` forbids it).
@@ -155,7 +156,7 @@ pub fn walk(opts: &WalkOptions, msgs: &Messages) -> Result<Walk, Error> {
             shards: (0..threads)
                 .map(|_| CachePadded::new(Mutex::new(Shard::default())))
                 .collect(),
-            watch: opts.du_rules.then(|| {
+            watch: du_rules.then(|| {
                 Arc::new(fdcache::MoveWatch {
                     follow: opts.follow_links || opts.follow_args,
                     ..fdcache::MoveWatch::default()

@@ -78,7 +78,7 @@ pub(super) fn prepare(run: &Run<'_>, extents: &Extents, mounts: Option<Vec<Vec<u
     let o = run.opts;
     let on = extents.search_allowed()
         && !o.follow_links
-        && !o.du_rules
+        && !run.du_rules
         && !o.skip_extents
         && !run.hash_all;
     TreeWalk {
