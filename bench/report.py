@@ -513,7 +513,7 @@ def main():
           "instead).",
           "- **Interleaving and profiles**: for differences of a few percent, `bench/rr.py` runs "
           "commands round-robin and `bench/usamples.py` samples user mode at 4999 Hz (`perf "
-          "record -e cpu-clock:u`), a sharper clock than the tick; `bench/floor-session.sh` runs "
+          "record -e cpu-clock:u`), a sharper clock than the tick; `bench/floor-rounds.sh` runs "
           "both against the floor, `bench/uinstr.sh` counts user instructions (callgrind), "
           "`bench/postsys.py` splits a profile's samples at the instruction after each syscall. "
           "`cargo build --profile profiling` keeps the symbols. docs/design.md gives what they "

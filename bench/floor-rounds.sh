@@ -1,11 +1,11 @@
 #!/bin/sh
-# bench/floor-session.sh — one session of the syscall-floor figures: sdu -s
+# bench/floor-rounds.sh — rounds of the syscall-floor figures: sdu -s
 # against the C floor (bench/cwalk.c --fiemap -j2) on the /usr copies on XFS
 # and Btrfs, unprivileged (as nobody), wall and user time round-robin
 # (bench/rr.py) and user CPU sampled at 4999 Hz (bench/usamples.py); then
 # the reflink-contention corpus at -j1/-j2/-j4 with context switches.
 #
-# Usage (root): [ROUNDS=N] [RUNS=M] bench/floor-session.sh BEFORE AFTER [DIR]
+# Usage (root): [ROUNDS=N] [RUNS=M] bench/floor-rounds.sh BEFORE AFTER [DIR]
 #   BEFORE, AFTER  two sdu binaries; DIR holds cwalk and mnt/{xfs,btrfs}/usr
 #   and mnt/contend/contend mounted (default /var/tmp/sdu-floor); ROUNDS:
 #   usamples rounds (default 3; sampled user time moves by up to ±15%
