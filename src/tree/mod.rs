@@ -661,6 +661,11 @@ impl Crediting<'_> {
 }
 
 #[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
+mod model_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::extents::SharedIndex;
