@@ -29,6 +29,9 @@ pub(crate) const MAX_NODES: u32 = NO_NODE - 1;
 /// The walk and saved scans make them with names of their own; a tree
 /// hands them out with names borrowed from its store
 /// (`crate::tree::Record`).
+///
+/// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
+/// build a tree by hand.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NodeRec<N = Box<[u8]>> {
     /// Its id (its index in the node list).
@@ -53,6 +56,9 @@ pub struct NodeRec<N = Box<[u8]>> {
 
 /// One link of an inode that must be counted once per directory (a
 /// multiply-linked inode, or any inode under `-L`).
+///
+/// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
+/// build a tree by hand.
 #[derive(Clone, Copy, Debug)]
 pub struct Link {
     /// The inode: its root's namespace, device and inode number.
@@ -82,6 +88,9 @@ impl Link {
 
 /// A file whose extents include shared ones: `id` is what the extent index
 /// knows it by.
+///
+/// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
+/// build a tree by hand.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FileRec {
     /// Its file id in the extent index.

@@ -35,4 +35,4 @@ mod tests;
 #[cfg(test)]
 pub(crate) use index::SharedIndex;
 pub(crate) use source::{Extents, FileExtents, Pending, SearchFile, Searched, Source};
-pub use sweep::{Segment, Sweep, Unit};
+pub use sweep::Sweep;

@@ -256,6 +256,9 @@ fn sat(x: u64) -> u32 {
 /// Per segment 28 bytes (length, mapping count, file-list bounds) plus 4 per
 /// file; per unit 40 bytes plus 4 per file when it spans more than one
 /// segment (a one-segment unit shares its segment's list).
+///
+/// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
+/// build a tree by hand.
 #[derive(Debug, Default, Clone)]
 pub struct Sweep {
     /// The file lists of segments and units, back to back.
@@ -278,7 +281,7 @@ pub struct Sweep {
 /// of referencing files (adjacent ranges with the same multiset are merged,
 /// within a unit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Segment<'a> {
+pub(crate) struct Segment<'a> {
     /// Length in bytes.
     pub(crate) bytes: u64,
     /// The files that map it, sorted, without duplicates.
@@ -290,7 +293,7 @@ pub struct Segment<'a> {
 
 /// A unit: data the filesystem frees only as a whole (see [`Granularity`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unit<'a> {
+pub(crate) struct Unit<'a> {
     /// Its size in bytes: the union of its segments.
     pub(crate) bytes: u64,
     /// The files that map some of it, sorted, without duplicates.

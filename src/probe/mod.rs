@@ -24,6 +24,9 @@ pub(crate) use ioctl::magic;
 
 /// How a filesystem frees shared data, which decides what a reclaim unit
 /// is (see `docs/design.md`, "Reclaimable").
+///
+/// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
+/// build a tree by hand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Granularity {
     /// Sharing is exact per block and a block is freed when its last mapping

@@ -333,6 +333,9 @@ fn kind_of(bits: u8) -> Kind {
 }
 
 /// Node records in columns (see the module's documentation).
+///
+/// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
+/// build a tree by hand.
 #[derive(Clone, Debug, Default)]
 pub struct Nodes {
     /// The node ids, when the records are not in id order (a walk's

@@ -166,6 +166,9 @@ impl Tree {
 
     /// `Tree::build_with`, and what any set of its entries frees
     /// ([`Sets`]: the browser's marks, `--to-free`'s plan).
+    ///
+    /// Public for the browser's unit tests (`src/browse/app/tests.rs`),
+    /// which build a tree by hand.
     pub fn build_with_sets(
         nodes: impl Into<Nodes>,
         links: Vec<Link>,
