@@ -339,7 +339,7 @@ pub(crate) fn io_text(e: &io::Error) -> String {
 }
 
 /// The text of an errno as the C library prints it ("Permission denied").
-pub fn strerror(e: Errno) -> String {
+pub(crate) fn strerror(e: Errno) -> String {
     let s = io::Error::from_raw_os_error(e.raw_os_error()).to_string();
     match s.find(" (os error") {
         Some(i) => s[..i].to_string(),

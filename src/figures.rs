@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// ranges) and `reclaimable` (credited where their references are
 /// contained) are not sums over inodes: [`crate::tree`] computes them.
 ///
-/// In JSON ([`crate::report::json`], saved scans' `-c` total) the seven
+/// In JSON (`crate::report::json`, saved scans' `-c` total) the seven
 /// sizes and counts are keys of their own, in this order; `time` is not
 /// written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,7 +81,7 @@ impl AddAssign for Stats {
 impl Stats {
     /// The figures of one inode of the given kind, with no shared extents:
     /// all of it is exclusive and freed with it.
-    pub fn of_inode(kind: Kind, size: u64, blocks: u64) -> Stats {
+    pub(crate) fn of_inode(kind: Kind, size: u64, blocks: u64) -> Stats {
         let dir = kind == Kind::Dir;
         let total = blocks.saturating_mul(512);
         Stats {
@@ -98,7 +98,7 @@ impl Stats {
 
     /// Takes `shared_bytes` (Σ of the inode's extents flagged shared) out of
     /// its exclusive and reclaimable bytes.
-    pub fn with_shared_extents(mut self, shared_bytes: u64) -> Stats {
+    pub(crate) fn with_shared_extents(mut self, shared_bytes: u64) -> Stats {
         // Compressed Btrfs extents report their logical length, which can
         // exceed the allocated bytes.
         self.exclusive = self.total.saturating_sub(shared_bytes);
@@ -112,7 +112,7 @@ impl Stats {
     /// size on disk: `logical` of its exclusive bytes are theirs, which
     /// take `on_disk` bytes on disk (root's tree search on Btrfs reads
     /// both). `total` stays du's figure.
-    pub fn with_exclusive_on_disk(mut self, (logical, on_disk): (u64, u64)) -> Stats {
+    pub(crate) fn with_exclusive_on_disk(mut self, (logical, on_disk): (u64, u64)) -> Stats {
         self.exclusive = self
             .exclusive
             .saturating_sub(logical)
@@ -196,7 +196,7 @@ impl Figure {
 /// the same inode, so the smallest exclusive is the inode's. Its shared
 /// bytes come from the sweep and its reclaimable bytes from where its links
 /// lie ([`all_links_seen`]), so both start at zero.
-pub fn linked_inode<'a>(links: impl Iterator<Item = &'a Stats>) -> Stats {
+pub(crate) fn linked_inode<'a>(links: impl Iterator<Item = &'a Stats>) -> Stats {
     let mut out: Option<Stats> = None;
     for s in links {
         match &mut out {
@@ -212,7 +212,7 @@ pub fn linked_inode<'a>(links: impl Iterator<Item = &'a Stats>) -> Stats {
 
 /// Is an inode contained in the scan, so that deleting what holds its links
 /// frees it? Only when every one of its `nlink` links was seen.
-pub fn all_links_seen(seen: usize, nlink: u32) -> bool {
+pub(crate) fn all_links_seen(seen: usize, nlink: u32) -> bool {
     seen as u64 >= u64::from(nlink)
 }
 
@@ -231,7 +231,7 @@ pub fn all_links_seen(seen: usize, nlink: u32) -> bool {
 ///
 /// A unit that passes is freed where all its files are contained (the
 /// roll-up decides that).
-pub fn unit_freeable(mappings: u32, ranges: u32, files: usize, per_extent: bool) -> bool {
+pub(crate) fn unit_freeable(mappings: u32, ranges: u32, files: usize, per_extent: bool) -> bool {
     mappings > 1 && !(per_extent && files == 1 && mappings <= ranges)
 }
 
@@ -251,7 +251,7 @@ pub enum Kind {
 
 impl Kind {
     /// The kind of a `st_mode`.
-    pub fn from_mode(mode: u32) -> Kind {
+    pub(crate) fn from_mode(mode: u32) -> Kind {
         match mode & 0o170_000 {
             0o040_000 => Kind::Dir,
             0o100_000 => Kind::File,
@@ -261,7 +261,8 @@ impl Kind {
     }
 
     /// The name used in JSON output.
-    pub fn as_str(self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Kind::Dir => "dir",
             Kind::File => "file",

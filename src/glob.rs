@@ -22,7 +22,7 @@ impl Excludes {
     }
 
     /// True when there is no pattern: the walker then never builds paths.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.patterns.is_empty()
     }
 
@@ -39,7 +39,7 @@ impl Excludes {
 
 /// `fnmatch(pattern, text, 0)`: `*`, `?`, `[...]` (with `!`/`^` negation and
 /// ranges) and `\` escapes; `*` and `?` match any byte, `/` included.
-pub fn fnmatch(pattern: &[u8], text: &[u8]) -> bool {
+pub(crate) fn fnmatch(pattern: &[u8], text: &[u8]) -> bool {
     // Iterative matching with one backtrack point: the classic algorithm is
     // exact for patterns whose only variable-length token is `*`.
     let (mut p, mut t) = (0, 0);

@@ -9,13 +9,14 @@
 //! and holds the full-screen browser (`sdu -i`), which calls the library's
 //! scan and deletion. Data flows one way, one module per stage:
 //!
-//! [`walk`] (parallel, fd-relative statx) → [`probe`] (may this file share?)
+//! `walk` (parallel, fd-relative statx) → [`probe`] (may this file share?)
 //! → [`extents`] (which physical data each file references: read, indexed,
 //! swept) → [`tree`] (roll-up per directory, the rules of [`figures`]) →
 //! [`report`] (text, du, JSON, tree).
 //!
-//! [`run`] does all of it. The stages are public for the tests, the fuzz
-//! targets and for tools built on sdu.
+//! [`run`] does all of it. What is public is what the binary and tools built
+//! on sdu use; the rest of each stage is the crate's own, and its unit
+//! tests (the fuzz and model tests among them, in `src/tree/`) reach it.
 
 #![deny(missing_docs)]
 
@@ -31,12 +32,12 @@ pub mod probe;
 mod quote;
 pub mod records;
 pub mod report;
-pub mod saved;
+pub(crate) mod saved;
 mod stats;
 pub mod timefmt;
 pub mod tree;
 pub mod units;
-pub mod walk;
+pub(crate) mod walk;
 
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;

@@ -26,20 +26,20 @@ use crate::tree::Tree;
 #[derive(Debug)]
 pub(crate) struct Split {
     /// The paths to walk.
-    pub scan: Vec<Vec<u8>>,
+    pub(crate) scan: Vec<Vec<u8>>,
     /// The candidates, each found in the scan of one of `scan`.
-    pub candidates: Vec<Given>,
+    pub(crate) candidates: Vec<Given>,
 }
 
 /// A `--to-free` candidate before the scan.
 #[derive(Debug)]
 pub(crate) struct Given {
     /// As given.
-    pub given: Vec<u8>,
+    pub(crate) given: Vec<u8>,
     /// The index in [`Split::scan`] of the path whose scan holds it.
-    pub scan: usize,
+    pub(crate) scan: usize,
     /// The names that lead from that path to it (empty: the path itself).
-    pub names: Vec<Vec<u8>>,
+    pub(crate) names: Vec<Vec<u8>>,
 }
 
 /// Splits the paths given into what to scan and the candidates.

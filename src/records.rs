@@ -9,7 +9,7 @@
 
 mod nodes;
 
-pub use nodes::{CompactStats, Nodes, StatsTable};
+pub(crate) use nodes::{Nodes, StatsTable};
 
 use crate::figures::{Kind, Stats};
 
@@ -23,12 +23,15 @@ pub const NO_NODE: u32 = u32::MAX;
 /// sentinels): at most 4,294,967,293 nodes, the virtual top included. The
 /// walk and the saved-scan reader stop with an error past it, so every
 /// later stage can take ids to fit.
-pub const MAX_NODES: u32 = NO_NODE - 1;
+pub(crate) const MAX_NODES: u32 = NO_NODE - 1;
 
 /// One node of the walked tree: a directory, a root, or (with `-a`) a file.
 /// The walk and saved scans make them with names of their own; a tree
 /// hands them out with names borrowed from its store
-/// ([`crate::tree::Record`]).
+/// (`crate::tree::Record`).
+///
+/// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
+/// build a tree by hand.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NodeRec<N = Box<[u8]>> {
     /// Its id (its index in the node list).
@@ -53,6 +56,9 @@ pub struct NodeRec<N = Box<[u8]>> {
 
 /// One link of an inode that must be counted once per directory (a
 /// multiply-linked inode, or any inode under `-L`).
+///
+/// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
+/// build a tree by hand.
 #[derive(Clone, Copy, Debug)]
 pub struct Link {
     /// The inode: its root's namespace, device and inode number.
@@ -75,34 +81,37 @@ pub struct Link {
 
 impl Link {
     /// The inode it links, as the roll-up groups links.
-    pub fn inode(&self) -> (u32, u64, u64) {
+    pub(crate) fn inode(&self) -> (u32, u64, u64) {
         (self.ns, self.dev, self.ino)
     }
 }
 
 /// A file whose extents include shared ones: `id` is what the extent index
 /// knows it by.
+///
+/// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
+/// build a tree by hand.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FileRec {
     /// Its file id in the extent index.
-    pub id: u32,
+    pub(crate) id: u32,
     /// The node of the link that was mapped (its directory, or its own node
     /// with `-a`).
-    pub node: u32,
+    pub(crate) node: u32,
     /// Its root's namespace.
-    pub ns: u32,
+    pub(crate) ns: u32,
     /// `st_dev` of the inode.
-    pub dev: u64,
+    pub(crate) dev: u64,
     /// `st_ino` of the inode.
-    pub ino: u64,
+    pub(crate) ino: u64,
     /// Credited through the link table: its links are the [`Link`]s of the
     /// same inode.
-    pub linked: bool,
+    pub(crate) linked: bool,
 }
 
 impl FileRec {
     /// The inode, as [`Link::inode`] gives it.
-    pub fn inode(&self) -> (u32, u64, u64) {
+    pub(crate) fn inode(&self) -> (u32, u64, u64) {
         (self.ns, self.dev, self.ino)
     }
 }
@@ -137,18 +146,18 @@ pub struct Idents {
 /// One node's identity as a walk's shard keeps it until the end: its
 /// (device, mount) as an index into the shard's own table of them.
 #[derive(Clone, Copy, Debug)]
-pub struct IdentRec {
+pub(crate) struct IdentRec {
     /// The node.
-    pub id: u32,
+    pub(crate) id: u32,
     /// Index into the shard's (device, mount) pairs.
-    pub place: u32,
+    pub(crate) place: u32,
     /// `st_ino`.
-    pub ino: u64,
+    pub(crate) ino: u64,
 }
 
 /// The index of `(dev, mnt)` in `places`, added when new (a scan meets a
 /// few, and runs of entries share one: the last is looked at first).
-pub fn place_of(places: &mut Vec<(u64, u64)>, dev: u64, mnt: u64) -> u32 {
+pub(crate) fn place_of(places: &mut Vec<(u64, u64)>, dev: u64, mnt: u64) -> u32 {
     let key = (dev, mnt);
     if let Some(i) = places.iter().rposition(|&p| p == key) {
         return i as u32;
@@ -161,7 +170,7 @@ impl Idents {
     const NONE: u32 = u32::MAX;
 
     /// Room for `n` nodes, none recorded yet.
-    pub fn new(n: usize) -> Idents {
+    pub(crate) fn new(n: usize) -> Idents {
         Idents {
             ino: vec![0; n],
             place: vec![Self::NONE; n],
@@ -170,7 +179,7 @@ impl Idents {
     }
 
     /// Takes one shard's records, whose places index `places`.
-    pub fn add(&mut self, places: &[(u64, u64)], recs: Vec<IdentRec>) {
+    pub(crate) fn add(&mut self, places: &[(u64, u64)], recs: Vec<IdentRec>) {
         let map: Vec<u32> = places
             .iter()
             .map(|&(dev, mnt)| place_of(&mut self.places, dev, mnt))
@@ -192,10 +201,5 @@ impl Idents {
             ino: self.ino[id as usize],
             mnt,
         })
-    }
-
-    /// Heap bytes held.
-    pub fn heap_bytes(&self) -> usize {
-        self.ino.capacity() * 8 + self.place.capacity() * 4 + self.places.capacity() * 16
     }
 }

@@ -72,7 +72,7 @@ impl TimeFormat {
     }
 
     /// Appends `t`, formatted, to `out`.
-    pub fn write(&self, t: Timestamp, out: &mut String) {
+    pub(crate) fn write(&self, t: Timestamp, out: &mut String) {
         let zoned = jiff::Timestamp::new(t.secs, t.nanos as i32)
             .ok()
             .map(|ts| ts.to_zoned(self.zone.clone()));

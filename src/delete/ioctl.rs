@@ -23,7 +23,7 @@ use rustix::ioctl::{NoArg, Opcode, Setter, Updater, ioctl, opcode};
 const SUBVOL_NAME_MAX: usize = 4039;
 /// `BTRFS_FIRST_FREE_OBJECTID`: the inode number of a subvolume's root
 /// directory.
-pub const FIRST_FREE_OBJECTID: u64 = 256;
+pub(crate) const FIRST_FREE_OBJECTID: u64 = 256;
 
 /// `struct btrfs_ioctl_vol_args_v2` with the unions spelled as their
 /// largest members: `unused[4]` and `name`.
@@ -77,7 +77,7 @@ const SYNC_COUNT: u32 = 2;
 /// kernel older than 5.7). The kernel checks the permission: without
 /// CAP_SYS_ADMIN only where the filesystem is mounted
 /// `user_subvol_rm_allowed` (`EPERM` otherwise).
-pub fn snap_destroy(parent: BorrowedFd<'_>, name: &[u8]) -> io::Result<()> {
+pub(crate) fn snap_destroy(parent: BorrowedFd<'_>, name: &[u8]) -> io::Result<()> {
     if name.is_empty() || name.len() > SUBVOL_NAME_MAX || name.contains(&0) {
         return Err(io::Error::from_raw_os_error(libc_einval()));
     }
@@ -110,7 +110,7 @@ pub fn snap_destroy(parent: BorrowedFd<'_>, name: &[u8]) -> io::Result<()> {
 /// The number of deleted subvolumes the cleaner has yet to drop
 /// (`BTRFS_IOC_SUBVOL_SYNC_WAIT`, mode `BTRFS_SUBVOL_SYNC_COUNT`, which
 /// does not wait). Linux ≥ 6.8; the error otherwise.
-pub fn dead_subvolumes(fd: BorrowedFd<'_>) -> io::Result<u32> {
+pub(crate) fn dead_subvolumes(fd: BorrowedFd<'_>) -> io::Result<u32> {
     let mut args = SubvolWait {
         subvolid: 0,
         mode: SYNC_COUNT,
@@ -133,7 +133,7 @@ pub fn dead_subvolumes(fd: BorrowedFd<'_>) -> io::Result<u32> {
 /// `BTRFS_IOC_SYNC`: commits the transaction and wakes the cleaner, which
 /// drops deleted subvolumes (a plain `syncfs` does not wake it: it would
 /// wait for the next periodic commit). Unprivileged.
-pub fn sync_and_clean(fd: BorrowedFd<'_>) -> io::Result<()> {
+pub(crate) fn sync_and_clean(fd: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: BTRFS_IOC_SYNC takes no argument.
     unsafe { ioctl(fd, NoArg::<{ SYNC }>::new()) }.map_err(io::Error::from)
 }

@@ -34,7 +34,7 @@
 mod ioctl;
 mod problem;
 
-pub use problem::{Failure, Problem};
+pub(crate) use problem::{Failure, Problem};
 
 use std::ffi::{CStr, CString};
 use std::io;
@@ -65,7 +65,7 @@ pub struct Target {
 
 impl Target {
     /// Its path: the root, then its names.
-    pub fn path(&self) -> Vec<u8> {
+    pub(crate) fn path(&self) -> Vec<u8> {
         self.path_to(self.names.len())
     }
 
@@ -90,7 +90,7 @@ pub struct Deleted {
     pub entries: u64,
     /// The error that stopped it (or the stop asked for).
     pub failed: Option<Failure>,
-    /// It was stopped on request ([`Problem::Interrupted`]).
+    /// It was stopped on request (`Problem::Interrupted`).
     pub interrupted: bool,
     /// Σ over the filesystems touched of the growth of `f_bfree ×
     /// f_frsize` from before to after.

@@ -7,7 +7,7 @@ use crate::records::Ident;
 
 /// Why the deletion stopped.
 #[derive(Debug)]
-pub enum Problem {
+pub(crate) enum Problem {
     /// A call failed.
     Io(io::Error),
     /// The root is `.`, `..` or `/`.
@@ -53,9 +53,9 @@ pub enum Problem {
 #[derive(Debug)]
 pub struct Failure {
     /// The entry's path (its root as given, then names).
-    pub path: Vec<u8>,
+    pub(crate) path: Vec<u8>,
     /// What went wrong.
-    pub problem: Problem,
+    pub(crate) problem: Problem,
 }
 
 impl fmt::Display for Failure {

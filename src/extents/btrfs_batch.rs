@@ -25,17 +25,17 @@ use super::btrfs_search::{
 /// The widest gap between two inode numbers searched as one range: the
 /// inodes between belong to other directories, and their items are read
 /// for nothing.
-pub const GAP: u64 = 8;
+pub(crate) const GAP: u64 = 8;
 
 /// The widest gap, in bytes, between two data extents whose refs are read
 /// in one search of the extent tree: the extents between are other
 /// files', each about 100 bytes of items read for nothing.
-pub const EXTENT_GAP: u64 = 256 << 10;
+pub(crate) const EXTENT_GAP: u64 = 256 << 10;
 
 /// The runs of `inos` (sorted, without duplicates) to search as ranges:
 /// cut where two lie more than [`GAP`] apart, or where an inode of `avoid`
 /// (sorted) lies between them.
-pub fn runs(inos: &[u64], avoid: &[u64]) -> Vec<(u64, u64)> {
+pub(crate) fn runs(inos: &[u64], avoid: &[u64]) -> Vec<(u64, u64)> {
     let mut out: Vec<(u64, u64)> = Vec::new();
     for &i in inos {
         match out.last_mut() {
@@ -63,7 +63,7 @@ pub fn runs(inos: &[u64], avoid: &[u64]) -> Vec<(u64, u64)> {
 ///
 /// # Errors
 /// The search's ([`super::btrfs_search::search`]).
-pub fn inodes_items(
+pub(crate) fn inodes_items(
     dirfd: BorrowedFd<'_>,
     inos: &[u64],
     avoid: &[u64],
@@ -119,7 +119,7 @@ pub fn inodes_items(
 ///
 /// # Errors
 /// The search's.
-pub fn extents_refs(
+pub(crate) fn extents_refs(
     fd: BorrowedFd<'_>,
     bytenrs: &[u64],
 ) -> io::Result<(Vec<(u64, ExtentRefs)>, u32)> {

@@ -38,7 +38,7 @@ use super::btrfs_search::{
 
 /// What the refs say of one data extent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// FIEMAP flags it shared.
     Shared,
     /// FIEMAP does not.
@@ -49,30 +49,30 @@ pub enum Verdict {
 
 /// One item of the file being read that references the extent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OwnItem {
+pub(crate) struct OwnItem {
     /// The item's file position less its offset into the extent: the
     /// `offset` of its `EXTENT_DATA_REF`.
-    pub ref_offset: u64,
+    pub(crate) ref_offset: u64,
     /// The generation of the leaf holding it.
-    pub leaf_gen: u64,
+    pub(crate) leaf_gen: u64,
 }
 
 /// Where the file lies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FileAt {
+pub(crate) struct FileAt {
     /// Its subvolume.
-    pub root: u64,
+    pub(crate) root: u64,
     /// Its inode number.
-    pub ino: u64,
+    pub(crate) ino: u64,
     /// The subvolume's `last_snapshot`.
-    pub last_snapshot: u64,
+    pub(crate) last_snapshot: u64,
 }
 
 /// Decides whether the extent whose refs are `refs` is shared, for the
 /// file `at` whose items referencing it are `own`; `alive(root)` tells
 /// whether a subvolume exists and is not deleted (`None`: unknown), and
 /// `leaf(p)` whether the leaf at `p` is shared ([`up_from`]).
-pub fn decide(
+pub(crate) fn decide(
     refs: &ExtentRefs,
     at: FileAt,
     own: &[OwnItem],
@@ -140,7 +140,7 @@ pub fn decide(
 
 /// One reference to a tree block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BlockRef {
+pub(crate) enum BlockRef {
     /// `TREE_BLOCK_REF`: by the subvolume whose tree holds it.
     Tree(u64),
     /// `SHARED_BLOCK_REF`: by its parent node, at this address.
@@ -149,15 +149,15 @@ pub enum BlockRef {
 
 /// The extent item of a tree block and its refs.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct BlockRefs {
+pub(crate) struct BlockRefs {
     /// Its `METADATA_ITEM` (or `EXTENT_ITEM`) was found.
-    pub found: bool,
+    pub(crate) found: bool,
     /// `btrfs_extent_item.refs`.
-    pub refs: u64,
+    pub(crate) refs: u64,
     /// The refs, inline and keyed.
-    pub list: Vec<BlockRef>,
+    pub(crate) list: Vec<BlockRef>,
     /// Something not understood.
-    pub unknown: bool,
+    pub(crate) unknown: bool,
 }
 
 /// `BTRFS_EXTENT_FLAG_TREE_BLOCK`.
@@ -165,7 +165,7 @@ const EXTENT_FLAG_TREE_BLOCK: u64 = 2;
 
 impl BlockRefs {
     /// Takes in one item of the block's keys.
-    pub fn add(&mut self, kind: u32, key_offset: u64, d: &[u8]) {
+    pub(crate) fn add(&mut self, kind: u32, key_offset: u64, d: &[u8]) {
         // After the extent item (refs, generation, flags): a tree block
         // info (key and level) unless skinny.
         let start = match kind {
@@ -206,7 +206,7 @@ impl BlockRefs {
 
 /// The refs of the tree block at `bytenr`. `fd`: any file of the
 /// filesystem.
-pub fn block_refs(fd: BorrowedFd<'_>, bytenr: u64) -> io::Result<BlockRefs> {
+pub(crate) fn block_refs(fd: BorrowedFd<'_>, bytenr: u64) -> io::Result<BlockRefs> {
     let mut got = BlockRefs::default();
     search(
         fd,
@@ -227,7 +227,7 @@ pub fn block_refs(fd: BorrowedFd<'_>, bytenr: u64) -> io::Result<BlockRefs> {
 /// `SHARED_BLOCK_REF` leads to the parent; one `TREE_BLOCK_REF` of the
 /// file's subvolume `at.root` on its root node (at `root_node`) is not
 /// shared. Anything else is undecided. `refs(b)`: the refs of block `b`.
-pub fn up_from(
+pub(crate) fn up_from(
     leaf: u64,
     at: FileAt,
     root_node: u64,

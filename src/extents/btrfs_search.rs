@@ -26,25 +26,25 @@ use std::os::fd::BorrowedFd;
 use rustix::ioctl::{Opcode, Updater, ioctl, opcode};
 
 /// The root tree.
-pub const ROOT_TREE_OBJECTID: u64 = 1;
+pub(crate) const ROOT_TREE_OBJECTID: u64 = 1;
 /// The extent tree.
-pub const EXTENT_TREE_OBJECTID: u64 = 2;
+pub(crate) const EXTENT_TREE_OBJECTID: u64 = 2;
 /// The data relocation tree (balance): its refs are not sharing.
-pub const DATA_RELOC_TREE_OBJECTID: u64 = (-9i64) as u64;
+pub(crate) const DATA_RELOC_TREE_OBJECTID: u64 = (-9i64) as u64;
 
 /// Item types (`btrfs_tree.h`), named as there without `_KEY`.
 #[allow(missing_docs)]
-pub mod key_type {
-    pub const INODE_ITEM: u32 = 1;
-    pub const EXTENT_DATA: u32 = 108;
-    pub const ROOT_ITEM: u32 = 132;
-    pub const EXTENT_ITEM: u32 = 168;
-    pub const METADATA_ITEM: u32 = 169;
-    pub const EXTENT_OWNER_REF: u32 = 172;
-    pub const TREE_BLOCK_REF: u32 = 176;
-    pub const EXTENT_DATA_REF: u32 = 178;
-    pub const SHARED_BLOCK_REF: u32 = 182;
-    pub const SHARED_DATA_REF: u32 = 184;
+pub(crate) mod key_type {
+    pub(crate) const INODE_ITEM: u32 = 1;
+    pub(crate) const EXTENT_DATA: u32 = 108;
+    pub(crate) const ROOT_ITEM: u32 = 132;
+    pub(crate) const EXTENT_ITEM: u32 = 168;
+    pub(crate) const METADATA_ITEM: u32 = 169;
+    pub(crate) const EXTENT_OWNER_REF: u32 = 172;
+    pub(crate) const TREE_BLOCK_REF: u32 = 176;
+    pub(crate) const EXTENT_DATA_REF: u32 = 178;
+    pub(crate) const SHARED_BLOCK_REF: u32 = 182;
+    pub(crate) const SHARED_DATA_REF: u32 = 184;
 }
 
 /// `struct btrfs_ioctl_search_key`: the keys from (min objectid, type,
@@ -52,25 +52,25 @@ pub mod key_type {
 #[allow(missing_docs)]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SearchKey {
+pub(crate) struct SearchKey {
     /// The tree to search; 0: the subvolume of the fd.
-    pub tree_id: u64,
-    pub min_objectid: u64,
-    pub max_objectid: u64,
-    pub min_offset: u64,
-    pub max_offset: u64,
+    pub(crate) tree_id: u64,
+    pub(crate) min_objectid: u64,
+    pub(crate) max_objectid: u64,
+    pub(crate) min_offset: u64,
+    pub(crate) max_offset: u64,
     /// Only items in leaves written in this range of transactions.
-    pub min_transid: u64,
-    pub max_transid: u64,
-    pub min_type: u32,
-    pub max_type: u32,
+    pub(crate) min_transid: u64,
+    pub(crate) max_transid: u64,
+    pub(crate) min_type: u32,
+    pub(crate) max_type: u32,
     /// In: the most items wanted; out: the items copied.
-    pub nr_items: u32,
-    pub unused: u32,
-    pub unused1: u64,
-    pub unused2: u64,
-    pub unused3: u64,
-    pub unused4: u64,
+    pub(crate) nr_items: u32,
+    pub(crate) unused: u32,
+    pub(crate) unused1: u64,
+    pub(crate) unused2: u64,
+    pub(crate) unused3: u64,
+    pub(crate) unused4: u64,
 }
 
 const _: () = assert!(size_of::<SearchKey>() == 104);
@@ -80,26 +80,27 @@ const _: () = assert!(std::mem::offset_of!(SearchKey, nr_items) == 64);
 /// `struct btrfs_ioctl_search_args_v2` without its flexible buffer.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
-pub struct SearchArgsV2Header {
+pub(crate) struct SearchArgsV2Header {
     /// The search, in; where it stopped and the items found, out.
-    pub key: SearchKey,
+    pub(crate) key: SearchKey,
     /// In: the size of the buffer that follows; out, on `EOVERFLOW`, the
     /// size one item needs.
-    pub buf_size: u64,
+    pub(crate) buf_size: u64,
 }
 
 const _: () = assert!(size_of::<SearchArgsV2Header>() == 112);
 
 /// The bytes of one `struct btrfs_ioctl_search_header`, which precede
 /// every item in the buffer.
-pub const SEARCH_HEADER_LEN: usize = 32;
+pub(crate) const SEARCH_HEADER_LEN: usize = 32;
 
 /// `_IOWR(0x94, 17, struct btrfs_ioctl_search_args_v2)`.
-pub const BTRFS_IOC_TREE_SEARCH_V2: Opcode = opcode::read_write::<SearchArgsV2Header>(0x94, 17);
+pub(crate) const BTRFS_IOC_TREE_SEARCH_V2: Opcode =
+    opcode::read_write::<SearchArgsV2Header>(0x94, 17);
 /// `_IOR(0x94, 24, __u64)`: commit the running transaction, asynchronously.
-pub const BTRFS_IOC_START_SYNC: Opcode = opcode::read::<u64>(0x94, 24);
+pub(crate) const BTRFS_IOC_START_SYNC: Opcode = opcode::read::<u64>(0x94, 24);
 /// `_IOW(0x94, 22, __u64)`: wait until that transaction is committed.
-pub const BTRFS_IOC_WAIT_SYNC: Opcode = opcode::write::<u64>(0x94, 22);
+pub(crate) const BTRFS_IOC_WAIT_SYNC: Opcode = opcode::write::<u64>(0x94, 22);
 
 /// The result buffer: 64 KiB holds any one item of the largest node size.
 const SEARCH_BUF: usize = 64 << 10;
@@ -122,18 +123,18 @@ thread_local! {
 
 /// One item found: its search header's fields, and its bytes.
 #[derive(Clone, Copy, Debug)]
-pub struct Item<'a> {
+pub(crate) struct Item<'a> {
     /// The generation of the leaf that holds it (the last transaction that
     /// wrote the leaf).
-    pub transid: u64,
+    pub(crate) transid: u64,
     /// Its key.
-    pub objectid: u64,
+    pub(crate) objectid: u64,
     /// Its key's type.
-    pub kind: u32,
+    pub(crate) kind: u32,
     /// Its key's offset.
-    pub offset: u64,
+    pub(crate) offset: u64,
     /// Its bytes.
-    pub data: &'a [u8],
+    pub(crate) data: &'a [u8],
 }
 
 /// Searches tree `tree_id` (0: the subvolume of `fd`) for the items with
@@ -150,7 +151,7 @@ pub struct Item<'a> {
 /// The ioctl's: `EPERM` without `CAP_SYS_ADMIN`, `ENOTTY` off Btrfs,
 /// `ENOENT` for a tree that does not exist; `InvalidData` for a buffer the
 /// kernel filled inconsistently.
-pub fn search(
+pub(crate) fn search(
     fd: BorrowedFd<'_>,
     tree_id: u64,
     min: (u64, u32, u64),
@@ -163,7 +164,7 @@ pub fn search(
 
 /// [`search`], with the whole 64 KiB buffer from the first call when
 /// `wide` (for a search that wants many items).
-pub fn search_wide(
+pub(crate) fn search_wide(
     fd: BorrowedFd<'_>,
     tree_id: u64,
     min: (u64, u32, u64),
@@ -274,20 +275,20 @@ fn bad(what: &str) -> io::Error {
 }
 
 /// The little-endian `u64` at `at` in `b` (0 past its end).
-pub fn u64_at(b: &[u8], at: usize) -> u64 {
+pub(crate) fn u64_at(b: &[u8], at: usize) -> u64 {
     b.get(at..at + 8)
         .map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap()))
 }
 
 /// The little-endian `u32` at `at` in `b` (0 past its end).
-pub fn u32_at(b: &[u8], at: usize) -> u32 {
+pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
     b.get(at..at + 4)
         .map_or(0, |s| u32::from_le_bytes(s.try_into().unwrap()))
 }
 
 /// `btrfs_file_extent_item.type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FileExtentType {
+pub(crate) enum FileExtentType {
     /// The data is in the item (no disk address).
     Inline,
     /// A data extent on disk.
@@ -298,25 +299,25 @@ pub enum FileExtentType {
 
 /// One `EXTENT_DATA` item of a file (`struct btrfs_file_extent_item`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FileExtent {
+pub(crate) struct FileExtent {
     /// The generation of the leaf holding the item.
-    pub leaf_gen: u64,
+    pub(crate) leaf_gen: u64,
     /// Its key's offset: where in the file it starts.
-    pub file_offset: u64,
+    pub(crate) file_offset: u64,
     /// Inline, regular or prealloc.
-    pub kind: FileExtentType,
+    pub(crate) kind: FileExtentType,
     /// 0: none; 1 zlib, 2 lzo, 3 zstd.
-    pub compression: u8,
+    pub(crate) compression: u8,
     /// Encryption or another encoding: the data is encoded too.
-    pub encoded_other: bool,
+    pub(crate) encoded_other: bool,
     /// Where the extent starts on disk (logical address); 0 for a hole.
-    pub disk_bytenr: u64,
+    pub(crate) disk_bytenr: u64,
     /// Its size on disk (compressed, for a compressed extent).
-    pub disk_num_bytes: u64,
+    pub(crate) disk_num_bytes: u64,
     /// Where in the extent's uncompressed data this item's range starts.
-    pub offset: u64,
+    pub(crate) offset: u64,
     /// The length of this item's range in the file.
-    pub num_bytes: u64,
+    pub(crate) num_bytes: u64,
 }
 
 /// The bytes of a file extent item up to its inline data.
@@ -326,7 +327,7 @@ const FILE_EXTENT_LEN: usize = 53;
 
 impl FileExtent {
     /// Parses the item; `None` for an item too short or of an unknown type.
-    pub fn parse(leaf_gen: u64, file_offset: u64, d: &[u8]) -> Option<FileExtent> {
+    pub(crate) fn parse(leaf_gen: u64, file_offset: u64, d: &[u8]) -> Option<FileExtent> {
         if d.len() < FILE_EXTENT_INLINE_LEN {
             return None;
         }
@@ -362,20 +363,20 @@ impl FileExtent {
     }
 
     /// Whether its data is stored encoded (compressed): FIEMAP's `ENCODED`.
-    pub fn encoded(&self) -> bool {
+    pub(crate) fn encoded(&self) -> bool {
         self.compression != 0 || self.encoded_other
     }
 }
 
 /// What a search of one inode's items gave.
 #[derive(Debug, Default)]
-pub struct InodeItems {
+pub(crate) struct InodeItems {
     /// Its `INODE_ITEM` was found.
-    pub found: bool,
+    pub(crate) found: bool,
     /// Its `EXTENT_DATA` items, in file order.
-    pub extents: Vec<FileExtent>,
+    pub(crate) extents: Vec<FileExtent>,
     /// The ioctl calls made.
-    pub calls: u32,
+    pub(crate) calls: u32,
 }
 
 /// The extent items of inode `ino` in the subvolume of `dirfd` and, when
@@ -386,7 +387,7 @@ pub struct InodeItems {
 /// the leaf; `size` and `nlink` (its `st_size` and `st_nlink`) tell how
 /// many items to ask for. An item that does not parse is an `InvalidData`
 /// error.
-pub fn inode_items(
+pub(crate) fn inode_items(
     dirfd: BorrowedFd<'_>,
     ino: u64,
     allocated: u64,
@@ -467,7 +468,7 @@ pub fn inode_items(
 /// `struct btrfs_extent_data_ref` and `btrfs_shared_data_ref` name them).
 #[allow(missing_docs)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DataRef {
+pub(crate) enum DataRef {
     /// `EXTENT_DATA_REF`: by subvolume, inode and file position less the
     /// item's offset, `count` items.
     Indirect {
@@ -482,21 +483,21 @@ pub enum DataRef {
 
 /// The extent item of one data extent and its refs.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct ExtentRefs {
+pub(crate) struct ExtentRefs {
     /// `EXTENT_ITEM` found at the extent's address.
-    pub found: bool,
+    pub(crate) found: bool,
     /// `btrfs_extent_item.refs`: the sum of the refs' counts.
-    pub refs: u64,
+    pub(crate) refs: u64,
     /// The refs, inline and keyed.
-    pub list: Vec<DataRef>,
+    pub(crate) list: Vec<DataRef>,
     /// Something in the item was not understood (a tree block ref on a
     /// data extent, an unknown inline ref type).
-    pub unknown: bool,
+    pub(crate) unknown: bool,
 }
 
 /// The extent item at `bytenr` in the extent tree, with its inline and
 /// keyed refs. `fd`: any file of the filesystem.
-pub fn extent_refs(fd: BorrowedFd<'_>, bytenr: u64) -> io::Result<ExtentRefs> {
+pub(crate) fn extent_refs(fd: BorrowedFd<'_>, bytenr: u64) -> io::Result<ExtentRefs> {
     let mut got = ExtentRefs::default();
     // The extent item first, alone: its inline refs are usually all of
     // them; keyed refs follow it when they are not.
@@ -521,7 +522,7 @@ const EXTENT_FLAG_DATA: u64 = 1;
 
 impl ExtentRefs {
     /// The sum of the counts of the refs read so far.
-    pub fn counted(&self) -> u64 {
+    pub(crate) fn counted(&self) -> u64 {
         self.list
             .iter()
             .map(|r| match *r {
@@ -531,7 +532,7 @@ impl ExtentRefs {
     }
 
     /// Takes in one item of the extent's keys.
-    pub fn add(&mut self, kind: u32, key_offset: u64, d: &[u8]) {
+    pub(crate) fn add(&mut self, kind: u32, key_offset: u64, d: &[u8]) {
         match kind {
             key_type::EXTENT_ITEM => {
                 if d.len() < EXTENT_ITEM_LEN || u64_at(d, 16) & EXTENT_FLAG_DATA == 0 {
@@ -587,15 +588,15 @@ impl ExtentRefs {
 
 /// What the root tree says of one subvolume.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RootInfo {
+pub(crate) struct RootInfo {
     /// `btrfs_root_item.last_snapshot`: the transaction of the last
     /// snapshot taken of it (or of which it is a snapshot).
-    pub last_snapshot: u64,
+    pub(crate) last_snapshot: u64,
     /// `btrfs_root_item.refs`: 0 once it is deleted (its tree may still be
     /// being dropped).
-    pub refs: u32,
+    pub(crate) refs: u32,
     /// `btrfs_root_item.bytenr`: the address of its root node.
-    pub bytenr: u64,
+    pub(crate) bytenr: u64,
 }
 
 /// Offsets in `struct btrfs_root_item` (after its 160-byte inode item).
@@ -604,7 +605,7 @@ const ROOT_LAST_SNAPSHOT: usize = 200;
 const ROOT_REFS: usize = 216;
 
 /// The root item of subvolume `tree` (`None`: there is none).
-pub fn root_info(fd: BorrowedFd<'_>, tree: u64) -> io::Result<Option<RootInfo>> {
+pub(crate) fn root_info(fd: BorrowedFd<'_>, tree: u64) -> io::Result<Option<RootInfo>> {
     let mut got = None;
     let mut short = false;
     search(
@@ -643,11 +644,11 @@ struct InoLookup {
 const _: () = assert!(size_of::<InoLookup>() == 4096);
 
 /// `_IOWR(0x94, 18, struct btrfs_ioctl_ino_lookup_args)`.
-pub const BTRFS_IOC_INO_LOOKUP: Opcode = opcode::read_write::<InoLookup>(0x94, 18);
+pub(crate) const BTRFS_IOC_INO_LOOKUP: Opcode = opcode::read_write::<InoLookup>(0x94, 18);
 
 /// The id of the subvolume holding `fd` (unprivileged: a lookup of the
 /// subvolume's own root directory).
-pub fn subvol_id(fd: BorrowedFd<'_>) -> io::Result<u64> {
+pub(crate) fn subvol_id(fd: BorrowedFd<'_>) -> io::Result<u64> {
     let mut args = Box::new(InoLookup {
         treeid: 0,
         objectid: 256,
@@ -668,7 +669,7 @@ pub fn subvol_id(fd: BorrowedFd<'_>) -> io::Result<u64> {
 /// Commits the running transaction of the filesystem of `fd`, if any, and
 /// waits for the commit (what `btrfs filesystem sync` does): afterwards
 /// the extent tree holds every reference made before the call.
-pub fn commit(fd: BorrowedFd<'_>) -> io::Result<()> {
+pub(crate) fn commit(fd: BorrowedFd<'_>) -> io::Result<()> {
     let mut transid = 0u64;
     // SAFETY: BTRFS_IOC_START_SYNC writes one `__u64` (the transaction id)
     // into `transid`, exclusively borrowed for the call.

@@ -34,29 +34,29 @@ const DIR_INDEX: u32 = 96;
 /// The widest gap between two inode numbers read as one range: the inodes
 /// between are read for nothing unless the walk meets them later (often it
 /// does: a subdirectory's files lie between its parent's).
-pub const GAP: u64 = 64;
+pub(crate) const GAP: u64 = 64;
 
 /// `struct btrfs_inode_item`, as the walk needs it.
 #[allow(missing_docs)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct InodeItem {
+pub(crate) struct InodeItem {
     /// The transaction that created it.
-    pub generation: u64,
-    pub size: u64,
+    pub(crate) generation: u64,
+    pub(crate) size: u64,
     /// The bytes allocated to it (`inode_get_bytes`, which `st_blocks`
     /// rounds up to the sector size).
-    pub nbytes: u64,
-    pub nlink: u32,
-    pub uid: u32,
-    pub gid: u32,
-    pub mode: u32,
-    pub rdev: u64,
+    pub(crate) nbytes: u64,
+    pub(crate) nlink: u32,
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
+    pub(crate) mode: u32,
+    pub(crate) rdev: u64,
     /// (seconds, nanoseconds).
-    pub atime: (i64, u32),
-    pub ctime: (i64, u32),
-    pub mtime: (i64, u32),
+    pub(crate) atime: (i64, u32),
+    pub(crate) ctime: (i64, u32),
+    pub(crate) mtime: (i64, u32),
     /// Birth time (`otime`).
-    pub otime: (i64, u32),
+    pub(crate) otime: (i64, u32),
 }
 
 /// `sizeof(struct btrfs_inode_item)`.
@@ -64,7 +64,7 @@ const INODE_ITEM_LEN: usize = 160;
 
 impl InodeItem {
     /// Parses the item; `None` if it is too short.
-    pub fn parse(d: &[u8]) -> Option<InodeItem> {
+    pub(crate) fn parse(d: &[u8]) -> Option<InodeItem> {
         if d.len() < INODE_ITEM_LEN {
             return None;
         }
@@ -88,14 +88,14 @@ impl InodeItem {
 
 /// One `DIR_INDEX` item: an entry of a directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DirEntry {
+pub(crate) struct DirEntry {
     /// What it names: an inode of the same subvolume, or (`subvol`) the
     /// root of another subvolume, by its id.
-    pub child: u64,
+    pub(crate) child: u64,
     /// It names a subvolume (its location key is a `ROOT_ITEM`).
-    pub subvol: bool,
+    pub(crate) subvol: bool,
     /// `BTRFS_FT_*`, the `d_type` that `getdents` gives.
-    pub file_type: u8,
+    pub(crate) file_type: u8,
     /// Where its name (with a NUL after it) lies in [`TreeInode::names`].
     name: (u32, u32),
 }
@@ -106,30 +106,30 @@ const DIR_ITEM_LEN: usize = 30;
 
 /// `BTRFS_FT_REG_FILE`, `BTRFS_FT_DIR`, `BTRFS_FT_SYMLINK`.
 #[allow(missing_docs)]
-pub mod file_type {
-    pub const REG_FILE: u8 = 1;
-    pub const DIR: u8 = 2;
-    pub const SYMLINK: u8 = 7;
+pub(crate) mod file_type {
+    pub(crate) const REG_FILE: u8 = 1;
+    pub(crate) const DIR: u8 = 2;
+    pub(crate) const SYMLINK: u8 = 7;
 }
 
 /// What the tree holds of one inode.
 #[derive(Debug, Default)]
-pub struct TreeInode {
+pub(crate) struct TreeInode {
     /// Its inode item.
-    pub item: InodeItem,
+    pub(crate) item: InodeItem,
     /// Its `EXTENT_DATA` items, in file order.
-    pub extents: Vec<FileExtent>,
+    pub(crate) extents: Vec<FileExtent>,
     /// A directory's entries, in index order.
-    pub entries: Vec<DirEntry>,
+    pub(crate) entries: Vec<DirEntry>,
     /// Their names, each followed by a NUL.
     names: Vec<u8>,
     /// An item did not parse: the walk asks `statx` instead.
-    pub broken: bool,
+    pub(crate) broken: bool,
 }
 
 impl TreeInode {
     /// The name of `e`, an entry of this directory, with its NUL.
-    pub fn name(&self, e: &DirEntry) -> &[u8] {
+    pub(crate) fn name(&self, e: &DirEntry) -> &[u8] {
         &self.names[e.name.0 as usize..(e.name.0 + e.name.1) as usize]
     }
 
@@ -164,7 +164,7 @@ impl TreeInode {
 
 /// The inodes read ahead, by (device, inode number).
 #[derive(Debug, Default)]
-pub struct TreeCache {
+pub(crate) struct TreeCache {
     map: DashMap<(u64, u64), Arc<TreeInode>, foldhash::fast::RandomState>,
 }
 
@@ -172,18 +172,18 @@ impl TreeCache {
     /// The inode `ino` of subvolume `dev`, left in the cache (a
     /// subdirectory, whose entries its own task takes; a file with more
     /// than one link, met again in another directory).
-    pub fn get(&self, dev: u64, ino: u64) -> Option<Arc<TreeInode>> {
+    pub(crate) fn get(&self, dev: u64, ino: u64) -> Option<Arc<TreeInode>> {
         self.map.get(&(dev, ino)).map(|r| Arc::clone(&r))
     }
 
     /// The inode `ino` of subvolume `dev`, taken out of the cache.
-    pub fn take(&self, dev: u64, ino: u64) -> Option<Arc<TreeInode>> {
+    pub(crate) fn take(&self, dev: u64, ino: u64) -> Option<Arc<TreeInode>> {
         self.map.remove(&(dev, ino)).map(|(_, v)| v)
     }
 
     /// The inode `ino` of subvolume `dev`: taken out of the cache if
     /// `take` says so of it, else left there.
-    pub fn take_if(
+    pub(crate) fn take_if(
         &self,
         dev: u64,
         ino: u64,
@@ -196,7 +196,7 @@ impl TreeCache {
     }
 
     /// Whether the cache holds inode `ino` of subvolume `dev`.
-    pub fn has(&self, dev: u64, ino: u64) -> bool {
+    pub(crate) fn has(&self, dev: u64, ino: u64) -> bool {
         self.map.contains_key(&(dev, ino))
     }
 
@@ -207,7 +207,12 @@ impl TreeCache {
     ///
     /// # Errors
     /// The search's.
-    pub fn read(&self, fd: BorrowedFd<'_>, dev: u64, inos: &[u64]) -> io::Result<(Vec<u64>, u32)> {
+    pub(crate) fn read(
+        &self,
+        fd: BorrowedFd<'_>,
+        dev: u64,
+        inos: &[u64],
+    ) -> io::Result<(Vec<u64>, u32)> {
         let (mut bytenrs, mut calls) = (Vec::new(), 0);
         for (lo, hi) in runs(inos) {
             let (b, c) = self.read_range(fd, dev, lo, hi)?;
@@ -222,7 +227,7 @@ impl TreeCache {
     ///
     /// # Errors
     /// The search's.
-    pub fn read_range(
+    pub(crate) fn read_range(
         &self,
         fd: BorrowedFd<'_>,
         dev: u64,
@@ -285,7 +290,7 @@ impl TreeCache {
 
 /// The runs of `inos` (sorted, without duplicates) read as ranges: cut
 /// where two lie more than [`GAP`] apart.
-pub fn runs(inos: &[u64]) -> Vec<(u64, u64)> {
+pub(crate) fn runs(inos: &[u64]) -> Vec<(u64, u64)> {
     let mut out: Vec<(u64, u64)> = Vec::new();
     for &i in inos {
         match out.last_mut() {

@@ -40,24 +40,24 @@ use crate::probe::Subvol;
 
 /// What identifies one inode, unchanged, within one extent space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CopyKey {
+pub(crate) struct CopyKey {
     /// The extent space (filesystem and root namespace).
-    pub space: u32,
+    pub(crate) space: u32,
     /// `st_ino`.
-    pub ino: u64,
+    pub(crate) ino: u64,
     /// `st_size`.
-    pub size: u64,
+    pub(crate) size: u64,
     /// `st_blocks`.
-    pub blocks: u64,
+    pub(crate) blocks: u64,
     /// `stx_btime`, seconds and nanoseconds.
-    pub btime: (i64, u32),
+    pub(crate) btime: (i64, u32),
     /// `stx_ctime`, seconds and nanoseconds.
-    pub ctime: (i64, u32),
+    pub(crate) ctime: (i64, u32),
 }
 
 /// A subvolume's UUID and the UUID of the subvolume it is a snapshot of
 /// (zero when none).
-pub type SubvolIds = ([u8; 16], [u8; 16]);
+pub(crate) type SubvolIds = ([u8; 16], [u8; 16]);
 
 /// How long before its snapshot a file must have last changed, in
 /// nanoseconds, for its change time to tell its copies apart: inode times
@@ -65,14 +65,17 @@ pub type SubvolIds = ([u8; 16], [u8; 16]);
 /// may lag the snapshot's creation time by one, and a write within the
 /// tick of the file's last change before the snapshot leaves the change
 /// time as it was. 100 ms is ten ticks.
-pub const SETTLE_NANOS: i64 = 100_000_000;
+pub(crate) const SETTLE_NANOS: i64 = 100_000_000;
 
 /// Whether a file of subvolume `sv` that last changed at `ctime` can be
 /// known unchanged by its change time: always in a subvolume that is no
 /// snapshot (its copies elsewhere are snapshots, judged there); in a
-/// snapshot, when it changed at least [`SETTLE_NANOS`] before the snapshot
+/// snapshot, when it changed at least `SETTLE_NANOS` before the snapshot
 /// was made. Otherwise its origin may have been written since, in the same
 /// tick, with nothing in `statx` to show it: it is mapped on its own.
+///
+/// Public for `tests/sdu/inline.rs`, which asks it which of a real
+/// snapshot's files sdu treats as settled.
 pub fn settled(sv: &Subvol, ctime: (i64, u32)) -> bool {
     let ns = |(s, n): (i64, u32)| i128::from(s) * 1_000_000_000 + i128::from(n);
     sv.ids.1 == [0; 16] || ns(ctime) < ns(sv.created) - i128::from(SETTLE_NANOS)
@@ -81,7 +84,7 @@ pub fn settled(sv: &Subvol, ctime: (i64, u32)) -> bool {
 /// Whether files of subvolumes `a` and `b` may be copies of one inode:
 /// one subvolume, one a snapshot of the other, or two snapshots of one
 /// origin.
-pub fn related(a: SubvolIds, b: SubvolIds) -> bool {
+pub(crate) fn related(a: SubvolIds, b: SubvolIds) -> bool {
     let zero = [0u8; 16];
     a.0 != zero
         && b.0 != zero
@@ -94,7 +97,7 @@ pub fn related(a: SubvolIds, b: SubvolIds) -> bool {
 /// one; or its data is inline (no address, never flagged shared) and the
 /// subvolume is a snapshot. The others are not kept, so that a subvolume
 /// without snapshots costs no memory.
-pub fn worth_keeping(extents: &[Extent], ids: SubvolIds) -> bool {
+pub(crate) fn worth_keeping(extents: &[Extent], ids: SubvolIds) -> bool {
     let placed = || extents.iter().filter(|e| e.has_physical());
     let inline = extents
         .iter()
@@ -108,16 +111,16 @@ pub fn worth_keeping(extents: &[Extent], ids: SubvolIds) -> bool {
 
 /// What one copy's FIEMAP gave that the others need.
 #[derive(Debug)]
-pub struct Mapped {
+pub(crate) struct Mapped {
     /// The subvolume it was read in.
-    pub subvol: SubvolIds,
+    pub(crate) subvol: SubvolIds,
     /// Its extents (as FIEMAP gave them, every one).
-    pub extents: Box<[Extent]>,
+    pub(crate) extents: Box<[Extent]>,
 }
 
 /// The copies mapped so far, by key.
 #[derive(Debug, Default)]
-pub struct Copies {
+pub(crate) struct Copies {
     map: DashMap<CopyKey, Arc<Mapped>>,
     /// The entries of `map`: while there is none (a tree without
     /// snapshots, the common case), a lookup costs one atomic load.
@@ -126,7 +129,7 @@ pub struct Copies {
 
 impl Copies {
     /// The copy of `key` mapped in a subvolume related to `subvol`, if any.
-    pub fn find(&self, key: &CopyKey, subvol: SubvolIds) -> Option<Arc<Mapped>> {
+    pub(crate) fn find(&self, key: &CopyKey, subvol: SubvolIds) -> Option<Arc<Mapped>> {
         if self.len.load(Ordering::Relaxed) == 0 {
             return None;
         }
@@ -136,7 +139,7 @@ impl Copies {
 
     /// Remembers what mapping the copy `key` gave. The first copy mapped
     /// stays: a later one gave the same, or is of an unrelated subvolume.
-    pub fn remember(&self, key: CopyKey, m: Mapped) {
+    pub(crate) fn remember(&self, key: CopyKey, m: Mapped) {
         if let dashmap::Entry::Vacant(v) = self.map.entry(key) {
             v.insert(Arc::new(m));
             self.len.fetch_add(1, Ordering::Relaxed);
@@ -144,12 +147,12 @@ impl Copies {
     }
 
     /// The number of inodes remembered.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len.load(Ordering::Relaxed)
     }
 
     /// Whether none is.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }

@@ -30,7 +30,7 @@ use rustix::ioctl::{Opcode, Updater, ioctl, opcode};
 /// call (two atomic operations): once per mapped file, in user time. As
 /// with that drop, an error is ignored: Linux releases the descriptor
 /// whatever `close` returns.
-pub fn close(fd: OwnedFd) {
+pub(crate) fn close(fd: OwnedFd) {
     // SAFETY: `into_raw_fd` gives up ownership of the descriptor, so it is
     // closed exactly once, here, and nothing else refers to it.
     unsafe { rustix::io::close(fd.into_raw_fd()) }
@@ -40,76 +40,72 @@ pub fn close(fd: OwnedFd) {
 /// reply header of `FS_IOC_FIEMAP`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FiemapHeader {
+pub(crate) struct FiemapHeader {
     /// Logical offset (inclusive) at which to start mapping (in).
-    pub fm_start: u64,
+    pub(crate) fm_start: u64,
     /// Logical length of the mapping wanted (in).
-    pub fm_length: u64,
+    pub(crate) fm_length: u64,
     /// `FIEMAP_FLAG_*` for the request (in/out).
-    pub fm_flags: u32,
+    pub(crate) fm_flags: u32,
     /// Number of extents that were mapped (out).
-    pub fm_mapped_extents: u32,
+    pub(crate) fm_mapped_extents: u32,
     /// Size of the extent array that follows (in); 0 only counts.
-    pub fm_extent_count: u32,
+    pub(crate) fm_extent_count: u32,
     /// Reserved, must be zero.
-    pub fm_reserved: u32,
+    pub(crate) fm_reserved: u32,
 }
 
 /// `struct fiemap_extent`: one mapped extent as the kernel reports it.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FiemapExtent {
+pub(crate) struct FiemapExtent {
     /// Logical offset in bytes of the extent's start in the file.
-    pub fe_logical: u64,
+    pub(crate) fe_logical: u64,
     /// Physical offset in bytes of the extent's start on the device.
-    pub fe_physical: u64,
+    pub(crate) fe_physical: u64,
     /// Length in bytes.
-    pub fe_length: u64,
+    pub(crate) fe_length: u64,
     /// Reserved.
-    pub fe_reserved64: [u64; 2],
+    pub(crate) fe_reserved64: [u64; 2],
     /// `FIEMAP_EXTENT_*` flags.
-    pub fe_flags: u32,
+    pub(crate) fe_flags: u32,
     /// Reserved.
-    pub fe_reserved: [u32; 3],
+    pub(crate) fe_reserved: [u32; 3],
 }
 
 const _: () = assert!(size_of::<FiemapHeader>() == 32);
 const _: () = assert!(size_of::<FiemapExtent>() == 56);
 
 /// `FIEMAP_MAX_OFFSET`: "to the end of the file" as a request length.
-pub const FIEMAP_MAX_OFFSET: u64 = u64::MAX;
-
-/// Request flag: sync the file's data before mapping. sdu never sets it (it
-/// would write back every dirty file it scans).
-pub const FIEMAP_FLAG_SYNC: u32 = 0x0000_0001;
-/// Request flag: map the extended attribute tree instead of the data.
-pub const FIEMAP_FLAG_XATTR: u32 = 0x0000_0002;
-/// Request flag: ask the filesystem to cache the extents (ext4 only).
-pub const FIEMAP_FLAG_CACHE: u32 = 0x0000_0004;
+pub(crate) const FIEMAP_MAX_OFFSET: u64 = u64::MAX;
 
 /// Last extent of the file.
-pub const FIEMAP_EXTENT_LAST: u32 = 0x0000_0001;
+pub(crate) const FIEMAP_EXTENT_LAST: u32 = 0x0000_0001;
 /// Data location unknown: `fe_physical` is meaningless.
-pub const FIEMAP_EXTENT_UNKNOWN: u32 = 0x0000_0002;
+pub(crate) const FIEMAP_EXTENT_UNKNOWN: u32 = 0x0000_0002;
 /// Delayed allocation, location still pending; also sets `UNKNOWN`.
-pub const FIEMAP_EXTENT_DELALLOC: u32 = 0x0000_0004;
+pub(crate) const FIEMAP_EXTENT_DELALLOC: u32 = 0x0000_0004;
 /// Data is encoded (e.g. compressed on Btrfs): cannot be read with the fs
 /// unmounted, and `fe_length` is the logical length, not the on-disk one.
-pub const FIEMAP_EXTENT_ENCODED: u32 = 0x0000_0008;
+pub(crate) const FIEMAP_EXTENT_ENCODED: u32 = 0x0000_0008;
 /// Data is encrypted by the filesystem; also sets `NO_BYPASS`.
-pub const FIEMAP_EXTENT_DATA_ENCRYPTED: u32 = 0x0000_0080;
+#[cfg(test)]
+pub(crate) const FIEMAP_EXTENT_DATA_ENCRYPTED: u32 = 0x0000_0080;
 /// Extent offsets may not be block aligned.
-pub const FIEMAP_EXTENT_NOT_ALIGNED: u32 = 0x0000_0100;
+#[cfg(test)]
+pub(crate) const FIEMAP_EXTENT_NOT_ALIGNED: u32 = 0x0000_0100;
 /// Data mixed with metadata (inline extent); also sets `NOT_ALIGNED`.
-pub const FIEMAP_EXTENT_DATA_INLINE: u32 = 0x0000_0200;
+pub(crate) const FIEMAP_EXTENT_DATA_INLINE: u32 = 0x0000_0200;
 /// Multiple files in one block (tail packing); also sets `NOT_ALIGNED`.
-pub const FIEMAP_EXTENT_DATA_TAIL: u32 = 0x0000_0400;
+pub(crate) const FIEMAP_EXTENT_DATA_TAIL: u32 = 0x0000_0400;
 /// Space allocated but not written (reads as zeros).
-pub const FIEMAP_EXTENT_UNWRITTEN: u32 = 0x0000_0800;
+#[cfg(test)]
+pub(crate) const FIEMAP_EXTENT_UNWRITTEN: u32 = 0x0000_0800;
 /// The filesystem has no native extents; the result was merged from blocks.
-pub const FIEMAP_EXTENT_MERGED: u32 = 0x0000_1000;
+#[cfg(test)]
+pub(crate) const FIEMAP_EXTENT_MERGED: u32 = 0x0000_1000;
 /// Space shared with other files (or, on Btrfs, other references).
-pub const FIEMAP_EXTENT_SHARED: u32 = 0x0000_2000;
+pub(crate) const FIEMAP_EXTENT_SHARED: u32 = 0x0000_2000;
 
 /// Flags under which `fe_physical` is no usable disk address.
 ///
@@ -123,21 +119,21 @@ const NO_PHYSICAL: u32 = FIEMAP_EXTENT_UNKNOWN
 
 /// `ioctl(fd, FS_IOC_FIEMAP, &fiemap)`—get the extent map of a file;
 /// `_IOWR('f', 11, struct fiemap)`.
-pub const FS_IOC_FIEMAP: Opcode = opcode::read_write::<FiemapHeader>(b'f', 11);
+pub(crate) const FS_IOC_FIEMAP: Opcode = opcode::read_write::<FiemapHeader>(b'f', 11);
 
 /// One extent of a file, as FIEMAP reported it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Extent {
+pub(crate) struct Extent {
     /// Byte offset of the extent in the file.
-    pub logical: u64,
+    pub(crate) logical: u64,
     /// Byte offset of the extent on the device (meaningless unless
     /// [`has_physical`](Self::has_physical)).
-    pub physical: u64,
+    pub(crate) physical: u64,
     /// Length in bytes (on Btrfs, for an `ENCODED` extent, the logical
     /// length: compressed extents then overlap physically).
-    pub length: u64,
+    pub(crate) length: u64,
     /// `FIEMAP_EXTENT_*` flags.
-    pub flags: u32,
+    pub(crate) flags: u32,
 }
 
 impl Extent {
@@ -145,20 +141,20 @@ impl Extent {
     ///
     /// False for unknown, delayed-allocation, inline and tail-packed extents.
     #[inline]
-    pub fn has_physical(&self) -> bool {
+    pub(crate) fn has_physical(&self) -> bool {
         self.flags & NO_PHYSICAL == 0
     }
 
     /// Whether the kernel flags the extent as shared and it has a usable
     /// physical address.
     #[inline]
-    pub fn is_shared(&self) -> bool {
+    pub(crate) fn is_shared(&self) -> bool {
         self.flags & FIEMAP_EXTENT_SHARED != 0 && self.has_physical()
     }
 
     /// Whether this is the file's last extent.
     #[inline]
-    pub fn is_last(&self) -> bool {
+    pub(crate) fn is_last(&self) -> bool {
         self.flags & FIEMAP_EXTENT_LAST != 0
     }
 }
@@ -179,7 +175,7 @@ impl From<&FiemapExtent> for Extent {
 /// 256 × 56 B = 14 KiB per thread: almost every file fits in one call (the
 /// common file has 1–4 extents), and a heavily fragmented one costs one call
 /// per 256 extents, which the kernel's own per-extent work dwarfs.
-pub const FIEMAP_BATCH: usize = 256;
+pub(crate) const FIEMAP_BATCH: usize = 256;
 
 /// The ioctl argument: a header followed, contiguously, by the extent array.
 #[repr(C)]
@@ -194,7 +190,7 @@ const _: () = assert!(size_of::<FiemapBuf>() == 32 + 56 * FIEMAP_BATCH);
 /// with it.
 ///
 /// It owns a fixed [`FIEMAP_BATCH`]-extent buffer on the heap, allocated once.
-pub struct Fiemap {
+pub(crate) struct Fiemap {
     buf: Box<FiemapBuf>,
 }
 
@@ -214,7 +210,7 @@ impl std::fmt::Debug for Fiemap {
 
 impl Fiemap {
     /// Allocates the buffer.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             buf: Box::new(FiemapBuf {
                 header: FiemapHeader::default(),
@@ -242,7 +238,11 @@ impl Fiemap {
     /// # Errors
     /// The ioctl's error: `EOPNOTSUPP`/`ENOTTY` where the filesystem has no
     /// FIEMAP (NFS, FUSE without it), `EBADF`, `EINTR`…
-    pub fn for_each(&mut self, fd: BorrowedFd<'_>, mut f: impl FnMut(&Extent)) -> io::Result<u32> {
+    pub(crate) fn for_each(
+        &mut self,
+        fd: BorrowedFd<'_>,
+        mut f: impl FnMut(&Extent),
+    ) -> io::Result<u32> {
         let mut start = 0u64;
         let mut calls = 0u32;
         loop {

@@ -119,7 +119,7 @@ impl Hasher for KeyHash {
 /// inserted from one thread, live heap bytes / N, release build.
 /// A `Vec<u32>` per key instead would need 48-byte slots plus a heap block
 /// per key.
-pub struct SharedIndex {
+pub(crate) struct SharedIndex {
     map: DashMap<Key, Refs, BuildKeyHash>,
     /// References past the second of a key. Only touched while holding the
     /// key's entry lock in `map`, so the two maps never lock in the other
@@ -143,7 +143,7 @@ impl std::fmt::Debug for SharedIndex {
 
 impl SharedIndex {
     /// Creates an empty index.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             map: DashMap::with_hasher(BuildKeyHash),
             spill: DashMap::with_hasher(BuildKeyHash),
@@ -157,7 +157,7 @@ impl SharedIndex {
     /// counts twice. A zero `length` is ignored; a range that would run past
     /// `u64::MAX` is clamped to end there (exclusive), which only a corrupt
     /// FIEMAP reply can produce. O(1) expected; locks one shard of the map.
-    pub fn insert(&self, fs: u32, physical: u64, length: u64, file: u32) {
+    pub(crate) fn insert(&self, fs: u32, physical: u64, length: u64, file: u32) {
         let length = length.min(u64::MAX - physical);
         if length == 0 {
             return;
@@ -188,12 +188,13 @@ impl SharedIndex {
     }
 
     /// The number of distinct `(fs, physical, length)` ranges stored.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.map.len()
     }
 
     /// Whether no range is stored.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
 
@@ -209,7 +210,7 @@ impl SharedIndex {
     /// release build, teardown of the map included). s is at most about r when overlaps are
     /// shallow, as they are in practice; n ranges nested inside one another
     /// make it quadratic, which is the size of the answer itself.
-    pub fn into_units(self, granularity: impl Fn(u32) -> Granularity) -> Sweep {
+    pub(crate) fn into_units(self, granularity: impl Fn(u32) -> Granularity) -> Sweep {
         let mut spill: HashMap<Key, Vec<u32>, BuildKeyHash> = self.spill.into_iter().collect();
         // References of the ranges mapped more than twice.
         let mut pool: Vec<u32> = Vec::new();

@@ -43,31 +43,31 @@ const INLINE_NS: u32 = u32::MAX;
 /// A Btrfs file whose data is inline, with what identifies its inode
 /// across snapshots.
 #[derive(Clone, Copy, Debug)]
-pub struct InlineRec {
+pub(crate) struct InlineRec {
     /// The node it is credited to (its directory, or its own with `-a`).
-    pub node: u32,
+    pub(crate) node: u32,
     /// Its root's namespace.
-    pub ns: u32,
+    pub(crate) ns: u32,
     /// `st_dev`: its subvolume.
-    pub dev: u64,
+    pub(crate) dev: u64,
     /// `st_ino`.
-    pub ino: u64,
+    pub(crate) ino: u64,
     /// `st_ctime`, seconds and nanoseconds.
-    pub ctime: (i64, u32),
+    pub(crate) ctime: (i64, u32),
     /// `stx_btime`, seconds and nanoseconds.
-    pub btime: (i64, u32),
+    pub(crate) btime: (i64, u32),
     /// `st_size`.
-    pub size: u64,
+    pub(crate) size: u64,
     /// A symlink: its target is inline data too; it never matches a file.
-    pub symlink: bool,
+    pub(crate) symlink: bool,
     /// Its allocated bytes (`st_blocks × 512`), what it counted as.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Credited through the link table (multiply-linked).
-    pub linked: bool,
+    pub(crate) linked: bool,
     /// Its file id, when some of its other extents were indexed.
-    pub file: Option<u32>,
+    pub(crate) file: Option<u32>,
     /// Its filesystem's registry index.
-    pub fs: u32,
+    pub(crate) fs: u32,
 }
 
 impl InlineRec {
@@ -75,7 +75,7 @@ impl InlineRec {
     /// credited to `node` of root namespace `ns`, with `bytes` counted as
     /// its own (`file`: its file id, if some of its extents were indexed)
     /// on filesystem `fs`.
-    pub fn of(
+    pub(crate) fn of(
         st: &Statx,
         (node, ns): (u32, u32),
         bytes: u64,
@@ -138,7 +138,7 @@ impl Families {
 /// for each of its copies, gives each copy a file record, and takes the
 /// bytes out of the copies' exclusive and reclaimable figures (the roll-up
 /// credits them back as the unit's). Returns the number of units made.
-pub fn share(
+pub(crate) fn share(
     recs: &[InlineRec],
     registry: &Registry,
     extents: &Extents,

@@ -1,37 +1,38 @@
 //! The extents stage: which physical data each file references, indexed
 //! while the walk runs and swept into segments and reclaim units after it.
 //!
-//! - [`source`]: the one seam through which the walk asks "what are this
+//! - `source`: the one seam through which the walk asks "what are this
 //!   file's extents?": FIEMAP everywhere, or on Btrfs as root the tree
 //!   search;
-//! - [`fiemap`]: the `FS_IOC_FIEMAP` ioctl;
-//! - [`btrfs_search`]: `BTRFS_IOC_TREE_SEARCH_V2` and the Btrfs items read
-//!   with it (root's source), [`btrfs_batch`]: a directory's files in a few
-//!   searches, [`btrfs_refs`]: whether an extent is shared, from its refs,
-//!   or undecided, [`btrfs_tree`]: the tree as the listing (directory
+//! - `fiemap`: the `FS_IOC_FIEMAP` ioctl;
+//! - `btrfs_search`: `BTRFS_IOC_TREE_SEARCH_V2` and the Btrfs items read
+//!   with it (root's source), `btrfs_batch`: a directory's files in a few
+//!   searches, `btrfs_refs`: whether an extent is shared, from its refs,
+//!   or undecided, `btrfs_tree`: the tree as the listing (directory
 //!   entries, inode items and extent items read ahead by runs of inodes);
-//! - [`inline`]: Btrfs inline data a snapshot shares, as pseudo-extents;
+//! - `inline`: Btrfs inline data a snapshot shares, as pseudo-extents;
 //! - [`copies`]: Btrfs files unchanged across snapshots, mapped once;
 //! - `ag`: XFS FIEMAPs scheduled by allocation group, one thread at a
 //!   time per group;
-//! - [`index`]: the concurrent index of shared ranges;
-//! - [`sweep`]: segments (what `shared` sums) and units (what `reclaimable`
+//! - `index`: the concurrent index of shared ranges;
+//! - `sweep`: segments (what `shared` sums) and units (what `reclaimable`
 //!   sums).
 
 pub(crate) mod ag;
-pub mod btrfs_batch;
-pub mod btrfs_refs;
-pub mod btrfs_search;
-pub mod btrfs_tree;
+pub(crate) mod btrfs_batch;
+pub(crate) mod btrfs_refs;
+pub(crate) mod btrfs_search;
+pub(crate) mod btrfs_tree;
 pub mod copies;
-pub mod fiemap;
-pub mod index;
-pub mod inline;
-pub mod source;
-pub mod sweep;
+pub(crate) mod fiemap;
+pub(crate) mod index;
+pub(crate) mod inline;
+pub(crate) mod source;
+pub(crate) mod sweep;
 #[cfg(test)]
 mod tests;
 
-pub use index::SharedIndex;
-pub use source::{Extents, FileExtents, Pending, SearchFile, Searched, Source};
-pub use sweep::{Segment, Sweep, Unit};
+#[cfg(test)]
+pub(crate) use index::SharedIndex;
+pub(crate) use source::{Extents, FileExtents, Pending, SearchFile, Searched, Source};
+pub use sweep::Sweep;

@@ -32,7 +32,7 @@ use crate::probe::{FsInfo, Granularity};
 
 /// Where a file's extents come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// `FS_IOC_FIEMAP` on the open file: unprivileged, any filesystem.
     Fiemap,
     /// `BTRFS_IOC_TREE_SEARCH_V2` on the directory's fd: Btrfs, with
@@ -43,7 +43,7 @@ pub enum Source {
 impl Source {
     /// The source for files on `fs`, when the tree search is `allowed`
     /// (`CAP_SYS_ADMIN`, no `--fiemap`).
-    pub fn for_fs(fs: &FsInfo, allowed: bool) -> Source {
+    pub(crate) fn for_fs(fs: &FsInfo, allowed: bool) -> Source {
         if allowed && fs.magic == crate::probe::magic::BTRFS {
             Source::BtrfsSearch
         } else {
@@ -54,7 +54,7 @@ impl Source {
 
 /// Whether this process may search Btrfs trees: `CAP_SYS_ADMIN` in its
 /// effective set.
-pub fn can_search_trees() -> bool {
+pub(crate) fn can_search_trees() -> bool {
     rustix::thread::capabilities(None).is_ok_and(|c| {
         c.effective
             .contains(rustix::thread::CapabilitySet::SYS_ADMIN)
@@ -63,14 +63,14 @@ pub fn can_search_trees() -> bool {
 
 /// The items of a file the tree search read but could not decide.
 #[derive(Debug)]
-pub struct Pending {
+pub(crate) struct Pending {
     items: bs::InodeItems,
     calls: u32,
 }
 
 /// What [`Extents::read_btrfs`] gave.
 #[derive(Debug)]
-pub enum Searched {
+pub(crate) enum Searched {
     /// The file's extents, as FIEMAP would have given them.
     Read(FileExtents),
     /// The tree search cannot decide whether some extent of the file is
@@ -84,30 +84,30 @@ pub enum Searched {
 
 /// What reading one file's extents gave.
 #[derive(Debug, Default)]
-pub struct FileExtents {
+pub(crate) struct FileExtents {
     /// Σ of the lengths of its extents that are shared (as indexed).
-    pub shared_bytes: u64,
+    pub(crate) shared_bytes: u64,
     /// Its file id in the index, when some extent was shared.
-    pub file: Option<u32>,
+    pub(crate) file: Option<u32>,
     /// The ioctl calls made.
-    pub calls: u32,
+    pub(crate) calls: u32,
     /// The error that ended the map early, if any: the extents indexed
     /// before it stand.
-    pub error: Option<io::Error>,
+    pub(crate) error: Option<io::Error>,
     /// Some of its data is inline (in the metadata, no disk address).
-    pub inline: bool,
+    pub(crate) inline: bool,
     /// The physical address of its first shared extent.
-    pub first_shared: Option<u64>,
+    pub(crate) first_shared: Option<u64>,
     /// Σ of the lengths of its encoded (on Btrfs: compressed) extents, as
     /// counted: their logical length when FIEMAP read them, which is more
     /// than they take on disk.
-    pub encoded: u64,
+    pub(crate) encoded: u64,
     /// The tree search counts compressed extents at their size on disk:
     /// of those not shared, their logical bytes (in `st_blocks`) and their
     /// bytes on disk (each extent once). (0, 0) from FIEMAP.
-    pub on_disk: (u64, u64),
+    pub(crate) on_disk: (u64, u64),
     /// The tree search: the bytes on disk of all its compressed extents.
-    pub compressed_disk: u64,
+    pub(crate) compressed_disk: u64,
 }
 
 thread_local! {
@@ -118,7 +118,7 @@ thread_local! {
 /// The extents stage during a walk: the index of shared ranges and the
 /// file ids it knows files by.
 #[derive(Debug, Default)]
-pub struct Extents {
+pub(crate) struct Extents {
     index: SharedIndex,
     next_file: AtomicU32,
     /// The Btrfs tree search may be used.
@@ -148,12 +148,13 @@ struct BtrfsState {
 
 impl Extents {
     /// An empty stage.
-    pub fn new() -> Self {
+    #[cfg(test)]
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// An empty stage that may use the Btrfs tree search.
-    pub fn with_search(search: bool) -> Self {
+    pub(crate) fn with_search(search: bool) -> Self {
         Self {
             search,
             ..Self::default()
@@ -161,14 +162,14 @@ impl Extents {
     }
 
     /// Whether the Btrfs tree search may be used.
-    pub fn search_allowed(&self) -> bool {
+    pub(crate) fn search_allowed(&self) -> bool {
         self.search
     }
 
     /// Reads the extents of the file open at `fd` from `source`, indexing
     /// its shared ones in extent space `space`.
     #[inline]
-    pub fn read(&self, source: Source, fd: BorrowedFd<'_>, space: u32) -> FileExtents {
+    pub(crate) fn read(&self, source: Source, fd: BorrowedFd<'_>, space: u32) -> FileExtents {
         match source {
             // The tree search reads by directory and inode
             // ([`Self::read_btrfs`]); given an open file, FIEMAP.
@@ -188,7 +189,7 @@ impl Extents {
     /// `keep.1`) some data is inline; then `keep.0` is left empty, and
     /// nothing is allocated for a file that is no copy.
     #[inline(always)]
-    pub fn read_fiemap_keeping(
+    pub(crate) fn read_fiemap_keeping(
         &self,
         fd: BorrowedFd<'_>,
         space: u32,
@@ -226,7 +227,7 @@ impl Extents {
     /// Credits a file with the extents another copy of it gave
     /// ([`super::copies`]), indexing its shared ones in extent space
     /// `space`, as if FIEMAP had given them: no ioctl is made.
-    pub fn replay(&self, extents: &[Extent], space: u32) -> FileExtents {
+    pub(crate) fn replay(&self, extents: &[Extent], space: u32) -> FileExtents {
         let mut got = FileExtents::default();
         for e in extents {
             self.take(e, space, &mut got);
@@ -249,34 +250,34 @@ impl Extents {
     }
 
     /// The copies of Btrfs files mapped so far ([`super::copies`]).
-    pub fn copies(&self) -> &Copies {
+    pub(crate) fn copies(&self) -> &Copies {
         &self.copies
     }
 
     /// A new file id, for a file whose shared data was found after the
     /// walk (see [`super::inline`]).
-    pub fn new_file(&self) -> u32 {
+    pub(crate) fn new_file(&self) -> u32 {
         self.next_file.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Indexes one more shared range for `file` (see [`super::inline`]).
-    pub fn insert(&self, space: u32, physical: u64, length: u64, file: u32) {
+    pub(crate) fn insert(&self, space: u32, physical: u64, length: u64, file: u32) {
         self.index.insert(space, physical, length, file);
     }
 
     /// The number of file ids handed out.
-    pub fn files(&self) -> usize {
+    pub(crate) fn files(&self) -> usize {
         self.next_file.load(Ordering::Relaxed) as usize
     }
 
     /// The number of distinct shared ranges indexed.
-    pub fn ranges(&self) -> usize {
+    pub(crate) fn ranges(&self) -> usize {
         self.index.len()
     }
 
     /// Ends the stage: sweeps the index; `granularity(space)` tells how the
     /// filesystem of each extent space frees shared data.
-    pub fn into_sweep(self, granularity: impl Fn(u32) -> Granularity) -> Sweep {
+    pub(crate) fn into_sweep(self, granularity: impl Fn(u32) -> Granularity) -> Sweep {
         self.index.into_units(granularity)
     }
 }
@@ -296,21 +297,21 @@ struct Range {
 /// A regular file on Btrfs for [`Extents::read_btrfs`]: what `statx` said
 /// of it, and the keys its extents go under.
 #[derive(Clone, Copy, Debug)]
-pub struct SearchFile {
+pub(crate) struct SearchFile {
     /// Its inode number.
-    pub ino: u64,
+    pub(crate) ino: u64,
     /// Its device (its subvolume).
-    pub dev: u64,
+    pub(crate) dev: u64,
     /// Its allocated bytes (`st_blocks × 512`).
-    pub allocated: u64,
+    pub(crate) allocated: u64,
     /// Its size.
-    pub size: u64,
+    pub(crate) size: u64,
     /// Its links.
-    pub nlink: u32,
+    pub(crate) nlink: u32,
     /// Its filesystem (registry index).
-    pub fs: u32,
+    pub(crate) fs: u32,
     /// The extent space its shared extents are indexed in.
-    pub space: u32,
+    pub(crate) space: u32,
 }
 
 impl Extents {
@@ -324,7 +325,7 @@ impl Extents {
     /// range on disk, and the bytes of those not shared are in
     /// [`FileExtents::on_disk`]. `pre`: its items, when they were read with
     /// its directory's other files.
-    pub fn read_btrfs(
+    pub(crate) fn read_btrfs(
         &self,
         dirfd: BorrowedFd<'_>,
         file: &SearchFile,
@@ -419,7 +420,7 @@ impl Extents {
     /// `dirfd`, whose subdirectories are `avoid` (sorted), read in a few
     /// searches ([`btrfs_batch`]) for [`Self::read_btrfs`]; `None` when the
     /// tree search is not used there. Also the calls made.
-    pub fn prefetch_btrfs(
+    pub(crate) fn prefetch_btrfs(
         &self,
         dirfd: BorrowedFd<'_>,
         fs: u32,
@@ -443,7 +444,7 @@ impl Extents {
     /// the data extents at `bytenrs` not read yet, together
     /// ([`btrfs_batch::extents_refs`]), for [`Self::read_btrfs`]. Returns
     /// the calls made.
-    pub fn prefetch_refs(&self, fd: BorrowedFd<'_>, fs: u32, mut bytenrs: Vec<u64>) -> u32 {
+    pub(crate) fn prefetch_refs(&self, fd: BorrowedFd<'_>, fs: u32, mut bytenrs: Vec<u64>) -> u32 {
         bytenrs.retain(|&b| b != 0 && !self.btrfs.refs.contains_key(&(fs, b)));
         bytenrs.sort_unstable();
         bytenrs.dedup();
@@ -466,7 +467,7 @@ impl Extents {
     /// read (`pending`) but could not decide: FIEMAP's shared flags (the
     /// kernel's own check), applied to the items, so that compressed
     /// extents still count at their size on disk.
-    pub fn read_btrfs_flags(
+    pub(crate) fn read_btrfs_flags(
         &self,
         fd: BorrowedFd<'_>,
         pending: &Pending,
@@ -606,7 +607,7 @@ impl Extents {
 
     /// Whether the tree search may be used, and can on filesystem `fs`
     /// (open at `dirfd`): the first caller syncs it and commits (below).
-    pub fn tree_ready(&self, dirfd: BorrowedFd<'_>, fs: u32) -> bool {
+    pub(crate) fn tree_ready(&self, dirfd: BorrowedFd<'_>, fs: u32) -> bool {
         self.search && self.fs_ready(dirfd, fs)
     }
 

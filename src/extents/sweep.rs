@@ -256,6 +256,9 @@ fn sat(x: u64) -> u32 {
 /// Per segment 28 bytes (length, mapping count, file-list bounds) plus 4 per
 /// file; per unit 40 bytes plus 4 per file when it spans more than one
 /// segment (a one-segment unit shares its segment's list).
+///
+/// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
+/// build a tree by hand.
 #[derive(Debug, Default, Clone)]
 pub struct Sweep {
     /// The file lists of segments and units, back to back.
@@ -278,27 +281,27 @@ pub struct Sweep {
 /// of referencing files (adjacent ranges with the same multiset are merged,
 /// within a unit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Segment<'a> {
+pub(crate) struct Segment<'a> {
     /// Length in bytes.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// The files that map it, sorted, without duplicates.
-    pub files: &'a [u32],
+    pub(crate) files: &'a [u32],
     /// The mappings of each of its blocks: Σ over `files` of how many times
     /// the file maps the block.
-    pub mappings: u32,
+    pub(crate) mappings: u32,
 }
 
 /// A unit: data the filesystem frees only as a whole (see [`Granularity`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unit<'a> {
+pub(crate) struct Unit<'a> {
     /// Its size in bytes: the union of its segments.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// The files that map some of it, sorted, without duplicates.
-    pub files: &'a [u32],
+    pub(crate) files: &'a [u32],
     /// References to it seen in the scan, with multiplicity. `Block`: the
     /// mappings of each of its blocks (as [`Segment::mappings`]). `Extent`:
     /// Σ over the stored ranges of the run of the files mapping each.
-    pub mappings: u32,
+    pub(crate) mappings: u32,
     /// The number of distinct stored `(physical, length)` ranges overlapping
     /// it.
     ///
@@ -307,16 +310,17 @@ pub struct Unit<'a> {
     /// file overlap and form one run. `mappings > ranges` (some range mapped
     /// twice in the scan) is a stricter test than `mappings > 1` that such a
     /// run is shared inside the scan rather than with a snapshot outside it.
-    pub ranges: u32,
+    pub(crate) ranges: u32,
     /// Its segments, as indices for [`Sweep::segment`].
-    pub segments: Range<usize>,
+    pub(crate) segments: Range<usize>,
 }
 
 impl Unit<'_> {
     /// Whether the scan saw a single mapping of it: it is flagged shared, so
     /// the other reference is outside the scan, and deleting what the scan
     /// saw frees nothing.
-    pub fn referenced_once(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn referenced_once(&self) -> bool {
         self.mappings <= 1
     }
 }
@@ -363,7 +367,7 @@ impl Sweep {
 
     /// Appends a segment read back from a saved scan: `bytes` long,
     /// mapped `mappings` times, by `files` (sorted, without duplicates).
-    pub fn push_saved_segment(&mut self, bytes: u64, mappings: u32, files: &[u32]) {
+    pub(crate) fn push_saved_segment(&mut self, bytes: u64, mappings: u32, files: &[u32]) {
         let start = self.pool.len();
         self.pool.extend_from_slice(files);
         self.seg_files.push([start, self.pool.len()]);
@@ -375,7 +379,7 @@ impl Sweep {
     /// `seg_end`; `files` `None` when they are those of its one segment.
     /// The caller checks that `seg_end` grows and stays within the
     /// segments, and that a unit without files spans one segment.
-    pub fn push_saved_unit(
+    pub(crate) fn push_saved_unit(
         &mut self,
         bytes: u64,
         mappings: u32,
@@ -397,18 +401,18 @@ impl Sweep {
     /// Ends the units of extent space `fs` before unit `end` (saved scans:
     /// in the order [`Sweep::fs_units`] gave them; the caller checks that
     /// `end` grows and stays within the units).
-    pub fn end_saved_fs(&mut self, fs: u32, end: usize) {
+    pub(crate) fn end_saved_fs(&mut self, fs: u32, end: usize) {
         self.fs_spans.push((fs, end));
     }
 
     /// The number of segments.
-    pub fn segment_count(&self) -> usize {
+    pub(crate) fn segment_count(&self) -> usize {
         self.seg_bytes.len()
     }
 
     /// The units of each filesystem: its index and the range of unit
     /// indices (for [`Sweep::unit`]) swept from its ranges.
-    pub fn fs_units(&self) -> impl Iterator<Item = (u32, Range<usize>)> + '_ {
+    pub(crate) fn fs_units(&self) -> impl Iterator<Item = (u32, Range<usize>)> + '_ {
         self.fs_spans.iter().enumerate().map(|(i, &(fs, end))| {
             let start = if i == 0 { 0 } else { self.fs_spans[i - 1].1 };
             (fs, start..end)
@@ -416,12 +420,12 @@ impl Sweep {
     }
 
     /// The number of units.
-    pub fn unit_count(&self) -> usize {
+    pub(crate) fn unit_count(&self) -> usize {
         self.unit_bytes.len()
     }
 
     /// Segment `i` (panics if `i >= segment_count()`).
-    pub fn segment(&self, i: usize) -> Segment<'_> {
+    pub(crate) fn segment(&self, i: usize) -> Segment<'_> {
         let [a, b] = self.seg_files[i];
         Segment {
             bytes: self.seg_bytes[i],
@@ -431,7 +435,7 @@ impl Sweep {
     }
 
     /// Unit `i` (panics if `i >= unit_count()`).
-    pub fn unit(&self, i: usize) -> Unit<'_> {
+    pub(crate) fn unit(&self, i: usize) -> Unit<'_> {
         let [a, b] = self.unit_files[i];
         let first = if i == 0 { 0 } else { self.unit_seg_end[i - 1] };
         Unit {
@@ -444,17 +448,18 @@ impl Sweep {
     }
 
     /// The segments, by filesystem index and physical address.
-    pub fn segments(&self) -> impl ExactSizeIterator<Item = Segment<'_>> + '_ {
+    pub(crate) fn segments(&self) -> impl ExactSizeIterator<Item = Segment<'_>> + '_ {
         (0..self.segment_count()).map(|i| self.segment(i))
     }
 
     /// The units, by filesystem index and physical address.
-    pub fn units(&self) -> impl ExactSizeIterator<Item = Unit<'_>> + '_ {
+    pub(crate) fn units(&self) -> impl ExactSizeIterator<Item = Unit<'_>> + '_ {
         (0..self.unit_count()).map(|i| self.unit(i))
     }
 
     /// The size of the union of all indexed ranges, in bytes.
-    pub fn bytes(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> u64 {
         self.seg_bytes
             .iter()
             .fold(0u64, |a, &b| a.saturating_add(b))

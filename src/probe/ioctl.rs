@@ -1,7 +1,7 @@
 //! The filesystem ioctls the probe needs: XFS reflink support and the
 //! filesystem's identity (UUID).
 //!
-//! Like [`crate::extents::fiemap`], one of the four ioctl modules that may
+//! Like `crate::extents::fiemap`, one of the four ioctl modules that may
 //! use `unsafe`, only to hand `#[repr(C)]` mirrors of kernel UAPI structs (sizes
 //! pinned at compile time, opcodes pinned by a test) to rustix's [`ioctl`].
 //! Every call here is unprivileged.
@@ -18,29 +18,29 @@ use std::os::fd::BorrowedFd;
 use rustix::ioctl::{Opcode, Updater, ioctl, opcode};
 
 /// `XFS_FSOP_GEOM_FLAGS_REFLINK`: files can share blocks.
-pub const XFS_FSOP_GEOM_FLAGS_REFLINK: u32 = 1 << 20;
+pub(crate) const XFS_FSOP_GEOM_FLAGS_REFLINK: u32 = 1 << 20;
 
 /// statfs `f_type` magic numbers (linux/magic.h and the filesystems' own
 /// headers).
-pub mod magic {
+pub(crate) mod magic {
     /// `BTRFS_SUPER_MAGIC`.
-    pub const BTRFS: u32 = 0x9123_683e;
+    pub(crate) const BTRFS: u32 = 0x9123_683e;
     /// `XFS_SUPER_MAGIC`.
-    pub const XFS: u32 = 0x5846_5342;
+    pub(crate) const XFS: u32 = 0x5846_5342;
     /// `OCFS2_SUPER_MAGIC`.
-    pub const OCFS2: u32 = 0x7461_636f;
+    pub(crate) const OCFS2: u32 = 0x7461_636f;
     /// `BCACHEFS_SUPER_MAGIC`.
-    pub const BCACHEFS: u32 = 0xca45_1a4e;
+    pub(crate) const BCACHEFS: u32 = 0xca45_1a4e;
     /// `EXT4_SUPER_MAGIC` (also ext2 and ext3).
-    pub const EXT4: u32 = 0xef53;
+    pub(crate) const EXT4: u32 = 0xef53;
     /// `TMPFS_MAGIC`.
-    pub const TMPFS: u32 = 0x0102_1994;
+    pub(crate) const TMPFS: u32 = 0x0102_1994;
     /// `NFS_SUPER_MAGIC`.
-    pub const NFS: u32 = 0x6969;
+    pub(crate) const NFS: u32 = 0x6969;
     /// `CIFS_SUPER_MAGIC`.
-    pub const CIFS: u32 = 0xff53_4d42;
+    pub(crate) const CIFS: u32 = 0xff53_4d42;
     /// `SMB2_SUPER_MAGIC`.
-    pub const SMB2: u32 = 0xfe53_4d42;
+    pub(crate) const SMB2: u32 = 0xfe53_4d42;
 }
 
 /// `struct xfs_fsop_geom_v4`: output of `XFS_IOC_FSGEOMETRY_V4`.
@@ -93,7 +93,7 @@ pub(crate) const XFS_IOC_FSGEOMETRY: Opcode = opcode::read::<XfsFsopGeom>(b'X', 
 pub(crate) const XFS_IOC_FSGEOMETRY_V4: Opcode = opcode::read::<XfsFsopGeomV4>(b'X', 124);
 
 /// The `statfs` `f_type` of the filesystem holding `fd`.
-pub fn fs_type(fd: BorrowedFd<'_>) -> io::Result<u32> {
+pub(crate) fn fs_type(fd: BorrowedFd<'_>) -> io::Result<u32> {
     let st = rustix::fs::fstatfs(fd)?;
     // f_type is a signed long holding a 32-bit magic: keep its low 32 bits.
     Ok(st.f_type as u32)
@@ -105,29 +105,29 @@ pub fn fs_type(fd: BorrowedFd<'_>) -> io::Result<u32> {
 /// Uses `XFS_IOC_FSGEOMETRY`, which needs no privilege, falling back to the
 /// v4 ioctl on kernels that lack the v5 one (`ENOTTY`/`EINVAL`). Checks
 /// `statfs` first so that no XFS opcode reaches another driver.
-pub fn xfs_reflink_enabled(fd: BorrowedFd<'_>) -> io::Result<bool> {
+pub(crate) fn xfs_reflink_enabled(fd: BorrowedFd<'_>) -> io::Result<bool> {
     Ok(xfs_geometry(fd)?.is_some_and(|g| g.reflink))
 }
 
 /// What sdu reads of an XFS filesystem's geometry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct XfsGeometry {
+pub(crate) struct XfsGeometry {
     /// Filesystem block size, bytes.
-    pub blocksize: u32,
+    pub(crate) blocksize: u32,
     /// Blocks per allocation group (the last one may be shorter).
-    pub agblocks: u32,
+    pub(crate) agblocks: u32,
     /// Allocation groups.
-    pub agcount: u32,
+    pub(crate) agcount: u32,
     /// Inode size, bytes.
-    pub inodesize: u32,
+    pub(crate) inodesize: u32,
     /// `XFS_FSOP_GEOM_FLAGS_REFLINK`.
-    pub reflink: bool,
+    pub(crate) reflink: bool,
 }
 
 impl XfsGeometry {
     /// The allocation group of FIEMAP's `fe_physical` (bytes): XFS maps a
     /// block to the disk address `(agno × agblocks + agbno) × blocksize`.
-    pub fn ag_of_physical(&self, physical: u64) -> u32 {
+    pub(crate) fn ag_of_physical(&self, physical: u64) -> u32 {
         let ag_bytes = u64::from(self.agblocks) * u64::from(self.blocksize);
         match physical.checked_div(ag_bytes) {
             Some(ag) => ag.min(u64::from(self.agcount.saturating_sub(1))) as u32,
@@ -137,7 +137,8 @@ impl XfsGeometry {
 
     /// The allocation group an inode number lies in: an XFS inode number
     /// is `agno << (agblklog + inopblog) | agino`.
-    pub fn ag_of_inode(&self, ino: u64) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn ag_of_inode(&self, ino: u64) -> u32 {
         let log2_ceil = |x: u32| {
             if x <= 1 {
                 0
@@ -155,7 +156,7 @@ impl XfsGeometry {
 
 /// The geometry of the XFS filesystem holding `fd`; `Ok(None)` on any other
 /// filesystem. Unprivileged (`XFS_IOC_FSGEOMETRY`, v4 as a fallback).
-pub fn xfs_geometry(fd: BorrowedFd<'_>) -> io::Result<Option<XfsGeometry>> {
+pub(crate) fn xfs_geometry(fd: BorrowedFd<'_>) -> io::Result<Option<XfsGeometry>> {
     if fs_type(fd)? != magic::XFS {
         return Ok(None);
     }
@@ -242,7 +243,7 @@ pub(crate) const BTRFS_IOC_FS_INFO: Opcode = opcode::read::<BtrfsFsInfoArgs>(0x9
 /// # Errors
 /// The `FS_IOC_GETFSUUID` error (typically `ENOTTY`) when the filesystem
 /// publishes no UUID, or an `InvalidData` error if it reports an empty one.
-pub fn fs_uuid(fd: BorrowedFd<'_>) -> io::Result<[u8; 16]> {
+pub(crate) fn fs_uuid(fd: BorrowedFd<'_>) -> io::Result<[u8; 16]> {
     let err = match vfs_uuid(fd) {
         Ok(u) => return Ok(u),
         Err(e) => e,
@@ -343,6 +344,9 @@ pub(crate) const BTRFS_IOC_GET_SUBVOL_INFO: Opcode = opcode::read::<BtrfsSubvolI
 /// `ioctl(fd, BTRFS_IOC_GET_SUBVOL_INFO)`—the UUID of the Btrfs subvolume
 /// holding `fd`, the UUID of the subvolume it is a snapshot of (zero when
 /// it is none) and its creation time. Unprivileged.
+///
+/// Public for `tests/sdu/inline.rs`, which reads a real snapshot's
+/// subvolume for [`crate::extents::copies::settled`].
 pub fn btrfs_subvol(fd: BorrowedFd<'_>) -> io::Result<super::Subvol> {
     let mut args = BtrfsSubvolInfo {
         treeid: 0,
@@ -406,7 +410,7 @@ pub(crate) const BTRFS_IOC_GET_SUBVOL_ROOTREF: Opcode =
 /// `ioctl(fd, BTRFS_IOC_GET_SUBVOL_ROOTREF)`: does some subvolume lie in
 /// the Btrfs subvolume holding `fd` (anywhere in it, not only under `fd`)?
 /// Unprivileged; `EOVERFLOW` means more than 255 do.
-pub fn btrfs_has_nested_subvol(fd: BorrowedFd<'_>) -> io::Result<bool> {
+pub(crate) fn btrfs_has_nested_subvol(fd: BorrowedFd<'_>) -> io::Result<bool> {
     let mut args = BtrfsRootrefArgs {
         min_treeid: 0,
         rootref: [[0; 2]; 255],

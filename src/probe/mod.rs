@@ -5,10 +5,10 @@
 //! reflink feature bit on XFS) and then per file (regular, with blocks, an
 //! inode not mapped already). The kernel has no per-file "may share" bit yet
 //! (one has been proposed as a statx attribute); when it comes, it slots
-//! into [`may_share`].
+//! into `may_share`.
 //!
 //! A probe that fails never turns into a quiet "cannot share": a filesystem
-//! whose type or identity cannot be read is marked [`FsInfo::unverified`]
+//! whose type or identity cannot be read is marked `FsInfo::unverified`
 //! (its files are counted as exclusive, and their bytes reported as
 //! unverified), and the failure is warned about once per filesystem.
 
@@ -20,10 +20,13 @@ use std::os::fd::BorrowedFd;
 use std::sync::Mutex;
 
 use crate::figures::Kind;
-pub use ioctl::magic;
+pub(crate) use ioctl::magic;
 
 /// How a filesystem frees shared data, which decides what a reclaim unit
 /// is (see `docs/design.md`, "Reclaimable").
+///
+/// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
+/// build a tree by hand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Granularity {
     /// Sharing is exact per block and a block is freed when its last mapping
@@ -45,23 +48,23 @@ pub enum Granularity {
 
 /// What sdu knows about one filesystem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FsInfo {
+pub(crate) struct FsInfo {
     /// Index in the registry.
-    pub index: u32,
+    pub(crate) index: u32,
     /// statfs `f_type` (0 when it could not be read).
-    pub magic: u32,
+    pub(crate) magic: u32,
     /// Can two files on it share physical blocks?
-    pub can_share: bool,
+    pub(crate) can_share: bool,
     /// How it frees shared data.
-    pub granularity: Granularity,
+    pub(crate) granularity: Granularity,
     /// Whether it could share data is unknown: the probe failed. Its files
     /// are not mapped, and their bytes count as unverified exclusive bytes.
-    pub unverified: bool,
+    pub(crate) unverified: bool,
 }
 
 impl FsInfo {
     /// A short name for messages and `--stats`.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self.magic {
             magic::BTRFS => "btrfs",
             magic::XFS => "xfs",
@@ -79,7 +82,7 @@ impl FsInfo {
 
 /// Why a file's extents were not read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Skip {
+pub(crate) enum Skip {
     /// Not a regular file: only regular files have data extents.
     NotRegular,
     /// No allocated blocks (empty, or all inline in the inode).
@@ -96,7 +99,7 @@ pub enum Skip {
 
 impl Skip {
     /// All reasons, in the order `--stats` prints them.
-    pub const ALL: [Skip; 5] = [
+    pub(crate) const ALL: [Skip; 5] = [
         Skip::NotRegular,
         Skip::NoBlocks,
         Skip::FsCannotShare,
@@ -105,12 +108,12 @@ impl Skip {
     ];
 
     /// Position in [`Skip::ALL`].
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         self as usize
     }
 
     /// What `--stats` calls it.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Skip::NotRegular => "not a regular file",
             Skip::NoBlocks => "no allocated blocks",
@@ -127,7 +130,7 @@ impl Skip {
 /// claims the inode (false when another link of it has been or is being
 /// mapped). This is the single place to consult a future per-file statx
 /// "may share" attribute.
-pub fn may_share(
+pub(crate) fn may_share(
     fs: &FsInfo,
     kind: Kind,
     blocks: u64,
@@ -157,16 +160,16 @@ pub fn may_share(
 /// registry turns it into an [`FsInfo`]. Kept apart so that the rules for
 /// failed probes are tested without a failing filesystem.
 #[derive(Debug)]
-pub struct Probe {
+pub(crate) struct Probe {
     /// statfs `f_type`.
-    pub magic: io::Result<u32>,
+    pub(crate) magic: io::Result<u32>,
     /// XFS only: is reflink enabled? (`None` elsewhere.)
-    pub reflink: Option<io::Result<bool>>,
+    pub(crate) reflink: Option<io::Result<bool>>,
     /// The filesystem UUID, asked only where data can be shared.
-    pub uuid: Option<io::Result<[u8; 16]>>,
+    pub(crate) uuid: Option<io::Result<[u8; 16]>>,
     /// Btrfs only: the subvolume's UUID, the UUID of the subvolume it is a
     /// snapshot of, and when it was made.
-    pub subvol: Option<io::Result<Subvol>>,
+    pub(crate) subvol: Option<io::Result<Subvol>>,
 }
 
 /// A Btrfs subvolume, as the walk tells copies of one inode apart.
@@ -174,15 +177,15 @@ pub struct Probe {
 pub struct Subvol {
     /// Its UUID and the UUID of the subvolume it is a snapshot of (zero
     /// when it is none).
-    pub ids: ([u8; 16], [u8; 16]),
+    pub(crate) ids: ([u8; 16], [u8; 16]),
     /// Its creation time (`otime`), seconds and nanoseconds: for a
     /// snapshot, when its files were frozen.
-    pub created: (i64, u32),
+    pub(crate) created: (i64, u32),
 }
 
 impl Probe {
     /// Probes the filesystem holding `fd`.
-    pub fn of(fd: BorrowedFd<'_>) -> Probe {
+    pub(crate) fn of(fd: BorrowedFd<'_>) -> Probe {
         let magic = ioctl::fs_type(fd);
         let reflink = match magic {
             Ok(magic::XFS) => Some(ioctl::xfs_reflink_enabled(fd)),
@@ -210,7 +213,7 @@ impl Probe {
 /// address space, so devices map to filesystems by UUID; elsewhere the
 /// identity is UUID and device together (cloned images share UUIDs).
 #[derive(Debug, Default)]
-pub struct Registry {
+pub(crate) struct Registry {
     inner: Mutex<RegistryInner>,
     /// Some filesystem turned out to have no FIEMAP: until one does,
     /// [`Registry::fiemap_unsupported`], asked before every FIEMAP, takes
@@ -237,7 +240,7 @@ impl Registry {
     /// The filesystem of `dev`, probing it through `fd` (any fd on it) the
     /// first time. The second value is a warning to print, once per
     /// filesystem, when a probe failed.
-    pub fn lookup(&self, dev: u64, fd: BorrowedFd<'_>) -> (FsInfo, Option<String>) {
+    pub(crate) fn lookup(&self, dev: u64, fd: BorrowedFd<'_>) -> (FsInfo, Option<String>) {
         if let Some(fs) = self.lock().by_dev.get(&dev) {
             return (*fs, None);
         }
@@ -247,7 +250,7 @@ impl Registry {
     }
 
     /// Registers `dev` with what its probe found; see [`Registry::lookup`].
-    pub fn insert(&self, dev: u64, probe: Probe) -> (FsInfo, Option<String>) {
+    pub(crate) fn insert(&self, dev: u64, probe: Probe) -> (FsInfo, Option<String>) {
         let mut warning = None;
         let magic = match probe.magic {
             Ok(m) => m,
@@ -329,12 +332,12 @@ impl Registry {
     }
 
     /// All filesystems, by index.
-    pub fn filesystems(&self) -> Vec<FsInfo> {
+    pub(crate) fn filesystems(&self) -> Vec<FsInfo> {
         self.lock().all.clone()
     }
 
     /// Has FIEMAP failed as unsupported on filesystem `index`?
-    pub fn fiemap_unsupported(&self, index: u32) -> bool {
+    pub(crate) fn fiemap_unsupported(&self, index: u32) -> bool {
         if !self
             .any_no_fiemap
             .load(std::sync::atomic::Ordering::Acquire)
@@ -351,7 +354,7 @@ impl Registry {
     /// Records that FIEMAP is unsupported on filesystem `index`; returns
     /// true the first time for that filesystem (to warn once per
     /// filesystem).
-    pub fn set_fiemap_unsupported(&self, index: u32) -> bool {
+    pub(crate) fn set_fiemap_unsupported(&self, index: u32) -> bool {
         let mut inner = self.lock();
         self.any_no_fiemap
             .store(true, std::sync::atomic::Ordering::Release);
@@ -365,7 +368,7 @@ impl Registry {
     /// a dense key under which the extent index compares physical
     /// addresses. Two spaces never alias, however many filesystems and
     /// nested roots a scan has.
-    pub fn space(&self, index: u32, ns: u32) -> u32 {
+    pub(crate) fn space(&self, index: u32, ns: u32) -> u32 {
         let mut inner = self.lock();
         let next = inner.space_fs.len() as u32;
         let key = *inner.spaces.entry((index, ns)).or_insert(next);
@@ -376,12 +379,12 @@ impl Registry {
     }
 
     /// The Btrfs subvolume of device `dev`; `None` when unknown.
-    pub fn subvolume(&self, dev: u64) -> Option<Subvol> {
+    pub(crate) fn subvolume(&self, dev: u64) -> Option<Subvol> {
         self.lock().subvols.get(&dev).copied()
     }
 
     /// The granularity of the filesystem of extent space `space`.
-    pub fn granularity(&self, space: u32) -> Granularity {
+    pub(crate) fn granularity(&self, space: u32) -> Granularity {
         let inner = self.lock();
         inner
             .space_fs

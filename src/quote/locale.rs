@@ -46,7 +46,7 @@ const CATEGORIES: [&str; 12] = [
 const DEFAULT_PATH: &str = "/usr/lib/locale";
 
 /// What the decision reads: the environment and the installed locales.
-pub trait Locales {
+pub(crate) trait Locales {
     fn var(&self, name: &str) -> Option<OsString>;
     /// Whether the locale archive holds `name`.
     fn in_archive(&self, name: &str) -> bool;
@@ -56,7 +56,7 @@ pub trait Locales {
 
 /// The real environment, `/usr/lib/locale/locale-archive` and files.
 #[derive(Default)]
-pub struct System {
+pub(crate) struct System {
     archive: OnceCell<Vec<String>>,
 }
 
@@ -82,7 +82,7 @@ impl Locales for System {
 }
 
 /// Whether the environment puts LC_CTYPE in a UTF-8 locale.
-pub fn ctype_is_utf8(l: &dyn Locales) -> bool {
+pub(crate) fn ctype_is_utf8(l: &dyn Locales) -> bool {
     let value = |var: &str| {
         l.var(var)
             .filter(|v| !v.is_empty())
@@ -237,7 +237,7 @@ fn normalize(codeset: &str) -> String {
 /// `(hash, name offset, record offset)` entries (record offset 0 =
 /// empty slot), names NUL-terminated at absolute file offsets. Reads
 /// the header, the table and the string region, not the locale data.
-pub fn archive_names(path: &Path) -> Option<Vec<String>> {
+pub(crate) fn archive_names(path: &Path) -> Option<Vec<String>> {
     const MAGIC: u32 = 0xde02_0109;
     let f = File::open(path).ok()?;
     let len = f.metadata().ok()?.len();

@@ -30,7 +30,7 @@ use super::{NO_NODE, NodeRec, TOP};
 /// file with shared extents, with a time, over 4 GiB of size or 2 TiB
 /// allocated) keeps its whole [`Stats`] in a side table, the code its index.
 #[derive(Clone, Debug, Default)]
-pub struct CompactStats {
+pub(crate) struct CompactStats {
     apparent: Vec<u32>,
     blocks: Vec<u32>,
     /// `PLAIN`, `EMPTY`, or an index into `rest`.
@@ -46,23 +46,13 @@ const EMPTY: u32 = u32::MAX - 1;
 
 impl CompactStats {
     /// Room for `n` records.
-    pub fn with_capacity(n: usize) -> CompactStats {
+    pub(crate) fn with_capacity(n: usize) -> CompactStats {
         CompactStats {
             apparent: Vec::with_capacity(n),
             blocks: Vec::with_capacity(n),
             code: Vec::with_capacity(n),
             rest: StatsTable::default(),
         }
-    }
-
-    /// The number of records.
-    pub fn len(&self) -> usize {
-        self.code.len()
-    }
-
-    /// Whether there is none.
-    pub fn is_empty(&self) -> bool {
-        self.code.is_empty()
     }
 
     /// The inline form of `s`: (apparent, blocks, code), pushing `s` on the
@@ -105,7 +95,7 @@ impl CompactStats {
     }
 
     /// Appends `s`.
-    pub fn push(&mut self, s: &Stats) {
+    pub(crate) fn push(&mut self, s: &Stats) {
         let (a, b, c) = self.encode(s);
         self.apparent.push(a);
         self.blocks.push(b);
@@ -113,7 +103,7 @@ impl CompactStats {
     }
 
     /// Record `i`.
-    pub fn get(&self, i: usize) -> Stats {
+    pub(crate) fn get(&self, i: usize) -> Stats {
         let apparent = u64::from(self.apparent[i]);
         let total = u64::from(self.blocks[i]) * 512;
         match self.code[i] {
@@ -135,7 +125,7 @@ impl CompactStats {
     }
 
     /// The reclaimable bytes of record `i` (what [`CompactStats::get`] gives).
-    pub fn reclaimable(&self, i: usize) -> u64 {
+    pub(crate) fn reclaimable(&self, i: usize) -> u64 {
         match self.code[i] {
             PLAIN => u64::from(self.blocks[i]) * 512,
             EMPTY => 0,
@@ -144,7 +134,7 @@ impl CompactStats {
     }
 
     /// Replaces record `i` by `s`.
-    pub fn set(&mut self, i: usize, s: &Stats) {
+    pub(crate) fn set(&mut self, i: usize, s: &Stats) {
         let old = self.code[i];
         let (a, b, new) = self.encode(s);
         self.apparent[i] = a;
@@ -166,6 +156,7 @@ impl CompactStats {
     }
 
     /// Heap bytes held.
+    #[cfg(test)]
     fn heap_bytes(&self) -> usize {
         (self.apparent.capacity() + self.blocks.capacity() + self.code.capacity()) * 4
             + self.rest.heap_bytes()
@@ -175,7 +166,7 @@ impl CompactStats {
 /// [`Stats`] by index, 56 bytes each: the time (`--time`) in a table of
 /// its own, kept only once some entry has one.
 #[derive(Clone, Debug, Default)]
-pub struct StatsTable {
+pub(crate) struct StatsTable {
     sums: Vec<[u64; 7]>,
     /// Empty, or one per entry.
     times: Vec<Option<Timestamp>>,
@@ -183,17 +174,12 @@ pub struct StatsTable {
 
 impl StatsTable {
     /// The number of entries.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.sums.len()
     }
 
-    /// Whether there is none.
-    pub fn is_empty(&self) -> bool {
-        self.sums.is_empty()
-    }
-
     /// Appends `s`.
-    pub fn push(&mut self, s: &Stats) {
+    pub(crate) fn push(&mut self, s: &Stats) {
         self.sums.push([
             s.apparent,
             s.total,
@@ -210,7 +196,7 @@ impl StatsTable {
     }
 
     /// Entry `i`.
-    pub fn get(&self, i: usize) -> Stats {
+    pub(crate) fn get(&self, i: usize) -> Stats {
         let [apparent, total, exclusive, shared, reclaimable, files, dirs] = self.sums[i];
         Stats {
             apparent,
@@ -225,7 +211,7 @@ impl StatsTable {
     }
 
     /// Entry `i`'s reclaimable bytes.
-    pub fn reclaimable(&self, i: usize) -> u64 {
+    pub(crate) fn reclaimable(&self, i: usize) -> u64 {
         self.sums[i][4]
     }
 
@@ -239,7 +225,7 @@ impl StatsTable {
     }
 
     /// Appends every entry of `other`, leaving it empty.
-    pub fn append(&mut self, other: &mut StatsTable) {
+    pub(crate) fn append(&mut self, other: &mut StatsTable) {
         if !self.times.is_empty() || !other.times.is_empty() {
             self.times.resize(self.sums.len(), None);
             other.times.resize(other.sums.len(), None);
@@ -249,13 +235,14 @@ impl StatsTable {
     }
 
     /// Gives back the spare capacity.
-    pub fn shrink_to_fit(&mut self) {
+    pub(crate) fn shrink_to_fit(&mut self) {
         self.sums.shrink_to_fit();
         self.times.shrink_to_fit();
     }
 
     /// The heap bytes held.
-    pub fn heap_bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.sums.capacity() * size_of::<[u64; 7]>()
             + self.times.capacity() * size_of::<Option<Timestamp>>()
     }
@@ -315,6 +302,7 @@ impl Names {
         &self.bytes[self.offset(i)..self.offset(i + 1)]
     }
 
+    #[cfg(test)]
     fn heap_bytes(&self) -> usize {
         self.bytes.capacity() + (self.start.capacity() + self.wraps.capacity()) * 4
     }
@@ -345,6 +333,9 @@ fn kind_of(bits: u8) -> Kind {
 }
 
 /// Node records in columns (see the module's documentation).
+///
+/// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
+/// build a tree by hand.
 #[derive(Clone, Debug, Default)]
 pub struct Nodes {
     /// The node ids, when the records are not in id order (a walk's
@@ -366,7 +357,7 @@ pub struct Nodes {
 
 impl Nodes {
     /// An empty store with room for `n` records.
-    pub fn with_capacity(n: usize) -> Nodes {
+    pub(crate) fn with_capacity(n: usize) -> Nodes {
         Nodes {
             ids: Vec::new(),
             parent: Vec::with_capacity(n),
@@ -380,7 +371,7 @@ impl Nodes {
     }
 
     /// Appends `r` as the next node (in id order: `r.id` is ignored).
-    pub fn push(&mut self, r: &NodeRec) {
+    pub(crate) fn push(&mut self, r: &NodeRec) {
         self.push_named(r, &r.name);
     }
 
@@ -406,7 +397,7 @@ impl Nodes {
 
     /// Appends `r` named `name` (`r.name` is ignored) keeping its id (a
     /// walk's shard, in any order), for [`Nodes::gather`].
-    pub fn push_with_id(&mut self, r: &NodeRec, name: &[u8]) {
+    pub(crate) fn push_with_id(&mut self, r: &NodeRec, name: &[u8]) {
         self.ids.push(r.id);
         self.push_named(r, name);
     }
@@ -415,7 +406,7 @@ impl Nodes {
     /// in id order, `0..n`. An id no part holds gets the default record.
     /// Each part's columns are freed as soon as they are copied, so that
     /// the peak is one store and one column, not two stores.
-    pub fn gather(n: usize, mut parts: Vec<Nodes>) -> Nodes {
+    pub(crate) fn gather(n: usize, mut parts: Vec<Nodes>) -> Nodes {
         fn column<T: Copy + Default>(
             n: usize,
             parts: &mut [Nodes],
@@ -486,27 +477,22 @@ impl Nodes {
     }
 
     /// The number of nodes.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.parent.len()
     }
 
-    /// Whether there is none.
-    pub fn is_empty(&self) -> bool {
-        self.parent.is_empty()
-    }
-
     /// Node `i`'s parent id.
-    pub fn parent(&self, i: usize) -> u32 {
+    pub(crate) fn parent(&self, i: usize) -> u32 {
         self.parent[i]
     }
 
     /// Sets node `i`'s parent id.
-    pub fn set_parent(&mut self, i: usize, p: u32) {
+    pub(crate) fn set_parent(&mut self, i: usize, p: u32) {
         self.parent[i] = p;
     }
 
     /// Node `i`'s depth below its root.
-    pub fn depth(&self, i: usize) -> u32 {
+    pub(crate) fn depth(&self, i: usize) -> u32 {
         let mut d = 0;
         let mut x = i;
         loop {
@@ -522,22 +508,22 @@ impl Nodes {
     }
 
     /// Node `i`'s position among its directory's entries.
-    pub fn order(&self, i: usize) -> u32 {
+    pub(crate) fn order(&self, i: usize) -> u32 {
         self.order[i]
     }
 
     /// What node `i` is.
-    pub fn kind(&self, i: usize) -> Kind {
+    pub(crate) fn kind(&self, i: usize) -> Kind {
         kind_of(self.flags[i])
     }
 
     /// Whether node `i` is a `-a` leaf.
-    pub fn leaf(&self, i: usize) -> bool {
+    pub(crate) fn leaf(&self, i: usize) -> bool {
         self.flags[i] & LEAF != 0
     }
 
     /// Node `i`'s name.
-    pub fn name(&self, i: usize) -> &[u8] {
+    pub(crate) fn name(&self, i: usize) -> &[u8] {
         let k = match self.name_at.get(i) {
             Some(&k) => k,
             None if self.name_at.is_empty() => i as u32,
@@ -554,22 +540,23 @@ impl Nodes {
     }
 
     /// Node `i`'s own figures.
-    pub fn own(&self, i: usize) -> Stats {
+    pub(crate) fn own(&self, i: usize) -> Stats {
         self.own.get(i)
     }
 
     /// Node `i`'s own reclaimable bytes.
-    pub fn own_reclaimable(&self, i: usize) -> u64 {
+    pub(crate) fn own_reclaimable(&self, i: usize) -> u64 {
         self.own.reclaimable(i)
     }
 
     /// Replaces node `i`'s own figures.
-    pub fn set_own(&mut self, i: usize, s: &Stats) {
+    pub(crate) fn set_own(&mut self, i: usize, s: &Stats) {
         self.own.set(i, s);
     }
 
     /// Node `i` as the walk recorded it.
-    pub fn get(&self, i: usize) -> NodeRec {
+    #[cfg(test)]
+    pub(crate) fn get(&self, i: usize) -> NodeRec {
         NodeRec {
             id: self.ids.get(i).copied().unwrap_or(i as u32),
             parent: self.parent[i],
@@ -583,7 +570,7 @@ impl Nodes {
     }
 
     /// Gives back the spare capacity.
-    pub fn shrink_to_fit(&mut self) {
+    pub(crate) fn shrink_to_fit(&mut self) {
         self.ids.shrink_to_fit();
         self.parent.shrink_to_fit();
         self.order.shrink_to_fit();
@@ -598,7 +585,8 @@ impl Nodes {
     }
 
     /// The heap bytes the store holds.
-    pub fn heap_bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.ids.capacity() * 4
             + self.parent.capacity() * 4
             + self.order.capacity() * 4

@@ -29,7 +29,7 @@ use crate::figures::{Kind, Stats};
 use crate::tree::{self, Tree};
 
 /// The JSON schema version; bumped when a key changes meaning or goes away.
-pub const SCHEMA: u32 = 1;
+pub(crate) const SCHEMA: u32 = 1;
 
 /// The whole `--json` document: one object, on one line except that each
 /// entry starts a line of its own.
@@ -46,32 +46,32 @@ pub const SCHEMA: u32 = 1;
 /// A reader should ignore keys it does not know: adding one does not bump
 /// [`SCHEMA`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Document<'a, E = Vec<Entry<'a>>> {
+pub(crate) struct Document<'a, E = Vec<Entry<'a>>> {
     /// `schema`: [`SCHEMA`], the version of this layout.
-    pub schema: u32,
+    pub(crate) schema: u32,
     /// `version`: the version of sdu that wrote the document.
-    pub version: Cow<'a, str>,
+    pub(crate) version: Cow<'a, str>,
     /// `roots`: the paths given on the command line, in order (`.` when
     /// none was given).
-    pub roots: Vec<Path<'a>>,
+    pub(crate) roots: Vec<Path<'a>>,
     /// `entries`: the entries reported, in the order printed: du order
     /// (post-order, siblings by name, roots in the order given) unless
     /// `--sort`, `--top` or `--min-size` chose otherwise. `-d`, `-s` and
     /// `-a` decide which are present, as in the text table.
-    pub entries: E,
+    pub(crate) entries: E,
     /// `total`: all roots together, every inode counted once; present
     /// exactly when `-c` was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total: Option<Stats>,
+    pub(crate) total: Option<Stats>,
     /// `errors`: how many entries could not be read (each was reported on
     /// stderr, and the exit status is 1 when this is not 0).
-    pub errors: u64,
+    pub(crate) errors: u64,
     /// `compressed_logical`: the logical bytes of compressed extents
     /// (FIEMAP's `ENCODED`) that exclusive, shared and reclaimable count at
     /// their uncompressed size, because FIEMAP cannot tell their size on
     /// disk; present exactly when not 0.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub compressed_logical: u64,
+    pub(crate) compressed_logical: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -80,26 +80,26 @@ fn is_zero(n: &u64) -> bool {
 
 /// One entry of `entries`: its path, what it is, how deep, and its figures.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Entry<'a> {
+pub(crate) struct Entry<'a> {
     /// `path`: as the text table prints it: the root as given, then `/` and
     /// the names below it.
-    pub path: Path<'a>,
+    pub(crate) path: Path<'a>,
     /// `type`: `"dir"`, `"file"`, `"symlink"` or `"other"`.
     #[serde(rename = "type")]
-    pub kind: EntryType,
+    pub(crate) kind: EntryType,
     /// `depth`: levels below its root (a root is 0).
-    pub depth: u32,
+    pub(crate) depth: u32,
     /// The seven figures, as keys of the entry itself (`docs/design.md`,
     /// "Definitions", defines each; sizes in bytes whatever the size flags
     /// say).
     #[serde(flatten)]
-    pub figures: Stats,
+    pub(crate) figures: Stats,
 }
 
 /// What an entry is: `type` in the document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum EntryType {
+pub(crate) enum EntryType {
     /// A directory.
     Dir,
     /// A regular file.
@@ -115,7 +115,7 @@ pub enum EntryType {
 /// that every name round-trips exactly. Each path has one spelling: the
 /// object form of a valid UTF-8 path is rejected when read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Path<'a>(pub Cow<'a, [u8]>);
+pub(crate) struct Path<'a>(pub Cow<'a, [u8]>);
 
 /// How a [`Path`] is spelt in JSON.
 #[derive(Serialize, Deserialize)]
@@ -193,7 +193,7 @@ impl<'a> From<&tree::Entry<'a>> for Entry<'a> {
 /// The entries of a report as a sequence that serializes itself by
 /// visiting the tree (`select::entries`), so that none is held longer
 /// than it takes to write it.
-pub struct Entries<'a> {
+pub(crate) struct Entries<'a> {
     tree: &'a Tree,
     opts: &'a ReportOptions,
 }

@@ -13,9 +13,9 @@
 //! in du order as the tree is visited; `--sort`, `--top`, `--min-size` and
 //! `--tree` collect them first.
 
-pub mod json;
+pub(crate) mod json;
 mod options;
-pub mod plan;
+pub(crate) mod plan;
 mod select;
 mod table;
 mod treeview;
@@ -24,14 +24,13 @@ use std::io::{self, Write};
 
 use crate::tree::Tree;
 
-pub use json::SCHEMA;
 pub use options::{Format, ReportOptions, SortKey};
 
 /// Writes the report of `tree` in the chosen format. `roots` are the paths
 /// given (the JSON document lists them) and `errors` the count of entries
 /// that could not be read and `compressed` the logical bytes of compressed
 /// extents counted uncompressed (the JSON document says both).
-pub fn write(
+pub(crate) fn write(
     out: &mut dyn Write,
     tree: &Tree,
     roots: &[Vec<u8>],

@@ -20,46 +20,46 @@ use crate::tree::Plan;
 
 /// The `--to-free --json` document.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct PlanDocument<'a> {
+pub(crate) struct PlanDocument<'a> {
     /// [`SCHEMA`].
-    pub schema: u32,
+    pub(crate) schema: u32,
     /// The sdu version that wrote it.
-    pub version: Cow<'a, str>,
+    pub(crate) version: Cow<'a, str>,
     /// The bytes asked for.
-    pub target: u64,
+    pub(crate) target: u64,
     /// Whether the chosen entries reach it.
-    pub reached: bool,
+    pub(crate) reached: bool,
     /// What deleting the chosen entries frees, counted once.
-    pub frees: u64,
+    pub(crate) frees: u64,
     /// What deleting every candidate would free.
-    pub all: u64,
+    pub(crate) all: u64,
     /// The chosen entries, in the order chosen.
-    pub chosen: Vec<Step<'a>>,
+    pub(crate) chosen: Vec<Step<'a>>,
 }
 
 /// One chosen entry.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Step<'a> {
+pub(crate) struct Step<'a> {
     /// The candidate, as given.
-    pub path: Path<'a>,
+    pub(crate) path: Path<'a>,
     /// What it adds to the entries chosen before it.
-    pub adds: u64,
+    pub(crate) adds: u64,
     /// What it and those before it free together.
-    pub frees: u64,
+    pub(crate) frees: u64,
 }
 
 /// A candidate found in the scan.
 #[derive(Clone, Debug)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// Its node.
-    pub node: u32,
+    pub(crate) node: u32,
     /// The path to print for it: as given.
-    pub path: Vec<u8>,
+    pub(crate) path: Vec<u8>,
 }
 
 /// Writes `plan` (of `target` bytes, among `candidates`) in the format
 /// `opts` asks for: JSON, or the table.
-pub fn write(
+pub(crate) fn write(
     out: &mut dyn Write,
     plan: &Plan,
     target: u64,

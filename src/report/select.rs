@@ -20,7 +20,7 @@ use crate::tree::{Entry, Tree};
 /// Calls `f` on every entry to report, in the order to report them: du
 /// order, streamed from [`Tree::visit`], or the [`list`] of the collected
 /// rows when `--sort`, `--top` or `--min-size` was given.
-pub fn entries<E>(
+pub(crate) fn entries<E>(
     tree: &Tree,
     opts: &ReportOptions,
     mut f: impl FnMut(&Entry<'_>) -> Result<(), E>,
@@ -36,11 +36,11 @@ pub fn entries<E>(
 }
 
 /// `Row::parent` of a root.
-pub const NO_PARENT: u32 = u32::MAX;
+pub(crate) const NO_PARENT: u32 = u32::MAX;
 
 /// The entries to report, collected in du order.
 #[derive(Debug, Default)]
-pub struct Rows {
+pub(crate) struct Rows {
     /// Every path, one after the other.
     arena: Vec<u8>,
     rows: Vec<Row>,
@@ -48,24 +48,24 @@ pub struct Rows {
 
 /// One collected entry.
 #[derive(Clone, Debug)]
-pub struct Row {
+pub(crate) struct Row {
     /// The node in the [`Tree`].
-    pub id: u32,
+    pub(crate) id: u32,
     /// The path is `arena[start..end]`, its last component `arena[name..end]`
     /// (the whole path for a root).
     start: usize,
     name: usize,
     end: usize,
-    pub depth: u32,
-    pub kind: Kind,
-    pub figures: Stats,
+    pub(crate) depth: u32,
+    pub(crate) kind: Kind,
+    pub(crate) figures: Stats,
     /// Index of the parent row, or [`NO_PARENT`] for a root.
-    pub parent: u32,
+    pub(crate) parent: u32,
 }
 
 impl Rows {
     /// Collects the entries `tree.visit(max_depth, ..)` reports.
-    pub fn collect(tree: &Tree, max_depth: Option<u32>) -> Rows {
+    pub(crate) fn collect(tree: &Tree, max_depth: Option<u32>) -> Rows {
         let mut r = Rows::default();
         // pending[d]: rows at depth d whose parent has not been visited yet
         // (post-order visits children first).
@@ -103,28 +103,28 @@ impl Rows {
         r
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.rows.len()
     }
 
-    pub fn row(&self, i: u32) -> &Row {
+    pub(crate) fn row(&self, i: u32) -> &Row {
         &self.rows[i as usize]
     }
 
     /// The path as printed in the list.
-    pub fn path(&self, i: u32) -> &[u8] {
+    pub(crate) fn path(&self, i: u32) -> &[u8] {
         let r = &self.rows[i as usize];
         &self.arena[r.start..r.end]
     }
 
     /// The last component of the path (the whole path for a root).
-    pub fn name(&self, i: u32) -> &[u8] {
+    pub(crate) fn name(&self, i: u32) -> &[u8] {
         let r = &self.rows[i as usize];
         &self.arena[r.name..r.end]
     }
 
     /// Row `i` as the printers see entries.
-    pub fn entry(&self, i: u32) -> Entry<'_> {
+    pub(crate) fn entry(&self, i: u32) -> Entry<'_> {
         let r = &self.rows[i as usize];
         Entry {
             id: r.id,
@@ -175,7 +175,7 @@ impl Rows {
 /// is smaller; `--top N` keeps the N largest by it. The rest are printed
 /// by `--sort`, or, without it, in du order when only `--min-size` was
 /// given and largest first when `--top` was.
-pub fn list(rows: &Rows, opts: &ReportOptions) -> Vec<u32> {
+pub(crate) fn list(rows: &Rows, opts: &ReportOptions) -> Vec<u32> {
     let mut v = rows.kept(opts);
     match opts.sort {
         Some(SortKey::Name) => v.sort_unstable_by(|&a, &b| rows.path(a).cmp(rows.path(b))),
@@ -191,17 +191,17 @@ pub fn list(rows: &Rows, opts: &ReportOptions) -> Vec<u32> {
 /// The tree view's hierarchy: the kept rows (and, should the figures not
 /// be monotonic, their ancestors), each row's children in display order.
 #[derive(Debug)]
-pub struct Hierarchy {
+pub(crate) struct Hierarchy {
     /// The roots kept, in the order given.
-    pub roots: Vec<u32>,
+    pub(crate) roots: Vec<u32>,
     /// `children[i]`: the kept children of row `i`, in display order.
-    pub children: Vec<Vec<u32>>,
+    pub(crate) children: Vec<Vec<u32>>,
 }
 
 /// Builds the tree view's hierarchy. Siblings are ordered by `--sort`
 /// (largest first, ties by name; by name with `--sort name`), and without
 /// `--sort` by the rank figure, as dust and ncdu do.
-pub fn hierarchy(rows: &Rows, opts: &ReportOptions) -> Hierarchy {
+pub(crate) fn hierarchy(rows: &Rows, opts: &ReportOptions) -> Hierarchy {
     let mut keep = vec![false; rows.len()];
     for i in rows.kept(opts) {
         let mut j = i;

@@ -14,13 +14,13 @@ use std::io::{self, BufRead, Write};
 
 /// Where and why a saved scan could not be read.
 #[derive(Debug)]
-pub struct ParseError {
+pub(crate) struct ParseError {
     /// 1-based line and column (in bytes) of the problem.
-    pub line: u64,
+    pub(crate) line: u64,
     /// See `line`.
-    pub column: u64,
+    pub(crate) column: u64,
     /// What is wrong.
-    pub what: String,
+    pub(crate) what: String,
 }
 
 impl fmt::Display for ParseError {
@@ -34,10 +34,10 @@ impl fmt::Display for ParseError {
 }
 
 /// The result of a parsing step.
-pub type Parsed<T> = Result<T, ParseError>;
+pub(crate) type Parsed<T> = Result<T, ParseError>;
 
 /// A pull parser over a buffered reader.
-pub struct Parser<R> {
+pub(crate) struct Parser<R> {
     r: R,
     line: u64,
     column: u64,
@@ -47,7 +47,7 @@ pub struct Parser<R> {
 
 impl<R: BufRead> Parser<R> {
     /// Reads from `r`.
-    pub fn new(r: R) -> Self {
+    pub(crate) fn new(r: R) -> Self {
         Parser {
             r,
             line: 1,
@@ -57,12 +57,12 @@ impl<R: BufRead> Parser<R> {
     }
 
     /// An error at the current position.
-    pub fn error<T>(&self, what: impl Into<String>) -> Parsed<T> {
+    pub(crate) fn error<T>(&self, what: impl Into<String>) -> Parsed<T> {
         self.error_at(self.position(), what)
     }
 
     /// An error at `at`, a [`Self::position`] taken before.
-    pub fn error_at<T>(&self, at: (u64, u64), what: impl Into<String>) -> Parsed<T> {
+    pub(crate) fn error_at<T>(&self, at: (u64, u64), what: impl Into<String>) -> Parsed<T> {
         Err(ParseError {
             line: at.0,
             column: at.1,
@@ -71,12 +71,12 @@ impl<R: BufRead> Parser<R> {
     }
 
     /// The line and column of the next byte.
-    pub fn position(&self) -> (u64, u64) {
+    pub(crate) fn position(&self) -> (u64, u64) {
         (self.line, self.column)
     }
 
     /// The line and column of the opening quote of the last string read.
-    pub fn string_at(&self) -> (u64, u64) {
+    pub(crate) fn string_at(&self) -> (u64, u64) {
         self.string_at
     }
 
@@ -118,7 +118,7 @@ impl<R: BufRead> Parser<R> {
     }
 
     /// The next byte after whitespace, not consumed; `None` at the end.
-    pub fn peek(&mut self) -> Parsed<Option<u8>> {
+    pub(crate) fn peek(&mut self) -> Parsed<Option<u8>> {
         loop {
             match self.peek_byte()? {
                 Some(b @ (b' ' | b'\t' | b'\n' | b'\r')) => self.bump(b),
@@ -128,7 +128,7 @@ impl<R: BufRead> Parser<R> {
     }
 
     /// Consumes `c` (after whitespace), or fails saying what was expected.
-    pub fn expect(&mut self, c: u8, what: &str) -> Parsed<()> {
+    pub(crate) fn expect(&mut self, c: u8, what: &str) -> Parsed<()> {
         match self.peek()? {
             Some(b) if b == c => {
                 self.bump(b);
@@ -142,14 +142,14 @@ impl<R: BufRead> Parser<R> {
     }
 
     /// Whether the next token is `c` (not consumed).
-    pub fn at(&mut self, c: u8) -> Parsed<bool> {
+    pub(crate) fn at(&mut self, c: u8) -> Parsed<bool> {
         Ok(self.peek()? == Some(c))
     }
 
     /// Steps to the next element of an array whose `[` was read: `true`
     /// when there is one (its first byte not consumed), `false` after the
     /// closing `]`. `first` says whether no element was read yet.
-    pub fn next_element(&mut self, first: bool) -> Parsed<bool> {
+    pub(crate) fn next_element(&mut self, first: bool) -> Parsed<bool> {
         if self.at(b']')? {
             self.bump(b']');
             return Ok(false);
@@ -163,7 +163,7 @@ impl<R: BufRead> Parser<R> {
     /// Steps to the next key of an object whose `{` was read: reads the key
     /// into `key` and the `:` after it, or returns `false` after the
     /// closing `}`.
-    pub fn next_key(&mut self, first: bool, key: &mut Vec<u8>) -> Parsed<bool> {
+    pub(crate) fn next_key(&mut self, first: bool, key: &mut Vec<u8>) -> Parsed<bool> {
         if self.at(b'}')? {
             self.bump(b'}');
             return Ok(false);
@@ -177,7 +177,7 @@ impl<R: BufRead> Parser<R> {
     }
 
     /// A non-negative integer.
-    pub fn uint(&mut self) -> Parsed<u64> {
+    pub(crate) fn uint(&mut self) -> Parsed<u64> {
         match self.peek()? {
             Some(b'0'..=b'9') => {}
             Some(b) => return self.error(format!("expected a number, found {}", shown(b))),
@@ -206,7 +206,7 @@ impl<R: BufRead> Parser<R> {
     }
 
     /// An integer that fits `u32`.
-    pub fn u32(&mut self) -> Parsed<u32> {
+    pub(crate) fn u32(&mut self) -> Parsed<u32> {
         let v = self.uint()?;
         match u32::try_from(v) {
             Ok(v) => Ok(v),
@@ -215,7 +215,7 @@ impl<R: BufRead> Parser<R> {
     }
 
     /// An integer, possibly negative, as wide as any `u64` or `i64`.
-    pub fn signed(&mut self) -> Parsed<i128> {
+    pub(crate) fn signed(&mut self) -> Parsed<i128> {
         let neg = self.at(b'-')?;
         if neg {
             self.bump(b'-');
@@ -225,7 +225,7 @@ impl<R: BufRead> Parser<R> {
     }
 
     /// `true` or `false`.
-    pub fn bool(&mut self) -> Parsed<bool> {
+    pub(crate) fn bool(&mut self) -> Parsed<bool> {
         match self.peek()? {
             Some(b't') => self.literal(b"true").map(|()| true),
             Some(b'f') => self.literal(b"false").map(|()| false),
@@ -234,7 +234,7 @@ impl<R: BufRead> Parser<R> {
     }
 
     /// `null`, if it comes next (consumed).
-    pub fn null(&mut self) -> Parsed<bool> {
+    pub(crate) fn null(&mut self) -> Parsed<bool> {
         if self.at(b'n')? {
             self.literal(b"null")?;
             return Ok(true);
@@ -256,7 +256,7 @@ impl<R: BufRead> Parser<R> {
 
     /// A string, as bytes: escapes decoded (`\u` to UTF-8, surrogate pairs
     /// joined), every other byte as it is, valid UTF-8 or not.
-    pub fn string(&mut self, out: &mut Vec<u8>) -> Parsed<()> {
+    pub(crate) fn string(&mut self, out: &mut Vec<u8>) -> Parsed<()> {
         out.clear();
         self.expect(b'"', "a string")?;
         self.string_at = (self.line, self.column - 1);
@@ -343,7 +343,7 @@ impl<R: BufRead> Parser<R> {
     }
 
     /// Skips one value of any kind, however deep, without recursion.
-    pub fn skip(&mut self) -> Parsed<()> {
+    pub(crate) fn skip(&mut self) -> Parsed<()> {
         // The containers open: true for an object.
         let mut stack: Vec<bool> = Vec::new();
         let mut scratch = Vec::new();
@@ -429,7 +429,7 @@ impl<R: BufRead> Parser<R> {
     }
 
     /// Checks that nothing but whitespace follows.
-    pub fn end(&mut self) -> Parsed<()> {
+    pub(crate) fn end(&mut self) -> Parsed<()> {
         match self.peek()? {
             None => Ok(()),
             Some(b) => self.error(format!(
@@ -451,7 +451,7 @@ fn shown(b: u8) -> String {
 
 /// Writes `bytes` as a JSON string as ncdu writes names: every byte as it
 /// is, except `"`, `\` and control characters, which are escaped.
-pub fn write_string(w: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_string(w: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
     w.write_all(b"\"")?;
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {

@@ -48,9 +48,8 @@ mod names;
 mod read;
 mod write;
 
-pub use json::ParseError;
-pub use read::read;
-pub use write::write;
+pub(crate) use read::read;
+pub(crate) use write::write;
 
 use crate::extents::Sweep;
 use crate::figures::TimeField;
@@ -60,64 +59,64 @@ use crate::tree::{Rules, Tree};
 use crate::walk::WalkOptions;
 
 /// The version of sdu's part of the file (`"sdu":{"format":...}`).
-pub const FORMAT: u32 = 1;
+pub(crate) const FORMAT: u32 = 1;
 
 /// What `--export` writes: a scan's tree and the records it was rolled up
 /// from.
-pub struct Export<'a> {
+pub(crate) struct Export<'a> {
     /// The tree, rolled up by `rules`.
-    pub tree: &'a Tree,
+    pub(crate) tree: &'a Tree,
     /// The walk's links.
-    pub links: &'a [Link],
+    pub(crate) links: &'a [Link],
     /// The files with shared extents.
-    pub files: &'a [FileRec],
+    pub(crate) files: &'a [FileRec],
     /// The swept segments and units.
-    pub sweep: &'a Sweep,
+    pub(crate) sweep: &'a Sweep,
     /// How each extent space frees shared data.
-    pub granularity: &'a dyn Fn(u32) -> Granularity,
+    pub(crate) granularity: &'a dyn Fn(u32) -> Granularity,
     /// The rules the tree's figures follow.
-    pub rules: Rules,
+    pub(crate) rules: Rules,
     /// How the scan walked.
-    pub walk: &'a WalkOptions,
+    pub(crate) walk: &'a WalkOptions,
     /// How many entries could not be read.
-    pub errors: u64,
+    pub(crate) errors: u64,
     /// Whether some root lies inside another: du's counting and sdu's
     /// then walk differently.
-    pub overlap: bool,
+    pub(crate) overlap: bool,
 }
 
 /// A scan read back: the records to roll a tree up from.
 #[derive(Debug, Default)]
-pub struct Saved {
+pub(crate) struct Saved {
     /// The nodes, by id.
-    pub nodes: Vec<NodeRec>,
+    pub(crate) nodes: Vec<NodeRec>,
     /// The links of inodes counted once per directory.
-    pub links: Vec<Link>,
+    pub(crate) links: Vec<Link>,
     /// The files with shared extents, by file id.
-    pub files: Vec<FileRec>,
+    pub(crate) files: Vec<FileRec>,
     /// The segments and units.
-    pub sweep: Sweep,
+    pub(crate) sweep: Sweep,
     /// Each extent space and how it frees shared data.
-    pub spaces: Vec<(u32, Granularity)>,
+    pub(crate) spaces: Vec<(u32, Granularity)>,
     /// Where du's traversal stopped (a directory moved).
-    pub stops: Vec<u32>,
+    pub(crate) stops: Vec<u32>,
     /// Entries the scan could not read.
-    pub errors: u64,
+    pub(crate) errors: u64,
     /// The timestamp the scan recorded (`--time`), if any.
-    pub time: Option<TimeField>,
+    pub(crate) time: Option<TimeField>,
     /// Whether the walk followed du's rules (`--du`).
-    pub du: bool,
+    pub(crate) du: bool,
     /// Whether some root lay inside another (then du's counting needs a
     /// walk by du's rules, and sdu's one without).
-    pub overlap: bool,
+    pub(crate) overlap: bool,
     /// Whether sdu wrote the file; else it is ncdu's own (or another
     /// tool's), without sharing figures.
-    pub by_sdu: bool,
+    pub(crate) by_sdu: bool,
 }
 
 impl Saved {
     /// The root names, as given to the scan, in order.
-    pub fn roots(&self) -> Vec<Vec<u8>> {
+    pub(crate) fn roots(&self) -> Vec<Vec<u8>> {
         self.nodes
             .iter()
             .skip(1)
@@ -126,19 +125,11 @@ impl Saved {
             .collect()
     }
 
-    /// How extent space `fs` frees shared data.
-    pub fn granularity(&self, fs: u32) -> Granularity {
-        self.spaces
-            .iter()
-            .find(|s| s.0 == fs)
-            .map_or(Granularity::Block, |s| s.1)
-    }
-
     /// Folds every `-a` leaf into its directory: the records of a scan
     /// without `-a` (a leaf's own figures are already its directory's; its
     /// links and files are credited to the directory, at the leaf's
     /// position in it).
-    pub fn fold_leaves(&mut self) {
+    pub(crate) fn fold_leaves(&mut self) {
         let n = self.nodes.len();
         let mut map = vec![0u32; n];
         let mut order = vec![None; n];

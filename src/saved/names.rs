@@ -20,7 +20,12 @@ use crate::records::NodeRec;
 /// Rejects, at `at`, a `name` no directory entry can have but a repeated
 /// one (see the module docs); `root`: the name is a path as given. The
 /// empty name is rejected where the name is read.
-pub fn check(p: &Parser<impl BufRead>, name: &[u8], at: (u64, u64), root: bool) -> Parsed<()> {
+pub(crate) fn check(
+    p: &Parser<impl BufRead>,
+    name: &[u8],
+    at: (u64, u64),
+    root: bool,
+) -> Parsed<()> {
     // One pass for both bytes: a name is short, and a byte loop costs
     // less there than two memchr or one memchr2 (measured).
     let (mut nul, mut slash) = (false, false);
@@ -56,13 +61,13 @@ pub fn check(p: &Parser<impl BufRead>, name: &[u8], at: (u64, u64), root: bool) 
 /// may come from anyone, but a process that reads it once, with no one
 /// watching its hashes, gives no way to aim collisions at the seed (and
 /// a collision costs a comparison, never a wrong answer).
-pub struct Siblings {
+pub(crate) struct Siblings {
     tables: Vec<HashTable<(u64, u32)>>,
     hasher: foldhash::fast::RandomState,
 }
 
 impl Siblings {
-    pub fn new() -> Siblings {
+    pub(crate) fn new() -> Siblings {
         Siblings {
             tables: Vec::new(),
             hasher: foldhash::fast::RandomState::default(),
@@ -72,7 +77,7 @@ impl Siblings {
     /// Rejects, at `at`, a `name` that the directory at `depth` of the
     /// stack already holds among `nodes`; else returns its hash, for
     /// [`Self::insert`].
-    pub fn check(
+    pub(crate) fn check(
         &self,
         p: &Parser<impl BufRead>,
         depth: usize,
@@ -98,7 +103,7 @@ impl Siblings {
 
     /// Records node `id` (its name hashed to `hash`) in the directory at
     /// `depth` of the stack.
-    pub fn insert(&mut self, depth: usize, hash: u64, id: u32) {
+    pub(crate) fn insert(&mut self, depth: usize, hash: u64, id: u32) {
         if self.tables.len() <= depth {
             self.tables.resize_with(depth + 1, HashTable::new);
         }
@@ -108,7 +113,7 @@ impl Siblings {
     /// The directory at `depth` of the stack ended. Emptying a table
     /// writes all its control bytes: one that a large directory grew is
     /// dropped rather than emptied again for every small one after it.
-    pub fn close(&mut self, depth: usize) {
+    pub(crate) fn close(&mut self, depth: usize) {
         if let Some(t) = self.tables.get_mut(depth) {
             if t.capacity() > 64 && t.len() < t.capacity() / 8 {
                 *t = HashTable::new();

@@ -20,7 +20,7 @@ use crate::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
 ///
 /// # Errors
 /// Where the file is not a saved scan, is truncated or is inconsistent.
-pub fn read(r: impl BufRead) -> Result<Saved, ParseError> {
+pub(crate) fn read(r: impl BufRead) -> Result<Saved, ParseError> {
     let mut p = Parser::new(r);
     let mut s = Saved::default();
     p.expect(b'[', "'[' (a saved scan is a JSON array)")?;

@@ -13,7 +13,7 @@ use crate::tree::Tree;
 
 /// Writes the saved scan of `x` to `w` (buffer it: this writes a token at
 /// a time).
-pub fn write(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
+pub(crate) fn write(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
     let tree = x.tree;
     let ids = export_ids(tree);
     // Each node's own link (its inode, when the link table counts it).

@@ -14,16 +14,16 @@ pub(super) const OWN: u32 = u32::MAX;
 /// but the `-a` leaves, and one for a leaf when something is credited to
 /// it.
 pub(super) struct Acc {
-    pub slot: Vec<u32>,
-    pub full: Vec<Stats>,
+    pub(crate) slot: Vec<u32>,
+    pub(crate) full: Vec<Stats>,
     /// Reclaimable bytes credited at a slot's node and, after the roll-up,
     /// at every ancestor.
-    pub at: Vec<u64>,
+    pub(crate) at: Vec<u64>,
 }
 
 impl Acc {
     /// Every node but the leaves, with its own figures, slots in id order.
-    pub fn new(nodes: &Nodes) -> Acc {
+    pub(crate) fn new(nodes: &Nodes) -> Acc {
         let n = nodes.len();
         let dirs = (0..n).filter(|&i| !nodes.leaf(i)).count();
         let mut acc = Acc {
@@ -43,7 +43,7 @@ impl Acc {
     }
 
     /// The slot of node `i`, made when it has none.
-    pub fn slot_of(&mut self, nodes: &Nodes, i: usize) -> usize {
+    pub(crate) fn slot_of(&mut self, nodes: &Nodes, i: usize) -> usize {
         if self.slot[i] == OWN {
             assert!(
                 self.full.len() < OWN as usize,
@@ -57,7 +57,7 @@ impl Acc {
 
     /// The slots renumbered in id order, as ranks, and the figures in that
     /// order.
-    pub fn ranked(self) -> (Ranks, StatsTable) {
+    pub(crate) fn ranked(self) -> (Ranks, StatsTable) {
         let Acc { slot, mut full, .. } = self;
         let mut dest = vec![0u32; full.len()];
         let mut r = 0;
@@ -86,7 +86,7 @@ impl Acc {
     }
 
     /// Credits `bytes` as reclaimable at node `i`.
-    pub fn reclaim_at(&mut self, nodes: &Nodes, i: usize, bytes: u64) {
+    pub(crate) fn reclaim_at(&mut self, nodes: &Nodes, i: usize, bytes: u64) {
         let s = self.slot_of(nodes, i);
         if self.at.len() < self.full.len() {
             self.at.resize(self.full.len(), 0);

@@ -30,9 +30,9 @@ fn position(nodes: &Nodes, node: u32, entry: Option<u32>, out: &mut Vec<u32>) {
 /// Which links count, and which nodes du never shows.
 pub(super) struct Counted {
     /// Per link (in the order given, sorted by inode): whether it counts.
-    pub links: Vec<bool>,
+    pub(crate) links: Vec<bool>,
     /// Per node: hidden, with everything below it.
-    pub hidden: Vec<bool>,
+    pub(crate) hidden: Vec<bool>,
 }
 
 /// Decides, for `links` sorted by inode, which link of each inode du

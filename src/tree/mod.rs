@@ -22,7 +22,7 @@ mod union;
 use acc::{Acc, OWN, children, parent_or_top};
 use ranks::Ranks;
 use union::FileLinks;
-pub use union::{Plan, Reclaim};
+pub(crate) use union::{Plan, Reclaim};
 
 use crate::extents::Sweep;
 use crate::figures::{self, Kind, Stats};
@@ -53,7 +53,7 @@ pub struct Rules {
 
 /// The walked tree with its rolled-up figures.
 ///
-/// The nodes are kept in columns ([`Nodes`]). A directory's rolled-up
+/// The nodes are kept in columns (`Nodes`). A directory's rolled-up
 /// figures are a [`Stats`] of their own; a `-a` file leaf that nothing was
 /// credited to has its own figures as its rolled-up ones, so it keeps
 /// none twice.
@@ -96,40 +96,42 @@ impl Sets {
 
     /// A `--to-free` plan among `candidates` of `tree` (see
     /// [`Reclaim::plan`]).
-    pub fn plan(&self, tree: &Tree, candidates: &[u32], target: u64) -> Plan {
+    pub(crate) fn plan(&self, tree: &Tree, candidates: &[u32], target: u64) -> Plan {
         self.reclaim.plan(&tree.nodes, candidates, target)
     }
 
     /// The heap bytes held.
-    pub fn heap_bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.reclaim.heap_bytes()
     }
 }
 
 /// One entry as the reports see it.
 #[derive(Debug)]
-pub struct Entry<'a> {
+pub(crate) struct Entry<'a> {
     /// Its node id.
-    pub id: u32,
+    pub(crate) id: u32,
     /// The path as printed: the root as given, `/`, the names.
-    pub path: &'a [u8],
+    pub(crate) path: &'a [u8],
     /// Levels below its root.
-    pub depth: u32,
+    pub(crate) depth: u32,
     /// Directory, regular file, symlink or other.
-    pub kind: Kind,
+    pub(crate) kind: Kind,
     /// Its rolled-up figures.
-    pub figures: &'a Stats,
+    pub(crate) figures: &'a Stats,
 }
 
 /// A node as the walk recorded it, its name borrowed from the tree.
-pub type Record<'a> = NodeRec<&'a [u8]>;
+pub(crate) type Record<'a> = NodeRec<&'a [u8]>;
 
 impl Tree {
     /// Rolls up the walk's records and credits shared data from the sweep.
     ///
     /// `granularity(fs)` says how the filesystem of extent space `fs` frees
     /// shared data.
-    pub fn build(
+    #[cfg(test)]
+    pub(crate) fn build(
         nodes: impl Into<Nodes>,
         links: Vec<Link>,
         files: &[FileRec],
@@ -150,7 +152,7 @@ impl Tree {
     /// [`Tree::build`], following du's `rules`; [`Tree::visit`] stops
     /// listing a root right after any of `stops` (du stops there when a
     /// directory was moved during its traversal).
-    pub fn build_with(
+    pub(crate) fn build_with(
         nodes: impl Into<Nodes>,
         links: Vec<Link>,
         files: &[FileRec],
@@ -162,8 +164,11 @@ impl Tree {
         Self::roll_up(nodes, links, files, sweep, granularity, rules, stops, false).0
     }
 
-    /// [`Tree::build_with`], and what any set of its entries frees
+    /// `Tree::build_with`, and what any set of its entries frees
     /// ([`Sets`]: the browser's marks, `--to-free`'s plan).
+    ///
+    /// Public for the browser's unit tests (`src/browse/app/tests.rs`),
+    /// which build a tree by hand.
     pub fn build_with_sets(
         nodes: impl Into<Nodes>,
         links: Vec<Link>,
@@ -281,7 +286,7 @@ impl Tree {
 
     /// The figures of the virtual top node: all roots together, each inode
     /// counted once (the `-c` total).
-    pub fn grand_total(&self) -> &Stats {
+    pub(crate) fn grand_total(&self) -> &Stats {
         &self.grand
     }
 
@@ -299,7 +304,7 @@ impl Tree {
     }
 
     /// The stops the tree was built with, sorted.
-    pub fn stops(&self) -> &[u32] {
+    pub(crate) fn stops(&self) -> &[u32] {
         &self.stops
     }
 
@@ -310,7 +315,7 @@ impl Tree {
 
     /// The walk's record of node `id` (its own figures, its position in
     /// its directory, whether it is a `-a` leaf): what a saved scan keeps.
-    pub fn record(&self, id: u32) -> Record<'_> {
+    pub(crate) fn record(&self, id: u32) -> Record<'_> {
         let i = id as usize;
         let n = &self.nodes;
         Record {
@@ -366,7 +371,7 @@ impl Tree {
     }
 
     /// Levels below its root (a root is at depth 0).
-    pub fn depth(&self, id: u32) -> u32 {
+    pub(crate) fn depth(&self, id: u32) -> u32 {
         self.nodes.depth(id as usize)
     }
 
@@ -378,18 +383,14 @@ impl Tree {
     }
 
     /// The number of nodes, [`TOP`] included: ids are `0..len()`.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.nodes.len()
-    }
-
-    /// Whether the tree has no node but [`TOP`].
-    pub fn is_empty(&self) -> bool {
-        self.nodes.len() <= 1
     }
 
     /// The heap bytes the tree holds (the nodes, the figures, the child
     /// lists), for `--stats` and the tests.
-    pub fn heap_bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.nodes.heap_bytes()
             + self.hidden.capacity()
             + self.ranks.heap_bytes()
@@ -409,7 +410,7 @@ impl Tree {
     /// Visits entries in du order: post-order, siblings by name, roots in
     /// the order given. Entries deeper than `max_depth` are skipped (`-a`
     /// file leaves are recorded only with `-a`, so they are visited then).
-    pub fn visit<E>(
+    pub(crate) fn visit<E>(
         &self,
         max_depth: Option<u32>,
         mut f: impl FnMut(&Entry<'_>) -> Result<(), E>,
@@ -659,6 +660,11 @@ impl Crediting<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
+mod model_tests;
 
 #[cfg(test)]
 mod tests {

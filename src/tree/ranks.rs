@@ -12,7 +12,7 @@ pub(super) struct Ranks {
 
 impl Ranks {
     /// The nodes `0..n` for which `member` holds.
-    pub fn new(n: usize, member: impl Fn(usize) -> bool) -> Ranks {
+    pub(crate) fn new(n: usize, member: impl Fn(usize) -> bool) -> Ranks {
         let words = n.div_ceil(64);
         let mut r = Ranks {
             bits: vec![0; words],
@@ -32,14 +32,15 @@ impl Ranks {
     }
 
     /// Node `i`'s slot, if it has one.
-    pub fn get(&self, i: usize) -> Option<u32> {
+    pub(crate) fn get(&self, i: usize) -> Option<u32> {
         let w = self.bits[i / 64];
         let b = i % 64;
         (w >> b & 1 == 1).then(|| self.before[i / 64] + (w & ((1u64 << b) - 1)).count_ones())
     }
 
     /// The heap bytes held.
-    pub fn heap_bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.bits.capacity() * 8 + self.before.capacity() * 4
     }
 }

@@ -21,16 +21,16 @@ use crate::records::{FileRec, Link, NO_NODE, Nodes};
 /// the scan saw all of them.
 pub(super) struct FileLinks {
     /// `pool[ranges[f].0..ranges[f].1]`: the nodes of file `f`'s links.
-    pub ranges: Vec<(usize, usize)>,
-    pub pool: Vec<u32>,
+    pub(crate) ranges: Vec<(usize, usize)>,
+    pub(crate) pool: Vec<u32>,
     /// Whether every link of file `f` was seen (else deleting what the scan
     /// saw never frees it).
-    pub all_seen: Vec<bool>,
+    pub(crate) all_seen: Vec<bool>,
 }
 
 impl FileLinks {
     /// `links` sorted by inode.
-    pub fn new(files: &[FileRec], links: &[Link]) -> FileLinks {
+    pub(crate) fn new(files: &[FileRec], links: &[Link]) -> FileLinks {
         let mut ranges = Vec::with_capacity(files.len());
         let mut pool = Vec::new();
         let mut all_seen = Vec::with_capacity(files.len());
@@ -57,7 +57,7 @@ impl FileLinks {
     }
 
     /// The nodes of file `f`'s links.
-    pub fn nodes(&self, f: u32) -> &[u32] {
+    pub(crate) fn nodes(&self, f: u32) -> &[u32] {
         let (a, b) = self.ranges[f as usize];
         &self.pool[a..b]
     }
@@ -66,7 +66,7 @@ impl FileLinks {
 /// What the scan keeps to answer "what does deleting these free?", beside
 /// the tree's nodes (their parents, leaves and own reclaimable bytes).
 #[derive(Debug, Default)]
-pub struct Reclaim {
+pub(crate) struct Reclaim {
     /// Multiply-linked inodes whose links were all seen: their exclusive
     /// bytes, and their links' nodes in `inode_nodes`.
     inodes: Vec<(u64, usize, usize)>,
@@ -120,7 +120,8 @@ impl Reclaim {
     }
 
     /// The heap bytes held.
-    pub fn heap_bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.inodes.capacity() * size_of::<(u64, usize, usize)>()
             + self.units.capacity() * size_of::<(u64, usize, usize)>()
             + self.files.capacity() * size_of::<Option<(usize, usize)>>()
@@ -133,7 +134,7 @@ impl Reclaim {
     /// The bytes deleting every node in `marked` (with everything below
     /// each) would free: the reclaimable of their union. `nodes` are the
     /// tree's.
-    pub fn frees(&self, nodes: &Nodes, marked: &[u32]) -> u64 {
+    pub(crate) fn frees(&self, nodes: &Nodes, marked: &[u32]) -> u64 {
         let n = nodes.len();
         let mut inside = vec![false; n];
         for &m in marked {
@@ -187,7 +188,7 @@ impl Reclaim {
     /// candidate adds anything but all of them together would reach the
     /// target (data shared by three or more), the rest in order, and a last
     /// pass that drops every chosen entry the target does not need.
-    pub fn plan(&self, nodes: &Nodes, candidates: &[u32], target: u64) -> Plan {
+    pub(crate) fn plan(&self, nodes: &Nodes, candidates: &[u32], target: u64) -> Plan {
         let mut chosen: Vec<u32> = Vec::new();
         let mut freed = 0u64;
         let mut left: Vec<u32> = candidates.to_vec();
@@ -255,14 +256,14 @@ impl Reclaim {
 
 /// A `--to-free` plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// The chosen nodes, in the order chosen, with what each adds to those
     /// before it.
-    pub steps: Vec<(u32, u64)>,
+    pub(crate) steps: Vec<(u32, u64)>,
     /// What deleting all of them frees.
-    pub frees: u64,
+    pub(crate) frees: u64,
     /// Whether that reaches the target.
-    pub reached: bool,
+    pub(crate) reached: bool,
     /// What deleting every candidate would free.
-    pub all: u64,
+    pub(crate) all: u64,
 }

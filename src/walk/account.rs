@@ -24,37 +24,37 @@ use crate::probe::{self, Skip, magic};
 /// A non-directory entry as the walk found it.
 pub(super) struct FileAt<'a> {
     /// Its directory (or the working directory, for a root given by path).
-    pub dirfd: BorrowedFd<'a>,
-    pub name: &'a CStr,
+    pub(crate) dirfd: BorrowedFd<'a>,
+    pub(crate) name: &'a CStr,
     /// What statx said of it.
-    pub st: &'a Statx,
+    pub(crate) st: &'a Statx,
     /// Its device and kind, as `st` gives them (worked out once per entry).
-    pub dev: u64,
-    pub kind: Kind,
+    pub(crate) dev: u64,
+    pub(crate) kind: Kind,
     /// Its filesystem, when known from its directory (same `st_dev`).
-    pub fs: Option<&'a DirFs>,
+    pub(crate) fs: Option<&'a DirFs>,
     /// The node it is credited to: its directory, or its own with `-a`.
-    pub node: u32,
+    pub(crate) node: u32,
     /// Its position in its directory's getdents order when `node` is that
     /// directory; `None` when `node` is its own.
-    pub entry: Option<u32>,
+    pub(crate) entry: Option<u32>,
     /// Its root's namespace.
-    pub ns: u32,
+    pub(crate) ns: u32,
     /// Open it only through the `O_PATH` check ([`open::guarded`]).
-    pub guard: bool,
+    pub(crate) guard: bool,
     /// It was stat-ed through a symlink (`-L`, or a root under `-H`): open
     /// it the same way, and check that the inode opened is the one stat-ed.
-    pub follow: bool,
+    pub(crate) follow: bool,
     /// Its path as printed, for messages.
-    pub path: &'a dyn Fn() -> Vec<u8>,
+    pub(crate) path: &'a dyn Fn() -> Vec<u8>,
     /// The directory it was listed in, and its position in getdents
     /// order: then its FIEMAP may be handed to the thread that holds its
     /// allocation group's turn ([`Accounted::Handed`]).
-    pub dir: Option<(&'a Arc<DirHandle>, u32)>,
+    pub(crate) dir: Option<(&'a Arc<DirHandle>, u32)>,
     /// `dirfd` is not its directory's but its subvolume's (a directory the
     /// Btrfs tree listed without opening it): it is opened from its
     /// directory, reopened through [`FileAt::dir`].
-    pub lazy: bool,
+    pub(crate) lazy: bool,
 }
 
 /// Whether the walk opened a file before stat-ing it

@@ -77,7 +77,7 @@ pub struct WalkOptions {
     /// crediting it with the extents of the copy mapped first
     /// ([`crate::extents::copies`]).
     pub map_each_copy: bool,
-    /// Keep every node's [`Ident`] ([`super::Walk::idents`]): the browser
+    /// Keep every node's [`Ident`] (`super::Walk::idents`): the browser
     /// checks what it deletes against them.
     pub identities: bool,
 }
@@ -85,7 +85,7 @@ pub struct WalkOptions {
 /// Progress of a walk, published for a display on another thread.
 ///
 /// Updated once per directory (an atomic add) and, every
-/// [`PROGRESS_PATH_EVERY`] directories, the path of the directory being
+/// `PROGRESS_PATH_EVERY` directories, the path of the directory being
 /// read (a `try_lock`, skipped when the display holds the lock), so that
 /// publishing costs nothing measurable.
 #[derive(Debug, Default)]
@@ -113,7 +113,7 @@ pub struct Counters {
     /// Regular files accounted for by the walk's lean path (its `plain`
     /// module), mapped or not.
     pub plain_files: u64,
-    /// Files not mapped, by [`Skip::index`].
+    /// Files not mapped, by `Skip::index`.
     pub skipped: [u64; Skip::ALL.len()],
     /// Files that may share but whose sharing could not be verified (open
     /// or FIEMAP failed, or their filesystem could not be probed), counted

@@ -24,53 +24,53 @@ use crate::probe::{FsInfo, Subvol};
 /// keyed in.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct DirFs {
-    pub info: FsInfo,
-    pub space: u32,
+    pub(crate) info: FsInfo,
+    pub(crate) space: u32,
     /// Btrfs, mapped with FIEMAP: the subvolume's UUIDs, by which a file
     /// unchanged across snapshots is mapped once
     /// ([`crate::extents::copies`]); `None` elsewhere, or with
     /// `--map-each-copy`.
-    pub copies: Option<Subvol>,
+    pub(crate) copies: Option<Subvol>,
 }
 
 /// A directory being walked: what its children need to open themselves and
 /// to name themselves in messages.
 pub(super) struct DirHandle {
     /// This handle, for the fd cache's queue.
-    pub me: Weak<DirHandle>,
-    pub parent: Option<Arc<DirHandle>>,
+    pub(crate) me: Weak<DirHandle>,
+    pub(crate) parent: Option<Arc<DirHandle>>,
     /// Entry name; for a root, the path as given.
-    pub name: DirName,
-    pub id: u32,
-    pub depth: u32,
-    pub dev: u64,
-    pub ino: u64,
+    pub(crate) name: DirName,
+    pub(crate) id: u32,
+    pub(crate) depth: u32,
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
     /// The mount of the root, for `-x`.
-    pub root_mnt: u64,
+    pub(crate) root_mnt: u64,
     /// The root's namespace (see `namespaces` in the walk).
-    pub ns: u32,
+    pub(crate) ns: u32,
     /// Open files in it only after an `O_PATH` check (see
     /// [`super::open::guarded`]).
-    pub guard: bool,
+    pub(crate) guard: bool,
     /// It is the root of a mount (a bind mount can make a directory its
     /// own descendant without the filesystem being corrupt).
-    pub mount_root: bool,
+    pub(crate) mount_root: bool,
     /// Symlinks followed on the way from the root to it (`-L`).
-    pub symlinks: u32,
+    pub(crate) symlinks: u32,
     /// Its position in its parent's getdents order (a root: among the
     /// roots).
-    pub order: u32,
+    pub(crate) order: u32,
     /// Under du's rules: where to record that it was moved during the scan.
-    pub watch: Option<Arc<MoveWatch>>,
+    pub(crate) watch: Option<Arc<MoveWatch>>,
     /// Its filesystem when known from the parent (same `st_dev`); `None`
     /// means probe it once opened.
-    pub fs: Option<DirFs>,
+    pub(crate) fs: Option<DirFs>,
     /// The path as printed, kept only when `--exclude` needs it.
-    pub path: Option<Box<[u8]>>,
-    pub fd: Mutex<Option<Arc<OwnedFd>>>,
+    pub(crate) path: Option<Box<[u8]>>,
+    pub(crate) fd: Mutex<Option<Arc<OwnedFd>>>,
     /// 1 for the listing + batches in flight + subdirectories not yet
     /// opened. The fd cache is released when it drops to 0.
-    pub pending: AtomicUsize,
+    pub(crate) pending: AtomicUsize,
 }
 
 /// A directory's name, held in its handle itself when short (nearly every
@@ -89,9 +89,9 @@ pub(super) enum DirName {
 
 impl DirName {
     /// The longest name held inline.
-    pub const INLINE: usize = 38;
+    pub(crate) const INLINE: usize = 38;
 
-    pub fn new(name: &CStr) -> DirName {
+    pub(crate) fn new(name: &CStr) -> DirName {
         let b = name.to_bytes_with_nul();
         if b.len() <= Self::INLINE + 1 {
             let mut buf = [0; Self::INLINE + 1];
@@ -105,7 +105,7 @@ impl DirName {
         }
     }
 
-    pub fn as_c_str(&self) -> &CStr {
+    pub(crate) fn as_c_str(&self) -> &CStr {
         match self {
             DirName::Inline { len, buf } => CStr::from_bytes_with_nul(&buf[..=usize::from(*len)])
                 .expect("a name copied from a C string has no NUL inside"),
@@ -113,7 +113,7 @@ impl DirName {
         }
     }
 
-    pub fn as_bytes(&self) -> &[u8] {
+    pub(crate) fn as_bytes(&self) -> &[u8] {
         match self {
             DirName::Inline { len, buf } => &buf[..usize::from(*len)],
             DirName::Heap(c) => c.as_bytes(),
@@ -132,9 +132,9 @@ impl DirName {
 #[derive(Debug, Default)]
 pub(super) struct MoveWatch {
     /// Paths are resolved through symlinks (`-L`, and roots under `-H`).
-    pub follow: bool,
+    pub(crate) follow: bool,
     /// (node, path as found) of each directory moved.
-    pub moved: Mutex<Vec<(u32, Vec<u8>)>>,
+    pub(crate) moved: Mutex<Vec<(u32, Vec<u8>)>>,
 }
 
 impl DirHandle {
@@ -204,7 +204,7 @@ impl Drop for DirHandle {
 
 impl DirHandle {
     /// The path of this directory (and of `child` in it) as sdu prints it.
-    pub fn path(&self, child: Option<&[u8]>) -> Vec<u8> {
+    pub(crate) fn path(&self, child: Option<&[u8]>) -> Vec<u8> {
         let mut names: Vec<&[u8]> = Vec::new();
         if let Some(c) = child {
             names.push(c);
@@ -225,7 +225,7 @@ impl DirHandle {
     /// whether a mount root lies on the cycle (below the ancestor it
     /// matches, down to this directory), as du asks before it calls a cycle
     /// corruption.
-    pub fn cycle_with(&self, dev: u64, ino: u64) -> Option<bool> {
+    pub(crate) fn cycle_with(&self, dev: u64, ino: u64) -> Option<bool> {
         let mut mount = false;
         let mut cur = Some(self);
         while let Some(d) = cur {
@@ -244,7 +244,7 @@ impl DirHandle {
 
     /// One subdirectory opened (or failed to): release the cached fd when
     /// nothing needs it any more.
-    pub fn release(&self, cache: &FdCache) {
+    pub(crate) fn release(&self, cache: &FdCache) {
         if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 && self.slot().take().is_some() {
             cache.released();
         }
@@ -252,7 +252,7 @@ impl DirHandle {
 
     /// An fd for this directory: the cached one, or one reopened through
     /// the parent chain with `flags`.
-    pub fn fd(&self, cache: &FdCache, flags: OFlags) -> Result<Arc<OwnedFd>, DirError> {
+    pub(crate) fn fd(&self, cache: &FdCache, flags: OFlags) -> Result<Arc<OwnedFd>, DirError> {
         if let Some(fd) = self.slot().as_ref() {
             return Ok(fd.clone());
         }
@@ -309,7 +309,7 @@ struct CacheInner {
 
 impl FdCache {
     /// A cache of at most `max` directory fds.
-    pub fn new(max: usize) -> Self {
+    pub(crate) fn new(max: usize) -> Self {
         FdCache {
             max,
             inner: Mutex::new(CacheInner {
@@ -320,7 +320,7 @@ impl FdCache {
     }
 
     /// Caches `fd` in `h`, evicting the oldest cached fd if full.
-    pub fn insert(&self, h: &DirHandle, fd: &Arc<OwnedFd>) {
+    pub(crate) fn insert(&self, h: &DirHandle, fd: &Arc<OwnedFd>) {
         let mut c = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if c.count >= self.max {
             let mut evicted = false;

@@ -60,32 +60,32 @@ use crate::figures::Kind;
 use crate::messages::Messages;
 use crate::probe::Registry;
 use crate::records::{FileRec, Idents, Link, NO_NODE, NodeRec, Nodes, TOP};
-pub use ctx::{Counters, PROGRESS_PATH_EVERY, Progress, WalkOptions};
+pub use ctx::{Counters, Progress, WalkOptions};
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
 use fdcache::{DirHandle, DirName, FdCache};
 pub(crate) use tree::mount_points;
 
 /// What a walk found.
 #[derive(Debug, Default)]
-pub struct Walk {
+pub(crate) struct Walk {
     /// Indexed by id; node [`TOP`] is the virtual top node.
-    pub nodes: Nodes,
+    pub(crate) nodes: Nodes,
     /// One per link of an inode counted once per directory.
-    pub links: Vec<Link>,
+    pub(crate) links: Vec<Link>,
     /// Indexed by file id.
-    pub files: Vec<FileRec>,
+    pub(crate) files: Vec<FileRec>,
     /// The shared extents of every mapped file, indexed, to be swept.
-    pub extents: Extents,
+    pub(crate) extents: Extents,
     /// The filesystems met, and the filesystem of each extent space (the
     /// keys the extent index compares addresses under).
-    pub registry: Registry,
+    pub(crate) registry: Registry,
     /// What the walk counted.
-    pub counters: Counters,
+    pub(crate) counters: Counters,
     /// Directories moved while they were read (du's rules only): du stops
     /// each root there.
-    pub moved: Vec<u32>,
+    pub(crate) moved: Vec<u32>,
     /// Every node's identity, with [`WalkOptions::identities`].
-    pub idents: Option<Idents>,
+    pub(crate) idents: Option<Idents>,
 }
 
 /// Walks `opts.roots` (by du's rules when `du_rules`) and returns the
@@ -94,7 +94,7 @@ pub struct Walk {
 /// # Errors
 /// [`crate::Error::Threads`] when the worker threads cannot be started.
 /// Entries that cannot be read are reported on `msgs` and counted there.
-pub fn walk(opts: &WalkOptions, du_rules: bool, msgs: &Messages) -> Result<Walk, Error> {
+pub(crate) fn walk(opts: &WalkOptions, du_rules: bool, msgs: &Messages) -> Result<Walk, Error> {
     let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .current
         .unwrap_or(65536);

@@ -142,11 +142,11 @@ pub(super) fn guarded(euid: u32, dir: &Statx) -> bool {
 /// from here, never from an earlier stat by name.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Now {
-    pub dev: u64,
-    pub ino: u64,
-    pub size: u64,
-    pub blocks: u64,
-    pub ctime: (i64, u32),
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    pub(crate) size: u64,
+    pub(crate) blocks: u64,
+    pub(crate) ctime: (i64, u32),
 }
 
 impl Now {

@@ -20,12 +20,12 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
 
-use sdu::extents::fiemap::{self, Extent, FiemapExtent};
-use sdu::extents::{SharedIndex, Sweep};
-use sdu::figures::{Kind, Stats};
-use sdu::probe::Granularity;
-use sdu::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
-use sdu::tree::Tree;
+use crate::extents::fiemap::{self, Extent, FiemapExtent};
+use crate::extents::{SharedIndex, Sweep};
+use crate::figures::{Kind, Stats};
+use crate::probe::Granularity;
+use crate::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
+use crate::tree::Tree;
 
 /// Cases per proptest round; rounds repeat until the budget is spent.
 const ROUND: u32 = 64;
