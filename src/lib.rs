@@ -176,40 +176,26 @@ pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Sca
     let w = walk_and_sweep(&how.walk, how.rules, msgs)?;
     let t2 = Instant::now();
     let granularity = |space| w.registry.granularity(space);
-    let (tree, sets) = if how.sets {
-        let (t, s) = tree::Tree::build_with_sets(
-            w.nodes,
-            w.links,
-            &w.files,
-            &w.sweep,
-            granularity,
-            how.rules,
-            &w.moved,
-        );
-        (t, Some(s))
-    } else {
-        let t = tree::Tree::build_with(
-            w.nodes,
-            w.links,
-            &w.files,
-            &w.sweep,
-            granularity,
-            how.rules,
-            &w.moved,
-        );
-        (t, None)
-    };
-    let sizes = stats::Sizes::Walked {
-        dirs: tree.len().saturating_sub(1),
-        files_shared: w.files.len(),
-        indexed: w.indexed,
-        segments: w.sweep.segment_count(),
-        units: w.sweep.unit_count(),
-        walk: w.t_walk,
-        sweep: w.t_sweep,
-        tree: t2.elapsed(),
-        filesystems: w.registry.filesystems(),
-    };
+    let (tree, sets) = tree::Tree::roll_up(
+        w.nodes,
+        w.links,
+        &w.files,
+        &w.sweep,
+        granularity,
+        how.build(&w.moved),
+    );
+    let sizes = stats::Sizes::walked(
+        &tree,
+        &w.files,
+        w.indexed,
+        &w.sweep,
+        &w.registry,
+        stats::Times {
+            walk: w.t_walk,
+            sweep: w.t_sweep,
+            tree: t2.elapsed(),
+        },
+    );
     Ok(Scanned {
         tree,
         sets,
@@ -219,6 +205,18 @@ pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Sca
         counters: w.counters,
         sizes,
     })
+}
+
+impl Scanning {
+    /// How to roll up: these rules and sets, with du's listing stopping
+    /// after `stops`.
+    fn build<'a>(&self, stops: &'a [u32]) -> tree::Build<'a> {
+        tree::Build {
+            rules: self.rules,
+            stops,
+            sets: self.sets,
+        }
+    }
 }
 
 /// The records of a walk and its swept extents, before the roll-up.
@@ -425,17 +423,18 @@ fn export(
     let t_report = t3.elapsed();
     stats::closing_notes(&w.counters, msgs);
     if cfg.stats {
-        let sizes = stats::Sizes::Walked {
-            dirs: tree.len().saturating_sub(1),
-            files_shared: w.files.len(),
-            indexed: w.indexed,
-            segments: w.sweep.segment_count(),
-            units: w.sweep.unit_count(),
-            walk: w.t_walk,
-            sweep: w.t_sweep,
-            tree: t_tree,
-            filesystems: w.registry.filesystems(),
-        };
+        let sizes = stats::Sizes::walked(
+            &tree,
+            &w.files,
+            w.indexed,
+            &w.sweep,
+            &w.registry,
+            stats::Times {
+                walk: w.t_walk,
+                sweep: w.t_sweep,
+                tree: t_tree,
+            },
+        );
         msgs.raw(&stats::text(&w.counters, &sizes, t_report));
     }
     Ok(Outcome {
@@ -503,22 +502,8 @@ fn import(cfg: &Config, how: &Scanning, file: &[u8], msgs: &Messages) -> Result<
             .map_or(probe::Granularity::Block, |x| x.1)
     };
     let (n_files, n_links) = (files.len(), links.len());
-    let (tree, sets) = if how.sets {
-        let (t, s) = tree::Tree::build_with_sets(
-            nodes,
-            links,
-            &files,
-            &sweep,
-            granularity,
-            how.rules,
-            &stops,
-        );
-        (t, Some(s))
-    } else {
-        let t =
-            tree::Tree::build_with(nodes, links, &files, &sweep, granularity, how.rules, &stops);
-        (t, None)
-    };
+    let (tree, sets) =
+        tree::Tree::roll_up(nodes, links, &files, &sweep, granularity, how.build(&stops));
     let sizes = stats::Sizes::Read {
         file: file.to_vec(),
         nodes: tree.len().saturating_sub(1),

@@ -6,6 +6,38 @@ use std::time::Duration;
 
 use crate::{Counters, Diagnostic, Messages, probe};
 
+/// How long a walk's stages took.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Times {
+    pub(crate) walk: Duration,
+    pub(crate) sweep: Duration,
+    pub(crate) tree: Duration,
+}
+
+impl Sizes {
+    /// The sizes of a walk rolled up into `tree`.
+    pub(crate) fn walked(
+        tree: &crate::tree::Tree,
+        files: &[crate::records::FileRec],
+        indexed: usize,
+        sweep: &crate::extents::Sweep,
+        registry: &probe::Registry,
+        t: Times,
+    ) -> Sizes {
+        Sizes::Walked {
+            dirs: tree.len().saturating_sub(1),
+            files_shared: files.len(),
+            indexed,
+            segments: sweep.segment_count(),
+            units: sweep.unit_count(),
+            walk: t.walk,
+            sweep: t.sweep,
+            tree: t.tree,
+            filesystems: registry.filesystems(),
+        }
+    }
+}
+
 /// What `--stats` prints beyond the counters.
 #[derive(Clone, Debug)]
 pub(crate) enum Sizes {

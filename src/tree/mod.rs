@@ -79,6 +79,15 @@ pub struct Tree {
     sorted_depth: Option<u32>,
 }
 
+/// How a tree is rolled up beyond its records: du's rules, where du's
+/// listing stops ([`Tree::build_with`]), and whether to keep the sets.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Build<'a> {
+    pub(crate) rules: Rules,
+    pub(crate) stops: &'a [u32],
+    pub(crate) sets: bool,
+}
+
 /// What any set of entries of one [`Tree`] frees, kept beside it
 /// ([`Tree::build_with_sets`]): the units and the references that decide
 /// it. Asked about another tree, it answers nonsense.
@@ -161,7 +170,12 @@ impl Tree {
         rules: Rules,
         stops: &[u32],
     ) -> Tree {
-        Self::roll_up(nodes, links, files, sweep, granularity, rules, stops, false).0
+        let how = Build {
+            rules,
+            stops,
+            sets: false,
+        };
+        Self::roll_up(nodes, links, files, sweep, granularity, how).0
     }
 
     /// `Tree::build_with`, and what any set of its entries frees
@@ -178,24 +192,25 @@ impl Tree {
         rules: Rules,
         stops: &[u32],
     ) -> (Tree, Sets) {
-        let (tree, reclaim) =
-            Self::roll_up(nodes, links, files, sweep, granularity, rules, stops, true);
-        let reclaim = reclaim.expect("kept when asked for");
-        (tree, Sets { reclaim })
+        let how = Build {
+            rules,
+            stops,
+            sets: true,
+        };
+        let (tree, sets) = Self::roll_up(nodes, links, files, sweep, granularity, how);
+        (tree, sets.expect("kept when asked for"))
     }
 
-    /// The roll-up, keeping the sets' records when `keep_sets`.
-    #[allow(clippy::too_many_arguments)]
-    fn roll_up(
+    /// The roll-up as `how` says, with the sets when it asks for them.
+    pub(crate) fn roll_up(
         nodes: impl Into<Nodes>,
         mut links: Vec<Link>,
         files: &[FileRec],
         sweep: &Sweep,
         granularity: impl Fn(u32) -> Granularity,
-        rules: Rules,
-        stops: &[u32],
-        keep_sets: bool,
-    ) -> (Tree, Option<Reclaim>) {
+        how: Build<'_>,
+    ) -> (Tree, Option<Sets>) {
+        let Build { rules, stops, sets } = how;
         let mut nodes: Nodes = nodes.into();
         nodes.shrink_to_fit();
         let n = nodes.len();
@@ -224,7 +239,7 @@ impl Tree {
         let file_links = FileLinks::new(files, &links);
         c.credit_sweep(&mut acc, &file_links, sweep, &granularity);
         drop(c);
-        let reclaim = keep_sets.then(|| Reclaim::new(&links, &file_links, sweep, &granularity));
+        let reclaim = sets.then(|| Reclaim::new(&links, &file_links, sweep, &granularity));
         drop(file_links);
         drop(links);
         // Reclaimable bytes credited at a lowest common ancestor belong to
@@ -281,7 +296,7 @@ impl Tree {
             child_ids,
             sorted_depth: rules.sorted_depth,
         };
-        (tree, reclaim)
+        (tree, reclaim.map(|reclaim| Sets { reclaim }))
     }
 
     /// The figures of the virtual top node: all roots together, each inode
