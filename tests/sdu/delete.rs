@@ -26,10 +26,9 @@ fn figure(screen: &str, label: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {label:?} on the screen:\n{screen}"))
 }
 
-/// Marks the rows named `marks` (sorted by name first), asks to delete,
-/// types a wrong word (nothing goes), then `yes`; returns what the footer
-/// said the marks free and the screen after the deletion.
-fn mark_and_delete(tmux: &Tmux, marks: &[&str], dir: &Path) -> (u64, String) {
+/// Sorts by name and marks the rows named `marks`; returns the screen
+/// once the footer counts them.
+pub(crate) fn mark(tmux: &Tmux, marks: &[&str]) -> String {
     let s = press(tmux, "n", "sort: name");
     let rows = names(&s);
     let mut at = 0;
@@ -46,7 +45,14 @@ fn mark_and_delete(tmux: &Tmux, marks: &[&str], dir: &Path) -> (u64, String) {
         at = (at + 1).min(rows.len() - 1);
     }
     let n = marks.len();
-    let s = tmux.wait_for("the marks", |s| s.contains(&format!(" {n} marked ")));
+    tmux.wait_for("the marks", |s| s.contains(&format!(" {n} marked ")))
+}
+
+/// Marks the rows named `marks` (sorted by name first), asks to delete,
+/// types a wrong word (nothing goes), then `yes`; returns what the footer
+/// said the marks free and the screen after the deletion.
+fn mark_and_delete(tmux: &Tmux, marks: &[&str], dir: &Path) -> (u64, String) {
+    let s = mark(tmux, marks);
     let frees = figure(&s, "deleting them frees ");
     let s = press(tmux, "d", "Type yes");
     assert!(s.contains(&format!("frees {frees}")), "{s}");

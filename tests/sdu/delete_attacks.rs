@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::browse::{assert_terminal_restored, names, press, start};
+use crate::browse::{assert_terminal_restored, press, start};
 use crate::tmux::{PROMPT, Tmux, last_line};
 use crate::util::*;
 
@@ -30,24 +30,7 @@ fn assert_intact(v: &Path) {
 /// Sorts by name, marks the rows named `marks` and presses `d`: the
 /// confirmation is on the screen.
 fn ask(tmux: &Tmux, marks: &[&str]) -> String {
-    let s = press(tmux, "n", "sort: name");
-    let rows = names(&s);
-    let mut at = 0;
-    for m in marks {
-        let want = rows
-            .iter()
-            .position(|r| r.trim_end_matches('/') == *m)
-            .unwrap_or_else(|| panic!("no row {m}:\n{s}"));
-        while at < want {
-            tmux.keys(&["Down"]);
-            at += 1;
-        }
-        tmux.keys(&["Space"]);
-        at = (at + 1).min(rows.len() - 1);
-    }
-    tmux.wait_for("the marks", |s| {
-        s.contains(&format!(" {} marked ", marks.len()))
-    });
+    crate::delete::mark(tmux, marks);
     press(tmux, "d", "Type yes")
 }
 
@@ -135,10 +118,12 @@ fn the_root_swapped_for_a_symlink_by_its_owner_is_refused() {
     assert_terminal_restored(&tmux, 1);
 }
 
-/// `root/sub/d/inner` is a bind mount of the victim (the same filesystem:
-/// the device does not change) when the scan runs. Guard: the mount points
-/// read from /proc/self/mountinfo before a directory is emptied.
-fn bind_mount_inside(test: &str, flags: &str) {
+/// `root/sub/d/inner` becomes a bind mount of the victim (the same
+/// filesystem: the device does not change) before the scan, or between the
+/// scan and `yes`; `sub` is marked. Guard: the mount points read from
+/// /proc/self/mountinfo before a directory is emptied (the refusal says it
+/// came before anything was removed, and nothing was).
+fn bind_mount_inside(test: &str, flags: &str, before_the_scan: bool) {
     if !root_or_skip("bind mounts need root") {
         return;
     }
@@ -150,54 +135,37 @@ fn bind_mount_inside(test: &str, flags: &str) {
     let root = t.mkdir("root");
     fs::create_dir_all(root.join("sub/d/inner")).unwrap();
     fs::write(root.join("sub/d/a"), b"x").unwrap();
-    let _b = Bind::new(&v, &root.join("sub/d/inner"));
+    let inner = root.join("sub/d/inner");
+    let mut bind = before_the_scan.then(|| Bind::new(&v, &inner));
     start(&tmux, &root, &format!("-B1 {flags} ."));
     ask(&tmux, &["sub"]);
-    let s = yes(&tmux);
+    if bind.is_none() {
+        bind = Some(Bind::new(&v, &inner));
+    }
+    let s = yes(&tmux).replace('\n', " ");
     assert!(s.contains("Deleted 0 of 1 entry."), "{s}");
-    let s = s.replace('\n', " ");
     assert!(s.contains("is a mount point inside it"), "{s}");
     assert!(s.contains("Found before anything was removed"), "{s}");
     assert!(s.contains("sub/d/inner"), "{s}");
     assert_intact(&v);
     assert!(root.join("sub/d/a").exists(), "removed before the refusal");
     quit(&tmux, 1);
+    drop(bind);
 }
 
 #[test]
 fn a_bind_mount_inside_made_before_the_scan_is_refused() {
-    bind_mount_inside("attack-bind-before", "");
+    bind_mount_inside("attack-bind-before", "", true);
 }
 
 #[test]
 fn a_bind_mount_inside_made_before_the_scan_is_refused_with_x() {
-    bind_mount_inside("attack-bind-before-x", "-x");
+    bind_mount_inside("attack-bind-before-x", "-x", true);
 }
 
-/// The bind mount is made between the scan and `yes`.
 #[test]
 fn a_bind_mount_inside_made_after_the_scan_is_refused() {
-    if !root_or_skip("bind mounts need root") {
-        return;
-    }
-    let Some(tmux) = Tmux::shell("attack-bind-after") else {
-        return;
-    };
-    let t = TestDir::new();
-    let v = victim(&t);
-    let root = t.mkdir("root");
-    fs::create_dir_all(root.join("sub/d/inner")).unwrap();
-    fs::write(root.join("sub/d/a"), b"x").unwrap();
-    start(&tmux, &root, "-B1 .");
-    ask(&tmux, &["sub"]);
-    let _b = Bind::new(&v, &root.join("sub/d/inner"));
-    let s = yes(&tmux).replace('\n', " ");
-    assert!(s.contains("Deleted 0 of 1 entry."), "{s}");
-    assert!(s.contains("is a mount point inside it"), "{s}");
-    assert!(s.contains("Found before anything was removed"), "{s}");
-    assert!(root.join("sub/d/a").exists(), "removed before the refusal");
-    assert_intact(&v);
-    quit(&tmux, 1);
+    bind_mount_inside("attack-bind-after", "", false);
 }
 
 /// The victim (which has a `data/` of its own) is mounted over `a`, the
