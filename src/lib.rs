@@ -210,7 +210,7 @@ pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Sca
 impl Scanning {
     /// How to roll up: these rules and sets, with du's listing stopping
     /// after `stops`.
-    fn build<'a>(&self, stops: &'a [u32]) -> tree::Build<'a> {
+    fn build<'a>(&self, stops: &'a [records::NodeId]) -> tree::Build<'a> {
         tree::Build {
             rules: self.rules,
             stops,
@@ -227,7 +227,7 @@ struct Walked {
     sweep: extents::Sweep,
     registry: probe::Registry,
     counters: Counters,
-    moved: Vec<u32>,
+    moved: Vec<records::NodeId>,
     idents: Option<records::Idents>,
     indexed: usize,
     t_walk: std::time::Duration,
@@ -326,7 +326,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
                 Some(split) => plan::nodes(&s.tree, split, msgs),
                 None => plan::saved_nodes(&s.tree, &cfg.walk.roots, msgs)?,
             };
-            let ids: Vec<u32> = candidates.iter().map(|c| c.node).collect();
+            let ids: Vec<records::NodeId> = candidates.iter().map(|c| c.node).collect();
             let plan = sets.plan(&s.tree, &ids, target);
             if plan.reached {
                 report::plan::write(out, &plan, target, &candidates, &cfg.report)?;

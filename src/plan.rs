@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use crate::error::{Diagnostic, Error};
 use crate::messages::Messages;
-use crate::records::NO_NODE;
+use crate::records::NodeId;
 use crate::report::plan::Candidate;
 use crate::tree::Tree;
 
@@ -188,15 +188,8 @@ pub(crate) fn saved_nodes(
             None => msgs.report(Diagnostic::NotInScan { path: c.clone() }),
         }
     }
-    let within = |inner: u32, outer: u32| {
-        let mut n = inner;
-        while n != NO_NODE {
-            if n == outer {
-                return true;
-            }
-            n = tree.parent(n);
-        }
-        false
+    let within = |inner: NodeId, outer: NodeId| {
+        std::iter::successors(Some(inner), |&n| tree.parent(n)).any(|n| n == outer)
     };
     for (i, a) in out.iter().enumerate() {
         for (j, b) in out.iter().enumerate() {

@@ -1,29 +1,97 @@
 //! What a scan records: the walk writes these, the roll-up reads them.
 //!
-//! A record names nodes by id: the index of the node in the walk's node
-//! list. Ids are handed out as the walk creates nodes, a parent before its
-//! children, so a parent's id is always smaller than its children's. Node
-//! [`TOP`] is the virtual node above all roots (it carries the `-c` total);
-//! [`NO_NODE`] is the parent of `TOP` and of a root nested inside another
-//! root (a top of its own).
+//! A record names nodes by id ([`NodeId`]): the index of the node in the
+//! walk's node list. Ids are handed out as the walk creates nodes, a parent
+//! before its children, so a parent's id is always smaller than its
+//! children's. Node [`NodeId::TOP`] is the virtual node above all roots (it
+//! carries the `-c` total); [`NodeId::NONE`] is the parent of `TOP` and of a
+//! root nested inside another root (a top of its own).
 
 mod nodes;
 
 pub(crate) use nodes::{Nodes, StatsTable};
 
+use std::fmt;
+
 use crate::figures::{Kind, Stats};
 
-/// The id of the virtual node above all roots.
-pub const TOP: u32 = 0;
+/// A node's id: its index in the walk's node list.
+///
+/// Four bytes, as a `u32` is: records keep [`NodeId::NONE`] for "no node"
+/// rather than an `Option`, which would double them.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[repr(transparent)]
+pub struct NodeId(u32);
 
-/// No node: the parent of [`TOP`] and of a nested root.
-pub const NO_NODE: u32 = u32::MAX;
+impl NodeId {
+    /// The virtual node above all roots.
+    pub const TOP: NodeId = NodeId(0);
 
-/// Node ids end below `NO_NODE - 1` (`u32::MAX` and the one below are
+    /// No node: the parent of [`NodeId::TOP`] and of a nested root.
+    pub const NONE: NodeId = NodeId(u32::MAX);
+
+    /// Node `i` (an index into the node list, below `u32::MAX - 1`: the
+    /// two numbers above are sentinels).
+    ///
+    /// Public for the browser's unit tests (`src/browse/app/tests.rs`),
+    /// which build a tree by hand.
+    #[inline]
+    pub const fn new(i: usize) -> NodeId {
+        debug_assert!(i < MAX_NODES as usize, "a node id past the last");
+        NodeId(i as u32)
+    }
+
+    /// Its index into the node list.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// Whether it is [`NodeId::NONE`].
+    #[inline]
+    pub fn is_none(self) -> bool {
+        self == NodeId::NONE
+    }
+
+    /// `None` for [`NodeId::NONE`], the id otherwise.
+    #[inline]
+    pub fn some(self) -> Option<NodeId> {
+        (!self.is_none()).then_some(self)
+    }
+
+    /// The id as a number, as saved scans write it ([`NodeId::NONE`] is
+    /// `u32::MAX`).
+    pub(crate) fn as_u32(self) -> u32 {
+        self.0
+    }
+
+    /// The id a saved scan wrote as `n` (`u32::MAX` is [`NodeId::NONE`]),
+    /// unchecked: the reader checks that it names a node.
+    pub(crate) fn from_u32(n: u32) -> NodeId {
+        NodeId(n)
+    }
+}
+
+impl Default for NodeId {
+    /// [`NodeId::TOP`], as a record made by default has it.
+    fn default() -> NodeId {
+        NodeId::TOP
+    }
+}
+
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+const _: () = assert!(size_of::<NodeId>() == 4);
+
+/// Node ids end below `NodeId::NONE - 1` (`u32::MAX` and the one below are
 /// sentinels): at most 4,294,967,293 nodes, the virtual top included. The
 /// walk and the saved-scan reader stop with an error past it, so every
 /// later stage can take ids to fit.
-pub(crate) const MAX_NODES: u32 = NO_NODE - 1;
+pub(crate) const MAX_NODES: u32 = u32::MAX - 1;
 
 /// One node of the walked tree: a directory, a root, or (with `-a`) a file.
 /// The walk and saved scans make them with names of their own; a tree
@@ -35,9 +103,9 @@ pub(crate) const MAX_NODES: u32 = NO_NODE - 1;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NodeRec<N = Box<[u8]>> {
     /// Its id (its index in the node list).
-    pub id: u32,
-    /// The parent's id, or [`NO_NODE`].
-    pub parent: u32,
+    pub id: NodeId,
+    /// The parent's id, or [`NodeId::NONE`].
+    pub parent: NodeId,
     /// Levels below its root (a root is at depth 0).
     pub depth: u32,
     /// Directory, regular file, symlink or other.
@@ -71,7 +139,7 @@ pub struct Link {
     pub nlink: u32,
     /// The node the link lies in (the directory, or the inode's own node
     /// for a root, a directory or a `-a` file).
-    pub node: u32,
+    pub node: NodeId,
     /// The link's position among `node`'s entries in getdents order when it
     /// is an entry of that directory; `None` when `node` is the inode's own.
     pub entry: Option<u32>,
@@ -97,7 +165,7 @@ pub struct FileRec {
     pub(crate) id: u32,
     /// The node of the link that was mapped (its directory, or its own node
     /// with `-a`).
-    pub(crate) node: u32,
+    pub(crate) node: NodeId,
     /// Its root's namespace.
     pub(crate) ns: u32,
     /// `st_dev` of the inode.
@@ -115,6 +183,11 @@ impl FileRec {
         (self.ns, self.dev, self.ino)
     }
 }
+
+// The records' sizes, which the walk's memory is made of.
+const _: () = assert!(size_of::<NodeRec>() == 120);
+const _: () = assert!(size_of::<Link>() == 120);
+const _: () = assert!(size_of::<FileRec>() == 32);
 
 /// What an entry was when the walk stat-ed it: its device, inode number
 /// and mount (`STATX_MNT_ID`). Deleting checks every level of the path it
@@ -148,7 +221,7 @@ pub struct Idents {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct IdentRec {
     /// The node.
-    pub(crate) id: u32,
+    pub(crate) id: NodeId,
     /// Index into the shard's (device, mount) pairs.
     pub(crate) place: u32,
     /// `st_ino`.
@@ -185,20 +258,20 @@ impl Idents {
             .map(|&(dev, mnt)| place_of(&mut self.places, dev, mnt))
             .collect();
         for r in recs {
-            if let Some(slot) = self.place.get_mut(r.id as usize) {
+            if let Some(slot) = self.place.get_mut(r.id.index()) {
                 *slot = map[r.place as usize];
-                self.ino[r.id as usize] = r.ino;
+                self.ino[r.id.index()] = r.ino;
             }
         }
     }
 
     /// Node `id`'s identity, if one was recorded.
-    pub fn get(&self, id: u32) -> Option<Ident> {
-        let p = *self.place.get(id as usize)?;
+    pub fn get(&self, id: NodeId) -> Option<Ident> {
+        let p = *self.place.get(id.index())?;
         let &(dev, mnt) = self.places.get(p as usize)?;
         Some(Ident {
             dev,
-            ino: self.ino[id as usize],
+            ino: self.ino[id.index()],
             mnt,
         })
     }

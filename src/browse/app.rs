@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use sdu::figures::{Figure, Kind, Stats};
-use sdu::records::{NO_NODE, TOP};
+use sdu::records::NodeId;
 use sdu::tree::{Sets, Tree};
 
 /// What the rows are ordered by.
@@ -81,7 +81,7 @@ pub enum Mode {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Confirm {
     /// The entries, none inside another.
-    pub ids: Vec<u32>,
+    pub ids: Vec<NodeId>,
     /// Their first column's figure, added up.
     pub total: u64,
     /// What deleting them frees (the reclaimable of their union).
@@ -106,7 +106,7 @@ pub struct Carry {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Marks {
     /// Node ids, sorted.
-    pub ids: Vec<u32>,
+    pub ids: Vec<NodeId>,
     /// The first column's figure (Total, or Apparent) of the marked entries
     /// that lie inside no other marked one.
     pub total: u64,
@@ -122,13 +122,13 @@ pub struct App<'t> {
     /// The figure of the first column: Total, or Apparent under
     /// `--apparent-size`.
     pub first: Figure,
-    /// The directory shown ([`TOP`]: the list of roots).
-    dir: u32,
-    /// Highest directory one can go up to: the one root, or [`TOP`] for
+    /// The directory shown ([`NodeId::TOP`]: the list of roots).
+    dir: NodeId,
+    /// Highest directory one can go up to: the one root, or [`NodeId::TOP`] for
     /// several.
-    top: u32,
+    top: NodeId,
     /// The entries of `dir` shown, in order.
-    rows: Vec<u32>,
+    rows: Vec<NodeId>,
     cursor: usize,
     /// The first row on the screen.
     offset: usize,
@@ -146,7 +146,7 @@ pub struct App<'t> {
     /// The deletion being confirmed.
     pub confirm: Option<Confirm>,
     /// The entries confirmed for deletion, for the event loop to delete.
-    pub request: Option<Vec<u32>>,
+    pub request: Option<Vec<NodeId>>,
     /// A message over the screen until a key is pressed.
     pub notice: Option<Vec<String>>,
 }
@@ -155,10 +155,10 @@ impl<'t> App<'t> {
     /// A browser of `tree`, in its one root (or in the list of roots when
     /// there are several), sorted by `sort`.
     pub fn new(tree: &'t Tree, sets: &'t Sets, first: Figure, sort: Sort) -> App<'t> {
-        let roots: Vec<u32> = visible(tree, tree.roots()).collect();
+        let roots: Vec<NodeId> = visible(tree, tree.roots()).collect();
         let top = match roots[..] {
             [one] if tree.kind(one) == Kind::Dir => one,
-            _ => TOP,
+            _ => NodeId::TOP,
         };
         let mut app = App {
             tree,
@@ -211,7 +211,7 @@ impl<'t> App<'t> {
 
     /// What [`App::resume`] needs to carry on in a rescan.
     pub fn carry(&self) -> Carry {
-        let dir = (self.dir != TOP).then(|| {
+        let dir = (self.dir != NodeId::TOP).then(|| {
             let mut names = self.names(self.dir);
             let root = names.remove(0);
             (root, names)
@@ -237,12 +237,12 @@ impl<'t> App<'t> {
     }
 
     /// The root's name (the path as given), then the names down to `id`.
-    pub fn names(&self, id: u32) -> Vec<Vec<u8>> {
+    pub fn names(&self, id: NodeId) -> Vec<Vec<u8>> {
         let mut names = Vec::new();
-        let mut n = id;
-        while n != TOP && n != NO_NODE {
-            names.push(self.tree.name(n).to_vec());
-            n = self.tree.parent(n);
+        let mut n = Some(id);
+        while let Some(x) = n.filter(|&x| x != NodeId::TOP) {
+            names.push(self.tree.name(x).to_vec());
+            n = self.tree.parent(x);
         }
         names.reverse();
         names
@@ -253,12 +253,12 @@ impl<'t> App<'t> {
     }
 
     /// The directory shown.
-    pub fn dir(&self) -> u32 {
+    pub fn dir(&self) -> NodeId {
         self.dir
     }
 
     /// The rows shown, in order.
-    pub fn rows(&self) -> &[u32] {
+    pub fn rows(&self) -> &[NodeId] {
         &self.rows
     }
 
@@ -268,7 +268,7 @@ impl<'t> App<'t> {
     }
 
     /// The entry under the cursor, if the directory has any row.
-    pub fn current(&self) -> Option<u32> {
+    pub fn current(&self) -> Option<NodeId> {
         self.rows.get(self.cursor).copied()
     }
 
@@ -284,7 +284,7 @@ impl<'t> App<'t> {
         &self.marks
     }
 
-    pub fn is_marked(&self, id: u32) -> bool {
+    pub fn is_marked(&self, id: NodeId) -> bool {
         self.marks.ids.binary_search(&id).is_ok()
     }
 
@@ -302,13 +302,13 @@ impl<'t> App<'t> {
         self.offset
     }
 
-    /// The figures of the directory shown (of all roots for [`TOP`]).
+    /// The figures of the directory shown (of all roots for [`NodeId::TOP`]).
     pub fn dir_figures(&self) -> Stats {
         self.tree.figures(self.dir)
     }
 
     /// The path of `id`: its root as given, then its names.
-    pub fn path(&self, id: u32) -> Vec<u8> {
+    pub fn path(&self, id: NodeId) -> Vec<u8> {
         let mut p = Vec::new();
         for name in self.names(id) {
             sdu::path::join(&mut p, &name);
@@ -344,8 +344,7 @@ impl<'t> App<'t> {
             Action::Back => {
                 if self.dir != self.top {
                     let from = self.dir;
-                    let p = self.tree.parent(from);
-                    self.dir = if p == NO_NODE { TOP } else { p };
+                    self.dir = self.tree.parent(from).unwrap_or(NodeId::TOP);
                     self.load(Some(from));
                 }
             }
@@ -417,7 +416,7 @@ impl<'t> App<'t> {
     }
 
     /// The marked entries that lie inside no other marked one.
-    pub fn outermost_marks(&self) -> Vec<u32> {
+    pub fn outermost_marks(&self) -> Vec<NodeId> {
         let ids = &self.marks.ids;
         ids.iter()
             .copied()
@@ -426,13 +425,13 @@ impl<'t> App<'t> {
     }
 
     /// Whether `id` lies inside one of `ids` (sorted).
-    fn inside(&self, id: u32, ids: &[u32]) -> bool {
+    fn inside(&self, id: NodeId, ids: &[NodeId]) -> bool {
         let mut n = self.tree.parent(id);
-        while n != NO_NODE && n != TOP {
-            if ids.binary_search(&n).is_ok() {
+        while let Some(x) = n.filter(|&x| x != NodeId::TOP) {
+            if ids.binary_search(&x).is_ok() {
                 return true;
             }
-            n = self.tree.parent(n);
+            n = self.tree.parent(x);
         }
         false
     }
@@ -493,7 +492,7 @@ impl<'t> App<'t> {
 
     /// Fills the rows of `self.dir`, sorted, with the cursor on `at` if it
     /// is among them (else on the first row).
-    fn load(&mut self, at: Option<u32>) {
+    fn load(&mut self, at: Option<NodeId>) {
         let show_files = self.show_files;
         let tree = self.tree;
         self.rows.clear();
@@ -502,7 +501,7 @@ impl<'t> App<'t> {
                 .filter(|&id| show_files || tree.kind(id) == Kind::Dir),
         );
         let Sort { key, reverse } = self.sort;
-        let by_name = |a: &u32, b: &u32| tree.name(*a).cmp(tree.name(*b));
+        let by_name = |a: &NodeId, b: &NodeId| tree.name(*a).cmp(tree.name(*b));
         match key {
             SortKey::Name => self.rows.sort_by(by_name),
             SortKey::Figure(f) => self.rows.sort_by(|a, b| {
@@ -522,7 +521,7 @@ impl<'t> App<'t> {
 }
 
 /// The entries of `ids` that du's rules do not hide.
-fn visible<'a>(tree: &'a Tree, ids: &'a [u32]) -> impl Iterator<Item = u32> + 'a {
+fn visible<'a>(tree: &'a Tree, ids: &'a [NodeId]) -> impl Iterator<Item = NodeId> + 'a {
     ids.iter().copied().filter(|&id| !tree.is_hidden(id))
 }
 

@@ -27,7 +27,7 @@ use ratatui::backend::CrosstermBackend;
 
 use sdu::delete::{self, Deleted, Target};
 use sdu::figures::{Figure, Kind};
-use sdu::records::{Ident, Idents, NO_NODE, TOP};
+use sdu::records::{Ident, Idents, NodeId};
 use sdu::report::SortKey as ReportSort;
 use sdu::{Config, Diagnostic, Messages, Scanned, Scanning, WalkOptions};
 
@@ -283,17 +283,17 @@ fn load(cfg: &Config, walk: &WalkOptions, msgs: &Messages) -> Result<Scanned, sd
 /// Entry `id` as [`delete::delete`] takes it, with what the scan saw at
 /// each level (none for a level the scan recorded nothing of, which
 /// [`delete::delete`] refuses).
-fn target(app: &App<'_>, idents: Option<&Idents>, id: u32) -> Target {
+fn target(app: &App<'_>, idents: Option<&Idents>, id: NodeId) -> Target {
     let mut names = app.names(id);
     let root = names.remove(0);
     let tree = app.tree();
     let mut chain: Vec<Ident> = Vec::new();
-    let mut n = id;
-    while n != TOP && n != NO_NODE {
-        if let Some(i) = idents.and_then(|i| i.get(n)) {
+    let mut n = Some(id);
+    while let Some(x) = n.filter(|&x| x != NodeId::TOP) {
+        if let Some(i) = idents.and_then(|i| i.get(x)) {
             chain.push(i);
         }
-        n = tree.parent(n);
+        n = tree.parent(x);
     }
     chain.reverse();
     Target {

@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use sdu::figures::{Figure, Kind, Stats};
-use sdu::records::TOP;
+use sdu::records::NodeId;
 use sdu::units::Unit;
 
 use super::app::{App, Confirm, SortKey};
@@ -137,7 +137,7 @@ pub fn printable(name: &[u8]) -> String {
 
 fn header(app: &App<'_>, look: Look) -> Vec<Line<'static>> {
     let tree = app.tree();
-    let path = if app.dir() == TOP {
+    let path = if app.dir() == NodeId::TOP {
         format!("{} paths", tree.roots().len())
     } else {
         printable(&app.path(app.dir()))

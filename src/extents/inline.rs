@@ -34,7 +34,7 @@ use rustix::fs::Statx;
 use super::source::Extents;
 use crate::figures::Kind;
 use crate::probe::{Registry, Subvol};
-use crate::records::{FileRec, Link, Nodes};
+use crate::records::{FileRec, Link, NodeId, Nodes};
 
 /// The namespace tag of the inline extent spaces: above every root
 /// namespace (those count the roots).
@@ -45,7 +45,7 @@ const INLINE_NS: u32 = u32::MAX;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct InlineRec {
     /// The node it is credited to (its directory, or its own with `-a`).
-    pub(crate) node: u32,
+    pub(crate) node: NodeId,
     /// Its root's namespace.
     pub(crate) ns: u32,
     /// `st_dev`: its subvolume.
@@ -77,7 +77,7 @@ impl InlineRec {
     /// on filesystem `fs`.
     pub(crate) fn of(
         st: &Statx,
-        (node, ns): (u32, u32),
+        (node, ns): (NodeId, u32),
         bytes: u64,
         linked: bool,
         file: Option<u32>,
@@ -236,9 +236,9 @@ pub(crate) fn share(
                     take(&mut l.stats);
                 }
             } else {
-                let n = r.node as usize;
+                let n = r.node;
                 // A -a leaf's figures are also its directory's.
-                let dir = nodes.leaf(n).then(|| nodes.parent(n) as usize);
+                let dir = nodes.leaf(n).then(|| nodes.parent(n));
                 for n in std::iter::once(n).chain(dir) {
                     let mut own = nodes.own(n);
                     take(&mut own);
@@ -255,7 +255,7 @@ mod tests {
     use super::*;
     use crate::figures::{Kind, Stats};
     use crate::probe::{Probe, magic};
-    use crate::records::{NO_NODE, NodeRec};
+    use crate::records::NodeRec;
 
     fn registry(subvols: &[(u64, [u8; 16], [u8; 16])]) -> Registry {
         registry_made(subvols, (2000, 0))
@@ -281,9 +281,9 @@ mod tests {
         reg
     }
 
-    fn rec(node: u32, dev: u64) -> InlineRec {
+    fn rec(node: usize, dev: u64) -> InlineRec {
         InlineRec {
-            node,
+            node: NodeId::new(node),
             ns: 0,
             dev,
             ino: 257,
@@ -307,8 +307,8 @@ mod tests {
         };
         (0..3)
             .map(|id| NodeRec {
-                id,
-                parent: if id == 0 { NO_NODE } else { 0 },
+                id: NodeId::new(id),
+                parent: if id == 0 { NodeId::NONE } else { NodeId::TOP },
                 kind: Kind::Dir,
                 own: if id == 0 { Stats::default() } else { own },
                 ..NodeRec::default()
@@ -332,7 +332,8 @@ mod tests {
             let n = share(&recs, &reg, &ext, &mut ns, &mut [], &mut files);
             assert_eq!(n, want);
             let excl = if want == 1 { 0 } else { 4096 };
-            assert_eq!((ns.own(1).exclusive, ns.own(2).exclusive), (excl, excl));
+            let excl_of = |i| ns.own(NodeId::new(i)).exclusive;
+            assert_eq!((excl_of(1), excl_of(2)), (excl, excl));
             assert_eq!(files.len(), 2 * want);
             assert_eq!(ext.ranges(), want);
         }

@@ -5,9 +5,10 @@
 //! decide its memory. A [`NodeRec`] is 120 bytes plus a boxed name; a
 //! node here is about 40 plus its name's bytes:
 //!
-//! - parent and order: `u32` each; kind and leaf: one byte; the depth is
-//!   not kept but counted up the parents (a root is at depth 0, a child one
-//!   below its parent: the walk and saved scans record nothing else);
+//! - parent and order: four bytes each (a `NodeId`, a `u32`); kind and
+//!   leaf: one byte; the depth is not kept but counted up the parents (a
+//!   root is at depth 0, a child one below its parent: the walk and saved
+//!   scans record nothing else);
 //! - the name: its bytes in one arena, a `u32` offset into it;
 //! - its own figures ([`CompactStats`]): apparent size and allocated blocks in 32
 //!   bits each, and a `u32` code. A file alone (exclusive and reclaimable
@@ -20,7 +21,7 @@
 
 use crate::figures::{Kind, Stats, Timestamp};
 
-use super::{NO_NODE, NodeRec, TOP};
+use super::{NodeId, NodeRec};
 
 /// The figures of many records, by index.
 ///
@@ -340,8 +341,8 @@ fn kind_of(bits: u8) -> Kind {
 pub struct Nodes {
     /// The node ids, when the records are not in id order (a walk's
     /// shard); empty otherwise.
-    ids: Vec<u32>,
-    parent: Vec<u32>,
+    ids: Vec<NodeId>,
+    parent: Vec<NodeId>,
     order: Vec<u32>,
     flags: Vec<u8>,
     /// The names, in chunks: one for a store pushed in id order, one per
@@ -388,7 +389,7 @@ impl Nodes {
         self.names.last_mut().expect("a chunk").push(name);
         self.own.push(&r.own);
         debug_assert!(
-            !self.ids.is_empty() || self.depth(self.len() - 1) == r.depth,
+            !self.ids.is_empty() || self.depth(NodeId::new(self.len() - 1)) == r.depth,
             "node {} at depth {}: one below its parent's",
             self.len() - 1,
             r.depth
@@ -416,7 +417,7 @@ impl Nodes {
             for p in parts.iter_mut() {
                 let v = std::mem::take(col(p));
                 for (&id, x) in p.ids.iter().zip(v) {
-                    out[id as usize] = x;
+                    out[id.index()] = x;
                 }
             }
             out
@@ -432,7 +433,7 @@ impl Nodes {
         for p in parts.iter_mut() {
             let base = rest.len() as u32;
             for (&id, &c) in p.ids.iter().zip(&p.own.code) {
-                code[id as usize] = if c == PLAIN || c == EMPTY {
+                code[id.index()] = if c == PLAIN || c == EMPTY {
                     c
                 } else {
                     base + c
@@ -449,7 +450,7 @@ impl Nodes {
         for p in parts.iter_mut() {
             let ids = std::mem::take(&mut p.ids);
             for (k, &id) in ids.iter().enumerate() {
-                name_at[id as usize] = (base + k as u64) as u32;
+                name_at[id.index()] = (base + k as u64) as u32;
             }
             assert!(p.names.len() <= 1, "a shard has one chunk of names");
             if let Some(chunk) = p.names.pop() {
@@ -481,53 +482,61 @@ impl Nodes {
         self.parent.len()
     }
 
-    /// Node `i`'s parent id.
-    pub(crate) fn parent(&self, i: usize) -> u32 {
-        self.parent[i]
+    /// The ids of the nodes, `0..len()`.
+    pub(crate) fn ids(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = NodeId> + ExactSizeIterator + use<> {
+        (0..self.len()).map(NodeId::new)
     }
 
-    /// Sets node `i`'s parent id.
-    pub(crate) fn set_parent(&mut self, i: usize, p: u32) {
-        self.parent[i] = p;
+    /// Node `id`'s parent id.
+    pub(crate) fn parent(&self, id: NodeId) -> NodeId {
+        self.parent[id.index()]
     }
 
-    /// Node `i`'s depth below its root.
-    pub(crate) fn depth(&self, i: usize) -> u32 {
+    /// Sets node `id`'s parent id.
+    pub(crate) fn set_parent(&mut self, id: NodeId, p: NodeId) {
+        self.parent[id.index()] = p;
+    }
+
+    /// Node `id`'s depth below its root.
+    pub(crate) fn depth(&self, id: NodeId) -> u32 {
         let mut d = 0;
-        let mut x = i;
+        let mut x = id;
         loop {
-            let p = self.parent[x];
+            let p = self.parent[x.index()];
             // Parents have smaller ids: a larger one is a corrupt record,
             // and stopping there keeps the count finite.
-            if p == TOP || p == NO_NODE || p as usize >= x {
+            if p == NodeId::TOP || p.is_none() || p >= x {
                 return d;
             }
             d += 1;
-            x = p as usize;
+            x = p;
         }
     }
 
-    /// Node `i`'s position among its directory's entries.
-    pub(crate) fn order(&self, i: usize) -> u32 {
-        self.order[i]
+    /// Node `id`'s position among its directory's entries.
+    pub(crate) fn order(&self, id: NodeId) -> u32 {
+        self.order[id.index()]
     }
 
-    /// What node `i` is.
-    pub(crate) fn kind(&self, i: usize) -> Kind {
-        kind_of(self.flags[i])
+    /// What node `id` is.
+    pub(crate) fn kind(&self, id: NodeId) -> Kind {
+        kind_of(self.flags[id.index()])
     }
 
-    /// Whether node `i` is a `-a` leaf.
-    pub(crate) fn leaf(&self, i: usize) -> bool {
-        self.flags[i] & LEAF != 0
+    /// Whether node `id` is a `-a` leaf.
+    pub(crate) fn leaf(&self, id: NodeId) -> bool {
+        self.flags[id.index()] & LEAF != 0
     }
 
-    /// Node `i`'s name.
-    pub(crate) fn name(&self, i: usize) -> &[u8] {
+    /// Node `id`'s name.
+    pub(crate) fn name(&self, id: NodeId) -> &[u8] {
+        let i = id.index();
         let k = match self.name_at.get(i) {
             Some(&k) => k,
             None if self.name_at.is_empty() => i as u32,
-            None => panic!("no node {i}"),
+            None => panic!("no node {id}"),
         };
         if k == NO_NAME {
             return &[];
@@ -539,33 +548,35 @@ impl Nodes {
         self.names[c].get((k - self.chunk_start[c]) as usize)
     }
 
-    /// Node `i`'s own figures.
-    pub(crate) fn own(&self, i: usize) -> Stats {
-        self.own.get(i)
+    /// Node `id`'s own figures.
+    pub(crate) fn own(&self, id: NodeId) -> Stats {
+        self.own.get(id.index())
     }
 
-    /// Node `i`'s own reclaimable bytes.
-    pub(crate) fn own_reclaimable(&self, i: usize) -> u64 {
-        self.own.reclaimable(i)
+    /// Node `id`'s own reclaimable bytes.
+    pub(crate) fn own_reclaimable(&self, id: NodeId) -> u64 {
+        self.own.reclaimable(id.index())
     }
 
-    /// Replaces node `i`'s own figures.
-    pub(crate) fn set_own(&mut self, i: usize, s: &Stats) {
-        self.own.set(i, s);
+    /// Replaces node `id`'s own figures.
+    pub(crate) fn set_own(&mut self, id: NodeId, s: &Stats) {
+        self.own.set(id.index(), s);
     }
 
-    /// Node `i` as the walk recorded it.
+    /// Node `id` as the walk recorded it (for a shard, `id` is the index
+    /// of the record).
     #[cfg(test)]
-    pub(crate) fn get(&self, i: usize) -> NodeRec {
+    pub(crate) fn get(&self, id: NodeId) -> NodeRec {
+        let i = id.index();
         NodeRec {
-            id: self.ids.get(i).copied().unwrap_or(i as u32),
+            id: self.ids.get(i).copied().unwrap_or(id),
             parent: self.parent[i],
-            depth: self.depth(i),
-            kind: self.kind(i),
-            leaf: self.leaf(i),
+            depth: self.depth(id),
+            kind: self.kind(id),
+            leaf: self.leaf(id),
             order: self.order[i],
-            name: self.name(i).into(),
-            own: self.own(i),
+            name: self.name(id).into(),
+            own: self.own(id),
         }
     }
 
@@ -716,8 +727,8 @@ mod tests {
 
     fn rec(id: u32, parent: u32, name: &str, leaf: bool, own: Stats) -> NodeRec {
         NodeRec {
-            id,
-            parent,
+            id: NodeId::new(id as usize),
+            parent: NodeId::new(parent as usize),
             depth: id.saturating_sub(1),
             kind: if leaf { Kind::Symlink } else { Kind::Dir },
             leaf,
@@ -760,10 +771,10 @@ mod tests {
         let g = Nodes::gather(9, vec![a, b]);
         assert_eq!(g.len(), 9);
         for (i, r) in recs.iter().enumerate() {
-            let got = g.get(i);
+            let got = g.get(NodeId::new(i));
             if i == 8 {
                 let d: NodeRec = NodeRec {
-                    id: 8,
+                    id: NodeId::new(8),
                     ..NodeRec::default()
                 };
                 assert_eq!(format!("{got:?}"), format!("{d:?}"));
@@ -772,7 +783,10 @@ mod tests {
             }
         }
         let from: Nodes = recs.clone().into();
-        assert_eq!(format!("{:?}", from.get(8)), format!("{:?}", recs[8]));
-        assert_eq!(from.depth(8), 7);
+        assert_eq!(
+            format!("{:?}", from.get(NodeId::new(8))),
+            format!("{:?}", recs[8])
+        );
+        assert_eq!(from.depth(NodeId::new(8)), 7);
     }
 }

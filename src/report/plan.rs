@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::json::{Path, SCHEMA};
 use super::options::ReportOptions;
+use crate::records::NodeId;
 use crate::tree::Plan;
 
 /// The `--to-free --json` document.
@@ -52,7 +53,7 @@ pub(crate) struct Step<'a> {
 #[derive(Clone, Debug)]
 pub(crate) struct Candidate {
     /// Its node.
-    pub(crate) node: u32,
+    pub(crate) node: NodeId,
     /// The path to print for it: as given.
     pub(crate) path: Vec<u8>,
 }
@@ -66,7 +67,7 @@ pub(crate) fn write(
     candidates: &[Candidate],
     opts: &ReportOptions,
 ) -> io::Result<()> {
-    let name = |id: u32| -> &[u8] {
+    let name = |id: NodeId| -> &[u8] {
         candidates
             .iter()
             .find(|c| c.node == id)

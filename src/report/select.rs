@@ -15,6 +15,7 @@ use std::convert::Infallible;
 
 use super::options::{ReportOptions, SortKey};
 use crate::figures::{Figure, Kind, Stats};
+use crate::records::NodeId;
 use crate::tree::{Entry, Tree};
 
 /// Calls `f` on every entry to report, in the order to report them: du
@@ -50,7 +51,7 @@ pub(crate) struct Rows {
 #[derive(Clone, Debug)]
 pub(crate) struct Row {
     /// The node in the [`Tree`].
-    pub(crate) id: u32,
+    pub(crate) id: NodeId,
     /// The path is `arena[start..end]`, its last component `arena[name..end]`
     /// (the whole path for a root).
     start: usize,

@@ -54,7 +54,7 @@ pub(crate) use write::write;
 use crate::extents::Sweep;
 use crate::figures::TimeField;
 use crate::probe::Granularity;
-use crate::records::{FileRec, Link, NO_NODE, NodeRec};
+use crate::records::{FileRec, Link, NodeId, NodeRec};
 use crate::tree::{Rules, Tree};
 use crate::walk::WalkOptions;
 
@@ -99,7 +99,7 @@ pub(crate) struct Saved {
     /// Each extent space and how it frees shared data.
     pub(crate) spaces: Vec<(u32, Granularity)>,
     /// Where du's traversal stopped (a directory moved).
-    pub(crate) stops: Vec<u32>,
+    pub(crate) stops: Vec<NodeId>,
     /// Entries the scan could not read.
     pub(crate) errors: u64,
     /// The timestamp the scan recorded (`--time`), if any.
@@ -131,37 +131,38 @@ impl Saved {
     /// position in it).
     pub(crate) fn fold_leaves(&mut self) {
         let n = self.nodes.len();
-        let mut map = vec![0u32; n];
+        // By old id: the new one.
+        let mut map = vec![NodeId::TOP; n];
         let mut order = vec![None; n];
         let mut kept = 0usize;
         for old in 0..n {
             let r = &self.nodes[old];
             if r.leaf {
-                map[old] = map[r.parent as usize];
+                map[old] = map[r.parent.index()];
                 order[old] = Some(r.order);
                 continue;
             }
             let mut r = std::mem::take(&mut self.nodes[old]);
-            if r.parent != NO_NODE {
-                r.parent = map[r.parent as usize];
+            if !r.parent.is_none() {
+                r.parent = map[r.parent.index()];
             }
-            r.id = kept as u32;
-            map[old] = kept as u32;
+            r.id = NodeId::new(kept);
+            map[old] = r.id;
             self.nodes[kept] = r;
             kept += 1;
         }
         self.nodes.truncate(kept);
         for l in &mut self.links {
-            if let (Some(o), None) = (order[l.node as usize], l.entry) {
+            if let (Some(o), None) = (order[l.node.index()], l.entry) {
                 l.entry = Some(o);
             }
-            l.node = map[l.node as usize];
+            l.node = map[l.node.index()];
         }
         for f in &mut self.files {
-            f.node = map[f.node as usize];
+            f.node = map[f.node.index()];
         }
         for s in &mut self.stops {
-            *s = map[*s as usize];
+            *s = map[s.index()];
         }
     }
 }

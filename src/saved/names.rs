@@ -15,7 +15,7 @@ use hashbrown::HashTable;
 
 use super::json::{Parsed, Parser};
 use crate::quote::quote;
-use crate::records::NodeRec;
+use crate::records::{NodeId, NodeRec};
 
 /// Rejects, at `at`, a `name` no directory entry can have but a repeated
 /// one (see the module docs); `root`: the name is a path as given. The
@@ -62,7 +62,7 @@ pub(crate) fn check(
 /// watching its hashes, gives no way to aim collisions at the seed (and
 /// a collision costs a comparison, never a wrong answer).
 pub(crate) struct Siblings {
-    tables: Vec<HashTable<(u64, u32)>>,
+    tables: Vec<HashTable<(u64, NodeId)>>,
     hasher: foldhash::fast::RandomState,
 }
 
@@ -88,7 +88,7 @@ impl Siblings {
         let hash = self.hasher.hash_one(name);
         let seen = self.tables.get(depth).is_some_and(|t| {
             t.find(hash, |&(h, id)| {
-                h == hash && *nodes[id as usize].name == *name
+                h == hash && *nodes[id.index()].name == *name
             })
             .is_some()
         });
@@ -103,7 +103,7 @@ impl Siblings {
 
     /// Records node `id` (its name hashed to `hash`) in the directory at
     /// `depth` of the stack.
-    pub(crate) fn insert(&mut self, depth: usize, hash: u64, id: u32) {
+    pub(crate) fn insert(&mut self, depth: usize, hash: u64, id: NodeId) {
         if self.tables.len() <= depth {
             self.tables.resize_with(depth + 1, HashTable::new);
         }

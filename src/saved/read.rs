@@ -13,7 +13,7 @@ use super::write::implied_own;
 use super::{FORMAT, Saved};
 use crate::figures::{Kind, Stats, TimeField, Timestamp};
 use crate::probe::Granularity;
-use crate::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
+use crate::records::{FileRec, Link, MAX_NODES, NodeId, NodeRec};
 
 /// Reads a saved scan: sdu's export, or ncdu's (or any tool's that writes
 /// ncdu's format), whose entries then share nothing.
@@ -240,8 +240,8 @@ fn sdu_keys(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut Info) -> Pa
 
 /// An open directory while its entries are read.
 struct Frame {
-    /// Its node ([`TOP`] for the directory holding several roots).
-    id: u32,
+    /// Its node ([`NodeId::TOP`] for the directory holding several roots).
+    id: NodeId,
     /// Its device, for its entries that give none (ncdu's rule).
     dev: u64,
     /// Entries read so far.
@@ -256,8 +256,8 @@ struct Frame {
 /// The tree: every node, parents first, ids in the order listed.
 fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
     s.nodes.push(NodeRec {
-        id: TOP,
-        parent: NO_NODE,
+        id: NodeId::TOP,
+        parent: NodeId::NONE,
         kind: Kind::Dir,
         ..NodeRec::default()
     });
@@ -272,7 +272,7 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
     let mut stack = Vec::new();
     if i.top {
         stack.push(Frame {
-            id: TOP,
+            id: NodeId::TOP,
             dev: 0,
             pos: 0,
             explicit: Some(Stats::default()),
@@ -288,8 +288,8 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
         if !p.next_element(false)? {
             let f = stack.pop().expect("open");
             siblings.close(stack.len());
-            if f.id != TOP {
-                s.nodes[f.id as usize].own = f.explicit.unwrap_or_else(|| {
+            if f.id != NodeId::TOP {
+                s.nodes[f.id.index()].own = f.explicit.unwrap_or_else(|| {
                     let mut own = f.implied;
                     own += f.files;
                     own
@@ -303,7 +303,7 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
         }
         info(p, &mut key, &mut i)?;
         let depth = stack.len() - 1;
-        let root = stack[depth].id == TOP;
+        let root = stack[depth].id == NodeId::TOP;
         names::check(p, &i.name, i.name_at, root)?;
         if i.excluded {
             // Not counted (ncdu lists what it excluded).
@@ -329,7 +329,7 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
         };
         let f = node(p, s, stack.last_mut(), kind, &mut i)?;
         if let Some(h) = hash {
-            siblings.insert(depth, h, s.nodes.len() as u32 - 1);
+            siblings.insert(depth, h, NodeId::new(s.nodes.len() - 1));
         }
         if let Some(f) = f {
             stack.push(f);
@@ -348,14 +348,17 @@ fn node(
     i: &mut Info,
 ) -> Parsed<Option<Frame>> {
     let id = s.nodes.len();
-    if id >= NO_NODE as usize - 1 {
+    if id >= MAX_NODES as usize {
         return p.error("too many entries");
     }
-    let id = id as u32;
+    let id = NodeId::new(id);
     let (parent_id, depth, pos, dev) = match &parent {
-        None => (TOP, 0, 0, 0),
-        Some(f) if f.id == TOP => (if i.alone { NO_NODE } else { TOP }, 0, f.pos, f.dev),
-        Some(f) => (f.id, s.nodes[f.id as usize].depth + 1, f.pos, f.dev),
+        None => (NodeId::TOP, 0, 0, 0),
+        Some(f) if f.id == NodeId::TOP => {
+            let parent = if i.alone { NodeId::NONE } else { NodeId::TOP };
+            (parent, 0, f.pos, f.dev)
+        }
+        Some(f) => (f.id, s.nodes[f.id.index()].depth + 1, f.pos, f.dev),
     };
     let root = depth == 0;
     let dir = kind == Kind::Dir;
@@ -394,7 +397,7 @@ fn node(
     let explicit = i.own.take();
     if let Some(f) = parent {
         f.pos += 1;
-        if !dir && f.id != TOP {
+        if !dir && f.id != NodeId::TOP {
             f.files += explicit.unwrap_or(implied);
         }
     }
@@ -409,7 +412,7 @@ fn node(
             files: Stats::default(),
         }));
     }
-    s.nodes[id as usize].own = explicit.unwrap_or(implied);
+    s.nodes[id.index()].own = explicit.unwrap_or(implied);
     Ok(None)
 }
 
@@ -510,7 +513,7 @@ fn records(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<bool> {
                 b"spaces" => space(p, s)?,
                 b"stops" => {
                     let n = p.u32()?;
-                    s.stops.push(n);
+                    s.stops.push(NodeId::from_u32(n));
                 }
                 b"links" | b"files" | b"segments" | b"units" => {
                     numbers(p, &mut row)?;
@@ -539,7 +542,7 @@ fn record(
                 return p.error("a link record is too short");
             }
             s.links.push(Link {
-                node: field(p, row, 0)?,
+                node: NodeId::from_u32(field(p, row, 0)?),
                 entry: match row[1] {
                     None => None,
                     Some(_) => Some(field(p, row, 1)?),
@@ -557,7 +560,7 @@ fn record(
             }
             s.files.push(FileRec {
                 id: s.files.len() as u32,
-                node: field(p, row, 0)?,
+                node: NodeId::from_u32(field(p, row, 0)?),
                 ns: field(p, row, 1)?,
                 dev: field(p, row, 2)?,
                 ino: field(p, row, 3)?,
@@ -627,7 +630,7 @@ fn space(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
 /// Checks every index the records hold.
 fn check(p: &mut Parser<impl BufRead>, s: &Saved) -> Parsed<()> {
     let n = s.nodes.len();
-    let node_ok = |x: u32| (x as usize) < n;
+    let node_ok = |x: NodeId| x.index() < n;
     if let Some(l) = s.links.iter().find(|l| !node_ok(l.node)) {
         return p.error(format!(
             "a link in node {}, which is not in the tree",

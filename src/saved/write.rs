@@ -8,7 +8,7 @@ use super::json::write_string;
 use super::{Export, FORMAT, time_name};
 use crate::figures::{Kind, Stats};
 use crate::probe::Granularity;
-use crate::records::{Link, NO_NODE, TOP};
+use crate::records::{Link, NodeId};
 use crate::tree::Tree;
 
 /// Writes the saved scan of `x` to `w` (buffer it: this writes a token at
@@ -19,12 +19,12 @@ pub(crate) fn write(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
     // Each node's own link (its inode, when the link table counts it).
     let mut self_link = vec![u32::MAX; tree.len()];
     for (i, l) in x.links.iter().enumerate() {
-        if l.entry.is_none() && self_link[l.node as usize] == u32::MAX {
-            self_link[l.node as usize] = i as u32;
+        if l.entry.is_none() && self_link[l.node.index()] == u32::MAX {
+            self_link[l.node.index()] = i as u32;
         }
     }
-    let link_of = |id: u32| {
-        let i = self_link[id as usize];
+    let link_of = |id: NodeId| {
+        let i = self_link[id.index()];
         (i != u32::MAX).then(|| &x.links[i as usize])
     };
     header(w, x)?;
@@ -37,8 +37,8 @@ pub(crate) fn write(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
         w.write_all(b",\"sdu\":{\"top\":true}}")?;
     }
     // (node, next child) of the directories open.
-    let mut stack: Vec<(u32, usize)> = Vec::new();
-    let mut pending: Option<(u32, usize)> = None;
+    let mut stack: Vec<(NodeId, usize)> = Vec::new();
+    let mut pending: Option<(NodeId, usize)> = None;
     let mut next_root = 0;
     loop {
         if let Some((id, pos)) = pending.take() {
@@ -80,19 +80,19 @@ pub(crate) fn write(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
     w.flush()
 }
 
-/// Node ids as the file numbers them: [`TOP`] 0, then every node in the
-/// order written (depth first, parents before children).
-fn export_ids(tree: &Tree) -> Vec<u32> {
-    let mut ids = vec![u32::MAX; tree.len()];
-    ids[TOP as usize] = 0;
+/// Node ids as the file numbers them, by id: [`NodeId::TOP`] 0, then
+/// every node in the order written (depth first, parents before children).
+fn export_ids(tree: &Tree) -> Vec<NodeId> {
+    let mut ids = vec![NodeId::NONE; tree.len()];
+    ids[NodeId::TOP.index()] = NodeId::TOP;
     let mut next = 1;
-    let mut stack: Vec<u32> = tree.roots().iter().rev().copied().collect();
+    let mut stack: Vec<NodeId> = tree.roots().iter().rev().copied().collect();
     while let Some(id) = stack.pop() {
-        ids[id as usize] = next;
+        ids[id.index()] = NodeId::new(next);
         next += 1;
         stack.extend(tree.children(id).iter().rev());
     }
-    debug_assert!(ids.iter().all(|&i| i != u32::MAX), "every node written");
+    debug_assert!(ids.iter().all(|i| !i.is_none()), "every node written");
     ids
 }
 
@@ -153,7 +153,7 @@ pub(super) fn implied_own(kind: Kind, asize: u64, dsize: u64, hardlink: bool) ->
 fn info(
     w: &mut impl Write,
     tree: &Tree,
-    id: u32,
+    id: NodeId,
     pos: usize,
     link: Option<&Link>,
 ) -> io::Result<()> {
@@ -205,7 +205,7 @@ fn info(
     if let Some(t) = special {
         write!(w, "\"type\":\"{t}\",")?;
     }
-    if r.parent == NO_NODE {
+    if r.parent.is_none() {
         w.write_all(b"\"alone\":true,")?;
     }
     let mut implied = implied_own(r.kind, asize, dsize, hardlink);
@@ -245,8 +245,8 @@ fn fields(w: &mut impl Write, s: &Stats) -> io::Result<()> {
 }
 
 /// The trailing element: what the roll-up and the set queries need.
-fn records(w: &mut impl Write, x: &Export<'_>, ids: &[u32]) -> io::Result<()> {
-    let id = |n: u32| if n == NO_NODE { n } else { ids[n as usize] };
+fn records(w: &mut impl Write, x: &Export<'_>, ids: &[NodeId]) -> io::Result<()> {
+    let id = |n: NodeId| if n.is_none() { n } else { ids[n.index()] };
     w.write_all(b",\n{\"sdu\":\"records\",\n\"links\":[")?;
     for (i, l) in x.links.iter().enumerate() {
         w.write_all(if i == 0 { b"\n[" } else { b",\n[" })?;

@@ -4,7 +4,7 @@
 
 use super::ranks::Ranks;
 use crate::figures::Stats;
-use crate::records::{NO_NODE, Nodes, StatsTable, TOP};
+use crate::records::{NodeId, Nodes, StatsTable};
 
 /// A node's rolled-up figures are its own (a leaf credited nothing), while
 /// they are computed.
@@ -14,6 +14,7 @@ pub(super) const OWN: u32 = u32::MAX;
 /// but the `-a` leaves, and one for a leaf when something is credited to
 /// it.
 pub(super) struct Acc {
+    /// By node: its slot in `full`, or [`OWN`].
     pub(crate) slot: Vec<u32>,
     pub(crate) full: Vec<Stats>,
     /// Reclaimable bytes credited at a slot's node and, after the roll-up,
@@ -25,13 +26,13 @@ impl Acc {
     /// Every node but the leaves, with its own figures, slots in id order.
     pub(crate) fn new(nodes: &Nodes) -> Acc {
         let n = nodes.len();
-        let dirs = (0..n).filter(|&i| !nodes.leaf(i)).count();
+        let dirs = nodes.ids().filter(|&i| !nodes.leaf(i)).count();
         let mut acc = Acc {
             slot: Vec::with_capacity(n),
             full: Vec::with_capacity(dirs),
             at: Vec::new(),
         };
-        for i in 0..n {
+        for i in nodes.ids() {
             if nodes.leaf(i) {
                 acc.slot.push(OWN);
             } else {
@@ -42,15 +43,16 @@ impl Acc {
         acc
     }
 
-    /// The slot of node `i`, made when it has none.
-    pub(crate) fn slot_of(&mut self, nodes: &Nodes, i: usize) -> usize {
+    /// The slot of node `id`, made when it has none.
+    pub(crate) fn slot_of(&mut self, nodes: &Nodes, id: NodeId) -> usize {
+        let i = id.index();
         if self.slot[i] == OWN {
             assert!(
                 self.full.len() < OWN as usize,
                 "more than 4 billion entries"
             );
             self.slot[i] = self.full.len() as u32;
-            self.full.push(nodes.own(i));
+            self.full.push(nodes.own(id));
         }
         self.slot[i] as usize
     }
@@ -85,9 +87,9 @@ impl Acc {
         (ranks, table)
     }
 
-    /// Credits `bytes` as reclaimable at node `i`.
-    pub(crate) fn reclaim_at(&mut self, nodes: &Nodes, i: usize, bytes: u64) {
-        let s = self.slot_of(nodes, i);
+    /// Credits `bytes` as reclaimable at node `id`.
+    pub(crate) fn reclaim_at(&mut self, nodes: &Nodes, id: NodeId, bytes: u64) {
+        let s = self.slot_of(nodes, id);
         if self.at.len() < self.full.len() {
             self.at.resize(self.full.len(), 0);
         }
@@ -95,12 +97,12 @@ impl Acc {
     }
 }
 
-/// Node `i`'s parent as the child lists see it: a root nested in another
-/// root is a top of its own (parent NO_NODE) but is listed among the
-/// roots, in the order given.
-pub(super) fn parent_or_top(nodes: &Nodes, i: usize) -> u32 {
-    match nodes.parent(i) {
-        NO_NODE => TOP,
+/// Node `id`'s parent as the child lists see it: a root nested in another
+/// root is a top of its own (parent [`NodeId::NONE`]) but is listed among
+/// the roots, in the order given.
+pub(super) fn parent_or_top(nodes: &Nodes, id: NodeId) -> NodeId {
+    match nodes.parent(id) {
+        NodeId::NONE => NodeId::TOP,
         p => p,
     }
 }
@@ -114,22 +116,21 @@ pub(super) fn children(
     m: usize,
     du_order: bool,
     sorted_depth: Option<u32>,
-) -> (Vec<u32>, Vec<u32>) {
-    let n = nodes.len();
-    let rank = |i: usize| ranks.get(i).expect("every parent has a rank") as usize;
+) -> (Vec<u32>, Vec<NodeId>) {
+    let rank = |id: NodeId| ranks.get(id.index()).expect("every parent has a rank") as usize;
     // Counts at `r + 2`, prefix sums, then placing at `start[r + 1]`
     // leaves `start[r]..start[r + 1]` as rank `r`'s range, ids ascending.
     let mut start = vec![0u32; m + 2];
-    for i in 1..n {
-        start[rank(parent_or_top(nodes, i) as usize) + 2] += 1;
+    for i in nodes.ids().skip(1) {
+        start[rank(parent_or_top(nodes, i)) + 2] += 1;
     }
     for r in 0..=m {
         start[r + 1] += start[r];
     }
-    let mut ids = vec![0u32; start[m + 1] as usize];
-    for i in 1..n {
-        let r = rank(parent_or_top(nodes, i) as usize) + 1;
-        ids[start[r] as usize] = i as u32;
+    let mut ids = vec![NodeId::TOP; start[m + 1] as usize];
+    for i in nodes.ids().skip(1) {
+        let r = rank(parent_or_top(nodes, i)) + 1;
+        ids[start[r] as usize] = i;
         start[r] += 1;
     }
     start.pop();
@@ -137,13 +138,12 @@ pub(super) fn children(
     for r in 1..m {
         let (a, b) = (start[r] as usize, start[r + 1] as usize);
         // Siblings share a depth, one more than their parent's.
-        let listed = || sorted_depth.is_none_or(|d| nodes.depth(ids[a] as usize) <= d);
+        let listed = || sorted_depth.is_none_or(|d| nodes.depth(ids[a]) <= d);
         if b - a > 1 && listed() {
             if du_order {
-                ids[a..b].sort_unstable_by_key(|&x| nodes.order(x as usize));
+                ids[a..b].sort_unstable_by_key(|&x| nodes.order(x));
             } else {
-                ids[a..b]
-                    .sort_unstable_by(|&x, &y| nodes.name(x as usize).cmp(nodes.name(y as usize)));
+                ids[a..b].sort_unstable_by(|&x, &y| nodes.name(x).cmp(nodes.name(y)));
             }
         }
     }

@@ -12,17 +12,17 @@
 //! given twice, a symlinked directory under `-L`, a `-a` file's other
 //! hardlink) is hidden with everything below it: du skips it.
 
-use crate::records::{Link, NO_NODE, Nodes, TOP};
+use crate::records::{Link, NodeId, Nodes};
 
 /// The position of a link (or of a node, `entry` None) in du's traversal,
 /// written into `out`.
-fn position(nodes: &Nodes, node: u32, entry: Option<u32>, out: &mut Vec<u32>) {
+fn position(nodes: &Nodes, node: NodeId, entry: Option<u32>, out: &mut Vec<u32>) {
     out.clear();
     out.extend(entry);
     let mut n = node;
-    while n != TOP && n != NO_NODE {
-        out.push(nodes.order(n as usize));
-        n = nodes.parent(n as usize);
+    while n != NodeId::TOP && !n.is_none() {
+        out.push(nodes.order(n));
+        n = nodes.parent(n);
     }
     out.reverse();
 }
@@ -51,7 +51,7 @@ pub(super) fn counted(nodes: &Nodes, links: &[Link]) -> Counted {
             start += group.len();
             let is_dir_group = group
                 .iter()
-                .any(|l| l.entry.is_none() && !nodes.leaf(l.node as usize));
+                .any(|l| l.entry.is_none() && !nodes.leaf(l.node));
             if is_dir_group != pass {
                 continue;
             }
@@ -69,17 +69,17 @@ pub(super) fn counted(nodes: &Nodes, links: &[Link]) -> Counted {
             for (i, l) in range.zip(group) {
                 if Some(i) == pick {
                     first[i] = true;
-                } else if l.entry.is_none() && l.node != TOP {
+                } else if l.entry.is_none() && l.node != NodeId::TOP {
                     // The node is this inode met again: du skips it.
-                    hidden[l.node as usize] = true;
+                    hidden[l.node.index()] = true;
                 }
             }
         }
         // Hide everything below a hidden node: parents have smaller ids.
-        for id in 1..n {
+        for id in nodes.ids().skip(1) {
             let p = nodes.parent(id);
-            if p != NO_NODE && hidden[p as usize] {
-                hidden[id] = true;
+            if !p.is_none() && hidden[p.index()] {
+                hidden[id.index()] = true;
             }
         }
     }
@@ -93,9 +93,9 @@ pub(super) fn counted(nodes: &Nodes, links: &[Link]) -> Counted {
 /// inode, counts only when the node itself was hidden by another inode)?
 fn under_hidden(nodes: &Nodes, hidden: &[bool], l: &Link) -> bool {
     let start = if l.entry.is_none() {
-        nodes.parent(l.node as usize)
+        nodes.parent(l.node)
     } else {
         l.node
     };
-    start != NO_NODE && hidden[start as usize]
+    !start.is_none() && hidden[start.index()]
 }

@@ -24,7 +24,7 @@ use crate::extents::fiemap::{self, Extent, FiemapExtent};
 use crate::extents::{SharedIndex, Sweep};
 use crate::figures::{Kind, Stats};
 use crate::probe::Granularity;
-use crate::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
+use crate::records::{FileRec, Link, NodeId, NodeRec};
 use crate::tree::Tree;
 
 /// Cases per proptest round; rounds repeat until the budget is spent.
@@ -430,17 +430,18 @@ fn tree_spec() -> impl Strategy<Value = TreeSpec> {
 /// mapped link per inode, the FIEMAP filter of `map_file`), rolls them up,
 /// and checks every directory against a model.
 fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
+    let id = |i: u32| NodeId::new(i as usize);
     let n = spec.parents.len() + 2;
-    let mut parent = vec![NO_NODE, TOP];
-    parent.extend(spec.parents.iter().copied());
+    let mut parent = vec![NodeId::NONE, NodeId::TOP];
+    parent.extend(spec.parents.iter().map(|&p| id(p)));
     let mut depth = vec![0u32; n];
     for i in 2..n {
-        depth[i] = depth[parent[i] as usize] + 1;
+        depth[i] = depth[parent[i].index()] + 1;
     }
     let mut nodes: Vec<NodeRec> = (0..n)
         .map(|i| NodeRec {
             order: 0,
-            id: i as u32,
+            id: NodeId::new(i),
             parent: parent[i],
             depth: depth[i],
             kind: Kind::Dir,
@@ -462,7 +463,7 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
     for (k, f) in spec.files.iter().enumerate() {
         let mut shared_bytes = 0u64;
         let mut ranges = Vec::new();
-        let mut id = None;
+        let mut file_id = None;
         for &(physical, length, flags) in &f.extents {
             let e = Extent {
                 logical: 0,
@@ -472,7 +473,7 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
             };
             // As `map_file` filters and counts them.
             if e.has_physical() && e.is_shared() && e.length > 0 {
-                let file = *id.get_or_insert(files.len() as u32);
+                let file = *file_id.get_or_insert(files.len() as u32);
                 idx.insert(f.fs, e.physical, e.length, file);
                 shared_bytes = shared_bytes.saturating_add(e.length);
                 ranges.push((u128::from(physical), clamped_end(physical, length)));
@@ -481,10 +482,10 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
         let stats = Stats::of_inode(Kind::File, f.size, f.blocks).with_shared_extents(shared_bytes);
         let once = f.nlink > 1;
         let ino = 1000 + k as u64;
-        if let Some(id) = id {
+        if let Some(file_id) = file_id {
             files.push(FileRec {
-                id,
-                node: f.links[0],
+                id: file_id,
+                node: id(f.links[0]),
                 ns: 0,
                 dev: 1,
                 ino,
@@ -505,7 +506,7 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
                     dev: 1,
                     ino,
                     nlink: f.nlink,
-                    node,
+                    node: id(node),
                     stats: s,
                 });
             }
@@ -522,18 +523,18 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
     let sweep = idx.into_units(|_| g);
     let tree = Tree::build(nodes, links, &files, &sweep, |_| g);
 
-    let under = |mut node: u32, top: u32| loop {
+    let under = |mut node: NodeId, top: NodeId| loop {
         if node == top {
             return true;
         }
-        if node == NO_NODE || node == TOP {
+        if node.is_none() || node == NodeId::TOP {
             return false;
         }
-        node = parent[node as usize];
+        node = parent[node.index()];
     };
-    for d in 1..n as u32 {
+    for d in (1..n).map(NodeId::new) {
         let got = tree.figures(d);
-        let dirs_under = (1..n as u32).filter(|&x| under(x, d)).count() as u64;
+        let dirs_under = (1..n).map(NodeId::new).filter(|&x| under(x, d)).count() as u64;
         let mut want_total = 8 * 512 * u128::from(dirs_under);
         let mut want_excl = want_total;
         let mut want_files = 0;
@@ -541,9 +542,9 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
         let mut shared_by_fs: BTreeMap<u32, Vec<(u128, u128)>> = BTreeMap::new();
         for (f, (stats, ranges)) in spec.files.iter().zip(&model) {
             let here = if f.nlink > 1 {
-                f.links.iter().any(|&l| under(l, d))
+                f.links.iter().any(|&l| under(id(l), d))
             } else {
-                under(f.links[0], d)
+                under(id(f.links[0]), d)
             };
             if !here {
                 continue;
@@ -552,7 +553,7 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
             want_excl += u128::from(stats.exclusive);
             want_files += 1;
             let all_links_here =
-                f.links.len() as u32 >= f.nlink.max(1) && f.links.iter().all(|&l| under(l, d));
+                f.links.len() as u32 >= f.nlink.max(1) && f.links.iter().all(|&l| under(id(l), d));
             if all_links_here {
                 contained_excl += u128::from(stats.exclusive);
             }
@@ -583,8 +584,8 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
             "reclaimable > exclusive + shared, {}",
             ctx()
         );
-        if d > 1 {
-            let p = tree.figures(parent[d as usize]);
+        if d.index() > 1 {
+            let p = tree.figures(parent[d.index()]);
             for (what, c, pv) in [
                 ("total", got.total, p.total),
                 ("exclusive", got.exclusive, p.exclusive),
@@ -595,7 +596,11 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
             }
         }
     }
-    prop_assert_eq!(*tree.grand_total(), tree.figures(1), "top = the only root");
+    prop_assert_eq!(
+        *tree.grand_total(),
+        tree.figures(id(1)),
+        "top = the only root"
+    );
     Ok(())
 }
 

@@ -27,7 +27,7 @@ pub(crate) use union::{Plan, Reclaim};
 use crate::extents::Sweep;
 use crate::figures::{self, Kind, Stats};
 use crate::probe::Granularity;
-use crate::records::{FileRec, Link, NO_NODE, NodeRec, Nodes, StatsTable, TOP};
+use crate::records::{FileRec, Link, NodeId, NodeRec, Nodes, StatsTable};
 
 /// Which of du's rules the roll-up follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -64,17 +64,17 @@ pub struct Tree {
     hidden: Vec<bool>,
     /// Nodes after which du's traversal of their root stops (a directory
     /// moved while it was read).
-    stops: Vec<u32>,
+    stops: Vec<NodeId>,
     /// The nodes with rolled-up figures in `rolled` (every node but the
     /// leaves credited nothing), by their rank.
     ranks: Ranks,
     rolled: StatsTable,
-    /// The figures of [`TOP`], for [`Tree::grand_total`].
+    /// The figures of [`NodeId::TOP`], for [`Tree::grand_total`].
     grand: Stats,
     /// Children of each node with a rank, as ranges into `child_ids`
     /// indexed by the rank (a node without one has no children).
     child_start: Vec<u32>,
-    child_ids: Vec<u32>,
+    child_ids: Vec<NodeId>,
     /// [`Rules::sorted_depth`].
     sorted_depth: Option<u32>,
 }
@@ -84,7 +84,7 @@ pub struct Tree {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Build<'a> {
     pub(crate) rules: Rules,
-    pub(crate) stops: &'a [u32],
+    pub(crate) stops: &'a [NodeId],
     pub(crate) sets: bool,
 }
 
@@ -99,13 +99,13 @@ pub struct Sets {
 impl Sets {
     /// What deleting every entry in `ids` of `tree` (each with everything
     /// below it) would free, counted once.
-    pub fn frees(&self, tree: &Tree, ids: &[u32]) -> u64 {
+    pub fn frees(&self, tree: &Tree, ids: &[NodeId]) -> u64 {
         self.reclaim.frees(&tree.nodes, ids)
     }
 
     /// A `--to-free` plan among `candidates` of `tree` (see
     /// [`Reclaim::plan`]).
-    pub(crate) fn plan(&self, tree: &Tree, candidates: &[u32], target: u64) -> Plan {
+    pub(crate) fn plan(&self, tree: &Tree, candidates: &[NodeId], target: u64) -> Plan {
         self.reclaim.plan(&tree.nodes, candidates, target)
     }
 
@@ -120,7 +120,7 @@ impl Sets {
 #[derive(Debug)]
 pub(crate) struct Entry<'a> {
     /// Its node id.
-    pub(crate) id: u32,
+    pub(crate) id: NodeId,
     /// The path as printed: the root as given, `/`, the names.
     pub(crate) path: &'a [u8],
     /// Levels below its root.
@@ -168,7 +168,7 @@ impl Tree {
         sweep: &Sweep,
         granularity: impl Fn(u32) -> Granularity,
         rules: Rules,
-        stops: &[u32],
+        stops: &[NodeId],
     ) -> Tree {
         let how = Build {
             rules,
@@ -190,7 +190,7 @@ impl Tree {
         sweep: &Sweep,
         granularity: impl Fn(u32) -> Granularity,
         rules: Rules,
-        stops: &[u32],
+        stops: &[NodeId],
     ) -> (Tree, Sets) {
         let how = Build {
             rules,
@@ -213,16 +213,15 @@ impl Tree {
         let Build { rules, stops, sets } = how;
         let mut nodes: Nodes = nodes.into();
         nodes.shrink_to_fit();
-        let n = nodes.len();
         let mut acc = Acc::new(&nodes);
         // A parent is always created before its children, so its id is
         // smaller: one pass from the highest id rolls everything up. A
         // leaf's figures are already in its parent's own.
-        for id in (1..n).rev() {
+        for id in nodes.ids().skip(1).rev() {
             let p = nodes.parent(id);
-            if !nodes.leaf(id) && p != NO_NODE {
-                let f = acc.full[acc.slot[id] as usize];
-                acc.full[acc.slot[p as usize] as usize] += f;
+            if !nodes.leaf(id) && !p.is_none() {
+                let f = acc.full[acc.slot[id.index()] as usize];
+                acc.full[acc.slot[p.index()] as usize] += f;
             }
         }
         let mut c = Crediting {
@@ -247,11 +246,11 @@ impl Tree {
         // alone.
         if !acc.at.is_empty() {
             acc.at.resize(acc.full.len(), 0);
-            for id in (1..n).rev() {
-                let (p, s) = (nodes.parent(id), acc.slot[id]);
-                if p != NO_NODE && s != OWN && acc.at[s as usize] > 0 {
+            for id in nodes.ids().skip(1).rev() {
+                let (p, s) = (nodes.parent(id), acc.slot[id.index()]);
+                if !p.is_none() && s != OWN && acc.at[s as usize] > 0 {
                     let a = acc.at[s as usize];
-                    let ps = acc.slot[p as usize] as usize;
+                    let ps = acc.slot[p.index()] as usize;
                     acc.at[ps] = acc.at[ps].saturating_add(a);
                 }
             }
@@ -262,7 +261,7 @@ impl Tree {
         if let Some(sep) = separate {
             // The -c total keeps everything. Slots below `sep.len()` are
             // the nodes that are not leaves, in id order.
-            for (id, &s) in acc.slot.iter().enumerate().skip(1) {
+            for (id, &s) in nodes.ids().zip(&acc.slot).skip(1) {
                 if !nodes.leaf(id) {
                     let f = &mut acc.full[s as usize];
                     *f = Stats {
@@ -276,11 +275,12 @@ impl Tree {
         let hidden = counted.map(|c| c.hidden).unwrap_or_default();
         // Every parent has a slot (a leaf never has children; if one had,
         // it gets one here).
-        for i in 1..n {
-            acc.slot_of(&nodes, parent_or_top(&nodes, i) as usize);
+        for i in nodes.ids().skip(1) {
+            acc.slot_of(&nodes, parent_or_top(&nodes, i));
         }
         let (ranks, rolled) = acc.ranked();
-        let grand = rolled.get(ranks.get(TOP as usize).expect("the top has figures") as usize);
+        let top = ranks.get(NodeId::TOP.index());
+        let grand = rolled.get(top.expect("the top has figures") as usize);
         let (child_start, child_ids) =
             children(&nodes, &ranks, rolled.len(), rules.du, rules.sorted_depth);
         let mut stops = stops.to_vec();
@@ -307,97 +307,96 @@ impl Tree {
 
     /// The entry reached from `root` through the directory entries
     /// `names`, if the scan has it.
-    pub fn find(&self, root: u32, names: &[Vec<u8>]) -> Option<u32> {
+    pub fn find(&self, root: NodeId, names: &[Vec<u8>]) -> Option<NodeId> {
         let mut id = root;
         for name in names {
             id = *self
                 .children_of(id)
                 .iter()
-                .find(|&&c| self.nodes.name(c as usize) == &name[..])?;
+                .find(|&&c| self.nodes.name(c) == &name[..])?;
         }
         Some(id)
     }
 
     /// The stops the tree was built with, sorted.
-    pub(crate) fn stops(&self) -> &[u32] {
+    pub(crate) fn stops(&self) -> &[NodeId] {
         &self.stops
     }
 
     /// The name of node `id`: for a root, the path as given.
-    pub fn name(&self, id: u32) -> &[u8] {
-        self.nodes.name(id as usize)
+    pub fn name(&self, id: NodeId) -> &[u8] {
+        self.nodes.name(id)
     }
 
     /// The walk's record of node `id` (its own figures, its position in
     /// its directory, whether it is a `-a` leaf): what a saved scan keeps.
-    pub(crate) fn record(&self, id: u32) -> Record<'_> {
-        let i = id as usize;
+    pub(crate) fn record(&self, id: NodeId) -> Record<'_> {
         let n = &self.nodes;
         Record {
             id,
-            parent: n.parent(i),
-            depth: n.depth(i),
-            kind: n.kind(i),
-            leaf: n.leaf(i),
-            order: n.order(i),
-            name: n.name(i),
-            own: n.own(i),
+            parent: n.parent(id),
+            depth: n.depth(id),
+            kind: n.kind(id),
+            leaf: n.leaf(id),
+            order: n.order(id),
+            name: n.name(id),
+            own: n.own(id),
         }
     }
 
     /// The figures of node `id`.
-    pub fn figures(&self, id: u32) -> Stats {
-        match self.ranks.get(id as usize) {
-            None => self.nodes.own(id as usize),
+    pub fn figures(&self, id: NodeId) -> Stats {
+        match self.ranks.get(id.index()) {
+            None => self.nodes.own(id),
             Some(s) => self.rolled.get(s as usize),
         }
     }
 
     /// The root ids in the order given.
-    pub fn roots(&self) -> &[u32] {
-        self.children_of(TOP)
+    pub fn roots(&self) -> &[NodeId] {
+        self.children_of(NodeId::TOP)
     }
 
     /// The children of node `id` (its entries: subdirectories, and files
     /// with `-a`), siblings by name (in du's order under du's rules).
-    /// [`TOP`]'s children are the roots. Hidden nodes are included: see
+    /// [`NodeId::TOP`]'s children are the roots. Hidden nodes are included: see
     /// [`Tree::is_hidden`].
     ///
     /// # Panics
     /// For a node as deep as [`Rules::sorted_depth`] or deeper, whose
     /// children were not put in order.
-    pub fn children(&self, id: u32) -> &[u32] {
+    pub fn children(&self, id: NodeId) -> &[NodeId] {
         assert!(
-            id == TOP || self.sorted_depth.is_none_or(|d| self.depth(id) < d),
+            id == NodeId::TOP || self.sorted_depth.is_none_or(|d| self.depth(id) < d),
             "the children of node {id} were not sorted (Rules::sorted_depth)"
         );
         self.children_of(id)
     }
 
-    /// The parent of node `id` ([`NO_NODE`] for [`TOP`] and for a root
+    /// The parent of node `id` (`None` for [`NodeId::TOP`] and for a root
     /// inside another root).
-    pub fn parent(&self, id: u32) -> u32 {
-        self.nodes.parent(id as usize)
+    pub fn parent(&self, id: NodeId) -> Option<NodeId> {
+        self.nodes.parent(id).some()
     }
 
     /// What node `id` is.
-    pub fn kind(&self, id: u32) -> Kind {
-        self.nodes.kind(id as usize)
+    pub fn kind(&self, id: NodeId) -> Kind {
+        self.nodes.kind(id)
     }
 
     /// Levels below its root (a root is at depth 0).
-    pub(crate) fn depth(&self, id: u32) -> u32 {
-        self.nodes.depth(id as usize)
+    pub(crate) fn depth(&self, id: NodeId) -> u32 {
+        self.nodes.depth(id)
     }
 
     /// Whether du's rules skip node `id` (a directory met again): it is
     /// never listed.
-    pub fn is_hidden(&self, id: u32) -> bool {
-        assert!((id as usize) < self.nodes.len(), "no node {id}");
-        self.hidden.get(id as usize).copied().unwrap_or(false)
+    pub fn is_hidden(&self, id: NodeId) -> bool {
+        assert!(id.index() < self.nodes.len(), "no node {id}");
+        self.hidden.get(id.index()).copied().unwrap_or(false)
     }
 
-    /// The number of nodes, [`TOP`] included: ids are `0..len()`.
+    /// The number of nodes, [`NodeId::TOP`] included: ids are `0..len()`.
     pub(crate) fn len(&self) -> usize {
         self.nodes.len()
     }
@@ -410,11 +409,12 @@ impl Tree {
             + self.hidden.capacity()
             + self.ranks.heap_bytes()
             + self.rolled.heap_bytes()
-            + (self.child_start.capacity() + self.child_ids.capacity()) * 4
+            + self.child_start.capacity() * 4
+            + self.child_ids.capacity() * size_of::<NodeId>()
     }
 
-    fn children_of(&self, id: u32) -> &[u32] {
-        let Some(s) = self.ranks.get(id as usize) else {
+    fn children_of(&self, id: NodeId) -> &[NodeId] {
+        let Some(s) = self.ranks.get(id.index()) else {
             return &[];
         };
         let a = self.child_start[s as usize] as usize;
@@ -438,7 +438,7 @@ impl Tree {
             path.clear();
             // (node, next child index, path length before this node's name);
             // a node's depth is its index in the stack.
-            let mut stack: Vec<(u32, usize, usize)> = Vec::new();
+            let mut stack: Vec<(NodeId, usize, usize)> = Vec::new();
             path.extend_from_slice(self.name(root));
             stack.push((root, 0, 0));
             while !stack.is_empty() {
@@ -502,9 +502,9 @@ impl Crediting<'_> {
     /// Climbs from `node` to the top, calling `f` on every node not yet
     /// credited in this generation: over several starting nodes, that is
     /// once per node of the union of their ancestor chains.
-    fn climb(&mut self, acc: &mut Acc, mut node: u32, mut f: impl FnMut(&mut Stats)) {
-        while node != NO_NODE {
-            let s = acc.slot_of(self.nodes, node as usize);
+    fn climb(&mut self, acc: &mut Acc, mut node: NodeId, mut f: impl FnMut(&mut Stats)) {
+        while !node.is_none() {
+            let s = acc.slot_of(self.nodes, node);
             if self.stamp.len() <= s {
                 self.stamp.resize(acc.full.len(), 0);
             }
@@ -513,7 +513,7 @@ impl Crediting<'_> {
             }
             self.stamp[s] = self.generation;
             f(&mut acc.full[s]);
-            node = self.nodes.parent(node as usize);
+            node = self.nodes.parent(node);
         }
     }
 
@@ -523,7 +523,8 @@ impl Crediting<'_> {
     /// leaf's are never used).
     fn separate(&mut self, acc: &Acc, links: &[Link], counted: Option<&du::Counted>) -> Vec<Stats> {
         let nodes = self.nodes;
-        let mut sep: Vec<Stats> = (0..nodes.len())
+        let mut sep: Vec<Stats> = nodes
+            .ids()
             .filter(|&i| !nodes.leaf(i))
             .map(|i| nodes.own(i))
             .collect();
@@ -539,19 +540,17 @@ impl Crediting<'_> {
                 }
                 // A -a leaf's link belongs to its directory too (the
                 // directory's own figures leave multiply-linked files out).
-                let node = l.node as usize;
-                let dir = if nodes.leaf(node) {
-                    Some(nodes.parent(node))
+                let dir = if nodes.leaf(l.node) {
+                    Some(nodes.parent(l.node))
                 } else {
                     None
                 };
                 for n in std::iter::once(l.node).chain(dir) {
                     // Nodes that are not leaves have their slots already.
-                    let n = n as usize;
                     if nodes.leaf(n) {
                         continue;
                     }
-                    let s = acc.slot[n] as usize;
+                    let s = acc.slot[n.index()] as usize;
                     if self.stamp[s] != self.generation {
                         self.stamp[s] = self.generation;
                         sep[s] += stats;
@@ -563,18 +562,18 @@ impl Crediting<'_> {
     }
 
     /// The lowest common ancestor of two nodes.
-    fn lca(&self, mut a: u32, mut b: u32) -> u32 {
+    fn lca(&self, mut a: NodeId, mut b: NodeId) -> NodeId {
         let nodes = self.nodes;
         // Roots have depth 0 under the top node: use level = depth + 1 so
         // that the top (level 0) is above them.
-        let level = |x: u32| {
-            if x == TOP {
+        let level = |x: NodeId| {
+            if x == NodeId::TOP {
                 0
             } else {
-                nodes.depth(x as usize) + 1
+                nodes.depth(x) + 1
             }
         };
-        let up = |x: u32| nodes.parent(x as usize);
+        let up = |x: NodeId| nodes.parent(x);
         let (mut la, mut lb) = (level(a), level(b));
         while la > lb {
             a = up(a);
@@ -611,7 +610,7 @@ impl Crediting<'_> {
             if figures::all_links_seen(group.len(), group[0].nlink) {
                 let lca = group.iter().map(|l| l.node).reduce(|a, b| self.lca(a, b));
                 if let Some(lca) = lca {
-                    acc.reclaim_at(nodes, lca as usize, stats.exclusive);
+                    acc.reclaim_at(nodes, lca, stats.exclusive);
                 }
             }
         }
@@ -635,7 +634,7 @@ impl Crediting<'_> {
         let nodes = self.nodes;
         // The lowest common ancestor of each file's links, when all its
         // links were seen.
-        let contained: Vec<Option<u32>> = (0..files.ranges.len() as u32)
+        let contained: Vec<Option<NodeId>> = (0..files.ranges.len() as u32)
             .map(|f| {
                 files.all_seen[f as usize]
                     .then(|| files.nodes(f).iter().copied().reduce(|x, y| self.lca(x, y)))
@@ -669,7 +668,7 @@ impl Crediting<'_> {
                     }
                 }
                 if let Some(at) = lca {
-                    acc.reclaim_at(nodes, at as usize, u.bytes);
+                    acc.reclaim_at(nodes, at, u.bytes);
                 }
             }
         }
@@ -687,10 +686,14 @@ mod tests {
     use crate::extents::SharedIndex;
     use crate::records::NodeRec;
 
-    fn rec(id: u32, parent: u32, depth: u32, name: &str, own: u64) -> NodeRec {
+    fn n(i: u32) -> NodeId {
+        NodeId::new(i as usize)
+    }
+
+    fn rec(id: u32, parent: NodeId, depth: u32, name: &str, own: u64) -> NodeRec {
         NodeRec {
             order: 0,
-            id,
+            id: n(id),
             parent,
             depth,
             kind: Kind::Dir,
@@ -710,7 +713,7 @@ mod tests {
             dev: 1,
             ino,
             nlink: 2,
-            node,
+            node: n(node),
             stats: Stats {
                 total: bytes,
                 exclusive: bytes,
@@ -722,11 +725,11 @@ mod tests {
     /// top(0) -> r(1) -> {a(2) -> c(4), b(3)}
     fn nodes() -> Vec<NodeRec> {
         vec![
-            rec(0, NO_NODE, 0, "", 0),
-            rec(1, 0, 0, "r", 1),
-            rec(2, 1, 1, "a", 10),
-            rec(3, 1, 1, "b", 100),
-            rec(4, 2, 2, "c", 1000),
+            rec(0, NodeId::NONE, 0, "", 0),
+            rec(1, n(0), 0, "r", 1),
+            rec(2, n(1), 1, "a", 10),
+            rec(3, n(1), 1, "b", 100),
+            rec(4, n(2), 2, "c", 1000),
         ]
     }
 
@@ -752,12 +755,12 @@ mod tests {
     /// top -> r(1) -> {z(2) -> {y(4), x(5)}, a(3)}: ids out of name order.
     fn unsorted(sorted_depth: Option<u32>) -> Tree {
         let ns = vec![
-            rec(0, NO_NODE, 0, "", 0),
-            rec(1, 0, 0, "r", 1),
-            rec(2, 1, 1, "z", 10),
-            rec(3, 1, 1, "a", 100),
-            rec(4, 2, 2, "y", 1000),
-            rec(5, 2, 2, "x", 10000),
+            rec(0, NodeId::NONE, 0, "", 0),
+            rec(1, n(0), 0, "r", 1),
+            rec(2, n(1), 1, "z", 10),
+            rec(3, n(1), 1, "a", 100),
+            rec(4, n(2), 2, "y", 1000),
+            rec(5, n(2), 2, "x", 10000),
         ];
         let rules = Rules {
             sorted_depth,
@@ -779,13 +782,13 @@ mod tests {
     #[test]
     fn children_sorted_to_the_depth_asked() {
         let (all, one) = (unsorted(None), unsorted(Some(1)));
-        assert_eq!(all.children(1), [3, 2]);
-        assert_eq!(one.children(1), [3, 2]);
-        assert_eq!(all.children(2), [5, 4]);
+        assert_eq!(all.children(n(1)), [n(3), n(2)]);
+        assert_eq!(one.children(n(1)), [n(3), n(2)]);
+        assert_eq!(all.children(n(2)), [n(5), n(4)]);
         // Left as the walk made them: not sorted.
-        assert_eq!(one.children_of(2), [4, 5]);
+        assert_eq!(one.children_of(n(2)), [n(4), n(5)]);
         for id in 1..6 {
-            assert_eq!(all.figures(id), one.figures(id));
+            assert_eq!(all.figures(n(id)), one.figures(n(id)));
         }
         let listed = |t: &Tree| {
             let mut v = Vec::new();
@@ -798,14 +801,14 @@ mod tests {
         };
         assert_eq!(listed(&one), ["r/a", "r/z", "r"]);
         assert_eq!(listed(&all), listed(&one));
-        assert_eq!(unsorted(Some(0)).roots(), [1]);
+        assert_eq!(unsorted(Some(0)).roots(), [n(1)]);
     }
 
     /// Below the sorted depth, children cannot be asked for.
     #[test]
     #[should_panic(expected = "were not sorted")]
     fn unsorted_children_are_refused() {
-        let _ = unsorted(Some(1)).children(2);
+        let _ = unsorted(Some(1)).children(n(2));
     }
 
     #[test]
@@ -856,7 +859,7 @@ mod tests {
     #[test]
     fn separate_dirs_count_a_linked_leaf_in_its_directory() {
         let mut ns = nodes();
-        let mut leaf = rec(5, 4, 3, "f", 0);
+        let mut leaf = rec(5, n(4), 3, "f", 0);
         leaf.leaf = true;
         leaf.kind = Kind::File;
         ns.push(leaf);
@@ -873,9 +876,9 @@ mod tests {
             rules,
             &[],
         );
-        assert_eq!(t.figures(4).total, 1005);
-        assert_eq!(t.figures(5).total, 5);
-        assert_eq!(t.figures(2).total, 10);
+        assert_eq!(t.figures(n(4)).total, 1005);
+        assert_eq!(t.figures(n(5)).total, 5);
+        assert_eq!(t.figures(n(2)).total, 10);
     }
 
     #[test]
@@ -930,7 +933,7 @@ mod tests {
     fn file(id: u32, node: u32) -> FileRec {
         FileRec {
             id,
-            node,
+            node: n(node),
             ns: 0,
             dev: 1,
             ino: 100 + u64::from(id),
@@ -993,15 +996,18 @@ mod tests {
     #[test]
     fn bytes_per_entry_stay_small() {
         let file = Stats::of_inode(Kind::File, 1000, 8);
-        let mut recs = vec![rec(0, NO_NODE, 0, "", 0), rec(1, 0, 0, "/some/root", 0)];
+        let mut recs = vec![
+            rec(0, NodeId::NONE, 0, "", 0),
+            rec(1, n(0), 0, "/some/root", 0),
+        ];
         for d in 0..1000u32 {
             let dir = recs.len() as u32;
-            let mut r = rec(dir, 1, 1, &format!("directory{d:05}"), 4096);
+            let mut r = rec(dir, n(1), 1, &format!("directory{d:05}"), 4096);
             r.own = Stats::of_inode(Kind::Dir, 4096, 8);
             recs.push(r);
             for f in 0..100u32 {
                 let id = recs.len() as u32;
-                let mut r = rec(id, dir, 2, &format!("file-{f:04}.name"), 0);
+                let mut r = rec(id, n(dir), 2, &format!("file-{f:04}.name"), 0);
                 r.kind = Kind::File;
                 r.leaf = true;
                 r.order = f;
@@ -1011,13 +1017,18 @@ mod tests {
             }
         }
         let names: usize = recs.iter().map(|r| r.name.len()).sum();
-        let n = recs.len();
+        let len = recs.len();
         let (mut a, mut b) = (Nodes::default(), Nodes::default());
         for r in &recs {
-            if r.id % 3 == 0 { &mut a } else { &mut b }.push_with_id(r, &r.name);
+            if r.id.index() % 3 == 0 {
+                &mut a
+            } else {
+                &mut b
+            }
+            .push_with_id(r, &r.name);
         }
         let (t, sets) = Tree::build_with_sets(
-            Nodes::gather(n, vec![a, b]),
+            Nodes::gather(len, vec![a, b]),
             vec![],
             &[],
             &Sweep::default(),
@@ -1025,9 +1036,9 @@ mod tests {
             Rules::default(),
             &[],
         );
-        assert_eq!(t.figures(1).total, 1000 * (4096 + 100 * 4096));
-        assert_eq!(t.figures(5).total, 4096);
-        let per = (t.heap_bytes() + sets.heap_bytes() - names) as f64 / n as f64;
+        assert_eq!(t.figures(n(1)).total, 1000 * (4096 + 100 * 4096));
+        assert_eq!(t.figures(n(5)).total, 4096);
+        let per = (t.heap_bytes() + sets.heap_bytes() - names) as f64 / len as f64;
         // 33 bytes a file (parent, order, kind, name index and offset, own
         // figures, place in its directory's list) and a directory 116 more (its
         // own and rolled-up figures, its child list): 34.3 here.

@@ -19,7 +19,7 @@ mod tests {
     use crate::extents::SharedIndex;
     use crate::figures::{Kind, Stats};
     use crate::probe::Granularity;
-    use crate::records::{FileRec, Link, NO_NODE, NodeRec, TOP};
+    use crate::records::{FileRec, Link, NodeId, NodeRec};
     use crate::tree::{Rules, Tree};
     use proptest::prelude::*;
 
@@ -28,6 +28,10 @@ mod tests {
     /// Blocks in the physical space.
     const SPACE: u64 = 40;
     const DEV: u64 = 7;
+    /// The model's own node ids are numbers: 0 is the top, as in the tree,
+    /// and the top's parent is none.
+    const MODEL_TOP: u32 = 0;
+    const MODEL_NONE: u32 = u32::MAX;
     const FS: u32 = 0;
 
     /// A file as generated: raw numbers, interpreted by [`World::new`].
@@ -119,12 +123,12 @@ mod tests {
     #[derive(Debug)]
     struct World {
         g: Granularity,
-        /// Model node ids: 0 = TOP, 1..=`dirs` directories, then (`-a`) one
-        /// leaf per file link. parent[0] = NO_NODE.
+        /// Model node ids: 0 = the top, 1..=`dirs` directories, then (`-a`) one
+        /// leaf per file link. parent[0] = MODEL_NONE.
         parent: Vec<u32>,
         dirs: u32,
         names: Vec<String>,
-        /// The directories' own inodes (default for TOP and leaves).
+        /// The directories' own inodes (default for the top and leaves).
         dir_inode: Vec<Stats>,
         files: Vec<MFile>,
         /// XFS: blocks flagged shared.
@@ -135,10 +139,10 @@ mod tests {
         /// `all`: as with `-a`, every file link has a leaf node of its own.
         fn new(s: &Scenario, g: Granularity, all: bool) -> World {
             let n = s.dirs.len() as u32;
-            let mut parent = vec![NO_NODE, TOP];
+            let mut parent = vec![MODEL_NONE, MODEL_TOP];
             for (i, &(raw, root)) in s.parents.iter().enumerate() {
                 let id = i as u32 + 2;
-                parent.push(if root { TOP } else { 1 + raw % (id - 1) });
+                parent.push(if root { MODEL_TOP } else { 1 + raw % (id - 1) });
             }
             let mut dir_inode = vec![Stats::default()];
             dir_inode.extend(
@@ -244,7 +248,7 @@ mod tests {
 
         fn depth(&self, mut d: u32) -> u32 {
             let mut depth = 0;
-            while self.parent[d as usize] != TOP {
+            while self.parent[d as usize] != MODEL_TOP {
                 d = self.parent[d as usize];
                 depth += 1;
             }
@@ -253,7 +257,7 @@ mod tests {
 
         fn path(&self, mut d: u32) -> String {
             let mut names = Vec::new();
-            while d != TOP {
+            while d != MODEL_TOP {
                 names.push(self.names[d as usize].as_str());
                 d = self.parent[d as usize];
             }
@@ -267,7 +271,7 @@ mod tests {
                 if x == d {
                     return true;
                 }
-                if x == NO_NODE {
+                if x == MODEL_NONE {
                     return false;
                 }
                 x = self.parent[x as usize];
@@ -317,7 +321,7 @@ mod tests {
             f.links.len() as u32 == f.nlink && f.links.iter().all(|&l| self.under(l, d))
         }
 
-        /// The model's figures of node `d` (TOP included), from the definitions.
+        /// The model's figures of node `d` (the top included), from the definitions.
         fn expect(&self, d: u32) -> Stats {
             let mut st = Stats::default();
             for x in 1..=self.dirs {
@@ -542,7 +546,7 @@ mod tests {
         v
     }
 
-    /// The figures of every node (TOP first) and paths, and what deleting each
+    /// The figures of every node (the top first) and paths, and what deleting each
     /// of [`sets`] frees by `Tree::frees`.
     type Built = (Vec<(Stats, String)>, Vec<u64>);
 
@@ -550,29 +554,29 @@ mod tests {
         let mut rng = seed.map(|s| Rng(s | 1));
         let n = w.nodes() as usize;
         // new_id[model id] = tree id.
-        let mut new_id = vec![TOP; n + 1];
+        let mut new_id = vec![NodeId::TOP; n + 1];
         match &mut rng {
-            None => (0..=n).for_each(|d| new_id[d] = d as u32),
+            None => (0..=n).for_each(|d| new_id[d] = NodeId::new(d)),
             Some(rng) => {
                 // A random topological order.
                 let mut ready: Vec<u32> = (1..=n as u32)
-                    .filter(|&d| w.parent[d as usize] == TOP)
+                    .filter(|&d| w.parent[d as usize] == MODEL_TOP)
                     .collect();
                 let mut next = 1;
                 while !ready.is_empty() {
                     let d = ready.swap_remove(rng.below(ready.len()));
-                    new_id[d as usize] = next;
+                    new_id[d as usize] = NodeId::new(next);
                     next += 1;
                     ready.extend((1..=n as u32).filter(|&c| w.parent[c as usize] == d));
                 }
-                assert_eq!(next as usize, n + 1);
+                assert_eq!(next, n + 1);
             }
         }
         let mut nodes = vec![NodeRec::default(); n + 1];
         nodes[0] = NodeRec {
             order: 0,
-            id: TOP,
-            parent: NO_NODE,
+            id: NodeId::TOP,
+            parent: NodeId::NONE,
             depth: 0,
             kind: Kind::Dir,
             leaf: false,
@@ -581,7 +585,7 @@ mod tests {
         };
         for d in 1..=n {
             let id = new_id[d];
-            nodes[id as usize] = NodeRec {
+            nodes[id.index()] = NodeRec {
                 order: 0,
                 id,
                 parent: new_id[w.parent[d] as usize],
@@ -627,11 +631,11 @@ mod tests {
                     });
                 }
             } else {
-                nodes[node as usize].own += mapped_stats;
-                if nodes[node as usize].leaf {
+                nodes[node.index()].own += mapped_stats;
+                if nodes[node.index()].leaf {
                     // A leaf is not rolled up: its directory holds it too.
-                    let p = nodes[node as usize].parent;
-                    nodes[p as usize].own += mapped_stats;
+                    let p = nodes[node.index()].parent;
+                    nodes[p.index()].own += mapped_stats;
                 }
             }
             if let Some(k) = sharing.iter().position(|&s| s == i) {
@@ -675,7 +679,7 @@ mod tests {
         // One entry marked frees what its own figure says (two code paths: the
         // crediting and the union query).
         for (d, &id) in new_id.iter().enumerate() {
-            let marked: Vec<u32> = if id == TOP {
+            let marked: Vec<NodeId> = if id == NodeId::TOP {
                 tree.roots().to_vec()
             } else {
                 vec![id]
@@ -689,7 +693,7 @@ mod tests {
         let freed: Vec<u64> = sets(n as u32)
             .iter()
             .map(|set| {
-                let ids: Vec<u32> = set.iter().map(|&d| new_id[d as usize]).collect();
+                let ids: Vec<NodeId> = set.iter().map(|&d| new_id[d as usize]).collect();
                 kept.frees(&tree, &ids)
             })
             .collect();
@@ -783,7 +787,7 @@ mod tests {
                     *seen.entry(what).or_default() += u32::from(yes);
                 };
                 let units = w.units();
-                let deep = |d: u32| d != TOP && w.parent[d as usize] != TOP;
+                let deep = |d: u32| d != MODEL_TOP && w.parent[d as usize] != MODEL_TOP;
                 let credited_at = |u: &MUnit| {
                     (1..=w.dirs).find(|&d| {
                         deep(d)
@@ -835,7 +839,7 @@ mod tests {
                 );
                 hit(
                     "several roots",
-                    (2..=w.dirs).any(|d| w.parent[d as usize] == TOP),
+                    (2..=w.dirs).any(|d| w.parent[d as usize] == MODEL_TOP),
                 );
                 hit("depth 3 or more", (1..=w.dirs).any(|d| w.depth(d) >= 3));
                 if g == Granularity::Extent {

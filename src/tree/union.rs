@@ -15,14 +15,14 @@
 use crate::extents::Sweep;
 use crate::figures;
 use crate::probe::Granularity;
-use crate::records::{FileRec, Link, NO_NODE, Nodes};
+use crate::records::{FileRec, Link, NodeId, Nodes};
 
 /// For each file with shared extents: the nodes of its links and whether
 /// the scan saw all of them.
 pub(super) struct FileLinks {
     /// `pool[ranges[f].0..ranges[f].1]`: the nodes of file `f`'s links.
     pub(crate) ranges: Vec<(usize, usize)>,
-    pub(crate) pool: Vec<u32>,
+    pub(crate) pool: Vec<NodeId>,
     /// Whether every link of file `f` was seen (else deleting what the scan
     /// saw never frees it).
     pub(crate) all_seen: Vec<bool>,
@@ -57,7 +57,7 @@ impl FileLinks {
     }
 
     /// The nodes of file `f`'s links.
-    pub(crate) fn nodes(&self, f: u32) -> &[u32] {
+    pub(crate) fn nodes(&self, f: u32) -> &[NodeId] {
         let (a, b) = self.ranges[f as usize];
         &self.pool[a..b]
     }
@@ -70,11 +70,11 @@ pub(crate) struct Reclaim {
     /// Multiply-linked inodes whose links were all seen: their exclusive
     /// bytes, and their links' nodes in `inode_nodes`.
     inodes: Vec<(u64, usize, usize)>,
-    inode_nodes: Vec<u32>,
+    inode_nodes: Vec<NodeId>,
     /// Files with shared extents whose links were all seen: their links'
     /// nodes; `None` for a file never freed (a link outside the scan).
     files: Vec<Option<(usize, usize)>>,
-    file_nodes: Vec<u32>,
+    file_nodes: Vec<NodeId>,
     /// Units that can be freed inside the scan: their bytes and files.
     units: Vec<(u64, usize, usize)>,
     unit_files: Vec<u32>,
@@ -125,39 +125,37 @@ impl Reclaim {
         self.inodes.capacity() * size_of::<(u64, usize, usize)>()
             + self.units.capacity() * size_of::<(u64, usize, usize)>()
             + self.files.capacity() * size_of::<Option<(usize, usize)>>()
-            + (self.inode_nodes.capacity()
-                + self.file_nodes.capacity()
-                + self.unit_files.capacity())
-                * 4
+            + (self.inode_nodes.capacity() + self.file_nodes.capacity()) * size_of::<NodeId>()
+            + self.unit_files.capacity() * 4
     }
 
     /// The bytes deleting every node in `marked` (with everything below
     /// each) would free: the reclaimable of their union. `nodes` are the
     /// tree's.
-    pub(crate) fn frees(&self, nodes: &Nodes, marked: &[u32]) -> u64 {
+    pub(crate) fn frees(&self, nodes: &Nodes, marked: &[NodeId]) -> u64 {
         let n = nodes.len();
         let mut inside = vec![false; n];
         for &m in marked {
-            if (m as usize) < n {
-                inside[m as usize] = true;
+            if m.index() < n {
+                inside[m.index()] = true;
             }
         }
         // Parents have smaller ids than their children.
-        for id in 1..n {
+        for id in nodes.ids().skip(1) {
             let p = nodes.parent(id);
-            if p != NO_NODE && inside[p as usize] {
-                inside[id] = true;
+            if !p.is_none() && inside[p.index()] {
+                inside[id.index()] = true;
             }
         }
-        let all_inside = |nodes: &[u32]| nodes.iter().all(|&x| inside[x as usize]);
+        let all_inside = |nodes: &[NodeId]| nodes.iter().all(|&x| inside[x.index()]);
         let mut total = 0u64;
-        for id in 0..n {
+        for id in nodes.ids() {
             // A -a leaf's own figures are also its directory's: count them
             // there when the directory is inside too.
-            if inside[id] {
+            if inside[id.index()] {
                 let counted_above = nodes.leaf(id) && {
                     let p = nodes.parent(id);
-                    p != NO_NODE && inside[p as usize]
+                    !p.is_none() && inside[p.index()]
                 };
                 if !counted_above {
                     total = total.saturating_add(nodes.own_reclaimable(id));
@@ -188,10 +186,10 @@ impl Reclaim {
     /// candidate adds anything but all of them together would reach the
     /// target (data shared by three or more), the rest in order, and a last
     /// pass that drops every chosen entry the target does not need.
-    pub(crate) fn plan(&self, nodes: &Nodes, candidates: &[u32], target: u64) -> Plan {
-        let mut chosen: Vec<u32> = Vec::new();
+    pub(crate) fn plan(&self, nodes: &Nodes, candidates: &[NodeId], target: u64) -> Plan {
+        let mut chosen: Vec<NodeId> = Vec::new();
         let mut freed = 0u64;
-        let mut left: Vec<u32> = candidates.to_vec();
+        let mut left: Vec<NodeId> = candidates.to_vec();
         while freed < target && !left.is_empty() {
             let mut best: Option<(usize, u64)> = None;
             for (i, &c) in left.iter().enumerate() {
@@ -259,7 +257,7 @@ impl Reclaim {
 pub(crate) struct Plan {
     /// The chosen nodes, in the order chosen, with what each adds to those
     /// before it.
-    pub(crate) steps: Vec<(u32, u64)>,
+    pub(crate) steps: Vec<(NodeId, u64)>,
     /// What deleting all of them frees.
     pub(crate) frees: u64,
     /// Whether that reaches the target.

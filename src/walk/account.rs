@@ -20,6 +20,7 @@ use crate::extents::inline::InlineRec;
 use crate::extents::{Pending, SearchFile, Searched, Source};
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
+use crate::records::NodeId;
 
 /// A non-directory entry as the walk found it.
 pub(super) struct FileAt<'a> {
@@ -34,7 +35,7 @@ pub(super) struct FileAt<'a> {
     /// Its filesystem, when known from its directory (same `st_dev`).
     pub(crate) fs: Option<&'a DirFs>,
     /// The node it is credited to: its directory, or its own with `-a`.
-    pub(crate) node: u32,
+    pub(crate) node: NodeId,
     /// Its position in its directory's getdents order when `node` is that
     /// directory; `None` when `node` is its own.
     pub(crate) entry: Option<u32>,

@@ -24,7 +24,7 @@ use crate::figures::{Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
 use crate::messages::Messages;
 use crate::probe::{Registry, Skip, magic};
-use crate::records::{FileRec, Ident, IdentRec, Link, MAX_NODES, NodeRec, Nodes, place_of};
+use crate::records::{FileRec, Ident, IdentRec, Link, MAX_NODES, NodeId, NodeRec, Nodes, place_of};
 
 /// The statx fields sdu reads. `UID` lets it decide whether `O_NOATIME`
 /// is permitted without a failing open; `MNT_ID` is what `-x` compares (a
@@ -191,7 +191,7 @@ pub(super) struct Local {
     pub(super) ag: AgHint,
     /// Figures for directories other than the task's own: files other
     /// threads handed to this one while it held an allocation group's turn.
-    pub(super) partial: Vec<(u32, Stats)>,
+    pub(super) partial: Vec<(NodeId, Stats)>,
     /// As root on Btrfs: the items of the task's regular files, read
     /// together before they are stat-ed, by inode number (sorted).
     pub(super) pre: Vec<(u64, InodeItems)>,
@@ -199,7 +199,7 @@ pub(super) struct Local {
     /// to the shard with the rest.
     inline: Vec<InlineRec>,
     /// With [`WalkOptions::identities`]: the nodes' identities.
-    pub(super) idents: Vec<(u32, Ident)>,
+    pub(super) idents: Vec<(NodeId, Ident)>,
 }
 
 thread_local! {
@@ -247,7 +247,7 @@ pub(super) struct Shard {
     /// Kept compact from the start: with `-a` they are most of the scan.
     pub(super) nodes: Nodes,
     /// Figures a batch adds to a directory whose node another task pushed.
-    pub(super) partial: Vec<(u32, Stats)>,
+    pub(super) partial: Vec<(NodeId, Stats)>,
     pub(super) links: Vec<Link>,
     pub(super) files: Vec<FileRec>,
     pub(super) counters: Counters,
@@ -279,14 +279,14 @@ impl Shard {
 /// The next node id from `next`; past [`MAX_NODES`], sets `too_many` and
 /// gives the last id again (the walk is thrown away: nothing reads it).
 #[inline]
-pub(super) fn take_id(next: &AtomicU32, too_many: &AtomicBool) -> u32 {
+pub(super) fn take_id(next: &AtomicU32, too_many: &AtomicBool) -> NodeId {
     let id = next.fetch_add(1, Ordering::Relaxed);
     if id < MAX_NODES && id != 0 {
-        return id;
+        return NodeId::new(id as usize);
     }
     // Past the limit (or wrapped round to 0 after it).
     too_many.store(true, Ordering::Relaxed);
-    MAX_NODES - 1
+    NodeId::new(MAX_NODES as usize - 1)
 }
 
 /// The state every task of one walk shares, by concern.
@@ -382,14 +382,14 @@ pub(super) struct TreeWalk {
 }
 
 impl Ctx<'_> {
-    pub(super) fn new_id(&self) -> u32 {
+    pub(super) fn new_id(&self) -> NodeId {
         take_id(&self.records.next_id, &self.records.too_many)
     }
 
     /// Records node `id`'s identity from its `statx`, when the walk keeps
     /// them ([`WalkOptions::identities`]).
     #[inline]
-    pub(super) fn ident(&self, local: &mut Local, id: u32, st: &Statx) {
+    pub(super) fn ident(&self, local: &mut Local, id: NodeId, st: &Statx) {
         if self.run.opts.identities {
             local.idents.push((
                 id,
@@ -410,7 +410,7 @@ impl Ctx<'_> {
     pub(super) fn flush(
         &self,
         mut local: Local,
-        partial: Option<u32>,
+        partial: Option<NodeId>,
         dir: Option<(&NodeRec, &[u8])>,
     ) {
         self.flush_from(&mut local, partial, dir);
@@ -421,7 +421,7 @@ impl Ctx<'_> {
     pub(super) fn flush_from(
         &self,
         local: &mut Local,
-        partial: Option<u32>,
+        partial: Option<NodeId>,
         dir: Option<(&NodeRec, &[u8])>,
     ) {
         debug_assert!(local.ag.holding.is_none(), "a task ended holding a turn");
@@ -532,7 +532,7 @@ pub(super) fn dev_of(st: &Statx) -> u64 {
 /// getdents position `idx`, with its own figures.
 pub(super) fn leaf_node(
     h: &super::fdcache::DirHandle,
-    (id, kind): (u32, Kind),
+    (id, kind): (NodeId, Kind),
     idx: u32,
     name: &std::ffi::CStr,
     own: Stats,
@@ -557,8 +557,9 @@ mod tests {
     fn ids_past_the_limit_fail_the_walk_and_never_wrap_silently() {
         let next = AtomicU32::new(MAX_NODES - 2);
         let too_many = AtomicBool::new(false);
-        assert_eq!(take_id(&next, &too_many), MAX_NODES - 2);
-        assert_eq!(take_id(&next, &too_many), MAX_NODES - 1);
+        let id = |i: u32| NodeId::new(i as usize);
+        assert_eq!(take_id(&next, &too_many), id(MAX_NODES - 2));
+        assert_eq!(take_id(&next, &too_many), id(MAX_NODES - 1));
         assert!(!too_many.load(Ordering::Relaxed));
         // MAX_NODES, u32::MAX, then 0 and 1 after the counter wraps: each
         // one sets the flag.

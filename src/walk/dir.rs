@@ -29,7 +29,7 @@ use super::tree;
 use crate::error::Diagnostic;
 use crate::figures::{Kind, Stats};
 use crate::probe::Skip;
-use crate::records::{Link, NO_NODE, NodeRec, TOP};
+use crate::records::{Link, NodeId, NodeRec};
 
 /// Entries of one directory stat-ed by the task that reads it; past this,
 /// names go to batches that other threads can take. Small enough that a
@@ -68,8 +68,8 @@ pub(super) fn walk_dir<'s>(
         id: h.id,
         parent: match &h.parent {
             Some(p) => p.id,
-            None if h.ns == 0 => TOP,
-            None => NO_NODE,
+            None if h.ns == 0 => NodeId::TOP,
+            None => NodeId::NONE,
         },
         depth: h.depth,
         kind: Kind::Dir,
@@ -360,7 +360,7 @@ fn tree_entries<'s>(
 /// Publishes the directory's path as the current one, now and then.
 fn progress(ctx: &Ctx<'_>, h: &DirHandle) {
     if let Some(p) = &ctx.run.opts.progress {
-        if h.id % PROGRESS_PATH_EVERY == 0 {
+        if h.id.as_u32() % PROGRESS_PATH_EVERY == 0 {
             if let Ok(mut cur) = p.current.try_lock() {
                 *cur = h.path(None);
             }
@@ -580,7 +580,7 @@ fn nondir(ctx: &Ctx<'_>, dir: &InDir<'_>, x: Stated<'_>, pre: Pre, local: &mut L
 #[inline(always)]
 fn credit(
     h: &DirHandle,
-    leaf: Option<(u32, Kind)>,
+    leaf: Option<(NodeId, Kind)>,
     idx: u32,
     name: &CStr,
     own: Stats,

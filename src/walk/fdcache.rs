@@ -19,6 +19,7 @@ use rustix::fs::{AtFlags, CWD, OFlags, StatxFlags};
 use super::open::{DirError, open_dir};
 use crate::path::join;
 use crate::probe::{FsInfo, Subvol};
+use crate::records::NodeId;
 
 /// A directory's filesystem and the extent space its files' extents are
 /// keyed in.
@@ -41,7 +42,7 @@ pub(super) struct DirHandle {
     pub(crate) parent: Option<Arc<DirHandle>>,
     /// Entry name; for a root, the path as given.
     pub(crate) name: DirName,
-    pub(crate) id: u32,
+    pub(crate) id: NodeId,
     pub(crate) depth: u32,
     pub(crate) dev: u64,
     pub(crate) ino: u64,
@@ -134,7 +135,7 @@ pub(super) struct MoveWatch {
     /// Paths are resolved through symlinks (`-L`, and roots under `-H`).
     pub(crate) follow: bool,
     /// (node, path as found) of each directory moved.
-    pub(crate) moved: Mutex<Vec<(u32, Vec<u8>)>>,
+    pub(crate) moved: Mutex<Vec<(NodeId, Vec<u8>)>>,
 }
 
 impl DirHandle {

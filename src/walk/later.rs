@@ -14,6 +14,7 @@ use super::fdcache::{DirFs, DirHandle};
 use super::open::Now;
 use crate::extents::ag;
 use crate::figures::Kind;
+use crate::records::NodeId;
 
 /// The turns of the XFS filesystems met, handing files as [`Later`].
 pub(super) type AgSched = ag::AgSched<Later>;
@@ -35,7 +36,7 @@ pub(super) struct Later {
     /// Its directory: its figures go there, its path is printed from it.
     pub(super) dir: Arc<DirHandle>,
     /// Its own node under `-a` (id, kind).
-    pub(super) leaf: Option<(u32, Kind)>,
+    pub(super) leaf: Option<(NodeId, Kind)>,
     /// Its position in its directory's getdents order.
     pub(super) idx: u32,
     /// Its name in its directory.
@@ -45,7 +46,7 @@ pub(super) struct Later {
 /// Where a file's figures go.
 #[derive(Clone, Copy)]
 pub(super) struct Who {
-    pub(super) node: u32,
+    pub(super) node: NodeId,
     pub(super) entry: Option<u32>,
     pub(super) ns: u32,
     /// Credited through the link table (once per directory).

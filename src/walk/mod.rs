@@ -59,7 +59,7 @@ use crate::extents::Extents;
 use crate::figures::Kind;
 use crate::messages::Messages;
 use crate::probe::Registry;
-use crate::records::{FileRec, Idents, Link, NO_NODE, NodeRec, Nodes, TOP};
+use crate::records::{FileRec, Idents, Link, NodeId, NodeRec, Nodes};
 pub use ctx::{Counters, Progress, WalkOptions};
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
 use fdcache::{DirHandle, DirName, FdCache};
@@ -68,7 +68,7 @@ pub(crate) use tree::mount_points;
 /// What a walk found.
 #[derive(Debug, Default)]
 pub(crate) struct Walk {
-    /// Indexed by id; node [`TOP`] is the virtual top node.
+    /// Indexed by id; node [`NodeId::TOP`] is the virtual top node.
     pub(crate) nodes: Nodes,
     /// One per link of an inode counted once per directory.
     pub(crate) links: Vec<Link>,
@@ -83,7 +83,7 @@ pub(crate) struct Walk {
     pub(crate) counters: Counters,
     /// Directories moved while they were read (du's rules only): du stops
     /// each root there.
-    pub(crate) moved: Vec<u32>,
+    pub(crate) moved: Vec<NodeId>,
     /// Every node's identity, with [`WalkOptions::identities`].
     pub(crate) idents: Option<Idents>,
 }
@@ -285,7 +285,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
         account::end_turn(ctx, &mut local);
         local.nodes.push(NodeRec {
             id,
-            parent: if ns == 0 { TOP } else { NO_NODE },
+            parent: if ns == 0 { NodeId::TOP } else { NodeId::NONE },
             depth: 0,
             kind,
             leaf: false,
@@ -440,11 +440,11 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         }
     }
     let mut nodes = Nodes::gather(n, parts);
-    nodes.set_parent(TOP as usize, NO_NODE);
+    nodes.set_parent(NodeId::TOP, NodeId::NONE);
     for (id, stats) in partial {
-        let mut own = nodes.own(id as usize);
+        let mut own = nodes.own(id);
         own += stats;
-        nodes.set_own(id as usize, &own);
+        nodes.set_own(id, &own);
     }
     // Inline data that snapshots share: shared units like any extent. Only
     // a scan that met two subvolumes can have any.

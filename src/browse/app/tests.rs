@@ -1,18 +1,22 @@
 use sdu::extents::Sweep;
 use sdu::probe::Granularity;
-use sdu::records::{Link, NodeRec};
+use sdu::records::{Link, NodeId, NodeRec};
 use sdu::tree::{Rules, Sets};
 
 use super::*;
 
-const A: u32 = 2;
-const B: u32 = 3;
-const F: u32 = 4;
-const G: u32 = 5;
-const H1: u32 = 6;
-const H2: u32 = 7;
+const A: NodeId = NodeId::new(2);
+const B: NodeId = NodeId::new(3);
+const F: NodeId = NodeId::new(4);
+const G: NodeId = NodeId::new(5);
+const H1: NodeId = NodeId::new(6);
+const H2: NodeId = NodeId::new(7);
 
-fn rec(id: u32, parent: u32, depth: u32, name: &str, kind: Kind, own: u64) -> NodeRec {
+fn n(i: usize) -> NodeId {
+    NodeId::new(i)
+}
+
+fn rec(id: NodeId, parent: NodeId, depth: u32, name: &str, kind: Kind, own: u64) -> NodeRec {
     NodeRec {
         order: 0,
         id,
@@ -31,7 +35,7 @@ fn rec(id: u32, parent: u32, depth: u32, name: &str, kind: Kind, own: u64) -> No
     }
 }
 
-fn link(node: u32) -> Link {
+fn link(node: NodeId) -> Link {
     Link {
         ns: 0,
         entry: None,
@@ -52,12 +56,12 @@ fn link(node: u32) -> Link {
 /// it, both together free all of it.
 fn tree() -> (Tree, Sets) {
     let nodes = vec![
-        rec(0, NO_NODE, 0, "", Kind::Dir, 0),
-        rec(1, 0, 0, "r", Kind::Dir, 4),
+        rec(n(0), NodeId::NONE, 0, "", Kind::Dir, 0),
+        rec(n(1), n(0), 0, "r", Kind::Dir, 4),
         // A directory's own figures hold its files' (as the walk makes
         // them); a leaf's are its file's alone.
-        rec(A, 1, 1, "a", Kind::Dir, 4 + 100),
-        rec(B, 1, 1, "b", Kind::Dir, 4 + 10),
+        rec(A, n(1), 1, "a", Kind::Dir, 4 + 100),
+        rec(B, n(1), 1, "b", Kind::Dir, 4 + 10),
         rec(F, A, 2, "f", Kind::File, 100),
         rec(G, B, 2, "g", Kind::File, 10),
         rec(H1, A, 2, "h1", Kind::File, 0),
@@ -92,7 +96,7 @@ fn names(app: &App<'_>) -> Vec<String> {
 fn opens_in_the_one_root_largest_first() {
     let (t, sets) = tree();
     let app = App::new(&t, &sets, Figure::Total, by_total());
-    assert_eq!(app.dir(), 1);
+    assert_eq!(app.dir(), n(1));
     assert_eq!(names(&app), ["a", "b"]);
     assert_eq!(app.dir_figures().total, 4 + 4 + 4 + 100 + 10 + 1000);
     assert_eq!(app.current(), Some(A));
@@ -111,11 +115,11 @@ fn open_and_back_keep_the_place() {
     app.apply(Action::Open);
     assert_eq!(app.dir(), B);
     app.apply(Action::Back);
-    assert_eq!(app.dir(), 1);
+    assert_eq!(app.dir(), n(1));
     assert_eq!(app.current(), Some(B), "the cursor is back on b");
     // Above the one root there is nothing.
     app.apply(Action::Back);
-    assert_eq!(app.dir(), 1);
+    assert_eq!(app.dir(), n(1));
 }
 
 #[test]
@@ -238,10 +242,10 @@ fn the_first_column_may_be_apparent() {
 #[test]
 fn several_roots_open_on_their_list() {
     let nodes = vec![
-        rec(0, NO_NODE, 0, "", Kind::Dir, 0),
-        rec(1, 0, 0, "x", Kind::Dir, 4),
-        rec(2, 0, 0, "y/z", Kind::Dir, 8),
-        rec(3, 2, 1, "w", Kind::Dir, 8),
+        rec(n(0), NodeId::NONE, 0, "", Kind::Dir, 0),
+        rec(n(1), n(0), 0, "x", Kind::Dir, 4),
+        rec(n(2), n(0), 0, "y/z", Kind::Dir, 8),
+        rec(n(3), n(2), 1, "w", Kind::Dir, 8),
     ];
     let (t, sets) = Tree::build_with_sets(
         nodes,
@@ -253,7 +257,7 @@ fn several_roots_open_on_their_list() {
         &[],
     );
     let mut app = App::new(&t, &sets, Figure::Total, by_total());
-    assert_eq!(app.dir(), TOP);
+    assert_eq!(app.dir(), NodeId::TOP);
     assert_eq!(names(&app), ["y/z", "x"]);
     app.apply(Action::Open);
     assert_eq!(names(&app), ["w"]);
@@ -261,8 +265,8 @@ fn several_roots_open_on_their_list() {
     assert_eq!(app.path(app.dir()), b"y/z/w");
     app.apply(Action::Back);
     app.apply(Action::Back);
-    assert_eq!(app.dir(), TOP);
-    assert_eq!(app.current(), Some(2));
+    assert_eq!(app.dir(), NodeId::TOP);
+    assert_eq!(app.current(), Some(n(2)));
     app.apply(Action::Mark);
     app.apply(Action::Mark);
     assert_eq!(app.marks().frees, 4 + 16);
