@@ -244,6 +244,18 @@ fn a_missing_candidate_or_path_is_refused_before_the_scan() {
         &missing("nonexist"),
     );
     assert_refused(d, &["--to-free", "1", "w", "w/no/c"], &missing("w/no/c"));
+    // A name --files0-from skips.
+    let out = run(Command::new("sh").current_dir(d).arg("-c").arg(format!(
+        "printf 'w\\0\\0a\\0' | '{}' --no-progress --to-free 1 --files0-from -",
+        sdu_bin().display()
+    )));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "sdu: --to-free: -:2: invalid zero-length file name\nTry 'sdu --help' for more information.\n",
+        "{out:?}"
+    );
 }
 
 /// A file can be a candidate inside a scanned path, without `-a` (it used
