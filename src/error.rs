@@ -16,11 +16,14 @@ pub enum Error {
     /// The worker threads could not be started (the system refused a
     /// thread: `ulimit -u`, memory).
     Threads(io::Error),
-    /// `--to-free` was given candidates inside one another, whose deletion
-    /// cannot be planned entry by entry.
-    Overlap {
-        /// The candidate inside another.
-        inner: Vec<u8>,
+    /// `--to-free` was given a candidate it cannot plan with: the whole
+    /// command is refused and nothing is printed on stdout, since a plan
+    /// made without that candidate would read as the plan.
+    Candidate {
+        /// The candidate (or PATH) as given.
+        path: Vec<u8>,
+        /// What is wrong with it.
+        why: Refusal,
     },
     /// The report could not be written. A closed pipe (`sdu | head`) shows
     /// here as [`io::ErrorKind::BrokenPipe`]; the binary treats it as
@@ -54,20 +57,68 @@ impl fmt::Display for Error {
                 "more than {} entries: past what sdu can count (node ids are 32 bits)",
                 crate::records::MAX_NODES - 1
             ),
-            Error::Overlap { inner } => write!(
-                f,
-                "--to-free: {} lies inside another candidate; give candidates that do not overlap",
-                quote(inner)
-            ),
+            Error::Candidate { path: given, why } => {
+                let path = quote(given);
+                match why {
+                    Refusal::CannotAccess(errno) => {
+                        write!(f, "--to-free: cannot access {path}: {}", strerror(*errno))
+                    }
+                    Refusal::NotScanned => write!(
+                        f,
+                        "--to-free: {path} is not in the scan (excluded, on another filesystem, \
+                         or unreadable)"
+                    ),
+                    Refusal::NotInScan => {
+                        write!(f, "--to-free: {path} is not an entry of the saved scan")
+                    }
+                    Refusal::Twice { first } if first == given => {
+                        write!(f, "--to-free: {path} is given twice")
+                    }
+                    Refusal::Twice { first } => {
+                        write!(
+                            f,
+                            "--to-free: {path} is given twice (also as {})",
+                            quote(first)
+                        )
+                    }
+                    Refusal::Inside => write!(
+                        f,
+                        "--to-free: {path} lies inside another candidate; give candidates that \
+                         do not overlap"
+                    ),
+                }
+            }
         }
     }
+}
+
+/// Why `--to-free` refuses a candidate ([`Error::Candidate`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// It cannot be accessed (it does not exist, a directory on its way
+    /// cannot be searched): refused before anything is scanned.
+    CannotAccess(Errno),
+    /// The scan of the PATH it lies in does not hold it: excluded, on
+    /// another filesystem under `-x`, gone, or in a directory that could
+    /// not be read.
+    NotScanned,
+    /// `--import`: it is not an entry of the saved scan.
+    NotInScan,
+    /// It names the same entry as a path given before it.
+    Twice {
+        /// That path, as given.
+        first: Vec<u8>,
+    },
+    /// It lies inside another candidate: its deletion cannot be planned
+    /// apart from the other's.
+    Inside,
 }
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Threads(e) | Error::Write(e) => Some(e),
-            Error::Overlap { .. } | Error::SavedScan { .. } | Error::TooManyEntries => None,
+            Error::Candidate { .. } | Error::SavedScan { .. } | Error::TooManyEntries => None,
         }
     }
 }
@@ -167,19 +218,6 @@ pub enum Diagnostic {
         /// The file as given.
         file: Vec<u8>,
     },
-    /// `--import --to-free`: a candidate that is not an entry of the saved
-    /// scan. An error (exit status 1); planned without it.
-    NotInScan {
-        /// The candidate as given.
-        path: Vec<u8>,
-    },
-    /// `--to-free`: a candidate that the scan of the path it lies in does
-    /// not hold (excluded, on another filesystem under `-x`, gone): left
-    /// out of the plan. An error (exit status 1).
-    NotScanned {
-        /// The candidate as given.
-        path: Vec<u8>,
-    },
     /// At the end of a scan: files whose sharing could not be verified, and
     /// their bytes, counted as exclusive.
     Unverified {
@@ -212,8 +250,6 @@ impl Diagnostic {
                 | Diagnostic::CircularDirectory { .. }
                 | Diagnostic::CannotFree { .. }
                 | Diagnostic::DirMoved { .. }
-                | Diagnostic::NotInScan { .. }
-                | Diagnostic::NotScanned { .. }
         )
     }
 
@@ -228,9 +264,7 @@ impl Diagnostic {
             | Diagnostic::DirMoved { path }
             | Diagnostic::DirectoryCycle { path }
             | Diagnostic::NoFiemap { path, .. }
-            | Diagnostic::Probe { path, .. }
-            | Diagnostic::NotInScan { path }
-            | Diagnostic::NotScanned { path } => Some(path),
+            | Diagnostic::Probe { path, .. } => Some(path),
             Diagnostic::NotBySdu { .. } => None,
             Diagnostic::Unverified { .. }
             | Diagnostic::Compressed { .. }
@@ -307,14 +341,6 @@ impl fmt::Display for Diagnostic {
                 "{}: not written by sdu (no sdu keys): nothing is known to be shared, Exclusive is Total",
                 quotef(file)
             ),
-            Diagnostic::NotScanned { path } => write!(
-                f,
-                "{}: not in the scan (excluded, or on another filesystem), left out of the plan",
-                quote(path)
-            ),
-            Diagnostic::NotInScan { path } => {
-                write!(f, "{}: not an entry of the saved scan", quote(path))
-            }
             Diagnostic::Unverified { files, bytes } => write!(
                 f,
                 "{files} file(s), {bytes} bytes, could not be mapped and were counted as exclusive"

@@ -43,7 +43,7 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::time::Instant;
 
-pub use error::{Diagnostic, Error};
+pub use error::{Diagnostic, Error, Refusal};
 pub use messages::Messages;
 pub use quote::{quote, quotef};
 pub use report::ReportOptions;
@@ -278,7 +278,7 @@ fn walk_and_sweep(
 /// # Errors
 /// [`Error::Threads`] when the walk cannot start its threads,
 /// [`Error::Write`] when the report cannot be written,
-/// [`Error::Overlap`] when `--to-free` candidates overlap,
+/// [`Error::Candidate`] when `--to-free` refuses a candidate,
 /// [`Error::SavedScan`] when a saved scan cannot be read or written.
 pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
     let target = match cfg.mode() {
@@ -289,7 +289,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     // --to-free on a walk: scan the paths that lie inside no other, plan
     // among the candidates. On a saved scan the PATHs name the candidates.
     let split = match (target, cfg.source()) {
-        (Some(_), Source::Walk) => Some(plan::split(&cfg.walk.roots, msgs)?),
+        (Some(_), Source::Walk) => Some(plan::split(&cfg.walk.roots)?),
         _ => None,
     };
     let how = Scanning {
@@ -323,8 +323,8 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     match (target, &s.sets) {
         (Some(target), Some(sets)) => {
             let candidates = match &split {
-                Some(split) => plan::nodes(&s.tree, split, msgs),
-                None => plan::saved_nodes(&s.tree, &cfg.walk.roots, msgs)?,
+                Some(split) => plan::nodes(&s.tree, split)?,
+                None => plan::saved_nodes(&s.tree, &cfg.walk.roots)?,
             };
             let ids: Vec<records::NodeId> = candidates.iter().map(|c| c.node).collect();
             let plan = sets.plan(&s.tree, &ids, target);

@@ -16,8 +16,9 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use crate::error::{Diagnostic, Error};
-use crate::messages::Messages;
+use rustix::io::Errno;
+
+use crate::error::{Error, Refusal};
 use crate::records::NodeId;
 use crate::report::plan::Candidate;
 use crate::tree::Tree;
@@ -42,30 +43,52 @@ pub(crate) struct Given {
     pub(crate) names: Vec<Vec<u8>>,
 }
 
-/// Splits the paths given into what to scan and the candidates.
+/// Splits the paths given into what to scan and the candidates, refusing
+/// before anything is scanned a path that cannot be accessed, given twice,
+/// or a candidate inside another.
+///
+/// du reports a missing operand and goes on with the rest; a plan cannot.
+/// A plan made without a candidate the user meant to give, or with a PATH
+/// missing from the context, reads as the plan and leads a script to
+/// delete the wrong set (`sdu --to-free 1M . ./nonexist` would plan among
+/// `.` alone, and plan to delete everything). So the whole command is
+/// refused: [`Error::Candidate`], exit status 2, nothing on stdout.
 ///
 /// # Errors
-/// [`Error::Overlap`] when a candidate lies inside another candidate (or is
-/// given twice): its deletion cannot be planned apart from the other's.
-pub(crate) fn split(paths: &[Vec<u8>], msgs: &Messages) -> Result<Split, Error> {
-    let canon: Vec<Option<PathBuf>> = paths
-        .iter()
-        .map(|p| std::fs::canonicalize(OsStr::from_bytes(p)).ok())
-        .collect();
-    let inside = |i: usize, j: usize| match (&canon[i], &canon[j]) {
-        (Some(a), Some(b)) => i != j && a.starts_with(b),
-        _ => false,
-    };
-    let nested: Vec<bool> = (0..paths.len())
-        .map(|i| (0..paths.len()).any(|j| inside(i, j) && canon[i] != canon[j]))
-        .collect();
-    if !nested.iter().any(|&n| n) {
-        // Candidates are the paths themselves; two equal ones overlap.
-        for (i, p) in paths.iter().enumerate() {
-            if (0..i).any(|j| inside(i, j)) {
-                return Err(Error::Overlap { inner: p.clone() });
+/// [`Error::Candidate`] with [`Refusal::CannotAccess`] when a path cannot
+/// be resolved, [`Refusal::Twice`] when it names the same entry as a path
+/// before it, [`Refusal::Inside`] when a candidate lies inside another:
+/// its deletion cannot be planned apart from the other's.
+pub(crate) fn split(paths: &[Vec<u8>]) -> Result<Split, Error> {
+    let mut canon: Vec<PathBuf> = Vec::with_capacity(paths.len());
+    for p in paths {
+        match std::fs::canonicalize(OsStr::from_bytes(p)) {
+            Ok(c) => canon.push(c),
+            Err(e) => {
+                return Err(refused(
+                    p,
+                    Refusal::CannotAccess(Errno::from_io_error(&e).unwrap_or(Errno::NOENT)),
+                ));
             }
         }
+    }
+    for (i, p) in paths.iter().enumerate() {
+        if let Some(j) = (0..i).find(|&j| canon[j] == canon[i]) {
+            return Err(refused(
+                p,
+                Refusal::Twice {
+                    first: paths[j].clone(),
+                },
+            ));
+        }
+    }
+    // No two paths are the same entry: inside is strictly inside.
+    let inside = |i: usize, j: usize| i != j && canon[i].starts_with(&canon[j]);
+    let nested: Vec<bool> = (0..paths.len())
+        .map(|i| (0..paths.len()).any(|j| inside(i, j)))
+        .collect();
+    if !nested.iter().any(|&n| n) {
+        // Candidates are the paths themselves.
         return Ok(Split {
             scan: paths.to_vec(),
             candidates: (0..paths.len())
@@ -80,21 +103,16 @@ pub(crate) fn split(paths: &[Vec<u8>], msgs: &Messages) -> Result<Split, Error> 
     let context: Vec<usize> = (0..paths.len()).filter(|&i| !nested[i]).collect();
     let mut candidates = Vec::new();
     for i in (0..paths.len()).filter(|&i| nested[i]) {
-        // Nested in another candidate, or given twice: overlap.
-        if (0..paths.len())
-            .any(|j| nested[j] && j != i && inside(i, j) && (canon[i] != canon[j] || j < i))
-        {
-            return Err(Error::Overlap {
-                inner: paths[i].clone(),
-            });
+        if (0..paths.len()).any(|j| nested[j] && inside(i, j)) {
+            return Err(refused(&paths[i], Refusal::Inside));
         }
-        let (me, c) = match context.iter().find(|&&c| inside(i, c)) {
-            Some(&c) => (canon[i].as_ref().expect("canonical"), c),
-            None => continue,
-        };
-        let base = canon[c].as_ref().expect("canonical");
-        let names = me
-            .strip_prefix(base)
+        // Inside a path, and in no other candidate: inside a context path.
+        let c = *context
+            .iter()
+            .find(|&&c| inside(i, c))
+            .expect("inside a context path");
+        let names = canon[i]
+            .strip_prefix(&canon[c])
             .expect("inside")
             .iter()
             .map(|n| n.as_bytes().to_vec())
@@ -105,63 +123,57 @@ pub(crate) fn split(paths: &[Vec<u8>], msgs: &Messages) -> Result<Split, Error> 
             names,
         });
     }
-    // A path that cannot be resolved is reported here, as the walk would.
-    for (i, p) in paths.iter().enumerate() {
-        if canon[i].is_none() && nested[i] {
-            msgs.report(Diagnostic::CannotAccess {
-                path: p.clone(),
-                errno: rustix::io::Errno::NOENT,
-            });
-        }
-    }
     Ok(Split {
         scan: context.iter().map(|&c| paths[c].clone()).collect(),
         candidates,
     })
 }
 
+/// The refusal of the candidate (or PATH) `path`.
+fn refused(path: &[u8], why: Refusal) -> Error {
+    Error::Candidate {
+        path: path.to_vec(),
+        why,
+    }
+}
+
 /// The nodes of the candidates in `tree` (scanned from `split.scan`), with
-/// the paths to print for them; a candidate whose scan failed is left out
-/// (the walk reported it).
-pub(crate) fn nodes(tree: &Tree, split: &Split, msgs: &Messages) -> Vec<Candidate> {
+/// the paths to print for them.
+///
+/// # Errors
+/// [`Error::Candidate`] with [`Refusal::NotScanned`] when the scan does not
+/// hold a candidate (excluded, on another filesystem under `-x`, gone, in
+/// a directory that could not be read): a plan without it would read as
+/// the plan, as [`split`] says.
+pub(crate) fn nodes(tree: &Tree, split: &Split) -> Result<Vec<Candidate>, Error> {
     let roots = tree.roots();
     split
         .candidates
         .iter()
-        .filter_map(|c| {
-            // A scanned path that could not be read was reported by the walk.
-            let root = *roots
+        .map(|c| {
+            roots
                 .iter()
-                .find(|&&r| tree.name(r) == &split.scan[c.scan][..])?;
-            match tree.find(root, &c.names) {
-                Some(node) => Some(Candidate {
+                .find(|&&r| tree.name(r) == &split.scan[c.scan][..])
+                .and_then(|&root| tree.find(root, &c.names))
+                .map(|node| Candidate {
                     node,
                     path: c.given.clone(),
-                }),
-                None => {
-                    // Excluded, on another filesystem under -x, or gone.
-                    msgs.report(Diagnostic::NotScanned {
-                        path: c.given.clone(),
-                    });
-                    None
-                }
-            }
+                })
+                .ok_or_else(|| refused(&c.given, Refusal::NotScanned))
         })
         .collect()
 }
 
 /// `--import --to-free`: the nodes of the candidates, named by their paths
 /// in the saved scan: a root as it was given, then `/` and the names below
-/// it (as the report prints them; empty components are ignored). A
-/// candidate that is not there is reported and left out.
+/// it (as the report prints them; empty components are ignored).
 ///
 /// # Errors
-/// [`Error::Overlap`] when a candidate is another, or lies inside it.
-pub(crate) fn saved_nodes(
-    tree: &Tree,
-    candidates: &[Vec<u8>],
-    msgs: &Messages,
-) -> Result<Vec<Candidate>, Error> {
+/// [`Error::Candidate`], as for a walk ([`split`], [`nodes`]): with
+/// [`Refusal::NotInScan`] when a candidate is not there,
+/// [`Refusal::Twice`] when it is another, [`Refusal::Inside`] when it lies
+/// inside another.
+pub(crate) fn saved_nodes(tree: &Tree, candidates: &[Vec<u8>]) -> Result<Vec<Candidate>, Error> {
     let mut out: Vec<Candidate> = Vec::new();
     for c in candidates {
         let root = tree
@@ -185,7 +197,7 @@ pub(crate) fn saved_nodes(
                 node,
                 path: c.clone(),
             }),
-            None => msgs.report(Diagnostic::NotInScan { path: c.clone() }),
+            None => return Err(refused(c, Refusal::NotInScan)),
         }
     }
     let within = |inner: NodeId, outer: NodeId| {
@@ -193,10 +205,19 @@ pub(crate) fn saved_nodes(
     };
     for (i, a) in out.iter().enumerate() {
         for (j, b) in out.iter().enumerate() {
-            if i != j && within(b.node, a.node) && (a.node != b.node || j > i) {
-                return Err(Error::Overlap {
-                    inner: b.path.clone(),
-                });
+            if i == j || !within(b.node, a.node) {
+                continue;
+            }
+            if a.node != b.node {
+                return Err(refused(&b.path, Refusal::Inside));
+            }
+            if j > i {
+                return Err(refused(
+                    &b.path,
+                    Refusal::Twice {
+                        first: a.path.clone(),
+                    },
+                ));
             }
         }
     }

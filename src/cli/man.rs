@@ -253,7 +253,10 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              rest are printed.",
             "2 :: A usage error or a fatal error (for example, the report could not be written, \
              or a saved scan could not be read). \
-             As du, or with --du, a usage error exits 1, as du's.",
+             As du, or with --du, a usage error exits 1, as du's. \
+             --to-free exits 2, with nothing on standard output, when a candidate or a PATH \
+             cannot be accessed, is given twice, lies inside another candidate or is not in \
+             the scan: a plan made without it would read as the plan.",
             "A closed pipe on standard output (sdu | head) is no error: sdu stops writing and \
              exits with the status above, saying nothing. As du, or with --du, it is killed by \
              SIGPIPE, as du is (a shell reports 141).",

@@ -138,6 +138,9 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
     let min_size = cli.min_size.as_deref().map(parse_size).transpose()?;
     let to_free = cli.to_free.as_deref().map(parse_size).transpose()?;
     let roots = roots(&mut cli, env, du_mode, &mut notes)?;
+    if to_free.is_some() {
+        refuse_skipped_names(&notes)?;
+    }
     let checked = Checked {
         max_depth,
         excludes,
@@ -415,6 +418,20 @@ fn roots(
     match cli.files0_from.take() {
         Some(from) => files0_names(&from, &paths, env, notes),
         None => operands(paths, du_mode, notes),
+    }
+}
+
+/// `--to-free`: a name skipped (a zero-length one, in du's mode or from
+/// `--files0-from`) refuses the command rather than leave the name out of
+/// the plan, as a candidate that cannot be accessed does (`sdu::run`): a
+/// plan made without it would read as the plan.
+fn refuse_skipped_names(notes: &[Note]) -> Result<(), UsageError> {
+    match notes.iter().find_map(|n| match n {
+        Note::Error(m) => Some(m),
+        Note::Warning(_) => None,
+    }) {
+        Some(m) => Err(UsageError::fatal(format!("--to-free: {m}"))),
+        None => Ok(()),
     }
 }
 

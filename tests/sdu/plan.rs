@@ -177,28 +177,173 @@ fn unreachable_size_says_how_close_all_candidates_come_and_exits_1() {
     );
 }
 
-#[test]
-fn overlapping_candidates_are_refused() {
-    let t = TestDir::new();
-    let a = t.mkdir("a");
-    std::fs::create_dir_all(a.join("b/c")).unwrap();
-    // `a` is the context of the candidates below it; one of them holds the
-    // other.
-    for (args, inner) in [
-        (&["a", "a/b", "a/b/c"][..], "a/b/c"),
-        (&["a", "a"][..], "a"),
-        (&["a", "a/b", "./a/b"][..], "./a/b"),
-    ] {
+/// `sdu ARGS` in `dir`, as a table and with `--json`: refused, exit 2,
+/// nothing on stdout, `stderr` the whole of stderr. A plan without the
+/// candidate would read as the plan.
+fn assert_refused(dir: &Path, args: &[&str], stderr: &str) {
+    for json in [&[][..], &["--json"]] {
         let out = run(Command::new(sdu_bin())
-            .current_dir(t.path())
-            .args(["--to-free", "1"])
+            .current_dir(dir)
+            .arg("--no-progress")
+            .args(json)
             .args(args));
         assert_eq!(out.code, Some(2), "{out:?}");
-        assert!(
-            out.stderr
-                .contains(&format!("'{inner}' lies inside another candidate")),
-            "{out:?}"
-        );
+        assert!(out.stdout.is_empty(), "{out:?}");
+        assert_eq!(out.stderr, stderr, "{out:?}");
+    }
+}
+
+/// `w/c/part` 100 000 bytes, `w/x` 50 000, `a/b/c`.
+fn small_tree() -> TestDir {
+    let t = TestDir::new();
+    let w = t.mkdir("w");
+    std::fs::create_dir(w.join("c")).unwrap();
+    write_file(&w.join("c/part"), 100_000);
+    write_file(&w.join("x"), 50_000);
+    std::fs::create_dir_all(t.path().join("a/b/c")).unwrap();
+    t
+}
+
+#[test]
+fn overlapping_candidates_are_refused() {
+    let t = small_tree();
+    // `a` is the context of the candidates below it; one of them holds the
+    // other.
+    assert_refused(
+        t.path(),
+        &["--to-free", "1", "a", "a/b", "a/b/c"],
+        "sdu: --to-free: 'a/b/c' lies inside another candidate; give candidates that do not overlap\n",
+    );
+}
+
+/// A candidate or a PATH that cannot be accessed is refused before
+/// anything is scanned (the walk's own "cannot access" is not printed).
+/// Without it, `sdu --to-free 1M . ./nonexist` would plan among `.` alone:
+/// delete everything.
+#[test]
+fn a_missing_candidate_or_path_is_refused_before_the_scan() {
+    let t = small_tree();
+    let d = t.path();
+    let missing =
+        |p: &str| format!("sdu: --to-free: cannot access '{p}': No such file or directory\n");
+    assert_refused(
+        d,
+        &["--to-free", "1M", ".", "./nonexist"],
+        &missing("./nonexist"),
+    );
+    // A candidate among candidates, a context PATH, one below a missing
+    // directory.
+    assert_refused(
+        d,
+        &["--to-free", "1", "w", "nonexist"],
+        &missing("nonexist"),
+    );
+    assert_refused(
+        d,
+        &["--to-free", "1", "nonexist", "w/c"],
+        &missing("nonexist"),
+    );
+    assert_refused(d, &["--to-free", "1", "w", "w/no/c"], &missing("w/no/c"));
+    // A name --files0-from skips.
+    let out = run(Command::new("sh").current_dir(d).arg("-c").arg(format!(
+        "printf 'w\\0\\0a\\0' | '{}' --no-progress --to-free 1 --files0-from -",
+        sdu_bin().display()
+    )));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "sdu: --to-free: -:2: invalid zero-length file name\nTry 'sdu --help' for more information.\n",
+        "{out:?}"
+    );
+}
+
+/// A file can be a candidate inside a scanned path, without `-a` (it used
+/// to be left out silently).
+#[test]
+fn file_candidates_count() {
+    let t = small_tree();
+    let out = run(Command::new(sdu_bin()).current_dir(t.path()).args([
+        "--json",
+        "--to-free",
+        "1",
+        "w",
+        "w/c/part",
+    ]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(chosen(&doc)[0].0, "w/c/part");
+}
+
+/// A candidate that the scan does not hold (here excluded), or that a
+/// saved scan does not hold, is refused: the plan would be made without it.
+#[test]
+fn a_candidate_not_in_the_scan_is_refused() {
+    let t = small_tree();
+    let d = t.path();
+    assert_refused(
+        d,
+        &["--to-free", "1", "--exclude", "x", "w", "w/x", "w/c"],
+        "sdu: --to-free: 'w/x' is not in the scan (excluded, on another filesystem, or unreadable)\n",
+    );
+    run(Command::new(sdu_bin()).current_dir(d).args([
+        "--export",
+        "scan.json",
+        "--exclude",
+        "x",
+        "w",
+    ]))
+    .assert_ok();
+    let import = ["--to-free", "1", "--import", "scan.json"];
+    assert_refused(
+        d,
+        &[&import[..], &["w/c", "w/x"]].concat(),
+        "sdu: --to-free: 'w/x' is not an entry of the saved scan\n",
+    );
+    // Outside the saved scan's PATHs.
+    assert_refused(
+        d,
+        &[&import[..], &["a", "w/c"]].concat(),
+        "sdu: --to-free: 'a' is not an entry of the saved scan\n",
+    );
+}
+
+/// A candidate (or a PATH) given twice, however it is spelt, is refused,
+/// and said to be given twice.
+#[test]
+fn a_candidate_given_twice_is_refused() {
+    let t = small_tree();
+    let d = t.path();
+    let twice = |p: &str, first: &str| {
+        if p == first {
+            format!("sdu: --to-free: '{p}' is given twice\n")
+        } else {
+            format!("sdu: --to-free: '{p}' is given twice (also as '{first}')\n")
+        }
+    };
+    for (args, p, first) in [
+        (&["a", "a"][..], "a", "a"),
+        (&["a", "./a"], "./a", "a"),
+        (&["a", "a/"], "a/", "a"),
+        (&["w", "a", "w/."], "w/.", "w"),
+        // With a context PATH.
+        (&[".", "a", "a"], "a", "a"),
+        (&[".", "a/b", "./a/b"], "./a/b", "a/b"),
+        (&[".", "a/b", "a/b/"], "a/b/", "a/b"),
+        (&[".", ".", "a"], ".", "."),
+    ] {
+        assert_refused(d, &[&["--to-free", "1"], args].concat(), &twice(p, first));
+    }
+    run(Command::new(sdu_bin())
+        .current_dir(d)
+        .args(["--export", "scan.json", "w"]))
+    .assert_ok();
+    for (args, p, first) in [
+        (&["w/c", "w/c"][..], "w/c", "w/c"),
+        (&["w/c", "w/x", "w//c/"], "w//c/", "w/c"),
+    ] {
+        let args = [&["--to-free", "1", "--import", "scan.json"], args].concat();
+        assert_refused(d, &args, &twice(p, first));
     }
 }
 
@@ -249,31 +394,4 @@ fn candidates_inside_a_scanned_path_see_its_references() {
     }
     btrfs(&["subvolume", "sync"], d);
     assert_eq!(before - settle(), 500 * K);
-}
-
-/// A file can be a candidate inside a scanned path, without `-a` (it used
-/// to be left out silently); a candidate the scan does not hold (here
-/// excluded) is named on stderr, left out, and the exit status is 1.
-#[test]
-fn file_candidates_count_and_missing_ones_are_reported() {
-    let t = TestDir::new();
-    let w = t.mkdir("w");
-    std::fs::create_dir(w.join("c")).unwrap();
-    write_file(&w.join("c/part"), 100_000);
-    write_file(&w.join("x"), 50_000);
-    let run_plan = |args: &[&str]| {
-        run(Command::new(sdu_bin())
-            .current_dir(t.path())
-            .args(["--json", "--to-free", "1"])
-            .args(args))
-    };
-    let out = run_plan(&["w", "w/c/part"]);
-    assert_eq!(out.code, Some(0), "{out:?}");
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(chosen(&doc)[0].0, "w/c/part");
-    let out = run_plan(&["--exclude", "x", "w", "w/x", "w/c"]);
-    assert_eq!(out.code, Some(1), "{out:?}");
-    assert!(out.stderr.contains("'w/x': not in the scan"), "{out:?}");
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(chosen(&doc)[0].0, "w/c");
 }

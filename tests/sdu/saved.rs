@@ -193,7 +193,20 @@ fn import_plans_as_the_live_scan() {
             assert_eq!(a.stdout_str(), b.stdout_str(), "{size} {cands:?}");
         }
     }
-    // Unreachable: exit 1, as live; a candidate not in the scan is named.
+    // Unreachable: exit 1, as live.
+    let o = sdu_in(
+        dir,
+        &[
+            os("--to-free"),
+            os("10G"),
+            os("--import"),
+            file.as_os_str(),
+            os("w/a"),
+        ],
+    );
+    assert_eq!(o.code, Some(1), "{o:?}");
+    assert!(o.stderr.contains("cannot free"), "{o:?}");
+    // A candidate not in the scan is named, and nothing is planned.
     let o = sdu_in(
         dir,
         &[
@@ -205,13 +218,12 @@ fn import_plans_as_the_live_scan() {
             os("w/nope"),
         ],
     );
-    assert_eq!(o.code, Some(1), "{o:?}");
-    assert!(
-        o.stderr
-            .contains("'w/nope': not an entry of the saved scan"),
+    assert_eq!(o.code, Some(2), "{o:?}");
+    assert!(o.stdout.is_empty(), "{o:?}");
+    assert_eq!(
+        o.stderr, "sdu: --to-free: 'w/nope' is not an entry of the saved scan\n",
         "{o:?}"
     );
-    assert!(o.stderr.contains("cannot free"), "{o:?}");
     // Overlapping candidates are refused, as live.
     let o = sdu_in(
         dir,
@@ -225,6 +237,7 @@ fn import_plans_as_the_live_scan() {
         ],
     );
     assert_eq!(o.code, Some(2), "{o:?}");
+    assert!(o.stdout.is_empty(), "{o:?}");
 }
 
 #[test]

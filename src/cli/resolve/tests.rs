@@ -17,6 +17,7 @@ fn env(vars: &[(&str, &str)]) -> Env {
         read: Box::new(|path| match path.map(OsStr::as_bytes) {
             None => Ok(b"a\0b\0".to_vec()),
             Some(b"excl") => Ok(b"x\ny \n\n".to_vec()),
+            Some(b"zero") => Ok(b"a\0\0b\0".to_vec()),
             Some(b"dir") => Err(io::Error::from_raw_os_error(21)),
             Some(_) => Err(io::Error::from_raw_os_error(2)),
         }),
@@ -409,6 +410,17 @@ fn du_texts_for_du_errors() {
         ]
     );
     assert!(r.config.walk.roots.is_empty());
+}
+
+#[test]
+fn to_free_refuses_a_skipped_name() {
+    let e = du_resolved(&["--to-free", "1", "a", ""]).unwrap_err();
+    assert_eq!(e.to_string(), "--to-free: invalid zero-length file name");
+    let e = resolve_in(&env(&[]), &["--to-free", "1", "--files0-from", "zero"]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "--to-free: zero:2: invalid zero-length file name"
+    );
 }
 
 #[test]
