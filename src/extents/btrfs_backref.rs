@@ -243,6 +243,7 @@ mod tests {
     use std::os::unix::fs::MetadataExt as _;
     use std::path::{Path, PathBuf};
     use std::process::{Command, Stdio};
+    use std::time::Instant;
 
     use crate::extents::btrfs_search;
     use crate::extents::fiemap::Fiemap;
@@ -571,5 +572,82 @@ mod tests {
         want.retain(|&(r, _)| r != s1);
         assert_eq!(after, want);
         assert_eq!(logical_resolve(m, fx[0]), want);
+    }
+
+    /// The cost of [`holders`]: one call per data extent of 2,000 files
+    /// of 16 KiB in a subvolume with 10 read-only snapshots (every tenth
+    /// file's inode changed between two snapshots, so that the subvolume's
+    /// leaves are copies and the snapshots' shared), the filesystem's
+    /// caches warm, then cold (unmounted and mounted again); beside it the
+    /// cost of reading the same extents' refs ([`btrfs_search::extent_refs`]).
+    /// `cargo test --lib holders_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement: prints calls per second"]
+    fn holders_cost() {
+        let Some(fs) = LoopBtrfs::new(2) else {
+            return;
+        };
+        let m = fs.mnt.as_path();
+        let vol = m.join("vol");
+        btrfs(&["subvolume", "create"], &vol);
+        let mut files = Vec::new();
+        for d in 0..20 {
+            let dir = vol.join(format!("d{d}"));
+            fs::create_dir(&dir).unwrap();
+            for i in 0..100 {
+                let p = dir.join(format!("f{i}"));
+                fs::write(&p, noise(16 << 10, (d * 100 + i) as u64)).unwrap();
+                files.push(p);
+            }
+        }
+        btrfs_search::commit(open(m).as_fd()).unwrap();
+        fs::create_dir(m.join("snaps")).unwrap();
+        for s in 0..10 {
+            sh(Command::new("btrfs")
+                .args(["subvolume", "snapshot", "-r"])
+                .arg(&vol)
+                .arg(m.join(format!("snaps/s{s}"))))
+            .unwrap();
+            for p in files.iter().skip(s).step_by(10) {
+                let mode = fs::metadata(p).unwrap().mode();
+                fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(mode ^ 0o1))
+                    .unwrap();
+            }
+        }
+        btrfs_search::commit(open(m).as_fd()).unwrap();
+        let mut extents: Vec<u64> = files.iter().flat_map(|p| extents_of(p)).collect();
+        extents.sort_unstable();
+        extents.dedup();
+        assert_eq!(extents.len(), files.len());
+        let measure = |what: &str| {
+            let top = open(m);
+            let t = Instant::now();
+            let mut n = 0usize;
+            for &a in &extents {
+                let h = holders(top.as_fd(), a).unwrap();
+                assert!(!h.truncated && h.list.len() == 11, "{a}: {h:?}");
+                n += h.list.len();
+            }
+            let dt = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            for &a in &extents {
+                assert!(btrfs_search::extent_refs(top.as_fd(), a).unwrap().found);
+            }
+            let refs = t.elapsed().as_secs_f64();
+            let _ = writeln!(
+                std::io::stderr(),
+                "holders, {what}: {} extents, {n} holders in {dt:.3} s: {:.0} calls/s, \
+                 {:.1} µs an extent (extent_refs: {:.1} µs)",
+                extents.len(),
+                extents.len() as f64 / dt,
+                dt * 1e6 / extents.len() as f64,
+                refs * 1e6 / extents.len() as f64,
+            );
+        };
+        measure("warm");
+        sh(Command::new("umount").arg(m)).unwrap();
+        sh(Command::new("mount").args(["-t", "btrfs", &fs.dev]).arg(m)).unwrap();
+        measure("cold");
+        measure("warm");
     }
 }
