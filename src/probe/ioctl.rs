@@ -1,7 +1,7 @@
 //! The filesystem ioctls the probe needs: XFS reflink support and the
 //! filesystem's identity (UUID).
 //!
-//! Like `crate::extents::fiemap`, one of the four ioctl modules that may
+//! Like `crate::extents::fiemap`, one of the six ioctl modules that may
 //! use `unsafe`, only to hand `#[repr(C)]` mirrors of kernel UAPI structs (sizes
 //! pinned at compile time, opcodes pinned by a test) to rustix's [`ioctl`].
 //! Every call here is unprivileged.

@@ -330,6 +330,7 @@ fn unsafe_only_in_the_ioctl_modules() {
     let allowed = [
         "extents/fiemap.rs",
         "extents/btrfs_search.rs",
+        "extents/btrfs_backref.rs",
         "probe/ioctl.rs",
         "delete/ioctl.rs",
         "browse/tty_ioctl.rs",

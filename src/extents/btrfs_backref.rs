@@ -1,0 +1,653 @@
+//! `BTRFS_IOC_LOGICAL_INO_V2` with `BTRFS_LOGICAL_INO_ARGS_IGNORE_OFFSET`:
+//! every subvolume and inode that references a data extent, found by the
+//! kernel's backref walk (what `btrfs inspect-internal logical-resolve -o`
+//! prints). The extent tree's refs alone cannot tell that: a snapshot that
+//! shares the leaf holding a file's extent item references the extent
+//! without a ref of its own; the walk goes up through the shared tree
+//! blocks to every root that reaches the leaf. Needs `CAP_SYS_ADMIN`.
+//!
+//! The kernel finds the extent by its item in the extent tree: an extent
+//! written since the last commit is not there yet (`ENOENT`, even after
+//! `fsync`): commit first ([`super::btrfs_search::commit`]). A deleted
+//! subvolume whose tree the cleaner has not dropped yet may still be
+//! listed.
+//!
+//! One of the six ioctl modules of the crate that may use `unsafe` (with
+//! [`super::fiemap`], [`super::btrfs_search`], [`crate::probe::ioctl`],
+//! `crate::delete::ioctl` and `crate::browse::tty_ioctl`), only to hand
+//! the ioctl its argument and result buffers; the argument is a
+//! `#[repr(C)]` mirror of the kernel UAPI struct, its size and offsets
+//! pinned at compile time, and the opcode is pinned by a test. The result
+//! (`struct btrfs_data_container`, the kernel's memory copied out, so in
+//! the machine's byte order) is parsed from bytes by offset.
+//!
+//! # References
+//!  - `include/uapi/linux/btrfs.h`: `btrfs_ioctl_logical_ino_args`,
+//!    `btrfs_data_container`, `BTRFS_IOC_LOGICAL_INO_V2`
+//!  - `fs/btrfs/ioctl.c` (`btrfs_ioctl_logical_to_ino`: V2's size capped
+//!    at 16 MiB, reserved words and unknown flags refused),
+//!    `fs/btrfs/backref.c` (`iterate_inodes_from_logical`,
+//!    `build_ino_list`: one (inode, offset, root) triple a reference)
+
+#![allow(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    expect(dead_code, reason = "the scan does not ask for holders; the tests do")
+)]
+
+use std::cell::RefCell;
+use std::io;
+use std::os::fd::BorrowedFd;
+
+use rustix::ioctl::{Opcode, Updater, ioctl, opcode};
+
+/// `struct btrfs_ioctl_logical_ino_args`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct LogicalInoArgs {
+    /// In: an address inside the data extent (its start, for
+    /// `IGNORE_OFFSET`, as the header asks).
+    logical: u64,
+    /// In: the bytes of the result buffer (the kernel copies that many).
+    size: u64,
+    /// Must be 0.
+    reserved: [u64; 3],
+    /// In, V2 only: `BTRFS_LOGICAL_INO_ARGS_*`.
+    flags: u64,
+    /// In: the address of the result buffer (`struct btrfs_data_container`).
+    inodes: u64,
+}
+
+const _: () = assert!(size_of::<LogicalInoArgs>() == 56);
+const _: () = assert!(std::mem::offset_of!(LogicalInoArgs, size) == 8);
+const _: () = assert!(std::mem::offset_of!(LogicalInoArgs, flags) == 40);
+const _: () = assert!(std::mem::offset_of!(LogicalInoArgs, inodes) == 48);
+
+/// `BTRFS_LOGICAL_INO_ARGS_IGNORE_OFFSET`: every reference to the extent,
+/// not only those whose range holds `logical`.
+const IGNORE_OFFSET: u64 = 1;
+
+/// `_IOWR(0x94, 59, struct btrfs_ioctl_logical_ino_args)`.
+pub(crate) const BTRFS_IOC_LOGICAL_INO_V2: Opcode = opcode::read_write::<LogicalInoArgs>(0x94, 59);
+
+/// The bytes of `struct btrfs_data_container` before its values:
+/// `bytes_left`, `bytes_missing`, `elem_cnt`, `elem_missed`, each a `__u32`.
+const CONTAINER_HEADER: usize = 16;
+
+/// The result buffer asked for first: one page, 170 references. The
+/// kernel allocates and zeroes the size asked for and copies all of it
+/// back, whatever it found: 64 KiB made a call twice as slow.
+const FIRST_SIZE: usize = 4 << 10;
+/// The most V2 takes (`SZ_16M`): about 700,000 references.
+const MAX_SIZE: usize = 16 << 20;
+
+thread_local! {
+    /// One result buffer per thread, [`FIRST_SIZE`] between two calls.
+    static BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Who holds a data extent.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Holders {
+    /// Every (subvolume id, inode number) referencing it, at any offset,
+    /// deduplicated and sorted.
+    pub(crate) list: Vec<(u64, u64)>,
+    /// The kernel's buffer was too small even at the largest size: the
+    /// list is incomplete.
+    pub(crate) truncated: bool,
+}
+
+/// What one result buffer holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Container {
+    /// The (inode, offset, root) triples copied.
+    triples: Vec<(u64, u64, u64)>,
+    /// `elem_missed`: the values (three a reference) that did not fit.
+    missed: u32,
+    /// `bytes_missing`: the bytes they would have needed.
+    bytes_missing: u32,
+}
+
+impl Container {
+    /// The buffer size that would have held every reference.
+    fn needed(&self) -> usize {
+        CONTAINER_HEADER + 24 * self.triples.len() + 8 * self.missed as usize
+    }
+}
+
+/// The `__u32` at `at` in `b`, in the machine's byte order.
+fn ne_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_ne_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+/// The `__u64` at `at` in `b`, in the machine's byte order.
+fn ne_u64(b: &[u8], at: usize) -> u64 {
+    u64::from_ne_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+/// Parses a `struct btrfs_data_container` the kernel filled: `elem_cnt`
+/// values, three a reference. A count that is not a multiple of three, or
+/// runs past the buffer, is `InvalidData`.
+fn parse(b: &[u8]) -> io::Result<Container> {
+    if b.len() < CONTAINER_HEADER {
+        return Err(bad("a data container shorter than its header"));
+    }
+    let cnt = ne_u32(b, 8) as usize;
+    if cnt % 3 != 0 || CONTAINER_HEADER + 8 * cnt > b.len() {
+        return Err(bad("a data container's count does not fit it"));
+    }
+    let triples = (0..cnt / 3)
+        .map(|i| {
+            let at = CONTAINER_HEADER + 24 * i;
+            (ne_u64(b, at), ne_u64(b, at + 8), ne_u64(b, at + 16))
+        })
+        .collect();
+    Ok(Container {
+        triples,
+        missed: ne_u32(b, 12),
+        bytes_missing: ne_u32(b, 4),
+    })
+}
+
+fn bad(what: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, what.to_string())
+}
+
+/// One `BTRFS_IOC_LOGICAL_INO_V2` call into `buf` (all of it).
+fn call(fd: BorrowedFd<'_>, logical: u64, buf: &mut [u8]) -> io::Result<()> {
+    let mut args = LogicalInoArgs {
+        logical,
+        size: buf.len() as u64,
+        reserved: [0; 3],
+        flags: IGNORE_OFFSET,
+        inodes: buf.as_mut_ptr() as u64,
+    };
+    // SAFETY: BTRFS_IOC_LOGICAL_INO_V2 reads one 56-byte `struct
+    // btrfs_ioctl_logical_ino_args` (mirrored, size and offsets pinned
+    // above) and writes `min(size, 16 MiB)` bytes at `inodes`; `args` is
+    // initialised and borrowed for the call, and `inodes` points at `buf`,
+    // `size` bytes, initialised and exclusively borrowed for the call.
+    unsafe {
+        ioctl(
+            fd,
+            Updater::<{ BTRFS_IOC_LOGICAL_INO_V2 }, LogicalInoArgs>::new(&mut args),
+        )?
+    };
+    Ok(())
+}
+
+/// Every (subvolume id, inode number) holding the data extent at `bytenr`
+/// (its `disk_bytenr`: any address inside it works, its start is what
+/// the kernel's header asks for), at any offset. `fd`: any file of the
+/// filesystem. The buffer starts at 4 KiB and grows to what the kernel
+/// says it lacked, up to 16 MiB; past that the list is `truncated`.
+///
+/// # Errors
+/// The ioctl's: `EPERM` without `CAP_SYS_ADMIN`, `ENOTTY` off Btrfs or
+/// before Linux 4.15, `ENOENT` when no data extent lies at `bytenr` (or
+/// not yet: see the module's docs); `InvalidData` for a result that does
+/// not parse.
+pub(crate) fn holders(fd: BorrowedFd<'_>, bytenr: u64) -> io::Result<Holders> {
+    BUF.with(|cell| {
+        let mut buf = cell.borrow_mut();
+        let mut size = FIRST_SIZE;
+        let got = loop {
+            buf.clear();
+            buf.resize(size, 0);
+            call(fd, bytenr, &mut buf)?;
+            let c = parse(&buf)?;
+            if c.missed == 0 && c.bytes_missing == 0 {
+                break (c, false);
+            }
+            if size >= MAX_SIZE {
+                break (c, true);
+            }
+            size = c.needed().next_power_of_two().clamp(size * 2, MAX_SIZE);
+        };
+        // A grown buffer is given back: most extents need far less.
+        if buf.len() > FIRST_SIZE {
+            buf.truncate(FIRST_SIZE);
+            buf.shrink_to_fit();
+        }
+        let (c, truncated) = got;
+        let mut list: Vec<(u64, u64)> = c
+            .triples
+            .iter()
+            .map(|&(ino, _, root)| (root, ino))
+            .collect();
+        list.sort_unstable();
+        list.dedup();
+        Ok(Holders { list, truncated })
+    })
+}
+
+/// Whether [`holders`] can be asked here: the ioctl exists (Btrfs, Linux
+/// ≥ 4.15) and the caller may use it (`CAP_SYS_ADMIN`). Asks for the
+/// holders of address 0, where no data extent lies: `ENOENT` is a yes.
+pub(crate) fn available(fd: BorrowedFd<'_>) -> bool {
+    let mut small = [0u8; CONTAINER_HEADER + 24];
+    match call(fd, 0, &mut small) {
+        Ok(()) => true,
+        Err(e) => e.raw_os_error() == Some(rustix::io::Errno::NOENT.raw_os_error()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::collections::BTreeSet;
+    use std::fs;
+    use std::io::Write as _;
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt as _;
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Stdio};
+    use std::time::Instant;
+
+    use crate::extents::btrfs_search;
+    use crate::extents::fiemap::Fiemap;
+
+    #[allow(clippy::unnecessary_cast)]
+    #[test]
+    fn opcode_matches_the_kernel_header() {
+        // _IOWR(0x94, 59, 56 bytes): direction read|write (3) << 30 =
+        // 0xc000_0000, size 56 = 0x38 << 16 = 0x0038_0000, type 0x94 << 8
+        // = 0x9400, number 59 = 0x3b.
+        assert_eq!(BTRFS_IOC_LOGICAL_INO_V2 as u32, 0xc038_943b);
+    }
+
+    /// A data container as the kernel fills it: its header, then the
+    /// values, in the machine's byte order, in a buffer of `size` bytes.
+    fn container(size: usize, missing: u32, missed: u32, vals: &[u64]) -> Vec<u8> {
+        let mut b = Vec::with_capacity(size);
+        let used = (CONTAINER_HEADER + 8 * vals.len()) as u32;
+        let left = (size as u32).saturating_sub(used);
+        for v in [left, missing, vals.len() as u32, missed] {
+            b.extend_from_slice(&v.to_ne_bytes());
+        }
+        for v in vals {
+            b.extend_from_slice(&v.to_ne_bytes());
+        }
+        b.resize(size, 0);
+        b
+    }
+
+    #[test]
+    fn data_containers_parse() {
+        // Two references: (inode 257, offset 0, root 256), (258, 4096, 5).
+        let b = container(4096, 0, 0, &[257, 0, 256, 258, 4096, 5]);
+        let c = parse(&b).unwrap();
+        assert_eq!(c.triples, vec![(257, 0, 256), (258, 4096, 5)]);
+        assert_eq!((c.missed, c.bytes_missing), (0, 0));
+        assert_eq!(c.needed(), 16 + 48);
+        // Full: one copied, two missed (six values, 48 bytes, less the 8
+        // bytes that were left when the first one did not fit).
+        let b = container(16 + 32, 40, 6, &[257, 0, 256]);
+        let c = parse(&b).unwrap();
+        assert_eq!(c.triples, vec![(257, 0, 256)]);
+        assert_eq!((c.missed, c.bytes_missing), (6, 40));
+        assert_eq!(c.needed(), 16 + 3 * 24);
+        // Empty.
+        assert_eq!(
+            parse(&container(64, 0, 0, &[])).unwrap(),
+            Container::default()
+        );
+        // A count not in triples, one past the buffer, a buffer shorter
+        // than the header.
+        let mut b = container(4096, 0, 0, &[1, 2, 3]);
+        b[8..12].copy_from_slice(&2u32.to_ne_bytes());
+        assert!(parse(&b).is_err());
+        b[8..12].copy_from_slice(&600u32.to_ne_bytes());
+        assert!(parse(&b).is_err());
+        assert!(parse(&b[..12]).is_err());
+    }
+
+    // --- On a loopback Btrfs, as root. ---
+
+    /// A test that cannot run here: fails under `CI=true`, else says so.
+    fn unavailable(why: &str) {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "cannot set up the test (CI=true, so this fails): {why}"
+        );
+        let _ = writeln!(
+            std::io::stderr(),
+            "\n********** SKIPPED: {why} (set CI=true to make this a failure) **********"
+        );
+    }
+
+    fn sh(cmd: &mut Command) -> Result<String, String> {
+        match cmd.stdin(Stdio::null()).output() {
+            Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).into_owned()),
+            Ok(o) => Err(format!(
+                "{cmd:?}: {}: {}",
+                o.status,
+                String::from_utf8_lossy(&o.stderr).trim()
+            )),
+            Err(e) => Err(format!("{cmd:?}: {e}")),
+        }
+    }
+
+    fn btrfs(args: &[&str], path: &Path) -> String {
+        sh(Command::new("btrfs").args(args).arg(path)).unwrap()
+    }
+
+    /// A Btrfs in a sparse image, on a loop device, mounted; undone on drop.
+    struct LoopBtrfs {
+        dev: String,
+        mnt: PathBuf,
+        _tmp: tempfile::TempDir,
+    }
+
+    impl LoopBtrfs {
+        fn new(gib: u64) -> Option<LoopBtrfs> {
+            if !rustix::process::geteuid().is_root() {
+                unavailable("a loopback Btrfs needs root");
+                return None;
+            }
+            let tmp = tempfile::tempdir().unwrap();
+            let img = tmp.path().join("fs.img");
+            fs::File::create(&img).unwrap().set_len(gib << 30).unwrap();
+            let mnt = tmp.path().join("mnt");
+            fs::create_dir(&mnt).unwrap();
+            let made = sh(Command::new("mkfs.btrfs").args(["-q", "-f"]).arg(&img))
+                .and_then(|_| sh(Command::new("losetup").args(["--find", "--show"]).arg(&img)))
+                .map(|d| d.trim().to_string());
+            let dev = match made {
+                Ok(d) => d,
+                Err(e) => {
+                    unavailable(&e);
+                    return None;
+                }
+            };
+            if let Err(e) = sh(Command::new("mount").args(["-t", "btrfs", &dev]).arg(&mnt)) {
+                let _ = Command::new("losetup").args(["-d", &dev]).status();
+                unavailable(&e);
+                return None;
+            }
+            Some(LoopBtrfs {
+                dev,
+                mnt,
+                _tmp: tmp,
+            })
+        }
+    }
+
+    impl Drop for LoopBtrfs {
+        fn drop(&mut self) {
+            let quiet = |c: &mut Command| {
+                c.stdin(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success())
+            };
+            let mut tries = 0;
+            while !quiet(Command::new("umount").arg(&self.mnt)) && tries < 50 {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            if tries == 50 {
+                quiet(Command::new("umount").arg("-l").arg(&self.mnt));
+            }
+            quiet(Command::new("losetup").args(["-d", &self.dev]));
+        }
+    }
+
+    fn open(p: &Path) -> fs::File {
+        fs::File::open(p).unwrap()
+    }
+
+    /// `n` bytes that do not compress, from `seed`.
+    fn noise(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
+
+    fn write_synced(p: &Path, data: &[u8]) {
+        let mut f = fs::File::create(p).unwrap();
+        f.write_all(data).unwrap();
+        f.sync_all().unwrap();
+    }
+
+    /// The start of each data extent of `p` (FIEMAP's physical address,
+    /// which on Btrfs is the logical address of the data).
+    fn extents_of(p: &Path) -> Vec<u64> {
+        let mut out = Vec::new();
+        Fiemap::new()
+            .for_each(open(p).as_fd(), |e| {
+                assert!(e.has_physical(), "{}: {e:?}", p.display());
+                out.push(e.physical);
+            })
+            .unwrap();
+        out
+    }
+
+    /// What `btrfs inspect-internal logical-resolve -P -o -s 16777216`
+    /// says of `addr`: its `inode N offset O root R` lines, as (root,
+    /// inode), deduplicated and sorted.
+    fn logical_resolve(mnt: &Path, addr: u64) -> Vec<(u64, u64)> {
+        let args = ["inspect-internal", "logical-resolve", "-P", "-o", "-s"];
+        let out = sh(Command::new("btrfs")
+            .args(args)
+            .arg((16u32 << 20).to_string())
+            .arg(addr.to_string())
+            .arg(mnt))
+        .unwrap();
+        let set: BTreeSet<(u64, u64)> = out
+            .lines()
+            .map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                assert!(
+                    w.len() == 6 && w[0] == "inode" && w[2] == "offset" && w[4] == "root",
+                    "{l}"
+                );
+                (w[5].parse().unwrap(), w[1].parse().unwrap())
+            })
+            .collect();
+        set.into_iter().collect()
+    }
+
+    fn id(p: &Path) -> u64 {
+        btrfs_search::subvol_id(open(p).as_fd()).unwrap()
+    }
+
+    #[test]
+    fn holders_are_every_subvolume_and_inode_through_shared_blocks() {
+        let Some(fs) = LoopBtrfs::new(1) else {
+            return;
+        };
+        let m = fs.mnt.as_path();
+        let top = open(m);
+        assert!(available(top.as_fd()));
+        let vol = m.join("vol");
+        btrfs(&["subvolume", "create"], &vol);
+        write_synced(&vol.join("f"), &noise(4 << 20, 1));
+        // Compressed: its extents are addressed as any other.
+        let z = vol.join("z");
+        fs::File::create(&z).unwrap();
+        sh(Command::new("btrfs")
+            .args(["property", "set"])
+            .arg(&z)
+            .args(["compression", "zstd"]))
+        .unwrap();
+        write_synced(&z, &b"compressible ".repeat(40_000));
+        let sub = vol.join("sub");
+        btrfs(&["subvolume", "create"], &sub);
+        write_synced(&sub.join("h"), &noise(1 << 20, 2));
+        // One extent referenced by 3,000 files: more than the first buffer
+        // holds.
+        let many = m.join("many");
+        fs::create_dir(&many).unwrap();
+        write_synced(&many.join("src"), &noise(4096, 3));
+        let src = open(&many.join("src"));
+        for i in 0..2999 {
+            let dst = fs::File::create(many.join(i.to_string())).unwrap();
+            rustix::fs::ioctl_ficlone(&dst, &src).unwrap();
+        }
+        btrfs_search::commit(top.as_fd()).unwrap();
+        fs::create_dir(m.join("snaps")).unwrap();
+        for s in ["s1", "s2"] {
+            sh(Command::new("btrfs")
+                .args(["subvolume", "snapshot", "-r"])
+                .arg(&vol)
+                .arg(m.join("snaps").join(s)))
+            .unwrap();
+        }
+        // A reflink copy made after the snapshots: the subvolume's alone.
+        sh(Command::new("cp")
+            .arg("--reflink=always")
+            .arg(vol.join("f"))
+            .arg(vol.join("g")))
+        .unwrap();
+        btrfs_search::commit(top.as_fd()).unwrap();
+
+        let (v, s1, s2, sv) = (
+            id(&vol),
+            id(&m.join("snaps/s1")),
+            id(&m.join("snaps/s2")),
+            id(&sub),
+        );
+        let ino = |p: &str| fs::metadata(vol.join(p)).unwrap().ino();
+        let (f, g) = (ino("f"), ino("g"));
+        let mut want = vec![(v, f), (s1, f), (s2, f), (v, g)];
+        want.sort_unstable();
+        let fx = extents_of(&vol.join("f"));
+        assert!(!fx.is_empty());
+        // FIEMAP's addresses are the extent items' disk_bytenr.
+        let items = btrfs_search::inode_items(open(&vol).as_fd(), f, 4 << 20, 4 << 20, 1).unwrap();
+        let starts: Vec<u64> = items.extents.iter().map(|e| e.disk_bytenr).collect();
+        assert_eq!(starts, fx);
+        for &a in &fx {
+            let h = holders(top.as_fd(), a).unwrap();
+            assert!(!h.truncated);
+            assert_eq!(h.list, want, "extent at {a}");
+            assert_eq!(logical_resolve(m, a), want, "extent at {a}");
+            // Any address inside the extent gives the same.
+            assert_eq!(holders(top.as_fd(), a + 4096).unwrap().list, want);
+        }
+        let z = ino("z");
+        let zx = extents_of(&vol.join("z"));
+        assert!(zx.len() > 1, "{zx:?}");
+        for a in zx {
+            let h = holders(top.as_fd(), a).unwrap();
+            assert_eq!(h.list, vec![(v, z), (s1, z), (s2, z)], "extent at {a}");
+        }
+        // The nested subvolume is no snapshot's: its file alone.
+        for a in extents_of(&sub.join("h")) {
+            let h = holders(top.as_fd(), a).unwrap();
+            assert_eq!(
+                h.list,
+                vec![(sv, fs::metadata(sub.join("h")).unwrap().ino())]
+            );
+        }
+        // 3,000 holders: the buffer grew (4 KiB holds 170).
+        let [a] = extents_of(&many.join("src"))[..] else {
+            panic!("many/src is not one extent");
+        };
+        let h = holders(top.as_fd(), a).unwrap();
+        assert!(!h.truncated);
+        assert_eq!(h.list.len(), 3000);
+        assert_eq!(h.list, logical_resolve(m, a));
+        // No data extent at 0.
+        let e = holders(top.as_fd(), 0).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
+
+        // A deleted snapshot, once the cleaner has dropped it, holds
+        // nothing.
+        btrfs(&["subvolume", "delete"], &m.join("snaps/s1"));
+        // Until then it may still be listed. The cleaner wakes at a
+        // filesystem sync.
+        btrfs(&["filesystem", "sync"], m);
+        btrfs(&["subvolume", "sync"], m);
+        btrfs_search::commit(top.as_fd()).unwrap();
+        let after = holders(top.as_fd(), fx[0]).unwrap().list;
+        want.retain(|&(r, _)| r != s1);
+        assert_eq!(after, want);
+        assert_eq!(logical_resolve(m, fx[0]), want);
+    }
+
+    /// The cost of [`holders`]: one call per data extent of 2,000 files
+    /// of 16 KiB in a subvolume with 10 read-only snapshots (every tenth
+    /// file's inode changed between two snapshots, so that the subvolume's
+    /// leaves are copies and the snapshots' shared), the filesystem's
+    /// caches warm, then cold (unmounted and mounted again); beside it the
+    /// cost of reading the same extents' refs ([`btrfs_search::extent_refs`]).
+    /// `cargo test --lib holders_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement: prints calls per second"]
+    fn holders_cost() {
+        let Some(fs) = LoopBtrfs::new(2) else {
+            return;
+        };
+        let m = fs.mnt.as_path();
+        let vol = m.join("vol");
+        btrfs(&["subvolume", "create"], &vol);
+        let mut files = Vec::new();
+        for d in 0..20 {
+            let dir = vol.join(format!("d{d}"));
+            fs::create_dir(&dir).unwrap();
+            for i in 0..100 {
+                let p = dir.join(format!("f{i}"));
+                fs::write(&p, noise(16 << 10, (d * 100 + i) as u64)).unwrap();
+                files.push(p);
+            }
+        }
+        btrfs_search::commit(open(m).as_fd()).unwrap();
+        fs::create_dir(m.join("snaps")).unwrap();
+        for s in 0..10 {
+            sh(Command::new("btrfs")
+                .args(["subvolume", "snapshot", "-r"])
+                .arg(&vol)
+                .arg(m.join(format!("snaps/s{s}"))))
+            .unwrap();
+            for p in files.iter().skip(s).step_by(10) {
+                let mode = fs::metadata(p).unwrap().mode();
+                fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(mode ^ 0o1))
+                    .unwrap();
+            }
+        }
+        btrfs_search::commit(open(m).as_fd()).unwrap();
+        let mut extents: Vec<u64> = files.iter().flat_map(|p| extents_of(p)).collect();
+        extents.sort_unstable();
+        extents.dedup();
+        assert_eq!(extents.len(), files.len());
+        let measure = |what: &str| {
+            let top = open(m);
+            let t = Instant::now();
+            let mut n = 0usize;
+            for &a in &extents {
+                let h = holders(top.as_fd(), a).unwrap();
+                assert!(!h.truncated && h.list.len() == 11, "{a}: {h:?}");
+                n += h.list.len();
+            }
+            let dt = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            for &a in &extents {
+                assert!(btrfs_search::extent_refs(top.as_fd(), a).unwrap().found);
+            }
+            let refs = t.elapsed().as_secs_f64();
+            let _ = writeln!(
+                std::io::stderr(),
+                "holders, {what}: {} extents, {n} holders in {dt:.3} s: {:.0} calls/s, \
+                 {:.1} µs an extent (extent_refs: {:.1} µs)",
+                extents.len(),
+                extents.len() as f64 / dt,
+                dt * 1e6 / extents.len() as f64,
+                refs * 1e6 / extents.len() as f64,
+            );
+        };
+        measure("warm");
+        sh(Command::new("umount").arg(m)).unwrap();
+        sh(Command::new("mount").args(["-t", "btrfs", &fs.dev]).arg(m)).unwrap();
+        measure("cold");
+        measure("warm");
+    }
+}
