@@ -1,8 +1,8 @@
 //! `FS_IOC_FIEMAP`: the extent map of an open file.
 //!
-//! One of the four ioctl modules of the crate that may use `unsafe` (with
-//! [`super::btrfs_search`], [`crate::probe::ioctl`] and
-//! `crate::delete::ioctl`), and only to
+//! One of the six ioctl modules of the crate that may use `unsafe` (with
+//! [`super::fsmap`], [`super::btrfs_search`], [`crate::probe::ioctl`],
+//! `crate::delete::ioctl` and `crate::browse::tty_ioctl`), and only to
 //! hand ioctl argument buffers to the kernel through rustix's [`ioctl`]; every
 //! struct passed that way is a `#[repr(C)]` mirror of a kernel UAPI struct
 //! whose size is pinned at compile time, and every opcode is pinned by a test
