@@ -12,8 +12,8 @@
 //! subvolume whose tree the cleaner has not dropped yet may still be
 //! listed.
 //!
-//! One of the six ioctl modules of the crate that may use `unsafe` (with
-//! [`super::fiemap`], [`super::btrfs_search`], [`crate::probe::ioctl`],
+//! One of the seven ioctl modules of the crate that may use `unsafe` (with
+//! [`super::fiemap`], [`super::btrfs_search`], [`super::fsmap`], [`crate::probe::ioctl`],
 //! `crate::delete::ioctl` and `crate::browse::tty_ioctl`), only to hand
 //! the ioctl its argument and result buffers; the argument is a
 //! `#[repr(C)]` mirror of the kernel UAPI struct, its size and offsets

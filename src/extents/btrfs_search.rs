@@ -4,11 +4,12 @@
 //! commit (`BTRFS_IOC_START_SYNC`, `BTRFS_IOC_WAIT_SYNC`) that makes the
 //! extent tree current. The tree search needs `CAP_SYS_ADMIN`.
 //!
-//! One of the six ioctl modules of the crate that may use `unsafe` (with
-//! [`super::fiemap`], [`super::btrfs_backref`], [`crate::probe::ioctl`],
-//! `crate::delete::ioctl` and `crate::browse::tty_ioctl`), only to hand
-//! ioctl argument buffers to the kernel; every struct passed is a `#[repr(C)]`
-//! mirror of a kernel UAPI struct whose size (and the offsets that matter)
+//! One of the seven ioctl modules of the crate that may use `unsafe` (with
+//! [`super::fiemap`], [`super::btrfs_backref`], [`super::fsmap`],
+//! [`crate::probe::ioctl`], `crate::delete::ioctl` and
+//! `crate::browse::tty_ioctl`), only to hand ioctl argument buffers to the
+//! kernel; every struct passed is a `#[repr(C)]` mirror of a kernel UAPI
+//! struct whose size (and the offsets that matter)
 //! are pinned at compile time, and every opcode is pinned by a test. The
 //! items found are parsed from the bytes the kernel copied, little-endian,
 //! by offset: no item is cast to a struct.

@@ -1,7 +1,7 @@
 //! `FS_IOC_FIEMAP`: the extent map of an open file.
 //!
-//! One of the six ioctl modules of the crate that may use `unsafe` (with
-//! [`super::btrfs_search`], [`super::btrfs_backref`],
+//! One of the seven ioctl modules of the crate that may use `unsafe` (with
+//! [`super::btrfs_search`], [`super::btrfs_backref`], [`super::fsmap`],
 //! [`crate::probe::ioctl`], `crate::delete::ioctl` and
 //! `crate::browse::tty_ioctl`), and only to
 //! hand ioctl argument buffers to the kernel through rustix's [`ioctl`]; every

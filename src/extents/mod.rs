@@ -5,6 +5,8 @@
 //!   file's extents?": FIEMAP everywhere, or on Btrfs as root the tree
 //!   search;
 //! - `fiemap`: the `FS_IOC_FIEMAP` ioctl;
+//! - `fsmap`: XFS `FS_IOC_GETFSMAP`, every owner of a physical range (root,
+//!   rmapbt);
 //! - `btrfs_search`: `BTRFS_IOC_TREE_SEARCH_V2` and the Btrfs items read
 //!   with it (root's source), `btrfs_backref`: every subvolume and inode
 //!   holding an extent (`BTRFS_IOC_LOGICAL_INO_V2`), `btrfs_batch`: a
@@ -27,6 +29,7 @@ pub(crate) mod btrfs_search;
 pub(crate) mod btrfs_tree;
 pub mod copies;
 pub(crate) mod fiemap;
+pub(crate) mod fsmap;
 pub(crate) mod index;
 pub(crate) mod inline;
 pub(crate) mod source;

@@ -1,7 +1,7 @@
 //! The filesystem ioctls the probe needs: XFS reflink support and the
 //! filesystem's identity (UUID).
 //!
-//! Like `crate::extents::fiemap`, one of the six ioctl modules that may
+//! Like `crate::extents::fiemap`, one of the seven ioctl modules that may
 //! use `unsafe`, only to hand `#[repr(C)]` mirrors of kernel UAPI structs (sizes
 //! pinned at compile time, opcodes pinned by a test) to rustix's [`ioctl`].
 //! Every call here is unprivileged.
@@ -17,6 +17,9 @@ use std::os::fd::BorrowedFd;
 
 use rustix::ioctl::{Opcode, Updater, ioctl, opcode};
 
+/// `XFS_FSOP_GEOM_FLAGS_RMAPBT`: the reverse-mapping btree, which lets
+/// `FS_IOC_GETFSMAP` name the owners of data blocks.
+pub(crate) const XFS_FSOP_GEOM_FLAGS_RMAPBT: u32 = 1 << 19;
 /// `XFS_FSOP_GEOM_FLAGS_REFLINK`: files can share blocks.
 pub(crate) const XFS_FSOP_GEOM_FLAGS_REFLINK: u32 = 1 << 20;
 
@@ -157,6 +160,25 @@ impl XfsGeometry {
 /// The geometry of the XFS filesystem holding `fd`; `Ok(None)` on any other
 /// filesystem. Unprivileged (`XFS_IOC_FSGEOMETRY`, v4 as a fallback).
 pub(crate) fn xfs_geometry(fd: BorrowedFd<'_>) -> io::Result<Option<XfsGeometry>> {
+    Ok(xfs_fsop_geom(fd)?.map(|g| XfsGeometry {
+        blocksize: g.blocksize,
+        agblocks: g.agblocks,
+        agcount: g.agcount,
+        inodesize: g.inodesize,
+        reflink: g.flags & XFS_FSOP_GEOM_FLAGS_REFLINK != 0,
+    }))
+}
+
+/// The `XFS_FSOP_GEOM_FLAGS_*` of the XFS filesystem holding `fd`;
+/// `Ok(None)` on any other filesystem. Unprivileged, as
+/// [`xfs_geometry`].
+pub(crate) fn xfs_geometry_flags(fd: BorrowedFd<'_>) -> io::Result<Option<u32>> {
+    Ok(xfs_fsop_geom(fd)?.map(|g| g.flags))
+}
+
+/// `XFS_IOC_FSGEOMETRY` (v4 as a fallback) on the XFS filesystem holding
+/// `fd`: the fields both versions have; `Ok(None)` on any other filesystem.
+fn xfs_fsop_geom(fd: BorrowedFd<'_>) -> io::Result<Option<XfsFsopGeomV4>> {
     if fs_type(fd)? != magic::XFS {
         return Ok(None);
     }
@@ -185,13 +207,7 @@ pub(crate) fn xfs_geometry(fd: BorrowedFd<'_>) -> io::Result<Option<XfsGeometry>
         }
         Err(e) => return Err(e.into()),
     };
-    Ok(Some(XfsGeometry {
-        blocksize: g.blocksize,
-        agblocks: g.agblocks,
-        agcount: g.agcount,
-        inodesize: g.inodesize,
-        reflink: g.flags & XFS_FSOP_GEOM_FLAGS_REFLINK != 0,
-    }))
+    Ok(Some(g))
 }
 
 /// `struct fsuuid2`: output of `FS_IOC_GETFSUUID`.

@@ -329,6 +329,7 @@ fn unsafe_only_in_the_ioctl_modules() {
     rust_files(&src(), &mut paths);
     let allowed = [
         "extents/fiemap.rs",
+        "extents/fsmap.rs",
         "extents/btrfs_search.rs",
         "extents/btrfs_backref.rs",
         "probe/ioctl.rs",
