@@ -108,10 +108,11 @@ impl Stats {
 }
 
 impl Stats {
-    /// Counts the inode's compressed extents that are not shared at their
-    /// size on disk: `logical` of its exclusive bytes are theirs, which
-    /// take `on_disk` bytes on disk (root's tree search on Btrfs reads
-    /// both). `total` stays du's figure.
+    /// Counts the inode's extents that are not shared at their size on
+    /// disk: `logical` of its exclusive bytes are theirs, which take
+    /// `on_disk` bytes on disk (root's tree search on Btrfs reads both:
+    /// less for compressed extents, more for extents it references in
+    /// part, which Btrfs keeps whole). `total` stays du's figure.
     pub(crate) fn with_exclusive_on_disk(mut self, (logical, on_disk): (u64, u64)) -> Stats {
         self.exclusive = self
             .exclusive

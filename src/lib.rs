@@ -248,13 +248,16 @@ fn walk_and_sweep(
         files,
         extents,
         registry,
-        counters,
+        mut counters,
         moved,
         idents,
     } = walk::walk(opts, rules.du, msgs)?;
     let t_walk = t0.elapsed();
     let t1 = Instant::now();
     let indexed = extents.ranges();
+    let partly = extents.partly_referenced();
+    counters.partial_extents = partly.extents;
+    counters.unreachable_bytes = partly.bytes;
     let sweep = extents.into_sweep(|space| registry.granularity(space));
     Ok(Walked {
         nodes,

@@ -231,6 +231,11 @@ fn walked(
         "  compressed, counted on disk            {} ({} bytes on disk)",
         counters.on_disk_files, counters.on_disk_bytes
     );
+    let _ = writeln!(
+        s,
+        "  extents referenced in part, kept whole {} ({} bytes no file references)",
+        counters.partial_extents, counters.unreachable_bytes
+    );
     let _ = writeln!(s, "  files with shared data {}", st.files_shared);
     let _ = writeln!(s, "  shared extents indexed {}", st.indexed);
     let _ = writeln!(s, "  segments / units       {} / {}", st.segments, st.units);

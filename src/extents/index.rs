@@ -187,6 +187,17 @@ impl SharedIndex {
         }
     }
 
+    /// The references recorded for `length` bytes at `physical` in extent
+    /// space `fs`, with multiplicity (0: none).
+    pub(crate) fn count(&self, fs: u32, physical: u64, length: u64) -> u32 {
+        let key = Key {
+            physical,
+            length: length.min(u64::MAX - physical),
+            fs,
+        };
+        self.map.get(&key).map_or(0, |r| r.count)
+    }
+
     /// The number of distinct `(fs, physical, length)` ranges stored.
     pub(crate) fn len(&self) -> usize {
         self.map.len()

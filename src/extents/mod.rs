@@ -10,8 +10,10 @@
 //! - `btrfs_search`: `BTRFS_IOC_TREE_SEARCH_V2` and the Btrfs items read
 //!   with it (root's source), `btrfs_backref`: every subvolume and inode
 //!   holding an extent (`BTRFS_IOC_LOGICAL_INO_V2`), `btrfs_batch`: a
-//!   directory's files in a few searches, `btrfs_refs`: whether an extent is shared, from its refs,
-//!   or undecided, `btrfs_tree`: the tree as the listing (directory
+//!   directory's files in a few searches, `btrfs_items`: a file's items by
+//!   the extent they reference (what it holds of each on disk),
+//!   `btrfs_refs`: whether an extent is shared, from its refs, or
+//!   undecided, `btrfs_tree`: the tree as the listing (directory
 //!   entries, inode items and extent items read ahead by runs of inodes);
 //! - `inline`: Btrfs inline data a snapshot shares, as pseudo-extents;
 //! - [`copies`]: Btrfs files unchanged across snapshots, mapped once;
@@ -24,6 +26,7 @@
 pub(crate) mod ag;
 pub(crate) mod btrfs_backref;
 pub(crate) mod btrfs_batch;
+pub(crate) mod btrfs_items;
 pub(crate) mod btrfs_refs;
 pub(crate) mod btrfs_search;
 pub(crate) mod btrfs_tree;

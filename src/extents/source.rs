@@ -7,9 +7,11 @@
 //! physical ranges, indexed under the file's id, and their byte count.
 //! FIEMAP works everywhere; on Btrfs, with `CAP_SYS_ADMIN`,
 //! [`Extents::read_btrfs`] reads the file's extent items with the tree
-//! search instead, on its directory's fd and without opening it, and
-//! reports exactly what FIEMAP would, or [`Searched::Undecided`] when only
-//! FIEMAP can tell (see [`super::btrfs_refs`]). An enum rather than a trait
+//! search instead, on its directory's fd and without opening it: the same
+//! shared flags, or [`Searched::Undecided`] when only FIEMAP can tell (see
+//! [`super::btrfs_refs`]), but every extent at its size on disk, which
+//! FIEMAP does not show (an extent referenced in part or compressed is
+//! whole on disk: [`super::btrfs_items`]). An enum rather than a trait
 //! object: the call is made once per file on the hot path, and the set of
 //! sources is closed.
 
@@ -22,6 +24,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use dashmap::DashMap;
 
 use super::btrfs_batch;
+use super::btrfs_items::{self, Partly, Parts};
 use super::btrfs_refs::{self, FileAt, OwnItem, Verdict};
 use super::btrfs_search::{self as bs, FileExtentType};
 use super::copies::Copies;
@@ -71,7 +74,7 @@ pub(crate) struct Pending {
 /// What [`Extents::read_btrfs`] gave.
 #[derive(Debug)]
 pub(crate) enum Searched {
-    /// The file's extents, as FIEMAP would have given them.
+    /// The file's extents, at their size on disk.
     Read(FileExtents),
     /// The tree search cannot decide whether some extent of the file is
     /// shared: map it with FIEMAP, with [`Extents::read_btrfs_flags`] and
@@ -102,10 +105,16 @@ pub(crate) struct FileExtents {
     /// counted: their logical length when FIEMAP read them, which is more
     /// than they take on disk.
     pub(crate) encoded: u64,
-    /// The tree search counts compressed extents at their size on disk:
-    /// of those not shared, their logical bytes (in `st_blocks`) and their
-    /// bytes on disk (each extent once). (0, 0) from FIEMAP.
+    /// The tree search counts extents at their size on disk: of those not
+    /// shared that are compressed or that the file references in part,
+    /// their logical bytes (in `st_blocks`) and their bytes on disk (each
+    /// extent once). (0, 0) from FIEMAP.
     pub(crate) on_disk: (u64, u64),
+    /// The tree search: of the uncompressed extents the file alone
+    /// references, the bytes on disk that none of its items references
+    /// (what rewriting the file, or `btrfs filesystem defragment`, would
+    /// give back). Part of `on_disk.1`. 0 from FIEMAP.
+    pub(crate) unreachable: u64,
     /// The tree search: the bytes on disk of all its compressed extents.
     pub(crate) compressed_disk: u64,
 }
@@ -125,6 +134,8 @@ pub(crate) struct Extents {
     search: bool,
     btrfs: BtrfsState,
     copies: Copies,
+    /// The tree search: the extents files reference in part.
+    parts: Parts,
 }
 
 /// The hasher of its maps (keys are inode numbers and addresses).
@@ -282,18 +293,6 @@ impl Extents {
     }
 }
 
-/// One range of a plain extent as FIEMAP would report it: logical start,
-/// physical start, length, and the flags that decide whether FIEMAP merges
-/// two ranges.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Range {
-    logical: u64,
-    physical: u64,
-    length: u64,
-    shared: bool,
-    prealloc: bool,
-}
-
 /// A regular file on Btrfs for [`Extents::read_btrfs`]: what `statx` said
 /// of it, and the keys its extents go under.
 #[derive(Clone, Copy, Debug)]
@@ -317,14 +316,13 @@ pub(crate) struct SearchFile {
 impl Extents {
     /// Reads the extents of `file`, a regular file in the directory open
     /// at `dirfd` on Btrfs, with the tree search, and indexes its shared
-    /// ones in its extent space as [`Self::read`] would have from FIEMAP:
-    /// the same ranges (FIEMAP's physical addresses, its merging of
-    /// contiguous ranges), the same shared flags, or
-    /// [`Searched::Undecided`]. Except for compressed extents, which it
-    /// counts at their size on disk: a shared one is indexed as its whole
-    /// range on disk, and the bytes of those not shared are in
-    /// [`FileExtents::on_disk`]. `pre`: its items, when they were read with
-    /// its directory's other files.
+    /// ones in its extent space: the shared flags FIEMAP would give, or
+    /// [`Searched::Undecided`]. But it counts every extent at its size on
+    /// disk, where FIEMAP shows the ranges the file references: a shared
+    /// extent is indexed as its whole range on disk, and the extents not
+    /// shared that are compressed or referenced in part are in
+    /// [`FileExtents::on_disk`] ([`Self::index_items`]). `pre`: its items,
+    /// when they were read with its directory's other files.
     pub(crate) fn read_btrfs(
         &self,
         dirfd: BorrowedFd<'_>,
@@ -465,8 +463,8 @@ impl Extents {
 
     /// The extents of the file open at `fd`, whose items the tree search
     /// read (`pending`) but could not decide: FIEMAP's shared flags (the
-    /// kernel's own check), applied to the items, so that compressed
-    /// extents still count at their size on disk.
+    /// kernel's own check), applied to the items, so that extents still
+    /// count at their size on disk.
     pub(crate) fn read_btrfs_flags(
         &self,
         fd: BorrowedFd<'_>,
@@ -516,84 +514,61 @@ impl Extents {
     }
 
     /// Indexes the shared extents of a file from its items and the
-    /// verdicts of its data extents: plain extents as FIEMAP's ranges,
-    /// compressed ones at their size on disk.
-    fn index_items(
+    /// verdicts of its data extents, each at its size on disk: a shared
+    /// extent as its whole range on disk, once per reference of the file
+    /// ([`btrfs_items::Held::refs`]); the extents it does not share that
+    /// are compressed or that it references in part in
+    /// [`FileExtents::on_disk`]. Also what no item references of those it
+    /// references in part: its own in [`FileExtents::unreachable`], the
+    /// shared ones noted for [`Self::partly_referenced`].
+    pub(super) fn index_items(
         &self,
         items: &bs::InodeItems,
         verdicts: &[(u64, bool)],
         space: u32,
         got: &mut FileExtents,
     ) {
-        let mut ranges: Vec<Range> = Vec::with_capacity(items.extents.len());
-        // The compressed extents met, by address.
-        let mut compressed: Vec<u64> = Vec::new();
-        for e in &items.extents {
-            if e.kind == FileExtentType::Inline {
-                got.inline = true;
-                continue;
-            }
-            if e.disk_bytenr == 0 {
-                continue; // a hole
-            }
+        got.inline |= items
+            .extents
+            .iter()
+            .any(|e| e.kind == FileExtentType::Inline);
+        btrfs_items::held(&items.extents, |h| {
             let shared = verdicts
                 .iter()
-                .find(|v| v.0 == e.disk_bytenr)
+                .find(|v| v.0 == h.bytenr)
                 .is_some_and(|v| v.1);
-            let encoded = e.encoded();
-            if encoded {
-                // At its size on disk: the whole compressed extent, which
-                // any reference keeps allocated, counted once per file.
-                let first = !compressed.contains(&e.disk_bytenr);
-                if first {
-                    compressed.push(e.disk_bytenr);
+            let unreferenced = h.unreferenced();
+            if shared {
+                // Any reference keeps all of it allocated: the unit is the
+                // extent, and it is freed where all its files lie.
+                got.shared_bytes = got.shared_bytes.saturating_add(h.logical);
+                let id = self.file_id(got, h.bytenr);
+                for _ in 0..h.refs {
+                    self.index.insert(space, h.bytenr, h.disk_bytes, id);
                 }
-                if shared {
-                    got.shared_bytes = got.shared_bytes.saturating_add(e.num_bytes);
-                    if first {
-                        let id = self.file_id(got, e.disk_bytenr);
-                        self.index
-                            .insert(space, e.disk_bytenr, e.disk_num_bytes, id);
-                    }
-                } else {
-                    got.on_disk.0 = got.on_disk.0.saturating_add(e.num_bytes);
-                    if first {
-                        got.on_disk.1 = got.on_disk.1.saturating_add(e.disk_num_bytes);
-                    }
+                if unreferenced > 0 {
+                    self.parts.shared(space, h, id);
                 }
-                got.compressed_disk =
-                    got.compressed_disk
-                        .saturating_add(if first { e.disk_num_bytes } else { 0 });
-                continue;
-            }
-            let r = Range {
-                logical: e.file_offset,
-                // FIEMAP's address: the extent's plus the offset into it.
-                physical: e.disk_bytenr.saturating_add(e.offset),
-                length: e.num_bytes,
-                shared,
-                prealloc: e.kind == FileExtentType::Prealloc,
-            };
-            // FIEMAP merges a range into the previous one when both are
-            // contiguous, logically and physically, with the same flags.
-            match ranges.last_mut() {
-                Some(p)
-                    if p.logical.checked_add(p.length) == Some(r.logical)
-                        && p.physical.checked_add(p.length) == Some(r.physical)
-                        && (p.shared, p.prealloc) == (r.shared, r.prealloc) =>
-                {
-                    p.length += r.length;
+            } else if h.encoded || unreferenced > 0 {
+                got.on_disk.0 = got.on_disk.0.saturating_add(h.logical);
+                got.on_disk.1 = got.on_disk.1.saturating_add(h.disk_bytes);
+                if unreferenced > 0 {
+                    got.unreachable = got.unreachable.saturating_add(unreferenced);
+                    self.parts.own(unreferenced);
                 }
-                _ => ranges.push(r),
             }
-        }
-        for r in ranges.iter().filter(|r| r.length > 0) {
-            if r.shared {
-                let id = self.file_id(got, r.physical);
-                self.index.insert(space, r.physical, r.length, id);
-                got.shared_bytes = got.shared_bytes.saturating_add(r.length);
+            if h.encoded {
+                got.compressed_disk = got.compressed_disk.saturating_add(h.disk_bytes);
             }
-        }
+        });
+    }
+
+    /// After the walk: the extents some file references in part, and the
+    /// bytes of them that no file in the scan references. Call it before
+    /// [`Self::into_sweep`].
+    pub(crate) fn partly_referenced(&self) -> Partly {
+        self.parts
+            .resolve(|space, start, length| self.index.count(space, start, length))
     }
 
     /// The file id of `got`, handed out with its first shared extent (at

@@ -147,6 +147,12 @@ pub struct Counters {
     pub on_disk_files: u64,
     /// The bytes on disk of those extents.
     pub on_disk_bytes: u64,
+    /// Extents some file references in part (the tree search; each shared
+    /// one once, each other once per file): Btrfs keeps them whole.
+    pub partial_extents: u64,
+    /// The bytes on disk of those extents that no file in the scan
+    /// references.
+    pub unreachable_bytes: u64,
 }
 
 impl Counters {
@@ -171,6 +177,8 @@ impl Counters {
         self.search_undecided += o.search_undecided;
         self.on_disk_files += o.on_disk_files;
         self.on_disk_bytes += o.on_disk_bytes;
+        self.partial_extents += o.partial_extents;
+        self.unreachable_bytes += o.unreachable_bytes;
     }
 }
 
