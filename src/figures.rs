@@ -272,3 +272,70 @@ impl Kind {
         }
     }
 }
+
+/// Whether a Reclaimable figure is the filesystem's truth, or a bound and
+/// in which direction (`docs/design.md`, "Exact or a bound").
+///
+/// A figure is exact when every reference to every unit credited in it was
+/// verified, and every extent it counts was seen whole. Two things can
+/// leave it a bound, and both can hold at once:
+///
+/// - [`Bound::AT_MOST`]: data it counts may also be referenced from outside
+///   the scan (a snapshot, a reflink copy, something excluded), which sdu
+///   could not verify: deleting may free less;
+/// - [`Bound::AT_LEAST`]: on Btrfs without root, extents referenced only in
+///   part cannot be seen (FIEMAP gives the referenced part): deleting may
+///   free more.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Bound(u8);
+
+impl Bound {
+    /// The figure is exact.
+    pub const EXACT: Bound = Bound(0);
+    /// Deleting may free less than the figure.
+    pub const AT_MOST: Bound = Bound(1);
+    /// Deleting may free more than the figure.
+    pub const AT_LEAST: Bound = Bound(2);
+
+    /// Whether the figure is exact.
+    pub fn is_exact(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether deleting may free less than the figure.
+    pub fn at_most(self) -> bool {
+        self.0 & Bound::AT_MOST.0 != 0
+    }
+
+    /// Whether deleting may free more than the figure.
+    pub fn at_least(self) -> bool {
+        self.0 & Bound::AT_LEAST.0 != 0
+    }
+
+    /// Both reasons, of `self` and `o`.
+    #[must_use]
+    pub fn with(self, o: Bound) -> Bound {
+        Bound(self.0 | o.0)
+    }
+
+    /// The words before a bound figure: "frees up to 4.0M", "frees at
+    /// least", "frees about" (both); nothing when exact.
+    pub fn qualifier(self) -> &'static str {
+        match (self.at_most(), self.at_least()) {
+            (false, false) => "",
+            (true, false) => "up to ",
+            (false, true) => "at least ",
+            (true, true) => "about ",
+        }
+    }
+
+    /// The bits, for saved scans.
+    pub(crate) fn bits(self) -> u8 {
+        self.0
+    }
+
+    /// From [`Bound::bits`]; `None` for bits no version of sdu writes.
+    pub(crate) fn from_bits(b: u8) -> Option<Bound> {
+        (b <= 3).then_some(Bound(b))
+    }
+}

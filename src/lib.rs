@@ -20,6 +20,7 @@
 
 #![deny(missing_docs)]
 
+mod coverage;
 pub mod delete;
 mod error;
 pub mod extents;
@@ -182,7 +183,7 @@ pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Sca
         &w.files,
         &w.sweep,
         granularity,
-        how.build(&w.moved),
+        how.build(&w.moved, &w.exact),
     );
     let sizes = stats::Sizes::walked(
         &tree,
@@ -210,11 +211,16 @@ pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Sca
 impl Scanning {
     /// How to roll up: these rules and sets, with du's listing stopping
     /// after `stops`.
-    fn build<'a>(&self, stops: &'a [records::NodeId]) -> tree::Build<'a> {
+    fn build<'a>(
+        &self,
+        stops: &'a [records::NodeId],
+        exact: &'a tree::Exactness,
+    ) -> tree::Build<'a> {
         tree::Build {
             rules: self.rules,
             stops,
             sets: self.sets,
+            exact,
         }
     }
 }
@@ -229,6 +235,8 @@ struct Walked {
     counters: Counters,
     moved: Vec<records::NodeId>,
     idents: Option<records::Idents>,
+    /// What the scan could verify.
+    exact: tree::Exactness,
     indexed: usize,
     t_walk: std::time::Duration,
     t_sweep: std::time::Duration,
@@ -251,14 +259,41 @@ fn walk_and_sweep(
         mut counters,
         moved,
         idents,
+        bounds,
+        partial_fs,
     } = walk::walk(opts, rules.du, msgs)?;
     let t_walk = t0.elapsed();
+    let coverage = coverage::Coverage::of_walk(
+        coverage::Walked {
+            roots: &opts.roots,
+            one_file_system: opts.one_file_system,
+            excluded: !opts.excludes.is_empty(),
+            errors: msgs.errors() > 0,
+        },
+        &registry,
+    );
     let t1 = Instant::now();
     let indexed = extents.ranges();
     let partly = extents.partly_referenced();
     counters.partial_extents = partly.extents;
     counters.unreachable_bytes = partly.bytes;
     let sweep = extents.into_sweep(|space| registry.granularity(space));
+    // Without root on Btrfs: the shared bytes (each once) and the rest of
+    // the files' extents make what the scan saw on disk.
+    let space_fs = registry.space_filesystems();
+    let seen = |fs: u32| -> u64 {
+        let rest = partial_fs.iter().find(|p| p.0 == fs).map_or(0, |p| p.1);
+        sweep
+            .fs_units()
+            .filter(|(space, _)| space_fs.get(*space as usize) == Some(&fs))
+            .flat_map(|(_, units)| units.map(|u| sweep.unit(u).segments))
+            .flat_map(|segs| segs.map(|s| sweep.segment(s).bytes))
+            .fold(rest, u64::saturating_add)
+    };
+    let partial: Vec<u32> = partial_fs.iter().map(|p| p.0).collect();
+    let exact = coverage.exactness(&registry, bounds, &partial, |fs| {
+        coverage.proves_whole_extents(fs, seen(fs))
+    });
     Ok(Walked {
         nodes,
         links,
@@ -268,6 +303,7 @@ fn walk_and_sweep(
         counters,
         moved,
         idents,
+        exact,
         indexed,
         t_walk,
         t_sweep: t1.elapsed(),
@@ -336,7 +372,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
             } else {
                 msgs.report(Diagnostic::CannotFree {
                     target,
-                    all: plan.all,
+                    all: plan.all.bytes,
                     candidates: ids.len(),
                 });
             }
@@ -385,14 +421,18 @@ fn export(
     let w = walk_and_sweep(&walk, rules, msgs)?;
     let t2 = Instant::now();
     let granularity = |space| w.registry.granularity(space);
-    let tree = tree::Tree::build_with(
+    let (tree, _) = tree::Tree::roll_up(
         w.nodes,
         w.links.clone(),
         &w.files,
         &w.sweep,
         granularity,
-        rules,
-        &w.moved,
+        tree::Build {
+            rules,
+            stops: &w.moved,
+            sets: false,
+            exact: &w.exact,
+        },
     );
     let t_tree = t2.elapsed();
     let x = saved::Export {
@@ -402,6 +442,7 @@ fn export(
         sweep: &w.sweep,
         granularity: &granularity,
         rules,
+        exact: &w.exact,
         walk: &walk,
         errors: msgs.errors(),
         overlap: walk::namespaces(&walk.roots).iter().any(|&ns| ns != 0),
@@ -486,6 +527,7 @@ fn import(cfg: &Config, how: &Scanning, file: &[u8], msgs: &Messages) -> Result<
         s.fold_leaves();
     }
     let roots = s.roots();
+    let exact = s.exactness();
     let t_read = t0.elapsed();
     let t1 = Instant::now();
     let saved::Saved {
@@ -505,8 +547,14 @@ fn import(cfg: &Config, how: &Scanning, file: &[u8], msgs: &Messages) -> Result<
             .map_or(probe::Granularity::Block, |x| x.1)
     };
     let (n_files, n_links) = (files.len(), links.len());
-    let (tree, sets) =
-        tree::Tree::roll_up(nodes, links, &files, &sweep, granularity, how.build(&stops));
+    let (tree, sets) = tree::Tree::roll_up(
+        nodes,
+        links,
+        &files,
+        &sweep,
+        granularity,
+        how.build(&stops, &exact),
+    );
     let sizes = stats::Sizes::Read {
         file: file.to_vec(),
         nodes: tree.len().saturating_sub(1),

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use sdu::figures::{Figure, Kind, Stats};
 use sdu::records::NodeId;
-use sdu::tree::{Sets, Tree};
+use sdu::tree::{Frees, Sets, Tree};
 
 /// What the rows are ordered by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,7 +85,7 @@ pub struct Confirm {
     /// Their first column's figure, added up.
     pub total: u64,
     /// What deleting them frees (the reclaimable of their union).
-    pub frees: u64,
+    pub frees: Frees,
     /// What was typed so far.
     pub typed: String,
     /// Enter was pressed on something other than `yes`.
@@ -111,7 +111,7 @@ pub struct Marks {
     /// that lie inside no other marked one.
     pub total: u64,
     /// What deleting all of them frees: the reclaimable of their union.
-    pub frees: u64,
+    pub frees: Frees,
 }
 
 /// The browser's state.
@@ -478,7 +478,7 @@ impl<'t> App<'t> {
             .map(|&id| self.first_of(&self.tree.figures(id)))
             .fold(0u64, u64::saturating_add);
         self.marks.frees = if ids.is_empty() {
-            0
+            Frees::default()
         } else {
             self.sets.frees(self.tree, ids)
         };

@@ -305,7 +305,12 @@ fn target(app: &App<'_>, idents: Option<&Idents>, id: NodeId) -> Target {
 }
 
 /// What a deletion did, for the notice.
-fn outcome_lines(d: &Deleted, asked: usize, predicted: u64, look: Look) -> Vec<String> {
+fn outcome_lines(
+    d: &Deleted,
+    asked: usize,
+    predicted: sdu::tree::Frees,
+    look: Look,
+) -> Vec<String> {
     let size = |b: u64| {
         let mut s = String::new();
         look.unit.format(b, &mut s);
@@ -333,7 +338,11 @@ fn outcome_lines(d: &Deleted, asked: usize, predicted: u64, look: Look) -> Vec<S
             }
         ));
     }
-    v.push(format!("sdu predicted: frees {}", size(predicted)));
+    v.push(format!(
+        "sdu predicted: frees {}{}",
+        predicted.bound.qualifier(),
+        size(predicted.bytes)
+    ));
     let reported = if d.reported < 0 {
         format!("-{}", size(u64::try_from(-d.reported).unwrap_or(u64::MAX)))
     } else {

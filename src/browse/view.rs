@@ -283,11 +283,12 @@ fn footer_lines(app: &App<'_>, look: Look) -> Vec<Line<'static>> {
         };
         v.push(Line::styled(
             format!(
-                " {} marked  {} {}  deleting them frees {}",
+                " {} marked  {} {}  deleting them frees {}{}",
                 m.ids.len(),
                 app.first.header(),
                 size(look.unit, m.total),
-                size(look.unit, m.frees)
+                m.frees.bound.qualifier(),
+                size(look.unit, m.frees.bytes)
             ),
             style,
         ));
@@ -368,10 +369,11 @@ fn confirm(f: &mut Frame<'_>, area: Rect, app: &App<'_>, c: &Confirm, look: Look
         lines.push(Line::from(format!("   {p}")));
     }
     lines.push(Line::from(format!(
-        " {} {}, frees {}",
+        " {} {}, frees {}{}",
         app.first.header(),
         size(look.unit, c.total),
-        size(look.unit, c.frees)
+        c.frees.bound.qualifier(),
+        size(look.unit, c.frees.bytes)
     )));
     lines.push(Line::from(""));
     if c.refused {

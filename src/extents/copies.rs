@@ -168,7 +168,11 @@ mod tests {
 
     #[test]
     fn only_files_changed_100_ms_before_their_snapshot_are_settled() {
-        let made = |ids, created| Subvol { ids, created };
+        let made = |ids, created| Subvol {
+            id: 256,
+            ids,
+            created,
+        };
         let snap = made((B, A), (1000, 50_000_000));
         assert!(settled(&snap, (998, 999_999_999)));
         assert!(settled(&snap, (999, 949_999_999)));

@@ -315,8 +315,9 @@ impl Fiemap {
 mod tests {
     use super::*;
     use crate::probe::ioctl::{
-        BTRFS_IOC_FS_INFO, BTRFS_IOC_GET_SUBVOL_INFO, FS_IOC_GETFSUUID, XFS_IOC_FSGEOMETRY,
-        XFS_IOC_FSGEOMETRY_V4, btrfs_fsid, fs_uuid, vfs_uuid, xfs_reflink_enabled,
+        BTRFS_IOC_FS_INFO, BTRFS_IOC_GET_SUBVOL_INFO, BTRFS_IOC_SPACE_INFO, FS_IOC_GETFSUUID,
+        XFS_IOC_FSGEOMETRY, XFS_IOC_FSGEOMETRY_V4, btrfs_fsid, fs_uuid, vfs_uuid,
+        xfs_reflink_enabled,
     };
     use std::fs::{File, OpenOptions};
     use std::io::Write;
@@ -337,6 +338,7 @@ mod tests {
         assert_eq!(FS_IOC_GETFSUUID as u32, 0x8011_1500);
         assert_eq!(BTRFS_IOC_FS_INFO as u32, 0x8400_941f);
         assert_eq!(BTRFS_IOC_GET_SUBVOL_INFO as u32, 0x81f8_943c);
+        assert_eq!(BTRFS_IOC_SPACE_INFO as u32, 0xc010_9414);
     }
 
     #[test]

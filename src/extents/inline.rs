@@ -272,6 +272,7 @@ mod tests {
                     reflink: None,
                     uuid: Some(Ok([1; 16])),
                     subvol: Some(Ok(Subvol {
+                        id: 256,
                         ids: (uuid, parent),
                         created,
                     })),

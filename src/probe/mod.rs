@@ -175,6 +175,8 @@ pub(crate) struct Probe {
 /// A Btrfs subvolume, as the walk tells copies of one inode apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Subvol {
+    /// Its id (the tree's objectid; 5 for the top-level subvolume).
+    pub(crate) id: u64,
     /// Its UUID and the UUID of the subvolume it is a snapshot of (zero
     /// when it is none).
     pub(crate) ids: ([u8; 16], [u8; 16]),
@@ -329,6 +331,16 @@ impl Registry {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, RegistryInner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The registry index of the filesystem of `dev`, if the walk met it.
+    pub(crate) fn fs_index(&self, dev: u64) -> Option<u32> {
+        self.lock().by_dev.get(&dev).map(|f| f.index)
+    }
+
+    /// The filesystem index of each extent space, by space.
+    pub(crate) fn space_filesystems(&self) -> Vec<u32> {
+        self.lock().space_fs.clone()
     }
 
     /// All filesystems, by index.

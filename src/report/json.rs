@@ -59,10 +59,10 @@ pub(crate) struct Document<'a, E = Vec<Entry<'a>>> {
     /// `--sort`, `--top` or `--min-size` chose otherwise. `-d`, `-s` and
     /// `-a` decide which are present, as in the text table.
     pub(crate) entries: E,
-    /// `total`: all roots together, every inode counted once; present
-    /// exactly when `-c` was given.
+    /// `total`: all roots together, every inode counted once, with its
+    /// `reclaimable_exact`; present exactly when `-c` was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) total: Option<Stats>,
+    pub(crate) total: Option<Total>,
     /// `errors`: how many entries could not be read (each was reported on
     /// stderr, and the exit status is 1 when this is not 0).
     pub(crate) errors: u64,
@@ -94,6 +94,22 @@ pub(crate) struct Entry<'a> {
     /// say).
     #[serde(flatten)]
     pub(crate) figures: Stats,
+    /// `reclaimable_exact`: whether `reclaimable` is what deleting the
+    /// entry frees, verified (`true`), or a bound (`false`): some data it
+    /// counts may be held outside the scan, or on Btrfs without root an
+    /// extent may be referenced only in part (`docs/design.md`, "Exact or
+    /// a bound").
+    pub(crate) reclaimable_exact: bool,
+}
+
+/// The `-c` total: the figures and whether its Reclaimable is exact.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Total {
+    /// The seven figures.
+    #[serde(flatten)]
+    pub(crate) figures: Stats,
+    /// As [`Entry::reclaimable_exact`].
+    pub(crate) reclaimable_exact: bool,
 }
 
 /// What an entry is: `type` in the document.
@@ -186,6 +202,7 @@ impl<'a> From<&tree::Entry<'a>> for Entry<'a> {
             kind: e.kind.into(),
             depth: e.depth,
             figures: *e.figures,
+            reclaimable_exact: e.bound.is_exact(),
         }
     }
 }
@@ -223,7 +240,10 @@ pub(super) fn write(
         version: Cow::Borrowed(env!("CARGO_PKG_VERSION")),
         roots: roots.iter().map(|r| Path(Cow::Borrowed(&r[..]))).collect(),
         entries: Entries { tree, opts },
-        total: opts.grand_total.then(|| *tree.grand_total()),
+        total: opts.grand_total.then(|| Total {
+            figures: *tree.grand_total(),
+            reclaimable_exact: tree.grand_bound().is_exact(),
+        }),
         errors,
         compressed_logical,
     };
@@ -345,6 +365,7 @@ mod tests {
                 dirs: 6,
                 time: None,
             },
+            reclaimable_exact: n != 20,
         }
     }
 
@@ -354,7 +375,10 @@ mod tests {
             version: Cow::Borrowed("0.1.0"),
             roots: vec![Path(Cow::Borrowed(b"r")), Path(Cow::Borrowed(b"\xff"))],
             entries,
-            total,
+            total: total.map(|figures| Total {
+                figures,
+                reclaimable_exact: true,
+            }),
             errors: 2,
             compressed_logical: 0,
         }
@@ -381,13 +405,15 @@ mod tests {
                 r#"{"schema":1,"version":"0.1.0","roots":["r",{"bytes":"/w=="}],"entries":["#,
                 "\n",
                 r#"{"path":"r/a\"\n","type":"file","depth":1,"apparent":10,"total":11,"#,
-                r#""exclusive":12,"shared":13,"reclaimable":14,"files":5,"dirs":6},"#,
+                r#""exclusive":12,"shared":13,"reclaimable":14,"files":5,"dirs":6,"#,
+                r#""reclaimable_exact":true},"#,
                 "\n",
                 r#"{"path":"r","type":"dir","depth":0,"apparent":20,"total":21,"#,
-                r#""exclusive":22,"shared":23,"reclaimable":24,"files":5,"dirs":6}"#,
+                r#""exclusive":22,"shared":23,"reclaimable":24,"files":5,"dirs":6,"#,
+                r#""reclaimable_exact":false}"#,
                 "\n",
                 r#"],"total":{"apparent":0,"total":0,"exclusive":0,"shared":0,"#,
-                r#""reclaimable":0,"files":0,"dirs":0},"errors":2}"#,
+                r#""reclaimable":0,"files":0,"dirs":0,"reclaimable_exact":true},"errors":2}"#,
                 "\n"
             )
         );

@@ -32,6 +32,9 @@ pub(crate) struct PlanDocument<'a> {
     pub(crate) reached: bool,
     /// What deleting the chosen entries frees, counted once.
     pub(crate) frees: u64,
+    /// Whether `frees` is exact (false: a bound, `docs/design.md`, "Exact
+    /// or a bound").
+    pub(crate) reclaimable_exact: bool,
     /// What deleting every candidate would free.
     pub(crate) all: u64,
     /// The chosen entries, in the order chosen.
@@ -93,7 +96,8 @@ pub(crate) fn write(
             target,
             reached: plan.reached,
             frees: plan.frees,
-            all: plan.all,
+            reclaimable_exact: plan.bound.is_exact(),
+            all: plan.all.bytes,
             chosen: steps,
         };
         serde_json::to_writer(&mut *out, &doc).map_err(io::Error::from)?;

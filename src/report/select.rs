@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 use std::convert::Infallible;
 
 use super::options::{ReportOptions, SortKey};
-use crate::figures::{Figure, Kind, Stats};
+use crate::figures::{Bound, Figure, Kind, Stats};
 use crate::records::NodeId;
 use crate::tree::{Entry, Tree};
 
@@ -60,6 +60,8 @@ pub(crate) struct Row {
     pub(crate) depth: u32,
     pub(crate) kind: Kind,
     pub(crate) figures: Stats,
+    /// Whether its Reclaimable is exact, or a bound.
+    pub(crate) bound: Bound,
     /// Index of the parent row, or [`NO_PARENT`] for a root.
     pub(crate) parent: u32,
 }
@@ -97,6 +99,7 @@ impl Rows {
                 depth: e.depth,
                 kind: e.kind,
                 figures: *e.figures,
+                bound: e.bound,
                 parent: NO_PARENT,
             });
             Ok(())
@@ -133,6 +136,7 @@ impl Rows {
             depth: r.depth,
             kind: r.kind,
             figures: &r.figures,
+            bound: r.bound,
         }
     }
 

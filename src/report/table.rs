@@ -16,9 +16,21 @@ use std::io::{self, Write};
 
 use super::options::ReportOptions;
 use super::select;
-use crate::figures::{Figure, Stats};
+use crate::figures::{Bound, Figure, Stats};
 use crate::timefmt::TimeFormat;
 use crate::tree::Tree;
+
+/// The mark after a Reclaimable that is a bound, not a fact
+/// ([`legend`] says what it means).
+pub(crate) const MARK: char = '*';
+
+/// The width of each size column, and whether the Reclaimable column
+/// carries marks (then one more character: the mark, or a space).
+#[derive(Clone, Debug)]
+pub(super) struct Widths {
+    cols: Vec<usize>,
+    marks: bool,
+}
 
 /// The text table: an optional heading, then one row per entry and, with
 /// `-c`, a `total` row.
@@ -36,9 +48,9 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
         out.write_all(&line)?;
     }
     let mut cell = String::new();
-    let row = |path: &[u8], s: &Stats| -> io::Result<()> {
+    let row = |path: &[u8], s: &Stats, b: Bound| -> io::Result<()> {
         line.clear();
-        sizes(&mut line, &mut cell, s, opts, &widths)?;
+        sizes(&mut line, &mut cell, (s, b), opts, &widths)?;
         if let Some(t) = &opts.time {
             cell.clear();
             time_cell(t, s, &mut cell);
@@ -48,7 +60,37 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
         line.push(end);
         out.write_all(&line)
     };
-    each_row(tree, opts, row)
+    each_row(tree, opts, row)?;
+    legend(out, tree, opts, &widths)
+}
+
+/// After a table whose Reclaimable column carries marks (and has a
+/// heading): what a mark means, once, for the reasons met.
+pub(super) fn legend(
+    out: &mut dyn Write,
+    tree: &Tree,
+    opts: &ReportOptions,
+    widths: &Widths,
+) -> io::Result<()> {
+    if !widths.marks || !opts.header || opts.null {
+        return Ok(());
+    }
+    let b = tree.any_bound();
+    if b.at_most() {
+        writeln!(
+            out,
+            "{MARK} Reclaimable at most: data it counts may also be held outside the scan \
+             (a snapshot, a copy, an excluded entry); deleting may free less"
+        )?;
+    }
+    if b.at_least() {
+        writeln!(
+            out,
+            "{MARK} Reclaimable at least: Btrfs extents referenced only in part are seen \
+             only as root; deleting may free more"
+        )?;
+    }
+    Ok(())
 }
 
 /// `--du FIGURE`: du's `SIZE<TAB>PATH` lines, and du's `SIZE<TAB>total`.
@@ -61,7 +103,7 @@ pub(super) fn du(
     let end = if opts.null { b'\0' } else { b'\n' };
     let mut line = Vec::with_capacity(256);
     let mut cell = String::new();
-    let row = |path: &[u8], s: &Stats| -> io::Result<()> {
+    let row = |path: &[u8], s: &Stats, _: Bound| -> io::Result<()> {
         line.clear();
         cell.clear();
         opts.unit_of(figure).format(figure.of(s), &mut cell);
@@ -83,11 +125,11 @@ pub(super) fn du(
 fn each_row(
     tree: &Tree,
     opts: &ReportOptions,
-    mut row: impl FnMut(&[u8], &Stats) -> io::Result<()>,
+    mut row: impl FnMut(&[u8], &Stats, Bound) -> io::Result<()>,
 ) -> io::Result<()> {
-    select::entries(tree, opts, |e| row(e.path, e.figures))?;
+    select::entries(tree, opts, |e| row(e.path, e.figures, e.bound))?;
     if opts.grand_total {
-        row(b"total", tree.grand_total())?;
+        row(b"total", tree.grand_total(), tree.grand_bound())?;
     }
     Ok(())
 }
@@ -115,7 +157,7 @@ fn time_width(tree: &Tree, opts: &ReportOptions) -> usize {
 }
 
 /// The width of each size column.
-pub(super) fn column_widths(tree: &Tree, opts: &ReportOptions) -> Vec<usize> {
+pub(super) fn column_widths(tree: &Tree, opts: &ReportOptions) -> Widths {
     // Every figure of a directory is at least that of any entry below it,
     // so the roots (and the grand total) bound the column widths and the
     // table can be streamed. The widths do not depend on --no-header or on
@@ -132,17 +174,30 @@ pub(super) fn column_widths(tree: &Tree, opts: &ReportOptions) -> Vec<usize> {
     if opts.grand_total {
         bound(tree.grand_total());
     }
-    opts.columns
+    // A mark is shown where a figure is a bound; the column has room for
+    // it only then.
+    let marks = opts.columns.contains(&Figure::Reclaimable) && !tree.any_bound().is_exact();
+    let cols = opts
+        .columns
         .iter()
         .zip(&maxes)
-        .map(|(c, &m)| opts.unit_of(*c).width(m).max(c.header().len()))
-        .collect()
+        .map(|(c, &m)| {
+            let extra = usize::from(marks && *c == Figure::Reclaimable);
+            (opts.unit_of(*c).width(m) + extra).max(c.header().len() + extra)
+        })
+        .collect();
+    Widths { cols, marks }
 }
 
 /// Appends the column headings, each followed by two spaces.
-pub(super) fn header(line: &mut Vec<u8>, opts: &ReportOptions, widths: &[usize]) -> io::Result<()> {
-    for (c, w) in opts.columns.iter().zip(widths) {
-        write!(line, "{:>w$}  ", c.header())?;
+pub(super) fn header(line: &mut Vec<u8>, opts: &ReportOptions, widths: &Widths) -> io::Result<()> {
+    for (c, &w) in opts.columns.iter().zip(&widths.cols) {
+        if widths.marks && *c == Figure::Reclaimable {
+            // Over the figures, not over their marks.
+            write!(line, "{:>w$}   ", c.header(), w = w - 1)?;
+        } else {
+            write!(line, "{:>w$}  ", c.header())?;
+        }
     }
     Ok(())
 }
@@ -151,13 +206,16 @@ pub(super) fn header(line: &mut Vec<u8>, opts: &ReportOptions, widths: &[usize])
 pub(super) fn sizes(
     line: &mut Vec<u8>,
     cell: &mut String,
-    s: &Stats,
+    (s, bound): (&Stats, Bound),
     opts: &ReportOptions,
-    widths: &[usize],
+    widths: &Widths,
 ) -> io::Result<()> {
-    for (c, w) in opts.columns.iter().zip(widths) {
+    for (c, &w) in opts.columns.iter().zip(&widths.cols) {
         cell.clear();
         opts.unit_of(*c).format(c.of(s), cell);
+        if widths.marks && *c == Figure::Reclaimable {
+            cell.push(if bound.is_exact() { ' ' } else { MARK });
+        }
         write!(line, "{cell:>w$}  ")?;
     }
     Ok(())

@@ -63,7 +63,7 @@ pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> i
             prefix.truncate(plen);
             let r = rows.row(i);
             line.clear();
-            table::sizes(&mut line, &mut cell, &r.figures, opts, &widths)?;
+            table::sizes(&mut line, &mut cell, (&r.figures, r.bound), opts, &widths)?;
             bar(&mut line, rank.of(&r.figures), whole, opts.color);
             line.extend_from_slice(b"  ");
             let is_root = r.parent == NO_PARENT;
@@ -89,11 +89,12 @@ pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> i
     }
     if opts.grand_total {
         line.clear();
-        table::sizes(&mut line, &mut cell, tree.grand_total(), opts, &widths)?;
+        let total = (tree.grand_total(), tree.grand_bound());
+        table::sizes(&mut line, &mut cell, total, opts, &widths)?;
         line.extend_from_slice(format!("{:BAR_COLUMN$}  total\n", "").as_bytes());
         out.write_all(&line)?;
     }
-    Ok(())
+    table::legend(out, tree, opts, &widths)
 }
 
 /// Appends what `f` writes, in `color` when `on`.

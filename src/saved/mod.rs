@@ -52,14 +52,15 @@ pub(crate) use read::read;
 pub(crate) use write::write;
 
 use crate::extents::Sweep;
+use crate::figures::Bound;
 use crate::figures::TimeField;
 use crate::probe::Granularity;
 use crate::records::{FileRec, Link, NodeId, NodeRec};
-use crate::tree::{Rules, Tree};
+use crate::tree::{Exactness, Rules, Tree};
 use crate::walk::WalkOptions;
 
 /// The version of sdu's part of the file (`"sdu":{"format":...}`).
-pub(crate) const FORMAT: u32 = 1;
+pub(crate) const FORMAT: u32 = 2;
 
 /// What `--export` writes: a scan's tree and the records it was rolled up
 /// from.
@@ -76,6 +77,8 @@ pub(crate) struct Export<'a> {
     pub(crate) granularity: &'a dyn Fn(u32) -> Granularity,
     /// The rules the tree's figures follow.
     pub(crate) rules: Rules,
+    /// What the scan could verify.
+    pub(crate) exact: &'a Exactness,
     /// How the scan walked.
     pub(crate) walk: &'a WalkOptions,
     /// How many entries could not be read.
@@ -96,8 +99,13 @@ pub(crate) struct Saved {
     pub(crate) files: Vec<FileRec>,
     /// The segments and units.
     pub(crate) sweep: Sweep,
-    /// Each extent space and how it frees shared data.
-    pub(crate) spaces: Vec<(u32, Granularity)>,
+    /// Each extent space, how it frees shared data, and whether its units
+    /// free what they count (a file of format 1 does not say: a bound).
+    pub(crate) spaces: Vec<(u32, Granularity, Bound)>,
+    /// Nodes whose own Reclaimable is a bound (`"bound"`), by id.
+    pub(crate) bounds: Vec<(NodeId, Bound)>,
+    /// The format the file was written in.
+    pub(crate) format: u32,
     /// Where du's traversal stopped (a directory moved).
     pub(crate) stops: Vec<NodeId>,
     /// Entries the scan could not read.
@@ -164,7 +172,53 @@ impl Saved {
         for s in &mut self.stops {
             *s = map[s.index()];
         }
+        for b in &mut self.bounds {
+            b.0 = map[b.0.index()];
+        }
+        merge_bounds(&mut self.bounds);
     }
+
+    /// What the roll-up needs to tell exact figures from bounds. A file of
+    /// format 1 says nothing of it: every figure there is a bound.
+    pub(crate) fn exactness(&self) -> Exactness {
+        if self.by_sdu && self.format < 2 {
+            let both = Bound::AT_MOST.with(Bound::AT_LEAST);
+            return Exactness {
+                spaces: Vec::new(),
+                other: both,
+                nodes: (0..self.nodes.len())
+                    .map(|i| (NodeId::new(i), both))
+                    .collect(),
+            };
+        }
+        let n = self
+            .spaces
+            .iter()
+            .map(|s| s.0 as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut spaces = vec![Bound::AT_MOST; n];
+        for &(fs, _, b) in &self.spaces {
+            spaces[fs as usize] = b;
+        }
+        Exactness {
+            spaces,
+            other: Bound::AT_MOST,
+            nodes: self.bounds.clone(),
+        }
+    }
+}
+
+/// Sorts `bounds` by node and merges each node's into one.
+pub(crate) fn merge_bounds(bounds: &mut Vec<(NodeId, Bound)>) {
+    bounds.sort_unstable_by_key(|b| (b.0, b.1.bits()));
+    bounds.dedup_by(|b, a| {
+        let same = a.0 == b.0;
+        if same {
+            a.1 = a.1.with(b.1);
+        }
+        same
+    });
 }
 
 /// The name of a `--time` field in the file.

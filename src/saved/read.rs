@@ -11,7 +11,7 @@ use super::json::{ParseError, Parsed, Parser};
 use super::names::{self, Siblings};
 use super::write::implied_own;
 use super::{FORMAT, Saved};
-use crate::figures::{Kind, Stats, TimeField, Timestamp};
+use crate::figures::{Bound, Kind, Stats, TimeField, Timestamp};
 use crate::probe::Granularity;
 use crate::records::{FileRec, Link, MAX_NODES, NodeId, NodeRec};
 
@@ -84,6 +84,7 @@ fn metadata(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<Option<u64>> 
             match &key[..] {
                 b"format" => {
                     let v = p.uint()?;
+                    s.format = u32::try_from(v).unwrap_or(u32::MAX);
                     if v > u64::from(FORMAT) {
                         return p.error(format!(
                             "written by a newer sdu (format {v}; this one reads {FORMAT})"
@@ -162,6 +163,7 @@ struct Info {
     kind: Option<Kind>,
     alone: bool,
     top: bool,
+    bound: Option<Bound>,
     own: Option<Stats>,
 }
 
@@ -219,6 +221,10 @@ fn sdu_keys(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut Info) -> Pa
             b"order" => i.order = Some(p.u32()?),
             b"alone" => i.alone = p.bool()?,
             b"top" => i.top = p.bool()?,
+            b"bound" => match Bound::from_bits(p.u32()?.try_into().unwrap_or(u8::MAX)) {
+                Some(b) => i.bound = Some(b),
+                None => return p.error("unknown bound"),
+            },
             b"type" => {
                 p.string(&mut v)?;
                 i.kind = Some(match &v[..] {
@@ -352,6 +358,9 @@ fn node(
         return p.error("too many entries");
     }
     let id = NodeId::new(id);
+    if let Some(b) = i.bound.filter(|b| !b.is_exact()) {
+        s.bounds.push((id, b));
+    }
     let (parent_id, depth, pos, dev) = match &parent {
         None => (NodeId::TOP, 0, 0, 0),
         Some(f) if f.id == NodeId::TOP => {
@@ -613,6 +622,16 @@ fn space(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
     };
     p.expect(b',', "','")?;
     let units = p.uint()?;
+    // Format 2 on: whether its units free what they count.
+    let bound = if p.at(b',')? {
+        p.expect(b',', "','")?;
+        match Bound::from_bits(p.u32()?.try_into().unwrap_or(u8::MAX)) {
+            Some(b) => b,
+            None => return p.error("unknown bound"),
+        }
+    } else {
+        Bound::AT_MOST
+    };
     p.expect(b']', "']'")?;
     if s.spaces.iter().any(|x| x.0 == fs) {
         return p.error("an extent space listed twice");
@@ -622,7 +641,7 @@ fn space(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
     if end > s.sweep.unit_count() as u64 {
         return p.error("the spaces hold more units than the units before them");
     }
-    s.spaces.push((fs, g));
+    s.spaces.push((fs, g, bound));
     s.sweep.end_saved_fs(fs, end as usize);
     Ok(())
 }

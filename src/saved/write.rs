@@ -9,6 +9,7 @@ use super::{Export, FORMAT, time_name};
 use crate::figures::{Kind, Stats};
 use crate::probe::Granularity;
 use crate::records::{Link, NodeId};
+use crate::tree::Exactness;
 use crate::tree::Tree;
 
 /// Writes the saved scan of `x` to `w` (buffer it: this writes a token at
@@ -49,7 +50,7 @@ pub(crate) fn write(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
             if dir {
                 w.write_all(b"[")?;
             }
-            info(w, tree, id, pos, link_of(id))?;
+            info(w, tree, id, pos, link_of(id), x.exact)?;
             if dir {
                 stack.push((id, 0));
             }
@@ -156,6 +157,7 @@ fn info(
     id: NodeId,
     pos: usize,
     link: Option<&Link>,
+    exact: &Exactness,
 ) -> io::Result<()> {
     let r = tree.record(id);
     let dir = r.kind == Kind::Dir;
@@ -207,6 +209,9 @@ fn info(
     }
     if r.parent.is_none() {
         w.write_all(b"\"alone\":true,")?;
+    }
+    if let Ok(i) = exact.nodes.binary_search_by_key(&id, |b| b.0) {
+        write!(w, "\"bound\":{},", exact.nodes[i].1.bits())?;
     }
     let mut implied = implied_own(r.kind, asize, dsize, hardlink);
     implied += files;
@@ -302,7 +307,8 @@ fn records(w: &mut impl Write, x: &Export<'_>, ids: &[NodeId]) -> io::Result<()>
             Granularity::Block => "block",
             Granularity::Extent => "extent",
         };
-        write!(w, "[{fs},\"{g}\",{}]", range.len())?;
+        let b = x.exact.space(fs).bits();
+        write!(w, "[{fs},\"{g}\",{},{b}]", range.len())?;
     }
     w.write_all(b"],\n\"stops\":[")?;
     for (i, &s) in x.tree.stops().iter().enumerate() {

@@ -22,10 +22,11 @@ mod union;
 use acc::{Acc, OWN, children, parent_or_top};
 use ranks::Ranks;
 use union::FileLinks;
+pub use union::Frees;
 pub(crate) use union::{Plan, Reclaim};
 
 use crate::extents::Sweep;
-use crate::figures::{self, Kind, Stats};
+use crate::figures::{self, Bound, Kind, Stats};
 use crate::probe::Granularity;
 use crate::records::{FileRec, Link, NodeId, NodeRec, Nodes, StatsTable};
 
@@ -77,6 +78,41 @@ pub struct Tree {
     child_ids: Vec<NodeId>,
     /// [`Rules::sorted_depth`].
     sorted_depth: Option<u32>,
+    /// Per node, whether its Reclaimable is exact or a bound (empty: every
+    /// figure is exact).
+    bounds: Vec<Bound>,
+}
+
+/// What tells an exact Reclaimable from a bound (`docs/design.md`, "Exact
+/// or a bound"): what the scan could verify of each extent space, and the
+/// nodes whose own figures it could not.
+#[derive(Clone, Debug, Default)]
+pub struct Exactness {
+    /// Per extent space: whether a unit there frees what it counts.
+    pub(crate) spaces: Vec<Bound>,
+    /// A space past the end of `spaces`.
+    pub(crate) other: Bound,
+    /// Nodes whose own figures may differ from what deleting frees (a file
+    /// whose extents could not be read; Btrfs data read without root), by
+    /// id, sorted, each once.
+    pub(crate) nodes: Vec<(NodeId, Bound)>,
+}
+
+impl Exactness {
+    /// Whether a unit in extent space `space` frees what it counts.
+    pub(crate) fn space(&self, space: u32) -> Bound {
+        self.spaces
+            .get(space as usize)
+            .copied()
+            .unwrap_or(self.other)
+    }
+
+    /// Whether anything at all is a bound.
+    fn any(&self) -> bool {
+        !self.other.is_exact()
+            || self.spaces.iter().any(|b| !b.is_exact())
+            || !self.nodes.is_empty()
+    }
 }
 
 /// How a tree is rolled up beyond its records: du's rules, where du's
@@ -86,6 +122,7 @@ pub(crate) struct Build<'a> {
     pub(crate) rules: Rules,
     pub(crate) stops: &'a [NodeId],
     pub(crate) sets: bool,
+    pub(crate) exact: &'a Exactness,
 }
 
 /// What any set of entries of one [`Tree`] frees, kept beside it
@@ -99,7 +136,7 @@ pub struct Sets {
 impl Sets {
     /// What deleting every entry in `ids` of `tree` (each with everything
     /// below it) would free, counted once.
-    pub fn frees(&self, tree: &Tree, ids: &[NodeId]) -> u64 {
+    pub fn frees(&self, tree: &Tree, ids: &[NodeId]) -> Frees {
         self.reclaim.frees(&tree.nodes, ids)
     }
 
@@ -129,6 +166,8 @@ pub(crate) struct Entry<'a> {
     pub(crate) kind: Kind,
     /// Its rolled-up figures.
     pub(crate) figures: &'a Stats,
+    /// Whether its Reclaimable is exact, or a bound.
+    pub(crate) bound: Bound,
 }
 
 /// A node as the walk recorded it, its name borrowed from the tree.
@@ -161,6 +200,7 @@ impl Tree {
     /// [`Tree::build`], following du's `rules`; [`Tree::visit`] stops
     /// listing a root right after any of `stops` (du stops there when a
     /// directory was moved during its traversal).
+    #[cfg(test)]
     pub(crate) fn build_with(
         nodes: impl Into<Nodes>,
         links: Vec<Link>,
@@ -174,6 +214,7 @@ impl Tree {
             rules,
             stops,
             sets: false,
+            exact: &Exactness::default(),
         };
         Self::roll_up(nodes, links, files, sweep, granularity, how).0
     }
@@ -196,6 +237,7 @@ impl Tree {
             rules,
             stops,
             sets: true,
+            exact: &Exactness::default(),
         };
         let (tree, sets) = Self::roll_up(nodes, links, files, sweep, granularity, how);
         (tree, sets.expect("kept when asked for"))
@@ -210,7 +252,12 @@ impl Tree {
         granularity: impl Fn(u32) -> Granularity,
         how: Build<'_>,
     ) -> (Tree, Option<Sets>) {
-        let Build { rules, stops, sets } = how;
+        let Build {
+            rules,
+            stops,
+            sets,
+            exact,
+        } = how;
         let mut nodes: Nodes = nodes.into();
         nodes.shrink_to_fit();
         let mut acc = Acc::new(&nodes);
@@ -228,7 +275,17 @@ impl Tree {
             nodes: &nodes,
             stamp: vec![0; acc.full.len()],
             generation: 0,
+            exact,
+            bounds: Vec::new(),
         };
+        if exact.any() {
+            c.bounds = vec![Bound::EXACT; nodes.len()];
+            for &(id, b) in &exact.nodes {
+                if let Some(x) = c.bounds.get_mut(id.index()) {
+                    *x = x.with(b);
+                }
+            }
+        }
         links.sort_unstable_by_key(|l| (l.inode(), l.node));
         let counted = rules.du.then(|| du::counted(&nodes, &links));
         let separate = rules
@@ -237,8 +294,21 @@ impl Tree {
         c.credit_links(&mut acc, &links, counted.as_ref().map(|c| &c.links[..]));
         let file_links = FileLinks::new(files, &links);
         c.credit_sweep(&mut acc, &file_links, sweep, &granularity);
+        let mut bounds = std::mem::take(&mut c.bounds);
         drop(c);
-        let reclaim = sets.then(|| Reclaim::new(&links, &file_links, sweep, &granularity));
+        // A figure holds what is credited below it: so do its reasons.
+        if !bounds.is_empty() {
+            for id in nodes.ids().skip(1).rev() {
+                let p = nodes.parent(id);
+                if !p.is_none() {
+                    bounds[p.index()] = bounds[p.index()].with(bounds[id.index()]);
+                }
+            }
+            if bounds.iter().all(|b| b.is_exact()) {
+                bounds = Vec::new();
+            }
+        }
+        let reclaim = sets.then(|| Reclaim::new(&links, &file_links, sweep, &granularity, exact));
         drop(file_links);
         drop(links);
         // Reclaimable bytes credited at a lowest common ancestor belong to
@@ -295,6 +365,7 @@ impl Tree {
             child_start,
             child_ids,
             sorted_depth: rules.sorted_depth,
+            bounds,
         };
         (tree, reclaim.map(|reclaim| Sets { reclaim }))
     }
@@ -342,6 +413,24 @@ impl Tree {
             name: n.name(id),
             own: n.own(id),
         }
+    }
+
+    /// Whether the Reclaimable of node `id` is exact, or a bound.
+    pub fn bound(&self, id: NodeId) -> Bound {
+        self.bounds.get(id.index()).copied().unwrap_or_default()
+    }
+
+    /// Whether the `-c` total's Reclaimable is exact, or a bound: the
+    /// top's, and those of roots counted apart (inside another root).
+    pub fn grand_bound(&self) -> Bound {
+        self.roots()
+            .iter()
+            .fold(self.bound(NodeId::TOP), |a, &r| a.with(self.bound(r)))
+    }
+
+    /// The reasons of every bound in the tree (exact: none).
+    pub fn any_bound(&self) -> Bound {
+        self.bounds.iter().fold(Bound::EXACT, |a, &b| a.with(b))
     }
 
     /// The figures of node `id`.
@@ -469,6 +558,7 @@ impl Tree {
                     depth: stack.len() as u32,
                     kind: self.kind(id),
                     figures: &figures,
+                    bound: self.bound(id),
                 })?;
                 path.truncate(before);
                 if self.stops.binary_search(&id).is_ok() {
@@ -487,6 +577,11 @@ struct Crediting<'a> {
     /// (a node climbed through gets a slot: it is credited).
     stamp: Vec<u32>,
     generation: u32,
+    /// What the scan could verify.
+    exact: &'a Exactness,
+    /// Per node, the reasons of the bounds credited there (empty when
+    /// everything is exact).
+    bounds: Vec<Bound>,
 }
 
 impl Crediting<'_> {
@@ -669,6 +764,10 @@ impl Crediting<'_> {
                 }
                 if let Some(at) = lca {
                     acc.reclaim_at(nodes, at, u.bytes);
+                    let b = self.exact.space(fs);
+                    if !b.is_exact() {
+                        self.bounds[at.index()] = self.bounds[at.index()].with(b);
+                    }
                 }
             }
         }

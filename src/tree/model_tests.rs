@@ -685,7 +685,7 @@ mod tests {
                 vec![id]
             };
             assert_eq!(
-                kept.frees(&tree, &marked),
+                kept.frees(&tree, &marked).bytes,
                 tree.figures(id).reclaimable,
                 "frees(node {d})"
             );
@@ -694,7 +694,7 @@ mod tests {
             .iter()
             .map(|set| {
                 let ids: Vec<NodeId> = set.iter().map(|&d| new_id[d as usize]).collect();
-                kept.frees(&tree, &ids)
+                kept.frees(&tree, &ids).bytes
             })
             .collect();
         let mut out: Vec<(Stats, String)> = (0..=n)

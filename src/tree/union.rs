@@ -13,7 +13,7 @@
 //! few milliseconds for half a million entries.
 
 use crate::extents::Sweep;
-use crate::figures;
+use crate::figures::{self, Bound};
 use crate::probe::Granularity;
 use crate::records::{FileRec, Link, NodeId, Nodes};
 
@@ -78,6 +78,20 @@ pub(crate) struct Reclaim {
     /// Units that can be freed inside the scan: their bytes and files.
     units: Vec<(u64, usize, usize)>,
     unit_files: Vec<u32>,
+    /// Per unit in `units`, whether it frees what it counts (empty: all
+    /// do).
+    unit_bounds: Vec<Bound>,
+    /// The nodes whose own figures are bounds, sorted by id.
+    node_bounds: Vec<(NodeId, Bound)>,
+}
+
+/// What deleting a set of entries frees.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Frees {
+    /// The bytes.
+    pub bytes: u64,
+    /// Whether that is exact, or a bound.
+    pub bound: Bound,
 }
 
 impl Reclaim {
@@ -88,8 +102,13 @@ impl Reclaim {
         files: &FileLinks,
         sweep: &Sweep,
         granularity: impl Fn(u32) -> Granularity,
+        exact: &super::Exactness,
     ) -> Reclaim {
-        let mut r = Reclaim::default();
+        let mut r = Reclaim {
+            node_bounds: exact.nodes.clone(),
+            ..Reclaim::default()
+        };
+        let mut unit_bounds = Vec::new();
         for group in links.chunk_by(|a, b| a.inode() == b.inode()) {
             if figures::all_links_seen(group.len(), group[0].nlink) {
                 let stats = figures::linked_inode(group.iter().map(|l| &l.stats));
@@ -113,8 +132,12 @@ impl Reclaim {
                     let a = r.unit_files.len();
                     r.unit_files.extend(u.files);
                     r.units.push((u.bytes, a, r.unit_files.len()));
+                    unit_bounds.push(exact.space(fs));
                 }
             }
+        }
+        if unit_bounds.iter().any(|b| !b.is_exact()) {
+            r.unit_bounds = unit_bounds;
         }
         r
     }
@@ -127,12 +150,14 @@ impl Reclaim {
             + self.files.capacity() * size_of::<Option<(usize, usize)>>()
             + (self.inode_nodes.capacity() + self.file_nodes.capacity()) * size_of::<NodeId>()
             + self.unit_files.capacity() * 4
+            + self.unit_bounds.capacity()
+            + self.node_bounds.capacity() * size_of::<(NodeId, Bound)>()
     }
 
     /// The bytes deleting every node in `marked` (with everything below
     /// each) would free: the reclaimable of their union. `nodes` are the
     /// tree's.
-    pub(crate) fn frees(&self, nodes: &Nodes, marked: &[NodeId]) -> u64 {
+    pub(crate) fn frees(&self, nodes: &Nodes, marked: &[NodeId]) -> Frees {
         let n = nodes.len();
         let mut inside = vec![false; n];
         for &m in marked {
@@ -149,6 +174,12 @@ impl Reclaim {
         }
         let all_inside = |nodes: &[NodeId]| nodes.iter().all(|&x| inside[x.index()]);
         let mut total = 0u64;
+        let mut bound = Bound::EXACT;
+        for &(id, b) in &self.node_bounds {
+            if inside.get(id.index()).copied().unwrap_or(false) {
+                bound = bound.with(b);
+            }
+        }
         for id in nodes.ids() {
             // A -a leaf's own figures are also its directory's: count them
             // there when the directory is inside too.
@@ -172,12 +203,18 @@ impl Reclaim {
             .iter()
             .map(|f| f.is_some_and(|(a, b)| all_inside(&self.file_nodes[a..b])))
             .collect();
-        for &(bytes, a, b) in &self.units {
+        for (i, &(bytes, a, b)) in self.units.iter().enumerate() {
             if self.unit_files[a..b].iter().all(|&f| freed[f as usize]) {
                 total = total.saturating_add(bytes);
+                if let Some(&b) = self.unit_bounds.get(i) {
+                    bound = bound.with(b);
+                }
             }
         }
-        total
+        Frees {
+            bytes: total,
+            bound,
+        }
     }
 
     /// Chooses among `candidates` a set whose deletion frees at least
@@ -187,6 +224,7 @@ impl Reclaim {
     /// target (data shared by three or more), the rest in order, and a last
     /// pass that drops every chosen entry the target does not need.
     pub(crate) fn plan(&self, nodes: &Nodes, candidates: &[NodeId], target: u64) -> Plan {
+        let bytes = |ids: &[NodeId]| self.frees(nodes, ids).bytes;
         let mut chosen: Vec<NodeId> = Vec::new();
         let mut freed = 0u64;
         let mut left: Vec<NodeId> = candidates.to_vec();
@@ -194,7 +232,7 @@ impl Reclaim {
             let mut best: Option<(usize, u64)> = None;
             for (i, &c) in left.iter().enumerate() {
                 chosen.push(c);
-                let f = self.frees(nodes, &chosen);
+                let f = bytes(&chosen);
                 chosen.pop();
                 if f > freed && best.is_none_or(|(_, b)| f > b) {
                     best = Some((i, f));
@@ -211,7 +249,7 @@ impl Reclaim {
                     // keep only what is needed.
                     let mut all = chosen.clone();
                     all.extend(&left);
-                    let f = self.frees(nodes, &all);
+                    let f = bytes(&all);
                     if f > freed {
                         chosen = all;
                         freed = f;
@@ -228,7 +266,7 @@ impl Reclaim {
                 i -= 1;
                 let mut without = chosen.clone();
                 without.remove(i);
-                let f = self.frees(nodes, &without);
+                let f = bytes(&without);
                 if f >= target && !without.is_empty() {
                     chosen = without;
                     freed = f;
@@ -239,13 +277,14 @@ impl Reclaim {
         let mut steps = Vec::with_capacity(chosen.len());
         let mut so_far = 0;
         for k in 0..chosen.len() {
-            let f = self.frees(nodes, &chosen[..=k]);
+            let f = bytes(&chosen[..=k]);
             steps.push((chosen[k], f.saturating_sub(so_far)));
             so_far = f;
         }
         Plan {
             steps,
             frees: freed,
+            bound: self.frees(nodes, &chosen).bound,
             reached: freed >= target,
             all: self.frees(nodes, candidates),
         }
@@ -260,8 +299,10 @@ pub(crate) struct Plan {
     pub(crate) steps: Vec<(NodeId, u64)>,
     /// What deleting all of them frees.
     pub(crate) frees: u64,
+    /// Whether `frees` is exact, or a bound.
+    pub(crate) bound: Bound,
     /// Whether that reaches the target.
     pub(crate) reached: bool,
     /// What deleting every candidate would free.
-    pub(crate) all: u64,
+    pub(crate) all: Frees,
 }

@@ -443,11 +443,18 @@ fn reuse(
         let rec = InlineRec::of(st, at, bytes, once, got.file, fs.info.index);
         local.push_inline(rec);
     }
+    // A copy's extents come from FIEMAP: on Btrfs, as referenced.
+    let whole = got.inline || f.fs.is_none_or(|fs| fs.info.magic != magic::BTRFS);
+    if let (false, Some(fs)) = (whole, f.fs) {
+        let data = view.total.saturating_sub(got.shared_bytes);
+        local.partial_view(fs.info.index, data);
+    }
     Mapped::Extents {
         view: (st.stx_size, st.stx_blocks),
         shared: got.shared_bytes,
         id: got.file.map(|id| (id, st.stx_ino)),
         on_disk: got.on_disk,
+        whole,
     }
 }
 
@@ -508,5 +515,6 @@ fn map_by_search(
         shared: got.shared_bytes,
         id: got.file.map(|id| (id, st.stx_ino)),
         on_disk: got.on_disk,
+        whole: true,
     })
 }

@@ -20,7 +20,7 @@ use crate::extents::btrfs_search::InodeItems;
 use crate::extents::btrfs_tree::TreeCache;
 use crate::extents::inline::InlineRec;
 use crate::extents::{Extents, Source};
-use crate::figures::{Kind, Stats, TimeField, Timestamp};
+use crate::figures::{Bound, Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
 use crate::messages::Messages;
 use crate::probe::{Registry, Skip, magic};
@@ -208,6 +208,12 @@ pub(super) struct Local {
     inline: Vec<InlineRec>,
     /// With [`WalkOptions::identities`]: the nodes' identities.
     pub(super) idents: Vec<(NodeId, Ident)>,
+    /// Nodes whose own Reclaimable is a bound, and why.
+    pub(super) bounds: Vec<(NodeId, Bound)>,
+    /// Btrfs filesystems (registry index) where files' extents were read
+    /// as referenced, not whole, and the bytes of those files' extents that
+    /// are not flagged shared.
+    pub(super) partial_fs: Vec<(u32, u64)>,
 }
 
 thread_local! {
@@ -222,6 +228,23 @@ thread_local! {
 const SPARE_INLINE_MAX: usize = 4096;
 
 impl Local {
+    /// Node `node`'s own Reclaimable is a bound, for reason `b`.
+    pub(super) fn bound(&mut self, node: NodeId, b: Bound) {
+        // A directory's files come one after another: one record for them.
+        if self.bounds.last() != Some(&(node, b)) {
+            self.bounds.push((node, b));
+        }
+    }
+
+    /// A file of Btrfs filesystem `fs` had its extents read as referenced;
+    /// `bytes` of them are not flagged shared.
+    pub(super) fn partial_view(&mut self, fs: u32, bytes: u64) {
+        match self.partial_fs.iter_mut().find(|p| p.0 == fs) {
+            Some(p) => p.1 = p.1.saturating_add(bytes),
+            None => self.partial_fs.push((fs, bytes)),
+        }
+    }
+
     /// Records a Btrfs file with inline data, for the shard.
     pub(super) fn push_inline(&mut self, rec: InlineRec) {
         if self.inline.capacity() == 0 {
@@ -259,6 +282,9 @@ pub(super) struct Shard {
     pub(super) links: Vec<Link>,
     pub(super) files: Vec<FileRec>,
     pub(super) counters: Counters,
+    /// Nodes whose own Reclaimable is a bound ([`Local::bounds`]).
+    pub(super) bounds: Vec<(NodeId, Bound)>,
+    pub(super) partial_fs: Vec<(u32, u64)>,
     /// With [`WalkOptions::identities`]: the nodes' identities, their
     /// (device, mount) pairs in `places` (16 bytes a node).
     pub(super) idents: Vec<IdentRec>,
@@ -452,6 +478,13 @@ impl Ctx<'_> {
         }
         shard.links.append(&mut local.links);
         shard.files.append(&mut local.files);
+        shard.bounds.append(&mut local.bounds);
+        for (fs, bytes) in local.partial_fs.drain(..) {
+            match shard.partial_fs.iter_mut().find(|p| p.0 == fs) {
+                Some(p) => p.1 = p.1.saturating_add(bytes),
+                None => shard.partial_fs.push((fs, bytes)),
+            }
+        }
         shard.counters.add(&local.counters);
         for (id, i) in local.idents.drain(..) {
             let place = place_of(&mut shard.places, i.dev, i.mnt);

@@ -56,14 +56,14 @@ use rustix::fs::{self as rfs, AtFlags, CWD};
 
 use crate::error::{Diagnostic, Error};
 use crate::extents::Extents;
-use crate::figures::Kind;
+use crate::figures::{Bound, Kind};
 use crate::messages::Messages;
 use crate::probe::Registry;
 use crate::records::{FileRec, Idents, Link, NodeId, NodeRec, Nodes};
 pub use ctx::{Counters, Progress, WalkOptions};
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
 use fdcache::{DirHandle, DirName, FdCache};
-pub(crate) use tree::mount_points;
+pub(crate) use tree::{mount_points, unescape as unescape_mountinfo};
 
 /// What a walk found.
 #[derive(Debug, Default)]
@@ -86,6 +86,13 @@ pub(crate) struct Walk {
     pub(crate) moved: Vec<NodeId>,
     /// Every node's identity, with [`WalkOptions::identities`].
     pub(crate) idents: Option<Idents>,
+    /// Nodes whose own Reclaimable is a bound, and why: sorted by node,
+    /// each once.
+    pub(crate) bounds: Vec<(NodeId, Bound)>,
+    /// Btrfs filesystems (registry index) where some file's extents were
+    /// read as referenced (FIEMAP), not whole, with the bytes of those
+    /// files' extents not flagged shared (each inode once), by filesystem.
+    pub(crate) partial_fs: Vec<(u32, u64)>,
 }
 
 /// Walks `opts.roots` (by du's rules when `du_rules`) and returns the
@@ -412,6 +419,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let n = next_id.load(Ordering::Relaxed) as usize;
     let mut links = Vec::new();
     let mut partial = Vec::new();
+    let mut bounds = Vec::new();
+    let mut partial_fs: Vec<(u32, u64)> = Vec::new();
     let mut files = vec![FileRec::default(); extents.files()];
     let mut counters = Counters::default();
     let mut inline = Vec::new();
@@ -427,6 +436,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         parts.push(shard.nodes);
         gather(&mut links, shard.links);
         gather(&mut partial, shard.partial);
+        gather(&mut bounds, shard.bounds);
+        partial_fs.extend(shard.partial_fs);
         for f in shard.files {
             let id = f.id as usize;
             files[id] = f;
@@ -457,7 +468,25 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         );
     }
     drop(inline);
+    bounds.sort_unstable_by_key(|b: &(NodeId, Bound)| (b.0, b.1.bits()));
+    let mut merged: Vec<(NodeId, Bound)> = Vec::with_capacity(bounds.len());
+    for (id, b) in bounds {
+        match merged.last_mut() {
+            Some(last) if last.0 == id => last.1 = last.1.with(b),
+            _ => merged.push((id, b)),
+        }
+    }
+    partial_fs.sort_unstable();
+    partial_fs.dedup_by(|b, a| {
+        let same = a.0 == b.0;
+        if same {
+            a.1 = a.1.saturating_add(b.1);
+        }
+        same
+    });
     Walk {
+        bounds: merged,
+        partial_fs,
         idents,
         nodes,
         links,

@@ -114,11 +114,17 @@ pub(super) fn file(
     if let (Some(ids), Some(k)) = (subvol, kept.filter(|k| !k.is_empty())) {
         keep_copy(ctx, fs.space, st, ids, Some(k.into_boxed_slice()));
     }
+    let whole = got.inline || fs.info.magic != magic::BTRFS;
+    if !whole {
+        let data = total.saturating_sub(got.shared_bytes);
+        local.partial_view(fs.info.index, data);
+    }
     let mapped = Mapped::Extents {
         view: (st.stx_size, st.stx_blocks),
         shared: got.shared_bytes,
         id: got.file.map(|id| (id, st.stx_ino)),
         on_disk: got.on_disk,
+        whole,
     };
     Ok(credit(ctx, at, who, Some(mapped), local))
 }

@@ -15,7 +15,7 @@ use crate::error::Diagnostic;
 use crate::extents::fiemap::{self, Extent};
 use crate::extents::inline::InlineRec;
 use crate::extents::{FileExtents, Pending, Source};
-use crate::figures::{Kind, Stats};
+use crate::figures::{Bound, Kind, Stats};
 use crate::probe::{Skip, magic};
 use crate::records::{FileRec, Link};
 
@@ -43,6 +43,15 @@ pub(super) fn credit(
         _ => Stats::of_inode(kind, st.stx_size, st.stx_blocks),
     };
     stats.time = ctx.inode_time(st);
+    match &mapped {
+        Some(Mapped::Extents { whole: false, .. }) if stats.reclaimable > 0 => {
+            local.bound(who.node, Bound::AT_LEAST);
+        }
+        Some(Mapped::Unverified | Mapped::Skipped(Skip::Unverified)) if stats.reclaimable > 0 => {
+            local.bound(who.node, Bound::AT_MOST);
+        }
+        _ => {}
+    }
     match mapped {
         None | Some(Mapped::Extents { id: None, .. }) | Some(Mapped::Gone) => {}
         Some(Mapped::Extents {
@@ -113,6 +122,10 @@ pub(super) enum Mapped {
         /// Compressed data not shared: its logical and on-disk bytes (0, 0
         /// but from the tree search).
         on_disk: (u64, u64),
+        /// Its extents were seen whole: not on Btrfs, or read from the tree
+        /// (root), or inline. FIEMAP on Btrfs shows only the referenced
+        /// part of an extent ([`crate::figures::Bound::AT_LEAST`]).
+        whole: bool,
     },
     /// Not mapped after all (its filesystem, known only once opened, cannot
     /// share; or it was replaced by something that cannot).
@@ -207,11 +220,17 @@ pub(super) fn read_open(
         }
     }
     fiemap::close(fd);
+    let whole = pending.is_some() || got.inline || fs.info.magic != magic::BTRFS;
+    if !whole {
+        let data = view.total.saturating_sub(got.shared_bytes);
+        local.partial_view(fs.info.index, data);
+    }
     let mapped = Mapped::Extents {
         view: (now.size, now.blocks),
         shared: got.shared_bytes,
         id: got.file.map(|id| (id, now.ino)),
         on_disk: got.on_disk,
+        whole,
     };
     (mapped, kept.map(Vec::into_boxed_slice))
 }

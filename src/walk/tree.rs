@@ -352,7 +352,7 @@ pub(crate) fn mount_points() -> Option<Vec<Vec<u8>>> {
     )
 }
 
-fn unescape(f: &[u8]) -> Vec<u8> {
+pub(crate) fn unescape(f: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(f.len());
     let mut i = 0;
     while i < f.len() {

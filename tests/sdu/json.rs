@@ -51,6 +51,8 @@ pub struct Entry {
     pub reclaimable: u64,
     pub files: u64,
     pub dirs: u64,
+    /// Whether `reclaimable` is verified (false: a bound).
+    pub reclaimable_exact: bool,
 }
 
 /// The `-c` grand total.
@@ -63,6 +65,7 @@ pub struct Total {
     pub reclaimable: u64,
     pub files: u64,
     pub dirs: u64,
+    pub reclaimable_exact: bool,
 }
 
 /// Parses one JSON document (trailing garbage is an error) strictly.
@@ -118,6 +121,7 @@ fn entry(v: &Value) -> Entry {
     let keys: Vec<&str> = ["path", "type", "depth"]
         .into_iter()
         .chain(FIGURES)
+        .chain(["reclaimable_exact"])
         .collect();
     let o = object(v, "entry", &keys, &[]);
     let kind = match o["type"].as_str() {
@@ -139,11 +143,22 @@ fn entry(v: &Value) -> Entry {
         reclaimable: f.reclaimable,
         files: f.files,
         dirs: f.dirs,
+        reclaimable_exact: boolean(&o["reclaimable_exact"], "reclaimable_exact"),
     }
 }
 
 fn total(v: &Value) -> Total {
-    figures(object(v, "total", &FIGURES, &[]), "total")
+    let keys: Vec<&str> = FIGURES.into_iter().chain(["reclaimable_exact"]).collect();
+    let o = object(v, "total", &keys, &[]);
+    Total {
+        reclaimable_exact: boolean(&o["reclaimable_exact"], "total.reclaimable_exact"),
+        ..figures(o, "total")
+    }
+}
+
+fn boolean(v: &Value, what: &str) -> bool {
+    v.as_bool()
+        .unwrap_or_else(|| panic!("{what} is not a boolean: {v}"))
 }
 
 /// The [`FIGURES`] of an object already checked for its keys.
@@ -157,6 +172,7 @@ fn figures(o: &Map<String, Value>, what: &str) -> Total {
         reclaimable: u("reclaimable"),
         files: u("files"),
         dirs: u("dirs"),
+        reclaimable_exact: true,
     }
 }
 

@@ -199,11 +199,15 @@ fn marks_free_their_union_and_count_nested_once() {
     assert_eq!((ra, rb), (104, 14), "the shared inode is in neither alone");
     app.apply(Action::Mark);
     assert_eq!(app.current(), Some(B), "marking moves on");
-    assert_eq!(app.marks().frees, 104);
+    assert_eq!(app.marks().frees.bytes, 104);
     app.apply(Action::Mark);
     let m = app.marks();
     assert_eq!(m.ids, [A, B]);
-    assert_eq!(m.frees, 104 + 14 + 1000, "together they free the inode too");
+    assert_eq!(
+        m.frees.bytes,
+        104 + 14 + 1000,
+        "together they free the inode too"
+    );
     assert_eq!(m.frees, sets.frees(&t, &[A, B]));
     assert_eq!(m.total, t.figures(A).total + t.figures(B).total);
     // Marks stay while moving about; a file inside a marked directory
@@ -215,14 +219,14 @@ fn marks_free_their_union_and_count_nested_once() {
     let m = app.marks().clone();
     assert_eq!(m.ids.len(), 3);
     assert_eq!(m.total, t.figures(A).total + t.figures(B).total);
-    assert_eq!(m.frees, 104 + 14 + 1000);
+    assert_eq!(m.frees.bytes, 104 + 14 + 1000);
     // Unmark b: a and h2 free a's bytes and the inode (both links in).
     app.apply(Action::Back);
     assert_eq!(app.current(), Some(B));
     app.apply(Action::Mark);
     let m = app.marks();
     assert_eq!(m.ids, [A, H2]);
-    assert_eq!(m.frees, 104 + 1000);
+    assert_eq!(m.frees.bytes, 104 + 1000);
     assert_eq!(m.total, t.figures(A).total + 1000);
     app.apply(Action::ClearMarks);
     assert_eq!(app.marks(), &Marks::default());
@@ -269,7 +273,7 @@ fn several_roots_open_on_their_list() {
     assert_eq!(app.current(), Some(n(2)));
     app.apply(Action::Mark);
     app.apply(Action::Mark);
-    assert_eq!(app.marks().frees, 4 + 16);
+    assert_eq!(app.marks().frees.bytes, 4 + 16);
 }
 
 #[test]
