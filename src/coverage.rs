@@ -21,7 +21,7 @@
 //! directory. `docs/design.md`, "Exact or a bound", says what follows.
 
 use std::ffi::OsStr;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
@@ -145,14 +145,16 @@ impl Coverage {
         registry: &Registry,
         mut nodes: Vec<(NodeId, Bound)>,
         partial: &[u32],
+        verified: &[bool],
         proven: impl Fn(u32) -> bool,
     ) -> Exactness {
         let space_fs = registry.space_filesystems();
         let spaces = space_fs
             .iter()
             .copied()
-            .map(|fs| {
-                if self.covers(fs) {
+            .enumerate()
+            .map(|(space, fs)| {
+                if self.covers(fs) || verified.get(space).copied().unwrap_or(false) {
                     Bound::EXACT
                 } else {
                     Bound::AT_MOST
@@ -175,6 +177,31 @@ impl Coverage {
             nodes,
         }
     }
+}
+
+/// An open fd on each filesystem (registry index) a PATH of `roots` lies
+/// on, for the ioctls that ask a filesystem about itself.
+pub(crate) fn open_filesystems(roots: &[Vec<u8>], registry: &Registry) -> Vec<(u32, OwnedFd)> {
+    let mut out: Vec<(u32, OwnedFd)> = Vec::new();
+    for root in roots {
+        let Ok(c) = std::ffi::CString::new(root.as_slice()) else {
+            continue;
+        };
+        let Ok(fd) = rfs::open(
+            &c,
+            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY,
+            rfs::Mode::empty(),
+        ) else {
+            continue;
+        };
+        let Ok(st) = rfs::fstat(&fd) else { continue };
+        if let Some(fs) = registry.fs_index(st.st_dev) {
+            if !out.iter().any(|o| o.0 == fs) {
+                out.push((fs, fd));
+            }
+        }
+    }
+    out
 }
 
 /// One line of `/proc/self/mountinfo`: the mount's id, its root within its

@@ -226,6 +226,14 @@ pub enum Diagnostic {
         /// Their allocated bytes.
         bytes: u64,
     },
+    /// As root, an XFS filesystem the scan does not cover whole and that
+    /// has no reverse-mapping btree: who else holds its shared data cannot
+    /// be asked, so its Reclaimable figures are upper bounds. A warning,
+    /// said once per filesystem.
+    NoRmapbt {
+        /// The filesystem's name ([`crate::probe`]).
+        fs: &'static str,
+    },
     /// At the end of a scan: compressed extents read through FIEMAP, which
     /// gives their logical length only, so exclusive, shared and
     /// reclaimable count them uncompressed. A warning.
@@ -265,7 +273,7 @@ impl Diagnostic {
             | Diagnostic::DirectoryCycle { path }
             | Diagnostic::NoFiemap { path, .. }
             | Diagnostic::Probe { path, .. } => Some(path),
-            Diagnostic::NotBySdu { .. } => None,
+            Diagnostic::NotBySdu { .. } | Diagnostic::NoRmapbt { .. } => None,
             Diagnostic::Unverified { .. }
             | Diagnostic::Compressed { .. }
             | Diagnostic::CannotFree { .. } => None,
@@ -340,6 +348,11 @@ impl fmt::Display for Diagnostic {
                 f,
                 "{}: not written by sdu (no sdu keys): nothing is known to be shared, Exclusive is Total",
                 quotef(file)
+            ),
+            Diagnostic::NoRmapbt { fs } => write!(
+                f,
+                "{fs} without the reverse-mapping btree (mkfs.xfs -m rmapbt=1): data shared with \
+                 files outside the scan cannot be found, so Reclaimable there is an upper bound"
             ),
             Diagnostic::Unverified { files, bytes } => write!(
                 f,

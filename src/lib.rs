@@ -277,10 +277,36 @@ fn walk_and_sweep(
     let partly = extents.partly_referenced();
     counters.partial_extents = partly.extents;
     counters.unreachable_bytes = partly.bytes;
+    // As root, where the scan does not cover a filesystem: who else holds
+    // its shared data ([`extents::outside`]). Not where files were read as
+    // referenced (their ranges are not whole extents).
+    let space_fs = registry.space_filesystems();
+    let want: Vec<bool> = space_fs
+        .iter()
+        .map(|&fs| !coverage.covers(fs) && !partial_fs.iter().any(|p| p.0 == fs))
+        .collect();
+    let mut files = files;
+    let verified = if want.iter().any(|&w| w) && extents::can_search_trees() {
+        let fds = coverage::open_filesystems(&opts.roots, &registry);
+        let (v, outside) = extents::outside::verify(&extents, &registry, &files, &fds, &want);
+        if let Some(f) = outside {
+            files.resize(f.id as usize + 1, records::FileRec::default());
+            files[f.id as usize] = f;
+        }
+        counters.outside_asked = v.asked;
+        counters.outside_found = v.outside;
+        for &fs in &v.no_rmapbt {
+            msgs.report(Diagnostic::NoRmapbt {
+                fs: registry.fs_name(fs),
+            });
+        }
+        v.spaces
+    } else {
+        Vec::new()
+    };
     let sweep = extents.into_sweep(|space| registry.granularity(space));
     // Without root on Btrfs: the shared bytes (each once) and the rest of
     // the files' extents make what the scan saw on disk.
-    let space_fs = registry.space_filesystems();
     let seen = |fs: u32| -> u64 {
         let rest = partial_fs.iter().find(|p| p.0 == fs).map_or(0, |p| p.1);
         sweep
@@ -291,7 +317,7 @@ fn walk_and_sweep(
             .fold(rest, u64::saturating_add)
     };
     let partial: Vec<u32> = partial_fs.iter().map(|p| p.0).collect();
-    let exact = coverage.exactness(&registry, bounds, &partial, |fs| {
+    let exact = coverage.exactness(&registry, bounds, &partial, &verified, |fs| {
         coverage.proves_whole_extents(fs, seen(fs))
     });
     Ok(Walked {

@@ -236,6 +236,11 @@ fn walked(
         "  extents referenced in part, kept whole {} ({} bytes no file references)",
         counters.partial_extents, counters.unreachable_bytes
     );
+    let _ = writeln!(
+        s,
+        "  shared ranges asked who else holds them {} ({} held outside the scan)",
+        counters.outside_asked, counters.outside_found
+    );
     let _ = writeln!(s, "  files with shared data {}", st.files_shared);
     let _ = writeln!(s, "  shared extents indexed {}", st.indexed);
     let _ = writeln!(s, "  segments / units       {} / {}", st.segments, st.units);

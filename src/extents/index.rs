@@ -198,6 +198,23 @@ impl SharedIndex {
         self.map.get(&key).map_or(0, |r| r.count)
     }
 
+    /// The distinct `(physical, length)` ranges stored in extent space
+    /// `fs`, in no order.
+    pub(crate) fn ranges_in(&self, fs: u32) -> Vec<(u64, u64)> {
+        self.map
+            .iter()
+            .filter(|e| {
+                let k = *e.key();
+                let f = k.fs;
+                f == fs
+            })
+            .map(|e| {
+                let k = *e.key();
+                (k.physical, k.length)
+            })
+            .collect()
+    }
+
     /// The number of distinct `(fs, physical, length)` ranges stored.
     pub(crate) fn len(&self) -> usize {
         self.map.len()

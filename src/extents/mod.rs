@@ -35,6 +35,7 @@ pub(crate) mod fiemap;
 pub(crate) mod fsmap;
 pub(crate) mod index;
 pub(crate) mod inline;
+pub(crate) mod outside;
 pub(crate) mod source;
 pub(crate) mod sweep;
 #[cfg(test)]
@@ -42,5 +43,7 @@ mod tests;
 
 #[cfg(test)]
 pub(crate) use index::SharedIndex;
-pub(crate) use source::{Extents, FileExtents, Pending, SearchFile, Searched, Source};
+pub(crate) use source::{
+    Extents, FileExtents, Pending, SearchFile, Searched, Source, can_search_trees,
+};
 pub use sweep::Sweep;

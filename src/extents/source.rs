@@ -281,6 +281,11 @@ impl Extents {
         self.next_file.load(Ordering::Relaxed) as usize
     }
 
+    /// The distinct shared ranges indexed in extent space `space`.
+    pub(crate) fn ranges_in(&self, space: u32) -> Vec<(u64, u64)> {
+        self.index.ranges_in(space)
+    }
+
     /// The number of distinct shared ranges indexed.
     pub(crate) fn ranges(&self) -> usize {
         self.index.len()

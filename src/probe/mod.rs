@@ -343,6 +343,11 @@ impl Registry {
         self.lock().space_fs.clone()
     }
 
+    /// The short name of filesystem `fs` (registry index).
+    pub(crate) fn fs_name(&self, fs: u32) -> &'static str {
+        self.lock().all.get(fs as usize).map_or("?", FsInfo::name)
+    }
+
     /// All filesystems, by index.
     pub(crate) fn filesystems(&self) -> Vec<FsInfo> {
         self.lock().all.clone()

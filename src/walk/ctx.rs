@@ -153,6 +153,11 @@ pub struct Counters {
     /// The bytes on disk of those extents that no file in the scan
     /// references.
     pub unreachable_bytes: u64,
+    /// As root, on filesystems the scan does not cover whole: the shared
+    /// ranges whose owners were asked of the filesystem.
+    pub outside_asked: u64,
+    /// Of those, the ranges some owner outside the scan also holds.
+    pub outside_found: u64,
 }
 
 impl Counters {
@@ -179,6 +184,8 @@ impl Counters {
         self.on_disk_bytes += o.on_disk_bytes;
         self.partial_extents += o.partial_extents;
         self.unreachable_bytes += o.unreachable_bytes;
+        self.outside_asked += o.outside_asked;
+        self.outside_found += o.outside_found;
     }
 }
 
