@@ -1,6 +1,7 @@
 //! The rolled-up figures while the roll-up computes them (a slot for
 //! every node but the leaves, and for a leaf something is credited to),
-//! their renumbering into ranks, and the child lists.
+//! their renumbering into ranks, the child lists, and the lowest common
+//! ancestor of two nodes.
 
 use super::ranks::Ranks;
 use crate::figures::Stats;
@@ -105,6 +106,34 @@ pub(super) fn parent_or_top(nodes: &Nodes, id: NodeId) -> NodeId {
         NodeId::NONE => NodeId::TOP,
         p => p,
     }
+}
+
+/// The lowest common ancestor of two nodes.
+pub(super) fn lca(nodes: &Nodes, mut a: NodeId, mut b: NodeId) -> NodeId {
+    // Roots have depth 0 under the top node: use level = depth + 1 so
+    // that the top (level 0) is above them.
+    let level = |x: NodeId| {
+        if x == NodeId::TOP {
+            0
+        } else {
+            nodes.depth(x) + 1
+        }
+    };
+    let up = |x: NodeId| nodes.parent(x);
+    let (mut la, mut lb) = (level(a), level(b));
+    while la > lb {
+        a = up(a);
+        la -= 1;
+    }
+    while lb > la {
+        b = up(b);
+        lb -= 1;
+    }
+    while a != b {
+        a = up(a);
+        b = up(b);
+    }
+    a
 }
 
 /// Builds the child lists, indexed by rank (`m` ranks): siblings sorted by

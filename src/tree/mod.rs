@@ -15,11 +15,14 @@
 //! and `-S` keeps subdirectories out of a directory's figures.
 
 mod acc;
+mod bounds;
 mod du;
 mod ranks;
 mod union;
 
 use acc::{Acc, OWN, children, parent_or_top};
+pub use bounds::Exactness;
+use bounds::Marks;
 use ranks::Ranks;
 use union::FileLinks;
 pub use union::Frees;
@@ -81,38 +84,6 @@ pub struct Tree {
     /// Per node, whether its Reclaimable is exact or a bound (empty: every
     /// figure is exact).
     bounds: Vec<Bound>,
-}
-
-/// What tells an exact Reclaimable from a bound (`docs/design.md`, "Exact
-/// or a bound"): what the scan could verify of each extent space, and the
-/// nodes whose own figures it could not.
-#[derive(Clone, Debug, Default)]
-pub struct Exactness {
-    /// Per extent space: whether a unit there frees what it counts.
-    pub(crate) spaces: Vec<Bound>,
-    /// A space past the end of `spaces`.
-    pub(crate) other: Bound,
-    /// Nodes whose own figures may differ from what deleting frees (a file
-    /// whose extents could not be read; Btrfs data read without root), by
-    /// id, sorted, each once.
-    pub(crate) nodes: Vec<(NodeId, Bound)>,
-}
-
-impl Exactness {
-    /// Whether a unit in extent space `space` frees what it counts.
-    pub(crate) fn space(&self, space: u32) -> Bound {
-        self.spaces
-            .get(space as usize)
-            .copied()
-            .unwrap_or(self.other)
-    }
-
-    /// Whether anything at all is a bound.
-    fn any(&self) -> bool {
-        !self.other.is_exact()
-            || self.spaces.iter().any(|b| !b.is_exact())
-            || !self.nodes.is_empty()
-    }
 }
 
 /// How a tree is rolled up beyond its records: du's rules, where du's
@@ -275,17 +246,8 @@ impl Tree {
             nodes: &nodes,
             stamp: vec![0; acc.full.len()],
             generation: 0,
-            exact,
-            bounds: Vec::new(),
+            marks: Marks::new(exact, nodes.len()),
         };
-        if exact.any() {
-            c.bounds = vec![Bound::EXACT; nodes.len()];
-            for &(id, b) in &exact.nodes {
-                if let Some(x) = c.bounds.get_mut(id.index()) {
-                    *x = x.with(b);
-                }
-            }
-        }
         links.sort_unstable_by_key(|l| (l.inode(), l.node));
         let counted = rules.du.then(|| du::counted(&nodes, &links));
         let separate = rules
@@ -294,20 +256,8 @@ impl Tree {
         c.credit_links(&mut acc, &links, counted.as_ref().map(|c| &c.links[..]));
         let file_links = FileLinks::new(files, &links);
         c.credit_sweep(&mut acc, &file_links, sweep, &granularity);
-        let mut bounds = std::mem::take(&mut c.bounds);
+        let bounds = c.marks.roll_up(&nodes);
         drop(c);
-        // A figure holds what is credited below it: so do its reasons.
-        if !bounds.is_empty() {
-            for id in nodes.ids().skip(1).rev() {
-                let p = nodes.parent(id);
-                if !p.is_none() {
-                    bounds[p.index()] = bounds[p.index()].with(bounds[id.index()]);
-                }
-            }
-            if bounds.iter().all(|b| b.is_exact()) {
-                bounds = Vec::new();
-            }
-        }
         let reclaim = sets.then(|| Reclaim::new(&links, &file_links, sweep, &granularity, exact));
         drop(file_links);
         drop(links);
@@ -413,24 +363,6 @@ impl Tree {
             name: n.name(id),
             own: n.own(id),
         }
-    }
-
-    /// Whether the Reclaimable of node `id` is exact, or a bound.
-    pub fn bound(&self, id: NodeId) -> Bound {
-        self.bounds.get(id.index()).copied().unwrap_or_default()
-    }
-
-    /// Whether the `-c` total's Reclaimable is exact, or a bound: the
-    /// top's, and those of roots counted apart (inside another root).
-    pub fn grand_bound(&self) -> Bound {
-        self.roots()
-            .iter()
-            .fold(self.bound(NodeId::TOP), |a, &r| a.with(self.bound(r)))
-    }
-
-    /// The reasons of every bound in the tree (exact: none).
-    pub fn any_bound(&self) -> Bound {
-        self.bounds.iter().fold(Bound::EXACT, |a, &b| a.with(b))
     }
 
     /// The figures of node `id`.
@@ -577,11 +509,8 @@ struct Crediting<'a> {
     /// (a node climbed through gets a slot: it is credited).
     stamp: Vec<u32>,
     generation: u32,
-    /// What the scan could verify.
-    exact: &'a Exactness,
-    /// Per node, the reasons of the bounds credited there (empty when
-    /// everything is exact).
-    bounds: Vec<Bound>,
+    /// The reasons of the bounds credited at each node.
+    marks: Marks<'a>,
 }
 
 impl Crediting<'_> {
@@ -656,35 +585,6 @@ impl Crediting<'_> {
         sep
     }
 
-    /// The lowest common ancestor of two nodes.
-    fn lca(&self, mut a: NodeId, mut b: NodeId) -> NodeId {
-        let nodes = self.nodes;
-        // Roots have depth 0 under the top node: use level = depth + 1 so
-        // that the top (level 0) is above them.
-        let level = |x: NodeId| {
-            if x == NodeId::TOP {
-                0
-            } else {
-                nodes.depth(x) + 1
-            }
-        };
-        let up = |x: NodeId| nodes.parent(x);
-        let (mut la, mut lb) = (level(a), level(b));
-        while la > lb {
-            a = up(a);
-            la -= 1;
-        }
-        while lb > la {
-            b = up(b);
-            lb -= 1;
-        }
-        while a != b {
-            a = up(a);
-            b = up(b);
-        }
-        a
-    }
-
     /// Credits each multiply-linked inode once to every directory on the
     /// union of its links' ancestor chains (under du's rules, `counted`:
     /// only on its counted link's chain), and its exclusive bytes as
@@ -703,7 +603,10 @@ impl Crediting<'_> {
                 }
             }
             if figures::all_links_seen(group.len(), group[0].nlink) {
-                let lca = group.iter().map(|l| l.node).reduce(|a, b| self.lca(a, b));
+                let lca = group
+                    .iter()
+                    .map(|l| l.node)
+                    .reduce(|a, b| acc::lca(self.nodes, a, b));
                 if let Some(lca) = lca {
                     acc.reclaim_at(nodes, lca, stats.exclusive);
                 }
@@ -732,7 +635,13 @@ impl Crediting<'_> {
         let contained: Vec<Option<NodeId>> = (0..files.ranges.len() as u32)
             .map(|f| {
                 files.all_seen[f as usize]
-                    .then(|| files.nodes(f).iter().copied().reduce(|x, y| self.lca(x, y)))
+                    .then(|| {
+                        files
+                            .nodes(f)
+                            .iter()
+                            .copied()
+                            .reduce(|x, y| acc::lca(self.nodes, x, y))
+                    })
                     .flatten()
             })
             .collect();
@@ -759,15 +668,12 @@ impl Crediting<'_> {
                             break;
                         }
                         (Some(x), None) => lca = Some(x),
-                        (Some(x), Some(y)) => lca = Some(self.lca(x, y)),
+                        (Some(x), Some(y)) => lca = Some(acc::lca(self.nodes, x, y)),
                     }
                 }
                 if let Some(at) = lca {
                     acc.reclaim_at(nodes, at, u.bytes);
-                    let b = self.exact.space(fs);
-                    if !b.is_exact() {
-                        self.bounds[at.index()] = self.bounds[at.index()].with(b);
-                    }
+                    self.marks.unit(at, fs);
                 }
             }
         }

@@ -232,6 +232,10 @@ fn marking_two_snapshots_frees_what_the_total_row_says() {
         both >= alone + 200 * K as u64,
         "both {both}, each alone {alone}"
     );
+    // The two snapshots are not the whole filesystem: what they share
+    // might be held outside them too, which sdu cannot verify. The total
+    // says it is a bound, and the browser says "up to".
+    assert_eq!(doc["total"]["reclaimable_exact"], false, "{doc}");
     start(&tmux, fs.path(), "-B1 snaps/s1 snaps/s2");
     tmux.keys(&["Space"]);
     tmux.wait_for("one mark", |s| s.contains(" 1 marked "));
@@ -239,7 +243,7 @@ fn marking_two_snapshots_frees_what_the_total_row_says() {
     let s = tmux.wait_for("two marks", |s| s.contains(" 2 marked "));
     let frees: u64 = s
         .lines()
-        .find_map(|l| l.split("deleting them frees ").nth(1))
+        .find_map(|l| l.split("deleting them frees up to ").nth(1))
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_else(|| panic!("no figure:\n{s}"));
     assert_eq!(frees, both, "{s}");

@@ -409,7 +409,18 @@ fn truncated_and_corrupt_files_are_rejected() {
     let s = String::from_utf8(text.clone()).unwrap();
     let edits: &[(&str, &str, &str)] = &[
         ("[1,2,", "[2,2,", "major format version 2"),
-        ("\"format\":1", "\"format\":9", "newer sdu"),
+        ("\"format\":2", "\"format\":9", "newer sdu"),
+        // Format 2: a node's bound bits, and a space's, are 0 to 3.
+        (
+            "\"sdu\":{\"apparent\"",
+            "\"sdu\":{\"bound\":4,\"apparent\"",
+            "unknown bound",
+        ),
+        (
+            "\"spaces\":[",
+            "\"spaces\":[[0,\"block\",0,7]",
+            "unknown bound",
+        ),
         ("\"asize\":", "\"asize\":-", "expected a number"),
         ("\"name\":\"sub\"", "\"nam\":\"sub\"", "without a name"),
         (
@@ -438,6 +449,23 @@ fn truncated_and_corrupt_files_are_rejected() {
     rejected(b"{}", "not an array");
     rejected(b"", "empty");
     rejected(b"[1,2,{},{\"name\":\"f\"}]", "a file for a tree");
+    // Format 1 said nothing of bounds: it reads, every Reclaimable a bound.
+    std::fs::write(&bad, s.replacen("\"format\":2", "\"format\":1", 1)).unwrap();
+    let o = sdu_in(
+        d.path(),
+        &[os("--json"), os("-a"), os("--import"), bad.as_os_str()],
+    );
+    assert_eq!(o.code, Some(0), "format 1: {o:?}");
+    let old = crate::json::parse(&o.stdout);
+    let now = sdu_json(&args!["-a", "--import", &good]);
+    assert!(old.entries.iter().all(|e| !e.reclaimable_exact), "{old:?}");
+    let figures = |r: &crate::json::Report| {
+        r.entries
+            .iter()
+            .map(|e| (e.path.clone(), e.total, e.exclusive, e.reclaimable))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(figures(&old), figures(&now), "the same figures");
     let o = sdu_in(d.path(), &[os("--import"), os("no-such-file")]);
     assert_eq!(o.code, Some(2), "{o:?}");
     assert!(o.stderr.contains("No such file or directory"), "{o:?}");

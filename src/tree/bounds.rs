@@ -1,0 +1,129 @@
+//! Exact or a bound (`docs/design.md`, "Exact or a bound"): what the scan
+//! could verify ([`Exactness`]), the reasons carried by each node's
+//! Reclaimable, and how they roll up.
+//!
+//! A node's Reclaimable is a bound when a unit credited at it, or at a node
+//! below it, lies in an extent space the scan could not verify, or when a
+//! node at or below it was marked by the walk (a file whose extents could
+//! not be read; Btrfs data read without root). The reasons are bits
+//! ([`Bound`]), joined on the way up as the figures are summed.
+
+use super::Tree;
+use crate::figures::Bound;
+use crate::records::{NodeId, Nodes};
+
+/// What tells an exact Reclaimable from a bound: what the scan could
+/// verify of each extent space, and the nodes whose own figures it could
+/// not.
+#[derive(Clone, Debug, Default)]
+pub struct Exactness {
+    /// Per extent space: whether a unit there frees what it counts.
+    pub(crate) spaces: Vec<Bound>,
+    /// A space past the end of `spaces`.
+    pub(crate) other: Bound,
+    /// Nodes whose own figures may differ from what deleting frees (a file
+    /// whose extents could not be read; Btrfs data read without root), by
+    /// id, sorted, each once.
+    pub(crate) nodes: Vec<(NodeId, Bound)>,
+}
+
+impl Exactness {
+    /// Whether a unit in extent space `space` frees what it counts.
+    pub(crate) fn space(&self, space: u32) -> Bound {
+        self.spaces
+            .get(space as usize)
+            .copied()
+            .unwrap_or(self.other)
+    }
+
+    /// Whether anything at all is a bound.
+    fn any(&self) -> bool {
+        !self.other.is_exact()
+            || self.spaces.iter().any(|b| !b.is_exact())
+            || !self.nodes.is_empty()
+    }
+}
+
+/// The reasons of the bounds credited at each node during the roll-up,
+/// before they are rolled up themselves.
+pub(super) struct Marks<'a> {
+    /// What the scan could verify.
+    exact: &'a Exactness,
+    /// Per node, its reasons (empty when everything is exact: then no
+    /// credit can make a bound).
+    bounds: Vec<Bound>,
+}
+
+impl<'a> Marks<'a> {
+    /// The marks of `len` nodes before crediting: those the walk made.
+    pub(super) fn new(exact: &'a Exactness, len: usize) -> Marks<'a> {
+        let mut m = Marks {
+            exact,
+            bounds: Vec::new(),
+        };
+        if exact.any() {
+            m.bounds = vec![Bound::EXACT; len];
+            for &(id, b) in &exact.nodes {
+                m.mark(id, b);
+            }
+        }
+        m
+    }
+
+    /// Adds the reasons `b` to node `at`.
+    fn mark(&mut self, at: NodeId, b: Bound) {
+        if let Some(x) = self.bounds.get_mut(at.index()) {
+            *x = x.with(b);
+        }
+    }
+
+    /// A unit of extent space `fs` was credited as reclaimable at `at`:
+    /// that figure is a bound when the space could not be verified.
+    pub(super) fn unit(&mut self, at: NodeId, fs: u32) {
+        let b = self.exact.space(fs);
+        if !b.is_exact() {
+            self.mark(at, b);
+        }
+    }
+
+    /// A figure holds what is credited below it: so do its reasons. Each
+    /// node's reasons join its parent's (a parent's id is smaller than its
+    /// children's, so one pass from the highest id suffices). Empty when
+    /// none is left a bound.
+    pub(super) fn roll_up(&mut self, nodes: &Nodes) -> Vec<Bound> {
+        let mut bounds = std::mem::take(&mut self.bounds);
+        if bounds.is_empty() {
+            return bounds;
+        }
+        for id in nodes.ids().skip(1).rev() {
+            let p = nodes.parent(id);
+            if !p.is_none() {
+                bounds[p.index()] = bounds[p.index()].with(bounds[id.index()]);
+            }
+        }
+        if bounds.iter().all(|b| b.is_exact()) {
+            bounds = Vec::new();
+        }
+        bounds
+    }
+}
+
+impl Tree {
+    /// Whether the Reclaimable of node `id` is exact, or a bound.
+    pub fn bound(&self, id: NodeId) -> Bound {
+        self.bounds.get(id.index()).copied().unwrap_or_default()
+    }
+
+    /// Whether the `-c` total's Reclaimable is exact, or a bound: the
+    /// top's, and those of roots counted apart (inside another root).
+    pub fn grand_bound(&self) -> Bound {
+        self.roots()
+            .iter()
+            .fold(self.bound(NodeId::TOP), |a, &r| a.with(self.bound(r)))
+    }
+
+    /// The reasons of every bound in the tree (exact: none).
+    pub fn any_bound(&self) -> Bound {
+        self.bounds.iter().fold(Bound::EXACT, |a, &b| a.with(b))
+    }
+}
