@@ -135,15 +135,17 @@ impl Coverage {
 
 impl Coverage {
     /// What the roll-up needs to tell exact figures from bounds: a unit in
-    /// an extent space of a filesystem the scan does not cover may be held
-    /// from outside it ([`Bound::AT_MOST`]); `nodes` are the walk's own
-    /// marks. The [`Bound::AT_LEAST`] marks of files read as referenced on
-    /// Btrfs filesystems `partial` are dropped when every one of those
-    /// filesystems is `proven` to hold no extent referenced in part.
+    /// an extent space of a filesystem the scan does not cover, and that
+    /// root did not `verified`, may be held from outside it
+    /// ([`Bound::AT_MOST`]); `nodes` are the walk's own marks. The marks of
+    /// files read as referenced on Btrfs filesystems `partial`
+    /// (`partial_marks`) stand unless every one of those filesystems is
+    /// `proven` to hold no extent referenced in part.
     pub(crate) fn exactness(
         &self,
         registry: &Registry,
         mut nodes: Vec<(NodeId, Bound)>,
+        partial_marks: Vec<(NodeId, Bound)>,
         partial: &[u32],
         verified: &[bool],
         proven: impl Fn(u32) -> bool,
@@ -161,15 +163,9 @@ impl Coverage {
                 }
             })
             .collect();
-        if !partial.is_empty() && partial.iter().all(|&fs| proven(fs)) {
-            nodes.retain_mut(|(_, b)| {
-                *b = if b.at_most() {
-                    Bound::AT_MOST
-                } else {
-                    Bound::EXACT
-                };
-                !b.is_exact()
-            });
+        if partial.is_empty() || !partial.iter().all(|&fs| proven(fs)) {
+            nodes.extend(partial_marks);
+            crate::saved::merge_bounds(&mut nodes);
         }
         Exactness {
             spaces,

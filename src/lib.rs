@@ -183,7 +183,7 @@ pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Sca
         &w.files,
         &w.sweep,
         granularity,
-        how.build(&w.moved, &w.exact),
+        how.build(&w.moved, &w.exact, &w.unreachable),
     );
     let sizes = stats::Sizes::walked(
         &tree,
@@ -215,12 +215,14 @@ impl Scanning {
         &self,
         stops: &'a [records::NodeId],
         exact: &'a tree::Exactness,
+        unreachable: &'a tree::unreachable::Found,
     ) -> tree::Build<'a> {
         tree::Build {
             rules: self.rules,
             stops,
             sets: self.sets,
             exact,
+            unreachable,
         }
     }
 }
@@ -237,6 +239,8 @@ struct Walked {
     idents: Option<records::Idents>,
     /// What the scan could verify.
     exact: tree::Exactness,
+    /// Bytes on disk no file references (as root on Btrfs).
+    unreachable: tree::unreachable::Found,
     indexed: usize,
     t_walk: std::time::Duration,
     t_sweep: std::time::Duration,
@@ -260,6 +264,8 @@ fn walk_and_sweep(
         moved,
         idents,
         bounds,
+        partial_marks,
+        unreachable,
         partial_fs,
     } = walk::walk(opts, rules.du, msgs)?;
     let t_walk = t0.elapsed();
@@ -304,7 +310,34 @@ fn walk_and_sweep(
     } else {
         Vec::new()
     };
+    // Without root on Btrfs, the proof below needs every shared extent to
+    // be one unit: two indexed ranges that touch may be parts of one
+    // extent that different files hold (FIEMAP cannot tell).
+    let touching: Vec<u32> = partial_fs
+        .iter()
+        .map(|p| p.0)
+        .filter(|&fs| {
+            space_fs
+                .iter()
+                .enumerate()
+                .filter(|s| *s.1 == fs)
+                .any(|(space, _)| {
+                    let mut r = extents.ranges_in(space as u32);
+                    r.sort_unstable();
+                    r.windows(2)
+                        .any(|w| w[0].0.saturating_add(w[0].1) == w[1].0)
+                })
+        })
+        .collect();
     let sweep = extents.into_sweep(|space| registry.granularity(space));
+    let unreachable = tree::unreachable::Found {
+        own: unreachable,
+        shared: partly
+            .shared
+            .into_iter()
+            .map(|u| (u.files, u.bytes))
+            .collect(),
+    };
     // Without root on Btrfs: the shared bytes (each once) and the rest of
     // the files' extents make what the scan saw on disk.
     let seen = |fs: u32| -> u64 {
@@ -317,9 +350,14 @@ fn walk_and_sweep(
             .fold(rest, u64::saturating_add)
     };
     let partial: Vec<u32> = partial_fs.iter().map(|p| p.0).collect();
-    let exact = coverage.exactness(&registry, bounds, &partial, &verified, |fs| {
-        coverage.proves_whole_extents(fs, seen(fs))
-    });
+    let exact = coverage.exactness(
+        &registry,
+        bounds,
+        partial_marks,
+        &partial,
+        &verified,
+        |fs| !touching.contains(&fs) && coverage.proves_whole_extents(fs, seen(fs)),
+    );
     Ok(Walked {
         nodes,
         links,
@@ -330,6 +368,7 @@ fn walk_and_sweep(
         moved,
         idents,
         exact,
+        unreachable,
         indexed,
         t_walk,
         t_sweep: t1.elapsed(),
@@ -421,7 +460,12 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
         stats::closing_notes(&s.counters, msgs);
     }
     if cfg.stats {
-        msgs.raw(&stats::text(&s.counters, &s.sizes, t_report));
+        msgs.raw(&stats::text(
+            &s.counters,
+            &s.sizes,
+            t_report,
+            s.tree.any_bound(),
+        ));
     }
     Ok(Outcome {
         errors: s.saved_errors.saturating_add(msgs.errors()),
@@ -458,6 +502,7 @@ fn export(
             stops: &w.moved,
             sets: false,
             exact: &w.exact,
+            unreachable: &w.unreachable,
         },
     );
     let t_tree = t2.elapsed();
@@ -505,7 +550,12 @@ fn export(
                 tree: t_tree,
             },
         );
-        msgs.raw(&stats::text(&w.counters, &sizes, t_report));
+        msgs.raw(&stats::text(
+            &w.counters,
+            &sizes,
+            t_report,
+            tree.any_bound(),
+        ));
     }
     Ok(Outcome {
         errors: msgs.errors(),
@@ -554,6 +604,10 @@ fn import(cfg: &Config, how: &Scanning, file: &[u8], msgs: &Messages) -> Result<
     }
     let roots = s.roots();
     let exact = s.exactness();
+    let unreachable = tree::unreachable::Found {
+        own: std::mem::take(&mut s.unreachable),
+        shared: Vec::new(),
+    };
     let t_read = t0.elapsed();
     let t1 = Instant::now();
     let saved::Saved {
@@ -579,7 +633,7 @@ fn import(cfg: &Config, how: &Scanning, file: &[u8], msgs: &Messages) -> Result<
         &files,
         &sweep,
         granularity,
-        how.build(&stops, &exact),
+        how.build(&stops, &exact, &unreachable),
     );
     let sizes = stats::Sizes::Read {
         file: file.to_vec(),

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use crate::figures::Bound;
 use crate::{Counters, Diagnostic, Messages, probe};
 
 /// How long a walk's stages took.
@@ -85,7 +86,36 @@ pub(crate) fn closing_notes(counters: &Counters, msgs: &Messages) {
 
 /// The `--stats` text of a run: its counters, and the sizes and times of
 /// its scan or of the saved scan it read.
-pub(crate) fn text(counters: &Counters, sizes: &Sizes, t_report: Duration) -> String {
+pub(crate) fn text(counters: &Counters, sizes: &Sizes, t_report: Duration, bound: Bound) -> String {
+    let mut s = body(counters, sizes, t_report);
+    let _ = writeln!(s, "  reclaimable            {}", exactness(bound));
+    s
+}
+
+/// What `--stats` says of the Reclaimable figures: exact, or bounds and
+/// why, and what would make them exact.
+fn exactness(bound: Bound) -> String {
+    if bound.is_exact() {
+        return "exact: every reference to the data counted was verified".into();
+    }
+    let mut why = Vec::new();
+    if bound.at_most() {
+        why.push(
+            "at most where data may also be held outside the scan (scan the whole \
+             filesystem, or run as root, to verify)",
+        );
+    }
+    if bound.at_least() {
+        why.push(
+            "at least where Btrfs extents may be referenced only in part \
+             (root sees them: run as root for exact figures)",
+        );
+    }
+    format!("bounds where marked: {}", why.join("; "))
+}
+
+/// The `--stats` text above its last line.
+fn body(counters: &Counters, sizes: &Sizes, t_report: Duration) -> String {
     match sizes {
         Sizes::Walked {
             dirs,

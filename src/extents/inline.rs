@@ -276,6 +276,7 @@ mod tests {
                         ids: (uuid, parent),
                         created,
                     })),
+                    placeholder: false,
                 },
             );
         }

@@ -46,6 +46,10 @@ pub enum Granularity {
     Extent,
 }
 
+/// `BTRFS_EMPTY_SUBVOL_DIR_OBJECTID`: the inode of the empty directory a
+/// snapshot holds in place of a subvolume nested in its origin.
+const BTRFS_EMPTY_SUBVOL_DIR: u64 = 2;
+
 /// What sdu knows about one filesystem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct FsInfo {
@@ -170,6 +174,11 @@ pub(crate) struct Probe {
     /// Btrfs only: the subvolume's UUID, the UUID of the subvolume it is a
     /// snapshot of, and when it was made.
     pub(crate) subvol: Option<io::Result<Subvol>>,
+    /// Btrfs only: the fd is the empty directory a snapshot holds where
+    /// the subvolume it was taken of held another (inode 2,
+    /// `BTRFS_EMPTY_SUBVOL_DIR_OBJECTID`): no ioctl of a subvolume works
+    /// there, and nothing lies in it.
+    pub(crate) placeholder: bool,
 }
 
 /// A Btrfs subvolume, as the walk tells copies of one inode apart.
@@ -200,11 +209,14 @@ impl Probe {
         };
         let uuid = may_share.then(|| ioctl::fs_uuid(fd));
         let subvol = matches!(magic, Ok(magic::BTRFS)).then(|| ioctl::btrfs_subvol(fd));
+        let placeholder = matches!(magic, Ok(magic::BTRFS))
+            && rustix::fs::fstat(fd).is_ok_and(|st| st.st_ino == BTRFS_EMPTY_SUBVOL_DIR);
         Probe {
             magic,
             reflink,
             uuid,
             subvol,
+            placeholder,
         }
     }
 }
@@ -283,6 +295,12 @@ impl Registry {
         let mut unverified = magic == 0;
         let uuid = match probe.uuid {
             Some(Ok(u)) => Some(u),
+            // The empty stand-in for a subvolume inside a snapshot: nothing
+            // in it to verify.
+            Some(Err(_)) if magic == magic::BTRFS && probe.placeholder => {
+                can_share = false;
+                None
+            }
             // Without its UUID, a Btrfs subvolume's extents cannot be keyed
             // with those of its snapshots: nothing on it can be verified.
             Some(Err(e)) if magic == magic::BTRFS => {
@@ -502,6 +520,7 @@ mod tests {
             reflink: None,
             uuid: None,
             subvol: None,
+            placeholder: false,
         };
         let (info, warning) = reg.insert(1, probe());
         assert!(info.unverified && !info.can_share);
@@ -527,6 +546,7 @@ mod tests {
                 reflink: Some(Err(fail())),
                 uuid: Some(Ok([7; 16])),
                 subvol: None,
+                placeholder: false,
             },
         );
         assert!(info.can_share && !info.unverified);
@@ -546,6 +566,7 @@ mod tests {
                 reflink: None,
                 uuid: Some(Err(fail())),
                 subvol: None,
+                placeholder: false,
             },
         );
         assert!(info.unverified && !info.can_share);
@@ -560,6 +581,7 @@ mod tests {
                     reflink: None,
                     uuid: Some(Ok([9; 16])),
                     subvol: None,
+                    placeholder: false,
                 },
             )
         };
@@ -581,6 +603,7 @@ mod tests {
                     reflink: None,
                     uuid: None,
                     subvol: None,
+                    placeholder: false,
                 },
             )
             .0

@@ -100,6 +100,12 @@ pub(crate) struct Entry<'a> {
     /// extent may be referenced only in part (`docs/design.md`, "Exact or
     /// a bound").
     pub(crate) reclaimable_exact: bool,
+    /// `unreachable`: as root on Btrfs, the bytes on disk of extents under
+    /// the entry that no file references (a rewrite or `btrfs filesystem
+    /// defragment` gives them back; Exclusive and Reclaimable count them).
+    /// Present exactly when not 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) unreachable: u64,
 }
 
 /// The `-c` total: the figures and whether its Reclaimable is exact.
@@ -110,6 +116,9 @@ pub(crate) struct Total {
     pub(crate) figures: Stats,
     /// As [`Entry::reclaimable_exact`].
     pub(crate) reclaimable_exact: bool,
+    /// As [`Entry::unreachable`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) unreachable: u64,
 }
 
 /// What an entry is: `type` in the document.
@@ -203,6 +212,7 @@ impl<'a> From<&tree::Entry<'a>> for Entry<'a> {
             depth: e.depth,
             figures: *e.figures,
             reclaimable_exact: e.bound.is_exact(),
+            unreachable: e.unreachable,
         }
     }
 }
@@ -243,6 +253,7 @@ pub(super) fn write(
         total: opts.grand_total.then(|| Total {
             figures: *tree.grand_total(),
             reclaimable_exact: tree.grand_bound().is_exact(),
+            unreachable: tree.unreachable(crate::records::NodeId::TOP),
         }),
         errors,
         compressed_logical,
@@ -366,6 +377,7 @@ mod tests {
                 time: None,
             },
             reclaimable_exact: n != 20,
+            unreachable: 0,
         }
     }
 
@@ -378,6 +390,7 @@ mod tests {
             total: total.map(|figures| Total {
                 figures,
                 reclaimable_exact: true,
+                unreachable: 0,
             }),
             errors: 2,
             compressed_logical: 0,

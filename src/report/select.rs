@@ -62,6 +62,8 @@ pub(crate) struct Row {
     pub(crate) figures: Stats,
     /// Whether its Reclaimable is exact, or a bound.
     pub(crate) bound: Bound,
+    /// Bytes on disk under it that no file references.
+    pub(crate) unreachable: u64,
     /// Index of the parent row, or [`NO_PARENT`] for a root.
     pub(crate) parent: u32,
 }
@@ -100,6 +102,7 @@ impl Rows {
                 kind: e.kind,
                 figures: *e.figures,
                 bound: e.bound,
+                unreachable: e.unreachable,
                 parent: NO_PARENT,
             });
             Ok(())
@@ -137,6 +140,7 @@ impl Rows {
             kind: r.kind,
             figures: &r.figures,
             bound: r.bound,
+            unreachable: r.unreachable,
         }
     }
 

@@ -104,6 +104,8 @@ pub(crate) struct Saved {
     pub(crate) spaces: Vec<(u32, Granularity, Bound)>,
     /// Nodes whose own Reclaimable is a bound (`"bound"`), by id.
     pub(crate) bounds: Vec<(NodeId, Bound)>,
+    /// Bytes no file references credited to a node (`"unreachable"`).
+    pub(crate) unreachable: Vec<(NodeId, u64)>,
     /// The format the file was written in.
     pub(crate) format: u32,
     /// Where du's traversal stopped (a directory moved).
@@ -174,6 +176,9 @@ impl Saved {
         }
         for b in &mut self.bounds {
             b.0 = map[b.0.index()];
+        }
+        for u in &mut self.unreachable {
+            u.0 = map[u.0.index()];
         }
         merge_bounds(&mut self.bounds);
     }

@@ -164,6 +164,7 @@ struct Info {
     alone: bool,
     top: bool,
     bound: Option<Bound>,
+    unreachable: u64,
     own: Option<Stats>,
 }
 
@@ -221,6 +222,7 @@ fn sdu_keys(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut Info) -> Pa
             b"order" => i.order = Some(p.u32()?),
             b"alone" => i.alone = p.bool()?,
             b"top" => i.top = p.bool()?,
+            b"unreachable" => i.unreachable = p.uint()?,
             b"bound" => match Bound::from_bits(p.u32()?.try_into().unwrap_or(u8::MAX)) {
                 Some(b) => i.bound = Some(b),
                 None => return p.error("unknown bound"),
@@ -360,6 +362,9 @@ fn node(
     let id = NodeId::new(id);
     if let Some(b) = i.bound.filter(|b| !b.is_exact()) {
         s.bounds.push((id, b));
+    }
+    if i.unreachable > 0 {
+        s.unreachable.push((id, i.unreachable));
     }
     let (parent_id, depth, pos, dev) = match &parent {
         None => (NodeId::TOP, 0, 0, 0),

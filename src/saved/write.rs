@@ -210,6 +210,10 @@ fn info(
     if r.parent.is_none() {
         w.write_all(b"\"alone\":true,")?;
     }
+    let credits = tree.unreachable_credits();
+    if let Ok(i) = credits.binary_search_by_key(&id, |u| u.0) {
+        write!(w, "\"unreachable\":{},", credits[i].1)?;
+    }
     if let Ok(i) = exact.nodes.binary_search_by_key(&id, |b| b.0) {
         write!(w, "\"bound\":{},", exact.nodes[i].1.bits())?;
     }

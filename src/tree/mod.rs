@@ -19,6 +19,7 @@ mod bounds;
 mod du;
 mod ranks;
 mod union;
+pub(crate) mod unreachable;
 
 use acc::{Acc, OWN, children, parent_or_top};
 pub use bounds::Exactness;
@@ -84,6 +85,8 @@ pub struct Tree {
     /// Per node, whether its Reclaimable is exact or a bound (empty: every
     /// figure is exact).
     bounds: Vec<Bound>,
+    /// Bytes on disk that no file references, where not zero.
+    unreachable: unreachable::Unreachable,
 }
 
 /// How a tree is rolled up beyond its records: du's rules, where du's
@@ -94,6 +97,8 @@ pub(crate) struct Build<'a> {
     pub(crate) stops: &'a [NodeId],
     pub(crate) sets: bool,
     pub(crate) exact: &'a Exactness,
+    /// What the walk found of bytes no file references.
+    pub(crate) unreachable: &'a unreachable::Found,
 }
 
 /// What any set of entries of one [`Tree`] frees, kept beside it
@@ -139,6 +144,8 @@ pub(crate) struct Entry<'a> {
     pub(crate) figures: &'a Stats,
     /// Whether its Reclaimable is exact, or a bound.
     pub(crate) bound: Bound,
+    /// Bytes on disk under it that no file references.
+    pub(crate) unreachable: u64,
 }
 
 /// A node as the walk recorded it, its name borrowed from the tree.
@@ -186,6 +193,7 @@ impl Tree {
             stops,
             sets: false,
             exact: &Exactness::default(),
+            unreachable: &unreachable::Found::default(),
         };
         Self::roll_up(nodes, links, files, sweep, granularity, how).0
     }
@@ -209,6 +217,7 @@ impl Tree {
             stops,
             sets: true,
             exact: &Exactness::default(),
+            unreachable: &unreachable::Found::default(),
         };
         let (tree, sets) = Self::roll_up(nodes, links, files, sweep, granularity, how);
         (tree, sets.expect("kept when asked for"))
@@ -228,6 +237,7 @@ impl Tree {
             stops,
             sets,
             exact,
+            unreachable: found,
         } = how;
         let mut nodes: Nodes = nodes.into();
         nodes.shrink_to_fit();
@@ -258,6 +268,7 @@ impl Tree {
         c.credit_sweep(&mut acc, &file_links, sweep, &granularity);
         let bounds = c.marks.roll_up(&nodes);
         drop(c);
+        let unreachable = unreachable::Unreachable::credit(&nodes, found, |f| file_links.nodes(f));
         let reclaim = sets.then(|| Reclaim::new(&links, &file_links, sweep, &granularity, exact));
         drop(file_links);
         drop(links);
@@ -316,6 +327,7 @@ impl Tree {
             child_ids,
             sorted_depth: rules.sorted_depth,
             bounds,
+            unreachable,
         };
         (tree, reclaim.map(|reclaim| Sets { reclaim }))
     }
@@ -363,6 +375,18 @@ impl Tree {
             name: n.name(id),
             own: n.own(id),
         }
+    }
+
+    /// The bytes on disk under node `id` that no file references (as root
+    /// on Btrfs; 0 elsewhere): see [`unreachable`].
+    pub fn unreachable(&self, id: NodeId) -> u64 {
+        self.unreachable.of(id)
+    }
+
+    /// The unreachable bytes credited to each node (not rolled up), for
+    /// saved scans.
+    pub(crate) fn unreachable_credits(&self) -> &[(NodeId, u64)] {
+        &self.unreachable.own
     }
 
     /// The figures of node `id`.
@@ -491,6 +515,7 @@ impl Tree {
                     kind: self.kind(id),
                     figures: &figures,
                     bound: self.bound(id),
+                    unreachable: self.unreachable(id),
                 })?;
                 path.truncate(before);
                 if self.stops.binary_search(&id).is_ok() {

@@ -455,6 +455,7 @@ fn reuse(
         id: got.file.map(|id| (id, st.stx_ino)),
         on_disk: got.on_disk,
         whole,
+        unreachable: got.unreachable,
     }
 }
 
@@ -516,5 +517,6 @@ fn map_by_search(
         id: got.file.map(|id| (id, st.stx_ino)),
         on_disk: got.on_disk,
         whole: true,
+        unreachable: got.unreachable,
     })
 }

@@ -217,6 +217,13 @@ pub(super) struct Local {
     pub(super) idents: Vec<(NodeId, Ident)>,
     /// Nodes whose own Reclaimable is a bound, and why.
     pub(super) bounds: Vec<(NodeId, Bound)>,
+    /// Nodes of files whose extents were read as referenced on Btrfs
+    /// (FIEMAP): bounds unless the filesystem is proven to hold none but
+    /// whole extents.
+    pub(super) partial_marks: Vec<(NodeId, Bound)>,
+    /// As root on Btrfs: bytes on disk no file references, in the extents
+    /// of a file credited to a node.
+    pub(super) unreachable: Vec<(NodeId, u64)>,
     /// Btrfs filesystems (registry index) where files' extents were read
     /// as referenced, not whole, and the bytes of those files' extents that
     /// are not flagged shared.
@@ -240,6 +247,13 @@ impl Local {
         // A directory's files come one after another: one record for them.
         if self.bounds.last() != Some(&(node, b)) {
             self.bounds.push((node, b));
+        }
+    }
+
+    /// [`Local::bound`], for a file whose extents were read as referenced.
+    pub(super) fn partial_bound(&mut self, node: NodeId, b: Bound) {
+        if self.partial_marks.last() != Some(&(node, b)) {
+            self.partial_marks.push((node, b));
         }
     }
 
@@ -291,6 +305,10 @@ pub(super) struct Shard {
     pub(super) counters: Counters,
     /// Nodes whose own Reclaimable is a bound ([`Local::bounds`]).
     pub(super) bounds: Vec<(NodeId, Bound)>,
+    /// [`Local::partial_marks`].
+    pub(super) partial_marks: Vec<(NodeId, Bound)>,
+    /// [`Local::unreachable`].
+    pub(super) unreachable: Vec<(NodeId, u64)>,
     pub(super) partial_fs: Vec<(u32, u64)>,
     /// With [`WalkOptions::identities`]: the nodes' identities, their
     /// (device, mount) pairs in `places` (16 bytes a node).
@@ -486,6 +504,8 @@ impl Ctx<'_> {
         shard.links.append(&mut local.links);
         shard.files.append(&mut local.files);
         shard.bounds.append(&mut local.bounds);
+        shard.partial_marks.append(&mut local.partial_marks);
+        shard.unreachable.append(&mut local.unreachable);
         for (fs, bytes) in local.partial_fs.drain(..) {
             match shard.partial_fs.iter_mut().find(|p| p.0 == fs) {
                 Some(p) => p.1 = p.1.saturating_add(bytes),

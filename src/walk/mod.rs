@@ -89,6 +89,12 @@ pub(crate) struct Walk {
     /// Nodes whose own Reclaimable is a bound, and why: sorted by node,
     /// each once.
     pub(crate) bounds: Vec<(NodeId, Bound)>,
+    /// Nodes of files whose extents were read as referenced on Btrfs
+    /// (FIEMAP), and what that leaves uncertain, sorted by node, each once.
+    pub(crate) partial_marks: Vec<(NodeId, Bound)>,
+    /// As root on Btrfs: bytes on disk that no file references, in the
+    /// extents a file alone references, by the node it is credited to.
+    pub(crate) unreachable: Vec<(NodeId, u64)>,
     /// Btrfs filesystems (registry index) where some file's extents were
     /// read as referenced (FIEMAP), not whole, with the bytes of those
     /// files' extents not flagged shared (each inode once), by filesystem.
@@ -420,6 +426,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let mut links = Vec::new();
     let mut partial = Vec::new();
     let mut bounds = Vec::new();
+    let mut partial_marks = Vec::new();
+    let mut unreachable = Vec::new();
     let mut partial_fs: Vec<(u32, u64)> = Vec::new();
     let mut files = vec![FileRec::default(); extents.files()];
     let mut counters = Counters::default();
@@ -437,6 +445,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         gather(&mut links, shard.links);
         gather(&mut partial, shard.partial);
         gather(&mut bounds, shard.bounds);
+        gather(&mut partial_marks, shard.partial_marks);
+        gather(&mut unreachable, shard.unreachable);
         partial_fs.extend(shard.partial_fs);
         for f in shard.files {
             let id = f.id as usize;
@@ -468,14 +478,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         );
     }
     drop(inline);
-    bounds.sort_unstable_by_key(|b: &(NodeId, Bound)| (b.0, b.1.bits()));
-    let mut merged: Vec<(NodeId, Bound)> = Vec::with_capacity(bounds.len());
-    for (id, b) in bounds {
-        match merged.last_mut() {
-            Some(last) if last.0 == id => last.1 = last.1.with(b),
-            _ => merged.push((id, b)),
-        }
-    }
+    crate::saved::merge_bounds(&mut bounds);
+    crate::saved::merge_bounds(&mut partial_marks);
     partial_fs.sort_unstable();
     partial_fs.dedup_by(|b, a| {
         let same = a.0 == b.0;
@@ -485,7 +489,9 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         same
     });
     Walk {
-        bounds: merged,
+        bounds,
+        partial_marks,
+        unreachable,
         partial_fs,
         idents,
         nodes,

@@ -125,6 +125,7 @@ pub(super) fn file(
         id: got.file.map(|id| (id, st.stx_ino)),
         on_disk: got.on_disk,
         whole,
+        unreachable: got.unreachable,
     };
     Ok(credit(ctx, at, who, Some(mapped), local))
 }

@@ -43,9 +43,28 @@ pub(super) fn credit(
         _ => Stats::of_inode(kind, st.stx_size, st.stx_blocks),
     };
     stats.time = ctx.inode_time(st);
+    if let Some(&Mapped::Extents { unreachable, .. }) = mapped.as_ref()
+        && unreachable > 0
+    {
+        local.unreachable.push((who.node, unreachable));
+    }
     match &mapped {
-        Some(Mapped::Extents { whole: false, .. }) if stats.reclaimable > 0 => {
-            local.bound(who.node, Bound::AT_LEAST);
+        // FIEMAP on Btrfs shows the referenced part of each extent: a part
+        // it alone references may hold more on disk (freed with it), and
+        // the shared ones may be parts of one extent that other files hold
+        // the rest of (then freed only with them).
+        Some(Mapped::Extents {
+            whole: false,
+            shared,
+            view,
+            ..
+        }) if view.1 > 0 => {
+            let b = if *shared > 0 {
+                Bound::AT_LEAST.with(Bound::AT_MOST)
+            } else {
+                Bound::AT_LEAST
+            };
+            local.partial_bound(who.node, b);
         }
         Some(Mapped::Unverified | Mapped::Skipped(Skip::Unverified)) if stats.reclaimable > 0 => {
             local.bound(who.node, Bound::AT_MOST);
@@ -126,6 +145,9 @@ pub(super) enum Mapped {
         /// (root), or inline. FIEMAP on Btrfs shows only the referenced
         /// part of an extent ([`crate::figures::Bound::AT_LEAST`]).
         whole: bool,
+        /// As root on Btrfs: the bytes on disk of its extents (those no
+        /// other file references) that nothing references.
+        unreachable: u64,
     },
     /// Not mapped after all (its filesystem, known only once opened, cannot
     /// share; or it was replaced by something that cannot).
@@ -231,6 +253,7 @@ pub(super) fn read_open(
         id: got.file.map(|id| (id, now.ino)),
         on_disk: got.on_disk,
         whole,
+        unreachable: got.unreachable,
     };
     (mapped, kept.map(Vec::into_boxed_slice))
 }

@@ -53,6 +53,8 @@ pub struct Entry {
     pub dirs: u64,
     /// Whether `reclaimable` is verified (false: a bound).
     pub reclaimable_exact: bool,
+    /// Bytes on disk no file references (as root on Btrfs; 0 when absent).
+    pub unreachable: u64,
 }
 
 /// The `-c` grand total.
@@ -66,6 +68,7 @@ pub struct Total {
     pub files: u64,
     pub dirs: u64,
     pub reclaimable_exact: bool,
+    pub unreachable: u64,
 }
 
 impl Report {
@@ -140,7 +143,7 @@ fn entry(v: &Value) -> Entry {
         .chain(FIGURES)
         .chain(["reclaimable_exact"])
         .collect();
-    let o = object(v, "entry", &keys, &[]);
+    let o = object(v, "entry", &keys, &["unreachable"]);
     let kind = match o["type"].as_str() {
         Some("dir") => Kind::Dir,
         Some("file") => Kind::File,
@@ -161,14 +164,25 @@ fn entry(v: &Value) -> Entry {
         files: f.files,
         dirs: f.dirs,
         reclaimable_exact: boolean(&o["reclaimable_exact"], "reclaimable_exact"),
+        unreachable: unreachable(o, "entry"),
     }
+}
+
+/// `unreachable`: present exactly when not 0.
+fn unreachable(o: &Map<String, Value>, what: &str) -> u64 {
+    o.get("unreachable").map_or(0, |v| {
+        let n = uint(v, &format!("{what}.unreachable"));
+        assert_ne!(n, 0, "{what}.unreachable present as 0");
+        n
+    })
 }
 
 fn total(v: &Value) -> Total {
     let keys: Vec<&str> = FIGURES.into_iter().chain(["reclaimable_exact"]).collect();
-    let o = object(v, "total", &keys, &[]);
+    let o = object(v, "total", &keys, &["unreachable"]);
     Total {
         reclaimable_exact: boolean(&o["reclaimable_exact"], "total.reclaimable_exact"),
+        unreachable: unreachable(o, "total"),
         ..figures(o, "total")
     }
 }
@@ -190,6 +204,7 @@ fn figures(o: &Map<String, Value>, what: &str) -> Total {
         files: u("files"),
         dirs: u("dirs"),
         reclaimable_exact: true,
+        unreachable: 0,
     }
 }
 
