@@ -17,6 +17,7 @@
 
 use std::fmt::Write as _;
 use std::fs;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Command;
 
@@ -597,4 +598,239 @@ fn to_free_plan_over_snapshots() {
     assert_rows("--to-free over two snapshots", &rows);
     assert_eq!(freed, 4 * M, "the tree is not as built: {root}");
     assert_eq!(rows[0].user, (5 * M, false), "without root: {user}");
+}
+
+// ---------------------------------------------------------------------------
+// Property: random trees on Btrfs
+
+/// A random tree under construction: its directories (relative to the
+/// mount, "" the mount itself), files, subvolumes that can be snapshotted
+/// and read-only snapshots.
+struct RandomTree<'a> {
+    t: Tree<'a>,
+    rng: Rng,
+    subvols: Vec<String>,
+    ro: Vec<String>,
+    log: Vec<String>,
+}
+
+fn under(p: &str, dir: &str) -> bool {
+    dir.is_empty() || p == dir || p.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
+}
+
+fn join_rel(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+impl RandomTree<'_> {
+    /// Every directory and file, by a walk (a snapshot's own included);
+    /// not the empty directory that stands for a nested subvolume in a
+    /// snapshot (inode 2).
+    fn walk(&self) -> (Vec<String>, Vec<String>) {
+        fn go(root: &Path, rel: String, dirs: &mut Vec<String>, files: &mut Vec<String>) {
+            let md = fs::symlink_metadata(root.join(&rel)).unwrap();
+            if md.is_dir() {
+                if md.ino() == 2 {
+                    return;
+                }
+                let mut names: Vec<String> = fs::read_dir(root.join(&rel))
+                    .unwrap()
+                    .map(|e| e.unwrap().file_name().into_string().unwrap())
+                    .collect();
+                names.sort();
+                dirs.push(rel.clone());
+                for n in names {
+                    go(root, join_rel(&rel, &n), dirs, files);
+                }
+            } else {
+                files.push(rel);
+            }
+        }
+        let (mut dirs, mut files) = (Vec::new(), Vec::new());
+        go(self.t.root, String::new(), &mut dirs, &mut files);
+        (dirs, files)
+    }
+
+    fn pick<'v>(&mut self, v: &'v [String]) -> &'v str {
+        &v[self.rng.below(v.len() as u64) as usize]
+    }
+
+    fn writable(&self, v: Vec<String>) -> Vec<String> {
+        v.into_iter()
+            .filter(|p| !self.ro.iter().any(|r| under(p, r)))
+            .collect()
+    }
+
+    fn write(&mut self, name: &str) {
+        let dirs = self.writable(self.walk().0);
+        let p = join_rel(self.pick(&dirs), name);
+        let len = BLK * (1 + self.rng.below(64)) + self.rng.below(2) * self.rng.below(BLK);
+        self.t.write(&p, len);
+        self.log.push(format!("write {p} {len}"));
+    }
+
+    fn reflink(&mut self, name: &str) {
+        let (dirs, files) = self.walk();
+        let dirs = self.writable(dirs);
+        let src = self.pick(&files).to_owned();
+        let dst = join_rel(self.pick(&dirs), name);
+        self.t.clone(&src, &dst);
+        self.log.push(format!("reflink {src} {dst}"));
+    }
+
+    fn rewrite(&mut self) {
+        let files = self.writable(self.walk().1);
+        let f = self.pick(&files).to_owned();
+        let blocks = fs::metadata(self.t.p(&f))
+            .unwrap()
+            .len()
+            .div_ceil(BLK)
+            .max(1);
+        let off = BLK * self.rng.below(blocks);
+        let len = BLK * (1 + self.rng.below(16));
+        self.t.overwrite(&f, off, len);
+        self.log.push(format!("rewrite {f} {off} {len}"));
+    }
+
+    fn snapshot(&mut self, name: &str) {
+        let dirs = self.writable(self.walk().0);
+        let src = self.pick(&self.subvols.clone()).to_owned();
+        let dst = join_rel(self.pick(&dirs), name);
+        let ro = self.rng.below(2) == 0;
+        let mut c = Command::new("btrfs");
+        c.args(["subvolume", "snapshot"]);
+        if ro {
+            c.arg("-r");
+        }
+        run(c.arg(self.t.p(&src)).arg(self.t.p(&dst))).assert_ok();
+        if ro {
+            self.ro.push(dst.clone());
+        } else {
+            self.subvols.push(dst.clone());
+        }
+        self.log.push(format!(
+            "snapshot{} {src} {dst}",
+            if ro { " -r" } else { "" }
+        ));
+    }
+}
+
+const BLK: u64 = 4096;
+
+/// Builds case `seed`'s tree, scans a random directory (with a random name
+/// excluded, half the time) as root and without, then deletes every file
+/// the scan counted and measures.
+fn random_case(seed: u64) -> Option<Row> {
+    let fs = Mounted::new(FsKind::Btrfs, BTRFS_OPTS)?;
+    let mnt = fs.path();
+    let mut r = RandomTree {
+        t: Tree { root: mnt },
+        rng: Rng(0x9e37_79b9_7f4a_7c15 ^ seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1),
+        subvols: vec!["v0".into()],
+        ro: Vec::new(),
+        log: Vec::new(),
+    };
+    subvolume(&mnt.join("v0"));
+    if r.rng.below(2) == 0 {
+        subvolume(&mnt.join("v0/v1"));
+        r.subvols.push("v0/v1".into());
+    }
+    for i in 0..4 {
+        let dirs = r.writable(r.walk().0);
+        let d = join_rel(r.pick(&dirs), &format!("d{i}"));
+        r.t.dir(&d);
+    }
+    for i in 0..5 {
+        r.write(&format!("f{i}"));
+    }
+    for i in 0..3 {
+        r.reflink(&format!("r{i}"));
+    }
+    for i in 0..1 + r.rng.below(2) {
+        r.snapshot(&format!("s{i}"));
+    }
+    for _ in 0..3 {
+        r.rewrite();
+    }
+    for i in 3..5 {
+        r.reflink(&format!("r{i}"));
+    }
+    for i in 5..7 {
+        r.write(&format!("f{i}"));
+    }
+    fs.remount();
+    let (dirs, files) = r.walk();
+    let scan = r.pick(&dirs).to_owned();
+    let in_scan: Vec<String> = files.into_iter().filter(|f| under(f, &scan)).collect();
+    let exclude = (r.rng.below(2) == 0 && !in_scan.is_empty()).then(|| {
+        let f = r.pick(&in_scan);
+        f.rsplit('/').next().unwrap().to_owned()
+    });
+    let arg = if scan.is_empty() { "." } else { scan.as_str() };
+    let mut args = vec!["--json", "-s", arg];
+    if let Some(x) = &exclude {
+        args.extend(["--exclude", x.as_str()]);
+    }
+    let scan_as = |root: bool| {
+        let out = sdu_in(mnt, root, &args);
+        assert_eq!(out.code, Some(0), "{out:?}");
+        entry(&json::parse(&out.stdout), arg).clone()
+    };
+    let (root, user) = (scan_as(true), scan_as(false));
+    // Directories' own blocks, which sdu counts as du does and no deletion
+    // of files frees: on Btrfs only the top-level root directory has any
+    // (16 KiB, from mkfs.btrfs), so this is 0 unless the scan is the mount.
+    let dir_bytes: u64 = dirs
+        .iter()
+        .filter(|d| under(d, &scan))
+        .map(|d| fs::symlink_metadata(mnt.join(d)).unwrap().blocks() * 512)
+        .sum();
+    assert_eq!(dir_bytes, if scan.is_empty() { 16 * K } else { 0 });
+    let freed = freed_by(&fs, || {
+        for s in &r.ro {
+            if under(s, &scan) || under(&scan, s) {
+                run(Command::new("btrfs")
+                    .args(["property", "set", "-ts"])
+                    .arg(mnt.join(s))
+                    .args(["ro", "false"]))
+                .assert_ok();
+            }
+        }
+        for f in &in_scan {
+            if exclude.as_deref() != f.rsplit('/').next() {
+                fs::remove_file(mnt.join(f)).unwrap();
+            }
+        }
+    });
+    let what = format!(
+        "#{seed} {arg}{}{}  [{}]",
+        exclude.map_or(String::new(), |x| format!(" --exclude {x}")),
+        if dir_bytes > 0 {
+            format!(" (freed + {dir_bytes} of the root directory)")
+        } else {
+            String::new()
+        },
+        r.log.join("; ")
+    );
+    Some(Row::new(&what, &root, &user, freed + dir_bytes))
+}
+
+/// Random trees (files, reflink copies between directories, a snapshot or
+/// two, in-place rewrites), a random scan root and exclusion: as root
+/// Reclaimable is what deleting the scanned files frees, exact; without
+/// root it is that, or marked.
+#[test]
+fn btrfs_random_trees_deleted_and_measured() {
+    let mut rows = Vec::new();
+    for seed in 1..=8 {
+        let Some(row) = random_case(seed) else {
+            return;
+        };
+        rows.push(row);
+    }
+    assert_rows("Btrfs, random trees (case, scan, tree)", &rows);
 }
