@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::browse::{assert_terminal_restored, names, press, start};
-use crate::reclaim::{BTRFS_OPTS, Mounted, XFS_OPTS};
+use crate::reclaim::{BTRFS_OPTS, XFS_OPTS};
 use crate::tmux::Tmux;
 use crate::util::*;
 

@@ -20,6 +20,7 @@ mod delete_attacks;
 mod du_match;
 mod du_rules;
 mod errors;
+mod exact;
 mod golden;
 mod hostile_output;
 mod inline;

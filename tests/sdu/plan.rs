@@ -152,7 +152,7 @@ fn plan_reaches_the_size_with_few_entries_and_frees_what_sdu_c_says() {
     // stays, held by s3).
     let settle = || {
         run(Command::new("btrfs").args(["filesystem", "sync"]).arg(d)).assert_ok();
-        crate::reclaim::btrfs_data_used(d)
+        btrfs_data_used(d)
     };
     let before = settle();
     for s in ["snaps/s1", "snaps/s2"] {
@@ -386,7 +386,7 @@ fn candidates_inside_a_scanned_path_see_its_references() {
     // The filesystem agrees with the plan made in context.
     let settle = || {
         run(Command::new("btrfs").args(["filesystem", "sync"]).arg(d)).assert_ok();
-        crate::reclaim::btrfs_data_used(d)
+        btrfs_data_used(d)
     };
     let before = settle();
     for s in ["snaps/s1", "snaps/s2"] {

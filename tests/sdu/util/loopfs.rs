@@ -48,7 +48,7 @@ pub enum Scratch {
 
 impl Scratch {
     pub fn new() -> Scratch {
-        match LoopFs::try_make(FsKind::Ext4, None) {
+        match LoopFs::try_make(FsKind::Ext4, None, &[]) {
             Ok(l) => Scratch::Loop(l),
             Err(e) if in_ci() => panic!("cannot make the scratch ext4 (CI=true): {e}"),
             Err(e) => {
@@ -89,14 +89,21 @@ pub struct LoopFs {
 impl LoopFs {
     /// Makes and mounts a fresh filesystem on a temp mount directory.
     pub fn new(kind: FsKind) -> Option<LoopFs> {
-        LoopFs::make(kind, None)
+        LoopFs::make(kind, None, &[])
+    }
+
+    /// Same, with `mkfs` options after the harness's own: for XFS, `-m
+    /// rmapbt=1` (the reverse-mapping btree, which GETFSMAP needs) or `-m
+    /// rmapbt=0`.
+    pub fn with_mkfs(kind: FsKind, mkfs: &[&str]) -> Option<LoopFs> {
+        LoopFs::make(kind, None, mkfs)
     }
 
     /// Same, mounted on `mnt` (an existing empty directory, e.g. inside a
     /// tree under test). The LoopFs must be dropped before `mnt`'s tree is
     /// removed: declare it after the tree's TestDir.
     pub fn new_at(kind: FsKind, mnt: &Path) -> Option<LoopFs> {
-        LoopFs::make(kind, Some(mnt))
+        LoopFs::make(kind, Some(mnt), &[])
     }
 
     pub fn path(&self) -> &Path {
@@ -108,11 +115,11 @@ impl LoopFs {
         &self.dev
     }
 
-    fn make(kind: FsKind, mnt: Option<&Path>) -> Option<LoopFs> {
-        LoopFs::try_make(kind, mnt).map_or_else(|e| unavailable(&e), Some)
+    fn make(kind: FsKind, mnt: Option<&Path>, extra: &[&str]) -> Option<LoopFs> {
+        LoopFs::try_make(kind, mnt, extra).map_or_else(|e| unavailable(&e), Some)
     }
 
-    fn try_make(kind: FsKind, mnt: Option<&Path>) -> Result<LoopFs, String> {
+    fn try_make(kind: FsKind, mnt: Option<&Path>, extra: &[&str]) -> Result<LoopFs, String> {
         let name = format!("{kind:?}");
         if !is_root() {
             return Err(format!("a {name} loopback filesystem needs root"));
@@ -153,7 +160,7 @@ impl LoopFs {
             // 32,768 inodes); no discard of the image at mkfs.
             FsKind::Ext4 => mkfs.args(["-q", "-F", "-N", "300000", "-E", "nodiscard"]),
         };
-        sh(mkfs.arg(&img)).map_err(|e| format!("cannot make {name}: {e}"))?;
+        sh(mkfs.args(extra).arg(&img)).map_err(|e| format!("cannot make {name}: {e}"))?;
         let dev = sh(Command::new("losetup").args(["--find", "--show"]).arg(&img))
             .map_err(|e| format!("cannot attach a loop device: {e}"))?;
         if let Err(e) = sh(Command::new("mount")

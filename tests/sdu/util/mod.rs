@@ -8,6 +8,8 @@
 //!   writers, and an independent walk of what sdu must list;
 //! - `loopfs`: loopback XFS, Btrfs and ext4 filesystems, `Scratch`, tmpfs,
 //!   settling and flushing;
+//! - `measure`: delete and measure (filesystems mounted with options and
+//!   their used space, trees of known sharing);
 //! - `search`: the Btrfs tree search checked against FIEMAP (on every
 //!   Btrfs loopback as it is dropped);
 //! - `du`: GNU du as the reference, entry by entry;
@@ -15,6 +17,7 @@
 
 mod du;
 mod loopfs;
+mod measure;
 mod process;
 mod search;
 mod table;
@@ -22,6 +25,7 @@ mod trees;
 
 pub use du::*;
 pub use loopfs::*;
+pub use measure::*;
 pub use process::*;
 pub use search::*;
 pub use table::*;
