@@ -165,7 +165,7 @@ impl Coverage {
             .collect();
         if partial.is_empty() || !partial.iter().all(|&fs| proven(fs)) {
             nodes.extend(partial_marks);
-            crate::saved::merge_bounds(&mut nodes);
+            crate::records::merge_bounds(&mut nodes);
         }
         Exactness {
             spaces,

@@ -276,3 +276,15 @@ impl Idents {
         })
     }
 }
+
+/// Sorts `bounds` by node and merges each node's into one.
+pub(crate) fn merge_bounds(bounds: &mut Vec<(NodeId, crate::figures::Bound)>) {
+    bounds.sort_unstable_by_key(|b| (b.0, b.1.bits()));
+    bounds.dedup_by(|b, a| {
+        let same = a.0 == b.0;
+        if same {
+            a.1 = a.1.with(b.1);
+        }
+        same
+    });
+}

@@ -180,7 +180,7 @@ impl Saved {
         for u in &mut self.unreachable {
             u.0 = map[u.0.index()];
         }
-        merge_bounds(&mut self.bounds);
+        crate::records::merge_bounds(&mut self.bounds);
     }
 
     /// What the roll-up needs to tell exact figures from bounds. A file of
@@ -212,18 +212,6 @@ impl Saved {
             nodes: self.bounds.clone(),
         }
     }
-}
-
-/// Sorts `bounds` by node and merges each node's into one.
-pub(crate) fn merge_bounds(bounds: &mut Vec<(NodeId, Bound)>) {
-    bounds.sort_unstable_by_key(|b| (b.0, b.1.bits()));
-    bounds.dedup_by(|b, a| {
-        let same = a.0 == b.0;
-        if same {
-            a.1 = a.1.with(b.1);
-        }
-        same
-    });
 }
 
 /// The name of a `--time` field in the file.

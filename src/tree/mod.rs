@@ -377,18 +377,6 @@ impl Tree {
         }
     }
 
-    /// The bytes on disk under node `id` that no file references (as root
-    /// on Btrfs; 0 elsewhere): see [`unreachable`].
-    pub fn unreachable(&self, id: NodeId) -> u64 {
-        self.unreachable.of(id)
-    }
-
-    /// The unreachable bytes credited to each node (not rolled up), for
-    /// saved scans.
-    pub(crate) fn unreachable_credits(&self) -> &[(NodeId, u64)] {
-        &self.unreachable.own
-    }
-
     /// The figures of node `id`.
     pub fn figures(&self, id: NodeId) -> Stats {
         match self.ranks.get(id.index()) {

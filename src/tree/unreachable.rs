@@ -10,6 +10,7 @@
 //! Few extents have such bytes, so the figure is kept only where it is not
 //! zero.
 
+use super::Tree;
 use super::acc::lca;
 use crate::records::{NodeId, Nodes};
 
@@ -81,4 +82,18 @@ fn merge(v: &mut Vec<(NodeId, u64)>) {
         }
         same
     });
+}
+
+impl Tree {
+    /// The bytes on disk under node `id` that no file references (as root
+    /// on Btrfs; 0 elsewhere).
+    pub fn unreachable(&self, id: NodeId) -> u64 {
+        self.unreachable.of(id)
+    }
+
+    /// The unreachable bytes credited to each node (not rolled up), for
+    /// saved scans.
+    pub(crate) fn unreachable_credits(&self) -> &[(NodeId, u64)] {
+        &self.unreachable.own
+    }
 }

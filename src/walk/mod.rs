@@ -478,8 +478,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         );
     }
     drop(inline);
-    crate::saved::merge_bounds(&mut bounds);
-    crate::saved::merge_bounds(&mut partial_marks);
+    crate::records::merge_bounds(&mut bounds);
+    crate::records::merge_bounds(&mut partial_marks);
     partial_fs.sort_unstable();
     partial_fs.dedup_by(|b, a| {
         let same = a.0 == b.0;
