@@ -175,6 +175,35 @@ impl Coverage {
     }
 }
 
+/// The Btrfs subvolumes (by id) the scan holds whole: every subvolume it
+/// met, entered at its root directory (a PATH inside a subvolume holds
+/// only part of it), when nothing was excluded and every entry was read.
+pub(crate) fn whole_subvolumes(
+    w: &Walked<'_>,
+    registry: &Registry,
+) -> std::collections::HashSet<u64> {
+    if w.excluded || w.errors {
+        return Default::default();
+    }
+    let subvols = registry.subvolumes();
+    let mut held: std::collections::HashSet<u64> = subvols.iter().map(|s| s.1.id).collect();
+    for root in w.roots {
+        let Ok(c) = std::ffi::CString::new(root.as_slice()) else {
+            continue;
+        };
+        let Ok(st) = rfs::statx(CWD, &c, AtFlags::empty(), StatxFlags::BASIC_STATS) else {
+            continue;
+        };
+        let dev = rfs::makedev(st.stx_dev_major, st.stx_dev_minor);
+        if st.stx_ino != BTRFS_ROOT_DIR {
+            if let Some(s) = subvols.iter().find(|s| s.0 == dev) {
+                held.remove(&s.1.id);
+            }
+        }
+    }
+    held
+}
+
 /// An open fd on each filesystem (registry index) a PATH of `roots` lies
 /// on, for the ioctls that ask a filesystem about itself.
 pub(crate) fn open_filesystems(roots: &[Vec<u8>], registry: &Registry) -> Vec<(u32, OwnedFd)> {

@@ -269,15 +269,13 @@ fn walk_and_sweep(
         partial_fs,
     } = walk::walk(opts, rules.du, msgs)?;
     let t_walk = t0.elapsed();
-    let coverage = coverage::Coverage::of_walk(
-        coverage::Walked {
-            roots: &opts.roots,
-            one_file_system: opts.one_file_system,
-            excluded: !opts.excludes.is_empty(),
-            errors: msgs.errors() > 0,
-        },
-        &registry,
-    );
+    let coverage_walk = coverage::Walked {
+        roots: &opts.roots,
+        one_file_system: opts.one_file_system,
+        excluded: !opts.excludes.is_empty(),
+        errors: msgs.errors() > 0,
+    };
+    let coverage = coverage::Coverage::of_walk(coverage_walk, &registry);
     let t1 = Instant::now();
     let indexed = extents.ranges();
     let partly = extents.partly_referenced();
@@ -294,12 +292,15 @@ fn walk_and_sweep(
     let mut files = files;
     let verified = if want.iter().any(|&w| w) && extents::can_search_trees() {
         let fds = coverage::open_filesystems(&opts.roots, &registry);
-        let (v, outside) = extents::outside::verify(&extents, &registry, &files, &fds, &want);
+        let scanned = coverage::whole_subvolumes(&coverage_walk, &registry);
+        let (v, outside) =
+            extents::outside::verify(&extents, &registry, &files, &fds, &want, &scanned);
         if let Some(f) = outside {
             files.resize(f.id as usize + 1, records::FileRec::default());
             files[f.id as usize] = f;
         }
         counters.outside_asked = v.asked;
+        counters.outside_settled = v.settled;
         counters.outside_found = v.outside;
         for &fs in &v.no_rmapbt {
             msgs.report(Diagnostic::NoRmapbt {

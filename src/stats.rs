@@ -268,8 +268,8 @@ fn walked(
     );
     let _ = writeln!(
         s,
-        "  shared ranges asked who else holds them {} ({} held outside the scan)",
-        counters.outside_asked, counters.outside_found
+        "  shared ranges asked who else holds them {} ({} held outside the scan; {} settled by their refs)",
+        counters.outside_asked, counters.outside_found, counters.outside_settled
     );
     let _ = writeln!(s, "  files with shared data {}", st.files_shared);
     let _ = writeln!(s, "  shared extents indexed {}", st.indexed);

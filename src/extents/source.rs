@@ -281,6 +281,12 @@ impl Extents {
         self.next_file.load(Ordering::Relaxed) as usize
     }
 
+    /// The refs of the data extent at `bytenr` on filesystem `fs`, if the
+    /// tree search read them.
+    pub(crate) fn cached_refs(&self, fs: u32, bytenr: u64) -> Option<Arc<bs::ExtentRefs>> {
+        self.btrfs.refs.get(&(fs, bytenr)).map(|r| Arc::clone(&r))
+    }
+
     /// The distinct shared ranges indexed in extent space `space`.
     pub(crate) fn ranges_in(&self, space: u32) -> Vec<(u64, u64)> {
         self.index.ranges_in(space)

@@ -413,6 +413,11 @@ impl Registry {
         key
     }
 
+    /// The Btrfs subvolumes met, by device.
+    pub(crate) fn subvolumes(&self) -> Vec<(u64, Subvol)> {
+        self.lock().subvols.iter().map(|(&d, &s)| (d, s)).collect()
+    }
+
     /// The Btrfs subvolume of device `dev`; `None` when unknown.
     pub(crate) fn subvolume(&self, dev: u64) -> Option<Subvol> {
         self.lock().subvols.get(&dev).copied()

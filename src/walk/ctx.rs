@@ -158,6 +158,9 @@ pub struct Counters {
     pub outside_asked: u64,
     /// Of those, the ranges some owner outside the scan also holds.
     pub outside_found: u64,
+    /// Shared ranges whose refs (read by the tree search) settled that no
+    /// owner lies outside the scan, without asking.
+    pub outside_settled: u64,
 }
 
 impl Counters {
@@ -186,6 +189,7 @@ impl Counters {
         self.unreachable_bytes += o.unreachable_bytes;
         self.outside_asked += o.outside_asked;
         self.outside_found += o.outside_found;
+        self.outside_settled += o.outside_settled;
     }
 }
 
