@@ -43,6 +43,28 @@ pub(crate) struct Given {
     pub(crate) names: Vec<Vec<u8>>,
 }
 
+/// Where `p` lies, its directories resolved but not its last name: a
+/// symlink given as a candidate is the link, which is what deleting it
+/// removes (its target is not). A path ending in `/`, `.` or `..` names a
+/// directory through whatever leads there, as it does for `rm`.
+fn resolve(p: &[u8]) -> std::io::Result<PathBuf> {
+    let path = std::path::Path::new(OsStr::from_bytes(p));
+    let whole =
+        p.ends_with(b"/") || p.ends_with(b"/.") || p.ends_with(b"/..") || p == b"." || p == b"..";
+    match (whole, path.parent(), path.file_name()) {
+        (false, Some(parent), Some(name)) => {
+            std::fs::symlink_metadata(path)?;
+            let parent = if parent.as_os_str().is_empty() {
+                std::path::Path::new(".")
+            } else {
+                parent
+            };
+            Ok(std::fs::canonicalize(parent)?.join(name))
+        }
+        _ => std::fs::canonicalize(path),
+    }
+}
+
 /// Splits the paths given into what to scan and the candidates, refusing
 /// before anything is scanned a path that cannot be accessed, given twice,
 /// or a candidate inside another.
@@ -62,7 +84,7 @@ pub(crate) struct Given {
 pub(crate) fn split(paths: &[Vec<u8>]) -> Result<Split, Error> {
     let mut canon: Vec<PathBuf> = Vec::with_capacity(paths.len());
     for p in paths {
-        match std::fs::canonicalize(OsStr::from_bytes(p)) {
+        match resolve(p) {
             Ok(c) => canon.push(c),
             Err(e) => {
                 return Err(refused(

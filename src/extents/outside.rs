@@ -121,17 +121,17 @@ impl Families {
                 up[a] = b;
             }
         }
+        let family: Vec<usize> = (0..subvols.len()).map(|i| find(&mut up, i)).collect();
         let mut whole_family: std::collections::HashMap<usize, bool> = Default::default();
-        for i in 0..subvols.len() {
-            let f = find(&mut up, i);
-            let held = subvols[i].3 && scanned.contains(&subvols[i].0);
+        for (s, &f) in subvols.iter().zip(&family) {
+            let held = s.3 && scanned.contains(&s.0);
             *whole_family.entry(f).or_insert(true) &= held;
         }
-        let mut whole = std::collections::HashMap::new();
-        for i in 0..subvols.len() {
-            let f = find(&mut up, i);
-            whole.insert(subvols[i].0, whole_family[&f]);
-        }
+        let whole = subvols
+            .iter()
+            .zip(&family)
+            .map(|(s, f)| (s.0, whole_family[f]))
+            .collect();
         Some(Families { whole })
     }
 
@@ -150,6 +150,9 @@ impl Families {
             })
     }
 }
+
+/// A physical range: start and length.
+type Range = (u64, u64);
 
 /// What verifying the spaces did.
 #[derive(Debug, Default)]
@@ -221,7 +224,7 @@ pub(crate) fn verify(
             magic::BTRFS => {
                 let families = Families::read(fd, scanned);
                 let seen = btrfs_seen(registry, files);
-                let (settled, rest): (Vec<(u64, u64)>, Vec<(u64, u64)>) =
+                let (settled, rest): (Vec<Range>, Vec<Range>) =
                     ranges.iter().partition(|&&(physical, _)| {
                         families.as_ref().is_some_and(|f| {
                             extents

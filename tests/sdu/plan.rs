@@ -275,6 +275,34 @@ fn file_candidates_count() {
     assert_eq!(chosen(&doc)[0].0, "w/c/part");
 }
 
+/// A symlink given as a candidate is the link, which is what deleting it
+/// removes, not its target: `w/to_c` frees nothing, though `w/c` behind it
+/// holds 100 kB. With a trailing `/` it names the directory behind it, as
+/// for `rm`.
+#[test]
+fn a_symlink_candidate_is_the_link() {
+    let t = small_tree();
+    std::os::unix::fs::symlink("c", t.path().join("w/to_c")).unwrap();
+    let plan = |c: &str| {
+        run(Command::new(sdu_bin()).current_dir(t.path()).args([
+            "--json",
+            "--to-free",
+            "1",
+            "w",
+            c,
+        ]))
+    };
+    let out = plan("w/to_c");
+    assert_eq!(out.code, Some(1), "the link frees nothing: {out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert!(out.stderr.contains("together free 0"), "{out:?}");
+    let out = plan("w/to_c/");
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(chosen(&doc)[0].0, "w/to_c/");
+    assert!(doc["frees"].as_u64().unwrap() >= 100_000, "{doc}");
+}
+
 /// A candidate that the scan does not hold (here excluded), or that a
 /// saved scan does not hold, is refused: the plan would be made without it.
 #[test]
