@@ -104,10 +104,34 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
             "Reclaimable :: What deleting the entry would free, as far as the scan can see: the \
              exclusive bytes of the inodes whose links all lie under it, plus the shared data \
              whose references seen in the scan all lie under it. Shared data referenced only once \
-             in the scan is shared with something outside it and is never reclaimable. The figure \
-             is exact when the scan covers every file that references the data (a whole XFS \
-             filesystem, a Btrfs filesystem with its snapshots under the scanned root), and an \
-             upper bound otherwise.",
+             in the scan is shared with something outside it and is never reclaimable.",
+        ],
+    ),
+    (
+        "EXACT OR A BOUND",
+        &[
+            "Reclaimable is exact when the scan covers the whole filesystem (its PATH is the \
+             filesystem's root: on Btrfs the top-level subvolume's root directory, elsewhere a \
+             mount of the filesystem's root; nothing excluded, every entry read, no mount inside \
+             hiding a directory), or when sdu runs as root (CAP_SYS_ADMIN) and asks the \
+             filesystem who else holds each shared range: Btrfs BTRFS_IOC_LOGICAL_INO_V2, XFS \
+             FS_IOC_GETFSMAP, which needs the reverse-mapping btree (mkfs.xfs -m rmapbt=1; \
+             without it sdu warns once). Otherwise it is a bound:",
+            "at most :: Data it counts may also be held outside the scan (a snapshot, a copy, an \
+             excluded entry): deleting may free less.",
+            "at least :: On Btrfs without root, FIEMAP shows only the part of an extent a file \
+             references, and Btrfs keeps the extent whole: deleting may free more. On a scan \
+             of the whole filesystem whose bytes on disk equal the filesystem's Data Used, and \
+             where no two shared ranges touch, no extent is referenced in part and the figures \
+             are exact.",
+            "The table and --tree put a * after a bound Reclaimable (the column is one \
+             character wider only then) and print, after the table, one line per reason met \
+             (not with --no-header or -0); --du output never changes. In --json every entry, \
+             the -c total and the --to-free plan carry reclaimable_exact (true or false); as \
+             root on Btrfs an entry carries unreachable, the bytes on disk of its extents that \
+             no file references (kept until the extent's last reference goes), when not 0. The \
+             browser says frees up to, frees at least or frees about before a bound. --stats \
+             ends with a reclaimable line saying whether the figures are exact, and why not.",
         ],
     ),
     (
@@ -220,12 +244,17 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
             "Nothing needs root. sdu reads directories and stats entries as du does, and maps \
              the extents of the files it can open for reading. An entry that cannot be read is \
              reported and counted (exit status 1); a file that can be stat-ed but not opened is \
-             counted as exclusive, with a warning.",
+             counted as exclusive, with a warning. Without root, Reclaimable of a part of a \
+             filesystem is a bound (EXACT OR A BOUND).",
             "As root (CAP_SYS_ADMIN) on Btrfs, sdu reads a file's extent items with the tree \
              search (BTRFS_IOC_TREE_SEARCH_V2) on its directory instead of opening it for \
              FIEMAP, and decides from the extent tree's refs whether each extent is shared, as \
              FIEMAP would: the figures are the same, but for compressed extents, counted at \
-             their size on disk. The tree also lists each directory and gives each entry's \
+             their size on disk, and extents a file references in part, counted whole. When the \
+             scan is not the whole filesystem, sdu asks each shared extent's holders \
+             (LOGICAL_INO_V2), so that Reclaimable is exact (inline data shared with a \
+             snapshot outside the scan excepted: it has no disk address to ask about); as root \
+             on XFS with rmapbt, GETFSMAP answers the same question. The tree also lists each directory and gives each entry's \
              figures (its inode item), instead of getdents and statx; statx still stats \
              another subvolume's root, a mount point inside the scan (from \
              /proc/self/mountinfo), and an entry the tree does not agree on. It first syncs \
