@@ -352,7 +352,8 @@ impl fmt::Display for Diagnostic {
             Diagnostic::NoRmapbt { fs } => write!(
                 f,
                 "{fs} without the reverse-mapping btree (mkfs.xfs -m rmapbt=1): data shared with \
-                 files outside the scan cannot be found, so Reclaimable there is an upper bound"
+                 files outside the scan cannot be found, so Reclaimable there is at most what \
+                 deleting frees"
             ),
             Diagnostic::Unverified { files, bytes } => write!(
                 f,

@@ -40,6 +40,12 @@ use crate::records::{FileRec, Link, NodeId, Nodes};
 /// namespace (those count the roots).
 const INLINE_NS: u32 = u32::MAX;
 
+/// Whether namespace `ns` tags an inline extent space: its addresses are
+/// made up, and no filesystem can say who else holds its data.
+pub(crate) fn is_inline_ns(ns: u32) -> bool {
+    ns > INLINE_NS / 2
+}
+
 /// A Btrfs file whose data is inline, with what identifies its inode
 /// across snapshots.
 #[derive(Clone, Copy, Debug)]

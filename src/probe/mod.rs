@@ -246,6 +246,8 @@ struct RegistryInner {
     spaces: HashMap<(u32, u32), u32>,
     /// The filesystem index of each extent space.
     space_fs: Vec<u32>,
+    /// The namespace of each extent space.
+    space_ns: Vec<u32>,
     /// Btrfs subvolumes, by device: their UUID and their origin's.
     subvols: HashMap<u64, Subvol>,
 }
@@ -356,6 +358,11 @@ impl Registry {
         self.lock().by_dev.get(&dev).map(|f| f.index)
     }
 
+    /// The namespace of each extent space, by space.
+    pub(crate) fn space_namespaces(&self) -> Vec<u32> {
+        self.lock().space_ns.clone()
+    }
+
     /// The filesystem index of each extent space, by space.
     pub(crate) fn space_filesystems(&self) -> Vec<u32> {
         self.lock().space_fs.clone()
@@ -409,6 +416,7 @@ impl Registry {
         let key = *inner.spaces.entry((index, ns)).or_insert(next);
         if key == next {
             inner.space_fs.push(index);
+            inner.space_ns.push(ns);
         }
         key
     }

@@ -113,7 +113,12 @@ pub(crate) fn write(
         .map(|s| (cell(s.adds), cell(s.frees), &s.path.0[..]))
         .chain(std::iter::once((
             cell(plan.frees),
-            cell(plan.frees),
+            // A bound is marked, as in the table of figures.
+            if plan.bound.is_exact() {
+                cell(plan.frees)
+            } else {
+                format!("{}{}", cell(plan.frees), super::table::MARK)
+            },
             &b"total"[..],
         )))
         .collect();
@@ -128,6 +133,23 @@ pub(crate) fn write(
         opts.push_name(&mut line, path);
         line.push(end);
         out.write_all(&line)?;
+    }
+    if !plan.bound.is_exact() && opts.header && !opts.null {
+        let mark = super::table::MARK;
+        writeln!(
+            out,
+            "{mark} the plan frees {}what it says: {}",
+            plan.bound.qualifier(),
+            match (plan.bound.at_most(), plan.bound.at_least()) {
+                (true, false) =>
+                    "some data may also be held outside the scan (scan the whole \
+                                  filesystem, or run as root, to verify)",
+                (false, _) => "Btrfs extents referenced only in part are seen only as root",
+                (true, true) =>
+                    "some data may also be held outside the scan, and Btrfs \
+                                 extents referenced only in part are seen only as root",
+            }
+        )?;
     }
     Ok(())
 }

@@ -48,7 +48,9 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
         out.write_all(&line)?;
     }
     let mut cell = String::new();
+    let mut shown = Bound::EXACT;
     let row = |path: &[u8], s: &Stats, b: Bound| -> io::Result<()> {
+        shown = shown.with(b);
         line.clear();
         sizes(&mut line, &mut cell, (s, b), opts, &widths)?;
         if let Some(t) = &opts.time {
@@ -61,26 +63,27 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
         out.write_all(&line)
     };
     each_row(tree, opts, row)?;
-    legend(out, tree, opts, &widths)
+    legend(out, shown, opts, &widths)
 }
 
 /// After a table whose Reclaimable column carries marks (and has a
-/// heading): what a mark means, once, for the reasons met.
+/// heading): what a mark means, once, for the reasons `b` of the rows
+/// printed.
 pub(super) fn legend(
     out: &mut dyn Write,
-    tree: &Tree,
+    b: Bound,
     opts: &ReportOptions,
     widths: &Widths,
 ) -> io::Result<()> {
     if !widths.marks || !opts.header || opts.null {
         return Ok(());
     }
-    let b = tree.any_bound();
     if b.at_most() {
         writeln!(
             out,
             "{MARK} Reclaimable at most: data it counts may also be held outside the scan \
-             (a snapshot, a copy, an excluded entry); deleting may free less"
+             (a snapshot, a copy, an excluded entry), or is compressed and counted \
+             uncompressed; deleting may free less"
         )?;
     }
     if b.at_least() {

@@ -456,6 +456,7 @@ fn reuse(
         on_disk: got.on_disk,
         whole,
         unreachable: got.unreachable,
+        encoded: got.encoded > 0,
     }
 }
 
@@ -518,5 +519,6 @@ fn map_by_search(
         on_disk: got.on_disk,
         whole: true,
         unreachable: got.unreachable,
+        encoded: got.encoded > 0,
     })
 }

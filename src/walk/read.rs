@@ -57,9 +57,11 @@ pub(super) fn credit(
             whole: false,
             shared,
             view,
+            encoded,
             ..
         }) if view.1 > 0 => {
-            let b = if *shared > 0 {
+            // Compressed data counts uncompressed: more than it frees.
+            let b = if *shared > 0 || *encoded {
                 Bound::AT_LEAST.with(Bound::AT_MOST)
             } else {
                 Bound::AT_LEAST
@@ -148,6 +150,10 @@ pub(super) enum Mapped {
         /// As root on Btrfs: the bytes on disk of its extents (those no
         /// other file references) that nothing references.
         unreachable: u64,
+        /// Some of its extents are compressed and were read by FIEMAP,
+        /// which gives their uncompressed length: counted above their size
+        /// on disk.
+        encoded: bool,
     },
     /// Not mapped after all (its filesystem, known only once opened, cannot
     /// share; or it was replaced by something that cannot).
@@ -254,6 +260,7 @@ pub(super) fn read_open(
         on_disk: got.on_disk,
         whole,
         unreachable: got.unreachable,
+        encoded: got.encoded > 0,
     };
     (mapped, kept.map(Vec::into_boxed_slice))
 }
