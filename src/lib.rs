@@ -266,6 +266,8 @@ fn walk_and_sweep(
         bounds,
         partial_marks,
         unreachable,
+        inode_marks,
+        unreachable_inodes,
         partial_fs,
     } = walk::walk(opts, rules.du, msgs)?;
     let t_walk = t0.elapsed();
@@ -345,6 +347,7 @@ fn walk_and_sweep(
             .into_iter()
             .map(|u| (u.files, u.bytes))
             .collect(),
+        inodes: unreachable_inodes,
     };
     // Without root on Btrfs: the shared bytes (each once) and the rest of
     // the files' extents make what the scan saw on disk.
@@ -360,10 +363,12 @@ fn walk_and_sweep(
     let partial: Vec<u32> = partial_fs.iter().map(|p| p.0).collect();
     let exact = coverage.exactness(
         &registry,
-        bounds,
-        partial_marks,
-        &partial,
-        &verified,
+        coverage::WalkMarks {
+            nodes: bounds,
+            partial: partial_marks,
+            inodes: inode_marks,
+        },
+        (&partial, &verified),
         |fs| !touching.contains(&fs) && coverage.proves_whole_extents(fs, seen(fs)),
     );
     Ok(Walked {
@@ -614,7 +619,7 @@ fn import(cfg: &Config, how: &Scanning, file: &[u8], msgs: &Messages) -> Result<
     let exact = s.exactness();
     let unreachable = tree::unreachable::Found {
         own: std::mem::take(&mut s.unreachable),
-        shared: Vec::new(),
+        ..Default::default()
     };
     let t_read = t0.elapsed();
     let t1 = Instant::now();

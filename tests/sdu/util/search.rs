@@ -102,9 +102,10 @@ pub fn search_matches_fiemap(path: &Path) -> Result<(), String> {
                 path.display()
             ));
         }
-        if FIEMAP_UNITS_BOUNDED {
-            bound_where_root_differs(&f, &s, &format!("FIEMAP on {}", path.display()))?;
-        }
+        // Where the search and FIEMAP see different extents (compressed
+        // data, extents referenced in part), FIEMAP's figure is marked
+        // wherever it is not root's.
+        bound_where_root_differs(&f, &s, &format!("FIEMAP on {}", path.display()))?;
     } else if held_outside(&stats) > 0 {
         // As root the search asked Btrfs who else holds the shared data, and
         // some is held outside the scan: root keeps it out of Reclaimable,
@@ -151,18 +152,6 @@ pub fn search_matches_fiemap(path: &Path) -> Result<(), String> {
     }
     Ok(())
 }
-
-/// Whether the rule of [`bound_where_root_differs`] is checked where the
-/// search and FIEMAP see different extents (compressed data, extents
-/// referenced in part). Not yet: a unit of a Btrfs filesystem the scan
-/// covers is credited as exact though FIEMAP read it (`src/coverage.rs`,
-/// `Coverage::exactness`: a covered filesystem's spaces are exact whatever
-/// read them; only a file's own Reclaimable is marked), and the proof of
-/// `Coverage::proves_whole_extents` holds for halves of one extent held
-/// apart (every byte referenced): FIEMAP's 128 KiB for t/g of
-/// `reclaim::btrfs_halves_of_one_extent_exact_as_root_overstated_without`
-/// (0 as root) says it is exact. Turn on once that is fixed.
-const FIEMAP_UNITS_BOUNDED: bool = false;
 
 /// Whether two `--json` outputs hold the same document but for
 /// `reclaimable_exact` (byte for byte when either is not a document).
