@@ -286,17 +286,10 @@ fn walk_and_sweep(
     // As root, where the scan does not cover a filesystem: who else holds
     // its shared data ([`extents::outside`]). Not where files were read as
     // referenced (their ranges are not whole extents).
-    // Nor the spaces of inline data, whose addresses are made up.
     let space_fs = registry.space_filesystems();
-    let space_ns = registry.space_namespaces();
     let want: Vec<bool> = space_fs
         .iter()
-        .zip(&space_ns)
-        .map(|(&fs, &ns)| {
-            !coverage.covers(fs)
-                && !partial_fs.iter().any(|p| p.0 == fs)
-                && !extents::inline::is_inline_ns(ns)
-        })
+        .map(|&fs| !coverage.covers(fs) && !partial_fs.iter().any(|p| p.0 == fs))
         .collect();
     let mut files = files;
     let verified = if want.iter().any(|&w| w) && extents::can_search_trees() {
