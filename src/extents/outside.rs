@@ -299,10 +299,13 @@ pub(crate) fn verify(
                         })
                     })
                     .collect();
-                let (settled, rest): (Vec<(&Range, bool)>, Vec<(&Range, bool)>) =
-                    ranges.iter().zip(settles).partition(|r| r.1);
-                let rest: Vec<Range> = rest.into_iter().map(|r| *r.0).collect();
-                v.settled += settled.len() as u64;
+                let rest: Vec<Range> = ranges
+                    .iter()
+                    .zip(&settles)
+                    .filter(|r| !*r.1)
+                    .map(|r| *r.0)
+                    .collect();
+                v.settled += (ranges.len() - rest.len()) as u64;
                 asked = rest.len() as u64;
                 if rest.is_empty() {
                     Some(Vec::new())
