@@ -4,8 +4,8 @@ complete -c sdu -l min-size -d 'Hide entries smaller than SIZE (by the --sort fi
 complete -c sdu -l to-free -d 'Plan, among the PATHs, a set whose deletion frees at least SIZE (e.g. 50G), with as few entries as possible; prints what each adds and what they free together, counting shared data once. PATHs inside another PATH given are the candidates, seen in its scan (sdu --to-free 50G /mnt /mnt/snaps/*: what the live data shares stays). Deletes nothing' -r
 complete -c sdu -s t -l threshold -d 'Exclude entries smaller than SIZE if positive, or entries greater than SIZE if negative (by the --du figure, else Total; as du\'s)' -r
 complete -c sdu -l exclude -d 'Exclude entries that match PATTERN (a shell glob, matched as du does)' -r
-complete -c sdu -s X -l exclude-from -d 'Exclude entries that match any pattern in FILE (one per line)' -r
-complete -c sdu -l files0-from -d 'Measure the NUL-terminated file names listed in file F (- for standard input) instead of PATHs' -r
+complete -c sdu -s X -l exclude-from -d 'Exclude entries that match any pattern in FILE (one per line)' -r -F
+complete -c sdu -l files0-from -d 'Measure the NUL-terminated file names listed in file F (- for standard input) instead of PATHs' -r -F
 complete -c sdu -s B -l block-size -d 'Scale sizes by SIZE before printing them (e.g. 1, 4K, 1MiB, MB)' -r
 complete -c sdu -l sort -d 'List the entries by FIGURE, largest first (or by path), instead of du\'s order; the tree view sorts siblings' -r -f -a "apparent\t''
 total\t''
@@ -21,13 +21,16 @@ shared\t''
 reclaimable\t''
 inodes\t''"
 complete -c sdu -l time -d 'Show the time of the last modification of any file in the entry (or, with WORD, atime, access, use, ctime or status)' -r
-complete -c sdu -l time-style -d 'Show times using STYLE: full-iso, long-iso (the default), iso, or +FORMAT (as date\'s); the TIME_STYLE variable when not given' -r
+complete -c sdu -l time-style -d 'Show times using STYLE: full-iso, long-iso (the default), iso, or +FORMAT (as date\'s); the TIME_STYLE variable when not given' -r -f -a "full-iso\t''
+long-iso\t''
+iso\t''
++FORMAT\t''"
 complete -c sdu -l color -d 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c sdu -s j -l threads -d 'Worker threads [default: the number of CPUs]' -r
-complete -c sdu -l export -d 'Write the scan to FILE (- for standard output) instead of the report, in ncdu\'s JSON export format with sdu\'s figures added: ncdu -f FILE browses it, sdu --import FILE reports on it' -r
-complete -c sdu -l import -d 'Read a scan saved with --export (or ncdu -o) from FILE (- for standard input) instead of scanning; every report and --to-free work on it. PATHs are then --to-free candidates, by their paths in the saved scan' -r
+complete -c sdu -l export -d 'Write the scan to FILE (- for standard output) instead of the report, in ncdu\'s JSON export format with sdu\'s figures added: ncdu -f FILE browses it, sdu --import FILE reports on it' -r -F
+complete -c sdu -l import -d 'Read a scan saved with --export (or ncdu -o) from FILE (- for standard input) instead of scanning; every report and --to-free work on it. PATHs are then --to-free candidates, by their paths in the saved scan' -r -F
 complete -c sdu -l generate -d 'Print the man page or a shell completion script, and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''

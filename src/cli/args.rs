@@ -7,8 +7,9 @@
 
 use std::ffi::OsString;
 
+use clap::builder::PossibleValue;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, ValueEnum};
+use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, ValueEnum, ValueHint};
 use sdu::figures::Figure;
 
 use super::arg_id::ArgId;
@@ -37,7 +38,7 @@ use super::usage::UsageError;
 )]
 pub struct Cli {
     /// Files or directories to measure [default: .]
-    #[arg(value_name = "PATH")]
+    #[arg(value_name = "PATH", value_hint = ValueHint::AnyPath)]
     pub paths: Vec<OsString>,
 
     /// Display only a total for each argument (same as -d 0)
@@ -126,12 +127,12 @@ pub struct Cli {
     pub exclude: Vec<OsString>,
 
     /// Exclude entries that match any pattern in FILE (one per line)
-    #[arg(short = 'X', long, value_name = "FILE", action = ArgAction::Append, help_heading = "What to count")]
+    #[arg(short = 'X', long, value_name = "FILE", action = ArgAction::Append, value_hint = ValueHint::FilePath, help_heading = "What to count")]
     pub exclude_from: Vec<OsString>,
 
     /// Measure the NUL-terminated file names listed in file F (- for
     /// standard input) instead of PATHs
-    #[arg(long, value_name = "F", help_heading = "What to count")]
+    #[arg(long, value_name = "F", value_hint = ValueHint::FilePath, help_heading = "What to count")]
     pub files0_from: Option<OsString>,
 
     /// List inode usage instead of block usage (--du: the inodes figure;
@@ -205,7 +206,13 @@ pub struct Cli {
 
     /// Show times using STYLE: full-iso, long-iso (the default), iso, or
     /// +FORMAT (as date's); the TIME_STYLE variable when not given
-    #[arg(long, value_name = "STYLE", help_heading = "Output")]
+    #[arg(
+        long,
+        value_name = "STYLE",
+        value_parser = time_style_parser(),
+        hide_possible_values = true,
+        help_heading = "Output"
+    )]
     pub time_style: Option<String>,
 
     /// Browse the tree full-screen after the scan: the four figures of every
@@ -279,6 +286,7 @@ pub struct Cli {
     #[arg(
         long,
         value_name = "FILE",
+        value_hint = ValueHint::FilePath,
         conflicts_with_all = [ArgId::Import, ArgId::ToFree],
         help_heading = "Saved scans"
     )]
@@ -291,6 +299,7 @@ pub struct Cli {
     #[arg(
         long,
         value_name = "FILE",
+        value_hint = ValueHint::FilePath,
         conflicts_with_all = [ArgId::OneFileSystem, ArgId::Dereference, ArgId::DereferenceArgs, ArgId::DereferenceArgsH, ArgId::CountLinks, ArgId::Exclude, ArgId::ExcludeFrom, ArgId::Files0From],
         help_heading = "Saved scans"
     )]
@@ -410,6 +419,29 @@ fn sort_parser() -> impl TypedValueParser<Value = SortBy> {
         Some(f) => SortBy::Figure(f),
         None => SortBy::Name,
     })
+}
+
+/// `--time-style STYLE`: any text (du checks it when it is used), with
+/// du's styles as the values the completions offer.
+fn time_style_parser() -> impl TypedValueParser<Value = String> {
+    #[derive(Clone)]
+    struct Styles;
+    impl TypedValueParser for Styles {
+        type Value = String;
+        fn parse_ref(
+            &self,
+            cmd: &clap::Command,
+            arg: Option<&clap::Arg>,
+            value: &std::ffi::OsStr,
+        ) -> Result<String, clap::Error> {
+            clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+        }
+        fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+            let styles = ["full-iso", "long-iso", "iso", "+FORMAT"];
+            Some(Box::new(styles.into_iter().map(PossibleValue::new)))
+        }
+    }
+    Styles
 }
 
 /// Why the command line ends the run before anything is read.

@@ -15,6 +15,7 @@ mod big;
 mod browse;
 mod btrfs;
 mod cli;
+mod completions;
 mod delete;
 mod delete_attacks;
 mod du_match;
