@@ -1,6 +1,7 @@
 //! The generated files as their readers see them: the bash completion
 //! script in a real bash (`complete -p`, the function called as
-//! readline calls it, `COMPREPLY` read back).
+//! readline calls it, `COMPREPLY` read back), and the man page through
+//! `man --warnings`.
 
 use std::fs;
 use std::path::Path;
@@ -77,4 +78,45 @@ fn bash_completes_the_time_styles() {
         bash_completes(t.path(), &["sdu", "--sort", "rec"]),
         ["reclaimable"]
     );
+}
+
+/// The man page as man renders it: no warning from groff or man.
+#[test]
+fn man_page_renders_without_warnings() {
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("man/sdu.1");
+    let mut cmd = Command::new("man");
+    cmd.args(["--warnings", "-l"])
+        .arg(&page)
+        .env("MANWIDTH", "80")
+        .env("LC_ALL", "C");
+    let out = match cmd.output() {
+        Ok(o) => o,
+        Err(e) => {
+            assert!(!in_ci(), "man: {e} (apt-get install man-db groff-base)");
+            return;
+        }
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stderr.is_empty(),
+        "man --warnings -l man/sdu.1: {stderr}"
+    );
+    // Words as they read, whatever the justification's spaces.
+    let text = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for section in [
+        "SYNOPSIS",
+        "DELETING",
+        "EXIT STATUS",
+        "SEE ALSO",
+        "[-d|--max-depth N]",
+        "[--time[=WORD]]",
+        "[PATH]...",
+        "du(1), ncdu(1), btrfs-filesystem(8), compsize(8), xfs_io(8)",
+    ] {
+        assert!(text.contains(section), "no {section:?} in the man page");
+    }
+    assert!(!text.contains("[-H ]") && !text.contains("[-k ]"), "{text}");
 }
