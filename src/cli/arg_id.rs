@@ -46,6 +46,10 @@ arg_ids! {
     ToFree = "to_free",
     /// `-t`, `--threshold`.
     Threshold = "threshold",
+    /// `--files-only`.
+    FilesOnly = "files_only",
+    /// `--older-than`.
+    OlderThan = "older_than",
     /// `-S`, `--separate-dirs`.
     SeparateDirs = "separate_dirs",
     /// `-x`, `--one-file-system`.
@@ -84,6 +88,8 @@ arg_ids! {
     Si = "si",
     /// `--sort`.
     Sort = "sort",
+    /// `--reverse`.
+    Reverse = "reverse",
     /// `--tree`.
     Tree = "tree",
     /// `--du`.

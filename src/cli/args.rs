@@ -93,6 +93,27 @@ pub struct Cli {
     #[arg(short = 't', long, value_name = "SIZE", action = ArgAction::Append, help_heading = "Which entries to print")]
     pub threshold: Vec<String>,
 
+    /// List files alone (every non-directory, as -a finds them), no
+    /// directory: --sort, --top and --min-size then pick among files
+    #[arg(
+        long,
+        conflicts_with_all = [ArgId::Tree, ArgId::Interactive, ArgId::ToFree, ArgId::Summarize],
+        help_heading = "Which entries to print"
+    )]
+    pub files_only: bool,
+
+    /// List only entries whose newest modification (or --time=WORD's time)
+    /// is older than WHEN: a DURATION ago (30d, 12h, 2w, 1y; s, m, h, d, w,
+    /// y) or a DATE (2024-07-14, 2024-07-14 17:31, in TZ's zone). A
+    /// directory's time is the newest of anything in it
+    #[arg(
+        long,
+        value_name = "WHEN",
+        conflicts_with_all = [ArgId::Import, ArgId::ToFree, ArgId::Interactive],
+        help_heading = "Which entries to print"
+    )]
+    pub older_than: Option<String>,
+
     /// For directories do not include the size of subdirectories
     #[arg(short = 'S', long, help_heading = "What to count")]
     pub separate_dirs: bool,
@@ -176,6 +197,13 @@ pub struct Cli {
     /// du's order; the tree view sorts siblings
     #[arg(long, value_name = "FIGURE", value_parser = sort_parser(), help_heading = "Output")]
     pub sort: Option<SortBy>,
+
+    /// List in the opposite order: smallest first (--sort FIGURE, or
+    /// --top), paths from last to first (--sort name), du's order read
+    /// backwards without either; the tree view reverses each directory's
+    /// entries
+    #[arg(long, help_heading = "Output")]
+    pub reverse: bool,
 
     /// Print an indented tree with a bar per entry, largest first
     #[arg(long, conflicts_with_all = [ArgId::Json, ArgId::Du, ArgId::Null], help_heading = "Output")]

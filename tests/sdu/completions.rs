@@ -80,6 +80,14 @@ fn bash_completes_the_time_styles() {
     );
 }
 
+#[test]
+fn bash_completes_the_new_flags() {
+    let t = TestDir::new();
+    for flag in ["--reverse", "--files-only", "--older-than"] {
+        assert_eq!(bash_completes(t.path(), &["sdu", flag]), [flag]);
+    }
+}
+
 /// The man page as man renders it: no warning from groff or man.
 #[test]
 fn man_page_renders_without_warnings() {
