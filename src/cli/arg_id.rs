@@ -68,6 +68,10 @@ arg_ids! {
     Exclude = "exclude",
     /// `-X`, `--exclude-from`.
     ExcludeFrom = "exclude_from",
+    /// `--exclude-caches`.
+    ExcludeCaches = "exclude_caches",
+    /// `--exclude-kernfs`.
+    ExcludeKernfs = "exclude_kernfs",
     /// `--files0-from`.
     Files0From = "files0_from",
     /// `--inodes`.

@@ -151,6 +151,20 @@ pub struct Cli {
     #[arg(short = 'X', long, value_name = "FILE", action = ArgAction::Append, value_hint = ValueHint::FilePath, help_heading = "What to count")]
     pub exclude_from: Vec<OsString>,
 
+    /// Exclude directories holding a cache directory tag: a file named
+    /// CACHEDIR.TAG that starts with Signature:
+    /// 8a477f597d28d172789f06886806bc55 (as GNU tar and ncdu do; a PATH
+    /// given is measured all the same)
+    #[arg(long, help_heading = "What to count")]
+    pub exclude_caches: bool,
+
+    /// Exclude directories on Linux's kernel filesystems (proc, sysfs,
+    /// cgroup, cgroup2, debugfs, tracefs, securityfs, pstore, bpf,
+    /// selinuxfs, binfmt_misc, devpts), by their statfs type, as ncdu
+    /// does; a PATH given is measured all the same
+    #[arg(long, help_heading = "What to count")]
+    pub exclude_kernfs: bool,
+
     /// Measure the NUL-terminated file names listed in file F (- for
     /// standard input) instead of PATHs
     #[arg(long, value_name = "F", value_hint = ValueHint::FilePath, help_heading = "What to count")]
@@ -328,7 +342,7 @@ pub struct Cli {
         long,
         value_name = "FILE",
         value_hint = ValueHint::FilePath,
-        conflicts_with_all = [ArgId::OneFileSystem, ArgId::Dereference, ArgId::DereferenceArgs, ArgId::DereferenceArgsH, ArgId::CountLinks, ArgId::Exclude, ArgId::ExcludeFrom, ArgId::Files0From],
+        conflicts_with_all = [ArgId::OneFileSystem, ArgId::Dereference, ArgId::DereferenceArgs, ArgId::DereferenceArgsH, ArgId::CountLinks, ArgId::Exclude, ArgId::ExcludeFrom, ArgId::ExcludeCaches, ArgId::ExcludeKernfs, ArgId::Files0From],
         help_heading = "Saved scans"
     )]
     pub import: Option<OsString>,

@@ -389,6 +389,8 @@ fn walk_options(
         count_links: cli.count_links,
         all: cli.all || cli.files_only,
         excludes: Excludes::new(excludes),
+        exclude_caches: cli.exclude_caches,
+        exclude_kernfs: cli.exclude_kernfs,
         progress: (!cli.no_progress && env.stderr_terminal).then(|| Arc::new(Progress::default())),
         skip_extents: skip_extents(cli),
         fiemap_only: cli.fiemap,

@@ -992,3 +992,116 @@ fn with_dir_a(root: &Path) -> String {
     let s = String::from_utf8(sdu_ok(&args!["-b", "--du", "total", "-s", a])).unwrap();
     s.replace(root.to_str().unwrap(), "r")
 }
+
+const CACHEDIR_TAG: &[u8] = b"Signature: 8a477f597d28d172789f06886806bc55\n# a cache\n";
+
+#[test]
+fn exclude_caches_skips_directories_with_a_valid_tag() {
+    let t = TestDir::new();
+    let root = t.mkdir("r");
+    for d in [
+        "cache",
+        "cache/sub",
+        "short",
+        "wrong",
+        "link",
+        "keep",
+        "fifo",
+    ] {
+        fs::create_dir(root.join(d)).unwrap();
+    }
+    fs::write(root.join("cache/CACHEDIR.TAG"), CACHEDIR_TAG).unwrap();
+    write_file(&root.join("cache/sub/big"), 100_000);
+    // Not tags: 42 bytes of the signature, another signature, a symlink
+    // to a valid one.
+    fs::write(root.join("short/CACHEDIR.TAG"), &CACHEDIR_TAG[..42]).unwrap();
+    fs::write(
+        root.join("wrong/CACHEDIR.TAG"),
+        b"Signature: 0a477f597d28d172789f06886806bc55",
+    )
+    .unwrap();
+    symlink("../cache/CACHEDIR.TAG", root.join("link/CACHEDIR.TAG")).unwrap();
+    // A FIFO is never opened (it would block a reader without O_NONBLOCK).
+    let st = Command::new("mkfifo")
+        .arg(root.join("fifo/CACHEDIR.TAG"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let inodes = |more: &[&str]| {
+        sdu_text(
+            &root,
+            &[&["--du", "inodes", "--sort", "name"][..], more].concat(),
+        )
+    };
+    assert_eq!(
+        inodes(&[]),
+        "14\tr\n4\tr/cache\n2\tr/cache/sub\n2\tr/fifo\n1\tr/keep\n2\tr/link\n2\tr/short\n2\tr/wrong\n"
+    );
+    assert_eq!(
+        inodes(&["--exclude-caches"]),
+        "10\tr\n2\tr/fifo\n1\tr/keep\n2\tr/link\n2\tr/short\n2\tr/wrong\n"
+    );
+    // A PATH given is measured all the same.
+    let cache = root.join("cache");
+    assert_eq!(
+        String::from_utf8(sdu_ok(&args![
+            "--du",
+            "inodes",
+            "-s",
+            "--exclude-caches",
+            cache
+        ]))
+        .unwrap(),
+        format!("4\t{}\n", cache.display())
+    );
+}
+
+#[test]
+fn exclude_kernfs_skips_proc_and_sysfs_not_tmpfs() {
+    if !is_root() {
+        return unavailable("mounts proc, sysfs and tmpfs: needs root").unwrap_or(());
+    }
+    let t = TestDir::new();
+    let root = t.mkdir("r");
+    let mut mounts = Vec::new();
+    for (kind, d) in [("proc", "p"), ("sysfs", "s"), ("tmpfs", "t")] {
+        let dir = root.join(d);
+        fs::create_dir(&dir).unwrap();
+        let st = Command::new("mount")
+            .args(["-t", kind, kind])
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount -t {kind}");
+        mounts.push(Tmpfs(dir));
+    }
+    fs::write(root.join("t/file"), b"x").unwrap();
+    assert_eq!(
+        sdu_text(
+            &root,
+            &[
+                "--du",
+                "inodes",
+                "-d",
+                "1",
+                "--sort",
+                "name",
+                "--exclude-kernfs"
+            ]
+        ),
+        "3\tr\n2\tr/t\n"
+    );
+    // A PATH given is measured all the same.
+    let out = sdu(&args![
+        "--du",
+        "inodes",
+        "-s",
+        "--exclude-kernfs",
+        root.join("s")
+    ]);
+    assert!(
+        out.stdout_str().ends_with("/r/s\n") && out.stdout_str() != "0\n",
+        "{out:?}"
+    );
+    drop(mounts);
+}

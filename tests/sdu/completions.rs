@@ -83,6 +83,12 @@ fn bash_completes_the_time_styles() {
 #[test]
 fn bash_completes_the_new_flags() {
     let t = TestDir::new();
+    let mut got = bash_completes(t.path(), &["sdu", "--exclude-"]);
+    got.sort();
+    assert_eq!(
+        got,
+        ["--exclude-caches", "--exclude-from", "--exclude-kernfs"]
+    );
     for flag in ["--reverse", "--files-only", "--older-than"] {
         assert_eq!(bash_completes(t.path(), &["sdu", flag]), [flag]);
     }

@@ -531,5 +531,6 @@ fn older_than_is_a_duration_ago_or_a_date_in_tz() {
 fn files_only_keeps_files_in_the_walk() {
     let c = config(&["--files-only"]);
     assert!(c.walk.all && c.report.files_only);
-    assert!(config(&["--reverse"]).report.reverse);
+    let c = config(&["--reverse", "--exclude-caches", "--exclude-kernfs"]);
+    assert!(c.report.reverse && c.walk.exclude_caches && c.walk.exclude_kernfs);
 }
