@@ -22,6 +22,7 @@ mod du_match;
 mod du_rules;
 mod errors;
 mod exact;
+mod flags;
 mod golden;
 mod hostile_output;
 mod inline;
