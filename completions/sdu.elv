@@ -61,7 +61,7 @@ set edit:completion:arg-completer[sdu] = {|@words|
             cand --no-dereference 'Don''t follow any symbolic links (the default; the last of -L, -P, -H and -D wins)'
             cand -l 'Count sizes many times if hard linked'
             cand --count-links 'Count sizes many times if hard linked'
-            cand --exclude-caches 'Exclude directories holding a cache directory tag: a file named CACHEDIR.TAG that starts with Signature: 8a477f597d28d172789f06886806bc55 (as GNU tar and ncdu do; a PATH given is measured all the same)'
+            cand --exclude-caches 'Exclude directories holding a cache directory tag: a regular file named CACHEDIR.TAG that starts with Signature: 8a477f597d28d172789f06886806bc55 (as ncdu''s --exclude-caches and GNU tar''s --exclude-caches-all; a PATH given is measured all the same)'
             cand --exclude-kernfs 'Exclude directories on Linux''s kernel filesystems (proc, sysfs, cgroup, cgroup2, debugfs, tracefs, securityfs, pstore, bpf, selinuxfs, binfmt_misc, devpts), by their statfs type, as ncdu does; a PATH given is measured all the same'
             cand --inodes 'List inode usage instead of block usage (--du: the inodes figure; the table: an Inodes column)'
             cand -A 'Print apparent sizes rather than disk usage (the Apparent column, --sort total and --du total then mean the apparent size)'

@@ -48,7 +48,7 @@ complete -c sdu -s D -l dereference-args -d 'Dereference only symlinks that are 
 complete -c sdu -s H -d 'Equivalent to --dereference-args (-D)'
 complete -c sdu -s P -l no-dereference -d 'Don\'t follow any symbolic links (the default; the last of -L, -P, -H and -D wins)'
 complete -c sdu -s l -l count-links -d 'Count sizes many times if hard linked'
-complete -c sdu -l exclude-caches -d 'Exclude directories holding a cache directory tag: a file named CACHEDIR.TAG that starts with Signature: 8a477f597d28d172789f06886806bc55 (as GNU tar and ncdu do; a PATH given is measured all the same)'
+complete -c sdu -l exclude-caches -d 'Exclude directories holding a cache directory tag: a regular file named CACHEDIR.TAG that starts with Signature: 8a477f597d28d172789f06886806bc55 (as ncdu\'s --exclude-caches and GNU tar\'s --exclude-caches-all; a PATH given is measured all the same)'
 complete -c sdu -l exclude-kernfs -d 'Exclude directories on Linux\'s kernel filesystems (proc, sysfs, cgroup, cgroup2, debugfs, tracefs, securityfs, pstore, bpf, selinuxfs, binfmt_misc, devpts), by their statfs type, as ncdu does; a PATH given is measured all the same'
 complete -c sdu -l inodes -d 'List inode usage instead of block usage (--du: the inodes figure; the table: an Inodes column)'
 complete -c sdu -s A -l apparent-size -d 'Print apparent sizes rather than disk usage (the Apparent column, --sort total and --du total then mean the apparent size)'

@@ -151,10 +151,10 @@ pub struct Cli {
     #[arg(short = 'X', long, value_name = "FILE", action = ArgAction::Append, value_hint = ValueHint::FilePath, help_heading = "What to count")]
     pub exclude_from: Vec<OsString>,
 
-    /// Exclude directories holding a cache directory tag: a file named
-    /// CACHEDIR.TAG that starts with Signature:
-    /// 8a477f597d28d172789f06886806bc55 (as GNU tar and ncdu do; a PATH
-    /// given is measured all the same)
+    /// Exclude directories holding a cache directory tag: a regular file
+    /// named CACHEDIR.TAG that starts with Signature:
+    /// 8a477f597d28d172789f06886806bc55 (as ncdu's --exclude-caches and GNU
+    /// tar's --exclude-caches-all; a PATH given is measured all the same)
     #[arg(long, help_heading = "What to count")]
     pub exclude_caches: bool,
 
