@@ -65,6 +65,12 @@ pub struct WalkOptions {
     pub time: Option<TimeField>,
     /// `--exclude` patterns.
     pub excludes: Excludes,
+    /// `--exclude-caches`: skip the directories holding a valid
+    /// `CACHEDIR.TAG` (not the roots).
+    pub exclude_caches: bool,
+    /// `--exclude-kernfs`: skip the directories on Linux's kernel
+    /// filesystems (not the roots).
+    pub exclude_kernfs: bool,
     /// Where to publish progress while walking (for a progress display).
     pub progress: Option<Arc<Progress>>,
     /// Map no extents: only `total` and `apparent` are wanted (`--du
