@@ -132,7 +132,7 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
         };
         app.can_delete = cfg.import.is_none();
         app.notice = notice.take();
-        if let Err(e) = browse(&mut term, &mut app, look) {
+        if let Err(e) = browse(&mut term, &mut app, look, idents) {
             break End::Terminal(e);
         }
         let Some(ids) = app.request.take() else {
@@ -401,9 +401,42 @@ fn message(t: &mut Term, text: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// A stat of `path` (not followed) now, for the entry info; given up
+/// after half a second (a slow or hung filesystem: the thread is left to
+/// finish alone).
+fn stat_now(path: Vec<u8>) -> Result<app::Now, String> {
+    use std::os::unix::ffi::OsStringExt;
+    use std::os::unix::fs::MetadataExt;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let p = std::path::PathBuf::from(std::ffi::OsString::from_vec(path));
+        let _ = tx.send(std::fs::symlink_metadata(p));
+    });
+    match rx.recv_timeout(Duration::from_millis(500)) {
+        Ok(Ok(m)) => Ok(app::Now {
+            dev: m.dev(),
+            ino: m.ino(),
+            nlink: m.nlink(),
+            mtime: sdu::figures::Timestamp {
+                secs: m.mtime(),
+                nanos: u32::try_from(m.mtime_nsec()).unwrap_or(0),
+            },
+        }),
+        Ok(Err(e)) => Err(format!("cannot stat it now: {e}")),
+        Err(_) => Err("no answer from its filesystem within 0.5 s".into()),
+    }
+}
+
 /// The flags' [`Config`] made fit for browsing: every entry kept (files
-/// too) and every entry's identity, for deleting.
+/// too), every entry's identity, for deleting, and the newest modification
+/// time under each (the time column), unless `--time` asked for another;
+/// a saved scan's times are what its `--export` recorded.
 pub fn config(mut cfg: Config) -> Config {
+    if cfg.import.is_none() {
+        cfg.walk
+            .time
+            .get_or_insert(sdu::figures::TimeField::Modification);
+    }
     cfg.walk.all = true;
     cfg.walk.skip_extents = false;
     cfg.walk.identities = true;
@@ -438,7 +471,7 @@ fn install_panic_hook() {
 }
 
 /// The event loop: draw, read a key, apply it, until quit.
-fn browse(t: &mut Term, app: &mut App<'_>, look: Look) -> io::Result<()> {
+fn browse(t: &mut Term, app: &mut App<'_>, look: Look, idents: Option<&Idents>) -> io::Result<()> {
     let mut shown = Mode::Browse;
     loop {
         // A confirmation or a notice takes only keys typed once it is on
@@ -458,6 +491,14 @@ fn browse(t: &mut Term, app: &mut App<'_>, look: Look) -> io::Result<()> {
             Event::Key(k) if k.kind != KeyEventKind::Release => {
                 if let Some(a) = keys::action(k, app.mode()) {
                     app.apply(a);
+                }
+                // The entry info asked for: a stat of the entry now.
+                if let Some(id) = app.info.as_ref().filter(|i| i.now.is_none()).map(|i| i.id) {
+                    let now = stat_now(app.path(id));
+                    if let Some(i) = &mut app.info {
+                        i.ident = idents.and_then(|x| x.get(id));
+                        i.now = Some(now);
+                    }
                 }
                 if app.request.is_some() {
                     return Ok(());
