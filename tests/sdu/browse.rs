@@ -264,7 +264,28 @@ fn start_for(tmux: &Tmux, dir: &Path, args: &str, want: &str) -> String {
         ),
         "Enter",
     ]);
-    tmux.wait_for(want, |s| s.contains(want) && s.contains(" Name"))
+    tmux.wait_for(want, |s| s.contains(want) && s.contains(" Name"));
+    settled(tmux)
+}
+
+/// The screen once it has stayed the same for 150 ms: a screen caught
+/// while the browser draws it is not whole yet.
+fn settled(tmux: &Tmux) -> String {
+    let mut last = tmux.screen();
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        let now = tmux.screen();
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+}
+
+/// [`press`], then the screen once settled.
+fn pressed(tmux: &Tmux, key: &str, want: &str) -> String {
+    press(tmux, key, want);
+    settled(tmux)
 }
 
 /// A 255-byte name (the most most filesystems take).
@@ -393,41 +414,41 @@ fn ncdu_keys_info_filter_counts_and_times() {
     };
     let t = TestDir::new();
     dated(t.path());
-    let s = start(&tmux, t.path(), "-B1 root");
+    let s = start_for(&tmux, t.path(), "-B1 root", "↑↓ move");
     assert_eq!(names(&s), ["zbig/", "mid.bin", "asmall/", ".hidden"], "{s}");
     assert!(s.contains("·  4 entries"), "{s}");
-    let s = press(&tmux, "e", "hidden entries hidden");
+    let s = pressed(&tmux, "e", "hidden entries hidden");
     assert_eq!(names(&s), ["zbig/", "mid.bin", "asmall/"], "{s}");
-    let s = press(&tmux, "e", "4 entries");
+    let s = pressed(&tmux, "e", "4 entries");
     assert!(!s.contains("hidden entries hidden"), "{s}");
     // The count: zbig holds data, sub and sub/x.
-    let s = press(&tmux, "c", "Items");
+    let s = pressed(&tmux, "c", "Items");
     let zbig = s.lines().find(|l| l.ends_with("zbig/")).unwrap();
     assert!(zbig.contains("  3  "), "{s}");
-    let s = press(&tmux, "C", "sort: items, most first");
+    let s = pressed(&tmux, "C", "sort: items, most first");
     assert_eq!(names(&s), ["zbig/", "asmall/", ".hidden", "mid.bin"], "{s}");
     // The time: the newest under each.
-    let s = press(&tmux, "m", "Modified");
+    let s = pressed(&tmux, "m", "Modified");
     let line = |s: &str, n: &str| s.lines().find(|l| l.ends_with(n)).unwrap().to_owned();
     assert!(line(&s, "zbig/").contains("2020-"), "{s}");
     assert!(line(&s, "asmall/").contains("2022-"), "{s}");
-    let s = press(&tmux, "M", "sort: modified, newest first");
+    let s = pressed(&tmux, "M", "sort: modified, newest first");
     assert_eq!(names(&s), ["asmall/", "zbig/", "mid.bin", ".hidden"], "{s}");
     // Apparent in place of Total, and back.
-    press(&tmux, "s", "sort: total, largest first");
-    let s2 = press(&tmux, "A", "sort: apparent");
+    pressed(&tmux, "s", "sort: total, largest first");
+    let s2 = pressed(&tmux, "A", "sort: apparent");
     assert!(s2.contains("Apparent  Exclusive"), "{s2}");
     assert!(!s2.contains("  Total  "), "{s2}");
-    press(&tmux, "A", "sort: total");
+    pressed(&tmux, "A", "sort: total");
     // < goes up as ← does; one entry is "1 entry".
     tmux.keys(&["End", "Up"]);
-    let s = press(&tmux, "Enter", "root/asmall");
+    let s = pressed(&tmux, "Enter", "root/asmall");
     assert!(s.contains("·  1 entry"), "{s}");
-    let s = press(&tmux, "d", "Delete 1 entry?");
+    let s = pressed(&tmux, "d", "Delete 1 entry?");
     assert!(s.contains("Esc to keep it:"), "{s}");
     tmux.keys(&["Escape"]);
     tmux.wait_for("the confirmation gone", |s| !s.contains("Delete 1 entry?"));
-    let s = press(&tmux, "<", "mid.bin");
+    let s = pressed(&tmux, "<", "mid.bin");
     assert_eq!(
         s.lines().filter(|l| l.contains("root/asmall")).count(),
         0,
@@ -437,15 +458,16 @@ fn ncdu_keys_info_filter_counts_and_times() {
     tmux.keys(&["/"]);
     tmux.wait_for("the filter line", |s| s.contains("filter: _"));
     tmux.keys(&["bi"]);
-    let s = press(&tmux, "Enter", "filter: bi");
+    let s = pressed(&tmux, "Enter", "entries, filter: bi");
     assert_eq!(names(&s), ["zbig/", "mid.bin"], "{s}");
     tmux.keys(&["/"]);
     tmux.wait_for("the filter to edit", |s| s.contains("filter: bi_"));
-    let s = press(&tmux, "Escape", "4 entries");
+    let s = pressed(&tmux, "Escape", "4 entries");
     assert_eq!(names(&s).len(), 4, "{s}");
     // The info: the path, the figures, the count, the inode, the time.
     tmux.keys(&["Home"]);
-    let s = press(&tmux, "i", "Reclaimable is");
+    // The last line drawn: the whole box is on the screen.
+    let s = pressed(&tmux, "i", "(any key closes this)");
     for want in [
         "Path         'root/zbig'",
         "Type         directory",
@@ -478,8 +500,8 @@ fn the_help_is_whole_at_120_columns() {
     };
     let t = TestDir::new();
     tree(t.path());
-    start(&tmux, t.path(), "root");
-    let s = press(&tmux, "?", "sdu -i: keys");
+    start_for(&tmux, t.path(), "root", "↑↓ move");
+    let s = pressed(&tmux, "?", " Marked: what deleting all of them frees");
     for want in [
         "delete the marked (or this) entry: type yes",
         "filter by name: type, Enter applies, Esc clears",
@@ -510,11 +532,15 @@ fn a_saved_scans_footer_does_not_offer_deleting() {
         .arg(&file)
         .arg("root"))
     .assert_ok();
-    let s = start(&tmux, t.path(), &format!("--import '{}'", file.display()));
+    let s = start_for(
+        &tmux,
+        t.path(),
+        &format!("--import '{}'", file.display()),
+        "(a saved scan: no deleting)",
+    );
     assert!(s.contains("(a saved scan: no deleting)"), "{s}");
     assert!(!s.contains("d delete"), "{s}");
-    let s = press(&tmux, "?", "sdu -i: keys");
-    assert!(s.contains("A saved scan (--import) cannot delete"), "{s}");
+    let s = pressed(&tmux, "?", "A saved scan (--import) cannot delete");
     assert!(!s.contains("type yes"), "{s}");
     tmux.keys(&["x"]);
     tmux.wait_for("the help closed", |s| !s.contains("sdu -i: keys"));
