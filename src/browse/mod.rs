@@ -404,25 +404,36 @@ fn message(t: &mut Term, text: &str) -> io::Result<()> {
 /// A stat of `path` (not followed) now, for the entry info; given up
 /// after half a second (a slow or hung filesystem: the thread is left to
 /// finish alone).
-fn stat_now(path: Vec<u8>) -> Result<app::Now, String> {
-    use std::os::unix::ffi::OsStringExt;
-    use std::os::unix::fs::MetadataExt;
+/// The entry's name is looked up in its parent directory, opened by its
+/// path (`O_PATH`), and never followed; a root by its path as given.
+fn stat_now(parent: Option<Vec<u8>>, name: Vec<u8>) -> Result<app::Now, String> {
+    use rustix::fs::{AtFlags, CWD, Mode, OFlags};
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let p = std::path::PathBuf::from(std::ffi::OsString::from_vec(path));
-        let _ = tx.send(std::fs::symlink_metadata(p));
+        let st = match parent {
+            Some(p) => rustix::fs::open(
+                &p[..],
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .and_then(|fd| rustix::fs::statat(&fd, &name[..], AtFlags::SYMLINK_NOFOLLOW)),
+            None => rustix::fs::statat(CWD, &name[..], AtFlags::SYMLINK_NOFOLLOW),
+        };
+        let _ = tx.send(st);
     });
     match rx.recv_timeout(Duration::from_millis(500)) {
-        Ok(Ok(m)) => Ok(app::Now {
-            dev: m.dev(),
-            ino: m.ino(),
-            nlink: m.nlink(),
+        // The widths of st_dev and st_nlink differ between architectures.
+        #[allow(clippy::useless_conversion)]
+        Ok(Ok(st)) => Ok(app::Now {
+            dev: u64::from(st.st_dev),
+            ino: st.st_ino,
+            nlink: u64::from(st.st_nlink),
             mtime: sdu::figures::Timestamp {
-                secs: m.mtime(),
-                nanos: u32::try_from(m.mtime_nsec()).unwrap_or(0),
+                secs: st.st_mtime,
+                nanos: u32::try_from(st.st_mtime_nsec).unwrap_or(0),
             },
         }),
-        Ok(Err(e)) => Err(format!("cannot stat it now: {e}")),
+        Ok(Err(e)) => Err(format!("cannot stat it now: {}", io::Error::from(e))),
         Err(_) => Err("no answer from its filesystem within 0.5 s".into()),
     }
 }
@@ -494,7 +505,11 @@ fn browse(t: &mut Term, app: &mut App<'_>, look: Look, idents: Option<&Idents>) 
                 }
                 // The entry info asked for: a stat of the entry now.
                 if let Some(id) = app.info.as_ref().filter(|i| i.now.is_none()).map(|i| i.id) {
-                    let now = stat_now(app.path(id));
+                    let tree = app.tree();
+                    let now = match tree.parent(id).filter(|&p| p != NodeId::TOP) {
+                        Some(p) => stat_now(Some(app.path(p)), tree.name(id).to_vec()),
+                        None => stat_now(None, app.path(id)),
+                    };
                     if let Some(i) = &mut app.info {
                         i.ident = idents.and_then(|x| x.get(id));
                         i.now = Some(now);

@@ -337,6 +337,19 @@ fn names_come_first_at_every_width() {
         }
         assert_eq!(row(".tar.gz") == long, width == 200, "{width}\n{s}");
         assert!(row("_end.bin").contains('…'), "{width}\n{s}");
+        if width == 80 {
+            // The full name is in the info, wrapped.
+            tmux.keys(&["End"]);
+            let s = pressed(&tmux, "i", "(any key closes this)");
+            let boxed: String = s
+                .lines()
+                .filter_map(|l| l.split('│').nth(1))
+                .flat_map(|l| l.split_whitespace())
+                .collect();
+            assert!(boxed.contains(&format!("'root/{LONGEST}'")), "{s}");
+            tmux.keys(&["x"]);
+            tmux.wait_for("the info closed", |s| !s.contains("(any key closes"));
+        }
         // Nothing past the screen's edge (tmux would wrap it).
         assert_eq!(names(&s).len(), if bar { 5 } else { 0 }, "{width}\n{s}");
         tmux.keys(&["q"]);
@@ -492,7 +505,8 @@ fn ncdu_keys_info_filter_counts_and_times() {
     assert_terminal_restored(&tmux, 0);
 }
 
-/// At 120 columns the help shows every line whole, and says Esc quits.
+/// At 120 columns, and at 80x24, the help shows every line whole, and
+/// says Esc quits.
 #[test]
 fn the_help_is_whole_at_120_columns() {
     let Some(tmux) = Tmux::shell_sized("browse-help", 120, 40) else {
@@ -514,6 +528,19 @@ fn the_help_is_whole_at_120_columns() {
     tmux.keys(&["x"]);
     tmux.wait_for("the help closed", |s| !s.contains("sdu -i: keys"));
     tmux.keys(&["Escape"]);
+    assert_terminal_restored(&tmux, 0);
+    // And whole at 80x24, ncdu's size.
+    let Some(tmux) = Tmux::shell_sized("browse-help-80", 80, 24) else {
+        return;
+    };
+    start_for(&tmux, t.path(), "root", "↑↓ move");
+    let s = pressed(&tmux, "?", " Marked: what deleting all of them frees");
+    for want in ["↑ ↓  k j", "q  Esc  Ctrl-C", "entry: type yes"] {
+        assert!(s.contains(want), "{want}:\n{s}");
+    }
+    tmux.keys(&["x"]);
+    tmux.wait_for("the help closed", |s| !s.contains("sdu -i: keys"));
+    tmux.keys(&["q"]);
     assert_terminal_restored(&tmux, 0);
 }
 

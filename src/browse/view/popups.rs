@@ -27,14 +27,16 @@ pub const HELP: &[(&str, &str)] = &[
     ("e", "show or hide hidden entries (.name)"),
     ("/", "filter by name: type, Enter applies, Esc clears"),
     ("i", "the entry in full: path, figures, inode, time"),
-    ("Space", "mark or unmark (anywhere in the tree)"),
-    ("u", "unmark everything"),
+    (
+        "Space  u",
+        "mark or unmark (anywhere in the tree); unmark all",
+    ),
     ("d", "delete the marked (or this) entry: type yes"),
-    ("?", "this help (any key closes it)"),
     ("q  Esc  Ctrl-C", "quit"),
 ];
 
-/// The help, as wide as its longest line (as the screen allows).
+/// The help, as wide as its longest line (as the screen allows), short
+/// enough for 80x24.
 pub fn help(f: &mut Frame<'_>, area: Rect, can_delete: bool) {
     let mut lines: Vec<Line<'_>> = HELP
         .iter()
@@ -48,7 +50,7 @@ pub fn help(f: &mut Frame<'_>, area: Rect, can_delete: bool) {
     if !can_delete {
         lines.push(Line::from(" A saved scan (--import) cannot delete"));
     }
-    dialog(f, area, " sdu -i: keys ", lines);
+    dialog(f, area, " sdu -i: keys (any key closes this) ", lines);
 }
 
 /// A box in the middle of `area` holding `lines`.
