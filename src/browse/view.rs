@@ -38,13 +38,13 @@ pub struct Look {
 
 const EIGHTHS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
 
-/// The keys, as the footer names them.
+/// The keys, as the footer names them (within 80 columns).
 pub const KEYS: &str =
-    "↑↓ move  → open  ← up  s n sort  i info  / filter  space mark  d delete  ? help  q quit";
+    "↑↓→← move  s n sort  i info  / filter  space mark  d delete  ? help  q quit";
 
-/// The footer's keys on a saved scan, which cannot delete.
-pub const KEYS_SAVED: &str = "↑↓ move  → open  ← up  s n sort  i info  / filter  space mark  \
-     ? help  q quit  (a saved scan: no deleting)";
+/// The footer's keys on a saved scan, which cannot delete (`d` says why).
+pub const KEYS_SAVED: &str =
+    "↑↓→← move  s n sort  i info  / filter  space mark  ? help  q quit  (saved scan)";
 
 /// A column before the bar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
