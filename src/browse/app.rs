@@ -13,6 +13,10 @@ use sdu::figures::{Figure, Kind, Stats};
 use sdu::records::NodeId;
 use sdu::tree::{Frees, Sets, Tree};
 
+mod settings;
+use settings::contains;
+pub use settings::{Info, Now, Settings, items};
+
 /// What the rows are ordered by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SortKey {
@@ -20,6 +24,10 @@ pub enum SortKey {
     Figure(Figure),
     /// The name, A to Z (bytewise).
     Name,
+    /// The entries under an entry (files and directories), most first.
+    Count,
+    /// The newest modification time under an entry, newest first.
+    Time,
 }
 
 /// The order of the rows: a key, and whether it is reversed from the key's
@@ -45,8 +53,22 @@ pub enum Action {
     Back,
     /// Sort by this key; again, reverse.
     Sort(SortKey),
+    /// Sort by the first column (Total, or Apparent); again, reverse.
+    SortSize,
     /// Show or hide the files (non-directories).
     ToggleFiles,
+    /// Show or hide the entries whose name starts with a dot.
+    ToggleDotfiles,
+    /// Show or hide the column of entry counts.
+    ToggleCount,
+    /// Show or hide the column of modification times.
+    ToggleTime,
+    /// Apparent size in place of Total, and back.
+    Apparent,
+    /// The entry under the cursor in full (path, figures, inode).
+    Info,
+    /// Type a part of the names to show.
+    Filter,
     /// Mark or unmark the entry under the cursor.
     Mark,
     /// Unmark everything.
@@ -75,6 +97,10 @@ pub enum Mode {
     Confirm,
     /// A message (what a deletion did) waits for any key.
     Notice,
+    /// The entry info waits for any key.
+    Info,
+    /// A filter being typed.
+    Filter,
 }
 
 /// A deletion waiting for its confirmation.
@@ -99,7 +125,8 @@ pub struct Carry {
     /// the list of roots).
     dir: Option<(Vec<u8>, Vec<Vec<u8>>)>,
     sort: Sort,
-    show_files: bool,
+    first: Figure,
+    settings: Settings,
 }
 
 /// The marked entries and what they add up to.
@@ -135,7 +162,7 @@ pub struct App<'t> {
     /// Rows on the screen (set by the view on each draw).
     page: usize,
     sort: Sort,
-    show_files: bool,
+    settings: Settings,
     marks: Marks,
     /// How long the last update of the marks' figures took.
     pub mark_time: Duration,
@@ -149,6 +176,10 @@ pub struct App<'t> {
     pub request: Option<Vec<NodeId>>,
     /// A message over the screen until a key is pressed.
     pub notice: Option<Vec<String>>,
+    /// The entry info shown.
+    pub info: Option<Info>,
+    /// The filter being typed.
+    pub filter_edit: Option<String>,
 }
 
 impl<'t> App<'t> {
@@ -171,7 +202,7 @@ impl<'t> App<'t> {
             offset: 0,
             page: 20,
             sort,
-            show_files: true,
+            settings: Settings::default(),
             marks: Marks::default(),
             mark_time: Duration::ZERO,
             help: false,
@@ -180,6 +211,8 @@ impl<'t> App<'t> {
             confirm: None,
             request: None,
             notice: None,
+            info: None,
+            filter_edit: None,
         };
         app.load(None);
         app
@@ -190,7 +223,8 @@ impl<'t> App<'t> {
     /// above when that one is gone.
     pub fn resume(tree: &'t Tree, sets: &'t Sets, first: Figure, carry: Carry) -> App<'t> {
         let mut app = App::new(tree, sets, first, carry.sort);
-        app.show_files = carry.show_files;
+        app.first = carry.first;
+        app.settings = carry.settings;
         if let Some((root, names)) = carry.dir
             && let Some(&r) = tree
                 .roots()
@@ -219,7 +253,8 @@ impl<'t> App<'t> {
         Carry {
             dir,
             sort: self.sort,
-            show_files: self.show_files,
+            first: self.first,
+            settings: self.settings.clone(),
         }
     }
 
@@ -229,6 +264,10 @@ impl<'t> App<'t> {
             Mode::Confirm
         } else if self.notice.is_some() {
             Mode::Notice
+        } else if self.info.is_some() {
+            Mode::Info
+        } else if self.filter_edit.is_some() {
+            Mode::Filter
         } else if self.help {
             Mode::Help
         } else {
@@ -276,8 +315,8 @@ impl<'t> App<'t> {
         self.sort
     }
 
-    pub fn show_files(&self) -> bool {
-        self.show_files
+    pub fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     pub fn marks(&self) -> &Marks {
@@ -321,7 +360,7 @@ impl<'t> App<'t> {
     pub fn rank(&self) -> Figure {
         match self.sort.key {
             SortKey::Figure(f) => f,
-            SortKey::Name => self.first,
+            _ => self.first,
         }
     }
 
@@ -348,7 +387,14 @@ impl<'t> App<'t> {
                     self.load(Some(from));
                 }
             }
+            Action::SortSize => self.apply(Action::Sort(SortKey::Figure(self.first))),
             Action::Sort(key) => {
+                // The column of what the rows are sorted by is shown.
+                match key {
+                    SortKey::Count => self.settings.count = true,
+                    SortKey::Time => self.settings.time = true,
+                    _ => {}
+                }
                 self.sort = if self.sort.key == key {
                     Sort {
                         key,
@@ -364,9 +410,36 @@ impl<'t> App<'t> {
                 self.load(at);
             }
             Action::ToggleFiles => {
-                self.show_files = !self.show_files;
-                let at = self.current();
-                self.load(at);
+                self.settings.files = !self.settings.files;
+                self.reload();
+            }
+            Action::ToggleDotfiles => {
+                self.settings.dotfiles = !self.settings.dotfiles;
+                self.reload();
+            }
+            Action::ToggleCount => self.settings.count = !self.settings.count,
+            Action::ToggleTime => self.settings.time = !self.settings.time,
+            Action::Apparent => {
+                let (old, new) = match self.first {
+                    Figure::Apparent => (Figure::Apparent, Figure::Total),
+                    f => (f, Figure::Apparent),
+                };
+                self.first = new;
+                if self.sort.key == SortKey::Figure(old) {
+                    self.sort.key = SortKey::Figure(new);
+                }
+                self.update_marks();
+                self.reload();
+            }
+            Action::Info => {
+                self.info = self.current().map(|id| Info {
+                    id,
+                    ident: None,
+                    now: None,
+                });
+            }
+            Action::Filter => {
+                self.filter_edit = Some(self.settings.filter.clone().unwrap_or_default());
             }
             Action::Mark => {
                 if let Some(id) = self.current() {
@@ -387,6 +460,28 @@ impl<'t> App<'t> {
             }
             Action::Help => self.help = !self.help,
             Action::Delete => self.ask_delete(),
+            Action::Type(c) if self.confirm.is_none() => {
+                if let Some(f) = &mut self.filter_edit {
+                    f.push(c);
+                }
+            }
+            Action::Erase if self.confirm.is_none() => {
+                if let Some(f) = &mut self.filter_edit {
+                    f.pop();
+                }
+            }
+            Action::Enter if self.confirm.is_none() => {
+                if let Some(f) = self.filter_edit.take() {
+                    self.settings.filter = (!f.is_empty()).then_some(f);
+                    self.reload();
+                }
+            }
+            Action::Cancel if self.confirm.is_none() => {
+                if self.filter_edit.take().is_some() {
+                    self.settings.filter = None;
+                    self.reload();
+                }
+            }
             Action::Type(c) => {
                 if let Some(c0) = &mut self.confirm
                     && c0.typed.chars().count() < 16
@@ -410,7 +505,11 @@ impl<'t> App<'t> {
                 }
             }
             Action::Cancel => self.confirm = None,
-            Action::Dismiss => self.notice = None,
+            Action::Dismiss => {
+                if self.notice.take().is_none() {
+                    self.info = None;
+                }
+            }
             Action::Quit => self.quit = true,
         }
     }
@@ -490,15 +589,24 @@ impl<'t> App<'t> {
         self.first.of(s)
     }
 
+    /// Fills the rows again, the cursor kept on its entry if still shown.
+    fn reload(&mut self) {
+        let at = self.current();
+        self.load(at);
+    }
+
     /// Fills the rows of `self.dir`, sorted, with the cursor on `at` if it
     /// is among them (else on the first row).
     fn load(&mut self, at: Option<NodeId>) {
-        let show_files = self.show_files;
+        let set = &self.settings;
         let tree = self.tree;
+        let filter = set.filter.as_deref().map(str::as_bytes);
         self.rows.clear();
         self.rows.extend(
             visible(tree, tree.children(self.dir))
-                .filter(|&id| show_files || tree.kind(id) == Kind::Dir),
+                .filter(|&id| set.files || tree.kind(id) == Kind::Dir)
+                .filter(|&id| set.dotfiles || !tree.name(id).starts_with(b"."))
+                .filter(|&id| filter.is_none_or(|f| contains(tree.name(id), f))),
         );
         let Sort { key, reverse } = self.sort;
         let by_name = |a: &NodeId, b: &NodeId| tree.name(*a).cmp(tree.name(*b));
@@ -507,6 +615,17 @@ impl<'t> App<'t> {
             SortKey::Figure(f) => self.rows.sort_by(|a, b| {
                 f.of(&tree.figures(*b))
                     .cmp(&f.of(&tree.figures(*a)))
+                    .then_with(|| by_name(a, b))
+            }),
+            SortKey::Count => self.rows.sort_by(|a, b| {
+                items(tree, *b)
+                    .cmp(&items(tree, *a))
+                    .then_with(|| by_name(a, b))
+            }),
+            SortKey::Time => self.rows.sort_by(|a, b| {
+                tree.figures(*b)
+                    .time
+                    .cmp(&tree.figures(*a).time)
                     .then_with(|| by_name(a, b))
             }),
         }

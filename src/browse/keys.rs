@@ -1,5 +1,15 @@
 //! The keys, as ncdu and dua users expect them: from crossterm's key
 //! events to [`Action`]s.
+//!
+//! ncdu's keys keep their meaning where sdu has the same thing: `s` sorts
+//! by size (the first column), `n` by name, `C` by count, `M` by time; `e`
+//! shows or hides dotfiles, `c` and `m` the count and time columns, `i`
+//! is the entry info, `d` deletes, `<` and `h` go up, `q` quits. sdu's own
+//! figures take keys ncdu leaves free: `t` Total, `x` Exclusive, `S`
+//! Shared, `R` Reclaimable; apparent sizes are `A` (ncdu's `a`, which
+//! stays sdu's show or hide files, as in dua). `g` and `G` stay the first
+//! and last entry (vi, dua), not ncdu's graph toggle. `r` (rescan) and `b`
+//! (shell) are left free for those.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use sdu::figures::Figure;
@@ -18,7 +28,8 @@ pub fn action(k: KeyEvent, mode: Mode) -> Option<Action> {
     match mode {
         Mode::Help => return Some(Action::Help),
         Mode::Notice => return Some(Action::Dismiss),
-        Mode::Confirm => {
+        Mode::Info => return Some(Action::Dismiss),
+        Mode::Confirm | Mode::Filter => {
             return match k.code {
                 KeyCode::Enter => Some(Action::Enter),
                 KeyCode::Esc => Some(Action::Cancel),
@@ -37,13 +48,22 @@ pub fn action(k: KeyEvent, mode: Mode) -> Option<Action> {
         KeyCode::Home | KeyCode::Char('g') => Action::Home,
         KeyCode::End | KeyCode::Char('G') => Action::End,
         KeyCode::Right | KeyCode::Enter | KeyCode::Char('l') => Action::Open,
-        KeyCode::Left | KeyCode::Backspace | KeyCode::Char('h') => Action::Back,
+        KeyCode::Left | KeyCode::Backspace | KeyCode::Char('h' | '<') => Action::Back,
+        KeyCode::Char('s') => Action::SortSize,
         KeyCode::Char('t') => Action::Sort(SortKey::Figure(Figure::Total)),
-        KeyCode::Char('e') => Action::Sort(SortKey::Figure(Figure::Exclusive)),
-        KeyCode::Char('s') => Action::Sort(SortKey::Figure(Figure::Shared)),
-        KeyCode::Char('r') => Action::Sort(SortKey::Figure(Figure::Reclaimable)),
+        KeyCode::Char('x') => Action::Sort(SortKey::Figure(Figure::Exclusive)),
+        KeyCode::Char('S') => Action::Sort(SortKey::Figure(Figure::Shared)),
+        KeyCode::Char('R') => Action::Sort(SortKey::Figure(Figure::Reclaimable)),
         KeyCode::Char('n') => Action::Sort(SortKey::Name),
+        KeyCode::Char('C') => Action::Sort(SortKey::Count),
+        KeyCode::Char('M') => Action::Sort(SortKey::Time),
         KeyCode::Char('a') => Action::ToggleFiles,
+        KeyCode::Char('e') => Action::ToggleDotfiles,
+        KeyCode::Char('c') => Action::ToggleCount,
+        KeyCode::Char('m') => Action::ToggleTime,
+        KeyCode::Char('A') => Action::Apparent,
+        KeyCode::Char('i') => Action::Info,
+        KeyCode::Char('/') => Action::Filter,
         KeyCode::Char(' ') => Action::Mark,
         KeyCode::Char('u') => Action::ClearMarks,
         KeyCode::Char('d') => Action::Delete,
@@ -89,6 +109,15 @@ mod tests {
             action(key(KeyCode::Char('d')), Mode::Browse),
             Some(Action::Delete)
         );
+        // The filter types as the confirmation does; the info closes.
+        let f = Mode::Filter;
+        assert_eq!(action(key(KeyCode::Char('q')), f), Some(Action::Type('q')));
+        assert_eq!(action(key(KeyCode::Esc), f), Some(Action::Cancel));
+        assert_eq!(action(key(KeyCode::Enter), f), Some(Action::Enter));
+        assert_eq!(
+            action(key(KeyCode::Char('q')), Mode::Info),
+            Some(Action::Dismiss)
+        );
     }
 
     #[test]
@@ -100,6 +129,7 @@ mod tests {
             (KeyCode::Enter, KeyCode::Char('l')),
             (KeyCode::Left, KeyCode::Char('h')),
             (KeyCode::Backspace, KeyCode::Char('h')),
+            (KeyCode::Char('<'), KeyCode::Char('h')),
         ] {
             assert_eq!(
                 action(key(a), Mode::Browse),
@@ -107,6 +137,9 @@ mod tests {
                 "{a:?}"
             );
         }
-        assert_eq!(action(key(KeyCode::Char('x')), Mode::Browse), None);
+        // r (rescan) and b (shell) are kept for those.
+        for c in ['z', 'r', 'b'] {
+            assert_eq!(action(key(KeyCode::Char(c)), Mode::Browse), None);
+        }
     }
 }

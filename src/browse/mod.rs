@@ -132,7 +132,7 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
         };
         app.can_delete = cfg.import.is_none();
         app.notice = notice.take();
-        if let Err(e) = browse(&mut term, &mut app, look) {
+        if let Err(e) = browse(&mut term, &mut app, look, idents) {
             break End::Terminal(e);
         }
         let Some(ids) = app.request.take() else {
@@ -401,9 +401,53 @@ fn message(t: &mut Term, text: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// A stat of `path` (not followed) now, for the entry info; given up
+/// after half a second (a slow or hung filesystem: the thread is left to
+/// finish alone).
+/// The entry's name is looked up in its parent directory, opened by its
+/// path (`O_PATH`), and never followed; a root by its path as given.
+fn stat_now(parent: Option<Vec<u8>>, name: Vec<u8>) -> Result<app::Now, String> {
+    use rustix::fs::{AtFlags, CWD, Mode, OFlags};
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let st = match parent {
+            Some(p) => rustix::fs::open(
+                &p[..],
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .and_then(|fd| rustix::fs::statat(&fd, &name[..], AtFlags::SYMLINK_NOFOLLOW)),
+            None => rustix::fs::statat(CWD, &name[..], AtFlags::SYMLINK_NOFOLLOW),
+        };
+        let _ = tx.send(st);
+    });
+    match rx.recv_timeout(Duration::from_millis(500)) {
+        // The widths of st_dev and st_nlink differ between architectures.
+        #[allow(clippy::useless_conversion)]
+        Ok(Ok(st)) => Ok(app::Now {
+            dev: u64::from(st.st_dev),
+            ino: st.st_ino,
+            nlink: u64::from(st.st_nlink),
+            mtime: sdu::figures::Timestamp {
+                secs: st.st_mtime,
+                nanos: u32::try_from(st.st_mtime_nsec).unwrap_or(0),
+            },
+        }),
+        Ok(Err(e)) => Err(format!("cannot stat it now: {}", io::Error::from(e))),
+        Err(_) => Err("no answer from its filesystem within 0.5 s".into()),
+    }
+}
+
 /// The flags' [`Config`] made fit for browsing: every entry kept (files
-/// too) and every entry's identity, for deleting.
+/// too), every entry's identity, for deleting, and the newest modification
+/// time under each (the time column), unless `--time` asked for another;
+/// a saved scan's times are what its `--export` recorded.
 pub fn config(mut cfg: Config) -> Config {
+    if cfg.import.is_none() {
+        cfg.walk
+            .time
+            .get_or_insert(sdu::figures::TimeField::Modification);
+    }
     cfg.walk.all = true;
     cfg.walk.skip_extents = false;
     cfg.walk.identities = true;
@@ -438,7 +482,7 @@ fn install_panic_hook() {
 }
 
 /// The event loop: draw, read a key, apply it, until quit.
-fn browse(t: &mut Term, app: &mut App<'_>, look: Look) -> io::Result<()> {
+fn browse(t: &mut Term, app: &mut App<'_>, look: Look, idents: Option<&Idents>) -> io::Result<()> {
     let mut shown = Mode::Browse;
     loop {
         // A confirmation or a notice takes only keys typed once it is on
@@ -458,6 +502,18 @@ fn browse(t: &mut Term, app: &mut App<'_>, look: Look) -> io::Result<()> {
             Event::Key(k) if k.kind != KeyEventKind::Release => {
                 if let Some(a) = keys::action(k, app.mode()) {
                     app.apply(a);
+                }
+                // The entry info asked for: a stat of the entry now.
+                if let Some(id) = app.info.as_ref().filter(|i| i.now.is_none()).map(|i| i.id) {
+                    let tree = app.tree();
+                    let now = match tree.parent(id).filter(|&p| p != NodeId::TOP) {
+                        Some(p) => stat_now(Some(app.path(p)), tree.name(id).to_vec()),
+                        None => stat_now(None, app.path(id)),
+                    };
+                    if let Some(i) = &mut app.info {
+                        i.ident = idents.and_then(|x| x.get(id));
+                        i.now = Some(now);
+                    }
                 }
                 if app.request.is_some() {
                     return Ok(());

@@ -1,23 +1,33 @@
 //! Drawing the browser with ratatui: a header (the path, the figures of the
 //! directory shown, the sort), the column titles, one row per entry (four
-//! figures, a bar, the name), and a footer (the marks, the keys).
+//! figures, the optional count and time columns, a bar, the name), and a
+//! footer (the marks, the keys).
+//!
+//! The name comes first: when the screen is narrow the bar goes, then the
+//! percentage, then columns ([`layout::fit`]), before the name gets less
+//! than 16 cells; a name longer than its room is shortened in the middle.
 //!
 //! Colour only when asked ([`Look::color`]: a terminal and no `NO_COLOR`);
 //! without it the cursor is reverse video and nothing else is styled.
 //! Names are shown with control characters as `?`, so that a file name
 //! cannot send the terminal escape sequences.
 
+pub mod layout;
+pub mod popups;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
 use sdu::figures::{Figure, Kind, Stats};
 use sdu::records::NodeId;
+use sdu::tree::Tree;
 use sdu::units::Unit;
 
-use super::app::{App, Confirm, SortKey};
+use super::app::{App, SortKey, items};
+use layout::{BAR_CELLS, Fit, fit, left, middle, width};
 
 /// How figures are printed and whether in colour.
 #[derive(Clone, Copy, Debug)]
@@ -26,36 +36,105 @@ pub struct Look {
     pub color: bool,
 }
 
-/// Cells of a bar (eighths of a cell resolve 1/96).
-const BAR_CELLS: usize = 12;
 const EIGHTHS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
 
-/// The keys, as the footer names them.
+/// The keys, as the footer names them (within 80 columns).
 pub const KEYS: &str =
-    "↑↓ move  → open  ← up  t e s r n sort  a files  space mark  d delete  ? help  q quit";
+    "↑↓→← move  s n sort  i info  / filter  space mark  d delete  ? help  q quit";
 
-/// The help text, one key a line.
-pub const HELP: &[(&str, &str)] = &[
-    ("↑ ↓  k j", "move the cursor"),
-    ("PgUp PgDn", "move by a screen"),
-    ("Home End  g G", "first, last entry"),
-    ("→ Enter l", "open the directory"),
-    ("← Backspace h", "go up"),
-    ("t", "sort by Total (again: reverse)"),
-    ("e", "sort by Exclusive"),
-    ("s", "sort by Shared"),
-    ("r", "sort by Reclaimable"),
-    ("n", "sort by name"),
-    ("a", "show or hide files"),
-    ("Space", "mark or unmark (anywhere in the tree)"),
-    ("u", "unmark everything"),
-    ("d", "delete the marked (or this) entry: type yes"),
-    ("?", "this help (any key closes it)"),
-    ("q  Ctrl-C", "quit"),
-];
+/// The footer's keys on a saved scan, which cannot delete (`d` says why).
+pub const KEYS_SAVED: &str =
+    "↑↓→← move  s n sort  i info  / filter  space mark  ? help  q quit  (saved scan)";
 
-/// The columns, in order.
-const COLUMNS: [Figure; 3] = [Figure::Exclusive, Figure::Shared, Figure::Reclaimable];
+/// A column before the bar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Col {
+    Fig(Figure),
+    /// The entries under the entry.
+    Count,
+    /// The newest modification time under the entry.
+    Time,
+}
+
+impl Col {
+    fn title(self) -> &'static str {
+        match self {
+            Col::Fig(f) => f.header(),
+            Col::Count => "Items",
+            Col::Time => "Modified",
+        }
+    }
+
+    fn cell(self, tree: &Tree, id: NodeId, s: &Stats, unit: Unit) -> String {
+        match self {
+            Col::Fig(f) => size(unit, f.of(s)),
+            Col::Count if tree.kind(id) == Kind::Dir => items(tree, id).to_string(),
+            Col::Count => String::new(),
+            Col::Time => s.time.map(popups::time).unwrap_or_else(|| "-".into()),
+        }
+    }
+}
+
+/// The columns shown, their widths and what fits.
+struct Cols {
+    cols: Vec<Col>,
+    widths: Vec<usize>,
+    fit: Fit,
+}
+
+/// The columns of `app`'s rows at `width` cells: the four figures, the
+/// count and time when asked; dropped, when the name needs the room, in
+/// the order Shared, Exclusive, time, count, Reclaimable, the first.
+fn columns(app: &App<'_>, unit: Unit, width: usize) -> Cols {
+    let mut cols = vec![
+        Col::Fig(app.first),
+        Col::Fig(Figure::Exclusive),
+        Col::Fig(Figure::Shared),
+        Col::Fig(Figure::Reclaimable),
+    ];
+    let set = app.settings();
+    if set.count {
+        cols.push(Col::Count);
+    }
+    if set.time {
+        cols.push(Col::Time);
+    }
+    let dir = app.dir_figures();
+    let tree = app.tree();
+    let widths: Vec<usize> = cols
+        .iter()
+        .map(|&c| {
+            let w = match c {
+                Col::Fig(f) => unit.width(f.of(&dir)),
+                Col::Count => items(tree, app.dir()).to_string().len(),
+                Col::Time => 16,
+            };
+            c.title().len().max(w)
+        })
+        .collect();
+    let at = |c: Col| cols.iter().position(|&x| x == c);
+    let drop: Vec<usize> = [
+        at(Col::Fig(Figure::Shared)),
+        at(Col::Fig(Figure::Exclusive)),
+        at(Col::Time),
+        at(Col::Count),
+        at(Col::Fig(Figure::Reclaimable)),
+        Some(0),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    // Only whether some name needs NAME_MIN cells matters.
+    let mut longest = 0;
+    for &id in app.rows() {
+        longest = longest.max(layout::width(&shown_name(tree, id)));
+        if longest >= layout::NAME_MIN {
+            break;
+        }
+    }
+    let fit = fit(width, &widths, &drop, longest);
+    Cols { cols, widths, fit }
+}
 
 /// Draws the whole screen.
 pub fn draw(f: &mut Frame<'_>, app: &mut App<'_>, look: Look) {
@@ -68,57 +147,21 @@ pub fn draw(f: &mut Frame<'_>, app: &mut App<'_>, look: Look) {
         Constraint::Length(footer),
     ])
     .areas(area);
-    let figures = [app.first, COLUMNS[0], COLUMNS[1], COLUMNS[2]];
-    let widths = widths(&app.dir_figures(), &figures, look.unit);
-    f.render_widget(Paragraph::new(header(app, look)), head);
-    f.render_widget(Paragraph::new(titles_line(&figures, &widths)), titles);
-    f.render_widget(
-        Paragraph::new(rows(app, look, &figures, &widths, list)),
-        list,
-    );
+    let cols = columns(app, look.unit, usize::from(area.width));
+    f.render_widget(Paragraph::new(header(app, look, area.width)), head);
+    f.render_widget(Paragraph::new(titles_line(&cols)), titles);
+    f.render_widget(Paragraph::new(rows(app, look, &cols, list)), list);
     f.render_widget(Paragraph::new(footer_lines(app, look)), foot);
     if app.help {
-        help(f, area);
+        popups::help(f, area, app.can_delete);
     }
     if let Some(c) = &app.confirm {
-        confirm(f, area, app, c, look);
+        popups::confirm(f, area, app, c, look);
     } else if let Some(lines) = &app.notice {
-        // Wrapped, not cut: the reason a deletion stopped is often a long
-        // path.
-        let room = usize::from(area.width).saturating_sub(5).max(10);
-        let lines: Vec<Line<'_>> = lines
-            .iter()
-            .flat_map(|l| wrap(l, room))
-            .map(|l| Line::from(format!(" {l}")))
-            .collect();
-        dialog(f, area, " sdu -i ", lines);
+        popups::notice(f, area, lines);
+    } else if let Some(i) = &app.info {
+        popups::info(f, area, app, i, look);
     }
-}
-
-/// `text` in lines of at most `width` characters, broken after a space
-/// where one is near enough, else inside a word.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest: Vec<char> = text.chars().collect();
-    while rest.len() > width {
-        let cut = rest[..=width]
-            .iter()
-            .rposition(|&c| c == ' ')
-            .filter(|&i| i > width / 2)
-            .unwrap_or(width);
-        out.push(rest[..cut].iter().collect::<String>().trim_end().to_owned());
-        rest.drain(..cut);
-        while rest.first() == Some(&' ') {
-            rest.remove(0);
-        }
-    }
-    out.push(rest.into_iter().collect());
-    out
-}
-
-/// The width of each figure's column: its title, or the widest size.
-fn widths(dir: &Stats, figures: &[Figure; 4], unit: Unit) -> [usize; 4] {
-    figures.map(|fig| fig.header().len().max(unit.width(fig.of(dir))))
 }
 
 fn size(unit: Unit, bytes: u64) -> String {
@@ -135,27 +178,54 @@ pub fn printable(name: &[u8]) -> String {
         .collect()
 }
 
-fn header(app: &App<'_>, look: Look) -> Vec<Line<'static>> {
+/// The name of `id` as its row shows it in full: `/` after a directory,
+/// `@` after a symbolic link.
+fn shown_name(tree: &Tree, id: NodeId) -> String {
+    let mut name = printable(tree.name(id));
+    match tree.kind(id) {
+        Kind::Dir => name.push('/'),
+        Kind::Symlink => name.push('@'),
+        _ => {}
+    }
+    name
+}
+
+/// "1 entry", "2 entries".
+pub fn entries(n: usize) -> String {
+    format!("{n} {}", if n == 1 { "entry" } else { "entries" })
+}
+
+fn header(app: &App<'_>, look: Look, cells: u16) -> Vec<Line<'static>> {
     let tree = app.tree();
-    let path = if app.dir() == NodeId::TOP {
-        format!("{} paths", tree.roots().len())
-    } else {
-        printable(&app.path(app.dir()))
-    };
     let sort = app.sort();
     let (name, dir) = match sort.key {
         SortKey::Figure(f) => (f.name(), ["largest first", "smallest first"]),
         SortKey::Name => ("name", ["A to Z", "Z to A"]),
+        SortKey::Count => ("items", ["most first", "fewest first"]),
+        SortKey::Time => ("modified", ["newest first", "oldest first"]),
     };
     let sort = format!("sort: {name}, {}", dir[usize::from(sort.reverse)]);
+    // " sdu ", the path between two spaces, two spaces, the sort.
+    let room = usize::from(cells).saturating_sub(5 + 2 + 2 + width(&sort));
+    let path = if app.dir() == NodeId::TOP {
+        format!("{} paths", tree.roots().len())
+    } else {
+        left(&printable(&app.path(app.dir())), room.max(8))
+    };
     let title = Style::default().add_modifier(Modifier::REVERSED);
     let d = app.dir_figures();
     let u = look.unit;
-    let files = if app.show_files() {
-        ""
-    } else {
-        ", files hidden"
-    };
+    let set = app.settings();
+    let mut flags = String::new();
+    if !set.files {
+        flags.push_str(", files hidden");
+    }
+    if !set.dotfiles {
+        flags.push_str(", hidden entries hidden");
+    }
+    if let Some(f) = &set.filter {
+        flags.push_str(&format!(", filter: {}", printable(f.as_bytes())));
+    }
     vec![
         Line::from(vec![
             Span::styled(" sdu ", title.add_modifier(Modifier::BOLD)),
@@ -163,23 +233,31 @@ fn header(app: &App<'_>, look: Look) -> Vec<Line<'static>> {
             Span::raw(format!("  {sort}")),
         ]),
         Line::from(format!(
-            " {} {}  Exclusive {}  Shared {}  Reclaimable {}  ·  {} entries{files}",
+            " {} {}  Exclusive {}  Shared {}  Reclaimable {}  ·  {}{flags}",
             app.first.header(),
             size(u, app.first_of(&d)),
             size(u, d.exclusive),
             size(u, d.shared),
             size(u, d.reclaimable),
-            app.rows().len(),
+            entries(app.rows().len()),
         )),
     ]
 }
 
-fn titles_line(figures: &[Figure; 4], widths: &[usize; 4]) -> Line<'static> {
+fn titles_line(c: &Cols) -> Line<'static> {
     let mut s = String::from("  ");
-    for (f, w) in figures.iter().zip(widths) {
-        s.push_str(&format!("{:>w$}  ", f.header()));
+    for ((col, w), shown) in c.cols.iter().zip(&c.widths).zip(&c.fit.shown) {
+        if *shown {
+            s.push_str(&format!("{:>w$}  ", col.title()));
+        }
     }
-    s.push_str(&format!("{:<w$}  Name", "", w = BAR_CELLS + 5));
+    if c.fit.bar {
+        s.push_str(&" ".repeat(BAR_CELLS + 1));
+    }
+    if c.fit.pct {
+        s.push_str(&" ".repeat(layout::PCT));
+    }
+    s.push_str("Name");
     Line::styled(s, Style::default().add_modifier(Modifier::BOLD))
 }
 
@@ -202,13 +280,7 @@ fn bar(part: u64, whole: u64) -> (String, String) {
     (s, format!("{pct:>3}%"))
 }
 
-fn rows(
-    app: &mut App<'_>,
-    look: Look,
-    figures: &[Figure; 4],
-    widths: &[usize; 4],
-    area: Rect,
-) -> Vec<Line<'static>> {
+fn rows(app: &mut App<'_>, look: Look, c: &Cols, area: Rect) -> Vec<Line<'static>> {
     let height = usize::from(area.height);
     let offset = app.scroll(height);
     let tree = app.tree();
@@ -218,7 +290,11 @@ fn rows(
     let width = usize::from(area.width);
     let mut lines = Vec::with_capacity(height);
     if app.rows().is_empty() {
-        lines.push(Line::from("  (empty directory)"));
+        lines.push(Line::from(if app.settings().filter.is_some() {
+            "  (no name matches the filter: / then Esc clears it)"
+        } else {
+            "  (empty directory)"
+        }));
         return lines;
     }
     for (i, &id) in app.rows().iter().enumerate().skip(offset).take(height) {
@@ -228,16 +304,20 @@ fn rows(
         let mut line = String::new();
         line.push(if marked { '*' } else { ' ' });
         line.push(' ');
-        for (f, w) in figures.iter().zip(widths) {
-            line.push_str(&format!("{:>w$}  ", size(look.unit, f.of(s))));
+        for ((col, w), shown) in c.cols.iter().zip(&c.widths).zip(&c.fit.shown) {
+            if *shown {
+                line.push_str(&format!("{:>w$}  ", col.cell(tree, id, s, look.unit)));
+            }
         }
         let (b, pct) = bar(rank.of(s), whole);
-        let mut name = printable(tree.name(id));
-        match kind {
-            Kind::Dir => name.push('/'),
-            Kind::Symlink => name.push('@'),
-            _ => {}
-        }
+        let full = printable(tree.name(id));
+        let suffix = match kind {
+            Kind::Dir => "/",
+            Kind::Symlink => "@",
+            _ => "",
+        };
+        let mut name = middle(&full, c.fit.name.saturating_sub(suffix.len()));
+        name.push_str(suffix);
         let mut spans = vec![Span::raw(line)];
         let color = |c: Color| {
             if look.color {
@@ -246,8 +326,13 @@ fn rows(
                 Style::default()
             }
         };
-        spans.push(Span::styled(b, color(Color::Cyan)));
-        spans.push(Span::raw(format!(" {pct}  ")));
+        if c.fit.bar {
+            spans.push(Span::styled(b, color(Color::Cyan)));
+            spans.push(Span::raw(" "));
+        }
+        if c.fit.pct {
+            spans.push(Span::raw(format!("{pct}  ")));
+        }
         let name_style = match (marked, kind) {
             (true, _) => color(Color::Yellow),
             (false, Kind::Dir) if look.color => Style::default()
@@ -293,112 +378,19 @@ fn footer_lines(app: &App<'_>, look: Look) -> Vec<Line<'static>> {
             style,
         ));
     }
+    let keys = if let Some(f) = &app.filter_edit {
+        format!(
+            " filter: {}_   Enter applies, Esc clears",
+            printable(f.as_bytes())
+        )
+    } else if app.can_delete {
+        format!(" {KEYS}")
+    } else {
+        format!(" {KEYS_SAVED}")
+    };
     v.push(Line::styled(
-        format!(" {KEYS}"),
+        keys,
         Style::default().add_modifier(Modifier::REVERSED),
     ));
     v
-}
-
-fn help(f: &mut Frame<'_>, area: Rect) {
-    let w = 58.min(area.width);
-    let h = (HELP.len() as u16 + 4).min(area.height);
-    let r = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    };
-    let mut lines: Vec<Line<'_>> = HELP
-        .iter()
-        .map(|(k, what)| Line::from(format!(" {k:<15} {what}")))
-        .collect();
-    lines.push(Line::from(""));
-    lines.push(Line::from(
-        " Marked: what deleting all of them frees, shared once",
-    ));
-    f.render_widget(Clear, r);
-    f.render_widget(
-        Paragraph::new(lines).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(" sdu -i: keys "),
-        ),
-        r,
-    );
-}
-
-/// A box in the middle of `area` holding `lines`.
-fn dialog(f: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'_>>) {
-    let widest = lines.iter().map(Line::width).max().unwrap_or(0) + 3;
-    let w = (widest.max(title.len() + 4) as u16).min(area.width);
-    let h = (lines.len() as u16 + 2).min(area.height);
-    let r = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    };
-    f.render_widget(Clear, r);
-    f.render_widget(
-        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)),
-        r,
-    );
-}
-
-/// The confirmation: the entries (as many as fit), what deleting them
-/// frees, and what was typed.
-fn confirm(f: &mut Frame<'_>, area: Rect, app: &App<'_>, c: &Confirm, look: Look) {
-    let room = usize::from(area.height).saturating_sub(9).max(1);
-    let dirs = c.ids.iter().any(|&id| app.tree().kind(id) == Kind::Dir);
-    let mut lines = vec![Line::from(match (c.ids.len(), dirs) {
-        (1, false) => " Delete 1 entry?".to_owned(),
-        (1, true) => " Delete 1 entry, with everything in it?".to_owned(),
-        (n, false) => format!(" Delete {n} entries?"),
-        (n, true) => format!(" Delete {n} entries, directories with everything in them?"),
-    })];
-    for (i, &id) in c.ids.iter().enumerate() {
-        if i == room && c.ids.len() > room + 1 {
-            lines.push(Line::from(format!("   … and {} more", c.ids.len() - room)));
-            break;
-        }
-        let mut p = printable(&app.path(id));
-        if app.tree().kind(id) == Kind::Dir {
-            p.push('/');
-        }
-        lines.push(Line::from(format!("   {p}")));
-    }
-    lines.push(Line::from(format!(
-        " {} {}, frees {}{}",
-        app.first.header(),
-        size(look.unit, c.total),
-        c.frees.bound.qualifier(),
-        size(look.unit, c.frees.bytes)
-    )));
-    lines.push(Line::from(""));
-    if c.refused {
-        lines.push(Line::from(" Only yes deletes."));
-    }
-    lines.push(Line::from(format!(
-        " Type yes and Enter to delete, Esc to keep them: {}_",
-        printable(c.typed.as_bytes())
-    )));
-    dialog(f, area, " sdu -i: delete ", lines);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::wrap;
-
-    #[test]
-    fn long_lines_wrap_and_lose_nothing() {
-        let text = "Stopped at the first error: cannot remove 'deepdel/top/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d': Permission denied";
-        let lines = wrap(text, 30);
-        assert!(lines.iter().all(|l| l.chars().count() <= 30), "{lines:?}");
-        let joined: String = lines.concat();
-        let squeeze = |s: &str| s.chars().filter(|c| *c != ' ').collect::<String>();
-        assert_eq!(squeeze(&joined), squeeze(text));
-        assert!(lines.last().unwrap().ends_with("Permission denied"));
-        assert_eq!(wrap("short", 30), ["short"]);
-    }
 }

@@ -398,9 +398,40 @@ const DELETING: &[(&str, &[&str])] = &[(
     ],
 )];
 
-/// The browser's keys: a section of their own, kept by the browser's
-/// side (empty here: nothing is rendered for it).
-const BROWSER_KEYS: &[(&str, &[&str])] = &[];
+/// KEYS: the browser's keys.
+const BROWSER_KEYS: &[(&str, &[&str])] = &[(
+    "KEYS",
+    &[
+        "The keys of the browser, sdu -i. ncdu's keys keep their meaning where sdu has the \
+             same thing; sdu's own figures take keys ncdu leaves free; r (rescan) and b (shell) \
+             are not bound. The sort keys pressed again reverse the order.",
+        "Up Down, k j :: Move; PgUp PgDn by a screen; Home End (g G) to the ends.",
+        "Right, Enter, l :: Open the directory under the cursor.",
+        "Left, Backspace, h, < :: Go up.",
+        "s :: Sort by size: the first column, Total (or Apparent).",
+        "t x S R :: Sort by Total, Exclusive, Shared, Reclaimable, largest first.",
+        "n C M :: Sort by name (A to Z), item count (most first), modification time (newest \
+             first).",
+        "A :: Apparent size (the sum of st_size) in place of Total, and back.",
+        "c m :: Show or hide the column of item counts (files and directories under the \
+             entry), of modification times (the newest under the entry).",
+        "a :: Show or hide files.",
+        "e :: Show or hide hidden entries (names starting with a dot).",
+        "/ :: Filter by name: type a part of the name, Enter applies, Esc clears.",
+        "i :: The entry in full: its path quoted, type, the four figures and whether \
+             Reclaimable is exact, apparent size, item count, unreachable bytes (as root on \
+             Btrfs), and its inode, links and modification time read again now.",
+        "Space :: Mark or unmark the entry and move on; the footer says what deleting every \
+             marked entry frees. u unmarks everything.",
+        "d :: Delete the marked entries (or the one under the cursor) after yes is typed and \
+             Enter pressed. Not on a saved scan (--import).",
+        "? :: The keys; any key closes it.",
+        "q, Esc, Ctrl-C :: Quit.",
+        "When the screen is narrow the name keeps at least 16 cells: the bar goes first, \
+             then the percentage, then the Shared, Exclusive, time, count and Reclaimable \
+             columns; a longer name is shortened in the middle (...), and i shows it whole.",
+    ],
+)];
 
 /// EXIT STATUS: sdu's statuses ([`ExitStatus`]).
 const EXIT_STATUS: &[(&str, &[&str])] = &[(

@@ -121,7 +121,10 @@ fn opens_navigates_sorts_shows_files_and_quits() {
     assert_eq!(names(&s), ["data"], "{s}");
     press(&tmux, "h", "zbig/");
     let s = press(&tmux, "?", "sdu -i: keys");
-    assert!(s.contains("sort by Reclaimable"), "{s}");
+    assert!(
+        s.contains("sort by Total, Exclusive, Shared, Reclaimable"),
+        "{s}"
+    );
     press(&tmux, "x", "3 entries");
     tmux.keys(&["q"]);
     assert_terminal_restored(&tmux, 0);
@@ -258,6 +261,327 @@ fn marking_two_snapshots_frees_what_the_total_row_says() {
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_else(|| panic!("no figure:\n{s}"));
     assert_eq!(frees, both, "{s}");
+    tmux.keys(&["q"]);
+    assert_terminal_restored(&tmux, 0);
+}
+
+/// Starts `sdu -i ARGS` in `dir` and waits until the screen shows `want`.
+fn start_for(tmux: &Tmux, dir: &Path, args: &str, want: &str) -> String {
+    tmux.keys(&[
+        &format!(
+            "clear; cd '{}' && '{}' -i {args}",
+            dir.display(),
+            sdu_bin().display()
+        ),
+        "Enter",
+    ]);
+    tmux.wait_for(want, |s| s.contains(want) && s.contains(" Name"));
+    settled(tmux)
+}
+
+/// The screen once it has stayed the same for 150 ms: a screen caught
+/// while the browser draws it is not whole yet.
+fn settled(tmux: &Tmux) -> String {
+    let mut last = tmux.screen();
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        let now = tmux.screen();
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+}
+
+/// [`press`], then the screen once settled.
+fn pressed(tmux: &Tmux, key: &str, want: &str) -> String {
+    press(tmux, key, want);
+    settled(tmux)
+}
+
+/// A 255-byte name (the most most filesystems take).
+const LONGEST: &str = concat!(
+    "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
+    "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn_end.bin"
+);
+
+/// The name first: at 40, 60, 80 and 200 columns every name keeps 16
+/// cells or more (shortened in the middle, with its end), the bar goes
+/// first, then the percentage, then Shared and Exclusive; and a deep path
+/// in the header is shortened from the left, the sort still shown.
+#[test]
+fn names_come_first_at_every_width() {
+    assert_eq!(LONGEST.len(), 255);
+    let t = TestDir::new();
+    tree(t.path());
+    let long = "a_very_long_file_name_that_goes_on_and_on.tar.gz";
+    write_file(&t.path().join("root").join(long), 8 << 10);
+    write_file(&t.path().join("root").join(LONGEST), 4 << 10);
+    for (width, titles, bar) in [
+        (40, "  Total  Reclaimable  Name", false),
+        (60, "  Total  Exclusive  Shared  Reclaimable  Name", false),
+        (80, "  Total  Exclusive  Shared  Reclaimable", true),
+        (200, "  Total  Exclusive  Shared  Reclaimable", true),
+    ] {
+        let Some(tmux) = Tmux::shell_sized(&format!("widths{width}"), width, 30) else {
+            return;
+        };
+        let s = start_for(&tmux, t.path(), "root", "sort: total");
+        assert!(s.contains(titles), "{width}:\n{s}");
+        assert_eq!(s.contains('%'), bar, "{width}: the bar\n{s}");
+        assert_eq!(s.contains('█'), bar, "{width}: the bar\n{s}");
+        let row = |end: &str| {
+            s.lines()
+                .find(|l| l.trim_end().ends_with(end))
+                .and_then(|l| l.split_whitespace().last())
+                .unwrap_or_else(|| panic!("{width}: no row ending {end}:\n{s}"))
+                .to_owned()
+        };
+        for (full, end) in [(LONGEST, "_end.bin"), (long, ".tar.gz")] {
+            let name = row(end);
+            assert!(name.chars().count() >= 16, "{width}: {name}\n{s}");
+            if name != full {
+                let (head, tail) = name.split_once('…').expect("the ellipsis");
+                assert!(full.starts_with(head) && full.ends_with(tail), "{name}");
+                assert!(!head.is_empty(), "{width}: {name}");
+            }
+        }
+        assert_eq!(row(".tar.gz") == long, width == 200, "{width}\n{s}");
+        assert!(row("_end.bin").contains('…'), "{width}\n{s}");
+        if width == 80 {
+            // The full name is in the info, wrapped.
+            tmux.keys(&["End"]);
+            let s = pressed(&tmux, "i", "(any key closes this)");
+            let boxed: String = s
+                .lines()
+                .filter_map(|l| l.split('│').nth(1))
+                .flat_map(|l| l.split_whitespace())
+                .collect();
+            assert!(boxed.contains(&format!("'root/{LONGEST}'")), "{s}");
+            tmux.keys(&["x"]);
+            tmux.wait_for("the info closed", |s| !s.contains("(any key closes"));
+        }
+        // Nothing past the screen's edge (tmux would wrap it).
+        assert_eq!(names(&s).len(), if bar { 5 } else { 0 }, "{width}\n{s}");
+        tmux.keys(&["q"]);
+        assert_terminal_restored(&tmux, 0);
+    }
+    // A deep path: its end and the sort stay.
+    let mut deep = t.path().join("root/zbig");
+    for d in [
+        "level_one",
+        "level_two",
+        "level_three",
+        "level_four",
+        "level_five",
+    ] {
+        deep.push(d);
+    }
+    fs::create_dir_all(&deep).unwrap();
+    let Some(tmux) = Tmux::shell_sized("widths-deep", 60, 30) else {
+        return;
+    };
+    let arg = "root/zbig/level_one/level_two/level_three/level_four/level_five";
+    let s = start_for(&tmux, t.path(), arg, "sort: total, largest first");
+    let head = s.lines().find(|l| l.contains("sort:")).unwrap();
+    assert!(head.contains(" …/level_four/level_five "), "{s}");
+    assert!(
+        head.trim_end().ends_with("sort: total, largest first"),
+        "{s}"
+    );
+    tmux.keys(&["q"]);
+    assert_terminal_restored(&tmux, 0);
+}
+
+/// `root/zbig/{data 300K, sub/x 1K}`, `root/asmall/data` (20K),
+/// `root/mid.bin` (100K), `root/.hidden` (1K); modified in 2020 (zbig),
+/// 2022 (asmall), 2010 (mid.bin), 2005 (.hidden), at noon UTC.
+fn dated(dir: &Path) {
+    let root = dir.join("root");
+    fs::create_dir_all(root.join("zbig/sub")).unwrap();
+    fs::create_dir_all(root.join("asmall")).unwrap();
+    write_file(&root.join("zbig/data"), 300 << 10);
+    write_file(&root.join("zbig/sub/x"), 1 << 10);
+    write_file(&root.join("asmall/data"), 20 << 10);
+    write_file(&root.join("mid.bin"), 100 << 10);
+    write_file(&root.join(".hidden"), 1 << 10);
+    let year = |y: u64| {
+        // Days from 1970 to 1 June of year y, roughly: the month is what
+        // the test reads, the day may move.
+        let days = (y - 1970) * 365 + (y - 1969) / 4 + 151;
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(days * 86400 + 12 * 3600)
+    };
+    for (p, y) in [
+        ("zbig/data", 2020),
+        ("zbig/sub/x", 2019),
+        ("zbig/sub", 2019),
+        ("zbig", 2020),
+        ("asmall/data", 2022),
+        ("asmall", 2022),
+        ("mid.bin", 2010),
+        (".hidden", 2005),
+    ] {
+        fs::File::open(root.join(p))
+            .unwrap()
+            .set_modified(year(y))
+            .unwrap();
+    }
+}
+
+/// ncdu's keys: `e` hides dotfiles, `c` and `C` the count and its sort,
+/// `m` and `M` the time and its sort, `A` apparent sizes, `<` up, `/`
+/// filters, `i` the entry in full; "1 entry" and "keep it" for one.
+#[test]
+fn ncdu_keys_info_filter_counts_and_times() {
+    let Some(tmux) = Tmux::shell("browse-ncdu") else {
+        return;
+    };
+    let t = TestDir::new();
+    dated(t.path());
+    let s = start_for(&tmux, t.path(), "-B1 root", "↑↓→← move");
+    assert_eq!(names(&s), ["zbig/", "mid.bin", "asmall/", ".hidden"], "{s}");
+    assert!(s.contains("·  4 entries"), "{s}");
+    let s = pressed(&tmux, "e", "hidden entries hidden");
+    assert_eq!(names(&s), ["zbig/", "mid.bin", "asmall/"], "{s}");
+    let s = pressed(&tmux, "e", "4 entries");
+    assert!(!s.contains("hidden entries hidden"), "{s}");
+    // The count: zbig holds data, sub and sub/x.
+    let s = pressed(&tmux, "c", "Items");
+    let zbig = s.lines().find(|l| l.ends_with("zbig/")).unwrap();
+    assert!(zbig.contains("  3  "), "{s}");
+    let s = pressed(&tmux, "C", "sort: items, most first");
+    assert_eq!(names(&s), ["zbig/", "asmall/", ".hidden", "mid.bin"], "{s}");
+    // The time: the newest under each.
+    let s = pressed(&tmux, "m", "Modified");
+    let line = |s: &str, n: &str| s.lines().find(|l| l.ends_with(n)).unwrap().to_owned();
+    assert!(line(&s, "zbig/").contains("2020-"), "{s}");
+    assert!(line(&s, "asmall/").contains("2022-"), "{s}");
+    let s = pressed(&tmux, "M", "sort: modified, newest first");
+    assert_eq!(names(&s), ["asmall/", "zbig/", "mid.bin", ".hidden"], "{s}");
+    // Apparent in place of Total, and back.
+    pressed(&tmux, "s", "sort: total, largest first");
+    let s2 = pressed(&tmux, "A", "sort: apparent");
+    assert!(s2.contains("Apparent  Exclusive"), "{s2}");
+    assert!(!s2.contains("  Total  "), "{s2}");
+    pressed(&tmux, "A", "sort: total");
+    // < goes up as ← does; one entry is "1 entry".
+    tmux.keys(&["End", "Up"]);
+    let s = pressed(&tmux, "Enter", "root/asmall");
+    assert!(s.contains("·  1 entry"), "{s}");
+    let s = pressed(&tmux, "d", "Delete 1 entry?");
+    assert!(s.contains("Esc to keep it:"), "{s}");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the confirmation gone", |s| !s.contains("Delete 1 entry?"));
+    let s = pressed(&tmux, "<", "mid.bin");
+    assert_eq!(
+        s.lines().filter(|l| l.contains("root/asmall")).count(),
+        0,
+        "{s}"
+    );
+    // The filter: typed, applied by Enter, cleared by Esc.
+    tmux.keys(&["/"]);
+    tmux.wait_for("the filter line", |s| s.contains("filter: _"));
+    tmux.keys(&["bi"]);
+    let s = pressed(&tmux, "Enter", "entries, filter: bi");
+    assert_eq!(names(&s), ["zbig/", "mid.bin"], "{s}");
+    tmux.keys(&["/"]);
+    tmux.wait_for("the filter to edit", |s| s.contains("filter: bi_"));
+    let s = pressed(&tmux, "Escape", "4 entries");
+    assert_eq!(names(&s).len(), 4, "{s}");
+    // The info: the path, the figures, the count, the inode, the time.
+    tmux.keys(&["Home"]);
+    // The last line drawn: the whole box is on the screen.
+    let s = pressed(&tmux, "i", "(any key closes this)");
+    for want in [
+        "Path         'root/zbig'",
+        "Type         directory",
+        "Total        ",
+        "Exclusive    ",
+        "Shared       ",
+        "Apparent     ",
+        "Items        3 (2 files, 1 directory)",
+        "Inode        ",
+        "Links        3 (now)",
+        "Modified     2020-",
+    ] {
+        assert!(s.contains(want), "{want}:\n{s}");
+    }
+    assert!(
+        s.contains("Reclaimable is exact") || s.contains("Reclaimable is not exact"),
+        "{s}"
+    );
+    tmux.keys(&["x"]);
+    tmux.wait_for("the info closed", |s| !s.contains("Reclaimable is"));
+    tmux.keys(&["q"]);
+    assert_terminal_restored(&tmux, 0);
+}
+
+/// At 120 columns, and at 80x24, the help shows every line whole, and
+/// says Esc quits.
+#[test]
+fn the_help_is_whole_at_120_columns() {
+    let Some(tmux) = Tmux::shell_sized("browse-help", 120, 40) else {
+        return;
+    };
+    let t = TestDir::new();
+    tree(t.path());
+    start_for(&tmux, t.path(), "root", "↑↓→← move");
+    let s = pressed(&tmux, "?", " Marked: what deleting all of them frees");
+    for want in [
+        "delete the marked (or this) entry: type yes",
+        "filter by name: type, Enter applies, Esc clears",
+        "sort by Total, Exclusive, Shared, Reclaimable",
+        "q  Esc  Ctrl-C",
+        "Marked: what deleting all of them frees, shared once",
+    ] {
+        assert!(s.contains(want), "{want}:\n{s}");
+    }
+    tmux.keys(&["x"]);
+    tmux.wait_for("the help closed", |s| !s.contains("sdu -i: keys"));
+    tmux.keys(&["Escape"]);
+    assert_terminal_restored(&tmux, 0);
+    // And whole at 80x24, ncdu's size.
+    let Some(tmux) = Tmux::shell_sized("browse-help-80", 80, 24) else {
+        return;
+    };
+    start_for(&tmux, t.path(), "root", "↑↓→← move");
+    let s = pressed(&tmux, "?", " Marked: what deleting all of them frees");
+    for want in ["↑ ↓  k j", "q  Esc  Ctrl-C", "entry: type yes"] {
+        assert!(s.contains(want), "{want}:\n{s}");
+    }
+    tmux.keys(&["x"]);
+    tmux.wait_for("the help closed", |s| !s.contains("sdu -i: keys"));
+    tmux.keys(&["q"]);
+    assert_terminal_restored(&tmux, 0);
+}
+
+/// A saved scan's footer offers what it can do: no `d delete`.
+#[test]
+fn a_saved_scans_footer_does_not_offer_deleting() {
+    let Some(tmux) = Tmux::shell("browse-saved") else {
+        return;
+    };
+    let t = TestDir::new();
+    tree(t.path());
+    let file = t.path().join("scan.json");
+    run(Command::new(sdu_bin())
+        .current_dir(t.path())
+        .arg("--export")
+        .arg(&file)
+        .arg("root"))
+    .assert_ok();
+    let s = start_for(
+        &tmux,
+        t.path(),
+        &format!("--import '{}'", file.display()),
+        "q quit  (saved scan)",
+    );
+    assert!(s.contains("q quit  (saved scan)"), "{s}");
+    assert!(!s.contains("d delete"), "{s}");
+    let s = pressed(&tmux, "?", "A saved scan (--import) cannot delete");
+    assert!(!s.contains("type yes"), "{s}");
+    tmux.keys(&["x"]);
+    tmux.wait_for("the help closed", |s| !s.contains("sdu -i: keys"));
     tmux.keys(&["q"]);
     assert_terminal_restored(&tmux, 0);
 }

@@ -244,7 +244,7 @@ fn keys_typed_ahead_are_dropped() {
     );
     let s = ask(&tmux, &["big"]);
     assert!(
-        s.contains("Esc to keep them: _"),
+        s.contains("Esc to keep it: _"),
         "keys typed in the scan:\n{s}"
     );
     tmux.keys(&["-l", "yes"]);

@@ -32,26 +32,22 @@ impl Tmux {
     /// A server with one tmux session, `t`, running an interactive bash at its
     /// prompt, for [`Tmux::keys`] and [`Tmux::screen`].
     pub fn shell(test: &str) -> Option<Tmux> {
+        Tmux::shell_sized(test, 150, 40)
+    }
+
+    /// [`Tmux::shell`] in a pane of `width` columns and `height` lines.
+    pub fn shell_sized(test: &str, width: u16, height: u16) -> Option<Tmux> {
         if run(Command::new("bash").arg("--version")).code != Some(0) {
             return unavailable("bash is not installed");
         }
         let t = Tmux::server(test)?;
-        // A bare bash: no rc files, a prompt of our own, 150x40.
+        // A bare bash: no rc files, a prompt of our own.
         let shell = format!(
             "env -i PATH=/usr/local/bin:/usr/bin:/bin TERM=screen PS1='{PROMPT} ' \
              bash --norc --noprofile -i"
         );
-        let o = t.cmd(&[
-            "new-session",
-            "-d",
-            "-s",
-            "t",
-            "-x",
-            "150",
-            "-y",
-            "40",
-            &shell,
-        ]);
+        let (w, h) = (width.to_string(), height.to_string());
+        let o = t.cmd(&["new-session", "-d", "-s", "t", "-x", &w, "-y", &h, &shell]);
         assert_eq!(o.code, Some(0), "{o:?}");
         t.wait_for("the first prompt", |s| last_line(s) == PROMPT);
         Some(t)

@@ -175,7 +175,7 @@ fn files_shown_and_hidden() {
     let (t, sets) = tree();
     let mut app = App::new(&t, &sets, Figure::Total, by_total());
     app.apply(Action::Open);
-    assert!(app.show_files());
+    assert!(app.settings().files);
     app.apply(Action::ToggleFiles);
     assert!(app.rows().is_empty());
     assert_eq!(app.current(), None);
@@ -350,5 +350,185 @@ fn a_rescan_resumes_in_the_same_directory() {
     let again = App::resume(&t, &sets, Figure::Total, carry);
     assert_eq!(again.dir(), B);
     assert_eq!(again.sort().key, SortKey::Name);
-    assert!(!again.show_files());
+    assert!(!again.settings().files);
+}
+
+/// The columns kept at every width: the name gets what is left, and no
+/// less than 16 cells while something is left to drop; the bar goes
+/// first, then the percentage, then the columns in the order given; and a
+/// wider screen never shows less.
+#[test]
+fn columns_drop_in_order_before_the_name_goes_below_16() {
+    use crate::browse::view::layout::{LEAD, NAME_MIN, fit};
+    let widths = [5, 9, 6, 11, 5, 16];
+    let drop = [2, 1, 5, 4, 3, 0];
+    for longest in [1, 5, 15, 16, 40, 255] {
+        let want = longest.min(NAME_MIN);
+        let mut before: Option<usize> = None;
+        for width in 20..=250 {
+            let f = fit(width, &widths, &drop, longest);
+            let kept: usize = widths
+                .iter()
+                .zip(&f.shown)
+                .filter(|(_, s)| **s)
+                .map(|(w, _)| w + 2)
+                .sum();
+            let extra = if f.bar {
+                19
+            } else if f.pct {
+                6
+            } else {
+                0
+            };
+            assert_eq!(LEAD + kept + extra + f.name, width.max(LEAD + kept + extra));
+            let all_dropped = !f.bar && !f.pct && f.shown.iter().all(|s| !s);
+            assert!(f.name >= want || all_dropped, "{width} {longest}: {f:?}");
+            // The order: the bar before the percentage before any column.
+            assert!(!f.bar || f.pct, "{width}: {f:?}");
+            if f.shown.iter().any(|s| !s) {
+                assert!(!f.pct, "{width}: {f:?}");
+            }
+            // The columns dropped are the first ones of `drop`.
+            let n = f.shown.iter().filter(|s| !**s).count();
+            for (k, &i) in drop.iter().enumerate() {
+                assert_eq!(f.shown[i], k >= n, "{width}: {f:?}");
+            }
+            // Nothing was dropped that the name did not need: putting the
+            // last one back leaves it less than it wants.
+            let shown =
+                usize::from(f.bar) + usize::from(f.pct) + f.shown.iter().filter(|s| **s).count();
+            if let Some(b) = before {
+                assert!(shown >= b, "{width}: fewer parts than one cell narrower");
+            }
+            before = Some(shown);
+            let back = if f.bar {
+                None
+            } else if f.pct {
+                Some(19 - 6)
+            } else if n > 0 {
+                Some(widths[drop[n - 1]] + 2)
+            } else {
+                Some(6)
+            };
+            if let Some(b) = back {
+                assert!(
+                    f.name < want + b,
+                    "{width} {longest}: {f:?} could keep more"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn names_shorten_in_the_middle_and_paths_from_the_left() {
+    use crate::browse::view::layout::{left, middle, width};
+    assert_eq!(middle("short", 16), "short");
+    let long = "a_very_long_file_name_that_goes_on.tar.gz";
+    for room in 1..=long.len() {
+        let m = middle(long, room);
+        assert_eq!(width(&m), room.min(long.len()), "{m}");
+        if room < long.len() {
+            assert!(m.contains('…'), "{m}");
+            assert!(long.starts_with(m.split('…').next().unwrap()));
+            assert!(long.ends_with(m.split('…').nth(1).unwrap()));
+        }
+    }
+    assert_eq!(middle(long, 16), "a_very_…n.tar.gz");
+    // Wide characters count two cells.
+    let wide = middle("日本語のファイル名です", 9);
+    assert!(width(&wide) <= 9 && wide.contains('…'), "{wide}");
+    assert_eq!(left("a/b", 10), "a/b");
+    assert_eq!(left("top/d/d/d/d/d/d/c/d", 8), "…/d/c/d");
+    assert!(width(&left(&"x/".repeat(300), 40)) <= 40);
+    assert!(left(&"x/".repeat(300), 40).starts_with("…/"));
+}
+
+/// r/{.x 50, y 5}: a dotfile beside a plain file.
+fn dotted() -> (Tree, Sets) {
+    let nodes = vec![
+        rec(n(0), NodeId::NONE, 0, "", Kind::Dir, 0),
+        rec(n(1), n(0), 0, "r", Kind::Dir, 4 + 55),
+        rec(n(2), n(1), 1, ".x", Kind::File, 50),
+        rec(n(3), n(1), 1, "y", Kind::File, 5),
+    ];
+    Tree::build_with_sets(
+        nodes,
+        vec![],
+        &[],
+        &Sweep::default(),
+        |_| Granularity::Block,
+        Rules::default(),
+        &[],
+    )
+}
+
+#[test]
+fn dotfiles_shown_and_hidden() {
+    let (t, sets) = dotted();
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
+    assert_eq!(names(&app), [".x", "y"]);
+    app.apply(Action::ToggleDotfiles);
+    assert_eq!(names(&app), ["y"]);
+    assert!(!app.settings().dotfiles);
+    app.apply(Action::ToggleDotfiles);
+    assert_eq!(names(&app), [".x", "y"]);
+}
+
+#[test]
+fn the_filter_types_applies_and_clears() {
+    let (t, sets) = tree();
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
+    app.apply(Action::Open); // a: h1, f
+    app.apply(Action::Filter);
+    assert_eq!(app.mode(), Mode::Filter);
+    for c in "h1x".chars() {
+        app.apply(Action::Type(c));
+    }
+    app.apply(Action::Erase);
+    assert_eq!(names(&app), ["h1", "f"], "applied by Enter, not before");
+    app.apply(Action::Enter);
+    assert_eq!(app.mode(), Mode::Browse);
+    assert_eq!(names(&app), ["h1"]);
+    assert_eq!(app.settings().filter.as_deref(), Some("h1"));
+    // It holds in the directory opened next.
+    app.apply(Action::Back);
+    assert!(names(&app).is_empty());
+    app.apply(Action::Filter);
+    assert_eq!(app.filter_edit.as_deref(), Some("h1"), "the filter to edit");
+    app.apply(Action::Cancel);
+    assert_eq!(app.mode(), Mode::Browse);
+    assert_eq!(app.settings().filter, None);
+    assert_eq!(names(&app), ["a", "b"]);
+    assert!(!app.quit, "Esc in the filter clears it, not quits");
+}
+
+#[test]
+fn counts_times_apparent_and_info() {
+    let (t, sets) = tree();
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
+    // (This tree's records count no files: the count is the tmux test's.)
+    assert_eq!(items(&t, F), 0);
+    app.apply(Action::ToggleCount);
+    assert!(app.settings().count);
+    app.apply(Action::ToggleCount);
+    app.apply(Action::Sort(SortKey::Count));
+    assert!(app.settings().count, "sorting by count shows the column");
+    assert_eq!(app.rank(), Figure::Total);
+    app.apply(Action::Sort(SortKey::Time));
+    assert!(app.settings().time);
+    // Apparent in place of Total, the sort by size following it.
+    app.apply(Action::SortSize);
+    assert_eq!(app.sort().key, SortKey::Figure(Figure::Total));
+    app.apply(Action::Apparent);
+    assert_eq!(app.first, Figure::Apparent);
+    assert_eq!(app.sort().key, SortKey::Figure(Figure::Apparent));
+    app.apply(Action::Apparent);
+    assert_eq!(app.first, Figure::Total);
+    // The info of the entry under the cursor; any key closes it.
+    app.apply(Action::Info);
+    assert_eq!(app.mode(), Mode::Info);
+    assert_eq!(app.info.as_ref().map(|i| i.id), app.current());
+    app.apply(Action::Dismiss);
+    assert_eq!(app.mode(), Mode::Browse);
 }

@@ -1,0 +1,142 @@
+//! What fits on a line, as pure functions: which columns a row keeps at a
+//! width (the name first), a name shortened in the middle, a path from the
+//! left.
+
+use ratatui::text::Span;
+
+/// Cells of a bar (eighths of a cell resolve 1/96).
+pub const BAR_CELLS: usize = 12;
+/// The mark and its space before the first column.
+pub const LEAD: usize = 2;
+/// A bar, its space, the percentage and two spaces: `█████▌       47%  `.
+pub const BAR_AND_PCT: usize = BAR_CELLS + 1 + PCT;
+/// The percentage alone and two spaces: ` 47%  `.
+pub const PCT: usize = 6;
+/// The name keeps at least this many cells (less only when nothing is left
+/// to drop).
+pub const NAME_MIN: usize = 16;
+
+/// Which parts of a row are shown at a width.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fit {
+    /// One per column given, in their order: shown or dropped.
+    pub shown: Vec<bool>,
+    pub bar: bool,
+    pub pct: bool,
+    /// The cells left for the name.
+    pub name: usize,
+}
+
+/// The columns of a row at `width` cells: the figure columns of `widths`
+/// (each followed by two spaces), the bar, the percentage, then the name.
+/// While the name has less than `NAME_MIN` cells (or less than `longest`,
+/// the widest name, when that is narrower) the bar goes first, then the
+/// percentage, then the columns in the order `drop` gives.
+pub fn fit(width: usize, widths: &[usize], drop: &[usize], longest: usize) -> Fit {
+    let want = longest.clamp(1, NAME_MIN);
+    let mut f = Fit {
+        shown: vec![true; widths.len()],
+        bar: true,
+        pct: true,
+        name: 0,
+    };
+    let used = |f: &Fit| {
+        LEAD + widths
+            .iter()
+            .zip(&f.shown)
+            .filter(|(_, s)| **s)
+            .map(|(w, _)| w + 2)
+            .sum::<usize>()
+            + if f.bar {
+                BAR_AND_PCT
+            } else if f.pct {
+                PCT
+            } else {
+                0
+            }
+    };
+    let mut next = drop.iter().filter(|&&i| i < widths.len());
+    loop {
+        f.name = width.saturating_sub(used(&f));
+        if f.name >= want {
+            return f;
+        }
+        if f.bar {
+            f.bar = false;
+        } else if f.pct {
+            f.pct = false;
+        } else if let Some(&i) = next.next() {
+            f.shown[i] = false;
+        } else {
+            return f;
+        }
+    }
+}
+
+/// The cells `s` takes on a terminal.
+pub fn width(s: &str) -> usize {
+    Span::raw(s).width()
+}
+
+/// `name` in at most `room` cells: as it is when it fits, else its start
+/// and its end around an ellipsis (`very_long…name.txt`).
+pub fn middle(name: &str, room: usize) -> String {
+    if width(name) <= room {
+        return name.to_owned();
+    }
+    if room == 0 {
+        return String::new();
+    }
+    let chars: Vec<char> = name.chars().collect();
+    let cw = |c: char| width(c.encode_utf8(&mut [0; 4]));
+    let budget = room - 1;
+    // The end gets the larger half: it holds the extension.
+    let mut head_room = budget / 2;
+    let mut tail = Vec::new();
+    let mut tail_w = 0;
+    for &c in chars.iter().rev() {
+        if tail_w + cw(c) > budget - head_room {
+            break;
+        }
+        tail_w += cw(c);
+        tail.push(c);
+    }
+    head_room = budget - tail_w;
+    let mut head = String::new();
+    let mut head_w = 0;
+    for &c in &chars[..chars.len() - tail.len()] {
+        if head_w + cw(c) > head_room {
+            break;
+        }
+        head_w += cw(c);
+        head.push(c);
+    }
+    head.push('…');
+    head.extend(tail.iter().rev());
+    head
+}
+
+/// `path` in at most `room` cells: as it is when it fits, else its end
+/// after an ellipsis, from a `/` when one is near enough (`…/c/d`).
+pub fn left(path: &str, room: usize) -> String {
+    if width(path) <= room {
+        return path.to_owned();
+    }
+    if room == 0 {
+        return String::new();
+    }
+    let mut tail = Vec::new();
+    let mut w = 0;
+    for c in path.chars().rev() {
+        let cw = width(c.encode_utf8(&mut [0; 4]));
+        if w + cw > room - 1 {
+            break;
+        }
+        w += cw;
+        tail.push(c);
+    }
+    tail.reverse();
+    let tail: String = tail.into_iter().collect();
+    let from = tail.find('/').filter(|&i| i <= tail.len() / 2).unwrap_or(0);
+    format!("…{}", &tail[from..])
+}

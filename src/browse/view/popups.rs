@@ -1,0 +1,268 @@
+//! The boxes over the browser: the help, the entry info, the deletion's
+//! confirmation and the notices.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+use sdu::figures::{Figure, Kind, Timestamp};
+
+use super::{Look, printable, size};
+use crate::browse::app::{App, Confirm, Info, items};
+
+/// The help text, one key a line.
+pub const HELP: &[(&str, &str)] = &[
+    ("↑ ↓  k j", "move the cursor"),
+    ("PgUp PgDn", "move by a screen"),
+    ("Home End  g G", "first, last entry"),
+    ("→ Enter l", "open the directory"),
+    ("← Backspace h <", "go up"),
+    ("s", "sort by size: Total, or Apparent (again: reverse)"),
+    ("t x S R", "sort by Total, Exclusive, Shared, Reclaimable"),
+    ("n  C  M", "sort by name, item count, modification time"),
+    ("A", "apparent size in place of Total, and back"),
+    ("c  m", "show or hide the item count, the time column"),
+    ("a", "show or hide files"),
+    ("e", "show or hide hidden entries (.name)"),
+    ("/", "filter by name: type, Enter applies, Esc clears"),
+    ("i", "the entry in full: path, figures, inode, time"),
+    (
+        "Space  u",
+        "mark or unmark (anywhere in the tree); unmark all",
+    ),
+    ("d", "delete the marked (or this) entry: type yes"),
+    ("q  Esc  Ctrl-C", "quit"),
+];
+
+/// The help, as wide as its longest line (as the screen allows), short
+/// enough for 80x24.
+pub fn help(f: &mut Frame<'_>, area: Rect, can_delete: bool) {
+    let mut lines: Vec<Line<'_>> = HELP
+        .iter()
+        .filter(|(k, _)| can_delete || *k != "d")
+        .map(|(k, what)| Line::from(format!(" {k:<16} {what}")))
+        .collect();
+    lines.push(Line::from(""));
+    lines.push(Line::from(
+        " Marked: what deleting all of them frees, shared once",
+    ));
+    if !can_delete {
+        lines.push(Line::from(" A saved scan (--import) cannot delete"));
+    }
+    dialog(f, area, " sdu -i: keys (any key closes this) ", lines);
+}
+
+/// A box in the middle of `area` holding `lines`.
+pub fn dialog(f: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'_>>) {
+    let widest = lines.iter().map(Line::width).max().unwrap_or(0) + 3;
+    let w = (widest.max(title.len() + 4) as u16).min(area.width);
+    let h = (lines.len() as u16 + 2).min(area.height);
+    let r = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)),
+        r,
+    );
+}
+
+/// A notice, wrapped (not cut: the reason a deletion stopped is often a
+/// long path).
+pub fn notice(f: &mut Frame<'_>, area: Rect, lines: &[String]) {
+    let room = usize::from(area.width).saturating_sub(5).max(10);
+    let lines: Vec<Line<'_>> = lines
+        .iter()
+        .flat_map(|l| wrap(l, room))
+        .map(|l| Line::from(format!(" {l}")))
+        .collect();
+    dialog(f, area, " sdu -i ", lines);
+}
+
+/// `t` as the time column and the info show it: local time, to the minute.
+pub fn time(t: Timestamp) -> String {
+    jiff::Timestamp::new(t.secs, t.nanos as i32)
+        .map(|ts| {
+            ts.to_zoned(jiff::tz::TimeZone::system())
+                .strftime("%Y-%m-%d %H:%M")
+                .to_string()
+        })
+        .unwrap_or_else(|_| t.secs.to_string())
+}
+
+/// The lines of the entry info.
+pub fn info_lines(app: &App<'_>, i: &Info, look: Look) -> Vec<String> {
+    let tree = app.tree();
+    let id = i.id;
+    let s = tree.figures(id);
+    let u = look.unit;
+    let bound = tree.bound(id);
+    let q = bound.qualifier();
+    let kind = tree.kind(id);
+    let mut v = vec![
+        format!("Path         {}", sdu::quote(&app.path(id))),
+        format!(
+            "Type         {}",
+            match kind {
+                Kind::Dir => "directory",
+                Kind::File => "file",
+                Kind::Symlink => "symbolic link",
+                Kind::Other => "other (device, FIFO or socket)",
+            }
+        ),
+        format!("Total        {}", size(u, s.total)),
+        format!("Exclusive    {}", size(u, s.exclusive)),
+        format!("Shared       {}", size(u, s.shared)),
+        format!("Reclaimable  {q}{}", size(u, s.reclaimable)),
+        format!(
+            "             {}",
+            if bound.is_exact() {
+                "Reclaimable is exact"
+            } else if bound.at_most() && bound.at_least() {
+                "Reclaimable is not exact: a bound both ways"
+            } else if bound.at_most() {
+                "Reclaimable is not exact: at most this"
+            } else {
+                "Reclaimable is not exact: at least this"
+            }
+        ),
+        format!("Apparent     {}", size(u, Figure::Apparent.of(&s))),
+    ];
+    if kind == Kind::Dir {
+        let (files, dirs) = (s.files, s.dirs.saturating_sub(1));
+        v.push(format!(
+            "Items        {} ({files} {}, {dirs} {})",
+            items(tree, id),
+            if files == 1 { "file" } else { "files" },
+            if dirs == 1 {
+                "directory"
+            } else {
+                "directories"
+            },
+        ));
+    }
+    let unreachable = tree.unreachable(id);
+    if unreachable > 0 {
+        v.push(format!(
+            "Unreachable  {} (on disk, referenced by no file)",
+            size(u, unreachable)
+        ));
+    }
+    if let Some(t) = s.time {
+        v.push(format!("Newest       {} (at the scan)", time(t)));
+    }
+    match &i.now {
+        Some(Ok(now)) => {
+            let ino = i.ident.map_or(now.ino, |x| x.ino);
+            v.push(format!("Inode        {ino}"));
+            v.push(format!("Links        {} (now)", now.nlink));
+            v.push(format!("Modified     {} (now)", time(now.mtime)));
+            if let Some(x) = i.ident
+                && (x.ino, x.dev) != (now.ino, now.dev)
+            {
+                v.push(
+                    "             (replaced since the scan: the figures are the old one's)".into(),
+                );
+            }
+        }
+        Some(Err(e)) => {
+            if let Some(x) = i.ident {
+                v.push(format!("Inode        {}", x.ino));
+            }
+            v.push(format!("Now          {e}"));
+        }
+        None => {}
+    }
+    v
+}
+
+/// The entry info.
+pub fn info(f: &mut Frame<'_>, area: Rect, app: &App<'_>, i: &Info, look: Look) {
+    let mut lines = info_lines(app, i, look);
+    lines.push(String::new());
+    lines.push("(any key closes this)".into());
+    notice(f, area, &lines);
+}
+
+/// `text` in lines of at most `width` characters, broken after a space
+/// where one is near enough, else inside a word.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest: Vec<char> = text.chars().collect();
+    while rest.len() > width {
+        let cut = rest[..=width]
+            .iter()
+            .rposition(|&c| c == ' ')
+            .filter(|&i| i > width / 2)
+            .unwrap_or(width);
+        out.push(rest[..cut].iter().collect::<String>().trim_end().to_owned());
+        rest.drain(..cut);
+        while rest.first() == Some(&' ') {
+            rest.remove(0);
+        }
+    }
+    out.push(rest.into_iter().collect());
+    out
+}
+
+/// The confirmation: the entries (as many as fit), what deleting them
+/// frees, and what was typed.
+pub fn confirm(f: &mut Frame<'_>, area: Rect, app: &App<'_>, c: &Confirm, look: Look) {
+    let room = usize::from(area.height).saturating_sub(9).max(1);
+    let dirs = c.ids.iter().any(|&id| app.tree().kind(id) == Kind::Dir);
+    let mut lines = vec![Line::from(match (c.ids.len(), dirs) {
+        (1, false) => " Delete 1 entry?".to_owned(),
+        (1, true) => " Delete 1 entry, with everything in it?".to_owned(),
+        (n, false) => format!(" Delete {n} entries?"),
+        (n, true) => format!(" Delete {n} entries, directories with everything in them?"),
+    })];
+    for (i, &id) in c.ids.iter().enumerate() {
+        if i == room && c.ids.len() > room + 1 {
+            lines.push(Line::from(format!("   … and {} more", c.ids.len() - room)));
+            break;
+        }
+        let mut p = printable(&app.path(id));
+        if app.tree().kind(id) == Kind::Dir {
+            p.push('/');
+        }
+        lines.push(Line::from(format!("   {p}")));
+    }
+    lines.push(Line::from(format!(
+        " {} {}, frees {}{}",
+        app.first.header(),
+        size(look.unit, c.total),
+        c.frees.bound.qualifier(),
+        size(look.unit, c.frees.bytes)
+    )));
+    lines.push(Line::from(""));
+    if c.refused {
+        lines.push(Line::from(" Only yes deletes."));
+    }
+    lines.push(Line::from(format!(
+        " Type yes and Enter to delete, Esc to keep {}: {}_",
+        if c.ids.len() == 1 { "it" } else { "them" },
+        printable(c.typed.as_bytes())
+    )));
+    dialog(f, area, " sdu -i: delete ", lines);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn long_lines_wrap_and_lose_nothing() {
+        let text = "Stopped at the first error: cannot remove 'deepdel/top/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d': Permission denied";
+        let lines = wrap(text, 30);
+        assert!(lines.iter().all(|l| l.chars().count() <= 30), "{lines:?}");
+        let joined: String = lines.concat();
+        let squeeze = |s: &str| s.chars().filter(|c| *c != ' ').collect::<String>();
+        assert_eq!(squeeze(&joined), squeeze(text));
+        assert!(lines.last().unwrap().ends_with("Permission denied"));
+        assert_eq!(wrap("short", 30), ["short"]);
+    }
+}
