@@ -49,7 +49,8 @@ pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> i
     let h = select::hierarchy(&rows, opts);
     let mut line: Vec<u8> = Vec::with_capacity(256);
     let mut cell = String::new();
-    if opts.header {
+    // No heading when no row follows (every PATH missing), as du.
+    if opts.header && (!h.roots.is_empty() || opts.grand_total) {
         table::header(&mut line, opts, &widths)?;
         let title = format!("{} % of root", rank.header());
         writeln!(line, "{title:<BAR_COLUMN$}  Path")?;

@@ -56,6 +56,34 @@ fn missing_path_is_reported_and_the_rest_printed() {
     );
 }
 
+/// Only missing PATHs: the message, exit 1 and no heading (du prints
+/// nothing); with `-c` the heading comes with the total row. `sdu help`
+/// is a PATH like any other.
+#[test]
+fn no_heading_without_a_row() {
+    let t = TestDir::new();
+    for (args, prints) in [
+        (&["nope"][..], ""),
+        (&["help"], ""),
+        (&["--tree", "nope"], ""),
+        (&["--tree", "--top", "3", "nope"], ""),
+        (
+            &["-c", "nope"],
+            "Total  Exclusive  Shared  Reclaimable  Path\n    0          0       0            0  total\n",
+        ),
+    ] {
+        let o = run(Command::new(sdu_bin()).args(args).current_dir(t.path()));
+        assert_eq!(o.code, Some(1), "{args:?}: {o:?}");
+        let name = args.last().unwrap();
+        assert_eq!(
+            o.stderr,
+            format!("sdu: cannot access '{name}': No such file or directory\n"),
+            "{args:?}"
+        );
+        assert_eq!(String::from_utf8_lossy(&o.stdout), prints, "{args:?}");
+    }
+}
+
 /// Run as `nobody` on a tree with a root-owned 0700 directory: one
 /// message, exit 1, and every other figure still as du (also run as
 /// nobody) gives it. Needs root for setpriv.
