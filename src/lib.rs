@@ -460,7 +460,12 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
                 Source::Walk => s.counters.compressed_bytes,
                 Source::Import { .. } => 0,
             };
-            report::write(out, &s.tree, roots, errors, compressed, &cfg.report)?;
+            let list = msgs.entry_errors();
+            let errors = report::Errors {
+                count: errors,
+                list: &list,
+            };
+            report::write(out, &s.tree, roots, &errors, compressed, &cfg.report)?;
         }
     }
     out.flush()?;
