@@ -47,7 +47,7 @@ use std::time::Instant;
 
 pub use error::{Diagnostic, Error, Refusal};
 pub use messages::Messages;
-pub use quote::{quote, quotef};
+pub use quote::{quote, quote_locale, quotef};
 pub use report::ReportOptions;
 pub use walk::{Counters, Progress, WalkOptions};
 
