@@ -23,7 +23,7 @@ _sdu() {
 
     case "${cmd}" in
         sdu)
-            opts="-s -d -a -n -t -S -x -L -D -H -P -l -X -A -b -k -m -B -h -i -c -0 -j -V --summarize --max-depth --all --top --min-size --to-free --threshold --separate-dirs --one-file-system --dereference --dereference-args --no-dereference --count-links --exclude --exclude-from --files0-from --inodes --apparent-size --bytes --block-size --human-readable --si --sort --tree --du --time --time-style --interactive --json --total --null --no-header --color --threads --no-progress --fiemap --map-each-copy --stats --export --import --generate --help --version"
+            opts="-s -d -a -n -t -S -x -L -D -H -P -l -X -A -b -k -m -B -h -i -c -0 -j -V --summarize --max-depth --all --top --min-size --to-free --threshold --files-only --older-than --separate-dirs --one-file-system --dereference --dereference-args --no-dereference --count-links --exclude --exclude-from --exclude-caches --exclude-kernfs --files0-from --inodes --apparent-size --bytes --block-size --human-readable --si --sort --reverse --tree --du --time --time-style --interactive --json --total --null --no-header --color --threads --no-progress --fiemap --map-each-copy --stats --export --import --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -61,20 +61,57 @@ _sdu() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --older-than)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --exclude)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --exclude-from)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 -X)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --files0-from)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --block-size)
@@ -98,7 +135,7 @@ _sdu() {
                     return 0
                     ;;
                 --time-style)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "full-iso long-iso iso +FORMAT" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -114,11 +151,33 @@ _sdu() {
                     return 0
                     ;;
                 --export)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --import)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --generate)

@@ -3,9 +3,10 @@ complete -c sdu -s n -l top -d 'Keep only the N largest entries (by the --sort f
 complete -c sdu -l min-size -d 'Hide entries smaller than SIZE (by the --sort figure, else Total), e.g. 100M, 1G; hidden entries still count in their parents' -r
 complete -c sdu -l to-free -d 'Plan, among the PATHs, a set whose deletion frees at least SIZE (e.g. 50G), with as few entries as possible; prints what each adds and what they free together, counting shared data once. PATHs inside another PATH given are the candidates, seen in its scan (sdu --to-free 50G /mnt /mnt/snaps/*: what the live data shares stays). Deletes nothing' -r
 complete -c sdu -s t -l threshold -d 'Exclude entries smaller than SIZE if positive, or entries greater than SIZE if negative (by the --du figure, else Total; as du\'s)' -r
+complete -c sdu -l older-than -d 'List only entries whose newest modification (or --time=WORD\'s time) is older than WHEN: a DURATION ago (30d, 12h, 2w, 1y; s, m, h, d, w, y) or a DATE (2024-07-14, 2024-07-14 17:31, in TZ\'s zone). A directory\'s time is the newest of anything in it' -r
 complete -c sdu -l exclude -d 'Exclude entries that match PATTERN (a shell glob, matched as du does)' -r
-complete -c sdu -s X -l exclude-from -d 'Exclude entries that match any pattern in FILE (one per line)' -r
-complete -c sdu -l files0-from -d 'Measure the NUL-terminated file names listed in file F (- for standard input) instead of PATHs' -r
+complete -c sdu -s X -l exclude-from -d 'Exclude entries that match any pattern in FILE (one per line)' -r -F
+complete -c sdu -l files0-from -d 'Measure the NUL-terminated file names listed in file F (- for standard input) instead of PATHs' -r -F
 complete -c sdu -s B -l block-size -d 'Scale sizes by SIZE before printing them (e.g. 1, 4K, 1MiB, MB)' -r
 complete -c sdu -l sort -d 'List the entries by FIGURE, largest first (or by path), instead of du\'s order; the tree view sorts siblings' -r -f -a "apparent\t''
 total\t''
@@ -21,13 +22,16 @@ shared\t''
 reclaimable\t''
 inodes\t''"
 complete -c sdu -l time -d 'Show the time of the last modification of any file in the entry (or, with WORD, atime, access, use, ctime or status)' -r
-complete -c sdu -l time-style -d 'Show times using STYLE: full-iso, long-iso (the default), iso, or +FORMAT (as date\'s); the TIME_STYLE variable when not given' -r
+complete -c sdu -l time-style -d 'Show times using STYLE: full-iso, long-iso (the default), iso, or +FORMAT (as date\'s); the TIME_STYLE variable when not given' -r -f -a "full-iso\t''
+long-iso\t''
+iso\t''
++FORMAT\t''"
 complete -c sdu -l color -d 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c sdu -s j -l threads -d 'Worker threads [default: the number of CPUs]' -r
-complete -c sdu -l export -d 'Write the scan to FILE (- for standard output) instead of the report, in ncdu\'s JSON export format with sdu\'s figures added: ncdu -f FILE browses it, sdu --import FILE reports on it' -r
-complete -c sdu -l import -d 'Read a scan saved with --export (or ncdu -o) from FILE (- for standard input) instead of scanning; every report and --to-free work on it. PATHs are then --to-free candidates, by their paths in the saved scan' -r
+complete -c sdu -l export -d 'Write the scan to FILE (- for standard output) instead of the report, in ncdu\'s JSON export format with sdu\'s figures added: ncdu -f FILE browses it, sdu --import FILE reports on it' -r -F
+complete -c sdu -l import -d 'Read a scan saved with --export (or ncdu -o) from FILE (- for standard input) instead of scanning; every report and --to-free work on it. PATHs are then --to-free candidates, by their paths in the saved scan' -r -F
 complete -c sdu -l generate -d 'Print the man page or a shell completion script, and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''
@@ -36,6 +40,7 @@ elvish\t''
 powershell\t''"
 complete -c sdu -s s -l summarize -d 'Display only a total for each argument (same as -d 0)'
 complete -c sdu -s a -l all -d 'Write counts for all files, not just directories'
+complete -c sdu -l files-only -d 'List files alone (every non-directory, as -a finds them), no directory: --sort, --top and --min-size then pick among files'
 complete -c sdu -s S -l separate-dirs -d 'For directories do not include the size of subdirectories'
 complete -c sdu -s x -l one-file-system -d 'Skip directories on different file systems'
 complete -c sdu -s L -l dereference -d 'Dereference all symbolic links'
@@ -43,6 +48,8 @@ complete -c sdu -s D -l dereference-args -d 'Dereference only symlinks that are 
 complete -c sdu -s H -d 'Equivalent to --dereference-args (-D)'
 complete -c sdu -s P -l no-dereference -d 'Don\'t follow any symbolic links (the default; the last of -L, -P, -H and -D wins)'
 complete -c sdu -s l -l count-links -d 'Count sizes many times if hard linked'
+complete -c sdu -l exclude-caches -d 'Exclude directories holding a cache directory tag: a regular file named CACHEDIR.TAG that starts with Signature: 8a477f597d28d172789f06886806bc55 (as ncdu\'s --exclude-caches and GNU tar\'s --exclude-caches-all; a PATH given is measured all the same)'
+complete -c sdu -l exclude-kernfs -d 'Exclude directories on Linux\'s kernel filesystems (proc, sysfs, cgroup, cgroup2, debugfs, tracefs, securityfs, pstore, bpf, selinuxfs, binfmt_misc, devpts), by their statfs type, as ncdu does; a PATH given is measured all the same'
 complete -c sdu -l inodes -d 'List inode usage instead of block usage (--du: the inodes figure; the table: an Inodes column)'
 complete -c sdu -s A -l apparent-size -d 'Print apparent sizes rather than disk usage (the Apparent column, --sort total and --du total then mean the apparent size)'
 complete -c sdu -s b -l bytes -d 'Equivalent to --apparent-size --block-size=1'
@@ -50,6 +57,7 @@ complete -c sdu -s k -d 'Like --block-size=1K'
 complete -c sdu -s m -d 'Like --block-size=1M'
 complete -c sdu -s h -l human-readable -d 'Print sizes in human readable format, powers of 1024 (the default, except with --du or a block size in the environment)'
 complete -c sdu -l si -d 'Like -h, but use powers of 1000'
+complete -c sdu -l reverse -d 'List in the opposite order: smallest first (--sort FIGURE, or --top), paths from last to first (--sort name), du\'s order read backwards without either; the tree view reverses each directory\'s entries'
 complete -c sdu -l tree -d 'Print an indented tree with a bar per entry, largest first'
 complete -c sdu -s i -l interactive -d 'Browse the tree full-screen after the scan: the four figures of every entry, sorted as asked; mark entries (Space) to see what deleting all of them frees, shared data counted once; d deletes them after you type yes, never following a symlink or leaving the filesystem (? lists the keys)'
 complete -c sdu -l json -d 'Print one JSON document (all sizes in bytes)'

@@ -31,6 +31,7 @@ use crate::figures::Bound;
 use crate::probe::{Registry, ioctl, magic};
 use crate::records::NodeId;
 use crate::tree::Exactness;
+use crate::tree::bounds::Inode;
 
 /// `BTRFS_FS_TREE_OBJECTID`: the top-level subvolume.
 const BTRFS_TOP_LEVEL: u64 = 5;
@@ -137,19 +138,22 @@ impl Coverage {
     /// What the roll-up needs to tell exact figures from bounds: a unit in
     /// an extent space of a filesystem the scan does not cover, and that
     /// root did not `verified`, may be held from outside it
-    /// ([`Bound::AT_MOST`]); `nodes` are the walk's own marks. The marks of
-    /// files read as referenced on Btrfs filesystems `partial`
-    /// (`partial_marks`) stand unless every one of those filesystems is
-    /// `proven` to hold no extent referenced in part.
+    /// ([`Bound::AT_MOST`]); the walk's `marks` stand, but those of files
+    /// read as referenced on Btrfs filesystems `partial` only unless every
+    /// one of those filesystems is `proven` to hold no extent referenced in
+    /// part.
     pub(crate) fn exactness(
         &self,
         registry: &Registry,
-        mut nodes: Vec<(NodeId, Bound)>,
-        partial_marks: Vec<(NodeId, Bound)>,
-        partial: &[u32],
-        verified: &[bool],
+        marks: WalkMarks,
+        (partial, verified): (&[u32], &[bool]),
         proven: impl Fn(u32) -> bool,
     ) -> Exactness {
+        let WalkMarks {
+            mut nodes,
+            partial: partial_marks,
+            inodes: inode_marks,
+        } = marks;
         let space_fs = registry.space_filesystems();
         let spaces = space_fs
             .iter()
@@ -163,14 +167,27 @@ impl Coverage {
                 }
             })
             .collect();
-        if partial.is_empty() || !partial.iter().all(|&fs| proven(fs)) {
+        let keep_partial = partial.is_empty() || !partial.iter().all(|&fs| proven(fs));
+        if keep_partial {
             nodes.extend(partial_marks);
             crate::records::merge_bounds(&mut nodes);
+        }
+        // Sorted by inode: each inode's marks joined.
+        let mut inodes: Vec<(Inode, Bound)> = Vec::new();
+        for (i, b, from_partial) in inode_marks {
+            if from_partial && !keep_partial {
+                continue;
+            }
+            match inodes.last_mut() {
+                Some(last) if last.0 == i => last.1 = last.1.with(b),
+                _ => inodes.push((i, b)),
+            }
         }
         Exactness {
             spaces,
             other: Bound::AT_MOST,
             nodes,
+            inodes,
         }
     }
 }
@@ -202,6 +219,16 @@ pub(crate) fn whole_subvolumes(
         }
     }
     held
+}
+
+/// The walk's marks: on nodes, on nodes for files read as referenced on
+/// Btrfs, and on inodes counted through their links (with whether they
+/// come from extents read as referenced).
+#[derive(Debug, Default)]
+pub(crate) struct WalkMarks {
+    pub(crate) nodes: Vec<(NodeId, Bound)>,
+    pub(crate) partial: Vec<(NodeId, Bound)>,
+    pub(crate) inodes: Vec<(Inode, Bound, bool)>,
 }
 
 /// An open fd on each filesystem (registry index) a PATH of `roots` lies

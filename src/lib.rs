@@ -267,6 +267,8 @@ fn walk_and_sweep(
         bounds,
         partial_marks,
         unreachable,
+        inode_marks,
+        unreachable_inodes,
         partial_fs,
     } = walk::walk(opts, rules.du, msgs)?;
     let t_walk = t0.elapsed();
@@ -285,17 +287,10 @@ fn walk_and_sweep(
     // As root, where the scan does not cover a filesystem: who else holds
     // its shared data ([`extents::outside`]). Not where files were read as
     // referenced (their ranges are not whole extents).
-    // Nor the spaces of inline data, whose addresses are made up.
     let space_fs = registry.space_filesystems();
-    let space_ns = registry.space_namespaces();
     let want: Vec<bool> = space_fs
         .iter()
-        .zip(&space_ns)
-        .map(|(&fs, &ns)| {
-            !coverage.covers(fs)
-                && !partial_fs.iter().any(|p| p.0 == fs)
-                && !extents::inline::is_inline_ns(ns)
-        })
+        .map(|&fs| !coverage.covers(fs) && !partial_fs.iter().any(|p| p.0 == fs))
         .collect();
     let mut files = files;
     let verified = if want.iter().any(|&w| w) && extents::can_search_trees() {
@@ -346,6 +341,7 @@ fn walk_and_sweep(
             .into_iter()
             .map(|u| (u.files, u.bytes))
             .collect(),
+        inodes: unreachable_inodes,
     };
     // Without root on Btrfs: the shared bytes (each once) and the rest of
     // the files' extents make what the scan saw on disk.
@@ -361,10 +357,12 @@ fn walk_and_sweep(
     let partial: Vec<u32> = partial_fs.iter().map(|p| p.0).collect();
     let exact = coverage.exactness(
         &registry,
-        bounds,
-        partial_marks,
-        &partial,
-        &verified,
+        coverage::WalkMarks {
+            nodes: bounds,
+            partial: partial_marks,
+            inodes: inode_marks,
+        },
+        (&partial, &verified),
         |fs| !touching.contains(&fs) && coverage.proves_whole_extents(fs, seen(fs)),
     );
     Ok(Walked {
@@ -645,7 +643,7 @@ fn import(cfg: &Config, how: &Scanning, file: &[u8], msgs: &Messages) -> Result<
     let exact = s.exactness();
     let unreachable = tree::unreachable::Found {
         own: std::mem::take(&mut s.unreachable),
-        shared: Vec::new(),
+        ..Default::default()
     };
     let t_read = t0.elapsed();
     let t1 = Instant::now();

@@ -46,6 +46,10 @@ arg_ids! {
     ToFree = "to_free",
     /// `-t`, `--threshold`.
     Threshold = "threshold",
+    /// `--files-only`.
+    FilesOnly = "files_only",
+    /// `--older-than`.
+    OlderThan = "older_than",
     /// `-S`, `--separate-dirs`.
     SeparateDirs = "separate_dirs",
     /// `-x`, `--one-file-system`.
@@ -64,6 +68,10 @@ arg_ids! {
     Exclude = "exclude",
     /// `-X`, `--exclude-from`.
     ExcludeFrom = "exclude_from",
+    /// `--exclude-caches`.
+    ExcludeCaches = "exclude_caches",
+    /// `--exclude-kernfs`.
+    ExcludeKernfs = "exclude_kernfs",
     /// `--files0-from`.
     Files0From = "files0_from",
     /// `--inodes`.
@@ -84,6 +92,8 @@ arg_ids! {
     Si = "si",
     /// `--sort`.
     Sort = "sort",
+    /// `--reverse`.
+    Reverse = "reverse",
     /// `--tree`.
     Tree = "tree",
     /// `--du`.

@@ -7,8 +7,9 @@
 
 use std::ffi::OsString;
 
+use clap::builder::PossibleValue;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, ValueEnum};
+use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, ValueEnum, ValueHint};
 use sdu::figures::Figure;
 
 use super::arg_id::ArgId;
@@ -37,7 +38,7 @@ use super::usage::UsageError;
 )]
 pub struct Cli {
     /// Files or directories to measure [default: .]
-    #[arg(value_name = "PATH")]
+    #[arg(value_name = "PATH", value_hint = ValueHint::AnyPath)]
     pub paths: Vec<OsString>,
 
     /// Display only a total for each argument (same as -d 0)
@@ -92,6 +93,27 @@ pub struct Cli {
     #[arg(short = 't', long, value_name = "SIZE", action = ArgAction::Append, help_heading = "Which entries to print")]
     pub threshold: Vec<String>,
 
+    /// List files alone (every non-directory, as -a finds them), no
+    /// directory: --sort, --top and --min-size then pick among files
+    #[arg(
+        long,
+        conflicts_with_all = [ArgId::Tree, ArgId::Interactive, ArgId::ToFree, ArgId::Summarize],
+        help_heading = "Which entries to print"
+    )]
+    pub files_only: bool,
+
+    /// List only entries whose newest modification (or --time=WORD's time)
+    /// is older than WHEN: a DURATION ago (30d, 12h, 2w, 1y; s, m, h, d, w,
+    /// y) or a DATE (2024-07-14, 2024-07-14 17:31, in TZ's zone). A
+    /// directory's time is the newest of anything in it
+    #[arg(
+        long,
+        value_name = "WHEN",
+        conflicts_with_all = [ArgId::Import, ArgId::ToFree, ArgId::Interactive],
+        help_heading = "Which entries to print"
+    )]
+    pub older_than: Option<String>,
+
     /// For directories do not include the size of subdirectories
     #[arg(short = 'S', long, help_heading = "What to count")]
     pub separate_dirs: bool,
@@ -126,12 +148,26 @@ pub struct Cli {
     pub exclude: Vec<OsString>,
 
     /// Exclude entries that match any pattern in FILE (one per line)
-    #[arg(short = 'X', long, value_name = "FILE", action = ArgAction::Append, help_heading = "What to count")]
+    #[arg(short = 'X', long, value_name = "FILE", action = ArgAction::Append, value_hint = ValueHint::FilePath, help_heading = "What to count")]
     pub exclude_from: Vec<OsString>,
+
+    /// Exclude directories holding a cache directory tag: a regular file
+    /// named CACHEDIR.TAG that starts with Signature:
+    /// 8a477f597d28d172789f06886806bc55 (as ncdu's --exclude-caches and GNU
+    /// tar's --exclude-caches-all; a PATH given is measured all the same)
+    #[arg(long, help_heading = "What to count")]
+    pub exclude_caches: bool,
+
+    /// Exclude directories on Linux's kernel filesystems (proc, sysfs,
+    /// cgroup, cgroup2, debugfs, tracefs, securityfs, pstore, bpf,
+    /// selinuxfs, binfmt_misc, devpts), by their statfs type, as ncdu
+    /// does; a PATH given is measured all the same
+    #[arg(long, help_heading = "What to count")]
+    pub exclude_kernfs: bool,
 
     /// Measure the NUL-terminated file names listed in file F (- for
     /// standard input) instead of PATHs
-    #[arg(long, value_name = "F", help_heading = "What to count")]
+    #[arg(long, value_name = "F", value_hint = ValueHint::FilePath, help_heading = "What to count")]
     pub files0_from: Option<OsString>,
 
     /// List inode usage instead of block usage (--du: the inodes figure;
@@ -176,6 +212,13 @@ pub struct Cli {
     #[arg(long, value_name = "FIGURE", value_parser = sort_parser(), help_heading = "Output")]
     pub sort: Option<SortBy>,
 
+    /// List in the opposite order: smallest first (--sort FIGURE, or
+    /// --top), paths from last to first (--sort name), du's order read
+    /// backwards without either; the tree view reverses each directory's
+    /// entries
+    #[arg(long, help_heading = "Output")]
+    pub reverse: bool,
+
     /// Print an indented tree with a bar per entry, largest first
     #[arg(long, conflicts_with_all = [ArgId::Json, ArgId::Du, ArgId::Null], help_heading = "Output")]
     pub tree: bool,
@@ -205,7 +248,13 @@ pub struct Cli {
 
     /// Show times using STYLE: full-iso, long-iso (the default), iso, or
     /// +FORMAT (as date's); the TIME_STYLE variable when not given
-    #[arg(long, value_name = "STYLE", help_heading = "Output")]
+    #[arg(
+        long,
+        value_name = "STYLE",
+        value_parser = time_style_parser(),
+        hide_possible_values = true,
+        help_heading = "Output"
+    )]
     pub time_style: Option<String>,
 
     /// Browse the tree full-screen after the scan: the four figures of every
@@ -279,6 +328,7 @@ pub struct Cli {
     #[arg(
         long,
         value_name = "FILE",
+        value_hint = ValueHint::FilePath,
         conflicts_with_all = [ArgId::Import, ArgId::ToFree],
         help_heading = "Saved scans"
     )]
@@ -291,7 +341,8 @@ pub struct Cli {
     #[arg(
         long,
         value_name = "FILE",
-        conflicts_with_all = [ArgId::OneFileSystem, ArgId::Dereference, ArgId::DereferenceArgs, ArgId::DereferenceArgsH, ArgId::CountLinks, ArgId::Exclude, ArgId::ExcludeFrom, ArgId::Files0From],
+        value_hint = ValueHint::FilePath,
+        conflicts_with_all = [ArgId::OneFileSystem, ArgId::Dereference, ArgId::DereferenceArgs, ArgId::DereferenceArgsH, ArgId::CountLinks, ArgId::Exclude, ArgId::ExcludeFrom, ArgId::ExcludeCaches, ArgId::ExcludeKernfs, ArgId::Files0From],
         help_heading = "Saved scans"
     )]
     pub import: Option<OsString>,
@@ -410,6 +461,29 @@ fn sort_parser() -> impl TypedValueParser<Value = SortBy> {
         Some(f) => SortBy::Figure(f),
         None => SortBy::Name,
     })
+}
+
+/// `--time-style STYLE`: any text (du checks it when it is used), with
+/// du's styles as the values the completions offer.
+fn time_style_parser() -> impl TypedValueParser<Value = String> {
+    #[derive(Clone)]
+    struct Styles;
+    impl TypedValueParser for Styles {
+        type Value = String;
+        fn parse_ref(
+            &self,
+            cmd: &clap::Command,
+            arg: Option<&clap::Arg>,
+            value: &std::ffi::OsStr,
+        ) -> Result<String, clap::Error> {
+            clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+        }
+        fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+            let styles = ["full-iso", "long-iso", "iso", "+FORMAT"];
+            Some(Box::new(styles.into_iter().map(PossibleValue::new)))
+        }
+    }
+    Styles
 }
 
 /// Why the command line ends the run before anything is read.

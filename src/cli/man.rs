@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use clap::CommandFactory;
 use clap_complete::Shell;
 use clap_mangen::Man;
-use clap_mangen::roff::{Roff, bold, roman};
+use clap_mangen::roff::{Inline, Roff, bold, italic, roman};
 
 use super::args::{Cli, Generate};
 use super::help::EXAMPLES;
@@ -46,14 +46,84 @@ pub fn generate(kind: Generate) -> ExitStatus {
 /// The man page: clap's sections (name, synopsis, description, options)
 /// and what `--help` has no room for.
 fn man_page(cmd: clap::Command, out: &mut dyn Write) -> io::Result<()> {
-    let man = Man::new(cmd);
+    let man = Man::new(cmd.clone());
     man.render_title(out)?;
     man.render_name_section(out)?;
-    man.render_synopsis_section(out)?;
+    synopsis(&cmd).to_writer(out)?;
     man.render_description_section(out)?;
     man.render_options_section(out)?;
     let mut r = Roff::new();
-    for (title, paragraphs) in MAN_SECTIONS {
+    sections(&mut r, MAN_SECTIONS);
+    sections(&mut r, DELETING);
+    // The browser's keys: their own section, after what deleting does.
+    sections(&mut r, BROWSER_KEYS);
+    sections(&mut r, EXIT_STATUS);
+    r.control("SH", ["EXAMPLES"]);
+    for (cmd, what) in EXAMPLES {
+        r.control("TP", []);
+        r.text([bold(*cmd)]);
+        r.text([roman(*what)]);
+    }
+    sections(&mut r, SEE_ALSO);
+    r.to_writer(out)?;
+    man.render_version_section(out)
+}
+
+/// The synopsis, every option with its value: `[-d|--max-depth N]`,
+/// `[--time[=WORD]]`, `[PATH]...`.
+fn synopsis(cmd: &clap::Command) -> Roff {
+    let mut r = Roff::new();
+    r.control("SH", ["SYNOPSIS"]);
+    let mut line: Vec<Inline> = vec![bold(cmd.get_name())];
+    let mut positionals = Vec::new();
+    for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+        if arg.is_positional() {
+            positionals.push(arg);
+            continue;
+        }
+        line.push(roman(" ["));
+        let mut first = true;
+        if let Some(c) = arg.get_short() {
+            line.push(bold(format!("-{c}")));
+            first = false;
+        }
+        if let Some(l) = arg.get_long() {
+            if !first {
+                line.push(roman("|"));
+            }
+            line.push(bold(format!("--{l}")));
+        }
+        if arg.get_action().takes_values() {
+            let name = arg
+                .get_value_names()
+                .and_then(|v| v.first())
+                .map_or_else(|| arg.get_id().to_string(), ToString::to_string);
+            if arg.get_num_args().is_some_and(|n| n.min_values() == 0) {
+                line.extend([roman("[="), italic(name), roman("]")]);
+            } else {
+                line.extend([roman(" "), italic(name)]);
+            }
+        }
+        line.push(roman("]"));
+    }
+    for arg in positionals {
+        let name = arg
+            .get_value_names()
+            .and_then(|v| v.first())
+            .map_or_else(|| arg.get_id().to_string(), ToString::to_string);
+        line.extend([roman(" ["), italic(name), roman("]...")]);
+    }
+    // No option broken by hyphenation.
+    r.control("nh", []);
+    r.text(line);
+    r.control("hy", []);
+    r
+}
+
+/// Renders `sections`: (title, paragraphs), a paragraph `TAG :: TEXT` a
+/// tagged one.
+fn sections(r: &mut Roff, sections: &[(&str, &[&str])]) {
+    for (title, paragraphs) in sections {
         r.control("SH", [*title]);
         for (i, p) in paragraphs.iter().enumerate() {
             match p.split_once(" :: ") {
@@ -72,14 +142,6 @@ fn man_page(cmd: clap::Command, out: &mut dyn Write) -> io::Result<()> {
             }
         }
     }
-    r.control("SH", ["EXAMPLES"]);
-    for (cmd, what) in EXAMPLES {
-        r.control("TP", []);
-        r.text([bold(*cmd)]);
-        r.text([roman(*what)]);
-    }
-    r.to_writer(out)?;
-    man.render_version_section(out)
 }
 
 /// The man page's own sections: (title, paragraphs); a paragraph
@@ -277,23 +339,6 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "EXIT STATUS",
-        &[
-            "0 :: Everything was read.",
-            "1 :: Some entries could not be read (each is named on stderr); the figures of the \
-             rest are printed.",
-            "2 :: A usage error or a fatal error (for example, the report could not be written, \
-             or a saved scan could not be read). \
-             As du, or with --du, a usage error exits 1, as du's. \
-             --to-free exits 2, with nothing on standard output, when a candidate or a PATH \
-             cannot be accessed, is given twice, lies inside another candidate or is not in \
-             the scan: a plan made without it would read as the plan.",
-            "A closed pipe on standard output (sdu | head) is no error: sdu stops writing and \
-             exits with the status above, saying nothing. As du, or with --du, it is killed by \
-             SIGPIPE, as du is (a shell reports 141).",
-        ],
-    ),
-    (
         "ENVIRONMENT",
         &[
             "DU_BLOCK_SIZE, BLOCK_SIZE, BLOCKSIZE :: The unit sizes are printed in when no unit \
@@ -318,3 +363,70 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
         ],
     ),
 ];
+
+/// DELETING: what the browser's d does, and what it guards against (the
+/// guarantees of docs/SECURITY.md).
+const DELETING: &[(&str, &[&str])] = &[(
+    "DELETING",
+    &[
+        "sdu changes nothing, but in one place: the browser (-i) deletes the entries marked \
+         with Space when d is pressed and yes is typed in full. Every other mode, --to-free \
+         included, only reads.",
+        "What is deleted :: Each marked entry and everything under it, as rm -r would: a \
+         directory is emptied through its own file descriptor and removed, anything else \
+         unlinked (a symbolic link itself, never its target); a Btrfs subvolume of the same \
+         filesystem is destroyed as a subvolume. The browser then scans again.",
+        "Only what was scanned :: The scan records every entry's device, inode number and \
+         mount. Deleting opens the PATH, then each name below it one at a time, without \
+         following a symbolic link, and every level must be the inode the scan saw there, in \
+         the mount it saw; the entry itself must be of the type and identity the scan saw. A \
+         symbolic link swapped in, a directory renamed over another or a mount made since the \
+         scan stops the deletion before anything under that level is removed, with a message \
+         naming the level and what changed.",
+        "Never across a mount :: A mount point inside a marked directory (a bind mount of the \
+         same filesystem included) refuses its deletion before anything is removed; a \
+         mount made while deleting is not entered. The marked entry may not be a mount point \
+         itself. -x changes nothing here.",
+        "Only keys typed for it :: Terminal input typed ahead is discarded before a \
+         confirmation is shown, so a d yes typed before the dialog appeared never confirms \
+         it; keys typed during a deletion are dropped.",
+        "Stopping :: The first error stops the deletion; nothing is retried around it. Ctrl-C \
+         stops it between two entries (exit status 130). Every deletion's result is printed \
+         in full on standard error when the browser exits.",
+        "What it cannot promise :: Between the last check of an entry and its removal, a \
+         user who can write in its directory can replace it by another entry of the same \
+         type; sdu then removes that one, as rm -r would. That only ever removes a name \
+         inside the marked tree. docs/SECURITY.md gives every guarantee and its test.",
+    ],
+)];
+
+/// The browser's keys: a section of their own, kept by the browser's
+/// side (empty here: nothing is rendered for it).
+const BROWSER_KEYS: &[(&str, &[&str])] = &[];
+
+/// EXIT STATUS: sdu's statuses ([`ExitStatus`]).
+const EXIT_STATUS: &[(&str, &[&str])] = &[(
+    "EXIT STATUS",
+    &[
+        "0 :: Everything was read.",
+        "1 :: Some entries could not be read (each is named on stderr); the figures of the \
+             rest are printed.",
+        "2 :: A usage error or a fatal error (for example, the report could not be written, \
+             or a saved scan could not be read). \
+             As du, or with --du, a usage error exits 1, as du's. \
+             --to-free exits 2, with nothing on standard output, when a candidate or a PATH \
+             cannot be accessed, is given twice, lies inside another candidate or is not in \
+             the scan: a plan made without it would read as the plan.",
+        "130 :: Ctrl-C stopped a deletion in the browser (-i) between two entries; what was \
+             removed is printed on standard error.",
+        "A closed pipe on standard output (sdu | head) is no error: sdu stops writing and \
+             exits with the status above, saying nothing. As du, or with --du, it is killed by \
+             SIGPIPE, as du is (a shell reports 141).",
+    ],
+)];
+
+/// SEE ALSO, last before the version.
+const SEE_ALSO: &[(&str, &[&str])] = &[(
+    "SEE ALSO",
+    &["du(1), ncdu(1), btrfs-filesystem(8), compsize(8), xfs_io(8)"],
+)];

@@ -9,7 +9,7 @@ use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::sync::Arc;
 
-use sdu::figures::{Figure, TimeField};
+use sdu::figures::{Figure, TimeField, Timestamp};
 use sdu::glob::Excludes;
 use sdu::report::{Format, SortKey};
 use sdu::timefmt::{self, TimeFormat};
@@ -38,6 +38,8 @@ pub struct Env {
     pub stderr_terminal: bool,
     /// The default number of worker threads.
     pub cpus: usize,
+    /// The time now, in seconds since the epoch (`--older-than DURATION`).
+    pub now: i64,
 }
 
 impl Env {
@@ -57,6 +59,9 @@ impl Env {
             stdout_terminal: std::io::stdout().is_terminal(),
             stderr_terminal: std::io::stderr().is_terminal(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            now: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64),
         }
     }
 
@@ -114,6 +119,7 @@ struct Checked {
     threshold: Option<i64>,
     time: Option<(TimeField, TimeFormat)>,
     min_size: Option<u64>,
+    older_than: Option<Timestamp>,
     to_free: Option<u64>,
     roots: Vec<Vec<u8>>,
 }
@@ -137,6 +143,11 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
     let mut notes = warnings(&cli, max_depth, du_mode);
     let min_size = cli.min_size.as_deref().map(parse_size).transpose()?;
     let to_free = cli.to_free.as_deref().map(parse_size).transpose()?;
+    let older_than = cli
+        .older_than
+        .as_deref()
+        .map(|w| older_than(w, env))
+        .transpose()?;
     let roots = roots(&mut cli, env, du_mode, &mut notes)?;
     if to_free.is_some() {
         refuse_skipped_names(&notes)?;
@@ -148,6 +159,7 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
         threshold,
         time,
         min_size,
+        older_than,
         to_free,
         roots,
     };
@@ -236,6 +248,46 @@ fn time(cli: &Cli, env: &Env) -> Result<Option<(TimeField, TimeFormat)>, UsageEr
     Ok(Some((field, TimeFormat::new(&format, zone))))
 }
 
+/// `--older-than WHEN`: a DURATION before now (a number and one of s, m,
+/// h, d, w, y: a year is 365 days) or a DATE, `YYYY-MM-DD[ HH:MM[:SS]]`
+/// in the zone `TZ` names.
+fn older_than(when: &str, env: &Env) -> Result<Timestamp, UsageError> {
+    let invalid = || UsageError::usage(format!("invalid --older-than '{when}'"));
+    let w = when.trim();
+    let digits = w.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && digits + 1 == w.len() {
+        let n: i64 = w[..digits].parse().map_err(|_| invalid())?;
+        let unit = match w.as_bytes()[digits] {
+            b's' => 1,
+            b'm' => 60,
+            b'h' => 3600,
+            b'd' => 86_400,
+            b'w' => 7 * 86_400,
+            b'y' => 365 * 86_400,
+            _ => return Err(invalid()),
+        };
+        let secs = n.checked_mul(unit).ok_or_else(invalid)?;
+        return Ok(Timestamp {
+            secs: env.now.saturating_sub(secs),
+            nanos: 0,
+        });
+    }
+    let civil = match w.parse::<jiff::civil::DateTime>() {
+        Ok(t) => t,
+        Err(_) => w
+            .parse::<jiff::civil::Date>()
+            .map_err(|_| invalid())?
+            .to_datetime(jiff::civil::Time::midnight()),
+    };
+    let tz = env.var("TZ");
+    let zone = timefmt::zone(tz.as_ref().map(|t| t.to_string_lossy()).as_deref());
+    let at = civil.to_zoned(zone).map_err(|_| invalid())?.timestamp();
+    Ok(Timestamp {
+        secs: at.as_second(),
+        nanos: 0,
+    })
+}
+
 /// `-s` with `-a`, or with a `--max-depth` above 0: an error, in du's
 /// words in du's mode.
 fn check_summarize(cli: &Cli, max_depth: Option<u32>, du_mode: bool) -> Result<(), UsageError> {
@@ -292,12 +344,22 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
         top: cli.top,
         min_size: c.min_size,
         threshold: c.threshold,
+        reverse: cli.reverse,
+        files_only: cli.files_only,
+        older_than: c.older_than,
         time: time_format,
         color: color(cli.color, env),
         quote_names: env.stdout_terminal,
     };
     Config {
-        walk: walk_options(&cli, env, c.roots, time, c.excludes),
+        // --older-than goes by the --time field, else by mtime.
+        walk: walk_options(
+            &cli,
+            env,
+            c.roots,
+            time.or(c.older_than.map(|_| TimeField::Modification)),
+            c.excludes,
+        ),
         report,
         // du's counting rules go with du's mode (its format, or the name).
         rules: sdu::tree::Rules {
@@ -328,8 +390,10 @@ fn walk_options(
         time,
         one_file_system: cli.one_file_system,
         count_links: cli.count_links,
-        all: cli.all,
+        all: cli.all || cli.files_only,
         excludes: Excludes::new(excludes),
+        exclude_caches: cli.exclude_caches,
+        exclude_kernfs: cli.exclude_kernfs,
         progress: (!cli.no_progress && env.stderr_terminal).then(|| Arc::new(Progress::default())),
         skip_extents: skip_extents(cli),
         fiemap_only: cli.fiemap,

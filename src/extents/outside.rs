@@ -50,6 +50,10 @@ pub(crate) struct Families {
     /// By subvolume id: its family, and whether the scan holds every
     /// subvolume of that family (entered at its root, nothing excluded).
     whole: std::collections::HashMap<u64, bool>,
+    /// Every family of two subvolumes or more is held whole: then no
+    /// inline data the scan saw shared (only snapshots share it) is held
+    /// outside it.
+    kin_whole: bool,
 }
 
 /// `BTRFS_FS_TREE_OBJECTID`, `BTRFS_FIRST_FREE_OBJECTID`,
@@ -116,7 +120,12 @@ impl Families {
             if parent == [0; 16] {
                 continue;
             }
-            if let Some(j) = subvols.iter().position(|s| s.1 == parent) {
+            // Its origin, and the other snapshots of the same origin (which
+            // share blocks even when the origin is gone).
+            let kin: Vec<usize> = (0..subvols.len())
+                .filter(|&j| j != i && (subvols[j].1 == parent || subvols[j].2 == parent))
+                .collect();
+            for j in kin {
                 let (a, b) = (find(&mut up, i), find(&mut up, j));
                 up[a] = b;
             }
@@ -132,23 +141,69 @@ impl Families {
             .zip(&family)
             .map(|(s, f)| (s.0, whole_family[f]))
             .collect();
-        Some(Families { whole })
+        let kin_whole = family.iter().enumerate().all(|(i, f)| {
+            whole_family[f] || !family.iter().enumerate().any(|(j, g)| j != i && g == f)
+        });
+        Some(Families { whole, kin_whole })
     }
 
     /// Whether the refs `refs` settle that nothing outside the scan holds
-    /// the extent: each names a subvolume and inode the scan holds
-    /// (`seen`), of a family the scan holds whole.
-    fn settle(&self, refs: &bs::ExtentRefs, seen: &HashSet<(u64, u64)>) -> bool {
+    /// the extent: each names a subvolume of a family the scan holds whole
+    /// (every inode of it was walked, so the one the ref names too), or a
+    /// leaf that only subvolumes of such families own (`owners`).
+    fn settle(&self, refs: &bs::ExtentRefs, owners: impl Fn(u64) -> Option<Vec<u64>>) -> bool {
+        let whole = |root: u64| self.whole.get(&root).copied() == Some(true);
         refs.found
             && !refs.unknown
             && !refs.list.is_empty()
             && refs.list.iter().all(|r| match *r {
-                DataRef::Indirect { root, ino, .. } => {
-                    seen.contains(&(root, ino)) && self.whole.get(&root).copied() == Some(true)
+                DataRef::Indirect { root, .. } => whole(root),
+                // Every inode with items in that leaf, in every subvolume
+                // owning it, lies in the scan when all of them are held
+                // whole.
+                DataRef::Shared { parent, .. } => {
+                    owners(parent).is_some_and(|o| !o.is_empty() && o.iter().all(|&r| whole(r)))
                 }
-                DataRef::Shared { .. } => false,
             })
     }
+}
+
+/// The subvolumes whose trees hold the tree block at `block`: up through
+/// its shared (full) back references to the blocks that name their tree.
+/// `None` when a ref is not understood or the walk is deeper than a tree
+/// can be. Memoized in `memo`.
+fn block_owners(
+    fd: std::os::fd::BorrowedFd<'_>,
+    block: u64,
+    memo: &dashmap::DashMap<u64, Option<Vec<u64>>>,
+    depth: u32,
+) -> Option<Vec<u64>> {
+    if let Some(o) = memo.get(&block) {
+        return o.clone();
+    }
+    let got = (|| {
+        if depth > 8 {
+            return None;
+        }
+        let r = super::btrfs_refs::block_refs(fd, block).ok()?;
+        if !r.found || r.unknown || r.list.len() as u64 != r.refs {
+            return None;
+        }
+        let mut out = Vec::new();
+        for b in &r.list {
+            match *b {
+                super::btrfs_refs::BlockRef::Tree(root) => out.push(root),
+                super::btrfs_refs::BlockRef::Parent(p) => {
+                    out.extend(block_owners(fd, p, memo, depth + 1)?);
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Some(out)
+    })();
+    memo.insert(block, got.clone());
+    got
 }
 
 /// A physical range: start and length.
@@ -197,6 +252,7 @@ pub(crate) fn verify(
     scanned: &HashSet<u64>,
 ) -> (Verified, Option<FileRec>) {
     let space_fs = registry.space_filesystems();
+    let space_ns = registry.space_namespaces();
     let filesystems = registry.filesystems();
     let mut v = Verified {
         spaces: vec![false; space_fs.len()],
@@ -213,6 +269,14 @@ pub(crate) fn verify(
         let Some(info) = filesystems.get(fs as usize) else {
             continue;
         };
+        if info.magic == magic::BTRFS && super::inline::is_inline_ns(space_ns[space]) {
+            // Inline data: shared only between snapshots of one family,
+            // through unchanged copies the scan saw.
+            if Families::read(fd, scanned).is_some_and(|f| f.kin_whole) {
+                v.spaces[space] = true;
+            }
+            continue;
+        }
         let ranges = extents.ranges_in(space as u32);
         if ranges.is_empty() {
             // Nothing shared there: nothing to verify.
@@ -223,18 +287,31 @@ pub(crate) fn verify(
         let found = match info.magic {
             magic::BTRFS => {
                 let families = Families::read(fd, scanned);
-                let seen = btrfs_seen(registry, files);
-                let (settled, rest): (Vec<Range>, Vec<Range>) =
-                    ranges.iter().partition(|&&(physical, _)| {
+                // The owners of the leaves shared refs name, walked once each.
+                let memo = dashmap::DashMap::new();
+                let settles: Vec<bool> = ranges
+                    .par_iter()
+                    .map(|&(physical, _)| {
                         families.as_ref().is_some_and(|f| {
                             extents
                                 .cached_refs(fs, physical)
-                                .is_some_and(|r| f.settle(&r, &seen))
+                                .is_some_and(|r| f.settle(&r, |p| block_owners(fd, p, &memo, 0)))
                         })
-                    });
-                v.settled += settled.len() as u64;
+                    })
+                    .collect();
+                let rest: Vec<Range> = ranges
+                    .iter()
+                    .zip(&settles)
+                    .filter(|r| !*r.1)
+                    .map(|r| *r.0)
+                    .collect();
+                v.settled += (ranges.len() - rest.len()) as u64;
                 asked = rest.len() as u64;
-                btrfs_outside(fd, &seen, &rest)
+                if rest.is_empty() {
+                    Some(Vec::new())
+                } else {
+                    btrfs_outside(fd, &btrfs_seen(registry, files), &rest)
+                }
             }
             magic::XFS => match fsmap::has_rmapbt(fd) {
                 Ok(true) => xfs_outside(fd, files, &ranges),
@@ -266,9 +343,14 @@ pub(crate) fn verify(
 /// could not be asked about.
 /// The scan's files on Btrfs, by (subvolume id, inode).
 fn btrfs_seen(registry: &Registry, files: &[FileRec]) -> HashSet<(u64, u64)> {
+    let ids: std::collections::HashMap<u64, u64> = registry
+        .subvolumes()
+        .into_iter()
+        .map(|(dev, s)| (dev, s.id))
+        .collect();
     files
         .iter()
-        .filter_map(|f| Some((registry.subvolume(f.dev)?.id, f.ino)))
+        .filter_map(|f| Some((*ids.get(&f.dev)?, f.ino)))
         .collect()
 }
 

@@ -9,7 +9,7 @@
 //! `mod.rs` would import a module that imports it back. Nothing here
 //! imports another part of the report.
 
-use crate::figures::Figure;
+use crate::figures::{Figure, Kind, Stats, Timestamp};
 use crate::timefmt::TimeFormat;
 use crate::units::Unit;
 
@@ -64,6 +64,14 @@ pub struct ReportOptions {
     /// [`Self::rank`] figure is smaller; negative, those whose figure is
     /// larger than its opposite. The `total` row is never hidden.
     pub threshold: Option<i64>,
+    /// `--reverse`: list in the opposite order (and the tree view's
+    /// siblings).
+    pub reverse: bool,
+    /// `--files-only`: list no directory.
+    pub files_only: bool,
+    /// `--older-than`: list only the entries whose newest time
+    /// ([`Stats::time`]) is before this one.
+    pub older_than: Option<Timestamp>,
     /// `--time`: a column with each entry's newest time ([`Stats::time`]),
     /// formatted so (text and du; JSON writes it in seconds).
     ///
@@ -98,6 +106,9 @@ impl Default for ReportOptions {
             top: None,
             min_size: None,
             threshold: None,
+            reverse: false,
+            files_only: false,
+            older_than: None,
             time: None,
             color: false,
             quote_names: false,
@@ -143,7 +154,18 @@ impl ReportOptions {
             })
     }
 
-    /// Appends `name` as the text table and the `--to-free` table show it: raw, or quoted as ls does ([`Self::quote_names`]).
+    /// Whether an entry of `kind` with `figures` passes `--files-only`
+    /// and `--older-than` (an entry without a time, as none was recorded,
+    /// passes).
+    pub(super) fn passes(&self, kind: Kind, figures: &Stats) -> bool {
+        !(self.files_only && kind == Kind::Dir)
+            && self
+                .older_than
+                .is_none_or(|t| figures.time.is_none_or(|m| m < t))
+    }
+
+    /// Appends `name` as the text table and the `--to-free` table show it:
+    /// raw, or quoted as ls does ([`Self::quote_names`]).
     pub(super) fn push_name(&self, line: &mut Vec<u8>, name: &[u8]) {
         if self.quote_names {
             crate::quote::shell_escape(name, line);
@@ -159,5 +181,8 @@ impl ReportOptions {
             || self.top.is_some()
             || self.min_size.is_some()
             || self.threshold.is_some()
+            || self.reverse
+            || self.files_only
+            || self.older_than.is_some()
     }
 }

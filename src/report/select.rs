@@ -163,7 +163,10 @@ impl Rows {
     fn kept(&self, opts: &ReportOptions) -> Vec<u32> {
         let rank = opts.rank();
         let mut v: Vec<u32> = (0..self.len() as u32)
-            .filter(|&i| opts.shown(rank.of(&self.row(i).figures)))
+            .filter(|&i| {
+                let r = self.row(i);
+                opts.shown(rank.of(&r.figures)) && opts.passes(r.kind, &r.figures)
+            })
             .collect();
         if let Some(n) = opts.top {
             if n < v.len() {
@@ -193,6 +196,9 @@ pub(crate) fn list(rows: &Rows, opts: &ReportOptions) -> Vec<u32> {
         }
         // --top already sorted them by the rank, which is the --sort figure.
         _ => {}
+    }
+    if opts.reverse {
+        v.reverse();
     }
     v
 }
@@ -238,6 +244,9 @@ pub(crate) fn hierarchy(rows: &Rows, opts: &ReportOptions) -> Hierarchy {
                     .cmp(&c.of(&rows.row(a).figures))
                     .then_with(|| rows.name(a).cmp(rows.name(b)))
             }),
+        }
+        if opts.reverse {
+            kids.reverse();
         }
     }
     Hierarchy { roots, children }

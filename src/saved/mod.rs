@@ -194,6 +194,7 @@ impl Saved {
                 nodes: (0..self.nodes.len())
                     .map(|i| (NodeId::new(i), both))
                     .collect(),
+                inodes: Vec::new(),
             };
         }
         let n = self
@@ -210,6 +211,7 @@ impl Saved {
             spaces,
             other: Bound::AT_MOST,
             nodes: self.bounds.clone(),
+            inodes: Vec::new(),
         }
     }
 }

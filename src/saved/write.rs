@@ -9,7 +9,6 @@ use super::{Export, FORMAT, time_name};
 use crate::figures::{Kind, Stats};
 use crate::probe::Granularity;
 use crate::records::{Link, NodeId};
-use crate::tree::Exactness;
 use crate::tree::Tree;
 
 /// Writes the saved scan of `x` to `w` (buffer it: this writes a token at
@@ -28,6 +27,16 @@ pub(crate) fn write(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
         let i = self_link[id.index()];
         (i != u32::MAX).then(|| &x.links[i as usize])
     };
+    // The walk's marks by node; those of inodes counted through their links
+    // on each of their links' nodes (the roll-up of the import takes them
+    // up from there, through where the links meet).
+    let mut marks = x.exact.nodes.clone();
+    for l in x.links {
+        if let Some(b) = x.exact.inode(l.inode()) {
+            marks.push((l.node, b));
+        }
+    }
+    crate::records::merge_bounds(&mut marks);
     header(w, x)?;
     let roots = tree.roots();
     let top = roots.len() != 1 || tree.kind(roots[0]) != Kind::Dir;
@@ -50,7 +59,7 @@ pub(crate) fn write(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
             if dir {
                 w.write_all(b"[")?;
             }
-            info(w, tree, id, pos, link_of(id), x.exact)?;
+            info(w, tree, id, pos, link_of(id), &marks)?;
             if dir {
                 stack.push((id, 0));
             }
@@ -157,7 +166,7 @@ fn info(
     id: NodeId,
     pos: usize,
     link: Option<&Link>,
-    exact: &Exactness,
+    marks: &[(NodeId, crate::figures::Bound)],
 ) -> io::Result<()> {
     let r = tree.record(id);
     let dir = r.kind == Kind::Dir;
@@ -214,8 +223,8 @@ fn info(
     if let Ok(i) = credits.binary_search_by_key(&id, |u| u.0) {
         write!(w, "\"unreachable\":{},", credits[i].1)?;
     }
-    if let Ok(i) = exact.nodes.binary_search_by_key(&id, |b| b.0) {
-        write!(w, "\"bound\":{},", exact.nodes[i].1.bits())?;
+    if let Ok(i) = marks.binary_search_by_key(&id, |b| b.0) {
+        write!(w, "\"bound\":{},", marks[i].1.bits())?;
     }
     let mut implied = implied_own(r.kind, asize, dsize, hardlink);
     implied += files;

@@ -25,7 +25,14 @@ pub struct Exactness {
     /// whose extents could not be read; Btrfs data read without root), by
     /// id, sorted, each once.
     pub(crate) nodes: Vec<(NodeId, Bound)>,
+    /// The same for inodes counted once through their links (a hardlinked
+    /// file): by inode (`Link::inode`), sorted, each once. Its mark goes
+    /// where its figures go: the lowest common ancestor of its links.
+    pub(crate) inodes: Vec<(Inode, Bound)>,
 }
+
+/// An inode as the links know it: namespace, device, number.
+pub(crate) type Inode = (u32, u64, u64);
 
 impl Exactness {
     /// Whether a unit in extent space `space` frees what it counts.
@@ -41,6 +48,15 @@ impl Exactness {
         !self.other.is_exact()
             || self.spaces.iter().any(|b| !b.is_exact())
             || !self.nodes.is_empty()
+            || !self.inodes.is_empty()
+    }
+
+    /// The walk's mark on inode `i`, if any.
+    pub(crate) fn inode(&self, i: Inode) -> Option<Bound> {
+        self.inodes
+            .binary_search_by_key(&i, |m| m.0)
+            .ok()
+            .map(|k| self.inodes[k].1)
     }
 }
 
@@ -68,6 +84,14 @@ impl<'a> Marks<'a> {
             }
         }
         m
+    }
+
+    /// Adds the walk's mark of the inode `i`, whose links' lowest common
+    /// ancestor is `at`, if it has one.
+    pub(super) fn inode(&mut self, at: NodeId, i: Inode) {
+        if let Some(b) = self.exact.inode(i) {
+            self.mark(at, b);
+        }
     }
 
     /// Adds the reasons `b` to node `at`.

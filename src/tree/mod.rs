@@ -15,7 +15,9 @@
 //! and `-S` keeps subdirectories out of a directory's figures.
 
 mod acc;
-mod bounds;
+pub(crate) mod bounds;
+#[cfg(test)]
+mod by_hand;
 mod du;
 mod ranks;
 mod union;
@@ -152,52 +154,6 @@ pub(crate) struct Entry<'a> {
 pub(crate) type Record<'a> = NodeRec<&'a [u8]>;
 
 impl Tree {
-    /// Rolls up the walk's records and credits shared data from the sweep.
-    ///
-    /// `granularity(fs)` says how the filesystem of extent space `fs` frees
-    /// shared data.
-    #[cfg(test)]
-    pub(crate) fn build(
-        nodes: impl Into<Nodes>,
-        links: Vec<Link>,
-        files: &[FileRec],
-        sweep: &Sweep,
-        granularity: impl Fn(u32) -> Granularity,
-    ) -> Tree {
-        Self::build_with(
-            nodes,
-            links,
-            files,
-            sweep,
-            granularity,
-            Rules::default(),
-            &[],
-        )
-    }
-
-    /// [`Tree::build`], following du's `rules`; [`Tree::visit`] stops
-    /// listing a root right after any of `stops` (du stops there when a
-    /// directory was moved during its traversal).
-    #[cfg(test)]
-    pub(crate) fn build_with(
-        nodes: impl Into<Nodes>,
-        links: Vec<Link>,
-        files: &[FileRec],
-        sweep: &Sweep,
-        granularity: impl Fn(u32) -> Granularity,
-        rules: Rules,
-        stops: &[NodeId],
-    ) -> Tree {
-        let how = Build {
-            rules,
-            stops,
-            sets: false,
-            exact: &Exactness::default(),
-            unreachable: &unreachable::Found::default(),
-        };
-        Self::roll_up(nodes, links, files, sweep, granularity, how).0
-    }
-
     /// `Tree::build_with`, and what any set of its entries frees
     /// ([`Sets`]: the browser's marks, `--to-free`'s plan).
     ///
@@ -268,7 +224,8 @@ impl Tree {
         c.credit_sweep(&mut acc, &file_links, sweep, &granularity);
         let bounds = c.marks.roll_up(&nodes);
         drop(c);
-        let unreachable = unreachable::Unreachable::credit(&nodes, found, |f| file_links.nodes(f));
+        let unreachable =
+            unreachable::Unreachable::credit(&nodes, found, &links, |f| file_links.nodes(f));
         let reclaim = sets.then(|| Reclaim::new(&links, &file_links, sweep, &granularity, exact));
         drop(file_links);
         drop(links);
@@ -615,12 +572,13 @@ impl Crediting<'_> {
                     self.climb(acc, l.node, |f| *f += stats);
                 }
             }
-            if figures::all_links_seen(group.len(), group[0].nlink) {
-                let lca = group
-                    .iter()
-                    .map(|l| l.node)
-                    .reduce(|a, b| acc::lca(self.nodes, a, b));
-                if let Some(lca) = lca {
+            let lca = group
+                .iter()
+                .map(|l| l.node)
+                .reduce(|a, b| acc::lca(self.nodes, a, b));
+            if let Some(lca) = lca {
+                self.marks.inode(lca, group[0].inode());
+                if figures::all_links_seen(group.len(), group[0].nlink) {
                     acc.reclaim_at(nodes, lca, stats.exclusive);
                 }
             }

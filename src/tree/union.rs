@@ -26,6 +26,8 @@ pub(super) struct FileLinks {
     /// Whether every link of file `f` was seen (else deleting what the scan
     /// saw never frees it).
     pub(crate) all_seen: Vec<bool>,
+    /// The inode of file `f` when it is counted through its links.
+    pub(crate) inodes: Vec<Option<super::bounds::Inode>>,
 }
 
 impl FileLinks {
@@ -34,7 +36,9 @@ impl FileLinks {
         let mut ranges = Vec::with_capacity(files.len());
         let mut pool = Vec::new();
         let mut all_seen = Vec::with_capacity(files.len());
+        let mut inodes = Vec::with_capacity(files.len());
         for f in files {
+            inodes.push(f.linked.then(|| f.inode()));
             let a = pool.len();
             let mut seen = true;
             if f.linked {
@@ -53,6 +57,7 @@ impl FileLinks {
             ranges,
             pool,
             all_seen,
+            inodes,
         }
     }
 
@@ -70,6 +75,11 @@ pub(crate) struct Reclaim {
     /// Multiply-linked inodes whose links were all seen: their exclusive
     /// bytes, and their links' nodes in `inode_nodes`.
     inodes: Vec<(u64, usize, usize)>,
+    /// Per entry of `inodes`, the walk's mark on it (empty: none has one).
+    inode_bounds: Vec<Bound>,
+    /// Per file, the walk's mark on its inode when it is counted through
+    /// its links (empty: none has one).
+    file_bounds: Vec<Bound>,
     inode_nodes: Vec<NodeId>,
     /// Files with shared extents whose links were all seen: their links'
     /// nodes; `None` for a file never freed (a link outside the scan).
@@ -109,12 +119,14 @@ impl Reclaim {
             ..Reclaim::default()
         };
         let mut unit_bounds = Vec::new();
+        let mut inode_bounds = Vec::new();
         for group in links.chunk_by(|a, b| a.inode() == b.inode()) {
             if figures::all_links_seen(group.len(), group[0].nlink) {
                 let stats = figures::linked_inode(group.iter().map(|l| &l.stats));
                 let a = r.inode_nodes.len();
                 r.inode_nodes.extend(group.iter().map(|l| l.node));
                 r.inodes.push((stats.exclusive, a, r.inode_nodes.len()));
+                inode_bounds.push(exact.inode(group[0].inode()).unwrap_or_default());
             }
         }
         for f in 0..files.ranges.len() as u32 {
@@ -138,6 +150,16 @@ impl Reclaim {
         }
         if unit_bounds.iter().any(|b| !b.is_exact()) {
             r.unit_bounds = unit_bounds;
+        }
+        if inode_bounds.iter().any(|b| !b.is_exact()) {
+            r.inode_bounds = inode_bounds;
+        }
+        if !exact.inodes.is_empty() {
+            r.file_bounds = files
+                .inodes
+                .iter()
+                .map(|i| i.and_then(|i| exact.inode(i)).unwrap_or_default())
+                .collect();
         }
         r
     }
@@ -193,9 +215,12 @@ impl Reclaim {
                 }
             }
         }
-        for &(bytes, a, b) in &self.inodes {
+        for (k, &(bytes, a, b)) in self.inodes.iter().enumerate() {
             if all_inside(&self.inode_nodes[a..b]) {
                 total = total.saturating_add(bytes);
+                if let Some(&m) = self.inode_bounds.get(k) {
+                    bound = bound.with(m);
+                }
             }
         }
         let freed: Vec<bool> = self
@@ -208,6 +233,11 @@ impl Reclaim {
                 total = total.saturating_add(bytes);
                 if let Some(&b) = self.unit_bounds.get(i) {
                     bound = bound.with(b);
+                }
+                for &f in &self.unit_files[a..b] {
+                    if let Some(&m) = self.file_bounds.get(f as usize) {
+                        bound = bound.with(m);
+                    }
                 }
             }
         }

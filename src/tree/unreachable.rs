@@ -12,7 +12,8 @@
 
 use super::Tree;
 use super::acc::lca;
-use crate::records::{NodeId, Nodes};
+use super::bounds::Inode;
+use crate::records::{Link, NodeId, Nodes};
 
 /// What the walk found of unreachable bytes, before the roll-up.
 #[derive(Clone, Debug, Default)]
@@ -23,6 +24,9 @@ pub(crate) struct Found {
     /// Shared extents: the files referencing each (ids in the index) and
     /// its unreachable bytes.
     pub(crate) shared: Vec<(Box<[u32]>, u64)>,
+    /// Bytes of inodes counted once through their links: credited where
+    /// their links meet.
+    pub(crate) inodes: Vec<(Inode, u64)>,
 }
 
 /// Unreachable bytes per node, where not zero: credited (`own`, for saved
@@ -39,9 +43,22 @@ impl Unreachable {
     pub(crate) fn credit<'a>(
         nodes: &Nodes,
         found: &Found,
+        links: &[Link],
         file_nodes: impl Fn(u32) -> &'a [NodeId],
     ) -> Unreachable {
         let mut own = found.own.clone();
+        // `links` is sorted by inode.
+        for &(i, bytes) in &found.inodes {
+            let lo = links.partition_point(|l| l.inode() < i);
+            let hi = links.partition_point(|l| l.inode() <= i);
+            let lca = links[lo..hi]
+                .iter()
+                .map(|l| l.node)
+                .reduce(|a, b| lca(nodes, a, b));
+            if let Some(at) = lca {
+                own.push((at, bytes));
+            }
+        }
         for (files, bytes) in &found.shared {
             let lca = files
                 .iter()

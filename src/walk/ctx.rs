@@ -25,6 +25,7 @@ use crate::glob::Excludes;
 use crate::messages::Messages;
 use crate::probe::{Registry, Skip, magic};
 use crate::records::{FileRec, Ident, IdentRec, Link, MAX_NODES, NodeId, NodeRec, Nodes, place_of};
+use crate::tree::bounds::Inode;
 
 /// The statx fields sdu reads. `UID` lets it decide whether `O_NOATIME`
 /// is permitted without a failing open; `MNT_ID` is what `-x` compares (a
@@ -64,6 +65,12 @@ pub struct WalkOptions {
     pub time: Option<TimeField>,
     /// `--exclude` patterns.
     pub excludes: Excludes,
+    /// `--exclude-caches`: skip the directories holding a valid
+    /// `CACHEDIR.TAG` (not the roots).
+    pub exclude_caches: bool,
+    /// `--exclude-kernfs`: skip the directories on Linux's kernel
+    /// filesystems (not the roots).
+    pub exclude_kernfs: bool,
     /// Where to publish progress while walking (for a progress display).
     pub progress: Option<Arc<Progress>>,
     /// Map no extents: only `total` and `apparent` are wanted (`--du
@@ -228,6 +235,11 @@ pub(super) struct Local {
     /// As root on Btrfs: bytes on disk no file references, in the extents
     /// of a file credited to a node.
     pub(super) unreachable: Vec<(NodeId, u64)>,
+    /// Marks of inodes counted once through their links (by inode), and
+    /// whether they come from extents read as referenced.
+    pub(super) inode_marks: Vec<(Inode, Bound, bool)>,
+    /// [`Local::unreachable`] of such inodes.
+    pub(super) unreachable_inodes: Vec<(Inode, u64)>,
     /// Btrfs filesystems (registry index) where files' extents were read
     /// as referenced, not whole, and the bytes of those files' extents that
     /// are not flagged shared.
@@ -313,6 +325,10 @@ pub(super) struct Shard {
     pub(super) partial_marks: Vec<(NodeId, Bound)>,
     /// [`Local::unreachable`].
     pub(super) unreachable: Vec<(NodeId, u64)>,
+    /// [`Local::inode_marks`].
+    pub(super) inode_marks: Vec<(Inode, Bound, bool)>,
+    /// [`Local::unreachable_inodes`].
+    pub(super) unreachable_inodes: Vec<(Inode, u64)>,
     pub(super) partial_fs: Vec<(u32, u64)>,
     /// With [`WalkOptions::identities`]: the nodes' identities, their
     /// (device, mount) pairs in `places` (16 bytes a node).
@@ -510,6 +526,10 @@ impl Ctx<'_> {
         shard.bounds.append(&mut local.bounds);
         shard.partial_marks.append(&mut local.partial_marks);
         shard.unreachable.append(&mut local.unreachable);
+        shard.inode_marks.append(&mut local.inode_marks);
+        shard
+            .unreachable_inodes
+            .append(&mut local.unreachable_inodes);
         for (fs, bytes) in local.partial_fs.drain(..) {
             match shard.partial_fs.iter_mut().find(|p| p.0 == fs) {
                 Some(p) => p.1 = p.1.saturating_add(bytes),

@@ -19,7 +19,7 @@ use rustix::io::Errno;
 use super::account::{self, Accounted, FileAt, Pre};
 use super::ctx::{Ctx, Local, PROGRESS_PATH_EVERY, dev_of};
 use super::entry::{
-    Entry, Stated, excluded, in_cycle, not_stated, path_kept, stat_entry, symlinks_to,
+    Entry, Stated, excluded, excluded_dir, in_cycle, not_stated, path_kept, stat_entry, symlinks_to,
 };
 use super::fdcache::{DirHandle, DirName};
 use super::indir::{InDir, Listed, batch_entries, prefetch, push_entry};
@@ -465,6 +465,9 @@ pub(super) fn entry_as<'s>(
         dev: dev_of(st),
     };
     if kind == Kind::Dir {
+        if excluded_dir(ctx, dir, e.name, x.dev != h.dev) {
+            return;
+        }
         return subdir(ctx, s, dir, x, symlinks, path, local);
     }
     // Opened first and fit for the lean path: accounted there, unless it

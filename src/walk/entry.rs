@@ -6,7 +6,7 @@
 //! entry then adds is the walk's `dir` module's business.
 
 use std::ffi::CStr;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, BorrowedFd};
 
 use rustix::fs::{self as rfs, AtFlags, Statx};
 use rustix::io::Errno;
@@ -193,4 +193,85 @@ fn open_then_stat(
         }
         Err(_) => rfs::statx(dirfd, name, flags, MASK),
     }
+}
+
+/// The first bytes of a valid `CACHEDIR.TAG` (the Cache Directory Tagging
+/// Specification, <https://bford.info/cachedir/>).
+const CACHEDIR_SIGNATURE: &[u8; 43] = b"Signature: 8a477f597d28d172789f06886806bc55";
+
+/// The statfs types `--exclude-kernfs` skips, ncdu's list: binfmt_misc,
+/// bpf, cgroup, cgroup2, debugfs, devpts, proc, pstore, securityfs,
+/// selinuxfs, sysfs, tracefs.
+const KERNFS: [u64; 12] = [
+    0x4249_4e4d,
+    0xcafe_4a11,
+    0x0027_e0eb,
+    0x6367_7270,
+    0x6462_6720,
+    0x1cd1,
+    0x9fa0,
+    0x6165_676c,
+    0x7363_6673,
+    0xf97c_ff8c,
+    0x6265_6572,
+    0x7472_6163,
+];
+
+/// Whether subdirectory `name` of `dir` is left out, as `--exclude`
+/// leaves an entry out: `--exclude-caches` and it holds a valid
+/// `CACHEDIR.TAG`, or `--exclude-kernfs`, it is on another device than
+/// `dir` (`other_dev`) and that is a kernel filesystem. A directory that
+/// cannot be opened is not left out (its walk reports why).
+pub(super) fn excluded_dir(ctx: &Ctx<'_>, dir: &InDir<'_>, name: &CStr, other_dev: bool) -> bool {
+    let opts = &ctx.run.opts;
+    let kernfs = opts.exclude_kernfs && other_dev;
+    if !opts.exclude_caches && !kernfs {
+        return false;
+    }
+    let mut flags = open::dir_flags(u32::MAX, None, opts.follow_links) | rfs::OFlags::NONBLOCK;
+    flags.remove(rfs::OFlags::NOATIME);
+    // Listed from the Btrfs tree, `dir.fd` is its subvolume's: open the
+    // directory itself.
+    let parent = if dir.lazy {
+        match dir.h.fd(&ctx.fds.cache, flags) {
+            Ok(fd) => Some(fd),
+            Err(_) => return false,
+        }
+    } else {
+        None
+    };
+    let pfd = parent.as_ref().map_or(dir.fd, |fd| fd.as_fd());
+    let Ok(fd) = rfs::openat(pfd, name, flags, rfs::Mode::empty()) else {
+        return false;
+    };
+    if kernfs && rfs::fstatfs(&fd).is_ok_and(|s| KERNFS.contains(&(s.f_type as u64))) {
+        return true;
+    }
+    opts.exclude_caches && holds_cachedir_tag(fd.as_fd())
+}
+
+/// Whether directory `dir` holds a regular file `CACHEDIR.TAG` that
+/// starts with the signature. Opened as every file is when others may
+/// have planted something ([`open::open_regular`] guarded: `O_PATH`,
+/// `fstat`, then the regular file itself), so that no FIFO or device is
+/// ever opened; read with `O_NOATIME` where permitted (its owner, or root).
+fn holds_cachedir_tag(dir: BorrowedFd<'_>) -> bool {
+    let flags = open::file_flags(false) | rfs::OFlags::NONBLOCK;
+    let name = c"CACHEDIR.TAG";
+    let tag = match open::open_regular(dir, name, flags | rfs::OFlags::NOATIME, true) {
+        Err(Errno::PERM) => open::open_regular(dir, name, flags, true),
+        other => other,
+    };
+    let Ok(Some((tag, _))) = tag else {
+        return false;
+    };
+    let mut buf = [0u8; CACHEDIR_SIGNATURE.len()];
+    let mut got = 0;
+    while got < buf.len() {
+        match rustix::io::read(&tag, &mut buf[got..]) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => got += n,
+        }
+    }
+    &buf == CACHEDIR_SIGNATURE
 }

@@ -60,6 +60,7 @@ use crate::figures::{Bound, Kind};
 use crate::messages::Messages;
 use crate::probe::Registry;
 use crate::records::{FileRec, Idents, Link, NodeId, NodeRec, Nodes};
+use crate::tree::bounds::Inode;
 pub use ctx::{Counters, Progress, WalkOptions};
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
 use fdcache::{DirHandle, DirName, FdCache};
@@ -95,6 +96,11 @@ pub(crate) struct Walk {
     /// As root on Btrfs: bytes on disk that no file references, in the
     /// extents a file alone references, by the node it is credited to.
     pub(crate) unreachable: Vec<(NodeId, u64)>,
+    /// Marks of inodes counted once through their links, and whether they
+    /// come from extents read as referenced; sorted by inode.
+    pub(crate) inode_marks: Vec<(Inode, Bound, bool)>,
+    /// Unreachable bytes of such inodes.
+    pub(crate) unreachable_inodes: Vec<(Inode, u64)>,
     /// Btrfs filesystems (registry index) where some file's extents were
     /// read as referenced (FIEMAP), not whole, with the bytes of those
     /// files' extents not flagged shared (each inode once), by filesystem.
@@ -428,6 +434,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let mut bounds = Vec::new();
     let mut partial_marks = Vec::new();
     let mut unreachable = Vec::new();
+    let mut inode_marks = Vec::new();
+    let mut unreachable_inodes = Vec::new();
     let mut partial_fs: Vec<(u32, u64)> = Vec::new();
     let mut files = vec![FileRec::default(); extents.files()];
     let mut counters = Counters::default();
@@ -447,6 +455,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         gather(&mut bounds, shard.bounds);
         gather(&mut partial_marks, shard.partial_marks);
         gather(&mut unreachable, shard.unreachable);
+        gather(&mut inode_marks, shard.inode_marks);
+        gather(&mut unreachable_inodes, shard.unreachable_inodes);
         partial_fs.extend(shard.partial_fs);
         for f in shard.files {
             let id = f.id as usize;
@@ -488,7 +498,10 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         }
         same
     });
+    inode_marks.sort_unstable_by_key(|m: &(Inode, Bound, bool)| m.0);
     Walk {
+        inode_marks,
+        unreachable_inodes,
         bounds,
         partial_marks,
         unreachable,

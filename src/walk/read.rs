@@ -43,12 +43,12 @@ pub(super) fn credit(
         _ => Stats::of_inode(kind, st.stx_size, st.stx_blocks),
     };
     stats.time = ctx.inode_time(st);
-    if let Some(&Mapped::Extents { unreachable, .. }) = mapped.as_ref()
-        && unreachable > 0
-    {
-        local.unreachable.push((who.node, unreachable));
-    }
-    match &mapped {
+    let unreachable = match mapped.as_ref() {
+        Some(&Mapped::Extents { unreachable, .. }) => unreachable,
+        _ => 0,
+    };
+    // (the reasons, read as referenced)
+    let mark = match &mapped {
         // FIEMAP on Btrfs shows the referenced part of each extent: a part
         // it alone references may hold more on disk (freed with it), and
         // the shared ones may be parts of one extent that other files hold
@@ -66,13 +66,13 @@ pub(super) fn credit(
             } else {
                 Bound::AT_LEAST
             };
-            local.partial_bound(who.node, b);
+            Some((b, true))
         }
-        Some(Mapped::Unverified | Mapped::Skipped(Skip::Unverified)) if stats.reclaimable > 0 => {
-            local.bound(who.node, Bound::AT_MOST);
+        Some(Mapped::Unverified | Mapped::Skipped(Skip::Unverified)) if stats.total > 0 => {
+            Some((Bound::AT_MOST, false))
         }
-        _ => {}
-    }
+        _ => None,
+    };
     match mapped {
         None | Some(Mapped::Extents { id: None, .. }) | Some(Mapped::Gone) => {}
         Some(Mapped::Extents {
@@ -92,6 +92,24 @@ pub(super) fn credit(
         Some(Mapped::Skipped(skip)) => local.skip(skip, stats.total),
         Some(Mapped::Unverified) => local.unverified(stats.total),
         Some(Mapped::Handed) => unreachable!("a handed file is credited by its mapper"),
+    }
+    // An inode counted once through its links is credited where its links
+    // meet, after the walk: its marks go by inode, not by the link that
+    // happened to be mapped.
+    match (who.once, mark) {
+        (_, None) => {}
+        (false, Some((b, true))) => local.partial_bound(who.node, b),
+        (false, Some((b, false))) => local.bound(who.node, b),
+        (true, Some((b, partial))) => local.inode_marks.push(((who.ns, dev, ino), b, partial)),
+    }
+    if unreachable > 0 {
+        if who.once {
+            local
+                .unreachable_inodes
+                .push(((who.ns, dev, ino), unreachable));
+        } else {
+            local.unreachable.push((who.node, unreachable));
+        }
     }
     if !who.once && st.stx_nlink > 1 {
         // -l counts every link; whether all of them lie under a directory

@@ -806,3 +806,34 @@ fn usage_error_messages() {
         );
     }
 }
+
+/// With `-c`, PATHs that overlap count what they share once in the total,
+/// as `du -s -c d d/a` does (du lists `d/a` not at all, since `d`
+/// counted it; sdu lists it, measured alone).
+#[test]
+fn overlapping_paths_count_once_in_the_total() {
+    let t = TestDir::new();
+    let d = t.mkdir("d");
+    fs::create_dir(d.join("a")).unwrap();
+    write_file(&d.join("a/f"), 100_000);
+    write_file(&d.join("g"), 50_000);
+    sync_fs(&d);
+    let a = d.join("a");
+    let r = sdu_json(&args!["-s", "-c", d, a]);
+    let fig = |p: &Path| {
+        r.entries
+            .iter()
+            .find(|e| e.path == p.as_os_str())
+            .unwrap()
+            .total
+    };
+    let total = r.total.expect("-c without a total").total;
+    assert_eq!(total, fig(&d), "d/a inside d counts once");
+    let (l, _) = Du::default().lines(&["-s", "-c", "-B1"], &[d.as_os_str(), a.as_os_str()]);
+    assert_eq!(
+        l.last().unwrap().size,
+        total.to_string(),
+        "du -s -c -B1 d d/a"
+    );
+    assert_eq!(l.len(), 2, "du lists d and the total only");
+}

@@ -378,8 +378,9 @@ fn a_candidate_given_twice_is_refused() {
 /// Two snapshots of a live subvolume that is kept: what they share with it
 /// is not theirs to free. Given the mount as context (`.` before the
 /// candidates), the plan sees the live subvolume's references and is
-/// exact; given the snapshots alone, it is the upper bound the docs
-/// describe. Deleting the plan frees what it said.
+/// exact; given the snapshots alone, as root it is exact too (Btrfs says
+/// who else holds their data), and without CAP_SYS_ADMIN the upper bound
+/// the docs describe. Deleting the plan frees what it said.
 #[test]
 fn candidates_inside_a_scanned_path_see_its_references() {
     let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
@@ -390,25 +391,43 @@ fn candidates_inside_a_scanned_path_see_its_references() {
     // old f1: s1; new f1: s2 + vol; old f2: s1 + s2; new f2: vol; f3: all.
     origin_and_two_snapshots(d);
     sync_fs(d);
-    let run_plan = |args: &[&str]| {
-        let out = run(Command::new(sdu_bin())
-            .current_dir(d)
-            .args(["--json", "--to-free"])
-            .args(args));
+    // As root, or (`root` false) without CAP_SYS_ADMIN.
+    let plan_as = |root: bool, args: &[&str]| {
+        let mut c = if root {
+            Command::new(sdu_bin())
+        } else {
+            let mut c = Command::new("setpriv");
+            c.args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
+                .arg(sdu_bin());
+            c
+        };
+        let out = run(c.current_dir(d).args(["--json", "--to-free"]).args(args));
         (out.code, serde_json::from_slice::<Value>(&out.stdout).ok())
     };
+    let run_plan = |args: &[&str]| plan_as(true, args);
     let (code, doc) = run_plan(&["450K", ".", "snaps/s1", "snaps/s2"]);
     let doc = doc.expect("a plan");
     assert_eq!(code, Some(0));
     assert_eq!(doc["all"], 500 * K);
+    assert_eq!(doc["reclaimable_exact"], true, "{doc}");
     assert_eq!(
         chosen(&doc),
         [("snaps/s1".into(), 300 * K), ("snaps/s2".into(), 200 * K)]
     );
-    // Alone, the snapshots seem to free f3 too (its third reference, in
-    // vol, is not scanned): an upper bound.
+    // Alone, as root: sdu asks Btrfs who else holds what the snapshots
+    // share, finds f3's third reference in vol, and the plan is exact.
     let (_, alone) = run_plan(&["450K", "snaps/s1", "snaps/s2"]);
-    assert_eq!(alone.expect("a plan")["all"], 600 * K);
+    let alone = alone.expect("a plan");
+    assert_eq!(alone["all"], 500 * K, "{alone}");
+    assert_eq!(alone["reclaimable_exact"], true, "{alone}");
+    // Without CAP_SYS_ADMIN nothing can be asked: the snapshots seem to
+    // free f3 too (its third reference, in vol, is not scanned), the upper
+    // bound the docs describe, and the plan says it is one.
+    crate::btrfs::assert_setpriv_drops_sys_admin();
+    let (_, nobody) = plan_as(false, &["450K", "snaps/s1", "snaps/s2"]);
+    let nobody = nobody.expect("a plan");
+    assert_eq!(nobody["all"], 600 * K, "{nobody}");
+    assert_eq!(nobody["reclaimable_exact"], false, "{nobody}");
     let (code, _) = run_plan(&["550K", ".", "snaps/s1", "snaps/s2"]);
     assert_eq!(code, Some(1));
     // The filesystem agrees with the plan made in context.

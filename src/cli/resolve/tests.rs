@@ -24,6 +24,7 @@ fn env(vars: &[(&str, &str)]) -> Env {
         stdout_terminal: false,
         stderr_terminal: false,
         cpus: 4,
+        now: 1_720_978_319,
     }
 }
 
@@ -486,4 +487,57 @@ fn du_options_in_the_table() {
     assert!(c.report.time.is_some());
     assert_eq!(config(&["-t", "1M"]).report.threshold, Some(1 << 20));
     assert_eq!(config(&["-A"]).report.columns[0], Figure::Apparent);
+}
+
+#[test]
+fn older_than_is_a_duration_ago_or_a_date_in_tz() {
+    let at = |vars: &[(&str, &str)], when: &str| {
+        resolve_in(&env(vars), &["--older-than", when]).map(|c| {
+            assert_eq!(c.walk.time, Some(TimeField::Modification), "{when}");
+            c.report.older_than.map(|t| t.secs)
+        })
+    };
+    let now = 1_720_978_319;
+    assert_eq!(at(&[], "90s").unwrap(), Some(now - 90));
+    assert_eq!(at(&[], "2m").unwrap(), Some(now - 120));
+    assert_eq!(at(&[], "1d").unwrap(), Some(now - 86_400));
+    assert_eq!(at(&[], "2w").unwrap(), Some(now - 14 * 86_400));
+    assert_eq!(at(&[], "1y").unwrap(), Some(now - 365 * 86_400));
+    assert_eq!(
+        at(&[("TZ", "UTC0")], "2024-07-14").unwrap(),
+        Some(1_720_915_200)
+    );
+    assert_eq!(
+        at(&[("TZ", "UTC0")], "2024-07-14 17:31").unwrap(),
+        Some(1_720_978_260)
+    );
+    assert_eq!(
+        at(&[("TZ", "CET-1")], "2024-07-14 17:31:59").unwrap(),
+        Some(1_720_978_319 - 3600)
+    );
+    for bad in [
+        "",
+        "1",
+        "d",
+        "1.5d",
+        "-1d",
+        "1dd",
+        "99999999999999999y",
+        "2024-02-30",
+    ] {
+        let e = at(&[], bad).unwrap_err();
+        assert_eq!(e.lines, [format!("invalid --older-than '{bad}'")], "{bad}");
+    }
+    // --time=WORD's time, and the column only with --time.
+    let c = config(&["--older-than", "1d", "--time=ctime"]);
+    assert_eq!(c.walk.time, Some(TimeField::Status));
+    assert!(config(&["--older-than", "1d"]).report.time.is_none());
+}
+
+#[test]
+fn files_only_keeps_files_in_the_walk() {
+    let c = config(&["--files-only"]);
+    assert!(c.walk.all && c.report.files_only);
+    let c = config(&["--reverse", "--exclude-caches", "--exclude-kernfs"]);
+    assert!(c.report.reverse && c.walk.exclude_caches && c.walk.exclude_kernfs);
 }

@@ -37,7 +37,7 @@ pub(super) struct Figs {
     total: u64,
     exclusive: u64,
     shared: u64,
-    reclaimable: u64,
+    pub(super) reclaimable: u64,
 }
 
 impl Model {
@@ -233,8 +233,13 @@ impl Model {
 
     /// What sdu must report for each directory under `root` (relative to
     /// the mount, root included), from the model and the directories' own
-    /// blocks; and the exact reclaimable bytes, which sdu, seeing only the
-    /// scan, may overstate (docs/design.md, "Reclaimable": "otherwise an upper bound").
+    /// blocks, with Reclaimable by the bound rule (a unit is credited where
+    /// every file of the scan referencing it lies: what sdu reports when it
+    /// cannot ask who else holds the data, docs/design.md, "Reclaimable":
+    /// "otherwise an upper bound"); and the exact reclaimable bytes (a unit
+    /// is credited only where every file referencing it lies, outside ones
+    /// included: what deleting frees, and what sdu reports where it can
+    /// verify, as root with the reverse-mapping btree).
     pub(super) fn expected(&self, root: &str) -> BTreeMap<PathBuf, (Figs, u64)> {
         let root = Path::new(root);
         let mut dirs = Vec::new();
@@ -412,13 +417,25 @@ pub(super) fn build_xfs_tree(m: &mut Model) {
     fs::create_dir(m.abs("tree/empty")).unwrap();
 }
 
-/// Compares sdu's figures of every directory with the model's; returns a
-/// readable table of the differences (empty when all agree). Also checks
-/// that the exact reclaimable bytes never exceed sdu's.
+/// Which Reclaimable of the model sdu must report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Rule {
+    /// The exact one, marked exact: sdu could ask who else holds the
+    /// scan's shared data (as root, XFS with rmapbt).
+    Exact,
+    /// The bound one: sdu could not ask. Never below the exact one, and
+    /// marked not exact wherever it differs from it.
+    Bound,
+}
+
+/// Compares sdu's figures of every directory with the model's, Reclaimable
+/// by `rule`; returns a readable table of the differences (empty when all
+/// agree).
 pub(super) fn model_mismatches(
     mnt: &Path,
     report: &Report,
     want: &BTreeMap<PathBuf, (Figs, u64)>,
+    rule: Rule,
 ) -> String {
     let mut rows = Vec::new();
     let mut seen = HashSet::new();
@@ -429,11 +446,15 @@ pub(super) fn model_mismatches(
             continue;
         };
         seen.insert(rel.clone());
+        let reclaimable = match rule {
+            Rule::Exact => *exact,
+            Rule::Bound => w.reclaimable,
+        };
         for (fig, s, m) in [
             ("total", e.total, w.total),
             ("exclusive", e.exclusive, w.exclusive),
             ("shared", e.shared, w.shared),
-            ("reclaimable", e.reclaimable, w.reclaimable),
+            ("reclaimable", e.reclaimable, reclaimable),
         ] {
             if s != m {
                 rows.push((rel.display().to_string(), fig, s, m));
@@ -445,6 +466,19 @@ pub(super) fn model_mismatches(
                 "reclaim<exact",
                 e.reclaimable,
                 *exact,
+            ));
+        }
+        // Marked exact where sdu verified; where it could not, a bound
+        // wherever the bound differs from the truth (0: not marked exact).
+        let must_be_exact = rule == Rule::Exact;
+        if (must_be_exact && !e.reclaimable_exact)
+            || (!must_be_exact && w.reclaimable != *exact && e.reclaimable_exact)
+        {
+            rows.push((
+                rel.display().to_string(),
+                "exact?",
+                u64::from(e.reclaimable_exact),
+                u64::from(must_be_exact),
             ));
         }
     }
