@@ -41,12 +41,13 @@ pub mod units;
 pub(crate) mod walk;
 
 use std::io::Write;
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::time::Instant;
 
 pub use error::{Diagnostic, Error, Refusal};
 pub use messages::Messages;
-pub use quote::{quote, quotef};
+pub use quote::{quote, quote_locale, quotef};
 pub use report::ReportOptions;
 pub use walk::{Counters, Progress, WalkOptions};
 
@@ -457,7 +458,12 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
                 Source::Walk => s.counters.compressed_bytes,
                 Source::Import { .. } => 0,
             };
-            report::write(out, &s.tree, roots, errors, compressed, &cfg.report)?;
+            let list = msgs.entry_errors();
+            let errors = report::Errors {
+                count: errors,
+                list: &list,
+            };
+            report::write(out, &s.tree, roots, &errors, compressed, &cfg.report)?;
         }
     }
     out.flush()?;
@@ -488,6 +494,23 @@ fn export(
     out: &mut dyn Write,
     msgs: &Messages,
 ) -> Result<Outcome, Error> {
+    let failed = |e: std::io::Error| Error::SavedScan {
+        file: file.to_vec(),
+        what: format!("write error: {}", error::io_text(&e)),
+    };
+    // The file is created before the scan: a path that cannot be written
+    // fails at once, not after a scan of minutes.
+    let created = match file {
+        b"-" => None,
+        _ => Some(
+            std::fs::File::create(std::ffi::OsStr::from_bytes(file)).map_err(|e| {
+                Error::SavedScan {
+                    file: file.to_vec(),
+                    what: format!("cannot create: {}", error::io_text(&e)),
+                }
+            })?,
+        ),
+    };
     let walk = WalkOptions {
         all: true,
         skip_extents: false,
@@ -524,22 +547,17 @@ fn export(
         errors: msgs.errors(),
         overlap: walk::namespaces(&walk.roots).iter().any(|&ns| ns != 0),
     };
-    let failed = |e: std::io::Error| Error::SavedScan {
-        file: file.to_vec(),
-        what: format!("write error: {}", error::io_text(&e)),
-    };
     let t3 = Instant::now();
-    if file == b"-" {
-        let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
-        saved::write(&mut buf, &x)?;
-    } else {
-        let f = std::fs::File::create(std::ffi::OsStr::from_bytes(file)).map_err(failed)?;
+    if let Some(f) = created {
         let mut buf = std::io::BufWriter::with_capacity(1 << 16, f);
         saved::write(&mut buf, &x).map_err(failed)?;
         buf.into_inner()
             .map_err(|e| failed(e.into_error()))?
             .sync_all()
             .map_err(failed)?;
+    } else {
+        let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
+        saved::write(&mut buf, &x)?;
     }
     let t_report = t3.elapsed();
     stats::closing_notes(&w.counters, msgs);
@@ -578,11 +596,24 @@ fn import(cfg: &Config, how: &Scanning, file: &[u8], msgs: &Messages) -> Result<
         what,
     };
     let t0 = Instant::now();
+    // A directory reads as EISDIR at line 1, column 1: say what it is.
+    let directory = |fd: std::os::fd::BorrowedFd<'_>| {
+        rustix::fs::fstat(fd).is_ok_and(|st| {
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory
+        })
+    };
     let read = if file == b"-" {
-        saved::read(std::io::stdin().lock())
+        let stdin = std::io::stdin();
+        if directory(stdin.as_fd()) {
+            return Err(bad("is a directory, not a saved scan".into()));
+        }
+        saved::read(stdin.lock())
     } else {
         let f = std::fs::File::open(std::ffi::OsStr::from_bytes(file))
             .map_err(|e| bad(error::io_text(&e)))?;
+        if directory(f.as_fd()) {
+            return Err(bad("is a directory, not a saved scan".into()));
+        }
         saved::read(std::io::BufReader::with_capacity(1 << 16, f))
     };
     let mut s = read.map_err(|e| bad(e.to_string()))?;

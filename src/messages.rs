@@ -4,7 +4,9 @@
 //! or `du:` when sdu runs as du); errors are
 //! counted, and the count decides the exit status (1 when anything could
 //! not be read). They never stop the walk. A library user may also keep the
-//! diagnostics ([`Messages::keeping`]) to read them after the run.
+//! diagnostics ([`Messages::keeping`]) to read them after the run. The
+//! errors about an entry are always kept, as its path and the message
+//! printed, for the JSON document's `errors` list.
 
 use std::io::{self, Write};
 use std::sync::Mutex;
@@ -18,6 +20,8 @@ pub struct Messages {
     /// The program name that starts every line.
     program: &'static str,
     errors: AtomicU64,
+    /// The errors about an entry: its path and the message printed.
+    entry_errors: Mutex<Vec<(Vec<u8>, String)>>,
     /// The diagnostics reported, when kept.
     kept: Option<Mutex<Vec<Diagnostic>>>,
 }
@@ -41,6 +45,7 @@ impl Messages {
             sink: Mutex::new(sink),
             program,
             errors: AtomicU64::new(0),
+            entry_errors: Mutex::new(Vec::new()),
             kept: None,
         }
     }
@@ -59,8 +64,17 @@ impl Messages {
         if d.is_error() {
             self.errors.fetch_add(1, Ordering::Relaxed);
         }
+        let text = d.to_string();
+        if d.is_error()
+            && let Some(path) = d.path()
+        {
+            self.entry_errors
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((path.to_vec(), text.clone()));
+        }
         // One write per line, so that lines from several threads never mix.
-        let line = format!("{}: {d}\n", self.program);
+        let line = format!("{}: {text}\n", self.program);
         {
             let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
             let _ = sink.write_all(line.as_bytes());
@@ -81,6 +95,20 @@ impl Messages {
     /// How many errors were reported so far.
     pub fn errors(&self) -> u64 {
         self.errors.load(Ordering::Relaxed)
+    }
+
+    /// The errors about an entry reported so far (those [`Self::errors`]
+    /// counts that name one), as its path and the message printed after
+    /// the program name; sorted by path, then message, so that a parallel
+    /// walk lists them in one order.
+    pub fn entry_errors(&self) -> Vec<(Vec<u8>, String)> {
+        let mut v = self
+            .entry_errors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        v.sort();
+        v
     }
 
     /// The diagnostics reported so far, in order, when kept
@@ -128,6 +156,19 @@ mod tests {
         });
         assert_eq!(m.errors(), 2);
         assert_eq!(m.diagnostics().len(), 3);
+        assert_eq!(
+            m.entry_errors(),
+            [
+                (
+                    b"a b".to_vec(),
+                    "cannot access 'a b': Permission denied".into()
+                ),
+                (
+                    b"d".to_vec(),
+                    "cannot read directory 'd': replaced during the scan".into()
+                ),
+            ]
+        );
         assert_eq!(
             String::from_utf8(buf.0.lock().unwrap().clone()).unwrap(),
             "sdu: cannot access 'a b': Permission denied\n\

@@ -43,6 +43,11 @@
 //!   `'\001'\'''$'\001'`, which names another file); sdu does not copy
 //!   that and prints `''$'\001'\'''$'\001'`.
 //!
+//! du's messages about an argument that is not a file name (`invalid
+//! maximum depth ‘x’`, `invalid argument ‘x’ for ‘--time’`, `extra operand
+//! ‘x’`) quote it with gnulib's `quote` instead ([`quote_locale`]): `‘…’`
+//! in a UTF-8 locale, `'…'` otherwise, with C's backslash escapes inside.
+//!
 //! sdu never calls `setlocale`; it decides once, from the same environment
 //! and the same locale files, whether du would be running in a UTF-8 locale
 //! (see the `locale` module, `quote/locale.rs`).
@@ -57,6 +62,70 @@ pub fn quote(name: &[u8]) -> String {
     // Only bytes >= 0x80 depend on the locale: don't look it up otherwise.
     let utf8 = !name.is_ascii() && utf8_locale();
     quote_in(name, utf8)
+}
+
+/// gnulib's `quote`: an argument in a message that is not a file name
+/// (`invalid maximum depth ‘x’`, `invalid argument ‘x’ for ‘--time’`,
+/// `extra operand ‘x’`), in `locale_quoting_style` as du prints it: in a
+/// UTF-8 locale between `‘` and `’`, else between `'` and `'`; inside, C's
+/// backslash escapes (`\n`, `\t`, `\\`, `\033`, `\377`) for what is not
+/// printable in the locale, and a backslash before the closing quote.
+pub fn quote_locale(arg: &[u8]) -> String {
+    quote_locale_in(arg, utf8_locale())
+}
+
+/// [`quote_locale`] in a UTF-8 locale (`utf8`) or in the C locale.
+pub(crate) fn quote_locale_in(arg: &[u8], utf8: bool) -> String {
+    let (open, close) = if utf8 {
+        ("\u{2018}", "\u{2019}")
+    } else {
+        ("'", "'")
+    };
+    let mut out = String::with_capacity(arg.len() + 6);
+    out.push_str(open);
+    let octal = |out: &mut String, b: u8| out.push_str(&format!("\\{b:03o}"));
+    let ascii = |out: &mut String, b: u8| match b {
+        7 => out.push_str("\\a"),
+        8 => out.push_str("\\b"),
+        b'\t' => out.push_str("\\t"),
+        b'\n' => out.push_str("\\n"),
+        11 => out.push_str("\\v"),
+        12 => out.push_str("\\f"),
+        b'\r' => out.push_str("\\r"),
+        b'\\' => out.push_str("\\\\"),
+        b'\'' if !utf8 => out.push_str("\\'"),
+        0x20..=0x7e => out.push(char::from(b)),
+        _ => octal(out, b),
+    };
+    if utf8 {
+        for chunk in arg.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                if c.is_ascii() {
+                    ascii(&mut out, c as u8);
+                } else if c == '\u{2019}' {
+                    out.push('\\');
+                    out.push(c);
+                } else if is_printable(c) {
+                    out.push(c);
+                } else {
+                    c.encode_utf8(&mut [0; 4])
+                        .bytes()
+                        .for_each(|b| octal(&mut out, b));
+                }
+            }
+            chunk.invalid().iter().for_each(|&b| octal(&mut out, b));
+        }
+    } else {
+        arg.iter().for_each(|&b| {
+            if b.is_ascii() {
+                ascii(&mut out, b);
+            } else {
+                octal(&mut out, b);
+            }
+        });
+    }
+    out.push_str(close);
+    out
 }
 
 /// coreutils' `quotef`: a file name in a message that starts with it
@@ -450,10 +519,28 @@ const PRINTABLE: &[(u32, u32)] = &[
 #[cfg(test)]
 mod tests {
     use super::locale::{self, Locales};
-    use super::{is_printable, quote_in, shell_escape_in};
+    use super::{is_printable, quote_in, quote_locale_in, shell_escape_in};
     use std::collections::HashMap;
     use std::ffi::OsString;
     use std::path::Path;
+
+    /// GNU du 9.1, `du --max-depth=ARG`, in the C locale and C.UTF-8.
+    #[test]
+    fn locale_quotes_as_gnulib_quote() {
+        let arg = "a\nb\\c'd\u{2019}\u{e9}\u{1b}\"\u{7f}\u{85}".as_bytes();
+        assert_eq!(
+            quote_locale_in(arg, false),
+            r#"'a\nb\\c\'d\342\200\231\303\251\033"\177\302\205'"#
+        );
+        assert_eq!(
+            quote_locale_in(arg, true),
+            "\u{2018}a\\nb\\\\c'd\\\u{2019}\u{e9}\\033\"\\177\\302\\205\u{2019}"
+        );
+        assert_eq!(quote_locale_in(b"x y", true), "\u{2018}x y\u{2019}");
+        assert_eq!(quote_locale_in(b"\t?{}#~", false), r"'\t?{}#~'");
+        assert_eq!(quote_locale_in(b"\xff", true), "\u{2018}\\377\u{2019}");
+        assert_eq!(quote_locale_in(b"", true), "\u{2018}\u{2019}");
+    }
 
     fn c(name: &[u8]) -> String {
         quote_in(name, false)

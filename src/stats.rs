@@ -87,8 +87,24 @@ pub(crate) fn closing_notes(counters: &Counters, msgs: &Messages) {
 /// The `--stats` text of a run: its counters, and the sizes and times of
 /// its scan or of the saved scan it read.
 pub(crate) fn text(counters: &Counters, sizes: &Sizes, t_report: Duration, bound: Bound) -> String {
-    let mut s = body(counters, sizes, t_report);
-    let _ = writeln!(s, "  reclaimable            {}", exactness(bound));
+    let mut lines = body(counters, sizes, t_report);
+    lines.push(("reclaimable".into(), exactness(bound)));
+    aligned(&lines)
+}
+
+/// `sdu stats:`, then each line's label and value, every value in one
+/// column: two spaces after the longest label.
+fn aligned(lines: &[(String, String)]) -> String {
+    let width = lines
+        .iter()
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut s = String::from("sdu stats:\n");
+    for (label, value) in lines {
+        let pad = width - label.chars().count();
+        let _ = writeln!(s, "  {label}{:pad$}  {value}", "");
+    }
     s
 }
 
@@ -114,8 +130,8 @@ fn exactness(bound: Bound) -> String {
     format!("bounds where marked: {}", why.join("; "))
 }
 
-/// The `--stats` text above its last line.
-fn body(counters: &Counters, sizes: &Sizes, t_report: Duration) -> String {
+/// The `--stats` lines above its last one, as labels and values.
+fn body(counters: &Counters, sizes: &Sizes, t_report: Duration) -> Vec<(String, String)> {
     match sizes {
         Sizes::Walked {
             dirs,
@@ -151,18 +167,27 @@ fn body(counters: &Counters, sizes: &Sizes, t_report: Duration) -> String {
             units,
             read,
             tree,
-        } => format!(
-            "sdu stats:\n  saved scan             {}\n  nodes (dirs, -a files) {}\n  links / files with shared data {} / {}\n  segments / units       {} / {}\n  time: read {:.3}s, roll-up {:.3}s, report {:.3}s\n",
-            String::from_utf8_lossy(file),
-            nodes,
-            links,
-            files,
-            segments,
-            units,
-            read.as_secs_f64(),
-            tree.as_secs_f64(),
-            t_report.as_secs_f64()
-        ),
+        } => vec![
+            (
+                "saved scan".into(),
+                String::from_utf8_lossy(file).into_owned(),
+            ),
+            ("nodes (dirs, -a files)".into(), nodes.to_string()),
+            (
+                "links / files with shared data".into(),
+                format!("{links} / {files}"),
+            ),
+            ("segments / units".into(), format!("{segments} / {units}")),
+            (
+                "time:".into(),
+                format!(
+                    "read {:.3}s, roll-up {:.3}s, report {:.3}s",
+                    read.as_secs_f64(),
+                    tree.as_secs_f64(),
+                    t_report.as_secs_f64()
+                ),
+            ),
+        ],
     }
 }
 
@@ -178,109 +203,175 @@ struct Walked {
     tree: Duration,
 }
 
-/// The `--stats` text of a walk.
+/// The `--stats` lines of a walk.
 fn walked(
     counters: &Counters,
     filesystems: &[probe::FsInfo],
     st: &Walked,
     t_report: Duration,
-) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "sdu stats:");
-    let _ = writeln!(s, "  entries stat-ed        {}", counters.entries);
-    let _ = writeln!(s, "  nodes (dirs, -a files) {}", st.dirs);
+) -> Vec<(String, String)> {
+    let mut s: Vec<(String, String)> = Vec::new();
+    let mut line = |label: String, value: String| s.push((label, value));
+    line("entries stat-ed".into(), counters.entries.to_string());
+    line("nodes (dirs, -a files)".into(), st.dirs.to_string());
     for fs in filesystems {
-        let _ = writeln!(
-            s,
-            "  filesystem {}           {}{}",
-            fs.index,
-            fs.name(),
-            if fs.unverified {
-                " (could not be probed)"
-            } else if fs.can_share {
-                " (may share)"
-            } else {
-                " (cannot share)"
-            }
+        let what = if fs.unverified {
+            "could not be probed"
+        } else if fs.can_share {
+            "may share"
+        } else {
+            "cannot share"
+        };
+        line(
+            format!("filesystem {}", fs.index),
+            format!("{} ({what})", fs.name()),
         );
     }
-    let _ = writeln!(s, "  files mapped (FIEMAP)  {}", counters.fiemap_files);
-    let _ = writeln!(s, "  FIEMAP calls           {}", counters.fiemap_calls);
-    let _ = writeln!(s, "  files on the lean path {}", counters.plain_files);
-    let _ = writeln!(
-        s,
-        "  FIEMAPs put off (allocation group busy) {}",
-        counters.fiemap_put_off
+    line(
+        "files mapped (FIEMAP)".into(),
+        counters.fiemap_files.to_string(),
     );
-    let _ = writeln!(
-        s,
-        "  files credited with a snapshot copy's extents {}",
-        counters.copies_reused
+    line("FIEMAP calls".into(), counters.fiemap_calls.to_string());
+    line(
+        "files on the lean path".into(),
+        counters.plain_files.to_string(),
     );
-    let _ = writeln!(
-        s,
-        "  inline files recorded for snapshots {}",
-        counters.inline_recorded
+    line(
+        "FIEMAPs put off (allocation group busy)".into(),
+        counters.fiemap_put_off.to_string(),
     );
-    let _ = writeln!(
-        s,
-        "  files read by tree search (Btrfs, root) {}",
-        counters.search_files
+    line(
+        "files credited with a snapshot copy's extents".into(),
+        counters.copies_reused.to_string(),
     );
-    let _ = writeln!(s, "  tree searches          {}", counters.search_calls);
-    let _ = writeln!(
-        s,
-        "  entries read from the tree (Btrfs, root) {}",
-        counters.tree_entries
+    line(
+        "inline files recorded for snapshots".into(),
+        counters.inline_recorded.to_string(),
     );
-    let _ = writeln!(
-        s,
-        "  tree search undecided, mapped with FIEMAP {}",
-        counters.search_undecided
+    line(
+        "files read by tree search (Btrfs, root)".into(),
+        counters.search_files.to_string(),
+    );
+    line("tree searches".into(), counters.search_calls.to_string());
+    line(
+        "entries read from the tree (Btrfs, root)".into(),
+        counters.tree_entries.to_string(),
+    );
+    line(
+        "tree search undecided, mapped with FIEMAP".into(),
+        counters.search_undecided.to_string(),
     );
     for skip in probe::Skip::ALL {
-        let _ = writeln!(
-            s,
-            "  not mapped: {:<34} {}",
-            skip.describe(),
-            counters.skipped[skip.index()]
+        line(
+            format!("not mapped: {}", skip.describe()),
+            counters.skipped[skip.index()].to_string(),
         );
     }
-    let _ = writeln!(
-        s,
-        "  not mapped: could not be read          {} ({} bytes counted as exclusive)",
-        counters.unverified_files, counters.unverified_bytes
+    line(
+        "not mapped: could not be read".into(),
+        format!(
+            "{} ({} bytes counted as exclusive)",
+            counters.unverified_files, counters.unverified_bytes
+        ),
     );
-    let _ = writeln!(
-        s,
-        "  compressed, counted uncompressed       {} ({} bytes)",
-        counters.compressed_files, counters.compressed_bytes
+    line(
+        "compressed, counted uncompressed".into(),
+        format!(
+            "{} ({} bytes)",
+            counters.compressed_files, counters.compressed_bytes
+        ),
     );
-    let _ = writeln!(
-        s,
-        "  compressed, counted on disk            {} ({} bytes on disk)",
-        counters.on_disk_files, counters.on_disk_bytes
+    line(
+        "compressed, counted on disk".into(),
+        format!(
+            "{} ({} bytes on disk)",
+            counters.on_disk_files, counters.on_disk_bytes
+        ),
     );
-    let _ = writeln!(
-        s,
-        "  extents referenced in part, kept whole {} ({} bytes no file references)",
-        counters.partial_extents, counters.unreachable_bytes
+    line(
+        "extents referenced in part, kept whole".into(),
+        format!(
+            "{} ({} bytes no file references)",
+            counters.partial_extents, counters.unreachable_bytes
+        ),
     );
-    let _ = writeln!(
-        s,
-        "  shared ranges asked who else holds them {} ({} held outside the scan; {} settled by their refs)",
-        counters.outside_asked, counters.outside_found, counters.outside_settled
+    line(
+        "shared ranges asked who else holds them".into(),
+        format!(
+            "{} ({} held outside the scan; {} settled by their refs)",
+            counters.outside_asked, counters.outside_found, counters.outside_settled
+        ),
     );
-    let _ = writeln!(s, "  files with shared data {}", st.files_shared);
-    let _ = writeln!(s, "  shared extents indexed {}", st.indexed);
-    let _ = writeln!(s, "  segments / units       {} / {}", st.segments, st.units);
-    let _ = writeln!(
-        s,
-        "  time: walk {:.3}s, sweep {:.3}s, roll-up {:.3}s, report {:.3}s",
-        st.walk.as_secs_f64(),
-        st.sweep.as_secs_f64(),
-        st.tree.as_secs_f64(),
-        t_report.as_secs_f64()
+    line("files with shared data".into(), st.files_shared.to_string());
+    line("shared extents indexed".into(), st.indexed.to_string());
+    line(
+        "segments / units".into(),
+        format!("{} / {}", st.segments, st.units),
+    );
+    line(
+        "time:".into(),
+        format!(
+            "walk {:.3}s, sweep {:.3}s, roll-up {:.3}s, report {:.3}s",
+            st.walk.as_secs_f64(),
+            st.sweep.as_secs_f64(),
+            st.tree.as_secs_f64(),
+            t_report.as_secs_f64()
+        ),
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where each line's value starts: the column after its label's two
+    /// spaces (the label has single spaces only).
+    fn value_columns(text: &str) -> Vec<usize> {
+        text.lines()
+            .skip(1)
+            .map(|l| {
+                let end = l[2..].find("  ").unwrap() + 2;
+                end + l[end..].find(|c| c != ' ').unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn values_sit_in_one_column() {
+        let walked = Sizes::Walked {
+            dirs: 1,
+            files_shared: 2,
+            indexed: 3,
+            segments: 4,
+            units: 5,
+            walk: Duration::ZERO,
+            sweep: Duration::ZERO,
+            tree: Duration::ZERO,
+            filesystems: Vec::new(),
+        };
+        let read = Sizes::Read {
+            file: b"scan.json".to_vec(),
+            nodes: 1,
+            links: 2,
+            files: 3,
+            segments: 4,
+            units: 5,
+            read: Duration::ZERO,
+            tree: Duration::ZERO,
+        };
+        for sizes in [walked, read] {
+            let t = text(&Counters::default(), &sizes, Duration::ZERO, Bound::EXACT);
+            assert!(t.starts_with("sdu stats:\n"), "{t}");
+            let cols = value_columns(&t);
+            assert!(cols.len() > 4, "{t}");
+            assert!(cols.iter().all(|&c| c == cols[0]), "{t}");
+            // Each label kept, followed by its value.
+            assert!(
+                t.lines()
+                    .any(|l| l.starts_with("  segments / units ") && l.ends_with("  4 / 5")),
+                "{t}"
+            );
+        }
+    }
 }

@@ -489,12 +489,13 @@ fn time_style_parser() -> impl TypedValueParser<Value = String> {
 /// Why the command line ends the run before anything is read.
 #[derive(Debug)]
 pub enum Stop {
-    /// clap has its say, with its status: `--help` or `--version` (0), or,
-    /// in sdu's own mode, an error in clap's words (2).
+    /// clap has its say, with status 0: `--help` or `--version`.
     Clap(clap::Error),
-    /// A usage error in du's words and with du's status, under the name
-    /// `du` or with `--du` (`du`); or getopt's words in sdu's own mode
-    /// when clap found nothing to refuse.
+    /// A usage error, in one style in both modes, du's: `PROGRAM: what`,
+    /// then `Try 'PROGRAM --help' for more information.` getopt's words
+    /// for what getopt refuses (`unrecognized option '--foo'`, `invalid
+    /// option -- 'z'`), clap's for a value it refuses. du's status (1)
+    /// under the name `du` or with `--du` (`du`), else sdu's (2).
     Usage {
         /// The messages.
         error: UsageError,
@@ -548,17 +549,24 @@ where
             du: true,
         });
     }
+    let refused = |errors: Vec<String>| Stop::Usage {
+        error: UsageError {
+            lines: errors,
+            try_help: true,
+        },
+        du: false,
+    };
     let stop = |e| clap_stop(e, du_texts);
-    let matches = cmd.try_get_matches_from(&scan.args).map_err(stop)?;
+    let matches = match cmd.try_get_matches_from(&scan.args) {
+        Ok(m) => m,
+        // What getopt refused, in getopt's words rather than clap's; but
+        // `--help` before it still helps, as clap sees it first.
+        Err(e) if e.use_stderr() && !scan.errors.is_empty() => return Err(refused(scan.errors)),
+        Err(e) => return Err(stop(e)),
+    };
     if !scan.errors.is_empty() {
         // clap took the refused argument: getopt's words, then.
-        return Err(Stop::Usage {
-            error: UsageError {
-                lines: scan.errors,
-                try_help: true,
-            },
-            du: false,
-        });
+        return Err(refused(scan.errors));
     }
     let mut cli = Cli::from_arg_matches(&matches).map_err(stop)?;
     cli.units = unit_flags(&scan);
@@ -568,21 +576,33 @@ where
     Ok(cli)
 }
 
-/// clap's error as the mode words it: clap's own in sdu's mode; in du's,
-/// its first line (without `error: `), as a usage error.
+/// clap's error as a usage error in du's style: its first line (without
+/// `error: `); in sdu's own mode also its indented lines (the possible
+/// values, a tip), which du has no word for. clap's usage line and its
+/// pointer to `--help` give way to `Try 'sdu --help'`. Help and the
+/// version stay clap's.
 fn clap_stop(e: clap::Error, du_texts: bool) -> Stop {
-    if !du_texts || !e.use_stderr() {
+    if !e.use_stderr() {
         return Stop::Clap(e);
     }
     let text = e.to_string();
-    let line = text
-        .lines()
+    let mut lines = text.lines();
+    let mut line = lines
         .next()
         .unwrap_or("")
-        .trim_start_matches("error: ");
+        .trim_start_matches("error: ")
+        .to_owned();
+    if !du_texts {
+        for more in lines.take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more")) {
+            if more.starts_with("  ") {
+                line.push('\n');
+                line.push_str(more);
+            }
+        }
+    }
     Stop::Usage {
         error: UsageError::usage(line),
-        du: true,
+        du: du_texts,
     }
 }
 
@@ -721,27 +741,39 @@ mod tests {
             ["invalid value 'x' for '--sort <FIGURE>'"]
         );
         assert_eq!(du_usage(&["du", "-q"], true), ["invalid option -- 'q'"]);
-        // sdu's own mode: clap's words, for getopt's refusal.
-        for (args, kind) in [
-            (
-                &["sdu", "--max", "1", "--foo"][..],
-                ErrorKind::UnknownArgument,
-            ),
-            (&["sdu", "--to"], ErrorKind::UnknownArgument),
-            (&["sdu", "--all=1"], ErrorKind::TooManyValues),
-            (&["sdu", "-t"], ErrorKind::InvalidValue),
-            (&["sdu", "--he", "--foo"], ErrorKind::DisplayHelp),
-        ] {
-            match parse_from(args.iter().copied(), false) {
-                Err(Stop::Clap(e)) => assert_eq!(e.kind(), kind, "{args:?}: {e}"),
-                other => panic!("{args:?}: {other:?}"),
-            }
-        }
-        let e = parse_from(["sdu", "--max", "1", "--foo"], false).unwrap_err();
-        assert!(
-            matches!(&e, Stop::Clap(e) if e.to_string().starts_with("error: unexpected argument '--foo' found")),
-            "{e:?}"
+        // sdu's own mode: getopt's words too, for getopt's refusal.
+        let sdu_usage = |args: &[&str]| match parse_from(args.iter().copied(), false) {
+            Err(Stop::Usage { error, du: false }) => error.lines,
+            other => panic!("{args:?}: {other:?}"),
+        };
+        assert_eq!(
+            sdu_usage(&["sdu", "--max", "1", "--foo"]),
+            ["unrecognized option '--foo'"]
         );
+        assert_eq!(sdu_usage(&["sdu", "-z"]), ["invalid option -- 'z'"]);
+        assert!(
+            sdu_usage(&["sdu", "--to"])[0]
+                .starts_with("option '--to' is ambiguous; possibilities:")
+        );
+        assert_eq!(
+            sdu_usage(&["sdu", "--all=1"]),
+            ["option '--all' doesn't allow an argument"]
+        );
+        assert_eq!(
+            sdu_usage(&["sdu", "-t"]),
+            ["option requires an argument -- 't'"]
+        );
+        // clap's words for a value clap refuses, with its possible values.
+        assert_eq!(
+            sdu_usage(&["sdu", "--color", "maybe"]),
+            [
+                "invalid value 'maybe' for '--color <WHEN>'\n  [possible values: auto, always, never]"
+            ]
+        );
+        match parse_from(["sdu", "--he", "--foo"], false) {
+            Err(Stop::Clap(e)) => assert_eq!(e.kind(), ErrorKind::DisplayHelp),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

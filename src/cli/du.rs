@@ -11,7 +11,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
 use sdu::figures::TimeField;
-use sdu::quote;
+use sdu::quote_locale;
 use sdu::timefmt::{FULL_ISO, ISO, LONG_ISO};
 
 /// gnulib's `argmatch`: the index of the argument `arg` names exactly or
@@ -41,15 +41,15 @@ fn argmatch_error<T: Copy + PartialEq>(
     let what = if ambiguous { "ambiguous" } else { "invalid" };
     let mut m = format!(
         "{what} argument {} for {}\nValid arguments are:",
-        quote(arg.as_bytes()),
-        quote(context.as_bytes())
+        quote_locale(arg.as_bytes()),
+        quote_locale(context.as_bytes())
     );
     let mut last = None;
     for &(a, v) in args {
         if last == Some(v) {
-            m.push_str(&format!(", {}", quote(a.as_bytes())));
+            m.push_str(&format!(", {}", quote_locale(a.as_bytes())));
         } else {
-            m.push_str(&format!("\n  - {}", quote(a.as_bytes())));
+            m.push_str(&format!("\n  - {}", quote_locale(a.as_bytes())));
         }
         last = Some(v);
     }
@@ -109,6 +109,21 @@ pub fn time_format(given: Option<&str>, env: Option<&str>) -> Result<String, Str
 
 pub use sdu::quotef;
 
+/// A PATH as gnulib's `fts_open` keeps it, as du walks and prints it: two
+/// or more trailing slashes trimmed to one (`demo//` is `demo/`, whose
+/// entries are `demo/a`; `///` is `/`), a name of two bytes or fewer
+/// untouched (`//` stays).
+pub fn trim_slashes(mut path: Vec<u8>) -> Vec<u8> {
+    let mut len = path.len();
+    if len > 2 && path[len - 1] == b'/' {
+        while len > 1 && path[len - 2] == b'/' {
+            len -= 1;
+        }
+    }
+    path.truncate(len);
+    path
+}
+
 /// The text of an I/O error as the C library's `strerror` words it ("No
 /// such file or directory"), without Rust's " (os error 2)".
 pub fn strerror(e: &std::io::Error) -> String {
@@ -148,7 +163,7 @@ pub fn files0(from: &OsStr, data: &[u8]) -> Files0 {
         } else if stdin && name == b"-" {
             out.errors.push(format!(
                 "when reading file names from stdin, no file name of {} allowed",
-                quote(name)
+                sdu::quote(name)
             ));
         } else {
             out.names.push(name.to_vec());
@@ -177,6 +192,12 @@ pub fn exclude_patterns(data: &[u8]) -> Vec<Vec<u8>> {
 mod tests {
     use super::*;
 
+    /// A message with du's `quote` as the C locale prints it (‘x’ is 'x'
+    /// in a UTF-8 locale).
+    fn c_quotes(s: String) -> String {
+        s.replace(['\u{2018}', '\u{2019}'], "'")
+    }
+
     #[test]
     fn time_words_as_du_reads_them() {
         assert_eq!(time_field("mtime"), Ok(TimeField::Modification));
@@ -190,16 +211,14 @@ mod tests {
         assert_eq!(time_field("c"), Ok(TimeField::Status));
         // GNU du 9.1, LC_ALL=C: `du --time=x`.
         assert_eq!(
-            time_field("x").unwrap_err(),
+            c_quotes(time_field("x").unwrap_err()),
             "invalid argument 'x' for '--time'\n\
              Valid arguments are:\n  \
              - 'atime', 'access', 'use'\n  \
              - 'ctime', 'status'"
         );
         assert!(
-            time_field("")
-                .unwrap_err()
-                .starts_with("ambiguous argument '' for '--time'")
+            c_quotes(time_field("").unwrap_err()).starts_with("ambiguous argument '' for '--time'")
         );
     }
 
@@ -213,7 +232,7 @@ mod tests {
         assert_eq!(time_format(None, Some("locale")).unwrap(), LONG_ISO);
         assert_eq!(time_format(None, Some("posix-posix-iso")).unwrap(), ISO);
         assert_eq!(
-            time_format(Some("x"), None).unwrap_err(),
+            c_quotes(time_format(Some("x"), None).unwrap_err()),
             "invalid argument 'x' for 'time style'\n\
              Valid arguments are:\n  - 'full-iso'\n  - 'long-iso'\n  - 'iso'"
         );
@@ -248,6 +267,22 @@ mod tests {
             files0(OsStr::new("a b"), b"\0").errors,
             ["'a b':1: invalid zero-length file name"]
         );
+    }
+
+    #[test]
+    fn trailing_slashes_as_fts_open_trims_them() {
+        for (given, kept) in [
+            ("demo", "demo"),
+            ("demo/", "demo/"),
+            ("demo//", "demo/"),
+            ("demo///b//", "demo///b/"),
+            ("//", "//"),
+            ("///", "/"),
+            ("/", "/"),
+            ("a//", "a/"),
+        ] {
+            assert_eq!(trim_slashes(given.into()), kept.as_bytes(), "{given}");
+        }
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! what clap needs: the arguments spelled out in full (every option as
 //! `--name=VALUE` or `-c`, then `--`, then the operands), or, when it
 //! refused an argument, what came before it and the refused argument as
-//! typed, so that clap words the refusal in sdu's own mode. With them come
+//! typed, so that `--help` before it still helps (the refusal itself is
+//! worded by getopt in both modes). With them come
 //! each option as it was spelled, for the messages that name it (`invalid
 //! -t argument` or `invalid --threshold argument`), and getopt's own
 //! messages, for du's mode.

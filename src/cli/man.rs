@@ -252,8 +252,10 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              not characters of the locale escaped, as in 'a b', 'cls'$'\\033''[2J' or \
              'ff'$'\\377''x'. So a name cannot send the terminal escape sequences or break a \
              line, and the quoted text, pasted into a shell, names the file.",
-            "Into a pipe or a file, names are printed as they are, as du prints them; -0 or \
-             --json (where a name that is not UTF-8 is base64) read them exactly. du's lines \
+            "Into a pipe or a file, the table's names are printed as they are, as du prints \
+             them, while the tree view quotes them still (it is a drawing: a newline in a name \
+             must not break it); -0 or --json (where a name that is not UTF-8 is base64) read \
+             them exactly. du's lines \
              (--du, or sdu run as du) are never quoted, as du's are not. Messages on stderr \
              always quote names, as du's do.",
         ],

@@ -188,7 +188,10 @@ fn max_depth(cli: &Cli, errors: &mut Vec<String>) -> Option<u32> {
     for d in &cli.max_depth {
         match parse_count(d).ok().and_then(|v| u32::try_from(v).ok()) {
             Some(v) => max_depth = Some(v),
-            None => errors.push(format!("invalid maximum depth {}", quote(d.as_bytes()))),
+            None => errors.push(format!(
+                "invalid maximum depth {}",
+                sdu::quote_locale(d.as_bytes())
+            )),
         }
     }
     max_depth
@@ -479,10 +482,11 @@ fn roots(
     if cli.import.is_some() {
         return candidates(paths, cli.to_free.is_some());
     }
-    match cli.files0_from.take() {
+    let roots = match cli.files0_from.take() {
         Some(from) => files0_names(&from, &paths, env, notes),
         None => operands(paths, du_mode, notes),
-    }
+    }?;
+    Ok(roots.into_iter().map(super::du::trim_slashes).collect())
 }
 
 /// `--to-free`: a name skipped (a zero-length one, in du's mode or from
@@ -547,7 +551,7 @@ fn files0_names(
     if let Some(p) = paths.first() {
         return Err(UsageError::usage(format!(
             "extra operand {}\nfile operands cannot be combined with --files0-from",
-            quote(p.as_bytes())
+            sdu::quote_locale(p.as_bytes())
         )));
     }
     let stdin = from.as_bytes() == b"-";

@@ -29,16 +29,18 @@ use crate::figures::{Kind, Stats};
 use crate::tree::{self, Tree};
 
 /// The JSON schema version; bumped when a key changes meaning or goes away.
-pub(crate) const SCHEMA: u32 = 1;
+/// 2: `errors` is the list of entries that could not be read (it was their
+/// count, now `error_count`).
+pub(crate) const SCHEMA: u32 = 2;
 
 /// The whole `--json` document: one object, on one line except that each
 /// entry starts a line of its own.
 ///
 /// ```text
-/// {"schema":1,"version":"0.1.0","roots":["src"],"entries":[
+/// {"schema":2,"version":"0.1.0","roots":["src"],"entries":[
 /// {"path":"src/a","type":"dir","depth":1,"apparent":4096,"total":4096,...},
 /// {"path":"src","type":"dir","depth":0,"apparent":8192,"total":8192,...}
-/// ],"total":{"apparent":8192,"total":8192,...},"errors":0}
+/// ],"total":{"apparent":8192,"total":8192,...},"errors":[],"error_count":0}
 /// ```
 ///
 /// Keys come in this order. `E` is what holds the entries: a `Vec` when a
@@ -63,9 +65,14 @@ pub(crate) struct Document<'a, E = Vec<Entry<'a>>> {
     /// `reclaimable_exact`; present exactly when `-c` was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) total: Option<Total>,
-    /// `errors`: how many entries could not be read (each was reported on
-    /// stderr, and the exit status is 1 when this is not 0).
-    pub(crate) errors: u64,
+    /// `errors`: the entries that could not be read, each with the message
+    /// printed on stderr, sorted by path (schema 1 had their count here).
+    pub(crate) errors: Vec<ReportedError<'a>>,
+    /// `error_count`: how many entries could not be read; the exit status
+    /// is 1 when it is not 0. Kept beside the list because it may be more
+    /// than the list's length: a saved scan (`--import`) keeps only the
+    /// count of the errors its scan met, not their paths.
+    pub(crate) error_count: u64,
     /// `compressed_logical`: the logical bytes of compressed extents
     /// (FIEMAP's `ENCODED`) that exclusive, shared and reclaimable count at
     /// their uncompressed size, because FIEMAP cannot tell their size on
@@ -106,6 +113,17 @@ pub(crate) struct Entry<'a> {
     /// Present exactly when not 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) unreachable: u64,
+}
+
+/// One entry of `errors`: an entry that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ReportedError<'a> {
+    /// `path`: the entry, spelt as an entry's `path` is (a string, or
+    /// `{"bytes": "<base64>"}` when not UTF-8).
+    pub(crate) path: Path<'a>,
+    /// `error`: the message sdu printed on stderr, without `sdu: ` (the
+    /// path in it quoted as du quotes it).
+    pub(crate) error: Cow<'a, str>,
 }
 
 /// The `-c` total: the figures and whether its Reclaimable is exact.
@@ -236,12 +254,13 @@ impl Serialize for Entries<'_> {
 }
 
 /// Writes the document of `tree`: the roots given, every entry to report,
-/// the `-c` total and the count of entries that could not be read.
+/// the `-c` total, the entries that could not be read (`errors.list`) and
+/// how many (`errors.count`).
 pub(super) fn write(
     out: &mut dyn Write,
     tree: &Tree,
     roots: &[Vec<u8>],
-    errors: u64,
+    errors: &super::Errors<'_>,
     compressed_logical: u64,
     opts: &ReportOptions,
 ) -> io::Result<()> {
@@ -255,7 +274,15 @@ pub(super) fn write(
             reclaimable_exact: tree.grand_bound().is_exact(),
             unreachable: tree.unreachable(crate::records::NodeId::TOP),
         }),
-        errors,
+        errors: errors
+            .list
+            .iter()
+            .map(|(p, e)| ReportedError {
+                path: Path(Cow::Borrowed(&p[..])),
+                error: Cow::Borrowed(e),
+            })
+            .collect(),
+        error_count: errors.count,
         compressed_logical,
     };
     write_document(out, &doc)
@@ -392,7 +419,11 @@ mod tests {
                 reclaimable_exact: true,
                 unreachable: 0,
             }),
-            errors: 2,
+            errors: vec![ReportedError {
+                path: Path(Cow::Borrowed(b"r/\xff")),
+                error: Cow::Borrowed("cannot read directory 'r/'$'\\377': Permission denied"),
+            }],
+            error_count: 2,
             compressed_logical: 0,
         }
     }
@@ -415,7 +446,7 @@ mod tests {
         assert_eq!(
             written(&d),
             concat!(
-                r#"{"schema":1,"version":"0.1.0","roots":["r",{"bytes":"/w=="}],"entries":["#,
+                r#"{"schema":2,"version":"0.1.0","roots":["r",{"bytes":"/w=="}],"entries":["#,
                 "\n",
                 r#"{"path":"r/a\"\n","type":"file","depth":1,"apparent":10,"total":11,"#,
                 r#""exclusive":12,"shared":13,"reclaimable":14,"files":5,"dirs":6,"#,
@@ -426,15 +457,20 @@ mod tests {
                 r#""reclaimable_exact":false}"#,
                 "\n",
                 r#"],"total":{"apparent":0,"total":0,"exclusive":0,"shared":0,"#,
-                r#""reclaimable":0,"files":0,"dirs":0,"reclaimable_exact":true},"errors":2}"#,
+                r#""reclaimable":0,"files":0,"dirs":0,"reclaimable_exact":true},"#,
+                r#""errors":[{"path":{"bytes":"ci//"},"#,
+                r#""error":"cannot read directory 'r/'$'\\377': Permission denied"}],"#,
+                r#""error_count":2}"#,
                 "\n"
             )
         );
         // No entries: the brackets still stand on lines of their own.
         assert_eq!(
             written(&doc(vec![], None)),
-            "{\"schema\":1,\"version\":\"0.1.0\",\"roots\":[\"r\",{\"bytes\":\"/w==\"}],\
-             \"entries\":[\n],\"errors\":2}\n"
+            "{\"schema\":2,\"version\":\"0.1.0\",\"roots\":[\"r\",{\"bytes\":\"/w==\"}],\
+             \"entries\":[\n],\"errors\":[{\"path\":{\"bytes\":\"ci//\"},\
+             \"error\":\"cannot read directory 'r/'$'\\\\377': Permission denied\"}],\
+             \"error_count\":2}\n"
         );
     }
 

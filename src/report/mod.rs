@@ -26,15 +26,23 @@ use crate::tree::Tree;
 
 pub use options::{Format, ReportOptions, SortKey};
 
+/// The entries that could not be read, for the JSON document.
+pub(crate) struct Errors<'a> {
+    /// How many (a saved scan's among them).
+    pub(crate) count: u64,
+    /// Those this run reported: each path and the message printed.
+    pub(crate) list: &'a [(Vec<u8>, String)],
+}
+
 /// Writes the report of `tree` in the chosen format. `roots` are the paths
-/// given (the JSON document lists them) and `errors` the count of entries
-/// that could not be read and `compressed` the logical bytes of compressed
-/// extents counted uncompressed (the JSON document says both).
+/// given (the JSON document lists them), `errors` the entries that could
+/// not be read and `compressed` the logical bytes of compressed extents
+/// counted uncompressed (the JSON document says both).
 pub(crate) fn write(
     out: &mut dyn Write,
     tree: &Tree,
     roots: &[Vec<u8>],
-    errors: u64,
+    errors: &Errors<'_>,
     compressed: u64,
     opts: &ReportOptions,
 ) -> io::Result<()> {

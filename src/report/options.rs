@@ -164,8 +164,8 @@ impl ReportOptions {
                 .is_none_or(|t| figures.time.is_none_or(|m| m < t))
     }
 
-    /// Appends `name` as the text table, the tree view and the `--to-free`
-    /// table show it: raw, or quoted as ls does ([`Self::quote_names`]).
+    /// Appends `name` as the text table and the `--to-free` table show it:
+    /// raw, or quoted as ls does ([`Self::quote_names`]).
     pub(super) fn push_name(&self, line: &mut Vec<u8>, name: &[u8]) {
         if self.quote_names {
             crate::quote::shell_escape(name, line);

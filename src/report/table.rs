@@ -39,17 +39,22 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
     let time_width = time_width(tree, opts);
     let end = if opts.null { b'\0' } else { b'\n' };
     let mut line = Vec::with_capacity(256);
-    if opts.header && !opts.null {
-        header(&mut line, opts, &widths)?;
-        if opts.time.is_some() {
-            write!(line, "{:<time_width$}  ", "Time")?;
-        }
-        line.extend_from_slice(b"Path\n");
-        out.write_all(&line)?;
-    }
+    // The heading goes out with the first row: none when no row follows
+    // (every PATH missing), as du prints nothing then.
+    let mut headed = !opts.header || opts.null;
     let mut cell = String::new();
     let mut shown = Bound::EXACT;
     let row = |path: &[u8], s: &Stats, b: Bound| -> io::Result<()> {
+        if !headed {
+            headed = true;
+            line.clear();
+            header(&mut line, opts, &widths)?;
+            if opts.time.is_some() {
+                write!(line, "{:<time_width$}  ", "Time")?;
+            }
+            line.extend_from_slice(b"Path\n");
+            out.write_all(&line)?;
+        }
         shown = shown.with(b);
         line.clear();
         sizes(&mut line, &mut cell, (s, b), opts, &widths)?;

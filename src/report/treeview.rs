@@ -9,7 +9,11 @@
 //! `select` and its size columns from `table`, so that its columns are the
 //! text table's. Colour (ANSI) only when [`ReportOptions::color`] is set:
 //! the binary sets it when stdout is a terminal and `NO_COLOR` is unset or
-//! empty. Names are quoted as in the table ([`ReportOptions::quote_names`]).
+//! empty. Names are always quoted as ls shows them on a terminal
+//! ([`crate::quote::shell_escape`]), in a pipe too, where the table prints
+//! them raw: the tree is a drawing for people (`sdu --tree | less -R`),
+//! not a list for scripts, and a newline or an escape sequence in a name
+//! would break its lines or recolour the terminal.
 //!
 //! ```text
 //! Total  Exclusive  Shared  Reclaimable  Total % of root            Path
@@ -45,7 +49,8 @@ pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> i
     let h = select::hierarchy(&rows, opts);
     let mut line: Vec<u8> = Vec::with_capacity(256);
     let mut cell = String::new();
-    if opts.header {
+    // No heading when no row follows (every PATH missing), as du.
+    if opts.header && (!h.roots.is_empty() || opts.grand_total) {
         table::header(&mut line, opts, &widths)?;
         let title = format!("{} % of root", rank.header());
         writeln!(line, "{title:<BAR_COLUMN$}  Path")?;
@@ -78,8 +83,9 @@ pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> i
                 prefix.extend_from_slice(if last { "    " } else { "│   " }.as_bytes());
             }
             let color = opts.color && r.kind == Kind::Dir;
+            // Always quoted: the tree is a drawing, one line per entry.
             paint(&mut line, color, DIR_COLOR, |l| {
-                opts.push_name(l, rows.name(i))
+                crate::quote::shell_escape(rows.name(i), l);
             });
             line.push(b'\n');
             out.write_all(&line)?;

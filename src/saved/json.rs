@@ -15,7 +15,8 @@ use std::io::{self, BufRead, Write};
 /// Where and why a saved scan could not be read.
 #[derive(Debug)]
 pub(crate) struct ParseError {
-    /// 1-based line and column (in bytes) of the problem.
+    /// 1-based line and column (in bytes) of the problem; 0 for a problem
+    /// of the whole file (an empty file), said without a place.
     pub(crate) line: u64,
     /// See `line`.
     pub(crate) column: u64,
@@ -25,6 +26,9 @@ pub(crate) struct ParseError {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            return f.write_str(&self.what);
+        }
         write!(
             f,
             "line {}, column {}: {}",

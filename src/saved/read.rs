@@ -23,6 +23,19 @@ use crate::records::{FileRec, Link, MAX_NODES, NodeId, NodeRec};
 pub(crate) fn read(r: impl BufRead) -> Result<Saved, ParseError> {
     let mut p = Parser::new(r);
     let mut s = Saved::default();
+    // Nothing at all is no truncated scan: say what the file is.
+    if p.peek()?.is_none() {
+        let what = if p.position() == (1, 1) {
+            "the file is empty, not a saved scan"
+        } else {
+            "the file holds only white space, not a saved scan"
+        };
+        return Err(ParseError {
+            line: 0,
+            column: 0,
+            what: what.into(),
+        });
+    }
     p.expect(b'[', "'[' (a saved scan is a JSON array)")?;
     let major = p.uint()?;
     if major != 1 {

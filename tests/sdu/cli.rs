@@ -752,8 +752,10 @@ fn table_reads_the_block_size_env_as_a_first_unit_flag() {
     );
 }
 
-/// The usage errors sdu finds itself (clap finds the rest) read as they
-/// always have: `sdu: MSG`, a pointer to `--help`, exit 2.
+/// Every usage error reads in one style, du's: `sdu: MSG`, a pointer to
+/// `--help`, exit 2 (sdu's status; 1 in du's mode, as du). getopt's words
+/// for what it refuses, as du's, clap's for a value clap refuses (with its
+/// possible values), sdu's own for the rest.
 #[test]
 fn usage_error_messages() {
     for (a, msg) in [
@@ -773,6 +775,23 @@ fn usage_error_messages() {
         ),
         (&["--min-size", "1.5G", "."], "invalid size '1.5G'"),
         (&[""], "invalid zero-length file name"),
+        (&["-z"], "invalid option -- 'z'"),
+        (&["--foo", "."], "unrecognized option '--foo'"),
+        (&["help", "--foo"], "unrecognized option '--foo'"),
+        (&["-t"], "option requires an argument -- 't'"),
+        (&["--all=1"], "option '--all' doesn't allow an argument"),
+        (
+            &["--to"],
+            "option '--to' is ambiguous; possibilities: '--top' '--to-free' '--total'",
+        ),
+        (
+            &["--color", "maybe"],
+            "invalid value 'maybe' for '--color <WHEN>'\n  [possible values: auto, always, never]",
+        ),
+        (
+            &["--json", "--tree"],
+            "the argument '--json' cannot be used with '--tree'",
+        ),
     ] {
         let out = run(with_unit_env(
             Command::new(sdu_bin()).args(a),

@@ -31,7 +31,14 @@ fn missing_path_is_reported_and_the_rest_printed() {
     assert_eq!(out.stderr, want_msg);
     let r = json::parse(&out.stdout);
     check_header_fields(&r);
-    assert_eq!(r.errors, 1, "errors");
+    assert_eq!(r.error_count, 1, "errors");
+    assert_eq!(
+        r.errors,
+        [json::ReportedError {
+            path: missing.clone().into_os_string(),
+            error: want_msg["sdu: ".len()..want_msg.len() - 1].to_owned(),
+        }]
+    );
     let mut want = a.entries.clone();
     want.extend(b.entries.iter().cloned());
     assert_eq!(r.entries, want, "entries of the paths that exist");
@@ -54,6 +61,73 @@ fn missing_path_is_reported_and_the_rest_printed() {
         "text output with a missing path in the middle:\n{}",
         String::from_utf8_lossy(&text.stdout)
     );
+}
+
+/// JSON's `errors` lists each entry that could not be read, its path
+/// spelt as an entry's (base64 when not UTF-8) and the message printed,
+/// sorted by path; `error_count` counts them.
+#[test]
+fn json_lists_the_errors_with_their_paths() {
+    let t = TestDir::new();
+    let bad = OsStr::from_bytes(b"nope\xff").to_owned();
+    let o = run(Command::new(sdu_bin())
+        .env("LC_ALL", "C")
+        .args([
+            OsStr::new("--json"),
+            OsStr::new("zz"),
+            &bad,
+            OsStr::new("a"),
+        ])
+        .current_dir(t.path()));
+    assert_eq!(o.code, Some(1), "{o:?}");
+    assert_eq!(
+        o.stderr,
+        "sdu: cannot access 'zz': No such file or directory\n\
+         sdu: cannot access 'nope'$'\\377': No such file or directory\n\
+         sdu: cannot access 'a': No such file or directory\n"
+    );
+    let text = String::from_utf8(o.stdout.clone()).unwrap();
+    assert!(
+        text.ends_with(
+            "\n],\"errors\":[\
+             {\"path\":\"a\",\"error\":\"cannot access 'a': No such file or directory\"},\
+             {\"path\":{\"bytes\":\"bm9wZf8=\"},\"error\":\"cannot access 'nope'$'\\\\377': No such file or directory\"},\
+             {\"path\":\"zz\",\"error\":\"cannot access 'zz': No such file or directory\"}\
+             ],\"error_count\":3}\n"
+        ),
+        "{text}"
+    );
+    let r = json::parse(&o.stdout);
+    assert_eq!(r.error_count, 3);
+    assert_eq!(r.errors[1].path, bad);
+}
+
+/// Only missing PATHs: the message, exit 1 and no heading (du prints
+/// nothing); with `-c` the heading comes with the total row. `sdu help`
+/// is a PATH like any other.
+#[test]
+fn no_heading_without_a_row() {
+    let t = TestDir::new();
+    for (args, prints) in [
+        (&["nope"][..], ""),
+        (&["help"], ""),
+        (&["--tree", "nope"], ""),
+        (&["--tree", "--top", "3", "nope"], ""),
+        (
+            &["-c", "nope"],
+            "Total  Exclusive  Shared  Reclaimable  Path\n    0          0       0            0  total\n",
+        ),
+    ] {
+        let o = run(Command::new(sdu_bin()).args(args).current_dir(t.path()));
+        assert_eq!(o.code, Some(1), "{args:?}: {o:?}");
+        let name = args.last().unwrap();
+        assert_eq!(
+            o.stderr,
+            format!("sdu: cannot access '{name}': No such file or directory\n"),
+            "{args:?}"
+        );
+        assert_eq!(String::from_utf8_lossy(&o.stdout), prints, "{args:?}");
+    }
 }
 
 /// Run as `nobody` on a tree with a root-owned 0700 directory: one
@@ -97,7 +171,7 @@ fn unreadable_dir_is_reported_and_the_rest_printed() {
     assert_eq!(out.stderr, want_msg);
     let r = json::parse(&out.stdout);
     check_header_fields(&r);
-    assert_eq!(r.errors, 1, "errors");
+    assert_eq!(r.error_count, 1, "errors");
     let du = Du::default().nobody();
     let s = sorted(paths(&r));
     let d = du.paths(&[], &[root.as_os_str()]);
@@ -202,7 +276,7 @@ fn dereference_reports_dangling_symlink_and_survives_cycle() {
     );
     let r = json::parse(&out.stdout);
     check_header_fields(&r);
-    assert!(r.errors >= 1, "errors: {}", r.errors);
+    assert!(r.error_count >= 1, "errors: {}", r.error_count);
     let du = Du::new(&["-L"]);
     let s = sorted(paths(&r));
     let d = du.paths(&[], &[root.as_os_str()]);

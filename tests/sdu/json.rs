@@ -22,7 +22,10 @@ pub struct Report {
     pub version: String,
     pub roots: Vec<OsString>,
     pub entries: Vec<Entry>,
-    pub errors: u64,
+    /// The entries that could not be read, sorted by path.
+    pub errors: Vec<ReportedError>,
+    /// How many entries could not be read (at least `errors.len()`).
+    pub error_count: u64,
     /// Present exactly when `-c` was given.
     pub total: Option<Total>,
     /// Compressed bytes counted uncompressed; the key is present exactly
@@ -55,6 +58,13 @@ pub struct Entry {
     pub reclaimable_exact: bool,
     /// Bytes on disk no file references (as root on Btrfs; 0 when absent).
     pub unreachable: u64,
+}
+
+/// One entry that could not be read: its path and the message printed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportedError {
+    pub path: OsString,
+    pub error: String,
 }
 
 /// The `-c` grand total.
@@ -103,7 +113,14 @@ fn report(v: &Value) -> Report {
     let o = object(
         v,
         "document",
-        &["schema", "version", "roots", "entries", "errors"],
+        &[
+            "schema",
+            "version",
+            "roots",
+            "entries",
+            "errors",
+            "error_count",
+        ],
         &["total", "compressed_logical"],
     );
     let compressed_logical = o
@@ -112,6 +129,23 @@ fn report(v: &Value) -> Report {
     if o.contains_key("compressed_logical") {
         assert_ne!(compressed_logical, 0, "compressed_logical present as 0");
     }
+    let errors: Vec<ReportedError> = array(&o["errors"], "errors")
+        .iter()
+        .map(reported_error)
+        .collect();
+    let error_count = uint(&o["error_count"], "error_count");
+    assert!(
+        error_count >= errors.len() as u64,
+        "error_count {error_count} < {} errors listed",
+        errors.len()
+    );
+    assert!(
+        errors.windows(2).all(|w| {
+            use std::os::unix::ffi::OsStrExt;
+            (w[0].path.as_bytes(), &w[0].error) <= (w[1].path.as_bytes(), &w[1].error)
+        }),
+        "errors not sorted by path: {errors:?}"
+    );
     Report {
         schema: uint(&o["schema"], "schema"),
         version: o["version"]
@@ -120,9 +154,21 @@ fn report(v: &Value) -> Report {
             .to_owned(),
         roots: array(&o["roots"], "roots").iter().map(path).collect(),
         entries: array(&o["entries"], "entries").iter().map(entry).collect(),
-        errors: uint(&o["errors"], "errors"),
+        errors,
+        error_count,
         total: o.get("total").map(total),
         compressed_logical,
+    }
+}
+
+fn reported_error(v: &Value) -> ReportedError {
+    let o = object(v, "errors[]", &["path", "error"], &[]);
+    ReportedError {
+        path: path(&o["path"]),
+        error: o["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("error is not a string: {v}"))
+            .to_owned(),
     }
 }
 

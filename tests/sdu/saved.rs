@@ -447,7 +447,16 @@ fn truncated_and_corrupt_files_are_rejected() {
     );
     assert!(e.contains("announces"), "{e}");
     rejected(b"{}", "not an array");
-    rejected(b"", "empty");
+    let e = rejected(b"", "empty");
+    assert_eq!(
+        e,
+        format!(
+            "sdu: {}: the file is empty, not a saved scan\n",
+            bad.display()
+        )
+    );
+    let e = rejected(b" \n", "white space");
+    assert!(e.ends_with(": the file holds only white space, not a saved scan\n"));
     rejected(b"[1,2,{},{\"name\":\"f\"}]", "a file for a tree");
     // Format 1 said nothing of bounds: it reads, every Reclaimable a bound.
     std::fs::write(&bad, s.replacen("\"format\":2", "\"format\":1", 1)).unwrap();
@@ -472,4 +481,38 @@ fn truncated_and_corrupt_files_are_rejected() {
     // PATHs are candidates only.
     let o = sdu_in(d.path(), &[os("--import"), good.as_os_str(), os("r")]);
     assert_eq!(o.code, Some(2), "{o:?}");
+}
+
+#[test]
+fn a_directory_to_import_is_called_a_directory() {
+    let d = TestDir::new();
+    d.mkdir("dir");
+    let o = sdu_in(d.path(), &[os("--import"), os("dir")]);
+    assert_eq!(o.code, Some(2), "{o:?}");
+    assert_eq!(o.stderr, "sdu: dir: is a directory, not a saved scan\n");
+    assert!(o.stdout.is_empty(), "{o:?}");
+    // Standard input a directory (`run` would give it /dev/null).
+    let o = Command::new(sdu_bin())
+        .args(["--import", "-"])
+        .stdin(std::fs::File::open(d.path()).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert_eq!(o.stderr, b"sdu: -: is a directory, not a saved scan\n");
+}
+
+#[test]
+fn an_export_file_that_cannot_be_created_fails_before_the_scan() {
+    let d = TestDir::new();
+    // Scanned first, the missing PATH would be named before the failure.
+    let o = sdu_in(
+        d.path(),
+        &[os("--export"), os("no-dir/scan.json"), os("no-such-path")],
+    );
+    assert_eq!(o.code, Some(2), "{o:?}");
+    assert_eq!(
+        o.stderr,
+        "sdu: no-dir/scan.json: cannot create: No such file or directory\n"
+    );
+    assert!(o.stdout.is_empty(), "{o:?}");
 }

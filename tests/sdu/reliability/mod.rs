@@ -89,7 +89,7 @@ fn sdu_checked(args: &[OsString], secs: u64) -> (Report, String) {
     );
     let r = json::parse(&out.stdout);
     assert_eq!(
-        r.errors > 0,
+        r.error_count > 0,
         out.code == Some(1),
         "exit status disagrees with the error count: {out:?}"
     );

@@ -51,7 +51,7 @@ fn unreadable_entries_are_reported_by_path_as_nobody() {
         ),
         "no summary of the unmapped bytes: {out:?}"
     );
-    assert_eq!(r.errors, 3, "{out:?}");
+    assert_eq!(r.error_count, 3, "{out:?}");
     // The readable clone is still mapped; the unreadable one counts as
     // exclusive, so the directory's shared bytes are its source's only.
     let ok = r

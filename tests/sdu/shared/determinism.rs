@@ -99,7 +99,7 @@ fn sdu_json_bytes_stats(args: &[std::ffi::OsString], nobody: bool) -> (Vec<u8>, 
     c.args(["--json", "--stats"]).args(args);
     let out = run_with_timeout(&mut c, 300);
     assert_eq!(out.code, Some(0), "{out:?}");
-    assert_eq!(crate::json::parse(&out.stdout).errors, 0, "{out:?}");
+    assert_eq!(crate::json::parse(&out.stdout).error_count, 0, "{out:?}");
     (out.stdout, out.stderr)
 }
 

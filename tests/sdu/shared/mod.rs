@@ -106,7 +106,7 @@ fn sdu_json_stats(args: &[std::ffi::OsString]) -> (Report, String) {
     let out = sdu(&a);
     assert_eq!(out.code, Some(0), "{out:?}");
     let r = crate::json::parse(&out.stdout);
-    assert_eq!(r.errors, 0, "{out:?}");
+    assert_eq!(r.error_count, 0, "{out:?}");
     (r, out.stderr)
 }
 

@@ -144,7 +144,7 @@ pub fn sdu_json_raw(args: &[OsString]) -> (Vec<u8>, Report) {
     let out = sdu_ok(&a);
     let r = json::parse(&out);
     check_header_fields(&r);
-    assert_eq!(r.errors, 0, "errors in a run that exited 0 silently");
+    assert_eq!(r.error_count, 0, "errors in a run that exited 0 silently");
     (out, r)
 }
 
@@ -177,7 +177,7 @@ pub fn sdu_json_raw_compressed(args: &[OsString]) -> (Vec<u8>, Report) {
 
 /// The fixed fields of every document.
 pub fn check_header_fields(r: &Report) {
-    assert_eq!(r.schema, 1, "schema");
+    assert_eq!(r.schema, 2, "schema");
     assert_eq!(r.version, env!("CARGO_PKG_VERSION"), "version");
 }
 
