@@ -2,6 +2,13 @@
 """Write BENCHMARKS.md from the results directory of scripts/bench.
 
 Usage: report.py RESULTS_DIR OUTPUT.md
+       report.py --section btrfs-root RESULTS_DIR OUTPUT.md
+
+With --section btrfs-root, OUTPUT.md must exist already: only its section
+"Btrfs as root: the tree search" and that section's rows of the Goals table
+are written again, from RESULTS_DIR (scripts/bench-btrfs with
+BENCH_REPORT=section); the rest of the file, from an earlier run, is kept, and
+the section says which command produced it.
 
 scripts/bench calls it at the end of a run (and with --report-only);
 scripts/bench-shared and scripts/bench-btrfs call it too, so that the file
@@ -29,6 +36,7 @@ SHARED = {
 BTRFS_ROOT = {
     "usr": "Btrfs as root: the /usr copy",
     "snaps": "Btrfs as root: a subvolume with 10 diverged snapshots",
+    "snapsub": "Btrfs as root: a subtree of snapshots (without their origin)",
     "zstd": "Btrfs as root: a tree compressed with zstd",
 }
 # Which option of scripts/bench runs (or leaves out) each section.
@@ -226,6 +234,7 @@ def goals_shared(R, sid):
 
 
 ROOT, NOCAP_ROW = "sdu -s (root: tree search)", "sdu -s (no CAP_SYS_ADMIN: FIEMAP)"
+OLD_ROW = "sdu -s (root: tree search, SDU_OLD)"
 
 
 def goals_btrfs_root(R, sid):
@@ -240,7 +249,43 @@ def goals_btrfs_root(R, sid):
             out.append(goal(f"`{a}` ≤ {limit}× `{b}`", f"{q:.2f}×", q <= limit,
                             f"{fmt_t(m[a]['median'])} vs {fmt_t(m[b]['median'])}; "
                             f"user+sys {cpu(m[a]) / cpu(m[b]):.2f}×"))
+    # The root paths cost at most 10% more than the sdu before them
+    # (SDU_OLD), measured interleaved (else from the table's one run).
+    if sid in ("usr", "snaps"):
+        p = R.runs(f"btrfsroot-{sid}.pair.json")
+        how = "interleaved"
+        if not (ROOT in p and OLD_ROW in p):
+            p, how = m, "one hyperfine run"
+        if ROOT in p and OLD_ROW in p:
+            a, b = p[ROOT], p[OLD_ROW]
+            q = a["median"] / b["median"]
+            out.append(goal(f"`{ROOT}` ≤ 1.10× `{OLD_ROW}` ({how})", f"{q:.2f}×", q <= 1.10,
+                            f"{fmt_t(a['median'])} vs {fmt_t(b['median'])}; "
+                            f"user+sys {cpu(a) / cpu(b):.2f}×, {fmt_t(cpu(a))} vs {fmt_t(cpu(b))}"))
     return out
+
+
+def pair_table(R, sid, kind, text):
+    """The new and the old sdu as root, timed in rounds (btrfsroot-ID.KIND.json)."""
+    d = load(R.path(f"btrfsroot-{sid}.{kind}.json")) or {}
+    m = {r["command"]: r for r in d.get("results", [])}
+    if ROOT not in m:
+        return []
+    old = m.get(OLD_ROW)
+    L = [text.format(rounds=d.get("rounds", "?"), per=d.get("runs_per_round", "?"),
+                     n=len(m[ROOT]["times"])), "",
+         "| command | median | mean ± σ | min | user | sys | user+sys | × SDU_OLD | user+sys × SDU_OLD |",
+         "|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    for name in (ROOT, OLD_ROW):
+        r = m.get(name)
+        if not r:
+            continue
+        wall = f"{r['median'] / old['median']:.2f}" if old else "–"
+        cpus = f"{cpu(r) / cpu(old):.2f}" if old else "–"
+        L.append(f"| `{name}` | {fmt_t(r['median'])} | {fmt_t(r['mean'])} ± {fmt_t(r['stddev'] or 0)} "
+                 f"| {fmt_t(r['min'])} | {fmt_t(r['user'])} | {fmt_t(r['system'])} | {fmt_t(cpu(r))} "
+                 f"| {wall} | {cpus} |")
+    return L + [""]
 
 
 def goal_table(rows):
@@ -343,15 +388,40 @@ def section_shared(R, sid, title):
 
 
 def section_btrfs_root(R):
-    L = ["## Btrfs as root: the tree search", "",
+    L = [SECTION_HEAD, "",
          "As root on Btrfs, `sdu -s` reads the subvolume's tree (directory entries, inode items, "
          "extent items and their refs) instead of getdents, statx and FIEMAP; under "
-         f"`{NOCAP}` it has no CAP_SYS_ADMIN and maps with FIEMAP. The trees "
+         f"`{NOCAP}` it has no CAP_SYS_ADMIN and maps with FIEMAP. As root, where the scan does "
+         "not cover the whole filesystem, it also verifies who else holds each shared range: "
+         "from the refs the tree search read where they settle it, else by asking Btrfs "
+         "(`BTRFS_IOC_LOGICAL_INO_V2`), so that Reclaimable is exact. The trees "
          "(`scripts/bench-btrfs`, on the Btrfs image of `scripts/bench`): the /usr copy above; "
          "a subvolume holding a copy of /usr/share with 10 read-only snapshots, each taken after "
-         "1% of the files were rewritten, 0.5% added and 0.5% removed (fixed seed); a copy of "
-         "/usr/share in a directory whose `compression` property is zstd. Each table is one "
-         "hyperfine run; `× btrfs fi du` and `CPU ×` compare median wall time and user+sys.", ""]
+         "1% of the files were rewritten, 0.5% added and 0.5% removed (fixed seed); those 10 "
+         "snapshots alone, given as 10 PATHs without the subvolume they were taken of (a subtree "
+         "of snapshots: most of their data is also held by their origin, outside the scan); a "
+         "copy of /usr/share in a directory whose `compression` property is zstd. Each table is "
+         "one hyperfine run; `× btrfs fi du` and `CPU ×` compare median wall time and user+sys.", ""]
+    info = (load(R.path("cmdline-btrfsroot"), "") or "").strip().splitlines()
+    if info:
+        cmd = info[0]
+        when = f" on {info[1]}" if len(info) > 1 else ""
+        L.append(f"This section was written from the results of `sudo {cmd}`{when}"
+                 + (f", sdu `{info[2]}`" if len(info) > 2 else "") + ".")
+        if len(info) > 3:
+            path, _, ver = info[3].partition(" (")
+            note = info[4] if len(info) > 4 else "an older sdu"
+            L.append(f"`SDU_OLD` is `{path}` (`{ver.rstrip(')')}`), {note}; its rows are "
+                     "`sdu -s (root: tree search, SDU_OLD)`. Beside each table, the new and the old "
+                     "`sdu -s` as root were timed again interleaved: hyperfine cannot interleave "
+                     "runs, so the pair ran in several hyperfine invocations (rounds), their "
+                     "order swapped from one round to the next, and the rounds' runs merged.")
+        ld = (load(R.path("load-btrfsroot"), "") or "").split()
+        if ld:
+            L.append("Load average (1 min) at its start and end: " + ", then ".join(ld)
+                     + f" ({os.cpu_count()} CPUs; above that, other work shared them and wall "
+                     "times say less than the CPU columns and the interleaved ratios).")
+        L.append("")
     for sid, title in BTRFS_ROOT.items():
         m = R.runs(f"btrfsroot-{sid}.json")
         L += [f"### {title.split(': ', 1)[1].capitalize()}", ""]
@@ -374,17 +444,28 @@ def section_btrfs_root(R):
         counts = (load(R.path(f"stats-btrfsroot-{sid}.txt"), "") or "").strip()
         if counts:
             L += [f"`sdu -s --stats`: {counts}", ""]
+        L += pair_table(R, sid, "pair",
+                        "Interleaved, warm cache: {rounds} rounds of {per} runs per command "
+                        "after 1 warmup run each, the order swapped every round ({n} runs each):")
+        L += pair_table(R, sid, "cold",
+                        "Cold cache (`sync; echo 3 > /proc/sys/vm/drop_caches` before every run, "
+                        "hyperfine `--prepare`): {rounds} rounds of one run per command, the order "
+                        "swapped every round:")
         g = goals_btrfs_root(R, sid)
         if g:
             L += ["Goals:", ""] + goal_table(g)
     chk = (load(R.path("checks-btrfsroot.txt"), "") or "").strip().splitlines()
     if chk:
         bad = [c for c in chk if not c.endswith("OK")]
-        L += [f"Checks: {len(chk) - len(bad)} of {len(chk)} pass (the JSON figures are the same "
-              "with the tree search and with `--fiemap`, at `-j1` and `-j2`, and without "
-              "CAP_SYS_ADMIN with copies mapped once and with `--map-each-copy`)."
+        L += [f"Checks: {len(chk) - len(bad)} of {len(chk)} pass (as root, the JSON documents "
+              "are the same at `-j1` and `-j2`, and the figures the same with the tree search "
+              "and with `--fiemap`, compared without `reclaimable_exact` and `unreachable`, which "
+              "only the tree search settles; without CAP_SYS_ADMIN, the documents are the same "
+              "with copies mapped once and with `--map-each-copy`)."
               + ("".join(f"\n- {c}" for c in bad)), ""]
-    L += ["Reproduce: `sudo scripts/bench --only btrfs-root` (or `sudo scripts/bench-btrfs`).", ""]
+    L += ["Reproduce: `sudo scripts/bench --only btrfs-root` (or `sudo scripts/bench-btrfs`; "
+          "`SDU_OLD=PATH` adds an older sdu, `--cold` the cold-cache pairs, "
+          "`BENCH_REPORT=section` writes this section alone into BENCHMARKS.md).", ""]
     return L
 
 
@@ -415,9 +496,8 @@ def section_walkers(R, sids):
     return L
 
 
-def main():
-    res, output = sys.argv[1], sys.argv[2]
-    R = Results(res)
+def render(R):
+    """The whole file, as lines."""
     ran_main = [s for s in MAIN if R.runs(f"main-{s}.json")]
     ran = set(ran_main)
     if R.runs(f"main-{CONTEND}.json"):
@@ -529,6 +609,67 @@ def main():
               f"{len(checks) - len(bad)} of {len(checks)} totals (every walker and `sdu -s --du "
               "total -B1`, on every tree) equal `du -s -B1`." + "".join(f"\n- {c}" for c in bad), ""]
 
+    return L
+
+
+SECTION_HEAD = "## Btrfs as root: the tree search"
+GOAL_ROW = "| btrfs-root "
+
+
+def splice(new, old):
+    """OLD (the lines of an existing file) with its section "Btrfs as root"
+    and that section's rows of the Goals table taken from NEW."""
+    def section(lines):
+        if SECTION_HEAD not in lines:
+            return None, None
+        a = lines.index(SECTION_HEAD)
+        b = next((i for i in range(a + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+        return a, b
+    a, b = section(new)
+    if a is None:
+        sys.exit("report.py --section: the results hold no Btrfs-as-root set")
+    out = list(old)
+    oa, ob = section(out)
+    if oa is None:  # before the walkers (or the method), where the full file has it
+        oa = next((i for i, l in enumerate(out) if l in ("## Walker libraries", "## Method")), len(out))
+        ob = oa
+    out[oa:ob] = new[a:b]
+    rows = [l for l in new if l.startswith(GOAL_ROW)]
+    at = next((i for i, l in enumerate(out) if l.startswith(GOAL_ROW)), None)
+    out = [l for l in out if not l.startswith(GOAL_ROW)]
+    if at is None and "## Goals" in out:  # the end of the Goals table
+        at = out.index("## Goals")
+        while at < len(out) and not out[at].startswith("|"):
+            at += 1
+        while at < len(out) and out[at].startswith("|"):
+            at += 1
+    if at is not None:
+        out[at:at] = rows
+    # The comment at the top says where each part comes from.
+    for i, l in enumerate(out):
+        if l.startswith("<!-- Generated by scripts/bench"):
+            out[i] = ("<!-- Generated by scripts/bench (bench/report.py) from its results directory; "
+                      "the section \"Btrfs as root: the tree search\" and its rows of the Goals table "
+                      "from a later run of scripts/bench-btrfs (bench/report.py --section btrfs-root), "
+                      "which that section names. Do not edit by hand: run `sudo scripts/bench` again. -->")
+            break
+    return out
+
+
+def main():
+    args = sys.argv[1:]
+    part = None
+    if args[:1] == ["--section"]:
+        part = args[1]
+        if part != "btrfs-root":
+            sys.exit(f"report.py: --section {part}: only btrfs-root can be written alone")
+        args = args[2:]
+    res, output = args
+    R = Results(res)
+    L = render(R)
+    if part:
+        with open(output) as f:
+            L = splice(L, f.read().rstrip("\n").split("\n"))
     with open(output, "w") as f:
         f.write("\n".join(L).rstrip() + "\n")
 
