@@ -405,13 +405,12 @@ def section_btrfs_root(R):
     info = (load(R.path("cmdline-btrfsroot"), "") or "").strip().splitlines()
     if info:
         cmd = info[0]
-        when = f" on {info[1]}" if len(info) > 1 else ""
-        L.append(f"This section was written from the results of `sudo {cmd}`{when}"
+        L.append(f"This section comes from `sudo {cmd}`"
                  + (f", sdu `{info[2]}`" if len(info) > 2 else "") + ".")
         if len(info) > 3:
             path, _, ver = info[3].partition(" (")
             note = info[4] if len(info) > 4 else "an older sdu"
-            L.append(f"`SDU_OLD` is `{path}` (`{ver.rstrip(')')}`), {note}; its rows are "
+            L.append(f"`SDU_OLD` is {note} (`{ver.rstrip(')')}`); its rows are "
                      "`sdu -s (root: tree search, SDU_OLD)`. Beside each table, the new and the old "
                      "`sdu -s` as root were timed again interleaved: hyperfine cannot interleave "
                      "runs, so the pair ran in several hyperfine invocations (rounds), their "
