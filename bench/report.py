@@ -266,26 +266,20 @@ def goals_btrfs_root(R, sid):
 
 
 def pair_table(R, sid, kind, text):
-    """The new and the old sdu as root, timed in rounds (btrfsroot-ID.KIND.json)."""
+    """The new and the old sdu as root, timed in rounds (btrfsroot-ID.KIND.json): one line."""
     d = load(R.path(f"btrfsroot-{sid}.{kind}.json")) or {}
     m = {r["command"]: r for r in d.get("results", [])}
     if ROOT not in m:
         return []
-    old = m.get(OLD_ROW)
-    L = [text.format(rounds=d.get("rounds", "?"), per=d.get("runs_per_round", "?"),
-                     n=len(m[ROOT]["times"])), "",
-         "| command | median | mean ± σ | min | user | sys | user+sys | × SDU_OLD | user+sys × SDU_OLD |",
-         "|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
-    for name in (ROOT, OLD_ROW):
-        r = m.get(name)
-        if not r:
-            continue
-        wall = f"{r['median'] / old['median']:.2f}" if old else "–"
-        cpus = f"{cpu(r) / cpu(old):.2f}" if old else "–"
-        L.append(f"| `{name}` | {fmt_t(r['median'])} | {fmt_t(r['mean'])} ± {fmt_t(r['stddev'] or 0)} "
-                 f"| {fmt_t(r['min'])} | {fmt_t(r['user'])} | {fmt_t(r['system'])} | {fmt_t(cpu(r))} "
-                 f"| {wall} | {cpus} |")
-    return L + [""]
+    r, old = m[ROOT], m.get(OLD_ROW)
+    head = text.format(rounds=d.get("rounds", "?"), per=d.get("runs_per_round", "?"),
+                       n=len(r["times"]))
+    if not old:
+        return [f"{head} `{ROOT}` {fmt_t(r['median'])} (user+sys {fmt_t(cpu(r))})."]
+    return [f"{head} `{ROOT}` {fmt_t(r['median'])} against SDU_OLD's {fmt_t(old['median'])}, "
+            f"**{r['median'] / old['median']:.2f}×** (min {fmt_t(r['min'])} against "
+            f"{fmt_t(old['min'])}; user+sys {fmt_t(cpu(r))} against {fmt_t(cpu(old))}, "
+            f"{cpu(r) / cpu(old):.2f}×)."]
 
 
 def goal_table(rows):
@@ -444,15 +438,15 @@ def section_btrfs_root(R):
         if counts:
             L += [f"`sdu -s --stats`: {counts}", ""]
         L += pair_table(R, sid, "pair",
-                        "Interleaved, warm cache: {rounds} rounds of {per} runs per command "
-                        "after 1 warmup run each, the order swapped every round ({n} runs each):")
+                        "Interleaved, warm cache ({rounds} rounds of {per} runs per command after "
+                        "1 warmup run each, the order swapped every round, {n} runs each):")
         L += pair_table(R, sid, "cold",
-                        "Cold cache (`sync; echo 3 > /proc/sys/vm/drop_caches` before every run, "
-                        "hyperfine `--prepare`): {rounds} rounds of one run per command, the order "
-                        "swapped every round:")
+                        "Cold cache (`sync; echo 3 > /proc/sys/vm/drop_caches` before every run; "
+                        "{rounds} rounds of one run per command, the order swapped every round):")
+        L.append("")
         g = goals_btrfs_root(R, sid)
         if g:
-            L += ["Goals:", ""] + goal_table(g)
+            L += goal_table(g)
     chk = (load(R.path("checks-btrfsroot.txt"), "") or "").strip().splitlines()
     if chk:
         bad = [c for c in chk if not c.endswith("OK")]
