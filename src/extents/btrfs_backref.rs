@@ -247,6 +247,7 @@ mod tests {
 
     use crate::extents::btrfs_search;
     use crate::extents::fiemap::Fiemap;
+    use crate::extents::test_files::{noise, write_synced};
 
     #[allow(clippy::unnecessary_cast)]
     #[test]
@@ -396,25 +397,6 @@ mod tests {
 
     fn open(p: &Path) -> fs::File {
         fs::File::open(p).unwrap()
-    }
-
-    /// `n` bytes that do not compress, from `seed`.
-    fn noise(n: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
-    }
-
-    fn write_synced(p: &Path, data: &[u8]) {
-        let mut f = fs::File::create(p).unwrap();
-        f.write_all(data).unwrap();
-        f.sync_all().unwrap();
     }
 
     /// The start of each data extent of `p` (FIEMAP's physical address,

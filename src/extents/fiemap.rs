@@ -314,6 +314,7 @@ impl Fiemap {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::extents::test_files::{clone_file, noise, write_synced};
     use crate::probe::ioctl::{
         BTRFS_IOC_FS_INFO, BTRFS_IOC_GET_SUBVOL_INFO, BTRFS_IOC_SPACE_INFO, FS_IOC_GETFSUUID,
         XFS_IOC_FSGEOMETRY, XFS_IOC_FSGEOMETRY_V4, btrfs_fsid, fs_uuid, vfs_uuid,
@@ -380,36 +381,15 @@ mod tests {
         }
     }
 
-    /// Writes `len` bytes of incompressible-ish data (xorshift) or, with
-    /// `compressible`, a repeating pattern.
+    /// Writes `len` bytes that do not compress or, with `compressible`, a
+    /// repeating pattern.
     fn write_data(path: &Path, len: usize, compressible: bool) {
-        let mut f = File::create(path).unwrap();
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let data: Vec<u8> = (0..len)
-            .map(|i| {
-                if compressible {
-                    (i % 7) as u8
-                } else {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                }
-            })
-            .collect();
-        f.write_all(&data).unwrap();
-        f.sync_all().unwrap();
-    }
-
-    fn clone_file(src: &Path, dst: &Path) {
-        let s = File::open(src).unwrap();
-        let d = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(dst)
-            .unwrap();
-        rustix::fs::ioctl_ficlone(&d, &s).unwrap();
+        let data: Vec<u8> = if compressible {
+            (0..len).map(|i| (i % 7) as u8).collect()
+        } else {
+            noise(len, 0x9e37_79b9_7f4a_7c15)
+        };
+        write_synced(path, &data);
     }
 
     #[test]

@@ -39,6 +39,8 @@ pub(crate) mod outside;
 pub(crate) mod source;
 pub(crate) mod sweep;
 #[cfg(test)]
+pub(crate) mod test_files;
+#[cfg(test)]
 mod tests;
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Trees built by hand in the unit tests: the roll-up with du's rules and
 //! nothing a scan finds (every figure exact, nothing unreachable).
 
-use super::{Build, Exactness, Rules, Tree, unreachable};
+use super::{Rules, Tree};
 use crate::extents::Sweep;
 use crate::probe::Granularity;
 use crate::records::{FileRec, Link, NodeId, Nodes};
@@ -41,13 +41,6 @@ impl Tree {
         rules: Rules,
         stops: &[NodeId],
     ) -> Tree {
-        let how = Build {
-            rules,
-            stops,
-            sets: false,
-            exact: &Exactness::default(),
-            unreachable: &unreachable::Found::default(),
-        };
-        Self::roll_up(nodes, links, files, sweep, granularity, how).0
+        Self::build_with_sets(nodes, links, files, sweep, granularity, rules, stops).0
     }
 }

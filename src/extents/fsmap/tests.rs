@@ -3,8 +3,9 @@
 
 use super::*;
 use crate::extents::fiemap::{Extent, Fiemap};
+use crate::extents::test_files::{clone_file, noise, write_synced};
 use std::collections::BTreeSet;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
@@ -108,32 +109,10 @@ impl Drop for Xfs {
     }
 }
 
-/// Writes `len` bytes of xorshift data and syncs them (allocated, so
+/// Writes `len` bytes that do not compress and syncs them (allocated, so
 /// FIEMAP has addresses).
 fn write_data(path: &Path, len: usize, seed: u64) {
-    let mut x = seed | 1;
-    let data: Vec<u8> = (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect();
-    let mut f = File::create(path).unwrap();
-    f.write_all(&data).unwrap();
-    f.sync_all().unwrap();
-}
-
-fn clone(src: &Path, dst: &Path) {
-    let s = File::open(src).unwrap();
-    let d = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(dst)
-        .unwrap();
-    rustix::fs::ioctl_ficlone(&d, &s).unwrap();
+    write_synced(path, &noise(len, seed));
 }
 
 fn extents(path: &Path) -> Vec<Extent> {
@@ -377,14 +356,14 @@ fn owners_cost_over_a_tree_of_reflinks() {
     for i in 0..1000u64 {
         let src = dir.join(format!("{i}"));
         write_data(&src, 16 << 10, i + 1);
-        clone(&src, &dir.join(format!("{i}.c")));
+        clone_file(&src, &dir.join(format!("{i}.c")));
     }
     let many = m.path("many");
     std::fs::create_dir(&many).unwrap();
     let one = many.join("0");
     write_data(&one, 16 << 10, 99);
     for i in 1..2000 {
-        clone(&one, &many.join(format!("{i}")));
+        clone_file(&one, &many.join(format!("{i}")));
     }
     rustix::fs::sync();
 
