@@ -296,11 +296,26 @@ fn target(app: &App<'_>, idents: Option<&Idents>, id: NodeId) -> Target {
         n = tree.parent(x);
     }
     chain.reverse();
+    // What the scan saw below it: what deleting it meets beyond that was
+    // added since, and is said apart.
+    let mut inside = Vec::new();
+    let mut stack = vec![id];
+    while let Some(x) = stack.pop() {
+        for &c in tree.children(x) {
+            if let Some(i) = idents.and_then(|i| i.get(c)) {
+                inside.push((i.dev, i.ino));
+            }
+            stack.push(c);
+        }
+    }
+    inside.sort_unstable();
+    inside.dedup();
     Target {
         root,
         names,
         dir: tree.kind(id) == Kind::Dir,
         idents: chain,
+        inside,
     }
 }
 
@@ -317,15 +332,29 @@ fn outcome_lines(
         s
     };
     let mut v = vec![format!(
-        "Deleted {} of {asked} {}{}.",
+        "Deleted {} of {asked} {}{}{}.",
         d.targets,
         if asked == 1 { "entry" } else { "entries" },
         match d.subvolumes {
             0 => String::new(),
             1 => ", 1 as a Btrfs subvolume".into(),
             n => format!(", {n} as Btrfs subvolumes"),
+        },
+        match d.gone {
+            0 => String::new(),
+            n => format!(
+                " ({n} already gone: not where the scan saw {})",
+                if n == 1 { "it" } else { "them" }
+            ),
         }
     )];
+    if d.unscanned > 0 {
+        v.push(format!(
+            "Also deleted: {}, {}, not in the scan (added since).",
+            view::entries(usize::try_from(d.unscanned).unwrap_or(usize::MAX)),
+            size(d.unscanned_bytes)
+        ));
+    }
     if let Some(f) = &d.failed {
         v.push(format!("Stopped at the first error: {f}"));
         v.push(format!(

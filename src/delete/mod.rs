@@ -61,6 +61,10 @@ pub struct Target {
     /// What the scan saw at the root and at each name below it, in order:
     /// `names.len() + 1` of them, the entry's own last.
     pub idents: Vec<Ident>,
+    /// For a directory: the device and inode of every entry the scan saw
+    /// below it, sorted. What emptying it meets beyond these was added
+    /// since the scan, and is counted apart ([`Deleted::unscanned`]).
+    pub inside: Vec<(u64, u64)>,
 }
 
 impl Target {
@@ -82,8 +86,16 @@ impl Target {
 /// What [`delete`] did.
 #[derive(Debug, Default)]
 pub struct Deleted {
-    /// Targets deleted whole.
+    /// Targets done: deleted whole, or already gone.
     pub targets: usize,
+    /// Of those, the targets already gone when their turn came: not found
+    /// where the scan saw them (deleted or renamed since), nothing removed.
+    pub gone: usize,
+    /// Entries removed that the scan had not seen below their target
+    /// (added since).
+    pub unscanned: u64,
+    /// Their allocated bytes (`st_blocks`).
+    pub unscanned_bytes: u64,
     /// Subvolumes deleted (targets or inside them).
     pub subvolumes: usize,
     /// Non-directories unlinked and directories removed.
@@ -241,6 +253,8 @@ struct Frame {
     /// Readings of the directory so far (a directory that is not empty
     /// after a full reading is read again, twice at most).
     passes: u32,
+    /// Its allocated bytes, when the scan did not see it (added since).
+    unscanned: Option<u64>,
 }
 
 impl Run<'_> {
@@ -248,7 +262,10 @@ impl Run<'_> {
     fn all(&mut self, targets: &[Target]) {
         for t in targets {
             match self.target(t) {
-                Ok(()) => self.out.targets += 1,
+                Ok(removed) => {
+                    self.out.targets += 1;
+                    self.out.gone += usize::from(!removed);
+                }
                 Err(f) => {
                     self.out.interrupted = matches!(f.problem, Problem::Interrupted);
                     self.out.failed = Some(f);
@@ -258,8 +275,9 @@ impl Run<'_> {
         }
     }
 
-    /// Deletes one target.
-    fn target(&mut self, t: &Target) -> Result<(), Failure> {
+    /// Deletes one target: `Ok(false)` when it is already gone (a name on
+    /// the way to it, or its own, is not found).
+    fn target(&mut self, t: &Target) -> Result<bool, Failure> {
         let path = t.path();
         let fail = |problem| Failure {
             path: path.clone(),
@@ -290,22 +308,28 @@ impl Run<'_> {
                 // The root as given (the kernel resolves it, as the scan's
                 // statx did), then each name below it: every level must be
                 // what the scan saw.
-                let mut fd = rustix::fs::openat(
+                let mut fd = match rustix::fs::openat(
                     CWD,
                     cstr(&t.root).map_err(io_fail)?.as_c_str(),
                     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
                     Mode::empty(),
-                )
-                .map_err(|e| io_fail(e.into()))?;
+                ) {
+                    Ok(fd) => fd,
+                    Err(Errno::NOENT) => return Ok(false),
+                    Err(e) => return Err(io_fail(e.into())),
+                };
                 check(fd.as_fd(), 0)?;
                 for (i, n) in above.iter().enumerate() {
-                    fd = rustix::fs::openat(
+                    fd = match rustix::fs::openat(
                         &fd,
                         cstr(n).map_err(io_fail)?.as_c_str(),
                         DIR_FLAGS,
                         Mode::empty(),
-                    )
-                    .map_err(|e| io_fail(e.into()))?;
+                    ) {
+                        Ok(fd) => fd,
+                        Err(Errno::NOENT) => return Ok(false),
+                        Err(e) => return Err(io_fail(e.into())),
+                    };
                     check(fd.as_fd(), i + 1)?;
                 }
                 (fd, name.clone())
@@ -323,21 +347,28 @@ impl Run<'_> {
                     return Err(fail(Problem::Refused));
                 }
                 // The root's own identity is checked below, by its name.
-                let fd = rustix::fs::openat(
+                let fd = match rustix::fs::openat(
                     CWD,
                     cstr(dir).map_err(io_fail)?.as_c_str(),
                     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
                     Mode::empty(),
-                )
-                .map_err(|e| io_fail(e.into()))?;
+                ) {
+                    Ok(fd) => fd,
+                    Err(Errno::NOENT) => return Ok(false),
+                    Err(e) => return Err(io_fail(e.into())),
+                };
                 (fd, base.to_vec())
             }
         };
         let depth = t.names.len();
         self.note_fs(parent.as_fd()).map_err(io_fail)?;
         let name = cstr(&name).map_err(io_fail)?;
-        let st = rustix::fs::statx(&parent, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW, ID_MASK)
-            .map_err(|e| io_fail(e.into()))?;
+        let st =
+            match rustix::fs::statx(&parent, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW, ID_MASK) {
+                Ok(st) => st,
+                Err(Errno::NOENT) => return Ok(false),
+                Err(e) => return Err(io_fail(e.into())),
+            };
         let ft = FileType::from_raw_mode(st.stx_mode.into());
         if (ft == FileType::Directory) != t.dir {
             return Err(fail(Problem::Changed { now: what(ft) }));
@@ -357,7 +388,7 @@ impl Run<'_> {
             rustix::fs::unlinkat(&parent, name.as_c_str(), AtFlags::empty())
                 .map_err(|e| io_fail(e.into()))?;
             self.out.entries += 1;
-            return Ok(());
+            return Ok(true);
         }
         let up = ident_of(&statx_fd(parent.as_fd()).map_err(|e| io_fail(e.into()))?);
         if up.mnt != want.mnt {
@@ -372,9 +403,48 @@ impl Run<'_> {
             return Err(fail(Problem::Mount { at }));
         }
         if want.dev != up.dev {
-            return self.subvolume(parent.as_fd(), &fd, name.as_c_str(), &path);
+            return self
+                .subvolume(parent.as_fd(), &fd, name.as_c_str(), &path)
+                .map(|()| true);
         }
-        self.empty_and_remove(parent.as_fd(), fd, want, &name, &path)
+        self.empty_and_remove(parent.as_fd(), fd, want, &name, &path, &t.inside)
+            .map(|()| true)
+    }
+
+    /// Entry `name` of `dir` (device `dev`, inode `ino` as listed) when
+    /// the scan did not see it below the target (`inside`): its allocated
+    /// bytes, asked of `statx` (which also settles the identity).
+    fn unscanned(
+        dir: BorrowedFd<'_>,
+        name: &CStr,
+        (dev, ino): (u64, u64),
+        inside: &[(u64, u64)],
+    ) -> Option<u64> {
+        if inside.binary_search(&(dev, ino)).is_ok() {
+            return None;
+        }
+        let st = rustix::fs::statx(
+            dir,
+            name,
+            AtFlags::SYMLINK_NOFOLLOW,
+            ID_MASK.union(StatxFlags::BLOCKS),
+        )
+        .ok()?;
+        let id = ident_of(&st);
+        inside
+            .binary_search(&(id.dev, id.ino))
+            .is_err()
+            .then(|| st.stx_blocks.saturating_mul(512))
+    }
+
+    /// Counts an entry removed: in [`Deleted::unscanned`] too when the scan
+    /// had not seen it (`unscanned`: its bytes).
+    fn removed(&mut self, unscanned: Option<u64>) {
+        self.out.entries += 1;
+        if let Some(b) = unscanned {
+            self.out.unscanned += 1;
+            self.out.unscanned_bytes = self.out.unscanned_bytes.saturating_add(b);
+        }
     }
 
     /// Remembers the filesystem of `fd` and its free bytes, once.
@@ -440,6 +510,7 @@ impl Run<'_> {
         me: Ident,
         name: &CStr,
         path: &[u8],
+        inside: &[(u64, u64)],
     ) -> Result<(), Failure> {
         let fail = |e: Errno, p: &[u8]| Failure {
             path: p.to_vec(),
@@ -452,6 +523,7 @@ impl Run<'_> {
                 path,
                 id,
                 passes,
+                unscanned: None,
             }),
             Err(e) => Err(fail(e, &path)),
         };
@@ -515,11 +587,12 @@ impl Run<'_> {
                     }
                 };
                 let (name, fpath, id, passes) = (f.name, f.path, f.id, f.passes);
+                let new = f.unscanned;
                 drop(f.dir);
                 open -= 1;
                 match rustix::fs::unlinkat(up, name.as_c_str(), AtFlags::REMOVEDIR) {
                     Ok(()) => {
-                        self.out.entries += 1;
+                        self.removed(new);
                         #[cfg(test)]
                         (self.after)(&fpath);
                     }
@@ -543,7 +616,9 @@ impl Run<'_> {
                                 },
                             });
                         }
-                        stack.push(frame(fd, name, fpath, id, passes + 1)?);
+                        let mut f = frame(fd, name, fpath, id, passes + 1)?;
+                        f.unscanned = new;
+                        stack.push(f);
                         open += 1;
                     }
                     Err(e) => return Err(fail(e, &fpath)),
@@ -560,10 +635,12 @@ impl Run<'_> {
             join(&mut epath, ename.to_bytes());
             let here = dir.fd().map_err(|e| fail(e, &top.path))?;
             let mut is_dir = matches!(entry.file_type(), FileType::Directory | FileType::Unknown);
+            let listed = (me.dev, entry.ino());
             if !is_dir {
+                let new = Self::unscanned(here, ename.as_c_str(), listed, inside);
                 match rustix::fs::unlinkat(here, ename.as_c_str(), AtFlags::empty()) {
                     Ok(()) => {
-                        self.out.entries += 1;
+                        self.removed(new);
                         #[cfg(test)]
                         (self.after)(&epath);
                         continue;
@@ -578,9 +655,10 @@ impl Run<'_> {
                 Ok(fd) => fd,
                 // Not a directory after all (DT_UNKNOWN, or replaced): unlink.
                 Err(Errno::NOTDIR | Errno::LOOP) => {
+                    let new = Self::unscanned(here, ename.as_c_str(), listed, inside);
                     rustix::fs::unlinkat(here, ename.as_c_str(), AtFlags::empty())
                         .map_err(|e| fail(e, &epath))?;
-                    self.out.entries += 1;
+                    self.removed(new);
                     continue;
                 }
                 Err(e) => return Err(fail(e, &epath)),
@@ -593,11 +671,17 @@ impl Run<'_> {
                     problem: Problem::MountMet { at: epath },
                 });
             }
+            let new = Self::unscanned(here, ename.as_c_str(), (sid.dev, sid.ino), inside);
             if sid.dev != me.dev {
                 self.subvolume(here, &sub, ename.as_c_str(), &epath)?;
+                // Counted there as removed; added since the scan or not.
+                self.out.entries -= 1;
+                self.removed(new);
                 continue;
             }
-            stack.push(frame(sub, ename, epath, (sid.dev, sid.ino), 0)?);
+            let mut f = frame(sub, ename, epath, (sid.dev, sid.ino), 0)?;
+            f.unscanned = new;
+            stack.push(f);
             open += 1;
             if open > self.max_open {
                 // Close the shallowest open directory but the one read.
