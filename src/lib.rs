@@ -158,6 +158,9 @@ pub struct Scanned {
     pub roots: Vec<Vec<u8>>,
     /// The errors a saved scan had met when it was saved (0 for a walk).
     pub saved_errors: u64,
+    /// The directories not read in full, sorted by node: by the walk, or
+    /// as the saved scan recorded them.
+    pub read_errors: Vec<records::ReadError>,
     /// What the walk counted (nothing for a saved scan).
     pub counters: Counters,
     /// What `--stats` prints beyond the counters.
@@ -202,6 +205,7 @@ pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Sca
         tree,
         sets,
         idents: w.idents,
+        read_errors: w.read_errors,
         roots: how.walk.roots.clone(),
         saved_errors: 0,
         counters: w.counters,
@@ -238,6 +242,7 @@ struct Walked {
     counters: Counters,
     moved: Vec<records::NodeId>,
     idents: Option<records::Idents>,
+    read_errors: Vec<records::ReadError>,
     /// What the scan could verify.
     exact: tree::Exactness,
     /// Bytes on disk no file references (as root on Btrfs).
@@ -264,6 +269,7 @@ fn walk_and_sweep(
         mut counters,
         moved,
         idents,
+        read_errors,
         bounds,
         partial_marks,
         unreachable,
@@ -374,6 +380,7 @@ fn walk_and_sweep(
         counters,
         moved,
         idents,
+        read_errors,
         exact,
         unreachable,
         indexed,
@@ -545,6 +552,7 @@ fn export(
         exact: &w.exact,
         walk: &walk,
         errors: msgs.errors(),
+        read_errors: &w.read_errors,
         overlap: walk::namespaces(&walk.roots).iter().any(|&ns| ns != 0),
     };
     let t3 = Instant::now();
@@ -655,6 +663,7 @@ fn import(cfg: &Config, how: &Scanning, file: &[u8], msgs: &Messages) -> Result<
         spaces,
         stops,
         errors,
+        read_errors,
         ..
     } = s;
     let granularity = |fs: u32| {
@@ -686,6 +695,7 @@ fn import(cfg: &Config, how: &Scanning, file: &[u8], msgs: &Messages) -> Result<
         tree,
         sets,
         idents: None,
+        read_errors,
         roots,
         saved_errors: errors,
         counters: Counters::default(),

@@ -172,6 +172,9 @@ struct Info {
     notreg: bool,
     excluded: bool,
     read_error: bool,
+    /// sdu's message for it, and whether nothing of it was read.
+    error: Option<String>,
+    unread: bool,
     order: Option<u32>,
     kind: Option<Kind>,
     alone: bool,
@@ -236,6 +239,11 @@ fn sdu_keys(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut Info) -> Pa
             b"alone" => i.alone = p.bool()?,
             b"top" => i.top = p.bool()?,
             b"unreachable" => i.unreachable = p.uint()?,
+            b"error" => {
+                p.string(&mut v)?;
+                i.error = Some(String::from_utf8_lossy(&v).into_owned());
+            }
+            b"unread" => i.unread = p.bool()?,
             b"bound" => match Bound::from_bits(p.u32()?.try_into().unwrap_or(u8::MAX)) {
                 Some(b) => i.bound = Some(b),
                 None => return p.error("unknown bound"),
@@ -378,6 +386,16 @@ fn node(
     }
     if i.unreachable > 0 {
         s.unreachable.push((id, i.unreachable));
+    }
+    if i.read_error || i.error.is_some() {
+        s.read_errors.push(crate::records::ReadError {
+            node: id,
+            whole: i.unread || (!s.by_sdu && kind == Kind::Dir),
+            what: i
+                .error
+                .take()
+                .unwrap_or_else(|| "not read in full when the scan was saved (read_error)".into()),
+        });
     }
     let (parent_id, depth, pos, dev) = match &parent {
         None => (NodeId::TOP, 0, 0, 0),

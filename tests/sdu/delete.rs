@@ -30,6 +30,8 @@ fn figure(screen: &str, label: &str) -> u64 {
 /// once the footer counts them.
 pub(crate) fn mark(tmux: &Tmux, marks: &[&str]) -> String {
     let s = press(tmux, "n", "sort: name");
+    // The sort keeps the cursor on its entry: back to the first row.
+    tmux.keys(&["Home"]);
     let rows = names(&s);
     let mut at = 0;
     for m in marks {
