@@ -41,7 +41,6 @@ pub mod units;
 pub(crate) mod walk;
 
 use std::io::Write;
-use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::time::Instant;
 
@@ -604,27 +603,7 @@ fn import(cfg: &Config, how: &Scanning, file: &[u8], msgs: &Messages) -> Result<
         what,
     };
     let t0 = Instant::now();
-    // A directory reads as EISDIR at line 1, column 1: say what it is.
-    let directory = |fd: std::os::fd::BorrowedFd<'_>| {
-        rustix::fs::fstat(fd).is_ok_and(|st| {
-            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory
-        })
-    };
-    let read = if file == b"-" {
-        let stdin = std::io::stdin();
-        if directory(stdin.as_fd()) {
-            return Err(bad("is a directory, not a saved scan".into()));
-        }
-        saved::read(stdin.lock())
-    } else {
-        let f = std::fs::File::open(std::ffi::OsStr::from_bytes(file))
-            .map_err(|e| bad(error::io_text(&e)))?;
-        if directory(f.as_fd()) {
-            return Err(bad("is a directory, not a saved scan".into()));
-        }
-        saved::read(std::io::BufReader::with_capacity(1 << 16, f))
-    };
-    let mut s = read.map_err(|e| bad(e.to_string()))?;
+    let mut s = saved::read_file(file).map_err(bad)?;
     if let Some(t) = cfg.walk.time
         && s.time != Some(t)
     {

@@ -47,9 +47,42 @@
 mod json;
 mod names;
 mod read;
+mod rows;
 mod write;
 
 pub(crate) use read::read;
+
+/// Reads the saved scan `file` (`-`: standard input).
+///
+/// # Errors
+/// What is wrong with it, as a message: it cannot be opened, is a
+/// directory, or is no saved scan (see [`read`]).
+pub(crate) fn read_file(file: &[u8]) -> Result<Saved, String> {
+    use std::os::fd::AsFd;
+    use std::os::unix::ffi::OsStrExt;
+    // A directory reads as EISDIR at line 1, column 1: say what it is.
+    let directory = |fd: std::os::fd::BorrowedFd<'_>| {
+        rustix::fs::fstat(fd).is_ok_and(|st| {
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory
+        })
+    };
+    let is_dir = || "is a directory, not a saved scan".to_string();
+    let read = if file == b"-" {
+        let stdin = std::io::stdin();
+        if directory(stdin.as_fd()) {
+            return Err(is_dir());
+        }
+        read(stdin.lock())
+    } else {
+        let f = std::fs::File::open(std::ffi::OsStr::from_bytes(file))
+            .map_err(|e| crate::error::io_text(&e))?;
+        if directory(f.as_fd()) {
+            return Err(is_dir());
+        }
+        read(std::io::BufReader::with_capacity(1 << 16, f))
+    };
+    read.map_err(|e| e.to_string())
+}
 pub(crate) use write::write;
 
 use crate::extents::Sweep;

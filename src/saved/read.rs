@@ -9,9 +9,10 @@ use std::io::BufRead;
 
 use super::json::{ParseError, Parsed, Parser};
 use super::names::{self, Siblings};
+use super::rows::{field, numbers, stats};
 use super::write::implied_own;
 use super::{FORMAT, Saved};
-use crate::figures::{Bound, Kind, Stats, TimeField, Timestamp};
+use crate::figures::{Bound, Kind, Stats, TimeField};
 use crate::probe::Granularity;
 use crate::records::{FileRec, Link, MAX_NODES, NodeId, NodeRec};
 
@@ -473,55 +474,6 @@ fn ncdu_links(s: &mut Saved) {
             }
         }
     }
-}
-
-/// Reads an array of numbers (`null` as `None`).
-fn numbers(p: &mut Parser<impl BufRead>, out: &mut Vec<Option<i128>>) -> Parsed<()> {
-    out.clear();
-    p.expect(b'[', "an array")?;
-    let mut first = true;
-    while p.next_element(first)? {
-        first = false;
-        out.push(if p.null()? { None } else { Some(p.signed()?) });
-    }
-    Ok(())
-}
-
-/// `row[i]` as an unsigned integer of type `T`.
-fn field<T: TryFrom<i128>>(p: &Parser<impl BufRead>, row: &[Option<i128>], i: usize) -> Parsed<T> {
-    match row.get(i).copied().flatten().map(T::try_from) {
-        Some(Ok(v)) => Ok(v),
-        _ => p.error(format!(
-            "field {} of a record is missing or out of range",
-            i + 1
-        )),
-    }
-}
-
-/// Figures from an array: apparent, total, exclusive, shared, reclaimable,
-/// files, dirs, and optionally a time's seconds and nanoseconds.
-fn stats(p: &Parser<impl BufRead>, row: &[Option<i128>]) -> Parsed<Stats> {
-    if row.len() != 7 && row.len() != 9 {
-        return p.error("figures must be 7 numbers (9 with a time)");
-    }
-    let time = if row.len() == 9 {
-        Some(Timestamp {
-            secs: field(p, row, 7)?,
-            nanos: field(p, row, 8)?,
-        })
-    } else {
-        None
-    };
-    Ok(Stats {
-        apparent: field(p, row, 0)?,
-        total: field(p, row, 1)?,
-        exclusive: field(p, row, 2)?,
-        shared: field(p, row, 3)?,
-        reclaimable: field(p, row, 4)?,
-        files: field(p, row, 5)?,
-        dirs: field(p, row, 6)?,
-        time,
-    })
 }
 
 /// A trailing object: sdu's records if it is `{"sdu":"records",...}`
