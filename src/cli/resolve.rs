@@ -90,6 +90,8 @@ pub enum Note {
 #[derive(Debug)]
 pub struct Resolved {
     pub config: Config,
+    /// `--html FILE`: where the page goes (`-`: standard output).
+    pub html: Option<OsString>,
     /// What to say before the run, in order.
     pub notes: Vec<Note>,
 }
@@ -163,8 +165,13 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
         to_free,
         roots,
     };
+    let html = cli.html.clone();
     let config = config(cli, env, du_mode, checked);
-    Ok(Resolved { config, notes })
+    Ok(Resolved {
+        config,
+        html,
+        notes,
+    })
 }
 
 /// `--max-depth` and the patterns to exclude. du reports every bad depth
@@ -390,7 +397,8 @@ fn walk_options(
         time,
         one_file_system: cli.one_file_system,
         count_links: cli.count_links,
-        all: cli.all || cli.files_only,
+        // The page draws files too.
+        all: cli.all || cli.files_only || cli.html.is_some(),
         excludes: Excludes::new(excludes),
         exclude_caches: cli.exclude_caches,
         exclude_kernfs: cli.exclude_kernfs,
@@ -420,9 +428,12 @@ fn as_meant(f: Figure, total: Figure) -> Figure {
     if f == Figure::Total { total } else { f }
 }
 
-/// The report's format: `--json`, else `--du`'s, else `--tree`, else the
-/// table.
+/// The report's format: `--html`, `--json`, else `--du`'s, else `--tree`,
+/// else the table.
 fn format(cli: &Cli, total: Figure) -> Format {
+    if cli.html.is_some() {
+        return Format::Html;
+    }
     match (cli.json, cli.du, cli.tree) {
         (true, _, _) => Format::Json,
         (false, Some(f), _) => Format::Du(as_meant(f, total)),

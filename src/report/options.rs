@@ -26,6 +26,8 @@ pub enum Format {
     Du(Figure),
     /// `--tree`: an indented tree with a bar per entry.
     Tree,
+    /// `--html FILE`: one self-contained page, a zoomable treemap.
+    Html,
 }
 
 /// What `--sort` orders by.
