@@ -25,6 +25,7 @@ mod exact;
 mod flags;
 mod golden;
 mod hostile_output;
+mod html;
 mod inline;
 mod json;
 mod plan;
