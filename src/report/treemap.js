@@ -214,7 +214,9 @@
 
   function table() {
     var top = kids[view].filter(function (n) { return !isOther(n); });
-    top.sort(function (a, b) { return E[b][TOTAL] - E[a][TOTAL]; });
+    top.sort(function (a, b) {
+      return E[b][TOTAL] - E[a][TOTAL] || (E[a][NAME] < E[b][NAME] ? -1 : 1);
+    });
     top = top.slice(0, 5);
     document.getElementById('top-caption').textContent =
       'The ' + (top.length === 1 ? 'largest entry' : top.length + ' largest entries') +

@@ -121,7 +121,7 @@ def check(page, shot, expected, target):
         heads = d.find_elements("css selector", "#top tbody th[scope=row]")
         inside = sorted(
             (p for p in want if p.startswith(target + "/") and "/" not in p[len(target) + 1:]),
-            key=lambda p: -want[p][0])
+            key=lambda p: (-want[p][0], p))
         if not 0 < len(rows) <= 5 or len(heads) != len(rows):
             fail(f"the table has {len(rows)} rows, {len(heads)} row headers")
         first = inside[0]
