@@ -35,6 +35,8 @@ pub struct Env {
     pub vars: Lookup,
     pub read: Read,
     pub stdout_terminal: bool,
+    /// The width of the terminal on stdout, when it is one.
+    pub stdout_columns: Option<u16>,
     pub stderr_terminal: bool,
     /// The default number of worker threads.
     pub cpus: usize,
@@ -57,6 +59,10 @@ impl Env {
                 }
             }),
             stdout_terminal: std::io::stdout().is_terminal(),
+            stdout_columns: rustix::termios::tcgetwinsize(std::io::stdout())
+                .ok()
+                .filter(|w| w.ws_col > 0)
+                .map(|w| w.ws_col),
             stderr_terminal: std::io::stderr().is_terminal(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             now: std::time::SystemTime::now()
@@ -356,6 +362,7 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
         older_than: c.older_than,
         time: time_format,
         color: color(cli.color, env),
+        width: env.stdout_columns.map(usize::from),
         quote_names: env.stdout_terminal,
     };
     Config {

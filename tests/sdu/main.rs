@@ -39,4 +39,5 @@ mod structure;
 mod terminal;
 mod tmux;
 mod tree;
+mod tree_width;
 mod util;
