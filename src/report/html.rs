@@ -22,12 +22,15 @@
 //! shown as ls quotes it (`$'\n'`). Its layout ([`write_data`]):
 //!
 //! ```text
-//! {"sdu":1,"w":960,"h":600,"title":"srv","old":false,"entries":N,"drawn":M,
+//! {"sdu":1,"w":960,"h":600,"multi":false,"title":"srv","old":false,
+//!  "entries":N,"drawn":M,
 //!  "e":[[parent,name,kind,total,exclusive,shared,reclaimable,bound,x,y,w,h],...]}
 //! ```
 //!
-//! `e` lists the drawn entries parents first; `parent` is an index into
-//! `e` (-1 for the top). `kind`: 0 a directory, 1 a file, 2 a symlink, 3
+//! `entries` is how many entries the scan reported, `drawn` how many of
+//! them the page holds. `e` lists the drawn entries parents first;
+//! `parent` is an index into `e` (-1 for the top: the root, or with
+//! several roots, `"multi":true`, a rectangle holding them all). `kind`: 0 a directory, 1 a file, 2 a symlink, 3
 //! another kind of file, 4 "other" (its `name` is then the number of
 //! entries it stands for, and only its Total is known: the other figures
 //! are 0). `bound`: 1 when deleting may free less than Reclaimable, 2 more,
@@ -98,7 +101,7 @@ pub(super) fn write(
         ("@SCRIPT@", Part::Script),
     ] {
         let at = t.find(marker).expect("the template holds every marker");
-        page.extend_from_slice(t[..at].as_bytes());
+        page.extend_from_slice(&t.as_bytes()[..at]);
         match what {
             Part::Title => html_text(&display(title), &mut page),
             Part::Data => page.extend_from_slice(&data),
@@ -393,6 +396,82 @@ fn html_text(s: &str, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::extents::Sweep;
+    use crate::figures::Kind;
+    use crate::probe::Granularity;
+    use crate::records::{NodeId, NodeRec};
+
+    /// top -> r -> {a -> c, b}, each directory holding `own` bytes.
+    fn tree() -> Tree {
+        let rec = |id: usize, parent: usize, depth, name: &str, own| NodeRec {
+            order: 0,
+            id: NodeId::new(id),
+            parent: if id == 0 {
+                NodeId::NONE
+            } else {
+                NodeId::new(parent)
+            },
+            depth,
+            kind: Kind::Dir,
+            leaf: false,
+            name: name.as_bytes().into(),
+            own: Stats {
+                total: own,
+                exclusive: own,
+                reclaimable: own,
+                ..Stats::default()
+            },
+        };
+        let nodes = vec![
+            rec(0, 0, 0, "", 0),
+            rec(1, 0, 0, "r", 4096),
+            rec(2, 1, 1, "a", 40960),
+            rec(3, 1, 1, "b", 409600),
+            rec(4, 2, 2, "c", 4096000),
+        ];
+        Tree::build(nodes, vec![], &[], &Sweep::default(), |_| {
+            Granularity::Block
+        })
+    }
+
+    fn data(page: &[u8]) -> serde_json::Value {
+        let text = std::str::from_utf8(page).unwrap();
+        let open = r#"id="sdu-data">"#;
+        let start = text.find(open).unwrap() + open.len();
+        let end = start + text[start..].find("</script>").unwrap();
+        serde_json::from_str(&text[start..end]).unwrap()
+    }
+
+    #[test]
+    fn an_earlier_total_per_entry_when_given() {
+        let t = tree();
+        let opts = ReportOptions::default();
+        let mut page = Vec::new();
+        write(&mut page, &t, &opts, b"r", None).unwrap();
+        let d = data(&page);
+        assert_eq!(d["old"], false);
+        let e = d["e"].as_array().unwrap();
+        assert!(e.iter().all(|e| e.as_array().unwrap().len() == 12), "{e:?}");
+        // r, a, b, c, and the "other" of r and of a (their own blocks);
+        // b and c hold nothing drawn.
+        assert_eq!(e.len(), 6, "{e:?}");
+        // b was not there before; the rest had half their Total.
+        let old = |p: &[u8]| (p != b"r/b").then(|| t.figures(t.roots()[0]).total / 2);
+        let mut page = Vec::new();
+        write(&mut page, &t, &opts, b"r", Some(&old)).unwrap();
+        let d = data(&page);
+        assert_eq!(d["old"], true);
+        for e in d["e"].as_array().unwrap() {
+            let e = e.as_array().unwrap();
+            assert_eq!(e.len(), 13, "{e:?}");
+            let want = match (e[1].as_str(), e[2].as_u64()) {
+                (Some("b"), _) | (_, Some(4)) => serde_json::Value::Null,
+                _ => (4550656 / 2).into(),
+            };
+            assert_eq!(e[12], want, "{e:?}");
+        }
+    }
 
     #[test]
     fn names_cannot_end_the_script_element() {

@@ -136,9 +136,49 @@ def check(page, shot, expected, target):
         d.find_element("css selector", "#crumbs button").click()
         if d.find_element("css selector", "#crumbs [aria-current]").text == current:
             fail("the breadcrumb did not lead back")
-        print(f"ok: {len(paths)} cells; {target} and {first} as sdu --json says")
+        growth(d, page, target)
+        print(f"ok: {len(paths)} cells; {target} and {first} as sdu --json says; growth")
     finally:
         d.quit()
+
+
+def growth(d, page, target):
+    """The page with an earlier Total per entry (as `--compare` gives it):
+    every entry had half its Total. The growth colouring is offered,
+    colours differently, and the tooltip of TARGET says what it had."""
+    text = open(page, encoding="utf-8").read()
+    open_tag = '<script type="application/json" id="sdu-data">'
+    start = text.index(open_tag) + len(open_tag)
+    end = text.index("</script>", start)
+    data = json.loads(text[start:end])
+    data["old"] = True
+    for e in data["e"]:
+        e.append(None if e[2] == 4 else e[3] // 2)
+    doc = json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    grown = os.path.splitext(page)[0] + "-growth.html"
+    open(grown, "w", encoding="utf-8").write(text[:start] + doc + text[end:])
+    d.get("file://" + os.path.abspath(grown))
+    wait_ready(d)
+    fills = lambda: d.execute_script(
+        "return Array.from(document.querySelectorAll('#cells g.cell > rect'))"
+        ".map(function (r) { return r.getAttribute('fill'); }).join(' ');")
+    before = fills()
+    radio = d.find_element("css selector", "#mode input[value=growth]")
+    if not radio.is_displayed():
+        fail("no growth colouring offered with earlier totals")
+    radio.click()
+    if fills() == before or "rgb(" not in fills():
+        fail("the growth colouring changed no colour")
+    if "Grew" not in d.find_element("id", "legend").text:
+        fail("no growth legend")
+    cell = cell_of(d, target)
+    from selenium.webdriver.common.action_chains import ActionChains
+    ActionChains(d).move_to_element(cell).perform()
+    tip = d.find_element("id", "tip").text
+    was = re.search(r"Total before\s*\n?\s*\S+ \(([\d,]+) bytes\)", tip)
+    now = figures_in(tip).get("Total")
+    if not was or int(was.group(1).replace(",", "")) != now // 2:
+        fail(f"the tooltip does not say the earlier Total:\n{tip}")
 
 
 def measure(page, n):
