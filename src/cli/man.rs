@@ -240,7 +240,33 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
             "--tree prints each directory above its contents, siblings largest first (by name \
              with --sort name), with a bar and a percentage of the figure relative to the root. \
              Since a directory's figures are never smaller than those of anything under it, the \
-             entries --top and --min-size keep always include their parents.",
+             entries --top and --min-size keep always include their parents. On a terminal the \
+             bars take the columns the sizes and the widest branch and name leave (at least 10 \
+             cells); into a pipe or a file they are 20 cells wide.",
+        ],
+    ),
+    (
+        "THE HTML PAGE",
+        &[
+            "--html FILE (- for standard output) writes one HTML page instead of the report: a \
+             squarified treemap of the scan, each rectangle's area its Total. The page needs no \
+             network and no server: its style, its script and its data are inside it. Every \
+             file is in it, as with -a; -d N limits its depth; with --import FILE it draws a \
+             saved scan.",
+            "Each rectangle is split along its longer side into what is exclusive (solid blue), \
+             shared and freed with it (blue hatching), shared and held elsewhere too (orange \
+             hatching, the other way) and counted again, du's extra count of shared data \
+             (light grey): the two blue parts are its Reclaimable. The hatching tells shared \
+             data apart in print and without colour; blue and orange stay apart for the common \
+             kinds of colour blindness.",
+            "Click a directory (or focus it and press Enter) to zoom in; the breadcrumb, Escape \
+             or Backspace lead back. Hovering or focusing a rectangle shows its path and its \
+             four figures. Beside the map a table lists the view's five largest entries.",
+            "The largest entries are drawn, down to 12 square pixels of their directory's \
+             frame (the 960 by 600 map the directory fills when zoomed into) and at most \
+             12,000 of them; the rest of a directory, its smaller entries and its own blocks, \
+             is one rectangle, other. A copy of /usr of 130,000 entries makes a page of about \
+             1 MB.",
         ],
     ),
     (

@@ -1,6 +1,6 @@
-//! The report: what `sdu` prints once the tree is rolled up, in one of four
+//! The report: what `sdu` prints once the tree is rolled up, in one of five
 //! formats (the text table, du's `SIZE<TAB>PATH`, the JSON document, the tree
-//! view), written to any `io::Write`.
+//! view, the HTML page), written to any `io::Write`.
 //!
 //! Each format has a module of its own and this one only dispatches on
 //! [`Format`]: which entries to print, and in which order, is decided once
@@ -8,15 +8,18 @@
 //! ([`ReportOptions`] and its parts) live in the leaf module `options`, so
 //! that no module imports one that imports it back, this one included
 //! (`select` uses `options`; `table` and `json` use `options` and
-//! `select`; `treeview` uses those and `table`; only this module uses the
+//! `select`; `treeview` uses those and `table`; `html` uses `options`,
+//! `select` and `squarify`, the layout; only this module uses the
 //! printers, and none uses this module). By default the entries stream out
 //! in du order as the tree is visited; `--sort`, `--top`, `--min-size` and
 //! `--tree` collect them first.
 
+mod html;
 pub(crate) mod json;
 mod options;
 pub(crate) mod plan;
 mod select;
+mod squarify;
 mod table;
 mod treeview;
 
@@ -24,6 +27,7 @@ use std::io::{self, Write};
 
 use crate::tree::Tree;
 
+pub use html::OldTotal;
 pub use options::{Format, ReportOptions, SortKey};
 
 /// The entries that could not be read, for the JSON document.
@@ -51,5 +55,6 @@ pub(crate) fn write(
         Format::Du(figure) => table::du(out, tree, figure, opts),
         Format::Json => json::write(out, tree, roots, errors, compressed, opts),
         Format::Tree => treeview::write(out, tree, opts),
+        Format::Html => html::write(out, tree, opts, &roots.join(&b' '), None),
     }
 }
