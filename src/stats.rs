@@ -212,6 +212,17 @@ fn walked(
 ) -> Vec<(String, String)> {
     let mut s: Vec<(String, String)> = Vec::new();
     let mut line = |label: String, value: String| s.push((label, value));
+    line(
+        "threads".into(),
+        if counters.cold {
+            format!(
+                "{} (the tree was not in memory: more threads keep the device busy)",
+                counters.threads
+            )
+        } else {
+            counters.threads.to_string()
+        },
+    );
     line("entries stat-ed".into(), counters.entries.to_string());
     line("nodes (dirs, -a files)".into(), st.dirs.to_string());
     for fs in filesystems {

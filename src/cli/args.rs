@@ -309,7 +309,8 @@ pub struct Cli {
     )]
     pub color: ColorWhen,
 
-    /// Worker threads [default: the number of CPUs]
+    /// Worker threads [default: the number of CPUs, or 32 when the tree
+    /// is not in memory (cold cache): threads that wait on the disk]
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024), help_heading = "Scan")]
     pub threads: Option<u32>,
 

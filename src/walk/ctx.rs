@@ -52,6 +52,12 @@ pub struct WalkOptions {
     pub roots: Vec<Vec<u8>>,
     /// Worker threads (at least 1).
     pub threads: usize,
+    /// Without `-j`: the threads to use instead of `threads` when the
+    /// roots' first directories are not in memory ([`super::cold`]): then
+    /// the threads wait on the device more than they run, and more of them
+    /// keep more requests in flight. The thread count never changes a
+    /// figure.
+    pub cold_threads: Option<usize>,
     /// `-L`: follow symlinks.
     pub follow_links: bool,
     /// `-H`, `-D`, `--dereference-args`: follow the symlinks given as
@@ -111,6 +117,11 @@ pub const PROGRESS_PATH_EVERY: u32 = 64;
 /// What the walk counted, for `--stats` and the closing warning.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
+    /// The walk's threads.
+    pub threads: u64,
+    /// Whether the tree looked cold (not in memory) before the walk, which
+    /// then took [`WalkOptions::cold_threads`].
+    pub cold: bool,
     /// Entries stat-ed (roots included).
     pub entries: u64,
     /// Files whose extents were read.

@@ -33,6 +33,7 @@
 //!   from the subvolume's tree instead of getdents and statx.
 
 mod account;
+mod cold;
 mod ctx;
 mod dir;
 mod entry;
@@ -128,7 +129,12 @@ pub(crate) fn walk(opts: &WalkOptions, du_rules: bool, msgs: &Messages) -> Resul
     const FIXED: u64 = 6;
     const MIN_CACHED: u64 = 16;
     let fit = (soft.saturating_sub(FIXED + MIN_CACHED) / PER_THREAD).max(1) as usize;
-    let threads = opts.threads.clamp(1, fit);
+    let cold = opts.cold_threads.is_some() && cold::looks_cold(&opts.roots);
+    let wanted = match opts.cold_threads {
+        Some(n) if cold => n.max(opts.threads),
+        _ => opts.threads,
+    };
+    let threads = wanted.clamp(1, fit);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("sdu-walk-{i}"))
@@ -215,6 +221,8 @@ pub(crate) fn walk(opts: &WalkOptions, du_rules: bool, msgs: &Messages) -> Resul
         msgs.report(Diagnostic::DirMoved { path: path.clone() });
     }
     let mut walk = assemble(ctx);
+    walk.counters.threads = threads as u64;
+    walk.counters.cold = cold;
     walk.moved = moved.into_iter().map(|(id, _)| id).collect();
     Ok(walk)
 }

@@ -182,3 +182,31 @@ fn xfs_lean_path_figures_equal_the_general_path() {
 fn btrfs_lean_path_figures_equal_the_general_path() {
     lean_path_figures_equal_the_general_path(FsKind::Btrfs);
 }
+
+/// A tree not in memory (its filesystem just mounted) is walked with more
+/// threads than CPUs, which keep the device busy, and gives the bytes one
+/// thread gives; walked again, warm, with as many threads as CPUs.
+#[test]
+fn a_cold_tree_takes_more_threads_and_gives_the_same_figures() {
+    let Some((fs, root)) = sharing_tree(FsKind::Xfs) else {
+        return;
+    };
+    fanout_tree(&root.join("fan"));
+    fs.settle();
+    let one = sdu_json_bytes_stats(&args!["-a", "-j1", &root], false).0;
+    fs.cold();
+    let (cold, stats) = sdu_json_bytes_stats(&args!["-a", &root], false);
+    assert!(stats.contains("(the tree was not in memory"), "{stats}");
+    assert!(stat_value(&stats, "threads") >= 32, "{stats}");
+    assert_eq!(cold, one, "a cold walk's document differs from -j1's");
+    // Warm now. The look is timed: a loaded machine may stall one, so one
+    // of three runs must see the tree in memory; every one gives the bytes.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let mut threads = Vec::new();
+    for _ in 0..3 {
+        let (warm, stats) = sdu_json_bytes_stats(&args!["-a", &root], false);
+        assert_eq!(warm, one);
+        threads.push(stat_value(&stats, "threads"));
+    }
+    assert!(threads.contains(&cpus), "{threads:?}");
+}

@@ -194,6 +194,23 @@ impl LoopFs {
             .arg(&self.mnt))
         .assert_ok();
     }
+
+    /// [`LoopFs::settle`], with the image's pages dropped from the page
+    /// cache in between (`dd iflag=nocache count=0`: clean pages only, this
+    /// file only): nothing of the filesystem is in memory after, and the
+    /// first reads go to the disk under the image.
+    pub fn cold(&self) {
+        umount_retrying(&self.mnt);
+        let img = self._tmp.path().join("fs.img");
+        run(Command::new("dd")
+            .arg(format!("if={}", img.display()))
+            .args(["iflag=nocache", "count=0", "status=none"]))
+        .assert_ok();
+        run(Command::new("mount")
+            .args(["-t", self.kind.fstype(), &self.dev])
+            .arg(&self.mnt))
+        .assert_ok();
+    }
 }
 
 /// Unmounts `mnt`, retrying for up to 5 s: a just-used mount can be

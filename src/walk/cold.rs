@@ -1,0 +1,83 @@
+//! Whether the tree to walk is in memory: a look at its first directories
+//! before the walk, timed.
+//!
+//! A warm walk runs on the CPU: as many threads as CPUs. A cold one waits
+//! on the device for nearly every directory and inode: its threads sleep in
+//! the kernel, and with as many threads as CPUs the device is left idle
+//! between requests. The look lists what the walk lists first anyway (the
+//! first root's directories, breadth first, up to [`DIRS`] of them), so it
+//! costs nothing a cold walk would not pay. From memory a directory opens
+//! and lists in a few microseconds; from a device, in a hundred or more.
+
+use std::collections::VecDeque;
+use std::ffi::CString;
+use std::mem::MaybeUninit;
+use std::time::{Duration, Instant};
+
+use rustix::fd::OwnedFd;
+use rustix::fs::{self as rfs, CWD, FileType, Mode, OFlags, RawDir};
+
+/// Directories listed at most.
+const DIRS: u32 = 16;
+
+/// Longer than this per directory on average, and the tree is taken to be
+/// on the device, not in memory.
+const COLD_PER_DIR: Duration = Duration::from_micros(60);
+
+/// Whether listing the first directories of the first of `roots` took long
+/// enough that they were read from the device.
+pub(super) fn looks_cold(roots: &[Vec<u8>]) -> bool {
+    let Some(first) = roots.first().and_then(|r| CString::new(r.as_slice()).ok()) else {
+        return false;
+    };
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let t0 = Instant::now();
+    let Ok(fd) = rfs::openat(CWD, &first, flags, Mode::empty()) else {
+        return false;
+    };
+    let mut queue: VecDeque<OwnedFd> = VecDeque::from([fd]);
+    let mut buf = vec![MaybeUninit::uninit(); 16 * 1024];
+    let mut listed = 0u32;
+    while let Some(dir) = queue.pop_front() {
+        listed += 1;
+        let mut raw = RawDir::new(&dir, &mut buf);
+        while let Some(Ok(e)) = raw.next() {
+            let name = e.file_name();
+            if e.file_type() != FileType::Directory || name == c"." || name == c".." {
+                continue;
+            }
+            if listed + queue.len() as u32 >= DIRS {
+                break;
+            }
+            if let Ok(sub) = rfs::openat(&dir, name, flags | OFlags::NOFOLLOW, Mode::empty()) {
+                queue.push_back(sub);
+            }
+        }
+        if listed >= DIRS {
+            break;
+        }
+    }
+    t0.elapsed() > COLD_PER_DIR * listed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory just listed is in memory: never taken for cold.
+    #[test]
+    fn a_directory_just_read_is_warm() {
+        let t = tempfile::tempdir().unwrap();
+        for d in ["a/b", "c/d", "e"] {
+            std::fs::create_dir_all(t.path().join(d)).unwrap();
+        }
+        let root = t.path().as_os_str().as_encoded_bytes().to_vec();
+        looks_cold(std::slice::from_ref(&root));
+        let warm = (0..5)
+            .filter(|_| !looks_cold(std::slice::from_ref(&root)))
+            .count();
+        // One of five may be slowed by a loaded machine.
+        assert!(warm >= 4, "{warm} of 5 warm");
+        assert!(!looks_cold(&[b"/nonexistent-sdu".to_vec()]));
+    }
+}
