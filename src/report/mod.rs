@@ -11,8 +11,12 @@
 //! `select`; `treeview` uses those and `table`; only this module uses the
 //! printers, and none uses this module). By default the entries stream out
 //! in du order as the tree is visited; `--sort`, `--top`, `--min-size` and
-//! `--tree` collect them first.
+//! `--tree` collect them first. `--compare`'s report ([`write_compare`])
+//! has printers of its own (`compare`, `compare_json`), which collect the
+//! entries of both scans.
 
+mod compare;
+mod compare_json;
 pub(crate) mod json;
 mod options;
 pub(crate) mod plan;
@@ -22,6 +26,7 @@ mod treeview;
 
 use std::io::{self, Write};
 
+use crate::compare::Comparison;
 use crate::tree::Tree;
 
 pub use options::{Format, ReportOptions, SortKey};
@@ -51,5 +56,22 @@ pub(crate) fn write(
         Format::Du(figure) => table::du(out, tree, figure, opts),
         Format::Json => json::write(out, tree, roots, errors, compressed, opts),
         Format::Tree => treeview::write(out, tree, opts),
+    }
+}
+
+/// Writes `--compare`'s report of `cmp`: the JSON document with `--json`,
+/// else the text table. `new` is the new scan's tree and roots, `errors`
+/// its entries that could not be read, `old_file` the old scan as given.
+pub(crate) fn write_compare(
+    out: &mut dyn Write,
+    new: (&Tree, &[Vec<u8>]),
+    cmp: &Comparison,
+    old_file: &[u8],
+    errors: &Errors<'_>,
+    opts: &ReportOptions,
+) -> io::Result<()> {
+    match opts.format {
+        Format::Json => compare_json::write(out, new, cmp, old_file, errors, opts),
+        _ => compare::text(out, new.0, cmp, opts),
     }
 }

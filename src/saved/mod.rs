@@ -43,6 +43,7 @@
 //! `-a` folds the files back into their directories, which gives the
 //! records a scan without `-a` gives.
 
+pub(crate) mod import;
 mod json;
 mod names;
 mod read;
