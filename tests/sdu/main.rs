@@ -15,6 +15,7 @@ mod big;
 mod browse;
 mod btrfs;
 mod cli;
+mod compare;
 mod completions;
 mod delete;
 mod delete_attacks;
