@@ -336,3 +336,61 @@ impl Comparison {
         (o.figures(x), o.bound(x))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(total: u64, exclusive: u64, b: Bound) -> Option<(Stats, Bound)> {
+        let s = Stats {
+            total,
+            exclusive,
+            shared: total - exclusive,
+            reclaimable: exclusive,
+            ..Stats::default()
+        };
+        Some((s, b))
+    }
+
+    #[test]
+    fn a_change_is_new_minus_old_and_says_when_sharing_moved() {
+        // Data written: Total and Exclusive alike.
+        let grew = Change {
+            old: side(100, 40, Bound::EXACT),
+            new: side(150, 90, Bound::EXACT),
+        };
+        assert_eq!(
+            (grew.delta(Figure::Total), grew.delta(Figure::Shared)),
+            (50, 0)
+        );
+        assert!(!grew.sharing_changed() && grew.reclaimable_exact());
+        // A snapshot deleted: Exclusive grows, Total stays.
+        let unshared = Change {
+            old: side(100, 40, Bound::EXACT),
+            new: side(100, 100, Bound::AT_MOST),
+        };
+        assert_eq!(unshared.delta(Figure::Exclusive), 60);
+        assert!(unshared.sharing_changed() && !unshared.reclaimable_exact());
+        assert!(unshared.bound().at_most());
+        // New and gone: the missing side counts 0, and sharing is no news.
+        let new = Change {
+            old: None,
+            new: side(10, 0, Bound::EXACT),
+        };
+        let gone = Change {
+            old: side(10, 0, Bound::EXACT),
+            new: None,
+        };
+        assert_eq!(
+            (new.delta(Figure::Total), gone.delta(Figure::Total)),
+            (10, -10)
+        );
+        assert!(!new.sharing_changed() && !gone.sharing_changed());
+        // Beyond i64: still exact.
+        let huge = Change {
+            old: side(0, 0, Bound::EXACT),
+            new: side(u64::MAX, u64::MAX, Bound::EXACT),
+        };
+        assert_eq!(huge.delta(Figure::Total), i128::from(u64::MAX));
+    }
+}
