@@ -495,9 +495,9 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     })
 }
 
-/// `--compare OLD`: reads the saved scan OLD (first: a bad file fails
-/// before a scan of minutes), walks (or reads `--import`'s file), and
-/// reports what changed.
+/// `--compare OLD`: reads the saved scan OLD while it walks (or reads
+/// `--import`'s file), and reports what changed. A bad OLD fails the
+/// run, with nothing printed on stdout.
 fn compare_run(
     cfg: &Config,
     old_file: &[u8],
@@ -513,8 +513,16 @@ fn compare_run(
         },
         sets: false,
     };
-    let old = compare::read_old(old_file, &how)?;
-    let s = scan_to_tree(cfg, &how, msgs)?;
+    // OLD is read while the PATHs are walked.
+    let (old, s) = std::thread::scope(|sc| {
+        let reading = sc.spawn(|| compare::read_old(old_file, &how));
+        let s = scan_to_tree(cfg, &how, msgs);
+        let old = reading
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (old, s)
+    });
+    let (old, s) = (old?, s?);
     if !old.sharing || !s.sharing {
         let file = match (&cfg.import, old.sharing) {
             (Some(f), true) => f.clone(),
