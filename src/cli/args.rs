@@ -349,9 +349,10 @@ pub struct Cli {
 
     /// Compare with the saved scan OLD (--export's, or ncdu -o's): for
     /// every entry the change of each figure since OLD, and whether it is
-    /// new, gone, or its sharing changed (Exclusive moved while Total did
-    /// not); largest growth of Total first (--sort, --top, -d, -a, -s
-    /// apply). Entries match by name from each root, so a scan of the tree
+    /// new, gone, or its sharing changed (Exclusive moved by more or less
+    /// than Total: a snapshot deleted leaves its data to its origin, whose
+    /// Exclusive grows while Total does not); largest growth of Total
+    /// first (--sort, --top, -d, -a, -s apply). Entries match by name from each root, so a scan of the tree
     /// mounted elsewhere compares. The new scan is PATHs, or --import FILE
     #[arg(
         long,
