@@ -11,7 +11,7 @@
 //! `select`; `treeview` uses those and `table`; only this module uses the
 //! printers, and none uses this module). By default the entries stream out
 //! in du order as the tree is visited; `--sort`, `--top`, `--min-size` and
-//! `--tree` collect them first. `--compare`'s report ([`write_compare`])
+//! `--tree` collect them first. `--compare`'s report (`write_compare`)
 //! has printers of its own (`compare`, `compare_json`), which collect the
 //! entries of both scans.
 
