@@ -40,6 +40,7 @@ Register-ArgumentCompleter -Native -CommandName 'sdu' -ScriptBlock {
             [CompletionResult]::new('--du', '--du', [CompletionResultType]::ParameterName, 'Print only FIGURE in du''s own format, SIZE<TAB>PATH, with du''s units (1K blocks unless -h, -B, ... or the environment say otherwise)')
             [CompletionResult]::new('--time', '--time', [CompletionResultType]::ParameterName, 'Show the time of the last modification of any file in the entry (or, with WORD, atime, access, use, ctime or status)')
             [CompletionResult]::new('--time-style', '--time-style', [CompletionResultType]::ParameterName, 'Show times using STYLE: full-iso, long-iso (the default), iso, or +FORMAT (as date''s); the TIME_STYLE variable when not given')
+            [CompletionResult]::new('--html', '--html', [CompletionResultType]::ParameterName, 'Write a zoomable treemap of the scan to FILE (- for standard output) instead of the report: one HTML page that needs no network and no server; every file is in it (as with -a), -d limits its depth')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never')
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Worker threads [default: the number of CPUs]')
             [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Worker threads [default: the number of CPUs]')

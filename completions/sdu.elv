@@ -37,6 +37,7 @@ set edit:completion:arg-completer[sdu] = {|@words|
             cand --du 'Print only FIGURE in du''s own format, SIZE<TAB>PATH, with du''s units (1K blocks unless -h, -B, ... or the environment say otherwise)'
             cand --time 'Show the time of the last modification of any file in the entry (or, with WORD, atime, access, use, ctime or status)'
             cand --time-style 'Show times using STYLE: full-iso, long-iso (the default), iso, or +FORMAT (as date''s); the TIME_STYLE variable when not given'
+            cand --html 'Write a zoomable treemap of the scan to FILE (- for standard output) instead of the report: one HTML page that needs no network and no server; every file is in it (as with -a), -d limits its depth'
             cand --color 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never'
             cand -j 'Worker threads [default: the number of CPUs]'
             cand --threads 'Worker threads [default: the number of CPUs]'

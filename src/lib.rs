@@ -164,6 +164,9 @@ pub struct Scanned {
     /// Whether the figures know what is shared: false for a saved scan
     /// sdu did not write (ncdu's own), where Exclusive is Total.
     pub sharing: bool,
+    /// The directories not read in full, sorted by node: by the walk, or
+    /// as the saved scan recorded them.
+    pub read_errors: Vec<records::ReadError>,
     /// What the walk counted (nothing for a saved scan).
     pub counters: Counters,
     /// What `--stats` prints beyond the counters.
@@ -208,6 +211,7 @@ pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Sca
         tree,
         sets,
         idents: w.idents,
+        read_errors: w.read_errors,
         roots: how.walk.roots.clone(),
         saved_errors: 0,
         sharing: true,
@@ -245,6 +249,7 @@ struct Walked {
     counters: Counters,
     moved: Vec<records::NodeId>,
     idents: Option<records::Idents>,
+    read_errors: Vec<records::ReadError>,
     /// What the scan could verify.
     exact: tree::Exactness,
     /// Bytes on disk no file references (as root on Btrfs).
@@ -271,6 +276,7 @@ fn walk_and_sweep(
         mut counters,
         moved,
         idents,
+        read_errors,
         bounds,
         partial_marks,
         unreachable,
@@ -381,6 +387,7 @@ fn walk_and_sweep(
         counters,
         moved,
         idents,
+        read_errors,
         exact,
         unreachable,
         indexed,
@@ -613,6 +620,7 @@ fn export(
         exact: &w.exact,
         walk: &walk,
         errors: msgs.errors(),
+        read_errors: &w.read_errors,
         overlap: walk::namespaces(&walk.roots).iter().any(|&ns| ns != 0),
     };
     let t3 = Instant::now();

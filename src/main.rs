@@ -73,7 +73,7 @@ fn run(argv: Vec<OsString>, program: &'static str) -> ExitStatus {
             status
         };
     }
-    match report(&resolved.config, program, delay) {
+    match report(&resolved.config, resolved.html.as_deref(), program, delay) {
         // A PATH skipped before the scan fails a run that read the rest.
         ExitStatus::Success if noted_errors => ExitStatus::Failure,
         status => status,
@@ -90,14 +90,36 @@ fn print_notes(program: &str, notes: &[Note]) -> bool {
     notes.iter().any(|n| matches!(n, Note::Error(_)))
 }
 
-/// Scans and writes the report `cfg` asks for on stdout, with the progress
-/// line from `delay` on when `cfg` has progress shown; the status of the
-/// run: 1 when an entry could not be read, 2 when the run failed.
-fn report(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
+/// Scans and writes the report `cfg` asks for on stdout (or, `--html
+/// FILE`, to FILE), with the progress line from `delay` on when `cfg` has
+/// progress shown; the status of the run: 1 when an entry could not be
+/// read, 2 when the run failed.
+fn report(
+    cfg: &Config,
+    html: Option<&std::ffi::OsStr>,
+    program: &'static str,
+    delay: Duration,
+) -> ExitStatus {
+    // The page's file is created before the scan: a path that cannot be
+    // written fails at once, not after a scan of minutes.
+    let sink: Box<dyn io::Write> = match html {
+        Some(f) if f != "-" => match std::fs::File::create(f) {
+            Ok(file) => Box::new(file),
+            Err(e) => {
+                let why = e.to_string();
+                let why = why.split(" (os error").next().unwrap_or(&why);
+                eprintln!(
+                    "{program}: {}: cannot create: {why}",
+                    sdu::quotef(f.as_encoded_bytes())
+                );
+                return ExitStatus::Fatal;
+            }
+        },
+        _ => Box::new(io::stdout().lock()),
+    };
     let display = show_progress(cfg, delay);
     let msgs = progress::messages(display.as_ref(), program);
-    let stdout = io::stdout();
-    let mut out = ClearsProgress::new(display, BufWriter::with_capacity(64 * 1024, stdout.lock()));
+    let mut out = ClearsProgress::new(display, BufWriter::with_capacity(64 * 1024, sink));
     let result = sdu::run(cfg, &mut out, &msgs);
     out.finish_progress();
     print_times_out_of_range(cfg, program);

@@ -15,6 +15,19 @@ use std::fmt;
 
 use crate::figures::{Kind, Stats};
 
+/// A directory the walk could not read in full, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadError {
+    /// The directory: the one that could not be read, or the one holding
+    /// an entry that could not be.
+    pub node: NodeId,
+    /// Nothing of its listing was read (else: a part of it).
+    pub whole: bool,
+    /// What went wrong, as its message says it (the entry's name quoted
+    /// when it is one inside the directory).
+    pub what: String,
+}
+
 /// A node's id: its index in the walk's node list.
 ///
 /// Four bytes, as a `u32` is: records keep [`NodeId::NONE`] for "no node"

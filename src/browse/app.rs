@@ -13,9 +13,12 @@ use sdu::figures::{Figure, Kind, Stats};
 use sdu::records::NodeId;
 use sdu::tree::{Frees, Sets, Tree};
 
+mod carry;
 mod settings;
+mod unread;
 use settings::contains;
 pub use settings::{Info, Now, Settings, items};
+pub use unread::Unread;
 
 /// What the rows are ordered by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +39,18 @@ pub enum SortKey {
 pub struct Sort {
     pub key: SortKey,
     pub reverse: bool,
+}
+
+/// What the browser asks of the event loop, which ends the browsing of
+/// this scan to do it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// Delete these entries (confirmed), then scan again.
+    Delete(Vec<NodeId>),
+    /// `r`: scan again.
+    Rescan,
+    /// `b`: a shell in the directory shown, then scan again.
+    Shell,
 }
 
 /// What a key asks for.
@@ -77,6 +92,10 @@ pub enum Action {
     Help,
     /// Ask to delete the marked entries (or the one under the cursor).
     Delete,
+    /// Scan again, keeping the directory shown, the cursor and the marks.
+    Rescan,
+    /// A shell in the directory shown; a new scan when it exits.
+    Shell,
     /// In the confirmation: a character typed, the last one erased, Enter,
     /// Esc.
     Type(char),
@@ -118,17 +137,6 @@ pub struct Confirm {
     pub refused: bool,
 }
 
-/// What a new [`App`] takes over from the one before a rescan.
-#[derive(Clone, Debug)]
-pub struct Carry {
-    /// The directory shown: its root's name and the names below it (`None`:
-    /// the list of roots).
-    dir: Option<(Vec<u8>, Vec<Vec<u8>>)>,
-    sort: Sort,
-    first: Figure,
-    settings: Settings,
-}
-
 /// The marked entries and what they add up to.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Marks {
@@ -168,18 +176,22 @@ pub struct App<'t> {
     pub mark_time: Duration,
     pub help: bool,
     pub quit: bool,
-    /// Whether `d` may delete (not on a saved scan).
+    /// Whether this is a live scan, not a saved one: only a live scan
+    /// deletes (`d`), scans again (`r`) and opens a shell (`b`).
     pub can_delete: bool,
     /// The deletion being confirmed.
     pub confirm: Option<Confirm>,
-    /// The entries confirmed for deletion, for the event loop to delete.
-    pub request: Option<Vec<NodeId>>,
+    /// What the event loop is asked to do: delete the entries confirmed,
+    /// scan again, or open a shell.
+    pub request: Option<Request>,
     /// A message over the screen until a key is pressed.
     pub notice: Option<Vec<String>>,
     /// The entry info shown.
     pub info: Option<Info>,
     /// The filter being typed.
     pub filter_edit: Option<String>,
+    /// The directories not read in full.
+    pub unread: Unread<'t>,
 }
 
 impl<'t> App<'t> {
@@ -213,49 +225,10 @@ impl<'t> App<'t> {
             notice: None,
             info: None,
             filter_edit: None,
+            unread: Unread::default(),
         };
         app.load(None);
         app
-    }
-
-    /// A browser of `tree` (a rescan) in the directory, sort and files
-    /// setting of the one `carry` was taken from; in the nearest directory
-    /// above when that one is gone.
-    pub fn resume(tree: &'t Tree, sets: &'t Sets, first: Figure, carry: Carry) -> App<'t> {
-        let mut app = App::new(tree, sets, first, carry.sort);
-        app.first = carry.first;
-        app.settings = carry.settings;
-        if let Some((root, names)) = carry.dir
-            && let Some(&r) = tree
-                .roots()
-                .iter()
-                .find(|&&r| !tree.is_hidden(r) && tree.name(r) == &root[..])
-        {
-            let found = (0..=names.len()).rev().find_map(|n| {
-                tree.find(r, &names[..n])
-                    .filter(|&id| tree.kind(id) == Kind::Dir)
-            });
-            if let Some(id) = found {
-                app.dir = id;
-            }
-        }
-        app.load(None);
-        app
-    }
-
-    /// What [`App::resume`] needs to carry on in a rescan.
-    pub fn carry(&self) -> Carry {
-        let dir = (self.dir != NodeId::TOP).then(|| {
-            let mut names = self.names(self.dir);
-            let root = names.remove(0);
-            (root, names)
-        });
-        Carry {
-            dir,
-            sort: self.sort,
-            first: self.first,
-            settings: self.settings.clone(),
-        }
     }
 
     /// What the keys do now.
@@ -460,6 +433,14 @@ impl<'t> App<'t> {
             }
             Action::Help => self.help = !self.help,
             Action::Delete => self.ask_delete(),
+            Action::Rescan | Action::Shell if !self.can_delete => {
+                self.notice = Some(vec![
+                    "This is a saved scan (--import): it cannot be scanned again,".into(),
+                    "and its directories may not be on this machine.".into(),
+                ]);
+            }
+            Action::Rescan => self.request = Some(Request::Rescan),
+            Action::Shell => self.request = Some(Request::Shell),
             Action::Type(c) if self.confirm.is_none() => {
                 if let Some(f) = &mut self.filter_edit {
                     f.push(c);
@@ -497,7 +478,7 @@ impl<'t> App<'t> {
             Action::Enter => {
                 if let Some(c) = &mut self.confirm {
                     if c.typed == "yes" {
-                        self.request = self.confirm.take().map(|c| c.ids);
+                        self.request = self.confirm.take().map(|c| Request::Delete(c.ids));
                     } else {
                         c.refused = true;
                         c.typed.clear();

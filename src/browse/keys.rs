@@ -8,8 +8,8 @@
 //! figures take keys ncdu leaves free: `t` Total, `x` Exclusive, `S`
 //! Shared, `R` Reclaimable; apparent sizes are `A` (ncdu's `a`, which
 //! stays sdu's show or hide files, as in dua). `g` and `G` stay the first
-//! and last entry (vi, dua), not ncdu's graph toggle. `r` (rescan) and `b`
-//! (shell) are left free for those.
+//! and last entry (vi, dua), not ncdu's graph toggle. `r` scans again and
+//! `b` opens a shell in the directory shown, as in ncdu.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use sdu::figures::Figure;
@@ -67,6 +67,8 @@ pub fn action(k: KeyEvent, mode: Mode) -> Option<Action> {
         KeyCode::Char(' ') => Action::Mark,
         KeyCode::Char('u') => Action::ClearMarks,
         KeyCode::Char('d') => Action::Delete,
+        KeyCode::Char('r') => Action::Rescan,
+        KeyCode::Char('b') => Action::Shell,
         KeyCode::Char('?') => Action::Help,
         KeyCode::Char('q') | KeyCode::Esc => Action::Quit,
         _ => return None,
@@ -137,9 +139,14 @@ mod tests {
                 "{a:?}"
             );
         }
-        // r (rescan) and b (shell) are kept for those.
-        for c in ['z', 'r', 'b'] {
-            assert_eq!(action(key(KeyCode::Char(c)), Mode::Browse), None);
-        }
+        assert_eq!(action(key(KeyCode::Char('z')), Mode::Browse), None);
+        assert_eq!(
+            action(key(KeyCode::Char('r')), Mode::Browse),
+            Some(Action::Rescan)
+        );
+        assert_eq!(
+            action(key(KeyCode::Char('b')), Mode::Browse),
+            Some(Action::Shell)
+        );
     }
 }

@@ -11,6 +11,7 @@
 
 pub mod app;
 pub mod keys;
+mod shell;
 mod tty_ioctl;
 pub mod view;
 
@@ -34,7 +35,7 @@ use sdu::{Config, Diagnostic, Messages, Scanned, Scanning, WalkOptions};
 use crate::cli::progress::{self, Display};
 use crate::cli::signals;
 use crate::cli::status::ExitStatus;
-use app::{App, Mode, Sort, SortKey};
+use app::{App, Mode, Request, Sort, SortKey};
 use view::Look;
 
 /// Scans as `cfg` says, then browses. `cfg` must keep every entry and the
@@ -131,36 +132,64 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
             Some(c) => App::resume(tree, sets, first, c),
         };
         app.can_delete = cfg.import.is_none();
+        app.unread = app::Unread::new(tree, &scanned.read_errors);
         app.notice = notice.take();
         if let Err(e) = browse(&mut term, &mut app, look, idents) {
             break End::Terminal(e);
         }
-        let Some(ids) = app.request.take() else {
+        let Some(request) = app.request.take() else {
             break End::Quit;
         };
-        let targets: Vec<Target> = ids.iter().map(|&id| target(&app, idents, id)).collect();
-        let predicted = sets.frees(tree, &ids);
-        carry = Some(app.carry());
-        drop(app);
-        let done = match deleting(&mut term, &targets) {
-            Ok(d) => d,
-            Err(e) => break End::Terminal(e),
-        };
-        failed |= done.failed.is_some();
-        interrupted |= done.interrupted;
-        let mut lines = outcome_lines(&done, targets.len(), predicted, look);
-        report.extend(lines.iter().cloned());
-        // Roots deleted whole are not scanned again.
-        let gone: Vec<&[u8]> = targets[..done.targets]
-            .iter()
-            .filter(|t| t.names.is_empty())
-            .map(|t| &t.root[..])
-            .collect();
-        walk.roots.retain(|r| !gone.contains(&&r[..]));
-        if walk.roots.is_empty() {
-            report.push("Nothing of what was scanned is left.".into());
-            break End::Done;
+        let mut kept = app.carry();
+        let mut lines = Vec::new();
+        match request {
+            Request::Delete(ids) => {
+                let targets: Vec<Target> = ids.iter().map(|&id| target(&app, idents, id)).collect();
+                let predicted = sets.frees(tree, &ids);
+                // What was marked is gone, or the deletion stopped: no mark
+                // is kept over it.
+                kept.marks.clear();
+                drop(app);
+                let done = match deleting(&mut term, &targets) {
+                    Ok(d) => d,
+                    Err(e) => break End::Terminal(e),
+                };
+                failed |= done.failed.is_some();
+                interrupted |= done.interrupted;
+                lines = outcome_lines(&done, targets.len(), predicted, look);
+                report.extend(lines.iter().cloned());
+                // Roots deleted whole are not scanned again.
+                let gone: Vec<&[u8]> = targets[..done.targets]
+                    .iter()
+                    .filter(|t| t.names.is_empty())
+                    .map(|t| &t.root[..])
+                    .collect();
+                walk.roots.retain(|r| !gone.contains(&&r[..]));
+                if walk.roots.is_empty() {
+                    report.push("Nothing of what was scanned is left.".into());
+                    break End::Done;
+                }
+            }
+            Request::Rescan => drop(app),
+            Request::Shell => {
+                let dir = (app.dir() != NodeId::TOP).then(|| {
+                    let d = app.dir();
+                    (app.path(d), idents.and_then(|i| i.get(d)))
+                });
+                drop(app);
+                match shell::run(&mut term, dir) {
+                    Ok(Ok(())) => {}
+                    Ok(Err(why)) => {
+                        // Not started: the same scan, and why.
+                        carry = Some(kept);
+                        notice = Some(vec![why, "(any key closes this)".into()]);
+                        continue;
+                    }
+                    Err(e) => break End::Terminal(e),
+                }
+            }
         }
+        carry = Some(kept);
         let _ = message(&mut term, "Scanning again…");
         match load(cfg, &walk, &rescan_msgs) {
             Ok(again) => {
@@ -179,9 +208,11 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
                 break End::Done;
             }
         }
-        lines.push("The figures shown are those of a new scan.".into());
-        lines.push("(any key closes this)".into());
-        notice = Some(lines);
+        if !lines.is_empty() {
+            lines.push("The figures shown are those of a new scan.".into());
+            lines.push("(any key closes this)".into());
+            notice = Some(lines);
+        }
     };
     restore();
     browsing.store(false, Ordering::SeqCst);
@@ -296,11 +327,26 @@ fn target(app: &App<'_>, idents: Option<&Idents>, id: NodeId) -> Target {
         n = tree.parent(x);
     }
     chain.reverse();
+    // What the scan saw below it: what deleting it meets beyond that was
+    // added since, and is said apart.
+    let mut inside = Vec::new();
+    let mut stack = vec![id];
+    while let Some(x) = stack.pop() {
+        for &c in tree.children(x) {
+            if let Some(i) = idents.and_then(|i| i.get(c)) {
+                inside.push((i.dev, i.ino));
+            }
+            stack.push(c);
+        }
+    }
+    inside.sort_unstable();
+    inside.dedup();
     Target {
         root,
         names,
         dir: tree.kind(id) == Kind::Dir,
         idents: chain,
+        inside,
     }
 }
 
@@ -317,15 +363,29 @@ fn outcome_lines(
         s
     };
     let mut v = vec![format!(
-        "Deleted {} of {asked} {}{}.",
+        "Deleted {} of {asked} {}{}{}.",
         d.targets,
         if asked == 1 { "entry" } else { "entries" },
         match d.subvolumes {
             0 => String::new(),
             1 => ", 1 as a Btrfs subvolume".into(),
             n => format!(", {n} as Btrfs subvolumes"),
+        },
+        match d.gone {
+            0 => String::new(),
+            n => format!(
+                " ({n} already gone: not where the scan saw {})",
+                if n == 1 { "it" } else { "them" }
+            ),
         }
     )];
+    if d.unscanned > 0 {
+        v.push(format!(
+            "Also deleted: {}, {}, not in the scan (added since).",
+            view::entries(usize::try_from(d.unscanned).unwrap_or(usize::MAX)),
+            size(d.unscanned_bytes)
+        ));
+    }
     if let Some(f) = &d.failed {
         v.push(format!("Stopped at the first error: {f}"));
         v.push(format!(

@@ -303,7 +303,7 @@ fn rows(app: &mut App<'_>, look: Look, c: &Cols, area: Rect) -> Vec<Line<'static
         let kind = tree.kind(id);
         let mut line = String::new();
         line.push(if marked { '*' } else { ' ' });
-        line.push(' ');
+        line.push(app.unread.mark(id));
         for ((col, w), shown) in c.cols.iter().zip(&c.widths).zip(&c.fit.shown) {
             if *shown {
                 line.push_str(&format!("{:>w$}  ", col.cell(tree, id, s, look.unit)));

@@ -106,6 +106,8 @@ arg_ids! {
     Interactive = "interactive",
     /// `--json`.
     Json = "json",
+    /// `--html`.
+    Html = "html",
     /// `-c`, `--total`.
     Total = "total",
     /// `-0`, `--null`.

@@ -240,7 +240,33 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
             "--tree prints each directory above its contents, siblings largest first (by name \
              with --sort name), with a bar and a percentage of the figure relative to the root. \
              Since a directory's figures are never smaller than those of anything under it, the \
-             entries --top and --min-size keep always include their parents.",
+             entries --top and --min-size keep always include their parents. On a terminal the \
+             bars take the columns the sizes and the widest branch and name leave (at least 10 \
+             cells); into a pipe or a file they are 20 cells wide.",
+        ],
+    ),
+    (
+        "THE HTML PAGE",
+        &[
+            "--html FILE (- for standard output) writes one HTML page instead of the report: a \
+             squarified treemap of the scan, each rectangle's area its Total. The page needs no \
+             network and no server: its style, its script and its data are inside it. Every \
+             file is in it, as with -a; -d N limits its depth; with --import FILE it draws a \
+             saved scan.",
+            "Each rectangle is split along its longer side into what is exclusive (solid blue), \
+             shared and freed with it (blue hatching), shared and held elsewhere too (orange \
+             hatching, the other way) and counted again, du's extra count of shared data \
+             (light grey): the two blue parts are its Reclaimable. The hatching tells shared \
+             data apart in print and without colour; blue and orange stay apart for the common \
+             kinds of colour blindness.",
+            "Click a directory (or focus it and press Enter) to zoom in; the breadcrumb, Escape \
+             or Backspace lead back. Hovering or focusing a rectangle shows its path and its \
+             four figures. Beside the map a table lists the view's five largest entries.",
+            "The largest entries are drawn, down to 12 square pixels of their directory's \
+             frame (the 960 by 600 map the directory fills when zoomed into) and at most \
+             12,000 of them; the rest of a directory, its smaller entries and its own blocks, \
+             is one rectangle, other. A copy of /usr of 130,000 entries makes a page of about \
+             1 MB.",
         ],
     ),
     (
@@ -407,7 +433,11 @@ const DELETING: &[(&str, &[&str])] = &[(
         "Only keys typed for it :: Terminal input typed ahead is discarded before a \
          confirmation is shown, so a d yes typed before the dialog appeared never confirms \
          it; keys typed during a deletion are dropped.",
-        "Stopping :: The first error stops the deletion; nothing is retried around it. Ctrl-C \
+        "Stopping :: The first error stops the deletion; nothing is retried around it. An \
+         entry already gone (deleted or renamed since the scan) is no error: it counts as \
+         done and the others go on. Entries added inside a marked directory after the scan \
+         go with it and the result lists them apart (also deleted: N entries, SIZE, not in \
+         the scan). Ctrl-C \
          stops it between two entries (exit status 130). Every deletion's result is printed \
          in full on standard error when the browser exits.",
         "What it cannot promise :: Between the last check of an entry and its removal, a \
@@ -422,8 +452,10 @@ const BROWSER_KEYS: &[(&str, &[&str])] = &[(
     "KEYS",
     &[
         "The keys of the browser, sdu -i. ncdu's keys keep their meaning where sdu has the \
-             same thing; sdu's own figures take keys ncdu leaves free; r (rescan) and b (shell) \
-             are not bound. The sort keys pressed again reverse the order.",
+             same thing; sdu's own figures take keys ncdu leaves free. The sort keys pressed \
+             again reverse the order. A directory that could not be read is marked ! before \
+             its name, one read in part (an entry in it or below it could not be read) . as \
+             in ncdu; i gives the error.",
         "Up Down, k j :: Move; PgUp PgDn by a screen; Home End (g G) to the ends.",
         "Right, Enter, l :: Open the directory under the cursor.",
         "Left, Backspace, h, < :: Go up.",
@@ -439,11 +471,17 @@ const BROWSER_KEYS: &[(&str, &[&str])] = &[(
         "/ :: Filter by name: type a part of the name, Enter applies, Esc clears.",
         "i :: The entry in full: its path quoted, type, the four figures and whether \
              Reclaimable is exact, apparent size, item count, unreachable bytes (as root on \
-             Btrfs), and its inode, links and modification time read again now.",
+             Btrfs), the errors met reading it, and its inode, links and modification time \
+             read again now.",
         "Space :: Mark or unmark the entry and move on; the footer says what deleting every \
              marked entry frees. u unmarks everything.",
         "d :: Delete the marked entries (or the one under the cursor) after yes is typed and \
              Enter pressed. Not on a saved scan (--import).",
+        "r :: Scan again (everything scanned: shared data crosses directories), keeping the \
+             directory shown, the cursor and the marks that still exist.",
+        "b :: A shell ($SHELL, else /bin/sh) in the directory shown, once it is checked to \
+             be the directory scanned; SDU_LEVEL counts the nesting. sdu waits for it, then \
+             scans again. Neither r nor b works on a saved scan.",
         "? :: The keys; any key closes it.",
         "q, Esc, Ctrl-C :: Quit.",
         "When the screen is narrow the name keeps at least 16 cells: the bar goes first, \

@@ -35,6 +35,8 @@ pub struct Env {
     pub vars: Lookup,
     pub read: Read,
     pub stdout_terminal: bool,
+    /// The width of the terminal on stdout, when it is one.
+    pub stdout_columns: Option<u16>,
     pub stderr_terminal: bool,
     /// The default number of worker threads.
     pub cpus: usize,
@@ -57,6 +59,10 @@ impl Env {
                 }
             }),
             stdout_terminal: std::io::stdout().is_terminal(),
+            stdout_columns: rustix::termios::tcgetwinsize(std::io::stdout())
+                .ok()
+                .filter(|w| w.ws_col > 0)
+                .map(|w| w.ws_col),
             stderr_terminal: std::io::stderr().is_terminal(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             now: std::time::SystemTime::now()
@@ -90,6 +96,8 @@ pub enum Note {
 #[derive(Debug)]
 pub struct Resolved {
     pub config: Config,
+    /// `--html FILE`: where the page goes (`-`: standard output).
+    pub html: Option<OsString>,
     /// What to say before the run, in order.
     pub notes: Vec<Note>,
 }
@@ -170,8 +178,13 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
         to_free,
         roots,
     };
+    let html = cli.html.clone();
     let config = config(cli, env, du_mode, checked);
-    Ok(Resolved { config, notes })
+    Ok(Resolved {
+        config,
+        html,
+        notes,
+    })
 }
 
 /// `--max-depth` and the patterns to exclude. du reports every bad depth
@@ -356,6 +369,7 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
         older_than: c.older_than,
         time: time_format,
         color: color(cli.color, env),
+        width: env.stdout_columns.map(usize::from),
         quote_names: env.stdout_terminal,
     };
     Config {
@@ -398,7 +412,8 @@ fn walk_options(
         time,
         one_file_system: cli.one_file_system,
         count_links: cli.count_links,
-        all: cli.all || cli.files_only,
+        // The page draws files too.
+        all: cli.all || cli.files_only || cli.html.is_some(),
         excludes: Excludes::new(excludes),
         exclude_caches: cli.exclude_caches,
         exclude_kernfs: cli.exclude_kernfs,
@@ -428,9 +443,12 @@ fn as_meant(f: Figure, total: Figure) -> Figure {
     if f == Figure::Total { total } else { f }
 }
 
-/// The report's format: `--json`, else `--du`'s, else `--tree`, else the
-/// table.
+/// The report's format: `--html`, `--json`, else `--du`'s, else `--tree`,
+/// else the table.
 fn format(cli: &Cli, total: Figure) -> Format {
+    if cli.html.is_some() {
+        return Format::Html;
+    }
     match (cli.json, cli.du, cli.tree) {
         (true, _, _) => Format::Json,
         (false, Some(f), _) => Format::Du(as_meant(f, total)),

@@ -31,6 +31,7 @@
 //! on Btrfs until the cleaner has dropped the deleted subvolumes when the
 //! kernel says how many are left).
 
+mod empty;
 mod ioctl;
 mod problem;
 
@@ -42,7 +43,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use rustix::fs::{AtFlags, CWD, Dir, FileType, Mode, OFlags, Statx, StatxFlags};
+use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, Statx, StatxFlags};
 use rustix::io::Errno;
 
 use crate::path::join;
@@ -61,6 +62,10 @@ pub struct Target {
     /// What the scan saw at the root and at each name below it, in order:
     /// `names.len() + 1` of them, the entry's own last.
     pub idents: Vec<Ident>,
+    /// For a directory: the device and inode of every entry the scan saw
+    /// below it, sorted. What emptying it meets beyond these was added
+    /// since the scan, and is counted apart ([`Deleted::unscanned`]).
+    pub inside: Vec<(u64, u64)>,
 }
 
 impl Target {
@@ -82,8 +87,16 @@ impl Target {
 /// What [`delete`] did.
 #[derive(Debug, Default)]
 pub struct Deleted {
-    /// Targets deleted whole.
+    /// Targets done: deleted whole, or already gone.
     pub targets: usize,
+    /// Of those, the targets already gone when their turn came: not found
+    /// where the scan saw them (deleted or renamed since), nothing removed.
+    pub gone: usize,
+    /// Entries removed that the scan had not seen below their target
+    /// (added since).
+    pub unscanned: u64,
+    /// Their allocated bytes (`st_blocks`).
+    pub unscanned_bytes: u64,
     /// Subvolumes deleted (targets or inside them).
     pub subvolumes: usize,
     /// Non-directories unlinked and directories removed.
@@ -229,26 +242,15 @@ fn mounts_inside(fd: BorrowedFd<'_>, path: &[u8]) -> Vec<Vec<u8>> {
     out
 }
 
-/// A directory being emptied.
-struct Frame {
-    /// Its open stream; `None` while closed to stay in the fd budget
-    /// (reopened through its child's `..`).
-    dir: Option<Dir>,
-    name: CString,
-    path: Vec<u8>,
-    /// Its device and inode.
-    id: (u64, u64),
-    /// Readings of the directory so far (a directory that is not empty
-    /// after a full reading is read again, twice at most).
-    passes: u32,
-}
-
 impl Run<'_> {
     /// Deletes `targets` in order, up to the first failure.
     fn all(&mut self, targets: &[Target]) {
         for t in targets {
             match self.target(t) {
-                Ok(()) => self.out.targets += 1,
+                Ok(removed) => {
+                    self.out.targets += 1;
+                    self.out.gone += usize::from(!removed);
+                }
                 Err(f) => {
                     self.out.interrupted = matches!(f.problem, Problem::Interrupted);
                     self.out.failed = Some(f);
@@ -258,8 +260,9 @@ impl Run<'_> {
         }
     }
 
-    /// Deletes one target.
-    fn target(&mut self, t: &Target) -> Result<(), Failure> {
+    /// Deletes one target: `Ok(false)` when it is already gone (a name on
+    /// the way to it, or its own, is not found).
+    fn target(&mut self, t: &Target) -> Result<bool, Failure> {
         let path = t.path();
         let fail = |problem| Failure {
             path: path.clone(),
@@ -290,22 +293,28 @@ impl Run<'_> {
                 // The root as given (the kernel resolves it, as the scan's
                 // statx did), then each name below it: every level must be
                 // what the scan saw.
-                let mut fd = rustix::fs::openat(
+                let mut fd = match rustix::fs::openat(
                     CWD,
                     cstr(&t.root).map_err(io_fail)?.as_c_str(),
                     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
                     Mode::empty(),
-                )
-                .map_err(|e| io_fail(e.into()))?;
+                ) {
+                    Ok(fd) => fd,
+                    Err(Errno::NOENT) => return Ok(false),
+                    Err(e) => return Err(io_fail(e.into())),
+                };
                 check(fd.as_fd(), 0)?;
                 for (i, n) in above.iter().enumerate() {
-                    fd = rustix::fs::openat(
+                    fd = match rustix::fs::openat(
                         &fd,
                         cstr(n).map_err(io_fail)?.as_c_str(),
                         DIR_FLAGS,
                         Mode::empty(),
-                    )
-                    .map_err(|e| io_fail(e.into()))?;
+                    ) {
+                        Ok(fd) => fd,
+                        Err(Errno::NOENT) => return Ok(false),
+                        Err(e) => return Err(io_fail(e.into())),
+                    };
                     check(fd.as_fd(), i + 1)?;
                 }
                 (fd, name.clone())
@@ -323,21 +332,28 @@ impl Run<'_> {
                     return Err(fail(Problem::Refused));
                 }
                 // The root's own identity is checked below, by its name.
-                let fd = rustix::fs::openat(
+                let fd = match rustix::fs::openat(
                     CWD,
                     cstr(dir).map_err(io_fail)?.as_c_str(),
                     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
                     Mode::empty(),
-                )
-                .map_err(|e| io_fail(e.into()))?;
+                ) {
+                    Ok(fd) => fd,
+                    Err(Errno::NOENT) => return Ok(false),
+                    Err(e) => return Err(io_fail(e.into())),
+                };
                 (fd, base.to_vec())
             }
         };
         let depth = t.names.len();
         self.note_fs(parent.as_fd()).map_err(io_fail)?;
         let name = cstr(&name).map_err(io_fail)?;
-        let st = rustix::fs::statx(&parent, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW, ID_MASK)
-            .map_err(|e| io_fail(e.into()))?;
+        let st =
+            match rustix::fs::statx(&parent, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW, ID_MASK) {
+                Ok(st) => st,
+                Err(Errno::NOENT) => return Ok(false),
+                Err(e) => return Err(io_fail(e.into())),
+            };
         let ft = FileType::from_raw_mode(st.stx_mode.into());
         if (ft == FileType::Directory) != t.dir {
             return Err(fail(Problem::Changed { now: what(ft) }));
@@ -357,7 +373,7 @@ impl Run<'_> {
             rustix::fs::unlinkat(&parent, name.as_c_str(), AtFlags::empty())
                 .map_err(|e| io_fail(e.into()))?;
             self.out.entries += 1;
-            return Ok(());
+            return Ok(true);
         }
         let up = ident_of(&statx_fd(parent.as_fd()).map_err(|e| io_fail(e.into()))?);
         if up.mnt != want.mnt {
@@ -372,9 +388,12 @@ impl Run<'_> {
             return Err(fail(Problem::Mount { at }));
         }
         if want.dev != up.dev {
-            return self.subvolume(parent.as_fd(), &fd, name.as_c_str(), &path);
+            return self
+                .subvolume(parent.as_fd(), &fd, name.as_c_str(), &path)
+                .map(|()| true);
         }
-        self.empty_and_remove(parent.as_fd(), fd, want, &name, &path)
+        self.empty_and_remove(parent.as_fd(), fd, want, &name, &path, &t.inside)
+            .map(|()| true)
     }
 
     /// Remembers the filesystem of `fd` and its free bytes, once.
@@ -427,187 +446,6 @@ impl Run<'_> {
         }
         self.out.subvolumes += 1;
         self.out.entries += 1;
-        Ok(())
-    }
-
-    /// Empties the directory open at `fd` (identified as `me`, named `name`
-    /// in `parent`) depth first, then removes it. Every directory entered
-    /// must be in `me`'s mount; at most `max_open` are held open at once.
-    fn empty_and_remove(
-        &mut self,
-        parent: BorrowedFd<'_>,
-        fd: OwnedFd,
-        me: Ident,
-        name: &CStr,
-        path: &[u8],
-    ) -> Result<(), Failure> {
-        let fail = |e: Errno, p: &[u8]| Failure {
-            path: p.to_vec(),
-            problem: Problem::Io(e.into()),
-        };
-        let frame = |fd: OwnedFd, name: CString, path: Vec<u8>, id, passes| match Dir::new(fd) {
-            Ok(dir) => Ok(Frame {
-                dir: Some(dir),
-                name,
-                path,
-                id,
-                passes,
-            }),
-            Err(e) => Err(fail(e, &path)),
-        };
-        let mut stack = vec![frame(
-            fd,
-            name.to_owned(),
-            path.to_vec(),
-            (me.dev, me.ino),
-            0,
-        )?];
-        let mut open = 1;
-        while let Some(top) = stack.last_mut() {
-            if self.stop.load(Ordering::Relaxed) {
-                return Err(Failure {
-                    path: top.path.clone(),
-                    problem: Problem::Interrupted,
-                });
-            }
-            let dir = top.dir.as_mut().expect("the directory read is open");
-            let Some(entry) = dir.read() else {
-                // Read to the end: remove it from its parent.
-                let f = stack.pop().expect("a frame");
-                let here = f
-                    .dir
-                    .as_ref()
-                    .expect("open")
-                    .fd()
-                    .map_err(|e| fail(e, &f.path))?;
-                let up = match stack.last_mut() {
-                    None => parent,
-                    Some(p) => {
-                        if p.dir.is_none() {
-                            // Closed for the budget: reopened as the
-                            // parent of `f`, and it must still be the one.
-                            let fd = rustix::fs::openat(here, c"..", DIR_FLAGS, Mode::empty())
-                                .map_err(|e| fail(e, &p.path))?;
-                            let now =
-                                ident_of(&statx_fd(fd.as_fd()).map_err(|e| fail(e, &p.path))?);
-                            if (now.dev, now.ino) != p.id || now.mnt != me.mnt {
-                                return Err(Failure {
-                                    path: path.to_vec(),
-                                    problem: Problem::Replaced {
-                                        at: p.path.clone(),
-                                        now,
-                                        then: Ident {
-                                            dev: p.id.0,
-                                            ino: p.id.1,
-                                            mnt: me.mnt,
-                                        },
-                                    },
-                                });
-                            }
-                            p.dir = Some(Dir::new(fd).map_err(|e| fail(e, &p.path))?);
-                            open += 1;
-                        }
-                        p.dir
-                            .as_ref()
-                            .expect("open")
-                            .fd()
-                            .map_err(|e| fail(e, &p.path))?
-                    }
-                };
-                let (name, fpath, id, passes) = (f.name, f.path, f.id, f.passes);
-                drop(f.dir);
-                open -= 1;
-                match rustix::fs::unlinkat(up, name.as_c_str(), AtFlags::REMOVEDIR) {
-                    Ok(()) => {
-                        self.out.entries += 1;
-                        #[cfg(test)]
-                        (self.after)(&fpath);
-                    }
-                    Err(Errno::NOTEMPTY) if passes < 2 => {
-                        // Entries made while it was read: read it again, if
-                        // it is still the same directory.
-                        let fd = rustix::fs::openat(up, name.as_c_str(), DIR_FLAGS, Mode::empty())
-                            .map_err(|e| fail(e, &fpath))?;
-                        let now = ident_of(&statx_fd(fd.as_fd()).map_err(|e| fail(e, &fpath))?);
-                        if (now.dev, now.ino) != id || now.mnt != me.mnt {
-                            return Err(Failure {
-                                path: path.to_vec(),
-                                problem: Problem::Replaced {
-                                    at: fpath,
-                                    now,
-                                    then: Ident {
-                                        dev: id.0,
-                                        ino: id.1,
-                                        mnt: me.mnt,
-                                    },
-                                },
-                            });
-                        }
-                        stack.push(frame(fd, name, fpath, id, passes + 1)?);
-                        open += 1;
-                    }
-                    Err(e) => return Err(fail(e, &fpath)),
-                }
-                continue;
-            };
-            let entry = entry.map_err(|e| fail(e, &top.path))?;
-            let ename = entry.file_name();
-            if ename == c"." || ename == c".." {
-                continue;
-            }
-            let ename = ename.to_owned();
-            let mut epath = top.path.clone();
-            join(&mut epath, ename.to_bytes());
-            let here = dir.fd().map_err(|e| fail(e, &top.path))?;
-            let mut is_dir = matches!(entry.file_type(), FileType::Directory | FileType::Unknown);
-            if !is_dir {
-                match rustix::fs::unlinkat(here, ename.as_c_str(), AtFlags::empty()) {
-                    Ok(()) => {
-                        self.out.entries += 1;
-                        #[cfg(test)]
-                        (self.after)(&epath);
-                        continue;
-                    }
-                    // It is a directory now.
-                    Err(Errno::ISDIR) => is_dir = true,
-                    Err(e) => return Err(fail(e, &epath)),
-                }
-            }
-            debug_assert!(is_dir);
-            let sub = match rustix::fs::openat(here, ename.as_c_str(), DIR_FLAGS, Mode::empty()) {
-                Ok(fd) => fd,
-                // Not a directory after all (DT_UNKNOWN, or replaced): unlink.
-                Err(Errno::NOTDIR | Errno::LOOP) => {
-                    rustix::fs::unlinkat(here, ename.as_c_str(), AtFlags::empty())
-                        .map_err(|e| fail(e, &epath))?;
-                    self.out.entries += 1;
-                    continue;
-                }
-                Err(e) => return Err(fail(e, &epath)),
-            };
-            let sid = ident_of(&statx_fd(sub.as_fd()).map_err(|e| fail(e, &epath))?);
-            if sid.mnt != me.mnt {
-                // A mount made since the check above: never entered.
-                return Err(Failure {
-                    path: path.to_vec(),
-                    problem: Problem::MountMet { at: epath },
-                });
-            }
-            if sid.dev != me.dev {
-                self.subvolume(here, &sub, ename.as_c_str(), &epath)?;
-                continue;
-            }
-            stack.push(frame(sub, ename, epath, (sid.dev, sid.ino), 0)?);
-            open += 1;
-            if open > self.max_open {
-                // Close the shallowest open directory but the one read.
-                let last = stack.len() - 1;
-                if let Some(f) = stack[..last].iter_mut().find(|f| f.dir.is_some()) {
-                    f.dir = None;
-                    open -= 1;
-                }
-            }
-        }
         Ok(())
     }
 

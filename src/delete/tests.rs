@@ -32,12 +32,35 @@ fn idents(root: &std::path::Path, names: &[&str]) -> Vec<Ident> {
 }
 
 fn target(root: &std::path::Path, names: &[&str], dir: bool) -> Target {
+    let mut at = root.to_path_buf();
+    at.extend(names);
     Target {
         root: root.as_os_str().as_encoded_bytes().to_vec(),
         names: names.iter().map(|n| n.as_bytes().to_vec()).collect(),
         dir,
         idents: idents(root, names),
+        inside: if dir { inside(&at) } else { Vec::new() },
     }
+}
+
+/// The device and inode of everything below `dir` now, sorted: what a
+/// scan of it records.
+fn inside(dir: &std::path::Path) -> Vec<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            let m = fs::symlink_metadata(e.path()).unwrap();
+            out.push((m.dev(), m.ino()));
+            if m.is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    out.sort_unstable();
+    out
 }
 
 /// Deletes with no stop asked for, holding at most `max_open`
@@ -109,17 +132,69 @@ fn stops_at_the_first_error() {
     let t = tempfile::tempdir().unwrap();
     let root = t.path().join("root");
     fs::create_dir(&root).unwrap();
-    fs::write(root.join("one"), b"x").unwrap();
-    fs::write(root.join("three"), b"x").unwrap();
+    for n in ["one", "two", "three"] {
+        fs::write(root.join(n), b"x").unwrap();
+    }
+    let two = target(&root, &["two"], false);
+    // Replaced by a directory since the scan.
+    fs::remove_file(root.join("two")).unwrap();
+    fs::create_dir(root.join("two")).unwrap();
     let d = delete(&[
         target(&root, &["one"], false),
-        target(&root, &["two"], false),
+        two,
         target(&root, &["three"], false),
     ]);
     assert_eq!(d.targets, 1);
     let f = d.failed.expect("stopped");
     assert!(f.path.ends_with(b"root/two"), "{f}");
     assert!(root.join("three").exists());
+}
+
+#[test]
+fn an_entry_already_gone_counts_as_done_and_the_others_go_on() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("root");
+    fs::create_dir_all(root.join("dir/sub")).unwrap();
+    for n in ["one", "two", "three", "dir/sub/f"] {
+        fs::write(root.join(n), b"x").unwrap();
+    }
+    let targets = [
+        target(&root, &["one"], false),
+        target(&root, &["two"], false),
+        target(&root, &["dir", "sub"], true),
+        target(&root, &["three"], false),
+    ];
+    // Since the scan: "two" deleted, and "dir" with "sub" in it.
+    fs::remove_file(root.join("two")).unwrap();
+    fs::remove_dir_all(root.join("dir")).unwrap();
+    let d = delete(&targets);
+    assert!(d.failed.is_none(), "{:?}", d.failed);
+    assert_eq!((d.targets, d.gone, d.entries), (4, 2, 2));
+    assert!(!root.join("one").exists() && !root.join("three").exists());
+}
+
+#[test]
+fn entries_added_after_the_scan_are_counted_apart() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("root");
+    fs::create_dir_all(root.join("d/old")).unwrap();
+    fs::write(root.join("d/old/f"), b"x").unwrap();
+    let d_target = target(&root, &["d"], true);
+    // Since the scan: a file of 64 KiB, and a directory with a file in it.
+    fs::write(root.join("d/old/new"), vec![7u8; 65536]).unwrap();
+    fs::create_dir(root.join("d/newdir")).unwrap();
+    fs::write(root.join("d/newdir/g"), vec![7u8; 8192]).unwrap();
+    let blocks = |p: &str| {
+        use std::os::unix::fs::MetadataExt;
+        fs::symlink_metadata(root.join(p)).unwrap().blocks() * 512
+    };
+    let bytes = blocks("d/old/new") + blocks("d/newdir") + blocks("d/newdir/g");
+    let d = delete(&[d_target]);
+    assert!(d.failed.is_none(), "{:?}", d.failed);
+    assert_eq!((d.targets, d.gone, d.entries), (1, 0, 6));
+    assert_eq!((d.unscanned, d.unscanned_bytes), (3, bytes));
+    assert!(bytes >= 65536 + 8192);
+    assert!(!root.join("d").exists());
 }
 
 #[test]
@@ -130,6 +205,7 @@ fn refuses_dot_and_slash() {
             names: Vec::new(),
             dir: true,
             idents: vec![Ident::default()],
+            inside: Vec::new(),
         };
         let d = delete(&[t]);
         assert!(

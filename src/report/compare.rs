@@ -255,3 +255,20 @@ fn legend(out: &mut dyn Write, all: &[Change], marks: bool) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// The old Total of every entry of `tree` the report lists, by its path
+/// as printed, for the page's growth colouring (`--html --compare`).
+pub(super) fn old_totals(
+    tree: &Tree,
+    cmp: &Comparison,
+    opts: &ReportOptions,
+) -> std::collections::HashMap<Vec<u8>, u64> {
+    let mut m = std::collections::HashMap::new();
+    let _ = tree.visit::<Infallible>(opts.max_depth, |e| {
+        if let Some(x) = cmp.old_of(e.id) {
+            m.insert(e.path.to_vec(), cmp.old_tree().figures(x).total);
+        }
+        Ok(())
+    });
+    m
+}

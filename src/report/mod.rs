@@ -1,6 +1,6 @@
-//! The report: what `sdu` prints once the tree is rolled up, in one of four
+//! The report: what `sdu` prints once the tree is rolled up, in one of five
 //! formats (the text table, du's `SIZE<TAB>PATH`, the JSON document, the tree
-//! view), written to any `io::Write`.
+//! view, the HTML page), written to any `io::Write`.
 //!
 //! Each format has a module of its own and this one only dispatches on
 //! [`Format`]: which entries to print, and in which order, is decided once
@@ -8,7 +8,8 @@
 //! ([`ReportOptions`] and its parts) live in the leaf module `options`, so
 //! that no module imports one that imports it back, this one included
 //! (`select` uses `options`; `table` and `json` use `options` and
-//! `select`; `treeview` uses those and `table`; only this module uses the
+//! `select`; `treeview` uses those and `table`; `html` uses `options`,
+//! `select` and `squarify`, the layout; only this module uses the
 //! printers, and none uses this module). By default the entries stream out
 //! in du order as the tree is visited; `--sort`, `--top`, `--min-size` and
 //! `--tree` collect them first. `--compare`'s report (`write_compare`)
@@ -17,10 +18,12 @@
 
 mod compare;
 mod compare_json;
+mod html;
 pub(crate) mod json;
 mod options;
 pub(crate) mod plan;
 mod select;
+mod squarify;
 mod table;
 mod treeview;
 
@@ -29,6 +32,7 @@ use std::io::{self, Write};
 use crate::compare::Comparison;
 use crate::tree::Tree;
 
+pub use html::OldTotal;
 pub use options::{Format, ReportOptions, SortKey};
 
 /// The entries that could not be read, for the JSON document.
@@ -56,11 +60,12 @@ pub(crate) fn write(
         Format::Du(figure) => table::du(out, tree, figure, opts),
         Format::Json => json::write(out, tree, roots, errors, compressed, opts),
         Format::Tree => treeview::write(out, tree, opts),
+        Format::Html => html::write(out, tree, opts, &roots.join(&b' '), None),
     }
 }
 
 /// Writes `--compare`'s report of `cmp`: the JSON document with `--json`,
-/// else the text table. `new` is the new scan's tree and roots, `errors`
+/// the page coloured by growth with `--html`, else the text table. `new` is the new scan's tree and roots, `errors`
 /// its entries that could not be read, `old_file` the old scan as given.
 pub(crate) fn write_compare(
     out: &mut dyn Write,
@@ -72,6 +77,11 @@ pub(crate) fn write_compare(
 ) -> io::Result<()> {
     match opts.format {
         Format::Json => compare_json::write(out, new, cmp, old_file, errors, opts),
+        Format::Html => {
+            let old = compare::old_totals(new.0, cmp, opts);
+            let old = |p: &[u8]| old.get(p).copied();
+            html::write(out, new.0, opts, &new.1.join(&b' '), Some(&old))
+        }
         _ => compare::text(out, new.0, cmp, opts),
     }
 }

@@ -26,6 +26,8 @@ pub enum Format {
     Du(Figure),
     /// `--tree`: an indented tree with a bar per entry.
     Tree,
+    /// `--html FILE`: one self-contained page, a zoomable treemap.
+    Html,
 }
 
 /// What `--sort` orders by.
@@ -79,6 +81,9 @@ pub struct ReportOptions {
     pub time: Option<TimeFormat>,
     /// Colour the tree view (stdout is a terminal, `NO_COLOR` unset).
     pub color: bool,
+    /// The width of the terminal, in columns, when stdout is one: the tree
+    /// view's bars take what its other columns leave (else 20 cells).
+    pub width: Option<usize>,
     /// Show names as GNU ls shows them on a terminal, quoted when they need
     /// it (gnulib's `shell-escape` style), so that a name cannot send the
     /// terminal escape sequences: set when stdout is a terminal. The text
@@ -111,6 +116,7 @@ impl Default for ReportOptions {
             older_than: None,
             time: None,
             color: false,
+            width: None,
             quote_names: false,
         }
     }

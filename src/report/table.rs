@@ -32,6 +32,13 @@ pub(super) struct Widths {
     marks: bool,
 }
 
+impl Widths {
+    /// The columns the size cells take, each with its two spaces.
+    pub(super) fn total(&self) -> usize {
+        self.cols.iter().map(|w| w + 2).sum()
+    }
+}
+
 /// The text table: an optional heading, then one row per entry and, with
 /// `-c`, a `total` row.
 pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io::Result<()> {

@@ -23,16 +23,22 @@
 
 use std::io::{self, Write};
 
+use unicode_width::UnicodeWidthStr;
+
 use super::options::ReportOptions;
 use super::select::{self, NO_PARENT, Rows};
 use super::table;
 use crate::figures::Kind;
 use crate::tree::Tree;
 
-/// Cells of the bar: 20 cells of eighths resolve 0.625%.
+/// Cells of the bar when the width is not known (stdout is no terminal):
+/// 20 cells of eighths resolve 0.625%.
 const BAR_CELLS: u64 = 20;
-/// The bar, a space and `100%`.
-const BAR_COLUMN: usize = BAR_CELLS as usize + 5;
+/// The fewest cells the bar has on a terminal, however narrow: room for
+/// the heading `Total % of root` over the bar and its percentage.
+const MIN_CELLS: u64 = 10;
+/// After the bar: a space and `100%`.
+const PERCENT: usize = 5;
 /// Partial cells, by eighths.
 const EIGHTHS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
 
@@ -41,19 +47,53 @@ const DIM: &str = "\x1b[2m";
 const DIR_COLOR: &str = "\x1b[1;34m";
 const RESET: &str = "\x1b[0m";
 
+/// The cells of the bar: on a terminal of `width` columns, what is left
+/// once the size columns (`sizes` wide) and the widest branch and name
+/// (`path`) have their room, at least [`MIN_CELLS`] (a line then wraps);
+/// [`BAR_CELLS`] when the width is not known.
+fn bar_cells(width: Option<usize>, sizes: usize, path: usize) -> u64 {
+    match width {
+        // `  ` before the path; the last column left free, so that a full
+        // line does not wrap on terminals that wrap at once.
+        Some(w) => (w.saturating_sub(sizes + PERCENT + 2 + path + 1) as u64).max(MIN_CELLS),
+        None => BAR_CELLS,
+    }
+}
+
+/// The columns the widest branch and name of the tree `h` take.
+fn path_column(rows: &Rows, h: &select::Hierarchy) -> usize {
+    let mut widest = 0;
+    let mut name = Vec::new();
+    let mut stack: Vec<(u32, usize)> = h.roots.iter().map(|&r| (r, 0)).collect();
+    while let Some((i, depth)) = stack.pop() {
+        name.clear();
+        crate::quote::shell_escape(rows.name(i), &mut name);
+        let w = UnicodeWidthStr::width(String::from_utf8_lossy(&name).as_ref());
+        widest = widest.max(4 * depth + w);
+        stack.extend(h.children[i as usize].iter().map(|&c| (c, depth + 1)));
+    }
+    widest
+}
+
 /// Writes the tree view of `tree`.
 pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io::Result<()> {
     let rank = opts.rank();
     let widths = table::column_widths(tree, opts);
     let rows = Rows::collect(tree, opts.max_depth);
     let h = select::hierarchy(&rows, opts);
+    let cells = bar_cells(
+        opts.width,
+        widths.total(),
+        opts.width.map_or(0, |_| path_column(&rows, &h)),
+    );
+    let bar_column = cells as usize + PERCENT;
     let mut line: Vec<u8> = Vec::with_capacity(256);
     let mut cell = String::new();
     // No heading when no row follows (every PATH missing), as du.
     if opts.header && (!h.roots.is_empty() || opts.grand_total) {
         table::header(&mut line, opts, &widths)?;
         let title = format!("{} % of root", rank.header());
-        writeln!(line, "{title:<BAR_COLUMN$}  Path")?;
+        writeln!(line, "{title:<bar_column$}  Path")?;
         out.write_all(&line)?;
     }
     // The tree-drawing prefix of the current row's children.
@@ -72,7 +112,7 @@ pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> i
             line.clear();
             shown = shown.with(r.bound);
             table::sizes(&mut line, &mut cell, (&r.figures, r.bound), opts, &widths)?;
-            bar(&mut line, rank.of(&r.figures), whole, opts.color);
+            bar(&mut line, (rank.of(&r.figures), whole), cells, opts.color);
             line.extend_from_slice(b"  ");
             let is_root = r.parent == NO_PARENT;
             if !is_root {
@@ -101,7 +141,7 @@ pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> i
         let total = (tree.grand_total(), tree.grand_bound());
         shown = shown.with(total.1);
         table::sizes(&mut line, &mut cell, total, opts, &widths)?;
-        line.extend_from_slice(format!("{:BAR_COLUMN$}  total\n", "").as_bytes());
+        line.extend_from_slice(format!("{:bar_column$}  total\n", "").as_bytes());
         out.write_all(&line)?;
     }
     table::legend(out, shown, opts, &widths)
@@ -118,18 +158,18 @@ fn paint(line: &mut Vec<u8>, on: bool, color: &str, f: impl FnOnce(&mut Vec<u8>)
     }
 }
 
-/// Appends the bar of `value` out of `whole` and its percentage:
-/// [`BAR_COLUMN`] characters wide.
-fn bar(line: &mut Vec<u8>, value: u64, whole: u64, color: bool) {
+/// Appends the bar of `value` out of `whole`, `cells` wide, and its
+/// percentage.
+fn bar(line: &mut Vec<u8>, (value, whole): (u64, u64), cells: u64, color: bool) {
     let (eighths, percent) = if whole == 0 {
         (0, 0)
     } else {
         let frac = |scale: u128| {
             ((u128::from(value) * scale + u128::from(whole) / 2) / u128::from(whole)) as u64
         };
-        (frac(u128::from(BAR_CELLS * 8)), frac(100))
+        (frac(u128::from(cells * 8)), frac(100))
     };
-    let eighths = eighths.min(BAR_CELLS * 8);
+    let eighths = eighths.min(cells * 8);
     let full = eighths / 8;
     let part = EIGHTHS[(eighths % 8) as usize];
     let used = full + u64::from(!part.is_empty());
@@ -140,7 +180,7 @@ fn bar(line: &mut Vec<u8>, value: u64, whole: u64, color: bool) {
         l.extend_from_slice(part.as_bytes());
     });
     paint(line, color, DIM, |l| {
-        for _ in used..BAR_CELLS {
+        for _ in used..cells {
             l.extend_from_slice("░".as_bytes());
         }
     });
@@ -149,12 +189,26 @@ fn bar(line: &mut Vec<u8>, value: u64, whole: u64, color: bool) {
 
 #[cfg(test)]
 mod tests {
-    use super::bar;
+    use super::{BAR_CELLS, MIN_CELLS, bar, bar_cells};
 
     fn b(value: u64, whole: u64) -> String {
         let mut v = Vec::new();
-        bar(&mut v, value, whole, false);
+        bar(&mut v, (value, whole), BAR_CELLS, false);
         String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn the_bar_takes_what_the_terminal_leaves() {
+        // Not a terminal: the default.
+        assert_eq!(bar_cells(None, 40, 30), BAR_CELLS);
+        // 120 columns: 40 of sizes, `  `, the bar, ` 100%`, `  `, a path
+        // of 30, one column free.
+        assert_eq!(bar_cells(Some(120), 40, 30), 120 - 40 - 5 - 2 - 30 - 1);
+        assert_eq!(bar_cells(Some(60), 40, 30), MIN_CELLS);
+        let mut v = Vec::new();
+        bar(&mut v, (1, 4), 40, false);
+        let s = String::from_utf8(v).unwrap();
+        assert_eq!(s, format!("{}{}  25%", "█".repeat(10), "░".repeat(30)));
     }
 
     #[test]

@@ -2,9 +2,6 @@
 //! OLD scan of `--compare OLD`, which differ only in how their errors are
 //! named ([`import`], [`load`]).
 
-use std::io::BufRead;
-use std::os::fd::AsFd;
-use std::os::unix::ffi::OsStrExt;
 use std::time::Instant;
 
 use super::Saved;
@@ -48,7 +45,7 @@ pub(crate) fn load(
     bad: &dyn Fn(String) -> Error,
 ) -> Result<Scanned, Error> {
     let t0 = Instant::now();
-    let mut s = open(file).map_err(bad)?;
+    let mut s = super::read_file(file).map_err(bad)?;
     if let Some(t) = time
         && s.time != Some(t)
     {
@@ -83,6 +80,7 @@ pub(crate) fn load(
         spaces,
         stops,
         errors,
+        read_errors,
         ..
     } = s;
     let granularity = |fs: u32| {
@@ -114,47 +112,11 @@ pub(crate) fn load(
         tree,
         sets,
         idents: None,
+        read_errors,
         roots,
         saved_errors: errors,
         sharing,
         counters: Counters::default(),
         sizes,
     })
-}
-
-/// Opens and reads `file` (`-`: standard input); what is wrong, when it
-/// cannot be read as a saved scan.
-fn open(file: &[u8]) -> Result<Saved, String> {
-    // A directory reads as EISDIR at line 1, column 1: say what it is.
-    let directory = |fd: std::os::fd::BorrowedFd<'_>| {
-        rustix::fs::fstat(fd).is_ok_and(|st| {
-            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory
-        })
-    };
-    let not_a_scan = || "is a directory, not a saved scan".to_string();
-    if file == b"-" {
-        let stdin = std::io::stdin();
-        if directory(stdin.as_fd()) {
-            return Err(not_a_scan());
-        }
-        return parse(stdin.lock());
-    }
-    let f = std::fs::File::open(std::ffi::OsStr::from_bytes(file))
-        .map_err(|e| crate::error::io_text(&e))?;
-    if directory(f.as_fd()) {
-        return Err(not_a_scan());
-    }
-    parse(std::io::BufReader::with_capacity(1 << 16, f))
-}
-
-/// Reads a saved scan from `r`. A `--json` report, which is not one, is
-/// called what it is.
-fn parse(mut r: impl BufRead) -> Result<Saved, String> {
-    let report = r
-        .fill_buf()
-        .is_ok_and(|b| b.starts_with(b"{\"schema\":") || b.starts_with(b"{\"compare_schema\":"));
-    if report {
-        return Err("is a --json report, not a saved scan (sdu --export FILE saves one)".into());
-    }
-    super::read(r).map_err(|e| e.to_string())
 }

@@ -20,7 +20,7 @@
 //!   characters, as ncdu writes names), `asize` and `dsize` (its inode's
 //!   apparent and allocated bytes, left out when 0), `dev`, `ino`, `nlink`
 //!   and `hlnkc` for a hardlinked file, `notreg` for what is neither a
-//!   file nor a directory.
+//!   file nor a directory, `read_error` for a directory not read in full.
 //! - Everything sdu adds is in keys and elements ncdu skips: in each info
 //!   object, `"sdu"` holds the entry's figures as the scan rolled them up
 //!   (`apparent`, `total`, `exclusive`, `shared`, `reclaimable`, `files`,
@@ -29,7 +29,8 @@
 //!   an array as in the records below), `order` (its position in its
 //!   directory's listing, when not its position in the array), `type`
 //!   (`symlink` or `other`), `alone` (a root inside another root, counted
-//!   apart). Several roots, or a root that is not a directory, sit in a
+//!   apart), `error` (why a directory was not read in full, as the message
+//!   said it) and `unread` (nothing of it was read). Several roots, or a root that is not a directory, sit in a
 //!   directory of their own marked `"sdu":{"top":true}`.
 //! - After the tree, one more element: the records that the roll-up reads
 //!   (links of hardlinked inodes, files with shared extents, the swept
@@ -47,16 +48,61 @@ pub(crate) mod import;
 mod json;
 mod names;
 mod read;
+mod rows;
 mod write;
 
 pub(crate) use read::read;
+
+/// Reads the saved scan `file` (`-`: standard input).
+///
+/// # Errors
+/// What is wrong with it, as a message: it cannot be opened, is a
+/// directory, or is no saved scan (see [`read`]).
+pub(crate) fn read_file(file: &[u8]) -> Result<Saved, String> {
+    use std::os::fd::AsFd;
+    use std::os::unix::ffi::OsStrExt;
+    // A directory reads as EISDIR at line 1, column 1: say what it is.
+    let directory = |fd: std::os::fd::BorrowedFd<'_>| {
+        rustix::fs::fstat(fd).is_ok_and(|st| {
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory
+        })
+    };
+    let is_dir = || "is a directory, not a saved scan".to_string();
+    let read = if file == b"-" {
+        let stdin = std::io::stdin();
+        if directory(stdin.as_fd()) {
+            return Err(is_dir());
+        }
+        not_a_report(stdin.lock())
+    } else {
+        let f = std::fs::File::open(std::ffi::OsStr::from_bytes(file))
+            .map_err(|e| crate::error::io_text(&e))?;
+        if directory(f.as_fd()) {
+            return Err(is_dir());
+        }
+        not_a_report(std::io::BufReader::with_capacity(1 << 16, f))
+    };
+    read
+}
+
+/// Reads a saved scan from `r`; a `--json` report (or `--compare`'s),
+/// which is not one, is called what it is.
+fn not_a_report(mut r: impl std::io::BufRead) -> Result<Saved, String> {
+    let report = r
+        .fill_buf()
+        .is_ok_and(|b| b.starts_with(b"{\"schema\":") || b.starts_with(b"{\"compare_schema\":"));
+    if report {
+        return Err("is a --json report, not a saved scan (sdu --export FILE saves one)".into());
+    }
+    read(r).map_err(|e| e.to_string())
+}
 pub(crate) use write::write;
 
 use crate::extents::Sweep;
 use crate::figures::Bound;
 use crate::figures::TimeField;
 use crate::probe::Granularity;
-use crate::records::{FileRec, Link, NodeId, NodeRec};
+use crate::records::{FileRec, Link, NodeId, NodeRec, ReadError};
 use crate::tree::{Exactness, Rules, Tree};
 use crate::walk::WalkOptions;
 
@@ -84,6 +130,8 @@ pub(crate) struct Export<'a> {
     pub(crate) walk: &'a WalkOptions,
     /// How many entries could not be read.
     pub(crate) errors: u64,
+    /// The directories not read in full, sorted by node.
+    pub(crate) read_errors: &'a [ReadError],
     /// Whether some root lies inside another: du's counting and sdu's
     /// then walk differently.
     pub(crate) overlap: bool,
@@ -113,6 +161,9 @@ pub(crate) struct Saved {
     pub(crate) stops: Vec<NodeId>,
     /// Entries the scan could not read.
     pub(crate) errors: u64,
+    /// The directories the scan did not read in full (`"read_error"`), by
+    /// id.
+    pub(crate) read_errors: Vec<ReadError>,
     /// The timestamp the scan recorded (`--time`), if any.
     pub(crate) time: Option<TimeField>,
     /// Whether the walk followed du's rules (`--du`).
@@ -180,6 +231,9 @@ impl Saved {
         }
         for u in &mut self.unreachable {
             u.0 = map[u.0.index()];
+        }
+        for e in &mut self.read_errors {
+            e.node = map[e.node.index()];
         }
         crate::records::merge_bounds(&mut self.bounds);
     }

@@ -9,9 +9,10 @@ use std::io::BufRead;
 
 use super::json::{ParseError, Parsed, Parser};
 use super::names::{self, Siblings};
+use super::rows::{field, numbers, stats};
 use super::write::implied_own;
 use super::{FORMAT, Saved};
-use crate::figures::{Bound, Kind, Stats, TimeField, Timestamp};
+use crate::figures::{Bound, Kind, Stats, TimeField};
 use crate::probe::Granularity;
 use crate::records::{FileRec, Link, MAX_NODES, NodeId, NodeRec};
 
@@ -172,6 +173,9 @@ struct Info {
     notreg: bool,
     excluded: bool,
     read_error: bool,
+    /// sdu's message for it, and whether nothing of it was read.
+    error: Option<String>,
+    unread: bool,
     order: Option<u32>,
     kind: Option<Kind>,
     alone: bool,
@@ -236,6 +240,11 @@ fn sdu_keys(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut Info) -> Pa
             b"alone" => i.alone = p.bool()?,
             b"top" => i.top = p.bool()?,
             b"unreachable" => i.unreachable = p.uint()?,
+            b"error" => {
+                p.string(&mut v)?;
+                i.error = Some(String::from_utf8_lossy(&v).into_owned());
+            }
+            b"unread" => i.unread = p.bool()?,
             b"bound" => match Bound::from_bits(p.u32()?.try_into().unwrap_or(u8::MAX)) {
                 Some(b) => i.bound = Some(b),
                 None => return p.error("unknown bound"),
@@ -379,6 +388,16 @@ fn node(
     if i.unreachable > 0 {
         s.unreachable.push((id, i.unreachable));
     }
+    if i.read_error || i.error.is_some() {
+        s.read_errors.push(crate::records::ReadError {
+            node: id,
+            whole: i.unread || (!s.by_sdu && kind == Kind::Dir),
+            what: i
+                .error
+                .take()
+                .unwrap_or_else(|| "not read in full when the scan was saved (read_error)".into()),
+        });
+    }
     let (parent_id, depth, pos, dev) = match &parent {
         None => (NodeId::TOP, 0, 0, 0),
         Some(f) if f.id == NodeId::TOP => {
@@ -455,55 +474,6 @@ fn ncdu_links(s: &mut Saved) {
             }
         }
     }
-}
-
-/// Reads an array of numbers (`null` as `None`).
-fn numbers(p: &mut Parser<impl BufRead>, out: &mut Vec<Option<i128>>) -> Parsed<()> {
-    out.clear();
-    p.expect(b'[', "an array")?;
-    let mut first = true;
-    while p.next_element(first)? {
-        first = false;
-        out.push(if p.null()? { None } else { Some(p.signed()?) });
-    }
-    Ok(())
-}
-
-/// `row[i]` as an unsigned integer of type `T`.
-fn field<T: TryFrom<i128>>(p: &Parser<impl BufRead>, row: &[Option<i128>], i: usize) -> Parsed<T> {
-    match row.get(i).copied().flatten().map(T::try_from) {
-        Some(Ok(v)) => Ok(v),
-        _ => p.error(format!(
-            "field {} of a record is missing or out of range",
-            i + 1
-        )),
-    }
-}
-
-/// Figures from an array: apparent, total, exclusive, shared, reclaimable,
-/// files, dirs, and optionally a time's seconds and nanoseconds.
-fn stats(p: &Parser<impl BufRead>, row: &[Option<i128>]) -> Parsed<Stats> {
-    if row.len() != 7 && row.len() != 9 {
-        return p.error("figures must be 7 numbers (9 with a time)");
-    }
-    let time = if row.len() == 9 {
-        Some(Timestamp {
-            secs: field(p, row, 7)?,
-            nanos: field(p, row, 8)?,
-        })
-    } else {
-        None
-    };
-    Ok(Stats {
-        apparent: field(p, row, 0)?,
-        total: field(p, row, 1)?,
-        exclusive: field(p, row, 2)?,
-        shared: field(p, row, 3)?,
-        reclaimable: field(p, row, 4)?,
-        files: field(p, row, 5)?,
-        dirs: field(p, row, 6)?,
-        time,
-    })
 }
 
 /// A trailing object: sdu's records if it is `{"sdu":"records",...}`

@@ -59,7 +59,7 @@ pub(crate) fn write(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
             if dir {
                 w.write_all(b"[")?;
             }
-            info(w, tree, id, pos, link_of(id), &marks)?;
+            info(w, tree, id, pos, link_of(id), &marks, x.read_errors)?;
             if dir {
                 stack.push((id, 0));
             }
@@ -167,6 +167,7 @@ fn info(
     pos: usize,
     link: Option<&Link>,
     marks: &[(NodeId, crate::figures::Bound)],
+    read_errors: &[crate::records::ReadError],
 ) -> io::Result<()> {
     let r = tree.record(id);
     let dir = r.kind == Kind::Dir;
@@ -209,7 +210,20 @@ fn info(
     if special.is_some() {
         w.write_all(b",\"notreg\":true")?;
     }
+    // ncdu's mark of a directory not read in full; sdu's message and
+    // whether nothing of it was read.
+    let error = read_errors
+        .get(read_errors.partition_point(|e| e.node < id))
+        .filter(|e| e.node == id);
+    if error.is_some() {
+        w.write_all(b",\"read_error\":true")?;
+    }
     w.write_all(b",\"sdu\":{")?;
+    if let Some(e) = error {
+        w.write_all(b"\"error\":")?;
+        write_string(w, e.what.as_bytes())?;
+        w.write_all(if e.whole { b",\"unread\":true," } else { b"," })?;
+    }
     if r.order as usize != pos {
         write!(w, "\"order\":{},", r.order)?;
     }

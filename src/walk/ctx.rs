@@ -24,7 +24,9 @@ use crate::figures::{Bound, Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
 use crate::messages::Messages;
 use crate::probe::{Registry, Skip, magic};
-use crate::records::{FileRec, Ident, IdentRec, Link, MAX_NODES, NodeId, NodeRec, Nodes, place_of};
+use crate::records::{
+    FileRec, Ident, IdentRec, Link, MAX_NODES, NodeId, NodeRec, Nodes, ReadError, place_of,
+};
 use crate::tree::bounds::Inode;
 
 /// The statx fields sdu reads. `UID` lets it decide whether `O_NOATIME`
@@ -421,6 +423,8 @@ pub(super) struct Records {
     pub(super) shards: Vec<CachePadded<Mutex<Shard>>>,
     /// Under du's rules: directories moved during the scan.
     pub(super) watch: Option<Arc<MoveWatch>>,
+    /// Directories not read in full (rare: a lock is enough).
+    pub(super) read_errors: Mutex<Vec<ReadError>>,
 }
 
 /// The directory fds the walk keeps, and how many more files the fd limit
@@ -463,6 +467,16 @@ pub(super) struct TreeWalk {
 impl Ctx<'_> {
     pub(super) fn new_id(&self) -> NodeId {
         take_id(&self.records.next_id, &self.records.too_many)
+    }
+
+    /// Records that directory `node` was not read in full (`whole`: not
+    /// at all), and why, for the browser's marks and its entry info.
+    pub(super) fn read_error(&self, node: NodeId, whole: bool, what: String) {
+        self.records
+            .read_errors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(ReadError { node, whole, what });
     }
 
     /// Records node `id`'s identity from its `statx`, when the walk keeps

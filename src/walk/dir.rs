@@ -209,6 +209,11 @@ fn list<'s>(
                 // directory): as quiet as a directory that vanished before.
                 Err(Errno::NOENT) => break,
                 Err(errno) => {
+                    ctx.read_error(
+                        dir.h.id,
+                        seen == 0,
+                        format!("cannot read directory: {}", crate::error::strerror(errno)),
+                    );
                     ctx.run.msgs.report(Diagnostic::CannotReadDir {
                         path: dir.h.path(None),
                         errno,
@@ -371,6 +376,16 @@ fn progress(ctx: &Ctx<'_>, h: &DirHandle) {
 /// Reports a directory that could not be opened.
 fn report_dir_error(ctx: &Ctx<'_>, h: &DirHandle, e: DirError) {
     let path = h.path(None);
+    ctx.read_error(
+        h.id,
+        true,
+        match e {
+            DirError::Gone(errno) | DirError::Errno(errno) => {
+                format!("cannot read directory: {}", crate::error::strerror(errno))
+            }
+            DirError::Replaced => "cannot read directory: replaced during the scan".into(),
+        },
+    );
     ctx.run.msgs.report(match e {
         DirError::Gone(errno) | DirError::Errno(errno) => Diagnostic::CannotReadDir { path, errno },
         DirError::Replaced => Diagnostic::ReplacedDir { path },

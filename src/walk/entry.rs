@@ -134,6 +134,15 @@ pub(super) fn not_stated(ctx: &Ctx<'_>, dir: &InDir<'_>, name: &CStr, errno: Err
     {
         return;
     }
+    ctx.read_error(
+        dir.h.id,
+        false,
+        format!(
+            "cannot access {}: {}",
+            crate::quote(name.to_bytes()),
+            crate::error::strerror(errno)
+        ),
+    );
     ctx.run.msgs.report(Diagnostic::CannotAccess {
         path: dir.h.path(Some(name.to_bytes())),
         errno,

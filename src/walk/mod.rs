@@ -59,7 +59,7 @@ use crate::extents::Extents;
 use crate::figures::{Bound, Kind};
 use crate::messages::Messages;
 use crate::probe::Registry;
-use crate::records::{FileRec, Idents, Link, NodeId, NodeRec, Nodes};
+use crate::records::{FileRec, Idents, Link, NodeId, NodeRec, Nodes, ReadError};
 use crate::tree::bounds::Inode;
 pub use ctx::{Counters, Progress, WalkOptions};
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
@@ -87,6 +87,8 @@ pub(crate) struct Walk {
     pub(crate) moved: Vec<NodeId>,
     /// Every node's identity, with [`WalkOptions::identities`].
     pub(crate) idents: Option<Idents>,
+    /// The directories not read in full, sorted by node.
+    pub(crate) read_errors: Vec<ReadError>,
     /// Nodes whose own Reclaimable is a bound, and why: sorted by node,
     /// each once.
     pub(crate) bounds: Vec<(NodeId, Bound)>,
@@ -181,6 +183,7 @@ pub(crate) fn walk(opts: &WalkOptions, du_rules: bool, msgs: &Messages) -> Resul
                     ..fdcache::MoveWatch::default()
                 })
             }),
+            read_errors: Mutex::new(Vec::new()),
         },
         fds: ctx::Fds {
             cache: FdCache::new(max_cached),
@@ -426,8 +429,15 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     drop(fds);
     drop(claimed);
     let ctx::Records {
-        next_id, shards, ..
+        next_id,
+        shards,
+        read_errors,
+        ..
     } = records;
+    let mut read_errors = read_errors.into_inner().unwrap_or_else(|e| e.into_inner());
+    // One per directory: the whole failure first, then by message.
+    read_errors
+        .sort_unstable_by(|a, b| (a.node, !a.whole, &a.what).cmp(&(b.node, !b.whole, &b.what)));
     let n = next_id.load(Ordering::Relaxed) as usize;
     let mut links = Vec::new();
     let mut partial = Vec::new();
@@ -500,6 +510,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     });
     inode_marks.sort_unstable_by_key(|m: &(Inode, Bound, bool)| m.0);
     Walk {
+        read_errors,
         inode_marks,
         unreachable_inodes,
         bounds,

@@ -266,7 +266,7 @@ fn marking_two_snapshots_frees_what_the_total_row_says() {
 }
 
 /// Starts `sdu -i ARGS` in `dir` and waits until the screen shows `want`.
-fn start_for(tmux: &Tmux, dir: &Path, args: &str, want: &str) -> String {
+pub(crate) fn start_for(tmux: &Tmux, dir: &Path, args: &str, want: &str) -> String {
     tmux.keys(&[
         &format!(
             "clear; cd '{}' && '{}' -i {args}",
@@ -281,7 +281,7 @@ fn start_for(tmux: &Tmux, dir: &Path, args: &str, want: &str) -> String {
 
 /// The screen once it has stayed the same for 150 ms: a screen caught
 /// while the browser draws it is not whole yet.
-fn settled(tmux: &Tmux) -> String {
+pub(crate) fn settled(tmux: &Tmux) -> String {
     let mut last = tmux.screen();
     loop {
         std::thread::sleep(std::time::Duration::from_millis(150));
@@ -294,7 +294,7 @@ fn settled(tmux: &Tmux) -> String {
 }
 
 /// [`press`], then the screen once settled.
-fn pressed(tmux: &Tmux, key: &str, want: &str) -> String {
+pub(crate) fn pressed(tmux: &Tmux, key: &str, want: &str) -> String {
     press(tmux, key, want);
     settled(tmux)
 }

@@ -548,3 +548,34 @@ fn a_plain_ncdu_export_compares_on_total_and_apparent_size() {
     let text = o.stdout_str();
     assert!(text.starts_with("Total  Apparent  Path\n"), "{text}");
 }
+
+#[test]
+fn the_page_colours_by_growth_from_the_old_scan() {
+    let d = TestDir::new();
+    small_tree(&d.mkdir("t"));
+    let p = d.path();
+    sdu_in(p, true, &["--export", "old.json", "t"]).assert_ok();
+    let old_a = du_total(p, "t/a");
+    write_file(&p.join("t/a/more"), 100_000);
+    std::fs::create_dir(p.join("t/fresh")).unwrap();
+    let o = sdu_in(p, true, &["--html", "-", "--compare", "old.json", "t"]);
+    o.assert_ok();
+    let text = o.stdout_str();
+    let open = r#"<script type="application/json" id="sdu-data">"#;
+    let start = text.find(open).unwrap() + open.len();
+    let end = start + text[start..].find("</script").unwrap();
+    let doc: Value = serde_json::from_str(&text[start..end]).unwrap();
+    assert_eq!(doc["old"], true, "{doc}");
+    // Each entry's 13th field: its Total in the old scan, null if new.
+    let old_of = |name: &str| {
+        doc["e"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e[1] == name)
+            .unwrap_or_else(|| panic!("no {name} in {doc}"))[12]
+            .clone()
+    };
+    assert_eq!(old_of("a").as_u64(), Some(old_a), "{doc}");
+    assert!(old_of("fresh").is_null(), "{doc}");
+}

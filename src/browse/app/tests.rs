@@ -55,13 +55,18 @@ fn link(node: NodeId) -> Link {
 /// links of one 1000-byte inode: deleting a or b alone frees nothing of
 /// it, both together free all of it.
 fn tree() -> (Tree, Sets) {
+    tree_with("b")
+}
+
+/// [`tree`] with `b` named `b_name`.
+fn tree_with(b_name: &str) -> (Tree, Sets) {
     let nodes = vec![
         rec(n(0), NodeId::NONE, 0, "", Kind::Dir, 0),
         rec(n(1), n(0), 0, "r", Kind::Dir, 4),
         // A directory's own figures hold its files' (as the walk makes
         // them); a leaf's are its file's alone.
         rec(A, n(1), 1, "a", Kind::Dir, 4 + 100),
-        rec(B, n(1), 1, "b", Kind::Dir, 4 + 10),
+        rec(B, n(1), 1, b_name, Kind::Dir, 4 + 10),
         rec(F, A, 2, "f", Kind::File, 100),
         rec(G, B, 2, "g", Kind::File, 10),
         rec(H1, A, 2, "h1", Kind::File, 0),
@@ -322,7 +327,7 @@ fn delete_asks_for_yes_and_names_the_outermost_marks() {
     }
     app.apply(Action::Erase);
     app.apply(Action::Enter);
-    assert_eq!(app.request, Some(vec![A, B]));
+    assert_eq!(app.request, Some(Request::Delete(vec![A, B])));
     assert_eq!(app.mode(), Mode::Browse);
 }
 
@@ -351,6 +356,82 @@ fn a_rescan_resumes_in_the_same_directory() {
     assert_eq!(again.dir(), B);
     assert_eq!(again.sort().key, SortKey::Name);
     assert!(!again.settings().files);
+}
+
+/// `r`: the cursor stays on its name, and the marks that still exist stay
+/// marked (by their names, in the new tree), with their figures.
+#[test]
+fn a_rescan_keeps_the_cursor_and_the_marks_that_still_exist() {
+    let (t, sets) = tree();
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
+    app.apply(Action::Sort(SortKey::Name));
+    app.apply(Action::Open);
+    app.apply(Action::Mark);
+    app.apply(Action::Back);
+    app.apply(Action::Down);
+    app.apply(Action::Mark);
+    app.apply(Action::Up);
+    assert_eq!(app.marks().ids, [B, F]);
+    app.apply(Action::Rescan);
+    assert_eq!(app.request, Some(Request::Rescan));
+    let again = App::resume(&t, &sets, Figure::Total, app.carry());
+    assert_eq!((again.dir(), again.current()), (n(1), Some(A)));
+    assert_eq!(again.marks(), app.marks());
+    // b renamed since: its mark is gone, f's stays, and what the marks
+    // free is that of f alone.
+    let (t2, sets2) = tree_with("b2");
+    let again = App::resume(&t2, &sets2, Figure::Total, app.carry());
+    assert_eq!(again.marks().ids, [F]);
+    assert_eq!(again.marks().frees, sets2.frees(&t2, &[F]));
+    // The cursor's entry gone: the first row.
+    let mut on_b = App::new(&t, &sets, Figure::Total, by_total());
+    on_b.apply(Action::Sort(SortKey::Name));
+    on_b.apply(Action::Down);
+    assert_eq!(on_b.current(), Some(B));
+    let again = App::resume(&t2, &sets2, Figure::Total, on_b.carry());
+    assert_eq!(again.cursor(), 0);
+}
+
+#[test]
+fn r_and_b_ask_the_event_loop_on_a_live_scan_only() {
+    let (t, sets) = tree();
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
+    app.apply(Action::Shell);
+    assert_eq!(app.request, Some(Request::Shell));
+    let mut saved = App::new(&t, &sets, Figure::Total, by_total());
+    saved.can_delete = false;
+    for a in [Action::Rescan, Action::Shell] {
+        saved.apply(a);
+        assert_eq!((saved.mode(), saved.request.clone()), (Mode::Notice, None));
+        assert!(saved.notice.as_ref().unwrap()[0].contains("saved scan"));
+        saved.apply(Action::Dismiss);
+    }
+}
+
+/// ncdu's marks: `!` unread, `.` read in part or above one that was not
+/// read in full; the errors of each directory, the whole failure first.
+#[test]
+fn unread_directories_are_marked_as_ncdu_marks_them() {
+    use sdu::records::ReadError;
+    let (t, _) = tree();
+    let err = |node, whole, what: &str| ReadError {
+        node,
+        whole,
+        what: what.into(),
+    };
+    let errors = [
+        err(A, true, "cannot read directory: Permission denied"),
+        err(B, false, "cannot access 'x': Permission denied"),
+        err(B, false, "cannot access 'y': Permission denied"),
+    ];
+    let u = Unread::new(&t, &errors);
+    assert_eq!(
+        [n(1), A, B, F, G].map(|id| u.mark(id)),
+        ['.', '!', '.', ' ', ' ']
+    );
+    assert_eq!(u.of(B).len(), 2);
+    assert_eq!(u.of(F), []);
+    assert!(u.below(n(1)) && !u.below(A));
 }
 
 /// The columns kept at every width: the name gets what is left, and no

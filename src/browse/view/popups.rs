@@ -26,12 +26,14 @@ pub const HELP: &[(&str, &str)] = &[
     ("a", "show or hide files"),
     ("e", "show or hide hidden entries (.name)"),
     ("/", "filter by name: type, Enter applies, Esc clears"),
-    ("i", "the entry in full: path, figures, inode, time"),
+    ("i", "the entry in full: path, figures, inode, time, errors"),
     (
         "Space  u",
         "mark or unmark (anywhere in the tree); unmark all",
     ),
     ("d", "delete the marked (or this) entry: type yes"),
+    ("r", "scan again (cursor and marks kept)"),
+    ("b", "a shell here; scans again when it exits"),
     ("q  Esc  Ctrl-C", "quit"),
 ];
 
@@ -40,15 +42,20 @@ pub const HELP: &[(&str, &str)] = &[
 pub fn help(f: &mut Frame<'_>, area: Rect, can_delete: bool) {
     let mut lines: Vec<Line<'_>> = HELP
         .iter()
-        .filter(|(k, _)| can_delete || *k != "d")
+        .filter(|(k, _)| can_delete || !matches!(*k, "d" | "r" | "b"))
         .map(|(k, what)| Line::from(format!(" {k:<16} {what}")))
         .collect();
     lines.push(Line::from(""));
     lines.push(Line::from(
         " Marked: what deleting all of them frees, shared once",
     ));
+    lines.push(Line::from(
+        " !  could not be read   .  read in part (see i)",
+    ));
     if !can_delete {
-        lines.push(Line::from(" A saved scan (--import) cannot delete"));
+        lines.push(Line::from(
+            " A saved scan (--import) cannot delete or scan again",
+        ));
     }
     dialog(f, area, " sdu -i: keys (any key closes this) ", lines);
 }
@@ -154,6 +161,26 @@ pub fn info_lines(app: &App<'_>, i: &Info, look: Look) -> Vec<String> {
     }
     if let Some(t) = s.time {
         v.push(format!("Newest       {} (at the scan)", time(t)));
+    }
+    let errors = app.unread.of(id);
+    for (n, e) in errors.iter().enumerate().take(3) {
+        let label = if n > 0 {
+            ""
+        } else if e.whole {
+            "Unread"
+        } else {
+            "Read in part"
+        };
+        v.push(format!("{label:<12} {}", e.what));
+    }
+    if errors.len() > 3 {
+        v.push(format!("             and {} more errors", errors.len() - 3));
+    }
+    if app.unread.below(id) {
+        v.push(
+            "Read in part a directory below was not read in full (marked ! or .): the figures are what was read"
+                .into(),
+        );
     }
     match &i.now {
         Some(Ok(now)) => {

@@ -22,6 +22,7 @@ fn env(vars: &[(&str, &str)]) -> Env {
             Some(_) => Err(io::Error::from_raw_os_error(2)),
         }),
         stdout_terminal: false,
+        stdout_columns: None,
         stderr_terminal: false,
         cpus: 4,
         now: 1_720_978_319,

@@ -1,0 +1,398 @@
+// sdu's treemap page: draws the layout sdu computed (src/report/html.rs
+// documents the data), zooms into a directory on a click, explains a
+// rectangle on hover or focus, and lists the view's five largest entries.
+// Plain JavaScript, no library: the page must work from a file, offline.
+(function () {
+  'use strict';
+  var D = JSON.parse(document.getElementById('sdu-data').textContent);
+  var E = D.e;
+  var PARENT = 0, NAME = 1, KIND = 2, TOTAL = 3, EXCL = 4, SHARED = 5, RECL = 6,
+    BOUND = 7, X = 8, Y = 9, W = 10, H = 11, OLD = 12;
+  var DIR = 0, OTHER = 4;
+  var FW = D.w * 10, FH = D.h * 10;
+  var svg = document.getElementById('map');
+  var NS = svg.namespaceURI;
+  var cells = document.getElementById('cells');
+  var tip = document.getElementById('tip');
+  var kids = [];
+  var i;
+  for (i = 0; i < E.length; i++) {
+    kids.push([]);
+  }
+  for (i = 1; i < E.length; i++) {
+    kids[E[i][PARENT]].push(i);
+  }
+  var view = 0;
+  var mode = 'share';
+
+  // du -h's format: 512, 1.5K, 11M (tenths rounded up below 10).
+  function human(b) {
+    var units = ['', 'K', 'M', 'G', 'T', 'P', 'E'];
+    if (b < 1024) {
+      return String(b);
+    }
+    var e = 0, s = 1;
+    while (b / s >= 1024 && e < 6) {
+      s *= 1024;
+      e++;
+    }
+    var tenths = Math.ceil(b * 10 / s);
+    if (tenths < 100) {
+      return (tenths / 10).toFixed(1) + units[e];
+    }
+    var whole = Math.ceil(b / s);
+    return whole >= 1024 && e < 6 ? '1.0' + units[e + 1] : whole + units[e];
+  }
+
+  function bytes(b) {
+    return b.toLocaleString('en-US') + ' bytes';
+  }
+
+  function isOther(n) {
+    return E[n][KIND] === OTHER;
+  }
+
+  function name(n) {
+    if (isOther(n)) {
+      return 'other (' + E[n][NAME] + ' smaller entries, and the directory itself)';
+    }
+    return E[n][NAME];
+  }
+
+  // The entry's path as sdu prints it: the root as given, then the names.
+  function path(n) {
+    var parts = [];
+    while (n >= 0 && !(D.multi && n === 0)) {
+      parts.unshift(isOther(n) ? 'other' : E[n][NAME]);
+      n = E[n][PARENT];
+    }
+    if (parts.length === 0) {
+      return E[0][NAME];
+    }
+    var root = parts.shift();
+    return parts.length === 0 ? root : root.replace(/\/+$/, '') + '/' + parts.join('/');
+  }
+
+  // The four parts of a rectangle, in its Total's bytes: exclusive,
+  // shared and freed with it, shared and held elsewhere too, counted again.
+  function parts(n) {
+    var e = E[n], ex = e[EXCL], sh = e[SHARED];
+    var freed = Math.min(Math.max(e[RECL] - ex, 0), sh);
+    return [ex, freed, sh - freed, Math.max(e[TOTAL] - ex - sh, 0)];
+  }
+  var FILLS = ['#0072b2', 'url(#hatch-freed)', 'url(#hatch-held)', '#e4e4e4'];
+
+  function el(tag, attrs, parent) {
+    var x = document.createElementNS(NS, tag);
+    for (var k in attrs) {
+      x.setAttribute(k, attrs[k]);
+    }
+    parent.appendChild(x);
+    return x;
+  }
+
+  // Growth: vermillion for more, blue for less, by how much (up to twice).
+  function growthFill(n) {
+    var old = E[n][OLD], now = E[n][TOTAL];
+    if (old === null || old === undefined) {
+      return 'url(#hatch-held)';
+    }
+    var r = old === 0 ? 1 : Math.max(-1, Math.min(1, (now - old) / old));
+    var t = Math.abs(r), base = r >= 0 ? [213, 94, 0] : [0, 114, 178];
+    var c = base.map(function (v) {
+      return Math.round(255 + (v - 255) * (0.15 + 0.85 * t));
+    });
+    return 'rgb(' + c.join(',') + ')';
+  }
+
+  function drawCell(n, x, y, w, h) {
+    var g = el('g', { 'class': 'cell', 'data-i': n, tabindex: 0 }, cells);
+    if (E[n][KIND] === DIR && kids[n].length > 0) {
+      g.setAttribute('class', 'cell dir');
+    }
+    g.setAttribute('aria-label', path(n) + ', ' + human(E[n][TOTAL]));
+    if (isOther(n)) {
+      el('rect', { x: x, y: y, width: w, height: h, fill: 'url(#dots)' }, g);
+    } else if (mode === 'growth') {
+      el('rect', { x: x, y: y, width: w, height: h, fill: growthFill(n) }, g);
+    } else {
+      var p = parts(n), sum = p[0] + p[1] + p[2] + p[3], at = 0;
+      for (var k = 0; k < 4 && sum > 0; k++) {
+        if (p[k] === 0) {
+          continue;
+        }
+        var f = p[k] / sum;
+        var a = w >= h
+          ? { x: x + at * w, y: y, width: f * w, height: h }
+          : { x: x, y: y + at * h, width: w, height: f * h };
+        a.fill = FILLS[k];
+        el('rect', a, g);
+        at += f;
+      }
+    }
+    // The entries inside, outlined.
+    if (w >= 16 && h >= 16) {
+      kids[n].forEach(function (c) {
+        var e = E[c];
+        el('rect', {
+          x: x + e[X] / FW * w, y: y + e[Y] / FH * h,
+          width: e[W] / FW * w, height: e[H] / FH * h,
+          fill: 'none', stroke: '#fff', 'stroke-opacity': 0.7, 'stroke-width': 0.6
+        }, g);
+      });
+    }
+    el('rect', { 'class': 'edge', x: x, y: y, width: w, height: h, fill: 'none', stroke: '#fff', 'stroke-width': 1 }, g);
+    if (w >= 36 && h >= 15) {
+      var label = isOther(n) ? 'other' : E[n][NAME];
+      var room = Math.floor((w - 6) / 6.2);
+      if (label.length > room) {
+        label = label.slice(0, Math.max(room - 1, 1)) + '\u2026';
+      }
+      var t = el('text', { x: x + 3, y: y + 12 }, g);
+      t.textContent = label;
+      if (h >= 28) {
+        var s = el('text', { x: x + 3, y: y + 25 }, g);
+        s.textContent = human(E[n][TOTAL]);
+      }
+    }
+  }
+
+  function render() {
+    while (cells.firstChild) {
+      cells.removeChild(cells.firstChild);
+    }
+    var list = kids[view].length > 0 ? kids[view] : [view];
+    list.forEach(function (n) {
+      var e = E[n];
+      if (n === view) {
+        drawCell(n, 0, 0, D.w, D.h);
+      } else {
+        drawCell(n, e[X] / 10, e[Y] / 10, e[W] / 10, e[H] / 10);
+      }
+    });
+    crumbs();
+    table();
+    var drawn = kids[view].filter(function (n) { return !isOther(n); }).length;
+    document.getElementById('map-label').textContent =
+      'Treemap of ' + path(view) + ' (Total ' + human(E[view][TOTAL]) + '): ' + drawn +
+      ' entries drawn, each an area of its Total; ' + D.drawn + ' of the scan\u2019s ' +
+      D.entries + ' entries are in this page.';
+    hideTip();
+  }
+
+  function button(text, n, parent) {
+    var b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = text;
+    b.addEventListener('click', function () {
+      zoom(n);
+    });
+    parent.appendChild(b);
+    return b;
+  }
+
+  function crumbs() {
+    var ol = document.getElementById('crumbs');
+    ol.textContent = '';
+    var chain = [];
+    for (var n = view; n >= 0; n = E[n][PARENT]) {
+      chain.unshift(n);
+    }
+    chain.forEach(function (n) {
+      var li = document.createElement('li');
+      if (n === view) {
+        var s = document.createElement('span');
+        s.setAttribute('aria-current', 'page');
+        s.textContent = name(n);
+        li.appendChild(s);
+      } else {
+        button(name(n), n, li);
+      }
+      ol.appendChild(li);
+    });
+  }
+
+  function table() {
+    var top = kids[view].filter(function (n) { return !isOther(n); });
+    top.sort(function (a, b) {
+      return E[b][TOTAL] - E[a][TOTAL] || (E[a][NAME] < E[b][NAME] ? -1 : 1);
+    });
+    top = top.slice(0, 5);
+    document.getElementById('top-caption').textContent =
+      'The ' + (top.length === 1 ? 'largest entry' : top.length + ' largest entries') +
+      ' of ' + path(view);
+    var body = document.querySelector('#top tbody');
+    body.textContent = '';
+    top.forEach(function (n) {
+      var tr = document.createElement('tr');
+      var th = document.createElement('th');
+      th.scope = 'row';
+      if (kids[n].length > 0) {
+        button(E[n][NAME], n, th);
+      } else {
+        th.textContent = E[n][NAME];
+      }
+      tr.appendChild(th);
+      [TOTAL, EXCL, SHARED, RECL].forEach(function (f) {
+        var td = document.createElement('td');
+        td.className = 'n';
+        td.textContent = human(E[n][f]) + (f === RECL && E[n][BOUND] ? '*' : '');
+        td.title = bytes(E[n][f]);
+        tr.appendChild(td);
+      });
+      body.appendChild(tr);
+    });
+  }
+
+  function zoom(n) {
+    if (n >= 0 && n < E.length && (kids[n].length > 0 || n === 0)) {
+      view = n;
+      render();
+    }
+  }
+
+  function showTip(n, cx, cy) {
+    var e = E[n];
+    tip.textContent = '';
+    var head = document.createElement('strong');
+    head.textContent = isOther(n) ? path(e[PARENT]) + ': ' + name(n) : path(n);
+    tip.appendChild(head);
+    var dl = document.createElement('dl');
+    var rows = [['Total', e[TOTAL]]];
+    if (!isOther(n)) {
+      rows.push(['Exclusive', e[EXCL]], ['Shared', e[SHARED]], ['Reclaimable', e[RECL]]);
+    }
+    if (D.old && !isOther(n)) {
+      rows.push(['Total before', e[OLD]]);
+    }
+    rows.forEach(function (r) {
+      var dt = document.createElement('dt');
+      dt.textContent = r[0];
+      var dd = document.createElement('dd');
+      dd.className = 'fig-' + r[0].split(' ')[0].toLowerCase();
+      dd.textContent = r[1] === null ? 'not there'
+        : human(r[1]) + ' (' + bytes(r[1]) + ')';
+      if (r[0] === 'Reclaimable' && e[BOUND]) {
+        dd.textContent += [' at most', ' at least', ' about'][e[BOUND] - 1];
+      }
+      dl.appendChild(dt);
+      dl.appendChild(dd);
+    });
+    tip.appendChild(dl);
+    tip.hidden = false;
+    tip.setAttribute('data-i', n);
+    var r = tip.getBoundingClientRect();
+    var left = Math.min(cx + 14, window.innerWidth - r.width - 4);
+    var top = cy + 14 + r.height > window.innerHeight ? cy - r.height - 8 : cy + 14;
+    tip.style.left = Math.max(left, 0) + 'px';
+    tip.style.top = Math.max(top, 0) + 'px';
+  }
+
+  function hideTip() {
+    tip.hidden = true;
+  }
+
+  function cellOf(target) {
+    var g = target.closest ? target.closest('g.cell') : null;
+    return g ? Number(g.getAttribute('data-i')) : -1;
+  }
+
+  cells.addEventListener('mousemove', function (ev) {
+    var n = cellOf(ev.target);
+    if (n >= 0) {
+      showTip(n, ev.clientX, ev.clientY);
+    }
+  });
+  cells.addEventListener('mouseleave', hideTip);
+  cells.addEventListener('click', function (ev) {
+    var n = cellOf(ev.target);
+    if (n >= 0 && n !== view) {
+      zoom(n);
+    }
+  });
+  cells.addEventListener('focusin', function (ev) {
+    var n = cellOf(ev.target);
+    if (n >= 0) {
+      var r = ev.target.getBoundingClientRect();
+      showTip(n, r.left + r.width / 2, r.top + r.height / 2);
+    }
+  });
+  cells.addEventListener('focusout', hideTip);
+  cells.addEventListener('keydown', function (ev) {
+    var n = cellOf(ev.target);
+    if ((ev.key === 'Enter' || ev.key === ' ') && n >= 0 && n !== view) {
+      ev.preventDefault();
+      zoom(n);
+    }
+  });
+  document.addEventListener('keydown', function (ev) {
+    if ((ev.key === 'Escape' || ev.key === 'Backspace') && view !== 0) {
+      zoom(E[view][PARENT]);
+    }
+  });
+
+  function legend() {
+    var box = document.getElementById('legend');
+    var h = document.createElement('h2');
+    h.style.fontSize = '1em';
+    h.textContent = 'Colours';
+    box.appendChild(h);
+    var ul = document.createElement('ul');
+    var items = mode === 'growth' ? [
+      ['rgb(213,94,0)', 'Grew (darker: up to twice as large)'],
+      ['rgb(0,114,178)', 'Shrank (darker: down to nothing)'],
+      ['url(#hatch-held)', 'New: not in the earlier scan'],
+      ['url(#dots)', 'Other: the smaller entries of a directory, and its own blocks']
+    ] : [
+      [FILLS[0], 'Exclusive: this entry\u2019s alone; deleting it frees this'],
+      [FILLS[1], 'Shared, freed with it: shared only among files inside it; deleting it frees this too'],
+      [FILLS[2], 'Shared, held elsewhere too: deleting it does not free this'],
+      [FILLS[3], 'Counted again: du counts shared data once per file (Total less Exclusive and Shared)'],
+      ['url(#dots)', 'Other: the smaller entries of a directory, and its own blocks']
+    ];
+    items.forEach(function (it) {
+      var li = document.createElement('li');
+      var s = document.createElementNS(NS, 'svg');
+      s.setAttribute('width', 28);
+      s.setAttribute('height', 18);
+      s.setAttribute('aria-hidden', 'true');
+      el('rect', { width: 28, height: 18, fill: it[0] }, s);
+      li.appendChild(s);
+      var t = document.createElement('span');
+      t.textContent = it[1];
+      li.appendChild(t);
+      ul.appendChild(li);
+    });
+    box.appendChild(ul);
+    var p = document.createElement('p');
+    p.textContent = mode === 'growth'
+      ? 'Each rectangle\u2019s area is its Total now.'
+      : 'Each rectangle\u2019s area is its Total (what du counts); the two blue parts are its Reclaimable. Hatching marks shared data. * : Reclaimable is a bound.';
+    box.appendChild(p);
+  }
+
+  function setMode(m) {
+    mode = m;
+    document.getElementById('legend').textContent = '';
+    legend();
+    render();
+  }
+
+  if (D.old) {
+    var modes = document.getElementById('mode');
+    modes.hidden = false;
+    modes.addEventListener('change', function (ev) {
+      setMode(ev.target.value);
+    });
+  }
+  document.getElementById('heading').textContent = 'sdu: ' + D.title;
+  legend();
+  render();
+  // The page is drawn: what a test or a measurement waits for.
+  window.sduZoom = zoom;
+  window.sduPath = path;
+  document.documentElement.setAttribute('data-ready', '1');
+  if (window.performance && performance.mark) {
+    performance.mark('sdu-ready');
+  }
+}());
