@@ -370,7 +370,7 @@ pub struct Cli {
         long,
         value_name = "OLD",
         value_hint = ValueHint::FilePath,
-        conflicts_with_all = [ArgId::Export, ArgId::ToFree, ArgId::Du, ArgId::Tree, ArgId::Threshold, ArgId::FilesOnly, ArgId::OlderThan, ArgId::Time],
+        conflicts_with_all = [ArgId::Export, ArgId::ToFree, ArgId::Du, ArgId::Tree, ArgId::Threshold, ArgId::FilesOnly, ArgId::OlderThan, ArgId::Time, ArgId::Interactive],
         help_heading = "Saved scans"
     )]
     pub compare: Option<OsString>,
