@@ -68,7 +68,7 @@ pub(crate) fn read_file(file: &[u8]) -> Result<Saved, String> {
         })
     };
     let is_dir = || "is a directory, not a saved scan".to_string();
-    let read = if file == b"-" {
+    if file == b"-" {
         let stdin = std::io::stdin();
         if directory(stdin.as_fd()) {
             return Err(is_dir());
@@ -81,8 +81,7 @@ pub(crate) fn read_file(file: &[u8]) -> Result<Saved, String> {
             return Err(is_dir());
         }
         not_a_report(std::io::BufReader::with_capacity(1 << 16, f))
-    };
-    read
+    }
 }
 
 /// Reads a saved scan from `r`; a `--json` report (or `--compare`'s),
