@@ -43,6 +43,7 @@ set edit:completion:arg-completer[sdu] = {|@words|
             cand --threads 'Worker threads [default: the number of CPUs, or 32 when the tree is not in memory (cold cache): threads that wait on the disk]'
             cand --export 'Write the scan to FILE (- for standard output) instead of the report, in ncdu''s JSON export format with sdu''s figures added: ncdu -f FILE browses it, sdu --import FILE reports on it'
             cand --import 'Read a scan saved with --export (or ncdu -o) from FILE (- for standard input) instead of scanning; every report and --to-free work on it. PATHs are then --to-free candidates, by their paths in the saved scan'
+            cand --compare 'Compare with the saved scan OLD (--export''s, or ncdu -o''s): for every entry the change of each figure since OLD, and whether it is new, gone, or its sharing changed (Exclusive moved by more or less than Total: a snapshot deleted leaves its data to its origin, whose Exclusive grows while Total does not); largest growth of Total first (--sort, --top, -d, -a, -s apply). Entries match by name from each root, so a scan of the tree mounted elsewhere compares. The new scan is PATHs, or --import FILE'
             cand --generate 'Print the man page or a shell completion script, and exit'
             cand -s 'Display only a total for each argument (same as -d 0)'
             cand --summarize 'Display only a total for each argument (same as -d 0)'

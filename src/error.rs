@@ -37,6 +37,14 @@ pub enum Error {
         /// What is wrong, and where in the file.
         what: String,
     },
+    /// The old scan of `--compare OLD` could not be read: nothing is
+    /// compared.
+    OldScan {
+        /// The file as given (`-`: standard input).
+        file: Vec<u8>,
+        /// What is wrong, and where in the file.
+        what: String,
+    },
     /// More entries than sdu numbers (node ids are 32 bits).
     TooManyEntries,
 }
@@ -52,6 +60,7 @@ impl fmt::Display for Error {
             }
             Error::Write(e) => write!(f, "write error: {e}"),
             Error::SavedScan { file, what } => write!(f, "{}: {what}", quotef(file)),
+            Error::OldScan { file, what } => write!(f, "--compare {}: {what}", quotef(file)),
             Error::TooManyEntries => write!(
                 f,
                 "more than {} entries: past what sdu can count (node ids are 32 bits)",
@@ -118,7 +127,10 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Threads(e) | Error::Write(e) => Some(e),
-            Error::Candidate { .. } | Error::SavedScan { .. } | Error::TooManyEntries => None,
+            Error::Candidate { .. }
+            | Error::SavedScan { .. }
+            | Error::OldScan { .. }
+            | Error::TooManyEntries => None,
         }
     }
 }
@@ -218,6 +230,13 @@ pub enum Diagnostic {
         /// The file as given.
         file: Vec<u8>,
     },
+    /// `--compare` of scans one of which sdu did not write (`file`): what
+    /// is shared is not known there, so only Total and the apparent size
+    /// compare. A warning, said once.
+    CompareWithoutSharing {
+        /// The file as given.
+        file: Vec<u8>,
+    },
     /// At the end of a scan: files whose sharing could not be verified, and
     /// their bytes, counted as exclusive.
     Unverified {
@@ -273,7 +292,9 @@ impl Diagnostic {
             | Diagnostic::DirectoryCycle { path }
             | Diagnostic::NoFiemap { path, .. }
             | Diagnostic::Probe { path, .. } => Some(path),
-            Diagnostic::NotBySdu { .. } | Diagnostic::NoRmapbt { .. } => None,
+            Diagnostic::NotBySdu { .. }
+            | Diagnostic::CompareWithoutSharing { .. }
+            | Diagnostic::NoRmapbt { .. } => None,
             Diagnostic::Unverified { .. }
             | Diagnostic::Compressed { .. }
             | Diagnostic::CannotFree { .. } => None,
@@ -347,6 +368,12 @@ impl fmt::Display for Diagnostic {
             Diagnostic::NotBySdu { file } => write!(
                 f,
                 "{}: not written by sdu (no sdu keys): nothing is known to be shared, Exclusive is Total",
+                quotef(file)
+            ),
+            Diagnostic::CompareWithoutSharing { file } => write!(
+                f,
+                "--compare: {} was not written by sdu (no sdu keys), so what is shared is not \
+                 known: only Total and the apparent size are compared",
                 quotef(file)
             ),
             Diagnostic::NoRmapbt { fs } => write!(

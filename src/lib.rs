@@ -20,6 +20,7 @@
 
 #![deny(missing_docs)]
 
+pub mod compare;
 mod coverage;
 pub mod delete;
 mod error;
@@ -72,6 +73,9 @@ pub struct Config {
     /// scanning; the roots are those saved, and `walk.roots` are the
     /// `--to-free` candidates, named by their paths in it.
     pub import: Option<Vec<u8>>,
+    /// `--compare OLD` (`-`: standard input): report what changed since
+    /// the saved scan OLD instead of the figures ([`compare`]).
+    pub compare: Option<Vec<u8>>,
 }
 
 /// What a run ended with.
@@ -157,6 +161,9 @@ pub struct Scanned {
     pub roots: Vec<Vec<u8>>,
     /// The errors a saved scan had met when it was saved (0 for a walk).
     pub saved_errors: u64,
+    /// Whether the figures know what is shared: false for a saved scan
+    /// sdu did not write (ncdu's own), where Exclusive is Total.
+    pub sharing: bool,
     /// The directories not read in full, sorted by node: by the walk, or
     /// as the saved scan recorded them.
     pub read_errors: Vec<records::ReadError>,
@@ -175,7 +182,7 @@ pub struct Scanned {
 /// when a saved scan cannot be used.
 pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Scanned, Error> {
     if let Source::Import { file } = cfg.source() {
-        return import(cfg, how, file, msgs);
+        return saved::import::import(how, file, cfg.walk.time, msgs);
     }
     let w = walk_and_sweep(&how.walk, how.rules, msgs)?;
     let t2 = Instant::now();
@@ -207,6 +214,7 @@ pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Sca
         read_errors: w.read_errors,
         roots: how.walk.roots.clone(),
         saved_errors: 0,
+        sharing: true,
         counters: w.counters,
         sizes,
     })
@@ -398,6 +406,9 @@ fn walk_and_sweep(
 /// [`Error::Candidate`] when `--to-free` refuses a candidate,
 /// [`Error::SavedScan`] when a saved scan cannot be read or written.
 pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
+    if let Some(old) = &cfg.compare {
+        return compare_run(cfg, old, out, msgs);
+    }
     let target = match cfg.mode() {
         Mode::Export { file } => return export(cfg, file, out, msgs),
         Mode::Plan { target } => Some(target),
@@ -484,6 +495,64 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
             t_report,
             s.tree.any_bound(),
         ));
+    }
+    Ok(Outcome {
+        errors: s.saved_errors.saturating_add(msgs.errors()),
+        counters: s.counters,
+    })
+}
+
+/// `--compare OLD`: reads the saved scan OLD while it walks (or reads
+/// `--import`'s file), and reports what changed. A bad OLD fails the
+/// run, with nothing printed on stdout.
+fn compare_run(
+    cfg: &Config,
+    old_file: &[u8],
+    out: &mut dyn Write,
+    msgs: &Messages,
+) -> Result<Outcome, Error> {
+    let walked = matches!(cfg.source(), Source::Walk);
+    let how = Scanning {
+        walk: cfg.walk.clone(),
+        rules: tree::Rules {
+            sorted_depth: if walked { cfg.report.max_depth } else { None },
+            ..cfg.rules
+        },
+        sets: false,
+    };
+    // OLD is read while the PATHs are walked.
+    let (old, s) = std::thread::scope(|sc| {
+        let reading = sc.spawn(|| compare::read_old(old_file, &how));
+        let s = scan_to_tree(cfg, &how, msgs);
+        let old = reading
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (old, s)
+    });
+    let (old, s) = (old?, s?);
+    if !old.sharing || !s.sharing {
+        let file = match (&cfg.import, old.sharing) {
+            (Some(f), true) => f.clone(),
+            _ => old_file.to_vec(),
+        };
+        msgs.report(Diagnostic::CompareWithoutSharing { file });
+    }
+    let cmp = compare::compare(&s, old, cfg.report.max_depth);
+    let t3 = Instant::now();
+    let list = msgs.entry_errors();
+    let errors = report::Errors {
+        count: s.saved_errors.saturating_add(msgs.errors()),
+        list: &list,
+    };
+    let roots = if walked { &cfg.walk.roots } else { &s.roots };
+    report::write_compare(out, (&s.tree, roots), &cmp, old_file, &errors, &cfg.report)?;
+    out.flush()?;
+    if walked {
+        stats::closing_notes(&s.counters, msgs);
+    }
+    if cfg.stats {
+        let bound = s.tree.any_bound();
+        msgs.raw(&stats::text(&s.counters, &s.sizes, t3.elapsed(), bound));
     }
     Ok(Outcome {
         errors: s.saved_errors.saturating_add(msgs.errors()),
@@ -591,93 +660,5 @@ fn export(
     Ok(Outcome {
         errors: msgs.errors(),
         counters: w.counters,
-    })
-}
-
-/// `--import FILE`: reads the saved scan `file` (`-`: standard input) and
-/// rolls it up by `how.rules` (folding its files into their directories
-/// unless `how.walk.all`).
-fn import(cfg: &Config, how: &Scanning, file: &[u8], msgs: &Messages) -> Result<Scanned, Error> {
-    let bad = |what: String| Error::SavedScan {
-        file: file.to_vec(),
-        what,
-    };
-    let t0 = Instant::now();
-    let mut s = saved::read_file(file).map_err(bad)?;
-    if let Some(t) = cfg.walk.time
-        && s.time != Some(t)
-    {
-        return Err(bad(
-            "--time: the scan did not record that time (export with the same --time)".into(),
-        ));
-    }
-    if s.overlap && s.du != how.rules.du {
-        return Err(bad(format!(
-            "its PATHs overlap, and were walked {} du's counting: export again {} --du",
-            if s.du { "with" } else { "without" },
-            if how.rules.du { "with" } else { "without" }
-        )));
-    }
-    if !s.by_sdu {
-        msgs.report(Diagnostic::NotBySdu {
-            file: file.to_vec(),
-        });
-    }
-    if !how.walk.all {
-        s.fold_leaves();
-    }
-    let roots = s.roots();
-    let exact = s.exactness();
-    let unreachable = tree::unreachable::Found {
-        own: std::mem::take(&mut s.unreachable),
-        ..Default::default()
-    };
-    let t_read = t0.elapsed();
-    let t1 = Instant::now();
-    let saved::Saved {
-        nodes,
-        links,
-        files,
-        sweep,
-        spaces,
-        stops,
-        errors,
-        read_errors,
-        ..
-    } = s;
-    let granularity = |fs: u32| {
-        spaces
-            .iter()
-            .find(|x| x.0 == fs)
-            .map_or(probe::Granularity::Block, |x| x.1)
-    };
-    let (n_files, n_links) = (files.len(), links.len());
-    let (tree, sets) = tree::Tree::roll_up(
-        nodes,
-        links,
-        &files,
-        &sweep,
-        granularity,
-        how.build(&stops, &exact, &unreachable),
-    );
-    let sizes = stats::Sizes::Read {
-        file: file.to_vec(),
-        nodes: tree.len().saturating_sub(1),
-        links: n_links,
-        files: n_files,
-        segments: sweep.segment_count(),
-        units: sweep.unit_count(),
-        read: t_read,
-        tree: t1.elapsed(),
-    };
-    Ok(Scanned {
-        tree,
-        sets,
-        idents: None,
-        read_errors,
-        roots,
-        saved_errors: errors,
-        counters: Counters::default(),
-        sizes,
     })
 }

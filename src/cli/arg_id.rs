@@ -130,6 +130,8 @@ arg_ids! {
     Export = "export",
     /// `--import`.
     Import = "import",
+    /// `--compare`.
+    Compare = "compare",
     /// `--generate`.
     Generate = "generate",
     /// `--help`.

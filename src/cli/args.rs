@@ -360,6 +360,22 @@ pub struct Cli {
     )]
     pub import: Option<OsString>,
 
+    /// Compare with the saved scan OLD (--export's, or ncdu -o's): for
+    /// every entry the change of each figure since OLD, and whether it is
+    /// new, gone, or its sharing changed (Exclusive moved by more or less
+    /// than Total: a snapshot deleted leaves its data to its origin, whose
+    /// Exclusive grows while Total does not); largest growth of Total
+    /// first (--sort, --top, -d, -a, -s apply). Entries match by name from each root, so a scan of the tree
+    /// mounted elsewhere compares. The new scan is PATHs, or --import FILE
+    #[arg(
+        long,
+        value_name = "OLD",
+        value_hint = ValueHint::FilePath,
+        conflicts_with_all = [ArgId::Export, ArgId::ToFree, ArgId::Du, ArgId::Tree, ArgId::Threshold, ArgId::FilesOnly, ArgId::OlderThan, ArgId::Time, ArgId::Interactive],
+        help_heading = "Saved scans"
+    )]
+    pub compare: Option<OsString>,
+
     /// Print the man page or a shell completion script, and exit
     #[arg(long, value_name = "KIND", value_enum, help_heading = "Other")]
     pub generate: Option<Generate>,

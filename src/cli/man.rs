@@ -326,6 +326,23 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              read in part; so is one holding a name no directory entry can have: . or .., a \
              name with a / or a NUL, an empty name, or a name twice in one directory (a root's \
              name is the path as given).",
+            "--compare OLD (- for standard input) compares the scan of the PATHs (or the saved \
+             scan --import FILE) with the saved scan OLD: for every entry the change of each \
+             figure, signed (+5.0M, -30M, 0), and a Note: new (not in OLD), gone (only in OLD: \
+             listed under the path it had) or sharing. Sharing changed where Exclusive moved by \
+             more or less than Total: data in the entry became shared or stopped being shared. \
+             When a snapshot is deleted, the data it shared with its origin becomes the \
+             origin's alone: the origin's Exclusive grows while its Total does not move. Entries \
+             are matched by name from each root (the roots in the order given when both scans \
+             have as many, else by name), so a scan of /mnt/a compares with a scan of the same \
+             tree mounted elsewhere. The largest growth of Total comes first; --sort FIGURE \
+             orders by the growth of FIGURE, --top N keeps the N first, --min-size hides smaller \
+             changes, -d, -s and -a choose the entries, -c adds a total. A change of \
+             Reclaimable is marked * where either side is a bound. --json prints, for each \
+             entry, the old figures, the new and the change. An OLD that sdu did not write \
+             (ncdu -o) compares on Total and the apparent size only, as sdu says on stderr; an \
+             OLD that is not a saved scan, is truncated or was written by a newer sdu is refused \
+             (exit status 2).",
         ],
     ),
     (

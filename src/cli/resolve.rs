@@ -157,6 +157,13 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
         .map(|w| older_than(w, env))
         .transpose()?;
     let roots = roots(&mut cli, env, du_mode, &mut notes)?;
+    if cli.compare.as_deref() == Some(OsStr::new("-"))
+        && cli.import.as_deref() == Some(OsStr::new("-"))
+    {
+        return Err(UsageError::usage(
+            "--compare - and --import - cannot both read standard input",
+        ));
+    }
     if to_free.is_some() {
         refuse_skipped_names(&notes)?;
     }
@@ -385,6 +392,7 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
         to_free: c.to_free,
         export: cli.export.map(OsStringExt::into_vec),
         import: cli.import.map(OsStringExt::into_vec),
+        compare: cli.compare.map(OsStringExt::into_vec),
     }
 }
 

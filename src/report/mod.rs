@@ -12,8 +12,12 @@
 //! `select` and `squarify`, the layout; only this module uses the
 //! printers, and none uses this module). By default the entries stream out
 //! in du order as the tree is visited; `--sort`, `--top`, `--min-size` and
-//! `--tree` collect them first.
+//! `--tree` collect them first. `--compare`'s report (`write_compare`)
+//! has printers of its own (`compare`, `compare_json`), which collect the
+//! entries of both scans.
 
+mod compare;
+mod compare_json;
 mod html;
 pub(crate) mod json;
 mod options;
@@ -25,6 +29,7 @@ mod treeview;
 
 use std::io::{self, Write};
 
+use crate::compare::Comparison;
 use crate::tree::Tree;
 
 pub use html::OldTotal;
@@ -56,5 +61,27 @@ pub(crate) fn write(
         Format::Json => json::write(out, tree, roots, errors, compressed, opts),
         Format::Tree => treeview::write(out, tree, opts),
         Format::Html => html::write(out, tree, opts, &roots.join(&b' '), None),
+    }
+}
+
+/// Writes `--compare`'s report of `cmp`: the JSON document with `--json`,
+/// the page coloured by growth with `--html`, else the text table. `new` is the new scan's tree and roots, `errors`
+/// its entries that could not be read, `old_file` the old scan as given.
+pub(crate) fn write_compare(
+    out: &mut dyn Write,
+    new: (&Tree, &[Vec<u8>]),
+    cmp: &Comparison,
+    old_file: &[u8],
+    errors: &Errors<'_>,
+    opts: &ReportOptions,
+) -> io::Result<()> {
+    match opts.format {
+        Format::Json => compare_json::write(out, new, cmp, old_file, errors, opts),
+        Format::Html => {
+            let old = compare::old_totals(new.0, cmp, opts);
+            let old = |p: &[u8]| old.get(p).copied();
+            html::write(out, new.0, opts, &new.1.join(&b' '), Some(&old))
+        }
+        _ => compare::text(out, new.0, cmp, opts),
     }
 }

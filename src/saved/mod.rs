@@ -44,6 +44,7 @@
 //! `-a` folds the files back into their directories, which gives the
 //! records a scan without `-a` gives.
 
+pub(crate) mod import;
 mod json;
 mod names;
 mod read;
@@ -67,21 +68,32 @@ pub(crate) fn read_file(file: &[u8]) -> Result<Saved, String> {
         })
     };
     let is_dir = || "is a directory, not a saved scan".to_string();
-    let read = if file == b"-" {
+    if file == b"-" {
         let stdin = std::io::stdin();
         if directory(stdin.as_fd()) {
             return Err(is_dir());
         }
-        read(stdin.lock())
+        not_a_report(stdin.lock())
     } else {
         let f = std::fs::File::open(std::ffi::OsStr::from_bytes(file))
             .map_err(|e| crate::error::io_text(&e))?;
         if directory(f.as_fd()) {
             return Err(is_dir());
         }
-        read(std::io::BufReader::with_capacity(1 << 16, f))
-    };
-    read.map_err(|e| e.to_string())
+        not_a_report(std::io::BufReader::with_capacity(1 << 16, f))
+    }
+}
+
+/// Reads a saved scan from `r`; a `--json` report (or `--compare`'s),
+/// which is not one, is called what it is.
+fn not_a_report(mut r: impl std::io::BufRead) -> Result<Saved, String> {
+    let report = r
+        .fill_buf()
+        .is_ok_and(|b| b.starts_with(b"{\"schema\":") || b.starts_with(b"{\"compare_schema\":"));
+    if report {
+        return Err("is a --json report, not a saved scan (sdu --export FILE saves one)".into());
+    }
+    read(r).map_err(|e| e.to_string())
 }
 pub(crate) use write::write;
 

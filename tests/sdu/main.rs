@@ -16,6 +16,7 @@ mod browse;
 mod browse_rescan;
 mod btrfs;
 mod cli;
+mod compare;
 mod completions;
 mod delete;
 mod delete_attacks;

@@ -1,0 +1,396 @@
+//! `--compare OLD`: a scan's entries matched with those of an older saved
+//! scan, so that every report can say what changed.
+//!
+//! Entries are matched by name from each root: the roots pair in the
+//! order given when both scans have as many (so `/mnt/a` then compares
+//! with `/srv/a`, the same tree mounted elsewhere), else by their names as
+//! given; below a root, an entry matches the old entry of the same name in
+//! the matched directory. What matches nothing is new; an old entry that
+//! nothing matches is gone. The old scan is rolled up by the rules of the
+//! new one (`-S`, `-a`), so that both sides count alike.
+//!
+//! [`compare`] builds the [`Comparison`]: for every node of the new tree,
+//! the old node it matched (and so its old figures), and the gone entries.
+//! The reports (`sdu --compare`), the browser and the HTML treemap read
+//! it. [`Change`] holds one entry's two sides and answers the questions
+//! the reports ask of them: the change in a figure, and whether sharing
+//! changed.
+
+use crate::figures::{Bound, Figure, Kind, Stats};
+use crate::records::NodeId;
+use crate::tree::Tree;
+use crate::{Error, Scanned, Scanning};
+
+/// A new scan compared with an old one ([`compare`]).
+#[derive(Debug)]
+pub struct Comparison {
+    /// The old scan, rolled up.
+    old: Scanned,
+    /// By node index of the new tree: the old node it matched, or
+    /// [`NodeId::NONE`] (new, or below the depth compared).
+    matched: Vec<NodeId>,
+    /// The old entries nothing matched, in the old tree's pre-order.
+    gone: Vec<Gone>,
+    /// Whether both scans know what is shared.
+    sharing: bool,
+}
+
+/// An entry of the old scan that the new one does not have.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gone {
+    /// Its node in [`Comparison::old_tree`].
+    pub old: NodeId,
+    /// The entry of the new tree it was in: the nearest directory above it
+    /// that is in both scans ([`NodeId::TOP`] for a root, or for an entry
+    /// whose root is gone).
+    pub under: NodeId,
+    /// Its path as the new scan's report would print it: the new root's
+    /// name as given, then the old names below it (the old root's name
+    /// when its root is gone).
+    pub path: Vec<u8>,
+    /// Levels below its root.
+    pub depth: u32,
+}
+
+/// One entry's two sides: its figures and bound in the old scan and in the
+/// new (`None`: not in that scan).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Change {
+    /// In the old scan.
+    pub old: Option<(Stats, Bound)>,
+    /// In the new scan.
+    pub new: Option<(Stats, Bound)>,
+}
+
+impl Change {
+    /// `figure` new minus old, a side that is missing counting 0.
+    pub fn delta(&self, figure: Figure) -> i128 {
+        let of = |s: &Option<(Stats, Bound)>| s.map_or(0, |(s, _)| i128::from(figure.of(&s)));
+        of(&self.new) - of(&self.old)
+    }
+
+    /// Whether sharing changed: the entry is in both scans and its
+    /// Exclusive moved by more or less than its Total. Data under it
+    /// became shared or stopped being shared (a snapshot or reflink copy
+    /// deleted or made, a shared file rewritten); where Total did not move
+    /// at all, the whole change of Exclusive is such data.
+    pub fn sharing_changed(&self) -> bool {
+        self.old.is_some()
+            && self.new.is_some()
+            && self.delta(Figure::Exclusive) != self.delta(Figure::Total)
+    }
+
+    /// Whether the change of Reclaimable is exact: both sides (those
+    /// present) are.
+    pub fn reclaimable_exact(&self) -> bool {
+        [self.old, self.new]
+            .iter()
+            .flatten()
+            .all(|(_, b)| b.is_exact())
+    }
+
+    /// The reasons of the bounds on either side.
+    pub fn bound(&self) -> Bound {
+        [self.old, self.new]
+            .iter()
+            .flatten()
+            .fold(Bound::EXACT, |a, (_, b)| a.with(*b))
+    }
+}
+
+/// Reads the saved scan OLD (`-`: standard input) for `--compare`, rolled
+/// up by `how` (its rules and `walk.all`; the roots and the walk options
+/// are the file's). Its errors name it as the old scan
+/// (`--compare FILE: ...`).
+///
+/// # Errors
+/// [`Error::OldScan`] where the file cannot be read, is not a saved scan,
+/// is truncated or inconsistent, or was written by a newer sdu.
+pub fn read_old(file: &[u8], how: &Scanning) -> Result<Scanned, Error> {
+    let bad = |what: String| Error::OldScan {
+        file: file.to_vec(),
+        what,
+    };
+    let how = Scanning {
+        rules: crate::tree::Rules {
+            sorted_depth: None,
+            ..how.rules
+        },
+        sets: false,
+        ..how.clone()
+    };
+    crate::saved::import::load(&how, file, None, &bad)
+}
+
+/// Compares `new` with `old` ([`read_old`]), down to `max_depth` levels
+/// below the roots (`None`: everything).
+///
+/// The result holds, for every node of `new.tree` down to that depth, the
+/// old node matched by name ([`Comparison::old_of`], its figures through
+/// [`Comparison::change`]); and every old entry down to that depth that
+/// nothing matched ([`Comparison::gone`]), with its path and the new
+/// entry it was in, so that a consumer can colour the new tree by growth
+/// and list what went. How entries are matched: the module's comment.
+///
+/// # Panics
+/// When `max_depth` is deeper than what `new.tree`'s children were put
+/// in order for ([`crate::tree::Rules::sorted_depth`]).
+pub fn compare(new: &Scanned, old: Scanned, max_depth: Option<u32>) -> Comparison {
+    let (t, o) = (&new.tree, &old.tree);
+    let mut matched = vec![NodeId::NONE; t.len()];
+    let mut gone = Vec::new();
+    let (new_roots, old_roots) = (listed(t, NodeId::TOP), listed(o, NodeId::TOP));
+    // (new node, old node, depth)
+    let mut stack: Vec<(NodeId, NodeId, u32)> = Vec::new();
+    let mut old_seen = vec![false; old_roots.len()];
+    for (i, &r) in new_roots.iter().enumerate() {
+        let pair = if new_roots.len() == old_roots.len() {
+            Some(i)
+        } else {
+            old_roots.iter().position(|&x| o.name(x) == t.name(r))
+        };
+        if let Some(j) = pair.filter(|&j| !old_seen[j]) {
+            old_seen[j] = true;
+            stack.push((r, old_roots[j], 0));
+        }
+    }
+    for (j, &x) in old_roots.iter().enumerate() {
+        if !old_seen[j] {
+            gone_subtree(
+                o,
+                x,
+                NodeId::TOP,
+                o.name(x).to_vec(),
+                0,
+                max_depth,
+                &mut gone,
+            );
+        }
+    }
+    let deeper = |d: u32| max_depth.is_none_or(|m| d < m);
+    while let Some((n, x, depth)) = stack.pop() {
+        matched[n.index()] = x;
+        if !deeper(depth) {
+            continue;
+        }
+        let mut old_kids: Vec<(&[u8], NodeId)> =
+            listed(o, x).into_iter().map(|c| (o.name(c), c)).collect();
+        old_kids.sort_unstable();
+        let mut taken = vec![false; old_kids.len()];
+        for c in listed(t, n) {
+            if let Ok(k) = old_kids.binary_search_by(|(name, _)| (*name).cmp(t.name(c))) {
+                taken[k] = true;
+                stack.push((c, old_kids[k].1, depth + 1));
+            }
+        }
+        if taken.iter().all(|&t| t) {
+            continue;
+        }
+        let base = path_of(t, n);
+        for (k, &(name, c)) in old_kids.iter().enumerate() {
+            if !taken[k] {
+                let path = joined(&base, name);
+                gone_subtree(o, c, n, path, depth + 1, max_depth, &mut gone);
+            }
+        }
+    }
+    Comparison {
+        sharing: new.sharing && old.sharing,
+        old,
+        matched,
+        gone,
+    }
+}
+
+/// The entries listed under `id` (the roots under [`NodeId::TOP`]): its
+/// children that du's rules do not hide.
+fn listed(t: &Tree, id: NodeId) -> Vec<NodeId> {
+    t.children(id)
+        .iter()
+        .copied()
+        .filter(|&c| !t.is_hidden(c))
+        .collect()
+}
+
+/// `base/name`, as the reports join a path (no second `/` after a root
+/// that ends in one).
+fn joined(base: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut p = base.to_vec();
+    if p.last() != Some(&b'/') {
+        p.push(b'/');
+    }
+    p.extend_from_slice(name);
+    p
+}
+
+/// The path of `id` in `t` as the reports print it.
+fn path_of(t: &Tree, id: NodeId) -> Vec<u8> {
+    let mut names = vec![t.name(id)];
+    let mut n = id;
+    while let Some(p) = t.parent(n).filter(|&p| p != NodeId::TOP) {
+        names.push(t.name(p));
+        n = p;
+    }
+    let mut path = names.pop().unwrap_or_default().to_vec();
+    while let Some(name) = names.pop() {
+        path = joined(&path, name);
+    }
+    path
+}
+
+/// Records `x` (at `path`, `depth` levels down, in the new entry `under`)
+/// and everything below it down to `max_depth` as gone.
+fn gone_subtree(
+    o: &Tree,
+    x: NodeId,
+    under: NodeId,
+    path: Vec<u8>,
+    depth: u32,
+    max_depth: Option<u32>,
+    gone: &mut Vec<Gone>,
+) {
+    let mut stack = vec![(x, path, depth)];
+    while let Some((x, path, depth)) = stack.pop() {
+        if max_depth.is_none_or(|m| depth < m) {
+            for c in listed(o, x).into_iter().rev() {
+                stack.push((c, joined(&path, o.name(c)), depth + 1));
+            }
+        }
+        gone.push(Gone {
+            old: x,
+            under,
+            path,
+            depth,
+        });
+    }
+}
+
+impl Comparison {
+    /// The old scan's tree, rolled up by the new scan's rules.
+    pub fn old_tree(&self) -> &Tree {
+        &self.old.tree
+    }
+
+    /// The old scan's roots, as its report names them.
+    pub fn old_roots(&self) -> &[Vec<u8>] {
+        &self.old.roots
+    }
+
+    /// The old node that node `new` of the new tree matched; `None` when
+    /// it is new (or deeper than compared).
+    pub fn old_of(&self, new: NodeId) -> Option<NodeId> {
+        self.matched.get(new.index()).and_then(|x| x.some())
+    }
+
+    /// Node `id` of `new` (the tree this comparison was made of) with the
+    /// old side it matched.
+    pub fn change(&self, new: &Tree, id: NodeId) -> Change {
+        Change {
+            old: self.old_of(id).map(|x| self.old_side(x)),
+            new: Some((new.figures(id), new.bound(id))),
+        }
+    }
+
+    /// A gone entry's change: its old side, no new one.
+    pub fn gone_change(&self, g: &Gone) -> Change {
+        Change {
+            old: Some(self.old_side(g.old)),
+            new: None,
+        }
+    }
+
+    /// The `-c` totals of both scans.
+    pub fn total_change(&self, new: &Tree) -> Change {
+        let o = self.old_tree();
+        Change {
+            old: Some((*o.grand_total(), o.grand_bound())),
+            new: Some((*new.grand_total(), new.grand_bound())),
+        }
+    }
+
+    /// The kind of a gone entry.
+    pub fn gone_kind(&self, g: &Gone) -> Kind {
+        self.old_tree().kind(g.old)
+    }
+
+    /// The old entries nothing in the new scan matched, down to the depth
+    /// compared: a gone directory, then what was in it.
+    pub fn gone(&self) -> &[Gone] {
+        &self.gone
+    }
+
+    /// Whether both scans know what is shared. A saved scan that sdu did
+    /// not write (`ncdu -o`) does not: then only Total and the apparent
+    /// size compare.
+    pub fn sharing(&self) -> bool {
+        self.sharing
+    }
+
+    /// The errors the old scan had met when it was saved.
+    pub fn old_errors(&self) -> u64 {
+        self.old.saved_errors
+    }
+
+    fn old_side(&self, x: NodeId) -> (Stats, Bound) {
+        let o = self.old_tree();
+        (o.figures(x), o.bound(x))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(total: u64, exclusive: u64, b: Bound) -> Option<(Stats, Bound)> {
+        let s = Stats {
+            total,
+            exclusive,
+            shared: total - exclusive,
+            reclaimable: exclusive,
+            ..Stats::default()
+        };
+        Some((s, b))
+    }
+
+    #[test]
+    fn a_change_is_new_minus_old_and_says_when_sharing_moved() {
+        // Data written: Total and Exclusive alike.
+        let grew = Change {
+            old: side(100, 40, Bound::EXACT),
+            new: side(150, 90, Bound::EXACT),
+        };
+        assert_eq!(
+            (grew.delta(Figure::Total), grew.delta(Figure::Shared)),
+            (50, 0)
+        );
+        assert!(!grew.sharing_changed() && grew.reclaimable_exact());
+        // A snapshot deleted: Exclusive grows, Total stays.
+        let unshared = Change {
+            old: side(100, 40, Bound::EXACT),
+            new: side(100, 100, Bound::AT_MOST),
+        };
+        assert_eq!(unshared.delta(Figure::Exclusive), 60);
+        assert!(unshared.sharing_changed() && !unshared.reclaimable_exact());
+        assert!(unshared.bound().at_most());
+        // New and gone: the missing side counts 0, and sharing is no news.
+        let new = Change {
+            old: None,
+            new: side(10, 0, Bound::EXACT),
+        };
+        let gone = Change {
+            old: side(10, 0, Bound::EXACT),
+            new: None,
+        };
+        assert_eq!(
+            (new.delta(Figure::Total), gone.delta(Figure::Total)),
+            (10, -10)
+        );
+        assert!(!new.sharing_changed() && !gone.sharing_changed());
+        // Beyond i64: still exact.
+        let huge = Change {
+            old: side(0, 0, Bound::EXACT),
+            new: side(u64::MAX, u64::MAX, Bound::EXACT),
+        };
+        assert_eq!(huge.delta(Figure::Total), i128::from(u64::MAX));
+    }
+}
