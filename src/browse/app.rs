@@ -31,6 +31,9 @@ pub enum SortKey {
     Count,
     /// The newest modification time under an entry, newest first.
     Time,
+    /// The change of the first column's figure since the old scan
+    /// (`--compare`), largest growth first.
+    Change,
 }
 
 /// The order of the rows: a key, and whether it is reversed from the key's
@@ -192,6 +195,8 @@ pub struct App<'t> {
     pub filter_edit: Option<String>,
     /// The directories not read in full.
     pub unread: Unread<'t>,
+    /// `--compare OLD`: the scan compared with the old one.
+    pub compare: Option<&'t sdu::compare::Comparison>,
 }
 
 impl<'t> App<'t> {
@@ -226,6 +231,7 @@ impl<'t> App<'t> {
             info: None,
             filter_edit: None,
             unread: Unread::default(),
+            compare: None,
         };
         app.load(None);
         app
@@ -361,6 +367,11 @@ impl<'t> App<'t> {
                 }
             }
             Action::SortSize => self.apply(Action::Sort(SortKey::Figure(self.first))),
+            Action::Sort(SortKey::Change) if self.compare.is_none() => {
+                self.notice = Some(vec![
+                    "D sorts by the change since an old scan: browse with --compare OLD.".into(),
+                ]);
+            }
             Action::Sort(key) => {
                 // The column of what the rows are sorted by is shown.
                 match key {
@@ -603,6 +614,13 @@ impl<'t> App<'t> {
                     .cmp(&items(tree, *a))
                     .then_with(|| by_name(a, b))
             }),
+            SortKey::Change => {
+                let first = self.first;
+                let delta =
+                    |id: NodeId| self.compare.map_or(0, |c| c.change(tree, id).delta(first));
+                self.rows
+                    .sort_by(|a, b| delta(*b).cmp(&delta(*a)).then_with(|| by_name(a, b)));
+            }
             SortKey::Time => self.rows.sort_by(|a, b| {
                 tree.figures(*b)
                     .time

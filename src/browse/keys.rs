@@ -57,6 +57,7 @@ pub fn action(k: KeyEvent, mode: Mode) -> Option<Action> {
         KeyCode::Char('n') => Action::Sort(SortKey::Name),
         KeyCode::Char('C') => Action::Sort(SortKey::Count),
         KeyCode::Char('M') => Action::Sort(SortKey::Time),
+        KeyCode::Char('D') => Action::Sort(SortKey::Change),
         KeyCode::Char('a') => Action::ToggleFiles,
         KeyCode::Char('e') => Action::ToggleDotfiles,
         KeyCode::Char('c') => Action::ToggleCount,

@@ -26,6 +26,7 @@ use crossterm::{cursor, execute, terminal};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
+use sdu::compare::Comparison;
 use sdu::delete::{self, Deleted, Target};
 use sdu::figures::{Figure, Kind};
 use sdu::records::{Ident, Idents, NodeId};
@@ -61,11 +62,33 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
         });
     }
     let msgs = progress::messages(display.as_ref(), program);
+    if cfg.compare.as_deref() == Some(b"-") {
+        eprintln!(
+            "{program}: --compare -: the browser cannot read the old scan from standard input; give its file"
+        );
+        return ExitStatus::Fatal;
+    }
+    // `--compare OLD`: each scan browsed is compared with OLD, read again.
+    let compared = |s: &Scanned| -> Result<Option<Comparison>, sdu::Error> {
+        let Some(old) = &cfg.compare else {
+            return Ok(None);
+        };
+        let how = Scanning {
+            walk: cfg.walk.clone(),
+            rules: cfg.rules,
+            sets: false,
+        };
+        let old = sdu::compare::read_old(old, &how)?;
+        Ok(Some(sdu::compare::compare(s, old, None)))
+    };
     let loaded = load(cfg, &cfg.walk, &msgs);
     if let Some(d) = &mut display {
         d.finish();
     }
-    let mut scanned = match loaded {
+    let (mut scanned, mut comparison) = match loaded.and_then(|s| {
+        let c = compared(&s)?;
+        Ok((s, c))
+    }) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("{program}: {e}");
@@ -133,6 +156,7 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
         };
         app.can_delete = cfg.import.is_none();
         app.unread = app::Unread::new(tree, &scanned.read_errors);
+        app.compare = comparison.as_ref();
         app.notice = notice.take();
         if let Err(e) = browse(&mut term, &mut app, look, idents) {
             break End::Terminal(e);
@@ -200,6 +224,13 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
                     ));
                     failed = true;
                     break End::Done;
+                }
+                match compared(&again) {
+                    Ok(c) => comparison = c,
+                    Err(e) => {
+                        report.push(format!("The new scan cannot be compared: {e}"));
+                        break End::Done;
+                    }
                 }
                 scanned = again;
             }

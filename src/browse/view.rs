@@ -54,6 +54,8 @@ enum Col {
     Count,
     /// The newest modification time under the entry.
     Time,
+    /// The change of the first column's figure since the old scan.
+    Change,
 }
 
 impl Col {
@@ -62,11 +64,18 @@ impl Col {
             Col::Fig(f) => f.header(),
             Col::Count => "Items",
             Col::Time => "Modified",
+            Col::Change => "Change",
         }
     }
 
-    fn cell(self, tree: &Tree, id: NodeId, s: &Stats, unit: Unit) -> String {
+    fn cell(self, app: &App<'_>, id: NodeId, s: &Stats, unit: Unit) -> String {
+        let tree = app.tree();
         match self {
+            Col::Change => match app.compare {
+                Some(c) if c.old_of(id).is_none() => "new".into(),
+                Some(c) => signed(unit, c.change(tree, id).delta(app.first)),
+                None => String::new(),
+            },
             Col::Fig(f) => size(unit, f.of(s)),
             Col::Count if tree.kind(id) == Kind::Dir => items(tree, id).to_string(),
             Col::Count => String::new(),
@@ -99,6 +108,9 @@ fn columns(app: &App<'_>, unit: Unit, width: usize) -> Cols {
     if set.time {
         cols.push(Col::Time);
     }
+    if app.compare.is_some() {
+        cols.push(Col::Change);
+    }
     let dir = app.dir_figures();
     let tree = app.tree();
     let widths: Vec<usize> = cols
@@ -108,6 +120,17 @@ fn columns(app: &App<'_>, unit: Unit, width: usize) -> Cols {
                 Col::Fig(f) => unit.width(f.of(&dir)),
                 Col::Count => items(tree, app.dir()).to_string().len(),
                 Col::Time => 16,
+                // The widest of the directory's own change and its rows'.
+                Col::Change => app
+                    .rows()
+                    .iter()
+                    .chain([&app.dir()])
+                    .filter_map(|&id| {
+                        let c = app.compare?;
+                        Some(signed(unit, c.change(tree, id).delta(app.first)).len())
+                    })
+                    .max()
+                    .unwrap_or(0),
             };
             c.title().len().max(w)
         })
@@ -118,6 +141,7 @@ fn columns(app: &App<'_>, unit: Unit, width: usize) -> Cols {
         at(Col::Fig(Figure::Exclusive)),
         at(Col::Time),
         at(Col::Count),
+        at(Col::Change),
         at(Col::Fig(Figure::Reclaimable)),
         Some(0),
     ]
@@ -164,6 +188,20 @@ pub fn draw(f: &mut Frame<'_>, app: &mut App<'_>, look: Look) {
     }
 }
 
+/// A change of `delta` bytes: `+5.0M`, `-1.0M`, `0`.
+pub fn signed(unit: Unit, delta: i128) -> String {
+    let mut s = String::from(match delta {
+        0 => "",
+        d if d > 0 => "+",
+        _ => "-",
+    });
+    unit.format(
+        u64::try_from(delta.unsigned_abs()).unwrap_or(u64::MAX),
+        &mut s,
+    );
+    s
+}
+
 fn size(unit: Unit, bytes: u64) -> String {
     let mut s = String::new();
     unit.format(bytes, &mut s);
@@ -203,6 +241,7 @@ fn header(app: &App<'_>, look: Look, cells: u16) -> Vec<Line<'static>> {
         SortKey::Name => ("name", ["A to Z", "Z to A"]),
         SortKey::Count => ("items", ["most first", "fewest first"]),
         SortKey::Time => ("modified", ["newest first", "oldest first"]),
+        SortKey::Change => ("change", ["largest growth first", "largest shrink first"]),
     };
     let sort = format!("sort: {name}, {}", dir[usize::from(sort.reverse)]);
     // " sdu ", the path between two spaces, two spaces, the sort.
@@ -225,6 +264,12 @@ fn header(app: &App<'_>, look: Look, cells: u16) -> Vec<Line<'static>> {
     }
     if let Some(f) = &set.filter {
         flags.push_str(&format!(", filter: {}", printable(f.as_bytes())));
+    }
+    if let Some(c) = app.compare {
+        let gone = c.gone().iter().filter(|g| g.under == app.dir()).count();
+        if gone > 0 {
+            flags.push_str(&format!(", {gone} gone since the old scan"));
+        }
     }
     vec![
         Line::from(vec![
@@ -306,7 +351,7 @@ fn rows(app: &mut App<'_>, look: Look, c: &Cols, area: Rect) -> Vec<Line<'static
         line.push(app.unread.mark(id));
         for ((col, w), shown) in c.cols.iter().zip(&c.widths).zip(&c.fit.shown) {
             if *shown {
-                line.push_str(&format!("{:>w$}  ", col.cell(tree, id, s, look.unit)));
+                line.push_str(&format!("{:>w$}  ", col.cell(app, id, s, look.unit)));
             }
         }
         let (b, pct) = bar(rank.of(s), whole);

@@ -371,7 +371,7 @@ pub struct Cli {
         long,
         value_name = "OLD",
         value_hint = ValueHint::FilePath,
-        conflicts_with_all = [ArgId::Export, ArgId::ToFree, ArgId::Du, ArgId::Tree, ArgId::Threshold, ArgId::FilesOnly, ArgId::OlderThan, ArgId::Time, ArgId::Interactive],
+        conflicts_with_all = [ArgId::Export, ArgId::ToFree, ArgId::Du, ArgId::Tree, ArgId::Threshold, ArgId::FilesOnly, ArgId::OlderThan, ArgId::Time],
         help_heading = "Saved scans"
     )]
     pub compare: Option<OsString>,

@@ -342,7 +342,8 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              entry, the old figures, the new and the change. An OLD that sdu did not write \
              (ncdu -o) compares on Total and the apparent size only, as sdu says on stderr; an \
              OLD that is not a saved scan, is truncated or was written by a newer sdu is refused \
-             (exit status 2).",
+             (exit status 2). In the browser (sdu -i --compare OLD) a Change column shows the \
+             change of the first column's figure, D sorts by it, and i gives both sides.",
         ],
     ),
     (
@@ -463,6 +464,7 @@ const BROWSER_KEYS: &[(&str, &[&str])] = &[(
         "t x S R :: Sort by Total, Exclusive, Shared, Reclaimable, largest first.",
         "n C M :: Sort by name (A to Z), item count (most first), modification time (newest \
              first).",
+        "D :: With --compare OLD: sort by the change since OLD (largest growth first).",
         "A :: Apparent size (the sum of st_size) in place of Total, and back.",
         "c m :: Show or hide the column of item counts (files and directories under the \
              entry), of modification times (the newest under the entry).",

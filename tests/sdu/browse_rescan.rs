@@ -1,8 +1,9 @@
 //! `sdu -i` on a real terminal (tmux), where the tree is not what was
 //! scanned: `r` scans again (the cursor and the marks kept), `b` opens a
-//! shell in the directory shown and scans again after it, and directories
+//! shell in the directory shown and scans again after it, directories
 //! that could not be read are marked `!` and `.` as ncdu marks them, with
-//! the error in `i`.
+//! the error in `i`, and `--compare OLD` shows what changed since a saved
+//! scan.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -225,4 +226,57 @@ fn unreadable_directories_are_marked_and_i_says_why() {
         "{s}"
     );
     tmux.keys(&["Escape", "q"]);
+}
+
+/// `sdu -i --compare OLD`: a Change column (du's growth of each entry),
+/// `D` sorts by it, `i` gives the old and new figures, and a directory
+/// shown says how many of its entries are gone.
+#[test]
+fn compare_adds_a_change_column_sorted_by_d_with_both_sides_in_i() {
+    let Some(tmux) = Tmux::shell("browse-compare") else {
+        return;
+    };
+    let t = TestDir::new();
+    let root = abc(t.path());
+    let before = [
+        ("a", du_total(&root.join("a"))),
+        ("b", du_total(&root.join("b"))),
+    ];
+    let o = run(std::process::Command::new(sdu_bin())
+        .args(["--export", "old.json", "root"])
+        .current_dir(t.path()));
+    assert_eq!(o.code, Some(0), "{o:?}");
+    // Since: a grew by 300 KiB, b lost its file, new appeared.
+    write_file(&root.join("a/more"), 300 * 1024);
+    fs::remove_file(root.join("b/data")).unwrap();
+    write_file(&root.join("new"), 8192);
+    start_for(&tmux, t.path(), "-B1 --compare old.json root", "↑↓→← move");
+    let s = pressed(&tmux, "D", "sort: change, largest growth first");
+    assert!(s.contains(" Change "), "{s}");
+    assert_eq!(names(&s), ["a/", "new", "c/", "b/"], "{s}");
+    let change = |s: &str, name: &str| -> String {
+        let cells: Vec<&str> = row(s, name).split_whitespace().collect();
+        // Total Exclusive Shared Reclaimable Change bar... name
+        cells[cells.iter().position(|c| c.ends_with('%')).unwrap() - 2].to_owned()
+    };
+    let grew = du_total(&root.join("a")) - before[0].1;
+    let shrank = before[1].1 - du_total(&root.join("b"));
+    assert_eq!(change(&s, "a/"), format!("+{grew}"), "{s}");
+    assert_eq!(change(&s, "b/"), format!("-{shrank}"), "{s}");
+    assert_eq!(change(&s, "new"), "new", "{s}");
+    assert_eq!(change(&s, "c/"), "0", "{s}");
+    tmux.keys(&["Home"]);
+    let s = pressed(&tmux, "i", "Path");
+    assert!(
+        s.contains(&format!("Before       Total {}", before[0].1)),
+        "{s}"
+    );
+    assert!(s.contains(&format!("Change       Total +{grew}")), "{s}");
+    tmux.keys(&["Escape"]);
+    settled(&tmux);
+    tmux.keys(&["End"]);
+    let s = pressed(&tmux, "Enter", "root/b");
+    assert!(s.contains("1 gone since the old scan"), "{s}");
+    tmux.keys(&["q"]);
+    assert_terminal_restored(&tmux, 0);
 }

@@ -503,15 +503,6 @@ fn bad_old_scans_are_refused_with_their_message() {
             .starts_with(&format!("sdu: --compare cut.json: line {lines}, column ")),
         "{o:?}"
     );
-    // Not in the browser.
-    let o = sdu_in(p, true, &["-i", "--compare", "good.json", "t"]);
-    assert_eq!(o.code, Some(2), "{o:?}");
-    assert!(
-        o.stderr.starts_with(
-            "sdu: the argument '--interactive' cannot be used with '--compare <OLD>'\n"
-        ),
-        "{o:?}"
-    );
     // Standard input cannot be read twice.
     let o = sdu_in(p, true, &["--compare", "-", "--import", "-"]);
     assert_eq!(o.code, Some(2), "{o:?}");

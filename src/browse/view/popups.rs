@@ -21,6 +21,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("s", "sort by size: Total, or Apparent (again: reverse)"),
     ("t x S R", "sort by Total, Exclusive, Shared, Reclaimable"),
     ("n  C  M", "sort by name, item count, modification time"),
+    ("D", "sort by change since the old scan (--compare OLD)"),
     ("A", "apparent size in place of Total, and back"),
     ("c  m", "show or hide the item count, the time column"),
     ("a", "show or hide files"),
@@ -151,6 +152,34 @@ pub fn info_lines(app: &App<'_>, i: &Info, look: Look) -> Vec<String> {
                 "directories"
             },
         ));
+    }
+    if let Some(c) = app.compare {
+        let ch = c.change(tree, id);
+        match ch.old {
+            None => v.push("Before       not in the old scan: new since".into()),
+            Some((o, _)) => {
+                v.push(format!(
+                    "Before       Total {}  Exclusive {}  Shared {}  Reclaimable {}",
+                    size(u, o.total),
+                    size(u, o.exclusive),
+                    size(u, o.shared),
+                    size(u, o.reclaimable)
+                ));
+                let d = |f| super::signed(u, ch.delta(f));
+                v.push(format!(
+                    "Change       Total {}  Exclusive {}  Shared {}  Reclaimable {}{}",
+                    d(Figure::Total),
+                    d(Figure::Exclusive),
+                    d(Figure::Shared),
+                    d(Figure::Reclaimable),
+                    if ch.sharing_changed() {
+                        "  (sharing changed)"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
     }
     let unreachable = tree.unreachable(id);
     if unreachable > 0 {
