@@ -1,130 +1,126 @@
-//! The concurrent index of shared physical ranges, filled during the walk.
+//! The index of shared physical ranges, filled during the walk.
 //!
 //! Every thread calls [`SharedIndex::insert`] for each extent flagged
-//! shared. Identical physical ranges (whole-file clones, snapshots: the
-//! common case) collapse into one key with the list of files that map it;
-//! [`SharedIndex::into_units`] hands the ranges to the [sweep](super::sweep),
-//! which resolves partial overlaps. Physical addresses are only compared
-//! within one extent space (a filesystem, as seen from one root namespace).
+//! shared: the mapping is appended to an arena of the thread's own (a lock
+//! nobody else takes), 16 bytes a mapping. After the walk the arenas are
+//! sorted together: identical physical ranges (whole-file clones,
+//! snapshots: the common case) fall next to each other, one range with the
+//! files that map it, and [`SharedIndex::into_units`] hands the ranges to
+//! the [sweep](super::sweep), which resolves partial overlaps. Physical
+//! addresses are only compared within one extent space (a filesystem, as
+//! seen from one root namespace).
+//!
+//! A map keyed by range (the form before this one) cost 43–69 bytes per
+//! range, and 80–120 more for a range mapped by more than two files (a
+//! backup repository's blocks are mapped by every synthetic full): 66
+//! bytes per mapping on `scripts/bench-repo`'s repository. An arena
+//! appended to costs what the mappings are, and its sort, once, is cheaper
+//! than the hashing and locking of every insert.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::{Mutex, OnceLock};
 
-use dashmap::DashMap;
-use dashmap::mapref::entry::Entry;
+use crossbeam_utils::CachePadded;
 
 use super::sweep::{Interval, Sweep, Sweeper};
 use crate::probe::Granularity;
 
-/// The map key: one physical range of one filesystem.
-///
-/// `packed(4)` makes it 20 bytes instead of 24, so that a table slot (key +
-/// [`Refs`]) is 32 bytes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-#[repr(C, packed(4))]
-struct Key {
+/// One mapping of a range that is a whole number of 512-byte sectors
+/// (every shared extent of XFS and Btrfs): 16 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Rec {
+    physical: u64,
+    sectors: u32,
+    file: u32,
+}
+
+const _: () = assert!(size_of::<Rec>() == 16);
+
+/// A mapping no [`Rec`] can hold (not in whole sectors, or 2 TiB or more).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Odd {
     physical: u64,
     length: u64,
+    file: u32,
+}
+
+const SECTOR: u64 = 512;
+
+/// One thread's mappings, by extent space.
+#[derive(Debug, Default)]
+struct Arena {
+    /// (extent space, its mappings); a scan meets few spaces.
+    recs: Vec<(u32, Vec<Rec>)>,
+    odd: Vec<(u32, Vec<Odd>)>,
+}
+
+/// The mappings of one extent space, sorted: each range's files next to
+/// each other, in file order.
+#[derive(Debug, Default)]
+struct Space {
     fs: u32,
+    recs: Vec<Rec>,
+    odd: Vec<Odd>,
+    /// Distinct ranges.
+    ranges: usize,
 }
 
-impl Hash for Key {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        let Self {
-            physical,
-            length,
-            fs,
-        } = *self;
-        state.write_u64(physical);
-        state.write_u64(length);
-        state.write_u32(fs);
+impl Space {
+    /// The ranges in order: (physical, length, the mappings' files).
+    fn groups(&self) -> impl Iterator<Item = (u64, u64, Vec<u32>)> + '_ {
+        let recs = self
+            .recs
+            .chunk_by(|a, b| (a.physical, a.sectors) == (b.physical, b.sectors));
+        let recs = recs.map(|g| {
+            let files = g.iter().map(|r| r.file).collect();
+            (g[0].physical, u64::from(g[0].sectors) * SECTOR, files)
+        });
+        let odd = self
+            .odd
+            .chunk_by(|a, b| (a.physical, a.length) == (b.physical, b.length));
+        let odd = odd.map(|g| {
+            (
+                g[0].physical,
+                g[0].length,
+                g.iter().map(|r| r.file).collect(),
+            )
+        });
+        recs.chain(odd)
     }
 }
 
-/// The files mapping one key, with multiplicity: two inline, the rest
-/// (rare) in [`SharedIndex`]'s spill map.
-#[derive(Clone, Copy)]
-struct Refs {
-    first: u32,
-    /// Valid when `count >= 2`.
-    second: u32,
-    /// Total references; those past the second are in the spill map.
-    count: u32,
-}
-
-const _: () = assert!(size_of::<(Key, Refs)>() == 32);
-
-/// Builds [`KeyHash`]ers.
-#[derive(Clone, Copy, Debug, Default)]
-struct BuildKeyHash;
-
-/// A small multiply-rotate hash (FxHash's step) finished by MurmurHash3's
-/// 64-bit avalanche, so that both the low bits (hashbrown's bucket) and the
-/// high bits (dashmap's shard, hashbrown's tag) are well mixed.
-///
-/// The keys are physical addresses chosen by the filesystem, not by an
-/// adversary, so SipHash's DoS resistance buys nothing here.
-#[derive(Default)]
-struct KeyHash(u64);
-
-impl BuildHasher for BuildKeyHash {
-    type Hasher = KeyHash;
-    fn build_hasher(&self) -> KeyHash {
-        KeyHash(0)
-    }
-}
-
-impl Hasher for KeyHash {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
+/// The index of extent space `fs` in `spaces`, added if missing.
+fn space_of(spaces: &mut Vec<Space>, fs: u32) -> usize {
+    match spaces.iter().position(|s| s.fs == fs) {
+        Some(i) => i,
+        None => {
+            spaces.push(Space {
+                fs,
+                ..Space::default()
+            });
+            spaces.len() - 1
         }
     }
-    fn write_u32(&mut self, x: u32) {
-        self.write_u64(u64::from(x));
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-    fn finish(&self) -> u64 {
-        let mut h = self.0;
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        h ^ (h >> 33)
-    }
 }
 
-/// The concurrent index of shared physical ranges, filled by the walker's
-/// threads.
+/// Arenas, one per worker thread (by rayon's index; past the last, shared).
+const SHARDS: usize = 64;
+
+/// The index of shared physical ranges, filled by the walker's threads.
 ///
 /// Keyed by `(fs, physical, length)`; each key keeps the files that map it,
 /// with multiplicity (a file that maps the same range twice, an internal
 /// clone, is listed twice).
 ///
 /// # Memory
-/// A key with one or two references takes one 32-byte table slot (20-byte
-/// key + 12-byte value) plus hashbrown's control byte, at most 7/8 full, in
-/// tables that grow by doubling: 38 to 75 bytes per key by layout.
-/// References past the second go to a separate spill map (a `Vec<u32>` per
-/// such key).
-///
-/// Measured: **43–69 bytes per stored extent** with one or two references
-/// per key (43.3 at 100,000 keys, 54.3 at 10,000, 56.6 at 917,504, 66.0 at
-/// 1,048,577, 69.2 at 1,000,000 and 4,000,000: dashmap's 8 shards on this
-/// 2-core machine fill and double together). A key with three references
-/// costs 80–120 bytes more (spill slot and `Vec` block), plus 4 bytes per
-/// further reference. Method: a counting `#[global_allocator]`, N distinct random keys
-/// inserted from one thread, live heap bytes / N, release build.
-/// A `Vec<u32>` per key instead would need 48-byte slots plus a heap block
-/// per key.
+/// 16 bytes per mapping while the walk runs (a range in whole 512-byte
+/// sectors under 2 TiB; 24 otherwise), in vectors that grow by doubling.
+/// After the walk, sorted in place; the sweep then takes 32 bytes per
+/// distinct range, and 4 per reference of a range mapped more than twice,
+/// while the mappings are still held.
 pub(crate) struct SharedIndex {
-    map: DashMap<Key, Refs, BuildKeyHash>,
-    /// References past the second of a key. Only touched while holding the
-    /// key's entry lock in `map`, so the two maps never lock in the other
-    /// order.
-    spill: DashMap<Key, Vec<u32>, BuildKeyHash>,
+    shards: Vec<CachePadded<Mutex<Arena>>>,
+    /// The arenas merged and sorted, on the first question after the walk.
+    done: OnceLock<Vec<Space>>,
 }
 
 impl Default for SharedIndex {
@@ -135,9 +131,7 @@ impl Default for SharedIndex {
 
 impl std::fmt::Debug for SharedIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SharedIndex")
-            .field("ranges", &self.len())
-            .finish_non_exhaustive()
+        f.debug_struct("SharedIndex").finish_non_exhaustive()
     }
 }
 
@@ -145,8 +139,10 @@ impl SharedIndex {
     /// Creates an empty index.
     pub(crate) fn new() -> Self {
         Self {
-            map: DashMap::with_hasher(BuildKeyHash),
-            spill: DashMap::with_hasher(BuildKeyHash),
+            shards: (0..SHARDS)
+                .map(|_| CachePadded::new(Mutex::new(Arena::default())))
+                .collect(),
+            done: OnceLock::new(),
         }
     }
 
@@ -156,74 +152,136 @@ impl SharedIndex {
     /// Call it once per mapping: the same file mapping the same range twice
     /// counts twice. A zero `length` is ignored; a range that would run past
     /// `u64::MAX` is clamped to end there (exclusive), which only a corrupt
-    /// FIEMAP reply can produce. O(1) expected; locks one shard of the map.
+    /// FIEMAP reply can produce. O(1) amortized; locks the calling thread's
+    /// own arena. Not to be called once the index has been asked anything.
     pub(crate) fn insert(&self, fs: u32, physical: u64, length: u64, file: u32) {
+        debug_assert!(self.done.get().is_none(), "inserted after a question");
         let length = length.min(u64::MAX - physical);
         if length == 0 {
             return;
         }
-        let key = Key {
-            physical,
-            length,
-            fs,
-        };
-        match self.map.entry(key) {
-            Entry::Vacant(v) => {
-                v.insert(Refs {
-                    first: file,
-                    second: 0,
-                    count: 1,
+        let shard = rayon::current_thread_index().unwrap_or(0) % SHARDS;
+        let mut a = self.shards[shard].lock().unwrap_or_else(|e| e.into_inner());
+        let sectors = u32::try_from(length / SECTOR).ok();
+        match sectors.filter(|_| length % SECTOR == 0) {
+            Some(sectors) => {
+                let v = match a.recs.iter().position(|x| x.0 == fs) {
+                    Some(i) => &mut a.recs[i].1,
+                    None => {
+                        a.recs.push((fs, Vec::new()));
+                        &mut a.recs.last_mut().expect("pushed").1
+                    }
+                };
+                v.push(Rec {
+                    physical,
+                    sectors,
+                    file,
                 });
             }
-            Entry::Occupied(mut o) => {
-                let refs = o.get_mut();
-                if refs.count == 1 {
-                    refs.second = file;
-                } else {
-                    self.spill.entry(key).or_default().push(file);
-                }
-                refs.count += 1;
+            None => {
+                let v = match a.odd.iter().position(|x| x.0 == fs) {
+                    Some(i) => &mut a.odd[i].1,
+                    None => {
+                        a.odd.push((fs, Vec::new()));
+                        &mut a.odd.last_mut().expect("pushed").1
+                    }
+                };
+                v.push(Odd {
+                    physical,
+                    length,
+                    file,
+                });
             }
         }
+    }
+
+    /// The arenas merged by extent space and sorted (once).
+    fn spaces(&self) -> &[Space] {
+        self.done.get_or_init(|| {
+            let mut spaces: Vec<Space> = Vec::new();
+            let mut taken = Vec::new();
+            for shard in &self.shards {
+                let a = std::mem::take(&mut *shard.lock().unwrap_or_else(|e| e.into_inner()));
+                taken.push(a);
+            }
+            for a in taken {
+                for (fs, v) in a.recs {
+                    let i = space_of(&mut spaces, fs);
+                    let dst = &mut spaces[i].recs;
+                    if dst.is_empty() {
+                        *dst = v;
+                    } else {
+                        dst.extend_from_slice(&v);
+                    }
+                }
+                for (fs, v) in a.odd {
+                    let i = space_of(&mut spaces, fs);
+                    spaces[i].odd.extend_from_slice(&v);
+                }
+            }
+            for s in &mut spaces {
+                s.recs.sort_unstable();
+                s.odd.sort_unstable();
+                s.recs.shrink_to_fit();
+                s.ranges = s
+                    .recs
+                    .chunk_by(|a, b| (a.physical, a.sectors) == (b.physical, b.sectors))
+                    .count()
+                    + s.odd
+                        .chunk_by(|a, b| (a.physical, a.length) == (b.physical, b.length))
+                        .count();
+            }
+            spaces.sort_unstable_by_key(|s| s.fs);
+            spaces
+        })
     }
 
     /// The references recorded for `length` bytes at `physical` in extent
     /// space `fs`, with multiplicity (0: none).
     pub(crate) fn count(&self, fs: u32, physical: u64, length: u64) -> u32 {
-        let key = Key {
-            physical,
-            length: length.min(u64::MAX - physical),
-            fs,
+        let length = length.min(u64::MAX - physical);
+        let Some(s) = self.spaces().iter().find(|s| s.fs == fs) else {
+            return 0;
         };
-        self.map.get(&key).map_or(0, |r| r.count)
+        let n = match u32::try_from(length / SECTOR)
+            .ok()
+            .filter(|_| length % SECTOR == 0)
+        {
+            Some(sectors) => {
+                let key = (physical, sectors);
+                let lo = s.recs.partition_point(|r| (r.physical, r.sectors) < key);
+                let hi = s.recs.partition_point(|r| (r.physical, r.sectors) <= key);
+                hi - lo
+            }
+            None => {
+                let key = (physical, length);
+                let lo = s.odd.partition_point(|r| (r.physical, r.length) < key);
+                let hi = s.odd.partition_point(|r| (r.physical, r.length) <= key);
+                hi - lo
+            }
+        };
+        u32::try_from(n).unwrap_or(u32::MAX)
     }
 
     /// The distinct `(physical, length)` ranges stored in extent space
-    /// `fs`, in no order.
+    /// `fs`, in order.
     pub(crate) fn ranges_in(&self, fs: u32) -> Vec<(u64, u64)> {
-        self.map
+        self.spaces()
             .iter()
-            .filter(|e| {
-                let k = *e.key();
-                let f = k.fs;
-                f == fs
-            })
-            .map(|e| {
-                let k = *e.key();
-                (k.physical, k.length)
-            })
+            .filter(|s| s.fs == fs)
+            .flat_map(|s| s.groups().map(|(p, l, _)| (p, l)))
             .collect()
     }
 
     /// The number of distinct `(fs, physical, length)` ranges stored.
     pub(crate) fn len(&self) -> usize {
-        self.map.len()
+        self.spaces().iter().map(|s| s.ranges).sum()
     }
 
     /// Whether no range is stored.
     #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len() == 0
     }
 
     /// Sweeps the stored ranges into segments and units; `granularity(fs)`
@@ -239,26 +297,31 @@ impl SharedIndex {
     /// shallow, as they are in practice; n ranges nested inside one another
     /// make it quadratic, which is the size of the answer itself.
     pub(crate) fn into_units(self, granularity: impl Fn(u32) -> Granularity) -> Sweep {
-        let mut spill: HashMap<Key, Vec<u32>, BuildKeyHash> = self.spill.into_iter().collect();
+        self.spaces();
+        let spaces = self.done.into_inner().unwrap_or_default();
         // References of the ranges mapped more than twice.
         let mut pool: Vec<u32> = Vec::new();
-        let mut ranges: Vec<Interval> = Vec::with_capacity(self.map.len());
-        for (key, r) in self.map {
-            let refs = if r.count <= 2 {
-                [r.first, r.second]
-            } else {
-                let off = pool.len() as u64;
-                pool.extend([r.first, r.second]);
-                pool.extend(spill.remove(&key).expect("spilled references"));
-                [off as u32, (off >> 32) as u32]
-            };
-            ranges.push(Interval {
-                start: key.physical,
-                end: key.physical + key.length,
-                fs: key.fs,
-                count: r.count,
-                refs,
-            });
+        let mut ranges: Vec<Interval> = Vec::with_capacity(spaces.iter().map(|s| s.ranges).sum());
+        for s in spaces {
+            for (physical, length, files) in s.groups() {
+                let count = u32::try_from(files.len()).unwrap_or(u32::MAX);
+                let refs = if files.len() <= 2 {
+                    [files[0], files.get(1).copied().unwrap_or(0)]
+                } else {
+                    let off = pool.len() as u64;
+                    pool.extend_from_slice(&files);
+                    [off as u32, (off >> 32) as u32]
+                };
+                ranges.push(Interval {
+                    start: physical,
+                    end: physical + length,
+                    fs: s.fs,
+                    count,
+                    refs,
+                });
+            }
+            // The space's mappings go before the next one's ranges are made.
+            drop(s);
         }
         Sweeper::sweep(ranges, &pool, granularity)
     }
