@@ -284,6 +284,28 @@ impl SharedIndex {
         self.len() == 0
     }
 
+    /// The heap bytes the mappings take (the vectors' capacities).
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let arena = |a: &Arena| {
+            a.recs
+                .iter()
+                .map(|v| v.1.capacity() * size_of::<Rec>())
+                .chain(a.odd.iter().map(|v| v.1.capacity() * size_of::<Odd>()))
+                .sum::<usize>()
+        };
+        let spaces = self.done.get().map_or(0, |d| {
+            d.iter()
+                .map(|s| s.recs.capacity() * size_of::<Rec>() + s.odd.capacity() * size_of::<Odd>())
+                .sum()
+        });
+        self.shards
+            .iter()
+            .map(|s| arena(&s.lock().unwrap_or_else(|e| e.into_inner())))
+            .sum::<usize>()
+            + spaces
+    }
+
     /// Sweeps the stored ranges into segments and units; `granularity(fs)`
     /// tells how the filesystem of extent space `fs` frees shared data.
     ///
