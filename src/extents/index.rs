@@ -17,7 +17,8 @@
 //! appended to costs what the mappings are, and its sort, once, is cheaper
 //! than the hashing and locking of every insert.
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossbeam_utils::CachePadded;
 
@@ -102,6 +103,46 @@ fn space_of(spaces: &mut Vec<Space>, fs: u32) -> usize {
     }
 }
 
+/// Moves the mappings of the arenas `shards` into `spaces`, and sorts
+/// the spaces that got some.
+fn merge(shards: &[CachePadded<Mutex<Arena>>], spaces: &mut Vec<Space>) {
+    let taken: Vec<Arena> = shards
+        .iter()
+        .map(|s| std::mem::take(&mut *s.lock().unwrap_or_else(|e| e.into_inner())))
+        .collect();
+    let mut grown: Vec<u32> = Vec::new();
+    for a in taken {
+        for (fs, v) in a.recs {
+            let i = space_of(spaces, fs);
+            grown.push(fs);
+            let dst = &mut spaces[i].recs;
+            if dst.is_empty() {
+                *dst = v;
+            } else {
+                dst.extend_from_slice(&v);
+            }
+        }
+        for (fs, v) in a.odd {
+            let i = space_of(spaces, fs);
+            grown.push(fs);
+            spaces[i].odd.extend_from_slice(&v);
+        }
+    }
+    for s in spaces.iter_mut().filter(|s| grown.contains(&s.fs)) {
+        s.recs.sort_unstable();
+        s.odd.sort_unstable();
+        s.recs.shrink_to_fit();
+        s.ranges = s
+            .recs
+            .chunk_by(|a, b| (a.physical, a.sectors) == (b.physical, b.sectors))
+            .count()
+            + s.odd
+                .chunk_by(|a, b| (a.physical, a.length) == (b.physical, b.length))
+                .count();
+    }
+    spaces.sort_unstable_by_key(|s| s.fs);
+}
+
 /// Arenas, one per worker thread (by rayon's index; past the last, shared).
 const SHARDS: usize = 64;
 
@@ -119,8 +160,14 @@ const SHARDS: usize = 64;
 /// while the mappings are still held.
 pub(crate) struct SharedIndex {
     shards: Vec<CachePadded<Mutex<Arena>>>,
-    /// The arenas merged and sorted, on the first question after the walk.
-    done: OnceLock<Vec<Space>>,
+    /// The arenas merged and sorted, on the first question after the walk
+    /// (and again after a later insert: the holders found outside the
+    /// scan, [`super::outside`]).
+    done: Mutex<Vec<Space>>,
+    /// Some question was asked: an insert then sets `late`.
+    asked: AtomicBool,
+    /// Mappings were inserted since the last merge.
+    late: AtomicBool,
 }
 
 impl Default for SharedIndex {
@@ -142,7 +189,9 @@ impl SharedIndex {
             shards: (0..SHARDS)
                 .map(|_| CachePadded::new(Mutex::new(Arena::default())))
                 .collect(),
-            done: OnceLock::new(),
+            done: Mutex::new(Vec::new()),
+            asked: AtomicBool::new(false),
+            late: AtomicBool::new(false),
         }
     }
 
@@ -153,9 +202,13 @@ impl SharedIndex {
     /// counts twice. A zero `length` is ignored; a range that would run past
     /// `u64::MAX` is clamped to end there (exclusive), which only a corrupt
     /// FIEMAP reply can produce. O(1) amortized; locks the calling thread's
-    /// own arena. Not to be called once the index has been asked anything.
+    /// own arena. Inserts and questions never run at the same time: the
+    /// walk inserts, then the stages after it ask, and insert again only
+    /// between questions.
     pub(crate) fn insert(&self, fs: u32, physical: u64, length: u64, file: u32) {
-        debug_assert!(self.done.get().is_none(), "inserted after a question");
+        if self.asked.load(Ordering::Relaxed) {
+            self.late.store(true, Ordering::Relaxed);
+        }
         let length = length.min(u64::MAX - physical);
         if length == 0 {
             return;
@@ -195,87 +248,61 @@ impl SharedIndex {
         }
     }
 
-    /// The arenas merged by extent space and sorted (once).
-    fn spaces(&self) -> &[Space] {
-        self.done.get_or_init(|| {
-            let mut spaces: Vec<Space> = Vec::new();
-            let mut taken = Vec::new();
-            for shard in &self.shards {
-                let a = std::mem::take(&mut *shard.lock().unwrap_or_else(|e| e.into_inner()));
-                taken.push(a);
-            }
-            for a in taken {
-                for (fs, v) in a.recs {
-                    let i = space_of(&mut spaces, fs);
-                    let dst = &mut spaces[i].recs;
-                    if dst.is_empty() {
-                        *dst = v;
-                    } else {
-                        dst.extend_from_slice(&v);
-                    }
-                }
-                for (fs, v) in a.odd {
-                    let i = space_of(&mut spaces, fs);
-                    spaces[i].odd.extend_from_slice(&v);
-                }
-            }
-            for s in &mut spaces {
-                s.recs.sort_unstable();
-                s.odd.sort_unstable();
-                s.recs.shrink_to_fit();
-                s.ranges = s
-                    .recs
-                    .chunk_by(|a, b| (a.physical, a.sectors) == (b.physical, b.sectors))
-                    .count()
-                    + s.odd
-                        .chunk_by(|a, b| (a.physical, a.length) == (b.physical, b.length))
-                        .count();
-            }
-            spaces.sort_unstable_by_key(|s| s.fs);
-            spaces
-        })
+    /// `f` of the mappings merged by extent space and sorted: the arenas
+    /// are merged on the first question, and again after a later insert.
+    fn with_spaces<R>(&self, f: impl FnOnce(&[Space]) -> R) -> R {
+        let mut spaces = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        let first = !self.asked.swap(true, Ordering::Relaxed);
+        if first || self.late.swap(false, Ordering::Relaxed) {
+            merge(&self.shards, &mut spaces);
+        }
+        f(&spaces)
     }
 
     /// The references recorded for `length` bytes at `physical` in extent
     /// space `fs`, with multiplicity (0: none).
     pub(crate) fn count(&self, fs: u32, physical: u64, length: u64) -> u32 {
         let length = length.min(u64::MAX - physical);
-        let Some(s) = self.spaces().iter().find(|s| s.fs == fs) else {
-            return 0;
-        };
-        let n = match u32::try_from(length / SECTOR)
-            .ok()
-            .filter(|_| length % SECTOR == 0)
-        {
-            Some(sectors) => {
-                let key = (physical, sectors);
-                let lo = s.recs.partition_point(|r| (r.physical, r.sectors) < key);
-                let hi = s.recs.partition_point(|r| (r.physical, r.sectors) <= key);
-                hi - lo
-            }
-            None => {
-                let key = (physical, length);
-                let lo = s.odd.partition_point(|r| (r.physical, r.length) < key);
-                let hi = s.odd.partition_point(|r| (r.physical, r.length) <= key);
-                hi - lo
-            }
-        };
-        u32::try_from(n).unwrap_or(u32::MAX)
+        self.with_spaces(|spaces| {
+            let Some(s) = spaces.iter().find(|s| s.fs == fs) else {
+                return 0;
+            };
+            let n = match u32::try_from(length / SECTOR)
+                .ok()
+                .filter(|_| length % SECTOR == 0)
+            {
+                Some(sectors) => {
+                    let key = (physical, sectors);
+                    let lo = s.recs.partition_point(|r| (r.physical, r.sectors) < key);
+                    let hi = s.recs.partition_point(|r| (r.physical, r.sectors) <= key);
+                    hi - lo
+                }
+                None => {
+                    let key = (physical, length);
+                    let lo = s.odd.partition_point(|r| (r.physical, r.length) < key);
+                    let hi = s.odd.partition_point(|r| (r.physical, r.length) <= key);
+                    hi - lo
+                }
+            };
+            u32::try_from(n).unwrap_or(u32::MAX)
+        })
     }
 
     /// The distinct `(physical, length)` ranges stored in extent space
     /// `fs`, in order.
     pub(crate) fn ranges_in(&self, fs: u32) -> Vec<(u64, u64)> {
-        self.spaces()
-            .iter()
-            .filter(|s| s.fs == fs)
-            .flat_map(|s| s.groups().map(|(p, l, _)| (p, l)))
-            .collect()
+        self.with_spaces(|spaces| {
+            spaces
+                .iter()
+                .filter(|s| s.fs == fs)
+                .flat_map(|s| s.groups().map(|(p, l, _)| (p, l)))
+                .collect()
+        })
     }
 
     /// The number of distinct `(fs, physical, length)` ranges stored.
     pub(crate) fn len(&self) -> usize {
-        self.spaces().iter().map(|s| s.ranges).sum()
+        self.with_spaces(|spaces| spaces.iter().map(|s| s.ranges).sum())
     }
 
     /// Whether no range is stored.
@@ -294,7 +321,7 @@ impl SharedIndex {
                 .chain(a.odd.iter().map(|v| v.1.capacity() * size_of::<Odd>()))
                 .sum::<usize>()
         };
-        let spaces = self.done.get().map_or(0, |d| {
+        let spaces = self.with_spaces(|d| {
             d.iter()
                 .map(|s| s.recs.capacity() * size_of::<Rec>() + s.odd.capacity() * size_of::<Odd>())
                 .sum()
@@ -319,8 +346,8 @@ impl SharedIndex {
     /// shallow, as they are in practice; n ranges nested inside one another
     /// make it quadratic, which is the size of the answer itself.
     pub(crate) fn into_units(self, granularity: impl Fn(u32) -> Granularity) -> Sweep {
-        self.spaces();
-        let spaces = self.done.into_inner().unwrap_or_default();
+        self.with_spaces(|_| ());
+        let spaces = self.done.into_inner().unwrap_or_else(|e| e.into_inner());
         // References of the ranges mapped more than twice.
         let mut pool: Vec<u32> = Vec::new();
         let mut ranges: Vec<Interval> = Vec::with_capacity(spaces.iter().map(|s| s.ranges).sum());

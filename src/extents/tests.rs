@@ -172,8 +172,8 @@ fn zero_length_ignored_and_wrap_clamped() {
     idx.insert(0, 5, 0, 1);
     idx.insert(0, u64::MAX, 10, 1);
     assert!(idx.is_empty());
-    // The index is asked once the walk is over: a new one for the rest.
-    let idx = SharedIndex::new();
+    // Inserted after a question (as the holders found outside the scan
+    // are): merged on the next one.
     idx.insert(0, u64::MAX - 10, 100, 1);
     idx.insert(0, u64::MAX - 10, 10, 2);
     assert_eq!(idx.len(), 1);

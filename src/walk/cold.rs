@@ -7,7 +7,11 @@
 //! between requests. The look lists what the walk lists first anyway (the
 //! first root's directories, breadth first, up to [`DIRS`] of them), so it
 //! costs nothing a cold walk would not pay. From memory a directory opens
-//! and lists in a few microseconds; from a device, in a hundred or more.
+//! and lists in a few microseconds without the thread ever sleeping; from
+//! a device it takes a hundred or more, asleep in the kernel. Both are
+//! asked: the time, and the thread's voluntary context switches (it slept
+//! waiting, which a busy CPU alone never makes it do), so that a loaded
+//! machine, which only slows the look, does not pass for a cold cache.
 
 use std::collections::VecDeque;
 use std::ffi::CString;
@@ -31,6 +35,7 @@ pub(super) fn looks_cold(roots: &[Vec<u8>]) -> bool {
         return false;
     };
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let slept0 = sleeps();
     let t0 = Instant::now();
     let Ok(fd) = rfs::openat(CWD, &first, flags, Mode::empty()) else {
         return false;
@@ -57,7 +62,24 @@ pub(super) fn looks_cold(roots: &[Vec<u8>]) -> bool {
             break;
         }
     }
-    t0.elapsed() > COLD_PER_DIR * listed
+    let slow = t0.elapsed() > COLD_PER_DIR * listed;
+    // Waited on the device for a quarter of the directories at least.
+    let waited = match (slept0, sleeps()) {
+        (Some(a), Some(b)) => b.saturating_sub(a) >= u64::from(listed.div_ceil(4)),
+        // No /proc: the time alone.
+        _ => true,
+    };
+    slow && waited
+}
+
+/// The calling thread's voluntary context switches so far (it blocked:
+/// on I/O, a lock, a sleep), from `/proc/thread-self/status`.
+fn sleeps() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/thread-self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 #[cfg(test)]
