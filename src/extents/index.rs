@@ -321,11 +321,13 @@ impl SharedIndex {
                 .chain(a.odd.iter().map(|v| v.1.capacity() * size_of::<Odd>()))
                 .sum::<usize>()
         };
-        let spaces = self.with_spaces(|d| {
-            d.iter()
-                .map(|s| s.recs.capacity() * size_of::<Rec>() + s.odd.capacity() * size_of::<Odd>())
-                .sum()
-        });
+        let spaces: usize = self
+            .done
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|s| s.recs.capacity() * size_of::<Rec>() + s.odd.capacity() * size_of::<Odd>())
+            .sum();
         self.shards
             .iter()
             .map(|s| arena(&s.lock().unwrap_or_else(|e| e.into_inner())))
