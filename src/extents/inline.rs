@@ -106,11 +106,6 @@ impl InlineRec {
     }
 }
 
-/// One inode, unchanged, across a snapshot family: (filesystem, root
-/// namespace, family, inode number, symlink, birth and change times,
-/// size).
-type InodeKey = (u32, u32, [u8; 16], u64, bool, (i64, u32), (i64, u32), u64);
-
 /// Union-find over subvolume UUIDs: the snapshot family of each.
 #[derive(Default)]
 struct Families {
@@ -146,6 +141,7 @@ impl Families {
 /// credits them back as the unit's). Returns the number of units made.
 pub(crate) fn share(
     recs: &[InlineRec],
+    devs: &[u64],
     registry: &Registry,
     extents: &Extents,
     nodes: &mut Nodes,
@@ -155,14 +151,11 @@ pub(crate) fn share(
     // A unit needs copies in two subvolumes: with one subvolume in the
     // scan (the common case) there is nothing to do. Each subvolume is
     // looked up once, not once per file.
-    let mut devs: Vec<u64> = recs.iter().map(|r| r.dev).collect();
-    devs.sort_unstable();
-    devs.dedup();
+    debug_assert!(devs.is_sorted(), "the devices sorted");
     if devs.len() < 2 {
         return 0;
     }
     let subvols: Vec<Option<Subvol>> = devs.iter().map(|&d| registry.subvolume(d)).collect();
-    let subvolume = |dev: u64| devs.binary_search(&dev).ok().and_then(|i| subvols[i]);
     let zero = [0u8; 16];
     let mut fam = Families::default();
     for &Subvol {
@@ -175,48 +168,70 @@ pub(crate) fn share(
             fam.union(uuid, parent);
         }
     }
+    // Each device's family, once (none: a subvolume without a UUID).
+    let families: Vec<Option<[u8; 16]>> = subvols
+        .iter()
+        .map(|sv| sv.map(|sv| fam.find(sv.ids.0)))
+        .collect();
+    let family = |dev: u64| devs.binary_search(&dev).ok().and_then(|i| families[i]);
     // Group the copies of one inode, in an order that does not depend on
     // the walk: sort by key (and index), then take the runs of equal keys.
     // No map and no allocation per group: most inline files of a scan are
-    // seen once.
-    let mut keyed: Vec<(InodeKey, usize)> = recs
-        .iter()
-        .enumerate()
-        .filter_map(|(i, r)| {
-            // Unlike a copy's extents (`copies::settled`), a file changed
-            // just before its snapshot is keyed too: nothing
-            // else could show its inline data shared, and only a write in
-            // the same clock tick after the snapshot would be mistaken for
-            // none (the old inline data, a few KiB of metadata at most,
-            // then counted shared).
-            let uuid = subvolume(r.dev)?.ids.0;
-            let key = (
-                r.fs,
-                r.ns,
-                fam.find(uuid),
-                r.ino,
-                r.symlink,
-                r.btime,
-                r.ctime,
-                r.size,
-            );
-            Some((key, i))
-        })
-        .collect();
-    keyed.sort_unstable();
-    let mut shared: Vec<(InodeKey, Vec<usize>)> = Vec::new();
-    for run in keyed.chunk_by(|a, b| a.0 == b.0) {
-        let first = recs[run[0].1].dev;
-        if run.iter().any(|&(_, i)| recs[i].dev != first) {
-            shared.push((run[0].0, run.iter().map(|&(_, i)| i).collect()));
+    // seen once. The sort holds 8 bytes a record (its family's rank and
+    // its index), not its key: the keys are read from the records.
+    //
+    // Unlike a copy's extents (`copies::settled`), a file changed just
+    // before its snapshot is keyed too: nothing else could show its inline
+    // data shared, and only a write in the same clock tick after the
+    // snapshot would be mistaken for none (the old inline data, a few KiB
+    // of metadata at most, then counted shared).
+    let mut ranks: Vec<[u8; 16]> = families.iter().flatten().copied().collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let rank =
+        |dev: u64| family(dev).map(|f| ranks.binary_search(&f).expect("a family ranked") as u32);
+    let mut order: Vec<(u32, u32)> = Vec::with_capacity(recs.len());
+    for (i, r) in recs.iter().enumerate() {
+        if let Some(f) = rank(r.dev) {
+            order.push((
+                f,
+                u32::try_from(i).expect("fewer than 4 billion inline records"),
+            ));
         }
     }
-    for (k, (key, members)) in shared.iter().enumerate() {
-        let space = registry.space(key.0, INLINE_NS - key.1);
+    let key = |&(f, i): &(u32, u32)| {
+        let r = &recs[i as usize];
+        (
+            (r.fs, r.ns, f, r.ino, r.symlink),
+            (r.btime, r.ctime, r.size),
+            i,
+        )
+    };
+    order.sort_unstable_by(|a, b| key(a).cmp(&key(b)));
+    let runs = || {
+        order
+            .chunk_by(|a, b| key(a).0 == key(b).0 && key(a).1 == key(b).1)
+            .filter(|run| {
+                let first = recs[run[0].1 as usize].dev;
+                run.iter().any(|&(_, i)| recs[i as usize].dev != first)
+            })
+    };
+    // The file records the copies get, made room for at once (not by
+    // doubling).
+    let new_ids = runs()
+        .flatten()
+        .filter(|&&(_, i)| recs[i as usize].file.is_none())
+        .count();
+    files.reserve_exact(new_ids);
+    let mut units = 0;
+    for run in runs() {
+        let r0 = &recs[run[0].1 as usize];
+        let space = registry.space(r0.fs, INLINE_NS - r0.ns);
         // One pseudo-extent per inode, far apart from the next.
-        let physical = (k as u64) << 32;
-        for &i in members {
-            let r = &recs[i];
+        let physical = (units as u64) << 32;
+        units += 1;
+        for &(_, i) in run {
+            let r = &recs[i as usize];
             let id = r.file.unwrap_or_else(|| extents.new_file());
             extents.insert(space, physical, r.bytes, id);
             if files.len() <= id as usize {
@@ -253,7 +268,7 @@ pub(crate) fn share(
             }
         }
     }
-    shared.len()
+    units
 }
 
 #[cfg(test)]
@@ -287,6 +302,21 @@ mod tests {
             );
         }
         reg
+    }
+
+    /// [`share`] with the devices of `recs`.
+    fn share_recs(
+        recs: &[InlineRec],
+        registry: &Registry,
+        extents: &Extents,
+        nodes: &mut Nodes,
+        links: &mut [Link],
+        files: &mut Vec<FileRec>,
+    ) -> usize {
+        let mut devs: Vec<u64> = recs.iter().map(|r| r.dev).collect();
+        devs.sort_unstable();
+        devs.dedup();
+        share(recs, &devs, registry, extents, nodes, links, files)
     }
 
     fn rec(node: usize, dev: u64) -> InlineRec {
@@ -337,7 +367,7 @@ mod tests {
             let ext = Extents::new();
             let mut ns = nodes();
             let mut files = Vec::new();
-            let n = share(&recs, &reg, &ext, &mut ns, &mut [], &mut files);
+            let n = share_recs(&recs, &reg, &ext, &mut ns, &mut [], &mut files);
             assert_eq!(n, want);
             let excl = if want == 1 { 0 } else { 4096 };
             let excl_of = |i| ns.own(NodeId::new(i)).exclusive;
@@ -359,7 +389,7 @@ mod tests {
             let ext = Extents::new();
             let mut files = Vec::new();
             let recs = [rec(1, 10), rec(2, 11)];
-            let n = share(&recs, &reg, &ext, &mut nodes(), &mut [], &mut files);
+            let n = share_recs(&recs, &reg, &ext, &mut nodes(), &mut [], &mut files);
             assert_eq!(
                 n, want,
                 "snapshot made at {created:?}, file changed at (1000, 5)"
@@ -380,7 +410,7 @@ mod tests {
         let ext = Extents::new();
         let mut files = Vec::new();
         assert_eq!(
-            share(
+            share_recs(
                 &[rec(1, 10), changed],
                 &reg,
                 &ext,
@@ -393,7 +423,7 @@ mod tests {
         let mut reborn = rec(2, 11);
         reborn.btime.0 += 1;
         assert_eq!(
-            share(
+            share_recs(
                 &[rec(1, 10), reborn],
                 &reg,
                 &ext,
@@ -404,7 +434,7 @@ mod tests {
             0
         );
         assert_eq!(
-            share(
+            share_recs(
                 &[rec(1, 10), rec(2, 10)],
                 &reg,
                 &ext,
