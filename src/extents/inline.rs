@@ -134,13 +134,19 @@ impl Families {
     }
 }
 
+/// The records [`share`] takes come in chunks of at most
+/// `1 << CHUNK_BITS`, as the walk's shards keep them: a record is named by
+/// its chunk and its place in it, in 32 bits.
+pub(crate) const CHUNK_BITS: u32 = 12;
+const CHUNK_MASK: u32 = (1 << CHUNK_BITS) - 1;
+
 /// Turns the inline files seen unchanged in two or more subvolumes of one
 /// snapshot family into shared units: indexes a pseudo-extent per inode
 /// for each of its copies, gives each copy a file record, and takes the
 /// bytes out of the copies' exclusive and reclaimable figures (the roll-up
 /// credits them back as the unit's). Returns the number of units made.
 pub(crate) fn share(
-    recs: &[InlineRec],
+    chunks: &[Vec<InlineRec>],
     devs: &[u64],
     registry: &Registry,
     extents: &Extents,
@@ -190,17 +196,26 @@ pub(crate) fn share(
     ranks.dedup();
     let rank =
         |dev: u64| family(dev).map(|f| ranks.binary_search(&f).expect("a family ranked") as u32);
-    let mut order: Vec<(u32, u32)> = Vec::with_capacity(recs.len());
-    for (i, r) in recs.iter().enumerate() {
-        if let Some(f) = rank(r.dev) {
-            order.push((
-                f,
-                u32::try_from(i).expect("fewer than 4 billion inline records"),
-            ));
+    // A record's index: its chunk's, then its own within the chunk.
+    assert!(
+        chunks.len() <= 1 << (32 - CHUNK_BITS),
+        "fewer than 4 billion inline records"
+    );
+    let rec = |i: u32| &chunks[(i >> CHUNK_BITS) as usize][(i & CHUNK_MASK) as usize];
+    let mut order: Vec<(u32, u32)> = Vec::with_capacity(chunks.iter().map(Vec::len).sum());
+    for (c, chunk) in chunks.iter().enumerate() {
+        assert!(
+            chunk.len() <= 1 << CHUNK_BITS,
+            "a chunk of inline records too long"
+        );
+        for (j, r) in chunk.iter().enumerate() {
+            if let Some(f) = rank(r.dev) {
+                order.push((f, (c << CHUNK_BITS | j) as u32));
+            }
         }
     }
     let key = |&(f, i): &(u32, u32)| {
-        let r = &recs[i as usize];
+        let r = rec(i);
         (
             (r.fs, r.ns, f, r.ino, r.symlink),
             (r.btime, r.ctime, r.size),
@@ -212,26 +227,26 @@ pub(crate) fn share(
         order
             .chunk_by(|a, b| key(a).0 == key(b).0 && key(a).1 == key(b).1)
             .filter(|run| {
-                let first = recs[run[0].1 as usize].dev;
-                run.iter().any(|&(_, i)| recs[i as usize].dev != first)
+                let first = rec(run[0].1).dev;
+                run.iter().any(|&(_, i)| rec(i).dev != first)
             })
     };
     // The file records the copies get, made room for at once (not by
     // doubling).
     let new_ids = runs()
         .flatten()
-        .filter(|&&(_, i)| recs[i as usize].file.is_none())
+        .filter(|&&(_, i)| rec(i).file.is_none())
         .count();
     files.reserve_exact(new_ids);
     let mut units = 0;
     for run in runs() {
-        let r0 = &recs[run[0].1 as usize];
+        let r0 = &rec(run[0].1);
         let space = registry.space(r0.fs, INLINE_NS - r0.ns);
         // One pseudo-extent per inode, far apart from the next.
         let physical = (units as u64) << 32;
         units += 1;
         for &(_, i) in run {
-            let r = &recs[i as usize];
+            let r = &rec(i);
             let id = r.file.unwrap_or_else(|| extents.new_file());
             extents.insert(space, physical, r.bytes, id);
             if files.len() <= id as usize {
@@ -316,7 +331,15 @@ mod tests {
         let mut devs: Vec<u64> = recs.iter().map(|r| r.dev).collect();
         devs.sort_unstable();
         devs.dedup();
-        share(recs, &devs, registry, extents, nodes, links, files)
+        share(
+            &[recs.to_vec()],
+            &devs,
+            registry,
+            extents,
+            nodes,
+            links,
+            files,
+        )
     }
 
     fn rec(node: usize, dev: u64) -> InlineRec {
@@ -375,6 +398,38 @@ mod tests {
             assert_eq!(files.len(), 2 * want);
             assert_eq!(ext.ranges(), want);
         }
+    }
+
+    /// The records come in chunks, as the walk's shards keep them (each
+    /// shard's last chunk part full): copies are found across chunks, and
+    /// every record of every chunk is read.
+    #[test]
+    fn copies_in_other_chunks_are_one_unit() {
+        let (a, b) = ([0xa; 16], [0xb; 16]);
+        let reg = registry(&[(10, a, [0; 16]), (11, b, a)]);
+        let ext = Extents::new();
+        let mut files = Vec::new();
+        let mut other = rec(1, 10);
+        other.ino = 300;
+        let mut full: Vec<InlineRec> = (0..1 << CHUNK_BITS).map(|_| other).collect();
+        full[7] = rec(1, 10);
+        let mut last = other;
+        last.dev = 11;
+        let chunks = [full, vec![other], vec![rec(2, 11), last]];
+        let n = share(
+            &chunks,
+            &[10, 11],
+            &reg,
+            &ext,
+            &mut nodes(),
+            &mut [],
+            &mut files,
+        );
+        // Inode 257 in both subvolumes, and inode 300: 4,097 copies in one,
+        // one in the other.
+        assert_eq!(n, 2);
+        assert_eq!(ext.ranges(), 2);
+        assert_eq!(files.len(), 2 + (1 << CHUNK_BITS) + 1);
     }
 
     /// Inline data is keyed whenever its snapshot was made: a file changed

@@ -492,14 +492,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     inline_devs.sort_unstable();
     inline_devs.dedup();
     if inline_devs.len() > 1 {
-        // One vector, each chunk freed as it is moved: no second copy of
-        // the records.
-        let mut flat = Vec::with_capacity(inline.iter().map(Vec::len).sum());
-        for chunk in inline {
-            flat.extend(chunk);
-        }
         crate::extents::inline::share(
-            &flat,
+            &inline,
             &inline_devs,
             &registry,
             &extents,
@@ -507,9 +501,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
             &mut links,
             &mut files,
         );
-    } else {
-        drop(inline);
     }
+    drop(inline);
     crate::records::merge_bounds(&mut bounds);
     crate::records::merge_bounds(&mut partial_marks);
     partial_fs.sort_unstable();
