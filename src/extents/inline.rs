@@ -222,7 +222,7 @@ pub(crate) fn share(
             i,
         )
     };
-    order.sort_unstable_by(|a, b| key(a).cmp(&key(b)));
+    order.sort_unstable_by_key(key);
     let runs = || {
         order
             .chunk_by(|a, b| key(a).0 == key(b).0 && key(a).1 == key(b).1)
