@@ -106,11 +106,6 @@ impl InlineRec {
     }
 }
 
-/// One inode, unchanged, across a snapshot family: (filesystem, root
-/// namespace, family, inode number, symlink, birth and change times,
-/// size).
-type InodeKey = (u32, u32, [u8; 16], u64, bool, (i64, u32), (i64, u32), u64);
-
 /// Union-find over subvolume UUIDs: the snapshot family of each.
 #[derive(Default)]
 struct Families {
@@ -139,30 +134,34 @@ impl Families {
     }
 }
 
+/// The records [`share`] takes come in chunks of at most
+/// `1 << CHUNK_BITS`, as the walk's shards keep them: a record is named by
+/// its chunk and its place in it, in 32 bits.
+pub(crate) const CHUNK_BITS: u32 = 12;
+const CHUNK_MASK: u32 = (1 << CHUNK_BITS) - 1;
+
 /// Turns the inline files seen unchanged in two or more subvolumes of one
 /// snapshot family into shared units: indexes a pseudo-extent per inode
 /// for each of its copies, gives each copy a file record, and takes the
 /// bytes out of the copies' exclusive and reclaimable figures (the roll-up
-/// credits them back as the unit's). Returns the number of units made.
+/// credits them back as the unit's).
 pub(crate) fn share(
-    recs: &[InlineRec],
+    chunks: &[Vec<InlineRec>],
+    devs: &[u64],
     registry: &Registry,
     extents: &Extents,
     nodes: &mut Nodes,
     links: &mut [Link],
     files: &mut Vec<FileRec>,
-) -> usize {
+) -> Shared {
     // A unit needs copies in two subvolumes: with one subvolume in the
     // scan (the common case) there is nothing to do. Each subvolume is
     // looked up once, not once per file.
-    let mut devs: Vec<u64> = recs.iter().map(|r| r.dev).collect();
-    devs.sort_unstable();
-    devs.dedup();
+    debug_assert!(devs.is_sorted(), "the devices sorted");
     if devs.len() < 2 {
-        return 0;
+        return Shared::default();
     }
     let subvols: Vec<Option<Subvol>> = devs.iter().map(|&d| registry.subvolume(d)).collect();
-    let subvolume = |dev: u64| devs.binary_search(&dev).ok().and_then(|i| subvols[i]);
     let zero = [0u8; 16];
     let mut fam = Families::default();
     for &Subvol {
@@ -175,48 +174,79 @@ pub(crate) fn share(
             fam.union(uuid, parent);
         }
     }
+    // Each device's family, once (none: a subvolume without a UUID).
+    let families: Vec<Option<[u8; 16]>> = subvols
+        .iter()
+        .map(|sv| sv.map(|sv| fam.find(sv.ids.0)))
+        .collect();
+    let family = |dev: u64| devs.binary_search(&dev).ok().and_then(|i| families[i]);
     // Group the copies of one inode, in an order that does not depend on
     // the walk: sort by key (and index), then take the runs of equal keys.
     // No map and no allocation per group: most inline files of a scan are
-    // seen once.
-    let mut keyed: Vec<(InodeKey, usize)> = recs
-        .iter()
-        .enumerate()
-        .filter_map(|(i, r)| {
-            // Unlike a copy's extents (`copies::settled`), a file changed
-            // just before its snapshot is keyed too: nothing
-            // else could show its inline data shared, and only a write in
-            // the same clock tick after the snapshot would be mistaken for
-            // none (the old inline data, a few KiB of metadata at most,
-            // then counted shared).
-            let uuid = subvolume(r.dev)?.ids.0;
-            let key = (
-                r.fs,
-                r.ns,
-                fam.find(uuid),
-                r.ino,
-                r.symlink,
-                r.btime,
-                r.ctime,
-                r.size,
-            );
-            Some((key, i))
-        })
-        .collect();
-    keyed.sort_unstable();
-    let mut shared: Vec<(InodeKey, Vec<usize>)> = Vec::new();
-    for run in keyed.chunk_by(|a, b| a.0 == b.0) {
-        let first = recs[run[0].1].dev;
-        if run.iter().any(|&(_, i)| recs[i].dev != first) {
-            shared.push((run[0].0, run.iter().map(|&(_, i)| i).collect()));
+    // seen once. The sort holds 8 bytes a record (its family's rank and
+    // its index), not its key: the keys are read from the records.
+    //
+    // Unlike a copy's extents (`copies::settled`), a file changed just
+    // before its snapshot is keyed too: nothing else could show its inline
+    // data shared, and only a write in the same clock tick after the
+    // snapshot would be mistaken for none (the old inline data, a few KiB
+    // of metadata at most, then counted shared).
+    let mut ranks: Vec<[u8; 16]> = families.iter().flatten().copied().collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let rank =
+        |dev: u64| family(dev).map(|f| ranks.binary_search(&f).expect("a family ranked") as u32);
+    // A record's index: its chunk's, then its own within the chunk.
+    assert!(
+        chunks.len() <= 1 << (32 - CHUNK_BITS),
+        "fewer than 4 billion inline records"
+    );
+    let rec = |i: u32| &chunks[(i >> CHUNK_BITS) as usize][(i & CHUNK_MASK) as usize];
+    let mut order: Vec<(u32, u32)> = Vec::with_capacity(chunks.iter().map(Vec::len).sum());
+    for (c, chunk) in chunks.iter().enumerate() {
+        assert!(
+            chunk.len() <= 1 << CHUNK_BITS,
+            "a chunk of inline records too long"
+        );
+        for (j, r) in chunk.iter().enumerate() {
+            if let Some(f) = rank(r.dev) {
+                order.push((f, (c << CHUNK_BITS | j) as u32));
+            }
         }
     }
-    for (k, (key, members)) in shared.iter().enumerate() {
-        let space = registry.space(key.0, INLINE_NS - key.1);
+    let key = |&(f, i): &(u32, u32)| {
+        let r = rec(i);
+        (
+            (r.fs, r.ns, f, r.ino, r.symlink),
+            (r.btime, r.ctime, r.size),
+            i,
+        )
+    };
+    order.sort_unstable_by_key(key);
+    let runs = || {
+        order
+            .chunk_by(|a, b| key(a).0 == key(b).0 && key(a).1 == key(b).1)
+            .filter(|run| {
+                let first = rec(run[0].1).dev;
+                run.iter().any(|&(_, i)| rec(i).dev != first)
+            })
+    };
+    // The file records the copies get, made room for at once (not by
+    // doubling).
+    let new_ids = runs()
+        .flatten()
+        .filter(|&&(_, i)| rec(i).file.is_none())
+        .count();
+    files.reserve_exact(new_ids);
+    let mut units = 0;
+    for run in runs() {
+        let r0 = &rec(run[0].1);
+        let space = registry.space(r0.fs, INLINE_NS - r0.ns);
         // One pseudo-extent per inode, far apart from the next.
-        let physical = (k as u64) << 32;
-        for &i in members {
-            let r = &recs[i];
+        let physical = (units as u64) << 32;
+        units += 1;
+        for &(_, i) in run {
+            let r = &rec(i);
             let id = r.file.unwrap_or_else(|| extents.new_file());
             extents.insert(space, physical, r.bytes, id);
             if files.len() <= id as usize {
@@ -253,8 +283,25 @@ pub(crate) fn share(
             }
         }
     }
-    shared.len()
+    Shared {
+        units,
+        sort_bytes: order.capacity() * size_of::<(u32, u32)>(),
+    }
 }
+
+/// What [`share`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Shared {
+    /// The shared units made: one per inode seen in two subvolumes or more.
+    pub(crate) units: usize,
+    /// The bytes it sorted the records in: 8 a record (its family's rank
+    /// and its index), beside the records themselves.
+    pub(crate) sort_bytes: usize,
+}
+
+// What a Btrfs file with inline data costs while the walk runs, in every
+// subvolume it is seen in.
+const _: () = assert!(size_of::<InlineRec>() == 88);
 
 #[cfg(test)]
 mod tests {
@@ -287,6 +334,30 @@ mod tests {
             );
         }
         reg
+    }
+
+    /// [`share`] with the devices of `recs`.
+    fn share_recs(
+        recs: &[InlineRec],
+        registry: &Registry,
+        extents: &Extents,
+        nodes: &mut Nodes,
+        links: &mut [Link],
+        files: &mut Vec<FileRec>,
+    ) -> usize {
+        let mut devs: Vec<u64> = recs.iter().map(|r| r.dev).collect();
+        devs.sort_unstable();
+        devs.dedup();
+        share(
+            &[recs.to_vec()],
+            &devs,
+            registry,
+            extents,
+            nodes,
+            links,
+            files,
+        )
+        .units
     }
 
     fn rec(node: usize, dev: u64) -> InlineRec {
@@ -337,7 +408,7 @@ mod tests {
             let ext = Extents::new();
             let mut ns = nodes();
             let mut files = Vec::new();
-            let n = share(&recs, &reg, &ext, &mut ns, &mut [], &mut files);
+            let n = share_recs(&recs, &reg, &ext, &mut ns, &mut [], &mut files);
             assert_eq!(n, want);
             let excl = if want == 1 { 0 } else { 4096 };
             let excl_of = |i| ns.own(NodeId::new(i)).exclusive;
@@ -345,6 +416,38 @@ mod tests {
             assert_eq!(files.len(), 2 * want);
             assert_eq!(ext.ranges(), want);
         }
+    }
+
+    /// The records come in chunks, as the walk's shards keep them (each
+    /// shard's last chunk part full): copies are found across chunks, and
+    /// every record of every chunk is read.
+    #[test]
+    fn copies_in_other_chunks_are_one_unit() {
+        let (a, b) = ([0xa; 16], [0xb; 16]);
+        let reg = registry(&[(10, a, [0; 16]), (11, b, a)]);
+        let ext = Extents::new();
+        let mut files = Vec::new();
+        let mut other = rec(1, 10);
+        other.ino = 300;
+        let mut full: Vec<InlineRec> = (0..1 << CHUNK_BITS).map(|_| other).collect();
+        full[7] = rec(1, 10);
+        let mut last = other;
+        last.dev = 11;
+        let chunks = [full, vec![other], vec![rec(2, 11), last]];
+        let n = share(
+            &chunks,
+            &[10, 11],
+            &reg,
+            &ext,
+            &mut nodes(),
+            &mut [],
+            &mut files,
+        );
+        // Inode 257 in both subvolumes, and inode 300: 4,097 copies in one,
+        // one in the other.
+        assert_eq!(n.units, 2);
+        assert_eq!(ext.ranges(), 2);
+        assert_eq!(files.len(), 2 + (1 << CHUNK_BITS) + 1);
     }
 
     /// Inline data is keyed whenever its snapshot was made: a file changed
@@ -359,7 +462,7 @@ mod tests {
             let ext = Extents::new();
             let mut files = Vec::new();
             let recs = [rec(1, 10), rec(2, 11)];
-            let n = share(&recs, &reg, &ext, &mut nodes(), &mut [], &mut files);
+            let n = share_recs(&recs, &reg, &ext, &mut nodes(), &mut [], &mut files);
             assert_eq!(
                 n, want,
                 "snapshot made at {created:?}, file changed at (1000, 5)"
@@ -380,7 +483,7 @@ mod tests {
         let ext = Extents::new();
         let mut files = Vec::new();
         assert_eq!(
-            share(
+            share_recs(
                 &[rec(1, 10), changed],
                 &reg,
                 &ext,
@@ -393,7 +496,7 @@ mod tests {
         let mut reborn = rec(2, 11);
         reborn.btime.0 += 1;
         assert_eq!(
-            share(
+            share_recs(
                 &[rec(1, 10), reborn],
                 &reg,
                 &ext,
@@ -404,7 +507,7 @@ mod tests {
             0
         );
         assert_eq!(
-            share(
+            share_recs(
                 &[rec(1, 10), rec(2, 10)],
                 &reg,
                 &ext,
@@ -414,5 +517,53 @@ mod tests {
             ),
             0
         );
+    }
+
+    /// What inline data costs per copy beyond its record, with 20
+    /// snapshots of 2,000 small files: the sort (8 bytes a copy) and the
+    /// file record each copy gets (32 bytes, room made once), one shared
+    /// range per inode. A regression of the memory of scanning snapshots
+    /// shows here, with no timing in it.
+    #[test]
+    fn bytes_per_snapshot_copy_stay_small() {
+        let zero = [0u8; 16];
+        let origin = [0xa; 16];
+        let mut subvols = vec![(10, origin, zero)];
+        for s in 1..=20u8 {
+            subvols.push((10 + u64::from(s), [s; 16], origin));
+        }
+        let reg = registry(&subvols);
+        let mut chunks: Vec<Vec<InlineRec>> = Vec::new();
+        for &(dev, _, _) in &subvols {
+            let mut chunk = Vec::new();
+            for ino in 0..2000 {
+                let mut r = rec(1 + (ino % 2) as usize, dev);
+                r.ino = 257 + ino;
+                chunk.push(r);
+                if chunk.len() == 1 << CHUNK_BITS {
+                    chunks.push(std::mem::take(&mut chunk));
+                }
+            }
+            chunks.push(chunk);
+        }
+        let copies: usize = chunks.iter().map(Vec::len).sum();
+        let devs: Vec<u64> = subvols.iter().map(|s| s.0).collect();
+        let ext = Extents::new();
+        let mut files = Vec::new();
+        let got = share(
+            &chunks,
+            &devs,
+            &reg,
+            &ext,
+            &mut nodes(),
+            &mut [],
+            &mut files,
+        );
+        assert_eq!(got.units, 2000);
+        assert_eq!(ext.ranges(), 2000, "one shared range per inode");
+        assert_eq!(files.len(), copies);
+        let per = (got.sort_bytes + files.capacity() * size_of::<FileRec>()) as f64 / copies as f64;
+        // 8 + 32: 40 bytes a copy beside its 88-byte record.
+        assert!(per <= 40.0, "{per:.1} bytes per snapshot copy");
     }
 }

@@ -312,7 +312,7 @@ impl Local {
 }
 
 /// Inline records per chunk of a shard: 384 KiB.
-const INLINE_CHUNK: usize = 4096;
+const INLINE_CHUNK: usize = 1 << crate::extents::inline::CHUNK_BITS;
 
 /// Records produced by tasks on one thread.
 #[derive(Default)]

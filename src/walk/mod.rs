@@ -500,9 +500,14 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     inline_devs.sort_unstable();
     inline_devs.dedup();
     if inline_devs.len() > 1 {
-        let inline = inline.concat();
         crate::extents::inline::share(
-            &inline, &registry, &extents, &mut nodes, &mut links, &mut files,
+            &inline,
+            &inline_devs,
+            &registry,
+            &extents,
+            &mut nodes,
+            &mut links,
+            &mut files,
         );
     }
     drop(inline);
