@@ -12,10 +12,12 @@
 //! - the name: its bytes in one arena, a `u32` offset into it;
 //! - its own figures ([`CompactStats`]): apparent size and allocated blocks in 32
 //!   bits each, and a `u32` code. A file alone (exclusive and reclaimable
-//!   equal to total, nothing shared, one file, no time) and an empty record
-//!   need nothing more; any other record (a directory, a file with shared
-//!   extents, `--time`, a size past 32 bits) keeps its figures in a side
-//!   table.
+//!   equal to total, nothing shared, one file) and an empty record need
+//!   nothing more; any other record (a directory, a file with shared
+//!   extents, a size past 32 bits) keeps its figures in a side table;
+//! - its time (`--time`, and the browser's modification time), when some
+//!   record has one: 12 bytes in two columns of their own, so that a
+//!   plain file with a time stays plain.
 //!
 //! Nothing is lost: [`Nodes::get`] gives back the [`NodeRec`] pushed.
 
@@ -28,16 +30,25 @@ use super::{NodeId, NodeRec};
 /// A record that fits keeps 12 bytes: its apparent size and its allocated
 /// 512-byte blocks in 32 bits each, and a code saying what the other
 /// figures are (`PLAIN`, `EMPTY`). Any other record (a directory, a
-/// file with shared extents, with a time, over 4 GiB of size or 2 TiB
-/// allocated) keeps its whole [`Stats`] in a side table, the code its index.
+/// file with shared extents, over 4 GiB of size or 2 TiB allocated) keeps
+/// its whole [`Stats`] in a side table, the code its index. Times are kept
+/// apart, 12 bytes a record, once one record has one.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CompactStats {
     apparent: Vec<u32>,
     blocks: Vec<u32>,
-    /// `PLAIN`, `EMPTY`, or an index into `rest`.
+    /// `PLAIN`, `EMPTY`, or an index into `rest` (whose entries have no
+    /// time).
     code: Vec<u32>,
     rest: StatsTable,
+    /// Empty, or one per record: the time's seconds, and its nanoseconds
+    /// (`NO_TIME`: none).
+    secs: Vec<i64>,
+    nanos: Vec<u32>,
 }
+
+/// In [`CompactStats::nanos`]: the record has no time.
+const NO_TIME: u32 = u32::MAX;
 
 /// One file alone: exclusive = reclaimable = total, nothing shared, one
 /// file, no directory, no time.
@@ -52,13 +63,38 @@ impl CompactStats {
             apparent: Vec::with_capacity(n),
             blocks: Vec::with_capacity(n),
             code: Vec::with_capacity(n),
-            rest: StatsTable::default(),
+            ..CompactStats::default()
+        }
+    }
+
+    /// Sets record `i`'s time (the columns made once a record has one).
+    fn set_time(&mut self, i: usize, t: Option<Timestamp>) {
+        if t.is_none() && self.nanos.is_empty() {
+            return;
+        }
+        let n = self.code.len().max(i + 1);
+        if self.nanos.len() < n {
+            self.secs.resize(n, 0);
+            self.nanos.resize(n, NO_TIME);
+        }
+        (self.secs[i], self.nanos[i]) = t.map_or((0, NO_TIME), |t| (t.secs, t.nanos));
+    }
+
+    /// Record `i`'s time.
+    fn time(&self, i: usize) -> Option<Timestamp> {
+        match self.nanos.get(i) {
+            None | Some(&NO_TIME) => None,
+            Some(&nanos) => Some(Timestamp {
+                secs: self.secs[i],
+                nanos,
+            }),
         }
     }
 
     /// The inline form of `s`: (apparent, blocks, code), pushing `s` on the
     /// side table when it does not fit.
     fn encode(&mut self, s: &Stats) -> (u32, u32, u32) {
+        let s = &Stats { time: None, ..*s };
         let small = u32::try_from(s.apparent).ok().zip(
             (s.total % 512 == 0)
                 .then(|| u32::try_from(s.total / 512).ok())
@@ -101,10 +137,19 @@ impl CompactStats {
         self.apparent.push(a);
         self.blocks.push(b);
         self.code.push(c);
+        self.set_time(self.code.len() - 1, s.time);
     }
 
     /// Record `i`.
     pub(crate) fn get(&self, i: usize) -> Stats {
+        Stats {
+            time: self.time(i),
+            ..self.get_untimed(i)
+        }
+    }
+
+    /// Record `i` without its time.
+    fn get_untimed(&self, i: usize) -> Stats {
         let apparent = u64::from(self.apparent[i]);
         let total = u64::from(self.blocks[i]) * 512;
         match self.code[i] {
@@ -147,6 +192,7 @@ impl CompactStats {
         } else {
             self.code[i] = new;
         }
+        self.set_time(i, s.time);
     }
 
     fn shrink_to_fit(&mut self) {
@@ -154,12 +200,19 @@ impl CompactStats {
         self.blocks.shrink_to_fit();
         self.code.shrink_to_fit();
         self.rest.shrink_to_fit();
+        self.secs.shrink_to_fit();
+        self.nanos.shrink_to_fit();
     }
 
     /// Heap bytes held.
     #[cfg(test)]
     fn heap_bytes(&self) -> usize {
-        (self.apparent.capacity() + self.blocks.capacity() + self.code.capacity()) * 4
+        (self.apparent.capacity()
+            + self.blocks.capacity()
+            + self.code.capacity()
+            + self.nanos.capacity())
+            * 4
+            + self.secs.capacity() * 8
             + self.rest.heap_bytes()
     }
 }
@@ -427,6 +480,24 @@ impl Nodes {
         let flags = column(n, &mut parts, |p| &mut p.flags);
         let apparent = column(n, &mut parts, |p| &mut p.own.apparent);
         let blocks = column(n, &mut parts, |p| &mut p.own.blocks);
+        // Times, where a part has one: every part's columns made whole.
+        let timed = parts.iter().any(|p| !p.own.nanos.is_empty());
+        let (mut secs, mut nanos) = (Vec::new(), Vec::new());
+        if timed {
+            secs = vec![0; n];
+            nanos = vec![NO_TIME; n];
+            for p in parts.iter_mut() {
+                let (ps, pn) = (
+                    std::mem::take(&mut p.own.secs),
+                    std::mem::take(&mut p.own.nanos),
+                );
+                for (k, &id) in p.ids.iter().enumerate() {
+                    if let Some(&t) = pn.get(k) {
+                        (secs[id.index()], nanos[id.index()]) = (ps[k], t);
+                    }
+                }
+            }
+        }
         // Codes index the parts' side tables, which are laid end to end.
         let mut code = vec![EMPTY; n];
         let mut rest = StatsTable::default();
@@ -473,6 +544,8 @@ impl Nodes {
                 blocks,
                 code,
                 rest,
+                secs,
+                nanos,
             },
         }
     }
@@ -711,6 +784,36 @@ mod tests {
             [plain, t(9), plain]
         );
         assert_eq!(a.reclaimable(1), 5);
+    }
+
+    /// A plain file with a time (the browser's modification time) keeps
+    /// 24 bytes: no side record; the times come back through a set, and
+    /// through gathering shards of which one has none.
+    #[test]
+    fn a_plain_file_with_a_time_stays_plain() {
+        let t = |secs| Some(Timestamp { secs, nanos: 3 });
+        let plain = |time| Stats {
+            time,
+            ..stats(100, 4096, 4096, 0, 4096)
+        };
+        let mut f = CompactStats::with_capacity(0);
+        for i in 0..1000 {
+            f.push(&plain(t(i)));
+        }
+        f.shrink_to_fit();
+        assert_eq!(f.rest.len(), 0);
+        assert_eq!(f.heap_bytes(), 1000 * 24);
+        assert_eq!(f.get(7), plain(t(7)));
+        f.set(7, &plain(None));
+        assert_eq!((f.get(7), f.get(8)), (plain(None), plain(t(8))));
+        let mut a = Nodes::default();
+        a.push_with_id(&rec(1, 0, "a", true, plain(None)), b"a");
+        let mut b = Nodes::default();
+        b.push_with_id(&rec(2, 0, "b", true, plain(t(-9))), b"b");
+        b.push_with_id(&rec(0, 0, "", false, plain(None)), b"");
+        let g = Nodes::gather(3, vec![a, b]);
+        let times: Vec<_> = (0..3).map(|i| g.own(NodeId::new(i)).time).collect();
+        assert_eq!(times, [None, None, t(-9)]);
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub(super) fn looks_cold(roots: &[Vec<u8>]) -> bool {
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let slept0 = sleeps();
     let t0 = Instant::now();
-    let Ok(fd) = rfs::openat(CWD, &first, flags, Mode::empty()) else {
+    let Ok(fd) = open(CWD, &first, flags) else {
         return false;
     };
     let mut queue: VecDeque<OwnedFd> = VecDeque::from([fd]);
@@ -54,7 +54,7 @@ pub(super) fn looks_cold(roots: &[Vec<u8>]) -> bool {
             if listed + queue.len() as u32 >= DIRS {
                 break;
             }
-            if let Ok(sub) = rfs::openat(&dir, name, flags | OFlags::NOFOLLOW, Mode::empty()) {
+            if let Ok(sub) = open(&dir, name, flags | OFlags::NOFOLLOW) {
                 queue.push_back(sub);
             }
         }
@@ -70,6 +70,20 @@ pub(super) fn looks_cold(roots: &[Vec<u8>]) -> bool {
         _ => true,
     };
     slow && waited
+}
+
+/// Opens `name` in `at` as the walk does, without touching its access time
+/// where that is allowed (`O_NOATIME`: the owner, or root); elsewhere the
+/// walk's own open touches it all the same.
+fn open(
+    at: impl rustix::fd::AsFd,
+    name: &std::ffi::CStr,
+    flags: OFlags,
+) -> rustix::io::Result<OwnedFd> {
+    match rfs::openat(&at, name, flags | OFlags::NOATIME, Mode::empty()) {
+        Err(rustix::io::Errno::PERM) => rfs::openat(&at, name, flags, Mode::empty()),
+        r => r,
+    }
 }
 
 /// The calling thread's voluntary context switches so far (it blocked:
