@@ -408,8 +408,11 @@ fn walk_options(
         roots,
         threads: cli.threads.map_or(env.cpus, |t| t as usize),
         // Measured on a /usr copy with a cold cache: 32 threads walk it in
-        // about two thirds of the time 2 do (BENCHMARKS.md, cold cache).
-        cold_threads: cli.threads.is_none().then(|| env.cpus.max(COLD_THREADS)),
+        // about two thirds of the time 2 do (docs/scale.md, cold cache).
+        // Installed as du, sdu is du: it opens nothing before the walk
+        // (a test can watch the directories opened, as coreutils' does).
+        cold_threads: (cli.threads.is_none() && !cli.invoked_as_du)
+            .then(|| env.cpus.max(COLD_THREADS)),
         follow_links: cli.deref == Deref::All,
         follow_args: cli.deref == Deref::Args,
         time,
