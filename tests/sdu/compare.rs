@@ -17,18 +17,6 @@ use crate::util::*;
 
 const M: u64 = 1 << 20;
 
-/// sdu run in `cwd`, as root or (`root` false) without `CAP_SYS_ADMIN`.
-fn sdu_in(cwd: &Path, root: bool, args: &[&str]) -> Output {
-    let mut c = if root {
-        Command::new(sdu_bin())
-    } else {
-        let mut c = Command::new("setpriv");
-        c.args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
-            .arg(sdu_bin());
-        c
-    };
-    run_with_timeout(c.current_dir(cwd).args(args), 300)
-}
 
 /// The document of `sdu --json --compare ...`, each entry's keys checked.
 fn document(o: &Output) -> Value {
@@ -111,24 +99,6 @@ fn du_total(cwd: &Path, path: &str) -> u64 {
     Du::new(&["-B1"]).bytes(&[], cwd.join(path).as_os_str())
 }
 
-/// `btrfs filesystem du --raw -s DIR`'s Exclusive.
-fn btrfs_exclusive(dir: &Path) -> u64 {
-    let out = run(Command::new("btrfs")
-        .args(["filesystem", "du", "--raw", "-s"])
-        .arg(dir));
-    out.assert_ok();
-    let line = out
-        .stdout_str()
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .to_owned();
-    line.split_whitespace()
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("{out:?}"))
-}
-
 /// Writes `n` fresh bytes over the start of `path`, in place.
 fn rewrite(path: &Path, n: u64) {
     let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
@@ -170,7 +140,7 @@ fn each_change_shows_on_its_entry_in_text_and_json() {
         du_total(d, "vol/grow"),
         du_total(d, "snaps/s1"),
     );
-    let excl_vol = btrfs_exclusive(&d.join("vol"));
+    let excl_vol = crate::shared::btrfs::btrfs_du(&d.join("vol")).1;
 
     std::fs::write(d.join("vol/grow/b"), fresh_bytes(5 * M)).unwrap();
     run(Command::new("btrfs")
@@ -232,7 +202,7 @@ fn each_change_shows_on_its_entry_in_text_and_json() {
         assert_eq!(entry(&v, p)["sharing_changed"], false, "{p}");
     }
     // vol's Exclusive: 5 + 4 + 3 MiB, as btrfs filesystem du counts it.
-    let excl_now = btrfs_exclusive(&d.join("vol"));
+    let excl_now = crate::shared::btrfs::btrfs_du(&d.join("vol")).1;
     assert_eq!(change("./vol", "exclusive"), 12 * M as i64);
     assert_eq!(
         change("./vol", "exclusive"),

@@ -32,18 +32,6 @@ const M: u64 = 1 << 20;
 // ---------------------------------------------------------------------------
 // Running sdu, and the figures of a case
 
-/// sdu run in `cwd`, as root or (`root` false) without `CAP_SYS_ADMIN`.
-fn sdu_in(cwd: &Path, root: bool, args: &[&str]) -> Output {
-    let mut c = if root {
-        Command::new(sdu_bin())
-    } else {
-        let mut c = Command::new("setpriv");
-        c.args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
-            .arg(sdu_bin());
-        c
-    };
-    run(c.current_dir(cwd).args(args))
-}
 
 /// The JSON report of a run that must succeed without a word on stderr.
 fn report(cwd: &Path, root: bool, args: &[&str]) -> Report {

@@ -11,7 +11,7 @@ use crate::json::{Entry, Kind};
 use crate::util::*;
 
 /// `btrfs filesystem du --raw -s DIR`: (Total, Exclusive, Set shared).
-fn btrfs_du(dir: &Path) -> (u64, u64, u64) {
+pub(crate) fn btrfs_du(dir: &Path) -> (u64, u64, u64) {
     let out = run(Command::new("btrfs")
         .args(["filesystem", "du", "--raw", "-s"])
         .arg(dir));

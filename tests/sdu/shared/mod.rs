@@ -22,7 +22,7 @@ use crate::args;
 use crate::json::{Entry, Report};
 use crate::util::*;
 
-mod btrfs;
+pub(crate) mod btrfs;
 mod determinism;
 mod model;
 mod unshared;

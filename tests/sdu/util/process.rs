@@ -230,3 +230,17 @@ pub fn unavailable<T>(why: &str) -> Option<T> {
 pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
+
+/// sdu run in `cwd`, as root or (`root` false) without `CAP_SYS_ADMIN`
+/// (dropped from the bounding and inheritable sets), given 5 minutes.
+pub fn sdu_in(cwd: &Path, root: bool, args: &[&str]) -> Output {
+    let mut c = if root {
+        Command::new(sdu_bin())
+    } else {
+        let mut c = Command::new("setpriv");
+        c.args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
+            .arg(sdu_bin());
+        c
+    };
+    run_with_timeout(c.current_dir(cwd).args(args), 300)
+}
