@@ -83,44 +83,35 @@ fn worst(max: f64, min: f64, sum: f64, side: f64) -> f64 {
 /// `free`, writing the rectangles to `out`; what is left of `free`. The
 /// last row takes what is left exactly, so that rounding leaves no gap.
 fn place(areas: &[f64], sum: f64, free: Rect, last: bool, out: &mut [Rect]) -> Rect {
+    // A column at the left, items top to bottom; when `free` is taller
+    // than wide, the same transposed: a row at the top, left to right.
+    let column = free.w >= free.h;
+    let t = |r: Rect| {
+        if column {
+            r
+        } else {
+            Rect {
+                x: r.y,
+                y: r.x,
+                w: r.h,
+                h: r.w,
+            }
+        }
+    };
+    let f = t(free);
     let n = areas.len();
-    if free.w >= free.h {
-        // A column at the left, items top to bottom.
-        let w = if last { free.w } else { sum / free.h };
-        let mut y = free.y;
-        for (i, (a, r)) in areas.iter().zip(out.iter_mut()).enumerate() {
-            let h = if i + 1 == n {
-                free.y + free.h - y
-            } else {
-                a / w
-            };
-            *r = Rect { x: free.x, y, w, h };
-            y += h;
-        }
-        Rect {
-            x: free.x + w,
-            w: free.w - w,
-            ..free
-        }
-    } else {
-        // A row at the top, items left to right.
-        let h = if last { free.h } else { sum / free.w };
-        let mut x = free.x;
-        for (i, (a, r)) in areas.iter().zip(out.iter_mut()).enumerate() {
-            let w = if i + 1 == n {
-                free.x + free.w - x
-            } else {
-                a / h
-            };
-            *r = Rect { x, y: free.y, w, h };
-            x += w;
-        }
-        Rect {
-            y: free.y + h,
-            h: free.h - h,
-            ..free
-        }
+    let w = if last { f.w } else { sum / f.h };
+    let mut y = f.y;
+    for (i, (a, r)) in areas.iter().zip(out.iter_mut()).enumerate() {
+        let h = if i + 1 == n { f.y + f.h - y } else { a / w };
+        *r = t(Rect { x: f.x, y, w, h });
+        y += h;
     }
+    t(Rect {
+        x: f.x + w,
+        w: f.w - w,
+        ..f
+    })
 }
 
 #[cfg(test)]

@@ -17,7 +17,6 @@ use crate::util::*;
 
 const M: u64 = 1 << 20;
 
-
 /// The document of `sdu --json --compare ...`, each entry's keys checked.
 fn document(o: &Output) -> Value {
     assert_eq!(o.code, Some(0), "{o:?}");

@@ -32,7 +32,6 @@ const M: u64 = 1 << 20;
 // ---------------------------------------------------------------------------
 // Running sdu, and the figures of a case
 
-
 /// The JSON report of a run that must succeed without a word on stderr.
 fn report(cwd: &Path, root: bool, args: &[&str]) -> Report {
     let out = sdu_in(cwd, root, args);
