@@ -53,7 +53,8 @@ pub struct WalkOptions {
     /// Worker threads (at least 1).
     pub threads: usize,
     /// Without `-j`: the threads to use instead of `threads` when the
-    /// roots' first directories are not in memory ([`super::cold`]): then
+    /// roots' first directories are not in memory (a timed look at them
+    /// before the walk): then
     /// the threads wait on the device more than they run, and more of them
     /// keep more requests in flight. The thread count never changes a
     /// figure.
