@@ -28,7 +28,9 @@
 //! generation is not scanned).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 
+use dashmap::DashMap;
 use rustix::fs::Statx;
 
 use super::source::Extents;
@@ -46,63 +48,159 @@ pub(crate) fn is_inline_ns(ns: u32) -> bool {
     ns > INLINE_NS / 2
 }
 
-/// A Btrfs file whose data is inline, with what identifies its inode
-/// across snapshots.
+/// What identifies an inode's copies across snapshots: its filesystem,
+/// its root's namespace, its inode number, symlink or not, its birth and
+/// change times and its size. Packed in 48 bytes: the symlink flag is the
+/// top bit of the birth time's nanoseconds (below 2^30).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Key {
+    fs: u32,
+    ns: u32,
+    ino: u64,
+    size: u64,
+    btime_sec: i64,
+    ctime_sec: i64,
+    btime_nsec: u32,
+    ctime_nsec: u32,
+}
+
+const SYMLINK: u32 = 1 << 31;
+
+impl Key {
+    /// The key of inode `ino` of root namespace `ns` on filesystem `fs`.
+    pub(crate) fn new(
+        (fs, ns, ino): (u32, u32, u64),
+        symlink: bool,
+        btime: (i64, u32),
+        ctime: (i64, u32),
+        size: u64,
+    ) -> Key {
+        Key {
+            fs,
+            ns,
+            ino,
+            size,
+            btime_sec: btime.0,
+            ctime_sec: ctime.0,
+            btime_nsec: btime.1 & !SYMLINK | if symlink { SYMLINK } else { 0 },
+            ctime_nsec: ctime.1,
+        }
+    }
+
+    fn symlink(&self) -> bool {
+        self.btime_nsec & SYMLINK != 0
+    }
+
+    fn btime(&self) -> (i64, u32) {
+        (self.btime_sec, self.btime_nsec & !SYMLINK)
+    }
+
+    fn ctime(&self) -> (i64, u32) {
+        (self.ctime_sec, self.ctime_nsec)
+    }
+}
+
+/// The hasher of the key map.
+type Fast = foldhash::fast::RandomState;
+
+/// The keys the walk met, each given a dense id on first sight: a record
+/// names its inode's key by id, in 4 bytes, so a copy in one more snapshot
+/// costs a record, not a key. Shared by the walk's threads; the ids depend
+/// on the walk's order, which [`share`] never reads them in.
+#[derive(Default)]
+pub(crate) struct Keys {
+    map: DashMap<Key, u32, Fast>,
+    next: AtomicU32,
+}
+
+impl Keys {
+    /// The id of `key`, given it if new.
+    pub(crate) fn id(&self, key: Key) -> u32 {
+        if let Some(id) = self.map.get(&key) {
+            return *id;
+        }
+        *self
+            .map
+            .entry(key)
+            .or_insert_with(|| self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The bytes the map holds (its buckets' capacity).
+    #[cfg(test)]
+    fn bytes(&self) -> usize {
+        self.map.capacity() * size_of::<(Key, u32)>()
+    }
+
+    /// The keys by id, the map given up for them.
+    pub(crate) fn table(self) -> Vec<Key> {
+        let n = self.next.into_inner() as usize;
+        let mut table = vec![Key::default(); n];
+        for (key, id) in self.map {
+            table[id as usize] = key;
+        }
+        table
+    }
+}
+
+/// No file id: [`InlineRec::file`] is none.
+const NO_FILE: u32 = u32::MAX;
+
+/// A Btrfs file whose data is inline, as seen in one subvolume: what
+/// differs between its copies, and its inode's key by id ([`Keys`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct InlineRec {
     /// The node it is credited to (its directory, or its own with `-a`).
     pub(crate) node: NodeId,
-    /// Its root's namespace.
-    pub(crate) ns: u32,
+    /// Its inode's key's id.
+    pub(crate) key: u32,
     /// `st_dev`: its subvolume.
     pub(crate) dev: u64,
-    /// `st_ino`.
-    pub(crate) ino: u64,
-    /// `st_ctime`, seconds and nanoseconds.
-    pub(crate) ctime: (i64, u32),
-    /// `stx_btime`, seconds and nanoseconds.
-    pub(crate) btime: (i64, u32),
-    /// `st_size`.
-    pub(crate) size: u64,
-    /// A symlink: its target is inline data too; it never matches a file.
-    pub(crate) symlink: bool,
-    /// Its allocated bytes (`st_blocks × 512`), what it counted as.
+    /// Its allocated bytes (`st_blocks × 512`, less what was found
+    /// shared), what it counted as. Not a multiple of 512 for certain, so
+    /// kept whole.
     pub(crate) bytes: u64,
+    /// Its file id, when some of its other extents were indexed
+    /// ([`NO_FILE`]: none).
+    file: u32,
     /// Credited through the link table (multiply-linked).
     pub(crate) linked: bool,
-    /// Its file id, when some of its other extents were indexed.
-    pub(crate) file: Option<u32>,
-    /// Its filesystem's registry index.
-    pub(crate) fs: u32,
 }
 
 impl InlineRec {
     /// The record of the inode stat-ed as `st` (a file, or a symlink),
     /// credited to `node` of root namespace `ns`, with `bytes` counted as
     /// its own (`file`: its file id, if some of its extents were indexed)
-    /// on filesystem `fs`.
+    /// on filesystem `fs`, its key looked up in `keys`.
     pub(crate) fn of(
         st: &Statx,
         (node, ns): (NodeId, u32),
         bytes: u64,
         linked: bool,
         file: Option<u32>,
-        fs: u32,
+        (fs, keys): (u32, &Keys),
     ) -> InlineRec {
+        let key = Key::new(
+            (fs, ns, st.stx_ino),
+            Kind::from_mode(u32::from(st.stx_mode)) == Kind::Symlink,
+            (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
+            (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
+            st.stx_size,
+        );
         InlineRec {
             node,
-            ns,
+            key: keys.id(key),
             dev: rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor),
-            ino: st.stx_ino,
-            ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
-            btime: (st.stx_btime.tv_sec, st.stx_btime.tv_nsec),
-            size: st.stx_size,
-            symlink: Kind::from_mode(u32::from(st.stx_mode)) == Kind::Symlink,
             bytes,
+            file: file
+                .inspect(|&f| assert!(f != NO_FILE, "a file id"))
+                .unwrap_or(NO_FILE),
             linked,
-            file,
-            fs,
         }
+    }
+
+    /// Its file id, when some of its other extents were indexed.
+    pub(crate) fn file(&self) -> Option<u32> {
+        (self.file != NO_FILE).then_some(self.file)
     }
 }
 
@@ -144,9 +242,10 @@ const CHUNK_MASK: u32 = (1 << CHUNK_BITS) - 1;
 /// snapshot family into shared units: indexes a pseudo-extent per inode
 /// for each of its copies, gives each copy a file record, and takes the
 /// bytes out of the copies' exclusive and reclaimable figures (the roll-up
-/// credits them back as the unit's).
+/// credits them back as the unit's). The records come with their keys
+/// by id ([`Keys::table`]).
 pub(crate) fn share(
-    chunks: &[Vec<InlineRec>],
+    (chunks, keys): (&[Vec<InlineRec>], &[Key]),
     devs: &[u64],
     registry: &Registry,
     extents: &Extents,
@@ -215,10 +314,10 @@ pub(crate) fn share(
         }
     }
     let key = |&(f, i): &(u32, u32)| {
-        let r = rec(i);
+        let k = &keys[rec(i).key as usize];
         (
-            (r.fs, r.ns, f, r.ino, r.symlink),
-            (r.btime, r.ctime, r.size),
+            (k.fs, k.ns, f, k.ino, k.symlink()),
+            (k.btime(), k.ctime(), k.size),
             i,
         )
     };
@@ -235,19 +334,19 @@ pub(crate) fn share(
     // doubling).
     let new_ids = runs()
         .flatten()
-        .filter(|&&(_, i)| rec(i).file.is_none())
+        .filter(|&&(_, i)| rec(i).file().is_none())
         .count();
     files.reserve_exact(new_ids);
     let mut units = 0;
     for run in runs() {
-        let r0 = &rec(run[0].1);
-        let space = registry.space(r0.fs, INLINE_NS - r0.ns);
+        let k = &keys[rec(run[0].1).key as usize];
+        let space = registry.space(k.fs, INLINE_NS - k.ns);
         // One pseudo-extent per inode, far apart from the next.
         let physical = (units as u64) << 32;
         units += 1;
         for &(_, i) in run {
             let r = &rec(i);
-            let id = r.file.unwrap_or_else(|| extents.new_file());
+            let id = r.file().unwrap_or_else(|| extents.new_file());
             extents.insert(space, physical, r.bytes, id);
             if files.len() <= id as usize {
                 files.resize(id as usize + 1, FileRec::default());
@@ -255,9 +354,9 @@ pub(crate) fn share(
             files[id as usize] = FileRec {
                 id,
                 node: r.node,
-                ns: r.ns,
+                ns: k.ns,
                 dev: r.dev,
-                ino: r.ino,
+                ino: k.ino,
                 linked: r.linked,
             };
             let take = |s: &mut crate::figures::Stats| {
@@ -267,7 +366,7 @@ pub(crate) fn share(
             if r.linked {
                 for l in links
                     .iter_mut()
-                    .filter(|l| (l.ns, l.dev, l.ino) == (r.ns, r.dev, r.ino))
+                    .filter(|l| (l.ns, l.dev, l.ino) == (k.ns, r.dev, k.ino))
                 {
                     take(&mut l.stats);
                 }
@@ -300,8 +399,9 @@ pub(crate) struct Shared {
 }
 
 // What a Btrfs file with inline data costs while the walk runs, in every
-// subvolume it is seen in.
-const _: () = assert!(size_of::<InlineRec>() == 88);
+// subvolume it is seen in; its key is once per inode.
+const _: () = assert!(size_of::<InlineRec>() == 32);
+const _: () = assert!(size_of::<Key>() == 48);
 
 #[cfg(test)]
 mod tests {
@@ -336,9 +436,41 @@ mod tests {
         reg
     }
 
+    /// A record as the tests write it: its key in full.
+    #[derive(Clone, Copy)]
+    struct Full {
+        node: usize,
+        dev: u64,
+        key: Key,
+        bytes: u64,
+    }
+
+    /// The records of `chunks`, their keys looked up as the walk does, and
+    /// the keys by id; and the bytes the key map held.
+    fn interned(chunks: &[Vec<Full>]) -> (Vec<Vec<InlineRec>>, Vec<Key>, usize) {
+        let keys = Keys::default();
+        let recs = chunks
+            .iter()
+            .map(|c| {
+                c.iter()
+                    .map(|f| InlineRec {
+                        node: NodeId::new(f.node),
+                        key: keys.id(f.key),
+                        dev: f.dev,
+                        bytes: f.bytes,
+                        file: NO_FILE,
+                        linked: false,
+                    })
+                    .collect()
+            })
+            .collect();
+        let bytes = keys.bytes();
+        (recs, keys.table(), bytes)
+    }
+
     /// [`share`] with the devices of `recs`.
     fn share_recs(
-        recs: &[InlineRec],
+        recs: &[Full],
         registry: &Registry,
         extents: &Extents,
         nodes: &mut Nodes,
@@ -348,8 +480,9 @@ mod tests {
         let mut devs: Vec<u64> = recs.iter().map(|r| r.dev).collect();
         devs.sort_unstable();
         devs.dedup();
+        let (chunks, keys, _) = interned(&[recs.to_vec()]);
         share(
-            &[recs.to_vec()],
+            (&chunks, &keys),
             &devs,
             registry,
             extents,
@@ -360,20 +493,12 @@ mod tests {
         .units
     }
 
-    fn rec(node: usize, dev: u64) -> InlineRec {
-        InlineRec {
-            node: NodeId::new(node),
-            ns: 0,
+    fn rec(node: usize, dev: u64) -> Full {
+        Full {
+            node,
             dev,
-            ino: 257,
-            ctime: (1000, 5),
-            btime: (900, 7),
-            size: 900,
-            symlink: false,
+            key: Key::new((0, 0, 257), false, (900, 7), (1000, 5), 900),
             bytes: 4096,
-            linked: false,
-            file: None,
-            fs: 0,
         }
     }
 
@@ -394,6 +519,23 @@ mod tests {
             })
             .collect::<Vec<_>>()
             .into()
+    }
+
+    /// A key keeps its fields whole, the symlink flag beside the birth
+    /// time's nanoseconds: a symlink's key is not its file's.
+    #[test]
+    fn a_key_packs_the_symlink_flag() {
+        let file = Key::new((1, 2, 257), false, (900, 999_999_999), (1000, 5), 900);
+        let link = Key::new((1, 2, 257), true, (900, 999_999_999), (1000, 5), 900);
+        assert_ne!(file, link);
+        assert!(link.symlink() && !file.symlink());
+        assert_eq!(link.btime(), (900, 999_999_999));
+        assert_eq!(file.btime(), link.btime());
+        assert_eq!(link.ctime(), (1000, 5));
+        let keys = Keys::default();
+        let ids = [keys.id(file), keys.id(link), keys.id(file)];
+        assert_eq!(ids, [0, 1, 0]);
+        assert_eq!(keys.table(), vec![file, link]);
     }
 
     /// Equal inode number, birth and change times and size in two
@@ -428,14 +570,14 @@ mod tests {
         let ext = Extents::new();
         let mut files = Vec::new();
         let mut other = rec(1, 10);
-        other.ino = 300;
-        let mut full: Vec<InlineRec> = (0..1 << CHUNK_BITS).map(|_| other).collect();
+        other.key.ino = 300;
+        let mut full: Vec<Full> = (0..1 << CHUNK_BITS).map(|_| other).collect();
         full[7] = rec(1, 10);
         let mut last = other;
         last.dev = 11;
-        let chunks = [full, vec![other], vec![rec(2, 11), last]];
+        let (chunks, keys, _) = interned(&[full, vec![other], vec![rec(2, 11), last]]);
         let n = share(
-            &chunks,
+            (&chunks, &keys),
             &[10, 11],
             &reg,
             &ext,
@@ -479,7 +621,7 @@ mod tests {
         let (a, b) = ([0xa; 16], [0xb; 16]);
         let reg = registry(&[(10, a, [0; 16]), (11, b, a)]);
         let mut changed = rec(2, 11);
-        changed.ctime.1 += 1;
+        changed.key.ctime_nsec += 1;
         let ext = Extents::new();
         let mut files = Vec::new();
         assert_eq!(
@@ -494,7 +636,7 @@ mod tests {
             0
         );
         let mut reborn = rec(2, 11);
-        reborn.btime.0 += 1;
+        reborn.key.btime_sec += 1;
         assert_eq!(
             share_recs(
                 &[rec(1, 10), reborn],
@@ -519,11 +661,12 @@ mod tests {
         );
     }
 
-    /// What inline data costs per copy beyond its record, with 20
-    /// snapshots of 2,000 small files: the sort (8 bytes a copy) and the
-    /// file record each copy gets (32 bytes, room made once), one shared
-    /// range per inode. A regression of the memory of scanning snapshots
-    /// shows here, with no timing in it.
+    /// What inline data costs per copy, with 20 snapshots of 2,000 small
+    /// files: its record (32 bytes), the sort (8 bytes a copy) and the file
+    /// record each copy gets (32 bytes, room made once), one shared range
+    /// per inode; and, once per inode, its key in the map the walk looks
+    /// it up in, then in the table by id. A regression of the memory of
+    /// scanning snapshots shows here, with no timing in it.
     #[test]
     fn bytes_per_snapshot_copy_stay_small() {
         let zero = [0u8; 16];
@@ -533,12 +676,12 @@ mod tests {
             subvols.push((10 + u64::from(s), [s; 16], origin));
         }
         let reg = registry(&subvols);
-        let mut chunks: Vec<Vec<InlineRec>> = Vec::new();
+        let mut chunks: Vec<Vec<Full>> = Vec::new();
         for &(dev, _, _) in &subvols {
             let mut chunk = Vec::new();
             for ino in 0..2000 {
                 let mut r = rec(1 + (ino % 2) as usize, dev);
-                r.ino = 257 + ino;
+                r.key.ino = 257 + ino;
                 chunk.push(r);
                 if chunk.len() == 1 << CHUNK_BITS {
                     chunks.push(std::mem::take(&mut chunk));
@@ -546,12 +689,13 @@ mod tests {
             }
             chunks.push(chunk);
         }
+        let (chunks, keys, map_bytes) = interned(&chunks);
         let copies: usize = chunks.iter().map(Vec::len).sum();
         let devs: Vec<u64> = subvols.iter().map(|s| s.0).collect();
         let ext = Extents::new();
         let mut files = Vec::new();
         let got = share(
-            &chunks,
+            (&chunks, &keys),
             &devs,
             &reg,
             &ext,
@@ -562,8 +706,16 @@ mod tests {
         assert_eq!(got.units, 2000);
         assert_eq!(ext.ranges(), 2000, "one shared range per inode");
         assert_eq!(files.len(), copies);
-        let per = (got.sort_bytes + files.capacity() * size_of::<FileRec>()) as f64 / copies as f64;
-        // 8 + 32: 40 bytes a copy beside its 88-byte record.
-        assert!(per <= 40.0, "{per:.1} bytes per snapshot copy");
+        let per_copy = (copies * size_of::<InlineRec>()
+            + got.sort_bytes
+            + files.capacity() * size_of::<FileRec>()) as f64
+            / copies as f64;
+        // 32 + 8 + 32 a copy.
+        assert!(per_copy <= 72.0, "{per_copy:.1} bytes per snapshot copy");
+        let per_inode = (map_bytes + keys.capacity() * size_of::<Key>()) as f64 / 2000.0;
+        // Its key in the map (56 bytes a bucket, the buckets at least 7/16
+        // full) and then in the table (48 bytes): about 150 bytes an inode,
+        // whatever the number of its copies.
+        assert!(per_inode <= 200.0, "{per_inode:.1} bytes per inode");
     }
 }

@@ -117,7 +117,14 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
             // Its target is inline data, which a snapshot shares: decided
             // after the walk, as for inline files.
             let bytes = st.stx_blocks.saturating_mul(512);
-            let rec = InlineRec::of(st, (f.node, f.ns), bytes, once, None, fs.info.index);
+            let rec = InlineRec::of(
+                st,
+                (f.node, f.ns),
+                bytes,
+                once,
+                None,
+                (fs.info.index, &ctx.map.inline_keys),
+            );
             local.push_inline(rec);
         }
     }
@@ -440,7 +447,14 @@ fn reuse(
     if let (true, Some(fs)) = (got.inline && ctx.run.keep_inline, f.fs) {
         let bytes = view.total.saturating_sub(got.shared_bytes);
         let at = (f.node, f.ns);
-        let rec = InlineRec::of(st, at, bytes, once, got.file, fs.info.index);
+        let rec = InlineRec::of(
+            st,
+            at,
+            bytes,
+            once,
+            got.file,
+            (fs.info.index, &ctx.map.inline_keys),
+        );
         local.push_inline(rec);
     }
     // A copy's extents come from FIEMAP: on Btrfs, as referenced.
@@ -505,7 +519,14 @@ fn map_by_search(
         let bytes = view.total.saturating_sub(got.shared_bytes);
         let linked = ctx.counts_once(st.stx_nlink);
         let at = (f.node, f.ns);
-        let rec = InlineRec::of(st, at, bytes, linked, got.file, fs.info.index);
+        let rec = InlineRec::of(
+            st,
+            at,
+            bytes,
+            linked,
+            got.file,
+            (fs.info.index, &ctx.map.inline_keys),
+        );
         local.push_inline(rec);
     }
     if got.compressed_disk > 0 {

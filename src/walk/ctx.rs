@@ -18,7 +18,7 @@ use super::later::{AgHint, AgSched};
 use crate::error::Diagnostic;
 use crate::extents::btrfs_search::InodeItems;
 use crate::extents::btrfs_tree::TreeCache;
-use crate::extents::inline::InlineRec;
+use crate::extents::inline::{InlineRec, Keys};
 use crate::extents::{Extents, Source};
 use crate::figures::{Bound, Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
@@ -457,6 +457,9 @@ pub(super) struct Mapping {
     pub(super) claimed: DashSet<(u32, u64, u64)>,
     /// FIEMAP turns by XFS allocation group.
     pub(super) ags: AgSched,
+    /// The keys of the inline records, each once
+    /// ([`crate::extents::inline::Keys`]).
+    pub(super) inline_keys: Keys,
 }
 
 /// As root on Btrfs, directories are listed from the tree

@@ -201,6 +201,7 @@ pub(crate) fn walk(opts: &WalkOptions, du_rules: bool, msgs: &Messages) -> Resul
             extents,
             claimed: DashSet::new(),
             ags: later::AgSched::default(),
+            inline_keys: Default::default(),
         },
     };
     pool.scope(|s| {
@@ -429,6 +430,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         registry,
         extents,
         claimed,
+        inline_keys,
         ..
     } = map;
     // The walk is over: its directory handles (the fd cache holds them, and
@@ -436,6 +438,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     // records are gathered, which is when the scan peaks.
     drop(fds);
     drop(claimed);
+    // The inline records' keys by id: a table, smaller than the map.
+    let inline_keys = inline_keys.table();
     let ctx::Records {
         next_id,
         shards,
@@ -501,7 +505,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     inline_devs.dedup();
     if inline_devs.len() > 1 {
         crate::extents::inline::share(
-            &inline,
+            (&inline, &inline_keys),
             &inline_devs,
             &registry,
             &extents,
@@ -511,6 +515,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         );
     }
     drop(inline);
+    drop(inline_keys);
     crate::records::merge_bounds(&mut bounds);
     crate::records::merge_bounds(&mut partial_marks);
     partial_fs.sort_unstable();

@@ -105,7 +105,7 @@ pub(super) fn file(
             bytes,
             false,
             got.file,
-            fs.info.index,
+            (fs.info.index, &ctx.map.inline_keys),
         );
         local.push_inline(rec);
     }

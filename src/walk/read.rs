@@ -261,7 +261,14 @@ pub(super) fn read_open(
         if same && ctx.run.keep_inline {
             let bytes = view.total.saturating_sub(got.shared_bytes);
             let at = (who.node, who.ns);
-            let rec = InlineRec::of(st, at, bytes, once, got.file, fs.info.index);
+            let rec = InlineRec::of(
+                st,
+                at,
+                bytes,
+                once,
+                got.file,
+                (fs.info.index, &ctx.map.inline_keys),
+            );
             local.push_inline(rec);
         }
     }
