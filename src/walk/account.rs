@@ -16,7 +16,6 @@ use super::open::{self, DirError, Now, OpenFile};
 use super::read::{Kept, Mapped, ToRead, credit, read_open};
 use crate::error::{Diagnostic, strerror};
 use crate::extents::copies::{self, CopyKey};
-use crate::extents::inline::InlineRec;
 use crate::extents::{Pending, SearchFile, Searched, Source};
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
@@ -117,15 +116,14 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
             // Its target is inline data, which a snapshot shares: decided
             // after the walk, as for inline files.
             let bytes = st.stx_blocks.saturating_mul(512);
-            let rec = InlineRec::of(
+            ctx.record_inline(
+                local,
                 st,
                 (f.node, f.ns),
-                bytes,
+                (bytes, None),
                 once,
-                None,
-                (fs.info.index, &ctx.map.inline_keys),
+                fs.info.index,
             );
-            local.push_inline(rec);
         }
     }
     let mapped = match verdict {
@@ -447,15 +445,7 @@ fn reuse(
     if let (true, Some(fs)) = (got.inline && ctx.run.keep_inline, f.fs) {
         let bytes = view.total.saturating_sub(got.shared_bytes);
         let at = (f.node, f.ns);
-        let rec = InlineRec::of(
-            st,
-            at,
-            bytes,
-            once,
-            got.file,
-            (fs.info.index, &ctx.map.inline_keys),
-        );
-        local.push_inline(rec);
+        ctx.record_inline(local, st, at, (bytes, got.file), once, fs.info.index);
     }
     // A copy's extents come from FIEMAP: on Btrfs, as referenced.
     let whole = got.inline || f.fs.is_none_or(|fs| fs.info.magic != magic::BTRFS);
@@ -519,15 +509,7 @@ fn map_by_search(
         let bytes = view.total.saturating_sub(got.shared_bytes);
         let linked = ctx.counts_once(st.stx_nlink);
         let at = (f.node, f.ns);
-        let rec = InlineRec::of(
-            st,
-            at,
-            bytes,
-            linked,
-            got.file,
-            (fs.info.index, &ctx.map.inline_keys),
-        );
-        local.push_inline(rec);
+        ctx.record_inline(local, st, at, (bytes, got.file), linked, fs.info.index);
     }
     if got.compressed_disk > 0 {
         local.counters.on_disk_files += 1;

@@ -484,6 +484,23 @@ impl Ctx<'_> {
         take_id(&self.records.next_id, &self.records.too_many)
     }
 
+    /// Records a Btrfs file with inline data (or a symlink, whose target
+    /// is inline), credited to `at` (node, namespace), with the bytes it
+    /// counts as its own and its file id (`(bytes, file)`), for the matching
+    /// of snapshot copies after the walk.
+    pub(super) fn record_inline(
+        &self,
+        local: &mut Local,
+        st: &Statx,
+        at: (NodeId, u32),
+        (bytes, file): (u64, Option<u32>),
+        linked: bool,
+        fs: u32,
+    ) {
+        let rec = InlineRec::of(st, at, bytes, linked, file, (fs, &self.map.inline_keys));
+        local.push_inline(rec);
+    }
+
     /// Records that directory `node` was not read in full (`whole`: not
     /// at all), and why, for the browser's marks and its entry info.
     pub(super) fn read_error(&self, node: NodeId, whole: bool, what: String) {

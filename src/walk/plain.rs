@@ -25,7 +25,6 @@ use super::later::Who;
 use super::read::{self, Mapped, Read, credit};
 use crate::extents::Source;
 use crate::extents::fiemap;
-use crate::extents::inline::InlineRec;
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
 
@@ -99,15 +98,8 @@ pub(super) fn file(
     if got.inline && ctx.run.keep_inline && fs.info.magic == magic::BTRFS {
         // Inline data a snapshot may share: decided after the walk.
         let bytes = total.saturating_sub(got.shared_bytes);
-        let rec = InlineRec::of(
-            st,
-            (who.node, who.ns),
-            bytes,
-            false,
-            got.file,
-            (fs.info.index, &ctx.map.inline_keys),
-        );
-        local.push_inline(rec);
+        let at = (who.node, who.ns);
+        ctx.record_inline(local, st, at, (bytes, got.file), false, fs.info.index);
     }
     fiemap::close(fd);
     // Nothing kept (the usual case) is nothing worth keeping.

@@ -13,7 +13,6 @@ use super::later::{AgTable, Who};
 use super::open::Now;
 use crate::error::Diagnostic;
 use crate::extents::fiemap::{self, Extent};
-use crate::extents::inline::InlineRec;
 use crate::extents::{FileExtents, Pending, Source};
 use crate::figures::{Bound, Kind, Stats};
 use crate::probe::{Skip, magic};
@@ -261,15 +260,7 @@ pub(super) fn read_open(
         if same && ctx.run.keep_inline {
             let bytes = view.total.saturating_sub(got.shared_bytes);
             let at = (who.node, who.ns);
-            let rec = InlineRec::of(
-                st,
-                at,
-                bytes,
-                once,
-                got.file,
-                (fs.info.index, &ctx.map.inline_keys),
-            );
-            local.push_inline(rec);
+            ctx.record_inline(local, st, at, (bytes, got.file), once, fs.info.index);
         }
     }
     fiemap::close(fd);

@@ -32,15 +32,7 @@ fn document(o: &Output) -> Value {
     assert_eq!(v["compare_schema"], 1, "{v}");
     let sharing = v["sharing"].as_bool().unwrap();
     let figures: &[&str] = if sharing {
-        &[
-            "apparent",
-            "total",
-            "exclusive",
-            "shared",
-            "reclaimable",
-            "files",
-            "dirs",
-        ]
+        &crate::json::FIGURES
     } else {
         &["apparent", "total", "files", "dirs"]
     };

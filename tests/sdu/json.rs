@@ -173,7 +173,7 @@ fn reported_error(v: &Value) -> ReportedError {
 }
 
 /// The size and count keys of an entry and of the `-c` total.
-const FIGURES: [&str; 7] = [
+pub(crate) const FIGURES: [&str; 7] = [
     "apparent",
     "total",
     "exclusive",
