@@ -193,11 +193,11 @@ pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Sca
         &w.files,
         &w.sweep,
         granularity,
-        how.build(&w.moved, &w.exact, &w.unreachable),
+        how.build(&w.moved, &w.exact, &w.unreachable, &w.copies),
     );
     let sizes = stats::Sizes::walked(
         &tree,
-        &w.files,
+        (&w.files, &w.copies),
         w.indexed,
         &w.sweep,
         &w.registry,
@@ -228,6 +228,7 @@ impl Scanning {
         stops: &'a [records::NodeId],
         exact: &'a tree::Exactness,
         unreachable: &'a tree::unreachable::Found,
+        copies: &'a [records::CopyRec],
     ) -> tree::Build<'a> {
         tree::Build {
             rules: self.rules,
@@ -235,6 +236,7 @@ impl Scanning {
             sets: self.sets,
             exact,
             unreachable,
+            copies,
         }
     }
 }
@@ -244,6 +246,8 @@ struct Walked {
     nodes: records::Nodes,
     links: Vec<records::Link>,
     files: Vec<records::FileRec>,
+    /// Copies of files, sorted by the file they copy.
+    copies: Vec<records::CopyRec>,
     sweep: extents::Sweep,
     registry: probe::Registry,
     counters: Counters,
@@ -271,6 +275,7 @@ fn walk_and_sweep(
         nodes,
         links,
         files,
+        copies,
         extents,
         registry,
         mut counters,
@@ -309,9 +314,17 @@ fn walk_and_sweep(
     let verified = if want.iter().any(|&w| w) && extents::can_search_trees() {
         let fds = coverage::open_filesystems(&opts.roots, &registry);
         let scanned = coverage::whole_subvolumes(&coverage_walk, &registry);
-        let (v, outside) =
-            extents::outside::verify(&extents, &registry, &files, &fds, &want, &scanned);
+        let (v, outside) = extents::outside::verify(
+            &extents,
+            &registry,
+            (&files, &copies),
+            &fds,
+            &want,
+            &scanned,
+        );
         if let Some(f) = outside {
+            // One more record, not a doubling of a vector of millions.
+            files.reserve_exact((f.id as usize + 1).saturating_sub(files.len()));
             files.resize(f.id as usize + 1, records::FileRec::default());
             files[f.id as usize] = f;
         }
@@ -382,6 +395,7 @@ fn walk_and_sweep(
         nodes,
         links,
         files,
+        copies,
         sweep,
         registry,
         counters,
@@ -607,6 +621,7 @@ fn export(
             sets: false,
             exact: &w.exact,
             unreachable: &w.unreachable,
+            copies: &w.copies,
         },
     );
     let t_tree = t2.elapsed();
@@ -614,6 +629,7 @@ fn export(
         tree: &tree,
         links: &w.links,
         files: &w.files,
+        copies: &w.copies,
         sweep: &w.sweep,
         granularity: &granularity,
         rules,
@@ -640,7 +656,7 @@ fn export(
     if cfg.stats {
         let sizes = stats::Sizes::walked(
             &tree,
-            &w.files,
+            (&w.files, &w.copies),
             w.indexed,
             &w.sweep,
             &w.registry,

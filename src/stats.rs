@@ -16,10 +16,11 @@ pub(crate) struct Times {
 }
 
 impl Sizes {
-    /// The sizes of a walk rolled up into `tree`.
+    /// The sizes of a walk rolled up into `tree`: `files` with shared
+    /// extents and their copies.
     pub(crate) fn walked(
         tree: &crate::tree::Tree,
-        files: &[crate::records::FileRec],
+        files: (&[crate::records::FileRec], &[crate::records::CopyRec]),
         indexed: usize,
         sweep: &crate::extents::Sweep,
         registry: &probe::Registry,
@@ -27,7 +28,7 @@ impl Sizes {
     ) -> Sizes {
         Sizes::Walked {
             dirs: tree.len().saturating_sub(1),
-            files_shared: files.len(),
+            files_shared: (files.0.len() + files.1.len(), files.1.len()),
             indexed,
             segments: sweep.segment_count(),
             units: sweep.unit_count(),
@@ -45,7 +46,8 @@ pub(crate) enum Sizes {
     /// A walk.
     Walked {
         dirs: usize,
-        files_shared: usize,
+        /// Files with shared data, and how many of them are copies.
+        files_shared: (usize, usize),
         indexed: usize,
         segments: usize,
         units: usize,
@@ -194,7 +196,7 @@ fn body(counters: &Counters, sizes: &Sizes, t_report: Duration) -> Vec<(String, 
 /// The sizes and times of a walk, for [`walked`].
 struct Walked {
     dirs: usize,
-    files_shared: usize,
+    files_shared: (usize, usize),
     indexed: usize,
     segments: usize,
     units: usize,
@@ -313,7 +315,13 @@ fn walked(
             counters.outside_asked, counters.outside_found, counters.outside_settled
         ),
     );
-    line("files with shared data".into(), st.files_shared.to_string());
+    line(
+        "files with shared data".into(),
+        format!(
+            "{} ({} of them copies of another, recorded as such)",
+            st.files_shared.0, st.files_shared.1
+        ),
+    );
     line("shared extents indexed".into(), st.indexed.to_string());
     line(
         "segments / units".into(),
@@ -352,7 +360,7 @@ mod tests {
     fn values_sit_in_one_column() {
         let walked = Sizes::Walked {
             dirs: 1,
-            files_shared: 2,
+            files_shared: (2, 1),
             indexed: 3,
             segments: 4,
             units: 5,

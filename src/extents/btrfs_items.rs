@@ -54,6 +54,29 @@ impl Held<'_> {
     }
 }
 
+/// What the tree search indexes for the file of `items`, given the verdict
+/// (shared or not) of each extent it references
+/// ([`super::copies::Indexed`]); `None` when that is not all (some data
+/// inline, or a shared extent referenced only in part, which is kept
+/// apart for the file) or nothing.
+pub(crate) fn shared_held(
+    items: &[FileExtent],
+    verdicts: &[(u64, bool)],
+) -> Option<Vec<super::copies::Shared>> {
+    if items.iter().any(|e| e.kind == FileExtentType::Inline) {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut whole = true;
+    held(items, |h| {
+        if verdicts.contains(&(h.bytenr, true)) {
+            whole &= h.unreferenced() == 0;
+            out.push((h.bytenr, h.disk_bytes, h.refs));
+        }
+    });
+    (whole && !out.is_empty()).then_some(out)
+}
+
 /// Calls `each` with every data extent the file of `items` references
 /// (holes and inline items aside), in order of address.
 pub(crate) fn held(items: &[FileExtent], mut each: impl FnMut(&Held<'_>)) {
@@ -414,7 +437,7 @@ mod tests {
             let verdicts: Vec<(u64, bool)> =
                 extents.iter().map(|e| (e.disk_bytenr, *shared)).collect();
             let mut f = super::super::FileExtents::default();
-            x.index_items(&items, &verdicts, 0, &mut f);
+            x.index_items(&items, &verdicts, (0, true), &mut f);
             got.push(f);
         }
         let partly = x.partly_referenced();

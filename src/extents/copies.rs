@@ -116,6 +116,11 @@ pub(crate) struct Mapped {
     pub(crate) subvol: SubvolIds,
     /// Its extents (as FIEMAP gave them, every one).
     pub(crate) extents: Box<[Extent]>,
+    /// Its file id, when it can stand for its copies
+    /// ([`crate::records::CopyRec`]): some extent was indexed for it, it
+    /// is credited to one node (not through links), and none of its data
+    /// is inline.
+    pub(crate) file: Option<u32>,
 }
 
 /// The copies mapped so far, by key.
@@ -154,6 +159,52 @@ impl Copies {
     /// Whether none is.
     pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// As root (the tree search), which reads every copy's own items: the
+/// shared extents each file of a snapshot was indexed with, by extent
+/// space and inode. Another file of that inode whose shared extents are
+/// exactly the same (an unchanged copy in another snapshot) is then
+/// recorded as a copy of it ([`crate::records::CopyRec`]) rather than
+/// indexed again: what is compared is what would be indexed, so a copy
+/// that differs (deduplicated since, say) is indexed as itself. Kept for
+/// files of snapshots only: a subvolume without snapshots keeps nothing.
+#[derive(Debug, Default)]
+pub(crate) struct Indexed {
+    /// By (extent space, inode): the file and what it was indexed with.
+    map: DashMap<(u32, u64), Kept, Fast>,
+    len: AtomicUsize,
+}
+
+/// A file id and what it was indexed with.
+type Kept = (u32, Box<[Shared]>);
+
+/// One shared extent as the tree search indexes it for a file: its
+/// address, its size on disk, and the file's references to it.
+pub(crate) type Shared = (u64, u64, u32);
+
+/// The hasher of its map (keys are spaces and inode numbers).
+type Fast = foldhash::fast::RandomState;
+
+impl Indexed {
+    /// The file of inode `ino` in extent space `space` indexed with exactly
+    /// `shared`, if one was kept.
+    pub(crate) fn find(&self, (space, ino): (u32, u64), shared: &[Shared]) -> Option<u32> {
+        if self.len.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let e = self.map.get(&(space, ino))?;
+        (*e.1 == *shared).then_some(e.0)
+    }
+
+    /// Keeps that `file`, of inode `ino` in `space`, was indexed with
+    /// `shared`. The first kept stays.
+    pub(crate) fn keep(&self, (space, ino): (u32, u64), file: u32, shared: Vec<Shared>) {
+        if let dashmap::Entry::Vacant(v) = self.map.entry((space, ino)) {
+            v.insert((file, shared.into_boxed_slice()));
+            self.len.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -224,6 +275,7 @@ mod tests {
             Mapped {
                 subvol: (B, A),
                 extents: Box::new([]),
+                file: None,
             },
         );
         assert!(c.find(&key, (C, A)).is_some());

@@ -36,7 +36,7 @@ use rustix::fs::Statx;
 use super::source::Extents;
 use crate::figures::Kind;
 use crate::probe::{Registry, Subvol};
-use crate::records::{FileRec, Link, NodeId, Nodes};
+use crate::records::{CopyRec, FileRec, Link, NodeId, Nodes, dev32};
 
 /// The namespace tag of the inline extent spaces: above every root
 /// namespace (those count the roots).
@@ -251,7 +251,7 @@ pub(crate) fn share(
     extents: &Extents,
     nodes: &mut Nodes,
     links: &mut [Link],
-    files: &mut Vec<FileRec>,
+    (files, copies): (&mut Vec<FileRec>, &mut Vec<CopyRec>),
 ) -> Shared {
     // A unit needs copies in two subvolumes: with one subvolume in the
     // scan (the common case) there is nothing to do. Each subvolume is
@@ -330,35 +330,76 @@ pub(crate) fn share(
                 run.iter().any(|&(_, i)| rec(i).dev != first)
             })
     };
-    // The file records the copies get, made room for at once (not by
+    // A copy that is a file of its own only for its inline data (no other
+    // extent indexed, not counted through links) is recorded as a copy of
+    // the first such in its run ([`CopyRec`], 12 bytes), not as a file
+    // record and a mapping: the run's first stands for them all.
+    let foldable = |r: &InlineRec| r.file().is_none() && !r.linked && dev32(r.dev).is_some();
+    let folded = || {
+        runs().map(|run| {
+            let first = run.iter().position(|&(_, i)| foldable(rec(i)));
+            (run, first)
+        })
+    };
+    // Whether the `j`th of `run` is a copy of its `first`: the same bytes
+    // mapped, as the file it stands for would map.
+    let is_copy = |run: &[(u32, u32)], first: Option<usize>, j: usize| {
+        first.is_some_and(|c| {
+            let r = rec(run[j].1);
+            j > c && foldable(r) && r.bytes == rec(run[c].1).bytes
+        })
+    };
+    // The file records and copies, made room for at once (not by
     // doubling).
-    let new_ids = runs()
-        .flatten()
-        .filter(|&&(_, i)| rec(i).file().is_none())
-        .count();
+    let (mut new_ids, mut new_copies) = (0, 0);
+    for (run, first) in folded() {
+        for (j, &(_, i)) in run.iter().enumerate() {
+            if is_copy(run, first, j) {
+                new_copies += 1;
+            } else if rec(i).file().is_none() {
+                new_ids += 1;
+            }
+        }
+    }
     files.reserve_exact(new_ids);
+    copies.reserve_exact(new_copies);
     let mut units = 0;
-    for run in runs() {
+    for (run, first) in folded() {
         let k = &keys[rec(run[0].1).key as usize];
         let space = registry.space(k.fs, INLINE_NS - k.ns);
         // One pseudo-extent per inode, far apart from the next.
         let physical = (units as u64) << 32;
         units += 1;
-        for &(_, i) in run {
+        let mut stands_for = None;
+        for (j, &(_, i)) in run.iter().enumerate() {
             let r = &rec(i);
-            let id = r.file().unwrap_or_else(|| extents.new_file());
-            extents.insert(space, physical, r.bytes, id);
-            if files.len() <= id as usize {
-                files.resize(id as usize + 1, FileRec::default());
+            match (stands_for, dev32(r.dev)) {
+                (Some(of), Some(dev)) if is_copy(run, first, j) => {
+                    copies.push(CopyRec {
+                        of,
+                        node: r.node,
+                        dev,
+                    });
+                }
+                _ => {
+                    let id = r.file().unwrap_or_else(|| extents.new_file());
+                    extents.insert(space, physical, r.bytes, id);
+                    if files.len() <= id as usize {
+                        files.resize(id as usize + 1, FileRec::default());
+                    }
+                    files[id as usize] = FileRec {
+                        id,
+                        node: r.node,
+                        ns: k.ns,
+                        dev: r.dev,
+                        ino: k.ino,
+                        linked: r.linked,
+                    };
+                    if Some(j) == first {
+                        stands_for = Some(id);
+                    }
+                }
             }
-            files[id as usize] = FileRec {
-                id,
-                node: r.node,
-                ns: k.ns,
-                dev: r.dev,
-                ino: k.ino,
-                linked: r.linked,
-            };
             let take = |s: &mut crate::figures::Stats| {
                 s.exclusive = s.exclusive.saturating_sub(r.bytes);
                 s.reclaimable = s.reclaimable.saturating_sub(r.bytes);
@@ -475,7 +516,7 @@ mod tests {
         extents: &Extents,
         nodes: &mut Nodes,
         links: &mut [Link],
-        files: &mut Vec<FileRec>,
+        files: &mut (Vec<FileRec>, Vec<CopyRec>),
     ) -> usize {
         let mut devs: Vec<u64> = recs.iter().map(|r| r.dev).collect();
         devs.sort_unstable();
@@ -488,7 +529,7 @@ mod tests {
             extents,
             nodes,
             links,
-            files,
+            (&mut files.0, &mut files.1),
         )
         .units
     }
@@ -549,13 +590,14 @@ mod tests {
             let reg = registry(&[(10, a, [0; 16]), (11, b, parent_of_b)]);
             let ext = Extents::new();
             let mut ns = nodes();
-            let mut files = Vec::new();
+            let mut files = (Vec::new(), Vec::new());
             let n = share_recs(&recs, &reg, &ext, &mut ns, &mut [], &mut files);
             assert_eq!(n, want);
             let excl = if want == 1 { 0 } else { 4096 };
             let excl_of = |i| ns.own(NodeId::new(i)).exclusive;
             assert_eq!((excl_of(1), excl_of(2)), (excl, excl));
-            assert_eq!(files.len(), 2 * want);
+            // One file stands for the inode, the other is its copy.
+            assert_eq!((files.0.len(), files.1.len()), (want, want));
             assert_eq!(ext.ranges(), want);
         }
     }
@@ -568,7 +610,7 @@ mod tests {
         let (a, b) = ([0xa; 16], [0xb; 16]);
         let reg = registry(&[(10, a, [0; 16]), (11, b, a)]);
         let ext = Extents::new();
-        let mut files = Vec::new();
+        let mut files = (Vec::new(), Vec::new());
         let mut other = rec(1, 10);
         other.key.ino = 300;
         let mut full: Vec<Full> = (0..1 << CHUNK_BITS).map(|_| other).collect();
@@ -583,13 +625,15 @@ mod tests {
             &ext,
             &mut nodes(),
             &mut [],
-            &mut files,
+            (&mut files.0, &mut files.1),
         );
         // Inode 257 in both subvolumes, and inode 300: 4,097 copies in one,
-        // one in the other.
+        // one in the other. Each unit has one file; its other records are
+        // copies of it.
         assert_eq!(n.units, 2);
         assert_eq!(ext.ranges(), 2);
-        assert_eq!(files.len(), 2 + (1 << CHUNK_BITS) + 1);
+        assert_eq!(files.0.len() + files.1.len(), 2 + (1 << CHUNK_BITS) + 1);
+        assert_eq!(files.1.len(), 2 + (1 << CHUNK_BITS) + 1 - 2);
     }
 
     /// Inline data is keyed whenever its snapshot was made: a file changed
@@ -602,7 +646,7 @@ mod tests {
         for (created, want) in [((1000, 900_000_000), 1), ((1001, 5), 1), ((1001, 6), 1)] {
             let reg = registry_made(&subvols, created);
             let ext = Extents::new();
-            let mut files = Vec::new();
+            let mut files = (Vec::new(), Vec::new());
             let recs = [rec(1, 10), rec(2, 11)];
             let n = share_recs(&recs, &reg, &ext, &mut nodes(), &mut [], &mut files);
             assert_eq!(
@@ -623,7 +667,7 @@ mod tests {
         let mut changed = rec(2, 11);
         changed.key.ctime_nsec += 1;
         let ext = Extents::new();
-        let mut files = Vec::new();
+        let mut files = (Vec::new(), Vec::new());
         assert_eq!(
             share_recs(
                 &[rec(1, 10), changed],
@@ -662,9 +706,9 @@ mod tests {
     }
 
     /// What inline data costs per copy, with 20 snapshots of 2,000 small
-    /// files: its record (32 bytes), the sort (8 bytes a copy) and the file
-    /// record each copy gets (32 bytes, room made once), one shared range
-    /// per inode; and, once per inode, its key in the map the walk looks
+    /// files: its record (32 bytes), the sort (8 bytes a copy) and the copy
+    /// record (12 bytes, room made once), a file record and one shared
+    /// range per inode; and, once per inode, its key in the map the walk looks
     /// it up in, then in the table by id. A regression of the memory of
     /// scanning snapshots shows here, with no timing in it.
     #[test]
@@ -693,7 +737,7 @@ mod tests {
         let copies: usize = chunks.iter().map(Vec::len).sum();
         let devs: Vec<u64> = subvols.iter().map(|s| s.0).collect();
         let ext = Extents::new();
-        let mut files = Vec::new();
+        let mut files = (Vec::new(), Vec::new());
         let got = share(
             (&chunks, &keys),
             &devs,
@@ -701,17 +745,19 @@ mod tests {
             &ext,
             &mut nodes(),
             &mut [],
-            &mut files,
+            (&mut files.0, &mut files.1),
         );
         assert_eq!(got.units, 2000);
         assert_eq!(ext.ranges(), 2000, "one shared range per inode");
-        assert_eq!(files.len(), copies);
+        assert_eq!(files.0.len(), 2000, "one file per inode");
+        assert_eq!(files.0.len() + files.1.len(), copies);
         let per_copy = (copies * size_of::<InlineRec>()
             + got.sort_bytes
-            + files.capacity() * size_of::<FileRec>()) as f64
+            + files.0.capacity() * size_of::<FileRec>()
+            + files.1.capacity() * size_of::<CopyRec>()) as f64
             / copies as f64;
-        // 32 + 8 + 32 a copy.
-        assert!(per_copy <= 72.0, "{per_copy:.1} bytes per snapshot copy");
+        // 32 + 8 + 12 a copy, and a 32-byte file record per inode: 53.
+        assert!(per_copy <= 56.0, "{per_copy:.1} bytes per snapshot copy");
         let per_inode = (map_bytes + keys.capacity() * size_of::<Key>()) as f64 / 2000.0;
         // Its key in the map (56 bytes a bucket, the buckets at least 7/16
         // full) and then in the table (48 bytes): about 150 bytes an inode,

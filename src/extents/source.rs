@@ -27,7 +27,7 @@ use super::btrfs_batch;
 use super::btrfs_items::{self, Partly, Parts};
 use super::btrfs_refs::{self, FileAt, OwnItem, Verdict};
 use super::btrfs_search::{self as bs, FileExtentType};
-use super::copies::Copies;
+use super::copies::{Copies, Indexed};
 use super::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
 use super::index::SharedIndex;
 use super::sweep::Sweep;
@@ -92,6 +92,8 @@ pub(crate) struct FileExtents {
     pub(crate) shared_bytes: u64,
     /// Its file id in the index, when some extent was shared.
     pub(crate) file: Option<u32>,
+    /// The file it is a copy of ([`crate::records::CopyRec`]), if so.
+    pub(crate) copy_of: Option<u32>,
     /// The ioctl calls made.
     pub(crate) calls: u32,
     /// The error that ended the map early, if any: the extents indexed
@@ -119,6 +121,20 @@ pub(crate) struct FileExtents {
     pub(crate) compressed_disk: u64,
 }
 
+impl FileExtents {
+    /// What one extent FIEMAP gave adds to a file, but its index entry.
+    fn count(&mut self, e: &Extent) {
+        if e.flags & FIEMAP_EXTENT_DATA_INLINE != 0 {
+            self.inline = true;
+        } else if e.flags & FIEMAP_EXTENT_ENCODED != 0 && e.has_physical() {
+            self.encoded = self.encoded.saturating_add(e.length);
+        }
+        if e.is_shared() && e.length > 0 {
+            self.shared_bytes = self.shared_bytes.saturating_add(e.length);
+        }
+    }
+}
+
 thread_local! {
     /// One FIEMAP buffer per thread, allocated on first use.
     static FIEMAP: RefCell<Option<Fiemap>> = const { RefCell::new(None) };
@@ -134,6 +150,7 @@ pub(crate) struct Extents {
     search: bool,
     btrfs: BtrfsState,
     copies: Copies,
+    indexed: Indexed,
     /// The tree search: the extents files reference in part.
     parts: Parts,
 }
@@ -236,27 +253,27 @@ impl Extents {
     }
 
     /// Credits a file with the extents another copy of it gave
-    /// ([`super::copies`]), indexing its shared ones in extent space
-    /// `space`, as if FIEMAP had given them: no ioctl is made.
-    pub(crate) fn replay(&self, extents: &[Extent], space: u32) -> FileExtents {
+    /// ([`super::copies`]), as if FIEMAP had given them: no ioctl is made.
+    /// `index`: its shared ones are indexed in `space` for an id of its
+    /// own; else it is a copy ([`crate::records::CopyRec`]): no id.
+    pub(crate) fn replay(&self, extents: &[Extent], space: u32, index: bool) -> FileExtents {
         let mut got = FileExtents::default();
         for e in extents {
-            self.take(e, space, &mut got);
+            if index {
+                self.take(e, space, &mut got);
+            } else {
+                got.count(e);
+            }
         }
         got
     }
 
-    /// What one extent FIEMAP gave adds to a file.
+    /// What one extent FIEMAP gave adds to a file, and indexes.
     fn take(&self, e: &Extent, space: u32, got: &mut FileExtents) {
-        if e.flags & FIEMAP_EXTENT_DATA_INLINE != 0 {
-            got.inline = true;
-        } else if e.flags & FIEMAP_EXTENT_ENCODED != 0 && e.has_physical() {
-            got.encoded = got.encoded.saturating_add(e.length);
-        }
+        got.count(e);
         if e.is_shared() && e.length > 0 {
             let id = self.file_id(got, e.physical);
             self.index.insert(space, e.physical, e.length, id);
-            got.shared_bytes = got.shared_bytes.saturating_add(e.length);
         }
     }
 
@@ -322,6 +339,9 @@ pub(crate) struct SearchFile {
     pub(crate) fs: u32,
     /// The extent space its shared extents are indexed in.
     pub(crate) space: u32,
+    /// Whether it may be a copy of a file indexed before, and whether it
+    /// is kept for its own copies ([`super::copies::Indexed`]).
+    pub(crate) copy: (bool, bool),
 }
 
 impl Extents {
@@ -348,6 +368,7 @@ impl Extents {
             nlink,
             fs,
             space,
+            copy,
         } = file;
         if !self.search || !self.fs_ready(dirfd, fs) {
             return Searched::Unavailable;
@@ -420,7 +441,19 @@ impl Extents {
             calls,
             ..FileExtents::default()
         };
-        self.index_items(&items, &verdicts, space, &mut got);
+        let shared = (copy.0 || copy.1)
+            .then(|| btrfs_items::shared_held(&items.extents, &verdicts))
+            .flatten();
+        let of = shared.as_ref().filter(|_| copy.0);
+        if let Some(of) = of.and_then(|s| self.indexed.find((space, ino), s)) {
+            self.index_items(&items, &verdicts, (space, false), &mut got);
+            got.copy_of = Some(of);
+        } else {
+            self.index_items(&items, &verdicts, (space, true), &mut got);
+            if let (Some(shared), Some(id), true) = (shared, got.file, copy.1) {
+                self.indexed.keep((space, ino), id, shared);
+            }
+        }
         Searched::Read(got)
     }
 
@@ -520,7 +553,7 @@ impl Extents {
                 None => verdicts.push((e.disk_bytenr, shared)),
             }
         }
-        self.index_items(&pending.items, &verdicts, space, &mut got);
+        self.index_items(&pending.items, &verdicts, (space, true), &mut got);
         got
     }
 
@@ -532,11 +565,12 @@ impl Extents {
     /// [`FileExtents::on_disk`]. Also what no item references of those it
     /// references in part: its own in [`FileExtents::unreachable`], the
     /// shared ones noted for [`Self::partly_referenced`].
+    /// `index`: false for a copy ([`super::copies::Indexed`]): no id.
     pub(super) fn index_items(
         &self,
         items: &bs::InodeItems,
         verdicts: &[(u64, bool)],
-        space: u32,
+        (space, index): (u32, bool),
         got: &mut FileExtents,
     ) {
         got.inline |= items
@@ -553,12 +587,14 @@ impl Extents {
                 // Any reference keeps all of it allocated: the unit is the
                 // extent, and it is freed where all its files lie.
                 got.shared_bytes = got.shared_bytes.saturating_add(h.logical);
-                let id = self.file_id(got, h.bytenr);
-                for _ in 0..h.refs {
-                    self.index.insert(space, h.bytenr, h.disk_bytes, id);
-                }
-                if unreferenced > 0 {
-                    self.parts.shared(space, h, id);
+                if index {
+                    let id = self.file_id(got, h.bytenr);
+                    for _ in 0..h.refs {
+                        self.index.insert(space, h.bytenr, h.disk_bytes, id);
+                    }
+                    if unreferenced > 0 {
+                        self.parts.shared(space, h, id);
+                    }
                 }
             } else if h.encoded || unreferenced > 0 {
                 got.on_disk.0 = got.on_disk.0.saturating_add(h.logical);

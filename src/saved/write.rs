@@ -8,7 +8,7 @@ use super::json::write_string;
 use super::{Export, FORMAT, time_name};
 use crate::figures::{Kind, Stats};
 use crate::probe::Granularity;
-use crate::records::{Link, NodeId};
+use crate::records::{Link, NodeId, dev64};
 use crate::tree::Tree;
 
 /// Writes the saved scan of `x` to `w` (buffer it: this writes a token at
@@ -277,6 +277,24 @@ fn fields(w: &mut impl Write, s: &Stats) -> io::Result<()> {
 }
 
 /// The trailing element: what the roll-up and the set queries need.
+/// `files` with the ids their copies are written under (see [`records`]),
+/// sorted, into `list`; and how many copies that added. A copy maps what
+/// its file maps, which for the copies made ([`crate::extents::inline`])
+/// is one mapping of one pseudo-extent: one more mapping each.
+fn with_copies(x: &Export<'_>, files: &[u32], list: &mut Vec<u32>) -> u32 {
+    list.clear();
+    list.extend_from_slice(files);
+    if !x.copies.is_empty() {
+        for &f in files {
+            let a = x.copies.partition_point(|c| c.of < f);
+            let b = x.copies.partition_point(|c| c.of <= f);
+            list.extend((a..b).map(|k| (x.files.len() + k) as u32));
+        }
+        list.sort_unstable();
+    }
+    (list.len() - files.len()) as u32
+}
+
 fn records(w: &mut impl Write, x: &Export<'_>, ids: &[NodeId]) -> io::Result<()> {
     let id = |n: NodeId| if n.is_none() { n } else { ids[n.index()] };
     w.write_all(b",\n{\"sdu\":\"records\",\n\"links\":[")?;
@@ -305,11 +323,24 @@ fn records(w: &mut impl Write, x: &Export<'_>, ids: &[NodeId]) -> io::Result<()>
             u8::from(f.linked)
         )?;
     }
+    // Each copy, a file of its own after the files (`copies[k]` is file
+    // `files.len() + k`), mapping what the file it copies maps.
+    for (k, c) in x.copies.iter().enumerate() {
+        let f = &x.files[c.of as usize];
+        w.write_all(if x.files.is_empty() && k == 0 {
+            b"\n"
+        } else {
+            b",\n"
+        })?;
+        write!(w, "[{},{},{},{},0]", id(c.node), f.ns, dev64(c.dev), f.ino)?;
+    }
+    let mut list = Vec::new();
     w.write_all(b"],\n\"segments\":[")?;
     for (i, s) in x.sweep.segments().enumerate() {
         w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
-        write!(w, "[{},{}", s.bytes, s.mappings)?;
-        for f in s.files {
+        let mappings = with_copies(x, s.files, &mut list);
+        write!(w, "[{},{}", s.bytes, s.mappings.saturating_add(mappings))?;
+        for f in &list {
             write!(w, ",{f}")?;
         }
         w.write_all(b"]")?;
@@ -318,10 +349,12 @@ fn records(w: &mut impl Write, x: &Export<'_>, ids: &[NodeId]) -> io::Result<()>
     for (i, u) in x.sweep.units().enumerate() {
         w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
         let n = u.segments.len();
-        write!(w, "[{},{},{},{n}", u.bytes, u.mappings, u.ranges)?;
+        let mappings = with_copies(x, u.files, &mut list);
+        let m = u.mappings.saturating_add(mappings);
+        write!(w, "[{},{m},{},{n}", u.bytes, u.ranges)?;
         let same = n == 1 && x.sweep.segment(u.segments.start).files == u.files;
         if !same {
-            for f in u.files {
+            for f in &list {
                 write!(w, ",{f}")?;
             }
         }

@@ -34,7 +34,7 @@ pub(crate) use union::{Plan, Reclaim};
 use crate::extents::Sweep;
 use crate::figures::{self, Bound, Kind, Stats};
 use crate::probe::Granularity;
-use crate::records::{FileRec, Link, NodeId, NodeRec, Nodes, StatsTable};
+use crate::records::{CopyRec, FileRec, Link, NodeId, NodeRec, Nodes, StatsTable};
 
 /// Which of du's rules the roll-up follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -101,6 +101,8 @@ pub(crate) struct Build<'a> {
     pub(crate) exact: &'a Exactness,
     /// What the walk found of bytes no file references.
     pub(crate) unreachable: &'a unreachable::Found,
+    /// The copies of files ([`CopyRec`]), sorted by the file they copy.
+    pub(crate) copies: &'a [CopyRec],
 }
 
 /// What any set of entries of one [`Tree`] frees, kept beside it
@@ -174,6 +176,7 @@ impl Tree {
             sets: true,
             exact: &Exactness::default(),
             unreachable: &unreachable::Found::default(),
+            copies: &[],
         };
         let (tree, sets) = Self::roll_up(nodes, links, files, sweep, granularity, how);
         (tree, sets.expect("kept when asked for"))
@@ -194,6 +197,7 @@ impl Tree {
             sets,
             exact,
             unreachable: found,
+            copies,
         } = how;
         let mut nodes: Nodes = nodes.into();
         nodes.shrink_to_fit();
@@ -220,7 +224,7 @@ impl Tree {
             .separate_dirs
             .then(|| c.separate(&acc, &links, counted.as_ref()));
         c.credit_links(&mut acc, &links, counted.as_ref().map(|c| &c.links[..]));
-        let file_links = FileLinks::new(files, &links);
+        let file_links = FileLinks::new(files, copies, &links);
         c.credit_sweep(&mut acc, &file_links, sweep, &granularity);
         let bounds = c.marks.roll_up(&nodes);
         drop(c);
@@ -597,15 +601,17 @@ impl Crediting<'_> {
         sweep: &Sweep,
         granularity: impl Fn(u32) -> Granularity,
     ) {
-        if files.ranges.is_empty() {
+        if files.len() == 0 {
             return;
         }
         let nodes = self.nodes;
         // The lowest common ancestor of each file's links, when all its
         // links were seen.
-        let contained: Vec<Option<NodeId>> = (0..files.ranges.len() as u32)
+        // 4 bytes a file: NONE where not all were seen.
+        let contained: Vec<NodeId> = (0..files.len() as u32)
             .map(|f| {
-                files.all_seen[f as usize]
+                files
+                    .all_seen(f)
                     .then(|| {
                         files
                             .nodes(f)
@@ -614,6 +620,7 @@ impl Crediting<'_> {
                             .reduce(|x, y| acc::lca(self.nodes, x, y))
                     })
                     .flatten()
+                    .unwrap_or(NodeId::NONE)
             })
             .collect();
         for seg in sweep.segments() {
@@ -628,12 +635,12 @@ impl Crediting<'_> {
             let per_extent = granularity(fs) == Granularity::Extent;
             for i in range {
                 let u = sweep.unit(i);
-                if !figures::unit_freeable(u.mappings, u.ranges, u.files.len(), per_extent) {
+                if !files.unit_freeable((u.mappings, u.ranges, u.files), per_extent) {
                     continue;
                 }
                 let mut lca = None;
                 for &f in u.files {
-                    match (contained[f as usize], lca) {
+                    match (contained[f as usize].some(), lca) {
                         (None, _) => {
                             lca = None;
                             break;

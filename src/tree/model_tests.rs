@@ -19,7 +19,7 @@ mod tests {
     use crate::extents::SharedIndex;
     use crate::figures::{Kind, Stats};
     use crate::probe::Granularity;
-    use crate::records::{FileRec, Link, NodeId, NodeRec};
+    use crate::records::{CopyRec, FileRec, Link, NodeId, NodeRec, dev32};
     use crate::tree::{Rules, Tree};
     use proptest::prelude::*;
 
@@ -550,7 +550,11 @@ mod tests {
     /// of [`sets`] frees by `Tree::frees`.
     type Built = (Vec<(Stats, String)>, Vec<u64>);
 
-    fn build(w: &World, seed: Option<u64>) -> Built {
+    /// `fold`: a file of one link whose shared extents are an earlier such
+    /// file's is recorded as a copy of it ([`CopyRec`]), as the walk
+    /// records a snapshot's unchanged files: no file record and no mapping
+    /// of its own.
+    fn build(w: &World, seed: Option<u64>, fold: bool) -> Built {
         let mut rng = seed.map(|s| Rng(s | 1));
         let n = w.nodes() as usize;
         // new_id[model id] = tree id.
@@ -604,12 +608,35 @@ mod tests {
         let sharing: Vec<usize> = (0..w.files.len())
             .filter(|&i| w.shared_bytes(&w.files[i]) > 0)
             .collect();
-        let mut ids: Vec<u32> = (0..sharing.len() as u32).collect();
+        // The file each copy stands for, by index in `sharing`.
+        let single = |i: usize| w.files[i].nlink == 1;
+        let copy_of: Vec<Option<usize>> = (0..sharing.len())
+            .map(|k| {
+                let f = &w.files[sharing[k]];
+                (fold && single(sharing[k])).then_some(())?;
+                (0..k).find(|&j| {
+                    single(sharing[j])
+                        && w.shared_extents(&w.files[sharing[j]]) == w.shared_extents(f)
+                })
+            })
+            .collect();
+        let kept = copy_of.iter().filter(|c| c.is_none()).count();
+        let mut ids: Vec<u32> = (0..kept as u32).collect();
         if let Some(rng) = &mut rng {
             rng.shuffle(&mut ids);
         }
+        // By index in `sharing`: its file id, if it has one.
+        let mut id_of = vec![None; sharing.len()];
+        let mut next = 0;
+        for (k, c) in copy_of.iter().enumerate() {
+            if c.is_none() {
+                id_of[k] = Some(ids[next]);
+                next += 1;
+            }
+        }
         let mut links = Vec::new();
-        let mut files = vec![FileRec::default(); sharing.len()];
+        let mut files = vec![FileRec::default(); kept];
+        let mut copies = Vec::new();
         let mut inserts: Vec<(u64, u64, u32)> = Vec::new();
         for (i, f) in w.files.iter().enumerate() {
             let ino = 1000 + i as u64;
@@ -638,32 +665,42 @@ mod tests {
                     nodes[p.index()].own += mapped_stats;
                 }
             }
-            if let Some(k) = sharing.iter().position(|&s| s == i) {
-                let id = ids[k];
-                files[id as usize] = FileRec {
-                    id,
+            let Some(k) = sharing.iter().position(|&s| s == i) else {
+                continue;
+            };
+            if let Some(j) = copy_of[k] {
+                copies.push(CopyRec {
+                    of: id_of[j].expect("a copy of a file with an id"),
                     node,
-                    ns: 0,
-                    dev: DEV,
-                    ino,
-                    linked: once,
-                };
-                for (s, l) in w.shared_extents(f) {
-                    match (&mut rng, w.g) {
-                        (Some(rng), Granularity::Block) => {
-                            // Split at random points: the same blocks.
-                            let mut b = s;
-                            while b < s + l {
-                                let len = 1 + rng.below((s + l - b) as usize) as u64;
-                                inserts.push((b * B, len * B, id));
-                                b += len;
-                            }
+                    dev: dev32(DEV).expect("a small device number"),
+                });
+                continue;
+            }
+            let id = id_of[k].expect("not a copy");
+            files[id as usize] = FileRec {
+                id,
+                node,
+                ns: 0,
+                dev: DEV,
+                ino,
+                linked: once,
+            };
+            for (s, l) in w.shared_extents(f) {
+                match (&mut rng, w.g) {
+                    (Some(rng), Granularity::Block) => {
+                        // Split at random points: the same blocks.
+                        let mut b = s;
+                        while b < s + l {
+                            let len = 1 + rng.below((s + l - b) as usize) as u64;
+                            inserts.push((b * B, len * B, id));
+                            b += len;
                         }
-                        _ => inserts.push((s * B, l * B, id)),
                     }
+                    _ => inserts.push((s * B, l * B, id)),
                 }
             }
         }
+        CopyRec::sort(&mut copies);
         if let Some(rng) = &mut rng {
             rng.shuffle(&mut links);
             rng.shuffle(&mut inserts);
@@ -674,8 +711,16 @@ mod tests {
         }
         let g = w.g;
         let sweep = index.into_units(|_| g);
-        let (tree, kept) =
-            Tree::build_with_sets(nodes, links, &files, &sweep, |_| g, Rules::default(), &[]);
+        let how = crate::tree::Build {
+            rules: Rules::default(),
+            stops: &[],
+            sets: true,
+            exact: &crate::tree::Exactness::default(),
+            unreachable: &crate::tree::unreachable::Found::default(),
+            copies: &copies,
+        };
+        let (tree, kept) = Tree::roll_up(nodes, links, &files, &sweep, |_| g, how);
+        let kept = kept.expect("sets asked for");
         // One entry marked frees what its own figure says (two code paths: the
         // crediting and the union query).
         for (d, &id) in new_id.iter().enumerate() {
@@ -718,7 +763,7 @@ mod tests {
 
     fn check(s: &Scenario, g: Granularity, all: bool) -> Result<(), TestCaseError> {
         let w = World::new(s, g, all);
-        let (got, freed) = build(&w, None);
+        let (got, freed) = build(&w, None, false);
         // What deleting a set frees, against the model's union.
         for (set, &f) in sets(w.nodes()).iter().zip(&freed) {
             prop_assert_eq!(f, w.reclaimable_of(set), "{:?} -a {} set {:?}", g, all, set);
@@ -743,15 +788,41 @@ mod tests {
                 prop_assert!(f.shared <= p.shared && f.reclaimable <= p.reclaimable);
             }
         }
-        let shuffled = build(&w, Some(s.seed));
+        let shuffled = build(&w, Some(s.seed), false);
+        let folded = build(&w, Some(s.seed), true);
+        let (got, freed) = (got, freed);
         prop_assert_eq!(
-            (got, freed),
-            shuffled,
+            &(got.clone(), freed.clone()),
+            &shuffled,
             "{:?} -a {}: order-dependent",
             g,
             all
         );
+        prop_assert_eq!(
+            (got, freed),
+            folded,
+            "{:?} -a {}: copies give other figures than files of their own",
+            g,
+            all
+        );
         Ok(())
+    }
+
+    /// `s` with copies of some of its files: for each `(file, dir)` of
+    /// `copies`, one more file of one link in directory `dir` that maps
+    /// what file `file` maps, as a snapshot's unchanged file does.
+    fn with_copies(s: &Scenario, copies: &[(usize, u32)]) -> Scenario {
+        let mut s = s.clone();
+        for &(f, dir) in copies {
+            if let Some(spec) = s.files.get(f % s.files.len().max(1)).cloned() {
+                s.files.push(FileSpec {
+                    links: vec![dir],
+                    outside_links: 0,
+                    ..spec
+                });
+            }
+        }
+        s
     }
 
     proptest! {
@@ -767,6 +838,21 @@ mod tests {
         fn model_extent_granularity(s in scenario()) {
             check(&s, Granularity::Extent, false)?;
             check(&s, Granularity::Extent, true)?;
+        }
+
+        /// Files copied into other directories (snapshots of unchanged
+        /// files): the model's figures, and the same whether each copy is
+        /// a file of its own or a [`CopyRec`].
+        #[test]
+        fn model_with_copies(
+            s in scenario(),
+            copies in prop::collection::vec((any::<usize>(), any::<u32>()), 1..=6),
+        ) {
+            let s = with_copies(&s, &copies);
+            for g in [Granularity::Block, Granularity::Extent] {
+                check(&s, g, false)?;
+                check(&s, g, true)?;
+            }
         }
     }
 

@@ -15,33 +15,58 @@
 use crate::extents::Sweep;
 use crate::figures::{self, Bound};
 use crate::probe::Granularity;
-use crate::records::{FileRec, Link, NodeId, Nodes};
+use crate::records::{CopyRec, FileRec, Link, NodeId, Nodes};
 
-/// For each file with shared extents: the nodes of its links and whether
-/// the scan saw all of them.
-pub(super) struct FileLinks {
-    /// `pool[ranges[f].0..ranges[f].1]`: the nodes of file `f`'s links.
-    pub(crate) ranges: Vec<(usize, usize)>,
-    pub(crate) pool: Vec<NodeId>,
-    /// Whether every link of file `f` was seen (else deleting what the scan
-    /// saw never frees it).
-    pub(crate) all_seen: Vec<bool>,
-    /// The inode of file `f` when it is counted through its links.
-    pub(crate) inodes: Vec<Option<super::bounds::Inode>>,
+/// For each file with shared extents: the nodes of its links and of its
+/// copies ([`CopyRec`]), and whether the scan saw all of them. A file
+/// credited to one node (the common case) costs nothing here: its node is
+/// its record's. Only a file counted through its links, or with copies,
+/// has an entry.
+pub(super) struct FileLinks<'a> {
+    files: &'a [FileRec],
+    /// By file id: the files with an entry.
+    entries: Vec<Entry>,
+    pool: Vec<NodeId>,
 }
 
-impl FileLinks {
-    /// `links` sorted by inode.
-    pub(crate) fn new(files: &[FileRec], links: &[Link]) -> FileLinks {
-        let mut ranges = Vec::with_capacity(files.len());
+/// A file's links and copies: `pool[start..end]`.
+struct Entry {
+    id: u32,
+    start: u32,
+    end: u32,
+    /// How many of its nodes are copies'.
+    copies: u32,
+    /// Whether every link was seen (copies always are).
+    seen: bool,
+}
+
+impl<'a> FileLinks<'a> {
+    /// `links` sorted by inode, `copies` by the file they copy.
+    pub(crate) fn new(files: &'a [FileRec], copies: &[CopyRec], links: &[Link]) -> FileLinks<'a> {
+        debug_assert!(copies.is_sorted_by_key(|c| c.of));
+        let mut entries = Vec::new();
         let mut pool = Vec::new();
-        let mut all_seen = Vec::with_capacity(files.len());
-        let mut inodes = Vec::with_capacity(files.len());
-        for f in files {
-            inodes.push(f.linked.then(|| f.inode()));
+        let at = |i: usize| u32::try_from(i).expect("fewer than 4 billion links and copies");
+        let mut linked = files
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.linked)
+            .peekable();
+        let mut copied = copies.chunk_by(|a, b| a.of == b.of).peekable();
+        loop {
+            // The next file with links or copies, by id.
+            let next_linked = linked.peek().map(|l| at(l.0));
+            let next_copied = copied.peek().map(|c| c[0].of);
+            let id = match (next_linked, next_copied) {
+                (None, None) => break,
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => a.or(b).expect("one of them"),
+            };
+            let f = &files[id as usize];
             let a = pool.len();
             let mut seen = true;
-            if f.linked {
+            if next_linked == Some(id) {
+                linked.next();
                 let lo = links.partition_point(|l| l.inode() < f.inode());
                 let hi = links.partition_point(|l| l.inode() <= f.inode());
                 pool.extend(links[lo..hi].iter().map(|l| l.node));
@@ -50,21 +75,80 @@ impl FileLinks {
             if pool.len() == a {
                 pool.push(f.node);
             }
-            ranges.push((a, pool.len()));
-            all_seen.push(seen);
+            let mut n = 0;
+            if next_copied == Some(id) {
+                let run = copied.next().expect("peeked");
+                pool.extend(run.iter().map(|c| c.node));
+                n = run.len();
+            }
+            entries.push(Entry {
+                id,
+                start: at(a),
+                end: at(pool.len()),
+                copies: at(n),
+                seen,
+            });
         }
         FileLinks {
-            ranges,
+            files,
+            entries,
             pool,
-            all_seen,
-            inodes,
         }
     }
 
-    /// The nodes of file `f`'s links.
+    /// How many files there are (copies not counted).
+    pub(crate) fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    fn entry(&self, f: u32) -> Option<&Entry> {
+        let i = self.entries.partition_point(|e| e.id < f);
+        self.entries.get(i).filter(|e| e.id == f)
+    }
+
+    /// The nodes of file `f`'s links and copies.
     pub(crate) fn nodes(&self, f: u32) -> &[NodeId] {
-        let (a, b) = self.ranges[f as usize];
-        &self.pool[a..b]
+        match self.entry(f) {
+            Some(e) => &self.pool[e.start as usize..e.end as usize],
+            None => std::slice::from_ref(&self.files[f as usize].node),
+        }
+    }
+
+    /// Whether every link of file `f` was seen (else deleting what the scan
+    /// saw never frees it).
+    pub(crate) fn all_seen(&self, f: u32) -> bool {
+        self.entry(f).is_none_or(|e| e.seen)
+    }
+
+    /// The inode of file `f` when it is counted through its links.
+    pub(crate) fn inode(&self, f: u32) -> Option<super::bounds::Inode> {
+        let r = &self.files[f as usize];
+        r.linked.then(|| r.inode())
+    }
+
+    /// Whether deleting what the scan saw of a unit that `files` map can
+    /// free it ([`figures::unit_freeable`]), each copy of a file counted as
+    /// the file of its own that it stands for: one more file, mapping what
+    /// the file maps.
+    pub(crate) fn unit_freeable(
+        &self,
+        (mappings, ranges, files): (u32, u32, &[u32]),
+        per_extent: bool,
+    ) -> bool {
+        let copies: u32 = if self.entries.is_empty() {
+            0
+        } else {
+            files
+                .iter()
+                .map(|&f| self.entry(f).map_or(0, |e| e.copies))
+                .fold(0, u32::saturating_add)
+        };
+        figures::unit_freeable(
+            mappings.saturating_add(copies),
+            ranges,
+            files.len() + copies as usize,
+            per_extent,
+        )
     }
 }
 
@@ -129,8 +213,8 @@ impl Reclaim {
                 inode_bounds.push(exact.inode(group[0].inode()).unwrap_or_default());
             }
         }
-        for f in 0..files.ranges.len() as u32 {
-            r.files.push(files.all_seen[f as usize].then(|| {
+        for f in 0..files.len() as u32 {
+            r.files.push(files.all_seen(f).then(|| {
                 let a = r.file_nodes.len();
                 r.file_nodes.extend(files.nodes(f));
                 (a, r.file_nodes.len())
@@ -140,7 +224,7 @@ impl Reclaim {
             let per_extent = granularity(fs) == Granularity::Extent;
             for i in range {
                 let u = sweep.unit(i);
-                if figures::unit_freeable(u.mappings, u.ranges, u.files.len(), per_extent) {
+                if files.unit_freeable((u.mappings, u.ranges, u.files), per_extent) {
                     let a = r.unit_files.len();
                     r.unit_files.extend(u.files);
                     r.units.push((u.bytes, a, r.unit_files.len()));
@@ -155,10 +239,13 @@ impl Reclaim {
             r.inode_bounds = inode_bounds;
         }
         if !exact.inodes.is_empty() {
-            r.file_bounds = files
-                .inodes
-                .iter()
-                .map(|i| i.and_then(|i| exact.inode(i)).unwrap_or_default())
+            r.file_bounds = (0..files.len() as u32)
+                .map(|f| {
+                    files
+                        .inode(f)
+                        .and_then(|i| exact.inode(i))
+                        .unwrap_or_default()
+                })
                 .collect();
         }
         r

@@ -16,10 +16,11 @@ use super::open::{self, DirError, Now, OpenFile};
 use super::read::{Kept, Mapped, ToRead, credit, read_open};
 use crate::error::{Diagnostic, strerror};
 use crate::extents::copies::{self, CopyKey};
+use crate::extents::fiemap::FIEMAP_EXTENT_DATA_INLINE;
 use crate::extents::{Pending, SearchFile, Searched, Source};
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
-use crate::records::NodeId;
+use crate::records::{CopyRec, NodeId, dev32};
 
 /// A non-directory entry as the walk found it.
 pub(super) struct FileAt<'a> {
@@ -290,7 +291,13 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     let (mapped, kept) = map_in_turn(ctx, f, file, table.as_deref(), local);
     local.ag.put(table);
     if let Some((space, subvol)) = copy {
-        keep_copy(ctx, space, st, subvol, kept);
+        let file = match mapped {
+            Mapped::Extents {
+                id: Some((id, _)), ..
+            } if !once => Some(id),
+            _ => None,
+        };
+        keep_copy(ctx, (space, st), subvol, kept, file);
     }
     mapped
 }
@@ -395,19 +402,28 @@ pub(super) fn end_turn(ctx: &Ctx<'_>, local: &mut Local) {
 
 /// Remembers what FIEMAP gave (`kept`) the inode `st` of subvolume
 /// `subvol`, in extent space `space`, for its copies in related snapshots,
-/// if it may have any ([`copies::worth_keeping`]).
+/// if it may have any ([`copies::worth_keeping`]); `file`: its file id, if
+/// it was credited to one node (not through links).
 pub(super) fn keep_copy(
     ctx: &Ctx<'_>,
-    space: u32,
-    st: &Statx,
+    (space, st): (u32, &Statx),
     subvol: copies::SubvolIds,
     kept: Option<Kept>,
+    file: Option<u32>,
 ) {
     if let Some(extents) = kept.filter(|k| copies::worth_keeping(k, subvol)) {
-        ctx.map
-            .extents
-            .copies()
-            .remember(copy_key(space, st), copies::Mapped { subvol, extents });
+        let inline = extents
+            .iter()
+            .any(|e| e.flags & FIEMAP_EXTENT_DATA_INLINE != 0);
+        let file = file.filter(|_| !inline);
+        ctx.map.extents.copies().remember(
+            copy_key(space, st),
+            copies::Mapped {
+                subvol,
+                extents,
+                file,
+            },
+        );
     }
 }
 
@@ -435,7 +451,21 @@ fn reuse(
     local: &mut Local,
 ) -> Mapped {
     let st = f.st;
-    let got = ctx.map.extents.replay(&m.extents, space);
+    // Credited to its node, a copy of a file that is too: a copy record
+    // ([`CopyRec`]) stands for its file record and mappings.
+    let copy_of = m
+        .file
+        .filter(|_| !once)
+        .zip(dev32(f.dev))
+        .map(|(of, dev)| CopyRec {
+            of,
+            node: f.node,
+            dev,
+        });
+    let got = ctx.map.extents.replay(&m.extents, space, copy_of.is_none());
+    if let Some(c) = copy_of {
+        local.copies.push(c);
+    }
     local.counters.copies_reused += 1;
     let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
     if got.encoded > 0 {
@@ -481,6 +511,10 @@ fn map_by_search(
         return Err(None);
     }
     let st = f.st;
+    let linked = ctx.counts_once(st.stx_nlink);
+    // A copy record needs the device in 32 bits; a file counted through
+    // its links is never one, nor stands for one.
+    let copy = !linked && dev32(dev_of(st)).is_some();
     let file = SearchFile {
         ino: st.stx_ino,
         dev: dev_of(st),
@@ -489,6 +523,7 @@ fn map_by_search(
         nlink: st.stx_nlink,
         fs: fs.info.index,
         space: fs.space,
+        copy: (copy, copy && fs.snapshot),
     };
     let got = match ctx
         .map
@@ -505,9 +540,15 @@ fn map_by_search(
     local.counters.search_files += 1;
     local.counters.search_calls += u64::from(got.calls);
     let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
+    if let (Some(of), Some(dev)) = (got.copy_of, dev32(dev_of(st))) {
+        local.copies.push(CopyRec {
+            of,
+            node: f.node,
+            dev,
+        });
+    }
     if got.inline && ctx.run.keep_inline {
         let bytes = view.total.saturating_sub(got.shared_bytes);
-        let linked = ctx.counts_once(st.stx_nlink);
         let at = (f.node, f.ns);
         ctx.record_inline(local, st, at, (bytes, got.file), linked, fs.info.index);
     }

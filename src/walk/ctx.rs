@@ -25,7 +25,7 @@ use crate::glob::Excludes;
 use crate::messages::Messages;
 use crate::probe::{Registry, Skip, magic};
 use crate::records::{
-    FileRec, Ident, IdentRec, Link, MAX_NODES, NodeId, NodeRec, Nodes, ReadError, place_of,
+    CopyRec, FileRec, Ident, IdentRec, Link, MAX_NODES, NodeId, NodeRec, Nodes, ReadError, place_of,
 };
 use crate::tree::bounds::Inode;
 
@@ -223,6 +223,8 @@ pub(super) struct Local {
     pub(super) nodes: Vec<NodeRec>,
     pub(super) links: Vec<Link>,
     pub(super) files: Vec<FileRec>,
+    /// Files that are copies of a file mapped before ([`CopyRec`]).
+    pub(super) copies: Vec<CopyRec>,
     pub(super) counters: Counters,
     /// The last regular file this task opened before stat-ing it was
     /// empty: stat the next one first (see the walk's `dir` module).
@@ -332,6 +334,7 @@ pub(super) struct Shard {
     pub(super) partial: Vec<(NodeId, Stats)>,
     pub(super) links: Vec<Link>,
     pub(super) files: Vec<FileRec>,
+    pub(super) copies: Vec<CopyRec>,
     pub(super) counters: Counters,
     /// Nodes whose own Reclaimable is a bound ([`Local::bounds`]).
     pub(super) bounds: Vec<(NodeId, Bound)>,
@@ -569,6 +572,7 @@ impl Ctx<'_> {
         }
         shard.links.append(&mut local.links);
         shard.files.append(&mut local.files);
+        shard.copies.append(&mut local.copies);
         shard.bounds.append(&mut local.bounds);
         shard.partial_marks.append(&mut local.partial_marks);
         shard.unreachable.append(&mut local.unreachable);
@@ -646,17 +650,19 @@ impl Ctx<'_> {
                 .msgs
                 .report(Diagnostic::Probe { path: path(), what });
         }
-        let copies = (info.magic == magic::BTRFS
-            && !self.run.opts.map_each_copy
-            && !self.run.opts.skip_extents
-            && Source::for_fs(&info, self.map.extents.search_allowed()) == Source::Fiemap)
+        let subvol = (info.magic == magic::BTRFS && !self.run.opts.map_each_copy)
             .then(|| self.map.registry.subvolume(dev))
             .flatten()
             .filter(|sv| sv.ids.0 != [0; 16]);
+        let copies = subvol.filter(|_| {
+            !self.run.opts.skip_extents
+                && Source::for_fs(&info, self.map.extents.search_allowed()) == Source::Fiemap
+        });
         DirFs {
             info,
             space: self.map.registry.space(info.index, ns),
             copies,
+            snapshot: subvol.is_some_and(|sv| sv.ids.1 != [0; 16]),
         }
     }
 }

@@ -32,6 +32,10 @@ pub(super) struct DirFs {
     /// ([`crate::extents::copies`]); `None` elsewhere, or with
     /// `--map-each-copy`.
     pub(crate) copies: Option<Subvol>,
+    /// Btrfs: the subvolume is a snapshot of another, whose files' copies
+    /// in other snapshots the tree search records as copies
+    /// ([`crate::extents::copies::Indexed`]).
+    pub(crate) snapshot: bool,
 }
 
 /// A directory being walked: what its children need to open themselves and

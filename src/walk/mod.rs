@@ -76,6 +76,9 @@ pub(crate) struct Walk {
     pub(crate) links: Vec<Link>,
     /// Indexed by file id.
     pub(crate) files: Vec<FileRec>,
+    /// Copies of files ([`crate::records::CopyRec`]), sorted by the file
+    /// they copy.
+    pub(crate) copies: Vec<crate::records::CopyRec>,
     /// The shared extents of every mapped file, indexed, to be swept.
     pub(crate) extents: Extents,
     /// The filesystems met, and the filesystem of each extent space (the
@@ -460,6 +463,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let mut unreachable_inodes = Vec::new();
     let mut partial_fs: Vec<(u32, u64)> = Vec::new();
     let mut files = vec![FileRec::default(); extents.files()];
+    let mut copies = Vec::new();
     let mut counters = Counters::default();
     let mut inline = Vec::new();
     let mut inline_devs = Vec::new();
@@ -484,6 +488,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
             let id = f.id as usize;
             files[id] = f;
         }
+        gather(&mut copies, shard.copies);
         counters.add(&shard.counters);
         counters.inline_recorded += shard.inline.iter().map(|c| c.len() as u64).sum::<u64>();
         inline.extend(shard.inline);
@@ -511,9 +516,10 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
             &extents,
             &mut nodes,
             &mut links,
-            &mut files,
+            (&mut files, &mut copies),
         );
     }
+    crate::records::CopyRec::sort(&mut copies);
     drop(inline);
     drop(inline_keys);
     crate::records::merge_bounds(&mut bounds);
@@ -539,6 +545,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         nodes,
         links,
         files,
+        copies,
         extents,
         registry,
         counters,

@@ -104,7 +104,13 @@ pub(super) fn file(
     fiemap::close(fd);
     // Nothing kept (the usual case) is nothing worth keeping.
     if let (Some(ids), Some(k)) = (subvol, kept.filter(|k| !k.is_empty())) {
-        keep_copy(ctx, fs.space, st, ids, Some(k.into_boxed_slice()));
+        keep_copy(
+            ctx,
+            (fs.space, st),
+            ids,
+            Some(k.into_boxed_slice()),
+            got.file,
+        );
     }
     let whole = got.inline || fs.info.magic != magic::BTRFS;
     if !whole {

@@ -272,19 +272,10 @@ fn once_and_each(d: &Path) -> (Output, u64, Output) {
     (once, reused, each)
 }
 
-/// Without root, a file unchanged across snapshots is mapped once and its
-/// other copies are credited with the extents it gave. A subvolume of
-/// regular and inline files, a snapshot, some files rewritten, another
-/// snapshot, others rewritten: the figures equal those of mapping every
-/// copy (`--map-each-copy`, one thread), copies were reused, and the
-/// first snapshot's reclaimable is what deleting it frees.
-#[test]
-fn unchanged_copies_are_mapped_once_without_root() {
-    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
-        return;
-    };
-    crate::btrfs::assert_setpriv_drops_sys_admin();
-    let d = fs.path();
+/// `vol` of regular files `f0..f39` and inline files `s0..s39`, snapshot
+/// `snap`, `f0..f4`/`s0..s4` rewritten, snapshot `snap2`, `f5..f9`/`s5..s9`
+/// rewritten; synced.
+fn three_generations(d: &Path) {
     btrfs(&["subvolume", "create"], &d.join("vol"));
     let rewrite = |range: std::ops::Range<usize>| {
         for i in range {
@@ -303,6 +294,46 @@ fn unchanged_copies_are_mapped_once_without_root() {
     crate::btrfs::ro_snapshot(&d.join("vol"), &d.join("snap2"));
     rewrite(5..10);
     sync_fs(d);
+}
+
+/// The copies `--stats` says were recorded as copies of another file
+/// (`files with shared data  N (M of them copies ...)`): M.
+fn copies_recorded(stderr: &str) -> u64 {
+    let key = "files with shared data";
+    let line = stderr
+        .lines()
+        .find(|l| l.trim_start().starts_with(key))
+        .unwrap_or_else(|| panic!("no {key:?} line in --stats:\n{stderr}"));
+    line.split_once('(')
+        .and_then(|(_, r)| r.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("bad --stats line {line:?}"))
+}
+
+/// The first snapshot's reclaimable in `doc` is what deleting it frees.
+fn snap_frees_its_reclaimable(d: &Path, doc: &serde_json::Value) {
+    let snap = entry(doc, &format!("{}/snap", d.display()));
+    let reclaimable = snap["reclaimable"].as_u64().unwrap();
+    let (data, meta) = freed_by_deleting(d, "snap");
+    assert!(data > 0, "the first snapshot held the old f0..f4");
+    assert!(
+        data <= reclaimable && reclaimable <= data + meta + 64 * 1024,
+        "snap reclaimable {reclaimable}, deleting it freed data {data} + metadata {meta}"
+    );
+}
+
+/// Without root, a file unchanged across snapshots is mapped once and its
+/// other copies are credited with the extents it gave, and recorded as
+/// copies of it. [`three_generations`]: the figures equal those of mapping
+/// every copy (`--map-each-copy`, one thread), copies were reused, and the
+/// first snapshot's reclaimable is what deleting it frees.
+#[test]
+fn unchanged_copies_are_mapped_once_without_root() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    crate::btrfs::assert_setpriv_drops_sys_admin();
+    let d = fs.path();
+    three_generations(d);
     let unprivileged = |args: &[&str]| unprivileged(d, args);
     // One thread: every copy after the first kept one is reused. f10..f39
     // have three copies (two reused each), f0..f9 two (one each); the
@@ -310,6 +341,18 @@ fn unchanged_copies_are_mapped_once_without_root() {
     // only once a snapshot's was).
     let (once, reused, each) = once_and_each(d);
     assert!(reused >= 30 * 2 + 10 + 30, "{reused} copies reused");
+    // The reused copies of f5..f39 stand as copies of the first (f0..f4
+    // changed just before snap2 and are mapped each), and so do the inline
+    // files' copies (with --map-each-copy too: only theirs).
+    let (copies, inline_copies) = (
+        copies_recorded(&once.stderr),
+        copies_recorded(&unprivileged(&["-s", "--stats", "--map-each-copy"]).stderr),
+    );
+    assert!(
+        copies >= inline_copies + 30 * 2 + 5,
+        "{copies} copies, {inline_copies} inline"
+    );
+    assert!(inline_copies >= 30, "{inline_copies} inline copies");
     assert_eq!(
         stat_value(
             &unprivileged(&["--json", "-a", "--stats", "--map-each-copy"]).stderr,
@@ -327,14 +370,50 @@ fn unchanged_copies_are_mapped_once_without_root() {
         assert_eq!(again.stdout_str(), each.stdout_str(), "{j}");
     }
     let doc: serde_json::Value = serde_json::from_slice(&once.stdout).unwrap();
-    let snap = entry(&doc, &format!("{}/snap", d.display()));
-    let reclaimable = snap["reclaimable"].as_u64().unwrap();
-    let (data, meta) = freed_by_deleting(d, "snap");
-    assert!(data > 0, "the first snapshot held the old f0..f4");
+    snap_frees_its_reclaimable(d, &doc);
+}
+
+/// As root the tree search reads every copy's own items, and a copy whose
+/// shared extents are exactly those a snapshot's copy of the inode was
+/// indexed with is recorded as a copy of it. [`three_generations`]: copies
+/// recorded beyond the inline files', the figures those of indexing every
+/// copy on its own (`--map-each-copy`) at any thread count, and the first
+/// snapshot's reclaimable what deleting it frees.
+#[test]
+fn unchanged_copies_are_recorded_once_as_root() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    three_generations(d);
+    let root = |args: &[&str]| {
+        let mut a: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        a.push(d.into());
+        let out = sdu(&a);
+        assert_eq!(out.code, Some(0), "{out:?}");
+        out
+    };
+    let once = root(&["--json", "-a", "--stats", "-j1"]);
+    let each = root(&["--json", "-a", "--stats", "--map-each-copy", "-j1"]);
+    let (copies, inline_copies) = (copies_recorded(&once.stderr), copies_recorded(&each.stderr));
+    // f10..f39 are alike in snap and snap2, f5..f9 too: one of each pair
+    // at least is a copy of the other.
     assert!(
-        data <= reclaimable && reclaimable <= data + meta + 64 * 1024,
-        "snap reclaimable {reclaimable}, deleting it freed data {data} + metadata {meta}"
+        copies >= inline_copies + 35,
+        "{copies} copies, {inline_copies} inline"
     );
+    assert!(stat_value(&once.stderr, "files read by tree search (Btrfs, root)") >= 120);
+    assert_eq!(
+        once.stdout_str(),
+        each.stdout_str(),
+        "copies and every copy differ"
+    );
+    for j in ["-j2", "-j5"] {
+        let again = root(&["--json", "-a", j]);
+        assert_eq!(again.stdout_str(), each.stdout_str(), "{j}");
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&once.stdout).unwrap();
+    snap_frees_its_reclaimable(d, &doc);
 }
 
 /// `vol` with 200 inline files of 900 bytes in `vol/small`, synced.
