@@ -28,6 +28,7 @@
 //! generation is not scanned).
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use dashmap::DashMap;
@@ -36,7 +37,7 @@ use rustix::fs::Statx;
 use super::source::Extents;
 use crate::figures::Kind;
 use crate::probe::{Registry, Subvol};
-use crate::records::{CopyRec, FileRec, Link, NodeId, Nodes, dev32};
+use crate::records::{CopyRec, FileRec, Link, NodeId, Nodes, dev32, dev64};
 
 /// The namespace tag of the inline extent spaces: above every root
 /// namespace (those count the roots).
@@ -106,11 +107,20 @@ type Fast = foldhash::fast::RandomState;
 /// The keys the walk met, each given a dense id on first sight: a record
 /// names its inode's key by id, in 4 bytes, so a copy in one more snapshot
 /// costs a record, not a key. Shared by the walk's threads; the ids depend
-/// on the walk's order, which [`share`] never reads them in.
+/// on the walk's order, which [`share`] never reads them in. Also the few
+/// records' figures a 16-byte record cannot hold ([`Odd`]).
 #[derive(Default)]
 pub(crate) struct Keys {
     map: DashMap<Key, u32, Fast>,
     next: AtomicU32,
+    odd: Mutex<Vec<Odd>>,
+}
+
+/// The keys by id and the odd records by index, as [`share`] reads them.
+#[derive(Default)]
+pub(crate) struct Table {
+    keys: Vec<Key>,
+    odd: Vec<Odd>,
 }
 
 impl Keys {
@@ -119,10 +129,19 @@ impl Keys {
         if let Some(id) = self.map.get(&key) {
             return *id;
         }
-        *self
+        let id = *self
             .map
             .entry(key)
-            .or_insert_with(|| self.next.fetch_add(1, Ordering::Relaxed))
+            .or_insert_with(|| self.next.fetch_add(1, Ordering::Relaxed));
+        assert!(id < ODD, "fewer than a billion inodes with inline data");
+        id
+    }
+
+    /// Keeps `odd`; its index.
+    fn odd(&self, odd: Odd) -> u32 {
+        let mut v = self.odd.lock().unwrap_or_else(|e| e.into_inner());
+        v.push(odd);
+        u32::try_from(v.len() - 1).expect("fewer than 4 billion odd records")
     }
 
     /// The bytes the map holds (its buckets' capacity).
@@ -131,46 +150,57 @@ impl Keys {
         self.map.capacity() * size_of::<(Key, u32)>()
     }
 
-    /// The keys by id, the map given up for them.
-    pub(crate) fn table(self) -> Vec<Key> {
+    /// The keys by id, the map given up for them, and the odd records.
+    pub(crate) fn table(self) -> Table {
         let n = self.next.into_inner() as usize;
-        let mut table = vec![Key::default(); n];
+        let mut keys = vec![Key::default(); n];
         for (key, id) in self.map {
-            table[id as usize] = key;
+            keys[id as usize] = key;
         }
-        table
+        let odd = self.odd.into_inner().unwrap_or_else(|e| e.into_inner());
+        Table { keys, odd }
     }
 }
 
-/// No file id: [`InlineRec::file`] is none.
-const NO_FILE: u32 = u32::MAX;
+/// [`InlineRec::key`]'s top bit: credited through the link table
+/// (multiply-linked).
+const LINKED: u32 = 1 << 31;
+/// Its next bit: its figures are an [`Odd`] record's, `bytes` its index.
+const ODD: u32 = 1 << 30;
 
 /// A Btrfs file whose data is inline, as seen in one subvolume: what
-/// differs between its copies, and its inode's key by id ([`Keys`]).
+/// differs between its copies, and its inode's key by id ([`Keys`]), in 16
+/// bytes: every inline file of every snapshot has one until they are
+/// matched.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct InlineRec {
     /// The node it is credited to (its directory, or its own with `-a`).
     pub(crate) node: NodeId,
-    /// Its inode's key's id.
-    pub(crate) key: u32,
-    /// `st_dev`: its subvolume.
-    pub(crate) dev: u64,
+    /// Its inode's key's id, with [`LINKED`] and [`ODD`].
+    key: u32,
+    /// `st_dev`, its subvolume ([`dev32`]).
+    dev: u32,
     /// Its allocated bytes (`st_blocks × 512`, less what was found
-    /// shared), what it counted as. Not a multiple of 512 for certain, so
-    /// kept whole.
-    pub(crate) bytes: u64,
-    /// Its file id, when some of its other extents were indexed
-    /// ([`NO_FILE`]: none).
-    file: u32,
-    /// Credited through the link table (multiply-linked).
-    pub(crate) linked: bool,
+    /// shared), what it counted as: not a multiple of 512 for certain, so
+    /// kept whole. With [`ODD`]: the index of its [`Odd`] record.
+    bytes: u32,
+}
+
+/// What an [`InlineRec`] cannot hold: bytes past 32 bits, or a file id
+/// (some of the file's other extents were indexed). Rare: inline data
+/// makes a file small.
+#[derive(Clone, Copy, Debug)]
+struct Odd {
+    bytes: u64,
+    file: Option<u32>,
 }
 
 impl InlineRec {
     /// The record of the inode stat-ed as `st` (a file, or a symlink),
     /// credited to `node` of root namespace `ns`, with `bytes` counted as
     /// its own (`file`: its file id, if some of its extents were indexed)
-    /// on filesystem `fs`, its key looked up in `keys`.
+    /// on filesystem `fs`, its key looked up in `keys`. `None` for a
+    /// device number past 32 bits, which Linux does not make.
     pub(crate) fn of(
         st: &Statx,
         (node, ns): (NodeId, u32),
@@ -178,7 +208,8 @@ impl InlineRec {
         linked: bool,
         file: Option<u32>,
         (fs, keys): (u32, &Keys),
-    ) -> InlineRec {
+    ) -> Option<InlineRec> {
+        let dev = dev32(rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor))?;
         let key = Key::new(
             (fs, ns, st.stx_ino),
             Kind::from_mode(u32::from(st.stx_mode)) == Kind::Symlink,
@@ -186,21 +217,67 @@ impl InlineRec {
             (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
             st.stx_size,
         );
-        InlineRec {
-            node,
-            key: keys.id(key),
-            dev: rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor),
+        Some(Self::new(
+            (node, keys.id(key), dev),
             bytes,
-            file: file
-                .inspect(|&f| assert!(f != NO_FILE, "a file id"))
-                .unwrap_or(NO_FILE),
             linked,
+            file,
+            keys,
+        ))
+    }
+
+    /// The record of `node`, key id `key`, device `dev` (packed).
+    fn new(
+        (node, key, dev): (NodeId, u32, u32),
+        bytes: u64,
+        linked: bool,
+        file: Option<u32>,
+        keys: &Keys,
+    ) -> InlineRec {
+        let linked = if linked { LINKED } else { 0 };
+        match (u32::try_from(bytes), file) {
+            (Ok(bytes), None) => InlineRec {
+                node,
+                key: key | linked,
+                dev,
+                bytes,
+            },
+            _ => InlineRec {
+                node,
+                key: key | linked | ODD,
+                dev,
+                bytes: keys.odd(Odd { bytes, file }),
+            },
         }
     }
 
+    /// Its inode's key's id.
+    pub(crate) fn key(&self) -> u32 {
+        self.key & (ODD - 1)
+    }
+
+    /// Credited through the link table (multiply-linked).
+    pub(crate) fn linked(&self) -> bool {
+        self.key & LINKED != 0
+    }
+
+    /// `st_dev`: its subvolume.
+    pub(crate) fn dev(&self) -> u64 {
+        dev64(self.dev)
+    }
+
+    fn odd<'a>(&self, odd: &'a [Odd]) -> Option<&'a Odd> {
+        (self.key & ODD != 0).then(|| &odd[self.bytes as usize])
+    }
+
+    /// Its bytes, reading its odd record (of `odd`) if it has one.
+    fn bytes(&self, odd: &[Odd]) -> u64 {
+        self.odd(odd).map_or(u64::from(self.bytes), |o| o.bytes)
+    }
+
     /// Its file id, when some of its other extents were indexed.
-    pub(crate) fn file(&self) -> Option<u32> {
-        (self.file != NO_FILE).then_some(self.file)
+    fn file(&self, odd: &[Odd]) -> Option<u32> {
+        self.odd(odd).and_then(|o| o.file)
     }
 }
 
@@ -245,7 +322,7 @@ const CHUNK_MASK: u32 = (1 << CHUNK_BITS) - 1;
 /// credits them back as the unit's). The records come with their keys
 /// by id ([`Keys::table`]).
 pub(crate) fn share(
-    (chunks, keys): (&[Vec<InlineRec>], &[Key]),
+    (chunks, table): (&[Vec<InlineRec>], &Table),
     devs: &[u64],
     registry: &Registry,
     extents: &Extents,
@@ -260,6 +337,7 @@ pub(crate) fn share(
     if devs.len() < 2 {
         return Shared::default();
     }
+    let (keys, odd) = (&table.keys[..], &table.odd[..]);
     let subvols: Vec<Option<Subvol>> = devs.iter().map(|&d| registry.subvolume(d)).collect();
     let zero = [0u8; 16];
     let mut fam = Families::default();
@@ -308,13 +386,13 @@ pub(crate) fn share(
             "a chunk of inline records too long"
         );
         for (j, r) in chunk.iter().enumerate() {
-            if let Some(f) = rank(r.dev) {
+            if let Some(f) = rank(r.dev()) {
                 order.push((f, (c << CHUNK_BITS | j) as u32));
             }
         }
     }
     let key = |&(f, i): &(u32, u32)| {
-        let k = &keys[rec(i).key as usize];
+        let k = &keys[rec(i).key() as usize];
         (
             (k.fs, k.ns, f, k.ino, k.symlink()),
             (k.btime(), k.ctime(), k.size),
@@ -334,7 +412,7 @@ pub(crate) fn share(
     // extent indexed, not counted through links) is recorded as a copy of
     // the first such in its run ([`CopyRec`], 12 bytes), not as a file
     // record and a mapping: the run's first stands for them all.
-    let foldable = |r: &InlineRec| r.file().is_none() && !r.linked && dev32(r.dev).is_some();
+    let foldable = |r: &InlineRec| r.file(odd).is_none() && !r.linked();
     let folded = || {
         runs().map(|run| {
             let first = run.iter().position(|&(_, i)| foldable(rec(i)));
@@ -346,7 +424,7 @@ pub(crate) fn share(
     let is_copy = |run: &[(u32, u32)], first: Option<usize>, j: usize| {
         first.is_some_and(|c| {
             let r = rec(run[j].1);
-            j > c && foldable(r) && r.bytes == rec(run[c].1).bytes
+            j > c && foldable(r) && r.bytes(odd) == rec(run[c].1).bytes(odd)
         })
     };
     // The file records and copies, made room for at once (not by
@@ -356,7 +434,7 @@ pub(crate) fn share(
         for (j, &(_, i)) in run.iter().enumerate() {
             if is_copy(run, first, j) {
                 new_copies += 1;
-            } else if rec(i).file().is_none() {
+            } else if rec(i).file(odd).is_none() {
                 new_ids += 1;
             }
         }
@@ -365,7 +443,7 @@ pub(crate) fn share(
     copies.reserve_exact(new_copies);
     let mut units = 0;
     for (run, first) in folded() {
-        let k = &keys[rec(run[0].1).key as usize];
+        let k = &keys[rec(run[0].1).key() as usize];
         let space = registry.space(k.fs, INLINE_NS - k.ns);
         // One pseudo-extent per inode, far apart from the next.
         let physical = (units as u64) << 32;
@@ -373,17 +451,18 @@ pub(crate) fn share(
         let mut stands_for = None;
         for (j, &(_, i)) in run.iter().enumerate() {
             let r = &rec(i);
-            match (stands_for, dev32(r.dev)) {
-                (Some(of), Some(dev)) if is_copy(run, first, j) => {
+            let bytes = r.bytes(odd);
+            match stands_for {
+                Some(of) if is_copy(run, first, j) => {
                     copies.push(CopyRec {
                         of,
                         node: r.node,
-                        dev,
+                        dev: r.dev,
                     });
                 }
                 _ => {
-                    let id = r.file().unwrap_or_else(|| extents.new_file());
-                    extents.insert(space, physical, r.bytes, id);
+                    let id = r.file(odd).unwrap_or_else(|| extents.new_file());
+                    extents.insert(space, physical, bytes, id);
                     if files.len() <= id as usize {
                         files.resize(id as usize + 1, FileRec::default());
                     }
@@ -391,9 +470,9 @@ pub(crate) fn share(
                         id,
                         node: r.node,
                         ns: k.ns,
-                        dev: r.dev,
+                        dev: r.dev(),
                         ino: k.ino,
-                        linked: r.linked,
+                        linked: r.linked(),
                     };
                     if Some(j) == first {
                         stands_for = Some(id);
@@ -401,13 +480,13 @@ pub(crate) fn share(
                 }
             }
             let take = |s: &mut crate::figures::Stats| {
-                s.exclusive = s.exclusive.saturating_sub(r.bytes);
-                s.reclaimable = s.reclaimable.saturating_sub(r.bytes);
+                s.exclusive = s.exclusive.saturating_sub(bytes);
+                s.reclaimable = s.reclaimable.saturating_sub(bytes);
             };
-            if r.linked {
+            if r.linked() {
                 for l in links
                     .iter_mut()
-                    .filter(|l| (l.ns, l.dev, l.ino) == (k.ns, r.dev, k.ino))
+                    .filter(|l| (l.ns, l.dev, l.ino) == (k.ns, r.dev(), k.ino))
                 {
                     take(&mut l.stats);
                 }
@@ -441,7 +520,7 @@ pub(crate) struct Shared {
 
 // What a Btrfs file with inline data costs while the walk runs, in every
 // subvolume it is seen in; its key is once per inode.
-const _: () = assert!(size_of::<InlineRec>() == 32);
+const _: () = assert!(size_of::<InlineRec>() == 16);
 const _: () = assert!(size_of::<Key>() == 48);
 
 #[cfg(test)]
@@ -488,19 +567,15 @@ mod tests {
 
     /// The records of `chunks`, their keys looked up as the walk does, and
     /// the keys by id; and the bytes the key map held.
-    fn interned(chunks: &[Vec<Full>]) -> (Vec<Vec<InlineRec>>, Vec<Key>, usize) {
+    fn interned(chunks: &[Vec<Full>]) -> (Vec<Vec<InlineRec>>, Table, usize) {
         let keys = Keys::default();
         let recs = chunks
             .iter()
             .map(|c| {
                 c.iter()
-                    .map(|f| InlineRec {
-                        node: NodeId::new(f.node),
-                        key: keys.id(f.key),
-                        dev: f.dev,
-                        bytes: f.bytes,
-                        file: NO_FILE,
-                        linked: false,
+                    .map(|f| {
+                        let at = (NodeId::new(f.node), keys.id(f.key), dev32(f.dev).unwrap());
+                        InlineRec::new(at, f.bytes, false, None, &keys)
                     })
                     .collect()
             })
@@ -576,7 +651,32 @@ mod tests {
         let keys = Keys::default();
         let ids = [keys.id(file), keys.id(link), keys.id(file)];
         assert_eq!(ids, [0, 1, 0]);
-        assert_eq!(keys.table(), vec![file, link]);
+        assert_eq!(keys.table().keys, vec![file, link]);
+    }
+
+    /// A record holds its bytes and flags in 16 bytes; bytes past 32 bits
+    /// and a file id in an odd record beside it.
+    #[test]
+    fn records_keep_their_figures_in_16_bytes_or_an_odd_record() {
+        let keys = Keys::default();
+        let at = (NodeId::new(3), keys.id(rec(3, 10).key), dev32(10).unwrap());
+        let plain = InlineRec::new(at, 4096, true, None, &keys);
+        let big = InlineRec::new(at, 5 << 32, false, None, &keys);
+        let with_file = InlineRec::new(at, 700, true, Some(9), &keys);
+        let table = keys.table();
+        let odd = &table.odd[..];
+        assert_eq!(odd.len(), 2, "only the two that do not fit");
+        for (r, bytes, file, linked) in [
+            (plain, 4096, None, true),
+            (big, 5 << 32, None, false),
+            (with_file, 700, Some(9), true),
+        ] {
+            assert_eq!(
+                (r.bytes(odd), r.file(odd), r.linked()),
+                (bytes, file, linked)
+            );
+            assert_eq!((r.key(), r.dev(), r.node), (0, 10, NodeId::new(3)));
+        }
     }
 
     /// Equal inode number, birth and change times and size in two
@@ -706,7 +806,7 @@ mod tests {
     }
 
     /// What inline data costs per copy, with 20 snapshots of 2,000 small
-    /// files: its record (32 bytes), the sort (8 bytes a copy) and the copy
+    /// files: its record (16 bytes), the sort (8 bytes a copy) and the copy
     /// record (12 bytes, room made once), a file record and one shared
     /// range per inode; and, once per inode, its key in the map the walk looks
     /// it up in, then in the table by id. A regression of the memory of
@@ -756,9 +856,9 @@ mod tests {
             + files.0.capacity() * size_of::<FileRec>()
             + files.1.capacity() * size_of::<CopyRec>()) as f64
             / copies as f64;
-        // 32 + 8 + 12 a copy, and a 32-byte file record per inode: 53.
-        assert!(per_copy <= 56.0, "{per_copy:.1} bytes per snapshot copy");
-        let per_inode = (map_bytes + keys.capacity() * size_of::<Key>()) as f64 / 2000.0;
+        // 16 + 8 + 12 a copy, and a 32-byte file record per inode: 37.5.
+        assert!(per_copy <= 40.0, "{per_copy:.1} bytes per snapshot copy");
+        let per_inode = (map_bytes + keys.keys.capacity() * size_of::<Key>()) as f64 / 2000.0;
         // Its key in the map (56 bytes a bucket, the buckets at least 7/16
         // full) and then in the table (48 bytes): about 150 bytes an inode,
         // whatever the number of its copies.

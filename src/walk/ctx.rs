@@ -357,8 +357,9 @@ impl Shard {
     /// Takes a task's inline records (leaving its vector empty).
     fn add_inline(&mut self, recs: &mut Vec<InlineRec>) {
         for rec in recs.drain(..) {
-            if self.inline_devs.last() != Some(&rec.dev) && !self.inline_devs.contains(&rec.dev) {
-                self.inline_devs.push(rec.dev);
+            let dev = rec.dev();
+            if self.inline_devs.last() != Some(&dev) && !self.inline_devs.contains(&dev) {
+                self.inline_devs.push(dev);
             }
             match self.inline.last_mut() {
                 Some(chunk) if chunk.len() < chunk.capacity() => chunk.push(rec),
@@ -500,8 +501,12 @@ impl Ctx<'_> {
         linked: bool,
         fs: u32,
     ) {
-        let rec = InlineRec::of(st, at, bytes, linked, file, (fs, &self.map.inline_keys));
-        local.push_inline(rec);
+        let keys = (fs, &self.map.inline_keys);
+        // A device number past 32 bits (which Linux does not make) is not
+        // recorded: the file's inline data counts as its own.
+        if let Some(rec) = InlineRec::of(st, at, bytes, linked, file, keys) {
+            local.push_inline(rec);
+        }
     }
 
     /// Records that directory `node` was not read in full (`whole`: not

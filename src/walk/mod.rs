@@ -508,6 +508,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     // a scan that met two subvolumes can have any.
     inline_devs.sort_unstable();
     inline_devs.dedup();
+    // The inline files' copies, apart until the records are freed.
+    let mut inline_copies = Vec::new();
     if inline_devs.len() > 1 {
         crate::extents::inline::share(
             (&inline, &inline_keys),
@@ -516,12 +518,14 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
             &extents,
             &mut nodes,
             &mut links,
-            (&mut files, &mut copies),
+            (&mut files, &mut inline_copies),
         );
     }
-    crate::records::CopyRec::sort(&mut copies);
     drop(inline);
     drop(inline_keys);
+    gather(&mut inline_copies, copies);
+    let mut copies = inline_copies;
+    crate::records::CopyRec::sort(&mut copies);
     crate::records::merge_bounds(&mut bounds);
     crate::records::merge_bounds(&mut partial_marks);
     partial_fs.sort_unstable();
