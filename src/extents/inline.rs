@@ -310,19 +310,21 @@ impl Families {
 }
 
 /// The records [`share`] takes come in chunks of at most
-/// `1 << CHUNK_BITS`, as the walk's shards keep them: a record is named by
-/// its chunk and its place in it, in 32 bits.
-pub(crate) const CHUNK_BITS: u32 = 12;
-const CHUNK_MASK: u32 = (1 << CHUNK_BITS) - 1;
+/// `1 << CHUNK_BITS`, as the walk's shards keep them: 1 MiB, which the
+/// allocator maps on its own and gives back when [`share`] frees it (in
+/// chunks of 64 KiB, glibc kept them for reuse: 10 MB more at 40
+/// snapshots of a /usr/share copy).
+pub(crate) const CHUNK_BITS: u32 = 16;
 
 /// Turns the inline files seen unchanged in two or more subvolumes of one
-/// snapshot family into shared units: indexes a pseudo-extent per inode
-/// for each of its copies, gives each copy a file record, and takes the
+/// snapshot family into shared units: indexes a pseudo-extent per inode,
+/// for a file record of the first of its copies and of each that differs,
+/// records the others as copies of the first ([`CopyRec`]), and takes the
 /// bytes out of the copies' exclusive and reclaimable figures (the roll-up
 /// credits them back as the unit's). The records come with their keys
-/// by id ([`Keys::table`]).
+/// by id ([`Keys::table`]), and are freed as they are used.
 pub(crate) fn share(
-    (chunks, table): (&[Vec<InlineRec>], &Table),
+    (chunks, table): (Vec<Vec<InlineRec>>, &Table),
     devs: &[u64],
     registry: &Registry,
     extents: &Extents,
@@ -351,90 +353,74 @@ pub(crate) fn share(
             fam.union(uuid, parent);
         }
     }
-    // Each device's family, once (none: a subvolume without a UUID).
+    // Each device's family (none: a subvolume without a UUID), ranked,
+    // by packed device.
     let families: Vec<Option<[u8; 16]>> = subvols
         .iter()
         .map(|sv| sv.map(|sv| fam.find(sv.ids.0)))
         .collect();
-    let family = |dev: u64| devs.binary_search(&dev).ok().and_then(|i| families[i]);
+    let mut ranks: Vec<[u8; 16]> = families.iter().flatten().copied().collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let mut dev_rank: Vec<(u32, u32)> = devs
+        .iter()
+        .zip(&families)
+        .filter_map(|(&d, f)| {
+            let r = ranks.binary_search(f.as_ref()?).expect("a family ranked");
+            Some((dev32(d)?, r as u32))
+        })
+        .collect();
+    dev_rank.sort_unstable();
+    let rank = |r: &InlineRec| {
+        let i = dev_rank.binary_search_by_key(&r.dev, |x| x.0).ok()?;
+        Some(dev_rank[i].1)
+    };
     // Group the copies of one inode, in an order that does not depend on
-    // the walk: sort by key (and index), then take the runs of equal keys.
-    // No map and no allocation per group: most inline files of a scan are
-    // seen once. The sort holds 8 bytes a record (its family's rank and
-    // its index), not its key: the keys are read from the records.
+    // the walk: sort by key, then take the runs of equal keys. No map and
+    // no allocation per group: most inline files of a scan are seen once.
+    // The records are moved into one vector (each chunk freed once moved)
+    // and sorted in place, their keys read through the table.
     //
     // Unlike a copy's extents (`copies::settled`), a file changed just
     // before its snapshot is keyed too: nothing else could show its inline
     // data shared, and only a write in the same clock tick after the
     // snapshot would be mistaken for none (the old inline data, a few KiB
     // of metadata at most, then counted shared).
-    let mut ranks: Vec<[u8; 16]> = families.iter().flatten().copied().collect();
-    ranks.sort_unstable();
-    ranks.dedup();
-    let rank =
-        |dev: u64| family(dev).map(|f| ranks.binary_search(&f).expect("a family ranked") as u32);
-    // A record's index: its chunk's, then its own within the chunk.
-    assert!(
-        chunks.len() <= 1 << (32 - CHUNK_BITS),
-        "fewer than 4 billion inline records"
-    );
-    let rec = |i: u32| &chunks[(i >> CHUNK_BITS) as usize][(i & CHUNK_MASK) as usize];
-    let mut order: Vec<(u32, u32)> = Vec::with_capacity(chunks.iter().map(Vec::len).sum());
-    for (c, chunk) in chunks.iter().enumerate() {
-        assert!(
-            chunk.len() <= 1 << CHUNK_BITS,
-            "a chunk of inline records too long"
-        );
-        for (j, r) in chunk.iter().enumerate() {
-            if let Some(f) = rank(r.dev()) {
-                order.push((f, (c << CHUNK_BITS | j) as u32));
-            }
-        }
+    let mut recs: Vec<InlineRec> = Vec::with_capacity(chunks.iter().map(Vec::len).sum());
+    for chunk in chunks {
+        recs.extend(chunk.into_iter().filter(|r| rank(r).is_some()));
     }
-    let key = |&(f, i): &(u32, u32)| {
-        let k = &keys[rec(i).key() as usize];
+    let key = |r: &InlineRec| {
+        let k = &keys[r.key() as usize];
         (
-            (k.fs, k.ns, f, k.ino, k.symlink()),
+            (k.fs, k.ns, rank(r), k.ino, k.symlink()),
             (k.btime(), k.ctime(), k.size),
-            i,
         )
     };
-    order.sort_unstable_by_key(key);
-    let runs = || {
-        order
-            .chunk_by(|a, b| key(a).0 == key(b).0 && key(a).1 == key(b).1)
-            .filter(|run| {
-                let first = rec(run[0].1).dev;
-                run.iter().any(|&(_, i)| rec(i).dev != first)
-            })
-    };
+    recs.sort_unstable_by_key(key);
+    let same = |a: &InlineRec, b: &InlineRec| key(a) == key(b);
+    // A unit needs copies in two subvolumes.
+    let shared = |run: &[InlineRec]| run.iter().any(|r| r.dev != run[0].dev);
     // A copy that is a file of its own only for its inline data (no other
     // extent indexed, not counted through links) is recorded as a copy of
     // the first such in its run ([`CopyRec`], 12 bytes), not as a file
     // record and a mapping: the run's first stands for them all.
     let foldable = |r: &InlineRec| r.file(odd).is_none() && !r.linked();
-    let folded = || {
-        runs().map(|run| {
-            let first = run.iter().position(|&(_, i)| foldable(rec(i)));
-            (run, first)
-        })
-    };
+    let first = |run: &[InlineRec]| run.iter().position(foldable);
     // Whether the `j`th of `run` is a copy of its `first`: the same bytes
     // mapped, as the file it stands for would map.
-    let is_copy = |run: &[(u32, u32)], first: Option<usize>, j: usize| {
-        first.is_some_and(|c| {
-            let r = rec(run[j].1);
-            j > c && foldable(r) && r.bytes(odd) == rec(run[c].1).bytes(odd)
-        })
+    let is_copy = |run: &[InlineRec], first: Option<usize>, j: usize| {
+        first.is_some_and(|c| j > c && foldable(&run[j]) && run[j].bytes(odd) == run[c].bytes(odd))
     };
     // The file records and copies, made room for at once (not by
     // doubling).
     let (mut new_ids, mut new_copies) = (0, 0);
-    for (run, first) in folded() {
-        for (j, &(_, i)) in run.iter().enumerate() {
-            if is_copy(run, first, j) {
+    for run in recs.chunk_by(same).filter(|run| shared(run)) {
+        let f = first(run);
+        for (j, r) in run.iter().enumerate() {
+            if is_copy(run, f, j) {
                 new_copies += 1;
-            } else if rec(i).file(odd).is_none() {
+            } else if r.file(odd).is_none() {
                 new_ids += 1;
             }
         }
@@ -442,18 +428,31 @@ pub(crate) fn share(
     files.reserve_exact(new_ids);
     copies.reserve_exact(new_copies);
     let mut units = 0;
-    for (run, first) in folded() {
-        let k = &keys[rec(run[0].1).key() as usize];
+    // From the last run back, the records used given back an eighth at a
+    // time, so that they and the copies made of them are not all held at
+    // once.
+    let (mut end, mut kept) = (recs.len(), recs.len());
+    while end > 0 {
+        let mut start = end - 1;
+        while start > 0 && same(&recs[start - 1], &recs[end - 1]) {
+            start -= 1;
+        }
+        let run = &recs[start..end];
+        end = start;
+        if !shared(run) {
+            continue;
+        }
+        let f = first(run);
+        let k = &keys[run[0].key() as usize];
         let space = registry.space(k.fs, INLINE_NS - k.ns);
         // One pseudo-extent per inode, far apart from the next.
         let physical = (units as u64) << 32;
         units += 1;
         let mut stands_for = None;
-        for (j, &(_, i)) in run.iter().enumerate() {
-            let r = &rec(i);
+        for (j, r) in run.iter().enumerate() {
             let bytes = r.bytes(odd);
             match stands_for {
-                Some(of) if is_copy(run, first, j) => {
+                Some(of) if is_copy(run, f, j) => {
                     copies.push(CopyRec {
                         of,
                         node: r.node,
@@ -474,7 +473,7 @@ pub(crate) fn share(
                         ino: k.ino,
                         linked: r.linked(),
                     };
-                    if Some(j) == first {
+                    if Some(j) == f {
                         stands_for = Some(id);
                     }
                 }
@@ -501,11 +500,13 @@ pub(crate) fn share(
                 }
             }
         }
+        if kept - end > recs.capacity() / 8 {
+            recs.truncate(end);
+            recs.shrink_to_fit();
+            kept = end;
+        }
     }
-    Shared {
-        units,
-        sort_bytes: order.capacity() * size_of::<(u32, u32)>(),
-    }
+    Shared { units }
 }
 
 /// What [`share`] did.
@@ -513,9 +514,6 @@ pub(crate) fn share(
 pub(crate) struct Shared {
     /// The shared units made: one per inode seen in two subvolumes or more.
     pub(crate) units: usize,
-    /// The bytes it sorted the records in: 8 a record (its family's rank
-    /// and its index), beside the records themselves.
-    pub(crate) sort_bytes: usize,
 }
 
 // What a Btrfs file with inline data costs while the walk runs, in every
@@ -598,7 +596,7 @@ mod tests {
         devs.dedup();
         let (chunks, keys, _) = interned(&[recs.to_vec()]);
         share(
-            (&chunks, &keys),
+            (chunks, &keys),
             &devs,
             registry,
             extents,
@@ -719,7 +717,7 @@ mod tests {
         last.dev = 11;
         let (chunks, keys, _) = interned(&[full, vec![other], vec![rec(2, 11), last]]);
         let n = share(
-            (&chunks, &keys),
+            (chunks, &keys),
             &[10, 11],
             &reg,
             &ext,
@@ -806,7 +804,7 @@ mod tests {
     }
 
     /// What inline data costs per copy, with 20 snapshots of 2,000 small
-    /// files: its record (16 bytes), the sort (8 bytes a copy) and the copy
+    /// files: its record (16 bytes, sorted in place) and the copy
     /// record (12 bytes, room made once), a file record and one shared
     /// range per inode; and, once per inode, its key in the map the walk looks
     /// it up in, then in the table by id. A regression of the memory of
@@ -839,7 +837,7 @@ mod tests {
         let ext = Extents::new();
         let mut files = (Vec::new(), Vec::new());
         let got = share(
-            (&chunks, &keys),
+            (chunks, &keys),
             &devs,
             &reg,
             &ext,
@@ -852,12 +850,11 @@ mod tests {
         assert_eq!(files.0.len(), 2000, "one file per inode");
         assert_eq!(files.0.len() + files.1.len(), copies);
         let per_copy = (copies * size_of::<InlineRec>()
-            + got.sort_bytes
             + files.0.capacity() * size_of::<FileRec>()
             + files.1.capacity() * size_of::<CopyRec>()) as f64
             / copies as f64;
-        // 16 + 8 + 12 a copy, and a 32-byte file record per inode: 37.5.
-        assert!(per_copy <= 40.0, "{per_copy:.1} bytes per snapshot copy");
+        // 16 + 12 a copy, and a 32-byte file record per inode: 29.5.
+        assert!(per_copy <= 32.0, "{per_copy:.1} bytes per snapshot copy");
         let per_inode = (map_bytes + keys.keys.capacity() * size_of::<Key>()) as f64 / 2000.0;
         // Its key in the map (56 bytes a bucket, the buckets at least 7/16
         // full) and then in the table (48 bytes): about 150 bytes an inode,

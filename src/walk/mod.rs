@@ -512,7 +512,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let mut inline_copies = Vec::new();
     if inline_devs.len() > 1 {
         crate::extents::inline::share(
-            (&inline, &inline_keys),
+            (std::mem::take(&mut inline), &inline_keys),
             &inline_devs,
             &registry,
             &extents,
