@@ -316,6 +316,10 @@ fn walked(
     line("files with shared data".into(), st.files_shared.to_string());
     line("shared extents indexed".into(), st.indexed.to_string());
     line(
+        "index runs spilled to a temporary file".into(),
+        format!("{} ({} bytes)", counters.index_runs, counters.index_spilled),
+    );
+    line(
         "segments / units".into(),
         format!("{} / {}", st.segments, st.units),
     );
