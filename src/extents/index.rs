@@ -179,12 +179,9 @@ impl SharedIndex {
         let sectors = u32::try_from(length / SECTOR).ok();
         match sectors.filter(|_| length % SECTOR == 0) {
             Some(sectors) => {
-                let mut i = slot(&mut a.recs, fs);
-                let cap = a.recs[i].1.capacity();
-                if a.recs[i].1.len() == cap
-                    && self.spill_before_growth(&mut a, cap * size_of::<Rec>())
-                {
-                    i = slot(&mut a.recs, fs);
+                let i = slot(&mut a.recs, fs);
+                if a.recs[i].1.len() == a.recs[i].1.capacity() {
+                    self.spill_before_growth(&mut a, false, i);
                 }
                 a.recs[i].1.push(Rec {
                     physical,
@@ -193,12 +190,9 @@ impl SharedIndex {
                 });
             }
             None => {
-                let mut i = slot(&mut a.odd, fs);
-                let cap = a.odd[i].1.capacity();
-                if a.odd[i].1.len() == cap
-                    && self.spill_before_growth(&mut a, cap * size_of::<Odd>())
-                {
-                    i = slot(&mut a.odd, fs);
+                let i = slot(&mut a.odd, fs);
+                if a.odd[i].1.len() == a.odd[i].1.capacity() {
+                    self.spill_before_growth(&mut a, true, i);
                 }
                 a.odd[i].1.push(Odd {
                     physical,
@@ -209,41 +203,56 @@ impl SharedIndex {
         }
     }
 
-    /// Before a full vector of `a` that holds `bytes` grows (doubles):
-    /// spills `a` if that would take it past its share of the budget.
-    /// Whether it spilled.
+    /// Before the full vector `i` of `a`'s [`Odd`]s (`odd`), else of its
+    /// [`Rec`]s, grows (doubles): if that would take `a` past its share of
+    /// the budget, writes `a`'s mappings as runs and empties it, keeping
+    /// the capacity of that vector alone. The next run then fills it
+    /// without allocating: vectors freed and grown again at every run
+    /// would leave the C library's heaps holding pages (the threshold
+    /// past which it maps a block of its own rises with the largest one
+    /// freed).
     #[cold]
-    fn spill_before_growth(&self, a: &mut Arena, bytes: usize) -> bool {
+    fn spill_before_growth(&self, a: &mut Arena, odd: bool, i: usize) {
         let shards = rayon::current_num_threads().min(SHARDS);
-        if a.bytes() + bytes.max(64) <= self.tuning.shard_bytes(shards) {
-            return false;
+        let held = if odd {
+            a.odd[i].1.capacity() * size_of::<Odd>()
+        } else {
+            a.recs[i].1.capacity() * size_of::<Rec>()
+        };
+        if a.bytes() + held.max(64) <= self.tuning.shard_bytes(shards) {
+            return;
         }
-        let full = std::mem::take(a);
-        if let Err(e) = self.write(full) {
+        if let Err(e) = self.write(a) {
             self.temp.fail(true, e);
         }
-        true
+        for (j, v) in a.recs.iter_mut().enumerate() {
+            if odd || j != i || self.temp.failed() {
+                v.1 = Vec::new();
+            }
+        }
+        for (j, v) in a.odd.iter_mut().enumerate() {
+            if !odd || j != i || self.temp.failed() {
+                v.1 = Vec::new();
+            }
+        }
     }
 
-    /// Writes the mappings of `a`, sorted, as runs of the temporary file.
-    fn write(&self, a: Arena) -> io::Result<()> {
-        for (fs, mut v) in a.recs.into_iter().filter(|v| !v.1.is_empty()) {
+    /// Writes the mappings of `a`, each vector sorted, as runs of the
+    /// temporary file, and empties its vectors.
+    fn write(&self, a: &mut Arena) -> io::Result<()> {
+        for (fs, v) in a.recs.iter_mut().filter(|v| !v.1.is_empty()) {
             v.sort_unstable();
-            let run = self.temp.write_run(&v, self.tuning.fence)?;
-            self.written
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .0
-                .push((fs, run));
+            let run = self.temp.write_run(v, self.tuning.fence)?;
+            v.clear();
+            let mut w = self.written.lock().unwrap_or_else(|e| e.into_inner());
+            w.0.push((*fs, run));
         }
-        for (fs, mut v) in a.odd.into_iter().filter(|v| !v.1.is_empty()) {
+        for (fs, v) in a.odd.iter_mut().filter(|v| !v.1.is_empty()) {
             v.sort_unstable();
-            let run = self.temp.write_run(&v, self.tuning.fence)?;
-            self.written
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .1
-                .push((fs, run));
+            let run = self.temp.write_run(v, self.tuning.fence)?;
+            v.clear();
+            let mut w = self.written.lock().unwrap_or_else(|e| e.into_inner());
+            w.1.push((*fs, run));
         }
         Ok(())
     }
@@ -259,9 +268,9 @@ impl SharedIndex {
             .map(|s| std::mem::take(&mut *s.lock().unwrap_or_else(|e| e.into_inner())))
             .collect();
         let mut grown: Vec<u32> = Vec::new();
-        for a in taken {
+        for mut a in taken {
             if self.temp.get().is_some() {
-                self.write(a)?;
+                self.write(&mut a)?;
                 continue;
             }
             for (fs, mut v) in a.recs.into_iter().filter(|v| !v.1.is_empty()) {
