@@ -7,14 +7,15 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
+use super::btrfs::build_btrfs_tree;
 use super::model::{Model, build_xfs_tree};
-use super::{BLK, fresh_bytes};
+use super::{BLK, clone_file, fresh_bytes};
 use crate::util::*;
 
 /// A small backup repository in `dir`: a full of `blocks` fresh blocks and
 /// `copies` copies of it, each made of the full's blocks in a shuffled
-/// order (FICLONERANGE, a block a call: no two blocks merge into one
-/// extent), as `scripts/bench-repo` builds one.
+/// order (FICLONERANGE, a block a call: on XFS no two blocks merge into
+/// one extent), as `scripts/bench-repo` builds one.
 fn repository(dir: &Path, blocks: u64, copies: u64) {
     fs::create_dir_all(dir).unwrap();
     let full = dir.join("full-0");
@@ -86,6 +87,53 @@ fn spilled_figures_are_the_figures() {
         );
         let (got, _) = document(&["-a", j], &root);
         assert!(got == want, "{j}: the document differs from -j1's");
+    }
+}
+
+/// The Btrfs tree of known sharing (a snapshot, reflinks, compressed
+/// extents, an extent referenced in part, whose references root counts in
+/// the index), a repository of 2 × 256 blocks cloned one by one (a
+/// mapping a block through FIEMAP; one range for the tree search, which
+/// reads the full's extent whole) and 400 files of 8 KiB cloned whole (a
+/// range each): spilled, the same document, with the tree search as root
+/// and with FIEMAP.
+#[test]
+fn spilled_figures_are_the_figures_on_btrfs() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let root = fs.path().join("tree");
+    fs::create_dir(&root).unwrap();
+    build_btrfs_tree(&root);
+    repository(&root.join("repo"), 256, 2);
+    let small = root.join("small");
+    fs::create_dir(&small).unwrap();
+    for i in 0..400 {
+        let f = small.join(format!("f{i}"));
+        fs::write(&f, fresh_bytes(8192)).unwrap();
+        clone_file(&f, &small.join(format!("c{i}")));
+    }
+    fs.settle();
+    // As root the tree search counts the references of the extent
+    // referenced in part through the spilled index.
+    let out = sdu_env(&[], &["-s", "--index-memory", "1"], &root);
+    assert!(
+        stat_value(&out.stderr, "extents referenced in part, kept whole") > 0,
+        "{out:?}"
+    );
+    for how in [&["-a"][..], &["-a", "--fiemap"]] {
+        let (want, runs) = document(&[how, &["-j1"]].concat(), &root);
+        assert_eq!(runs, 0);
+        for j in ["-j1", "-j4"] {
+            let (got, runs) = document(&[how, &[j, "--index-memory", "1"]].concat(), &root);
+            assert!(runs > 0, "{how:?} {j}");
+            assert!(
+                got == want,
+                "{how:?} {j}, spilled: the document differs:\n{}\n{}",
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&want)
+            );
+        }
     }
 }
 
