@@ -333,15 +333,15 @@ impl SharedIndex {
     /// space `fs`, with multiplicity (0: none).
     pub(crate) fn count(&self, fs: u32, physical: u64, length: u64) -> u32 {
         let length = length.min(u64::MAX - physical);
-        let (file, buf) = (self.temp.get(), self.tuning.buf);
         let n = self.with_spaces(|spaces| {
             let s = spaces.iter().find(|s| s.fs == fs)?;
+            let file = self.temp.get();
             let n = match u32::try_from(length / SECTOR)
                 .ok()
                 .filter(|_| length % SECTOR == 0)
             {
-                Some(sectors) => s.recs.count(file, (physical, u64::from(sectors)), buf),
-                None => s.odd.count(file, (physical, length), buf),
+                Some(sectors) => s.recs.count(file, (physical, u64::from(sectors))),
+                None => s.odd.count(file, (physical, length)),
             };
             n.map_err(|e| self.temp.fail(false, e)).ok()
         });

@@ -111,19 +111,14 @@ impl<T> Default for Runs<T> {
 
 impl<T: Item> Runs<T> {
     /// The mappings of range `key`.
-    pub(super) fn count(
-        &self,
-        file: Option<&File>,
-        key: (u64, u64),
-        buf: usize,
-    ) -> io::Result<usize> {
+    pub(super) fn count(&self, file: Option<&File>, key: (u64, u64)) -> io::Result<usize> {
         let mut n = 0;
         for v in &self.mem {
             n += v.partition_point(|r| r.key() <= key) - v.partition_point(|r| r.key() < key);
         }
         if let Some(file) = file {
             for r in &self.disk {
-                n += r.count(file, key, buf)?;
+                n += r.count(file, key)?;
             }
         }
         Ok(n)

@@ -156,11 +156,11 @@ impl<T: Item> Run<T> {
     }
 
     /// The mappings of range `key` it holds: read from the fence before the
-    /// first of them, one buffer of `buf` bytes at a time.
-    pub(super) fn count(&self, file: &File, key: (u64, u64), buf: usize) -> io::Result<usize> {
+    /// first of them, the mappings between two fences at a time.
+    pub(super) fn count(&self, file: &File, key: (u64, u64)) -> io::Result<usize> {
         let f = self.fences.partition_point(|x| x.key() < key);
         let first = (f.saturating_sub(1) * self.fence) as u64;
-        let mut r = Reader::<T>::new(file, self, first, buf);
+        let mut r = Reader::<T>::new(file, self, first, self.fence * T::SIZE);
         let mut n = 0;
         while let Some(x) = r.next()? {
             match x.key().cmp(&key) {
@@ -547,7 +547,7 @@ mod tests {
             let want = all.iter().filter(|x| x.0 == k).count() - usize::from(k == 0 || k == 12);
             let n: usize = runs
                 .iter()
-                .map(|r| r.count(temp.get().unwrap(), (k, 0), t.buf).unwrap())
+                .map(|r| r.count(temp.get().unwrap(), (k, 0)).unwrap())
                 .sum();
             assert_eq!(n, want, "key {k}");
         }
