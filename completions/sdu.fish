@@ -31,6 +31,7 @@ complete -c sdu -l color -d 'Colour the tree view: auto (when stdout is a termin
 always\t''
 never\t''"
 complete -c sdu -s j -l threads -d 'Worker threads [default: the number of CPUs, or 32 when the tree is not in memory (cold cache): threads that wait on the disk]' -r
+complete -c sdu -l index-memory -d 'Memory for the index of shared extents (16 bytes a mapping): past SIZE (e.g. 2G) it spills sorted runs to a temporary file in TMPDIR, else /tmp [default: half the available memory]' -r
 complete -c sdu -l export -d 'Write the scan to FILE (- for standard output) instead of the report, in ncdu\'s JSON export format with sdu\'s figures added: ncdu -f FILE browses it, sdu --import FILE reports on it' -r -F
 complete -c sdu -l import -d 'Read a scan saved with --export (or ncdu -o) from FILE (- for standard input) instead of scanning; every report and --to-free work on it. PATHs are then --to-free candidates, by their paths in the saved scan' -r -F
 complete -c sdu -l compare -d 'Compare with the saved scan OLD (--export\'s, or ncdu -o\'s): for every entry the change of each figure since OLD, and whether it is new, gone, or its sharing changed (Exclusive moved by more or less than Total: a snapshot deleted leaves its data to its origin, whose Exclusive grows while Total does not); largest growth of Total first (--sort, --top, -d, -a, -s apply). Entries match by name from each root, so a scan of the tree mounted elsewhere compares. The new scan is PATHs, or --import FILE' -r -F

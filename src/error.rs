@@ -47,6 +47,16 @@ pub enum Error {
     },
     /// More entries than sdu numbers (node ids are 32 bits).
     TooManyEntries,
+    /// The index of shared extents could not spill to its temporary file
+    /// (past `--index-memory`), or read back what it spilled there.
+    IndexSpill {
+        /// The directory of the temporary file (`TMPDIR`, or `/tmp`).
+        dir: Vec<u8>,
+        /// Writing failed (else reading back).
+        writing: bool,
+        /// What the system said.
+        err: io::Error,
+    },
 }
 
 impl fmt::Display for Error {
@@ -65,6 +75,23 @@ impl fmt::Display for Error {
                 f,
                 "more than {} entries: past what sdu can count (node ids are 32 bits)",
                 crate::records::MAX_NODES - 1
+            ),
+            Error::IndexSpill {
+                dir,
+                writing: true,
+                err,
+            } => write!(
+                f,
+                "cannot spill the shared-extent index to a temporary file in {}: {} (it spills \
+                 past --index-memory; TMPDIR names the directory)",
+                quote(dir),
+                io_text(err)
+            ),
+            Error::IndexSpill { dir, err, .. } => write!(
+                f,
+                "cannot read back the shared-extent index from its temporary file in {}: {}",
+                quote(dir),
+                io_text(err)
             ),
             Error::Candidate { path: given, why } => {
                 let path = quote(given);
@@ -126,11 +153,21 @@ pub enum Refusal {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Threads(e) | Error::Write(e) => Some(e),
+            Error::Threads(e) | Error::Write(e) | Error::IndexSpill { err: e, .. } => Some(e),
             Error::Candidate { .. }
             | Error::SavedScan { .. }
             | Error::OldScan { .. }
             | Error::TooManyEntries => None,
+        }
+    }
+}
+
+impl From<crate::extents::spill::SpillError> for Error {
+    fn from(e: crate::extents::spill::SpillError) -> Self {
+        Error::IndexSpill {
+            dir: e.dir.into_os_string().into_encoded_bytes(),
+            writing: e.writing,
+            err: e.err,
         }
     }
 }

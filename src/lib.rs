@@ -290,6 +290,9 @@ fn walk_and_sweep(
         partial_fs,
     } = walk::walk(opts, rules.du, msgs)?;
     let t_walk = t0.elapsed();
+    if let Some(e) = extents.spill_error() {
+        return Err(e.into());
+    }
     let coverage_walk = coverage::Walked {
         roots: &opts.roots,
         one_file_system: opts.one_file_system,
@@ -359,7 +362,9 @@ fn walk_and_sweep(
                 })
         })
         .collect();
-    let sweep = extents.into_sweep(|space| registry.granularity(space));
+    let (sweep, spilled) = extents.into_sweep(|space| registry.granularity(space))?;
+    counters.index_runs = spilled.runs;
+    counters.index_spilled = spilled.bytes;
     let unreachable = tree::unreachable::Found {
         own: unreachable,
         shared: partly

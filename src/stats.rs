@@ -324,6 +324,10 @@ fn walked(
     );
     line("shared extents indexed".into(), st.indexed.to_string());
     line(
+        "index runs spilled to a temporary file".into(),
+        format!("{} ({} bytes)", counters.index_runs, counters.index_spilled),
+    );
+    line(
         "segments / units".into(),
         format!("{} / {}", st.segments, st.units),
     );

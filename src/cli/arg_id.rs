@@ -124,6 +124,8 @@ arg_ids! {
     Fiemap = "fiemap",
     /// `--map-each-copy`.
     MapEachCopy = "map_each_copy",
+    /// `--index-memory`.
+    IndexMemory = "index_memory",
     /// `--stats`.
     Stats = "stats",
     /// `--export`.

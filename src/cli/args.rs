@@ -330,6 +330,12 @@ pub struct Cli {
     #[arg(long, help_heading = "Scan")]
     pub map_each_copy: bool,
 
+    /// Memory for the index of shared extents (16 bytes a mapping): past
+    /// SIZE (e.g. 2G) it spills sorted runs to a temporary file in TMPDIR,
+    /// else /tmp [default: half the available memory]
+    #[arg(long, value_name = "SIZE", help_heading = "Scan")]
+    pub index_memory: Option<String>,
+
     /// Print counts and timings of the scan on stderr (files mapped with
     /// FIEMAP, files skipped and why, shared extents indexed)
     #[arg(long, help_heading = "Scan")]

@@ -305,6 +305,13 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              shared and reclaimable count compressed data uncompressed; sdu says so once on \
              stderr with the bytes concerned, and --stats and the JSON document \
              (compressed_logical) carry the count.",
+            "The index of shared extents keeps 16 bytes per mapping (a file's shared extent: \
+             a backup repository of synthetic fulls has one per block of every full). Past \
+             --index-memory (by default half the memory available when sdu starts) it writes \
+             sorted runs to a temporary file in TMPDIR and merges them back after the walk: \
+             the figures are the same, in less memory and about the same time; the file has no \
+             name and goes when sdu ends. A run that cannot be written ends the scan (exit \
+             status 2).",
         ],
     ),
     (
@@ -401,6 +408,8 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
             "TIME_STYLE :: The --time-style of --time when none is given (du's rules: locale \
              is long-iso, a +FORMAT ends at its first newline, posix- prefixes are dropped).",
             "TZ :: The time zone of --time, as glibc reads it; unset, the system's.",
+            "TMPDIR :: Where the index of shared extents spills past --index-memory; unset or \
+             empty, /tmp. Used only when a spill is needed.",
             "NO_COLOR :: When set and not empty, the tree view is not coloured unless \
              --color=always asks for it (the NO_COLOR convention lets a flag win). By default \
              (--color=auto) it is coloured only when standard output is a terminal.",
@@ -500,7 +509,8 @@ const EXIT_STATUS: &[(&str, &[&str])] = &[(
         "1 :: Some entries could not be read (each is named on stderr); the figures of the \
              rest are printed.",
         "2 :: A usage error or a fatal error (for example, the report could not be written, \
-             or a saved scan could not be read). \
+             a saved scan could not be read, or the index of shared extents could not spill to \
+             TMPDIR). \
              As du, or with --du, a usage error exits 1, as du's. \
              --to-free exits 2, with nothing on standard output, when a candidate or a PATH \
              cannot be accessed, is given twice, lies inside another candidate or is not in \

@@ -129,6 +129,7 @@ struct Checked {
     min_size: Option<u64>,
     older_than: Option<Timestamp>,
     to_free: Option<u64>,
+    index_memory: Option<u64>,
     roots: Vec<Vec<u8>>,
 }
 
@@ -151,6 +152,7 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
     let mut notes = warnings(&cli, max_depth, du_mode);
     let min_size = cli.min_size.as_deref().map(parse_size).transpose()?;
     let to_free = cli.to_free.as_deref().map(parse_size).transpose()?;
+    let index_memory = cli.index_memory.as_deref().map(parse_size).transpose()?;
     let older_than = cli
         .older_than
         .as_deref()
@@ -176,6 +178,7 @@ pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
         min_size,
         older_than,
         to_free,
+        index_memory,
         roots,
     };
     let html = cli.html.clone();
@@ -374,13 +377,16 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
     };
     Config {
         // --older-than goes by the --time field, else by mtime.
-        walk: walk_options(
-            &cli,
-            env,
-            c.roots,
-            time.or(c.older_than.map(|_| TimeField::Modification)),
-            c.excludes,
-        ),
+        walk: WalkOptions {
+            index_memory: c.index_memory,
+            ..walk_options(
+                &cli,
+                env,
+                c.roots,
+                time.or(c.older_than.map(|_| TimeField::Modification)),
+                c.excludes,
+            )
+        },
         report,
         // du's counting rules go with du's mode (its format, or the name).
         rules: sdu::tree::Rules {
@@ -428,6 +434,11 @@ fn walk_options(
         fiemap_only: cli.fiemap,
         map_each_copy: cli.map_each_copy,
         identities: false,
+        index_memory: None,
+        tmpdir: env
+            .var("TMPDIR")
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from),
     }
 }
 

@@ -444,7 +444,9 @@ mod tests {
         (
             got,
             partly,
-            x.into_sweep(|_| crate::probe::Granularity::Extent),
+            x.into_sweep(|_| crate::probe::Granularity::Extent)
+                .expect("in memory")
+                .0,
         )
     }
 

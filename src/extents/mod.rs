@@ -19,7 +19,9 @@
 //! - [`copies`]: Btrfs files unchanged across snapshots, mapped once;
 //! - `ag`: XFS FIEMAPs scheduled by allocation group, one thread at a
 //!   time per group;
-//! - `index`: the concurrent index of shared ranges;
+//! - `index`: the concurrent index of shared ranges, `runs`: its mappings
+//!   as sorted runs, read back merged, and `spill`: those runs in a
+//!   temporary file past its memory budget;
 //! - `sweep`: segments (what `shared` sums) and units (what `reclaimable`
 //!   sums).
 
@@ -36,7 +38,9 @@ pub(crate) mod fsmap;
 pub(crate) mod index;
 pub(crate) mod inline;
 pub(crate) mod outside;
+pub(crate) mod runs;
 pub(crate) mod source;
+pub(crate) mod spill;
 pub(crate) mod sweep;
 #[cfg(test)]
 pub(crate) mod test_files;

@@ -18,6 +18,7 @@
 use std::cell::RefCell;
 use std::io;
 use std::os::fd::BorrowedFd;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -29,7 +30,8 @@ use super::btrfs_refs::{self, FileAt, OwnItem, Verdict};
 use super::btrfs_search::{self as bs, FileExtentType};
 use super::copies::{Copies, Indexed};
 use super::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
-use super::index::SharedIndex;
+use super::index::{SharedIndex, Spilled};
+use super::spill::{self, SpillError};
 use super::sweep::Sweep;
 use crate::probe::{FsInfo, Granularity};
 
@@ -189,6 +191,18 @@ impl Extents {
         }
     }
 
+    /// The stage with an index that holds up to `budget` bytes of mappings
+    /// in memory (default: [`spill::default_budget`]), and spills past it
+    /// to a temporary file in `dir` (default: `/tmp`).
+    pub(crate) fn spilling(self, budget: Option<u64>, dir: Option<PathBuf>) -> Self {
+        let budget = budget.unwrap_or_else(spill::default_budget);
+        let dir = dir.unwrap_or_else(|| PathBuf::from("/tmp"));
+        Self {
+            index: SharedIndex::with_budget(budget, dir),
+            ..self
+        }
+    }
+
     /// Whether the Btrfs tree search may be used.
     pub(crate) fn search_allowed(&self) -> bool {
         self.search
@@ -314,10 +328,28 @@ impl Extents {
         self.index.len()
     }
 
+    /// Whether the index failed to spill to its temporary file or to read
+    /// it back: nothing it gives is whole, and [`Self::into_sweep`] fails.
+    pub(crate) fn spill_failed(&self) -> bool {
+        self.index.failed()
+    }
+
+    /// Why the index failed to spill or to read back, taken.
+    pub(crate) fn spill_error(&self) -> Option<SpillError> {
+        self.index.take_error()
+    }
+
     /// Ends the stage: sweeps the index; `granularity(space)` tells how the
-    /// filesystem of each extent space frees shared data.
-    pub(crate) fn into_sweep(self, granularity: impl Fn(u32) -> Granularity) -> Sweep {
-        self.index.into_units(granularity)
+    /// filesystem of each extent space frees shared data. Also what the
+    /// index wrote to its temporary file.
+    ///
+    /// # Errors
+    /// When the index could not spill, or read back what it spilled.
+    pub(crate) fn into_sweep(
+        self,
+        granularity: impl Fn(u32) -> Granularity,
+    ) -> Result<(Sweep, Spilled), SpillError> {
+        self.index.try_into_units(granularity)
     }
 }
 

@@ -9,16 +9,17 @@
 //! (partial clones) are resolved here, which exact `(start, length)`
 //! matching alone would double-count.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::ops::Range;
 
 use crate::probe::Granularity;
 
-/// One stored range during the sweep: 32 bytes, its references inline when
-/// there are at most two of them, so that the sweep reads memory in order.
+/// One stored range in memory, before the sweep: 32 bytes, its references
+/// inline when there are at most two of them.
 pub(super) struct Interval {
     pub(super) start: u64,
     pub(super) end: u64,
-    pub(super) fs: u32,
     /// The number of references.
     pub(super) count: u32,
     /// The files when `count <= 2`; otherwise the offset of the `count`
@@ -30,7 +31,7 @@ const _: () = assert!(size_of::<Interval>() == 32);
 
 impl Interval {
     /// Its references, with multiplicity.
-    fn refs<'a>(&'a self, pool: &'a [u32]) -> &'a [u32] {
+    pub(super) fn refs<'a>(&'a self, pool: &'a [u32]) -> &'a [u32] {
         let n = self.count as usize;
         if n <= 2 {
             &self.refs[..n]
@@ -61,28 +62,33 @@ pub(super) struct Sweeper {
 }
 
 impl Sweeper {
-    /// Sweeps `ranges` (their references in `pool`) into a [`Sweep`];
-    /// `granularity(fs)` tells how extent space `fs` frees shared data.
-    pub(super) fn sweep(
-        mut ranges: Vec<Interval>,
-        pool: &[u32],
-        granularity: impl Fn(u32) -> Granularity,
-    ) -> Sweep {
-        ranges.sort_unstable_by_key(|r| (r.fs, r.start));
+    /// A sweeper whose output has room for `ranges` ranges: usually about
+    /// one segment and one unit per range, and reserving spares the copies
+    /// of growing the output arrays.
+    pub(super) fn with_room(ranges: usize) -> Sweeper {
         let mut sweeper = Sweeper::default();
-        // Usually about one segment and one unit per range; reserving spares
-        // the copies of growing the output arrays.
-        sweeper.out.reserve(ranges.len());
-        let mut rest = &ranges[..];
-        while let Some(first) = rest.first() {
-            let n = rest.partition_point(|r| r.fs == first.fs);
-            let (group, tail) = rest.split_at(n);
-            sweeper.sweep_fs(group, pool, granularity(first.fs));
-            let end = sweeper.out.unit_count();
-            sweeper.out.fs_spans.push((first.fs, end));
-            rest = tail;
-        }
-        sweeper.out
+        sweeper.out.reserve(ranges);
+        sweeper
+    }
+
+    /// Sweeps the ranges of extent space `fs` (after those of the spaces
+    /// before it), which frees shared data as `g` says. `next` gives them
+    /// in order of start: it fills its argument with a range's references
+    /// and returns `(start, end)`, or `None` after the last.
+    pub(super) fn sweep_space(
+        &mut self,
+        fs: u32,
+        g: Granularity,
+        next: impl FnMut(&mut Vec<u32>) -> Option<(u64, u64)>,
+    ) {
+        self.sweep_fs(next, g);
+        let end = self.out.unit_count();
+        self.out.fs_spans.push((fs, end));
+    }
+
+    /// The segments and units swept.
+    pub(super) fn finish(self) -> Sweep {
+        self.out
     }
 
     /// Adds (`add`) or removes the references `r` to or from `active`.
@@ -132,14 +138,23 @@ impl Sweeper {
         std::mem::swap(&mut self.active, &mut self.merged);
     }
 
-    /// Sweeps the ranges of one filesystem, sorted by start.
-    fn sweep_fs(&mut self, group: &[Interval], pool: &[u32], g: Granularity) {
-        // End events, sorted: (position, range).
-        let mut ends: Vec<(u64, usize)> = group.iter().map(|r| r.end).zip(0..).collect();
-        ends.sort_unstable();
+    /// Sweeps the ranges of one filesystem, which `next` gives in order of
+    /// start. Only the ranges open at the current position are held, each
+    /// with its references, until it ends.
+    fn sweep_fs(
+        &mut self,
+        mut next: impl FnMut(&mut Vec<u32>) -> Option<(u64, u64)>,
+        g: Granularity,
+    ) {
+        // The open ranges by end: (end, slot), their references in
+        // `slots[slot]`; slots are reused, their capacity kept.
+        let mut ends: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+        let mut slots: Vec<Vec<u32>> = Vec::new();
+        let mut free: Vec<usize> = Vec::new();
+        // The next range to start, its references in `files`.
+        let mut files: Vec<u32> = Vec::new();
+        let mut pending = next(&mut files);
 
-        let mut si = 0; // next range to start
-        let mut ei = 0; // next range to end, in `ends`
         let mut open = 0u32; // ranges covering the current position
         let mut mappings = 0u64; // Σ multiplicities in `active`
         let mut prev = 0u64; // the last event position
@@ -150,10 +165,15 @@ impl Sweeper {
         // Where the last segment of this filesystem ended, if any.
         let mut last_end: Option<u64> = None;
 
-        while let Some(&(next_end, _)) = ends.get(ei) {
-            let p = match group.get(si) {
-                Some(r) if r.start < next_end => r.start,
-                _ => next_end,
+        loop {
+            let next_end = ends.peek().map(|e| e.0.0);
+            // A range ends after it starts: when nothing is open, the next
+            // event is a start.
+            let p = match (pending, next_end) {
+                (Some((start, _)), Some(end)) => start.min(end),
+                (Some((start, _)), None) => start,
+                (None, Some(end)) => end,
+                (None, None) => break,
             };
             if open > 0 && p > prev {
                 let same_unit = g == Granularity::Block || self.out.seg_bytes.len() > run.first_seg;
@@ -178,22 +198,23 @@ impl Sweeper {
                 run.bytes += p - prev;
                 last_end = Some(p);
             }
-            while let Some(&(end, i)) = ends.get(ei) {
-                if end != p {
+            while let Some(e) = ends.peek() {
+                if e.0.0 != p {
                     break;
                 }
-                let r = group[i].refs(pool);
-                self.apply(r, false);
-                mappings -= r.len() as u64;
+                let slot = e.0.1;
+                ends.pop();
+                self.apply(&slots[slot], false);
+                mappings -= slots[slot].len() as u64;
+                free.push(slot);
                 open -= 1;
-                ei += 1;
             }
             if open == 0 && g == Granularity::Extent && run.ranges > 0 {
                 self.close_run(&run);
                 run = RunState::default();
             }
             started_at_prev = 0;
-            while si < group.len() && group[si].start == p {
+            while let Some((_, end)) = pending.filter(|r| r.0 == p) {
                 if open == 0 {
                     run = RunState {
                         first_seg: self.out.seg_bytes.len(),
@@ -201,17 +222,24 @@ impl Sweeper {
                     };
                     self.run_files.clear();
                 }
-                let r = group[si].refs(pool);
-                self.apply(r, true);
+                self.apply(&files, true);
                 if g == Granularity::Extent {
-                    self.run_files.extend(r);
+                    self.run_files.extend(&files);
                 }
-                mappings += r.len() as u64;
-                run.mappings += r.len() as u64;
+                mappings += files.len() as u64;
+                run.mappings += files.len() as u64;
                 run.ranges += 1;
                 open += 1;
                 started_at_prev += 1;
-                si += 1;
+                let slot = free.pop().unwrap_or_else(|| {
+                    slots.push(Vec::new());
+                    slots.len() - 1
+                });
+                std::mem::swap(&mut slots[slot], &mut files);
+                ends.push(Reverse((end, slot)));
+                files.clear();
+                pending = next(&mut files);
+                debug_assert!(pending.is_none_or(|r| r.0 >= p), "ranges out of order");
             }
             prev = p;
         }

@@ -2,6 +2,7 @@
 //! per-block model.
 
 use super::index::SharedIndex;
+use super::spill::Tuning;
 use super::sweep::Sweep;
 use crate::probe::Granularity;
 use proptest::prelude::*;
@@ -439,4 +440,149 @@ fn bytes_per_mapping_stay_small() {
     assert_eq!(idx.count(0, 4096, 4096), files);
     let after = idx.heap_bytes() as f64 / mappings;
     assert!(after <= 16.0, "{after:.1} bytes per mapping after it");
+}
+
+/// An index that spills as `t` says, filled by three threads, `late` of
+/// `refs` inserted after a first question (as the holders found outside
+/// the scan are).
+fn spilling(refs: &[(u32, u64, u64, u32)], t: Tuning, late: usize) -> SharedIndex {
+    use rayon::prelude::*;
+    let idx = SharedIndex::with_tuning(t, std::env::temp_dir());
+    let split = refs.len().saturating_sub(late);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        refs[..split]
+            .par_iter()
+            .with_max_len(3)
+            .for_each(|&(fs, p, l, f)| idx.insert(fs, p, l, f));
+    });
+    let _ = idx.len();
+    for &(fs, p, l, f) in &refs[split..] {
+        idx.insert(fs, p, l, f);
+    }
+    idx
+}
+
+/// What an index answers but its sweep: its range count, its ranges per
+/// space, and the count of each range of some mappings.
+type Answers = (usize, Vec<Vec<(u64, u64)>>, Vec<u32>);
+
+/// What `idx` answers but its sweep, `refs` its counts asked.
+fn answers(idx: &SharedIndex, refs: &[(u32, u64, u64, u32)]) -> Answers {
+    let counts = refs
+        .iter()
+        .map(|&(fs, p, l, _)| idx.count(fs, p, l))
+        .collect();
+    (
+        idx.len(),
+        (0..3).map(|fs| idx.ranges_in(fs)).collect(),
+        counts,
+    )
+}
+
+fn tuning_strategy() -> impl Strategy<Value = Tuning> {
+    (0u64..400, 2usize..5, 1usize..6, 1usize..4).prop_map(|(budget, fan_in, fence, buf)| Tuning {
+        budget,
+        buf: buf * 16 + 3,
+        fan_in,
+        fence,
+        min_shard: 0,
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Spilled at any budget, merged any number of runs at a time, read
+    /// back through any buffer: the same answers and the same sweep as in
+    /// memory, mappings in whole sectors or not.
+    #[test]
+    fn spilled_index_matches_in_memory(
+        refs in refs_strategy(),
+        odd in prop::collection::vec((0u32..2, 0u64..200, 1u64..5000, 0u32..6), 0..8),
+        t in tuning_strategy(),
+        late in 0usize..6,
+    ) {
+        let mut all: Vec<_> = refs.iter().map(|&(fs, p, l, f)| (fs, p * K, l * K, f)).collect();
+        all.extend(odd.iter().map(|&(fs, p, l, f)| (fs, p * K + 100, l, f)));
+        let mem = SharedIndex::new();
+        for &(fs, p, l, f) in &all {
+            mem.insert(fs, p, l, f);
+        }
+        let spilled = spilling(&all, t, late);
+        prop_assert_eq!(answers(&spilled, &all), answers(&mem, &all));
+        for g in BOTH {
+            let a = spilling(&all, t, late).into_units(|_| g);
+            let b = sweep(&all, g);
+            prop_assert_eq!(segs(&a), segs(&b), "{:?}", g);
+            prop_assert_eq!(units(&a), units(&b), "{:?}", g);
+        }
+    }
+}
+
+/// A backup repository's shape at a budget of a few KiB: many runs from
+/// four threads, merged two at a time (run buffers of 4 KiB fill the
+/// budget), the same sweep as in memory.
+#[test]
+fn many_runs_merge_to_the_same_sweep() {
+    let refs: Vec<(u32, u64, u64, u32)> = (0..20_000u64)
+        .map(|i| {
+            let block = (i * 7919) % 5000;
+            (0, block * K, K * (1 + i % 3), (i % 17) as u32)
+        })
+        .collect();
+    let t = Tuning::for_budget(8 << 10);
+    assert_eq!(t.fan_in, 2);
+    let idx = spilling(&refs, t, 10);
+    let want = answers(
+        &{
+            let m = SharedIndex::new();
+            refs.iter().for_each(|&(fs, p, l, f)| m.insert(fs, p, l, f));
+            m
+        },
+        &refs,
+    );
+    assert_eq!(answers(&idx, &refs), want);
+    let written = idx.spilled();
+    // 20,000 mappings of 16 bytes, in runs of at most 4 KiB: 80 at least,
+    // and the merges of them.
+    assert!(written.runs > 80, "{written:?}");
+    assert!(written.bytes > 2 * 20_000 * 16, "{written:?}");
+    for g in BOTH {
+        let a = spilling(&refs, t, 10).into_units(|_| g);
+        let b = sweep(&refs, g);
+        assert_eq!(segs(&a), segs(&b));
+        assert_eq!(units(&a), units(&b));
+    }
+}
+
+/// Past its budget, the index holds about the budget: the rest is in the
+/// file.
+#[test]
+fn a_spilling_index_holds_its_budget() {
+    let idx = SharedIndex::with_budget(64 << 10, std::env::temp_dir());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        rayon::scope(|s| {
+            for f in 0..2u32 {
+                let idx = &idx;
+                s.spawn(move |_| {
+                    for b in 0..50_000u64 {
+                        idx.insert(0, b * K, K, f);
+                    }
+                });
+            }
+        });
+    });
+    assert!(idx.heap_bytes() <= 64 << 10, "{}", idx.heap_bytes());
+    assert!(idx.spilled().runs >= 100_000 * 16 / (64 << 10));
+    assert_eq!(idx.len(), 50_000);
+    let s = idx.into_units(|_| Granularity::Block);
+    assert_eq!(segs(&s), [(50_000 * K, vec![0, 1], 2)]);
 }

@@ -96,6 +96,12 @@ pub struct WalkOptions {
     /// Keep every node's [`Ident`] (`super::Walk::idents`): the browser
     /// checks what it deletes against them.
     pub identities: bool,
+    /// `--index-memory`: the bytes of mappings the index of shared extents
+    /// holds in memory before it spills sorted runs to a temporary file
+    /// (`None`: half the memory available).
+    pub index_memory: Option<u64>,
+    /// Where that file goes: `TMPDIR` (`None`: `/tmp`).
+    pub tmpdir: Option<std::path::PathBuf>,
 }
 
 /// Progress of a walk, published for a display on another thread.
@@ -182,6 +188,11 @@ pub struct Counters {
     /// Shared ranges whose refs (read by the tree search) settled that no
     /// owner lies outside the scan, without asking.
     pub outside_settled: u64,
+    /// Runs the index of shared extents wrote to its temporary file past
+    /// `--index-memory` (merges of runs included).
+    pub index_runs: u64,
+    /// Their bytes.
+    pub index_spilled: u64,
 }
 
 impl Counters {

@@ -59,7 +59,7 @@ pub(super) fn walk_dir<'s>(
     uid: u32,
     template: Option<Box<rfs::Statx>>,
 ) {
-    if ctx.records.too_many.load(Ordering::Relaxed) {
+    if ctx.records.too_many.load(Ordering::Relaxed) || ctx.map.extents.spill_failed() {
         // The walk has failed: nothing more is read.
         return;
     }

@@ -176,7 +176,8 @@ pub(crate) fn walk(opts: &WalkOptions, du_rules: bool, msgs: &Messages) -> Resul
     };
     // As root on Btrfs, the tree search (`--fiemap` forbids it).
     let extents =
-        Extents::with_search(!opts.fiemap_only && crate::extents::source::can_search_trees());
+        Extents::with_search(!opts.fiemap_only && crate::extents::source::can_search_trees())
+            .spilling(opts.index_memory, opts.tmpdir.clone());
     let ctx = Ctx {
         tree: tree::prepare(&run, &extents, mounts),
         run: CachePadded::new(run),

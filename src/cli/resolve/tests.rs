@@ -109,6 +109,24 @@ fn other_usage_errors() {
     assert_eq!(e(&["--min-size", "1.5G"]), "invalid size '1.5G'");
 }
 
+/// `--index-memory SIZE` is a size as `--min-size`'s; `TMPDIR` names the
+/// spill's directory unless it is empty.
+#[test]
+fn index_memory_and_tmpdir() {
+    assert_eq!(config(&[]).walk.index_memory, None);
+    assert_eq!(
+        config(&["--index-memory", "2G"]).walk.index_memory,
+        Some(2 << 30)
+    );
+    assert_eq!(config(&["--index-memory", "1"]).walk.index_memory, Some(1));
+    let e = resolve_in(&env(&[]), &["--index-memory", "lots"]).unwrap_err();
+    assert_eq!(e.to_string(), "invalid size 'lots'");
+    assert_eq!(config(&[]).walk.tmpdir, None);
+    let tmp = |v: &str| resolve_in(&env(&[("TMPDIR", v)]), &[]).unwrap().walk.tmpdir;
+    assert_eq!(tmp("/scratch"), Some("/scratch".into()));
+    assert_eq!(tmp(""), None);
+}
+
 #[test]
 fn threads_default_to_the_cpus() {
     assert_eq!(config(&[]).walk.threads, 4);

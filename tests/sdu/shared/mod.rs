@@ -6,6 +6,7 @@
 //! - `btrfs`: a Btrfs tree checked against `btrfs filesystem du`;
 //! - `determinism`: the same figures at every thread count, in every run,
 //!   and down the walk's lean path and its general path, on each kind;
+//! - `spill`: the index of shared extents spilled past `--index-memory`;
 //! - `unshared`: filesystems that cannot share (ext4, tmpfs).
 //!
 //! Here: writing and cloning data, and the invariants that hold on every
@@ -25,6 +26,7 @@ use crate::util::*;
 pub(crate) mod btrfs;
 mod determinism;
 mod model;
+mod spill;
 mod unshared;
 mod xfs;
 

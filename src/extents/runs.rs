@@ -1,0 +1,262 @@
+//! The mappings of the index of shared ranges as sorted runs, and the
+//! ranges read from them in order.
+//!
+//! A mapping is a [`Rec`] (16 bytes) or, when no `Rec` can hold it, an
+//! [`Odd`]. Each extent space keeps its mappings of each kind as sorted
+//! runs ([`Runs`]): vectors sorted in place, and runs of the temporary
+//! file ([`super::spill`]); [`Space::ranges`] reads them merged, one range
+//! at a time with the files that map it, in order of start.
+
+use std::fs::File;
+use std::io;
+
+use super::spill::{Item, Merge, Run};
+use super::sweep::Interval;
+
+/// One mapping of a range that is a whole number of 512-byte sectors
+/// (every shared extent of XFS and Btrfs): 16 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Rec {
+    pub(super) physical: u64,
+    pub(super) sectors: u32,
+    pub(super) file: u32,
+}
+
+const _: () = assert!(size_of::<Rec>() == 16);
+
+/// A mapping no [`Rec`] can hold (not in whole sectors, or 2 TiB or more).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Odd {
+    pub(super) physical: u64,
+    pub(super) length: u64,
+    pub(super) file: u32,
+}
+
+pub(super) const SECTOR: u64 = 512;
+
+/// `N` bytes of `b` from `at`.
+fn bytes<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
+    b[at..at + N].try_into().expect("N bytes")
+}
+
+impl Item for Rec {
+    const SIZE: usize = 16;
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.physical.to_ne_bytes());
+        out.extend_from_slice(&self.sectors.to_ne_bytes());
+        out.extend_from_slice(&self.file.to_ne_bytes());
+    }
+    fn get(b: &[u8]) -> Self {
+        Rec {
+            physical: u64::from_ne_bytes(bytes(b, 0)),
+            sectors: u32::from_ne_bytes(bytes(b, 8)),
+            file: u32::from_ne_bytes(bytes(b, 12)),
+        }
+    }
+    fn key(&self) -> (u64, u64) {
+        (self.physical, u64::from(self.sectors))
+    }
+    fn range(&self) -> (u64, u64) {
+        (
+            self.physical,
+            self.physical + u64::from(self.sectors) * SECTOR,
+        )
+    }
+    fn file(&self) -> u32 {
+        self.file
+    }
+}
+
+impl Item for Odd {
+    const SIZE: usize = 20;
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.physical.to_ne_bytes());
+        out.extend_from_slice(&self.length.to_ne_bytes());
+        out.extend_from_slice(&self.file.to_ne_bytes());
+    }
+    fn get(b: &[u8]) -> Self {
+        Odd {
+            physical: u64::from_ne_bytes(bytes(b, 0)),
+            length: u64::from_ne_bytes(bytes(b, 8)),
+            file: u32::from_ne_bytes(bytes(b, 16)),
+        }
+    }
+    fn key(&self) -> (u64, u64) {
+        (self.physical, self.length)
+    }
+    fn range(&self) -> (u64, u64) {
+        (self.physical, self.physical + self.length)
+    }
+    fn file(&self) -> u32 {
+        self.file
+    }
+}
+
+/// The sorted runs of one kind of mapping in one extent space: in memory,
+/// and in the temporary file.
+#[derive(Debug)]
+pub(super) struct Runs<T> {
+    pub(super) mem: Vec<Vec<T>>,
+    pub(super) disk: Vec<Run<T>>,
+}
+
+impl<T> Default for Runs<T> {
+    fn default() -> Self {
+        Runs {
+            mem: Vec::new(),
+            disk: Vec::new(),
+        }
+    }
+}
+
+impl<T: Item> Runs<T> {
+    /// The mappings of range `key`.
+    pub(super) fn count(&self, file: Option<&File>, key: (u64, u64)) -> io::Result<usize> {
+        let mut n = 0;
+        for v in &self.mem {
+            n += v.partition_point(|r| r.key() <= key) - v.partition_point(|r| r.key() < key);
+        }
+        if let Some(file) = file {
+            for r in &self.disk {
+                n += r.count(file, key)?;
+            }
+        }
+        Ok(n)
+    }
+
+    /// Its ranges in order, each with its files.
+    fn groups<'a>(&'a self, file: Option<&'a File>, buf: usize) -> Groups<'a, T> {
+        Groups {
+            merge: Merge::new(&self.mem, &self.disk, file, buf),
+            head: None,
+        }
+    }
+}
+
+/// The ranges of sorted runs, in order.
+pub(super) struct Groups<'a, T> {
+    merge: Merge<'a, T>,
+    /// The first mapping of the next range, read already.
+    head: Option<T>,
+}
+
+impl<T: Item> Groups<'_, T> {
+    /// The next range as `(start, end)`, its files (in order, with
+    /// multiplicity) appended to `files`; `None` after the last.
+    fn next(&mut self, files: &mut Vec<u32>) -> io::Result<Option<(u64, u64)>> {
+        let Some(first) = self
+            .head
+            .take()
+            .map_or_else(|| self.merge.next(), |h| Ok(Some(h)))?
+        else {
+            return Ok(None);
+        };
+        files.push(first.file());
+        while let Some(x) = self.merge.next()? {
+            if x.key() != first.key() {
+                self.head = Some(x);
+                break;
+            }
+            files.push(x.file());
+        }
+        Ok(Some(first.range()))
+    }
+}
+
+/// The mappings of one extent space, as sorted runs.
+#[derive(Debug, Default)]
+pub(super) struct Space {
+    pub(super) fs: u32,
+    pub(super) recs: Runs<Rec>,
+    pub(super) odd: Runs<Odd>,
+    /// Distinct ranges.
+    pub(super) ranges: usize,
+}
+
+impl Space {
+    /// Its ranges in order of start, read `buf` bytes of a run at a time.
+    pub(super) fn ranges<'a>(&'a self, file: Option<&'a File>, buf: usize) -> SpaceRanges<'a> {
+        SpaceRanges {
+            recs: self.recs.groups(file, buf),
+            odd: self.odd.groups(file, buf),
+            next: [None, None],
+            files: [Vec::new(), Vec::new()],
+        }
+    }
+
+    /// Whether all its mappings are in memory.
+    pub(super) fn in_memory(&self) -> bool {
+        self.recs.disk.is_empty() && self.odd.disk.is_empty()
+    }
+}
+
+/// The ranges of a space in order of start: those of its [`Rec`]s and
+/// those of its [`Odd`]s (never the same range) interleaved.
+pub(super) struct SpaceRanges<'a> {
+    recs: Groups<'a, Rec>,
+    odd: Groups<'a, Odd>,
+    /// The next range of each kind, read already, and its files.
+    next: [Option<(u64, u64)>; 2],
+    files: [Vec<u32>; 2],
+}
+
+impl SpaceRanges<'_> {
+    /// The next range as `(start, end)`, its files appended to `files`.
+    pub(super) fn next(&mut self, files: &mut Vec<u32>) -> io::Result<Option<(u64, u64)>> {
+        if self.next[0].is_none() {
+            self.next[0] = self.recs.next(&mut self.files[0])?;
+        }
+        if self.next[1].is_none() {
+            self.next[1] = self.odd.next(&mut self.files[1])?;
+        }
+        let k = match self.next {
+            [None, None] => return Ok(None),
+            [Some(a), Some(b)] if b < a => 1,
+            [None, Some(_)] => 1,
+            _ => 0,
+        };
+        files.append(&mut self.files[k]);
+        Ok(self.next[k].take())
+    }
+}
+
+/// The index of `fs` in `spaces`, added if missing.
+pub(super) fn space_of(spaces: &mut Vec<Space>, fs: u32) -> usize {
+    match spaces.iter().position(|s| s.fs == fs) {
+        Some(i) => i,
+        None => {
+            spaces.push(Space {
+                fs,
+                ..Space::default()
+            });
+            spaces.len() - 1
+        }
+    }
+}
+
+/// The ranges of `s` in order of start, as [`Interval`]s, and the pool
+/// that holds the references of those mapped more than twice.
+pub(super) fn intervals(s: &Space) -> io::Result<(Vec<Interval>, Vec<u32>)> {
+    let mut pool: Vec<u32> = Vec::new();
+    let mut out = Vec::with_capacity(s.ranges);
+    let mut ranges = s.ranges(None, 0);
+    let mut files = Vec::new();
+    while let Some((start, end)) = ranges.next(&mut files)? {
+        let count = u32::try_from(files.len()).unwrap_or(u32::MAX);
+        let refs = if files.len() <= 2 {
+            [files[0], files.get(1).copied().unwrap_or(0)]
+        } else {
+            let off = pool.len() as u64;
+            pool.extend_from_slice(&files);
+            [off as u32, (off >> 32) as u32]
+        };
+        out.push(Interval {
+            start,
+            end,
+            count,
+            refs,
+        });
+        files.clear();
+    }
+    Ok((out, pool))
+}
