@@ -34,6 +34,7 @@ pub(crate) mod btrfs_search;
 pub(crate) mod btrfs_tree;
 pub mod copies;
 pub(crate) mod fiemap;
+pub(crate) mod file;
 pub(crate) mod fsmap;
 pub(crate) mod index;
 pub(crate) mod inline;
@@ -47,9 +48,8 @@ pub(crate) mod test_files;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use file::{FileExtents, SearchFile};
 #[cfg(test)]
 pub(crate) use index::SharedIndex;
-pub(crate) use source::{
-    Extents, FileExtents, Pending, SearchFile, Searched, Source, can_search_trees,
-};
+pub(crate) use source::{Extents, Pending, Searched, Source, can_search_trees};
 pub use sweep::Sweep;

@@ -34,6 +34,7 @@
 
 mod account;
 mod cold;
+mod counters;
 mod ctx;
 mod dir;
 mod entry;
@@ -62,8 +63,9 @@ use crate::messages::Messages;
 use crate::probe::Registry;
 use crate::records::{FileRec, Idents, Link, NodeId, NodeRec, Nodes, ReadError};
 use crate::tree::bounds::Inode;
-pub use ctx::{Counters, Progress, WalkOptions};
+pub use counters::Counters;
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
+pub use ctx::{Progress, WalkOptions};
 use fdcache::{DirHandle, DirName, FdCache};
 pub(crate) use tree::{mount_points, unescape as unescape_mountinfo};
 
