@@ -88,14 +88,17 @@ impl Key {
         }
     }
 
+    #[cfg(test)]
     fn symlink(&self) -> bool {
         self.btime_nsec & SYMLINK != 0
     }
 
+    #[cfg(test)]
     fn btime(&self) -> (i64, u32) {
         (self.btime_sec, self.btime_nsec & !SYMLINK)
     }
 
+    #[cfg(test)]
     fn ctime(&self) -> (i64, u32) {
         (self.ctime_sec, self.ctime_nsec)
     }
@@ -375,11 +378,13 @@ pub(crate) fn share(
         let i = dev_rank.binary_search_by_key(&r.dev, |x| x.0).ok()?;
         Some(dev_rank[i].1)
     };
-    // Group the copies of one inode, in an order that does not depend on
-    // the walk: sort by key, then take the runs of equal keys. No map and
-    // no allocation per group: most inline files of a scan are seen once.
-    // The records are moved into one vector (each chunk freed once moved)
-    // and sorted in place, their keys read through the table.
+    // Group the copies of one inode: sort by key id and subvolume, and
+    // within one inode's records seen in two subvolumes or more, by family;
+    // then take the runs of one inode in one family. No map and no
+    // allocation per group: most inline files of a scan are seen once. The
+    // records are moved into one vector (each chunk freed once moved) and
+    // sorted in place. The ids, and so the order the units are made in,
+    // depend on the walk's order; the runs, and every figure, do not.
     //
     // Unlike a copy's extents (`copies::settled`), a file changed just
     // before its snapshot is keyed too: nothing else could show its inline
@@ -390,15 +395,14 @@ pub(crate) fn share(
     for chunk in chunks {
         recs.extend(chunk.into_iter().filter(|r| rank(r).is_some()));
     }
-    let key = |r: &InlineRec| {
-        let k = &keys[r.key() as usize];
-        (
-            (k.fs, k.ns, rank(r), k.ino, k.symlink()),
-            (k.btime(), k.ctime(), k.size),
-        )
-    };
-    recs.sort_unstable_by_key(key);
-    let same = |a: &InlineRec, b: &InlineRec| key(a) == key(b);
+    recs.sort_unstable_by_key(|r| (r.key(), r.dev));
+    for group in recs.chunk_by_mut(|a, b| a.key() == b.key()) {
+        if group.iter().any(|r| r.dev != group[0].dev) {
+            group.sort_unstable_by_key(|r| (rank(r), r.dev));
+        }
+    }
+    let same =
+        |a: &InlineRec, b: &InlineRec| a.key() == b.key() && (a.dev == b.dev || rank(a) == rank(b));
     // A unit needs copies in two subvolumes.
     let shared = |run: &[InlineRec]| run.iter().any(|r| r.dev != run[0].dev);
     // A copy that is a file of its own only for its inline data (no other
