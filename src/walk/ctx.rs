@@ -1,8 +1,9 @@
 //! What every task of one walk shares, by concern ([`Ctx`]): the options
-//! ([`Run`]), the per-thread shards records are gathered in ([`Records`]),
-//! the directory fds ([`Fds`]), the extents stage's state ([`Mapping`])
-//! and the Btrfs tree's listing ([`TreeWalk`]); and what one task gathers
-//! before it hands it to its shard ([`Local`]).
+//! ([`Run`]), where the records go ([`Records`]: the nodes and their
+//! identities by id, the rest in per-thread shards), the directory fds
+//! ([`Fds`]), the extents stage's state ([`Mapping`]) and the Btrfs tree's
+//! listing ([`TreeWalk`]); and what one task gathers before it hands it
+//! over ([`Local`]).
 
 use std::cell::Cell;
 use std::os::fd::{BorrowedFd, OwnedFd};
@@ -25,7 +26,7 @@ use crate::glob::Excludes;
 use crate::messages::Messages;
 use crate::probe::{Registry, Skip, magic};
 use crate::records::{
-    FileRec, Ident, IdentRec, Link, MAX_NODES, NodeId, NodeRec, Nodes, ReadError, place_of,
+    FileRec, Ident, IdentSink, Link, MAX_NODES, NodeId, NodeRec, NodeSink, ReadError,
 };
 use crate::tree::bounds::Inode;
 
@@ -326,8 +327,6 @@ pub(super) struct Shard {
     /// Inline data is shared only between two subvolumes: while a scan
     /// meets one, its records are dropped unread.
     pub(super) inline_devs: Vec<u64>,
-    /// Kept compact from the start: with `-a` they are most of the scan.
-    pub(super) nodes: Nodes,
     /// Figures a batch adds to a directory whose node another task pushed.
     pub(super) partial: Vec<(NodeId, Stats)>,
     pub(super) links: Vec<Link>,
@@ -344,10 +343,6 @@ pub(super) struct Shard {
     /// [`Local::unreachable_inodes`].
     pub(super) unreachable_inodes: Vec<(Inode, u64)>,
     pub(super) partial_fs: Vec<(u32, u64)>,
-    /// With [`WalkOptions::identities`]: the nodes' identities, their
-    /// (device, mount) pairs in `places` (16 bytes a node).
-    pub(super) idents: Vec<IdentRec>,
-    pub(super) places: Vec<(u64, u64)>,
 }
 
 impl Shard {
@@ -433,6 +428,11 @@ pub(super) struct Records {
     /// One per thread, each on lines of its own: a shard's lock is taken by
     /// its thread alone during the walk.
     pub(super) shards: Vec<CachePadded<Mutex<Shard>>>,
+    /// The nodes, each at its id, kept compact from the start: with `-a`
+    /// they are most of the scan.
+    pub(super) nodes: NodeSink,
+    /// With [`WalkOptions::identities`]: the nodes' identities, by id.
+    pub(super) idents: IdentSink,
     /// Under du's rules: directories moved during the scan.
     pub(super) watch: Option<Arc<MoveWatch>>,
     /// Directories not read in full (rare: a lock is enough).
@@ -554,6 +554,13 @@ impl Ctx<'_> {
             p.entries
                 .fetch_add(local.counters.entries, Ordering::Relaxed);
         }
+        self.records.nodes.put(&local.nodes);
+        local.nodes.clear();
+        if let Some((r, name)) = dir {
+            self.records.nodes.put_named(r, name);
+        }
+        self.records.idents.put(&local.idents);
+        local.idents.clear();
         let shards = &self.records.shards;
         let i = rayon::current_thread_index().unwrap_or(0) % shards.len();
         let mut shard = shards[i].lock().unwrap_or_else(|e| e.into_inner());
@@ -561,12 +568,6 @@ impl Ctx<'_> {
             shard.partial.push((dir, local.acc));
         }
         shard.partial.append(&mut local.partial);
-        for r in local.nodes.drain(..) {
-            shard.nodes.push_with_id(&r, &r.name);
-        }
-        if let Some((r, name)) = dir {
-            shard.nodes.push_with_id(r, name);
-        }
         shard.links.append(&mut local.links);
         shard.files.append(&mut local.files);
         shard.bounds.append(&mut local.bounds);
@@ -583,14 +584,6 @@ impl Ctx<'_> {
             }
         }
         shard.counters.add(&local.counters);
-        for (id, i) in local.idents.drain(..) {
-            let place = place_of(&mut shard.places, i.dev, i.mnt);
-            shard.idents.push(IdentRec {
-                id,
-                place,
-                ino: i.ino,
-            });
-        }
         if !local.inline.is_empty() {
             shard.add_inline(&mut local.inline);
         }

@@ -1,0 +1,540 @@
+//! Figures and times kept as compact as their values allow: a node's own
+//! figures ([`CompactStats`]), rolled-up figures ([`StatsTable`]), and
+//! times in 8 bytes ([`Times`]).
+//!
+//! Nothing is lost: every [`Stats`] comes back as it was put.
+
+use crate::figures::{Stats, Timestamp};
+
+/// Times by index, 8 bytes each once one has a time (none before).
+///
+/// A time is packed: its seconds (from 1698 to 2242, 34 bits, biased) and
+/// nanoseconds (30 bits) in one `u64`. Any other time (farther, or
+/// nanoseconds past a second) is kept in a side list, the packed value its
+/// index there.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Times {
+    /// Empty, or one per index.
+    packed: Vec<u64>,
+    far: Vec<Timestamp>,
+}
+
+const NANO_BITS: u32 = 30;
+const NANO_MASK: u64 = (1 << NANO_BITS) - 1;
+/// In the nanoseconds' bits: no time.
+const NO_TIME: u64 = NANO_MASK;
+/// In the nanoseconds' bits: the seconds' bits index `far`.
+const FAR: u64 = NANO_MASK - 1;
+/// Seconds from `-BIAS` to `BIAS - 1` are packed.
+const BIAS: i64 = 1 << 33;
+
+impl Times {
+    /// Whether no index has a time (and none is kept).
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
+        self.packed.is_empty()
+    }
+
+    /// Sets index `i`'s time, making the column (`n` long, at least) when
+    /// it is the first.
+    pub(crate) fn set(&mut self, i: usize, n: usize, t: Option<Timestamp>) {
+        if t.is_none() && self.packed.len() <= i {
+            return;
+        }
+        if self.packed.len() <= i {
+            self.packed.resize(n.max(i + 1), NO_TIME);
+        }
+        self.packed[i] = match t {
+            None => NO_TIME,
+            Some(t) if u64::from(t.nanos) < FAR && (-BIAS..BIAS).contains(&t.secs) => {
+                (((t.secs + BIAS) as u64) << NANO_BITS) | u64::from(t.nanos)
+            }
+            Some(t) => {
+                self.far.push(t);
+                (((self.far.len() - 1) as u64) << NANO_BITS) | FAR
+            }
+        };
+    }
+
+    /// Index `i`'s time.
+    pub(crate) fn get(&self, i: usize) -> Option<Timestamp> {
+        let p = *self.packed.get(i)?;
+        match p & NANO_MASK {
+            NO_TIME => None,
+            FAR => Some(self.far[(p >> NANO_BITS) as usize]),
+            nanos => Some(Timestamp {
+                secs: (p >> NANO_BITS) as i64 - BIAS,
+                nanos: nanos as u32,
+            }),
+        }
+    }
+
+    /// Keeps the first `n` (the column stays empty if it is).
+    pub(crate) fn truncate(&mut self, n: usize) {
+        self.packed.truncate(n);
+    }
+
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.packed.shrink_to_fit();
+        self.far.shrink_to_fit();
+    }
+
+    /// Heap bytes held.
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.packed.capacity() * 8 + self.far.capacity() * size_of::<Timestamp>()
+    }
+}
+
+/// The figures of many records, by index.
+///
+/// A record that fits keeps 12 bytes: its apparent size and its allocated
+/// 512-byte blocks in 32 bits each, and a code saying what the other
+/// figures are: `PLAIN` (a file alone: exclusive = reclaimable = total,
+/// nothing shared, one file), `EMPTY` (nothing but apparent and total),
+/// or, with the high bit set, a directory alone with its files (what a
+/// directory's own figures are when nothing is shared: one directory,
+/// exclusive = reclaimable = total, the files in the low bits). Any other
+/// record keeps its whole [`Stats`] in a side table, the code its index.
+/// Times are kept apart ([`Times`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CompactStats {
+    apparent: Vec<u32>,
+    blocks: Vec<u32>,
+    code: Vec<u32>,
+    rest: StatsTable,
+    time: Times,
+}
+
+/// One file alone.
+const PLAIN: u32 = u32::MAX;
+/// Nothing but apparent and total (all other figures 0).
+const EMPTY: u32 = u32::MAX - 1;
+/// A directory alone with `code - DIR` files (below `EMPTY`).
+const DIR: u32 = 1 << 31;
+
+impl CompactStats {
+    /// Room for `n` records.
+    pub(crate) fn with_capacity(n: usize) -> CompactStats {
+        CompactStats {
+            apparent: Vec::with_capacity(n),
+            blocks: Vec::with_capacity(n),
+            code: Vec::with_capacity(n),
+            ..CompactStats::default()
+        }
+    }
+
+    /// `n` empty records.
+    pub(crate) fn filled(n: usize) -> CompactStats {
+        CompactStats {
+            apparent: vec![0; n],
+            blocks: vec![0; n],
+            code: vec![EMPTY; n],
+            ..CompactStats::default()
+        }
+    }
+
+    /// The inline form of `s` (apparent, blocks, code), or `None` when it
+    /// does not fit.
+    fn encode(s: &Stats) -> Option<(u32, u32, u32)> {
+        let apparent = u32::try_from(s.apparent).ok()?;
+        if s.total % 512 != 0 {
+            return None;
+        }
+        let blocks = u32::try_from(s.total / 512).ok()?;
+        let t = s.total;
+        let alone = s.exclusive == t && s.reclaimable == t && s.shared == 0;
+        let code = match (s.files, s.dirs) {
+            (1, 0) if alone => PLAIN,
+            (f, 1) if alone && f < u64::from(EMPTY - DIR) => DIR + f as u32,
+            (0, 0) if s.exclusive == 0 && s.reclaimable == 0 && s.shared == 0 => EMPTY,
+            _ => return None,
+        };
+        Some((apparent, blocks, code))
+    }
+
+    /// Appends `s`.
+    pub(crate) fn push(&mut self, s: &Stats) {
+        self.apparent.push(0);
+        self.blocks.push(0);
+        self.code.push(EMPTY);
+        self.set(self.code.len() - 1, s);
+    }
+
+    /// Record `i`.
+    pub(crate) fn get(&self, i: usize) -> Stats {
+        let apparent = u64::from(self.apparent[i]);
+        let total = u64::from(self.blocks[i]) * 512;
+        let alone = |files, dirs| Stats {
+            apparent,
+            total,
+            exclusive: total,
+            reclaimable: total,
+            files,
+            dirs,
+            ..Stats::default()
+        };
+        let s = match self.code[i] {
+            PLAIN => alone(1, 0),
+            EMPTY => Stats {
+                apparent,
+                total,
+                ..Stats::default()
+            },
+            c if c >= DIR => alone(u64::from(c - DIR), 1),
+            k => self.rest.get(k as usize),
+        };
+        Stats {
+            time: self.time.get(i),
+            ..s
+        }
+    }
+
+    /// The reclaimable bytes of record `i` (what [`CompactStats::get`] gives).
+    pub(crate) fn reclaimable(&self, i: usize) -> u64 {
+        match self.code[i] {
+            EMPTY => 0,
+            c if c >= DIR => u64::from(self.blocks[i]) * 512,
+            k => self.rest.reclaimable(k as usize),
+        }
+    }
+
+    /// Replaces record `i` by `s`.
+    pub(crate) fn set(&mut self, i: usize, s: &Stats) {
+        let untimed = Stats { time: None, ..*s };
+        let old = self.code[i];
+        let (a, b, c) = match Self::encode(&untimed) {
+            Some(x) => x,
+            // Reuse the old side record rather than leave it unused.
+            None if old < DIR => {
+                self.rest.set(old as usize, &untimed);
+                (0, 0, old)
+            }
+            None => {
+                let k = self.rest.len();
+                assert!(k < DIR as usize, "more than 2 billion records with figures");
+                self.rest.push(&untimed);
+                (0, 0, k as u32)
+            }
+        };
+        (self.apparent[i], self.blocks[i], self.code[i]) = (a, b, c);
+        self.time.set(i, self.code.len(), s.time);
+    }
+
+    /// Keeps the first `n` records.
+    pub(crate) fn truncate(&mut self, n: usize) {
+        self.apparent.truncate(n);
+        self.blocks.truncate(n);
+        self.code.truncate(n);
+        self.time.truncate(n);
+    }
+
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.apparent.shrink_to_fit();
+        self.blocks.shrink_to_fit();
+        self.code.shrink_to_fit();
+        self.rest.shrink_to_fit();
+        self.time.shrink_to_fit();
+    }
+
+    /// Heap bytes held.
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
+        (self.apparent.capacity() + self.blocks.capacity() + self.code.capacity()) * 4
+            + self.rest.heap_bytes()
+            + self.time.heap_bytes()
+    }
+}
+
+/// [`Stats`] by index (a directory's rolled-up figures, a record that
+/// does not fit [`CompactStats`]).
+///
+/// An entry whose exclusive and reclaimable bytes equal its total, with
+/// nothing shared, keeps 16 bytes: apparent size, allocated 512-byte
+/// blocks, files and directories in 32 bits each. Any other keeps
+/// `[WIDE, k]` there and its figures at `k` in a side table, 56 bytes.
+/// Times are kept apart ([`Times`]), once one entry has one.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StatsTable {
+    small: Vec<[u32; 4]>,
+    wide: Vec<[u64; 7]>,
+    times: Times,
+}
+
+/// In [`StatsTable::small`]'s first field: the figures are in `wide`.
+const WIDE: u32 = u32::MAX;
+
+impl StatsTable {
+    /// The number of entries.
+    pub(crate) fn len(&self) -> usize {
+        self.small.len()
+    }
+
+    /// The small form of `s`, if it fits.
+    fn small(s: &Stats) -> Option<[u32; 4]> {
+        let t = s.total;
+        if s.exclusive != t || s.reclaimable != t || s.shared != 0 || t % 512 != 0 {
+            return None;
+        }
+        let apparent = u32::try_from(s.apparent).ok().filter(|&a| a != WIDE)?;
+        let fit = |x: u64| u32::try_from(x).ok();
+        Some([apparent, fit(t / 512)?, fit(s.files)?, fit(s.dirs)?])
+    }
+
+    /// Appends `s`.
+    pub(crate) fn push(&mut self, s: &Stats) {
+        self.small.push([WIDE, u32::MAX, 0, 0]);
+        self.set(self.small.len() - 1, s);
+    }
+
+    /// Replaces entry `i` by `s`.
+    pub(crate) fn set(&mut self, i: usize, s: &Stats) {
+        let old = self.small[i];
+        self.small[i] = match Self::small(s) {
+            Some(x) => x,
+            None => {
+                let sums = [
+                    s.apparent,
+                    s.total,
+                    s.exclusive,
+                    s.shared,
+                    s.reclaimable,
+                    s.files,
+                    s.dirs,
+                ];
+                let k = match old {
+                    [WIDE, k, ..] if (k as usize) < self.wide.len() => {
+                        self.wide[k as usize] = sums;
+                        k
+                    }
+                    _ => {
+                        let k = u32::try_from(self.wide.len()).expect("fewer than 4 billion");
+                        self.wide.push(sums);
+                        k
+                    }
+                };
+                [WIDE, k, 0, 0]
+            }
+        };
+        self.times.set(i, self.small.len(), s.time);
+    }
+
+    /// Entry `i`.
+    pub(crate) fn get(&self, i: usize) -> Stats {
+        let s = match self.small[i] {
+            [WIDE, k, ..] => {
+                let [apparent, total, exclusive, shared, reclaimable, files, dirs] =
+                    self.wide[k as usize];
+                Stats {
+                    apparent,
+                    total,
+                    exclusive,
+                    shared,
+                    reclaimable,
+                    files,
+                    dirs,
+                    time: None,
+                }
+            }
+            [apparent, blocks, files, dirs] => {
+                let total = u64::from(blocks) * 512;
+                Stats {
+                    apparent: u64::from(apparent),
+                    total,
+                    exclusive: total,
+                    shared: 0,
+                    reclaimable: total,
+                    files: u64::from(files),
+                    dirs: u64::from(dirs),
+                    time: None,
+                }
+            }
+        };
+        Stats {
+            time: self.times.get(i),
+            ..s
+        }
+    }
+
+    /// Entry `i`'s reclaimable bytes.
+    pub(crate) fn reclaimable(&self, i: usize) -> u64 {
+        match self.small[i] {
+            [WIDE, k, ..] => self.wide[k as usize][4],
+            [_, blocks, ..] => u64::from(blocks) * 512,
+        }
+    }
+
+    /// Gives back the spare capacity.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.small.shrink_to_fit();
+        self.wide.shrink_to_fit();
+        self.times.shrink_to_fit();
+    }
+
+    /// The heap bytes held.
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.small.capacity() * 16 + self.wide.capacity() * 56 + self.times.heap_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(apparent: u64, total: u64, exclusive: u64, shared: u64, reclaimable: u64) -> Stats {
+        Stats {
+            apparent,
+            total,
+            exclusive,
+            shared,
+            reclaimable,
+            files: 1,
+            dirs: 0,
+            time: None,
+        }
+    }
+
+    /// Figures of every shape: plain, empty, a directory alone, shared,
+    /// past 32 bits, not whole blocks, with far times.
+    fn shapes() -> Vec<Stats> {
+        let t = |secs, nanos| Some(Timestamp { secs, nanos });
+        vec![
+            stats(10, 4096, 4096, 0, 4096),
+            Stats::default(),
+            Stats {
+                apparent: 3,
+                total: 7,
+                ..Stats::default()
+            },
+            Stats {
+                apparent: 3,
+                total: 512,
+                ..Stats::default()
+            },
+            stats(10, 4096, 0, 4096, 0),
+            stats(1 << 40, 4096, 4096, 0, 4096),
+            stats(7, 1 << 42, 1 << 42, 0, 1 << 42),
+            stats(7, 1000, 1000, 0, 1000),
+            stats(u64::from(u32::MAX), 512, 512, 0, 512),
+            Stats {
+                apparent: u64::MAX,
+                total: u64::MAX,
+                ..Stats::default()
+            },
+            Stats {
+                files: 3,
+                dirs: 1,
+                time: t(-5, 7),
+                ..stats(1, 1024, 1024, 0, 1024)
+            },
+            Stats {
+                files: 0,
+                dirs: 1,
+                ..stats(6, 4096, 4096, 0, 4096)
+            },
+            Stats {
+                files: u64::from(EMPTY - DIR),
+                dirs: 1,
+                ..stats(6, 4096, 4096, 0, 4096)
+            },
+            Stats {
+                files: 5,
+                dirs: 2,
+                time: t(i64::MAX, 999_999_999),
+                ..stats(6, 4096, 4096, 0, 4096)
+            },
+            Stats {
+                time: t(BIAS, 1),
+                ..stats(6, 4096, 4096, 0, 4096)
+            },
+            Stats {
+                time: t(-BIAS, 0),
+                ..stats(6, 4096, 4096, 0, 4096)
+            },
+            Stats {
+                time: t(1_700_000_000, 2_000_000_000),
+                ..Stats::default()
+            },
+            Stats {
+                files: 1 << 33,
+                dirs: 1 << 32,
+                ..stats(6, 4096, 4096, 0, 4096)
+            },
+        ]
+    }
+
+    /// Every shape comes back as pushed, and a replaced record too,
+    /// whatever it was before, in both stores.
+    #[test]
+    fn figures_round_trip() {
+        let all = shapes();
+        let mut f = CompactStats::with_capacity(0);
+        let mut table = StatsTable::default();
+        for s in &all {
+            f.push(s);
+            table.push(s);
+        }
+        for (i, s) in all.iter().enumerate() {
+            assert_eq!(f.get(i), *s, "{i}");
+            assert_eq!(f.reclaimable(i), s.reclaimable);
+            assert_eq!(table.get(i), *s, "{i}");
+            assert_eq!(table.reclaimable(i), s.reclaimable);
+        }
+        for i in 0..all.len() {
+            for s in &all {
+                let (mut g, mut t) = (f.clone(), table.clone());
+                g.set(i, s);
+                t.set(i, s);
+                assert_eq!((g.get(i), t.get(i)), (*s, *s));
+                for (j, u) in all.iter().enumerate() {
+                    if j != i {
+                        assert_eq!((g.get(j), t.get(j)), (*u, *u), "set {i} broke {j}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// A plain file with a time (the browser's modification time) keeps 20
+    /// bytes, a directory alone with its files too; a rolled-up figure 24
+    /// with its time; no time column until one has a time.
+    #[test]
+    fn compact_shapes_stay_small() {
+        let t = |secs| Some(Timestamp { secs, nanos: 3 });
+        let plain = |time| Stats {
+            time,
+            ..stats(100, 4096, 4096, 0, 4096)
+        };
+        let dir = Stats {
+            files: 12,
+            dirs: 1,
+            ..plain(t(5))
+        };
+        let mut f = CompactStats::with_capacity(0);
+        f.push(&plain(None));
+        assert!(f.time.is_empty());
+        for i in 1..1000 {
+            f.push(&if i % 2 == 0 { plain(t(i)) } else { dir });
+        }
+        f.shrink_to_fit();
+        assert_eq!(f.rest.len(), 0);
+        assert_eq!(f.heap_bytes(), 1000 * 20);
+        assert_eq!(
+            (f.get(0), f.get(7), f.get(8)),
+            (plain(None), dir, plain(t(8)))
+        );
+        f.set(8, &plain(None));
+        assert_eq!((f.get(8), f.get(10)), (plain(None), plain(t(10))));
+        let mut table = StatsTable::default();
+        for _ in 0..1000 {
+            table.push(&Stats {
+                files: 1000,
+                dirs: 10,
+                ..plain(t(1))
+            });
+        }
+        table.shrink_to_fit();
+        assert_eq!(table.heap_bytes(), 1000 * 24);
+    }
+}
