@@ -189,13 +189,13 @@ impl Chunk {
         }
     }
 
-    fn flags(r: &NodeRec) -> u8 {
+    fn flags<N>(r: &NodeRec<N>) -> u8 {
         kind_bits(r.kind) | if r.leaf { LEAF } else { 0 }
     }
 
     /// Sets place `i` to `r`, named `name` (`r.name` and `r.id` are
     /// ignored).
-    fn put(&mut self, i: usize, r: &NodeRec, name: &[u8]) {
+    fn put<N>(&mut self, i: usize, r: &NodeRec<N>, name: &[u8]) {
         self.parent[i] = r.parent;
         self.order[i] = r.order;
         self.flags[i] = Self::flags(r);
@@ -451,27 +451,27 @@ impl From<Vec<NodeRec>> for Nodes {
 pub(crate) struct NodeSink(Sink<Chunk>);
 
 impl NodeSink {
-    /// Records `recs`, each at its id, named by its `name`.
-    pub(crate) fn put(&self, recs: &[NodeRec]) {
+    /// Records `recs`, each at its id, named `name(r)` (`r.name` is
+    /// ignored).
+    pub(crate) fn put<'a, N>(
+        &self,
+        recs: &'a [NodeRec<N>],
+        name: impl Fn(&'a NodeRec<N>) -> &'a [u8],
+    ) {
         self.0.write(
             recs,
             |r| r.id,
             || Chunk::filled(CHUNK),
-            |c, i, r| Self::write(c, i, r, &r.name),
+            |c, i, r| Self::write(c, i, r, name(r)),
         );
     }
 
     /// Records `r` at its id, named `name` (`r.name` is ignored).
     pub(crate) fn put_named(&self, r: &NodeRec, name: &[u8]) {
-        self.0.write(
-            std::slice::from_ref(r),
-            |r| r.id,
-            || Chunk::filled(CHUNK),
-            |c, i, r| Self::write(c, i, r, name),
-        );
+        self.put(std::slice::from_ref(r), |_| name);
     }
 
-    fn write(c: &mut Chunk, i: usize, r: &NodeRec, name: &[u8]) {
+    fn write<N>(c: &mut Chunk, i: usize, r: &NodeRec<N>, name: &[u8]) {
         c.put(i, r, name);
         c.written += 1;
         if c.written as usize == CHUNK {
@@ -582,7 +582,7 @@ mod tests {
         std::thread::scope(|s| {
             for part in parts.chunks(2) {
                 let sink = &sink;
-                s.spawn(move || part.iter().rev().for_each(|p| sink.put(p)));
+                s.spawn(move || part.iter().rev().for_each(|p| sink.put(p, |r| &r.name)));
             }
         });
         let nodes = sink.into_nodes(n);

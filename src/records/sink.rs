@@ -40,12 +40,12 @@ impl<C> Default for Sink<C> {
 impl<C> Sink<C> {
     /// Writes `items`, each at its id (`id`), with `put(chunk, place,
     /// item)`; a chunk not made yet is made by `make`.
-    pub(crate) fn write<T>(
+    pub(crate) fn write<'s, T>(
         &self,
-        items: &[T],
+        items: &'s [T],
         id: impl Fn(&T) -> NodeId,
         make: impl Fn() -> C,
-        mut put: impl FnMut(&mut C, usize, &T),
+        mut put: impl FnMut(&mut C, usize, &'s T),
     ) {
         let Some(last) = items.iter().map(|x| at(id(x)).0).max() else {
             return;

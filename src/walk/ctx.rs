@@ -221,7 +221,10 @@ impl Counters {
 pub(super) struct Local {
     /// The figures the task adds to its directory's own node.
     pub(super) acc: Stats,
-    pub(super) nodes: Vec<NodeRec>,
+    /// The `-a` nodes, each named by its range of `names`: at most
+    /// [`LOCAL_NODES`], handed to the store as they reach it.
+    nodes: Vec<NodeRec<(u32, u32)>>,
+    names: Vec<u8>,
     pub(super) links: Vec<Link>,
     pub(super) files: Vec<FileRec>,
     pub(super) counters: Counters,
@@ -239,8 +242,9 @@ pub(super) struct Local {
     /// Btrfs files with inline data ([`crate::extents::inline`]), handed
     /// to the shard with the rest.
     inline: Vec<InlineRec>,
-    /// With [`WalkOptions::identities`]: the nodes' identities.
-    pub(super) idents: Vec<(NodeId, Ident)>,
+    /// With [`WalkOptions::identities`]: the nodes' identities, at most
+    /// [`LOCAL_NODES`].
+    idents: Vec<(NodeId, Ident)>,
     /// Nodes whose own Reclaimable is a bound, and why.
     pub(super) bounds: Vec<(NodeId, Bound)>,
     /// Nodes of files whose extents were read as referenced on Btrfs
@@ -272,7 +276,31 @@ thread_local! {
 /// The largest `inline` vector kept for the next task.
 const SPARE_INLINE_MAX: usize = 4096;
 
+/// The nodes and identities a task holds before it hands them to the
+/// store: a few kilobytes. A wide directory's batch holding all of its
+/// own would make each vector an allocation of hundreds of kilobytes,
+/// which glibc maps on its own and unmaps when the task ends, and each such
+/// unmap raises the size under which it keeps freed memory in its arenas
+/// rather than give it back.
+const LOCAL_NODES: usize = 256;
+
 impl Local {
+    /// Keeps node `r`, named `name` (`r.name` is ignored).
+    pub(super) fn push_node<N>(&mut self, r: NodeRec<N>, name: &[u8]) {
+        let start = self.names.len() as u32;
+        self.names.extend_from_slice(name);
+        self.nodes.push(NodeRec {
+            id: r.id,
+            parent: r.parent,
+            depth: r.depth,
+            kind: r.kind,
+            leaf: r.leaf,
+            order: r.order,
+            name: (start, self.names.len() as u32),
+            own: r.own,
+        });
+    }
+
     /// Node `node`'s own Reclaimable is a bound, for reason `b`.
     pub(super) fn bound(&mut self, node: NodeId, b: Bound) {
         // A directory's files come one after another: one record for them.
@@ -524,7 +552,48 @@ impl Ctx<'_> {
                     mnt: st.stx_mnt_id,
                 },
             ));
+            if local.idents.len() >= LOCAL_NODES {
+                self.records.idents.put(&local.idents);
+                local.idents.clear();
+            }
         }
+    }
+
+    /// Keeps the `-a` node of entry `name` of directory `h` (`id`, `kind`),
+    /// at getdents position `idx`, with its own figures.
+    pub(super) fn leaf(
+        &self,
+        local: &mut Local,
+        h: &super::fdcache::DirHandle,
+        (id, kind): (NodeId, Kind),
+        idx: u32,
+        name: &std::ffi::CStr,
+        own: Stats,
+    ) {
+        let r = NodeRec {
+            id,
+            parent: h.id,
+            depth: h.depth + 1,
+            kind,
+            leaf: true,
+            order: idx,
+            name: (),
+            own,
+        };
+        local.push_node(r, name.to_bytes());
+        if local.nodes.len() >= LOCAL_NODES {
+            self.put_nodes(local);
+        }
+    }
+
+    /// Hands `local`'s nodes to the store.
+    fn put_nodes(&self, local: &mut Local) {
+        let names = &local.names;
+        self.records.nodes.put(&local.nodes, |r| {
+            &names[r.name.0 as usize..r.name.1 as usize]
+        });
+        local.nodes.clear();
+        local.names.clear();
     }
 
     /// Hands a task's records to its thread's shard, in one lock. `partial`
@@ -554,8 +623,7 @@ impl Ctx<'_> {
             p.entries
                 .fetch_add(local.counters.entries, Ordering::Relaxed);
         }
-        self.records.nodes.put(&local.nodes);
-        local.nodes.clear();
+        self.put_nodes(local);
         if let Some((r, name)) = dir {
             self.records.nodes.put_named(r, name);
         }
@@ -657,27 +725,6 @@ impl Ctx<'_> {
 /// The device number of a statx result.
 pub(super) fn dev_of(st: &Statx) -> u64 {
     rfs::makedev(st.stx_dev_major, st.stx_dev_minor)
-}
-
-/// The `-a` node (`id`, `kind`) of entry `name` of directory `h`, at
-/// getdents position `idx`, with its own figures.
-pub(super) fn leaf_node(
-    h: &super::fdcache::DirHandle,
-    (id, kind): (NodeId, Kind),
-    idx: u32,
-    name: &std::ffi::CStr,
-    own: Stats,
-) -> NodeRec {
-    NodeRec {
-        id,
-        parent: h.id,
-        depth: h.depth + 1,
-        kind,
-        leaf: true,
-        order: idx,
-        name: name.to_bytes().into(),
-        own,
-    }
 }
 
 #[cfg(test)]

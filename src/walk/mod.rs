@@ -318,16 +318,17 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
             unreachable!("a root file is never handed over");
         };
         account::end_turn(ctx, &mut local);
-        local.nodes.push(NodeRec {
+        let r = NodeRec {
             id,
             parent: if ns == 0 { NodeId::TOP } else { NodeId::NONE },
             depth: 0,
             kind,
             leaf: false,
             order,
-            name: root.into(),
+            name: (),
             own,
-        });
+        };
+        local.push_node(r, root);
         ctx.ident(&mut local, id, &st);
         ctx.flush(local, None, None);
         return;
