@@ -9,6 +9,7 @@
 
 mod compact;
 mod idents;
+mod names;
 mod nodes;
 mod sink;
 

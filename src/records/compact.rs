@@ -1,88 +1,134 @@
 //! Figures and times kept as compact as their values allow: a node's own
 //! figures ([`CompactStats`]), rolled-up figures ([`StatsTable`]), and
-//! times in 8 bytes ([`Times`]).
+//! times in 4 bytes and their nanoseconds ([`Times`]).
 //!
 //! Nothing is lost: every [`Stats`] comes back as it was put.
 
 use crate::figures::{Stats, Timestamp};
 
-/// Times by index, 8 bytes each once one has a time (none before).
+/// Times by index, 4 bytes each once one has a time (none before).
 ///
-/// A time is packed: its seconds (from 1698 to 2242, 34 bits, biased) and
-/// nanoseconds (30 bits) in one `u64`. Any other time (farther, or
-/// nanoseconds past a second) is kept in a side list, the packed value its
-/// index there.
+/// A time is its seconds since 1970 in 32 bits (up to 2106) and, when it
+/// has any, its nanoseconds: in a list by index while few times have them
+/// (files unpacked from an archive or a package have none), else in a
+/// column of their own. Any other time (before 1970, after 2106, or with
+/// nanoseconds past a second) is kept whole in a side list.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Times {
-    /// Empty, or one per index.
-    packed: Vec<u64>,
-    far: Vec<Timestamp>,
+    /// Empty, or one per index: the seconds, [`NO_TIME`] or [`FAR`].
+    secs: Vec<u32>,
+    /// (index, nanoseconds) of the times that have any, by index, while
+    /// `nanos` is empty.
+    sparse: Vec<(u32, u32)>,
+    /// Empty, or one per index: the nanoseconds.
+    nanos: Vec<u32>,
+    /// (index, time) of the times kept whole, by index.
+    far: Vec<(u32, Timestamp)>,
 }
 
-const NANO_BITS: u32 = 30;
-const NANO_MASK: u64 = (1 << NANO_BITS) - 1;
-/// In the nanoseconds' bits: no time.
-const NO_TIME: u64 = NANO_MASK;
-/// In the nanoseconds' bits: the seconds' bits index `far`.
-const FAR: u64 = NANO_MASK - 1;
-/// Seconds from `-BIAS` to `BIAS - 1` are packed.
-const BIAS: i64 = 1 << 33;
+/// In [`Times::secs`]: no time.
+const NO_TIME: u32 = u32::MAX;
+/// In [`Times::secs`]: the time is in [`Times::far`].
+const FAR: u32 = u32::MAX - 1;
+
+/// Sets index `i`'s value in a list by index (`None`: removes it).
+fn set_in<T>(list: &mut Vec<(u32, T)>, i: usize, v: Option<T>) {
+    let at = list.partition_point(|x| (x.0 as usize) < i);
+    let had = list.get(at).is_some_and(|x| x.0 as usize == i);
+    match (v, had) {
+        (Some(v), true) => list[at].1 = v,
+        (Some(v), false) => list.insert(at, (i as u32, v)),
+        (None, true) => {
+            list.remove(at);
+        }
+        (None, false) => {}
+    }
+}
+
+/// Index `i`'s value in a list by index.
+fn get_in<T: Copy>(list: &[(u32, T)], i: usize) -> Option<T> {
+    let at = list.partition_point(|x| (x.0 as usize) < i);
+    list.get(at).filter(|x| x.0 as usize == i).map(|x| x.1)
+}
 
 impl Times {
     /// Whether no index has a time (and none is kept).
     #[cfg(test)]
     fn is_empty(&self) -> bool {
-        self.packed.is_empty()
+        self.secs.is_empty()
     }
 
     /// Sets index `i`'s time, making the column (`n` long, at least) when
     /// it is the first.
     pub(crate) fn set(&mut self, i: usize, n: usize, t: Option<Timestamp>) {
-        if t.is_none() && self.packed.len() <= i {
+        if t.is_none() && self.secs.len() <= i {
             return;
         }
-        if self.packed.len() <= i {
-            self.packed.resize(n.max(i + 1), NO_TIME);
+        if self.secs.len() <= i {
+            self.secs.resize(n.max(i + 1), NO_TIME);
+            if !self.nanos.is_empty() {
+                self.nanos.resize(self.secs.len(), 0);
+            }
         }
-        self.packed[i] = match t {
-            None => NO_TIME,
-            Some(t) if u64::from(t.nanos) < FAR && (-BIAS..BIAS).contains(&t.secs) => {
-                (((t.secs + BIAS) as u64) << NANO_BITS) | u64::from(t.nanos)
-            }
-            Some(t) => {
-                self.far.push(t);
-                (((self.far.len() - 1) as u64) << NANO_BITS) | FAR
-            }
+        let secs = t.and_then(|t| u32::try_from(t.secs).ok().filter(|&s| s < FAR));
+        let near = t.filter(|t| secs.is_some() && t.nanos < 1_000_000_000);
+        self.secs[i] = match (t, near) {
+            (None, _) => NO_TIME,
+            (Some(t), Some(_)) => t.secs as u32,
+            (Some(_), None) => FAR,
         };
+        set_in(&mut self.far, i, t.filter(|_| near.is_none()));
+        let nanos = near.map_or(0, |t| t.nanos);
+        if !self.nanos.is_empty() {
+            self.nanos[i] = nanos;
+            return;
+        }
+        set_in(&mut self.sparse, i, (nanos != 0).then_some(nanos));
+        if self.sparse.len() > self.secs.len() / 4 {
+            // Many have nanoseconds: a column is smaller than the list.
+            self.nanos = vec![0; self.secs.len()];
+            for (k, v) in std::mem::take(&mut self.sparse) {
+                self.nanos[k as usize] = v;
+            }
+        }
     }
 
     /// Index `i`'s time.
     pub(crate) fn get(&self, i: usize) -> Option<Timestamp> {
-        let p = *self.packed.get(i)?;
-        match p & NANO_MASK {
+        match *self.secs.get(i)? {
             NO_TIME => None,
-            FAR => Some(self.far[(p >> NANO_BITS) as usize]),
-            nanos => Some(Timestamp {
-                secs: (p >> NANO_BITS) as i64 - BIAS,
-                nanos: nanos as u32,
+            FAR => get_in(&self.far, i),
+            secs => Some(Timestamp {
+                secs: i64::from(secs),
+                nanos: match self.nanos.get(i) {
+                    Some(&n) => n,
+                    None => get_in(&self.sparse, i).unwrap_or(0),
+                },
             }),
         }
     }
 
     /// Keeps the first `n` (the column stays empty if it is).
     pub(crate) fn truncate(&mut self, n: usize) {
-        self.packed.truncate(n);
+        self.secs.truncate(n);
+        self.nanos.truncate(n);
+        self.sparse.retain(|x| (x.0 as usize) < n);
+        self.far.retain(|x| (x.0 as usize) < n);
     }
 
     pub(crate) fn shrink_to_fit(&mut self) {
-        self.packed.shrink_to_fit();
+        self.secs.shrink_to_fit();
+        self.sparse.shrink_to_fit();
+        self.nanos.shrink_to_fit();
         self.far.shrink_to_fit();
     }
 
     /// Heap bytes held.
     #[cfg(test)]
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.packed.capacity() * 8 + self.far.capacity() * size_of::<Timestamp>()
+        (self.secs.capacity() + self.nanos.capacity()) * 4
+            + self.sparse.capacity() * 8
+            + self.far.capacity() * size_of::<(u32, Timestamp)>()
     }
 }
 
@@ -445,11 +491,19 @@ mod tests {
                 ..stats(6, 4096, 4096, 0, 4096)
             },
             Stats {
-                time: t(BIAS, 1),
+                time: t(1 << 33, 1),
                 ..stats(6, 4096, 4096, 0, 4096)
             },
             Stats {
-                time: t(-BIAS, 0),
+                time: t(-1, 0),
+                ..stats(6, 4096, 4096, 0, 4096)
+            },
+            Stats {
+                time: t(i64::from(FAR), 0),
+                ..stats(6, 4096, 4096, 0, 4096)
+            },
+            Stats {
+                time: t(i64::from(FAR) - 1, 999_999_999),
                 ..stats(6, 4096, 4096, 0, 4096)
             },
             Stats {
@@ -496,12 +550,13 @@ mod tests {
         }
     }
 
-    /// A plain file with a time (the browser's modification time) keeps 20
-    /// bytes, a directory alone with its files too; a rolled-up figure 24
-    /// with its time; no time column until one has a time.
+    /// A plain file with a time (the browser's modification time) keeps 16
+    /// bytes, a directory alone with its files too, 4 more when most times
+    /// have nanoseconds; a rolled-up figure 20 with its time, 24 with
+    /// nanoseconds; no time column until one has a time.
     #[test]
     fn compact_shapes_stay_small() {
-        let t = |secs| Some(Timestamp { secs, nanos: 3 });
+        let t = |secs, nanos| Some(Timestamp { secs, nanos });
         let plain = |time| Stats {
             time,
             ..stats(100, 4096, 4096, 0, 4096)
@@ -509,32 +564,38 @@ mod tests {
         let dir = Stats {
             files: 12,
             dirs: 1,
-            ..plain(t(5))
+            ..plain(t(5, 0))
         };
         let mut f = CompactStats::with_capacity(0);
         f.push(&plain(None));
         assert!(f.time.is_empty());
         for i in 1..1000 {
-            f.push(&if i % 2 == 0 { plain(t(i)) } else { dir });
+            // One in ten with nanoseconds.
+            f.push(&if i % 2 == 0 {
+                plain(t(i, (i % 10 == 0) as u32))
+            } else {
+                dir
+            });
         }
         f.shrink_to_fit();
         assert_eq!(f.rest.len(), 0);
-        assert_eq!(f.heap_bytes(), 1000 * 20);
+        assert_eq!(f.heap_bytes(), 1000 * 16 + 99 * 8);
         assert_eq!(
-            (f.get(0), f.get(7), f.get(8)),
-            (plain(None), dir, plain(t(8)))
+            (f.get(0), f.get(7), f.get(8), f.get(10)),
+            (plain(None), dir, plain(t(8, 0)), plain(t(10, 1)))
         );
-        f.set(8, &plain(None));
-        assert_eq!((f.get(8), f.get(10)), (plain(None), plain(t(10))));
+        f.set(10, &plain(None));
+        assert_eq!((f.get(10), f.get(20)), (plain(None), plain(t(20, 1))));
         let mut table = StatsTable::default();
-        for _ in 0..1000 {
+        for i in 0..1000 {
             table.push(&Stats {
                 files: 1000,
                 dirs: 10,
-                ..plain(t(1))
+                ..plain(t(1, i))
             });
         }
         table.shrink_to_fit();
         assert_eq!(table.heap_bytes(), 1000 * 24);
+        assert_eq!(table.get(999).time, t(1, 999));
     }
 }

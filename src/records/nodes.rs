@@ -25,109 +25,84 @@
 //! lost: [`Nodes::get`] gives back the [`NodeRec`] pushed.
 
 use super::compact::CompactStats;
+use super::names::Names;
 use super::sink::{self, CHUNK, Sink};
 use super::{NodeId, NodeRec};
 use crate::figures::{Kind, Stats};
 
-/// The names of one chunk: name `i` is `len[i]` bytes at `start[i]` in
-/// `bytes`, in the order they were written.
+/// Positions in a directory's listing, 2 bytes each: those past 65,534
+/// (in a directory that large) in a side list.
 #[derive(Clone, Debug, Default)]
-struct Names {
-    bytes: Vec<u8>,
-    start: Vec<u32>,
-    /// The length, [`LONG`] for that many bytes or more (then in `long`).
-    len: Vec<u8>,
-    /// (place, length) of the names of [`LONG`] bytes or more, by place.
-    long: Vec<(u32, u32)>,
+struct Orders {
+    low: Vec<u16>,
+    /// (place, position) of the positions past [`FAR`], by place.
+    far: Vec<(u32, u32)>,
 }
 
-/// In [`Names::len`]: the length is in [`Names::long`] (a root's path; an
-/// entry's name is at most 255 bytes).
-const LONG: u8 = u8::MAX;
+/// In [`Orders::low`]: the position is in [`Orders::far`].
+const FAR: u16 = u16::MAX;
 
-impl Names {
-    fn with_capacity(n: usize) -> Names {
-        Names {
-            start: Vec::with_capacity(n),
-            len: Vec::with_capacity(n),
-            ..Names::default()
+impl Orders {
+    fn with_capacity(n: usize) -> Orders {
+        Orders {
+            low: Vec::with_capacity(n),
+            far: Vec::new(),
         }
     }
 
-    fn filled(n: usize) -> Names {
-        Names {
-            start: vec![0; n],
-            len: vec![0; n],
-            ..Names::default()
+    fn filled(n: usize) -> Orders {
+        Orders {
+            low: vec![0; n],
+            far: Vec::new(),
         }
     }
 
-    /// Sets place `i`'s name.
-    fn put(&mut self, i: usize, name: &[u8]) {
-        if self.bytes.capacity() - self.bytes.len() < name.len() {
-            // A quarter more at a time: the arena's spare room stays small
-            // while the walk fills it.
-            let more = name.len().max(self.bytes.capacity() / 4).max(1024);
-            self.bytes.reserve_exact(more);
-        }
-        let start = u32::try_from(self.bytes.len()).expect("4 GiB of names in a chunk");
-        self.bytes.extend_from_slice(name);
-        self.start[i] = start;
-        let at = self.long.partition_point(|l| (l.0 as usize) < i);
-        let had = self.long.get(at).is_some_and(|l| l.0 as usize == i);
-        if name.len() >= usize::from(LONG) {
-            self.len[i] = LONG;
-            let l = (i as u32, name.len() as u32);
-            if had {
-                self.long[at] = l;
-            } else {
-                self.long.insert(at, l);
+    fn set(&mut self, i: usize, o: u32) {
+        let at = self.far.partition_point(|f| (f.0 as usize) < i);
+        let had = self.far.get(at).is_some_and(|f| f.0 as usize == i);
+        match u16::try_from(o).ok().filter(|&o| o != FAR) {
+            Some(o) => {
+                self.low[i] = o;
+                if had {
+                    self.far.remove(at);
+                }
             }
-        } else {
-            self.len[i] = name.len() as u8;
-            if had {
-                self.long.remove(at);
+            None => {
+                self.low[i] = FAR;
+                if had {
+                    self.far[at].1 = o;
+                } else {
+                    self.far.insert(at, (i as u32, o));
+                }
             }
         }
     }
 
-    fn push(&mut self, name: &[u8]) {
-        self.start.push(0);
-        self.len.push(0);
-        self.put(self.len.len() - 1, name);
+    fn push(&mut self, o: u32) {
+        self.low.push(0);
+        self.set(self.low.len() - 1, o);
     }
 
-    fn get(&self, i: usize) -> &[u8] {
-        let len = match self.len[i] {
-            LONG => {
-                let at = self.long.partition_point(|l| (l.0 as usize) < i);
-                self.long[at].1 as usize
-            }
-            n => usize::from(n),
-        };
-        let start = self.start[i] as usize;
-        &self.bytes[start..start + len]
+    fn get(&self, i: usize) -> u32 {
+        match self.low[i] {
+            FAR => self.far[self.far.partition_point(|f| (f.0 as usize) < i)].1,
+            o => u32::from(o),
+        }
     }
 
     fn truncate(&mut self, n: usize) {
-        self.start.truncate(n);
-        self.len.truncate(n);
-        self.long.retain(|l| (l.0 as usize) < n);
+        self.low.truncate(n);
+        self.far.retain(|f| (f.0 as usize) < n);
     }
 
     fn shrink_to_fit(&mut self) {
-        self.bytes.shrink_to_fit();
-        self.start.shrink_to_fit();
-        self.len.shrink_to_fit();
-        self.long.shrink_to_fit();
+        self.low.shrink_to_fit();
+        self.far.shrink_to_fit();
     }
 
     #[cfg(test)]
     fn heap_bytes(&self) -> usize {
-        self.bytes.capacity()
-            + self.start.capacity() * 4
-            + self.len.capacity()
-            + self.long.capacity() * 8
+        self.low.capacity() * 2 + self.far.capacity() * 8
     }
 }
 
@@ -156,7 +131,7 @@ fn kind_of(bits: u8) -> Kind {
 #[derive(Clone, Debug, Default)]
 struct Chunk {
     parent: Vec<NodeId>,
-    order: Vec<u32>,
+    order: Orders,
     flags: Vec<u8>,
     names: Names,
     own: CompactStats,
@@ -169,7 +144,7 @@ impl Chunk {
     fn with_capacity(n: usize) -> Chunk {
         Chunk {
             parent: Vec::with_capacity(n),
-            order: Vec::with_capacity(n),
+            order: Orders::with_capacity(n),
             flags: Vec::with_capacity(n),
             names: Names::with_capacity(n),
             own: CompactStats::with_capacity(n),
@@ -181,7 +156,7 @@ impl Chunk {
     fn filled(n: usize) -> Chunk {
         Chunk {
             parent: vec![NodeId::default(); n],
-            order: vec![0; n],
+            order: Orders::filled(n),
             flags: vec![kind_bits(Kind::default()); n],
             names: Names::filled(n),
             own: CompactStats::filled(n),
@@ -197,7 +172,7 @@ impl Chunk {
     /// ignored).
     fn put<N>(&mut self, i: usize, r: &NodeRec<N>, name: &[u8]) {
         self.parent[i] = r.parent;
-        self.order[i] = r.order;
+        self.order.set(i, r.order);
         self.flags[i] = Self::flags(r);
         self.names.put(i, name);
         self.own.set(i, &r.own);
@@ -232,7 +207,7 @@ impl Chunk {
     #[cfg(test)]
     fn heap_bytes(&self) -> usize {
         self.parent.capacity() * 4
-            + self.order.capacity() * 4
+            + self.order.heap_bytes()
             + self.flags.capacity()
             + self.names.heap_bytes()
             + self.own.heap_bytes()
@@ -326,7 +301,7 @@ impl Nodes {
     /// Node `id`'s position among its directory's entries.
     pub(crate) fn order(&self, id: NodeId) -> u32 {
         let (c, i) = self.chunk(id);
-        c.order[i]
+        c.order.get(i)
     }
 
     /// What node `id` is.
@@ -527,26 +502,19 @@ mod tests {
     }
 
     #[test]
-    fn names_of_any_length_come_back_and_can_be_replaced() {
-        let mut n = Names::filled(4);
-        let long = vec![b'x'; 300];
-        let max = vec![b'y'; 255];
-        n.put(2, &long);
-        n.put(0, b"a");
-        n.put(3, &max);
-        assert_eq!(
-            (n.get(0), n.get(1), n.get(2), n.get(3)),
-            (&b"a"[..], &b""[..], &long[..], &max[..])
-        );
-        n.put(2, b"short");
-        n.put(0, &long);
-        assert_eq!(
-            (n.get(0), n.get(2), n.get(3)),
-            (&long[..], &b"short"[..], &max[..])
-        );
-        assert_eq!(n.long, [(0, 300), (3, 255)]);
-        n.truncate(3);
-        assert_eq!(n.long, [(0, 300)]);
+    fn positions_past_sixteen_bits_come_back() {
+        let all = [0, 65_534, 65_535, 70_000, u32::MAX, 7];
+        let mut o = Orders::filled(all.len());
+        for (i, &x) in all.iter().enumerate().rev() {
+            o.set(i, x);
+        }
+        assert_eq!((0..all.len()).map(|i| o.get(i)).collect::<Vec<_>>(), all);
+        assert_eq!(o.far.len(), 3);
+        o.set(3, 3);
+        o.set(0, 80_000);
+        assert_eq!((o.get(0), o.get(3), o.get(4)), (80_000, 3, u32::MAX));
+        o.truncate(3);
+        assert_eq!(o.far, [(0, 80_000), (2, 65_535)]);
     }
 
     /// Records written at their ids from several threads, in any order,
