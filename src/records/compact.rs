@@ -134,38 +134,59 @@ impl Times {
 
 /// The figures of many records, by index.
 ///
-/// A record that fits keeps 12 bytes: its apparent size and its allocated
-/// 512-byte blocks in 32 bits each, and a code saying what the other
-/// figures are: `PLAIN` (a file alone: exclusive = reclaimable = total,
-/// nothing shared, one file), `EMPTY` (nothing but apparent and total),
-/// or, with the high bit set, a directory alone with its files (what a
-/// directory's own figures are when nothing is shared: one directory,
-/// exclusive = reclaimable = total, the files in the low bits). Any other
-/// record keeps its whole [`Stats`] in a side table, the code its index.
-/// Times are kept apart ([`Times`]).
+/// A record keeps its apparent size in 32 bits and a byte saying what its
+/// other figures are ([`Shape`]). A file alone (exclusive = reclaimable =
+/// total, nothing shared, one file) whose allocated bytes are its size
+/// rounded up to 4 KiB, or none, needs nothing more: on a /usr copy every
+/// regular file. Any other keeps one or two numbers more in a list by
+/// index: a directory alone with its files (a directory's own figures
+/// when nothing is shared) its blocks and files; a record that fits no
+/// shape (shared extents, past 32 bits) its index in a side table of
+/// whole figures. Times are kept apart ([`Times`]).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CompactStats {
     apparent: Vec<u32>,
-    blocks: Vec<u32>,
-    code: Vec<u32>,
+    shape: Vec<Shape>,
+    /// (index, (a, b)) of the records whose shape needs them, by index.
+    more: Vec<(u32, (u32, u32))>,
     rest: StatsTable,
     time: Times,
 }
 
-/// One file alone.
-const PLAIN: u32 = u32::MAX;
-/// Nothing but apparent and total (all other figures 0).
-const EMPTY: u32 = u32::MAX - 1;
-/// A directory alone with `code - DIR` files (below `EMPTY`).
-const DIR: u32 = 1 << 31;
+/// What a record's figures are, beside its apparent size; `(a, b)` are its
+/// numbers in [`CompactStats::more`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// A file alone, its size rounded up to 4 KiB allocated.
+    Round,
+    /// A file alone, nothing allocated.
+    Zero,
+    /// A file alone, `a` blocks of 512 bytes allocated.
+    File,
+    /// Nothing but the apparent size.
+    Empty,
+    /// Nothing but the apparent size and `a` blocks allocated.
+    Blocks,
+    /// A directory alone with `b` files, `a` blocks allocated.
+    Dir,
+    /// Whole figures at index `a` of the side table.
+    Rest,
+}
+
+/// A record's apparent size, shape and numbers.
+type Encoded = (u32, Shape, Option<(u32, u32)>);
+
+/// `apparent` rounded up to 4 KiB, in 512-byte blocks.
+fn round_blocks(apparent: u32) -> u64 {
+    u64::from(apparent).div_ceil(4096) * 8
+}
 
 impl CompactStats {
     /// Room for `n` records.
     pub(crate) fn with_capacity(n: usize) -> CompactStats {
         CompactStats {
             apparent: Vec::with_capacity(n),
-            blocks: Vec::with_capacity(n),
-            code: Vec::with_capacity(n),
+            shape: Vec::with_capacity(n),
             ..CompactStats::default()
         }
     }
@@ -174,15 +195,14 @@ impl CompactStats {
     pub(crate) fn filled(n: usize) -> CompactStats {
         CompactStats {
             apparent: vec![0; n],
-            blocks: vec![0; n],
-            code: vec![EMPTY; n],
+            shape: vec![Shape::Empty; n],
             ..CompactStats::default()
         }
     }
 
-    /// The inline form of `s` (apparent, blocks, code), or `None` when it
-    /// does not fit.
-    fn encode(s: &Stats) -> Option<(u32, u32, u32)> {
+    /// The shape of `s` (without its time), its apparent size and numbers,
+    /// or `None` when it needs the side table.
+    fn encode(s: &Stats) -> Option<Encoded> {
         let apparent = u32::try_from(s.apparent).ok()?;
         if s.total % 512 != 0 {
             return None;
@@ -190,45 +210,61 @@ impl CompactStats {
         let blocks = u32::try_from(s.total / 512).ok()?;
         let t = s.total;
         let alone = s.exclusive == t && s.reclaimable == t && s.shared == 0;
-        let code = match (s.files, s.dirs) {
-            (1, 0) if alone => PLAIN,
-            (f, 1) if alone && f < u64::from(EMPTY - DIR) => DIR + f as u32,
-            (0, 0) if s.exclusive == 0 && s.reclaimable == 0 && s.shared == 0 => EMPTY,
+        let nothing = s.exclusive == 0 && s.reclaimable == 0 && s.shared == 0;
+        let (shape, more) = match (s.files, s.dirs) {
+            (1, 0) if alone && u64::from(blocks) == round_blocks(apparent) => (Shape::Round, None),
+            (1, 0) if alone && blocks == 0 => (Shape::Zero, None),
+            (1, 0) if alone => (Shape::File, Some((blocks, 0))),
+            (f, 1) if alone => (Shape::Dir, Some((blocks, u32::try_from(f).ok()?))),
+            (0, 0) if nothing && blocks == 0 => (Shape::Empty, None),
+            (0, 0) if nothing => (Shape::Blocks, Some((blocks, 0))),
             _ => return None,
         };
-        Some((apparent, blocks, code))
+        Some((apparent, shape, more))
     }
 
     /// Appends `s`.
     pub(crate) fn push(&mut self, s: &Stats) {
         self.apparent.push(0);
-        self.blocks.push(0);
-        self.code.push(EMPTY);
-        self.set(self.code.len() - 1, s);
+        self.shape.push(Shape::Empty);
+        self.set(self.shape.len() - 1, s);
+    }
+
+    /// Record `i`'s numbers.
+    fn more(&self, i: usize) -> (u32, u32) {
+        get_in(&self.more, i).expect("a record of this shape has its numbers")
     }
 
     /// Record `i`.
     pub(crate) fn get(&self, i: usize) -> Stats {
         let apparent = u64::from(self.apparent[i]);
-        let total = u64::from(self.blocks[i]) * 512;
-        let alone = |files, dirs| Stats {
+        let alone = |blocks: u64, files, dirs| Stats {
             apparent,
-            total,
-            exclusive: total,
-            reclaimable: total,
+            total: blocks * 512,
+            exclusive: blocks * 512,
+            reclaimable: blocks * 512,
             files,
             dirs,
             ..Stats::default()
         };
-        let s = match self.code[i] {
-            PLAIN => alone(1, 0),
-            EMPTY => Stats {
+        let s = match self.shape[i] {
+            Shape::Round => alone(round_blocks(self.apparent[i]), 1, 0),
+            Shape::Zero => alone(0, 1, 0),
+            Shape::File => alone(self.more(i).0.into(), 1, 0),
+            Shape::Dir => {
+                let (blocks, files) = self.more(i);
+                alone(blocks.into(), files.into(), 1)
+            }
+            Shape::Empty => Stats {
                 apparent,
-                total,
                 ..Stats::default()
             },
-            c if c >= DIR => alone(u64::from(c - DIR), 1),
-            k => self.rest.get(k as usize),
+            Shape::Blocks => Stats {
+                apparent,
+                total: u64::from(self.more(i).0) * 512,
+                ..Stats::default()
+            },
+            Shape::Rest => self.rest.get(self.more(i).0 as usize),
         };
         Stats {
             time: self.time.get(i),
@@ -238,47 +274,53 @@ impl CompactStats {
 
     /// The reclaimable bytes of record `i` (what [`CompactStats::get`] gives).
     pub(crate) fn reclaimable(&self, i: usize) -> u64 {
-        match self.code[i] {
-            EMPTY => 0,
-            c if c >= DIR => u64::from(self.blocks[i]) * 512,
-            k => self.rest.reclaimable(k as usize),
+        match self.shape[i] {
+            Shape::Round => round_blocks(self.apparent[i]) * 512,
+            Shape::Zero | Shape::Empty | Shape::Blocks => 0,
+            Shape::File | Shape::Dir => u64::from(self.more(i).0) * 512,
+            Shape::Rest => self.rest.reclaimable(self.more(i).0 as usize),
         }
     }
 
     /// Replaces record `i` by `s`.
     pub(crate) fn set(&mut self, i: usize, s: &Stats) {
         let untimed = Stats { time: None, ..*s };
-        let old = self.code[i];
-        let (a, b, c) = match Self::encode(&untimed) {
+        let (apparent, shape, more) = match Self::encode(&untimed) {
             Some(x) => x,
-            // Reuse the old side record rather than leave it unused.
-            None if old < DIR => {
-                self.rest.set(old as usize, &untimed);
-                (0, 0, old)
-            }
             None => {
-                let k = self.rest.len();
-                assert!(k < DIR as usize, "more than 2 billion records with figures");
-                self.rest.push(&untimed);
-                (0, 0, k as u32)
+                let k = match self.shape[i] {
+                    // Reuse the old side record rather than leave it unused.
+                    Shape::Rest => {
+                        let k = self.more(i).0;
+                        self.rest.set(k as usize, &untimed);
+                        k
+                    }
+                    _ => {
+                        let k = u32::try_from(self.rest.len()).expect("fewer than 4 billion");
+                        self.rest.push(&untimed);
+                        k
+                    }
+                };
+                (0, Shape::Rest, Some((k, 0)))
             }
         };
-        (self.apparent[i], self.blocks[i], self.code[i]) = (a, b, c);
-        self.time.set(i, self.code.len(), s.time);
+        (self.apparent[i], self.shape[i]) = (apparent, shape);
+        set_in(&mut self.more, i, more);
+        self.time.set(i, self.shape.len(), s.time);
     }
 
     /// Keeps the first `n` records.
     pub(crate) fn truncate(&mut self, n: usize) {
         self.apparent.truncate(n);
-        self.blocks.truncate(n);
-        self.code.truncate(n);
+        self.shape.truncate(n);
+        self.more.retain(|x| (x.0 as usize) < n);
         self.time.truncate(n);
     }
 
     pub(crate) fn shrink_to_fit(&mut self) {
         self.apparent.shrink_to_fit();
-        self.blocks.shrink_to_fit();
-        self.code.shrink_to_fit();
+        self.shape.shrink_to_fit();
+        self.more.shrink_to_fit();
         self.rest.shrink_to_fit();
         self.time.shrink_to_fit();
     }
@@ -286,7 +328,9 @@ impl CompactStats {
     /// Heap bytes held.
     #[cfg(test)]
     pub(crate) fn heap_bytes(&self) -> usize {
-        (self.apparent.capacity() + self.blocks.capacity() + self.code.capacity()) * 4
+        self.apparent.capacity() * 4
+            + self.shape.capacity()
+            + self.more.capacity() * 12
             + self.rest.heap_bytes()
             + self.time.heap_bytes()
     }
@@ -480,10 +524,19 @@ mod tests {
                 ..stats(6, 4096, 4096, 0, 4096)
             },
             Stats {
-                files: u64::from(EMPTY - DIR),
+                files: u64::from(u32::MAX),
                 dirs: 1,
                 ..stats(6, 4096, 4096, 0, 4096)
             },
+            Stats {
+                files: u64::from(u32::MAX) + 1,
+                dirs: 1,
+                ..stats(6, 4096, 4096, 0, 4096)
+            },
+            stats(5000, 8192, 8192, 0, 8192),
+            stats(5000, 16384, 16384, 0, 16384),
+            stats(0, 0, 0, 0, 0),
+            stats(0, 4096, 4096, 0, 4096),
             Stats {
                 files: 5,
                 dirs: 2,
@@ -550,10 +603,11 @@ mod tests {
         }
     }
 
-    /// A plain file with a time (the browser's modification time) keeps 16
-    /// bytes, a directory alone with its files too, 4 more when most times
-    /// have nanoseconds; a rolled-up figure 20 with its time, 24 with
-    /// nanoseconds; no time column until one has a time.
+    /// A file alone with its size rounded up to 4 KiB allocated and a time
+    /// (the browser's modification time) keeps 9 bytes, a directory alone
+    /// with its files 12 more; nanoseconds, where few times have them, 8
+    /// more each; a rolled-up figure 20 with its time, 24 with nanoseconds;
+    /// no time column until one has a time.
     #[test]
     fn compact_shapes_stay_small() {
         let t = |secs, nanos| Some(Timestamp { secs, nanos });
@@ -579,7 +633,7 @@ mod tests {
         }
         f.shrink_to_fit();
         assert_eq!(f.rest.len(), 0);
-        assert_eq!(f.heap_bytes(), 1000 * 16 + 99 * 8);
+        assert_eq!(f.heap_bytes(), 1000 * 9 + 500 * 12 + 99 * 8);
         assert_eq!(
             (f.get(0), f.get(7), f.get(8), f.get(10)),
             (plain(None), dir, plain(t(8, 0)), plain(t(10, 1)))
