@@ -1,5 +1,6 @@
 //! What every entry was when the walk stat-ed it ([`Ident`]), kept for the
-//! browser's deletions: 6 bytes a node ([`Idents`]).
+//! browser's deletions: 4 bytes a node, 6 where a chunk's nodes differ
+//! in more than their inode number ([`Idents`]).
 
 use super::NodeId;
 use super::sink::{self, CHUNK, Sink};
@@ -26,7 +27,8 @@ pub struct Ident {
 /// number (4 bytes) and an index (2 bytes) into its chunk's few (device,
 /// mount, high half of the inode number) triples: a chunk's 4,096 nodes
 /// lie on one filesystem or a few, and their inode numbers mostly share
-/// their high half.
+/// their high half. A chunk whose nodes all have the one triple keeps no
+/// index.
 #[derive(Clone, Debug, Default)]
 pub struct Idents {
     chunks: Vec<Chunk>,
@@ -35,12 +37,15 @@ pub struct Idents {
 #[derive(Clone, Debug, Default)]
 struct Chunk {
     lo: Vec<u32>,
-    /// 0: none recorded; else 1 + an index into `keys`.
+    /// 0: none recorded; else 1 + an index into `keys`. Empty once every
+    /// place is written with the one key (the usual chunk).
     key: Vec<u16>,
     /// (device, mount, high half of the inode number).
     keys: Vec<(u64, u64, u32)>,
     /// The place written last.
     last: u16,
+    /// Places written.
+    written: u32,
 }
 
 const _: () = assert!(CHUNK < u16::MAX as usize);
@@ -52,6 +57,7 @@ impl Chunk {
             key: vec![0; CHUNK],
             keys: Vec::new(),
             last: 0,
+            written: 0,
         }
     }
 
@@ -73,6 +79,18 @@ impl Chunk {
         self.lo[at] = i.ino as u32;
         self.key[at] = key as u16 + 1;
         self.last = at as u16;
+        self.written += 1;
+        if self.written as usize == CHUNK {
+            self.shrink();
+        }
+    }
+
+    /// Drops the key column when every place has the one key.
+    fn shrink(&mut self) {
+        if self.keys.len() == 1 && self.key.iter().all(|&k| k == 1) {
+            self.key = Vec::new();
+        }
+        self.keys.shrink_to_fit();
     }
 
     fn cut(&mut self, n: usize) {
@@ -80,7 +98,6 @@ impl Chunk {
         self.key.truncate(n);
         self.lo.shrink_to_fit();
         self.key.shrink_to_fit();
-        self.keys.shrink_to_fit();
     }
 }
 
@@ -100,7 +117,7 @@ impl IdentSink {
         let mut chunks = self.0.into_chunks();
         sink::fit(&mut chunks, n, Chunk::filled, Chunk::cut);
         for c in &mut chunks {
-            c.keys.shrink_to_fit();
+            c.shrink();
         }
         Idents { chunks }
     }
@@ -111,7 +128,11 @@ impl Idents {
     pub fn get(&self, id: NodeId) -> Option<Ident> {
         let (k, at) = sink::at(id);
         let c = self.chunks.get(k)?;
-        let key = *c.key.get(at)?;
+        let key = match c.key.get(at) {
+            Some(&key) => key,
+            None if c.key.is_empty() && at < c.lo.len() => 1,
+            None => return None,
+        };
         let &(dev, mnt, hi) = c.keys.get(usize::from(key).checked_sub(1)?)?;
         Some(Ident {
             dev,
@@ -136,7 +157,8 @@ mod tests {
     use super::*;
 
     /// Every identity comes back, whatever its inode number and place;
-    /// a node with none has none; 6 bytes a node.
+    /// a node with none has none; 6 bytes a node, 4 in a chunk of one
+    /// (device, mount, high half).
     #[test]
     fn identities_round_trip_in_six_bytes_a_node() {
         let n = 3 * CHUNK + 17;
@@ -164,5 +186,16 @@ mod tests {
         }
         let per = idents.heap_bytes() as f64 / n as f64;
         assert!(per < 6.5, "{per:.2} bytes a node");
+        // Every node of a chunk on one filesystem, inode numbers below 2³².
+        let all: Vec<(NodeId, Ident)> = (1..n).map(|i| (NodeId::new(i), ident(1))).collect();
+        let sink = IdentSink::default();
+        sink.put(&all);
+        let idents = sink.into_idents(n);
+        assert_eq!(
+            (idents.get(NodeId::TOP), idents.get(NodeId::new(n - 1))),
+            (None, Some(ident(1)))
+        );
+        let per = idents.heap_bytes() as f64 / n as f64;
+        assert!(per < 4.8, "{per:.2} bytes a node");
     }
 }
