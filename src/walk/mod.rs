@@ -40,6 +40,8 @@ mod entry;
 mod fdcache;
 mod indir;
 mod later;
+#[cfg(test)]
+mod mem_tests;
 mod open;
 mod plain;
 mod read;
