@@ -34,6 +34,7 @@
 
 mod account;
 mod cold;
+mod counters;
 mod ctx;
 mod dir;
 mod entry;
@@ -66,8 +67,9 @@ use crate::records::{
     FileRec, IdentSink, Idents, Link, NodeId, NodeRec, NodeSink, Nodes, ReadError,
 };
 use crate::tree::bounds::Inode;
-pub use ctx::{Counters, Progress, WalkOptions};
+pub use counters::Counters;
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
+pub use ctx::{Progress, WalkOptions};
 use fdcache::{DirHandle, DirName, FdCache};
 pub(crate) use tree::{mount_points, unescape as unescape_mountinfo};
 

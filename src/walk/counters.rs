@@ -1,0 +1,103 @@
+//! What the walk counts, for `--stats` and the closing warning
+//! ([`Counters`]).
+
+use crate::probe::Skip;
+
+/// What the walk counted, for `--stats` and the closing warning.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// The walk's threads.
+    pub threads: u64,
+    /// Whether the tree looked cold (not in memory) before the walk, which
+    /// then took [`super::WalkOptions::cold_threads`].
+    pub cold: bool,
+    /// Entries stat-ed (roots included).
+    pub entries: u64,
+    /// Files whose extents were read.
+    pub fiemap_files: u64,
+    /// The ioctl calls that took.
+    pub fiemap_calls: u64,
+    /// FIEMAPs put off because their XFS allocation group was busy.
+    pub fiemap_put_off: u64,
+    /// Regular files accounted for by the walk's lean path (its `plain`
+    /// module), mapped or not.
+    pub plain_files: u64,
+    /// Files not mapped, by `Skip::index`.
+    pub skipped: [u64; Skip::ALL.len()],
+    /// Files that may share but whose sharing could not be verified (open
+    /// or FIEMAP failed, or their filesystem could not be probed), counted
+    /// as exclusive.
+    pub unverified_files: u64,
+    /// The allocated bytes of those files.
+    pub unverified_bytes: u64,
+    /// Files with compressed (FIEMAP `ENCODED`) extents counted at their
+    /// logical length.
+    pub compressed_files: u64,
+    /// The logical bytes of those extents.
+    pub compressed_bytes: u64,
+    /// Btrfs files credited with the extents of a copy of them mapped
+    /// before, in a related snapshot, instead of their own FIEMAP.
+    pub copies_reused: u64,
+    /// Btrfs files with inline data recorded, to be matched with their
+    /// copies in other subvolumes after the walk (none when the walk can
+    /// meet only one subvolume).
+    pub inline_recorded: u64,
+    /// Files whose extents the Btrfs tree search read.
+    pub search_files: u64,
+    /// The tree searches that took.
+    pub search_calls: u64,
+    /// Entries whose figures were read from the Btrfs tree instead of
+    /// `statx` (root).
+    pub tree_entries: u64,
+    /// Files the tree search could not decide, mapped with FIEMAP.
+    pub search_undecided: u64,
+    /// Files with compressed extents counted at their size on disk (the
+    /// tree search).
+    pub on_disk_files: u64,
+    /// The bytes on disk of those extents.
+    pub on_disk_bytes: u64,
+    /// Extents some file references in part (the tree search; each shared
+    /// one once, each other once per file): Btrfs keeps them whole.
+    pub partial_extents: u64,
+    /// The bytes on disk of those extents that no file in the scan
+    /// references.
+    pub unreachable_bytes: u64,
+    /// As root, on filesystems the scan does not cover whole: the shared
+    /// ranges whose owners were asked of the filesystem.
+    pub outside_asked: u64,
+    /// Of those, the ranges some owner outside the scan also holds.
+    pub outside_found: u64,
+    /// Shared ranges whose refs (read by the tree search) settled that no
+    /// owner lies outside the scan, without asking.
+    pub outside_settled: u64,
+}
+
+impl Counters {
+    pub(super) fn add(&mut self, o: &Counters) {
+        self.entries += o.entries;
+        self.fiemap_files += o.fiemap_files;
+        self.fiemap_calls += o.fiemap_calls;
+        self.fiemap_put_off += o.fiemap_put_off;
+        self.plain_files += o.plain_files;
+        for (a, b) in self.skipped.iter_mut().zip(o.skipped) {
+            *a += b;
+        }
+        self.unverified_files += o.unverified_files;
+        self.unverified_bytes += o.unverified_bytes;
+        self.compressed_files += o.compressed_files;
+        self.compressed_bytes += o.compressed_bytes;
+        self.copies_reused += o.copies_reused;
+        self.inline_recorded += o.inline_recorded;
+        self.search_files += o.search_files;
+        self.search_calls += o.search_calls;
+        self.tree_entries += o.tree_entries;
+        self.search_undecided += o.search_undecided;
+        self.on_disk_files += o.on_disk_files;
+        self.on_disk_bytes += o.on_disk_bytes;
+        self.partial_extents += o.partial_extents;
+        self.unreachable_bytes += o.unreachable_bytes;
+        self.outside_asked += o.outside_asked;
+        self.outside_found += o.outside_found;
+        self.outside_settled += o.outside_settled;
+    }
+}
