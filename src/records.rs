@@ -7,9 +7,16 @@
 //! carries the `-c` total); [`NodeId::NONE`] is the parent of `TOP` and of a
 //! root nested inside another root (a top of its own).
 
+mod compact;
+mod idents;
+mod names;
 mod nodes;
+mod sink;
 
-pub(crate) use nodes::{Nodes, StatsTable};
+pub(crate) use compact::StatsTable;
+pub(crate) use idents::IdentSink;
+pub use idents::{Ident, Idents};
+pub(crate) use nodes::{NodeSink, Nodes};
 
 use std::fmt;
 
@@ -240,94 +247,6 @@ const _: () = assert!(size_of::<NodeRec>() == 120);
 const _: () = assert!(size_of::<Link>() == 120);
 const _: () = assert!(size_of::<FileRec>() == 32);
 const _: () = assert!(size_of::<CopyRec>() == 12);
-
-/// What an entry was when the walk stat-ed it: its device, inode number
-/// and mount (`STATX_MNT_ID`). Deleting checks every level of the path it
-/// walks down, and the entry itself, against these, so that nothing put in
-/// an entry's place since the scan (another directory, a symlink's target,
-/// a bind mount) is ever deleted instead.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Ident {
-    /// `st_dev`.
-    pub dev: u64,
-    /// `st_ino`.
-    pub ino: u64,
-    /// `stx_mnt_id`.
-    pub mnt: u64,
-}
-
-/// The [`Ident`] of every node, by id, when the walk was asked to keep
-/// them ([`crate::WalkOptions::identities`]): an inode number (8 bytes) and
-/// an index (4 bytes) into the few (device, mount) pairs a scan meets.
-#[derive(Clone, Debug, Default)]
-pub struct Idents {
-    ino: Vec<u64>,
-    /// Index into `places`; [`Idents::NONE`] for a node with none recorded.
-    place: Vec<u32>,
-    /// (device, mount) pairs.
-    places: Vec<(u64, u64)>,
-}
-
-/// One node's identity as a walk's shard keeps it until the end: its
-/// (device, mount) as an index into the shard's own table of them.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct IdentRec {
-    /// The node.
-    pub(crate) id: NodeId,
-    /// Index into the shard's (device, mount) pairs.
-    pub(crate) place: u32,
-    /// `st_ino`.
-    pub(crate) ino: u64,
-}
-
-/// The index of `(dev, mnt)` in `places`, added when new (a scan meets a
-/// few, and runs of entries share one: the last is looked at first).
-pub(crate) fn place_of(places: &mut Vec<(u64, u64)>, dev: u64, mnt: u64) -> u32 {
-    let key = (dev, mnt);
-    if let Some(i) = places.iter().rposition(|&p| p == key) {
-        return i as u32;
-    }
-    places.push(key);
-    (places.len() - 1) as u32
-}
-
-impl Idents {
-    const NONE: u32 = u32::MAX;
-
-    /// Room for `n` nodes, none recorded yet.
-    pub(crate) fn new(n: usize) -> Idents {
-        Idents {
-            ino: vec![0; n],
-            place: vec![Self::NONE; n],
-            places: Vec::new(),
-        }
-    }
-
-    /// Takes one shard's records, whose places index `places`.
-    pub(crate) fn add(&mut self, places: &[(u64, u64)], recs: Vec<IdentRec>) {
-        let map: Vec<u32> = places
-            .iter()
-            .map(|&(dev, mnt)| place_of(&mut self.places, dev, mnt))
-            .collect();
-        for r in recs {
-            if let Some(slot) = self.place.get_mut(r.id.index()) {
-                *slot = map[r.place as usize];
-                self.ino[r.id.index()] = r.ino;
-            }
-        }
-    }
-
-    /// Node `id`'s identity, if one was recorded.
-    pub fn get(&self, id: NodeId) -> Option<Ident> {
-        let p = *self.place.get(id.index())?;
-        let &(dev, mnt) = self.places.get(p as usize)?;
-        Some(Ident {
-            dev,
-            ino: self.ino[id.index()],
-            mnt,
-        })
-    }
-}
 
 /// Sorts `bounds` by node and merges each node's into one.
 pub(crate) fn merge_bounds(bounds: &mut Vec<(NodeId, crate::figures::Bound)>) {

@@ -237,7 +237,12 @@ impl TreeCache {
         let mut bytenrs = Vec::new();
         let mut cur: Option<(u64, TreeInode)> = None;
         let keep = |cur: &mut Option<(u64, TreeInode)>| {
-            if let Some((ino, t)) = cur.take() {
+            if let Some((ino, mut t)) = cur.take() {
+                // Kept until the walk gets there: without spare room (most
+                // files have one extent, where a vector grows room for four).
+                t.extents.shrink_to_fit();
+                t.entries.shrink_to_fit();
+                t.names.shrink_to_fit();
                 self.map.insert((dev, ino), Arc::new(t));
             }
         };

@@ -395,6 +395,12 @@ impl Extents {
                 }
             };
             verdicts.push((e.disk_bytenr, shared));
+            // Its refs name this file alone: no other file meets it, and
+            // the scan keeps nothing of it beyond this file's figures.
+            let alone = |r: &bs::DataRef| matches!(*r, bs::DataRef::Indirect { root, ino: i, .. } if root == at.root && i == at.ino);
+            if !shared && refs.list.iter().all(alone) {
+                self.btrfs.refs.remove(&(fs, e.disk_bytenr));
+            }
         }
         let mut got = FileExtents {
             calls,

@@ -53,6 +53,11 @@ impl Acc {
                 "more than 4 billion entries"
             );
             self.slot[i] = self.full.len() as u32;
+            if self.full.len() == self.full.capacity() {
+                // An eighth more at a time, not twice as much: these slots
+                // are the few leaves something is credited to.
+                self.full.reserve_exact(self.full.len() / 8 + 64);
+            }
             self.full.push(nodes.own(id));
         }
         self.slot[i] as usize
@@ -92,6 +97,8 @@ impl Acc {
     pub(crate) fn reclaim_at(&mut self, nodes: &Nodes, id: NodeId, bytes: u64) {
         let s = self.slot_of(nodes, id);
         if self.at.len() < self.full.len() {
+            // As long as the slots can grow without moving, no longer.
+            self.at.reserve_exact(self.full.capacity() - self.at.len());
             self.at.resize(self.full.len(), 0);
         }
         self.at[s] = self.at[s].saturating_add(bytes);

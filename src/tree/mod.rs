@@ -1022,9 +1022,10 @@ mod tests {
         assert_eq!(t.figures(n(1)).total, 1000 * (4096 + 100 * 4096));
         assert_eq!(t.figures(n(5)).total, 4096);
         let per = (t.heap_bytes() + sets.heap_bytes() - names) as f64 / len as f64;
-        // 33 bytes a file (parent, order, kind, name index and offset, own
-        // figures, place in its directory's list) and a directory 116 more (its
-        // own and rolled-up figures, its child list): 34.3 here.
-        assert!(per < 35.0, "{per:.1} bytes per entry beside the names");
+        // 17.25 bytes a file (parent, position, kind, name length, apparent
+        // size and shape, place in its directory's list) and a directory
+        // about 40 more (its blocks and files, its rolled-up figures, its
+        // child list): 17.9 here.
+        assert!(per < 19.0, "{per:.1} bytes per entry beside the names");
     }
 }

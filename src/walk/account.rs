@@ -171,9 +171,7 @@ fn map_handed(ctx: &Ctx<'_>, table: &AgTable, l: Later, local: &mut Local) {
     // figures go to the directory, a leaf (-a) has its node besides.
     local.partial.push((dir.id, own));
     if let Some(leaf) = leaf {
-        local
-            .nodes
-            .push(super::ctx::leaf_node(&dir, leaf, idx, &name, own));
+        ctx.leaf(local, &dir, leaf, idx, &name, own);
     }
 }
 

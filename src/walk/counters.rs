@@ -1,4 +1,5 @@
-//! What the walk counts, for `--stats` and the closing warning.
+//! What the walk counts, for `--stats` and the closing warning
+//! ([`Counters`]).
 
 use crate::probe::Skip;
 

@@ -1,8 +1,9 @@
 //! What every task of one walk shares, by concern ([`Ctx`]): the options
-//! ([`Run`]), the per-thread shards records are gathered in ([`Records`]),
-//! the directory fds ([`Fds`]), the extents stage's state ([`Mapping`])
-//! and the Btrfs tree's listing ([`TreeWalk`]); and what one task gathers
-//! before it hands it to its shard ([`Local`]).
+//! ([`Run`]), where the records go ([`Records`]: the nodes and their
+//! identities by id, the rest in per-thread shards), the directory fds
+//! ([`Fds`]), the extents stage's state ([`Mapping`]) and the Btrfs tree's
+//! listing ([`TreeWalk`]); and what one task gathers before it hands it
+//! over ([`Local`]).
 
 use std::cell::Cell;
 use std::os::fd::{BorrowedFd, OwnedFd};
@@ -26,7 +27,7 @@ use crate::glob::Excludes;
 use crate::messages::Messages;
 use crate::probe::{Registry, magic};
 use crate::records::{
-    CopyRec, FileRec, Ident, IdentRec, Link, MAX_NODES, NodeId, NodeRec, Nodes, ReadError, place_of,
+    CopyRec, FileRec, Ident, IdentSink, Link, MAX_NODES, NodeId, NodeRec, NodeSink, ReadError,
 };
 use crate::tree::bounds::Inode;
 
@@ -128,7 +129,10 @@ pub const PROGRESS_PATH_EVERY: u32 = 64;
 pub(super) struct Local {
     /// The figures the task adds to its directory's own node.
     pub(super) acc: Stats,
-    pub(super) nodes: Vec<NodeRec>,
+    /// The `-a` nodes, each named by its range of `names`: at most
+    /// [`LOCAL_NODES`], handed to the store as they reach it.
+    nodes: Vec<NodeRec<(u32, u32)>>,
+    names: Vec<u8>,
     pub(super) links: Vec<Link>,
     pub(super) files: Vec<FileRec>,
     /// Files that are copies of a file mapped before ([`CopyRec`]).
@@ -148,8 +152,9 @@ pub(super) struct Local {
     /// Btrfs files with inline data ([`crate::extents::inline`]), handed
     /// to the shard with the rest.
     inline: Vec<InlineRec>,
-    /// With [`WalkOptions::identities`]: the nodes' identities.
-    pub(super) idents: Vec<(NodeId, Ident)>,
+    /// With [`WalkOptions::identities`]: the nodes' identities, at most
+    /// [`LOCAL_NODES`].
+    idents: Vec<(NodeId, Ident)>,
     /// Nodes whose own Reclaimable is a bound, and why.
     pub(super) bounds: Vec<(NodeId, Bound)>,
     /// Nodes of files whose extents were read as referenced on Btrfs
@@ -181,7 +186,31 @@ thread_local! {
 /// The largest `inline` vector kept for the next task.
 const SPARE_INLINE_MAX: usize = 4096;
 
+/// The nodes and identities a task holds before it hands them to the
+/// store: a few kilobytes. A wide directory's batch holding all of its
+/// own would make each vector an allocation of hundreds of kilobytes,
+/// which glibc maps on its own and unmaps when the task ends, and each such
+/// unmap raises the size under which it keeps freed memory in its arenas
+/// rather than give it back.
+const LOCAL_NODES: usize = 256;
+
 impl Local {
+    /// Keeps node `r`, named `name` (`r.name` is ignored).
+    pub(super) fn push_node<N>(&mut self, r: NodeRec<N>, name: &[u8]) {
+        let start = self.names.len() as u32;
+        self.names.extend_from_slice(name);
+        self.nodes.push(NodeRec {
+            id: r.id,
+            parent: r.parent,
+            depth: r.depth,
+            kind: r.kind,
+            leaf: r.leaf,
+            order: r.order,
+            name: (start, self.names.len() as u32),
+            own: r.own,
+        });
+    }
+
     /// Node `node`'s own Reclaimable is a bound, for reason `b`.
     pub(super) fn bound(&mut self, node: NodeId, b: Bound) {
         // A directory's files come one after another: one record for them.
@@ -236,8 +265,6 @@ pub(super) struct Shard {
     /// Inline data is shared only between two subvolumes: while a scan
     /// meets one, its records are dropped unread.
     pub(super) inline_devs: Vec<u64>,
-    /// Kept compact from the start: with `-a` they are most of the scan.
-    pub(super) nodes: Nodes,
     /// Figures a batch adds to a directory whose node another task pushed.
     pub(super) partial: Vec<(NodeId, Stats)>,
     pub(super) links: Vec<Link>,
@@ -255,10 +282,6 @@ pub(super) struct Shard {
     /// [`Local::unreachable_inodes`].
     pub(super) unreachable_inodes: Vec<(Inode, u64)>,
     pub(super) partial_fs: Vec<(u32, u64)>,
-    /// With [`WalkOptions::identities`]: the nodes' identities, their
-    /// (device, mount) pairs in `places` (16 bytes a node).
-    pub(super) idents: Vec<IdentRec>,
-    pub(super) places: Vec<(u64, u64)>,
 }
 
 impl Shard {
@@ -345,6 +368,11 @@ pub(super) struct Records {
     /// One per thread, each on lines of its own: a shard's lock is taken by
     /// its thread alone during the walk.
     pub(super) shards: Vec<CachePadded<Mutex<Shard>>>,
+    /// The nodes, each at its id, kept compact from the start: with `-a`
+    /// they are most of the scan.
+    pub(super) nodes: NodeSink,
+    /// With [`WalkOptions::identities`]: the nodes' identities, by id.
+    pub(super) idents: IdentSink,
     /// Under du's rules: directories moved during the scan.
     pub(super) watch: Option<Arc<MoveWatch>>,
     /// Directories not read in full (rare: a lock is enough).
@@ -440,7 +468,48 @@ impl Ctx<'_> {
                     mnt: st.stx_mnt_id,
                 },
             ));
+            if local.idents.len() >= LOCAL_NODES {
+                self.records.idents.put(&local.idents);
+                local.idents.clear();
+            }
         }
+    }
+
+    /// Keeps the `-a` node of entry `name` of directory `h` (`id`, `kind`),
+    /// at getdents position `idx`, with its own figures.
+    pub(super) fn leaf(
+        &self,
+        local: &mut Local,
+        h: &super::fdcache::DirHandle,
+        (id, kind): (NodeId, Kind),
+        idx: u32,
+        name: &std::ffi::CStr,
+        own: Stats,
+    ) {
+        let r = NodeRec {
+            id,
+            parent: h.id,
+            depth: h.depth + 1,
+            kind,
+            leaf: true,
+            order: idx,
+            name: (),
+            own,
+        };
+        local.push_node(r, name.to_bytes());
+        if local.nodes.len() >= LOCAL_NODES {
+            self.put_nodes(local);
+        }
+    }
+
+    /// Hands `local`'s nodes to the store.
+    fn put_nodes(&self, local: &mut Local) {
+        let names = &local.names;
+        self.records.nodes.put(&local.nodes, |r| {
+            &names[r.name.0 as usize..r.name.1 as usize]
+        });
+        local.nodes.clear();
+        local.names.clear();
     }
 
     /// Hands a task's records to its thread's shard, in one lock. `partial`
@@ -470,6 +539,12 @@ impl Ctx<'_> {
             p.entries
                 .fetch_add(local.counters.entries, Ordering::Relaxed);
         }
+        self.put_nodes(local);
+        if let Some((r, name)) = dir {
+            self.records.nodes.put_named(r, name);
+        }
+        self.records.idents.put(&local.idents);
+        local.idents.clear();
         let shards = &self.records.shards;
         let i = rayon::current_thread_index().unwrap_or(0) % shards.len();
         let mut shard = shards[i].lock().unwrap_or_else(|e| e.into_inner());
@@ -477,12 +552,6 @@ impl Ctx<'_> {
             shard.partial.push((dir, local.acc));
         }
         shard.partial.append(&mut local.partial);
-        for r in local.nodes.drain(..) {
-            shard.nodes.push_with_id(&r, &r.name);
-        }
-        if let Some((r, name)) = dir {
-            shard.nodes.push_with_id(r, name);
-        }
         shard.links.append(&mut local.links);
         shard.files.append(&mut local.files);
         shard.copies.append(&mut local.copies);
@@ -500,14 +569,6 @@ impl Ctx<'_> {
             }
         }
         shard.counters.add(&local.counters);
-        for (id, i) in local.idents.drain(..) {
-            let place = place_of(&mut shard.places, i.dev, i.mnt);
-            shard.idents.push(IdentRec {
-                id,
-                place,
-                ino: i.ino,
-            });
-        }
         if !local.inline.is_empty() {
             shard.add_inline(&mut local.inline);
         }
@@ -583,27 +644,6 @@ impl Ctx<'_> {
 /// The device number of a statx result.
 pub(super) fn dev_of(st: &Statx) -> u64 {
     rfs::makedev(st.stx_dev_major, st.stx_dev_minor)
-}
-
-/// The `-a` node (`id`, `kind`) of entry `name` of directory `h`, at
-/// getdents position `idx`, with its own figures.
-pub(super) fn leaf_node(
-    h: &super::fdcache::DirHandle,
-    (id, kind): (NodeId, Kind),
-    idx: u32,
-    name: &std::ffi::CStr,
-    own: Stats,
-) -> NodeRec {
-    NodeRec {
-        id,
-        parent: h.id,
-        depth: h.depth + 1,
-        kind,
-        leaf: true,
-        order: idx,
-        name: name.to_bytes().into(),
-        own,
-    }
 }
 
 #[cfg(test)]

@@ -491,7 +491,7 @@ pub(super) fn entry_as<'s>(
         Pre::Open(fd) if lean_path(ctx, dir, x) => match plain::file(ctx, dir, x, fd, local) {
             Ok(own) => {
                 local.counters.plain_files += 1;
-                return credit(h, None, e.idx, e.name, own, local);
+                return credit(ctx, h, None, e.idx, e.name, own, local);
             }
             Err(fd) => Pre::Open(fd),
         },
@@ -587,7 +587,10 @@ fn nondir(ctx: &Ctx<'_>, dir: &InDir<'_>, x: Stated<'_>, pre: Pre, local: &mut L
         lazy: dir.lazy,
     };
     match account::nondir(ctx, &file, pre, local) {
-        Accounted::Now(own) => credit(h, leaf.map(|id| (id, x.kind)), idx, name, own, local),
+        Accounted::Now(own) => {
+            let leaf = leaf.map(|id| (id, x.kind));
+            credit(ctx, h, leaf, idx, name, own, local);
+        }
         // The thread that maps it credits it.
         Accounted::Handed => {}
     }
@@ -597,6 +600,7 @@ fn nondir(ctx: &Ctx<'_>, dir: &InDir<'_>, x: Stated<'_>, pre: Pre, local: &mut L
 /// own node under `-a` (`leaf`).
 #[inline(always)]
 fn credit(
+    ctx: &Ctx<'_>,
     h: &DirHandle,
     leaf: Option<(NodeId, Kind)>,
     idx: u32,
@@ -607,8 +611,6 @@ fn credit(
     // A leaf is not rolled up: its parent holds its own part too.
     local.acc += own;
     if let Some(leaf) = leaf {
-        local
-            .nodes
-            .push(super::ctx::leaf_node(h, leaf, idx, name, own));
+        ctx.leaf(local, h, leaf, idx, name, own);
     }
 }

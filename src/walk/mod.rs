@@ -41,6 +41,8 @@ mod entry;
 mod fdcache;
 mod indir;
 mod later;
+#[cfg(test)]
+mod mem_tests;
 mod open;
 mod plain;
 mod read;
@@ -61,7 +63,9 @@ use crate::extents::Extents;
 use crate::figures::{Bound, Kind};
 use crate::messages::Messages;
 use crate::probe::Registry;
-use crate::records::{FileRec, Idents, Link, NodeId, NodeRec, Nodes, ReadError};
+use crate::records::{
+    FileRec, IdentSink, Idents, Link, NodeId, NodeRec, NodeSink, Nodes, ReadError,
+};
 use crate::tree::bounds::Inode;
 pub use counters::Counters;
 use ctx::{Ctx, Local, MASK, Shard, dev_of};
@@ -195,6 +199,8 @@ pub(crate) fn walk(opts: &WalkOptions, du_rules: bool, msgs: &Messages) -> Resul
                     ..fdcache::MoveWatch::default()
                 })
             }),
+            nodes: NodeSink::default(),
+            idents: IdentSink::default(),
             read_errors: Mutex::new(Vec::new()),
         },
         fds: ctx::Fds {
@@ -320,16 +326,17 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
             unreachable!("a root file is never handed over");
         };
         account::end_turn(ctx, &mut local);
-        local.nodes.push(NodeRec {
+        let r = NodeRec {
             id,
             parent: if ns == 0 { NodeId::TOP } else { NodeId::NONE },
             depth: 0,
             kind,
             leaf: false,
             order,
-            name: root.into(),
+            name: (),
             own,
-        });
+        };
+        local.push_node(r, root);
         ctx.ident(&mut local, id, &st);
         ctx.flush(local, None, None);
         return;
@@ -426,7 +433,8 @@ fn gather<T>(all: &mut Vec<T>, mut shard: Vec<T>) {
     }
 }
 
-/// Gathers the shards into records indexed by id.
+/// The walk's records: the nodes and identities as the walk left them
+/// (by id), the shards' other records gathered.
 fn assemble(ctx: Ctx<'_>) -> Walk {
     let identities = ctx.run.opts.identities;
     let Ctx {
@@ -441,7 +449,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     } = map;
     // The walk is over: its directory handles (the fd cache holds them, and
     // each holds its parent) and the claims on linked inodes go before the
-    // records are gathered, which is when the scan peaks.
+    // shards' records are gathered.
     drop(fds);
     drop(claimed);
     // The inline records' keys by id: a table, smaller than the map.
@@ -449,6 +457,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let ctx::Records {
         next_id,
         shards,
+        nodes,
+        idents,
         read_errors,
         ..
     } = records;
@@ -470,15 +480,13 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let mut counters = Counters::default();
     let mut inline = Vec::new();
     let mut inline_devs = Vec::new();
-    // Taken shard by shard, before the nodes are gathered: what the shards
-    // held is freed before the nodes' columns peak.
-    let mut idents = identities.then(|| Idents::new(n));
-    let mut parts = Vec::with_capacity(shards.len());
+    // The nodes and identities are where the walk put them, by id.
+    let mut nodes = nodes.into_nodes(n);
+    let idents = identities.then(|| idents.into_idents(n));
     for shard in shards {
         let shard = CachePadded::into_inner(shard)
             .into_inner()
             .unwrap_or_else(|e| e.into_inner());
-        parts.push(shard.nodes);
         gather(&mut links, shard.links);
         gather(&mut partial, shard.partial);
         gather(&mut bounds, shard.bounds);
@@ -496,11 +504,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         counters.inline_recorded += shard.inline.iter().map(|c| c.len() as u64).sum::<u64>();
         inline.extend(shard.inline);
         inline_devs.extend(shard.inline_devs);
-        if let Some(i) = &mut idents {
-            i.add(&shard.places, shard.idents);
-        }
     }
-    let mut nodes = Nodes::gather(n, parts);
     nodes.set_parent(NodeId::TOP, NodeId::NONE);
     for (id, stats) in partial {
         let mut own = nodes.own(id);
