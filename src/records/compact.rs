@@ -235,7 +235,8 @@ impl CompactStats {
         get_in(&self.more, i).expect("a record of this shape has its numbers")
     }
 
-    /// Record `i`.
+    /// Record `i`. (Not inlined, as [`StatsTable::get`].)
+    #[inline(never)]
     pub(crate) fn get(&self, i: usize) -> Stats {
         let apparent = u64::from(self.apparent[i]);
         let alone = |blocks: u64, files, dirs| Stats {
@@ -409,7 +410,9 @@ impl StatsTable {
         self.times.set(i, self.small.len(), s.time);
     }
 
-    /// Entry `i`.
+    /// Entry `i`. (Not inlined: figures are read in sorts' comparators,
+    /// each sort's code made again for its comparator.)
+    #[inline(never)]
     pub(crate) fn get(&self, i: usize) -> Stats {
         let s = match self.small[i] {
             [WIDE, k, ..] => {

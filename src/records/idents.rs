@@ -23,12 +23,12 @@ pub struct Ident {
 /// The [`Ident`] of every node, by id, when the walk was asked to keep
 /// them ([`crate::WalkOptions::identities`]).
 ///
-/// In chunks of ids ([`super::sink`]): per node the low half of its inode
-/// number (4 bytes) and an index (2 bytes) into its chunk's few (device,
-/// mount, high half of the inode number) triples: a chunk's 4,096 nodes
-/// lie on one filesystem or a few, and their inode numbers mostly share
-/// their high half. A chunk whose nodes all have the one triple keeps no
-/// index.
+/// In chunks of 4,096 ids (`src/records/sink.rs`): per node the low half
+/// of its inode number (4 bytes) and an index (2 bytes) into its chunk's
+/// few (device, mount, high half of the inode number) triples: a chunk's
+/// nodes lie on one filesystem or a few, and their inode numbers mostly
+/// share their high half. A chunk whose nodes all have the one triple
+/// keeps no index.
 #[derive(Clone, Debug, Default)]
 pub struct Idents {
     chunks: Vec<Chunk>,

@@ -316,7 +316,9 @@ impl Nodes {
         c.flags[i] & LEAF != 0
     }
 
-    /// Node `id`'s name.
+    /// Node `id`'s name. (Not inlined: name comparisons are sorts'
+    /// comparators, each sort's code made again for its comparator.)
+    #[inline(never)]
     pub(crate) fn name(&self, id: NodeId) -> &[u8] {
         let (c, i) = self.chunk(id);
         c.names.get(i)
