@@ -309,6 +309,28 @@ fn copies_recorded(stderr: &str) -> u64 {
         .unwrap_or_else(|| panic!("bad --stats line {line:?}"))
 }
 
+/// `once` (copies recorded, `--json -a -j1`) gives the document of
+/// `each` (every copy mapped or indexed on its own), so does `run` at 2
+/// and 5 threads, and the first snapshot's reclaimable in it is what
+/// deleting it frees.
+fn the_same_and_what_deleting_frees(
+    d: &Path,
+    (once, each): (&Output, &Output),
+    run: impl Fn(&[&str]) -> Output,
+) {
+    assert_eq!(
+        once.stdout_str(),
+        each.stdout_str(),
+        "copies recorded and every copy on its own differ"
+    );
+    for j in ["-j2", "-j5"] {
+        let again = run(&["--json", "-a", j]);
+        assert_eq!(again.stdout_str(), each.stdout_str(), "{j}");
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&once.stdout).unwrap();
+    snap_frees_its_reclaimable(d, &doc);
+}
+
 /// The first snapshot's reclaimable in `doc` is what deleting it frees.
 fn snap_frees_its_reclaimable(d: &Path, doc: &serde_json::Value) {
     let snap = entry(doc, &format!("{}/snap", d.display()));
@@ -360,17 +382,7 @@ fn unchanged_copies_are_mapped_once_without_root() {
         ),
         0
     );
-    assert_eq!(
-        once.stdout_str(),
-        each.stdout_str(),
-        "once per inode and every copy differ"
-    );
-    for j in ["-j2", "-j5"] {
-        let again = unprivileged(&["--json", "-a", j]);
-        assert_eq!(again.stdout_str(), each.stdout_str(), "{j}");
-    }
-    let doc: serde_json::Value = serde_json::from_slice(&once.stdout).unwrap();
-    snap_frees_its_reclaimable(d, &doc);
+    the_same_and_what_deleting_frees(d, (&once, &each), unprivileged);
 }
 
 /// As root the tree search reads every copy's own items, and a copy whose
@@ -403,17 +415,7 @@ fn unchanged_copies_are_recorded_once_as_root() {
         "{copies} copies, {inline_copies} inline"
     );
     assert!(stat_value(&once.stderr, "files read by tree search (Btrfs, root)") >= 120);
-    assert_eq!(
-        once.stdout_str(),
-        each.stdout_str(),
-        "copies and every copy differ"
-    );
-    for j in ["-j2", "-j5"] {
-        let again = root(&["--json", "-a", j]);
-        assert_eq!(again.stdout_str(), each.stdout_str(), "{j}");
-    }
-    let doc: serde_json::Value = serde_json::from_slice(&once.stdout).unwrap();
-    snap_frees_its_reclaimable(d, &doc);
+    the_same_and_what_deleting_frees(d, (&once, &each), root);
 }
 
 /// `vol` with 200 inline files of 900 bytes in `vol/small`, synced.
