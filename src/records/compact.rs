@@ -472,10 +472,17 @@ impl StatsTable {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn stats(apparent: u64, total: u64, exclusive: u64, shared: u64, reclaimable: u64) -> Stats {
+    /// A file's figures, for the store's tests (here and in `nodes`).
+    pub(in crate::records) fn stats(
+        apparent: u64,
+        total: u64,
+        exclusive: u64,
+        shared: u64,
+        reclaimable: u64,
+    ) -> Stats {
         Stats {
             apparent,
             total,

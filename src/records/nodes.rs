@@ -476,19 +476,7 @@ impl NodeSink {
 mod tests {
     use super::*;
     use crate::figures::Timestamp;
-
-    fn stats(apparent: u64, total: u64, exclusive: u64, shared: u64, reclaimable: u64) -> Stats {
-        Stats {
-            apparent,
-            total,
-            exclusive,
-            shared,
-            reclaimable,
-            files: 1,
-            dirs: 0,
-            time: None,
-        }
-    }
+    use crate::records::compact::tests::stats;
 
     fn rec(id: u32, parent: u32, name: &str, leaf: bool, own: Stats) -> NodeRec {
         NodeRec {

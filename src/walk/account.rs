@@ -512,7 +512,8 @@ fn map_by_search(
     let linked = ctx.counts_once(st.stx_nlink);
     // A copy record needs the device in 32 bits; a file counted through
     // its links is never one, nor stands for one.
-    let copy = !linked && dev32(dev_of(st)).is_some();
+    let packed = dev32(dev_of(st)).filter(|_| !linked);
+    let copy = packed.is_some();
     let file = SearchFile {
         ino: st.stx_ino,
         dev: dev_of(st),
@@ -538,7 +539,7 @@ fn map_by_search(
     local.counters.search_files += 1;
     local.counters.search_calls += u64::from(got.calls);
     let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
-    if let (Some(of), Some(dev)) = (got.copy_of, dev32(dev_of(st))) {
+    if let (Some(of), Some(dev)) = (got.copy_of, packed) {
         local.copies.push(CopyRec {
             of,
             node: f.node,
