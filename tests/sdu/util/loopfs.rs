@@ -202,6 +202,11 @@ impl LoopFs {
     pub fn cold(&self) {
         umount_retrying(&self.mnt);
         let img = self._tmp.path().join("fs.img");
+        // What the unmount wrote back is dirty in the image's page cache
+        // until it reaches the disk, and dd's `nocache` drops only clean
+        // pages (coreutils' manual): written out first, or on a loaded
+        // machine the tree is still in memory after the remount.
+        run(Command::new("sync").arg(&img)).assert_ok();
         run(Command::new("dd")
             .arg(format!("if={}", img.display()))
             .args(["iflag=nocache", "count=0", "status=none"]))
