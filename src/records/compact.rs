@@ -372,6 +372,17 @@ impl StatsTable {
         Some([apparent, fit(t / 512)?, fit(s.files)?, fit(s.dirs)?])
     }
 
+    /// An empty table with room for `all` (made at once: not by doubling,
+    /// which holds the old and the new room together).
+    pub(crate) fn with_room_for(all: &[Stats]) -> StatsTable {
+        let wide = all.iter().filter(|s| Self::small(s).is_none()).count();
+        StatsTable {
+            small: Vec::with_capacity(all.len()),
+            wide: Vec::with_capacity(wide),
+            times: Times::default(),
+        }
+    }
+
     /// Appends `s`.
     pub(crate) fn push(&mut self, s: &Stats) {
         self.small.push([WIDE, u32::MAX, 0, 0]);

@@ -85,7 +85,7 @@ impl Acc {
                 dest.swap(s, d);
             }
         }
-        let mut table = StatsTable::default();
+        let mut table = StatsTable::with_room_for(&full);
         for s in &full {
             table.push(s);
         }
