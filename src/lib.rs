@@ -228,7 +228,7 @@ impl Scanning {
         stops: &'a [records::NodeId],
         exact: &'a tree::Exactness,
         unreachable: &'a tree::unreachable::Found,
-        copies: &'a [records::CopyRec],
+        copies: &'a records::Copies,
     ) -> tree::Build<'a> {
         tree::Build {
             rules: self.rules,
@@ -247,7 +247,7 @@ struct Walked {
     links: Vec<records::Link>,
     files: Vec<records::FileRec>,
     /// Copies of files, sorted by the file they copy.
-    copies: Vec<records::CopyRec>,
+    copies: records::Copies,
     sweep: extents::Sweep,
     registry: probe::Registry,
     counters: Counters,

@@ -8,12 +8,14 @@
 //! root nested inside another root (a top of its own).
 
 mod compact;
+mod copies;
 mod idents;
 mod names;
 mod nodes;
 mod sink;
 
 pub(crate) use compact::StatsTable;
+pub(crate) use copies::{Copies, CopySets, Held};
 pub(crate) use idents::IdentSink;
 pub use idents::{Ident, Idents};
 pub(crate) use nodes::{NodeSink, Nodes};
@@ -225,6 +227,7 @@ pub(crate) struct CopyRec {
 impl CopyRec {
     /// Sorts `copies` by the file they copy, then by node and device: an
     /// order that does not depend on the walk's, given the files'.
+    #[cfg(test)]
     pub(crate) fn sort(copies: &mut [CopyRec]) {
         copies.sort_unstable_by_key(|c| (c.of, c.node, c.dev));
     }

@@ -20,7 +20,7 @@ impl Sizes {
     /// extents and their copies.
     pub(crate) fn walked(
         tree: &crate::tree::Tree,
-        files: (&[crate::records::FileRec], &[crate::records::CopyRec]),
+        files: (&[crate::records::FileRec], &crate::records::Copies),
         indexed: usize,
         sweep: &crate::extents::Sweep,
         registry: &probe::Registry,

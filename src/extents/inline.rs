@@ -37,7 +37,7 @@ use rustix::fs::Statx;
 use super::source::Extents;
 use crate::figures::Kind;
 use crate::probe::{Registry, Subvol};
-use crate::records::{CopyRec, FileRec, Link, NodeId, Nodes, dev32, dev64};
+use crate::records::{CopyRec, CopySets, FileRec, Held, Link, NodeId, Nodes, dev32, dev64};
 
 /// The namespace tag of the inline extent spaces: above every root
 /// namespace (those count the roots).
@@ -170,6 +170,9 @@ impl Keys {
 const LINKED: u32 = 1 << 31;
 /// Its next bit: its figures are an [`Odd`] record's, `bytes` its index.
 const ODD: u32 = 1 << 30;
+/// [`InlineRec::key`] of a record [`share`] made a copy of another: `bytes`
+/// is the file it copies.
+const COPY: u32 = u32::MAX;
 
 /// A Btrfs file whose data is inline, as seen in one subvolume: what
 /// differs between its copies, and its inode's key by id ([`Keys`]), in 16
@@ -317,7 +320,7 @@ impl Families {
 /// allocator maps on its own and gives back when [`share`] frees it (in
 /// chunks of 64 KiB, glibc kept them for reuse: 10 MB more at 40
 /// snapshots of a /usr/share copy).
-pub(crate) const CHUNK_BITS: u32 = 16;
+pub(crate) const CHUNK_BITS: u32 = 18;
 
 /// Turns the inline files seen unchanged in two or more subvolumes of one
 /// snapshot family into shared units: indexes a pseudo-extent per inode,
@@ -333,7 +336,7 @@ pub(crate) fn share(
     extents: &Extents,
     nodes: &mut Nodes,
     links: &mut [Link],
-    (files, copies): (&mut Vec<FileRec>, &mut Vec<CopyRec>),
+    (files, copies): (&mut Vec<FileRec>, (&CopySets, &mut Vec<Held>)),
 ) -> Shared {
     // A unit needs copies in two subvolumes: with one subvolume in the
     // scan (the common case) there is nothing to do. Each subvolume is
@@ -416,32 +419,28 @@ pub(crate) fn share(
     let is_copy = |run: &[InlineRec], first: Option<usize>, j: usize| {
         first.is_some_and(|c| j > c && foldable(&run[j]) && run[j].bytes(odd) == run[c].bytes(odd))
     };
-    // The file records and copies, made room for at once (not by
-    // doubling).
-    let (mut new_ids, mut new_copies) = (0, 0);
+    // The file records, made room for at once (not by doubling).
+    let mut new_ids = 0;
     for run in recs.chunk_by(same).filter(|run| shared(run)) {
         let f = first(run);
-        for (j, r) in run.iter().enumerate() {
-            if is_copy(run, f, j) {
-                new_copies += 1;
-            } else if r.file(odd).is_none() {
-                new_ids += 1;
-            }
-        }
+        new_ids += (0..run.len())
+            .filter(|&j| !is_copy(run, f, j) && run[j].file(odd).is_none())
+            .count();
     }
     files.reserve_exact(new_ids);
-    copies.reserve_exact(new_copies);
     let mut units = 0;
-    // From the last run back, the records used given back an eighth at a
-    // time, so that they and the copies made of them are not all held at
-    // once.
-    let (mut end, mut kept) = (recs.len(), recs.len());
+    // From the last run back. A copy is written over its own record
+    // (its key [`COPY`], its bytes the file it copies), so that the copies take no room of their
+    // own until the records are given up.
+    let mut end = recs.len();
+    let mut made = Vec::new();
     while end > 0 {
         let mut start = end - 1;
         while start > 0 && same(&recs[start - 1], &recs[end - 1]) {
             start -= 1;
         }
         let run = &recs[start..end];
+        let at = start;
         end = start;
         if !shared(run) {
             continue;
@@ -456,13 +455,7 @@ pub(crate) fn share(
         for (j, r) in run.iter().enumerate() {
             let bytes = r.bytes(odd);
             match stands_for {
-                Some(of) if is_copy(run, f, j) => {
-                    copies.push(CopyRec {
-                        of,
-                        node: r.node,
-                        dev: r.dev,
-                    });
-                }
+                Some(of) if is_copy(run, f, j) => made.push((at + j, of)),
                 _ => {
                     let id = r.file(odd).unwrap_or_else(|| extents.new_file());
                     extents.insert(space, physical, bytes, id);
@@ -504,12 +497,24 @@ pub(crate) fn share(
                 }
             }
         }
-        if kept - end > recs.capacity() / 8 {
-            recs.truncate(end);
-            recs.shrink_to_fit();
-            kept = end;
+        for (i, of) in made.drain(..) {
+            recs[i].key = COPY;
+            recs[i].bytes = of;
         }
     }
+    // The copies, in the records' own room, by directory.
+    recs.retain(|r| r.key == COPY);
+    recs.shrink_to_fit();
+    recs.sort_unstable_by_key(|r| (r.node, r.dev, r.bytes));
+    let (sets, held) = copies;
+    sets.hold_sorted(
+        recs.iter().map(|r| CopyRec {
+            of: r.bytes,
+            node: r.node,
+            dev: r.dev,
+        }),
+        held,
+    );
     Shared { units }
 }
 
@@ -593,7 +598,7 @@ mod tests {
         extents: &Extents,
         nodes: &mut Nodes,
         links: &mut [Link],
-        files: &mut (Vec<FileRec>, Vec<CopyRec>),
+        files: &mut (Vec<FileRec>, Vec<Held>, CopySets),
     ) -> usize {
         let mut devs: Vec<u64> = recs.iter().map(|r| r.dev).collect();
         devs.sort_unstable();
@@ -606,9 +611,14 @@ mod tests {
             extents,
             nodes,
             links,
-            (&mut files.0, &mut files.1),
+            (&mut files.0, (&files.2, &mut files.1)),
         )
         .units
+    }
+
+    /// How many copies `held` of `sets` are.
+    fn copies(held: Vec<Held>, sets: CopySets) -> usize {
+        crate::records::Copies::new(held, sets).len()
     }
 
     fn rec(node: usize, dev: u64) -> Full {
@@ -692,14 +702,15 @@ mod tests {
             let reg = registry(&[(10, a, [0; 16]), (11, b, parent_of_b)]);
             let ext = Extents::new();
             let mut ns = nodes();
-            let mut files = (Vec::new(), Vec::new());
+            let mut files = (Vec::new(), Vec::new(), CopySets::default());
             let n = share_recs(&recs, &reg, &ext, &mut ns, &mut [], &mut files);
             assert_eq!(n, want);
             let excl = if want == 1 { 0 } else { 4096 };
             let excl_of = |i| ns.own(NodeId::new(i)).exclusive;
             assert_eq!((excl_of(1), excl_of(2)), (excl, excl));
             // One file stands for the inode, the other is its copy.
-            assert_eq!((files.0.len(), files.1.len()), (want, want));
+            let (f, held, sets) = files;
+            assert_eq!((f.len(), copies(held, sets)), (want, want));
             assert_eq!(ext.ranges(), want);
         }
     }
@@ -712,7 +723,7 @@ mod tests {
         let (a, b) = ([0xa; 16], [0xb; 16]);
         let reg = registry(&[(10, a, [0; 16]), (11, b, a)]);
         let ext = Extents::new();
-        let mut files = (Vec::new(), Vec::new());
+        let mut files = (Vec::new(), Vec::new(), CopySets::default());
         let mut other = rec(1, 10);
         other.key.ino = 300;
         let mut full: Vec<Full> = (0..1 << CHUNK_BITS).map(|_| other).collect();
@@ -727,15 +738,16 @@ mod tests {
             &ext,
             &mut nodes(),
             &mut [],
-            (&mut files.0, &mut files.1),
+            (&mut files.0, (&files.2, &mut files.1)),
         );
         // Inode 257 in both subvolumes, and inode 300: 4,097 copies in one,
         // one in the other. Each unit has one file; its other records are
         // copies of it.
         assert_eq!(n.units, 2);
         assert_eq!(ext.ranges(), 2);
-        assert_eq!(files.0.len() + files.1.len(), 2 + (1 << CHUNK_BITS) + 1);
-        assert_eq!(files.1.len(), 2 + (1 << CHUNK_BITS) + 1 - 2);
+        let (f, held, sets) = files;
+        assert_eq!(f.len(), 2);
+        assert_eq!(copies(held, sets), 2 + (1 << CHUNK_BITS) + 1 - 2);
     }
 
     /// Inline data is keyed whenever its snapshot was made: a file changed
@@ -748,7 +760,7 @@ mod tests {
         for (created, want) in [((1000, 900_000_000), 1), ((1001, 5), 1), ((1001, 6), 1)] {
             let reg = registry_made(&subvols, created);
             let ext = Extents::new();
-            let mut files = (Vec::new(), Vec::new());
+            let mut files = (Vec::new(), Vec::new(), CopySets::default());
             let recs = [rec(1, 10), rec(2, 11)];
             let n = share_recs(&recs, &reg, &ext, &mut nodes(), &mut [], &mut files);
             assert_eq!(
@@ -769,7 +781,7 @@ mod tests {
         let mut changed = rec(2, 11);
         changed.key.ctime_nsec += 1;
         let ext = Extents::new();
-        let mut files = (Vec::new(), Vec::new());
+        let mut files = (Vec::new(), Vec::new(), CopySets::default());
         assert_eq!(
             share_recs(
                 &[rec(1, 10), changed],
@@ -839,7 +851,7 @@ mod tests {
         let copies: usize = chunks.iter().map(Vec::len).sum();
         let devs: Vec<u64> = subvols.iter().map(|s| s.0).collect();
         let ext = Extents::new();
-        let mut files = (Vec::new(), Vec::new());
+        let mut files = (Vec::new(), Vec::new(), CopySets::default());
         let got = share(
             (chunks, &keys),
             &devs,
@@ -847,18 +859,24 @@ mod tests {
             &ext,
             &mut nodes(),
             &mut [],
-            (&mut files.0, &mut files.1),
+            (&mut files.0, (&files.2, &mut files.1)),
         );
         assert_eq!(got.units, 2000);
         assert_eq!(ext.ranges(), 2000, "one shared range per inode");
         assert_eq!(files.0.len(), 2000, "one file per inode");
-        assert_eq!(files.0.len() + files.1.len(), copies);
+        let (f, held, sets) = files;
+        let held_bytes = held.capacity() * size_of::<Held>();
+        let made = crate::records::Copies::new(held, sets);
+        assert_eq!(f.len() + made.len(), copies);
+        // The records' 16 bytes a copy (the copies made in their room), a
+        // 32-byte file record per inode, and the copies by directory: here
+        // 2 directories in each of 21 subvolumes, each holding half the
+        // inodes: 18.5 (a copy took 12 bytes more as a record of its own).
         let per_copy = (copies * size_of::<InlineRec>()
-            + files.0.capacity() * size_of::<FileRec>()
-            + files.1.capacity() * size_of::<CopyRec>()) as f64
+            + f.capacity() * size_of::<FileRec>()
+            + held_bytes.max(made.bytes())) as f64
             / copies as f64;
-        // 16 + 12 a copy, and a 32-byte file record per inode: 29.5.
-        assert!(per_copy <= 32.0, "{per_copy:.1} bytes per snapshot copy");
+        assert!(per_copy <= 19.0, "{per_copy:.1} bytes per snapshot copy");
         let per_inode = (map_bytes + keys.keys.capacity() * size_of::<Key>()) as f64 / 2000.0;
         // Its key in the map (56 bytes a bucket, the buckets at least 7/16
         // full) and then in the table (48 bytes): about 150 bytes an inode,

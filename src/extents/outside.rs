@@ -40,7 +40,7 @@ use rayon::prelude::*;
 use super::btrfs_search::{self as bs, DataRef, ROOT_TREE_OBJECTID, key_type};
 use super::{Extents, btrfs_backref, fsmap};
 use crate::probe::{Registry, magic};
-use crate::records::{CopyRec, FileRec, NodeId, dev64};
+use crate::records::{Copies, FileRec, NodeId, dev64};
 
 /// Where the subvolumes of a Btrfs filesystem come from: families of
 /// snapshots (linked by their `parent_uuid`), and whether the scan holds
@@ -246,7 +246,7 @@ pub(crate) fn outside_file(id: u32) -> FileRec {
 pub(crate) fn verify(
     extents: &Extents,
     registry: &Registry,
-    files: (&[FileRec], &[CopyRec]),
+    files: (&[FileRec], &Copies),
     fds: &[(u32, OwnedFd)],
     want: &[bool],
     scanned: &HashSet<u64>,
@@ -343,7 +343,7 @@ pub(crate) fn verify(
 /// could not be asked about.
 /// The scan's files and copies, by (device, inode).
 fn seen_inodes<'a>(
-    (files, copies): (&'a [FileRec], &'a [CopyRec]),
+    (files, copies): (&'a [FileRec], &'a Copies),
 ) -> impl Iterator<Item = (u64, u64)> + 'a {
     let copies = copies
         .iter()
@@ -354,7 +354,7 @@ fn seen_inodes<'a>(
 /// The scan's files on Btrfs, by (subvolume id, inode), sorted: 16 bytes
 /// a file (a hash set took 55 a file, 107 MB for the two million files of
 /// 40 snapshots).
-fn btrfs_seen(registry: &Registry, files: (&[FileRec], &[CopyRec])) -> Vec<(u64, u64)> {
+fn btrfs_seen(registry: &Registry, files: (&[FileRec], &Copies)) -> Vec<(u64, u64)> {
     let ids: std::collections::HashMap<u64, u64> = registry
         .subvolumes()
         .into_iter()
@@ -401,7 +401,7 @@ fn btrfs_outside(
 /// something other than file data.
 fn xfs_outside(
     fd: std::os::fd::BorrowedFd<'_>,
-    files: (&[FileRec], &[CopyRec]),
+    files: (&[FileRec], &Copies),
     ranges: &[(u64, u64)],
 ) -> Option<Vec<(u64, u64)>> {
     let seen = sorted(seen_inodes(files));

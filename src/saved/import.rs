@@ -96,7 +96,7 @@ pub(crate) fn load(
         &files,
         &sweep,
         granularity,
-        how.build(&stops, &exact, &unreachable, &[]),
+        how.build(&stops, &exact, &unreachable, crate::records::Copies::NONE),
     );
     let sizes = crate::stats::Sizes::Read {
         file: file.to_vec(),

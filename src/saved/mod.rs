@@ -101,7 +101,7 @@ use crate::extents::Sweep;
 use crate::figures::Bound;
 use crate::figures::TimeField;
 use crate::probe::Granularity;
-use crate::records::{CopyRec, FileRec, Link, NodeId, NodeRec, ReadError};
+use crate::records::{Copies, FileRec, Link, NodeId, NodeRec, ReadError};
 use crate::tree::{Exactness, Rules, Tree};
 use crate::walk::WalkOptions;
 
@@ -119,7 +119,7 @@ pub(crate) struct Export<'a> {
     pub(crate) files: &'a [FileRec],
     /// The copies of files, sorted by the file they copy: each is written
     /// as a file of its own, mapping what its file maps.
-    pub(crate) copies: &'a [CopyRec],
+    pub(crate) copies: &'a Copies,
     /// The swept segments and units.
     pub(crate) sweep: &'a Sweep,
     /// How each extent space frees shared data.

@@ -286,8 +286,8 @@ fn with_copies(x: &Export<'_>, files: &[u32], list: &mut Vec<u32>) -> u32 {
     list.extend_from_slice(files);
     if !x.copies.is_empty() {
         for &f in files {
-            let a = x.copies.partition_point(|c| c.of < f);
-            let b = x.copies.partition_point(|c| c.of <= f);
+            let a = x.copies.before(f) as usize;
+            let b = a + x.copies.count(f) as usize;
             list.extend((a..b).map(|k| (x.files.len() + k) as u32));
         }
         list.sort_unstable();

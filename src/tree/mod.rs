@@ -34,7 +34,7 @@ pub(crate) use union::{Plan, Reclaim};
 use crate::extents::Sweep;
 use crate::figures::{self, Bound, Kind, Stats};
 use crate::probe::Granularity;
-use crate::records::{CopyRec, FileRec, Link, NodeId, NodeRec, Nodes, StatsTable};
+use crate::records::{Copies, FileRec, Link, NodeId, NodeRec, Nodes, StatsTable};
 
 /// Which of du's rules the roll-up follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -101,8 +101,8 @@ pub(crate) struct Build<'a> {
     pub(crate) exact: &'a Exactness,
     /// What the walk found of bytes no file references.
     pub(crate) unreachable: &'a unreachable::Found,
-    /// The copies of files ([`CopyRec`]), sorted by the file they copy.
-    pub(crate) copies: &'a [CopyRec],
+    /// The copies of files ([`crate::records::CopyRec`]), by directory.
+    pub(crate) copies: &'a Copies,
 }
 
 /// What any set of entries of one [`Tree`] frees, kept beside it
@@ -176,7 +176,7 @@ impl Tree {
             sets: true,
             exact: &Exactness::default(),
             unreachable: &unreachable::Found::default(),
-            copies: &[],
+            copies: Copies::NONE,
         };
         let (tree, sets) = Self::roll_up(nodes, links, files, sweep, granularity, how);
         (tree, sets.expect("kept when asked for"))
@@ -612,13 +612,7 @@ impl Crediting<'_> {
             .map(|f| {
                 files
                     .all_seen(f)
-                    .then(|| {
-                        files
-                            .nodes(f)
-                            .iter()
-                            .copied()
-                            .reduce(|x, y| acc::lca(self.nodes, x, y))
-                    })
+                    .then(|| files.nodes(f).reduce(|x, y| acc::lca(self.nodes, x, y)))
                     .flatten()
                     .unwrap_or(NodeId::NONE)
             })
@@ -626,7 +620,7 @@ impl Crediting<'_> {
         for seg in sweep.segments() {
             self.next_generation();
             for &f in seg.files {
-                for &node in files.nodes(f) {
+                for node in files.nodes(f) {
                     self.climb(acc, node, |f| f.shared = f.shared.saturating_add(seg.bytes));
                 }
             }

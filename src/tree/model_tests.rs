@@ -717,7 +717,7 @@ mod tests {
             sets: true,
             exact: &crate::tree::Exactness::default(),
             unreachable: &crate::tree::unreachable::Found::default(),
-            copies: &copies,
+            copies: &crate::records::Copies::of_records(copies.clone()),
         };
         let (tree, kept) = Tree::roll_up(nodes, links, &files, &sweep, |_| g, how);
         let kept = kept.expect("sets asked for");

@@ -15,82 +15,56 @@
 use crate::extents::Sweep;
 use crate::figures::{self, Bound};
 use crate::probe::Granularity;
-use crate::records::{CopyRec, FileRec, Link, NodeId, Nodes};
+use crate::records::{Copies, FileRec, Link, NodeId, Nodes};
 
 /// For each file with shared extents: the nodes of its links and of its
-/// copies ([`CopyRec`]), and whether the scan saw all of them. A file
-/// credited to one node (the common case) costs nothing here: its node is
-/// its record's. Only a file counted through its links, or with copies,
-/// has an entry.
+/// copies ([`crate::records::CopyRec`]), and whether the scan saw all of
+/// them. A file credited to one node (the common case) costs nothing here:
+/// its node is its record's. Only a file counted through its links has an
+/// entry; its copies are read where the scan keeps them, by directory
+/// ([`Copies`]).
 pub(super) struct FileLinks<'a> {
     files: &'a [FileRec],
+    copies: &'a Copies,
     /// By file id: the files with an entry.
     entries: Vec<Entry>,
     pool: Vec<NodeId>,
 }
 
-/// A file's links and copies: `pool[start..end]`.
+/// A file's links: `pool[start..end]`.
 struct Entry {
     id: u32,
     start: u32,
     end: u32,
-    /// How many of its nodes are copies'.
-    copies: u32,
-    /// Whether every link was seen (copies always are).
+    /// Whether every link was seen.
     seen: bool,
 }
 
 impl<'a> FileLinks<'a> {
-    /// `links` sorted by inode, `copies` by the file they copy.
-    pub(crate) fn new(files: &'a [FileRec], copies: &[CopyRec], links: &[Link]) -> FileLinks<'a> {
-        debug_assert!(copies.is_sorted_by_key(|c| c.of));
+    /// `links` sorted by inode.
+    pub(crate) fn new(files: &'a [FileRec], copies: &'a Copies, links: &[Link]) -> FileLinks<'a> {
         let mut entries = Vec::new();
         let mut pool = Vec::new();
-        let at = |i: usize| u32::try_from(i).expect("fewer than 4 billion links and copies");
-        let mut linked = files
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.linked)
-            .peekable();
-        let mut copied = copies.chunk_by(|a, b| a.of == b.of).peekable();
-        loop {
-            // The next file with links or copies, by id.
-            let next_linked = linked.peek().map(|l| at(l.0));
-            let next_copied = copied.peek().map(|c| c[0].of);
-            let id = match (next_linked, next_copied) {
-                (None, None) => break,
-                (Some(a), Some(b)) => a.min(b),
-                (a, b) => a.or(b).expect("one of them"),
-            };
-            let f = &files[id as usize];
+        let at = |i: usize| u32::try_from(i).expect("fewer than 4 billion links");
+        for (id, f) in files.iter().enumerate().filter(|(_, f)| f.linked) {
             let a = pool.len();
-            let mut seen = true;
-            if next_linked == Some(id) {
-                linked.next();
-                let lo = links.partition_point(|l| l.inode() < f.inode());
-                let hi = links.partition_point(|l| l.inode() <= f.inode());
-                pool.extend(links[lo..hi].iter().map(|l| l.node));
-                seen = hi > lo && figures::all_links_seen(hi - lo, links[lo].nlink);
-            }
+            let lo = links.partition_point(|l| l.inode() < f.inode());
+            let hi = links.partition_point(|l| l.inode() <= f.inode());
+            pool.extend(links[lo..hi].iter().map(|l| l.node));
+            let seen = hi > lo && figures::all_links_seen(hi - lo, links[lo].nlink);
             if pool.len() == a {
                 pool.push(f.node);
             }
-            let mut n = 0;
-            if next_copied == Some(id) {
-                let run = copied.next().expect("peeked");
-                pool.extend(run.iter().map(|c| c.node));
-                n = run.len();
-            }
             entries.push(Entry {
-                id,
+                id: at(id),
                 start: at(a),
                 end: at(pool.len()),
-                copies: at(n),
                 seen,
             });
         }
         FileLinks {
             files,
+            copies,
             entries,
             pool,
         }
@@ -107,15 +81,19 @@ impl<'a> FileLinks<'a> {
     }
 
     /// The nodes of file `f`'s links and copies.
-    pub(crate) fn nodes(&self, f: u32) -> &[NodeId] {
-        match self.entry(f) {
+    pub(crate) fn nodes(&self, f: u32) -> impl Iterator<Item = NodeId> + Clone + '_ {
+        let own = match self.entry(f) {
             Some(e) => &self.pool[e.start as usize..e.end as usize],
             None => std::slice::from_ref(&self.files[f as usize].node),
-        }
+        };
+        let copies = (!self.copies.is_empty()).then(|| self.copies.of(f));
+        own.iter()
+            .copied()
+            .chain(copies.into_iter().flatten().map(|c| c.0))
     }
 
     /// Whether every link of file `f` was seen (else deleting what the scan
-    /// saw never frees it).
+    /// saw never frees it). Copies always are.
     pub(crate) fn all_seen(&self, f: u32) -> bool {
         self.entry(f).is_none_or(|e| e.seen)
     }
@@ -135,12 +113,12 @@ impl<'a> FileLinks<'a> {
         (mappings, ranges, files): (u32, u32, &[u32]),
         per_extent: bool,
     ) -> bool {
-        let copies: u32 = if self.entries.is_empty() {
+        let copies: u32 = if self.copies.is_empty() {
             0
         } else {
             files
                 .iter()
-                .map(|&f| self.entry(f).map_or(0, |e| e.copies))
+                .map(|&f| self.copies.count(f))
                 .fold(0, u32::saturating_add)
         };
         figures::unit_freeable(

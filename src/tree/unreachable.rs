@@ -40,11 +40,11 @@ pub(crate) struct Unreachable {
 impl Unreachable {
     /// Credits what was `found`; `file_nodes(f)` are the nodes of the links
     /// of file `f`.
-    pub(crate) fn credit<'a>(
+    pub(crate) fn credit<I: Iterator<Item = NodeId>>(
         nodes: &Nodes,
         found: &Found,
         links: &[Link],
-        file_nodes: impl Fn(u32) -> &'a [NodeId],
+        file_nodes: impl Fn(u32) -> I,
     ) -> Unreachable {
         let mut own = found.own.clone();
         // `links` is sorted by inode.
@@ -62,7 +62,7 @@ impl Unreachable {
         for (files, bytes) in &found.shared {
             let lca = files
                 .iter()
-                .flat_map(|&f| file_nodes(f).iter().copied())
+                .flat_map(|&f| file_nodes(f))
                 .reduce(|a, b| lca(nodes, a, b));
             if let Some(at) = lca {
                 own.push((at, *bytes));

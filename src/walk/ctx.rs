@@ -27,7 +27,8 @@ use crate::glob::Excludes;
 use crate::messages::Messages;
 use crate::probe::{Registry, magic};
 use crate::records::{
-    CopyRec, FileRec, Ident, IdentSink, Link, MAX_NODES, NodeId, NodeRec, NodeSink, ReadError,
+    CopyRec, CopySets, FileRec, Held, Ident, IdentSink, Link, MAX_NODES, NodeId, NodeRec, NodeSink,
+    ReadError,
 };
 use crate::tree::bounds::Inode;
 
@@ -269,7 +270,8 @@ pub(super) struct Shard {
     pub(super) partial: Vec<(NodeId, Stats)>,
     pub(super) links: Vec<Link>,
     pub(super) files: Vec<FileRec>,
-    pub(super) copies: Vec<CopyRec>,
+    /// The copies of its tasks, by directory ([`Held`]).
+    pub(super) copies: Vec<Held>,
     pub(super) counters: Counters,
     /// Nodes whose own Reclaimable is a bound ([`Local::bounds`]).
     pub(super) bounds: Vec<(NodeId, Bound)>,
@@ -400,6 +402,8 @@ pub(super) struct Mapping {
     /// The keys of the inline records, each once
     /// ([`crate::extents::inline::Keys`]).
     pub(super) inline_keys: Keys,
+    /// The sets of files copied, each once ([`crate::records::CopySets`]).
+    pub(super) copy_sets: CopySets,
 }
 
 /// As root on Btrfs, directories are listed from the tree
@@ -554,7 +558,12 @@ impl Ctx<'_> {
         shard.partial.append(&mut local.partial);
         shard.links.append(&mut local.links);
         shard.files.append(&mut local.files);
-        shard.copies.append(&mut local.copies);
+        if !local.copies.is_empty() {
+            self.map
+                .copy_sets
+                .hold(&mut local.copies, &mut shard.copies);
+            local.copies.clear();
+        }
         shard.bounds.append(&mut local.bounds);
         shard.partial_marks.append(&mut local.partial_marks);
         shard.unreachable.append(&mut local.unreachable);

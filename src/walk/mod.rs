@@ -84,7 +84,7 @@ pub(crate) struct Walk {
     pub(crate) files: Vec<FileRec>,
     /// Copies of files ([`crate::records::CopyRec`]), sorted by the file
     /// they copy.
-    pub(crate) copies: Vec<crate::records::CopyRec>,
+    pub(crate) copies: crate::records::Copies,
     /// The shared extents of every mapped file, indexed, to be swept.
     pub(crate) extents: Extents,
     /// The filesystems met, and the filesystem of each extent space (the
@@ -214,6 +214,7 @@ pub(crate) fn walk(opts: &WalkOptions, du_rules: bool, msgs: &Messages) -> Resul
             claimed: DashSet::new(),
             ags: later::AgSched::default(),
             inline_keys: Default::default(),
+            copy_sets: Default::default(),
         },
     };
     pool.scope(|s| {
@@ -445,6 +446,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         extents,
         claimed,
         inline_keys,
+        copy_sets,
         ..
     } = map;
     // The walk is over: its directory handles (the fd cache holds them, and
@@ -515,8 +517,6 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     // a scan that met two subvolumes can have any.
     inline_devs.sort_unstable();
     inline_devs.dedup();
-    // The inline files' copies, apart until the records are freed.
-    let mut inline_copies = Vec::new();
     if inline_devs.len() > 1 {
         crate::extents::inline::share(
             (std::mem::take(&mut inline), &inline_keys),
@@ -525,14 +525,12 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
             &extents,
             &mut nodes,
             &mut links,
-            (&mut files, &mut inline_copies),
+            (&mut files, (&copy_sets, &mut copies)),
         );
     }
     drop(inline);
     drop(inline_keys);
-    gather(&mut inline_copies, copies);
-    let mut copies = inline_copies;
-    crate::records::CopyRec::sort(&mut copies);
+    let copies = crate::records::Copies::new(copies, copy_sets);
     crate::records::merge_bounds(&mut bounds);
     crate::records::merge_bounds(&mut partial_marks);
     partial_fs.sort_unstable();
