@@ -163,6 +163,12 @@ enum Shape {
     Zero,
     /// A file alone, `a` blocks of 512 bytes allocated.
     File,
+    /// A file whose bytes are all held with others (a copy in a
+    /// snapshot): nothing of its own, its size rounded up to 4 KiB
+    /// allocated.
+    HeldRound,
+    /// The same, `a` blocks of 512 bytes allocated.
+    Held,
     /// Nothing but the apparent size.
     Empty,
     /// Nothing but the apparent size and `a` blocks allocated.
@@ -216,6 +222,10 @@ impl CompactStats {
             (1, 0) if alone && blocks == 0 => (Shape::Zero, None),
             (1, 0) if alone => (Shape::File, Some((blocks, 0))),
             (f, 1) if alone => (Shape::Dir, Some((blocks, u32::try_from(f).ok()?))),
+            (1, 0) if nothing && u64::from(blocks) == round_blocks(apparent) => {
+                (Shape::HeldRound, None)
+            }
+            (1, 0) if nothing => (Shape::Held, Some((blocks, 0))),
             (0, 0) if nothing && blocks == 0 => (Shape::Empty, None),
             (0, 0) if nothing => (Shape::Blocks, Some((blocks, 0))),
             _ => return None,
@@ -256,6 +266,18 @@ impl CompactStats {
                 let (blocks, files) = self.more(i);
                 alone(blocks.into(), files.into(), 1)
             }
+            Shape::HeldRound => Stats {
+                apparent,
+                total: round_blocks(self.apparent[i]) * 512,
+                files: 1,
+                ..Stats::default()
+            },
+            Shape::Held => Stats {
+                apparent,
+                total: u64::from(self.more(i).0) * 512,
+                files: 1,
+                ..Stats::default()
+            },
             Shape::Empty => Stats {
                 apparent,
                 ..Stats::default()
@@ -277,7 +299,7 @@ impl CompactStats {
     pub(crate) fn reclaimable(&self, i: usize) -> u64 {
         match self.shape[i] {
             Shape::Round => round_blocks(self.apparent[i]) * 512,
-            Shape::Zero | Shape::Empty | Shape::Blocks => 0,
+            Shape::Zero | Shape::Empty | Shape::Blocks | Shape::HeldRound | Shape::Held => 0,
             Shape::File | Shape::Dir => u64::from(self.more(i).0) * 512,
             Shape::Rest => self.rest.reclaimable(self.more(i).0 as usize),
         }
@@ -341,8 +363,9 @@ impl CompactStats {
 /// does not fit [`CompactStats`]).
 ///
 /// An entry whose exclusive and reclaimable bytes equal its total, with
-/// nothing shared, keeps 16 bytes: apparent size, allocated 512-byte
-/// blocks, files and directories in 32 bits each. Any other keeps
+/// nothing shared, or whose bytes are all shared and none reclaimable,
+/// keeps 16 bytes: apparent size, allocated 512-byte blocks, files and
+/// directories in 32 bits each (the top bit of the last says which). Any other keeps
 /// `[WIDE, k]` there and its figures at `k` in a side table, 56 bytes.
 /// Times are kept apart ([`Times`]), once one entry has one.
 #[derive(Clone, Debug, Default)]
@@ -354,6 +377,9 @@ pub(crate) struct StatsTable {
 
 /// In [`StatsTable::small`]'s first field: the figures are in `wide`.
 const WIDE: u32 = u32::MAX;
+/// In its last field's top bit: all its bytes are shared and none
+/// reclaimable (an unchanged file of a snapshot), else all its own.
+const SHARED: u32 = 1 << 31;
 
 impl StatsTable {
     /// The number of entries.
@@ -364,23 +390,36 @@ impl StatsTable {
     /// The small form of `s`, if it fits.
     fn small(s: &Stats) -> Option<[u32; 4]> {
         let t = s.total;
-        if s.exclusive != t || s.reclaimable != t || s.shared != 0 || t % 512 != 0 {
+        let shape = if s.exclusive == t && s.reclaimable == t && s.shared == 0 {
+            0
+        } else if s.exclusive == 0 && s.reclaimable == 0 && s.shared == t {
+            SHARED
+        } else {
+            return None;
+        };
+        if t % 512 != 0 {
             return None;
         }
         let apparent = u32::try_from(s.apparent).ok().filter(|&a| a != WIDE)?;
         let fit = |x: u64| u32::try_from(x).ok();
-        Some([apparent, fit(t / 512)?, fit(s.files)?, fit(s.dirs)?])
+        let dirs = fit(s.dirs).filter(|d| d & SHARED == 0)?;
+        Some([apparent, fit(t / 512)?, fit(s.files)?, dirs | shape])
     }
 
-    /// An empty table with room for `all` (made at once: not by doubling,
+    /// `n` empty entries, with room for `wide` whose figures do not fit
+    /// 16 bytes ([`StatsTable::fits`]), made at once (not by doubling,
     /// which holds the old and the new room together).
-    pub(crate) fn with_room_for(all: &[Stats]) -> StatsTable {
-        let wide = all.iter().filter(|s| Self::small(s).is_none()).count();
+    pub(crate) fn filled(n: usize, wide: usize) -> StatsTable {
         StatsTable {
-            small: Vec::with_capacity(all.len()),
+            small: vec![[0; 4]; n],
             wide: Vec::with_capacity(wide),
             times: Times::default(),
         }
+    }
+
+    /// Whether `s` keeps 16 bytes here.
+    pub(crate) fn fits(s: &Stats) -> bool {
+        Self::small(s).is_some()
     }
 
     /// Appends `s`.
@@ -442,14 +481,15 @@ impl StatsTable {
             }
             [apparent, blocks, files, dirs] => {
                 let total = u64::from(blocks) * 512;
+                let own = if dirs & SHARED == 0 { total } else { 0 };
                 Stats {
                     apparent: u64::from(apparent),
                     total,
-                    exclusive: total,
-                    shared: 0,
-                    reclaimable: total,
+                    exclusive: own,
+                    shared: total - own,
+                    reclaimable: own,
                     files: u64::from(files),
-                    dirs: u64::from(dirs),
+                    dirs: u64::from(dirs & !SHARED),
                     time: None,
                 }
             }
@@ -464,6 +504,7 @@ impl StatsTable {
     pub(crate) fn reclaimable(&self, i: usize) -> u64 {
         match self.small[i] {
             [WIDE, k, ..] => self.wide[k as usize][4],
+            [_, _, _, dirs] if dirs & SHARED != 0 => 0,
             [_, blocks, ..] => u64::from(blocks) * 512,
         }
     }
@@ -589,7 +630,67 @@ pub(super) mod tests {
                 dirs: 1 << 32,
                 ..stats(6, 4096, 4096, 0, 4096)
             },
+            // A copy in a snapshot: its own figures hold nothing of its own,
+            // rolled up all its bytes are shared.
+            Stats {
+                files: 1,
+                ..stats(10, 4096, 0, 0, 0)
+            },
+            Stats {
+                files: 1,
+                ..stats(10, 8192, 0, 0, 0)
+            },
+            Stats {
+                files: 1,
+                ..stats(10, 8192, 0, 8192, 0)
+            },
+            Stats {
+                files: 40,
+                dirs: 3,
+                time: t(9, 9),
+                ..stats(10, 1 << 20, 0, 1 << 20, 0)
+            },
+            Stats {
+                files: 1,
+                dirs: 1 << 31,
+                ..stats(10, 8192, 0, 8192, 0)
+            },
+            Stats {
+                files: 1,
+                ..stats(10, 8192, 0, 4096, 0)
+            },
+            Stats {
+                files: 1,
+                ..stats(10, 8192, 0, 8192, 8192)
+            },
         ]
+    }
+
+    /// A copy in a snapshot keeps its own figures in 5 bytes (nothing of
+    /// its own, its size rounded up allocated) or 17, and its rolled-up
+    /// figures (all shared) in 16: with `-a`, every file of every
+    /// snapshot is one.
+    #[test]
+    fn copies_keep_the_small_shapes() {
+        let held = |total| Stats {
+            files: 1,
+            ..stats(10, total, 0, 0, 0)
+        };
+        let mut f = CompactStats::with_capacity(0);
+        f.push(&held(4096));
+        f.push(&held(8192));
+        f.shrink_to_fit();
+        assert_eq!(f.rest.len(), 0);
+        assert_eq!(f.heap_bytes(), 2 * 5 + 12);
+        let mut table = StatsTable::default();
+        for total in [4096, 8192, 1 << 40] {
+            table.push(&Stats {
+                files: 1,
+                ..stats(10, total, 0, total, 0)
+            });
+        }
+        table.shrink_to_fit();
+        assert_eq!(table.heap_bytes(), 3 * 16);
     }
 
     /// Every shape comes back as pushed, and a replaced record too,

@@ -216,6 +216,7 @@ impl Tree {
             nodes: &nodes,
             stamp: vec![0; acc.full.len()],
             generation: 0,
+            wrapped: false,
             marks: Marks::new(exact, nodes.len()),
         };
         links.sort_unstable_by_key(|l| (l.inode(), l.node));
@@ -270,7 +271,7 @@ impl Tree {
         for i in nodes.ids().skip(1) {
             acc.slot_of(&nodes, parent_or_top(&nodes, i));
         }
-        let (ranks, rolled) = acc.ranked();
+        let (ranks, rolled) = acc.ranked(&nodes);
         let top = ranks.get(NodeId::TOP.index());
         let grand = rolled.get(top.expect("the top has figures") as usize);
         let (child_start, child_ids) =
@@ -483,6 +484,9 @@ struct Crediting<'a> {
     /// (a node climbed through gets a slot: it is credited).
     stamp: Vec<u32>,
     generation: u32,
+    /// The generations went round to 1 since the light credits last
+    /// cleared theirs.
+    wrapped: bool,
     /// The reasons of the bounds credited at each node.
     marks: Marks<'a>,
 }
@@ -494,6 +498,7 @@ impl Crediting<'_> {
         if self.generation == u32::MAX {
             self.stamp.fill(0);
             self.generation = 1;
+            self.wrapped = true;
         }
     }
 
@@ -621,6 +626,16 @@ impl Crediting<'_> {
             self.next_generation();
             for &f in seg.files {
                 for node in files.nodes(f) {
+                    let mut node = node;
+                    if nodes.leaf(node) && acc.slot[node.index()] == acc::OWN {
+                        // A leaf credited its shared bytes alone needs no
+                        // slot ([`Acc::light`]).
+                        if std::mem::take(&mut self.wrapped) {
+                            acc.clear_generations();
+                        }
+                        acc.credit_light(nodes.len(), node, self.generation, seg.bytes);
+                        node = nodes.parent(node);
+                    }
                     self.climb(acc, node, |f| f.shared = f.shared.saturating_add(seg.bytes));
                 }
             }
