@@ -119,17 +119,28 @@ impl Acc {
                 r += 1;
             }
         }
-        let mut table = StatsTable::filled(r as usize, wide);
-        let mut r = 0;
-        for (i, &s) in slot.iter().enumerate() {
-            if s == OWN && light_of(i) > 0 {
-                table.set(r, &lit(i));
-            }
-            r += usize::from(ranked(i));
-        }
         let ranks = Ranks::new(slot.len(), ranked);
-        drop(light);
-        drop(slot);
+        let mut table = StatsTable::filled(r as usize, wide);
+        // The light credits from the last node back, given up an eighth at
+        // a time as the table takes them (both are 16 bytes a node).
+        let mut light = light;
+        let mut kept = light.len();
+        for (i, &s) in slot.iter().enumerate().rev() {
+            let l = light.get(i).map_or(0, |l| l.1);
+            if s != OWN || l > 0 {
+                r -= 1;
+            }
+            if s == OWN && l > 0 {
+                let mut f = nodes.own(NodeId::new(i));
+                f.shared = f.shared.saturating_add(l);
+                table.set(r as usize, &f);
+            }
+            if i < light.len() && kept - i > kept / 8 {
+                light.truncate(i);
+                light.shrink_to_fit();
+                kept = i;
+            }
+        }
         // From the last slot back, the figures given up an eighth at a time
         // as the table takes them: both are as large as the directories
         // (and, with -a, the files credited something), and are not held

@@ -294,7 +294,16 @@ fn no_source_file_is_over_700_lines_unit_tests_aside() {
         .iter()
         .filter_map(|p| {
             let text = fs::read_to_string(p).unwrap();
-            let before_tests = match text.find("#[cfg(test)]\nmod tests") {
+            // The unit tests' module, private or shared with the parent's
+            // other tests (`pub(super) mod tests`).
+            let at = [
+                "#[cfg(test)]\nmod tests",
+                "#[cfg(test)]\npub(super) mod tests",
+            ]
+            .iter()
+            .filter_map(|m| text.find(m))
+            .min();
+            let before_tests = match at {
                 Some(i) => &text[..i],
                 None => &text,
             };
