@@ -316,10 +316,11 @@ impl Families {
 }
 
 /// The records [`share`] takes come in chunks of at most
-/// `1 << CHUNK_BITS`, as the walk's shards keep them: 1 MiB, which the
+/// `1 << CHUNK_BITS`, as the walk's shards keep them: 4 MiB, which the
 /// allocator maps on its own and gives back when [`share`] frees it (in
 /// chunks of 64 KiB, glibc kept them for reuse: 10 MB more at 40
-/// snapshots of a /usr/share copy).
+/// snapshots of a /usr/share copy; pages never written are never
+/// resident, so a shard's last chunk costs what it holds).
 pub(crate) const CHUNK_BITS: u32 = 18;
 
 /// Turns the inline files seen unchanged in two or more subvolumes of one

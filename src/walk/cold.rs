@@ -21,6 +21,25 @@ use std::time::{Duration, Instant};
 use rustix::fd::OwnedFd;
 use rustix::fs::{self as rfs, CWD, FileType, Mode, OFlags, RawDir};
 
+/// The threads of a cold walk that reads Btrfs trees ([`super::tree`]):
+/// one search reads up to 512 inodes, where a `statx` reads one, so fewer
+/// requests are needed in flight; and each thread holds what it read until
+/// it walks there. On 40 snapshots of a /usr/share copy, cold: 8 threads
+/// took 5.7–6.9 s and peaked at 74 MB, 16 took 6.8 s and 96 MB, 32 took
+/// 6.4–7.4 s and 120 MB.
+pub(super) const SEARCH_THREADS: usize = 8;
+
+/// Whether every one of `roots` is on Btrfs (`statfs`).
+pub(super) fn on_btrfs(roots: &[Vec<u8>]) -> bool {
+    !roots.is_empty()
+        && roots.iter().all(|r| {
+            CString::new(r.as_slice()).is_ok_and(|p| {
+                rfs::statfs(p.as_c_str())
+                    .is_ok_and(|s| s.f_type as u32 == crate::probe::magic::BTRFS)
+            })
+        })
+}
+
 /// Directories listed at most.
 const DIRS: u32 = 16;
 

@@ -252,7 +252,7 @@ impl Local {
     }
 }
 
-/// Inline records per chunk of a shard: 384 KiB.
+/// Inline records per chunk of a shard: 4 MiB.
 const INLINE_CHUNK: usize = 1 << crate::extents::inline::CHUNK_BITS;
 
 /// Records produced by tasks on one thread.

@@ -34,7 +34,7 @@ use super::indir::{InDir, Listed};
 use crate::extents::Extents;
 use crate::extents::btrfs_search::InodeItems;
 pub(super) use crate::extents::btrfs_tree::TreeInode;
-use crate::extents::btrfs_tree::{self, DirEntry, file_type};
+use crate::extents::btrfs_tree::{self, DirEntry, Want, file_type};
 use crate::path::join;
 use crate::probe::magic;
 
@@ -135,6 +135,8 @@ pub(super) fn listing(
 /// numbers, so a directory's first subdirectories are handed to other
 /// threads before its last runs are read.
 pub(super) struct Ahead {
+    /// The inodes wanted, sorted.
+    want: Vec<u64>,
     /// (first, last, read).
     runs: Vec<(u64, u64, bool)>,
 }
@@ -158,7 +160,7 @@ impl Ahead {
             .into_iter()
             .map(|(a, b)| (a, b, false))
             .collect();
-        Ahead { runs }
+        Ahead { want, runs }
     }
 
     /// Reads the run that holds inode `ino`, and the refs of its data
@@ -169,7 +171,11 @@ impl Ahead {
             return;
         };
         run.2 = true;
-        if let Ok((bytenrs, calls)) = ctx.tree.inodes.read_range(dir.fd, dir.h.dev, run.0, run.1) {
+        if let Ok((bytenrs, calls)) =
+            ctx.tree
+                .inodes
+                .read_range(dir.fd, dir.h.dev, (run.0, run.1), Want::Entries(&self.want))
+        {
             local.counters.search_calls += u64::from(calls);
             let calls = ctx
                 .map
