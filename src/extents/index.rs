@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossbeam_utils::CachePadded;
 
-use super::runs::{Odd, Rec, SECTOR, Space, intervals, space_of};
+use super::runs::{Odd, Rec, SECTOR, Space, intervals_taking, space_of};
 use super::spill::{self, Run, SpillError, TempFile, Tuning};
 use super::sweep::{Sweep, Sweeper};
 use crate::probe::Granularity;
@@ -86,9 +86,10 @@ const SHARDS: usize = 64;
 /// ([`super::spill`]). After the walk each vector is sorted in place. In
 /// memory, the sweep then takes 32 bytes per distinct range, and 4 per
 /// reference of a range mapped more than twice, one extent space at a
-/// time, while that space's mappings are still held; spilled, it reads the
-/// runs merged, a buffer of up to 64 KiB per run, and holds only the
-/// ranges open at the place it has reached.
+/// time, made from the space's mappings as they are given back
+/// ([`super::runs::intervals_taking`]); spilled, it reads the runs merged,
+/// a buffer of up to 64 KiB per run, and holds only the ranges open at the
+/// place it has reached.
 pub(crate) struct SharedIndex {
     shards: Vec<CachePadded<Mutex<Arena>>>,
     /// The arenas merged and sorted, on the first question after the walk
@@ -457,13 +458,10 @@ impl SharedIndex {
         for s in spaces {
             let g = granularity(s.fs);
             if s.in_memory() {
-                // The ranges in 32 bytes each, the mappings freed before
-                // the sweep.
-                let (ranges, pool) = intervals(&s)
-                    .map_err(|e| self.temp.fail(false, e))
-                    .unwrap_or_default();
+                // The ranges in 32 bytes each, the mappings freed as they
+                // are read, before the sweep.
                 let fs = s.fs;
-                drop(s);
+                let (ranges, pool) = intervals_taking(s);
                 let mut it = ranges.iter();
                 sweeper.sweep_space(fs, g, |out| {
                     let r = it.next()?;

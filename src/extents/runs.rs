@@ -235,7 +235,105 @@ pub(super) fn space_of(spaces: &mut Vec<Space>, fs: u32) -> usize {
 }
 
 /// The ranges of `s` in order of start, as [`Interval`]s, and the pool
-/// that holds the references of those mapped more than twice.
+/// that holds the references of those mapped more than twice, from a
+/// space whose mappings are all in memory, which it takes: its runs are
+/// read from their ends, and each gives back its memory as it shrinks
+/// (half its room at a time), so that the mappings (16 bytes each) and the
+/// intervals (32 bytes a range) are not both held whole. On a backup
+/// repository's 1M mappings, 4 to a range, both held took 26.6 bytes a
+/// mapping.
+pub(super) fn intervals_taking(s: Space) -> (Vec<Interval>, Vec<u32>) {
+    debug_assert!(s.in_memory());
+    let mut out = Vec::with_capacity(s.ranges);
+    let mut pool: Vec<u32> = Vec::new();
+    let mut files = Vec::new();
+    let (mut recs, mut odd) = (Back::new(s.recs.mem), Back::new(s.odd.mem));
+    let mut held: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+    let mut next = [recs.group(&mut held[0]), odd.group(&mut held[1])];
+    loop {
+        // The range that ends last goes first (no Rec and Odd share one).
+        let k = match next {
+            [None, None] => break,
+            [Some(a), Some(b)] if b > a => 1,
+            [None, Some(_)] => 1,
+            _ => 0,
+        };
+        let (start, end) = next[k].expect("picked");
+        files.append(&mut held[k]);
+        // Read from the end: the files came last first.
+        files.reverse();
+        let count = u32::try_from(files.len()).unwrap_or(u32::MAX);
+        let refs = if files.len() <= 2 {
+            [files[0], files.get(1).copied().unwrap_or(0)]
+        } else {
+            let off = pool.len() as u64;
+            pool.extend_from_slice(&files);
+            [off as u32, (off >> 32) as u32]
+        };
+        out.push(Interval {
+            start,
+            end,
+            count,
+            refs,
+        });
+        files.clear();
+        next[k] = if k == 0 {
+            recs.group(&mut held[0])
+        } else {
+            odd.group(&mut held[1])
+        };
+    }
+    out.reverse();
+    (out, pool)
+}
+
+/// Sorted runs in memory read from their ends, merged: the largest first.
+struct Back<T> {
+    runs: Vec<Vec<T>>,
+    /// The last mapping taken and not yet in a group.
+    head: Option<T>,
+}
+
+impl<T: Item + Ord + Copy> Back<T> {
+    fn new(runs: Vec<Vec<T>>) -> Self {
+        Back { runs, head: None }
+    }
+
+    /// The largest mapping left, taken out of its run.
+    fn pop(&mut self) -> Option<T> {
+        let i = (0..self.runs.len())
+            .filter(|&i| !self.runs[i].is_empty())
+            .max_by_key(|&i| self.runs[i].last().copied())?;
+        let v = &mut self.runs[i];
+        let x = v.pop();
+        // Half its room unused: given back (glibc returns the pages of a
+        // mapped block that shrinks).
+        if v.capacity() >= 1024 && v.len() <= v.capacity() / 2 {
+            v.shrink_to_fit();
+        }
+        x
+    }
+
+    /// The range read last to first, as `(start, end)`, its files (last
+    /// first) appended to `files`; `None` after the first.
+    fn group(&mut self, files: &mut Vec<u32>) -> Option<(u64, u64)> {
+        let last = self.head.take().or_else(|| self.pop())?;
+        files.push(last.file());
+        while let Some(x) = self.pop() {
+            if x.key() != last.key() {
+                self.head = Some(x);
+                break;
+            }
+            files.push(x.file());
+        }
+        Some(last.range())
+    }
+}
+
+/// The ranges of `s` in order of start, as [`Interval`]s, and the pool
+/// that holds the references of those mapped more than twice, read
+/// forward: what [`intervals_taking`] must give.
+#[cfg(test)]
 pub(super) fn intervals(s: &Space) -> io::Result<(Vec<Interval>, Vec<u32>)> {
     let mut pool: Vec<u32> = Vec::new();
     let mut out = Vec::with_capacity(s.ranges);
@@ -259,4 +357,97 @@ pub(super) fn intervals(s: &Space) -> io::Result<(Vec<Interval>, Vec<u32>)> {
         files.clear();
     }
     Ok((out, pool))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    type Resolved = Vec<(u64, u64, Vec<u32>)>;
+
+    fn resolved((ranges, pool): &(Vec<Interval>, Vec<u32>)) -> Resolved {
+        ranges
+            .iter()
+            .map(|r| (r.start, r.end, r.refs(pool).to_vec()))
+            .collect()
+    }
+
+    /// A space of sorted runs in memory: (block, length, file, odd) per
+    /// mapping, each run sorted as an arena is.
+    fn space(runs: Vec<Vec<(u64, u32, u32, bool)>>) -> Space {
+        let mut s = Space::default();
+        let mut keys = std::collections::BTreeSet::new();
+        for run in runs {
+            let (mut recs, mut odd) = (Vec::new(), Vec::new());
+            for (block, len, file, is_odd) in run {
+                let physical = block * 4096;
+                if is_odd {
+                    // Not whole sectors: no Rec ends where it does.
+                    let length = u64::from(len) * 700;
+                    odd.push(Odd {
+                        physical,
+                        length,
+                        file,
+                    });
+                    keys.insert((physical, length));
+                } else {
+                    recs.push(Rec {
+                        physical,
+                        sectors: len * 8,
+                        file,
+                    });
+                    keys.insert((physical, u64::from(len) * 4096));
+                }
+            }
+            recs.sort_unstable();
+            odd.sort_unstable();
+            s.recs.mem.push(recs);
+            s.odd.mem.push(odd);
+        }
+        s.ranges = keys.len();
+        s
+    }
+
+    proptest! {
+        /// Read from the ends of the runs, giving their memory back, the
+        /// ranges and their files are those read forward.
+        #[test]
+        fn taken_from_the_ends_the_ranges_are_those_read_forward(
+            runs in prop::collection::vec(
+                prop::collection::vec((0u64..64, 1u32..4, 0u32..6, any::<bool>()), 0..300),
+                0..5,
+            )
+        ) {
+            let s = space(runs);
+            let forward = resolved(&intervals(&s).expect("in memory"));
+            prop_assert_eq!(resolved(&intervals_taking(s)), forward);
+        }
+    }
+
+    /// Runs long enough to shrink as they are read: the same ranges.
+    #[test]
+    fn long_runs_shrink_and_give_the_same_ranges() {
+        let runs: Vec<Vec<(u64, u32, u32, bool)>> = (0..3u32)
+            .map(|r| {
+                (0..5000u64)
+                    .map(|i| {
+                        (
+                            i % 1700,
+                            1 + (i % 3) as u32,
+                            r * 7 + (i % 5) as u32,
+                            i % 97 == 0,
+                        )
+                    })
+                    .collect()
+            })
+            .collect();
+        let s = space(runs);
+        let forward = resolved(&intervals(&s).expect("in memory"));
+        assert!(
+            forward.iter().any(|r| r.2.len() > 2),
+            "some range mapped by more than two files"
+        );
+        assert_eq!(resolved(&intervals_taking(s)), forward);
+    }
 }
