@@ -262,20 +262,7 @@ pub(super) fn intervals_taking(s: Space) -> (Vec<Interval>, Vec<u32>) {
         files.append(&mut held[k]);
         // Read from the end: the files came last first.
         files.reverse();
-        let count = u32::try_from(files.len()).unwrap_or(u32::MAX);
-        let refs = if files.len() <= 2 {
-            [files[0], files.get(1).copied().unwrap_or(0)]
-        } else {
-            let off = pool.len() as u64;
-            pool.extend_from_slice(&files);
-            [off as u32, (off >> 32) as u32]
-        };
-        out.push(Interval {
-            start,
-            end,
-            count,
-            refs,
-        });
+        out.push(interval((start, end), &files, &mut pool));
         files.clear();
         next[k] = if k == 0 {
             recs.group(&mut held[0])
@@ -285,6 +272,24 @@ pub(super) fn intervals_taking(s: Space) -> (Vec<Interval>, Vec<u32>) {
     }
     out.reverse();
     (out, pool)
+}
+
+/// The range `start..end` mapped by `files` (at least one), those of a
+/// range mapped more than twice put in `pool`.
+fn interval((start, end): (u64, u64), files: &[u32], pool: &mut Vec<u32>) -> Interval {
+    let refs = if files.len() <= 2 {
+        [files[0], files.get(1).copied().unwrap_or(0)]
+    } else {
+        let off = pool.len() as u64;
+        pool.extend_from_slice(files);
+        [off as u32, (off >> 32) as u32]
+    };
+    Interval {
+        start,
+        end,
+        count: u32::try_from(files.len()).unwrap_or(u32::MAX),
+        refs,
+    }
 }
 
 /// Sorted runs in memory read from their ends, merged: the largest first.
@@ -340,20 +345,7 @@ pub(super) fn intervals(s: &Space) -> io::Result<(Vec<Interval>, Vec<u32>)> {
     let mut ranges = s.ranges(None, 0);
     let mut files = Vec::new();
     while let Some((start, end)) = ranges.next(&mut files)? {
-        let count = u32::try_from(files.len()).unwrap_or(u32::MAX);
-        let refs = if files.len() <= 2 {
-            [files[0], files.get(1).copied().unwrap_or(0)]
-        } else {
-            let off = pool.len() as u64;
-            pool.extend_from_slice(&files);
-            [off as u32, (off >> 32) as u32]
-        };
-        out.push(Interval {
-            start,
-            end,
-            count,
-            refs,
-        });
+        out.push(interval((start, end), &files, &mut pool));
         files.clear();
     }
     Ok((out, pool))
