@@ -241,13 +241,13 @@ mod tests {
     use std::io::Write as _;
     use std::os::fd::AsFd;
     use std::os::unix::fs::MetadataExt as _;
-    use std::path::{Path, PathBuf};
-    use std::process::{Command, Stdio};
+    use std::path::Path;
+    use std::process::Command;
     use std::time::Instant;
 
     use crate::extents::btrfs_search;
     use crate::extents::fiemap::Fiemap;
-    use crate::extents::test_files::{noise, write_synced};
+    use crate::extents::test_files::{LoopBtrfs, noise, sh, write_synced};
 
     #[allow(clippy::unnecessary_cast)]
     #[test]
@@ -306,93 +306,8 @@ mod tests {
 
     // --- On a loopback Btrfs, as root. ---
 
-    /// A test that cannot run here: fails under `CI=true`, else says so.
-    fn unavailable(why: &str) {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "cannot set up the test (CI=true, so this fails): {why}"
-        );
-        let _ = writeln!(
-            std::io::stderr(),
-            "\n********** SKIPPED: {why} (set CI=true to make this a failure) **********"
-        );
-    }
-
-    fn sh(cmd: &mut Command) -> Result<String, String> {
-        match cmd.stdin(Stdio::null()).output() {
-            Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).into_owned()),
-            Ok(o) => Err(format!(
-                "{cmd:?}: {}: {}",
-                o.status,
-                String::from_utf8_lossy(&o.stderr).trim()
-            )),
-            Err(e) => Err(format!("{cmd:?}: {e}")),
-        }
-    }
-
     fn btrfs(args: &[&str], path: &Path) -> String {
         sh(Command::new("btrfs").args(args).arg(path)).unwrap()
-    }
-
-    /// A Btrfs in a sparse image, on a loop device, mounted; undone on drop.
-    struct LoopBtrfs {
-        dev: String,
-        mnt: PathBuf,
-        _tmp: tempfile::TempDir,
-    }
-
-    impl LoopBtrfs {
-        fn new(gib: u64) -> Option<LoopBtrfs> {
-            if !rustix::process::geteuid().is_root() {
-                unavailable("a loopback Btrfs needs root");
-                return None;
-            }
-            let tmp = tempfile::tempdir().unwrap();
-            let img = tmp.path().join("fs.img");
-            fs::File::create(&img).unwrap().set_len(gib << 30).unwrap();
-            let mnt = tmp.path().join("mnt");
-            fs::create_dir(&mnt).unwrap();
-            let made = sh(Command::new("mkfs.btrfs").args(["-q", "-f"]).arg(&img))
-                .and_then(|_| sh(Command::new("losetup").args(["--find", "--show"]).arg(&img)))
-                .map(|d| d.trim().to_string());
-            let dev = match made {
-                Ok(d) => d,
-                Err(e) => {
-                    unavailable(&e);
-                    return None;
-                }
-            };
-            if let Err(e) = sh(Command::new("mount").args(["-t", "btrfs", &dev]).arg(&mnt)) {
-                let _ = Command::new("losetup").args(["-d", &dev]).status();
-                unavailable(&e);
-                return None;
-            }
-            Some(LoopBtrfs {
-                dev,
-                mnt,
-                _tmp: tmp,
-            })
-        }
-    }
-
-    impl Drop for LoopBtrfs {
-        fn drop(&mut self) {
-            let quiet = |c: &mut Command| {
-                c.stdin(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status()
-                    .is_ok_and(|s| s.success())
-            };
-            let mut tries = 0;
-            while !quiet(Command::new("umount").arg(&self.mnt)) && tries < 50 {
-                tries += 1;
-                std::thread::sleep(std::time::Duration::from_millis(100));
-            }
-            if tries == 50 {
-                quiet(Command::new("umount").arg("-l").arg(&self.mnt));
-            }
-            quiet(Command::new("losetup").args(["-d", &self.dev]));
-        }
     }
 
     fn open(p: &Path) -> fs::File {

@@ -191,11 +191,23 @@ impl TreeInode {
 }
 
 /// The inodes read ahead, by (device, inode number).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct TreeCache {
     map: DashMap<(u64, u64), Arc<TreeInode>, foldhash::fast::RandomState>,
     /// The bytes `map` holds, about ([`TreeInode::weight`]).
     held: AtomicUsize,
+    /// [`READ_AHEAD`], or less in the tests.
+    bound: usize,
+}
+
+impl Default for TreeCache {
+    fn default() -> Self {
+        TreeCache {
+            map: DashMap::default(),
+            held: AtomicUsize::new(0),
+            bound: READ_AHEAD,
+        }
+    }
 }
 
 impl TreeCache {
@@ -278,7 +290,7 @@ impl TreeCache {
         let mut cur: Option<(u64, TreeInode)> = None;
         let mut keep = |cur: &mut Option<(u64, TreeInode)>| {
             if let Some((ino, mut t)) = cur.take() {
-                if self.held.load(Ordering::Relaxed) >= READ_AHEAD && !want.keeps(ino, &t) {
+                if self.held.load(Ordering::Relaxed) >= self.bound && !want.keeps(ino, &t) {
                     // Read for nothing if the walk meets it: it reads it
                     // again then (or asks `statx`).
                     return;
@@ -391,6 +403,89 @@ pub(crate) fn runs(inos: &[u64]) -> Vec<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::fs;
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt as _;
+    use std::process::Command;
+
+    use crate::extents::test_files::{LoopBtrfs, noise, sh, write_synced};
+
+    /// On a loopback Btrfs, as root: a directory read in one range keeps
+    /// every inode the range covers under the bound, and past it only the
+    /// files asked for; a subdirectory asked for is left for its own read,
+    /// which finds its entries; and every inode kept is counted out again
+    /// when taken.
+    #[test]
+    fn past_the_bound_a_range_keeps_the_files_asked_for_on_btrfs() {
+        let Some(fs) = LoopBtrfs::new(1) else {
+            return;
+        };
+        let d = fs.mnt.join("d");
+        fs::create_dir(&d).unwrap();
+        for i in 0..6 {
+            write_synced(&d.join(format!("f{i}")), &noise(8192, i + 1));
+        }
+        fs::create_dir(d.join("sub")).unwrap();
+        for name in ["x", "y"] {
+            write_synced(&d.join("sub").join(name), &noise(8192, 9));
+        }
+        sh(Command::new("btrfs")
+            .args(["filesystem", "sync"])
+            .arg(&fs.mnt))
+        .unwrap();
+        let ino = |name: &str| fs::symlink_metadata(d.join(name)).unwrap().ino();
+        let (f0, f3, sub) = (ino("f0"), ino("f3"), ino("sub"));
+        let dev = fs::metadata(&fs.mnt).unwrap().dev();
+        let root = fs::File::open(&fs.mnt).unwrap();
+        let (lo, hi) = (fs::metadata(&d).unwrap().ino(), ino("sub/y"));
+        let mut want = vec![f0, sub];
+        want.sort_unstable();
+
+        // Under the bound: every inode of the range.
+        let open = TreeCache::default();
+        open.read_range(root.as_fd(), dev, (lo, hi), Want::Entries(&want))
+            .unwrap();
+        assert!(
+            [f0, f3, sub, ino("sub/x")]
+                .iter()
+                .all(|&i| open.has(dev, i))
+        );
+
+        // Past it (a bound of nothing): the file asked for, and no more.
+        let tight = TreeCache {
+            bound: 0,
+            ..TreeCache::default()
+        };
+        let (bytenrs, _) = tight
+            .read_range(root.as_fd(), dev, (lo, hi), Want::Entries(&want))
+            .unwrap();
+        assert!(tight.has(dev, f0));
+        assert!(!tight.has(dev, f3), "not asked for");
+        assert!(
+            !tight.has(dev, sub),
+            "a subdirectory waits for its own read"
+        );
+        assert_eq!(
+            bytenrs.len(),
+            1,
+            "refs read for what is kept only: {bytenrs:?}"
+        );
+        let t = tight.take(dev, f0).unwrap();
+        assert_eq!(t.item.size, 8192);
+        assert_eq!(t.extents.len(), 1);
+        // The subdirectory's own read keeps it, with its entries.
+        tight.read(root.as_fd(), dev, &[sub]).unwrap();
+        let s = tight.take(dev, sub).unwrap();
+        let mut names: Vec<&[u8]> = s.entries.iter().map(|e| s.name(e)).collect();
+        names.sort_unstable();
+        assert_eq!(names, [&b"x\0"[..], b"y\0"]);
+        assert_eq!(
+            tight.held.load(Ordering::Relaxed),
+            0,
+            "all taken, none counted"
+        );
+    }
 
     #[test]
     fn runs_cut_at_gaps() {

@@ -125,18 +125,6 @@ pub(crate) struct Walk {
 /// # Errors
 /// [`crate::Error::Threads`] when the worker threads cannot be started.
 /// Entries that cannot be read are reported on `msgs` and counted there.
-/// Whether the walk will likely read the roots from their Btrfs trees
-/// ([`tree`]): as root, every root on Btrfs, nothing that turns the tree
-/// off. Only the thread count of a cold walk depends on it.
-fn searched(opts: &WalkOptions, du_rules: bool) -> bool {
-    !opts.fiemap_only
-        && !opts.follow_links
-        && !opts.skip_extents
-        && !du_rules
-        && crate::extents::source::can_search_trees()
-        && cold::on_btrfs(&opts.roots)
-}
-
 pub(crate) fn walk(opts: &WalkOptions, du_rules: bool, msgs: &Messages) -> Result<Walk, Error> {
     let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .current
@@ -152,7 +140,7 @@ pub(crate) fn walk(opts: &WalkOptions, du_rules: bool, msgs: &Messages) -> Resul
     let fit = (soft.saturating_sub(FIXED + MIN_CACHED) / PER_THREAD).max(1) as usize;
     let cold = opts.cold_threads.is_some() && cold::looks_cold(&opts.roots);
     let wanted = match opts.cold_threads {
-        Some(n) if cold && searched(opts, du_rules) => {
+        Some(n) if cold && tree::likely(opts, du_rules) => {
             n.min(cold::SEARCH_THREADS).max(opts.threads)
         }
         Some(n) if cold => n.max(opts.threads),

@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use rustix::fs::{self as rfs, AtFlags, Statx, StatxAttributes};
 
-use super::ctx::{Ctx, Local, MASK, Run, TreeWalk};
+use super::ctx::{Ctx, Local, MASK, Run, TreeWalk, WalkOptions};
 use super::indir::{InDir, Listed};
 use crate::extents::Extents;
 use crate::extents::btrfs_search::InodeItems;
@@ -76,11 +76,7 @@ pub(super) fn keep_subvol_fd(ctx: &Ctx<'_>, dir: &InDir<'_>, fd: &Arc<OwnedFd>) 
 /// (`mounts`, [`mounts_inside`]) then.
 pub(super) fn prepare(run: &Run<'_>, extents: &Extents, mounts: Option<Vec<Vec<u8>>>) -> TreeWalk {
     let o = run.opts;
-    let on = extents.search_allowed()
-        && !o.follow_links
-        && !run.du_rules
-        && !o.skip_extents
-        && !run.hash_all;
+    let on = extents.search_allowed() && options_allow(o, run.du_rules) && !run.hash_all;
     TreeWalk {
         on,
         mounts: if on {
@@ -90,6 +86,22 @@ pub(super) fn prepare(run: &Run<'_>, extents: &Extents, mounts: Option<Vec<Vec<u
         },
         ..TreeWalk::default()
     }
+}
+
+/// Whether the options let the walk read the trees: symlinks not
+/// followed, not by du's rules, extents wanted.
+fn options_allow(o: &WalkOptions, du_rules: bool) -> bool {
+    !o.follow_links && !du_rules && !o.skip_extents
+}
+
+/// Whether the walk will likely read the roots from their Btrfs trees,
+/// asked before the walk starts: as root, every root on Btrfs, the options
+/// allowing it. Only the thread count of a cold walk depends on it.
+pub(super) fn likely(o: &WalkOptions, du_rules: bool) -> bool {
+    !o.fiemap_only
+        && options_allow(o, du_rules)
+        && crate::extents::source::can_search_trees()
+        && super::cold::on_btrfs(&o.roots)
 }
 
 /// The template `statx` of directory `dir` (its own: `known`, when the
