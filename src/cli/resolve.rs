@@ -413,7 +413,7 @@ fn walk_options(
     WalkOptions {
         roots,
         threads: cli.threads.map_or(env.cpus, |t| t as usize),
-        // Measured on a /usr copy with a cold cache: 32 threads walk it in
+        // Measured on a /usr copy with a cold cache: 8 threads walk it in
         // about two thirds of the time 2 do (docs/scale.md, cold cache).
         // Installed as du, sdu is du: it opens nothing before the walk
         // (a test can watch the directories opened, as coreutils' does).
@@ -645,12 +645,14 @@ fn unit(cli: &Cli) -> Result<Option<Unit>, UsageError> {
     Ok(unit)
 }
 
+/// Threads without `-j` when the tree is not in memory (at least as many
+/// as CPUs): requests in flight while threads wait on the device. On the
+/// bench devices more took no less time and more memory: a thread holds
+/// what it is walking (docs/scale.md, cold cache).
+const COLD_THREADS: usize = 8;
+
 /// The block-size variables, in the order du reads them (gnulib's
 /// `human_options`: DU_BLOCK_SIZE, then `humblock`'s fallbacks).
-/// Threads without `-j` when the tree is not in memory (at least as many
-/// as CPUs): enough requests in flight to keep a disk or SSD busy.
-const COLD_THREADS: usize = 32;
-
 const BLOCK_SIZE_VARS: [&str; 3] = ["DU_BLOCK_SIZE", "BLOCK_SIZE", "BLOCKSIZE"];
 
 /// The unit the environment asks for, as GNU du reads it: the first of

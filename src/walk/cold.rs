@@ -24,10 +24,11 @@ use rustix::fs::{self as rfs, CWD, FileType, Mode, OFlags, RawDir};
 /// The threads of a cold walk that reads Btrfs trees ([`super::tree`]):
 /// one search reads up to 512 inodes, where a `statx` reads one, so fewer
 /// requests are needed in flight; and each thread holds what it read until
-/// it walks there. On 40 snapshots of a /usr/share copy, cold: 8 threads
-/// took 5.7–6.9 s and peaked at 74 MB, 16 took 6.8 s and 96 MB, 32 took
-/// 6.4–7.4 s and 120 MB.
-pub(super) const SEARCH_THREADS: usize = 8;
+/// it walks there. On 40 snapshots of a /usr/share copy, cold, 4 rounds
+/// interleaved: 4 threads took 6.0–6.9 s and peaked at 65–67 MB, 6 took
+/// 5.9–6.8 s and 71–73 MB, 8 took 6.1–6.9 s and 78–79 MB (16: 96 MB, 32:
+/// 120 MB, no faster).
+pub(super) const SEARCH_THREADS: usize = 4;
 
 /// Whether every one of `roots` is on Btrfs (`statfs`).
 pub(super) fn on_btrfs(roots: &[Vec<u8>]) -> bool {

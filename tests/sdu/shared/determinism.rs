@@ -188,15 +188,15 @@ fn btrfs_lean_path_figures_equal_the_general_path() {
 /// thread gives; walked again, warm, with as many threads as CPUs.
 #[test]
 fn a_cold_tree_takes_more_threads_and_gives_the_same_figures() {
-    cold_tree_threads(FsKind::Xfs, 32);
+    cold_tree_threads(FsKind::Xfs, 8);
 }
 
 /// As root on Btrfs the walk reads the trees, a search for many inodes:
-/// a cold walk takes 8 threads (or one per CPU, if more), and gives the
+/// a cold walk takes 4 threads (or one per CPU, if more), and gives the
 /// bytes one thread gives. Without CAP_SYS_ADMIN, as on XFS.
 #[test]
 fn a_cold_btrfs_tree_read_from_its_trees_takes_fewer_threads() {
-    cold_tree_threads(FsKind::Btrfs, if is_root() { 8 } else { 32 });
+    cold_tree_threads(FsKind::Btrfs, if is_root() { 4 } else { 8 });
 }
 
 /// The cold and warm walks of a tree on `kind` against `-j1`'s: the cold
