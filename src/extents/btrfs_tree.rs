@@ -132,17 +132,18 @@ pub(crate) mod file_type {
     pub(crate) const SYMLINK: u8 = 7;
 }
 
-/// What the tree holds of one inode.
+/// What the tree holds of one inode: each part in one allocation of its
+/// exact size, or none when empty (a file's entries, most files' names).
 #[derive(Debug, Default)]
 pub(crate) struct TreeInode {
     /// Its inode item.
     pub(crate) item: InodeItem,
     /// Its `EXTENT_DATA` items, in file order.
-    pub(crate) extents: Vec<FileExtent>,
+    pub(crate) extents: Box<[FileExtent]>,
     /// A directory's entries, in index order.
-    pub(crate) entries: Vec<DirEntry>,
+    pub(crate) entries: Box<[DirEntry]>,
     /// Their names, each followed by a NUL.
-    names: Vec<u8>,
+    names: Box<[u8]>,
     /// An item did not parse: the walk asks `statx` instead.
     pub(crate) broken: bool,
 }
@@ -159,6 +160,43 @@ impl TreeInode {
         BASE + self.extents.len() * size_of::<FileExtent>()
             + self.entries.len() * size_of::<DirEntry>()
             + self.names.len()
+    }
+}
+
+/// One inode's items as a search meets them, in vectors that serve one
+/// inode after another, kept as a [`TreeInode`]: a file then costs its
+/// record and one slice, not a vector grown and shrunk (a third of the
+/// allocator's calls as root, and fewer chunks left behind in the
+/// threads' arenas).
+#[derive(Default)]
+struct Building {
+    ino: u64,
+    item: InodeItem,
+    extents: Vec<FileExtent>,
+    entries: Vec<DirEntry>,
+    names: Vec<u8>,
+    broken: bool,
+}
+
+impl Building {
+    /// Starts inode `ino`, its item `item` (`None`: it did not parse).
+    fn start(&mut self, ino: u64, item: Option<InodeItem>) {
+        self.ino = ino;
+        self.item = item.unwrap_or_default();
+        self.broken = item.is_none();
+        self.extents.clear();
+        self.entries.clear();
+        self.names.clear();
+    }
+
+    fn built(&self) -> TreeInode {
+        TreeInode {
+            item: self.item,
+            extents: self.extents.as_slice().into(),
+            entries: self.entries.as_slice().into(),
+            names: self.names.as_slice().into(),
+            broken: self.broken,
+        }
     }
 
     fn add_entry(&mut self, d: &[u8]) {
@@ -287,32 +325,27 @@ impl TreeCache {
         want: Want<'_>,
     ) -> io::Result<(Vec<u64>, u32)> {
         let mut bytenrs = Vec::new();
-        let mut cur: Option<(u64, TreeInode)> = None;
-        let mut keep = |cur: &mut Option<(u64, TreeInode)>| {
-            if let Some((ino, mut t)) = cur.take() {
-                if self.held.load(Ordering::Relaxed) >= self.bound && !want.keeps(ino, &t) {
-                    // Read for nothing if the walk meets it: it reads it
-                    // again then (or asks `statx`).
-                    return;
-                }
-                bytenrs.extend(
-                    t.extents
-                        .iter()
-                        .filter(|e| e.disk_bytenr != 0)
-                        .map(|e| e.disk_bytenr),
-                );
-                // Kept until the walk gets there: without spare room (most
-                // files have one extent, where a vector grows room for four).
-                t.extents.shrink_to_fit();
-                t.entries.shrink_to_fit();
-                t.names.shrink_to_fit();
-                let w = t.weight();
-                self.held.fetch_add(w, Ordering::Relaxed);
-                if let Some(old) = self.map.insert((dev, ino), Arc::new(t)) {
-                    self.held.fetch_sub(old.weight(), Ordering::Relaxed);
-                }
+        let mut keep = |b: &Building| {
+            if self.held.load(Ordering::Relaxed) >= self.bound && !want.keeps(b.ino, &b.item) {
+                // Read for nothing if the walk meets it: it reads it again
+                // then (or asks `statx`).
+                return;
+            }
+            bytenrs.extend(
+                b.extents
+                    .iter()
+                    .filter(|e| e.disk_bytenr != 0)
+                    .map(|e| e.disk_bytenr),
+            );
+            let t = b.built();
+            let w = t.weight();
+            self.held.fetch_add(w, Ordering::Relaxed);
+            if let Some(old) = self.map.insert((dev, b.ino), Arc::new(t)) {
+                self.held.fetch_sub(old.weight(), Ordering::Relaxed);
             }
         };
+        // The inode being read, once the first inode item is met.
+        let (mut b, mut open) = (Building::default(), false);
         let calls = search_wide(
             fd,
             0,
@@ -322,27 +355,25 @@ impl TreeCache {
             true,
             |it| {
                 if it.kind == key_type::INODE_ITEM {
-                    keep(&mut cur);
-                    let mut t = TreeInode::default();
-                    match InodeItem::parse(it.data) {
-                        Some(item) => t.item = item,
-                        None => t.broken = true,
+                    if open {
+                        keep(&b);
                     }
-                    cur = Some((it.objectid, t));
+                    b.start(it.objectid, InodeItem::parse(it.data));
+                    open = true;
                     return true;
                 }
-                let Some((_, t)) = cur.as_mut().filter(|c| c.0 == it.objectid) else {
+                if !open || b.ino != it.objectid {
                     // Items of an inode whose inode item is not in the
                     // range (or not in the tree): not kept.
                     return true;
-                };
+                }
                 match it.kind {
-                    DIR_INDEX if it.data.len() >= DIR_ITEM_LEN => t.add_entry(it.data),
-                    DIR_INDEX => t.broken = true,
+                    DIR_INDEX if it.data.len() >= DIR_ITEM_LEN => b.add_entry(it.data),
+                    DIR_INDEX => b.broken = true,
                     key_type::EXTENT_DATA => {
                         match FileExtent::parse(it.transid, it.offset, it.data) {
-                            Some(e) => t.extents.push(e),
-                            None => t.broken = true,
+                            Some(e) => b.extents.push(e),
+                            None => b.broken = true,
                         }
                     }
                     _ => {}
@@ -350,7 +381,9 @@ impl TreeCache {
                 true
             },
         )?;
-        keep(&mut cur);
+        if open {
+            keep(&b);
+        }
         Ok((bytenrs, calls))
     }
 }
@@ -368,12 +401,12 @@ pub(crate) enum Want<'a> {
 }
 
 impl Want<'_> {
-    fn keeps(self, ino: u64, t: &TreeInode) -> bool {
+    fn keeps(self, ino: u64, item: &InodeItem) -> bool {
         match self {
             Want::Now(inos) => inos.binary_search(&ino).is_ok(),
             Want::Entries(inos) => {
-                t.item.mode & 0o170000 != 0o040000
-                    && t.item.nlink <= 1
+                item.mode & 0o170000 != 0o040000
+                    && item.nlink <= 1
                     && inos.binary_search(&ino).is_ok()
             }
         }
@@ -501,13 +534,10 @@ mod tests {
 
     #[test]
     fn past_the_bound_only_the_files_a_task_takes_are_kept() {
-        let of = |mode: u32, nlink: u32| TreeInode {
-            item: InodeItem {
-                mode,
-                nlink,
-                ..InodeItem::default()
-            },
-            ..TreeInode::default()
+        let of = |mode: u32, nlink: u32| InodeItem {
+            mode,
+            nlink,
+            ..InodeItem::default()
         };
         let (file, linked, dir) = (of(0o100644, 1), of(0o100644, 2), of(0o040755, 2));
         let entries = Want::Entries(&[3, 5, 8]);
@@ -544,10 +574,11 @@ mod tests {
         e[27..29].copy_from_slice(&3u16.to_le_bytes());
         e[29] = file_type::REG_FILE;
         e.extend_from_slice(b"abc");
-        let mut t = TreeInode::default();
-        t.add_entry(&e);
+        let mut b = Building::default();
+        b.add_entry(&e);
         e[8] = key_type::ROOT_ITEM as u8;
-        t.add_entry(&e);
+        b.add_entry(&e);
+        let t = b.built();
         assert!(!t.broken);
         assert_eq!(t.entries.len(), 2);
         assert_eq!((t.entries[0].child, t.entries[0].subvol), (300, false));
@@ -556,12 +587,13 @@ mod tests {
         // A name longer than the item is broken, and so is a name with a
         // slash.
         e[27..29].copy_from_slice(&9u16.to_le_bytes());
-        t.add_entry(&e);
-        assert!(t.broken);
-        let mut t = TreeInode::default();
+        b.add_entry(&e);
+        assert!(b.built().broken);
+        b.start(301, InodeItem::parse(&d));
+        assert!(!b.broken && b.entries.is_empty() && b.names.is_empty());
         e[27..29].copy_from_slice(&3u16.to_le_bytes());
         e[30..33].copy_from_slice(b"a/b");
-        t.add_entry(&e);
-        assert!(t.broken);
+        b.add_entry(&e);
+        assert!(b.built().broken);
     }
 }

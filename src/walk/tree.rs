@@ -231,8 +231,8 @@ pub(super) fn known(
     if e.file_type == file_type::REG_FILE {
         // Taken out: its extents move to the walk, uncopied.
         let extents = match Arc::try_unwrap(child) {
-            Ok(t) => t.extents,
-            Err(shared) => shared.extents.clone(),
+            Ok(t) => t.extents.into_vec(),
+            Err(shared) => shared.extents.to_vec(),
         };
         local.pre.push((
             e.child,
