@@ -39,7 +39,7 @@ use super::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE};
 use crate::probe::Subvol;
 
 /// What identifies one inode, unchanged, within one extent space.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct CopyKey {
     /// The extent space (filesystem and root namespace).
     pub(crate) space: u32,
@@ -53,64 +53,6 @@ pub(crate) struct CopyKey {
     pub(crate) btime: (i64, u32),
     /// `stx_ctime`, seconds and nanoseconds.
     pub(crate) ctime: (i64, u32),
-}
-
-impl std::hash::Hash for CopyKey {
-    /// One word ([`Neighbours`]): the inode number below, the rest mixed
-    /// into the top bits.
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        let rest = [
-            u64::from(self.space),
-            self.size,
-            self.blocks,
-            self.btime.0 as u64,
-            u64::from(self.btime.1),
-            self.ctime.0 as u64,
-            u64::from(self.ctime.1),
-        ];
-        state.write_u64(neighbourly(self.ino, &rest));
-    }
-}
-
-/// A word whose low 48 bits follow the inode number `ino` (neighbouring
-/// numbers, neighbouring buckets) and whose top 16 bits mix it with
-/// `rest`, which hashbrown's tags and dashmap's shards are taken from.
-/// The walk meets each snapshot's files in about the order it met the
-/// first snapshot's, and inodes made together have neighbouring numbers:
-/// the lookups then read the table in order, not at random (a miss each
-/// on a table of megabytes). Numbers far apart (above 2^16) are spread
-/// by a mix of their high bits, so that no stride of inode numbers falls
-/// into one bucket.
-pub(crate) fn neighbourly(ino: u64, rest: &[u64]) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h = ino.wrapping_mul(K);
-    for &r in rest {
-        h = (h ^ r).wrapping_mul(K).rotate_left(29);
-    }
-    let low = ino.wrapping_add((ino >> 16).wrapping_mul(K) >> 16);
-    (low & ((1 << 48) - 1)) | (h & !((1 << 48) - 1))
-}
-
-/// The hasher of [`neighbourly`] words: the word itself.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Neighbours(u64);
-
-impl std::hash::Hasher for Neighbours {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // Only words are written ([`neighbourly`]); anything else is mixed
-        // in plainly.
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-
-    fn write_u64(&mut self, word: u64) {
-        self.0 = word;
-    }
 }
 
 /// A subvolume's UUID and the UUID of the subvolume it is a snapshot of
@@ -184,7 +126,7 @@ pub(crate) struct Mapped {
 /// The copies mapped so far, by key.
 #[derive(Debug, Default)]
 pub(crate) struct Copies {
-    map: DashMap<CopyKey, Arc<Mapped>, std::hash::BuildHasherDefault<Neighbours>>,
+    map: DashMap<CopyKey, Arc<Mapped>>,
     /// The entries of `map`: while there is none (a tree without
     /// snapshots, the common case), a lookup costs one atomic load.
     len: AtomicUsize,
@@ -273,29 +215,6 @@ mod tests {
     const A: [u8; 16] = [1; 16];
     const B: [u8; 16] = [2; 16];
     const C: [u8; 16] = [3; 16];
-
-    /// Neighbouring inode numbers hash to neighbouring buckets; the rest
-    /// of a key, and inode numbers far apart, are spread.
-    #[test]
-    fn neighbouring_inodes_hash_to_neighbouring_buckets() {
-        const MASK: u64 = (1 << 16) - 1;
-        let rest = [7, 4096, 8];
-        let base = neighbourly(70_000, &rest);
-        for d in 1..200u64 {
-            assert_eq!(neighbourly(70_000 + d, &rest) & MASK, (base + d) & MASK);
-        }
-        // The same inode with another size or time: another tag and shard
-        // (the top bits), most of the time.
-        let tags: std::collections::HashSet<u64> = (0..64u64)
-            .map(|size| neighbourly(70_000, &[7, size, 8]) >> 48)
-            .collect();
-        assert!(tags.len() > 60, "{}", tags.len());
-        // A stride of 2^20 does not land in one bucket of a 2^12 table.
-        let buckets: std::collections::HashSet<u64> = (0..1024u64)
-            .map(|k| neighbourly(k << 20, &rest) & ((1 << 12) - 1))
-            .collect();
-        assert!(buckets.len() > 600, "{}", buckets.len());
-    }
     const Z: [u8; 16] = [0; 16];
 
     #[test]

@@ -28,14 +28,12 @@
 //! generation is not scanned).
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use dashmap::DashMap;
 use rustix::fs::Statx;
 
-use super::copies::Neighbours;
 use super::source::Extents;
 use crate::figures::Kind;
 use crate::probe::{Registry, Subvol};
@@ -55,7 +53,7 @@ pub(crate) fn is_inline_ns(ns: u32) -> bool {
 /// its root's namespace, its inode number, symlink or not, its birth and
 /// change times and its size. Packed in 48 bytes: the symlink flag is the
 /// top bit of the birth time's nanoseconds (below 2^30).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Key {
     fs: u32,
     ns: u32,
@@ -68,21 +66,6 @@ pub(crate) struct Key {
 }
 
 const SYMLINK: u32 = 1 << 31;
-
-impl std::hash::Hash for Key {
-    /// One word, neighbouring inodes in neighbouring buckets
-    /// ([`super::copies::neighbourly`]).
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        let rest = [
-            u64::from(self.fs) << 32 | u64::from(self.ns),
-            self.size,
-            self.btime_sec as u64,
-            self.ctime_sec as u64,
-            u64::from(self.btime_nsec) << 32 | u64::from(self.ctime_nsec),
-        ];
-        state.write_u64(super::copies::neighbourly(self.ino, &rest));
-    }
-}
 
 impl Key {
     /// The key of inode `ino` of root namespace `ns` on filesystem `fs`.
@@ -121,6 +104,9 @@ impl Key {
     }
 }
 
+/// The hasher of the key map.
+type Fast = foldhash::fast::RandomState;
+
 /// The keys the walk met, each given a dense id on first sight: a record
 /// names its inode's key by id, in 4 bytes, so a copy in one more snapshot
 /// costs a record, not a key. Shared by the walk's threads; the ids depend
@@ -128,7 +114,7 @@ impl Key {
 /// records' figures a 16-byte record cannot hold ([`Odd`]).
 #[derive(Default)]
 pub(crate) struct Keys {
-    map: DashMap<Key, u32, BuildHasherDefault<Neighbours>>,
+    map: DashMap<Key, u32, Fast>,
     next: AtomicU32,
     odd: Mutex<Vec<Odd>>,
 }
