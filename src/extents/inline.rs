@@ -109,21 +109,38 @@ type Fast = foldhash::fast::RandomState;
 
 /// The keys the walk met, each given a dense id on first sight: a record
 /// names its inode's key by id, in 4 bytes, so a copy in one more snapshot
-/// costs a record, not a key. Shared by the walk's threads; the ids depend
-/// on the walk's order, which [`share`] never reads them in. Also the few
-/// records' figures a 16-byte record cannot hold ([`Odd`]).
+/// costs a record, not a key. Likewise the subvolumes (devices) the
+/// records are in, each given an index that a record holds in 16 bits.
+/// Shared by the walk's threads; the ids and indexes depend on the walk's
+/// order, which [`share`] never reads them in. Also the few records'
+/// figures a 12-byte record cannot hold ([`Odd`]).
 #[derive(Default)]
 pub(crate) struct Keys {
     map: DashMap<Key, u32, Fast>,
     next: AtomicU32,
+    devs: DashMap<u32, u32, Fast>,
+    next_dev: AtomicU32,
     odd: Mutex<Vec<Odd>>,
 }
 
-/// The keys by id and the odd records by index, as [`share`] reads them.
+/// The keys by id, the devices by index and the odd records by index, as
+/// [`share`] reads them.
 #[derive(Default)]
 pub(crate) struct Table {
     keys: Vec<Key>,
+    devs: Vec<u32>,
     odd: Vec<Odd>,
+}
+
+impl Table {
+    /// The devices (subvolumes) of the records, ascending, each once.
+    /// Inline data is shared only between two subvolumes: while a scan
+    /// meets one, its records are dropped unread.
+    pub(crate) fn devs(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.devs.iter().map(|&d| dev64(d)).collect();
+        v.sort_unstable();
+        v
+    }
 }
 
 impl Keys {
@@ -140,6 +157,17 @@ impl Keys {
         id
     }
 
+    /// The index of device `dev` (packed), given it if new.
+    fn dev(&self, dev: u32) -> u32 {
+        if let Some(i) = self.devs.get(&dev) {
+            return *i;
+        }
+        *self
+            .devs
+            .entry(dev)
+            .or_insert_with(|| self.next_dev.fetch_add(1, Ordering::Relaxed))
+    }
+
     /// Keeps `odd`; its index.
     fn odd(&self, odd: Odd) -> u32 {
         let mut v = self.odd.lock().unwrap_or_else(|e| e.into_inner());
@@ -153,29 +181,31 @@ impl Keys {
         self.map.capacity() * size_of::<(Key, u32)>()
     }
 
-    /// The keys by id, the map given up for them, and the odd records.
+    /// The keys by id and the devices by index, the maps given up for
+    /// them, and the odd records.
     pub(crate) fn table(self) -> Table {
         let n = self.next.into_inner() as usize;
         let mut keys = vec![Key::default(); n];
         for (key, id) in self.map {
             keys[id as usize] = key;
         }
+        let mut devs = vec![0; self.next_dev.into_inner() as usize];
+        for (dev, i) in self.devs {
+            devs[i as usize] = dev;
+        }
         let odd = self.odd.into_inner().unwrap_or_else(|e| e.into_inner());
-        Table { keys, odd }
+        Table { keys, devs, odd }
     }
 }
 
 /// [`InlineRec::key`]'s top bit: credited through the link table
 /// (multiply-linked).
 const LINKED: u32 = 1 << 31;
-/// Its next bit: its figures are an [`Odd`] record's, `bytes` its index.
+/// Its next bit: its figures are an [`Odd`] record's, `packed` its index.
 const ODD: u32 = 1 << 30;
-/// [`InlineRec::key`] of a record [`share`] made a copy of another: `bytes`
-/// is the file it copies.
-const COPY: u32 = u32::MAX;
 
 /// A Btrfs file whose data is inline, as seen in one subvolume: what
-/// differs between its copies, and its inode's key by id ([`Keys`]), in 16
+/// differs between its copies, and its inode's key by id ([`Keys`]), in 12
 /// bytes: every inline file of every snapshot has one until they are
 /// matched.
 #[derive(Clone, Copy, Debug)]
@@ -184,21 +214,21 @@ pub(crate) struct InlineRec {
     pub(crate) node: NodeId,
     /// Its inode's key's id, with [`LINKED`] and [`ODD`].
     key: u32,
-    /// `st_dev`, its subvolume ([`dev32`]).
-    dev: u32,
-    /// Its allocated bytes (`st_blocks × 512`, less what was found
+    /// Its subvolume's index ([`Keys`]) in the top 16 bits, and below
+    /// its allocated bytes (`st_blocks × 512`, less what was found
     /// shared), what it counted as: not a multiple of 512 for certain, so
     /// kept whole. With [`ODD`]: the index of its [`Odd`] record.
-    bytes: u32,
+    packed: u32,
 }
 
-/// What an [`InlineRec`] cannot hold: bytes past 32 bits, or a file id
-/// (some of the file's other extents were indexed). Rare: inline data
-/// makes a file small.
+/// What an [`InlineRec`] cannot hold: bytes or a subvolume's index past
+/// 16 bits, or a file id (some of the file's other extents were indexed).
+/// Rare: inline data makes a file small, and a scan meets few subvolumes.
 #[derive(Clone, Copy, Debug)]
 struct Odd {
     bytes: u64,
     file: Option<u32>,
+    dev: u32,
 }
 
 impl InlineRec {
@@ -241,18 +271,16 @@ impl InlineRec {
         keys: &Keys,
     ) -> InlineRec {
         let linked = if linked { LINKED } else { 0 };
-        match (u32::try_from(bytes), file) {
-            (Ok(bytes), None) => InlineRec {
+        match (u16::try_from(bytes), u16::try_from(keys.dev(dev)), file) {
+            (Ok(bytes), Ok(i), None) => InlineRec {
                 node,
                 key: key | linked,
-                dev,
-                bytes,
+                packed: u32::from(i) << 16 | u32::from(bytes),
             },
             _ => InlineRec {
                 node,
                 key: key | linked | ODD,
-                dev,
-                bytes: keys.odd(Odd { bytes, file }),
+                packed: keys.odd(Odd { bytes, file, dev }),
             },
         }
     }
@@ -267,18 +295,20 @@ impl InlineRec {
         self.key & LINKED != 0
     }
 
-    /// `st_dev`: its subvolume.
-    pub(crate) fn dev(&self) -> u64 {
-        dev64(self.dev)
+    /// `st_dev`, its subvolume ([`dev32`]), read from `table`.
+    fn dev(&self, table: &Table) -> u32 {
+        self.odd(&table.odd)
+            .map_or_else(|| table.devs[(self.packed >> 16) as usize], |o| o.dev)
     }
 
     fn odd<'a>(&self, odd: &'a [Odd]) -> Option<&'a Odd> {
-        (self.key & ODD != 0).then(|| &odd[self.bytes as usize])
+        (self.key & ODD != 0).then(|| &odd[self.packed as usize])
     }
 
     /// Its bytes, reading its odd record (of `odd`) if it has one.
     fn bytes(&self, odd: &[Odd]) -> u64 {
-        self.odd(odd).map_or(u64::from(self.bytes), |o| o.bytes)
+        self.odd(odd)
+            .map_or(u64::from(self.packed & 0xffff), |o| o.bytes)
     }
 
     /// Its file id, when some of its other extents were indexed.
@@ -315,8 +345,11 @@ impl Families {
     }
 }
 
+/// The records [`share`] moves or frees at once: 768 KiB.
+const MOVED_AT_ONCE: usize = 1 << 16;
+
 /// The records [`share`] takes come in chunks of at most
-/// `1 << CHUNK_BITS`, as the walk's shards keep them: 4 MiB, which the
+/// `1 << CHUNK_BITS`, as the walk's shards keep them: 3 MiB, which the
 /// allocator maps on its own and gives back when [`share`] frees it (in
 /// chunks of 64 KiB, glibc kept them for reuse: 10 MB more at 40
 /// snapshots of a /usr/share copy; pages never written are never
@@ -378,16 +411,17 @@ pub(crate) fn share(
         })
         .collect();
     dev_rank.sort_unstable();
+    let dev = |r: &InlineRec| r.dev(table);
     let rank = |r: &InlineRec| {
-        let i = dev_rank.binary_search_by_key(&r.dev, |x| x.0).ok()?;
+        let i = dev_rank.binary_search_by_key(&dev(r), |x| x.0).ok()?;
         Some(dev_rank[i].1)
     };
     // Group the copies of one inode: sort by key id and subvolume, and
     // within one inode's records seen in two subvolumes or more, by family;
     // then take the runs of one inode in one family. No map and no
     // allocation per group: most inline files of a scan are seen once. The
-    // records are moved into one vector (each chunk freed once moved) and
-    // sorted in place. The ids, and so the order the units are made in,
+    // records are moved into one vector, each chunk given back as it is
+    // moved, and sorted in place. The ids, and so the order the units are made in,
     // depend on the walk's order; the runs, and every figure, do not.
     //
     // Unlike a copy's extents (`copies::settled`), a file changed just
@@ -396,19 +430,26 @@ pub(crate) fn share(
     // snapshot would be mistaken for none (the old inline data, a few KiB
     // of metadata at most, then counted shared).
     let mut recs: Vec<InlineRec> = Vec::with_capacity(chunks.iter().map(Vec::len).sum());
-    for chunk in chunks {
-        recs.extend(chunk.into_iter().filter(|r| rank(r).is_some()));
-    }
-    recs.sort_unstable_by_key(|r| (r.key(), r.dev));
-    for group in recs.chunk_by_mut(|a, b| a.key() == b.key()) {
-        if group.iter().any(|r| r.dev != group[0].dev) {
-            group.sort_unstable_by_key(|r| (rank(r), r.dev));
+    for mut chunk in chunks {
+        // From its end, a slice at a time: the chunk and the records moved
+        // never both hold all of it.
+        while !chunk.is_empty() {
+            let from = chunk.len().saturating_sub(MOVED_AT_ONCE);
+            recs.extend(chunk.drain(from..).filter(|r| rank(r).is_some()));
+            chunk.shrink_to_fit();
         }
     }
-    let same =
-        |a: &InlineRec, b: &InlineRec| a.key() == b.key() && (a.dev == b.dev || rank(a) == rank(b));
+    recs.sort_unstable_by_key(|r| (r.key(), dev(r)));
+    for group in recs.chunk_by_mut(|a, b| a.key() == b.key()) {
+        if group.iter().any(|r| dev(r) != dev(&group[0])) {
+            group.sort_unstable_by_key(|r| (rank(r), dev(r)));
+        }
+    }
+    let same = |a: &InlineRec, b: &InlineRec| {
+        a.key() == b.key() && (dev(a) == dev(b) || rank(a) == rank(b))
+    };
     // A unit needs copies in two subvolumes.
-    let shared = |run: &[InlineRec]| run.iter().any(|r| r.dev != run[0].dev);
+    let shared = |run: &[InlineRec]| run.iter().any(|r| dev(r) != dev(&run[0]));
     // A copy that is a file of its own only for its inline data (no other
     // extent indexed, not counted through links) is recorded as a copy of
     // the first such in its run ([`CopyRec`], 12 bytes), not as a file
@@ -430,11 +471,13 @@ pub(crate) fn share(
     }
     files.reserve_exact(new_ids);
     let mut units = 0;
-    // From the last run back. A copy is written over its own record
-    // (its key [`COPY`], its bytes the file it copies), so that the copies take no room of their
-    // own until the records are given up.
+    // From the last run back. A copy is written over its own record (its
+    // key the file it copies, its packed figures its device, its bit set
+    // in `copy`), so that the copies take no room of their own until the
+    // records are given up.
     let mut end = recs.len();
     let mut made = Vec::new();
+    let mut copy = vec![0u64; recs.len().div_ceil(64)];
     while end > 0 {
         let mut start = end - 1;
         while start > 0 && same(&recs[start - 1], &recs[end - 1]) {
@@ -467,7 +510,7 @@ pub(crate) fn share(
                         id,
                         node: r.node,
                         ns: k.ns,
-                        dev: r.dev(),
+                        dev: dev64(dev(r)),
                         ino: k.ino,
                         linked: r.linked(),
                     };
@@ -483,7 +526,7 @@ pub(crate) fn share(
             if r.linked() {
                 for l in links
                     .iter_mut()
-                    .filter(|l| (l.ns, l.dev, l.ino) == (k.ns, r.dev(), k.ino))
+                    .filter(|l| (l.ns, l.dev, l.ino) == (k.ns, dev64(dev(r)), k.ino))
                 {
                     take(&mut l.stats);
                 }
@@ -499,23 +542,38 @@ pub(crate) fn share(
             }
         }
         for (i, of) in made.drain(..) {
-            recs[i].key = COPY;
-            recs[i].bytes = of;
+            recs[i] = InlineRec {
+                node: recs[i].node,
+                key: of,
+                packed: dev(&recs[i]),
+            };
+            copy[i / 64] |= 1 << (i % 64);
         }
     }
-    // The copies, in the records' own room, by directory.
-    recs.retain(|r| r.key == COPY);
+    // The copies, in the records' own room, by directory: sorted from the
+    // last and taken from the end, their room given back as they are
+    // taken, so that the sets they make take the room the records leave.
+    let mut i = 0;
+    recs.retain(|_| {
+        i += 1;
+        copy[(i - 1) / 64] & 1 << ((i - 1) % 64) != 0
+    });
+    drop(copy);
     recs.shrink_to_fit();
-    recs.sort_unstable_by_key(|r| (r.node, r.dev, r.bytes));
-    let (sets, held) = copies;
-    sets.hold_sorted(
-        recs.iter().map(|r| CopyRec {
-            of: r.bytes,
+    recs.sort_unstable_by_key(|r| std::cmp::Reverse((r.node, r.packed, r.key)));
+    let taken = std::iter::from_fn(|| {
+        let r = recs.pop()?;
+        if recs.capacity() - recs.len() >= MOVED_AT_ONCE {
+            recs.shrink_to_fit();
+        }
+        Some(CopyRec {
+            of: r.key,
             node: r.node,
-            dev: r.dev,
-        }),
-        held,
-    );
+            dev: r.packed,
+        })
+    });
+    let (sets, held) = copies;
+    sets.hold_sorted(taken, held);
     Shared { units }
 }
 
@@ -528,7 +586,7 @@ pub(crate) struct Shared {
 
 // What a Btrfs file with inline data costs while the walk runs, in every
 // subvolume it is seen in; its key is once per inode.
-const _: () = assert!(size_of::<InlineRec>() == 16);
+const _: () = assert!(size_of::<InlineRec>() == 12);
 const _: () = assert!(size_of::<Key>() == 48);
 
 #[cfg(test)]
@@ -667,29 +725,54 @@ mod tests {
         assert_eq!(keys.table().keys, vec![file, link]);
     }
 
-    /// A record holds its bytes and flags in 16 bytes; bytes past 32 bits
-    /// and a file id in an odd record beside it.
+    /// A record holds its bytes, subvolume and flags in 12 bytes; bytes
+    /// past 16 bits, a subvolume past the 65,536th and a file id in an odd
+    /// record beside it.
     #[test]
-    fn records_keep_their_figures_in_16_bytes_or_an_odd_record() {
+    fn records_keep_their_figures_in_12_bytes_or_an_odd_record() {
         let keys = Keys::default();
         let at = (NodeId::new(3), keys.id(rec(3, 10).key), dev32(10).unwrap());
         let plain = InlineRec::new(at, 4096, true, None, &keys);
-        let big = InlineRec::new(at, 5 << 32, false, None, &keys);
+        let most = InlineRec::new(at, 0xffff, false, None, &keys);
+        let big = InlineRec::new(at, 0x10000, false, None, &keys);
+        let huge = InlineRec::new(at, 5 << 32, false, None, &keys);
         let with_file = InlineRec::new(at, 700, true, Some(9), &keys);
+        // The 65,535 subvolumes after the first fill the 16 bits; the
+        // next is odd.
+        let mut devs = Vec::new();
+        for d in 11..=65_536 + 10 {
+            let at = (NodeId::new(4), at.1, dev32(d).unwrap());
+            devs.push((InlineRec::new(at, 512, false, None, &keys), d));
+        }
         let table = keys.table();
         let odd = &table.odd[..];
-        assert_eq!(odd.len(), 2, "only the two that do not fit");
+        assert_eq!(odd.len(), 4, "only the four that do not fit");
         for (r, bytes, file, linked) in [
             (plain, 4096, None, true),
-            (big, 5 << 32, None, false),
+            (most, 0xffff, None, false),
+            (big, 0x10000, None, false),
+            (huge, 5 << 32, None, false),
             (with_file, 700, Some(9), true),
         ] {
             assert_eq!(
                 (r.bytes(odd), r.file(odd), r.linked()),
                 (bytes, file, linked)
             );
-            assert_eq!((r.key(), r.dev(), r.node), (0, 10, NodeId::new(3)));
+            assert_eq!((r.key(), r.dev(&table), r.node), (0, 10, NodeId::new(3)));
         }
+        for (r, d) in devs {
+            assert_eq!((r.bytes(odd), r.dev(&table)), (512, dev32(d).unwrap()));
+        }
+        assert_eq!((devs_odd(&table), table.devs().len()), (1, 65_537));
+    }
+
+    /// How many records' subvolumes are odd ones'.
+    fn devs_odd(table: &Table) -> usize {
+        table
+            .odd
+            .iter()
+            .filter(|o| o.dev != dev32(10).unwrap())
+            .count()
     }
 
     /// Equal inode number, birth and change times and size in two
@@ -821,7 +904,7 @@ mod tests {
     }
 
     /// What inline data costs per copy, with 20 snapshots of 2,000 small
-    /// files: its record (16 bytes, sorted in place) and the copy
+    /// files: its record (12 bytes, sorted in place) and the copy
     /// record (12 bytes, room made once), a file record and one shared
     /// range per inode; and, once per inode, its key in the map the walk looks
     /// it up in, then in the table by id. A regression of the memory of
@@ -869,15 +952,16 @@ mod tests {
         let held_bytes = held.capacity() * size_of::<Held>();
         let made = crate::records::Copies::new(held, sets);
         assert_eq!(f.len() + made.len(), copies);
-        // The records' 16 bytes a copy (the copies made in their room), a
+        // The records' 12 bytes a copy (the copies made in their room), a
         // 32-byte file record per inode, and the copies by directory: here
         // 2 directories in each of 21 subvolumes, each holding half the
-        // inodes: 18.5 (a copy took 12 bytes more as a record of its own).
+        // inodes: 14.5 (a copy took 12 bytes more as a record of its own,
+        // and a record 16 bytes with its subvolume in full).
         let per_copy = (copies * size_of::<InlineRec>()
             + f.capacity() * size_of::<FileRec>()
             + held_bytes.max(made.bytes())) as f64
             / copies as f64;
-        assert!(per_copy <= 19.0, "{per_copy:.1} bytes per snapshot copy");
+        assert!(per_copy <= 15.0, "{per_copy:.1} bytes per snapshot copy");
         let per_inode = (map_bytes + keys.keys.capacity() * size_of::<Key>()) as f64 / 2000.0;
         // Its key in the map (56 bytes a bucket, the buckets at least 7/16
         // full) and then in the table (48 bytes): about 150 bytes an inode,

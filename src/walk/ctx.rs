@@ -252,7 +252,7 @@ impl Local {
     }
 }
 
-/// Inline records per chunk of a shard: 4 MiB.
+/// Inline records per chunk of a shard: 3 MiB.
 const INLINE_CHUNK: usize = 1 << crate::extents::inline::CHUNK_BITS;
 
 /// Records produced by tasks on one thread.
@@ -260,12 +260,9 @@ const INLINE_CHUNK: usize = 1 << crate::extents::inline::CHUNK_BITS;
 pub(super) struct Shard {
     /// In chunks of [`INLINE_CHUNK`]: pushing never moves the records pushed
     /// before, as one vector does at each doubling (megabytes on a Btrfs
-    /// scan, and most of it is never read: see [`Shard::inline_devs`]).
+    /// scan, and most of it is never read: see
+    /// [`crate::extents::inline::Table::devs`]).
     pub(super) inline: Vec<Vec<InlineRec>>,
-    /// The devices (subvolumes) of the records in `inline`, each once.
-    /// Inline data is shared only between two subvolumes: while a scan
-    /// meets one, its records are dropped unread.
-    pub(super) inline_devs: Vec<u64>,
     /// Figures a batch adds to a directory whose node another task pushed.
     pub(super) partial: Vec<(NodeId, Stats)>,
     pub(super) links: Vec<Link>,
@@ -289,20 +286,20 @@ pub(super) struct Shard {
 impl Shard {
     /// Takes a task's inline records (leaving its vector empty).
     fn add_inline(&mut self, recs: &mut Vec<InlineRec>) {
-        for rec in recs.drain(..) {
-            let dev = rec.dev();
-            if self.inline_devs.last() != Some(&dev) && !self.inline_devs.contains(&dev) {
-                self.inline_devs.push(dev);
-            }
-            match self.inline.last_mut() {
-                Some(chunk) if chunk.len() < chunk.capacity() => chunk.push(rec),
+        let mut from = &recs[..];
+        while !from.is_empty() {
+            let chunk = match self.inline.last_mut() {
+                Some(chunk) if chunk.len() < chunk.capacity() => chunk,
                 _ => {
-                    let mut chunk = Vec::with_capacity(INLINE_CHUNK);
-                    chunk.push(rec);
-                    self.inline.push(chunk);
+                    self.inline.push(Vec::with_capacity(INLINE_CHUNK));
+                    self.inline.last_mut().expect("a chunk pushed")
                 }
-            }
+            };
+            let (now, rest) = from.split_at(from.len().min(chunk.capacity() - chunk.len()));
+            chunk.extend_from_slice(now);
+            from = rest;
         }
+        recs.clear();
     }
 }
 

@@ -484,7 +484,6 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let mut copies = Vec::new();
     let mut counters = Counters::default();
     let mut inline = Vec::new();
-    let mut inline_devs = Vec::new();
     // The nodes and identities are where the walk put them, by id.
     let mut nodes = nodes.into_nodes(n);
     let idents = identities.then(|| idents.into_idents(n));
@@ -508,7 +507,6 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         counters.add(&shard.counters);
         counters.inline_recorded += shard.inline.iter().map(|c| c.len() as u64).sum::<u64>();
         inline.extend(shard.inline);
-        inline_devs.extend(shard.inline_devs);
     }
     nodes.set_parent(NodeId::TOP, NodeId::NONE);
     for (id, stats) in partial {
@@ -518,8 +516,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     }
     // Inline data that snapshots share: shared units like any extent. Only
     // a scan that met two subvolumes can have any.
-    inline_devs.sort_unstable();
-    inline_devs.dedup();
+    let inline_devs = inline_keys.devs();
     if inline_devs.len() > 1 {
         crate::extents::inline::share(
             (std::mem::take(&mut inline), &inline_keys),
