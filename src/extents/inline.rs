@@ -235,17 +235,27 @@ impl InlineRec {
     /// The record of the inode stat-ed as `st` (a file, or a symlink),
     /// credited to `node` of root namespace `ns`, with `bytes` counted as
     /// its own (`file`: its file id, if some of its extents were indexed)
-    /// on filesystem `fs`, its key looked up in `keys`. `None` for a
-    /// device number past 32 bits, which Linux does not make.
+    /// on filesystem `fs`, its key looked up in `keys`, and its
+    /// subvolume's index too unless `last` holds it (the device and index
+    /// of the caller's last record: a task's files are of one subvolume).
+    /// `None` for a device number past 32 bits, which Linux does not make.
     pub(crate) fn of(
         st: &Statx,
         (node, ns): (NodeId, u32),
         bytes: u64,
         linked: bool,
         file: Option<u32>,
-        (fs, keys): (u32, &Keys),
+        (fs, keys, last): (u32, &Keys, &mut Option<(u32, u32)>),
     ) -> Option<InlineRec> {
         let dev = dev32(rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor))?;
+        let index = match *last {
+            Some((d, i)) if d == dev => i,
+            _ => {
+                let i = keys.dev(dev);
+                *last = Some((dev, i));
+                i
+            }
+        };
         let key = Key::new(
             (fs, ns, st.stx_ino),
             Kind::from_mode(u32::from(st.stx_mode)) == Kind::Symlink,
@@ -254,7 +264,7 @@ impl InlineRec {
             st.stx_size,
         );
         Some(Self::new(
-            (node, keys.id(key), dev),
+            (node, keys.id(key), dev, index),
             bytes,
             linked,
             file,
@@ -262,16 +272,17 @@ impl InlineRec {
         ))
     }
 
-    /// The record of `node`, key id `key`, device `dev` (packed).
+    /// The record of `node`, key id `key`, device `dev` (packed) of index
+    /// `index` in `keys`.
     fn new(
-        (node, key, dev): (NodeId, u32, u32),
+        (node, key, dev, index): (NodeId, u32, u32, u32),
         bytes: u64,
         linked: bool,
         file: Option<u32>,
         keys: &Keys,
     ) -> InlineRec {
         let linked = if linked { LINKED } else { 0 };
-        match (u16::try_from(bytes), u16::try_from(keys.dev(dev)), file) {
+        match (u16::try_from(bytes), u16::try_from(index), file) {
             (Ok(bytes), Ok(i), None) => InlineRec {
                 node,
                 key: key | linked,
@@ -640,7 +651,8 @@ mod tests {
             .map(|c| {
                 c.iter()
                     .map(|f| {
-                        let at = (NodeId::new(f.node), keys.id(f.key), dev32(f.dev).unwrap());
+                        let dev = dev32(f.dev).unwrap();
+                        let at = (NodeId::new(f.node), keys.id(f.key), dev, keys.dev(dev));
                         InlineRec::new(at, f.bytes, false, None, &keys)
                     })
                     .collect()
@@ -731,7 +743,8 @@ mod tests {
     #[test]
     fn records_keep_their_figures_in_12_bytes_or_an_odd_record() {
         let keys = Keys::default();
-        let at = (NodeId::new(3), keys.id(rec(3, 10).key), dev32(10).unwrap());
+        let dev = dev32(10).unwrap();
+        let at = (NodeId::new(3), keys.id(rec(3, 10).key), dev, keys.dev(dev));
         let plain = InlineRec::new(at, 4096, true, None, &keys);
         let most = InlineRec::new(at, 0xffff, false, None, &keys);
         let big = InlineRec::new(at, 0x10000, false, None, &keys);
@@ -741,7 +754,8 @@ mod tests {
         // next is odd.
         let mut devs = Vec::new();
         for d in 11..=65_536 + 10 {
-            let at = (NodeId::new(4), at.1, dev32(d).unwrap());
+            let dev = dev32(d).unwrap();
+            let at = (NodeId::new(4), at.1, dev, keys.dev(dev));
             devs.push((InlineRec::new(at, 512, false, None, &keys), d));
         }
         let table = keys.table();
@@ -764,6 +778,30 @@ mod tests {
             assert_eq!((r.bytes(odd), r.dev(&table)), (512, dev32(d).unwrap()));
         }
         assert_eq!((devs_odd(&table), table.devs().len()), (1, 65_537));
+    }
+
+    /// A task remembers its last record's subvolume index; a record of
+    /// another device is given its own.
+    #[test]
+    fn a_record_of_another_device_has_its_own_index() {
+        use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
+        let st = |p: &str| statx(CWD, p, AtFlags::empty(), StatxFlags::BASIC_STATS).unwrap();
+        let (root, proc) = (st("/"), st("/proc/self/status"));
+        let dev = |s: &Statx| dev32(rustix::fs::makedev(s.stx_dev_major, s.stx_dev_minor)).unwrap();
+        assert_ne!(dev(&root), dev(&proc), "/proc is a filesystem of its own");
+        let keys = Keys::default();
+        let mut last = None;
+        let recs: Vec<InlineRec> = [&root, &proc, &proc, &root]
+            .into_iter()
+            .map(|s| {
+                let at = (NodeId::new(1), 0);
+                InlineRec::of(s, at, 512, false, None, (0, &keys, &mut last)).unwrap()
+            })
+            .collect();
+        let table = keys.table();
+        let devs: Vec<u32> = recs.iter().map(|r| r.dev(&table)).collect();
+        assert_eq!(devs, [dev(&root), dev(&proc), dev(&proc), dev(&root)]);
+        assert_eq!(table.devs().len(), 2);
     }
 
     /// How many records' subvolumes are odd ones'.

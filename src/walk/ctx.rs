@@ -153,6 +153,8 @@ pub(super) struct Local {
     /// Btrfs files with inline data ([`crate::extents::inline`]), handed
     /// to the shard with the rest.
     inline: Vec<InlineRec>,
+    /// The device of the last of them and its index ([`InlineRec::of`]).
+    inline_dev: Option<(u32, u32)>,
     /// With [`WalkOptions::identities`]: the nodes' identities, at most
     /// [`LOCAL_NODES`].
     idents: Vec<(NodeId, Ident)>,
@@ -438,7 +440,7 @@ impl Ctx<'_> {
         linked: bool,
         fs: u32,
     ) {
-        let keys = (fs, &self.map.inline_keys);
+        let keys = (fs, &self.map.inline_keys, &mut local.inline_dev);
         // A device number past 32 bits (which Linux does not make) is not
         // recorded: the file's inline data counts as its own.
         if let Some(rec) = InlineRec::of(st, at, bytes, linked, file, keys) {
