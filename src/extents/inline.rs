@@ -104,8 +104,49 @@ impl Key {
     }
 }
 
-/// The hasher of the key map.
+/// The hasher of the key maps.
 type Fast = foldhash::fast::RandomState;
+
+/// Values given dense ids (0, 1, 2...) on first sight, by the walk's
+/// threads together.
+struct Dense<K> {
+    map: DashMap<K, u32, Fast>,
+    next: AtomicU32,
+}
+
+impl<K> Default for Dense<K>
+where
+    K: Eq + std::hash::Hash,
+{
+    fn default() -> Self {
+        Dense {
+            map: DashMap::default(),
+            next: AtomicU32::new(0),
+        }
+    }
+}
+
+impl<K: Copy + Default + Eq + std::hash::Hash> Dense<K> {
+    /// The id of `k`, given it if new.
+    fn id(&self, k: K) -> u32 {
+        if let Some(id) = self.map.get(&k) {
+            return *id;
+        }
+        *self
+            .map
+            .entry(k)
+            .or_insert_with(|| self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The values by id, the map given up for them.
+    fn by_id(self) -> Vec<K> {
+        let mut v = vec![K::default(); self.next.into_inner() as usize];
+        for (k, id) in self.map {
+            v[id as usize] = k;
+        }
+        v
+    }
+}
 
 /// The keys the walk met, each given a dense id on first sight: a record
 /// names its inode's key by id, in 4 bytes, so a copy in one more snapshot
@@ -116,10 +157,8 @@ type Fast = foldhash::fast::RandomState;
 /// figures a 12-byte record cannot hold ([`Odd`]).
 #[derive(Default)]
 pub(crate) struct Keys {
-    map: DashMap<Key, u32, Fast>,
-    next: AtomicU32,
-    devs: DashMap<u32, u32, Fast>,
-    next_dev: AtomicU32,
+    keys: Dense<Key>,
+    devs: Dense<u32>,
     odd: Mutex<Vec<Odd>>,
 }
 
@@ -146,26 +185,14 @@ impl Table {
 impl Keys {
     /// The id of `key`, given it if new.
     pub(crate) fn id(&self, key: Key) -> u32 {
-        if let Some(id) = self.map.get(&key) {
-            return *id;
-        }
-        let id = *self
-            .map
-            .entry(key)
-            .or_insert_with(|| self.next.fetch_add(1, Ordering::Relaxed));
+        let id = self.keys.id(key);
         assert!(id < ODD, "fewer than a billion inodes with inline data");
         id
     }
 
     /// The index of device `dev` (packed), given it if new.
     fn dev(&self, dev: u32) -> u32 {
-        if let Some(i) = self.devs.get(&dev) {
-            return *i;
-        }
-        *self
-            .devs
-            .entry(dev)
-            .or_insert_with(|| self.next_dev.fetch_add(1, Ordering::Relaxed))
+        self.devs.id(dev)
     }
 
     /// Keeps `odd`; its index.
@@ -178,23 +205,18 @@ impl Keys {
     /// The bytes the map holds (its buckets' capacity).
     #[cfg(test)]
     fn bytes(&self) -> usize {
-        self.map.capacity() * size_of::<(Key, u32)>()
+        self.keys.map.capacity() * size_of::<(Key, u32)>()
     }
 
     /// The keys by id and the devices by index, the maps given up for
     /// them, and the odd records.
     pub(crate) fn table(self) -> Table {
-        let n = self.next.into_inner() as usize;
-        let mut keys = vec![Key::default(); n];
-        for (key, id) in self.map {
-            keys[id as usize] = key;
-        }
-        let mut devs = vec![0; self.next_dev.into_inner() as usize];
-        for (dev, i) in self.devs {
-            devs[i as usize] = dev;
-        }
         let odd = self.odd.into_inner().unwrap_or_else(|e| e.into_inner());
-        Table { keys, devs, odd }
+        Table {
+            keys: self.keys.by_id(),
+            devs: self.devs.by_id(),
+            odd,
+        }
     }
 }
 
