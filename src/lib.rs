@@ -40,10 +40,13 @@ pub mod timefmt;
 pub mod tree;
 pub mod units;
 pub(crate) mod walk;
+mod walked;
 
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::time::Instant;
+
+use walked::walk_and_sweep;
 
 pub use error::{Diagnostic, Error, Refusal};
 pub use messages::Messages;
@@ -184,17 +187,20 @@ pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Sca
     if let Source::Import { file } = cfg.source() {
         return saved::import::import(how, file, cfg.walk.time, msgs);
     }
-    let w = walk_and_sweep(&how.walk, how.rules, msgs)?;
+    let (w, threads) = walk_and_sweep(&how.walk, how.rules, msgs)?;
     let t2 = Instant::now();
     let granularity = |space| w.registry.granularity(space);
-    let (tree, sets) = tree::Tree::roll_up(
-        w.nodes,
-        w.links,
-        &w.files,
-        &w.sweep,
-        granularity,
-        how.build(&w.moved, &w.exact, &w.unreachable, &w.copies),
-    );
+    let (tree, sets) = threads.install(|| {
+        tree::Tree::roll_up(
+            w.nodes,
+            w.links,
+            &w.files,
+            &w.sweep,
+            granularity,
+            how.build(&w.moved, &w.exact, &w.unreachable, &w.copies),
+        )
+    });
+    drop(threads);
     let sizes = stats::Sizes::walked(
         &tree,
         (&w.files, &w.copies),
@@ -239,180 +245,6 @@ impl Scanning {
             copies,
         }
     }
-}
-
-/// The records of a walk and its swept extents, before the roll-up.
-struct Walked {
-    nodes: records::Nodes,
-    links: Vec<records::Link>,
-    files: Vec<records::FileRec>,
-    /// Copies of files, sorted by the file they copy.
-    copies: records::Copies,
-    sweep: extents::Sweep,
-    registry: probe::Registry,
-    counters: Counters,
-    moved: Vec<records::NodeId>,
-    idents: Option<records::Idents>,
-    read_errors: Vec<records::ReadError>,
-    /// What the scan could verify.
-    exact: tree::Exactness,
-    /// Bytes on disk no file references (as root on Btrfs).
-    unreachable: tree::unreachable::Found,
-    indexed: usize,
-    t_walk: std::time::Duration,
-    t_sweep: std::time::Duration,
-}
-
-/// Walks `opts.roots` (by du's rules when `rules.du`) and sweeps the
-/// shared extents.
-fn walk_and_sweep(
-    opts: &WalkOptions,
-    rules: tree::Rules,
-    msgs: &Messages,
-) -> Result<Walked, Error> {
-    let t0 = Instant::now();
-    let walk::Walk {
-        nodes,
-        links,
-        files,
-        copies,
-        extents,
-        registry,
-        mut counters,
-        moved,
-        idents,
-        read_errors,
-        bounds,
-        partial_marks,
-        unreachable,
-        inode_marks,
-        unreachable_inodes,
-        partial_fs,
-    } = walk::walk(opts, rules.du, msgs)?;
-    let t_walk = t0.elapsed();
-    if let Some(e) = extents.spill_error() {
-        return Err(e.into());
-    }
-    let coverage_walk = coverage::Walked {
-        roots: &opts.roots,
-        one_file_system: opts.one_file_system,
-        excluded: !opts.excludes.is_empty(),
-        errors: msgs.errors() > 0,
-    };
-    let coverage = coverage::Coverage::of_walk(coverage_walk, &registry);
-    let t1 = Instant::now();
-    let indexed = extents.ranges();
-    let partly = extents.partly_referenced();
-    counters.partial_extents = partly.extents;
-    counters.unreachable_bytes = partly.bytes;
-    // As root, where the scan does not cover a filesystem: who else holds
-    // its shared data ([`extents::outside`]). Not where files were read as
-    // referenced (their ranges are not whole extents).
-    let space_fs = registry.space_filesystems();
-    let want: Vec<bool> = space_fs
-        .iter()
-        .map(|&fs| !coverage.covers(fs) && !partial_fs.iter().any(|p| p.0 == fs))
-        .collect();
-    let mut files = files;
-    let verified = if want.iter().any(|&w| w) && extents::can_search_trees() {
-        let fds = coverage::open_filesystems(&opts.roots, &registry);
-        let scanned = coverage::whole_subvolumes(&coverage_walk, &registry);
-        let (v, outside) = extents::outside::verify(
-            &extents,
-            &registry,
-            (&files, &copies),
-            &fds,
-            &want,
-            &scanned,
-        );
-        if let Some(f) = outside {
-            // One more record, not a doubling of a vector of millions.
-            files.reserve_exact((f.id as usize + 1).saturating_sub(files.len()));
-            files.resize(f.id as usize + 1, records::FileRec::default());
-            files[f.id as usize] = f;
-        }
-        counters.outside_asked = v.asked;
-        counters.outside_settled = v.settled;
-        counters.outside_found = v.outside;
-        for &fs in &v.no_rmapbt {
-            msgs.report(Diagnostic::NoRmapbt {
-                fs: registry.fs_name(fs),
-            });
-        }
-        v.spaces
-    } else {
-        Vec::new()
-    };
-    // Without root on Btrfs, the proof below needs every shared extent to
-    // be one unit: two indexed ranges that touch may be parts of one
-    // extent that different files hold (FIEMAP cannot tell).
-    let touching: Vec<u32> = partial_fs
-        .iter()
-        .map(|p| p.0)
-        .filter(|&fs| {
-            space_fs
-                .iter()
-                .enumerate()
-                .filter(|s| *s.1 == fs)
-                .any(|(space, _)| {
-                    let mut r = extents.ranges_in(space as u32);
-                    r.sort_unstable();
-                    r.windows(2)
-                        .any(|w| w[0].0.saturating_add(w[0].1) == w[1].0)
-                })
-        })
-        .collect();
-    let (sweep, spilled) = extents.into_sweep(|space| registry.granularity(space))?;
-    counters.index_runs = spilled.runs;
-    counters.index_spilled = spilled.bytes;
-    let unreachable = tree::unreachable::Found {
-        own: unreachable,
-        shared: partly
-            .shared
-            .into_iter()
-            .map(|u| (u.files, u.bytes))
-            .collect(),
-        inodes: unreachable_inodes,
-    };
-    // Without root on Btrfs: the shared bytes (each once) and the rest of
-    // the files' extents make what the scan saw on disk.
-    let seen = |fs: u32| -> u64 {
-        let rest = partial_fs.iter().find(|p| p.0 == fs).map_or(0, |p| p.1);
-        sweep
-            .fs_units()
-            .filter(|(space, _)| space_fs.get(*space as usize) == Some(&fs))
-            .flat_map(|(_, units)| units.map(|u| sweep.unit(u).segments))
-            .flat_map(|segs| segs.map(|s| sweep.segment(s).bytes))
-            .fold(rest, u64::saturating_add)
-    };
-    let partial: Vec<u32> = partial_fs.iter().map(|p| p.0).collect();
-    let exact = coverage.exactness(
-        &registry,
-        coverage::WalkMarks {
-            nodes: bounds,
-            partial: partial_marks,
-            inodes: inode_marks,
-        },
-        (&partial, &verified),
-        |fs| !touching.contains(&fs) && coverage.proves_whole_extents(fs, seen(fs)),
-    );
-    Ok(Walked {
-        nodes,
-        links,
-        files,
-        copies,
-        sweep,
-        registry,
-        counters,
-        moved,
-        idents,
-        read_errors,
-        exact,
-        unreachable,
-        indexed,
-        t_walk,
-        t_sweep: t1.elapsed(),
-    })
 }
 
 /// Walks (or reads), rolls up and reports, plans or saves, as
@@ -611,24 +443,27 @@ fn export(
         ..cfg.walk.clone()
     };
     let rules = cfg.rules;
-    let w = walk_and_sweep(&walk, rules, msgs)?;
+    let (w, threads) = walk_and_sweep(&walk, rules, msgs)?;
     let t2 = Instant::now();
     let granularity = |space| w.registry.granularity(space);
-    let (tree, _) = tree::Tree::roll_up(
-        w.nodes,
-        w.links.clone(),
-        &w.files,
-        &w.sweep,
-        granularity,
-        tree::Build {
-            rules,
-            stops: &w.moved,
-            sets: false,
-            exact: &w.exact,
-            unreachable: &w.unreachable,
-            copies: &w.copies,
-        },
-    );
+    let (tree, _) = threads.install(|| {
+        tree::Tree::roll_up(
+            w.nodes,
+            w.links.clone(),
+            &w.files,
+            &w.sweep,
+            granularity,
+            tree::Build {
+                rules,
+                stops: &w.moved,
+                sets: false,
+                exact: &w.exact,
+                unreachable: &w.unreachable,
+                copies: &w.copies,
+            },
+        )
+    });
+    drop(threads);
     let t_tree = t2.elapsed();
     let x = saved::Export {
         tree: &tree,

@@ -31,7 +31,7 @@ fn the_walks_store_stays_small_per_entry() {
         identities: true,
         ..WalkOptions::default()
     };
-    let w = walk(&opts, false, &Messages::new(Box::new(std::io::sink()))).unwrap();
+    let (w, _) = walk(&opts, false, &Messages::new(Box::new(std::io::sink()))).unwrap();
     let n = w.nodes.len();
     assert_eq!(n, 1 + 1 + 20 + 2000);
     let names: usize = w.nodes.ids().map(|id| w.nodes.name(id).len()).sum();

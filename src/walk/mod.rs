@@ -120,12 +120,18 @@ pub(crate) struct Walk {
 }
 
 /// Walks `opts.roots` (by du's rules when `du_rules`) and returns the
-/// tree's records and the indexed shared extents.
+/// tree's records and the indexed shared extents, with the walk's threads
+/// for the stages after it to run on (`crate::walked::walk_and_sweep`
+/// says why).
 ///
 /// # Errors
 /// [`crate::Error::Threads`] when the worker threads cannot be started.
 /// Entries that cannot be read are reported on `msgs` and counted there.
-pub(crate) fn walk(opts: &WalkOptions, du_rules: bool, msgs: &Messages) -> Result<Walk, Error> {
+pub(crate) fn walk(
+    opts: &WalkOptions,
+    du_rules: bool,
+    msgs: &Messages,
+) -> Result<(Walk, rayon::ThreadPool), Error> {
     let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .current
         .unwrap_or(65536);
@@ -241,7 +247,7 @@ pub(crate) fn walk(opts: &WalkOptions, du_rules: bool, msgs: &Messages) -> Resul
     walk.counters.threads = threads as u64;
     walk.counters.cold = cold;
     walk.moved = moved.into_iter().map(|(id, _)| id).collect();
-    Ok(walk)
+    Ok((walk, pool))
 }
 
 /// The namespace of each root: 0 for the roots that lie inside no other
