@@ -56,28 +56,29 @@ pub(crate) const RUN_MAX: usize = 512;
 /// meets what it did not keep).
 pub(crate) const READ_AHEAD: usize = 32 << 20;
 
-/// `struct btrfs_inode_item`, as the walk needs it.
+/// `struct btrfs_inode_item`, as the walk needs it: 88 bytes, for the
+/// read-ahead cache holds thousands (its times as seconds and nanoseconds
+/// apart: four `(i64, u32)` pairs would take 64 bytes, not 48).
 #[allow(missing_docs)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct InodeItem {
-    /// The transaction that created it.
-    pub(crate) generation: u64,
     pub(crate) size: u64,
     /// The bytes allocated to it (`inode_get_bytes`, which `st_blocks`
     /// rounds up to the sector size).
     pub(crate) nbytes: u64,
+    pub(crate) rdev: u64,
+    /// The seconds of its access, change, modification and birth
+    /// (`otime`) times, in that order.
+    pub(crate) secs: [i64; 4],
     pub(crate) nlink: u32,
     pub(crate) uid: u32,
     pub(crate) gid: u32,
     pub(crate) mode: u32,
-    pub(crate) rdev: u64,
-    /// (seconds, nanoseconds).
-    pub(crate) atime: (i64, u32),
-    pub(crate) ctime: (i64, u32),
-    pub(crate) mtime: (i64, u32),
-    /// Birth time (`otime`).
-    pub(crate) otime: (i64, u32),
+    /// Their nanoseconds.
+    pub(crate) nsecs: [u32; 4],
 }
+
+const _: () = assert!(size_of::<InodeItem>() == 88);
 
 /// `sizeof(struct btrfs_inode_item)`.
 const INODE_ITEM_LEN: usize = 160;
@@ -88,9 +89,9 @@ impl InodeItem {
         if d.len() < INODE_ITEM_LEN {
             return None;
         }
-        let ts = |at: usize| (u64_at(d, at) as i64, u32_at(d, at + 8));
+        // atime, ctime, mtime, otime: 12 bytes each from 112.
+        let at = [112, 124, 136, 148];
         Some(InodeItem {
-            generation: u64_at(d, 0),
             size: u64_at(d, 16),
             nbytes: u64_at(d, 24),
             nlink: u32_at(d, 40),
@@ -98,10 +99,8 @@ impl InodeItem {
             gid: u32_at(d, 48),
             mode: u32_at(d, 52),
             rdev: u64_at(d, 56),
-            atime: ts(112),
-            ctime: ts(124),
-            mtime: ts(136),
-            otime: ts(148),
+            secs: at.map(|a| u64_at(d, a) as i64),
+            nsecs: at.map(|a| u32_at(d, a + 8)),
         })
     }
 }
@@ -116,9 +115,14 @@ pub(crate) struct DirEntry {
     pub(crate) subvol: bool,
     /// `BTRFS_FT_*`, the `d_type` that `getdents` gives.
     pub(crate) file_type: u8,
-    /// Where its name (with a NUL after it) lies in [`TreeInode::names`].
-    name: (u32, u32),
+    /// Where its name (with a NUL after it) starts in
+    /// [`TreeInode::names`], and its length with the NUL (a Btrfs name
+    /// has at most 255 bytes).
+    name_at: u32,
+    name_len: u16,
 }
+
+const _: () = assert!(size_of::<DirEntry>() == 16);
 
 /// The fixed part of `struct btrfs_dir_item` (location key, transid,
 /// data_len, name_len, type), before the name.
@@ -133,33 +137,51 @@ pub(crate) mod file_type {
 }
 
 /// What the tree holds of one inode: each part in one allocation of its
-/// exact size, or none when empty (a file's entries, most files' names).
+/// exact size, or none when empty. The read-ahead cache holds thousands:
+/// a file takes 144 bytes and its extents' slice, a directory 32 more
+/// for its listing.
 #[derive(Debug, Default)]
 pub(crate) struct TreeInode {
     /// Its inode item.
     pub(crate) item: InodeItem,
     /// Its `EXTENT_DATA` items, in file order.
     pub(crate) extents: Box<[FileExtent]>,
-    /// A directory's entries, in index order.
-    pub(crate) entries: Box<[DirEntry]>,
-    /// Their names, each followed by a NUL.
-    names: Box<[u8]>,
+    /// A directory's entries, when it has any.
+    listing: Option<Box<Listing>>,
     /// An item did not parse: the walk asks `statx` instead.
     pub(crate) broken: bool,
 }
 
+const _: () = assert!(size_of::<TreeInode>() == 120);
+
+/// A directory's entries, in index order, and their names, each followed
+/// by a NUL.
+#[derive(Debug)]
+struct Listing {
+    entries: Box<[DirEntry]>,
+    names: Box<[u8]>,
+}
+
 impl TreeInode {
+    /// A directory's entries, in index order.
+    pub(crate) fn entries(&self) -> &[DirEntry] {
+        self.listing.as_ref().map_or(&[], |l| &l.entries)
+    }
+
     /// The name of `e`, an entry of this directory, with its NUL.
     pub(crate) fn name(&self, e: &DirEntry) -> &[u8] {
-        &self.names[e.name.0 as usize..(e.name.0 + e.name.1) as usize]
+        let names = self.listing.as_ref().map_or(&[][..], |l| &l.names);
+        let at = e.name_at as usize;
+        &names[at..at + usize::from(e.name_len)]
     }
 
     /// The bytes it takes, about: its allocations and the cache's slot.
     fn weight(&self) -> usize {
         const BASE: usize = size_of::<TreeInode>() + 64;
         BASE + self.extents.len() * size_of::<FileExtent>()
-            + self.entries.len() * size_of::<DirEntry>()
-            + self.names.len()
+            + self.listing.as_ref().map_or(0, |l| {
+                size_of::<Listing>() + l.entries.len() * size_of::<DirEntry>() + l.names.len()
+            })
     }
 }
 
@@ -193,8 +215,12 @@ impl Building {
         TreeInode {
             item: self.item,
             extents: self.extents.as_slice().into(),
-            entries: self.entries.as_slice().into(),
-            names: self.names.as_slice().into(),
+            listing: (!self.entries.is_empty()).then(|| {
+                Box::new(Listing {
+                    entries: self.entries.as_slice().into(),
+                    names: self.names.as_slice().into(),
+                })
+            }),
             broken: self.broken,
         }
     }
@@ -205,9 +231,11 @@ impl Building {
             self.broken = true;
             return;
         };
-        // A name with a NUL or a slash in it (or `.`, `..`) is no entry's
-        // name: the walk lists the directory itself, as getdents gives it.
+        // A name with a NUL or a slash in it (or `.`, `..`, or longer than
+        // `BTRFS_NAME_LEN`) is no entry's name: the walk lists the
+        // directory itself, as getdents gives it.
         if name.is_empty()
+            || name.len() > 255
             || name.contains(&0)
             || name.contains(&b'/')
             || name == b"."
@@ -223,7 +251,8 @@ impl Building {
             child: u64_at(d, 0),
             subvol: u32::from(d[8]) == key_type::ROOT_ITEM,
             file_type: d[29],
-            name: (start, name_len as u32 + 1),
+            name_at: start,
+            name_len: name_len as u16 + 1,
         });
     }
 }
@@ -510,7 +539,7 @@ mod tests {
         // The subdirectory's own read keeps it, with its entries.
         tight.read(root.as_fd(), dev, &[sub]).unwrap();
         let s = tight.take(dev, sub).unwrap();
-        let mut names: Vec<&[u8]> = s.entries.iter().map(|e| s.name(e)).collect();
+        let mut names: Vec<&[u8]> = s.entries().iter().map(|e| s.name(e)).collect();
         names.sort_unstable();
         assert_eq!(names, [&b"x\0"[..], b"y\0"]);
         assert_eq!(
@@ -558,14 +587,19 @@ mod tests {
         d[24..32].copy_from_slice(&4096u64.to_le_bytes());
         d[40..44].copy_from_slice(&2u32.to_le_bytes());
         d[52..56].copy_from_slice(&0o100644u32.to_le_bytes());
-        d[136..144].copy_from_slice(&1_700_000_000u64.to_le_bytes());
-        d[144..148].copy_from_slice(&123u32.to_le_bytes());
+        // atime, ctime, mtime, otime: seconds, then nanoseconds.
+        for (i, at) in [112, 124, 136, 148].into_iter().enumerate() {
+            d[at..at + 8].copy_from_slice(&(1_700_000_000 + i as u64).to_le_bytes());
+            d[at + 8..at + 12].copy_from_slice(&(120 + i as u32).to_le_bytes());
+        }
         let it = InodeItem::parse(&d).unwrap();
+        assert_eq!((it.size, it.nbytes, it.nlink), (900, 4096, 2));
+        assert_eq!(it.mode, 0o100644);
         assert_eq!(
-            (it.generation, it.size, it.nbytes, it.nlink),
-            (7, 900, 4096, 2)
+            it.secs,
+            [1_700_000_000, 1_700_000_001, 1_700_000_002, 1_700_000_003]
         );
-        assert_eq!((it.mode, it.mtime), (0o100644, (1_700_000_000, 123)));
+        assert_eq!(it.nsecs, [120, 121, 122, 123]);
         assert!(InodeItem::parse(&d[..159]).is_none());
 
         let mut e = vec![0u8; DIR_ITEM_LEN];
@@ -580,10 +614,10 @@ mod tests {
         b.add_entry(&e);
         let t = b.built();
         assert!(!t.broken);
-        assert_eq!(t.entries.len(), 2);
-        assert_eq!((t.entries[0].child, t.entries[0].subvol), (300, false));
-        assert!(t.entries[1].subvol);
-        assert_eq!(t.name(&t.entries[1]), b"abc\0");
+        assert_eq!(t.entries().len(), 2);
+        assert_eq!((t.entries()[0].child, t.entries()[0].subvol), (300, false));
+        assert!(t.entries()[1].subvol);
+        assert_eq!(t.name(&t.entries()[1]), b"abc\0");
         // A name longer than the item is broken, and so is a name with a
         // slash.
         e[27..29].copy_from_slice(&9u16.to_le_bytes());
@@ -595,5 +629,18 @@ mod tests {
         e[30..33].copy_from_slice(b"a/b");
         b.add_entry(&e);
         assert!(b.built().broken);
+        // 255 bytes is a name; 256 is not (`BTRFS_NAME_LEN`).
+        for (len, broken) in [(255u16, false), (256, true)] {
+            b.start(302, InodeItem::parse(&d));
+            e.truncate(DIR_ITEM_LEN);
+            e[27..29].copy_from_slice(&len.to_le_bytes());
+            e.resize(DIR_ITEM_LEN + usize::from(len), b'n');
+            b.add_entry(&e);
+            let t = b.built();
+            assert_eq!(t.broken, broken, "{len}");
+            if !broken {
+                assert_eq!(t.name(&t.entries()[0]).len(), 256);
+            }
+        }
     }
 }

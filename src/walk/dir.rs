@@ -278,7 +278,7 @@ fn list_tree<'s>(
     let Some((template, me)) = tree::listing(ctx, dir, template, local) else {
         return false;
     };
-    let n = me.entries.len();
+    let n = me.entries().len();
     let mut start = tree::INLINE_ENTRIES.min(n);
     while start < n {
         let end = (start + tree::BATCH_ENTRIES).min(n);
@@ -328,7 +328,7 @@ fn tree_entries<'s>(
     // The directory's own fd, when it was not opened and an entry needs a
     // `statx` by name.
     let mut own: Option<Arc<OwnedFd>> = None;
-    for (i, e) in me.entries[range.clone()].iter().enumerate() {
+    for (i, e) in me.entries()[range.clone()].iter().enumerate() {
         let idx = (range.start + i) as u32;
         let (name, listed) = (tree::name_of(me, e), tree::listed(e));
         if !e.subvol {

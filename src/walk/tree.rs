@@ -161,7 +161,7 @@ impl Ahead {
         me: &TreeInode,
         range: Range<usize>,
     ) -> Ahead {
-        let mut want: Vec<u64> = me.entries[range]
+        let mut want: Vec<u64> = me.entries()[range]
             .iter()
             .filter(|e| !e.subvol && !ctx.tree.inodes.has(dir.h.dev, e.child))
             .map(|e| e.child)
@@ -310,12 +310,13 @@ fn statx_of(template: &Statx, ino: u64, t: &TreeInode, sector: u64) -> Statx {
     st.stx_attributes = StatxAttributes::empty();
     st.stx_rdev_major = (it.rdev >> 20) as u32;
     st.stx_rdev_minor = (it.rdev & 0xf_ffff) as u32;
-    for (ts, (sec, nsec)) in [
-        (&mut st.stx_atime, it.atime),
-        (&mut st.stx_ctime, it.ctime),
-        (&mut st.stx_mtime, it.mtime),
-        (&mut st.stx_btime, it.otime),
-    ] {
+    let times = [
+        &mut st.stx_atime,
+        &mut st.stx_ctime,
+        &mut st.stx_mtime,
+        &mut st.stx_btime,
+    ];
+    for ((ts, sec), nsec) in times.into_iter().zip(it.secs).zip(it.nsecs) {
         ts.tv_sec = sec;
         ts.tv_nsec = nsec;
     }
