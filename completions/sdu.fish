@@ -30,7 +30,7 @@ complete -c sdu -l html -d 'Write a zoomable treemap of the scan to FILE (- for 
 complete -c sdu -l color -d 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c sdu -s j -l threads -d 'Worker threads [default: the number of CPUs, or 8 when the tree is not in memory (cold cache): threads that wait on the disk; 4 as root on Btrfs, where one search reads many inodes]' -r
+complete -c sdu -s j -l threads -d 'Worker threads [default: the number of CPUs, or 8 when the tree is not in memory (cold cache): threads that wait on the disk; 4 on XFS, where more wait on each other\'s inode reads, and as root on Btrfs, where one search reads many inodes]' -r
 complete -c sdu -l index-memory -d 'Memory for the index of shared extents (16 bytes a mapping): past SIZE (e.g. 2G) it spills sorted runs to a temporary file in TMPDIR, else /tmp [default: half the available memory]' -r
 complete -c sdu -l export -d 'Write the scan to FILE (- for standard output) instead of the report, in ncdu\'s JSON export format with sdu\'s figures added: ncdu -f FILE browses it, sdu --import FILE reports on it' -r -F
 complete -c sdu -l import -d 'Read a scan saved with --export (or ncdu -o) from FILE (- for standard input) instead of scanning; every report and --to-free work on it. PATHs are then --to-free candidates, by their paths in the saved scan' -r -F

@@ -310,8 +310,9 @@ pub struct Cli {
     pub color: ColorWhen,
 
     /// Worker threads [default: the number of CPUs, or 8 when the tree is
-    /// not in memory (cold cache): threads that wait on the disk; 4 as
-    /// root on Btrfs, where one search reads many inodes]
+    /// not in memory (cold cache): threads that wait on the disk; 4 on
+    /// XFS, where more wait on each other's inode reads, and as root on
+    /// Btrfs, where one search reads many inodes]
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024), help_heading = "Scan")]
     pub threads: Option<u32>,
 

@@ -149,6 +149,9 @@ pub(crate) fn walk(
         Some(n) if cold && tree::likely(opts, du_rules) => {
             n.min(cold::SEARCH_THREADS).max(opts.threads)
         }
+        Some(n) if cold && cold::all_on(&opts.roots, crate::probe::magic::XFS) => {
+            n.min(cold::XFS_THREADS).max(opts.threads)
+        }
         Some(n) if cold => n.max(opts.threads),
         _ => opts.threads,
     };

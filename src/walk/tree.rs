@@ -101,7 +101,7 @@ pub(super) fn likely(o: &WalkOptions, du_rules: bool) -> bool {
     !o.fiemap_only
         && options_allow(o, du_rules)
         && crate::extents::source::can_search_trees()
-        && super::cold::on_btrfs(&o.roots)
+        && super::cold::all_on(&o.roots, magic::BTRFS)
 }
 
 /// The template `statx` of directory `dir` (its own: `known`, when the
