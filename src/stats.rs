@@ -258,6 +258,10 @@ fn walked(
         counters.copies_reused.to_string(),
     );
     line(
+        "files put off while a copy was mapped".into(),
+        counters.copies_waited.to_string(),
+    );
+    line(
         "inline files recorded for snapshots".into(),
         counters.inline_recorded.to_string(),
     );

@@ -11,11 +11,11 @@ use rustix::io::Errno;
 
 use super::ctx::{Ctx, Local, dev_of};
 use super::fdcache::{DirFs, DirHandle};
-use super::later::{AgTable, Handed, Later, Who};
+use super::later::{AgTable, Handed, Later, Waiting, Who};
 use super::open::{self, DirError, Now, OpenFile};
 use super::read::{Kept, Mapped, ToRead, credit, read_open};
 use crate::error::{Diagnostic, strerror};
-use crate::extents::copies::{self, CopyKey};
+use crate::extents::copies::{self, Claim, CopyKey, Lookup};
 use crate::extents::fiemap::FIEMAP_EXTENT_DATA_INLINE;
 use crate::extents::{Pending, SearchFile, Searched, Source};
 use crate::figures::{Kind, Stats};
@@ -197,15 +197,24 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
             true,
         ) if copies::settled(&sv, ctime) => {
             let ids = sv.ids;
-            // While no copy is remembered (no snapshot mapped yet, or none
-            // at all), no key is made: the lookup would find nothing.
-            if !ctx.map.extents.copies().is_empty() {
-                let key = copy_key(space, f.st);
-                if let Some(m) = ctx.map.extents.copies().find(&key, ids) {
-                    return reuse(ctx, f, space, &m, once, local);
+            let copies = ctx.map.extents.copies();
+            // A file of a snapshot has copies elsewhere; one of a subvolume
+            // that is none may have, once some snapshot is met. Until then
+            // (a tree without snapshots), no key is made.
+            let snapshot = ids.1 != [0; 16];
+            let claim = if snapshot || !copies.is_empty() {
+                match copies.find_or_claim(copy_key(space, f.st), ids) {
+                    Lookup::Found(m) => return reuse(ctx, f, space, &m, once, local),
+                    Lookup::Claimed(c) => Some(c),
+                    // Another thread maps a copy now: the file waits for
+                    // the end of its task, when that copy is mapped.
+                    Lookup::Busy if put_off(ctx, f, once, local) => return Mapped::Handed,
+                    Lookup::Busy | Lookup::Missed => None,
                 }
-            }
-            Some((space, ids))
+            } else {
+                None
+            };
+            Some((space, ids, claim))
         }
         _ => None,
     };
@@ -267,9 +276,9 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
         (now.ino, now.size, now.blocks, now.ctime)
             == (st.stx_ino, st.stx_size, st.stx_blocks, ctime)
     });
-    let copy_of = copy.map(|c| c.1);
-    // Inline data is kept for the copies in a snapshot only.
-    let keep = copy_of.map(|ids| ids.1 != [0; 16]);
+    // Inline data is kept for the copies in a snapshot, or where a
+    // snapshot was met and the key claimed.
+    let keep = copy.as_ref().map(|c| c.1.1 != [0; 16] || c.2.is_some());
     // XFS: the table of its allocation groups, moved out of the task's
     // cache while the file is mapped (no reference count per file).
     if local.ag.holds_other_than(fs.info.index) {
@@ -288,14 +297,14 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     };
     let (mapped, kept) = map_in_turn(ctx, f, file, table.as_deref(), local);
     local.ag.put(table);
-    if let Some((space, subvol)) = copy {
+    if let Some((space, subvol, claim)) = copy {
         let file = match mapped {
             Mapped::Extents {
                 id: Some((id, _)), ..
             } if !once => Some(id),
             _ => None,
         };
-        keep_copy(ctx, (space, st), subvol, kept, file);
+        keep_copy(ctx, (space, st), subvol, kept, file, claim);
     }
     mapped
 }
@@ -398,30 +407,127 @@ pub(super) fn end_turn(ctx: &Ctx<'_>, local: &mut Local) {
     local.ag.put(table);
 }
 
+/// Files a task holds put off ([`put_off`]); past it, the older half is
+/// accounted for at once. Their copies are mapped by then: the thread that
+/// claimed one maps it in microseconds, and the task has since stat-ed
+/// the newer half. About 400 bytes each.
+const WAITING_MAX: usize = 64;
+
+/// Puts off a file whose copy another thread is mapping, to the end of its
+/// task ([`revisit`]); false when it cannot be: it is not listed in a
+/// directory the task can reopen.
+fn put_off(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> bool {
+    let (Some((dir, idx)), Some(fs), false) = (f.dir, f.fs, f.lazy) else {
+        return false;
+    };
+    local.waiting.push(Waiting {
+        fs: *fs,
+        who: Who {
+            node: f.node,
+            entry: f.entry,
+            ns: f.ns,
+            once,
+        },
+        st: *f.st,
+        dev: f.dev,
+        kind: f.kind,
+        dir: dir.clone(),
+        idx,
+        name: f.name.to_owned(),
+        guard: f.guard,
+    });
+    local.counters.copies_waited += 1;
+    if local.waiting.len() >= WAITING_MAX {
+        revisit(ctx, local, WAITING_MAX / 2);
+    }
+    true
+}
+
+/// Accounts for the first `n` files the task put off ([`put_off`]): from
+/// the copy another thread mapped meanwhile, or on their own if it kept
+/// none. They are all of the task's own directory, and go into its figures.
+fn revisit(ctx: &Ctx<'_>, local: &mut Local, n: usize) {
+    let mut waiting = std::mem::take(&mut local.waiting);
+    for w in waiting.drain(..n.min(waiting.len())) {
+        let path = || w.dir.path(Some(w.name.to_bytes()));
+        let flags = open::dir_flags(ctx.run.euid, None, ctx.run.opts.follow_args);
+        let mapped = match w.dir.fd(&ctx.fds.cache, flags) {
+            Ok(dirfd) => {
+                let f = FileAt {
+                    dirfd: dirfd.as_fd(),
+                    name: &w.name,
+                    st: &w.st,
+                    dev: w.dev,
+                    kind: w.kind,
+                    fs: Some(&w.fs),
+                    node: w.who.node,
+                    entry: w.who.entry,
+                    ns: w.who.ns,
+                    guard: w.guard,
+                    follow: false,
+                    path: &path,
+                    // Not put off again.
+                    dir: None,
+                    lazy: false,
+                };
+                map_file(ctx, &f, Pre::No, w.who.once, local)
+            }
+            Err(DirError::Gone(_) | DirError::Replaced) => Mapped::Gone,
+            Err(DirError::Errno(e)) => {
+                ctx.run.msgs.report(Diagnostic::CannotReadExtents {
+                    path: path(),
+                    reason: strerror(e),
+                });
+                Mapped::Unverified
+            }
+        };
+        let own = credit(ctx, (&w.st, w.kind, w.dev), w.who, Some(mapped), local);
+        // As the walk credits an entry of the directory it reads.
+        local.acc += own;
+        if w.who.entry.is_none() {
+            let leaf = (w.who.node, w.kind);
+            ctx.leaf(local, &w.dir, leaf, w.idx, &w.name, own);
+        }
+    }
+    local.waiting = waiting;
+}
+
+/// Ends what a task shares with other threads, before it hands its records
+/// over: the files it put off ([`revisit`]), then the allocation group's
+/// turn it holds ([`end_turn`]).
+pub(super) fn end_task(ctx: &Ctx<'_>, local: &mut Local) {
+    revisit(ctx, local, usize::MAX);
+    end_turn(ctx, local);
+}
+
 /// Remembers what FIEMAP gave (`kept`) the inode `st` of subvolume
 /// `subvol`, in extent space `space`, for its copies in related snapshots,
 /// if it may have any ([`copies::worth_keeping`]); `file`: its file id, if
-/// it was credited to one node (not through links).
+/// it was credited to one node (not through links); `claim`: the key, if
+/// this thread claimed it ([`copies::Copies::find_or_claim`]).
 pub(super) fn keep_copy(
     ctx: &Ctx<'_>,
     (space, st): (u32, &Statx),
     subvol: copies::SubvolIds,
     kept: Option<Kept>,
     file: Option<u32>,
+    claim: Option<Claim<'_>>,
 ) {
-    if let Some(extents) = kept.filter(|k| copies::worth_keeping(k, subvol)) {
+    let inline_ok = subvol.1 != [0; 16] || claim.is_some();
+    if let Some(extents) = kept.filter(|k| copies::worth_keeping(k, inline_ok)) {
         let inline = extents
             .iter()
             .any(|e| e.flags & FIEMAP_EXTENT_DATA_INLINE != 0);
         let file = file.filter(|_| !inline);
-        ctx.map.extents.copies().remember(
-            copy_key(space, st),
-            copies::Mapped {
-                subvol,
-                extents,
-                file,
-            },
-        );
+        let m = copies::Mapped {
+            subvol,
+            extents,
+            file,
+        };
+        match claim {
+            Some(c) => c.keep(m),
+            None => ctx.map.extents.copies().remember(copy_key(space, st), m),
+        }
     }
 }
 

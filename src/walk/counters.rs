@@ -38,6 +38,9 @@ pub struct Counters {
     /// Btrfs files credited with the extents of a copy of them mapped
     /// before, in a related snapshot, instead of their own FIEMAP.
     pub copies_reused: u64,
+    /// Btrfs files met while another thread mapped a copy of them, put off
+    /// to the end of their task.
+    pub copies_waited: u64,
     /// Btrfs files with inline data recorded, to be matched with their
     /// copies in other subvolumes after the walk (none when the walk can
     /// meet only one subvolume).
@@ -92,6 +95,7 @@ impl Counters {
         self.compressed_files += o.compressed_files;
         self.compressed_bytes += o.compressed_bytes;
         self.copies_reused += o.copies_reused;
+        self.copies_waited += o.copies_waited;
         self.inline_recorded += o.inline_recorded;
         self.search_files += o.search_files;
         self.search_calls += o.search_calls;

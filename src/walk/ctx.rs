@@ -147,6 +147,9 @@ pub(super) struct Local {
     /// Figures for directories other than the task's own: files other
     /// threads handed to this one while it held an allocation group's turn.
     pub(super) partial: Vec<(NodeId, Stats)>,
+    /// Files put off while another thread mapped a copy of them
+    /// ([`super::account::end_task`]).
+    pub(super) waiting: Vec<super::later::Waiting>,
     /// As root on Btrfs: the items of the task's regular files, read
     /// together before they are stat-ed, by inode number (sorted).
     pub(super) pre: Vec<(u64, InodeItems)>,

@@ -292,7 +292,7 @@ fn list_tree<'s>(
                 (dir.lazy, dir.shared) = (true, None);
             }
             tree_entries(ctx, s, &dir, &template, &me, start..end, &mut local);
-            account::end_turn(ctx, &mut local);
+            account::end_task(ctx, &mut local);
             ctx.flush(local, Some(h.id), None);
             drop(fd);
             h.release(&ctx.fds.cache);
@@ -395,7 +395,7 @@ fn report_dir_error(ctx: &Ctx<'_>, h: &DirHandle, e: DirError) {
 /// Hands a directory task's records to its thread's shard (`local` by
 /// reference: it is hundreds of bytes, not moved per directory).
 pub(super) fn finish(ctx: &Ctx<'_>, h: &DirHandle, mut rec: NodeRec, local: &mut Local) {
-    account::end_turn(ctx, local);
+    account::end_task(ctx, local);
     rec.own = local.acc;
     ctx.flush_from(local, None, Some((&rec, h.name.as_bytes())));
 }
@@ -430,7 +430,7 @@ fn spawn_batch<'s>(
             entry_as(ctx, s, &dir, Entry::listed(name, listed, idx), &mut local);
             idx = idx.saturating_add(1);
         }
-        account::end_turn(ctx, &mut local);
+        account::end_task(ctx, &mut local);
         ctx.flush_from(&mut local, Some(h.id), None);
         drop(fd);
         h.release(&ctx.fds.cache);

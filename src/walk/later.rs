@@ -43,6 +43,26 @@ pub(super) struct Later {
     pub(super) name: CString,
 }
 
+/// A Btrfs file met while another thread mapped a copy of it
+/// ([`crate::extents::copies::Lookup::Busy`]): the task accounts for it
+/// when it ends, from that copy, and maps it on its own only if none was
+/// kept. Without an fd: nearly every one finds its copy.
+pub(super) struct Waiting {
+    pub(super) fs: DirFs,
+    pub(super) who: Who,
+    pub(super) st: Statx,
+    pub(super) dev: u64,
+    pub(super) kind: Kind,
+    /// Its directory: its figures go there, it is opened from there.
+    pub(super) dir: Arc<DirHandle>,
+    /// Its position in its directory's getdents order.
+    pub(super) idx: u32,
+    /// Its name in its directory.
+    pub(super) name: CString,
+    /// Open it only through the `O_PATH` check.
+    pub(super) guard: bool,
+}
+
 /// Where a file's figures go.
 #[derive(Clone, Copy)]
 pub(super) struct Who {

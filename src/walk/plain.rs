@@ -110,6 +110,7 @@ pub(super) fn file(
             ids,
             Some(k.into_boxed_slice()),
             got.file,
+            None,
         );
     }
     let whole = got.inline || fs.info.magic != magic::BTRFS;
