@@ -31,7 +31,7 @@
 //! root the tree search reads every copy's own items and does not use this.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use dashmap::DashMap;
 
@@ -131,6 +131,9 @@ pub(crate) struct Copies {
     /// The entries of `map`: while there is none (a tree without
     /// snapshots, the common case), a lookup costs one atomic load.
     len: AtomicUsize,
+    /// A file of a snapshot was looked up: the files of other subvolumes
+    /// may have copies in the scan, and claim their keys too.
+    snapshot_met: AtomicBool,
 }
 
 /// What the map holds for one key.
@@ -158,13 +161,21 @@ pub(crate) enum Lookup<'a> {
 impl Copies {
     /// The copy of `key` mapped in a subvolume related to `subvol`, if any.
     /// When none is known and none is being mapped, the key is claimed for
-    /// the caller to map.
+    /// the caller to map, if `subvol` is a snapshot or a snapshot was met.
     ///
     /// The walk's threads go through a subvolume and its snapshots in the
     /// same order and at one pace: without the claim each thread that met
     /// an inode at once mapped its own copy (with 2 threads, a subvolume and
     /// one snapshot took 76,868 FIEMAPs for 43,490 inodes).
     pub(crate) fn find_or_claim(&self, key: CopyKey, subvol: SubvolIds) -> Lookup<'_> {
+        let claim = if subvol.1 != [0; 16] {
+            if !self.snapshot_met.load(Ordering::Relaxed) {
+                self.snapshot_met.store(true, Ordering::Relaxed);
+            }
+            true
+        } else {
+            self.snapshot_met.load(Ordering::Relaxed)
+        };
         loop {
             match self.map.get(&key).as_deref() {
                 Some(Slot::Mapped(m)) if related(m.subvol, subvol) => {
@@ -172,6 +183,7 @@ impl Copies {
                 }
                 Some(Slot::Mapped(_)) => return Lookup::Missed,
                 Some(Slot::Claimed) => return Lookup::Busy,
+                None if !claim => return Lookup::Missed,
                 None => {}
             }
             if let dashmap::Entry::Vacant(v) = self.map.entry(key) {
@@ -396,6 +408,20 @@ mod tests {
             panic!("still found");
         };
         assert_eq!(m.subvol, (C, A));
+    }
+
+    /// A file of a subvolume that is no snapshot claims nothing (and so
+    /// keeps no inline data) until a snapshot's file was looked up: a
+    /// subvolume scanned without its snapshots costs no memory.
+    #[test]
+    fn a_subvolume_claims_only_once_a_snapshot_is_met() {
+        let c = Copies::default();
+        let (key, origin) = (key(), (A, Z));
+        assert!(matches!(c.find_or_claim(key, origin), Lookup::Missed));
+        assert!(c.is_empty());
+        let other = CopyKey { ino: 258, ..key };
+        assert!(matches!(c.find_or_claim(other, (B, A)), Lookup::Claimed(_)));
+        assert!(matches!(c.find_or_claim(key, origin), Lookup::Claimed(_)));
     }
 
     /// Two threads after one key: exactly one claims it; the other finds

@@ -199,8 +199,9 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
             let ids = sv.ids;
             let copies = ctx.map.extents.copies();
             // A file of a snapshot has copies elsewhere; one of a subvolume
-            // that is none may have, once some snapshot is met. Until then
-            // (a tree without snapshots), no key is made.
+            // that is none may have one remembered, and claims its key once
+            // a snapshot is met. Until some copy is (a tree without
+            // snapshots), no key is made.
             let snapshot = ids.1 != [0; 16];
             let claim = if snapshot || !copies.is_empty() {
                 match copies.find_or_claim(copy_key(space, f.st), ids) {
