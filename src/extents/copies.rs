@@ -194,6 +194,15 @@ impl Copies {
         }
     }
 
+    /// The copy of `key` mapped in a subvolume related to `subvol`, if any,
+    /// without a claim.
+    pub(crate) fn find(&self, key: &CopyKey, subvol: SubvolIds) -> Option<Arc<Mapped>> {
+        match self.map.get(key).as_deref() {
+            Some(Slot::Mapped(m)) if related(m.subvol, subvol) => Some(Arc::clone(m)),
+            _ => None,
+        }
+    }
+
     /// Remembers what mapping the copy `key` gave. The first copy mapped
     /// stays: a later one gave the same, or is of an unrelated subvolume.
     pub(crate) fn remember(&self, key: CopyKey, m: Mapped) {

@@ -6,7 +6,7 @@ use std::ffi::CStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
-use rustix::fs::Statx;
+use rustix::fs::{CWD, Statx};
 use rustix::io::Errno;
 
 use super::ctx::{Ctx, Local, dev_of};
@@ -451,36 +451,43 @@ fn revisit(ctx: &Ctx<'_>, local: &mut Local, n: usize) {
     let mut waiting = std::mem::take(&mut local.waiting);
     for w in waiting.drain(..n.min(waiting.len())) {
         let path = || w.dir.path(Some(w.name.to_bytes()));
+        let at = |dirfd| FileAt {
+            dirfd,
+            name: &w.name,
+            st: &w.st,
+            dev: w.dev,
+            kind: w.kind,
+            fs: Some(&w.fs),
+            node: w.who.node,
+            entry: w.who.entry,
+            ns: w.who.ns,
+            guard: w.guard,
+            follow: false,
+            path: &path,
+            // Not put off again.
+            dir: None,
+            lazy: false,
+        };
+        let found = w.fs.copies.and_then(|sv| {
+            let key = copy_key(w.fs.space, &w.st);
+            ctx.map.extents.copies().find(&key, sv.ids)
+        });
         let flags = open::dir_flags(ctx.run.euid, None, ctx.run.opts.follow_args);
-        let mapped = match w.dir.fd(&ctx.fds.cache, flags) {
-            Ok(dirfd) => {
-                let f = FileAt {
-                    dirfd: dirfd.as_fd(),
-                    name: &w.name,
-                    st: &w.st,
-                    dev: w.dev,
-                    kind: w.kind,
-                    fs: Some(&w.fs),
-                    node: w.who.node,
-                    entry: w.who.entry,
-                    ns: w.who.ns,
-                    guard: w.guard,
-                    follow: false,
-                    path: &path,
-                    // Not put off again.
-                    dir: None,
-                    lazy: false,
-                };
-                map_file(ctx, &f, Pre::No, w.who.once, local)
-            }
-            Err(DirError::Gone(_) | DirError::Replaced) => Mapped::Gone,
-            Err(DirError::Errno(e)) => {
-                ctx.run.msgs.report(Diagnostic::CannotReadExtents {
-                    path: path(),
-                    reason: strerror(e),
-                });
-                Mapped::Unverified
-            }
+        let mapped = match found {
+            // Found: nothing is opened (`reuse` reads no fd), and the
+            // directory is not reopened for it.
+            Some(m) => reuse(ctx, &at(CWD), w.fs.space, &m, w.who.once, local),
+            None => match w.dir.fd(&ctx.fds.cache, flags) {
+                Ok(dirfd) => map_file(ctx, &at(dirfd.as_fd()), Pre::No, w.who.once, local),
+                Err(DirError::Gone(_) | DirError::Replaced) => Mapped::Gone,
+                Err(DirError::Errno(e)) => {
+                    ctx.run.msgs.report(Diagnostic::CannotReadExtents {
+                        path: path(),
+                        reason: strerror(e),
+                    });
+                    Mapped::Unverified
+                }
+            },
         };
         let own = credit(ctx, (&w.st, w.kind, w.dev), w.who, Some(mapped), local);
         // As the walk credits an entry of the directory it reads.
