@@ -541,6 +541,7 @@ impl Ctx<'_> {
         dir: Option<(&NodeRec, &[u8])>,
     ) {
         debug_assert!(local.ag.holding.is_none(), "a task ended holding a turn");
+        debug_assert!(local.waiting.is_empty(), "a task ended with files put off");
         if let Some(p) = &self.run.opts.progress {
             p.entries
                 .fetch_add(local.counters.entries, Ordering::Relaxed);
