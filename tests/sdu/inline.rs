@@ -533,8 +533,9 @@ fn snapshot_mounted_inside_the_scan_is_seen() {
 /// Two threads meet a subvolume's files and their copies in its snapshot
 /// at once, in the same order: each inode is still mapped once (the first
 /// thread to meet it claims it; the other puts its copy off to the end of
-/// its task), and the figures are those of one thread. Without the claim,
-/// most copies met at once were mapped by both threads.
+/// its task), the figures are those of one thread, and the snapshot's
+/// reclaimable is what deleting it frees. Without the claim, most copies
+/// met at once were mapped by both threads.
 #[test]
 fn copies_met_at_once_by_two_threads_are_mapped_once() {
     let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
@@ -555,7 +556,15 @@ fn copies_met_at_once_by_two_threads_are_mapped_once() {
     }
     sync_fs(d);
     snapshot(d);
-    let inodes = (dirs * files) as u64;
+    // Ten files rewritten: the snapshot alone holds their old data, which
+    // deleting it frees.
+    let rewritten = 10;
+    for i in 0..rewritten {
+        std::fs::write(d.join(format!("vol/d0/f{}", 2 * i)), vec![b'z'; 8192]).unwrap();
+    }
+    sync_fs(d);
+    // Each key once: the unchanged inodes, and both versions of the others.
+    let inodes = (dirs * files + rewritten) as u64;
     let vol = d.join("vol");
     // The two subvolumes as two roots: a thread starts in each.
     let scan = |j: &str| {
@@ -580,4 +589,7 @@ fn copies_met_at_once_by_two_threads_are_mapped_once() {
         );
     }
     let _ = writeln!(std::io::stderr(), "{put_off} copies put off in 3 runs");
+    // What the threads' scan says deleting the snapshot frees, it frees.
+    let doc: serde_json::Value = serde_json::from_slice(&scan("-j2").stdout).unwrap();
+    snap_frees_its_reclaimable(d, &doc);
 }
