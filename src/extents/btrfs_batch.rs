@@ -114,8 +114,9 @@ pub(crate) fn inodes_items(
 /// The extent items and refs of the data extents at `bytenrs` (sorted,
 /// without duplicates), as [`super::btrfs_search::extent_refs`] reads each,
 /// in a search of the extent tree per run of extents less than
-/// [`EXTENT_GAP`] apart (files written together lie together). `fd`: any
-/// file of the filesystem. Also the calls made.
+/// [`EXTENT_GAP`] apart (files written together lie together), a run of
+/// one as [`one_extent_refs`] reads it. `fd`: any file of the filesystem.
+/// Also the calls made.
 ///
 /// # Errors
 /// The search's.
@@ -133,6 +134,12 @@ pub(crate) fn extents_refs(
         }
     }
     for (lo, hi) in runs {
+        if lo == hi {
+            let (refs, c) = one_extent_refs(fd, lo)?;
+            calls += c;
+            got.extend(refs.map(|r| (lo, r)));
+            continue;
+        }
         calls += search_wide(
             fd,
             EXTENT_TREE_OBJECTID,
@@ -161,9 +168,114 @@ pub(crate) fn extents_refs(
     Ok((got, calls))
 }
 
+/// The extent item at `bytenr` and its refs, as [`extents_refs`] reads a
+/// run of one (`None`: no extent item there), and the calls made. The
+/// kernel reads a leaf to its end for a search that has not found as many
+/// items as it asked for: for a run of one, the rest of an extent tree
+/// leaf (some 200 extent items in 16 KiB) read for one item. So the
+/// extent item is asked for alone, and its keyed refs only if its inline
+/// refs do not count all its references.
+fn one_extent_refs(fd: BorrowedFd<'_>, bytenr: u64) -> io::Result<(Option<ExtentRefs>, u32)> {
+    let (mut refs, mut item) = (ExtentRefs::default(), false);
+    let max = (bytenr, key_type::SHARED_DATA_REF, u64::MAX);
+    let mut calls = search_wide(
+        fd,
+        EXTENT_TREE_OBJECTID,
+        (bytenr, key_type::EXTENT_ITEM, 0),
+        max,
+        1,
+        false,
+        |it| {
+            if it.objectid == bytenr && it.kind == key_type::EXTENT_ITEM {
+                item = true;
+                refs.add(it.kind, it.offset, it.data);
+            }
+            false
+        },
+    )?;
+    if !item {
+        return Ok((None, calls));
+    }
+    if !refs.found || refs.unknown || refs.counted() != refs.refs {
+        let keyed = (bytenr, key_type::EXTENT_ITEM + 1, 0);
+        calls += search_wide(fd, EXTENT_TREE_OBJECTID, keyed, max, 4096, false, |it| {
+            refs.add(it.kind, it.offset, it.data);
+            true
+        })?;
+    }
+    Ok((Some(refs), calls))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::fs;
+    use std::os::fd::{AsFd, OwnedFd};
+    use std::path::Path;
+
+    use crate::extents::btrfs_search::extent_refs;
+    use crate::extents::fiemap::Fiemap;
+    use crate::extents::test_files::{LoopBtrfs, clone_file, noise, write_synced};
+
+    fn open(p: &Path) -> OwnedFd {
+        OwnedFd::from(fs::File::open(p).unwrap())
+    }
+
+    fn first_extent(p: &Path) -> u64 {
+        let mut out = None;
+        Fiemap::new()
+            .for_each(open(p).as_fd(), |e| {
+                out = out.or(Some(e.physical));
+            })
+            .unwrap();
+        out.unwrap()
+    }
+
+    /// As root on a loopback Btrfs: an extent read alone (a run of one)
+    /// gives the refs that the search of that extent gives, keyed refs
+    /// included, and so does a run of two: one extent of a file cloned
+    /// into 40 others (more refs than its extent item holds inline), one
+    /// of a file alone (its one ref inline), and an address where no
+    /// extent starts.
+    #[test]
+    fn a_run_of_one_extent_reads_its_keyed_refs_too() {
+        let Some(fs) = LoopBtrfs::new(1) else {
+            return;
+        };
+        let m = fs.mnt.as_path();
+        write_synced(&m.join("shared"), &noise(64 << 10, 1));
+        for i in 0..40 {
+            clone_file(&m.join("shared"), &m.join(format!("c{i}")));
+        }
+        write_synced(&m.join("alone"), &noise(64 << 10, 2));
+        crate::extents::btrfs_search::commit(open(m).as_fd()).unwrap();
+        let (shared, alone) = (
+            first_extent(&m.join("shared")),
+            first_extent(&m.join("alone")),
+        );
+        let fd = open(m);
+        let (one, _) = extents_refs(fd.as_fd(), &[shared]).unwrap();
+        let want = extent_refs(fd.as_fd(), shared).unwrap();
+        assert_eq!(want.refs, 41);
+        assert!(want.counted() == 41 && want.list.len() == 41, "{want:?}");
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].1, want);
+        let (one, _) = extents_refs(fd.as_fd(), &[alone]).unwrap();
+        assert_eq!(one[0].1, extent_refs(fd.as_fd(), alone).unwrap());
+        assert_eq!(one[0].1.refs, 1);
+        // Both in one run of two (a gap past EXTENT_GAP splits them: then
+        // two runs of one); the same refs either way.
+        let mut both = [shared, alone];
+        both.sort_unstable();
+        let (two, _) = extents_refs(fd.as_fd(), &both).unwrap();
+        assert_eq!(two.len(), 2);
+        for (b, r) in &two {
+            assert_eq!(*r, extent_refs(fd.as_fd(), *b).unwrap());
+        }
+        let (none, _) = extents_refs(fd.as_fd(), &[shared + 4096]).unwrap();
+        assert!(none.is_empty(), "{none:?}");
+    }
 
     #[test]
     fn runs_cut_at_gaps_and_subdirectories() {
