@@ -67,6 +67,7 @@ pub(crate) fn inodes_items(
     dirfd: BorrowedFd<'_>,
     inos: &[u64],
     avoid: &[u64],
+    leaf: u32,
 ) -> io::Result<(Vec<(u64, InodeItems)>, u32)> {
     let mut got: Vec<(u64, InodeItems)> = Vec::with_capacity(inos.len());
     let mut broken: Vec<u64> = Vec::new();
@@ -79,6 +80,7 @@ pub(crate) fn inodes_items(
             (hi, key_type::EXTENT_DATA, u64::MAX),
             4096,
             true,
+            leaf,
             |it| {
                 match it.kind {
                     key_type::INODE_ITEM if inos.binary_search(&it.objectid).is_ok() => {
@@ -123,6 +125,7 @@ pub(crate) fn inodes_items(
 pub(crate) fn extents_refs(
     fd: BorrowedFd<'_>,
     bytenrs: &[u64],
+    leaf: u32,
 ) -> io::Result<(Vec<(u64, ExtentRefs)>, u32)> {
     let mut got: Vec<(u64, ExtentRefs)> = Vec::with_capacity(bytenrs.len());
     let mut calls = 0u32;
@@ -135,7 +138,7 @@ pub(crate) fn extents_refs(
     }
     for (lo, hi) in runs {
         if lo == hi {
-            let (refs, c) = one_extent_refs(fd, lo)?;
+            let (refs, c) = one_extent_refs(fd, lo, leaf)?;
             calls += c;
             got.extend(refs.map(|r| (lo, r)));
             continue;
@@ -147,6 +150,7 @@ pub(crate) fn extents_refs(
             (hi, key_type::SHARED_DATA_REF, u64::MAX),
             4096,
             true,
+            leaf,
             |it| {
                 // Only the keys the search of one extent reads (a block
                 // group item can share its first extent's objectid).
@@ -175,7 +179,11 @@ pub(crate) fn extents_refs(
 /// leaf (some 200 extent items in 16 KiB) read for one item. So the
 /// extent item is asked for alone, and its keyed refs only if its inline
 /// refs do not count all its references.
-fn one_extent_refs(fd: BorrowedFd<'_>, bytenr: u64) -> io::Result<(Option<ExtentRefs>, u32)> {
+fn one_extent_refs(
+    fd: BorrowedFd<'_>,
+    bytenr: u64,
+    leaf: u32,
+) -> io::Result<(Option<ExtentRefs>, u32)> {
     let (mut refs, mut item) = (ExtentRefs::default(), false);
     let max = (bytenr, key_type::SHARED_DATA_REF, u64::MAX);
     let mut calls = search_wide(
@@ -185,6 +193,7 @@ fn one_extent_refs(fd: BorrowedFd<'_>, bytenr: u64) -> io::Result<(Option<Extent
         max,
         1,
         false,
+        leaf,
         |it| {
             if it.objectid == bytenr && it.kind == key_type::EXTENT_ITEM {
                 item = true;
@@ -198,10 +207,19 @@ fn one_extent_refs(fd: BorrowedFd<'_>, bytenr: u64) -> io::Result<(Option<Extent
     }
     if !refs.found || refs.unknown || refs.counted() != refs.refs {
         let keyed = (bytenr, key_type::EXTENT_ITEM + 1, 0);
-        calls += search_wide(fd, EXTENT_TREE_OBJECTID, keyed, max, 4096, false, |it| {
-            refs.add(it.kind, it.offset, it.data);
-            true
-        })?;
+        calls += search_wide(
+            fd,
+            EXTENT_TREE_OBJECTID,
+            keyed,
+            max,
+            4096,
+            false,
+            leaf,
+            |it| {
+                refs.add(it.kind, it.offset, it.data);
+                true
+            },
+        )?;
     }
     Ok((Some(refs), calls))
 }
@@ -255,25 +273,25 @@ mod tests {
             first_extent(&m.join("alone")),
         );
         let fd = open(m);
-        let (one, _) = extents_refs(fd.as_fd(), &[shared]).unwrap();
+        let (one, _) = extents_refs(fd.as_fd(), &[shared], 0).unwrap();
         let want = extent_refs(fd.as_fd(), shared).unwrap();
         assert_eq!(want.refs, 41);
         assert!(want.counted() == 41 && want.list.len() == 41, "{want:?}");
         assert_eq!(one.len(), 1);
         assert_eq!(one[0].1, want);
-        let (one, _) = extents_refs(fd.as_fd(), &[alone]).unwrap();
+        let (one, _) = extents_refs(fd.as_fd(), &[alone], 0).unwrap();
         assert_eq!(one[0].1, extent_refs(fd.as_fd(), alone).unwrap());
         assert_eq!(one[0].1.refs, 1);
         // Both in one run of two (a gap past EXTENT_GAP splits them: then
         // two runs of one); the same refs either way.
         let mut both = [shared, alone];
         both.sort_unstable();
-        let (two, _) = extents_refs(fd.as_fd(), &both).unwrap();
+        let (two, _) = extents_refs(fd.as_fd(), &both, 0).unwrap();
         assert_eq!(two.len(), 2);
         for (b, r) in &two {
             assert_eq!(*r, extent_refs(fd.as_fd(), *b).unwrap());
         }
-        let (none, _) = extents_refs(fd.as_fd(), &[shared + 4096]).unwrap();
+        let (none, _) = extents_refs(fd.as_fd(), &[shared + 4096], 0).unwrap();
         assert!(none.is_empty(), "{none:?}");
     }
 

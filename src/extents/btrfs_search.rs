@@ -160,11 +160,18 @@ pub(crate) fn search(
     nr: u32,
     f: impl FnMut(&Item<'_>) -> bool,
 ) -> io::Result<u32> {
-    search_wide(fd, tree_id, min, max, nr, false, f)
+    search_wide(fd, tree_id, min, max, nr, false, 0, f)
 }
 
 /// [`search`], with the whole 64 KiB buffer from the first call when
-/// `wide` (for a search that wants many items).
+/// `wide` (for a search that wants many items). `leaf`: the filesystem's
+/// node size, which no item exceeds, or 0 if unknown. The kernel stops a
+/// call when the range is done, when it has found `nr` items, or when
+/// the next item would not fit in the buffer: a call that found fewer
+/// than `nr` and left room for any item (known from `leaf`) ended the
+/// range, and no call follows it (one more would read a leaf to its end
+/// to find nothing).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn search_wide(
     fd: BorrowedFd<'_>,
     tree_id: u64,
@@ -172,6 +179,7 @@ pub(crate) fn search_wide(
     max: (u64, u32, u64),
     nr: u32,
     wide: bool,
+    leaf: u32,
     mut f: impl FnMut(&Item<'_>) -> bool,
 ) -> io::Result<u32> {
     BUF.with(|cell| {
@@ -254,6 +262,9 @@ pub(crate) fn search_wide(
                 if !f(&item) {
                     return Ok(calls);
                 }
+            }
+            if leaf > 0 && n < nr.max(1) && size - pos >= SEARCH_HEADER_LEN + leaf as usize {
+                return Ok(calls);
             }
             // The next key after the last one found, in (objectid, type,
             // offset) order.
@@ -665,6 +676,11 @@ pub(crate) fn subvol_id(fd: BorrowedFd<'_>) -> io::Result<u64> {
         )?
     };
     Ok(args.treeid)
+}
+
+/// The node size of the Btrfs filesystem of `fd` (`BTRFS_IOC_FS_INFO`).
+pub(crate) fn node_size(fd: BorrowedFd<'_>) -> io::Result<u32> {
+    crate::probe::ioctl::btrfs_nodesize(fd)
 }
 
 /// Commits the running transaction of the filesystem of `fd`, if any, and

@@ -327,13 +327,13 @@ impl TreeCache {
     /// The search's.
     pub(crate) fn read(
         &self,
-        fd: BorrowedFd<'_>,
+        (fd, leaf): (BorrowedFd<'_>, u32),
         dev: u64,
         inos: &[u64],
     ) -> io::Result<(Vec<u64>, u32)> {
         let (mut bytenrs, mut calls) = (Vec::new(), 0);
         for (lo, hi) in runs(inos) {
-            let (b, c) = self.read_range(fd, dev, (lo, hi), Want::Now(inos))?;
+            let (b, c) = self.read_range((fd, leaf), dev, (lo, hi), Want::Now(inos))?;
             bytenrs.extend(b);
             calls += c;
         }
@@ -342,13 +342,14 @@ impl TreeCache {
 
     /// Reads the inodes `lo..=hi` of the subvolume open at `fd` (device
     /// `dev`) and keeps those `want` names, and the others while the cache
-    /// holds less than [`READ_AHEAD`], as [`Self::read`].
+    /// holds less than [`READ_AHEAD`], as [`Self::read`]. `leaf`: the
+    /// filesystem's node size, or 0 ([`search_wide`]).
     ///
     /// # Errors
     /// The search's.
     pub(crate) fn read_range(
         &self,
-        fd: BorrowedFd<'_>,
+        (fd, leaf): (BorrowedFd<'_>, u32),
         dev: u64,
         (lo, hi): (u64, u64),
         want: Want<'_>,
@@ -382,6 +383,7 @@ impl TreeCache {
             (hi, key_type::EXTENT_DATA, u64::MAX),
             u32::MAX,
             true,
+            leaf,
             |it| {
                 if it.kind == key_type::INODE_ITEM {
                     if open {
@@ -500,13 +502,14 @@ mod tests {
         let (f0, f3, sub) = (ino("f0"), ino("f3"), ino("sub"));
         let dev = fs::metadata(&fs.mnt).unwrap().dev();
         let root = fs::File::open(&fs.mnt).unwrap();
+        let leaf = crate::extents::btrfs_search::node_size(root.as_fd()).unwrap();
         let (lo, hi) = (fs::metadata(&d).unwrap().ino(), ino("sub/y"));
         let mut want = vec![f0, sub];
         want.sort_unstable();
 
         // Under the bound: every inode of the range.
         let open = TreeCache::default();
-        open.read_range(root.as_fd(), dev, (lo, hi), Want::Entries(&want))
+        open.read_range((root.as_fd(), leaf), dev, (lo, hi), Want::Entries(&want))
             .unwrap();
         assert!(
             [f0, f3, sub, ino("sub/x")]
@@ -520,7 +523,7 @@ mod tests {
             ..TreeCache::default()
         };
         let (bytenrs, _) = tight
-            .read_range(root.as_fd(), dev, (lo, hi), Want::Entries(&want))
+            .read_range((root.as_fd(), leaf), dev, (lo, hi), Want::Entries(&want))
             .unwrap();
         assert!(tight.has(dev, f0));
         assert!(!tight.has(dev, f3), "not asked for");
@@ -537,7 +540,7 @@ mod tests {
         assert_eq!(t.item.size, 8192);
         assert_eq!(t.extents.len(), 1);
         // The subdirectory's own read keeps it, with its entries.
-        tight.read(root.as_fd(), dev, &[sub]).unwrap();
+        tight.read((root.as_fd(), leaf), dev, &[sub]).unwrap();
         let s = tight.take(dev, sub).unwrap();
         let mut names: Vec<&[u8]> = s.entries().iter().map(|e| s.name(e)).collect();
         names.sort_unstable();
@@ -547,6 +550,61 @@ mod tests {
             0,
             "all taken, none counted"
         );
+    }
+
+    /// On a loopback Btrfs, as root: a range whose items fill the search's
+    /// buffer (files with 12,000-byte xattrs, five to a 64 KiB buffer) is
+    /// read whole when the search knows the node size and ends a call that
+    /// left room for any item; a file alone takes one call, not two.
+    #[test]
+    fn a_search_that_knows_the_node_size_still_reads_a_full_buffer() {
+        let Some(fs) = LoopBtrfs::new(1) else {
+            return;
+        };
+        let d = fs.mnt.join("d");
+        fs::create_dir(&d).unwrap();
+        let big = noise(12_000, 7);
+        for i in 0..41 {
+            let p = d.join(format!("f{i}"));
+            write_synced(&p, &noise(8192, i + 1));
+            rustix::fs::setxattr(&p, c"user.big", &big, rustix::fs::XattrFlags::empty()).unwrap();
+        }
+        sh(Command::new("btrfs")
+            .args(["filesystem", "sync"])
+            .arg(&fs.mnt))
+        .unwrap();
+        let mut inos: Vec<u64> = (0..41)
+            .map(|i| fs::metadata(d.join(format!("f{i}"))).unwrap().ino())
+            .collect();
+        inos.sort_unstable();
+        let dev = fs::metadata(&fs.mnt).unwrap().dev();
+        let root = fs::File::open(&fs.mnt).unwrap();
+        let leaf = crate::extents::btrfs_search::node_size(root.as_fd()).unwrap();
+        assert!(leaf >= 4096, "{leaf}");
+        let read = |leaf: u32, inos: &[u64]| {
+            let cache = TreeCache::default();
+            let (lo, hi) = (inos[0], inos[inos.len() - 1]);
+            let (_, calls) = cache
+                .read_range((root.as_fd(), leaf), dev, (lo, hi), Want::Now(inos))
+                .unwrap();
+            let got: Vec<_> = inos
+                .iter()
+                .map(|&i| cache.take(dev, i).map(|t| (t.item.size, t.extents.len())))
+                .collect();
+            (got, calls)
+        };
+        let (known, calls_known) = read(leaf, &inos);
+        let (unknown, calls_unknown) = read(0, &inos);
+        assert!(known.iter().all(|g| *g == Some((8192, 1))), "{known:?}");
+        assert_eq!(known, unknown);
+        assert!(calls_known >= 8, "five files a call: {calls_known}");
+        assert!(
+            calls_known <= calls_unknown,
+            "{calls_known} {calls_unknown}"
+        );
+        let (one, calls_one) = read(leaf, &inos[..1]);
+        assert_eq!(one, vec![Some((8192, 1))]);
+        assert_eq!((calls_one, read(0, &inos[..1]).1), (1, 2));
     }
 
     #[test]

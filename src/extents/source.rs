@@ -116,6 +116,8 @@ struct BtrfsState {
     /// Per filesystem (registry index): its transaction committed and the
     /// search permitted (true), or not (false).
     fs: DashMap<u32, bool, Fast>,
+    /// Per filesystem ready for the search: its node size.
+    leaf: DashMap<u32, u32, Fast>,
     /// Per device (a subvolume): its id, `last_snapshot` and root node.
     subvols: DashMap<u64, Option<(u64, u64, u64)>, Fast>,
     /// Per filesystem, subvolume and leaf: whether the leaf is shared.
@@ -437,7 +439,8 @@ impl Extents {
         if !self.search || inos.is_empty() || !self.fs_ready(dirfd, fs) {
             return None;
         }
-        let (items, mut calls) = btrfs_batch::inodes_items(dirfd, inos, avoid).ok()?;
+        let (items, mut calls) =
+            btrfs_batch::inodes_items(dirfd, inos, avoid, self.node_size(fs)).ok()?;
         let want = items
             .iter()
             .flat_map(|(_, it)| &it.extents)
@@ -458,7 +461,7 @@ impl Extents {
         if bytenrs.is_empty() {
             return 0;
         }
-        let Ok((refs, calls)) = btrfs_batch::extents_refs(fd, &bytenrs) else {
+        let Ok((refs, calls)) = btrfs_batch::extents_refs(fd, &bytenrs, self.node_size(fs)) else {
             return 0;
         };
         for (b, r) in refs {
@@ -612,12 +615,21 @@ impl Extents {
             // Data not yet written back has no extent items (and inode
             // items wait in memory until a commit): written out first, as
             // `sync -f` does, so that the tree holds what `statx` says.
+            if let Ok(n) = bs::node_size(dirfd) {
+                self.btrfs.leaf.insert(fs, n);
+            }
             rustix::fs::syncfs(dirfd).is_ok()
                 && bs::commit(dirfd).is_ok()
                 && bs::subvol_id(dirfd)
                     .and_then(|id| bs::root_info(dirfd, id))
                     .is_ok_and(|r| r.is_some())
         })
+    }
+
+    /// The node size of filesystem `fs`, once it is ready for the search
+    /// (0 if unknown: every search then ends on a call that finds nothing).
+    pub(crate) fn node_size(&self, fs: u32) -> u32 {
+        self.btrfs.leaf.get(&fs).map_or(0, |n| *n)
     }
 
     /// The subvolume of device `dev` (open at `dirfd`): its id,

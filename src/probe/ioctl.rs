@@ -292,6 +292,16 @@ pub(crate) fn vfs_uuid(fd: BorrowedFd<'_>) -> io::Result<[u8; 16]> {
 
 /// `ioctl(fd, BTRFS_IOC_FS_INFO)`—the `fsid` of the Btrfs filesystem.
 pub(crate) fn btrfs_fsid(fd: BorrowedFd<'_>) -> io::Result<[u8; 16]> {
+    Ok(btrfs_fs_info(fd)?.fsid)
+}
+
+/// `ioctl(fd, BTRFS_IOC_FS_INFO)`—the node size of the Btrfs filesystem,
+/// in bytes: no item of its trees is larger.
+pub(crate) fn btrfs_nodesize(fd: BorrowedFd<'_>) -> io::Result<u32> {
+    Ok(btrfs_fs_info(fd)?.nodesize)
+}
+
+fn btrfs_fs_info(fd: BorrowedFd<'_>) -> io::Result<BtrfsFsInfoArgs> {
     let mut args = BtrfsFsInfoArgs {
         max_id: 0,
         num_devices: 0,
@@ -315,7 +325,7 @@ pub(crate) fn btrfs_fsid(fd: BorrowedFd<'_>) -> io::Result<[u8; 16]> {
             Updater::<{ BTRFS_IOC_FS_INFO }, BtrfsFsInfoArgs>::new(&mut args),
         )?
     };
-    Ok(args.fsid)
+    Ok(args)
 }
 
 /// `struct btrfs_ioctl_timespec`.

@@ -132,7 +132,8 @@ pub(super) fn listing(
     let me = match ctx.tree.inodes.take(h.dev, h.ino) {
         Some(me) => me,
         None => {
-            if let Ok((_, calls)) = ctx.tree.inodes.read(dir.fd, h.dev, &[h.ino]) {
+            let leaf = ctx.map.extents.node_size(dir.fs.info.index);
+            if let Ok((_, calls)) = ctx.tree.inodes.read((dir.fd, leaf), h.dev, &[h.ino]) {
                 local.counters.search_calls += u64::from(calls);
             }
             ctx.tree.inodes.take(h.dev, h.ino)?
@@ -183,11 +184,12 @@ impl Ahead {
             return;
         };
         run.2 = true;
-        if let Ok((bytenrs, calls)) =
-            ctx.tree
-                .inodes
-                .read_range(dir.fd, dir.h.dev, (run.0, run.1), Want::Entries(&self.want))
-        {
+        if let Ok((bytenrs, calls)) = ctx.tree.inodes.read_range(
+            (dir.fd, ctx.map.extents.node_size(dir.fs.info.index)),
+            dir.h.dev,
+            (run.0, run.1),
+            Want::Entries(&self.want),
+        ) {
             local.counters.search_calls += u64::from(calls);
             let calls = ctx
                 .map
