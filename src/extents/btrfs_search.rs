@@ -164,13 +164,9 @@ pub(crate) fn search(
 }
 
 /// [`search`], with the whole 64 KiB buffer from the first call when
-/// `wide` (for a search that wants many items). `leaf`: the filesystem's
-/// node size, which no item exceeds, or 0 if unknown. The kernel stops a
-/// call when the range is done, when it has found `nr` items, or when
-/// the next item would not fit in the buffer: a call that found fewer
-/// than `nr` and left room for any item (known from `leaf`) ended the
-/// range, and no call follows it (one more would read a leaf to its end
-/// to find nothing).
+/// `wide`. `leaf`: the node size (no item is larger), or 0. A call ends
+/// when the range does, at `nr` items, or when the next item would not
+/// fit: one with fewer than `nr` and room for any item ended the range.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn search_wide(
     fd: BorrowedFd<'_>,
@@ -676,11 +672,6 @@ pub(crate) fn subvol_id(fd: BorrowedFd<'_>) -> io::Result<u64> {
         )?
     };
     Ok(args.treeid)
-}
-
-/// The node size of the Btrfs filesystem of `fd` (`BTRFS_IOC_FS_INFO`).
-pub(crate) fn node_size(fd: BorrowedFd<'_>) -> io::Result<u32> {
-    crate::probe::ioctl::btrfs_nodesize(fd)
 }
 
 /// Commits the running transaction of the filesystem of `fd`, if any, and

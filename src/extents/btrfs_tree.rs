@@ -502,7 +502,7 @@ mod tests {
         let (f0, f3, sub) = (ino("f0"), ino("f3"), ino("sub"));
         let dev = fs::metadata(&fs.mnt).unwrap().dev();
         let root = fs::File::open(&fs.mnt).unwrap();
-        let leaf = crate::extents::btrfs_search::node_size(root.as_fd()).unwrap();
+        let leaf = crate::probe::ioctl::btrfs_nodesize(root.as_fd()).unwrap();
         let (lo, hi) = (fs::metadata(&d).unwrap().ino(), ino("sub/y"));
         let mut want = vec![f0, sub];
         want.sort_unstable();
@@ -579,7 +579,7 @@ mod tests {
         inos.sort_unstable();
         let dev = fs::metadata(&fs.mnt).unwrap().dev();
         let root = fs::File::open(&fs.mnt).unwrap();
-        let leaf = crate::extents::btrfs_search::node_size(root.as_fd()).unwrap();
+        let leaf = crate::probe::ioctl::btrfs_nodesize(root.as_fd()).unwrap();
         assert!(leaf >= 4096, "{leaf}");
         let read = |leaf: u32, inos: &[u64]| {
             let cache = TreeCache::default();

@@ -615,7 +615,7 @@ impl Extents {
             // Data not yet written back has no extent items (and inode
             // items wait in memory until a commit): written out first, as
             // `sync -f` does, so that the tree holds what `statx` says.
-            if let Ok(n) = bs::node_size(dirfd) {
+            if let Ok(n) = crate::probe::ioctl::btrfs_nodesize(dirfd) {
                 self.btrfs.leaf.insert(fs, n);
             }
             rustix::fs::syncfs(dirfd).is_ok()
