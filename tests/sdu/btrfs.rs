@@ -605,3 +605,55 @@ fn vm_image_rewritten_in_place_as_root_is_what_deleting_frees() {
         "without root, the referenced bytes: {no_root:?}"
     );
 }
+
+/// As root, an extent whose refs do not fit in its extent item, read as a
+/// run of one: `pool/src` (256 KiB) cloned into 40 directories, each also
+/// holding 64 KiB of its own written later, so that a directory's two
+/// extents lie more than 256 KiB apart and each is searched alone; the
+/// extent has 41 refs, 8 of them keyed, and no file is left to FIEMAP.
+/// The 40 directories' reclaimable is
+/// their own data, which deleting them frees; then `pool`'s is its 256 KiB,
+/// which deleting it frees. Each checked against Data Used.
+#[test]
+fn lone_extents_with_keyed_refs_as_root_reclaimable_is_what_deleting_frees() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    let (pool, spread) = (d.join("pool"), d.join("spread"));
+    std::fs::create_dir(&pool).unwrap();
+    std::fs::create_dir(&spread).unwrap();
+    write_file(&pool.join("src"), 256 << 10);
+    sync_fs(d);
+    for i in 0..40 {
+        let sub = spread.join(format!("d{i:02}"));
+        std::fs::create_dir(&sub).unwrap();
+        run(Command::new("cp")
+            .args(["--reflink=always"])
+            .arg(pool.join("src"))
+            .arg(sub.join("c")))
+        .assert_ok();
+        write_file(&sub.join("own"), 64 << 10);
+        sync_fs(d);
+    }
+    // Every file decided from the refs read, none left to FIEMAP (a
+    // lone extent whose keyed refs were not read would be).
+    let out = run(Command::new(sdu_bin()).args(["-s", "--stats"]).arg(&spread));
+    assert_eq!(
+        stat_value(&out.stderr, "tree search undecided, mapped with FIEMAP"),
+        0,
+        "{}",
+        out.stderr
+    );
+    let fs_ = root_figures(&spread);
+    assert_eq!(fs_.reclaimable, 40 * (64 << 10), "{fs_:?}");
+    assert_eq!(fs_.shared, 256 << 10, "{fs_:?}");
+    let before = data_used(d);
+    std::fs::remove_dir_all(&spread).unwrap();
+    assert_eq!(before - data_used(d), fs_.reclaimable, "deleting spread");
+    let fp = root_figures(&pool);
+    assert_eq!(fp.reclaimable, 256 << 10, "{fp:?}");
+    let before = data_used(d);
+    std::fs::remove_dir_all(&pool).unwrap();
+    assert_eq!(before - data_used(d), fp.reclaimable, "deleting pool");
+}
