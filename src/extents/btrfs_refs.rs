@@ -25,15 +25,23 @@
 //!   `P`'s address: a block with two refs or more is shared; one
 //!   `SHARED_BLOCK_REF` leads to its parent; one `TREE_BLOCK_REF` of this
 //!   subvolume on its root node ends the walk, not shared ([`up_from`]);
-//! - anything else (a leaf as old as the last snapshot, refs from the
-//!   relocation tree, an item not understood): undecided, and the caller
-//!   asks FIEMAP for that file.
+//! - one `EXTENT_DATA_REF` of `S` itself, whose items are all in leaves
+//!   written before a snapshot `R` of `S` was made, `R` alive and its
+//!   tree unchanged since (its root item's `generation` is still its
+//!   `otransid`): a block of `S` older than that transaction has been in
+//!   `S` ever since (a tree never takes back a block it let go), so `R`
+//!   was made with it and still holds it, and the kernel's walk up from
+//!   the leaf meets a block both trees hold: shared ([`kept_until`]);
+//! - anything else (a leaf as old as the last snapshot with no such `R`,
+//!   refs from the relocation tree, an item not understood): undecided,
+//!   and the caller asks FIEMAP for that file.
 
 use std::io;
 use std::os::fd::BorrowedFd;
 
 use super::btrfs_search::{
-    DATA_RELOC_TREE_OBJECTID, DataRef, EXTENT_TREE_OBJECTID, ExtentRefs, key_type, search, u64_at,
+    DATA_RELOC_TREE_OBJECTID, DataRef, EXTENT_TREE_OBJECTID, ExtentRefs, ROOT_TREE_OBJECTID,
+    key_type, search, u32_at, u64_at,
 };
 
 /// What the refs say of one data extent.
@@ -45,6 +53,9 @@ pub(crate) enum Verdict {
     NotShared,
     /// Only FIEMAP (the kernel's walk up the tree) can tell.
     Undecided,
+    /// FIEMAP flags it shared, and the same inode of this subvolume holds
+    /// it too, through a leaf the two share ([`kept_until`]).
+    HeldBy(u64),
 }
 
 /// One item of the file being read that references the extent.
@@ -66,6 +77,10 @@ pub(crate) struct FileAt {
     pub(crate) ino: u64,
     /// The subvolume's `last_snapshot`.
     pub(crate) last_snapshot: u64,
+    /// A leaf of the subvolume older than this is shared with the
+    /// snapshot `kept_by` ([`kept_until`]; 0: none known).
+    pub(crate) kept_until: u64,
+    pub(crate) kept_by: u64,
 }
 
 /// Decides whether the extent whose refs are `refs` is shared, for the
@@ -125,12 +140,15 @@ pub(crate) fn decide(
                 };
             }
             let mine: Vec<&OwnItem> = own.iter().filter(|i| i.ref_offset == *offset).collect();
-            if *ino == at.ino
+            // The ref counts this file's items, and nothing else.
+            let exact = *ino == at.ino
+                && !mine.is_empty()
                 && mine.len() as u64 == u64::from(*count)
-                && mine.len() == own.len()
-                && mine.iter().all(|i| i.leaf_gen > at.last_snapshot)
-            {
+                && mine.len() == own.len();
+            if exact && mine.iter().all(|i| i.leaf_gen > at.last_snapshot) {
                 Verdict::NotShared
+            } else if exact && mine.iter().all(|i| i.leaf_gen < at.kept_until) {
+                Verdict::HeldBy(at.kept_by)
             } else {
                 Verdict::Undecided
             }
@@ -254,6 +272,71 @@ pub(crate) fn up_from(
     Verdict::Undecided
 }
 
+/// Offsets in `struct btrfs_root_item` (after its 160-byte inode item).
+const ROOT_GENERATION: usize = 160;
+const ROOT_REFS: usize = 216;
+const ROOT_GENERATION_V2: usize = 239;
+const ROOT_UUID: usize = 247;
+const ROOT_PARENT_UUID: usize = 263;
+const ROOT_OTRANSID: usize = 303;
+/// The subvolume ids: the top level, then `BTRFS_FIRST_FREE_OBJECTID` to
+/// `BTRFS_LAST_FREE_OBJECTID`.
+const FS_TREE: u64 = 5;
+const LAST_FREE: u64 = -256i64 as u64;
+
+/// For subvolume `tree` (open at `fd`): the transaction that made its
+/// newest snapshot still as it was made, alive, and that snapshot's id;
+/// (0, 0) if it has none.
+///
+/// A snapshot `R` is made in transaction `otransid` from the tree of `S`
+/// as it stands, and its root item's `generation` moves past `otransid`
+/// on the first change to its tree (a write, or the relocation of one of
+/// its blocks). A leaf of `S` written before `otransid` has been in `S`
+/// ever since (a changed leaf is written anew, and a tree never takes
+/// back a block it let go), so it was in `S` when `R` was made, and `R`,
+/// unchanged, still holds it.
+///
+/// # Errors
+/// The search's.
+pub(crate) fn kept_until(fd: BorrowedFd<'_>, tree: u64) -> io::Result<(u64, u64)> {
+    // (id, uuid, parent uuid, otransid if alive and unchanged)
+    let mut roots: Vec<(u64, [u8; 16], [u8; 16], u64)> = Vec::new();
+    search(
+        fd,
+        ROOT_TREE_OBJECTID,
+        (FS_TREE, key_type::ROOT_ITEM, 0),
+        (LAST_FREE, key_type::ROOT_ITEM, u64::MAX),
+        u32::MAX,
+        |it| {
+            let d = it.data;
+            if it.kind != key_type::ROOT_ITEM || d.len() < ROOT_OTRANSID + 8 {
+                return true;
+            }
+            let uuid = |at: usize| -> [u8; 16] { d[at..at + 16].try_into().expect("16 bytes") };
+            let generation = u64_at(d, ROOT_GENERATION);
+            let unchanged = u32_at(d, ROOT_REFS) > 0
+                && u64_at(d, ROOT_GENERATION_V2) == generation
+                && u64_at(d, ROOT_OTRANSID) == generation;
+            roots.push((
+                it.objectid,
+                uuid(ROOT_UUID),
+                uuid(ROOT_PARENT_UUID),
+                if unchanged { generation } else { 0 },
+            ));
+            true
+        },
+    )?;
+    let Some(me) = roots.iter().find(|r| r.0 == tree).map(|r| r.1) else {
+        return Ok((0, 0));
+    };
+    Ok(roots
+        .iter()
+        .filter(|r| r.0 != tree && me != [0; 16] && r.2 == me && r.3 > 0)
+        .map(|r| (r.3, r.0))
+        .max()
+        .unwrap_or((0, 0)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,6 +369,8 @@ mod tests {
         root: 256,
         ino: 300,
         last_snapshot: 10,
+        kept_until: 0,
+        kept_by: 0,
     };
 
     fn own(ref_offset: u64, leaf_gen: u64) -> OwnItem {
@@ -341,6 +426,48 @@ mod tests {
         // The ref counts an item this file does not hold.
         assert_eq!(
             decide(&r, AT, &[own(0, 20)], |_| None, |_| Verdict::Undecided),
+            Verdict::Undecided
+        );
+    }
+
+    #[test]
+    fn one_ref_of_its_own_before_an_unchanged_snapshot_is_held_by_it() {
+        // Snapshot 260 was made in transaction 12, and is as it was made.
+        let at = FileAt {
+            kept_until: 12,
+            kept_by: 260,
+            ..AT
+        };
+        let r = refs(vec![ind(256, 300, 0, 2)]);
+        let both = [own(0, 9), own(0, 11)];
+        assert_eq!(
+            decide(&r, at, &both, |_| None, |_| Verdict::Undecided),
+            Verdict::HeldBy(260)
+        );
+        // One item in a leaf written in that transaction or after it: the
+        // snapshot may not hold it.
+        for newer in [12, 13] {
+            let mixed = [own(0, 9), own(0, newer)];
+            assert_eq!(
+                decide(&r, at, &mixed, |_| None, |_| Verdict::Undecided),
+                Verdict::Undecided,
+                "leaf of generation {newer}"
+            );
+        }
+        // The ref counts an item this file does not hold, or names another
+        // inode: not this file's extent alone.
+        assert_eq!(
+            decide(&r, at, &[own(0, 9)], |_| None, |_| Verdict::Undecided),
+            Verdict::Undecided
+        );
+        let other = refs(vec![ind(256, 301, 0, 2)]);
+        assert_eq!(
+            decide(&other, at, &both, |_| None, |_| Verdict::Undecided),
+            Verdict::Undecided
+        );
+        // No such snapshot.
+        assert_eq!(
+            decide(&r, AT, &both, |_| None, |_| Verdict::Undecided),
             Verdict::Undecided
         );
     }

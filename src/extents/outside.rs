@@ -209,6 +209,17 @@ fn block_owners(
 /// A physical range: start and length.
 type Range = (u64, u64);
 
+/// What the refs the tree search read say of a range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Settled {
+    /// Every holder is in the scan ([`Families::settle`]).
+    Inside,
+    /// A snapshot outside the scan holds it ([`Extents::held_by`]).
+    Outside,
+    /// Only the back-reference walk can tell.
+    Ask,
+}
+
 /// What verifying the spaces did.
 #[derive(Debug, Default)]
 pub(crate) struct Verified {
@@ -289,28 +300,58 @@ pub(crate) fn verify(
                 let families = Families::read(fd, scanned);
                 // The owners of the leaves shared refs name, walked once each.
                 let memo = dashmap::DashMap::new();
-                let settles: Vec<bool> = ranges
+                // Per range: settled inside, or a snapshot that may hold it
+                // from outside.
+                let pre: Vec<Result<Settled, (u64, u64)>> = ranges
                     .par_iter()
                     .map(|&(physical, _)| {
-                        families.as_ref().is_some_and(|f| {
-                            extents
-                                .cached_refs(fs, physical)
-                                .is_some_and(|r| f.settle(&r, |p| block_owners(fd, p, &memo, 0)))
-                        })
+                        let Some(refs) = extents.cached_refs(fs, physical) else {
+                            return Ok(Settled::Ask);
+                        };
+                        if families
+                            .as_ref()
+                            .is_some_and(|f| f.settle(&refs, |p| block_owners(fd, p, &memo, 0)))
+                        {
+                            return Ok(Settled::Inside);
+                        }
+                        match (refs.list.as_slice(), extents.held_by(fs, physical)) {
+                            // The same inode of that snapshot holds it.
+                            ([DataRef::Indirect { ino, .. }], Some(snapshot)) => {
+                                Err((snapshot, *ino))
+                            }
+                            _ => Ok(Settled::Ask),
+                        }
                     })
                     .collect();
-                let rest: Vec<Range> = ranges
-                    .iter()
-                    .zip(&settles)
-                    .filter(|r| !*r.1)
-                    .map(|r| *r.0)
+                // The scan's files, sorted (16 bytes a file): only if needed.
+                let seen = std::sync::OnceLock::new();
+                let seen = || seen.get_or_init(|| btrfs_seen(registry, files));
+                let settles: Vec<Settled> = pre
+                    .into_iter()
+                    .map(|p| match p {
+                        Ok(s) => s,
+                        Err(holder) if seen().binary_search(&holder).is_err() => Settled::Outside,
+                        Err(_) => Settled::Ask,
+                    })
                     .collect();
+                let pick = |want: Settled| -> Vec<Range> {
+                    ranges
+                        .iter()
+                        .zip(&settles)
+                        .filter(|r| *r.1 == want)
+                        .map(|r| *r.0)
+                        .collect()
+                };
+                let (rest, mut held) = (pick(Settled::Ask), pick(Settled::Outside));
                 v.settled += (ranges.len() - rest.len()) as u64;
                 asked = rest.len() as u64;
                 if rest.is_empty() {
-                    Some(Vec::new())
+                    Some(held)
                 } else {
-                    btrfs_outside(fd, &btrfs_seen(registry, files), &rest)
+                    btrfs_outside(fd, seen(), &rest).map(|mut found| {
+                        found.append(&mut held);
+                        found
+                    })
                 }
             }
             magic::XFS => match fsmap::has_rmapbt(fd) {

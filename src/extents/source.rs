@@ -21,8 +21,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use dashmap::DashMap;
-
 use super::btrfs_batch;
 use super::btrfs_items::{self, Partly, Parts};
 use super::btrfs_refs::{self, FileAt, OwnItem, Verdict};
@@ -110,23 +108,8 @@ pub(crate) struct Extents {
 /// The hasher of its maps (keys are inode numbers and addresses).
 type Fast = foldhash::fast::RandomState;
 
-/// What the tree search learns once and keeps.
-#[derive(Debug, Default)]
-struct BtrfsState {
-    /// Per filesystem (registry index): its transaction committed and the
-    /// search permitted (true), or not (false).
-    fs: DashMap<u32, bool, Fast>,
-    /// Per filesystem ready for the search: its node size.
-    leaf: DashMap<u32, u32, Fast>,
-    /// Per device (a subvolume): its id, `last_snapshot` and root node.
-    subvols: DashMap<u64, Option<(u64, u64, u64)>, Fast>,
-    /// Per filesystem, subvolume and leaf: whether the leaf is shared.
-    leaves: DashMap<(u32, u64, u64), Verdict, Fast>,
-    /// Per filesystem and subvolume id: alive (`None`: unknown).
-    alive: DashMap<(u32, u64), Option<bool>, Fast>,
-    /// Per filesystem and extent address: the extent's refs, as read once.
-    refs: DashMap<(u32, u64), Arc<bs::ExtentRefs>, Fast>,
-}
+mod btrfs_state;
+use btrfs_state::{BtrfsState, Subvol};
 
 impl Extents {
     /// An empty stage.
@@ -270,6 +253,12 @@ impl Extents {
         self.btrfs.refs.get(&(fs, bytenr)).map(|r| Arc::clone(&r))
     }
 
+    /// A snapshot that holds the extent at `bytenr` of filesystem `fs`, as
+    /// the same inode as the file whose one ref it is ([`Verdict::HeldBy`]).
+    pub(crate) fn held_by(&self, fs: u32, bytenr: u64) -> Option<u64> {
+        self.btrfs.held_by.get(&(fs, bytenr)).map(|r| *r)
+    }
+
     /// The distinct shared ranges indexed in extent space `space`.
     pub(crate) fn ranges_in(&self, space: u32) -> Vec<(u64, u64)> {
         self.index.ranges_in(space)
@@ -334,7 +323,14 @@ impl Extents {
         if !self.search || !self.fs_ready(dirfd, fs) {
             return Searched::Unavailable;
         }
-        let Some((root, last_snapshot, root_node)) = self.subvol(dirfd, dev) else {
+        let Some(Subvol {
+            root,
+            last_snapshot,
+            root_node,
+            kept_until,
+            kept_by,
+        }) = self.subvol(dirfd, dev)
+        else {
             return Searched::Undecided(None);
         };
         let items = match pre {
@@ -349,6 +345,8 @@ impl Extents {
             root,
             ino,
             last_snapshot,
+            kept_until,
+            kept_by,
         };
         let mut calls = items.calls;
         // The verdict of each data extent the file references.
@@ -391,6 +389,11 @@ impl Extents {
                 |p| self.leaf(dirfd, fs, p, at, root_node),
             ) {
                 Verdict::Shared => true,
+                Verdict::HeldBy(snapshot) => {
+                    // Who else holds it, for the sweep ([`Self::held_by`]).
+                    self.btrfs.held_by.insert((fs, e.disk_bytenr), snapshot);
+                    true
+                }
                 Verdict::NotShared => false,
                 Verdict::Undecided => {
                     return Searched::Undecided(Some(Box::new(Pending { items, calls })));
@@ -593,84 +596,5 @@ impl Extents {
             got.first_shared = Some(physical);
             self.next_file.fetch_add(1, Ordering::Relaxed)
         })
-    }
-
-    /// Whether the tree search may be used, and can on filesystem `fs`
-    /// (open at `dirfd`): the first caller syncs it and commits (below).
-    pub(crate) fn tree_ready(&self, dirfd: BorrowedFd<'_>, fs: u32) -> bool {
-        self.search && self.fs_ready(dirfd, fs)
-    }
-
-    /// Whether the tree search can be used on filesystem `fs`: the first
-    /// caller syncs it and commits its running transaction (so that the extent tree
-    /// holds every reference made before the scan: until a commit, new
-    /// references wait as delayed refs, which the search cannot see) and
-    /// tries one search; both are remembered.
-    fn fs_ready(&self, dirfd: BorrowedFd<'_>, fs: u32) -> bool {
-        if let Some(ready) = self.btrfs.fs.get(&fs) {
-            return *ready;
-        }
-        // The first caller commits, holding the entry; the others wait.
-        *self.btrfs.fs.entry(fs).or_insert_with(|| {
-            // Data not yet written back has no extent items (and inode
-            // items wait in memory until a commit): written out first, as
-            // `sync -f` does, so that the tree holds what `statx` says.
-            if let Ok(n) = crate::probe::ioctl::btrfs_nodesize(dirfd) {
-                self.btrfs.leaf.insert(fs, n);
-            }
-            rustix::fs::syncfs(dirfd).is_ok()
-                && bs::commit(dirfd).is_ok()
-                && bs::subvol_id(dirfd)
-                    .and_then(|id| bs::root_info(dirfd, id))
-                    .is_ok_and(|r| r.is_some())
-        })
-    }
-
-    /// The node size of filesystem `fs`, once it is ready for the search
-    /// (0 if unknown: every search then ends on a call that finds nothing).
-    pub(crate) fn node_size(&self, fs: u32) -> u32 {
-        self.btrfs.leaf.get(&fs).map_or(0, |n| *n)
-    }
-
-    /// The subvolume of device `dev` (open at `dirfd`): its id,
-    /// `last_snapshot` and root node's address.
-    fn subvol(&self, dirfd: BorrowedFd<'_>, dev: u64) -> Option<(u64, u64, u64)> {
-        if let Some(v) = self.btrfs.subvols.get(&dev) {
-            return *v;
-        }
-        let v = bs::subvol_id(dirfd).ok().and_then(|id| {
-            bs::root_info(dirfd, id)
-                .ok()
-                .flatten()
-                .map(|r| (id, r.last_snapshot, r.bytenr))
-        });
-        self.btrfs.subvols.insert(dev, v);
-        v
-    }
-
-    /// Whether the leaf at `p` is shared, for a file `at` of a subvolume
-    /// whose root node is at `root_node` ([`btrfs_refs::up_from`]).
-    fn leaf(&self, fd: BorrowedFd<'_>, fs: u32, p: u64, at: FileAt, root_node: u64) -> Verdict {
-        if let Some(v) = self.btrfs.leaves.get(&(fs, at.root, p)) {
-            return *v;
-        }
-        let v = btrfs_refs::up_from(p, at, root_node, |b| btrfs_refs::block_refs(fd, b).ok());
-        self.btrfs.leaves.insert((fs, at.root, p), v);
-        v
-    }
-
-    /// Whether subvolume `tree` of filesystem `fs` exists and is not
-    /// deleted (`None`: the root tree could not be read).
-    fn alive(&self, fd: BorrowedFd<'_>, fs: u32, tree: u64) -> Option<bool> {
-        if let Some(v) = self.btrfs.alive.get(&(fs, tree)) {
-            return *v;
-        }
-        let v = match bs::root_info(fd, tree) {
-            Ok(Some(r)) => Some(r.refs > 0),
-            Ok(None) => Some(false),
-            Err(_) => None,
-        };
-        self.btrfs.alive.insert((fs, tree), v);
-        v
     }
 }

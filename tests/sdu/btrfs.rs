@@ -657,3 +657,88 @@ fn lone_extents_with_keyed_refs_as_root_reclaimable_is_what_deleting_frees() {
     std::fs::remove_dir_all(&pool).unwrap();
     assert_eq!(before - data_used(d), fp.reclaimable, "deleting pool");
 }
+
+/// As root, the origin of a snapshot scanned alone: its files unchanged
+/// since the snapshot lie in leaves the snapshot holds too, which the
+/// leaves' generations tell, with no FIEMAP and no question to Btrfs about
+/// who else holds their extents (300 files, a few leaves: the last one,
+/// where a file was rewritten, is the origin's own, and its extents have
+/// two refs). A snapshot changed since it was made, or deleted, tells
+/// nothing: FIEMAP decides, with the same figures. Deleting the origin's
+/// files frees its reclaimable.
+#[test]
+fn origin_unchanged_since_its_snapshot_decided_by_leaf_generations() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    let vol = d.join("vol");
+    subvolume(&vol);
+    for i in 0..300 {
+        write_file(&vol.join(format!("f{i:03}")), 8192);
+    }
+    // Their leaves written before the snapshot's transaction.
+    sync_fs(d);
+    ro_snapshot(&vol, &d.join("snap"));
+    write_file(&vol.join("f299"), 50_000);
+    write_file(&vol.join("new"), 70_000);
+    sync_fs(d);
+    // (undecided, asked, settled) of `sdu -s --stats vol`.
+    let stats = |what: &str| {
+        let out = run(Command::new(sdu_bin()).args(["-s", "--stats"]).arg(&vol));
+        assert_eq!(out.code, Some(0), "{what}: {out:?}");
+        let v = |k| stat_value(&out.stderr, k);
+        let asked = v("shared ranges asked who else holds them");
+        let settled = out
+            .stderr
+            .split_once("held outside the scan; ")
+            .and_then(|(_, r)| r.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("{what}: {}", out.stderr));
+        (
+            v("tree search undecided, mapped with FIEMAP"),
+            asked,
+            settled,
+        )
+    };
+    let all = |what: &str| {
+        assert_search_matches_fiemap(&vol);
+        (stats(what), sdu_json(&args!["-a", &vol]).entries)
+    };
+    let ((undecided, asked, settled), entries) = all("snapshot as made");
+    assert_eq!(undecided, 0, "snapshot as made");
+    assert!(
+        settled >= 200 && asked + settled == 299,
+        "{asked} {settled}"
+    );
+    // snap changed since it was made: its leaves say nothing of vol's.
+    run(Command::new("btrfs")
+        .args(["property", "set", "-ts"])
+        .arg(d.join("snap"))
+        .args(["ro", "false"]))
+    .assert_ok();
+    write_file(&d.join("snap/later"), 8192);
+    sync_fs(d);
+    let ((undecided, _, settled), changed) = all("snapshot changed");
+    assert!(undecided > 100 && settled == 0, "{undecided} {settled}");
+    assert_eq!(changed, entries, "snapshot changed");
+    // A newer snapshot, as made, tells again; deleted, it does not.
+    ro_snapshot(&vol, &d.join("snap2"));
+    write_file(&vol.join("after2"), 8192);
+    sync_fs(d);
+    assert_eq!(stats("second snapshot").0, 0, "second snapshot");
+    btrfs(&["subvolume", "delete", "--commit-after"], &d.join("snap2"));
+    // Its tree dropped: the data it held with vol is vol's alone again.
+    btrfs(&["subvolume", "sync"], d);
+    assert!(stats("second snapshot deleted").0 > 100);
+    std::fs::remove_file(vol.join("after2")).unwrap();
+    let fv = root_figures(&vol);
+    let before = data_used(d);
+    for e in std::fs::read_dir(&vol).unwrap() {
+        std::fs::remove_file(e.unwrap().path()).unwrap();
+    }
+    assert_eq!(
+        before - data_used(d),
+        fv.reclaimable,
+        "deleting vol's files"
+    );
+}
