@@ -54,6 +54,8 @@ pub(crate) struct Families {
     /// inline data the scan saw shared (only snapshots share it) is held
     /// outside it.
     kin_whole: bool,
+    /// The subvolumes that exist and are not deleted.
+    alive: HashSet<u64>,
 }
 
 /// `BTRFS_FS_TREE_OBJECTID`, `BTRFS_FIRST_FREE_OBJECTID`,
@@ -144,7 +146,12 @@ impl Families {
         let kin_whole = family.iter().enumerate().all(|(i, f)| {
             whole_family[f] || !family.iter().enumerate().any(|(j, g)| j != i && g == f)
         });
-        Some(Families { whole, kin_whole })
+        let alive = subvols.iter().filter(|s| s.3).map(|s| s.0).collect();
+        Some(Families {
+            whole,
+            kin_whole,
+            alive,
+        })
     }
 
     /// Whether the refs `refs` settle that nothing outside the scan holds
@@ -214,10 +221,42 @@ type Range = (u64, u64);
 enum Settled {
     /// Every holder is in the scan ([`Families::settle`]).
     Inside,
-    /// A snapshot outside the scan holds it ([`Extents::held_by`]).
+    /// An inode the scan did not see holds it: one a ref names, or the
+    /// same inode of a snapshot ([`Extents::held_by`]).
     Outside,
     /// Only the back-reference walk can tell.
     Ask,
+    /// Held by inodes known by name ([`named_holders`]): outside if the
+    /// scan did not see one of them, else asked.
+    Named,
+}
+
+/// The (subvolume, inode) pairs that hold an extent whose refs are `refs`,
+/// as the refs name them: the inode an `EXTENT_DATA_REF` of a live
+/// subvolume counts items of (that subvolume's tree holds them), and the
+/// same inode of `snapshot`, which holds the leaf of a lone ref's items
+/// ([`Extents::held_by`]).
+fn named_holders(
+    refs: &bs::ExtentRefs,
+    snapshot: Option<u64>,
+    families: Option<&Families>,
+) -> Vec<(u64, u64)> {
+    let mut holders: Vec<(u64, u64)> = refs
+        .list
+        .iter()
+        .filter_map(|r| match *r {
+            DataRef::Indirect {
+                root, ino, count, ..
+            } if count > 0 && families.is_some_and(|f| f.alive.contains(&root)) => {
+                Some((root, ino))
+            }
+            _ => None,
+        })
+        .collect();
+    if let ([DataRef::Indirect { ino, .. }], Some(snapshot)) = (refs.list.as_slice(), snapshot) {
+        holders.push((snapshot, *ino));
+    }
+    holders
 }
 
 /// What verifying the spaces did.
@@ -300,38 +339,57 @@ pub(crate) fn verify(
                 let families = Families::read(fd, scanned);
                 // The owners of the leaves shared refs name, walked once each.
                 let memo = dashmap::DashMap::new();
-                // Per range: settled inside, or a snapshot that may hold it
-                // from outside.
-                let pre: Vec<Result<Settled, (u64, u64)>> = ranges
+                // Per range: settled inside, held by an inode known by name,
+                // or only the back-reference walk can tell.
+                let named = |physical: u64| {
+                    let refs = extents.cached_refs(fs, physical)?;
+                    Some(named_holders(
+                        &refs,
+                        extents.held_by(fs, physical),
+                        families.as_ref(),
+                    ))
+                };
+                let pre: Vec<Settled> = ranges
                     .par_iter()
                     .map(|&(physical, _)| {
                         let Some(refs) = extents.cached_refs(fs, physical) else {
-                            return Ok(Settled::Ask);
+                            return Settled::Ask;
                         };
                         if families
                             .as_ref()
                             .is_some_and(|f| f.settle(&refs, |p| block_owners(fd, p, &memo, 0)))
                         {
-                            return Ok(Settled::Inside);
-                        }
-                        match (refs.list.as_slice(), extents.held_by(fs, physical)) {
-                            // The same inode of that snapshot holds it.
-                            ([DataRef::Indirect { ino, .. }], Some(snapshot)) => {
-                                Err((snapshot, *ino))
-                            }
-                            _ => Ok(Settled::Ask),
+                            Settled::Inside
+                        } else if named(physical).is_some_and(|h| !h.is_empty()) {
+                            Settled::Named
+                        } else {
+                            Settled::Ask
                         }
                     })
                     .collect();
-                // The scan's files, sorted (16 bytes a file): only if needed.
+                // The subvolumes the scan entered: an inode of any other is
+                // outside it. Then the scan's files, sorted (16 bytes a
+                // file), only if needed.
+                let met: HashSet<u64> = registry
+                    .subvolumes()
+                    .into_iter()
+                    .map(|(_, s)| s.id)
+                    .collect();
                 let seen = std::sync::OnceLock::new();
                 let seen = || seen.get_or_init(|| btrfs_seen(registry, files));
-                let settles: Vec<Settled> = pre
-                    .into_iter()
-                    .map(|p| match p {
-                        Ok(s) => s,
-                        Err(holder) if seen().binary_search(&holder).is_err() => Settled::Outside,
-                        Err(_) => Settled::Ask,
+                let settles: Vec<Settled> = ranges
+                    .par_iter()
+                    .zip(pre)
+                    .map(|(&(physical, _), p)| match p {
+                        Settled::Named
+                            if named(physical).unwrap_or_default().iter().any(|h| {
+                                !met.contains(&h.0) || seen().binary_search(h).is_err()
+                            }) =>
+                        {
+                            Settled::Outside
+                        }
+                        Settled::Named => Settled::Ask,
+                        p => p,
                     })
                     .collect();
                 let pick = |want: Settled| -> Vec<Range> {
