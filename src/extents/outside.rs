@@ -221,8 +221,9 @@ type Range = (u64, u64);
 enum Settled {
     /// Every holder is in the scan ([`Families::settle`]).
     Inside,
-    /// An inode the scan did not see holds it: one a ref names, or the
-    /// same inode of a snapshot ([`Extents::held_by`]).
+    /// An inode the scan did not see holds it: one a ref names, the same
+    /// inode of a snapshot ([`Extents::held_by`]), or one of a subvolume
+    /// the scan never entered whose tree holds the leaf a ref names.
     Outside,
     /// Only the back-reference walk can tell.
     Ask,
@@ -339,8 +340,32 @@ pub(crate) fn verify(
                 let families = Families::read(fd, scanned);
                 // The owners of the leaves shared refs name, walked once each.
                 let memo = dashmap::DashMap::new();
-                // Per range: settled inside, held by an inode known by name,
-                // or only the back-reference walk can tell.
+                // The subvolumes the scan entered: an inode of any other is
+                // outside it.
+                let met: HashSet<u64> = registry
+                    .subvolumes()
+                    .into_iter()
+                    .map(|(_, s)| s.id)
+                    .collect();
+                // A leaf a shared ref names, held by a live subvolume the
+                // scan never entered: what the leaf refers to is held
+                // outside.
+                let unmet_owner = |refs: &bs::ExtentRefs| {
+                    refs.list.iter().any(|r| match *r {
+                        DataRef::Shared { parent, count } if count > 0 => {
+                            block_owners(fd, parent, &memo, 0).is_some_and(|o| {
+                                o.iter().any(|r| {
+                                    !met.contains(r)
+                                        && families.as_ref().is_some_and(|f| f.alive.contains(r))
+                                })
+                            })
+                        }
+                        _ => false,
+                    })
+                };
+                // Per range: settled inside, held outside by a leaf's owner,
+                // held by an inode known by name, or only the back-reference
+                // walk can tell.
                 let named = |physical: u64| {
                     let refs = extents.cached_refs(fs, physical)?;
                     Some(named_holders(
@@ -360,6 +385,8 @@ pub(crate) fn verify(
                             .is_some_and(|f| f.settle(&refs, |p| block_owners(fd, p, &memo, 0)))
                         {
                             Settled::Inside
+                        } else if unmet_owner(&refs) {
+                            Settled::Outside
                         } else if named(physical).is_some_and(|h| !h.is_empty()) {
                             Settled::Named
                         } else {
@@ -367,14 +394,7 @@ pub(crate) fn verify(
                         }
                     })
                     .collect();
-                // The subvolumes the scan entered: an inode of any other is
-                // outside it. Then the scan's files, sorted (16 bytes a
-                // file), only if needed.
-                let met: HashSet<u64> = registry
-                    .subvolumes()
-                    .into_iter()
-                    .map(|(_, s)| s.id)
-                    .collect();
+                // The scan's files, sorted (16 bytes a file): only if needed.
                 let seen = std::sync::OnceLock::new();
                 let seen = || seen.get_or_init(|| btrfs_seen(registry, files));
                 let settles: Vec<Settled> = ranges
