@@ -274,15 +274,40 @@ pub(crate) fn up_from(
 
 /// Offsets in `struct btrfs_root_item` (after its 160-byte inode item).
 const ROOT_GENERATION: usize = 160;
-const ROOT_REFS: usize = 216;
+pub(crate) const ROOT_REFS: usize = 216;
 const ROOT_GENERATION_V2: usize = 239;
-const ROOT_UUID: usize = 247;
-const ROOT_PARENT_UUID: usize = 263;
+pub(crate) const ROOT_UUID: usize = 247;
+pub(crate) const ROOT_PARENT_UUID: usize = 263;
 const ROOT_OTRANSID: usize = 303;
 /// The subvolume ids: the top level, then `BTRFS_FIRST_FREE_OBJECTID` to
 /// `BTRFS_LAST_FREE_OBJECTID`.
 const FS_TREE: u64 = 5;
+const FIRST_FREE: u64 = 256;
 const LAST_FREE: u64 = -256i64 as u64;
+
+/// Calls `f(id, item)` with the root item of every subvolume of the
+/// filesystem open at `fd` (root's tree search).
+///
+/// # Errors
+/// The search's.
+pub(crate) fn subvolume_roots(fd: BorrowedFd<'_>, mut f: impl FnMut(u64, &[u8])) -> io::Result<()> {
+    search(
+        fd,
+        ROOT_TREE_OBJECTID,
+        (FS_TREE, key_type::ROOT_ITEM, 0),
+        (LAST_FREE, key_type::ROOT_ITEM, u64::MAX),
+        u32::MAX,
+        |it| {
+            if it.kind == key_type::ROOT_ITEM
+                && (it.objectid == FS_TREE || it.objectid >= FIRST_FREE)
+            {
+                f(it.objectid, it.data);
+            }
+            true
+        },
+    )
+    .map(|_| ())
+}
 
 /// For subvolume `tree` (open at `fd`): the transaction that made its
 /// newest snapshot still as it was made, alive, and that snapshot's id;
@@ -301,31 +326,22 @@ const LAST_FREE: u64 = -256i64 as u64;
 pub(crate) fn kept_until(fd: BorrowedFd<'_>, tree: u64) -> io::Result<(u64, u64)> {
     // (id, uuid, parent uuid, otransid if alive and unchanged)
     let mut roots: Vec<(u64, [u8; 16], [u8; 16], u64)> = Vec::new();
-    search(
-        fd,
-        ROOT_TREE_OBJECTID,
-        (FS_TREE, key_type::ROOT_ITEM, 0),
-        (LAST_FREE, key_type::ROOT_ITEM, u64::MAX),
-        u32::MAX,
-        |it| {
-            let d = it.data;
-            if it.kind != key_type::ROOT_ITEM || d.len() < ROOT_OTRANSID + 8 {
-                return true;
-            }
-            let uuid = |at: usize| -> [u8; 16] { d[at..at + 16].try_into().expect("16 bytes") };
-            let generation = u64_at(d, ROOT_GENERATION);
-            let unchanged = u32_at(d, ROOT_REFS) > 0
-                && u64_at(d, ROOT_GENERATION_V2) == generation
-                && u64_at(d, ROOT_OTRANSID) == generation;
-            roots.push((
-                it.objectid,
-                uuid(ROOT_UUID),
-                uuid(ROOT_PARENT_UUID),
-                if unchanged { generation } else { 0 },
-            ));
-            true
-        },
-    )?;
+    subvolume_roots(fd, |id, d| {
+        if d.len() < ROOT_OTRANSID + 8 {
+            return;
+        }
+        let uuid = |at: usize| -> [u8; 16] { d[at..at + 16].try_into().expect("16 bytes") };
+        let generation = u64_at(d, ROOT_GENERATION);
+        let unchanged = u32_at(d, ROOT_REFS) > 0
+            && u64_at(d, ROOT_GENERATION_V2) == generation
+            && u64_at(d, ROOT_OTRANSID) == generation;
+        roots.push((
+            id,
+            uuid(ROOT_UUID),
+            uuid(ROOT_PARENT_UUID),
+            if unchanged { generation } else { 0 },
+        ));
+    })?;
     let Some(me) = roots.iter().find(|r| r.0 == tree).map(|r| r.1) else {
         return Ok((0, 0));
     };

@@ -37,7 +37,7 @@ use std::os::fd::{AsFd, OwnedFd};
 
 use rayon::prelude::*;
 
-use super::btrfs_search::{self as bs, DataRef, ROOT_TREE_OBJECTID, key_type};
+use super::btrfs_search::{self as bs, DataRef};
 use super::{Extents, btrfs_backref, fsmap};
 use crate::probe::{Registry, magic};
 use crate::records::{Copies, FileRec, NodeId, dev64};
@@ -58,15 +58,7 @@ pub(crate) struct Families {
     alive: HashSet<u64>,
 }
 
-/// `BTRFS_FS_TREE_OBJECTID`, `BTRFS_FIRST_FREE_OBJECTID`,
-/// `BTRFS_LAST_FREE_OBJECTID`: the subvolume ids.
-const FS_TREE: u64 = 5;
-const FIRST_FREE: u64 = 256;
-const LAST_FREE: u64 = -256i64 as u64;
-/// Offsets in `struct btrfs_root_item`.
-const ROOT_REFS: usize = 216;
-const ROOT_UUID: usize = 247;
-const ROOT_PARENT_UUID: usize = 263;
+use super::btrfs_refs::{ROOT_PARENT_UUID, ROOT_REFS, ROOT_UUID, subvolume_roots};
 
 impl Families {
     /// The subvolumes of the filesystem open at `fd` (root's tree search),
@@ -79,31 +71,17 @@ impl Families {
         // (id, uuid, parent uuid, alive)
         let mut subvols: Vec<(u64, [u8; 16], [u8; 16], bool)> = Vec::new();
         let mut short = false;
-        bs::search(
-            fd,
-            ROOT_TREE_OBJECTID,
-            (FS_TREE, key_type::ROOT_ITEM, 0),
-            (LAST_FREE, key_type::ROOT_ITEM, u64::MAX),
-            u32::MAX,
-            |it| {
-                if it.kind == key_type::ROOT_ITEM
-                    && (it.objectid == FS_TREE || it.objectid >= FIRST_FREE)
-                {
-                    match it.data.get(ROOT_UUID..ROOT_PARENT_UUID + 16) {
-                        Some(u) => {
-                            let alive = bs::u32_at(it.data, ROOT_REFS) > 0;
-                            let uuid: [u8; 16] = u[..16].try_into().expect("16 bytes");
-                            let parent: [u8; 16] = u[16..].try_into().expect("16 bytes");
-                            if !subvols.iter().any(|s| s.0 == it.objectid) {
-                                subvols.push((it.objectid, uuid, parent, alive));
-                            }
-                        }
-                        None => short = true,
-                    }
+        subvolume_roots(fd, |id, d| match d.get(ROOT_UUID..ROOT_PARENT_UUID + 16) {
+            Some(u) => {
+                let alive = bs::u32_at(d, ROOT_REFS) > 0;
+                let uuid: [u8; 16] = u[..16].try_into().expect("16 bytes");
+                let parent: [u8; 16] = u[16..].try_into().expect("16 bytes");
+                if !subvols.iter().any(|s| s.0 == id) {
+                    subvols.push((id, uuid, parent, alive));
                 }
-                true
-            },
-        )
+            }
+            None => short = true,
+        })
         .ok()?;
         if short {
             return None;
