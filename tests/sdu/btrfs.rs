@@ -658,6 +658,26 @@ fn lone_extents_with_keyed_refs_as_root_reclaimable_is_what_deleting_frees() {
     assert_eq!(before - data_used(d), fp.reclaimable, "deleting pool");
 }
 
+/// Subvolume `vol` of 300 files of 8 KiB (a few leaves), their leaves
+/// written before read-only snapshot `snap` was made (and, if `empty`, a
+/// snapshot `empty` made before any file), then `f299` rewritten, which
+/// copies vol's last leaf: `vol`'s path.
+fn origin_of_300(d: &Path, empty: bool) -> std::path::PathBuf {
+    let vol = d.join("vol");
+    subvolume(&vol);
+    if empty {
+        ro_snapshot(&vol, &d.join("empty"));
+    }
+    for i in 0..300 {
+        write_file(&vol.join(format!("f{i:03}")), 8192);
+    }
+    sync_fs(d);
+    ro_snapshot(&vol, &d.join("snap"));
+    write_file(&vol.join("f299"), 50_000);
+    sync_fs(d);
+    vol
+}
+
 /// As root, the origin of a snapshot scanned alone: its files unchanged
 /// since the snapshot lie in leaves the snapshot holds too, which the
 /// leaves' generations tell, with no FIEMAP and no question to Btrfs about
@@ -672,15 +692,7 @@ fn origin_unchanged_since_its_snapshot_decided_by_leaf_generations() {
         return;
     };
     let d = fs.path();
-    let vol = d.join("vol");
-    subvolume(&vol);
-    for i in 0..300 {
-        write_file(&vol.join(format!("f{i:03}")), 8192);
-    }
-    // Their leaves written before the snapshot's transaction.
-    sync_fs(d);
-    ro_snapshot(&vol, &d.join("snap"));
-    write_file(&vol.join("f299"), 50_000);
+    let vol = origin_of_300(d, false);
     write_file(&vol.join("new"), 70_000);
     sync_fs(d);
     // (undecided, asked, settled) of `sdu -s --stats DIR`.
@@ -763,16 +775,7 @@ fn leaves_a_snapshot_kept_are_inside_when_it_is_scanned() {
         return;
     };
     let d = fs.path();
-    let vol = d.join("vol");
-    subvolume(&vol);
-    ro_snapshot(&vol, &d.join("empty"));
-    for i in 0..300 {
-        write_file(&vol.join(format!("f{i:03}")), 8192);
-    }
-    sync_fs(d);
-    ro_snapshot(&vol, &d.join("snap"));
-    write_file(&vol.join("f299"), 50_000);
-    sync_fs(d);
+    origin_of_300(d, true);
     // The filesystem, but the empty snapshot: vol and snap under one
     // directory, whose Reclaimable counts what only they hold.
     let scan = ["--json", "-a", "--exclude", "empty"];
@@ -782,11 +785,7 @@ fn leaves_a_snapshot_kept_are_inside_when_it_is_scanned() {
     let asked = stat_value(&out.stderr, "shared ranges asked who else holds them");
     assert!(asked > 0, "{}", out.stderr);
     let root = json::parse(&out.stdout);
-    let nobody = run(Command::new("setpriv")
-        .args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
-        .arg(sdu_bin())
-        .args(scan)
-        .arg(d));
+    let nobody = sdu_unprivileged(&scan, d);
     assert_eq!(nobody.code, Some(0), "{nobody:?}");
     let nobody = json::parse(&nobody.stdout);
     let figures = |r: &json::Report| -> Vec<(String, u64, u64)> {
