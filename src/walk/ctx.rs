@@ -6,6 +6,7 @@
 //! over ([`Local`]).
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -422,7 +423,7 @@ pub(super) struct TreeWalk {
     /// An fd of each Btrfs subvolume the tree lists (by device), at most
     /// [`Fds::max_subvols`]: the fd its directories read from the tree
     /// search through, without an open of their own.
-    pub(super) subvols: Mutex<Vec<(u64, Arc<OwnedFd>)>>,
+    pub(super) subvols: Mutex<HashMap<u64, Arc<OwnedFd>>>,
 }
 
 impl Ctx<'_> {

@@ -167,8 +167,12 @@ pub(crate) fn walk(
     // leaves room.
     let max_later = if soft >= 512 { account::MAX_LATER } else { 0 };
     // As root on Btrfs, the walk holds an fd per subvolume, where the limit
-    // leaves room ([`tree`]).
-    let max_subvols = if soft >= 1024 { tree::SUBVOL_FDS } else { 0 };
+    // leaves room: a quarter of it ([`tree::SUBVOL_FDS`]).
+    let max_subvols = if soft >= 1024 {
+        (soft / 4).min(tree::SUBVOL_FDS as u64) as usize
+    } else {
+        0
+    };
     let max_cached = soft
         .saturating_sub(
             FIXED + max_subvols as u64 + (PER_THREAD + max_later as u64) * threads as u64,

@@ -45,9 +45,12 @@ pub(super) const INLINE_ENTRIES: usize = 4096;
 /// Entries per batch of a wide directory.
 pub(super) const BATCH_ENTRIES: usize = 8192;
 
-/// The most subvolumes whose fd the walk keeps (where the fd limit leaves
-/// room): their directories need no open of their own.
-pub(super) const SUBVOL_FDS: usize = 16;
+/// The most subvolumes whose fd the walk keeps (a quarter of the fd limit,
+/// and no more than this): their directories need no open of their own.
+/// Past them, a subvolume's directories are each opened, stat-ed and
+/// closed through their parent chain: with 16 kept, a scan of 100
+/// snapshots as root made 275,000 of each (strace), a tenth of its time.
+pub(super) const SUBVOL_FDS: usize = 4096;
 
 /// The fd the walk keeps of subvolume `dev`, if any.
 pub(super) fn subvol_fd(ctx: &Ctx<'_>, dev: u64) -> Option<Arc<OwnedFd>> {
@@ -55,7 +58,7 @@ pub(super) fn subvol_fd(ctx: &Ctx<'_>, dev: u64) -> Option<Arc<OwnedFd>> {
         return None;
     }
     let kept = ctx.tree.subvols.lock().unwrap_or_else(|e| e.into_inner());
-    kept.iter().find(|k| k.0 == dev).map(|k| Arc::clone(&k.1))
+    kept.get(&dev).map(Arc::clone)
 }
 
 /// Keeps `fd`, directory `dir`'s, as its subvolume's, if the tree lists it
@@ -65,8 +68,8 @@ pub(super) fn keep_subvol_fd(ctx: &Ctx<'_>, dir: &InDir<'_>, fd: &Arc<OwnedFd>) 
         return;
     }
     let mut kept = ctx.tree.subvols.lock().unwrap_or_else(|e| e.into_inner());
-    if kept.len() < ctx.fds.max_subvols && !kept.iter().any(|k| k.0 == dir.h.dev) {
-        kept.push((dir.h.dev, Arc::clone(fd)));
+    if kept.len() < ctx.fds.max_subvols {
+        kept.entry(dir.h.dev).or_insert_with(|| Arc::clone(fd));
     }
 }
 
