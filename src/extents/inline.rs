@@ -32,6 +32,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use dashmap::DashMap;
+use rayon::iter::ParallelIterator;
+use rayon::slice::ParallelSliceMut;
 use rustix::fs::Statx;
 
 use super::source::Extents;
@@ -389,6 +391,44 @@ const MOVED_AT_ONCE: usize = 1 << 16;
 /// resident, so a shard's last chunk costs what it holds).
 pub(crate) const CHUNK_BITS: u32 = 18;
 
+/// The inline bytes found shared, by node, to be taken from each node's
+/// own Exclusive and Reclaimable in one pass in id order: 4 bytes a node,
+/// where a read and a write of a node's compact figures for each record
+/// (a random access each) were most of the matching's time (3.3M records
+/// of 100 snapshots: 590 ms).
+struct Taken(Vec<u32>);
+
+impl Taken {
+    /// Takes `bytes` from node `n`, at once if its sum passes 32 bits.
+    fn add(&mut self, nodes: &mut Nodes, n: NodeId, bytes: u64) {
+        let slot = &mut self.0[n.index()];
+        match u32::try_from(u64::from(*slot) + bytes) {
+            Ok(sum) => *slot = sum,
+            Err(_) => {
+                let mut own = nodes.own(n);
+                take_shared(&mut own, u64::from(std::mem::take(slot)) + bytes);
+                nodes.set_own(n, &own);
+            }
+        }
+    }
+
+    fn apply(self, nodes: &mut Nodes) {
+        for (id, bytes) in nodes.ids().zip(self.0) {
+            if bytes > 0 {
+                let mut own = nodes.own(id);
+                take_shared(&mut own, u64::from(bytes));
+                nodes.set_own(id, &own);
+            }
+        }
+    }
+}
+
+/// Takes `bytes` found shared from the Exclusive and Reclaimable of `s`.
+fn take_shared(s: &mut crate::figures::Stats, bytes: u64) {
+    s.exclusive = s.exclusive.saturating_sub(bytes);
+    s.reclaimable = s.reclaimable.saturating_sub(bytes);
+}
+
 /// Turns the inline files seen unchanged in two or more subvolumes of one
 /// snapshot family into shared units: indexes a pseudo-extent per inode,
 /// for a file record of the first of its copies and of each that differs,
@@ -444,18 +484,26 @@ pub(crate) fn share(
         })
         .collect();
     dev_rank.sort_unstable();
-    let dev = |r: &InlineRec| r.dev(table);
-    let rank = |r: &InlineRec| {
-        let i = dev_rank.binary_search_by_key(&dev(r), |x| x.0).ok()?;
+    let rank_of = |d: u32| {
+        let i = dev_rank.binary_search_by_key(&d, |x| x.0).ok()?;
         Some(dev_rank[i].1)
     };
-    // Group the copies of one inode: sort by key id and subvolume, and
-    // within one inode's records seen in two subvolumes or more, by family;
-    // then take the runs of one inode in one family. No map and no
-    // allocation per group: most inline files of a scan are seen once. The
-    // records are moved into one vector, each chunk given back as it is
-    // moved, and sorted in place. The ids, and so the order the units are made in,
-    // depend on the walk's order; the runs, and every figure, do not.
+    // By a record's device index, its family's rank: the records' sorts
+    // ask it at each comparison.
+    let index_rank: Vec<Option<u32>> = table.devs.iter().map(|&d| rank_of(d)).collect();
+    let dev = |r: &InlineRec| r.dev(table);
+    let rank = |r: &InlineRec| match r.odd(odd) {
+        Some(o) => rank_of(o.dev),
+        None => index_rank[(r.packed >> 16) as usize],
+    };
+    // Group the copies of one inode: sort by key id, and within one
+    // inode's records seen in two subvolumes or more, by family and
+    // subvolume; then take the runs of one inode in one family. No map and
+    // no allocation per group: most inline files of a scan are seen once.
+    // The records are moved into one vector, each chunk given back as it
+    // is moved, and sorted in place, on the walk's threads. The ids, and
+    // so the order the units are made in, depend on the walk's order; the
+    // runs, and every figure, do not.
     //
     // Unlike a copy's extents (`copies::settled`), a file changed just
     // before its snapshot is keyed too: nothing else could show its inline
@@ -472,12 +520,10 @@ pub(crate) fn share(
             chunk.shrink_to_fit();
         }
     }
-    recs.sort_unstable_by_key(|r| (r.key(), dev(r)));
-    for group in recs.chunk_by_mut(|a, b| a.key() == b.key()) {
-        if group.iter().any(|r| dev(r) != dev(&group[0])) {
-            group.sort_unstable_by_key(|r| (rank(r), dev(r)));
-        }
-    }
+    recs.par_sort_unstable_by_key(InlineRec::key);
+    recs.par_chunk_by_mut(|a, b| a.key() == b.key())
+        .filter(|group| group.iter().any(|r| dev(r) != dev(&group[0])))
+        .for_each(|group| group.sort_unstable_by_key(|r| (rank(r), dev(r))));
     let same = |a: &InlineRec, b: &InlineRec| {
         a.key() == b.key() && (dev(a) == dev(b) || rank(a) == rank(b))
     };
@@ -511,6 +557,7 @@ pub(crate) fn share(
     let mut end = recs.len();
     let mut made = Vec::new();
     let mut copy = vec![0u64; recs.len().div_ceil(64)];
+    let mut taken = Taken(vec![0; nodes.len()]);
     while end > 0 {
         let mut start = end - 1;
         while start > 0 && same(&recs[start - 1], &recs[end - 1]) {
@@ -552,25 +599,19 @@ pub(crate) fn share(
                     }
                 }
             }
-            let take = |s: &mut crate::figures::Stats| {
-                s.exclusive = s.exclusive.saturating_sub(bytes);
-                s.reclaimable = s.reclaimable.saturating_sub(bytes);
-            };
             if r.linked() {
                 for l in links
                     .iter_mut()
                     .filter(|l| (l.ns, l.dev, l.ino) == (k.ns, dev64(dev(r)), k.ino))
                 {
-                    take(&mut l.stats);
+                    take_shared(&mut l.stats, bytes);
                 }
             } else {
                 let n = r.node;
                 // A -a leaf's figures are also its directory's.
                 let dir = nodes.leaf(n).then(|| nodes.parent(n));
                 for n in std::iter::once(n).chain(dir) {
-                    let mut own = nodes.own(n);
-                    take(&mut own);
-                    nodes.set_own(n, &own);
+                    taken.add(nodes, n, bytes);
                 }
             }
         }
@@ -583,6 +624,7 @@ pub(crate) fn share(
             copy[i / 64] |= 1 << (i % 64);
         }
     }
+    taken.apply(nodes);
     // The copies, in the records' own room, by directory: sorted from the
     // last and taken from the end, their room given back as they are
     // taken, so that the sets they make take the room the records leave.
@@ -593,7 +635,7 @@ pub(crate) fn share(
     });
     drop(copy);
     recs.shrink_to_fit();
-    recs.sort_unstable_by_key(|r| std::cmp::Reverse((r.node, r.packed, r.key)));
+    recs.par_sort_unstable_by_key(|r| std::cmp::Reverse((r.node, r.packed, r.key)));
     let taken = std::iter::from_fn(|| {
         let r = recs.pop()?;
         if recs.capacity() - recs.len() >= MOVED_AT_ONCE {
@@ -740,6 +782,55 @@ mod tests {
             })
             .collect::<Vec<_>>()
             .into()
+    }
+
+    /// Bytes taken from a node in one pass come to what taking each at
+    /// once would: past 32 bits the sum is taken at once, never wrapped,
+    /// and nothing is taken below zero.
+    #[test]
+    fn inline_bytes_taken_in_one_pass_are_taken_whole() {
+        let big = 3_000_000_000;
+        let own = |e: u64| Stats {
+            total: e,
+            exclusive: e,
+            reclaimable: e,
+            ..Stats::default()
+        };
+        let mut nodes: Nodes = (0..3)
+            .map(|id| NodeRec {
+                id: NodeId::new(id),
+                parent: if id == 0 { NodeId::NONE } else { NodeId::TOP },
+                kind: Kind::Dir,
+                own: own(if id == 1 { 10 * big } else { 4096 }),
+                ..NodeRec::default()
+            })
+            .collect::<Vec<_>>()
+            .into();
+        let mut taken = Taken(vec![0; nodes.len()]);
+        let (one, two) = (NodeId::new(1), NodeId::new(2));
+        for bytes in [big, big, 5, big] {
+            taken.add(&mut nodes, one, bytes);
+        }
+        for bytes in [1000, 4000] {
+            taken.add(&mut nodes, two, bytes);
+        }
+        taken.apply(&mut nodes);
+        let left = 10 * big - 3 * big - 5;
+        assert_eq!(
+            nodes.own(one),
+            Stats {
+                total: 10 * big,
+                ..own(left)
+            }
+        );
+        assert_eq!(
+            nodes.own(two),
+            Stats {
+                total: 4096,
+                ..own(0)
+            }
+        );
+        assert_eq!(nodes.own(NodeId::new(0)), own(4096), "untouched");
     }
 
     /// A key keeps its fields whole, the symlink flag beside the birth

@@ -250,7 +250,8 @@ pub(crate) fn walk(
     for (_, path) in &moved {
         msgs.report(Diagnostic::DirMoved { path: path.clone() });
     }
-    let mut walk = assemble(ctx);
+    // On the walk's threads: the inline records are sorted in parallel.
+    let mut walk = pool.install(|| assemble(ctx));
     walk.counters.threads = threads as u64;
     walk.counters.cold = cold;
     walk.moved = moved.into_iter().map(|(id, _)| id).collect();
