@@ -516,16 +516,17 @@ mod tests {
         let mut want = vec![f0, sub];
         want.sort_unstable();
 
+        let read = |cache: &TreeCache, mine: Option<&mut Vec<_>>| {
+            let range = (lo, hi);
+            let (bytenrs, _) = cache
+                .read_range((root.as_fd(), leaf), dev, range, Want::Entries(&want), mine)
+                .unwrap();
+            bytenrs
+        };
+
         // Under the bound: every inode of the range.
         let open = TreeCache::default();
-        open.read_range(
-            (root.as_fd(), leaf),
-            dev,
-            (lo, hi),
-            Want::Entries(&want),
-            None,
-        )
-        .unwrap();
+        read(&open, None);
         assert!(
             [f0, f3, sub, ino("sub/x")]
                 .iter()
@@ -536,15 +537,7 @@ mod tests {
         // the map; the subdirectory and the rest wait in the map.
         let shared = TreeCache::default();
         let mut mine = Vec::new();
-        shared
-            .read_range(
-                (root.as_fd(), leaf),
-                dev,
-                (lo, hi),
-                Want::Entries(&want),
-                Some(&mut mine),
-            )
-            .unwrap();
+        read(&shared, Some(&mut mine));
         assert_eq!(mine.iter().map(|m| m.0).collect::<Vec<_>>(), [f0]);
         assert_eq!(mine[0].1.as_ref().map(|t| t.item.size), Some(8192));
         assert!(!shared.has(dev, f0), "a file asked for in the map");
@@ -555,15 +548,7 @@ mod tests {
             bound: 0,
             ..TreeCache::default()
         };
-        let (bytenrs, _) = tight
-            .read_range(
-                (root.as_fd(), leaf),
-                dev,
-                (lo, hi),
-                Want::Entries(&want),
-                None,
-            )
-            .unwrap();
+        let bytenrs = read(&tight, None);
         assert!(tight.has(dev, f0));
         assert!(!tight.has(dev, f3), "not asked for");
         assert!(
