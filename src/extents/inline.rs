@@ -404,23 +404,24 @@ impl Taken {
         let slot = &mut self.0[n.index()];
         match u32::try_from(u64::from(*slot) + bytes) {
             Ok(sum) => *slot = sum,
-            Err(_) => {
-                let mut own = nodes.own(n);
-                take_shared(&mut own, u64::from(std::mem::take(slot)) + bytes);
-                nodes.set_own(n, &own);
-            }
+            Err(_) => take_own(nodes, n, u64::from(std::mem::take(slot)) + bytes),
         }
     }
 
     fn apply(self, nodes: &mut Nodes) {
         for (id, bytes) in nodes.ids().zip(self.0) {
             if bytes > 0 {
-                let mut own = nodes.own(id);
-                take_shared(&mut own, u64::from(bytes));
-                nodes.set_own(id, &own);
+                take_own(nodes, id, u64::from(bytes));
             }
         }
     }
+}
+
+/// Takes `bytes` found shared from node `n`'s own figures.
+fn take_own(nodes: &mut Nodes, n: NodeId, bytes: u64) {
+    let mut own = nodes.own(n);
+    take_shared(&mut own, bytes);
+    nodes.set_own(n, &own);
 }
 
 /// Takes `bytes` found shared from the Exclusive and Reclaimable of `s`.
