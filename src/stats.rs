@@ -275,6 +275,10 @@ fn walked(
         counters.tree_entries.to_string(),
     );
     line(
+        "inodes read as their snapshots' lineage holds them".into(),
+        counters.tree_unchanged.to_string(),
+    );
+    line(
         "tree search undecided, mapped with FIEMAP".into(),
         counters.search_undecided.to_string(),
     );

@@ -81,6 +81,7 @@ pub(crate) fn inodes_items(
             4096,
             true,
             leaf,
+            0,
             |it| {
                 match it.kind {
                     key_type::INODE_ITEM if inos.binary_search(&it.objectid).is_ok() => {
@@ -151,6 +152,7 @@ pub(crate) fn extents_refs(
             4096,
             true,
             leaf,
+            0,
             |it| {
                 // Only the keys the search of one extent reads (a block
                 // group item can share its first extent's objectid).
@@ -194,6 +196,7 @@ fn one_extent_refs(
         1,
         false,
         leaf,
+        0,
         |it| {
             if it.objectid == bytenr && it.kind == key_type::EXTENT_ITEM {
                 item = true;
@@ -215,6 +218,7 @@ fn one_extent_refs(
             4096,
             false,
             leaf,
+            0,
             |it| {
                 refs.add(it.kind, it.offset, it.data);
                 true

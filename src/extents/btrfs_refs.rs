@@ -353,6 +353,60 @@ pub(crate) fn kept_until(fd: BorrowedFd<'_>, tree: u64) -> io::Result<(u64, u64)
         .unwrap_or((0, 0)))
 }
 
+/// The lineage the subvolume open at `fd` belongs to, and the transaction
+/// since which its tree may differ from the lineage's other members: the
+/// UUID of the subvolume whose snapshots they are (the subvolume itself
+/// when it has snapshots, else the one it is a snapshot of), and the
+/// `otransid` of the oldest of those snapshots, and whether it is that
+/// snapshot, unchanged since it was made (every leaf of it then holds
+/// what the lineage's image takes). `None`: it is in none.
+///
+/// A snapshot `B` of `O` holds, unchanged since it was made, every block
+/// `O` held then; a block of `O` older than `B`'s `otransid` that `O`
+/// still holds has been in `O` ever since it was written (a tree never
+/// takes back a block it let go), so it was in `O` when `B` was made, and
+/// so it is in every snapshot of `O` made later too. So a leaf older than
+/// the oldest snapshot's `otransid`, in `O` or in any of its snapshots,
+/// holds what that snapshot held when it was made: items read from it in
+/// one member are the items every other member holds there.
+///
+/// # Errors
+/// The searches'.
+pub(crate) fn lineage(fd: BorrowedFd<'_>) -> io::Result<Option<([u8; 16], u64, bool)>> {
+    let (me, parent) = crate::probe::ioctl::btrfs_subvol(fd)?.ids;
+    // (uuid, parent uuid, otransid, unchanged since made) of every
+    // subvolume alive.
+    let mut roots: Vec<([u8; 16], [u8; 16], u64, bool)> = Vec::new();
+    subvolume_roots(fd, |_, d| {
+        if d.len() >= ROOT_OTRANSID + 8 && u32_at(d, ROOT_REFS) > 0 {
+            let uuid = |at: usize| -> [u8; 16] { d[at..at + 16].try_into().expect("16 bytes") };
+            let generation = u64_at(d, ROOT_GENERATION);
+            let otransid = u64_at(d, ROOT_OTRANSID);
+            roots.push((
+                uuid(ROOT_UUID),
+                uuid(ROOT_PARENT_UUID),
+                otransid,
+                u64_at(d, ROOT_GENERATION_V2) == generation && otransid == generation,
+            ));
+        }
+    })?;
+    let origin = if me != [0; 16] && roots.iter().any(|r| r.1 == me) {
+        me
+    } else if parent != [0; 16] {
+        parent
+    } else {
+        return Ok(None);
+    };
+    let Some(oldest) = roots
+        .iter()
+        .filter(|r| r.1 == origin && r.2 > 0)
+        .min_by_key(|r| r.2)
+    else {
+        return Ok(None);
+    };
+    Ok(Some((origin, oldest.2, oldest.0 == me && oldest.3)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

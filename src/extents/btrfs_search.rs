@@ -8,11 +8,10 @@
 //! [`super::fiemap`], [`super::btrfs_backref`], [`super::fsmap`],
 //! [`crate::probe::ioctl`], `crate::delete::ioctl` and
 //! `crate::browse::tty_ioctl`), only to hand ioctl argument buffers to the
-//! kernel; every struct passed is a `#[repr(C)]` mirror of a kernel UAPI
-//! struct whose size (and the offsets that matter)
-//! are pinned at compile time, and every opcode is pinned by a test. The
-//! items found are parsed from the bytes the kernel copied, little-endian,
-//! by offset: no item is cast to a struct.
+//! kernel; each struct passed is a `#[repr(C)]` mirror of a kernel UAPI
+//! struct whose size (and the offsets that matter) is pinned at compile
+//! time, each opcode by a test. Items are parsed from the bytes the kernel
+//! copied, little-endian, by offset: none is cast to a struct.
 //!
 //! # References
 //!  - `include/uapi/linux/btrfs.h`, `include/uapi/linux/btrfs_tree.h`
@@ -143,10 +142,9 @@ pub(crate) struct Item<'a> {
 /// calling `f` on each in key order until it returns false; returns the
 /// ioctl calls made.
 ///
-/// The kernel reads the rest of the leaf after the last item in range
-/// unless it has found `nr` items: a caller that knows how many items it
-/// wants asks for that many (each call asks for `nr`; the search goes on
-/// while calls find items and `f` wants more).
+/// The kernel reads the rest of the leaf past the range unless it has
+/// found `nr` items: a caller that knows how many it wants asks for that
+/// many (each call does, while calls find items and `f` wants more).
 ///
 /// # Errors
 /// The ioctl's: `EPERM` without `CAP_SYS_ADMIN`, `ENOTTY` off Btrfs,
@@ -160,13 +158,14 @@ pub(crate) fn search(
     nr: u32,
     f: impl FnMut(&Item<'_>) -> bool,
 ) -> io::Result<u32> {
-    search_wide(fd, tree_id, min, max, nr, false, 0, f)
+    search_wide(fd, tree_id, min, max, nr, false, 0, 0, f)
 }
 
 /// [`search`], with the whole 64 KiB buffer from the first call when
-/// `wide`. `leaf`: the node size (no item is larger), or 0. A call ends
-/// when the range does, at `nr` items, or when the next item would not
-/// fit: one with fewer than `nr` and room for any item ended the range.
+/// `wide`; `leaf`: the node size (no item is larger), or 0; `since`: only
+/// leaves written since that transaction (older blocks are skipped unread).
+/// A call ends when the range does, at `nr` items, or when the next item
+/// would not fit: one with fewer than `nr` and room for any item ended it.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn search_wide(
     fd: BorrowedFd<'_>,
@@ -176,6 +175,7 @@ pub(crate) fn search_wide(
     nr: u32,
     wide: bool,
     leaf: u32,
+    since: u64,
     mut f: impl FnMut(&Item<'_>) -> bool,
 ) -> io::Result<u32> {
     BUF.with(|cell| {
@@ -202,7 +202,7 @@ pub(crate) fn search_wide(
                     max_type: max.1,
                     min_offset: from.2,
                     max_offset: max.2,
-                    min_transid: 0,
+                    min_transid: since,
                     max_transid: u64::MAX,
                     nr_items: nr.max(1),
                     ..SearchKey::default()
@@ -295,7 +295,7 @@ pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
 }
 
 /// `btrfs_file_extent_item.type`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum FileExtentType {
     /// The data is in the item (no disk address).
     Inline,
@@ -306,7 +306,7 @@ pub(crate) enum FileExtentType {
 }
 
 /// One `EXTENT_DATA` item of a file (`struct btrfs_file_extent_item`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct FileExtent {
     /// The generation of the leaf holding the item.
     pub(crate) leaf_gen: u64,

@@ -60,7 +60,7 @@ pub(crate) const READ_AHEAD: usize = 32 << 20;
 /// read-ahead cache holds thousands (its times as seconds and nanoseconds
 /// apart: four `(i64, u32)` pairs would take 64 bytes, not 48).
 #[allow(missing_docs)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct InodeItem {
     pub(crate) size: u64,
     /// The bytes allocated to it (`inode_get_bytes`, which `st_blocks`
@@ -106,7 +106,7 @@ impl InodeItem {
 }
 
 /// One `DIR_INDEX` item: an entry of a directory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct DirEntry {
     /// What it names: an inode of the same subvolume, or (`subvol`) the
     /// root of another subvolume, by its id.
@@ -140,7 +140,7 @@ pub(crate) mod file_type {
 /// exact size, or none when empty. The read-ahead cache holds thousands:
 /// a file takes 144 bytes and its extents' slice, a directory 32 more
 /// for its listing.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct TreeInode {
     /// Its inode item.
     pub(crate) item: InodeItem,
@@ -156,7 +156,7 @@ const _: () = assert!(size_of::<TreeInode>() == 120);
 
 /// A directory's entries, in index order, and their names, each followed
 /// by a NUL.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct Listing {
     entries: Box<[DirEntry]>,
     names: Box<[u8]>,
@@ -257,6 +257,36 @@ impl Building {
     }
 }
 
+/// How a subvolume is read by difference: the lineage (an index in
+/// [`TreeCache`]'s origins), the transaction its leaves may differ since,
+/// and the inodes asked for so far and those of them changed since.
+#[derive(Clone, Copy, Debug)]
+struct Line {
+    index: u32,
+    since: u64,
+    /// It is the lineage's oldest snapshot, unchanged since it was made:
+    /// none of its inodes differs from the image.
+    base: bool,
+    asked: u64,
+    changed: u64,
+}
+
+impl Line {
+    /// Whether reading by difference still pays: past [`LINE_TRIAL`]
+    /// inodes asked for, no more than a third of them changed. A changed
+    /// inode costs a search more than a plain read (the difference names
+    /// it; its items are then read whole), so a subvolume that differs
+    /// from its lineage nearly everywhere (ten snapshots of a tree changed
+    /// throughout between each) is read plainly.
+    fn pays(&self) -> bool {
+        self.asked < LINE_TRIAL || self.changed * 3 <= self.asked
+    }
+}
+
+/// The inodes a subvolume is read by difference for before [`Line::pays`]
+/// judges.
+const LINE_TRIAL: u64 = 1024;
+
 /// The inodes read ahead, by (device, inode number).
 #[derive(Debug)]
 pub(crate) struct TreeCache {
@@ -265,6 +295,17 @@ pub(crate) struct TreeCache {
     held: AtomicUsize,
     /// [`READ_AHEAD`], or less in the tests.
     bound: usize,
+    /// Per subvolume (device): the lineage it is read in by difference
+    /// ([`super::btrfs_refs::lineage`]): its index in `origins`, and the
+    /// transaction since which its leaves may differ from the others'.
+    lines: DashMap<u64, Option<Line>, foldhash::fast::RandomState>,
+    /// The lineages' origins: (filesystem, UUID).
+    origins: std::sync::Mutex<Vec<(u32, [u8; 16])>>,
+    /// Per lineage, the inodes every member holds as they are, by inode
+    /// number, each as a few dozen bytes ([`postcard`]'s varints).
+    image: DashMap<(u32, u64), Box<[u8]>, foldhash::fast::RandomState>,
+    /// The inodes taken from `image`.
+    unchanged: std::sync::atomic::AtomicU64,
 }
 
 impl Default for TreeCache {
@@ -273,6 +314,10 @@ impl Default for TreeCache {
             map: DashMap::default(),
             held: AtomicUsize::new(0),
             bound: READ_AHEAD,
+            lines: DashMap::default(),
+            origins: std::sync::Mutex::default(),
+            image: DashMap::default(),
+            unchanged: std::sync::atomic::AtomicU64::new(0),
         }
     }
 }
@@ -328,12 +373,12 @@ impl TreeCache {
     pub(crate) fn read(
         &self,
         (fd, leaf): (BorrowedFd<'_>, u32),
-        dev: u64,
+        (fs, dev): (u32, u64),
         inos: &[u64],
     ) -> io::Result<(Vec<u64>, u32)> {
         let (mut bytenrs, mut calls) = (Vec::new(), 0);
         for (lo, hi) in runs(inos) {
-            let (b, c) = self.read_range((fd, leaf), dev, (lo, hi), Want::Now(inos), None)?;
+            let (b, c) = self.read_range((fd, leaf), (fs, dev), (lo, hi), Want::Now(inos), None)?;
             bytenrs.extend(b);
             calls += c;
         }
@@ -353,13 +398,174 @@ impl TreeCache {
     pub(crate) fn read_range(
         &self,
         (fd, leaf): (BorrowedFd<'_>, u32),
-        dev: u64,
+        (fs, dev): (u32, u64),
         (lo, hi): (u64, u64),
         want: Want<'_>,
         mut mine: Option<&mut Vec<(u64, Option<TreeInode>)>>,
     ) -> io::Result<(Vec<u64>, u32)> {
+        let Some(Line {
+            index: line,
+            since,
+            base,
+            ..
+        }) = self.line(fd, fs, dev).filter(Line::pays)
+        else {
+            return self.read_all((fd, leaf), dev, (lo, hi), want, mine, None);
+        };
+        // The inodes with an item in a leaf written since: read in full.
+        let mut changed: Vec<u64> = Vec::new();
+        let mut calls = if base {
+            0
+        } else {
+            search_wide(
+                fd,
+                0,
+                (lo, key_type::INODE_ITEM, 0),
+                (hi, key_type::EXTENT_DATA, u64::MAX),
+                u32::MAX,
+                true,
+                leaf,
+                since,
+                |it| {
+                    if changed.last() != Some(&it.objectid) {
+                        changed.push(it.objectid);
+                    }
+                    true
+                },
+            )?
+        };
+        changed.sort_unstable();
+        changed.dedup();
+        let inos = want.inos();
+        let inos = &inos[inos.partition_point(|&i| i < lo)..inos.partition_point(|&i| i <= hi)];
+        let n_changed = inos
+            .iter()
+            .filter(|i| changed.binary_search(i).is_ok())
+            .count();
+        if let Some(mut l) = self.lines.get_mut(&dev)
+            && let Some(l) = l.as_mut()
+        {
+            l.asked += inos.len() as u64;
+            l.changed += n_changed as u64;
+        }
+        if n_changed * 3 > inos.len() {
+            // Changed nearly throughout: the range read whole, once.
+            let (b, c) = self.read_all((fd, leaf), dev, (lo, hi), want, mine, None)?;
+            return Ok((b, c + calls));
+        }
+        let (mut need, mut bytenrs) = (Vec::new(), Vec::new());
+        for &ino in inos {
+            let held = changed
+                .binary_search(&ino)
+                .is_err()
+                .then(|| {
+                    self.image
+                        .get(&(line, ino))
+                        .and_then(|r| postcard::from_bytes::<TreeInode>(&r).ok())
+                })
+                .flatten();
+            let Some(t) = held else {
+                need.push(ino);
+                continue;
+            };
+            self.unchanged.fetch_add(1, Ordering::Relaxed);
+            bytenrs.extend(
+                t.extents
+                    .iter()
+                    .filter(|e| e.disk_bytenr != 0)
+                    .map(|e| e.disk_bytenr),
+            );
+            if want.keeps(ino, &t.item)
+                && let Some(mine) = mine.as_deref_mut()
+            {
+                mine.push((ino, Some(t)));
+                continue;
+            }
+            let t = Arc::new(t);
+            let w = t.weight();
+            self.held.fetch_add(w, Ordering::Relaxed);
+            if let Some(old) = self.map.insert((dev, ino), t) {
+                self.held.fetch_sub(old.weight(), Ordering::Relaxed);
+            }
+        }
+        for (a, b) in runs(&need) {
+            let (b, c) = self.read_all(
+                (fd, leaf),
+                dev,
+                (a, b),
+                want,
+                mine.as_deref_mut(),
+                Some((line, &need, &changed)),
+            )?;
+            bytenrs.extend(b);
+            calls += c;
+        }
+        if let Some(mine) = mine {
+            mine.sort_unstable_by_key(|m| m.0);
+        }
+        Ok((bytenrs, calls))
+    }
+
+    /// The inodes read as another member of their lineage held them.
+    pub(crate) fn unchanged(&self) -> u64 {
+        self.unchanged.load(Ordering::Relaxed)
+    }
+
+    /// The lineage subvolume `dev` (open at `fd`, on filesystem `fs`) is
+    /// read in by difference, and since which transaction.
+    fn line(&self, fd: BorrowedFd<'_>, fs: u32, dev: u64) -> Option<Line> {
+        if let Some(l) = self.lines.get(&dev) {
+            return *l;
+        }
+        let l = super::btrfs_refs::lineage(fd)
+            .ok()
+            .flatten()
+            .map(|(origin, since, base)| {
+                let mut o = self.origins.lock().unwrap_or_else(|e| e.into_inner());
+                let i = match o.iter().position(|x| *x == (fs, origin)) {
+                    Some(i) => i,
+                    None => {
+                        o.push((fs, origin));
+                        o.len() - 1
+                    }
+                };
+                Line {
+                    index: i as u32,
+                    since,
+                    base,
+                    asked: 0,
+                    changed: 0,
+                }
+            });
+        self.lines.insert(dev, l);
+        l
+    }
+
+    /// [`Self::read_range`] in full: every inode of the range. With
+    /// `image` (lineage, inodes to read, inodes changed since): only those
+    /// inodes, and each unchanged one is kept in the lineage's image.
+    fn read_all(
+        &self,
+        (fd, leaf): (BorrowedFd<'_>, u32),
+        dev: u64,
+        (lo, hi): (u64, u64),
+        want: Want<'_>,
+        mut mine: Option<&mut Vec<(u64, Option<TreeInode>)>>,
+        image: Option<(u32, &[u64], &[u64])>,
+    ) -> io::Result<(Vec<u64>, u32)> {
         let mut bytenrs = Vec::new();
         let mut keep = |b: &Building| {
+            if let Some((line, only, changed)) = image {
+                if changed.binary_search(&b.ino).is_err()
+                    && let Ok(v) = postcard::to_allocvec(&b.built())
+                {
+                    self.image.insert((line, b.ino), v.into_boxed_slice());
+                }
+                // A file taken from the image already.
+                if only.binary_search(&b.ino).is_err() && want.keeps(b.ino, &b.item) {
+                    return;
+                }
+            }
             let wanted = want.keeps(b.ino, &b.item);
             if self.held.load(Ordering::Relaxed) >= self.bound && !wanted {
                 // Read for nothing if the walk meets it: it reads it again
@@ -393,6 +599,7 @@ impl TreeCache {
             u32::MAX,
             true,
             leaf,
+            0,
             |it| {
                 if it.kind == key_type::INODE_ITEM {
                     if open {
@@ -440,7 +647,14 @@ pub(crate) enum Want<'a> {
     Entries(&'a [u64]),
 }
 
-impl Want<'_> {
+impl<'a> Want<'a> {
+    /// The inodes named.
+    fn inos(self) -> &'a [u64] {
+        match self {
+            Want::Now(inos) | Want::Entries(inos) => inos,
+        }
+    }
+
     fn keeps(self, ino: u64, item: &InodeItem) -> bool {
         match self {
             Want::Now(inos) => inos.binary_search(&ino).is_ok(),
@@ -519,7 +733,13 @@ mod tests {
         let read = |cache: &TreeCache, mine: Option<&mut Vec<_>>| {
             let range = (lo, hi);
             let (bytenrs, _) = cache
-                .read_range((root.as_fd(), leaf), dev, range, Want::Entries(&want), mine)
+                .read_range(
+                    (root.as_fd(), leaf),
+                    (0, dev),
+                    range,
+                    Want::Entries(&want),
+                    mine,
+                )
                 .unwrap();
             bytenrs
         };
@@ -564,7 +784,7 @@ mod tests {
         assert_eq!(t.item.size, 8192);
         assert_eq!(t.extents.len(), 1);
         // The subdirectory's own read keeps it, with its entries.
-        tight.read((root.as_fd(), leaf), dev, &[sub]).unwrap();
+        tight.read((root.as_fd(), leaf), (0, dev), &[sub]).unwrap();
         let s = tight.take(dev, sub).unwrap();
         let mut names: Vec<&[u8]> = s.entries().iter().map(|e| s.name(e)).collect();
         names.sort_unstable();
@@ -609,7 +829,13 @@ mod tests {
             let cache = TreeCache::default();
             let (lo, hi) = (inos[0], inos[inos.len() - 1]);
             let (_, calls) = cache
-                .read_range((root.as_fd(), leaf), dev, (lo, hi), Want::Now(inos), None)
+                .read_range(
+                    (root.as_fd(), leaf),
+                    (0, dev),
+                    (lo, hi),
+                    Want::Now(inos),
+                    None,
+                )
                 .unwrap();
             let got: Vec<_> = inos
                 .iter()

@@ -52,6 +52,10 @@ pub struct Counters {
     /// Entries whose figures were read from the Btrfs tree instead of
     /// `statx` (root).
     pub tree_entries: u64,
+    /// Inodes of a snapshot (or of its origin) read as another member of
+    /// their lineage held them, their leaves unchanged since
+    /// ([`crate::extents::btrfs_refs::lineage`]): not copied again.
+    pub tree_unchanged: u64,
     /// Files the tree search could not decide, mapped with FIEMAP.
     pub search_undecided: u64,
     /// Files with compressed extents counted at their size on disk (the

@@ -456,8 +456,15 @@ fn gather<T>(all: &mut Vec<T>, mut shard: Vec<T>) {
 fn assemble(ctx: Ctx<'_>) -> Walk {
     let identities = ctx.run.opts.identities;
     let Ctx {
-        records, fds, map, ..
+        records,
+        fds,
+        map,
+        tree,
+        ..
     } = ctx;
+    // What the tree search read and kept goes first.
+    let tree_unchanged = tree.inodes.unchanged();
+    drop(tree);
     let ctx::Mapping {
         registry,
         extents,
@@ -496,7 +503,10 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let mut partial_fs: Vec<(u32, u64)> = Vec::new();
     let mut files = vec![FileRec::default(); extents.files()];
     let mut copies = Vec::new();
-    let mut counters = Counters::default();
+    let mut counters = Counters {
+        tree_unchanged,
+        ..Counters::default()
+    };
     let mut inline = Vec::new();
     // The nodes and identities are where the walk put them, by id.
     let mut nodes = nodes.into_nodes(n);

@@ -136,7 +136,11 @@ pub(super) fn listing(
         Some(me) => me,
         None => {
             let leaf = ctx.map.extents.node_size(dir.fs.info.index);
-            if let Ok((_, calls)) = ctx.tree.inodes.read((dir.fd, leaf), h.dev, &[h.ino]) {
+            if let Ok((_, calls)) =
+                ctx.tree
+                    .inodes
+                    .read((dir.fd, leaf), (dir.fs.info.index, h.dev), &[h.ino])
+            {
                 local.counters.search_calls += u64::from(calls);
             }
             ctx.tree.inodes.take(h.dev, h.ino)?
@@ -201,7 +205,7 @@ impl Ahead {
         run.2 = true;
         if let Ok((bytenrs, calls)) = ctx.tree.inodes.read_range(
             (dir.fd, ctx.map.extents.node_size(dir.fs.info.index)),
-            dir.h.dev,
+            (dir.fs.info.index, dir.h.dev),
             (run.0, run.1),
             Want::Entries(&self.want),
             Some(&mut self.mine[i]),

@@ -5,6 +5,7 @@
 //! every timestamp, and across a mount point, which the tree cannot see.
 
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
@@ -280,4 +281,127 @@ fn the_tree_walk_is_the_same_under_a_tight_fd_limit() {
             "ulimit -n {limit} {j}: {tree} entries read from the tree"
         );
     }
+}
+
+/// Snapshots of one subvolume with every kind of change between them, and
+/// a writable snapshot changed after it was made: the tree walk reads the
+/// inodes whose leaves no change touched once for the whole lineage, and
+/// every entry, figure and timestamp is still the statx walk's
+/// (`--fiemap`), on one thread and on four.
+#[test]
+fn snapshots_read_by_difference_are_read_as_they_are() {
+    let Some(fs) = btrfs_as_root() else {
+        return;
+    };
+    let d = fs.path().join("t");
+    fs::create_dir(&d).unwrap();
+    let v = d.join("v");
+    crate::btrfs::subvolume(&v);
+    fs::create_dir_all(v.join("a/b")).unwrap();
+    fs::create_dir_all(v.join("gone/deeper")).unwrap();
+    for i in 0..6 {
+        write_file(&v.join(format!("a/f{i}")), 20_000 + i * 4096);
+        fs::write(v.join(format!("a/b/small{i}")), vec![b's'; 300 + i]).unwrap();
+        write_file(&v.join(format!("gone/deeper/g{i}")), 9_000);
+    }
+    let many = v.join("many");
+    fs::create_dir(&many).unwrap();
+    for i in 0..400 {
+        fs::write(many.join(format!("m{i:03}")), vec![b'm'; 100 + i]).unwrap();
+    }
+    // Never changed: read from the tree by one of the five members (s1,
+    // s2, s3, v, w), taken from the image by the others.
+    let stable = v.join("stable");
+    fs::create_dir(&stable).unwrap();
+    for i in 0..600 {
+        fs::write(stable.join(format!("k{i:03}")), vec![b'k'; 200 + i]).unwrap();
+    }
+    fs::hard_link(v.join("a/f0"), v.join("a/b/f0-link")).unwrap();
+    std::os::unix::fs::symlink("f1", v.join("a/link")).unwrap();
+    let set_xattr = |p: &Path, value: &[u8]| {
+        rustix::fs::setxattr(p, "user.sdu", value, rustix::fs::XattrFlags::empty()).unwrap();
+    };
+    set_xattr(&v.join("a/f2"), b"first");
+    // Written in a transaction before the snapshot's: leaves of that one
+    // are read again in every member (the snapshot's dentry may change
+    // the origin in it).
+    run(Command::new("btrfs").args(["filesystem", "sync"]).arg(&v)).assert_ok();
+    crate::btrfs::ro_snapshot(&v, &d.join("s1"));
+
+    // Every kind of change, then another snapshot.
+    write_file(&v.join("a/f1"), 90_000);
+    fs::OpenOptions::new()
+        .write(true)
+        .open(v.join("a/f3"))
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    fs::remove_file(v.join("a/f4")).unwrap();
+    fs::rename(v.join("a/f5"), v.join("a/b/f5-moved")).unwrap();
+    fs::rename(v.join("a/b/small0"), v.join("a/b/small0-renamed")).unwrap();
+    fs::write(v.join("a/b/small1"), vec![b't'; 301]).unwrap();
+    fs::hard_link(v.join("a/f2"), v.join("a/f2-link")).unwrap();
+    set_xattr(&v.join("a/f2"), b"second, longer");
+    fs::set_permissions(v.join("a/b/small2"), fs::Permissions::from_mode(0o600)).unwrap();
+    fs::remove_dir_all(v.join("gone")).unwrap();
+    fs::create_dir(v.join("new")).unwrap();
+    write_file(&v.join("new/n"), 33_000);
+    crate::btrfs::ro_snapshot(&v, &d.join("s2"));
+
+    for i in (0..400).step_by(2) {
+        fs::remove_file(many.join(format!("m{i:03}"))).unwrap();
+    }
+    fs::write(many.join("m001"), vec![b'n'; 3_000]).unwrap();
+    crate::btrfs::ro_snapshot(&v, &d.join("s3"));
+    // A writable snapshot of the newest, changed after it was made.
+    run(Command::new("btrfs")
+        .args(["subvolume", "snapshot"])
+        .arg(&v)
+        .arg(d.join("w")))
+    .assert_ok();
+    write_file(&d.join("w/a/f0"), 70_000);
+    fs::remove_file(d.join("w/many/m003")).unwrap();
+    write_file(&v.join("a/f0"), 44_000);
+
+    let out = run(Command::new(sdu_bin()).args(["-s", "--stats"]).arg(&d));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let unchanged = stat_value(
+        &out.stderr,
+        "inodes read as their snapshots' lineage holds them",
+    );
+    assert!(
+        unchanged >= 2 * 600,
+        "{unchanged} inodes read by difference: {out:?}"
+    );
+    for field in ["mtime", "ctime"] {
+        let time = format!("--time={field}");
+        let flags = args!["-a", time, "--time-style=full-iso", &d];
+        let mut slow = flags.clone();
+        slow.insert(0, "--fiemap".into());
+        let want = without_marks(&sdu_ok(&slow));
+        for j in ["-j1", "-j4"] {
+            let mut fast = flags.clone();
+            fast.insert(0, j.into());
+            let got = without_marks(&sdu_ok(&fast));
+            let differ: Vec<_> = got
+                .iter()
+                .zip(&want)
+                .filter(|(g, w)| g != w)
+                .take(4)
+                .collect();
+            assert!(
+                differ.is_empty() && got.len() == want.len(),
+                "{field} {j}: the lineage's inodes are not the statx walk's \
+                 ({} rows against {}): {differ:?}",
+                got.len(),
+                want.len()
+            );
+        }
+    }
+    let json = |j: &str| sdu_ok(&args!["--json", "-a", j, &d]);
+    assert_eq!(
+        String::from_utf8_lossy(&json("-j1")),
+        String::from_utf8_lossy(&json("-j4")),
+        "the document depends on the thread count"
+    );
 }
