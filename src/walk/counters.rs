@@ -53,8 +53,8 @@ pub struct Counters {
     /// `statx` (root).
     pub tree_entries: u64,
     /// Inodes of a snapshot (or of its origin) read as another member of
-    /// their lineage held them, their leaves unchanged since
-    /// ([`crate::extents::btrfs_refs::lineage`]): not copied again.
+    /// their lineage held them, their leaves unchanged since (`lineage`
+    /// in `src/extents/btrfs_refs.rs`): not copied again.
     pub tree_unchanged: u64,
     /// Files the tree search could not decide, mapped with FIEMAP.
     pub search_undecided: u64,
