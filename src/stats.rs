@@ -216,7 +216,13 @@ fn walked(
     let mut line = |label: String, value: String| s.push((label, value));
     line(
         "threads".into(),
-        if counters.cold {
+        if counters.cold_lineage {
+            format!(
+                "{} (the tree was not in memory, but its snapshots are read by difference, \
+                 from memory: a thread per CPU)",
+                counters.threads
+            )
+        } else if counters.cold {
             format!(
                 "{} (the tree was not in memory: more threads keep the device busy)",
                 counters.threads

@@ -40,7 +40,7 @@ use std::io;
 use std::os::fd::BorrowedFd;
 
 use super::btrfs_search::{
-    DATA_RELOC_TREE_OBJECTID, DataRef, EXTENT_TREE_OBJECTID, ExtentRefs, ROOT_TREE_OBJECTID,
+    DATA_RELOC_TREE_OBJECTID, DataRef, EXTENT_TREE_OBJECTID, ExtentRefs, ROOT_TREE_OBJECTID, bad,
     key_type, search, u32_at, u64_at,
 };
 
@@ -274,6 +274,8 @@ pub(crate) fn up_from(
 
 /// Offsets in `struct btrfs_root_item` (after its 160-byte inode item).
 const ROOT_GENERATION: usize = 160;
+const ROOT_BYTENR: usize = 176;
+const ROOT_LAST_SNAPSHOT: usize = 200;
 pub(crate) const ROOT_REFS: usize = 216;
 const ROOT_GENERATION_V2: usize = 239;
 pub(crate) const ROOT_UUID: usize = 247;
@@ -284,6 +286,48 @@ const ROOT_OTRANSID: usize = 303;
 const FS_TREE: u64 = 5;
 const FIRST_FREE: u64 = 256;
 const LAST_FREE: u64 = -256i64 as u64;
+
+/// What the root tree says of one subvolume.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RootInfo {
+    /// `btrfs_root_item.last_snapshot`: the transaction of the last
+    /// snapshot taken of it (or of which it is a snapshot).
+    pub(crate) last_snapshot: u64,
+    /// `btrfs_root_item.refs`: 0 once it is deleted (its tree may still be
+    /// being dropped).
+    pub(crate) refs: u32,
+    /// `btrfs_root_item.bytenr`: the address of its root node.
+    pub(crate) bytenr: u64,
+}
+
+/// The root item of subvolume `tree` (`None`: there is none).
+pub(crate) fn root_info(fd: BorrowedFd<'_>, tree: u64) -> io::Result<Option<RootInfo>> {
+    let mut got = None;
+    let mut short = false;
+    search(
+        fd,
+        ROOT_TREE_OBJECTID,
+        (tree, key_type::ROOT_ITEM, 0),
+        (tree, key_type::ROOT_ITEM, u64::MAX),
+        1,
+        |it| {
+            if it.data.len() < ROOT_REFS + 4 {
+                short = true;
+            } else {
+                got = Some(RootInfo {
+                    last_snapshot: u64_at(it.data, ROOT_LAST_SNAPSHOT),
+                    refs: u32_at(it.data, ROOT_REFS),
+                    bytenr: u64_at(it.data, ROOT_BYTENR),
+                });
+            }
+            false
+        },
+    )?;
+    if short {
+        return Err(bad("a root item too short"));
+    }
+    Ok(got)
+}
 
 /// Calls `f(id, item)` with the root item of every subvolume of the
 /// filesystem open at `fd` (root's tree search).
@@ -405,6 +449,84 @@ pub(crate) fn lineage(fd: BorrowedFd<'_>) -> io::Result<Option<([u8; 16], u64, b
         return Ok(None);
     };
     Ok(Some((origin, oldest.2, oldest.0 == me && oldest.3)))
+}
+
+/// Key type of a `ROOT_REF` item: (parent subvolume, type, child), its
+/// data the directory of the parent it lies in (`dirid`), a sequence
+/// number, then its name's length and the name.
+const ROOT_REF: u32 = 156;
+const ROOT_REF_NAME: usize = 18;
+
+/// Whether the directory open at `fd` holds, with the subvolumes under it
+/// at any depth, two members of one lineage ([`lineage`]): an origin and
+/// a snapshot of it, or two snapshots of one origin. A walk of it reads
+/// all but the first member it meets by difference, from memory.
+///
+/// # Errors
+/// The searches'.
+pub(crate) fn holds_lineage(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    let ino = rustix::fs::fstat(fd)?.st_ino;
+    let (me, at) = super::btrfs_search::ino_lookup(fd, 0, ino)?;
+    // (id, uuid, parent uuid) of every subvolume alive; (parent, child,
+    // directory in the parent, name) of every subvolume in another.
+    let (mut roots, mut nested) = (Vec::new(), Vec::new());
+    search(
+        fd,
+        ROOT_TREE_OBJECTID,
+        (FS_TREE, key_type::ROOT_ITEM, 0),
+        (LAST_FREE, ROOT_REF, u64::MAX),
+        u32::MAX,
+        |it| {
+            let d = it.data;
+            if it.kind == ROOT_REF && d.len() >= ROOT_REF_NAME {
+                let name = d.get(ROOT_REF_NAME..).unwrap_or_default();
+                nested.push((it.objectid, it.offset, u64_at(d, 0), name.to_vec()));
+            } else if it.kind == key_type::ROOT_ITEM
+                && d.len() >= ROOT_PARENT_UUID + 16
+                && u32_at(d, ROOT_REFS) > 0
+            {
+                let uuid = |at: usize| -> [u8; 16] { d[at..at + 16].try_into().expect("16 bytes") };
+                roots.push((it.objectid, uuid(ROOT_UUID), uuid(ROOT_PARENT_UUID)));
+            }
+            true
+        },
+    )?;
+    // The subvolume of `fd` if `fd` is its root directory, and those
+    // whose root lies under `fd`, at any depth.
+    let mut inside = if ino == 256 { vec![me] } else { Vec::new() };
+    for (_, child, dir, name) in nested.iter().filter(|n| n.0 == me) {
+        let mut path = super::btrfs_search::ino_lookup(fd, me, *dir)?.1;
+        path.extend_from_slice(name);
+        path.push(b'/');
+        if path.starts_with(&at) && path != at {
+            inside.push(*child);
+        }
+    }
+    let mut i = 0;
+    while let Some(&sub) = inside.get(i) {
+        inside.extend(
+            nested
+                .iter()
+                .filter(|n| n.0 == sub && n.1 != me)
+                .map(|n| n.1),
+        );
+        i += 1;
+    }
+    let zero = [0; 16];
+    // Each member's origin, as `lineage` takes it.
+    let mut origins: Vec<[u8; 16]> = roots
+        .iter()
+        .filter(|r| inside.contains(&r.0))
+        .filter_map(|&(_, uuid, parent)| {
+            if uuid != zero && roots.iter().any(|r| r.2 == uuid) {
+                Some(uuid)
+            } else {
+                (parent != zero).then_some(parent)
+            }
+        })
+        .collect();
+    origins.sort_unstable();
+    Ok(origins.windows(2).any(|w| w[0] == w[1]))
 }
 
 #[cfg(test)]

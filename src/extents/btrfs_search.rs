@@ -278,7 +278,7 @@ pub(crate) fn search_wide(
     })
 }
 
-fn bad(what: &str) -> io::Error {
+pub(crate) fn bad(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what.to_string())
 }
 
@@ -594,53 +594,6 @@ impl ExtentRefs {
     }
 }
 
-/// What the root tree says of one subvolume.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct RootInfo {
-    /// `btrfs_root_item.last_snapshot`: the transaction of the last
-    /// snapshot taken of it (or of which it is a snapshot).
-    pub(crate) last_snapshot: u64,
-    /// `btrfs_root_item.refs`: 0 once it is deleted (its tree may still be
-    /// being dropped).
-    pub(crate) refs: u32,
-    /// `btrfs_root_item.bytenr`: the address of its root node.
-    pub(crate) bytenr: u64,
-}
-
-/// Offsets in `struct btrfs_root_item` (after its 160-byte inode item).
-const ROOT_BYTENR: usize = 176;
-const ROOT_LAST_SNAPSHOT: usize = 200;
-const ROOT_REFS: usize = 216;
-
-/// The root item of subvolume `tree` (`None`: there is none).
-pub(crate) fn root_info(fd: BorrowedFd<'_>, tree: u64) -> io::Result<Option<RootInfo>> {
-    let mut got = None;
-    let mut short = false;
-    search(
-        fd,
-        ROOT_TREE_OBJECTID,
-        (tree, key_type::ROOT_ITEM, 0),
-        (tree, key_type::ROOT_ITEM, u64::MAX),
-        1,
-        |it| {
-            if it.data.len() < ROOT_REFS + 4 {
-                short = true;
-            } else {
-                got = Some(RootInfo {
-                    last_snapshot: u64_at(it.data, ROOT_LAST_SNAPSHOT),
-                    refs: u32_at(it.data, ROOT_REFS),
-                    bytenr: u64_at(it.data, ROOT_BYTENR),
-                });
-            }
-            false
-        },
-    )?;
-    if short {
-        return Err(bad("a root item too short"));
-    }
-    Ok(got)
-}
-
 /// `struct btrfs_ioctl_ino_lookup_args`.
 #[repr(C)]
 struct InoLookup {
@@ -657,9 +610,17 @@ pub(crate) const BTRFS_IOC_INO_LOOKUP: Opcode = opcode::read_write::<InoLookup>(
 /// The id of the subvolume holding `fd` (unprivileged: a lookup of the
 /// subvolume's own root directory).
 pub(crate) fn subvol_id(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    ino_lookup(fd, 0, 256).map(|(tree, _)| tree)
+}
+
+/// The subvolume `tree` (0: the one holding `fd`) and the path in it of its
+/// directory `ino`, each name followed by `/` (`BTRFS_IOC_INO_LOOKUP`;
+/// as root, but for the subvolume's root directory, 256, whose path is
+/// empty).
+pub(crate) fn ino_lookup(fd: BorrowedFd<'_>, tree: u64, ino: u64) -> io::Result<(u64, Vec<u8>)> {
     let mut args = Box::new(InoLookup {
-        treeid: 0,
-        objectid: 256,
+        treeid: tree,
+        objectid: ino,
         name: [0; 4080],
     });
     // SAFETY: BTRFS_IOC_INO_LOOKUP reads and writes one 4096-byte `struct
@@ -671,7 +632,12 @@ pub(crate) fn subvol_id(fd: BorrowedFd<'_>) -> io::Result<u64> {
             Updater::<{ BTRFS_IOC_INO_LOOKUP }, InoLookup>::new(&mut args),
         )?
     };
-    Ok(args.treeid)
+    let len = args
+        .name
+        .iter()
+        .position(|&b| b == 0)
+        .unwrap_or(args.name.len());
+    Ok((args.treeid, args.name[..len].to_vec()))
 }
 
 /// Commits the running transaction of the filesystem of `fd`, if any, and

@@ -11,6 +11,9 @@ pub struct Counters {
     /// Whether the tree looked cold (not in memory) before the walk, which
     /// then took [`super::WalkOptions::cold_threads`].
     pub cold: bool,
+    /// Cold, but the roots hold snapshots read by difference: the walk
+    /// took a thread per CPU (`walk::cold::SEARCH_THREADS`).
+    pub cold_lineage: bool,
     /// Entries stat-ed (roots included).
     pub entries: u64,
     /// Files whose extents were read.

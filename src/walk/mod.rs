@@ -145,10 +145,11 @@ pub(crate) fn walk(
     const MIN_CACHED: u64 = 16;
     let fit = (soft.saturating_sub(FIXED + MIN_CACHED) / PER_THREAD).max(1) as usize;
     let cold = opts.cold_threads.is_some() && cold::looks_cold(&opts.roots);
+    let searched = cold && tree::likely(opts, du_rules);
+    let lineage = searched && cold::holds_lineage(&opts.roots);
     let wanted = match opts.cold_threads {
-        Some(n) if cold && tree::likely(opts, du_rules) => {
-            n.min(cold::SEARCH_THREADS).max(opts.threads)
-        }
+        Some(_) if lineage => opts.threads,
+        Some(n) if searched => n.min(cold::SEARCH_THREADS).max(opts.threads),
         Some(n) if cold && cold::all_on(&opts.roots, crate::probe::magic::XFS) => {
             n.min(cold::XFS_THREADS).max(opts.threads)
         }
@@ -254,6 +255,7 @@ pub(crate) fn walk(
     let mut walk = pool.install(|| assemble(ctx));
     walk.counters.threads = threads as u64;
     walk.counters.cold = cold;
+    walk.counters.cold_lineage = lineage;
     walk.moved = moved.into_iter().map(|(id, _)| id).collect();
     Ok((walk, pool))
 }

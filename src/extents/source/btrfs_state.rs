@@ -75,7 +75,7 @@ impl Extents {
             rustix::fs::syncfs(dirfd).is_ok()
                 && bs::commit(dirfd).is_ok()
                 && bs::subvol_id(dirfd)
-                    .and_then(|id| bs::root_info(dirfd, id))
+                    .and_then(|id| btrfs_refs::root_info(dirfd, id))
                     .is_ok_and(|r| r.is_some())
         })
     }
@@ -92,7 +92,7 @@ impl Extents {
             return *v;
         }
         let v = bs::subvol_id(dirfd).ok().and_then(|id| {
-            let r = bs::root_info(dirfd, id).ok().flatten()?;
+            let r = btrfs_refs::root_info(dirfd, id).ok().flatten()?;
             // Unknown: no leaf taken for shared on that ground.
             let (kept_until, kept_by) = btrfs_refs::kept_until(dirfd, id).unwrap_or((0, 0));
             Some(Subvol {
@@ -131,7 +131,7 @@ impl Extents {
         if let Some(v) = self.btrfs.alive.get(&(fs, tree)) {
             return *v;
         }
-        let v = match bs::root_info(fd, tree) {
+        let v = match btrfs_refs::root_info(fd, tree) {
             Ok(Some(r)) => Some(r.refs > 0),
             Ok(None) => Some(false),
             Err(_) => None,

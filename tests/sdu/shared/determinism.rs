@@ -189,35 +189,46 @@ fn btrfs_lean_path_figures_equal_the_general_path() {
 /// the cold walk takes 4 (more wait on each other's inode reads).
 #[test]
 fn a_cold_tree_takes_more_threads_and_gives_the_same_figures() {
-    cold_tree_threads(FsKind::Xfs, &[(&[], 4)]);
+    cold_tree_threads(FsKind::Xfs, &[(&[], "", 4, false)]);
 }
 
 /// As root on Btrfs the walk reads the trees, a search for many inodes:
-/// a cold walk takes 4 threads (or one per CPU, if more), and gives the
-/// bytes one thread gives. Without CAP_SYS_ADMIN, or with `--fiemap`, it
-/// takes 8, as on a filesystem other than XFS.
+/// a cold walk of a tree without snapshots takes 4 threads (or one per
+/// CPU, if more), and gives the bytes one thread gives; of a tree that
+/// holds a subvolume and its snapshot, read by difference, one per CPU.
+/// Without CAP_SYS_ADMIN, or with `--fiemap`, it takes 8, as on a
+/// filesystem other than XFS.
 #[test]
 fn a_cold_btrfs_tree_read_from_its_trees_takes_fewer_threads() {
-    let searched = if is_root() { 4 } else { 8 };
-    cold_tree_threads(FsKind::Btrfs, &[(&[], searched), (&["--fiemap"], 8)]);
+    let root = is_root();
+    let (plain, lineage) = if root { (4, 1) } else { (8, 8) };
+    cold_tree_threads(
+        FsKind::Btrfs,
+        &[
+            (&[], "fan", plain, false),
+            (&[], "", lineage, root),
+            (&["--fiemap"], "", 8, false),
+        ],
+    );
 }
 
-/// The cold and warm walks of a tree on `kind` against `-j1`'s, with each
-/// of `cases`' flags: the cold one takes the threads given (at least one
-/// per CPU).
-fn cold_tree_threads(kind: FsKind, cases: &[(&[&str], u64)]) {
+/// The cold and warm walks of a tree on `kind` (or of its directory
+/// named, if one is) against `-j1`'s, with each of `cases`' flags: the
+/// cold one takes the threads given (at least one per CPU), and says so,
+/// or that the tree's snapshots are read by difference.
+fn cold_tree_threads(kind: FsKind, cases: &[(&[&str], &str, u64, bool)]) {
     let Some((fs, root)) = sharing_tree(kind) else {
         return;
     };
     fanout_tree(&root.join("fan"));
     fs.settle();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
-    for &(flags, cold_threads) in cases {
-        // `flags`, then `-j1` or not, then `-a ROOT`.
+    for &(flags, dir, cold_threads, lineage) in cases {
+        // `flags`, then `-j1` or not, then `-a DIR`.
         let args = |j1: bool| {
             let mut a: Vec<std::ffi::OsString> = flags.iter().map(Into::into).collect();
             a.extend(j1.then(|| "-j1".into()));
-            a.extend(args!["-a", &root]);
+            a.extend(args!["-a", &root.join(dir)]);
             a
         };
         let one = sdu_json_bytes_stats(&args(true), false).0;
@@ -225,13 +236,18 @@ fn cold_tree_threads(kind: FsKind, cases: &[(&[&str], u64)]) {
         let (cold, stats) = sdu_json_bytes_stats(&args(false), false);
         assert!(stats.contains("(the tree was not in memory"), "{stats}");
         assert_eq!(
+            stats.contains("its snapshots are read by difference"),
+            lineage,
+            "{flags:?} {dir} {stats}"
+        );
+        assert_eq!(
             stat_value(&stats, "threads"),
             cold_threads.max(cpus),
-            "{flags:?} {stats}"
+            "{flags:?} {dir} {stats}"
         );
         assert_eq!(
             cold, one,
-            "{flags:?}: a cold walk's document differs from -j1's"
+            "{flags:?} {dir}: a cold walk's document differs from -j1's"
         );
         // Warm now. The look is timed: a loaded machine may stall one, so
         // one of three runs must see the tree in memory; every one gives
@@ -242,6 +258,6 @@ fn cold_tree_threads(kind: FsKind, cases: &[(&[&str], u64)]) {
             assert_eq!(warm, one);
             threads.push(stat_value(&stats, "threads"));
         }
-        assert!(threads.contains(&cpus), "{flags:?} {threads:?}");
+        assert!(threads.contains(&cpus), "{flags:?} {dir} {threads:?}");
     }
 }
