@@ -420,6 +420,7 @@ fn walk_options(
         // (a test can watch the directories opened, as coreutils' does).
         cold_threads: (cli.threads.is_none() && !cli.invoked_as_du)
             .then(|| env.cpus.max(COLD_THREADS)),
+        cold_search_per_cpu: false,
         follow_links: cli.deref == Deref::All,
         follow_args: cli.deref == Deref::Args,
         time,

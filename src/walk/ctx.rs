@@ -63,6 +63,11 @@ pub struct WalkOptions {
     /// keep more requests in flight. The thread count never changes a
     /// figure.
     pub cold_threads: Option<usize>,
+    /// A cold walk that reads Btrfs trees takes a thread per CPU, not
+    /// [`super::cold::SEARCH_THREADS`]: the browser's, which keeps every
+    /// entry, so that each thread's own memory shows (docs/scale.md, the
+    /// browser).
+    pub cold_search_per_cpu: bool,
     /// `-L`: follow symlinks.
     pub follow_links: bool,
     /// `-H`, `-D`, `--dereference-args`: follow the symlinks given as

@@ -148,7 +148,7 @@ pub(crate) fn walk(
     let searched = cold && tree::likely(opts, du_rules);
     let lineage = searched && cold::holds_lineage(&opts.roots);
     let wanted = match opts.cold_threads {
-        Some(_) if lineage => opts.threads,
+        Some(_) if lineage || (searched && opts.cold_search_per_cpu) => opts.threads,
         Some(n) if searched => n.min(cold::SEARCH_THREADS).max(opts.threads),
         Some(n) if cold && cold::all_on(&opts.roots, crate::probe::magic::XFS) => {
             n.min(cold::XFS_THREADS).max(opts.threads)
