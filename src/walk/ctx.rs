@@ -63,9 +63,9 @@ pub struct WalkOptions {
     /// keep more requests in flight. The thread count never changes a
     /// figure.
     pub cold_threads: Option<usize>,
-    /// A cold walk that reads Btrfs trees takes a thread per CPU, not
-    /// [`super::cold::SEARCH_THREADS`]: the browser's, which keeps every
-    /// entry, so that each thread's own memory shows (docs/scale.md, the
+    /// A cold walk that reads Btrfs trees takes a thread per CPU, not 4
+    /// (`walk::cold::SEARCH_THREADS`): the browser's, where what each
+    /// thread holds adds to every entry kept (docs/scale.md, the
     /// browser).
     pub cold_search_per_cpu: bool,
     /// `-L`: follow symlinks.
