@@ -287,6 +287,26 @@ const FS_TREE: u64 = 5;
 const FIRST_FREE: u64 = 256;
 const LAST_FREE: u64 = -256i64 as u64;
 
+/// The UUID at `at` in root item `d` (whose length the caller checked).
+fn uuid_at(d: &[u8], at: usize) -> [u8; 16] {
+    d[at..at + 16].try_into().expect("16 bytes")
+}
+
+/// The origin of the lineage of the subvolume of UUID `uuid` and parent
+/// UUID `parent`, among subvolumes of the parent UUIDs `parents`: itself
+/// if it has snapshots, else the one it is a snapshot of.
+fn origin(
+    uuid: [u8; 16],
+    parent: [u8; 16],
+    mut parents: impl Iterator<Item = [u8; 16]>,
+) -> Option<[u8; 16]> {
+    if uuid != [0; 16] && parents.any(|p| p == uuid) {
+        Some(uuid)
+    } else {
+        (parent != [0; 16]).then_some(parent)
+    }
+}
+
 /// What the root tree says of one subvolume.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RootInfo {
@@ -374,15 +394,14 @@ pub(crate) fn kept_until(fd: BorrowedFd<'_>, tree: u64) -> io::Result<(u64, u64)
         if d.len() < ROOT_OTRANSID + 8 {
             return;
         }
-        let uuid = |at: usize| -> [u8; 16] { d[at..at + 16].try_into().expect("16 bytes") };
         let generation = u64_at(d, ROOT_GENERATION);
         let unchanged = u32_at(d, ROOT_REFS) > 0
             && u64_at(d, ROOT_GENERATION_V2) == generation
             && u64_at(d, ROOT_OTRANSID) == generation;
         roots.push((
             id,
-            uuid(ROOT_UUID),
-            uuid(ROOT_PARENT_UUID),
+            uuid_at(d, ROOT_UUID),
+            uuid_at(d, ROOT_PARENT_UUID),
             if unchanged { generation } else { 0 },
         ));
     })?;
@@ -423,22 +442,17 @@ pub(crate) fn lineage(fd: BorrowedFd<'_>) -> io::Result<Option<([u8; 16], u64, b
     let mut roots: Vec<([u8; 16], [u8; 16], u64, bool)> = Vec::new();
     subvolume_roots(fd, |_, d| {
         if d.len() >= ROOT_OTRANSID + 8 && u32_at(d, ROOT_REFS) > 0 {
-            let uuid = |at: usize| -> [u8; 16] { d[at..at + 16].try_into().expect("16 bytes") };
             let generation = u64_at(d, ROOT_GENERATION);
             let otransid = u64_at(d, ROOT_OTRANSID);
             roots.push((
-                uuid(ROOT_UUID),
-                uuid(ROOT_PARENT_UUID),
+                uuid_at(d, ROOT_UUID),
+                uuid_at(d, ROOT_PARENT_UUID),
                 otransid,
                 u64_at(d, ROOT_GENERATION_V2) == generation && otransid == generation,
             ));
         }
     })?;
-    let origin = if me != [0; 16] && roots.iter().any(|r| r.1 == me) {
-        me
-    } else if parent != [0; 16] {
-        parent
-    } else {
+    let Some(origin) = origin(me, parent, roots.iter().map(|r| r.1)) else {
         return Ok(None);
     };
     let Some(oldest) = roots
@@ -485,8 +499,11 @@ pub(crate) fn holds_lineage(fd: BorrowedFd<'_>) -> io::Result<bool> {
                 && d.len() >= ROOT_PARENT_UUID + 16
                 && u32_at(d, ROOT_REFS) > 0
             {
-                let uuid = |at: usize| -> [u8; 16] { d[at..at + 16].try_into().expect("16 bytes") };
-                roots.push((it.objectid, uuid(ROOT_UUID), uuid(ROOT_PARENT_UUID)));
+                roots.push((
+                    it.objectid,
+                    uuid_at(d, ROOT_UUID),
+                    uuid_at(d, ROOT_PARENT_UUID),
+                ));
             }
             true
         },
@@ -512,18 +529,11 @@ pub(crate) fn holds_lineage(fd: BorrowedFd<'_>) -> io::Result<bool> {
         );
         i += 1;
     }
-    let zero = [0; 16];
     // Each member's origin, as `lineage` takes it.
     let mut origins: Vec<[u8; 16]> = roots
         .iter()
         .filter(|r| inside.contains(&r.0))
-        .filter_map(|&(_, uuid, parent)| {
-            if uuid != zero && roots.iter().any(|r| r.2 == uuid) {
-                Some(uuid)
-            } else {
-                (parent != zero).then_some(parent)
-            }
-        })
+        .filter_map(|&(_, uuid, parent)| origin(uuid, parent, roots.iter().map(|r| r.2)))
         .collect();
     origins.sort_unstable();
     Ok(origins.windows(2).any(|w| w[0] == w[1]))
