@@ -420,22 +420,12 @@ impl TreeCache {
         let mut calls = if base {
             0
         } else {
-            search_wide(
-                fd,
-                0,
-                (lo, key_type::INODE_ITEM, 0),
-                (hi, key_type::EXTENT_DATA, u64::MAX),
-                u32::MAX,
-                true,
-                leaf,
-                since,
-                |it| {
-                    if changed.last() != Some(&it.objectid) {
-                        changed.push(it.objectid);
-                    }
-                    true
-                },
-            )?
+            search_inodes((fd, leaf), (lo, hi), since, |it| {
+                if changed.last() != Some(&it.objectid) {
+                    changed.push(it.objectid);
+                }
+                true
+            })?
         };
         changed.sort_unstable();
         changed.dedup();
@@ -597,48 +587,58 @@ impl TreeCache {
         };
         // The inode being read, once the first inode item is met.
         let (mut b, mut open) = (Building::default(), false);
-        let calls = search_wide(
-            fd,
-            0,
-            (lo, key_type::INODE_ITEM, 0),
-            (hi, key_type::EXTENT_DATA, u64::MAX),
-            u32::MAX,
-            true,
-            leaf,
-            0,
-            |it| {
-                if it.kind == key_type::INODE_ITEM {
-                    if open {
-                        keep(&b);
-                    }
-                    b.start(it.objectid, InodeItem::parse(it.data));
-                    open = true;
-                    return true;
+        let calls = search_inodes((fd, leaf), (lo, hi), 0, |it| {
+            if it.kind == key_type::INODE_ITEM {
+                if open {
+                    keep(&b);
                 }
-                if !open || b.ino != it.objectid {
-                    // Items of an inode whose inode item is not in the
-                    // range (or not in the tree): not kept.
-                    return true;
-                }
-                match it.kind {
-                    DIR_INDEX if it.data.len() >= DIR_ITEM_LEN => b.add_entry(it.data),
-                    DIR_INDEX => b.broken = true,
-                    key_type::EXTENT_DATA => {
-                        match FileExtent::parse(it.transid, it.offset, it.data) {
-                            Some(e) => b.extents.push(e),
-                            None => b.broken = true,
-                        }
-                    }
-                    _ => {}
-                }
-                true
-            },
-        )?;
+                b.start(it.objectid, InodeItem::parse(it.data));
+                open = true;
+                return true;
+            }
+            if !open || b.ino != it.objectid {
+                // Items of an inode whose inode item is not in the
+                // range (or not in the tree): not kept.
+                return true;
+            }
+            match it.kind {
+                DIR_INDEX if it.data.len() >= DIR_ITEM_LEN => b.add_entry(it.data),
+                DIR_INDEX => b.broken = true,
+                key_type::EXTENT_DATA => match FileExtent::parse(it.transid, it.offset, it.data) {
+                    Some(e) => b.extents.push(e),
+                    None => b.broken = true,
+                },
+                _ => {}
+            }
+            true
+        })?;
         if open {
             keep(&b);
         }
         Ok((bytenrs, calls))
     }
+}
+
+/// The items of inodes `lo..=hi` of the subvolume open at `fd` (node size
+/// `leaf`, or 0), from their inode items to their extent items, in leaves
+/// written since transaction `since` (0: all; [`search_wide`]).
+fn search_inodes(
+    (fd, leaf): (BorrowedFd<'_>, u32),
+    (lo, hi): (u64, u64),
+    since: u64,
+    f: impl FnMut(&super::btrfs_search::Item<'_>) -> bool,
+) -> io::Result<u32> {
+    search_wide(
+        fd,
+        0,
+        (lo, key_type::INODE_ITEM, 0),
+        (hi, key_type::EXTENT_DATA, u64::MAX),
+        u32::MAX,
+        true,
+        leaf,
+        since,
+        f,
+    )
 }
 
 /// The inodes a read is for, which the cache keeps however many it holds.
