@@ -348,3 +348,172 @@ fn the_terminal_survives_an_abort() {
     rustix::process::kill_process(pid, rustix::process::Signal::ABORT).expect("kill -ABRT");
     assert_terminal_restored(&tmux, 134);
 }
+
+/// `nobody` exchanging `a` and `b` in `dir` (`renameat2(RENAME_EXCHANGE)`,
+/// through python3's ctypes) as fast as it can, until dropped.
+struct Exchanger(std::process::Child);
+
+impl Exchanger {
+    fn start(dir: &Path, a: &str, b: &str) -> Exchanger {
+        use std::io::Read as _;
+        const LOOP: &str = "
+import ctypes, os, platform, sys
+nr = {'x86_64': 316, 'aarch64': 276}[platform.machine()]
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = sys.argv[1].encode(), sys.argv[2].encode()
+sys.stdout.write('ready\\n'); sys.stdout.flush()
+while True:
+    libc.syscall(nr, -100, a, -100, b, 2)
+";
+        // At a higher priority than the rest of the machine's load: it
+        // runs whenever it can, as an attacker would see to.
+        let mut child = Command::new("nice")
+            .args(["-n", "-10", "setpriv"])
+            .args(nobody_args())
+            .args(["/usr/bin/python3", "-c", LOOP, a, b])
+            .current_dir(dir)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 through setpriv");
+        let mut ready = [0u8; 6];
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_exact(&mut ready)
+            .expect("the exchanger starts");
+        assert_eq!(&ready, b"ready\n");
+        Exchanger(child)
+    }
+}
+
+impl Drop for Exchanger {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// What a scan records at `root` and each of `names` below it now.
+fn idents_now(root: &Path, names: &[&str]) -> Vec<sdu::records::Ident> {
+    use rustix::fs::{AtFlags, CWD, StatxFlags};
+    let mut p = root.to_path_buf();
+    let mut out = Vec::new();
+    for i in 0..=names.len() {
+        if i > 0 {
+            p.push(names[i - 1]);
+        }
+        let st = rustix::fs::statx(
+            CWD,
+            &p,
+            AtFlags::SYMLINK_NOFOLLOW,
+            StatxFlags::TYPE | StatxFlags::INO | StatxFlags::MNT_ID,
+        )
+        .unwrap();
+        out.push(sdu::records::Ident {
+            dev: rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor),
+            ino: st.stx_ino,
+            mnt: st.stx_mnt_id,
+        });
+    }
+    out
+}
+
+/// The subvolume id of the Btrfs subvolume at `p`.
+fn rootid(p: &Path) -> Option<u64> {
+    let o = run(Command::new("btrfs")
+        .args(["inspect-internal", "rootid"])
+        .arg(p));
+    (o.code == Some(0)).then(|| o.stdout_str().trim().parse().unwrap())
+}
+
+/// Root deletes nobody's subvolume `u/mine` through the library (what the
+/// browser's `d` calls) while nobody, owner of `u/`, exchanges it with
+/// root's subvolume `u/rootsnap` in a loop. Each run is checked by fd
+/// before the destroy; the destroy must reach the subvolume checked and
+/// nothing else: root's subvolume and its file survive every run. Runs
+/// until 8 deletions of `mine` went through, 25 s at most. Guard: the
+/// subvolume moved into a directory of root's own and destroyed there by
+/// id (`Run::subvolume` in src/delete/mod.rs).
+#[test]
+fn a_subvolume_exchanged_with_roots_by_its_owner_never_destroys_roots() {
+    if !root_or_skip("the attack needs root deleting and nobody owning the tree") {
+        return;
+    }
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    chmod(fs.path().parent().unwrap(), 0o755);
+    chmod(fs.path(), 0o755);
+    let u = fs.path().join("u");
+    fs::create_dir(&u).unwrap();
+    let subvolume = |name: &str| {
+        run(Command::new("btrfs")
+            .args(["subvolume", "create"])
+            .arg(u.join(name)))
+        .assert_ok();
+    };
+    subvolume("rootsnap");
+    fs::write(u.join("rootsnap/precious"), b"root's").unwrap();
+    let roots = rootid(&u.join("rootsnap")).unwrap();
+    run(Command::new("chown").arg("65534:65534").arg(&u)).assert_ok();
+    let t0 = std::time::Instant::now();
+    let (mut runs, mut deleted) = (0, 0);
+    while deleted < 30 && t0.elapsed() < Duration::from_secs(25) {
+        runs += 1;
+        // Root's subvolume back at its name, nobody's made again if gone.
+        if rootid(&u.join("mine")) == Some(roots) {
+            rustix::fs::renameat_with(
+                rustix::fs::CWD,
+                &u.join("mine"),
+                rustix::fs::CWD,
+                &u.join("rootsnap"),
+                rustix::fs::RenameFlags::EXCHANGE,
+            )
+            .unwrap();
+        }
+        if !u.join("mine").exists() {
+            subvolume("mine");
+            fs::write(u.join("mine/junk"), b"nobody's").unwrap();
+            run(Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(u.join("mine")))
+            .assert_ok();
+        }
+        assert_eq!(rootid(&u.join("rootsnap")), Some(roots));
+        let target = sdu::delete::Target {
+            root: fs.path().as_os_str().as_encoded_bytes().to_vec(),
+            names: vec![b"u".to_vec(), b"mine".to_vec()],
+            dir: true,
+            idents: idents_now(fs.path(), &["u", "mine"]),
+            inside: Vec::new(),
+        };
+        let attacker = Exchanger::start(&u, "mine", "rootsnap");
+        std::thread::sleep(Duration::from_millis(20));
+        let d = sdu::delete::delete(&[target], &std::sync::atomic::AtomicBool::new(false));
+        drop(attacker);
+        let survives = ["rootsnap", "mine"]
+            .iter()
+            .any(|n| fs::read(u.join(n).join("precious")).is_ok_and(|b| b == b"root's"));
+        assert!(
+            survives,
+            "root's subvolume destroyed in run {runs} ({deleted} deletions of nobody's before): {d:?}"
+        );
+        match &d.failed {
+            None => {
+                assert_eq!((d.targets, d.subvolumes), (1, 1), "run {runs}: {d:?}");
+                deleted += 1;
+            }
+            Some(f) => assert!(f.to_string().contains("is not what sdu scanned"), "{f}"),
+        }
+    }
+    eprintln!("{runs} runs, {deleted} deletions of nobody's subvolume");
+    assert!(deleted > 0, "no deletion went through in {runs} runs");
+    // Nothing left behind of the directories made to hold it.
+    let mut left: Vec<_> = fs::read_dir(&u)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert!(left == ["mine", "rootsnap"] || left == ["rootsnap"], "{left:?}");
+}
