@@ -465,9 +465,9 @@ fn a_subvolume_exchanged_with_roots_by_its_owner_never_destroys_roots() {
         if rootid(&u.join("mine")) == Some(roots) {
             rustix::fs::renameat_with(
                 rustix::fs::CWD,
-                &u.join("mine"),
+                u.join("mine"),
                 rustix::fs::CWD,
-                &u.join("rootsnap"),
+                u.join("rootsnap"),
                 rustix::fs::RenameFlags::EXCHANGE,
             )
             .unwrap();
@@ -515,5 +515,8 @@ fn a_subvolume_exchanged_with_roots_by_its_owner_never_destroys_roots() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     left.sort();
-    assert!(left == ["mine", "rootsnap"] || left == ["rootsnap"], "{left:?}");
+    assert!(
+        left == ["mine", "rootsnap"] || left == ["rootsnap"],
+        "{left:?}"
+    );
 }
