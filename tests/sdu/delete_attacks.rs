@@ -520,3 +520,70 @@ fn a_subvolume_exchanged_with_roots_by_its_owner_never_destroys_roots() {
         "{left:?}"
     );
 }
+
+/// Where [`a_thirty_thousand_deep_tree_is_deleted_in_linear_memory`]
+/// tells its child process the tree to delete.
+const DEEP_DELETE_ENV: &str = "SDU_TEST_DEEP_DELETE";
+
+/// Deletes `$SDU_TEST_DEEP_DELETE/top` through the library and prints the
+/// peak resident memory (`VmHWM`) of the process: the child process of
+/// [`a_thirty_thousand_deep_tree_is_deleted_in_linear_memory`], alone in
+/// its process so that the peak is the deletion's. Does nothing when the
+/// variable is not set (a run of the whole suite).
+#[test]
+fn deep_delete_child() {
+    let Some(root) = std::env::var_os(DEEP_DELETE_ENV) else {
+        return;
+    };
+    let root = PathBuf::from(root);
+    let target = sdu::delete::Target {
+        root: root.as_os_str().as_encoded_bytes().to_vec(),
+        names: vec![b"top".to_vec()],
+        dir: true,
+        idents: idents_now(&root, &["top"]),
+        inside: Vec::new(),
+    };
+    let d = sdu::delete::delete(&[target], &std::sync::atomic::AtomicBool::new(false));
+    let status = fs::read_to_string("/proc/self/status").unwrap();
+    let hwm = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .unwrap()
+        .trim();
+    println!(
+        "\ndeleted {} of 1, {} entries; peak {hwm}",
+        d.targets, d.entries
+    );
+}
+
+/// A chain of 30,000 directories deleted through the library (what the
+/// browser's `d` calls): the deletion's peak memory stays under 100 MB
+/// (a full path kept per open level would take about 0.9 GB). Guard: the
+/// directories being emptied keep their names only, and a path is built
+/// when a message needs one (src/delete/empty.rs).
+#[test]
+fn a_thirty_thousand_deep_tree_is_deleted_in_linear_memory() {
+    let scratch = Scratch::new();
+    let root = scratch.mkdir("root");
+    fs::create_dir(root.join("top")).unwrap();
+    deep_tree(&root.join("top"), 30_000);
+    let out = run(Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "delete_attacks::deep_delete_child"])
+        .args(["--nocapture", "--test-threads=1"])
+        .env(DEEP_DELETE_ENV, &root));
+    let s = out.stdout_str();
+    let line = s
+        .lines()
+        .find(|l| l.starts_with("deleted "))
+        .unwrap_or_else(|| panic!("{out:?}"));
+    assert!(line.starts_with("deleted 1 of 1, 30062 entries;"), "{line}");
+    assert!(!root.join("top").exists());
+    let kb: u64 = line
+        .rsplit_once("peak ")
+        .and_then(|(_, p)| p.strip_suffix(" kB"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    eprintln!("{line}");
+    assert!(kb < 100_000, "the deletion peaked at {kb} kB: {line}");
+}
