@@ -210,15 +210,13 @@ fn what(ft: FileType) -> &'static str {
 }
 
 /// The mount points strictly inside the directory open at `fd` (printed
-/// as `path`, then the names below it), from `/proc/self/mountinfo`:
-/// none when either cannot be read (the mount ids checked while emptying
-/// still stop at every mount).
+/// as `path`, then the names below it), from `/proc/self/mountinfo`, at
+/// any depth: none when either cannot be read (the mount ids checked while
+/// emptying still stop at every mount).
 fn mounts_inside(fd: BorrowedFd<'_>, path: &[u8]) -> Vec<Vec<u8>> {
-    use std::os::unix::ffi::OsStringExt;
-    let Ok(abs) = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) else {
+    let Some(abs) = abs_path(fd) else {
         return Vec::new();
     };
-    let abs = abs.into_os_string().into_vec();
     let Some(points) = crate::walk::mount_points() else {
         return Vec::new();
     };
@@ -240,6 +238,67 @@ fn mounts_inside(fd: BorrowedFd<'_>, path: &[u8]) -> Vec<Vec<u8>> {
     }
     out.sort();
     out
+}
+
+/// The absolute path of the directory open at `fd`, as
+/// `/proc/self/mountinfo` prints mount points (which it does at any
+/// length). `/proc/self/fd` says it up to a page; past that, the path is
+/// built going up through `..` to the deepest ancestor it can say, each
+/// level's name found in its parent by device and inode (a mount root by
+/// its mount point, which `statx` of the name crosses into). `None` when
+/// a level is not found, or `..` leads nowhere new.
+fn abs_path(fd: BorrowedFd<'_>) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStringExt;
+    let link = |fd: BorrowedFd<'_>| std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+    // The names from `fd` up, deepest first.
+    let mut names: Vec<CString> = Vec::new();
+    let mut up: Option<OwnedFd> = None;
+    loop {
+        let here = up.as_ref().map_or(fd, AsFd::as_fd);
+        match link(here) {
+            Ok(p) => {
+                let mut abs = p.into_os_string().into_vec();
+                for n in names.iter().rev() {
+                    join(&mut abs, n.to_bytes());
+                }
+                return Some(abs);
+            }
+            Err(e) if e.raw_os_error() == Some(Errno::NAMETOOLONG.raw_os_error()) => {}
+            Err(_) => return None,
+        }
+        let me = ident_of(&statx_fd(here).ok()?);
+        let parent = rustix::fs::openat(here, c"..", DIR_FLAGS, Mode::empty()).ok()?;
+        let crossed = ident_of(&statx_fd(parent.as_fd()).ok()?);
+        if crossed == me {
+            return None;
+        }
+        let mut dir = rustix::fs::Dir::read_from(&parent).ok()?;
+        let mut found = None;
+        while let Some(entry) = dir.read() {
+            let entry = entry.ok()?;
+            let name = entry.file_name();
+            if name == c"." || name == c".." {
+                continue;
+            }
+            // In the same mount, the entry's inode number is the one; a
+            // mount root is listed with the inode it covers: any
+            // directory may be it.
+            let may = if crossed.mnt == me.mnt {
+                entry.ino() == me.ino
+            } else {
+                matches!(entry.file_type(), FileType::Directory | FileType::Unknown)
+            };
+            if may
+                && rustix::fs::statx(&parent, name, AtFlags::SYMLINK_NOFOLLOW, ID_MASK)
+                    .is_ok_and(|st| ident_of(&st) == me)
+            {
+                found = Some(name.to_owned());
+                break;
+            }
+        }
+        names.push(found?);
+        up = Some(parent);
+    }
 }
 
 /// A directory of the caller's own, made in a directory that others may

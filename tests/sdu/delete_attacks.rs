@@ -587,3 +587,97 @@ fn a_thirty_thousand_deep_tree_is_deleted_in_linear_memory() {
     eprintln!("{line}");
     assert!(kb < 100_000, "the deletion peaked at {kb} kB: {line}");
 }
+
+/// A bind mount of the victim on `inner`, in a directory deeper than
+/// PATH_MAX with 20 files beside it, made before the scan; that directory
+/// is deleted through the library. The refusal comes before anything is
+/// removed, and names the mount point. Guard: the mount points inside are
+/// found by the directory's absolute path however long
+/// (`mounts_inside` in src/delete/mod.rs, which climbs `..` past what
+/// `/proc/self/fd` can print).
+#[test]
+fn a_bind_mount_inside_a_target_deeper_than_path_max_is_refused_before_anything_goes() {
+    use rustix::fs::{Mode, OFlags};
+    if !root_or_skip("bind mounts need root") {
+        return;
+    }
+    let t = TestDir::new();
+    let v = victim(&t);
+    let root = t.mkdir("root");
+    fs::create_dir(root.join("top")).unwrap();
+    const LEVELS: usize = 2_100;
+    deep_tree(&root.join("top"), LEVELS);
+    // Down to the deepest directory, one name at a time, noting what a
+    // scan records at each level.
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let ident = |fd: &std::os::fd::OwnedFd| {
+        let st = rustix::fs::statx(
+            fd,
+            c"",
+            rustix::fs::AtFlags::EMPTY_PATH,
+            rustix::fs::StatxFlags::TYPE
+                | rustix::fs::StatxFlags::INO
+                | rustix::fs::StatxFlags::MNT_ID,
+        )
+        .unwrap();
+        sdu::records::Ident {
+            dev: rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor),
+            ino: st.stx_ino,
+            mnt: st.stx_mnt_id,
+        }
+    };
+    let mut fd = rustix::fs::open(&root, flags, Mode::empty()).unwrap();
+    let mut idents = vec![ident(&fd)];
+    let mut names = vec![b"top".to_vec()];
+    names.extend(std::iter::repeat_n(b"d".to_vec(), LEVELS));
+    for n in &names {
+        fd = rustix::fs::openat(&fd, n.as_slice(), flags, Mode::empty()).unwrap();
+        idents.push(ident(&fd));
+    }
+    for i in 0..20 {
+        let f = rustix::fs::openat(
+            &fd,
+            format!("a{i:02}"),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o644),
+        )
+        .unwrap();
+        drop(f);
+    }
+    rustix::fs::mkdirat(&fd, "inner", Mode::from_raw_mode(0o755)).unwrap();
+    let at = |name: &str| {
+        use std::os::fd::AsRawFd;
+        // The test's own fd, seen from mount(8) too.
+        PathBuf::from(format!(
+            "/proc/{}/fd/{}/{name}",
+            std::process::id(),
+            fd.as_raw_fd()
+        ))
+    };
+    let bind = Bind::new(&v, &at("inner"));
+    let target = sdu::delete::Target {
+        root: root.as_os_str().as_encoded_bytes().to_vec(),
+        names,
+        dir: true,
+        idents,
+        inside: Vec::new(),
+    };
+    let d = sdu::delete::delete(&[target], &std::sync::atomic::AtomicBool::new(false));
+    let why = d
+        .failed
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    drop(bind);
+    // The message without the runs of `d/` (4,200 bytes each path).
+    let why = why.replace(&"d/".repeat(LEVELS), "(d/ × 2,100)");
+    assert_eq!((d.targets, d.entries), (0, 0), "{why}");
+    assert!(why.contains("is a mount point inside it"), "{why}");
+    assert!(why.contains("Found before anything was removed"), "{why}");
+    assert!(why.contains("(d/ × 2,100)inner' is a mount point"), "{why}");
+    assert_intact(&v);
+    for i in 0..20 {
+        assert!(at(&format!("a{i:02}")).exists(), "a{i:02} removed");
+    }
+    assert!(at("bottom").exists());
+}
