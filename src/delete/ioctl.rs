@@ -1,4 +1,5 @@
-//! The Btrfs ioctls deleting needs: deleting a subvolume by id, waking
+//! The Btrfs ioctls deleting needs: reading and clearing a subvolume's
+//! read-only flag through its fd, deleting a subvolume by id, waking
 //! the cleaner, and counting the deleted subvolumes it has yet to drop.
 //!
 //! One of the modules that may use `unsafe`, only to hand `#[repr(C)]`
@@ -60,6 +61,14 @@ pub(crate) const SUBVOL_SYNC_WAIT: Opcode = opcode::write::<SubvolWait>(0x94, 65
 /// `_IO(0x94, 8)`.
 pub(crate) const SYNC: Opcode = opcode::none(0x94, 8);
 
+/// `_IOR(0x94, 25, __u64)`.
+pub(crate) const SUBVOL_GETFLAGS: Opcode = opcode::read::<u64>(0x94, 25);
+/// `_IOW(0x94, 26, __u64)`.
+pub(crate) const SUBVOL_SETFLAGS: Opcode = opcode::write::<u64>(0x94, 26);
+
+/// `BTRFS_SUBVOL_RDONLY`.
+pub(crate) const SUBVOL_RDONLY: u64 = 1 << 1;
+
 /// `BTRFS_SUBVOL_SYNC_COUNT`.
 const SYNC_COUNT: u32 = 2;
 
@@ -95,6 +104,27 @@ pub(crate) fn snap_destroy_by_id(dir: BorrowedFd<'_>, id: u64) -> io::Result<()>
     // at the offset of `name`, which `v2` holds.
     unsafe { ioctl(dir, Setter::<{ SNAP_DESTROY_V2 }, VolArgsV2>::new(v2)) }
         .map_err(io::Error::from)
+}
+
+/// The flags of the subvolume whose root directory is open at `fd`
+/// (`BTRFS_IOC_SUBVOL_GETFLAGS`; [`SUBVOL_RDONLY`] is the one there is).
+pub(crate) fn subvol_flags(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    let mut flags = 0u64;
+    // SAFETY: BTRFS_IOC_SUBVOL_GETFLAGS writes one `__u64` into `flags`,
+    // exclusively borrowed for the call.
+    unsafe { ioctl(fd, Updater::<{ SUBVOL_GETFLAGS }, u64>::new(&mut flags))? };
+    Ok(flags)
+}
+
+/// Sets the flags of the subvolume whose root directory is open at `fd`
+/// (`BTRFS_IOC_SUBVOL_SETFLAGS`): it acts on that subvolume, found from
+/// the fd, never by a name. The owner of the subvolume's root or
+/// CAP_FOWNER may; the kernel refuses a read-only subvolume made writable
+/// during a send (`EPERM`).
+pub(crate) fn set_subvol_flags(fd: BorrowedFd<'_>, flags: u64) -> io::Result<()> {
+    // SAFETY: BTRFS_IOC_SUBVOL_SETFLAGS reads one `__u64`, which the
+    // setter holds.
+    unsafe { ioctl(fd, Setter::<{ SUBVOL_SETFLAGS }, u64>::new(flags)) }.map_err(io::Error::from)
 }
 
 /// The number of deleted subvolumes the cleaner has yet to drop
@@ -143,6 +173,8 @@ mod tests {
         let w = |size: u32, nr: u32| (1u32 << 30) | (size << 16) | (0x94 << 8) | nr;
         assert_eq!(SNAP_DESTROY_V2, w(4096, 63));
         assert_eq!(SUBVOL_SYNC_WAIT, w(16, 65));
+        assert_eq!(SUBVOL_SETFLAGS, w(8, 26));
+        assert_eq!(SUBVOL_GETFLAGS, (2u32 << 30) | (8 << 16) | (0x94 << 8) | 25);
         assert_eq!(SYNC, (0x94 << 8) | 8);
     }
 }

@@ -119,7 +119,23 @@ impl Run<'_> {
         let me = ident_of(&statx_fd(fd.as_fd()).map_err(io)?);
         let id = crate::extents::btrfs_search::subvol_id(fd.as_fd())
             .map_err(|e| fail(Problem::Io(e)))?;
+        // A read-only subvolume cannot be moved to another directory
+        // (`EROFS`): it is made writable first, through `fd`, and
+        // read-only again unless it is deleted.
+        let flags = ioctl::subvol_flags(fd.as_fd()).map_err(|e| fail(Problem::Io(e)))?;
+        let read_only = flags & ioctl::SUBVOL_RDONLY != 0;
+        let restore = || {
+            if read_only {
+                let _ = ioctl::set_subvol_flags(fd.as_fd(), flags);
+            }
+        };
         let aside = Aside::make(parent).map_err(|e| fail(Problem::Io(e)))?;
+        if read_only {
+            if let Err(e) = ioctl::set_subvol_flags(fd.as_fd(), flags & !ioctl::SUBVOL_RDONLY) {
+                aside.remove(parent);
+                return Err(fail(Problem::Io(e)));
+            }
+        }
         match rustix::fs::renameat_with(
             parent,
             name,
@@ -129,6 +145,7 @@ impl Run<'_> {
         ) {
             Ok(()) => {}
             Err(e) => {
+                restore();
                 aside.remove(parent);
                 return Err(io(e));
             }
@@ -159,14 +176,16 @@ impl Run<'_> {
         };
         // Not deleted: what was moved goes back to its name, unless that
         // name was taken meanwhile (then it stays where it is, and the
-        // message says where).
-        match rustix::fs::renameat_with(
+        // message says where), read-only again if it was.
+        let back = rustix::fs::renameat_with(
             &aside.fd,
             Aside::ENTRY,
             parent,
             name,
             RenameFlags::NOREPLACE,
-        ) {
+        );
+        restore();
+        match back {
             Ok(()) | Err(Errno::NOENT) => {
                 aside.remove(parent);
                 Err(fail(problem))

@@ -681,3 +681,47 @@ fn a_bind_mount_inside_a_target_deeper_than_path_max_is_refused_before_anything_
     }
     assert!(at("bottom").exists());
 }
+
+/// Read-only snapshots (what backup tools keep) are deleted like any
+/// subvolume, as a target and inside a marked directory: a read-only
+/// subvolume cannot be moved to another directory, so it is made writable
+/// first, through the fd that was checked. Guard: `Run::subvolume`
+/// (src/delete/subvolume.rs).
+#[test]
+fn read_only_snapshots_are_deleted_too() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let p = |s: &str| fs.path().join(s);
+    run(Command::new("btrfs")
+        .args(["subvolume", "create"])
+        .arg(p("vol")))
+    .assert_ok();
+    fs::write(p("vol/f"), b"data").unwrap();
+    fs::create_dir_all(p("snaps/dir")).unwrap();
+    for at in ["snaps/ro1", "snaps/dir/ro2"] {
+        run(Command::new("btrfs")
+            .args(["subvolume", "snapshot", "-r"])
+            .arg(p("vol"))
+            .arg(p(at)))
+        .assert_ok();
+    }
+    let target = |name: &str| sdu::delete::Target {
+        root: fs.path().as_os_str().as_encoded_bytes().to_vec(),
+        names: vec![b"snaps".to_vec(), name.as_bytes().to_vec()],
+        dir: true,
+        idents: idents_now(fs.path(), &["snaps", name]),
+        inside: Vec::new(),
+    };
+    let d = sdu::delete::delete(
+        &[target("ro1"), target("dir")],
+        &std::sync::atomic::AtomicBool::new(false),
+    );
+    let why = d.failed.as_ref().map(ToString::to_string);
+    assert_eq!(why, None);
+    assert_eq!((d.targets, d.subvolumes), (2, 2));
+    assert!(!p("snaps/ro1").exists() && !p("snaps/dir").exists());
+    assert_eq!(fs::read(p("vol/f")).unwrap(), b"data");
+    let left: Vec<_> = fs::read_dir(p("snaps")).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
