@@ -50,7 +50,7 @@ use walked::walk_and_sweep;
 
 pub use error::{Diagnostic, Error, Refusal};
 pub use messages::Messages;
-pub use quote::{quote, quote_locale, quotef};
+pub use quote::{quote, quote_locale, quotef, shell_escape};
 pub use report::ReportOptions;
 pub use walk::{Counters, Progress, WalkOptions};
 
