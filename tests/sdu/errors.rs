@@ -1,10 +1,13 @@
 //! Per-entry errors (reported, counted, the walk goes on, exit 1) and a
-//! closed stdout (silent success).
+//! closed stdout (silent success); arguments that would exhaust the memory
+//! or end in a panic (a huge time style, an endless `--files0-from`, a `TZ`
+//! that is no zone file).
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::args;
@@ -559,4 +562,133 @@ fn locale_is_taken_from_the_environment_as_du_takes_it() {
         "{raw} of {} raw",
         cases.len()
     );
+}
+
+// ---------------------------------------------------------------------------
+// Arguments that would exhaust the memory or end in a panic
+
+/// The address space sdu is given: ten times what these runs need, a
+/// third of a second of the growth an unbounded read of /dev/zero had.
+const MEMORY_CAP_KB: u32 = 512 * 1024;
+
+/// Runs `script` (sh, with `$SDU` the binary) in `dir` with the address
+/// space capped at [`MEMORY_CAP_KB`]; the script runs sdu under
+/// `timeout 20`, so a run that never ends exits 124, and one the cap
+/// stopped (the allocator aborts) 134.
+fn capped(dir: &Path, script: &str, env: &[(&str, &OsStr)]) -> Output {
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg(format!("ulimit -v {MEMORY_CAP_KB} && {script}"))
+        .env("SDU", sdu_bin())
+        .current_dir(dir);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    run_with_timeout(&mut c, 60)
+}
+
+/// A `--time-style=+FORMAT` or `TIME_STYLE` wider than 65,535 characters
+/// is printed as du prints it, in full: the time column is padded by
+/// hand (a width that large is past what `{:<width$}` takes).
+#[test]
+fn a_time_style_of_any_width_is_printed() {
+    let t = TestDir::new();
+    fs::create_dir(t.path().join("d")).unwrap();
+    let wide = format!("+{}", "x".repeat(70_000));
+    for (how, env) in [
+        (format!("--time-style='{wide}'"), vec![]),
+        (String::new(), vec![("TIME_STYLE", OsStr::new(&wide))]),
+    ] {
+        let o = capped(
+            t.path(),
+            &format!("exec timeout 20 \"$SDU\" -j1 --time {how} d"),
+            &env,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let out = o.stdout_str();
+        let row = out.lines().nth(1).unwrap_or_default();
+        assert!(
+            row.ends_with(&format!("  {}  d", &wide[1..])),
+            "the time column is not the style: {}",
+            &row[..row.len().min(200)]
+        );
+        let head = out.lines().next().unwrap_or_default();
+        assert!(head.ends_with(&format!("Time{}  Path", " ".repeat(70_000 - 4))));
+    }
+}
+
+/// `--files0-from` reads a name at a time: `/dev/zero` (an endless run of
+/// zero-length names) stops at the 100th with du's message for each and
+/// one saying why, exit 2 (1 as du); an endless name stops at PATH_MAX;
+/// a list ending in a name that long reads no further either. All within
+/// the memory cap, at once.
+#[test]
+fn files0_from_an_endless_input_stops_with_bounded_memory() {
+    let t = TestDir::new();
+    fs::create_dir(t.path().join("d")).unwrap();
+    fs::write(
+        t.path().join("list"),
+        [&b"d\0"[..], &[b'a'; 4096], b"\0d\0"].concat(),
+    )
+    .unwrap();
+    let too_long = "file name too long (a path has at most 4095 bytes); \
+                    the rest of the list is not read";
+    for (script, status, first, last) in [
+        (
+            "exec timeout 20 \"$SDU\" -j1 --files0-from=/dev/zero",
+            2,
+            "sdu: /dev/zero:1: invalid zero-length file name".to_owned(),
+            "sdu: /dev/zero:100: 100 invalid file names; the rest of the list is not read"
+                .to_owned(),
+        ),
+        (
+            "ln -sf \"$SDU\" du && exec timeout 20 ./du --files0-from=/dev/zero",
+            1,
+            "du: /dev/zero:1: invalid zero-length file name".to_owned(),
+            "du: /dev/zero:100: 100 invalid file names; the rest of the list is not read"
+                .to_owned(),
+        ),
+        (
+            "tr '\\0' a < /dev/zero | timeout 20 \"$SDU\" -j1 --files0-from=-",
+            2,
+            format!("sdu: -:1: {too_long}"),
+            format!("sdu: -:1: {too_long}"),
+        ),
+        (
+            "exec timeout 20 \"$SDU\" -j1 --files0-from=list",
+            2,
+            format!("sdu: list:2: {too_long}"),
+            format!("sdu: list:2: {too_long}"),
+        ),
+    ] {
+        let o = capped(t.path(), script, &[]);
+        assert_eq!(o.code, Some(status), "{script}: {o:?}");
+        assert!(o.stdout.is_empty(), "{script}: {o:?}");
+        let lines: Vec<&str> = o
+            .stderr
+            .lines()
+            .filter(|l| !l.starts_with("Try "))
+            .collect();
+        assert_eq!(lines.first(), Some(&&*first), "{script}: {o:?}");
+        assert_eq!(lines.last(), Some(&&*last), "{script}: {o:?}");
+    }
+}
+
+/// `TZ` naming something that is no zone file (`/dev/zero`, a FIFO) is
+/// UTC, as glibc has it, read no further than a zone file can be long
+/// and opened without blocking.
+#[test]
+fn tz_naming_a_device_or_a_fifo_is_utc() {
+    let t = TestDir::new();
+    fs::create_dir(t.path().join("d")).unwrap();
+    let fifo = t.path().join("fifo");
+    assert_eq!(run(Command::new("mkfifo").arg(&fifo)).code, Some(0));
+    let script = "exec timeout 20 \"$SDU\" -j1 --time --time-style=full-iso d";
+    let utc = capped(t.path(), script, &[("TZ", OsStr::new("UTC0"))]);
+    assert_eq!(utc.code, Some(0), "{utc:?}");
+    for tz in [OsStr::new("/dev/zero"), fifo.as_os_str()] {
+        let o = capped(t.path(), script, &[("TZ", tz)]);
+        assert_eq!(o.code, Some(0), "TZ={tz:?}: {o:?}");
+        assert_eq!(o.stdout_str(), utc.stdout_str(), "TZ={tz:?}");
+    }
 }
