@@ -7,6 +7,7 @@ use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -675,20 +676,77 @@ fn files0_from_an_endless_input_stops_with_bounded_memory() {
 }
 
 /// `TZ` naming something that is no zone file (`/dev/zero`, a FIFO) is
-/// UTC, as glibc has it, read no further than a zone file can be long
-/// and opened without blocking.
+/// UTC, as glibc has it: opened without blocking, read no further than a
+/// zone file can be long. The memory `TZ=/dev/zero` took is read (VmPeak)
+/// while sdu waits to open its `--files0-from` FIFO, which it does after
+/// it has read the zone.
 #[test]
 fn tz_naming_a_device_or_a_fifo_is_utc() {
     let t = TestDir::new();
     fs::create_dir(t.path().join("d")).unwrap();
     let fifo = t.path().join("fifo");
-    assert_eq!(run(Command::new("mkfifo").arg(&fifo)).code, Some(0));
+    let list = t.path().join("list");
+    for f in [&fifo, &list] {
+        assert_eq!(run(Command::new("mkfifo").arg(f)).code, Some(0));
+    }
     let script = "exec timeout 20 \"$SDU\" -j1 --time --time-style=full-iso d";
     let utc = capped(t.path(), script, &[("TZ", OsStr::new("UTC0"))]);
     assert_eq!(utc.code, Some(0), "{utc:?}");
-    for tz in [OsStr::new("/dev/zero"), fifo.as_os_str()] {
-        let o = capped(t.path(), script, &[("TZ", tz)]);
-        assert_eq!(o.code, Some(0), "TZ={tz:?}: {o:?}");
-        assert_eq!(o.stdout_str(), utc.stdout_str(), "TZ={tz:?}");
-    }
+    let o = capped(t.path(), script, &[("TZ", fifo.as_os_str())]);
+    assert_eq!(o.code, Some(0), "TZ=FIFO: {o:?}");
+    assert_eq!(o.stdout_str(), utc.stdout_str(), "TZ=FIFO");
+
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {MEMORY_CAP_KB} && exec \"$SDU\" -j1 --time --time-style=full-iso \
+             --files0-from=list"
+        ))
+        .env("SDU", sdu_bin())
+        .env("TZ", "/dev/zero")
+        .current_dir(t.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A FIFO opens for writing without blocking only once it has a reader.
+    let start = std::time::Instant::now();
+    let mut writer = loop {
+        let w = fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            .open(&list);
+        if let Ok(w) = w {
+            break w;
+        }
+        if let Ok(Some(st)) = child.try_wait() {
+            panic!("sdu ended before it opened its list: {st}");
+        }
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("TZ=/dev/zero: sdu never opened its list in 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let status = fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let peak: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmPeak:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    std::io::Write::write_all(&mut writer, b"d\0").unwrap();
+    drop(writer);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "TZ=/dev/zero: {o:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        utc.stdout_str(),
+        "TZ=/dev/zero"
+    );
+    assert!(
+        peak < u64::from(MEMORY_CAP_KB) / 4,
+        "TZ=/dev/zero: VmPeak {peak} kB before the scan (cap {MEMORY_CAP_KB} kB)"
+    );
+    eprintln!("TZ=/dev/zero: VmPeak {peak} kB before the scan");
 }
