@@ -122,9 +122,9 @@ pub fn zone(tz: Option<&str>) -> TimeZone {
     TimeZone::posix(tz).unwrap_or(TimeZone::UTC)
 }
 
-/// The most of a zone file read. A TZif file of the tz database is at
-/// most a few kilobytes (under 4 kB in tzdata 2024); what is larger is no
-/// zone file.
+/// The most of a zone file read. A TZif file of the tz database is a few
+/// kilobytes (the largest, the `right/` zones with leap seconds, under
+/// 4 kB); glibc sets no bound, sdu takes a larger file for no zone file.
 pub const MAX_ZONE_FILE: u64 = 1 << 20;
 
 /// The contents of the zone file `path` names, when it is a regular file

@@ -332,7 +332,7 @@ mod tests {
             e[MAX_INVALID],
             "/dev/zero:100: 100 invalid file names; the rest of the list is not read"
         );
-        let just = vec![0; MAX_INVALID - 1];
+        let just = [0; MAX_INVALID - 1];
         let ok = files0(OsStr::new("f"), &mut &just[..]).unwrap();
         assert_eq!(ok.errors.len(), MAX_INVALID - 1);
     }
