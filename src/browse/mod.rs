@@ -5,9 +5,11 @@
 //! ratatui, [`keys`] maps crossterm's key events to the state's actions,
 //! and this module owns the terminal: raw mode and the alternate screen
 //! on entry, and their undoing on every way out: `q`, Ctrl-C (a key in
-//! raw mode), an error, a panic (a hook that restores first) and SIGTERM
+//! raw mode), an error, a panic (a hook that restores first), SIGTERM
 //! or SIGINT from elsewhere (the signal thread restores, then dies by the
-//! signal).
+//! signal) and every other signal that ends a process ([`tty_ioctl`]).
+//! Ctrl-Z stops it with the terminal put back; `fg` brings it back, drawn
+//! whole.
 
 pub mod app;
 pub mod keys;
@@ -559,6 +561,17 @@ fn enter() -> io::Result<Term> {
     Terminal::new(CrosstermBackend::new(io::stdout()))
 }
 
+/// [`enter`] again, after a stop put the terminal back behind
+/// crossterm's back (its raw mode is reset first, so that enabling it
+/// sets it again), and a full redraw.
+fn reenter(t: &mut Term) -> io::Result<()> {
+    terminal::disable_raw_mode()?;
+    terminal::enable_raw_mode()?;
+    tty_ioctl::raw(true);
+    execute!(io::stdout(), EnterAlternateScreen, cursor::Hide)?;
+    t.clear()
+}
+
 /// Undoes [`enter`]; harmless when it was not done, and done twice.
 fn restore() {
     tty_ioctl::raw(false);
@@ -589,11 +602,24 @@ fn browse(t: &mut Term, app: &mut App<'_>, look: Look, idents: Option<&Idents>) 
             flush_input();
         }
         shown = mode;
+        if tty_ioctl::take_resumed() {
+            // Continued after a stop: the terminal is the shell's again.
+            reenter(t)?;
+        }
         t.draw(|f| view::draw(f, app, look))?;
         if app.quit {
             return Ok(());
         }
         match event::read()? {
+            // Raw mode: Ctrl-Z is a key, and stops the browser as it
+            // stops any program in cooked mode.
+            Event::Key(k)
+                if k.kind != KeyEventKind::Release
+                    && k.modifiers.contains(KeyModifiers::CONTROL)
+                    && matches!(k.code, KeyCode::Char('z' | 'Z')) =>
+            {
+                tty_ioctl::suspend();
+            }
             Event::Key(k) if k.kind != KeyEventKind::Release => {
                 if let Some(a) = keys::action(k, app.mode()) {
                     app.apply(a);
