@@ -141,7 +141,7 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
     let mut walk = cfg.walk.clone();
     walk.progress = None;
     let mut carry = None;
-    let mut notice = None;
+    let mut notice: Option<Vec<String>> = None;
     let mut failed = false;
     let mut interrupted = false;
     // What every deletion did, printed on standard error at the end.
@@ -154,19 +154,27 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
             .expect("a browser's scan keeps its sets");
         let mut app = match carry.take() {
             None => App::new(tree, sets, first, sort),
-            Some(c) => App::resume(tree, sets, first, c),
+            Some(c) => App::resume(tree, sets, first, c, |id| idents.and_then(|i| i.get(id))),
         };
         app.can_delete = cfg.import.is_none();
         app.unread = app::Unread::new(tree, &scanned.read_errors);
         app.compare = comparison.as_ref();
-        app.notice = notice.take();
+        // Marks dropped by `resume` are said after what the event loop
+        // has to say.
+        if let Some(mut n) = notice.take() {
+            if let Some(dropped) = app.notice.take() {
+                n.retain(|l| !l.starts_with("(any key"));
+                n.extend(dropped);
+            }
+            app.notice = Some(n);
+        }
         if let Err(e) = browse(&mut term, &mut app, look, idents) {
             break End::Terminal(e);
         }
         let Some(request) = app.request.take() else {
             break End::Quit;
         };
-        let mut kept = app.carry();
+        let mut kept = app.carry(|id| idents.and_then(|i| i.get(id)));
         let mut lines = Vec::new();
         match request {
             Request::Delete(ids) => {

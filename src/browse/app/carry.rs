@@ -2,9 +2,15 @@
 //! directory shown, the sort, the settings, the entry under the cursor
 //! and the marks, each by its names, found again in the new tree where it
 //! still is.
+//!
+//! A mark is kept only on the entry that was marked: the name found again
+//! must be the same device, inode and mount in the new scan as in the
+//! one it was marked in ([`sdu::records::Ident`]). Anyone who can rename
+//! in a directory can put another entry under a marked name between the
+//! two scans; that entry is not marked, and the browser says so.
 
 use sdu::figures::{Figure, Kind};
-use sdu::records::NodeId;
+use sdu::records::{Ident, NodeId};
 use sdu::tree::{Sets, Tree};
 
 use super::{App, Settings, Sort};
@@ -20,9 +26,14 @@ pub struct Carry {
     settings: Settings,
     /// The name of the entry under the cursor.
     cursor: Option<Vec<u8>>,
-    /// The marked entries: each one's root name and the names below it.
-    pub marks: Vec<(Vec<u8>, Vec<Vec<u8>>)>,
+    /// The marked entries: each one's root name, the names below it, and
+    /// what the scan saw there (none: it recorded nothing).
+    pub marks: Vec<Mark>,
 }
+
+/// A marked entry: its root's name, the names below it, and what the scan
+/// it was marked in saw there.
+pub type Mark = ((Vec<u8>, Vec<Vec<u8>>), Option<Ident>);
 
 /// `names` (a root's name first) split into the root and the rest.
 fn split(mut names: Vec<Vec<u8>>) -> (Vec<u8>, Vec<Vec<u8>>) {
@@ -35,7 +46,17 @@ impl<'t> App<'t> {
     /// of the one `carry` was taken from (in the nearest directory above
     /// when that one is gone), with the cursor on the same name and the
     /// marks that are still there.
-    pub fn resume(tree: &'t Tree, sets: &'t Sets, first: Figure, carry: Carry) -> App<'t> {
+    ///
+    /// `ident` is what the new scan saw at an entry. A mark whose name is
+    /// now another entry (another device, inode or mount, or one either
+    /// scan recorded nothing of) is dropped, and a notice says which.
+    pub fn resume(
+        tree: &'t Tree,
+        sets: &'t Sets,
+        first: Figure,
+        carry: Carry,
+        ident: impl Fn(NodeId) -> Option<Ident>,
+    ) -> App<'t> {
         let mut app = App::new(tree, sets, first, carry.sort);
         app.first = carry.first;
         app.settings = carry.settings;
@@ -60,18 +81,60 @@ impl<'t> App<'t> {
         {
             app.cursor = i;
         }
-        let mut marks: Vec<NodeId> = carry.marks.iter().filter_map(find).collect();
+        let mut marks: Vec<NodeId> = Vec::new();
+        let mut replaced: Vec<NodeId> = Vec::new();
+        for (names, then) in &carry.marks {
+            let Some(id) = find(names) else {
+                // Gone: nothing to mark, nothing to say.
+                continue;
+            };
+            match (then, ident(id)) {
+                (Some(then), Some(now)) if *then == now => marks.push(id),
+                _ => replaced.push(id),
+            }
+        }
         marks.sort_unstable();
         marks.dedup();
         if !marks.is_empty() {
             app.marks.ids = marks;
             app.update_marks();
         }
+        if !replaced.is_empty() {
+            app.notice = Some(app.dropped(&replaced));
+        }
         app
     }
 
-    /// What [`App::resume`] needs to carry on in a new scan.
-    pub fn carry(&self) -> Carry {
+    /// The notice for the marks dropped because their names are now the
+    /// entries `ids`: the first few by path.
+    fn dropped(&self, ids: &[NodeId]) -> Vec<String> {
+        const SHOWN: usize = 5;
+        let n = ids.len();
+        let mut v = Vec::new();
+        for &id in &ids[..n.min(SHOWN)] {
+            let path = sdu::quote(&self.path(id));
+            v.push(if n == 1 {
+                format!("1 mark dropped: {path} is no longer the entry you marked.")
+            } else {
+                format!("Mark dropped: {path} is no longer the entry you marked.")
+            });
+        }
+        if n > 1 {
+            v.insert(
+                0,
+                format!("{n} marks dropped: their names are other entries now."),
+            );
+        }
+        if n > SHOWN {
+            v.push(format!("…and {} more.", n - SHOWN));
+        }
+        v.push("(any key closes this)".into());
+        v
+    }
+
+    /// What [`App::resume`] needs to carry on in a new scan; `ident` is
+    /// what this scan saw at an entry.
+    pub fn carry(&self, ident: impl Fn(NodeId) -> Option<Ident>) -> Carry {
         Carry {
             dir: (self.dir != NodeId::TOP).then(|| split(self.names(self.dir))),
             sort: self.sort,
@@ -82,7 +145,7 @@ impl<'t> App<'t> {
                 .marks
                 .ids
                 .iter()
-                .map(|&id| split(self.names(id)))
+                .map(|&id| (split(self.names(id)), ident(id)))
                 .collect(),
         }
     }
