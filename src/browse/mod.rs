@@ -208,7 +208,13 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
             Request::Shell => {
                 let dir = (app.dir() != NodeId::TOP).then(|| {
                     let d = app.dir();
-                    (app.path(d), idents.and_then(|i| i.get(d)))
+                    let mut names = app.names(d);
+                    shell::Dir {
+                        path: app.path(d),
+                        root: names.remove(0),
+                        names,
+                        idents: chain(app.tree(), idents, d),
+                    }
                 });
                 drop(app);
                 match shell::run(&mut term, dir) {
@@ -359,15 +365,7 @@ fn target(app: &App<'_>, idents: Option<&Idents>, id: NodeId) -> Target {
     let mut names = app.names(id);
     let root = names.remove(0);
     let tree = app.tree();
-    let mut chain: Vec<Ident> = Vec::new();
-    let mut n = Some(id);
-    while let Some(x) = n.filter(|&x| x != NodeId::TOP) {
-        if let Some(i) = idents.and_then(|i| i.get(x)) {
-            chain.push(i);
-        }
-        n = tree.parent(x);
-    }
-    chain.reverse();
+    let chain = chain(tree, idents, id);
     // What the scan saw below it: what deleting it meets beyond that was
     // added since, and is said apart.
     let mut inside = Vec::new();
@@ -389,6 +387,21 @@ fn target(app: &App<'_>, idents: Option<&Idents>, id: NodeId) -> Target {
         idents: chain,
         inside,
     }
+}
+
+/// What the scan saw at each level from `id`'s root down to `id` (a
+/// level it recorded nothing of left out: the chain is then short).
+fn chain(tree: &sdu::tree::Tree, idents: Option<&Idents>, id: NodeId) -> Vec<Ident> {
+    let mut chain: Vec<Ident> = Vec::new();
+    let mut n = Some(id);
+    while let Some(x) = n.filter(|&x| x != NodeId::TOP) {
+        if let Some(i) = idents.and_then(|i| i.get(x)) {
+            chain.push(i);
+        }
+        n = tree.parent(x);
+    }
+    chain.reverse();
+    chain
 }
 
 /// What a deletion did, for the notice.
