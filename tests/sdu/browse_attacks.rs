@@ -253,3 +253,68 @@ fn the_shell_starts_only_in_the_directory_scanned_xfs() {
 fn the_shell_starts_only_in_the_directory_scanned_btrfs() {
     the_shell_starts_only_in_the_directory_scanned(FsKind::Btrfs);
 }
+
+/// A mount made on `proj` since the scan, of `proj` itself (the same
+/// device and inode, in another mount), then `b` in `proj`: no shell
+/// starts. Guard: the mount id compared in `open_checked`
+/// (src/browse/shell.rs).
+#[test]
+fn no_shell_in_a_directory_mounted_over_since_the_scan() {
+    if !root_or_skip("the test mounts") {
+        return;
+    }
+    let Some(tmux) = Tmux::shell("attack-shell-mount") else {
+        return;
+    };
+    let t = TestDir::new();
+    let proj = t.path().join("root/proj");
+    fs::create_dir_all(proj.join("sub")).unwrap();
+    fs::write(proj.join("f"), b"x").unwrap();
+    let started = t.path().join("started");
+    let recorder = t.path().join("recorder");
+    fs::write(
+        &recorder,
+        format!("#!/bin/sh\npwd -P > '{}'\n", started.display()),
+    )
+    .unwrap();
+    chmod(&recorder, 0o755);
+    tmux.keys(&[
+        &format!(
+            "clear; cd '{}' && SHELL='{}' '{}' -i -B1 root",
+            t.path().display(),
+            recorder.display(),
+            sdu_bin().display()
+        ),
+        "Enter",
+    ]);
+    tmux.wait_for("the browser", |s| s.contains(" Name"));
+    press(&tmux, "Enter", " sdu  root/proj ");
+    run(Command::new("mount").arg("--bind").arg(&proj).arg(&proj)).assert_ok();
+    let _unmount = Unmount(proj.clone());
+    tmux.keys(&["b"]);
+    let s = tmux.wait_for("a refusal or a shell", |s| {
+        s.contains("No shell") || started.exists()
+    });
+    assert!(
+        !started.exists(),
+        "a shell started in the directory mounted over, {:?}",
+        fs::read_to_string(&started)
+    );
+    assert!(
+        s.contains("No shell: 'root/proj' is not the directory scanned (replaced since)."),
+        "{s}"
+    );
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the notice closed", |s| !s.contains("No shell"));
+    tmux.keys(&["q"]);
+    assert_terminal_restored(&tmux, 0);
+}
+
+/// Unmounts (lazily) on drop.
+struct Unmount(std::path::PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
