@@ -290,6 +290,19 @@ fn deleting(term: &mut Term, targets: &[Target]) -> io::Result<Deleted> {
             if !event::poll(Duration::from_millis(50))? {
                 continue;
             }
+            if tty_ioctl::take_resumed() {
+                // Continued after a stop (SIGTSTP from elsewhere).
+                reenter(term)?;
+                let stopping = stop.load(Ordering::SeqCst);
+                message(
+                    term,
+                    if stopping {
+                        "Stopping after the entry being removed…"
+                    } else {
+                        "Deleting…  (Ctrl-C stops it between two entries)"
+                    },
+                )?;
+            }
             if let Event::Key(k) = event::read()?
                 && k.kind != KeyEventKind::Release
                 && k.modifiers.contains(KeyModifiers::CONTROL)
