@@ -159,8 +159,8 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
         app.can_delete = cfg.import.is_none();
         app.unread = app::Unread::new(tree, &scanned.read_errors);
         app.compare = comparison.as_ref();
-        // Marks dropped by `resume` are said after what the event loop
-        // has to say.
+        // What `resume` says (marks dropped, the cursor on another entry
+        // under its name) is said after what the event loop has to say.
         if let Some(mut n) = notice.take() {
             if let Some(dropped) = app.notice.take() {
                 n.retain(|l| !l.starts_with("(any key"));

@@ -8,6 +8,12 @@
 //! one it was marked in ([`sdu::records::Ident`]). Anyone who can rename
 //! in a directory can put another entry under a marked name between the
 //! two scans; that entry is not marked, and the browser says so.
+//!
+//! The cursor keeps its place by name (as in ncdu), but the same check
+//! is made of the entry it lands on: when that is another entry than the
+//! one it was on, the browser says so, and so does the confirmation of a
+//! `d` that would delete it ([`App::replaced`]), so that `r` then `d`
+//! never reads as it did before the new scan.
 
 use sdu::figures::{Figure, Kind};
 use sdu::records::{Ident, NodeId};
@@ -24,8 +30,9 @@ pub struct Carry {
     sort: Sort,
     first: Figure,
     settings: Settings,
-    /// The name of the entry under the cursor.
-    cursor: Option<Vec<u8>>,
+    /// The name of the entry under the cursor, and what the scan saw
+    /// there.
+    cursor: Option<(Vec<u8>, Option<Ident>)>,
     /// The marked entries: each one's root name, the names below it, and
     /// what the scan saw there (none: it recorded nothing).
     pub marks: Vec<Mark>,
@@ -49,7 +56,9 @@ impl<'t> App<'t> {
     ///
     /// `ident` is what the new scan saw at an entry. A mark whose name is
     /// now another entry (another device, inode or mount, or one either
-    /// scan recorded nothing of) is dropped, and a notice says which.
+    /// scan recorded nothing of) is dropped, and a notice says which. The
+    /// cursor stays on its name even so; the notice says when that is
+    /// another entry now, and the entry is [`App::replaced`].
     pub fn resume(
         tree: &'t Tree,
         sets: &'t Sets,
@@ -76,21 +85,29 @@ impl<'t> App<'t> {
             }
         }
         app.load(None);
-        if let Some(name) = carry.cursor
+        // The same entry: the same device, inode and mount, both known.
+        let same = |then: &Option<Ident>, id: NodeId| matches!((then, ident(id)), (Some(then), Some(now)) if *then == now);
+        let mut moved = None;
+        if let Some((name, then)) = carry.cursor
             && let Some(i) = app.rows.iter().position(|&r| tree.name(r) == &name[..])
         {
             app.cursor = i;
+            let id = app.rows[i];
+            if !same(&then, id) {
+                moved = Some(id);
+            }
         }
         let mut marks: Vec<NodeId> = Vec::new();
-        let mut replaced: Vec<NodeId> = Vec::new();
+        let mut dropped: Vec<NodeId> = Vec::new();
         for (names, then) in &carry.marks {
             let Some(id) = find(names) else {
                 // Gone: nothing to mark, nothing to say.
                 continue;
             };
-            match (then, ident(id)) {
-                (Some(then), Some(now)) if *then == now => marks.push(id),
-                _ => replaced.push(id),
+            if same(then, id) {
+                marks.push(id);
+            } else {
+                dropped.push(id);
             }
         }
         marks.sort_unstable();
@@ -99,18 +116,27 @@ impl<'t> App<'t> {
             app.marks.ids = marks;
             app.update_marks();
         }
-        if !replaced.is_empty() {
-            app.notice = Some(app.dropped(&replaced));
+        if !dropped.is_empty() || moved.is_some() {
+            app.notice = Some(app.replaced_notice(&dropped, moved));
         }
+        app.replaced = dropped.into_iter().chain(moved).collect();
+        app.replaced.sort_unstable();
+        app.replaced.dedup();
         app
     }
 
     /// The notice for the marks dropped because their names are now the
-    /// entries `ids`: the first few by path.
-    fn dropped(&self, ids: &[NodeId]) -> Vec<String> {
+    /// entries `ids` (the first few by path), and for the cursor on a name
+    /// that is now the entry `moved`.
+    fn replaced_notice(&self, ids: &[NodeId], moved: Option<NodeId>) -> Vec<String> {
         const SHOWN: usize = 5;
         let n = ids.len();
         let mut v = Vec::new();
+        if n > 1 {
+            v.push(format!(
+                "{n} marks dropped: their names are other entries now."
+            ));
+        }
         for &id in &ids[..n.min(SHOWN)] {
             let path = sdu::quote(&self.path(id));
             v.push(if n == 1 {
@@ -119,14 +145,14 @@ impl<'t> App<'t> {
                 format!("Mark dropped: {path} is no longer the entry you marked.")
             });
         }
-        if n > 1 {
-            v.insert(
-                0,
-                format!("{n} marks dropped: their names are other entries now."),
-            );
-        }
         if n > SHOWN {
             v.push(format!("…and {} more.", n - SHOWN));
+        }
+        if let Some(id) = moved {
+            v.push(format!(
+                "{} is no longer the entry the cursor was on (same name, another entry).",
+                sdu::quote(&self.path(id))
+            ));
         }
         v.push("(any key closes this)".into());
         v
@@ -140,7 +166,9 @@ impl<'t> App<'t> {
             sort: self.sort,
             first: self.first,
             settings: self.settings.clone(),
-            cursor: self.current().map(|id| self.tree.name(id).to_vec()),
+            cursor: self
+                .current()
+                .map(|id| (self.tree.name(id).to_vec(), ident(id))),
             marks: self
                 .marks
                 .ids

@@ -430,6 +430,8 @@ fn a_mark_stays_only_on_the_entry_marked() {
             Some(i)
         }
     };
+    // The cursor is on b too (back from it): that is said as well.
+    assert_eq!(app.current(), Some(B));
     for field in 0..4 {
         let again = App::resume(&t, &sets, Figure::Total, carry.clone(), other(field));
         assert_eq!(again.marks().ids, [G], "{field}");
@@ -439,6 +441,8 @@ fn a_mark_stays_only_on_the_entry_marked() {
             Some(
                 &[
                     "1 mark dropped: 'r/b' is no longer the entry you marked.".to_owned(),
+                    "'r/b' is no longer the entry the cursor was on (same name, another entry)."
+                        .to_owned(),
                     "(any key closes this)".to_owned(),
                 ][..]
             ),
@@ -456,6 +460,89 @@ fn a_mark_stays_only_on_the_entry_marked() {
     let again = App::resume(&t, &sets, Figure::Total, app.carry(same), same);
     assert_eq!(again.marks().ids, [B, G]);
     assert!(again.notice.is_none());
+}
+
+/// The cursor keeps its name over a new scan even when that name is
+/// another entry now (another inode, device or mount, or nothing recorded
+/// of it); the notice says so, and the entry is known as replaced, for the
+/// confirmation of `d` to say so too. The same entry: nothing said.
+#[test]
+fn the_cursor_keeps_its_name_and_says_when_it_is_another_entry() {
+    let (t, sets) = tree();
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
+    app.apply(Action::Sort(SortKey::Name));
+    app.apply(Action::Down);
+    assert_eq!(app.current(), Some(B));
+    let carry = app.carry(same);
+    let other = |field: usize| {
+        move |id: NodeId| {
+            let mut i = same(id)?;
+            if id == B {
+                match field {
+                    0 => i.ino += 100,
+                    1 => i.dev += 1,
+                    2 => i.mnt += 1,
+                    _ => return None,
+                }
+            }
+            Some(i)
+        }
+    };
+    for field in 0..4 {
+        let mut again = App::resume(&t, &sets, Figure::Total, carry.clone(), other(field));
+        assert_eq!(again.current(), Some(B), "{field}");
+        assert!(again.replaced(B) && !again.replaced(A), "{field}");
+        assert_eq!(
+            again.notice.as_deref(),
+            Some(
+                &[
+                    "'r/b' is no longer the entry the cursor was on (same name, another entry)."
+                        .to_owned(),
+                    "(any key closes this)".to_owned(),
+                ][..]
+            ),
+            "{field}"
+        );
+        // `d` on it: the confirmation is of that entry, which the
+        // confirmation's view says is another one.
+        again.apply(Action::Dismiss);
+        again.apply(Action::Delete);
+        assert_eq!(again.confirm.as_ref().map(|c| &c.ids[..]), Some(&[B][..]));
+    }
+    // A mark dropped and the cursor moved, both said; both entries are
+    // replaced.
+    app.apply(Action::Up);
+    app.apply(Action::Mark);
+    assert_eq!(
+        (app.marks().ids.as_slice(), app.current()),
+        (&[A][..], Some(B))
+    );
+    let again = App::resume(&t, &sets, Figure::Total, app.carry(same), |id| {
+        same(id).map(|i| Ident {
+            ino: i.ino + 100,
+            ..i
+        })
+    });
+    assert_eq!(
+        again.notice.as_deref(),
+        Some(
+            &[
+                "1 mark dropped: 'r/a' is no longer the entry you marked.".to_owned(),
+                "'r/b' is no longer the entry the cursor was on (same name, another entry)."
+                    .to_owned(),
+                "(any key closes this)".to_owned(),
+            ][..]
+        )
+    );
+    assert!(again.replaced(A) && again.replaced(B));
+    // The same entries: the cursor and the mark kept, nothing said.
+    let again = App::resume(&t, &sets, Figure::Total, app.carry(same), same);
+    assert_eq!(
+        (again.marks().ids.as_slice(), again.current()),
+        (&[A][..], Some(B))
+    );
+    assert!(again.notice.is_none());
+    assert!(!again.replaced(A) && !again.replaced(B));
 }
 
 #[test]
