@@ -86,7 +86,7 @@ impl<'t> App<'t> {
         }
         app.load(None);
         // The same entry: the same device, inode and mount, both known.
-        let same = |then: &Option<Ident>, id: NodeId| matches!((then, ident(id)), (Some(then), Some(now)) if *then == now);
+        let same = |then: &Option<Ident>, id: NodeId| then.is_some() && *then == ident(id);
         let mut moved = None;
         if let Some((name, then)) = carry.cursor
             && let Some(i) = app.rows.iter().position(|&r| tree.name(r) == &name[..])
