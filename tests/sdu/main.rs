@@ -13,6 +13,7 @@
 mod as_du;
 mod big;
 mod browse;
+mod browse_attacks;
 mod browse_rescan;
 mod btrfs;
 mod cli;
