@@ -77,12 +77,15 @@ fn sweep(
         inode_marks,
         unreachable_inodes,
         partial_fs,
+        roots,
     } = walk;
     if let Some(e) = extents.spill_error() {
         return Err(e.into());
     }
     let coverage_walk = coverage::Walked {
-        roots: &opts.roots,
+        paths: &opts.roots,
+        roots: &roots,
+        follow: opts.follow_links || opts.follow_args,
         one_file_system: opts.one_file_system,
         excluded: !opts.excludes.is_empty(),
         errors: msgs.errors() > 0,
@@ -103,7 +106,7 @@ fn sweep(
         .collect();
     let mut files = files;
     let verified = if want.iter().any(|&w| w) && extents::can_search_trees() {
-        let fds = coverage::open_filesystems(&opts.roots, &registry);
+        let fds = coverage::open_filesystems(&coverage_walk, &registry);
         let scanned = coverage::whole_subvolumes(&coverage_walk, &registry);
         let (v, outside) = extents::outside::verify(
             &extents,
