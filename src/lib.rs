@@ -469,7 +469,7 @@ fn export(
         walk: &walk,
         errors: msgs.errors(),
         read_errors: &w.read_errors,
-        overlap: walk::namespaces(&walk.roots).iter().any(|&ns| ns != 0),
+        overlap: w.overlap,
     };
     let t3 = Instant::now();
     if let Some(f) = created {

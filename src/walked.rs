@@ -28,6 +28,8 @@ pub(crate) struct Walked {
     pub(crate) indexed: usize,
     pub(crate) t_walk: std::time::Duration,
     pub(crate) t_sweep: std::time::Duration,
+    /// Some PATH lies inside another, as the walk found them.
+    pub(crate) overlap: bool,
 }
 
 /// Walks `opts.roots` (by du's rules when `rules.du`) and sweeps the
@@ -78,6 +80,7 @@ fn sweep(
         unreachable_inodes,
         partial_fs,
         roots,
+        overlap,
     } = walk;
     if let Some(e) = extents.spill_error() {
         return Err(e.into());
@@ -203,5 +206,6 @@ fn sweep(
         indexed,
         t_walk,
         t_sweep: t1.elapsed(),
+        overlap,
     })
 }

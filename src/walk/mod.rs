@@ -120,6 +120,9 @@ pub(crate) struct Walk {
     /// What the walk saw of each PATH, by its position on the command line:
     /// `None` for one it could not stat (reported) or excluded.
     pub(crate) roots: Vec<Option<RootSeen>>,
+    /// Some PATH lies inside another (or repeats one): each was walked in a
+    /// namespace of its own ([`namespaces`]).
+    pub(crate) overlap: bool,
 }
 
 /// What the walk saw of one PATH. The stages after the walk ask about a
@@ -307,6 +310,7 @@ pub(crate) fn walk(
     walk.counters.cold = cold;
     walk.counters.cold_lineage = lineage;
     walk.moved = moved.into_iter().map(|(id, _)| id).collect();
+    walk.overlap = overlap;
     Ok((walk, pool))
 }
 
@@ -648,5 +652,6 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         counters,
         moved: Vec::new(),
         roots,
+        overlap: false,
     }
 }
