@@ -131,7 +131,8 @@ fn report(
             io::Write::flush(&mut out).map_err(sdu::Error::Write)?;
             Ok(o)
         });
-        drop(out);
+        // After a failure, what is still buffered is dropped, not written.
+        let _ = out.into_inner().into_parts();
         let done = done.and_then(|o| {
             page.map_or(Ok(()), sdu::OutputFile::commit)?;
             Ok(o)

@@ -146,10 +146,17 @@ pub(crate) struct RootSeen {
 /// after the walk: taken from the fd cache's budget.
 pub(crate) const KEPT_ROOT_FDS: usize = 64;
 
+/// What the walk saw of the PATHs so far, and how many fds it keeps.
+#[derive(Debug, Default)]
+struct RootsSeen {
+    seen: Vec<Option<RootSeen>>,
+    kept: usize,
+}
+
 /// Records what was stat-ed of root `order`.
 fn seen_root(ctx: &Ctx<'_>, order: u32, seen: RootSeen) {
     let mut roots = ctx.records.roots.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(slot) = roots.get_mut(order as usize) {
+    if let Some(slot) = roots.seen.get_mut(order as usize) {
         *slot = Some(seen);
     }
 }
@@ -158,12 +165,12 @@ fn seen_root(ctx: &Ctx<'_>, order: u32, seen: RootSeen) {
 /// stages after the walk (at most [`KEPT_ROOT_FDS`] of them).
 fn keep_root_fd(ctx: &Ctx<'_>, order: u32, fd: &Arc<OwnedFd>) {
     let mut roots = ctx.records.roots.lock().unwrap_or_else(|e| e.into_inner());
-    let kept = roots.iter().flatten().filter(|r| r.fd.is_some()).count();
-    if kept >= KEPT_ROOT_FDS {
+    if roots.kept >= KEPT_ROOT_FDS {
         return;
     }
-    if let Some(Some(r)) = roots.get_mut(order as usize) {
+    if let Some(Some(r)) = roots.seen.get_mut(order as usize) {
         r.fd = Some(fd.clone());
+        roots.kept += 1;
     }
 }
 
@@ -271,7 +278,10 @@ pub(crate) fn walk(
             nodes: NodeSink::default(),
             idents: IdentSink::default(),
             read_errors: Mutex::new(Vec::new()),
-            roots: Mutex::new(opts.roots.iter().map(|_| None).collect()),
+            roots: Mutex::new(RootsSeen {
+                seen: opts.roots.iter().map(|_| None).collect(),
+                kept: 0,
+            }),
         },
         fds: ctx::Fds {
             cache: FdCache::new(max_cached),
@@ -555,7 +565,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         roots,
         ..
     } = records;
-    let roots = roots.into_inner().unwrap_or_else(|e| e.into_inner());
+    let roots = roots.into_inner().unwrap_or_else(|e| e.into_inner()).seen;
     let mut read_errors = read_errors.into_inner().unwrap_or_else(|e| e.into_inner());
     // One per directory: the whole failure first, then by message.
     read_errors

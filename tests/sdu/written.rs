@@ -95,7 +95,8 @@ fn assert_written(file: &Path, start: &[u8]) {
 /// `nobody` plants FILE in a sticky directory as a symlink to root's file:
 /// root's `sdu --export FILE` / `--html FILE` replaces the link by the
 /// file written, and root's file is untouched. A run that fails (an
-/// `--import` of a bad file) leaves the link as it was.
+/// `--import` of a bad file) leaves the link, or a regular file, as it
+/// was.
 #[test]
 fn a_symlink_planted_in_a_sticky_dir_is_replaced_never_followed() {
     if !root_or_skip() {
@@ -138,7 +139,18 @@ fn a_symlink_planted_in_a_sticky_dir_is_replaced_never_followed() {
             .file_type()
             .is_symlink()
     );
-    assert_eq!(sorted_names(&s.sticky), ["failed.html"]);
+    // So does a regular file: no empty page in its place.
+    let page = s.sticky.join("page.html");
+    fs::write(&page, b"old page").unwrap();
+    let out = sdu_run(&[
+        "--html".as_ref(),
+        page.as_ref(),
+        "--import".as_ref(),
+        bad.as_ref(),
+    ]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert_eq!(fs::read_to_string(&page).unwrap(), "old page", "{out:?}");
+    assert_eq!(sorted_names(&s.sticky), ["failed.html", "page.html"]);
 }
 
 /// A dangling symlink planted by `nobody`: no file is created where it
