@@ -8,7 +8,10 @@
 //!
 //! - nothing, a regular file, or a symlink owned by someone other than the
 //!   caller and root: replaced, by a new regular file renamed over the
-//!   name (a symlink there is replaced, never followed);
+//!   name (a symlink there is replaced, never followed). A regular file
+//!   the caller may not replace (in a directory they may not write, or
+//!   another user's in a sticky directory; never so for root) is written
+//!   in place; such a symlink is refused;
 //! - a FIFO, a character or block device (`/dev/null`, a terminal): written
 //!   directly, as a shell's `>` would, and not synced (there is nothing
 //!   to sync);
@@ -105,10 +108,23 @@ impl OutputFile {
                     Err(e) => Err(e),
                 }
             }
+            // Another user's link, which the caller may not replace (a
+            // sticky directory): refused, never followed.
+            FileType::Symlink if !may_replace(&dir, &st, euid)? => Err(Errno::PERM),
             FileType::Symlink => Self::replacing(path, dir, name, None),
             FileType::RegularFile => {
+                // A file the caller may not replace (in a directory they
+                // may not write, or another user's in a sticky one) is
+                // written in place, as a shell's `>` would, if they may
+                // write it. Root may always replace it: never in place.
+                if !may_replace(&dir, &st, euid)? {
+                    return Self::in_place(path, &pinned);
+                }
                 let keep = (st.st_uid == euid).then(|| Mode::from_raw_mode(st.st_mode & 0o777));
-                Self::replacing(path, dir, name, keep)
+                match Self::replacing(path, dir, name, keep) {
+                    Err(Errno::ACCESS | Errno::PERM) => Self::in_place(path, &pinned),
+                    r => r,
+                }
             }
             _ => Self::in_place(path, &pinned),
         }
@@ -297,6 +313,19 @@ impl Write for OutputFile {
     fn flush(&mut self) -> io::Result<()> {
         self.file.flush()
     }
+}
+
+/// Whether the caller may rename a file over the entry stat-ed as `st` in
+/// directory `dir`: not in a sticky directory unless they own the entry or
+/// the directory, or hold `CAP_FOWNER` (root).
+fn may_replace(dir: &OwnedFd, st: &rfs::Stat, euid: u32) -> Result<bool, Errno> {
+    let d = rfs::fstat(dir)?;
+    let sticky = d.st_mode & 0o1000 != 0;
+    Ok(!sticky
+        || st.st_uid == euid
+        || d.st_uid == euid
+        || rustix::thread::capabilities(None)
+            .is_ok_and(|c| c.effective.contains(rustix::thread::CapabilitySet::FOWNER)))
 }
 
 /// FILE's directory (`.` when it has none) and its last component.

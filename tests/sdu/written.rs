@@ -299,6 +299,96 @@ fn special_files_are_written_directly() {
     }
 }
 
+/// A run killed while FILE is being made (here: `--html FILE --import
+/// FIFO`, waiting for the FIFO's writer) leaves FILE as it was and nothing
+/// beside it: the new file has no name until it is complete.
+#[test]
+fn a_killed_run_leaves_nothing() {
+    let s = setup(1);
+    let dir = s.t.mkdir("out");
+    let page = dir.join("page.html");
+    fs::write(&page, b"old page").unwrap();
+    let fifo = s.t.path().join("saved.fifo");
+    rustix::fs::mkfifoat(CWD, &fifo, Mode::from_raw_mode(0o600)).unwrap();
+    let mut child = Command::new(sdu_bin())
+        .arg("--html")
+        .arg(&page)
+        .arg("--import")
+        .arg(&fifo)
+        .spawn()
+        .unwrap();
+    // Waiting in the FIFO's open: FILE's new file is made by then.
+    let t0 = std::time::Instant::now();
+    while !fs::read_to_string(format!("/proc/{}/wchan", child.id()))
+        .is_ok_and(|w| w.contains("fifo") || w.contains("partner"))
+    {
+        assert!(t0.elapsed().as_secs() < 30, "sdu never waited on the FIFO");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(fs::read_to_string(&page).unwrap(), "old page");
+    assert_eq!(sorted_names(&dir), ["page.html"]);
+}
+
+/// Run by a user who may not replace FILE (`nobody`): a regular file of
+/// theirs in a directory they cannot write, or of another user's in a
+/// sticky directory, is written in place; another user's symlink there is
+/// refused before the scan, not followed.
+#[test]
+fn as_a_user_who_may_not_replace_file() {
+    if !root_or_skip() {
+        return;
+    }
+    let s = setup(1);
+    let as_nobody = |flag: &str, file: &Path| {
+        run_with_timeout(
+            Command::new("setpriv")
+                .args(nobody_args())
+                .arg(sdu_bin())
+                .arg(flag)
+                .arg(file)
+                .arg(&s.tree),
+            120,
+        )
+    };
+    // Root's directory, nobody's file in it.
+    let locked = s.t.mkdir("locked");
+    let own = locked.join("out.json");
+    fs::write(&own, b"old").unwrap();
+    run(Command::new("chown").arg("65534:65534").arg(&own)).assert_ok();
+    let out = as_nobody("--export", &own);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(fs::read(&own).unwrap().starts_with(b"[1,"), "{out:?}");
+    assert_eq!(sorted_names(&locked), ["out.json"]);
+    // Root's file, writable by all, in the sticky directory.
+    let shared = s.sticky.join("shared.html");
+    fs::write(&shared, b"old").unwrap();
+    chmod(&shared, 0o666);
+    let out = as_nobody("--html", &shared);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(fs::read(&shared).unwrap().starts_with(b"<!DOCTYPE html>"));
+    assert_eq!(fs::metadata(&shared).unwrap().uid(), 0);
+    // A third user's symlink in the sticky directory: refused.
+    let link = s.sticky.join("link.json");
+    std::os::unix::fs::symlink(&s.precious, &link).unwrap();
+    run(Command::new("chown").args(["-h", "12345:12345"]).arg(&link)).assert_ok();
+    let out = as_nobody("--export", &link);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("link.json: cannot create: Operation not permitted"),
+        "{out:?}"
+    );
+    assert_eq!(fs::read_to_string(&s.precious).unwrap(), "precious");
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
 /// The names in `dir`, sorted.
 fn sorted_names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = fs::read_dir(dir)
