@@ -50,10 +50,11 @@ use walked::walk_and_sweep;
 
 pub use error::{Diagnostic, Error, Refusal};
 pub use messages::Messages;
-pub use outfile::OutputFile;
 pub use quote::{quote, quote_locale, quotef};
 pub use report::ReportOptions;
 pub use walk::{Counters, Progress, WalkOptions};
+
+pub use outfile::OutputFile;
 
 /// Everything a run needs, resolved from the command line.
 #[derive(Clone, Debug, Default)]
