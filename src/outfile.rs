@@ -160,18 +160,33 @@ impl OutputFile {
         name: CString,
         keep: Option<Mode>,
     ) -> Result<OutputFile, Errno> {
+        Self::new_file(path, (dir, name), keep, true)
+    }
+
+    /// [`Self::replacing`]: unnamed if `unnamed` and the filesystem can.
+    fn new_file(
+        path: &[u8],
+        (dir, name): (OwnedFd, CString),
+        keep: Option<Mode>,
+        unnamed: bool,
+    ) -> Result<OutputFile, Errno> {
         let new = Mode::from_raw_mode(0o666);
         let mut replace = Replace {
             dir,
             name,
             temp: None,
         };
-        let fd = match rfs::openat(
-            &replace.dir,
-            c".",
-            OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
-            new,
-        ) {
+        let made = if unnamed {
+            rfs::openat(
+                &replace.dir,
+                c".",
+                OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
+                new,
+            )
+        } else {
+            Err(Errno::OPNOTSUPP)
+        };
+        let fd = match made {
             Ok(fd) => fd,
             // No unnamed files here (EOPNOTSUPP; EISDIR or EINVAL from
             // kernels or filesystems without O_TMPFILE): a named one.
@@ -364,5 +379,44 @@ mod tests {
         assert_eq!(s(b"a/"), Err(Errno::ISDIR));
         assert_eq!(s(b"a/.."), Err(Errno::ISDIR));
         assert_eq!(s(b""), Err(Errno::NOENT));
+    }
+
+    /// Where the filesystem cannot make an unnamed file: the named one
+    /// beside FILE goes if the file is dropped, and replaces FILE, leaving
+    /// nothing else, when committed.
+    #[test]
+    fn a_named_new_file_replaces_file_or_goes() {
+        use std::os::unix::ffi::OsStrExt;
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("out");
+        std::fs::write(&file, b"old").unwrap();
+        let names = || {
+            let mut v: Vec<String> = std::fs::read_dir(d.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        let open = || {
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let dir = rfs::open(d.path(), flags, Mode::empty()).unwrap();
+            let name = CString::new("out").unwrap();
+            let path = file.as_os_str().as_bytes();
+            OutputFile::new_file(path, (dir, name), None, false).unwrap()
+        };
+        let mut o = open();
+        o.write_all(b"new").unwrap();
+        let during = names();
+        assert_eq!(during.len(), 2, "{during:?}");
+        assert!(during[0].starts_with(".out.sdu-"), "{during:?}");
+        drop(o);
+        assert_eq!(names(), ["out"]);
+        assert_eq!(std::fs::read(&file).unwrap(), b"old");
+        let mut o = open();
+        o.write_all(b"new").unwrap();
+        o.commit().unwrap();
+        assert_eq!(names(), ["out"]);
+        assert_eq!(std::fs::read(&file).unwrap(), b"new");
     }
 }
