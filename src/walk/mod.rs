@@ -138,7 +138,7 @@ pub(crate) struct RootSeen {
     pub(crate) dir: bool,
     /// A directory: the fd the walk opened it by, checked against the
     /// inode stat-ed. `None` for anything else, for a directory that could
-    /// not be opened (reported), or past the first [`KEPT_ROOT_FDS`] roots.
+    /// not be opened (reported), or once [`KEPT_ROOT_FDS`] are kept.
     pub(crate) fd: Option<Arc<OwnedFd>>,
 }
 
