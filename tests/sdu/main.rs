@@ -44,3 +44,4 @@ mod tmux;
 mod tree;
 mod tree_width;
 mod util;
+mod written;
