@@ -28,6 +28,7 @@ pub mod extents;
 pub mod figures;
 pub mod glob;
 mod messages;
+mod outfile;
 pub mod path;
 mod plan;
 pub mod probe;
@@ -43,16 +44,17 @@ pub(crate) mod walk;
 mod walked;
 
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
 use std::time::Instant;
 
 use walked::walk_and_sweep;
 
 pub use error::{Diagnostic, Error, Refusal};
 pub use messages::Messages;
-pub use quote::{quote, quote_locale, quotef};
+pub use quote::{quote, quote_locale, quotef, shell_escape};
 pub use report::ReportOptions;
 pub use walk::{Counters, Progress, WalkOptions};
+
+pub use outfile::OutputFile;
 
 /// Everything a run needs, resolved from the command line.
 #[derive(Clone, Debug, Default)]
@@ -420,22 +422,13 @@ fn export(
     out: &mut dyn Write,
     msgs: &Messages,
 ) -> Result<Outcome, Error> {
-    let failed = |e: std::io::Error| Error::SavedScan {
-        file: file.to_vec(),
-        what: format!("write error: {}", error::io_text(&e)),
-    };
+    let failed = |e: std::io::Error| OutputFile::write_error(file, &e);
     // The file is created before the scan: a path that cannot be written
-    // fails at once, not after a scan of minutes.
+    // fails at once, not after a scan of minutes. It replaces FILE only
+    // once complete ([`OutputFile`]).
     let created = match file {
         b"-" => None,
-        _ => Some(
-            std::fs::File::create(std::ffi::OsStr::from_bytes(file)).map_err(|e| {
-                Error::SavedScan {
-                    file: file.to_vec(),
-                    what: format!("cannot create: {}", error::io_text(&e)),
-                }
-            })?,
-        ),
+        _ => Some(OutputFile::create(file)?),
     };
     let walk = WalkOptions {
         all: true,
@@ -477,7 +470,7 @@ fn export(
         walk: &walk,
         errors: msgs.errors(),
         read_errors: &w.read_errors,
-        overlap: walk::namespaces(&walk.roots).iter().any(|&ns| ns != 0),
+        overlap: w.overlap,
     };
     let t3 = Instant::now();
     if let Some(f) = created {
@@ -485,8 +478,7 @@ fn export(
         saved::write(&mut buf, &x).map_err(failed)?;
         buf.into_inner()
             .map_err(|e| failed(e.into_error()))?
-            .sync_all()
-            .map_err(failed)?;
+            .commit()?;
     } else {
         let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
         saved::write(&mut buf, &x)?;

@@ -138,7 +138,13 @@ pub(super) fn walk_dir<'s>(
         None => open::open_dir(rustix::fs::CWD, h.name.as_c_str(), flags, h.dev, h.ino),
     };
     let fd = match opened {
-        Ok(fd) => Arc::new(fd),
+        Ok(fd) => {
+            let fd = Arc::new(fd);
+            if h.parent.is_none() {
+                super::keep_root_fd(ctx, h.order, &fd);
+            }
+            fd
+        }
         // Removed since its parent listed it: du skips it quietly.
         Err(DirError::Gone(_)) if h.parent.is_some() => {
             h.release(&ctx.fds.cache);

@@ -54,7 +54,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dashmap::DashSet;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 
 use rustix::fs::{self as rfs, AtFlags, CWD};
 
@@ -117,6 +117,61 @@ pub(crate) struct Walk {
     /// read as referenced (FIEMAP), not whole, with the bytes of those
     /// files' extents not flagged shared (each inode once), by filesystem.
     pub(crate) partial_fs: Vec<(u32, u64)>,
+    /// What the walk saw of each PATH, by its position on the command line:
+    /// `None` for one it could not stat (reported) or excluded.
+    pub(crate) roots: Vec<Option<RootSeen>>,
+    /// Some PATH lies inside another (or repeats one): each was walked in a
+    /// namespace of its own ([`namespaces`]).
+    pub(crate) overlap: bool,
+}
+
+/// What the walk saw of one PATH. The stages after the walk ask about a
+/// PATH through this, never by its name again: as root, the name may be
+/// another user's to change (docs/SECURITY.md).
+#[derive(Debug)]
+pub(crate) struct RootSeen {
+    /// The device of the inode stat-ed.
+    pub(crate) dev: u64,
+    /// Its inode number.
+    pub(crate) ino: u64,
+    /// Whether it was a directory.
+    pub(crate) dir: bool,
+    /// A directory: the fd the walk opened it by, checked against the
+    /// inode stat-ed. `None` for anything else, for a directory that could
+    /// not be opened (reported), or once [`KEPT_ROOT_FDS`] are kept.
+    pub(crate) fd: Option<Arc<OwnedFd>>,
+}
+
+/// How many PATHs keep the fd the walk opened them by, for the stages
+/// after the walk: taken from the fd cache's budget.
+pub(crate) const KEPT_ROOT_FDS: usize = 64;
+
+/// What the walk saw of the PATHs so far, and how many fds it keeps.
+#[derive(Debug, Default)]
+struct RootsSeen {
+    seen: Vec<Option<RootSeen>>,
+    kept: usize,
+}
+
+/// Records what was stat-ed of root `order`.
+fn seen_root(ctx: &Ctx<'_>, order: u32, seen: RootSeen) {
+    let mut roots = ctx.records.roots.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(slot) = roots.seen.get_mut(order as usize) {
+        *slot = Some(seen);
+    }
+}
+
+/// Keeps `fd`, the directory of root `order` opened and checked, for the
+/// stages after the walk (at most [`KEPT_ROOT_FDS`] of them).
+fn keep_root_fd(ctx: &Ctx<'_>, order: u32, fd: &Arc<OwnedFd>) {
+    let mut roots = ctx.records.roots.lock().unwrap_or_else(|e| e.into_inner());
+    if roots.kept >= KEPT_ROOT_FDS {
+        return;
+    }
+    if let Some(Some(r)) = roots.seen.get_mut(order as usize) {
+        r.fd = Some(fd.clone());
+        roots.kept += 1;
+    }
 }
 
 /// Walks `opts.roots` (by du's rules when `du_rules`) and returns the
@@ -174,9 +229,13 @@ pub(crate) fn walk(
     } else {
         0
     };
+    let kept_roots = opts.roots.len().min(KEPT_ROOT_FDS) as u64;
     let max_cached = soft
         .saturating_sub(
-            FIXED + max_subvols as u64 + (PER_THREAD + max_later as u64) * threads as u64,
+            FIXED
+                + kept_roots
+                + max_subvols as u64
+                + (PER_THREAD + max_later as u64) * threads as u64,
         )
         .clamp(1, 4096) as usize;
     let mut spaces = namespaces(&opts.roots);
@@ -219,6 +278,10 @@ pub(crate) fn walk(
             nodes: NodeSink::default(),
             idents: IdentSink::default(),
             read_errors: Mutex::new(Vec::new()),
+            roots: Mutex::new(RootsSeen {
+                seen: opts.roots.iter().map(|_| None).collect(),
+                kept: 0,
+            }),
         },
         fds: ctx::Fds {
             cache: FdCache::new(max_cached),
@@ -257,6 +320,7 @@ pub(crate) fn walk(
     walk.counters.cold = cold;
     walk.counters.cold_lineage = lineage;
     walk.moved = moved.into_iter().map(|(id, _)| id).collect();
+    walk.overlap = overlap;
     Ok((walk, pool))
 }
 
@@ -320,6 +384,16 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
     let kind = Kind::from_mode(u32::from(st.stx_mode));
     let stats = ctx.inode_stats(&st);
     let dev = dev_of(&st);
+    seen_root(
+        ctx,
+        order,
+        RootSeen {
+            dev,
+            ino: st.stx_ino,
+            dir: kind == Kind::Dir,
+            fd: None,
+        },
+    );
     if kind != Kind::Dir {
         let mut local = Local::default();
         local.counters.entries += 1;
@@ -488,8 +562,10 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         nodes,
         idents,
         read_errors,
+        roots,
         ..
     } = records;
+    let roots = roots.into_inner().unwrap_or_else(|e| e.into_inner()).seen;
     let mut read_errors = read_errors.into_inner().unwrap_or_else(|e| e.into_inner());
     // One per directory: the whole failure first, then by message.
     read_errors
@@ -585,5 +661,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         registry,
         counters,
         moved: Vec::new(),
+        roots,
+        overlap: false,
     }
 }

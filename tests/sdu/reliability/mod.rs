@@ -28,6 +28,7 @@ use crate::util::*;
 mod hostile_trees;
 mod permissions;
 mod races;
+mod reopen;
 mod resources;
 mod security;
 
