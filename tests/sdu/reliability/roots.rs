@@ -250,3 +250,119 @@ fn path_swapped_before_the_walk_xfs() {
 fn path_swapped_before_the_walk_btrfs() {
     path_swapped_before_the_walk(FsKind::Btrfs);
 }
+
+/// `sdu --json --to-free 2M HOME HOME/snaps/a` as root, again and again
+/// for up to `secs`, while HOME's owner swaps `snaps` between its
+/// directory, where `a` holds 1 MiB, and a symlink to a root-owned
+/// directory on another filesystem, where `a` holds 3 MiB. Through the
+/// directory, the candidate lies inside HOME: it alone is planned, and
+/// cannot free 2M (exit status 1, "all 1 candidate(s)"). Through the
+/// symlink it lies elsewhere: HOME and it are both candidates, and its
+/// 3 MiB reach the target. A run may also refuse the command (exit status
+/// 2), but never plans HOME and the `a` inside it both, the decision of
+/// one with the scan of the other ("all 2 candidate(s)" short of 2M).
+fn candidate_swapped_before_the_walk(kind: FsKind) {
+    if !is_root() && unavailable::<()>("the attack needs root running sdu").is_none() {
+        return;
+    }
+    let Some(l) = LoopFs::new(kind) else { return };
+    let Some(elsewhere) = LoopFs::new(FsKind::Ext4) else {
+        return;
+    };
+    for p in [l.path(), elsewhere.path()] {
+        chmod(p.parent().unwrap(), 0o755);
+        chmod(p, 0o755);
+    }
+    let home = l.path().join("home");
+    fs::create_dir_all(home.join("snaps/a")).unwrap();
+    fs::write(home.join("snaps/a/f"), vec![7u8; 1 << 20]).unwrap();
+    let target = elsewhere.path().join("y");
+    fs::create_dir_all(target.join("a")).unwrap();
+    fs::write(target.join("a/f"), vec![9u8; 3 << 20]).unwrap();
+    symlink(&target, home.join("link")).unwrap();
+    run(Command::new("chown")
+        .args(["-hR", "65534:65534"])
+        .arg(&home))
+    .assert_ok();
+    sync_fs(l.path());
+    sync_fs(elsewhere.path());
+    let cand = home.join("snaps/a");
+    let plan = || {
+        sdu(&[
+            "--json".into(),
+            "--to-free".into(),
+            "2M".into(),
+            home.as_os_str().to_owned(),
+            cand.as_os_str().to_owned(),
+        ])
+    };
+    // What each outcome is: through the directory, through the symlink.
+    let through_dir = |out: &Output| {
+        out.code == Some(1) && out.stderr.contains("all 1 candidate(s) together free")
+    };
+    let through_link = |out: &Output| {
+        out.code == Some(0)
+            && serde_json::from_slice::<serde_json::Value>(&out.stdout).is_ok_and(|d| {
+                d["chosen"].as_array().is_some_and(|c| {
+                    c.len() == 1
+                        && c[0]["path"].as_str() == cand.to_str()
+                        && c[0]["frees"].as_u64() >= Some(3 << 20)
+                })
+            })
+    };
+    let out = plan();
+    assert!(through_dir(&out), "{out:?}");
+    fs::rename(home.join("snaps"), home.join("snaps.d")).unwrap();
+    fs::rename(home.join("link"), home.join("snaps")).unwrap();
+    let out = plan();
+    assert!(through_link(&out), "{out:?}");
+    fs::rename(home.join("snaps"), home.join("link")).unwrap();
+    fs::rename(home.join("snaps.d"), home.join("snaps")).unwrap();
+
+    let swapper = Swapper(
+        Command::new("setpriv")
+            .args(nobody_args())
+            .args(["perl", "-e", &SWAPPER.replace("proj", "snaps")])
+            .current_dir(&home)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("perl, as nobody"),
+    );
+    let secs = super::env_u64("SDU_ROOTS_SECS", 10);
+    let start = Instant::now();
+    let (mut runs, mut dirs, mut links, mut refused) = (0u64, 0u64, 0u64, 0u64);
+    while start.elapsed() < Duration::from_secs(secs) {
+        runs += 1;
+        let out = plan();
+        if through_dir(&out) {
+            dirs += 1;
+        } else if through_link(&out) {
+            links += 1;
+        } else if out.code == Some(2) && !out.stderr.is_empty() {
+            refused += 1;
+        } else {
+            panic!(
+                "run {runs}: a plan of neither entry: {out:?}\n{}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+    }
+    drop(swapper);
+    eprintln!(
+        "{kind:?}: {runs} plans in {secs} s: through the directory {dirs}, through the symlink {links}, refused {refused}"
+    );
+    assert!(
+        dirs > 0 && links > 0,
+        "the swap was not met both ways in {runs} runs ({refused} refused)"
+    );
+}
+
+#[test]
+fn candidate_swapped_before_the_walk_xfs() {
+    candidate_swapped_before_the_walk(FsKind::Xfs);
+}
+
+#[test]
+fn candidate_swapped_before_the_walk_btrfs() {
+    candidate_swapped_before_the_walk(FsKind::Btrfs);
+}
