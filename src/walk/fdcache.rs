@@ -77,8 +77,8 @@ pub(super) struct DirHandle {
     /// opened. The fd cache is released when it drops to 0.
     pub(crate) pending: AtomicUsize,
     /// A root: the `O_PATH` fd its PATH was resolved by, before the walk
-    /// (`super::roots`), which every open of it starts from (`.`), never
-    /// its name. `None` below the roots, and past the first PATHs.
+    /// (`super::roots`), which every open of it reopens, never its name.
+    /// `None` below the roots, and past the first PATHs.
     pub(crate) resolved: Option<Arc<OwnedFd>>,
 }
 

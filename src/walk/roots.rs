@@ -6,8 +6,8 @@
 //! device driver is called) and without following a symlink unless `-H` or
 //! `-L` asks to, and everything the walk decides about it comes from that
 //! fd: its `statx`, where it lies (`/proc/self/fd`, not `canonicalize`),
-//! its filesystem (`fstatfs`), a directory's contents (`.` opened relative
-//! to it) and its Btrfs subvolumes (ioctls on that directory).
+//! its filesystem (`fstatfs`), a directory's contents (reopened through
+//! `/proc/self/fd`) and its Btrfs subvolumes (ioctls on that directory).
 //!
 //! At most [`HELD`] fds are held from here until each PATH's walk is done.
 //! A PATH past them is looked at through an fd closed at once, and each
@@ -125,9 +125,9 @@ impl Root {
         Ok(fd)
     }
 
-    /// This directory, open for reading with `flags`: `.` relative to the
-    /// fd it was resolved by, or (past the first [`HELD`]) its name,
-    /// checked against the inode first seen.
+    /// This directory, open for reading with `flags`: reopened through the
+    /// fd it was resolved by ([`open::reopen_dir`]), or (past the first
+    /// [`HELD`]) by its name, checked against the inode first seen.
     pub(super) fn open_dir(&self, flags: OFlags) -> Result<OwnedFd, DirError> {
         dir_at(
             self.fd.as_ref(),
@@ -139,9 +139,9 @@ impl Root {
     }
 }
 
-/// Opens root directory `(dev, ino)` for reading with `flags`: `.` relative
-/// to `at`, the `O_PATH` fd its PATH was resolved by, or without one its
-/// `name` (the path as given), checked all the same.
+/// Opens root directory `(dev, ino)` for reading with `flags`: reopened
+/// through `at`, the `O_PATH` fd its PATH was resolved by, or without one
+/// by its `name` (the path as given), checked all the same.
 pub(super) fn dir_at(
     at: Option<&OwnedFd>,
     name: &CStr,
@@ -150,7 +150,7 @@ pub(super) fn dir_at(
     ino: u64,
 ) -> Result<OwnedFd, DirError> {
     match at {
-        Some(fd) => open::open_dir(fd.as_fd(), c".", flags, dev, ino),
+        Some(fd) => open::reopen_dir(fd.as_fd(), flags, dev, ino),
         None => open::open_dir(CWD, name, flags, dev, ino),
     }
 }
