@@ -366,3 +366,70 @@ fn candidate_swapped_before_the_walk_xfs() {
 fn candidate_swapped_before_the_walk_btrfs() {
     candidate_swapped_before_the_walk(FsKind::Btrfs);
 }
+
+/// A PATH the caller may read but not search is listed, as an open by its
+/// name lists it, and each entry it cannot stat is reported, as du reports
+/// it: the directory is reopened through `/proc/self/fd`, which asks for
+/// read permission alone (`.` relative to it would ask for search too).
+#[test]
+fn a_path_readable_not_searchable_is_listed_as_du_lists_it() {
+    if !is_root() && unavailable::<()>("the check needs root to set up").is_none() {
+        return;
+    }
+    let t = TestDir::new();
+    chmod(t.path(), 0o755);
+    let d = t.mkdir("d");
+    fs::write(d.join("x"), b"x").unwrap();
+    chmod(&d, 0o744);
+    // The test binary may live under a directory nobody cannot enter.
+    let bin = t.path().join("sdu");
+    fs::copy(sdu_bin(), &bin).unwrap();
+    chmod(&bin, 0o755);
+    let out = run(Command::new("setpriv")
+        .args(nobody_args())
+        .arg(&bin)
+        .args(["-s", "d"])
+        .current_dir(t.path()));
+    let du = run(Command::new("setpriv")
+        .args(nobody_args())
+        .args(["du", "-s", "d"])
+        .env("LC_ALL", "C")
+        .current_dir(t.path()));
+    assert_eq!(du.stderr, "du: cannot access 'd/x': Permission denied\n");
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert_eq!(out.stderr, format!("s{}", du.stderr), "{out:?}");
+}
+
+/// Past the PATHs that keep the fd they were resolved by (64), each PATH is
+/// resolved again by its name, checked, and walked alike: 70 PATHs, among
+/// them a symlink and a file on either side of the 64th, each as du sizes
+/// it.
+#[test]
+fn paths_past_the_held_fds_are_walked_alike() {
+    let t = TestDir::new();
+    let mut paths = Vec::new();
+    for i in 0..70 {
+        let p = t.path().join(format!("p{i:02}"));
+        match i {
+            3 | 66 => symlink(t.path(), &p).unwrap(),
+            5 | 68 => fs::write(&p, vec![1u8; i * 1024]).unwrap(),
+            _ => {
+                fs::create_dir_all(p.join("sub")).unwrap();
+                fs::write(p.join("sub/f"), vec![2u8; i * 1024]).unwrap();
+            }
+        }
+        paths.push(p.into_os_string());
+    }
+    sync_fs(t.path());
+    let refs: Vec<&std::ffi::OsStr> = paths.iter().map(|p| p.as_os_str()).collect();
+    let (du, out) = Du::new(&["-s", "-B1"]).lines(&[], &refs);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let mut a: Vec<std::ffi::OsString> = vec!["-s".into()];
+    a.extend(paths.iter().cloned());
+    let r = sdu_json(&a);
+    assert_eq!(r.entries.len(), 70, "{r:?}");
+    for (e, d) in r.entries.iter().zip(&du) {
+        assert_eq!(e.path, d.path);
+        assert_eq!(e.total.to_string(), d.size, "{}", d.path.to_string_lossy());
+    }
+}
