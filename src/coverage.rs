@@ -257,11 +257,12 @@ pub(crate) struct WalkMarks {
 /// An open fd on each filesystem (registry index) a PATH of the walk lies
 /// on, for the ioctls that ask a filesystem about itself.
 ///
-/// A directory is asked through the fd the walk opened it by. A regular
-/// file is found again by its name only as an `O_PATH` fd, which opens
-/// nothing (no FIFO waits for a writer, no device is opened), kept only if
-/// it is the inode the walk stat-ed and still a regular file, and only then
-/// opened, through `/proc/self/fd`. Anything else, or a file replaced
+/// A directory, or a regular file, is asked through the fd the walk
+/// opened it by. A regular file the walk kept no fd of is found again by
+/// its name only as an `O_PATH` fd, which opens nothing (no FIFO waits for
+/// a writer, no device is opened), kept only if it is the inode the walk
+/// stat-ed and still a regular file, and only then opened, through
+/// `/proc/self/fd`. Anything else, or a file replaced
 /// since, gives no fd: its filesystem is then not asked, and its figures
 /// stay bounds.
 pub(crate) fn open_filesystems(w: &Walked<'_>, registry: &Registry) -> Vec<(u32, OwnedFd)> {

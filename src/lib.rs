@@ -285,6 +285,8 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
                     (None, Source::Import { .. }) => target.is_some(),
                     (None, Source::Walk) => false,
                 },
+            // Each candidate is checked to be the entry it was resolved to.
+            identities: cfg.walk.identities || split.is_some(),
             ..cfg.walk.clone()
         },
         // The report lists nothing deeper than its --max-depth: children
@@ -304,7 +306,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     match (target, &s.sets) {
         (Some(target), Some(sets)) => {
             let candidates = match &split {
-                Some(split) => plan::nodes(&s.tree, split)?,
+                Some(split) => plan::nodes(&s.tree, s.idents.as_ref(), split)?,
                 None => plan::saved_nodes(&s.tree, &cfg.walk.roots)?,
             };
             let ids: Vec<records::NodeId> = candidates.iter().map(|c| c.node).collect();

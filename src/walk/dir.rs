@@ -135,7 +135,13 @@ pub(super) fn walk_dir<'s>(
             p.release(&ctx.fds.cache);
             r
         }
-        None => open::open_dir(rustix::fs::CWD, h.name.as_c_str(), flags, h.dev, h.ino),
+        None => super::roots::dir_at(
+            h.resolved.as_deref(),
+            h.name.as_c_str(),
+            flags,
+            h.dev,
+            h.ino,
+        ),
     };
     let fd = match opened {
         Ok(fd) => {
@@ -543,6 +549,7 @@ fn subdir<'s>(
         order: x.e.idx,
         watch: h.watch.clone(),
         fs: (x.dev == h.dev).then_some(dir.fs),
+        resolved: None,
         path,
         fd: Mutex::new(None),
         pending: AtomicUsize::new(1),

@@ -30,6 +30,7 @@ mod permissions;
 mod races;
 mod reopen;
 mod resources;
+mod roots;
 mod security;
 
 /// A reflink XFS loopback whose mount directory (and the private temp dir
