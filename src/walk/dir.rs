@@ -521,6 +521,7 @@ fn subdir<'s>(
         return;
     }
     let stats = ctx.inode_stats(st);
+    h.active.enter(x.dev, st.stx_ino);
     let child = Arc::new_cyclic(|me| DirHandle {
         me: me.clone(),
         parent: Some(h.clone()),
@@ -538,8 +539,10 @@ fn subdir<'s>(
         watch: h.watch.clone(),
         fs: (x.dev == h.dev).then_some(dir.fs),
         path,
+        path_len: h.child_path_len(x.e.name.to_bytes()),
         fd: Mutex::new(None),
         pending: AtomicUsize::new(1),
+        active: h.active.clone(),
     });
     ctx.ident(local, child.id, st);
     h.pending.fetch_add(1, Ordering::AcqRel);

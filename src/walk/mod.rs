@@ -222,6 +222,7 @@ pub(crate) fn walk(
         },
         fds: ctx::Fds {
             cache: FdCache::new(max_cached),
+            active: Arc::default(),
             max_later,
             max_subvols,
         },
@@ -361,6 +362,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
         ctx.flush(local, None, None);
         return;
     }
+    ctx.fds.active.enter(dev, st.stx_ino);
     let handle = Arc::new_cyclic(|me| DirHandle {
         me: me.clone(),
         parent: None,
@@ -378,8 +380,10 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
         watch: ctx.records.watch.clone(),
         fs: None,
         path: (!ctx.run.opts.excludes.is_empty()).then(|| root.into()),
+        path_len: u32::try_from(root.len()).unwrap_or(u32::MAX),
         fd: Mutex::new(None),
         pending: AtomicUsize::new(1),
+        active: ctx.fds.active.clone(),
     });
     if ctx.run.opts.identities {
         let mut local = Local::default();
