@@ -412,3 +412,96 @@ pub(crate) fn hierarchy(rows: &Rows, opts: &ReportOptions) -> Hierarchy {
     }
     Hierarchy { roots, children }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::extents::Sweep;
+    use crate::probe::Granularity;
+    use crate::records::NodeRec;
+
+    /// Roots as given, each with the same directories below it: names
+    /// that sort around `/` (`-` and `.` before it, `b` after it), and a
+    /// chain.
+    fn tree(roots: &[&str]) -> Tree {
+        let mut nodes = vec![NodeRec {
+            id: NodeId::new(0),
+            parent: NodeId::NONE,
+            kind: Kind::Dir,
+            ..NodeRec::default()
+        }];
+        let mut add = |parent: usize, depth: u32, name: &str| {
+            let id = nodes.len();
+            nodes.push(NodeRec {
+                order: 0,
+                id: NodeId::new(id),
+                parent: NodeId::new(parent),
+                depth,
+                kind: Kind::Dir,
+                leaf: false,
+                name: name.as_bytes().into(),
+                own: Stats::default(),
+            });
+            id
+        };
+        for r in roots {
+            let r = add(0, 0, r);
+            for n in ["a", "a-b", "a.c", "ab", "a b"] {
+                let d = add(r, 1, n);
+                for m in ["x", "x-", "x0"] {
+                    add(d, 2, m);
+                }
+            }
+            let mut d = add(r, 1, "z");
+            for k in 0..50 {
+                d = add(d, k + 2, if k % 2 == 0 { "c" } else { "c-" });
+            }
+        }
+        Tree::build(nodes, vec![], &[], &Sweep::default(), |_| {
+            Granularity::Block
+        })
+    }
+
+    /// The paths built are those [`Tree::visit`] gives, and every two rows
+    /// compare by path as their paths do, the ranks used or not.
+    #[test]
+    fn paths_built_and_path_order_agree_with_the_paths() {
+        for roots in [
+            &["r"][..],
+            &["r/"],
+            &["/"],
+            &["r", "q", "r-"],
+            &["r", "r/a"],
+            &["r/", "r/a"],
+            &["r", "r"],
+        ] {
+            let t = tree(roots);
+            let mut want = Vec::new();
+            let _ = t.visit::<Infallible>(None, |e| {
+                want.push(e.path.to_vec());
+                Ok(())
+            });
+            let rows = Rows::collect(&t, None);
+            assert_eq!(rows.len(), want.len());
+            for (i, w) in want.iter().enumerate() {
+                assert_eq!(&rows.path(i as u32), w, "{roots:?}");
+            }
+            let nested = rows.path_order().is_none();
+            assert_eq!(
+                nested,
+                roots.len() > 1 && roots[1].starts_with(roots[0]),
+                "{roots:?}"
+            );
+            let n = rows.len() as u32;
+            for a in 0..n {
+                for b in 0..n {
+                    let (pa, pb) = (&want[a as usize], &want[b as usize]);
+                    if pa != pb {
+                        assert_eq!(rows.by_path(a, b), pa.cmp(pb), "{roots:?}: {pa:?} {pb:?}");
+                    }
+                }
+            }
+        }
+    }
+}
