@@ -517,7 +517,7 @@ fn subdir<'s>(
     local.counters.skipped[Skip::NotRegular.index()] += 1;
     let mount_root = st.stx_attributes_mask.contains(StatxAttributes::MOUNT_ROOT)
         && st.stx_attributes.contains(StatxAttributes::MOUNT_ROOT);
-    if in_cycle(ctx, h, x, mount_root) {
+    if in_cycle(ctx, h, x, mount_root, &mut local.counters.ancestors_climbed) {
         return;
     }
     let stats = ctx.inode_stats(st);

@@ -286,13 +286,15 @@ impl DirHandle {
     /// whether a mount root lies on the cycle (below the ancestor it
     /// matches, down to this directory), as du asks before it calls a cycle
     /// corruption.
-    pub(crate) fn cycle_with(&self, dev: u64, ino: u64) -> Option<bool> {
+    /// `climbed` counts the directories climbed through.
+    pub(crate) fn cycle_with(&self, dev: u64, ino: u64, climbed: &mut u64) -> Option<bool> {
         if !self.active.holds(dev, ino) {
             return None;
         }
         let mut mount = false;
         let mut cur = Some(self);
         while let Some(d) = cur {
+            *climbed += 1;
             if d.dev == dev && d.ino == ino {
                 return Some(mount);
             }
