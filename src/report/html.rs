@@ -295,6 +295,7 @@ fn write_data(
             out.extend_from_slice(b",\n");
         }
         out.extend_from_slice(format!("[{},", it.parent).as_bytes());
+        // `path`: the row whose path the earlier scan is asked about.
         let (kind, figures, bound, path) = match (it.row, it.other) {
             (_, Some(hidden)) => {
                 out.extend_from_slice(hidden.to_string().as_bytes());
@@ -304,7 +305,7 @@ fn write_data(
                 let row = rows.row(r);
                 json_str(&display(rows.name(r)), out);
                 let b = u8::from(row.bound.at_most()) | (u8::from(row.bound.at_least()) << 1);
-                (kind_code(row.kind), row.figures, b, Some(rows.path(r)))
+                (kind_code(row.kind), row.figures, b, Some(r))
             }
             (None, None) => {
                 json_str("all PATHs", out);
@@ -322,7 +323,9 @@ fn write_data(
             .as_bytes(),
         );
         if let Some(old) = old {
-            match path.and_then(old) {
+            // Built only here: a drawn entry's path costs its depth.
+            let path = path.map(|r| rows.path(r));
+            match path.as_deref().and_then(old) {
                 Some(t) => out.extend_from_slice(format!(",{t}").as_bytes()),
                 None => out.extend_from_slice(b",null"),
             }

@@ -59,7 +59,16 @@ pub(crate) fn write(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
             if dir {
                 w.write_all(b"[")?;
             }
-            info(w, tree, id, pos, link_of(id), &marks, x.read_errors)?;
+            let depth = stack.len() as u32;
+            info(
+                w,
+                tree,
+                (id, depth),
+                pos,
+                link_of(id),
+                &marks,
+                x.read_errors,
+            )?;
             if dir {
                 stack.push((id, 0));
             }
@@ -159,24 +168,25 @@ pub(super) fn implied_own(kind: Kind, asize: u64, dsize: u64, hardlink: bool) ->
     }
 }
 
-/// The info object of node `id`, `pos`-th among its siblings.
+/// The info object of node `id` at `depth` below its root, `pos`-th
+/// among its siblings.
 fn info(
     w: &mut impl Write,
     tree: &Tree,
-    id: NodeId,
+    (id, depth): (NodeId, u32),
     pos: usize,
     link: Option<&Link>,
     marks: &[(NodeId, crate::figures::Bound)],
     read_errors: &[crate::records::ReadError],
 ) -> io::Result<()> {
-    let r = tree.record(id);
+    let r = tree.record(id, depth);
     let dir = r.kind == Kind::Dir;
     // A directory's own figures hold its files' (not its subdirectories').
     let mut files = Stats::default();
     if dir {
         for &c in tree.children(id) {
             if tree.kind(c) != Kind::Dir {
-                files += tree.record(c).own;
+                files += tree.own(c);
             }
         }
     }

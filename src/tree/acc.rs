@@ -234,11 +234,27 @@ pub(super) fn children(
         start[r] += 1;
     }
     start.pop();
+    // Every node's depth, as `Nodes::depth` gives it, in one pass (parents
+    // have smaller ids) rather than a climb per directory, which on a deep
+    // tree costs the depth each time.
+    let depths: Vec<u32> = match sorted_depth {
+        None => Vec::new(),
+        Some(_) => {
+            let mut d = vec![0u32; nodes.len()];
+            for i in nodes.ids() {
+                let p = nodes.parent(i);
+                if p != NodeId::TOP && !p.is_none() && p < i {
+                    d[i.index()] = d[p.index()] + 1;
+                }
+            }
+            d
+        }
+    };
     // The roots (children of TOP, rank 0) stay in the order given.
     for r in 1..m {
         let (a, b) = (start[r] as usize, start[r + 1] as usize);
         // Siblings share a depth, one more than their parent's.
-        let listed = || sorted_depth.is_none_or(|d| nodes.depth(ids[a]) <= d);
+        let listed = || sorted_depth.is_none_or(|d| depths[ids[a].index()] <= d);
         if b - a > 1 && listed() {
             if du_order {
                 ids[a..b].sort_unstable_by_key(|&x| nodes.order(x));

@@ -325,18 +325,25 @@ impl Tree {
 
     /// The walk's record of node `id` (its own figures, its position in
     /// its directory, whether it is a `-a` leaf): what a saved scan keeps.
-    pub(crate) fn record(&self, id: NodeId) -> Record<'_> {
+    /// `depth` is its depth, which a caller walking the tree knows:
+    /// finding it here would climb to the root, a cost in the depth.
+    pub(crate) fn record(&self, id: NodeId, depth: u32) -> Record<'_> {
         let n = &self.nodes;
         Record {
             id,
             parent: n.parent(id),
-            depth: n.depth(id),
+            depth,
             kind: n.kind(id),
             leaf: n.leaf(id),
             order: n.order(id),
             name: n.name(id),
             own: n.own(id),
         }
+    }
+
+    /// The own figures of node `id`, as the walk recorded them.
+    pub(crate) fn own(&self, id: NodeId) -> Stats {
+        self.nodes.own(id)
     }
 
     /// The figures of node `id`.

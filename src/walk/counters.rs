@@ -85,6 +85,10 @@ pub struct Counters {
     pub index_runs: u64,
     /// Their bytes.
     pub index_spilled: u64,
+    /// Directories the cycle check climbed through, over all
+    /// subdirectories: none unless a directory is met while a handle of
+    /// it is alive (a cycle, or one directory reached twice at once).
+    pub ancestors_climbed: u64,
 }
 
 impl Counters {
@@ -115,5 +119,6 @@ impl Counters {
         self.outside_asked += o.outside_asked;
         self.outside_found += o.outside_found;
         self.outside_settled += o.outside_settled;
+        self.ancestors_climbed += o.ancestors_climbed;
     }
 }

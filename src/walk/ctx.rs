@@ -16,7 +16,7 @@ use dashmap::DashSet;
 use rustix::fs::{self as rfs, Statx, StatxFlags};
 
 use super::counters::Counters;
-use super::fdcache::{DirFs, FdCache, MoveWatch};
+use super::fdcache::{Active, DirFs, FdCache, MoveWatch};
 use super::later::{AgHint, AgSched};
 use crate::error::Diagnostic;
 use crate::extents::btrfs_search::InodeItems;
@@ -395,6 +395,8 @@ pub(super) struct Records {
 /// lets it hold.
 pub(super) struct Fds {
     pub(super) cache: FdCache,
+    /// The directories whose handles are alive ([`Active`]).
+    pub(super) active: Arc<Active>,
     /// Files that may wait for the holder of one allocation group's turn.
     pub(super) max_later: usize,
     /// Btrfs subvolumes whose fd the walk may keep ([`TreeWalk::subvols`]).

@@ -529,10 +529,11 @@ fn subdir<'s>(
     local.counters.skipped[Skip::NotRegular.index()] += 1;
     let mount_root = st.stx_attributes_mask.contains(StatxAttributes::MOUNT_ROOT)
         && st.stx_attributes.contains(StatxAttributes::MOUNT_ROOT);
-    if in_cycle(ctx, h, x, mount_root) {
+    if in_cycle(ctx, h, x, mount_root, &mut local.counters.ancestors_climbed) {
         return;
     }
     let stats = ctx.inode_stats(st);
+    h.active.enter(x.dev, st.stx_ino);
     let child = Arc::new_cyclic(|me| DirHandle {
         me: me.clone(),
         parent: Some(h.clone()),
@@ -551,8 +552,10 @@ fn subdir<'s>(
         fs: (x.dev == h.dev).then_some(dir.fs),
         resolved: None,
         path,
+        path_len: h.child_path_len(x.e.name.to_bytes()),
         fd: Mutex::new(None),
         pending: AtomicUsize::new(1),
+        active: h.active.clone(),
     });
     ctx.ident(local, child.id, st);
     h.pending.fetch_add(1, Ordering::AcqRel);

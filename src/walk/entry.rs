@@ -151,9 +151,16 @@ pub(super) fn not_stated(ctx: &Ctx<'_>, dir: &InDir<'_>, name: &CStr, errno: Err
 
 /// Whether subdirectory `x` of `h` is `h` or one of its ancestors: then
 /// it is never entered, and reported as du reports it (`mount_root`: it
-/// is the root of a mount).
-pub(super) fn in_cycle(ctx: &Ctx<'_>, h: &DirHandle, x: Stated<'_>, mount_root: bool) -> bool {
-    let Some(mount_in_cycle) = h.cycle_with(x.dev, x.st.stx_ino) else {
+/// is the root of a mount). `climbed` counts the directories climbed
+/// through ([`super::Counters::ancestors_climbed`]).
+pub(super) fn in_cycle(
+    ctx: &Ctx<'_>,
+    h: &DirHandle,
+    x: Stated<'_>,
+    mount_root: bool,
+    climbed: &mut u64,
+) -> bool {
+    let Some(mount_in_cycle) = h.cycle_with(x.dev, x.st.stx_ino, climbed) else {
         return false;
     };
     let opts = ctx.run.opts;

@@ -14,6 +14,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
+use dashmap::DashMap;
 use rustix::fs::{AtFlags, CWD, OFlags, StatxFlags};
 
 use super::open::{DirError, open_dir};
@@ -72,6 +73,8 @@ pub(super) struct DirHandle {
     pub(crate) fs: Option<DirFs>,
     /// The path as printed, kept only when `--exclude` needs it.
     pub(crate) path: Option<Box<[u8]>>,
+    /// The length of the path as printed ([`DirHandle::path`]), saturated.
+    pub(crate) path_len: u32,
     pub(crate) fd: Mutex<Option<Arc<OwnedFd>>>,
     /// 1 for the listing + batches in flight + subdirectories not yet
     /// opened. The fd cache is released when it drops to 0.
@@ -80,6 +83,43 @@ pub(super) struct DirHandle {
     /// (`super::roots`), which every open of it reopens, never its name.
     /// `None` below the roots, and past the first PATHs.
     pub(crate) resolved: Option<Arc<OwnedFd>>,
+    /// The directories whose handles are alive, this one among them from
+    /// [`Active::enter`] until its handle drops.
+    pub(crate) active: Arc<Active>,
+}
+
+/// The directories whose handles are alive, by `(dev, ino)`, each with
+/// the number of its live handles (a directory met twice, through two
+/// roots or a bind mount, has two).
+///
+/// A handle keeps its parent alive, so every ancestor of a directory being
+/// walked is in the set: a subdirectory that is not in it is no ancestor,
+/// and [`DirHandle::cycle_with`] climbs the parent chain only for one that
+/// is. Without it, each subdirectory climbed its whole chain, and a chain
+/// of `n` directories cost `n²/2` steps.
+#[derive(Debug, Default)]
+pub(super) struct Active(DashMap<(u64, u64), u32>);
+
+impl Active {
+    /// A handle of directory `(dev, ino)` is made.
+    pub(crate) fn enter(&self, dev: u64, ino: u64) {
+        *self.0.entry((dev, ino)).or_insert(0) += 1;
+    }
+
+    /// A handle of directory `(dev, ino)` dropped.
+    fn leave(&self, dev: u64, ino: u64) {
+        if let dashmap::Entry::Occupied(mut e) = self.0.entry((dev, ino)) {
+            *e.get_mut() -= 1;
+            if *e.get() == 0 {
+                e.remove();
+            }
+        }
+    }
+
+    /// Whether some handle of directory `(dev, ino)` is alive.
+    fn holds(&self, dev: u64, ino: u64) -> bool {
+        self.0.contains_key(&(dev, ino))
+    }
 }
 
 /// A directory's name, held in its handle itself when short (nearly every
@@ -150,6 +190,12 @@ impl DirHandle {
     /// Is this directory still at the path it was found at? `None` when
     /// that cannot be told (a path too long, a loop, no permission).
     fn still_there(&self, follow: bool) -> Option<bool> {
+        // The kernel refuses a path of PATH_MAX bytes or more: not built,
+        // so that checking each directory of a deep chain costs no more
+        // than PATH_MAX bytes, not its depth.
+        if self.path_len as usize >= PATH_MAX {
+            return None;
+        }
         let c = std::ffi::CString::new(self.path(None)).ok()?;
         let flags = if follow {
             AtFlags::STATX_DONT_SYNC
@@ -195,6 +241,7 @@ impl Drop for DirHandle {
         if let (Some(w), Some(_)) = (&self.watch, &self.parent) {
             self.check_moved(w);
         }
+        self.active.leave(self.dev, self.ino);
         let mut next = self.parent.take();
         while let Some(p) = next {
             match Arc::try_unwrap(p) {
@@ -212,6 +259,15 @@ impl Drop for DirHandle {
 }
 
 impl DirHandle {
+    /// The length of [`DirHandle::path`] of subdirectory `name` of this
+    /// one, saturated.
+    pub(crate) fn child_path_len(&self, name: &[u8]) -> u32 {
+        // Only a root's name (a path as given) can end with `/`.
+        let sep = u32::from(self.name.as_bytes().last() != Some(&b'/'));
+        let name = u32::try_from(name.len()).unwrap_or(u32::MAX);
+        self.path_len.saturating_add(sep).saturating_add(name)
+    }
+
     /// The path of this directory (and of `child` in it) as sdu prints it.
     pub(crate) fn path(&self, child: Option<&[u8]>) -> Vec<u8> {
         let mut names: Vec<&[u8]> = Vec::new();
@@ -234,10 +290,15 @@ impl DirHandle {
     /// whether a mount root lies on the cycle (below the ancestor it
     /// matches, down to this directory), as du asks before it calls a cycle
     /// corruption.
-    pub(crate) fn cycle_with(&self, dev: u64, ino: u64) -> Option<bool> {
+    /// `climbed` counts the directories climbed through.
+    pub(crate) fn cycle_with(&self, dev: u64, ino: u64, climbed: &mut u64) -> Option<bool> {
+        if !self.active.holds(dev, ino) {
+            return None;
+        }
         let mut mount = false;
         let mut cur = Some(self);
         while let Some(d) = cur {
+            *climbed += 1;
             if d.dev == dev && d.ino == ino {
                 return Some(mount);
             }
@@ -301,6 +362,10 @@ impl DirHandle {
         Ok(base.expect("chain is never empty"))
     }
 }
+
+/// Linux's `PATH_MAX`: the bytes of a path the kernel takes, its NUL
+/// included.
+const PATH_MAX: usize = 4096;
 
 /// The budget of cached directory fds, evicting the least recently cached.
 ///

@@ -294,6 +294,7 @@ pub(crate) fn walk(
         },
         fds: ctx::Fds {
             cache: FdCache::new(max_cached),
+            active: Arc::default(),
             max_later,
             max_subvols,
         },
@@ -470,6 +471,7 @@ fn start_root<'s>(
         ctx.flush(local, None, None);
         return;
     }
+    ctx.fds.active.enter(dev, st.stx_ino);
     let handle = Arc::new_cyclic(|me| DirHandle {
         me: me.clone(),
         parent: None,
@@ -487,11 +489,13 @@ fn start_root<'s>(
         watch: ctx.records.watch.clone(),
         fs: None,
         path: (!ctx.run.opts.excludes.is_empty()).then(|| root.into()),
+        path_len: u32::try_from(root.len()).unwrap_or(u32::MAX),
         fd: Mutex::new(None),
         pending: AtomicUsize::new(1),
         // Held for the first PATHs only ([`roots::HELD`]): past them, a
         // root is opened by its name, checked against the inode stat-ed.
         resolved: (order < roots::HELD as u32).then(|| Arc::new(pathfd)),
+        active: ctx.fds.active.clone(),
     });
     if ctx.run.opts.identities {
         let mut local = Local::default();

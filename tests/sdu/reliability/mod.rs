@@ -25,6 +25,7 @@ use crate::args;
 use crate::json::{self, Report};
 use crate::util::*;
 
+mod depth;
 mod hostile_trees;
 mod permissions;
 mod races;
