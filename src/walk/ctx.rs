@@ -13,11 +13,12 @@ use std::sync::{Arc, Mutex};
 
 use crossbeam_utils::CachePadded;
 use dashmap::DashSet;
-use rustix::fs::{self as rfs, Statx, StatxFlags};
+use rustix::fs::Statx;
 
 use super::counters::Counters;
 use super::fdcache::{Active, DirFs, FdCache, MoveWatch};
 use super::later::{AgHint, AgSched};
+pub(super) use super::open::{MASK, dev_of};
 use crate::error::Diagnostic;
 use crate::extents::btrfs_search::InodeItems;
 use crate::extents::btrfs_tree::TreeCache;
@@ -32,22 +33,6 @@ use crate::records::{
     ReadError,
 };
 use crate::tree::bounds::Inode;
-
-/// The statx fields sdu reads. `UID` lets it decide whether `O_NOATIME`
-/// is permitted without a failing open; `MNT_ID` is what `-x` compares (a
-/// Btrfs subvolume has its own `st_dev` but is not a mount point).
-pub(super) const MASK: StatxFlags = StatxFlags::TYPE
-    .union(StatxFlags::MNT_ID)
-    .union(StatxFlags::MODE)
-    .union(StatxFlags::NLINK)
-    .union(StatxFlags::UID)
-    .union(StatxFlags::INO)
-    .union(StatxFlags::SIZE)
-    .union(StatxFlags::BLOCKS)
-    .union(StatxFlags::ATIME)
-    .union(StatxFlags::MTIME)
-    .union(StatxFlags::CTIME)
-    .union(StatxFlags::BTIME);
 
 /// How to walk.
 #[derive(Clone, Debug, Default)]
@@ -661,11 +646,6 @@ impl Ctx<'_> {
             snapshot: subvol.is_some_and(|sv| sv.ids.1 != [0; 16]),
         }
     }
-}
-
-/// The device number of a statx result.
-pub(super) fn dev_of(st: &Statx) -> u64 {
-    rfs::makedev(st.stx_dev_major, st.stx_dev_minor)
 }
 
 #[cfg(test)]

@@ -15,10 +15,31 @@
 use std::ffi::CStr;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
-use rustix::fs::{self as rfs, CWD, Mode, OFlags, Statx};
+use rustix::fs::{self as rfs, CWD, Mode, OFlags, Statx, StatxFlags};
 use rustix::io::Errno;
 
 use crate::figures::Kind;
+
+/// The statx fields sdu reads. `UID` lets it decide whether `O_NOATIME`
+/// is permitted without a failing open; `MNT_ID` is what `-x` compares (a
+/// Btrfs subvolume has its own `st_dev` but is not a mount point).
+pub(super) const MASK: StatxFlags = StatxFlags::TYPE
+    .union(StatxFlags::MNT_ID)
+    .union(StatxFlags::MODE)
+    .union(StatxFlags::NLINK)
+    .union(StatxFlags::UID)
+    .union(StatxFlags::INO)
+    .union(StatxFlags::SIZE)
+    .union(StatxFlags::BLOCKS)
+    .union(StatxFlags::ATIME)
+    .union(StatxFlags::MTIME)
+    .union(StatxFlags::CTIME)
+    .union(StatxFlags::BTIME);
+
+/// The device number of a statx result.
+pub(super) fn dev_of(st: &Statx) -> u64 {
+    rfs::makedev(st.stx_dev_major, st.stx_dev_minor)
+}
 
 /// Why a directory could not be opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -20,8 +20,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use rustix::fs::{self as rfs, AtFlags, CWD, Mode, OFlags, Statx};
 use rustix::io::Errno;
 
-use super::ctx::{MASK, dev_of};
-use super::open::{self, DirError};
+use super::open::{self, DirError, MASK, dev_of};
 
 /// How many PATHs keep the fd they were resolved by until their walk is
 /// done.
