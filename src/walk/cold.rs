@@ -85,17 +85,34 @@ const DIRS: u32 = 16;
 /// on the device, not in memory.
 const COLD_PER_DIR: Duration = Duration::from_micros(60);
 
-/// Whether listing the first directories of the first of `roots` took long
-/// enough that they were read from the device.
-/// The first root is listed through the fd its PATH was resolved by, and
-/// only if that is a directory, as the walk lists it.
-pub(super) fn looks_cold(roots: &Roots) -> bool {
+/// When a look at the cache began, and how often the thread had blocked by
+/// then: taken before the PATHs are resolved, so that reading the first
+/// root's inode from the device counts as it did when the look opened it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Look {
+    t0: Instant,
+    slept0: Option<u64>,
+}
+
+impl Look {
+    pub(super) fn start() -> Look {
+        Look {
+            slept0: sleeps(),
+            t0: Instant::now(),
+        }
+    }
+}
+
+/// Whether resolving `roots` and listing the first directories of the
+/// first of them, since `look` began, took long enough that they were read
+/// from the device. The first root is listed through the fd its PATH was
+/// resolved by, and only if that is a directory, as the walk lists it.
+pub(super) fn looks_cold(roots: &Roots, look: Look) -> bool {
     let Some(first) = roots.get(0).filter(|_| roots.is_dir(0)) else {
         return false;
     };
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    let slept0 = sleeps();
-    let t0 = Instant::now();
+    let Look { t0, slept0 } = look;
     let Ok(fd) = first.open_dir(flags | OFlags::NOATIME) else {
         return false;
     };
@@ -167,15 +184,15 @@ mod tests {
             std::fs::create_dir_all(t.path().join(d)).unwrap();
         }
         let root = [t.path().as_os_str().as_encoded_bytes().to_vec()];
-        looks_cold(&Roots::open(&root, false));
+        looks_cold(&Roots::open(&root, false), Look::start());
         let warm = (0..5)
-            .filter(|_| !looks_cold(&Roots::open(&root, false)))
+            .filter(|_| !looks_cold(&Roots::open(&root, false), Look::start()))
             .count();
         // One of five may be slowed by a loaded machine.
         assert!(warm >= 4, "{warm} of 5 warm");
-        assert!(!looks_cold(&Roots::open(
-            &[b"/nonexistent-sdu".to_vec()],
-            false
-        )));
+        assert!(!looks_cold(
+            &Roots::open(&[b"/nonexistent-sdu".to_vec()], false),
+            Look::start()
+        ));
     }
 }

@@ -203,8 +203,11 @@ pub(crate) fn walk(
     const MIN_CACHED: u64 = 16;
     let fit = (soft.saturating_sub(FIXED + MIN_CACHED) / PER_THREAD).max(1) as usize;
     // Each PATH resolved by its name once: everything below asks the fds.
+    // The look at the cache times the PATHs' resolution too, as reading
+    // the first root's inode from the device is part of what it measures.
+    let look = cold::Look::start();
     let mut roots = roots::Roots::open(&opts.roots, opts.follow_links || opts.follow_args);
-    let cold = opts.cold_threads.is_some() && cold::looks_cold(&roots);
+    let cold = opts.cold_threads.is_some() && cold::looks_cold(&roots, look);
     let searched = cold && tree::likely(opts, du_rules, &roots);
     let lineage = searched && cold::holds_lineage(&roots);
     let wanted = match opts.cold_threads {
