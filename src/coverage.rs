@@ -21,9 +21,10 @@
 //! directory. `docs/design.md`, "Exact or a bound", says what follows.
 
 use std::ffi::OsStr;
-use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use rustix::fs::{self as rfs, AtFlags, CWD, OFlags, StatxAttributes, StatxFlags};
 
@@ -32,6 +33,7 @@ use crate::probe::{Registry, ioctl, magic};
 use crate::records::NodeId;
 use crate::tree::Exactness;
 use crate::tree::bounds::Inode;
+use crate::walk::RootSeen;
 
 /// `BTRFS_FS_TREE_OBJECTID`: the top-level subvolume.
 const BTRFS_TOP_LEVEL: u64 = 5;
@@ -39,18 +41,31 @@ const BTRFS_TOP_LEVEL: u64 = 5;
 const BTRFS_ROOT_DIR: u64 = 256;
 
 /// The filesystems (by registry index) a scan covers whole.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Coverage {
     covered: Vec<bool>,
     /// Per covered filesystem, its root as the scan reached it.
-    roots: Vec<Option<Vec<u8>>>,
+    roots: Vec<Option<Reached>>,
+}
+
+/// How the scan reached a covered filesystem's root.
+#[derive(Clone, Debug)]
+enum Reached {
+    /// As a PATH: the fd the walk opened it by.
+    Path(Arc<OwnedFd>),
+    /// As a mount inside a PATH: its mount point.
+    Mount(Vec<u8>),
 }
 
 /// What the walk did that bears on coverage.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Walked<'a> {
     /// The PATHs walked, as given.
-    pub(crate) roots: &'a [Vec<u8>],
+    pub(crate) paths: &'a [Vec<u8>],
+    /// What the walk saw of each of them, in the same order.
+    pub(crate) roots: &'a [Option<RootSeen>],
+    /// `-L` or `-H`: a PATH given as a symlink was followed.
+    pub(crate) follow: bool,
     /// `-x`: mounts inside the roots were not entered.
     pub(crate) one_file_system: bool,
     /// Something was excluded.
@@ -66,32 +81,47 @@ impl Coverage {
     }
 
     /// The coverage of a walk whose filesystems are in `registry`.
+    ///
+    /// Each PATH is asked about through the fd the walk opened it by, and
+    /// where it lies through that fd's path (`/proc/self/fd`), never by the
+    /// name given, which another user may have changed since. A directory
+    /// PATH the walk kept no fd of, or whose path cannot be told, covers
+    /// nothing, and neither does the scan.
     pub(crate) fn of_walk(w: Walked<'_>, registry: &Registry) -> Coverage {
         let n = registry.filesystems().len();
-        let mut covered = vec![false; n];
-        let mut roots = vec![None; n];
+        let none = Coverage {
+            covered: vec![false; n],
+            roots: vec![None; n],
+        };
         if w.excluded || w.errors {
-            return Coverage { covered, roots };
+            return none;
         }
+        let Coverage {
+            mut covered,
+            mut roots,
+        } = none.clone();
         let mounts = mounts();
         let mut hidden = vec![false; n];
-        for root in w.roots {
-            let Ok(canon) = std::fs::canonicalize(OsStr::from_bytes(root)) else {
-                continue;
+        // A file holds no mount and is no filesystem's root.
+        for seen in w.roots.iter().flatten().filter(|r| r.dir) {
+            let Some(fd) = &seen.fd else { return none };
+            let Some(canon) = path_of(fd.as_fd()) else {
+                return none;
             };
-            let canon = canon.into_os_string().into_vec();
             let inside: Vec<&Mount> = mounts
                 .iter()
                 .filter(|m| strictly_inside(&m.point, &canon))
                 .collect();
-            let mut entries = vec![canon.as_slice()];
-            if !w.one_file_system {
-                entries.extend(inside.iter().map(|m| m.point.as_slice()));
+            if let Some(fs) = root_of_fd(fd.as_fd(), &canon, &mounts, registry) {
+                covered[fs as usize] = true;
+                roots[fs as usize] = Some(Reached::Path(fd.clone()));
             }
-            for e in entries {
-                if let Some(fs) = root_of(e, &mounts, registry) {
-                    covered[fs as usize] = true;
-                    roots[fs as usize] = Some(e.to_vec());
+            if !w.one_file_system {
+                for m in &inside {
+                    if let Some(fs) = root_of(&m.point, &mounts, registry) {
+                        covered[fs as usize] = true;
+                        roots[fs as usize] = Some(Reached::Mount(m.point.clone()));
+                    }
                 }
             }
             // What lies under a mount point on the filesystem below it.
@@ -120,17 +150,16 @@ impl Coverage {
         let Some(Some(root)) = self.roots.get(fs as usize).filter(|_| self.covers(fs)) else {
             return false;
         };
-        let Ok(c) = std::ffi::CString::new(root.as_slice()) else {
-            return false;
+        let used = match root {
+            Reached::Path(fd) => ioctl::btrfs_data_used(fd.as_fd()),
+            Reached::Mount(point) => {
+                let Some(fd) = open_mount_point(point) else {
+                    return false;
+                };
+                ioctl::btrfs_data_used(fd.as_fd())
+            }
         };
-        let Ok(fd) = rfs::open(
-            &c,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            rfs::Mode::empty(),
-        ) else {
-            return false;
-        };
-        matches!(ioctl::btrfs_data_used(fd.as_fd()), Ok(Some(used)) if used == seen)
+        matches!(used, Ok(Some(used)) if used == seen)
     }
 }
 
@@ -204,16 +233,10 @@ pub(crate) fn whole_subvolumes(
     }
     let subvols = registry.subvolumes();
     let mut held: std::collections::HashSet<u64> = subvols.iter().map(|s| s.1.id).collect();
-    for root in w.roots {
-        let Ok(c) = std::ffi::CString::new(root.as_slice()) else {
-            continue;
-        };
-        let Ok(st) = rfs::statx(CWD, &c, AtFlags::empty(), StatxFlags::BASIC_STATS) else {
-            continue;
-        };
-        let dev = rfs::makedev(st.stx_dev_major, st.stx_dev_minor);
-        if st.stx_ino != BTRFS_ROOT_DIR {
-            if let Some(s) = subvols.iter().find(|s| s.0 == dev) {
+    // The inodes the walk stat-ed, not what the names lead to now.
+    for seen in w.roots.iter().flatten() {
+        if !seen.dir || seen.ino != BTRFS_ROOT_DIR {
+            if let Some(s) = subvols.iter().find(|s| s.0 == seen.dev) {
                 held.remove(&s.1.id);
             }
         }
@@ -231,29 +254,78 @@ pub(crate) struct WalkMarks {
     pub(crate) inodes: Vec<(Inode, Bound, bool)>,
 }
 
-/// An open fd on each filesystem (registry index) a PATH of `roots` lies
+/// An open fd on each filesystem (registry index) a PATH of the walk lies
 /// on, for the ioctls that ask a filesystem about itself.
-pub(crate) fn open_filesystems(roots: &[Vec<u8>], registry: &Registry) -> Vec<(u32, OwnedFd)> {
+///
+/// A directory, or a regular file, is asked through the fd the walk
+/// opened it by. A regular file the walk kept no fd of is found again by
+/// its name only as an `O_PATH` fd, which opens nothing (no FIFO waits for
+/// a writer, no device is opened), kept only if it is the inode the walk
+/// stat-ed and still a regular file, and only then opened, through
+/// `/proc/self/fd`. Anything else, or a file replaced
+/// since, gives no fd: its filesystem is then not asked, and its figures
+/// stay bounds.
+pub(crate) fn open_filesystems(w: &Walked<'_>, registry: &Registry) -> Vec<(u32, OwnedFd)> {
     let mut out: Vec<(u32, OwnedFd)> = Vec::new();
-    for root in roots {
-        let Ok(c) = std::ffi::CString::new(root.as_slice()) else {
+    for (path, seen) in w.paths.iter().zip(w.roots) {
+        let Some(seen) = seen else { continue };
+        let Some(fs) = registry.fs_index(seen.dev) else {
             continue;
         };
-        let Ok(fd) = rfs::open(
-            &c,
-            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY,
-            rfs::Mode::empty(),
-        ) else {
+        if out.iter().any(|o| o.0 == fs) {
             continue;
+        }
+        let fd = match &seen.fd {
+            Some(fd) => rustix::io::fcntl_dupfd_cloexec(fd, 0).ok(),
+            None if !seen.dir => reopen_file(path, seen, w.follow),
+            None => None,
         };
-        let Ok(st) = rfs::fstat(&fd) else { continue };
-        if let Some(fs) = registry.fs_index(st.st_dev) {
-            if !out.iter().any(|o| o.0 == fs) {
-                out.push((fs, fd));
-            }
+        if let Some(fd) = fd {
+            out.push((fs, fd));
         }
     }
     out
+}
+
+/// The regular file the walk stat-ed as PATH `path`, opened read-only
+/// through an `O_PATH` fd checked against it (see [`open_filesystems`]).
+fn reopen_file(path: &[u8], seen: &RootSeen, follow: bool) -> Option<OwnedFd> {
+    let c = std::ffi::CString::new(path).ok()?;
+    let mut flags = OFlags::PATH | OFlags::CLOEXEC;
+    if !follow {
+        flags |= OFlags::NOFOLLOW;
+    }
+    let pinned = rfs::open(&c, flags, rfs::Mode::empty()).ok()?;
+    let st = rfs::fstat(&pinned).ok()?;
+    let regular = rfs::FileType::from_raw_mode(st.st_mode) == rfs::FileType::RegularFile;
+    if !regular || st.st_dev != seen.dev || st.st_ino != seen.ino {
+        return None;
+    }
+    rfs::open(
+        format!("/proc/self/fd/{}", pinned.as_raw_fd()),
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK,
+        rfs::Mode::empty(),
+    )
+    .ok()
+}
+
+/// Where the open directory `fd` lies now (`/proc/self/fd`): `None` when
+/// that cannot be told (no /proc, or the directory was removed).
+fn path_of(fd: BorrowedFd<'_>) -> Option<Vec<u8>> {
+    let link = rfs::readlink(format!("/proc/self/fd/{}", fd.as_raw_fd()), Vec::new()).ok()?;
+    let path = link.into_bytes();
+    (path.starts_with(b"/") && !path.ends_with(b" (deleted)")).then_some(path)
+}
+
+/// A mount point, opened as a directory, not through a symlink at its end.
+fn open_mount_point(point: &[u8]) -> Option<OwnedFd> {
+    let c = std::ffi::CString::new(point).ok()?;
+    rfs::open(
+        &c,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        rfs::Mode::empty(),
+    )
+    .ok()
 }
 
 /// One line of `/proc/self/mountinfo`: the mount's id, its root within its
@@ -296,18 +368,30 @@ fn strictly_inside(p: &[u8], dir: &[u8]) -> bool {
 /// The registry index of the filesystem of `path`, if the walk met it.
 fn fs_of(path: &[u8], registry: &Registry) -> Option<u32> {
     let c = std::ffi::CString::new(path).ok()?;
-    let st = rfs::statx(CWD, &c, AtFlags::empty(), StatxFlags::BASIC_STATS).ok()?;
+    let st = rfs::statx(CWD, &c, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::BASIC_STATS).ok()?;
     registry.fs_index(rfs::makedev(st.stx_dev_major, st.stx_dev_minor))
 }
 
-/// The registry index of the filesystem whose root `path` (resolved) is,
-/// if it is one and the walk met that filesystem.
-fn root_of(path: &[u8], mounts: &[Mount], registry: &Registry) -> Option<u32> {
-    let c = std::ffi::CString::new(path).ok()?;
+/// The registry index of the filesystem whose root the mount point
+/// `point` (resolved) is, if it is one and the walk met that filesystem.
+fn root_of(point: &[u8], mounts: &[Mount], registry: &Registry) -> Option<u32> {
+    let fd = open_mount_point(point)?;
+    root_of_fd(fd.as_fd(), point, mounts, registry)
+}
+
+/// The registry index of the filesystem whose root the open directory
+/// `fd`, at `path` (resolved), is, if it is one and the walk met that
+/// filesystem.
+fn root_of_fd(
+    fd: BorrowedFd<'_>,
+    path: &[u8],
+    mounts: &[Mount],
+    registry: &Registry,
+) -> Option<u32> {
     let st = rfs::statx(
-        CWD,
-        &c,
-        AtFlags::empty(),
+        fd,
+        c"",
+        AtFlags::EMPTY_PATH,
         StatxFlags::BASIC_STATS | StatxFlags::MNT_ID,
     )
     .ok()?;
@@ -316,14 +400,8 @@ fn root_of(path: &[u8], mounts: &[Mount], registry: &Registry) -> Option<u32> {
     let info = registry.filesystems().get(fs as usize).copied()?;
     let is_root = if info.magic == magic::BTRFS {
         // The top-level subvolume's root directory, whatever is mounted.
-        let fd = rfs::open(
-            &c,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            rfs::Mode::empty(),
-        )
-        .ok()?;
         st.stx_ino == BTRFS_ROOT_DIR
-            && ioctl::btrfs_subvol(fd.as_fd()).is_ok_and(|s| s.id == BTRFS_TOP_LEVEL)
+            && ioctl::btrfs_subvol(fd).is_ok_and(|s| s.id == BTRFS_TOP_LEVEL)
     } else {
         let mount_root = st.stx_attributes_mask.contains(StatxAttributes::MOUNT_ROOT)
             && st.stx_attributes.contains(StatxAttributes::MOUNT_ROOT);

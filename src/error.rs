@@ -122,6 +122,11 @@ impl fmt::Display for Error {
                         "--to-free: {path} lies inside another candidate; give candidates that \
                          do not overlap"
                     ),
+                    Refusal::Replaced => write!(
+                        f,
+                        "--to-free: {path} was replaced during the scan (the entry scanned at \
+                         its place is another one)"
+                    ),
                 }
             }
         }
@@ -148,6 +153,10 @@ pub enum Refusal {
     /// It lies inside another candidate: its deletion cannot be planned
     /// apart from the other's.
     Inside,
+    /// The entry the scan found at its place is not the one it was
+    /// resolved to before the scan: replaced (or a directory on the way
+    /// to it renamed) in between.
+    Replaced,
 }
 
 impl std::error::Error for Error {

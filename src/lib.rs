@@ -28,6 +28,7 @@ pub mod extents;
 pub mod figures;
 pub mod glob;
 mod messages;
+mod outfile;
 pub mod path;
 mod plan;
 pub mod probe;
@@ -43,16 +44,17 @@ pub(crate) mod walk;
 mod walked;
 
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
 use std::time::Instant;
 
 use walked::walk_and_sweep;
 
 pub use error::{Diagnostic, Error, Refusal};
 pub use messages::Messages;
-pub use quote::{quote, quote_locale, quotef};
+pub use quote::{quote, quote_locale, quotef, shell_escape};
 pub use report::ReportOptions;
 pub use walk::{Counters, Progress, WalkOptions};
+
+pub use outfile::OutputFile;
 
 /// Everything a run needs, resolved from the command line.
 #[derive(Clone, Debug, Default)]
@@ -283,6 +285,8 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
                     (None, Source::Import { .. }) => target.is_some(),
                     (None, Source::Walk) => false,
                 },
+            // Each candidate is checked to be the entry it was resolved to.
+            identities: cfg.walk.identities || split.is_some(),
             ..cfg.walk.clone()
         },
         // The report lists nothing deeper than its --max-depth: children
@@ -302,7 +306,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     match (target, &s.sets) {
         (Some(target), Some(sets)) => {
             let candidates = match &split {
-                Some(split) => plan::nodes(&s.tree, split)?,
+                Some(split) => plan::nodes(&s.tree, s.idents.as_ref(), split)?,
                 None => plan::saved_nodes(&s.tree, &cfg.walk.roots)?,
             };
             let ids: Vec<records::NodeId> = candidates.iter().map(|c| c.node).collect();
@@ -420,22 +424,13 @@ fn export(
     out: &mut dyn Write,
     msgs: &Messages,
 ) -> Result<Outcome, Error> {
-    let failed = |e: std::io::Error| Error::SavedScan {
-        file: file.to_vec(),
-        what: format!("write error: {}", error::io_text(&e)),
-    };
+    let failed = |e: std::io::Error| OutputFile::write_error(file, &e);
     // The file is created before the scan: a path that cannot be written
-    // fails at once, not after a scan of minutes.
+    // fails at once, not after a scan of minutes. It replaces FILE only
+    // once complete ([`OutputFile`]).
     let created = match file {
         b"-" => None,
-        _ => Some(
-            std::fs::File::create(std::ffi::OsStr::from_bytes(file)).map_err(|e| {
-                Error::SavedScan {
-                    file: file.to_vec(),
-                    what: format!("cannot create: {}", error::io_text(&e)),
-                }
-            })?,
-        ),
+        _ => Some(OutputFile::create(file)?),
     };
     let walk = WalkOptions {
         all: true,
@@ -477,7 +472,7 @@ fn export(
         walk: &walk,
         errors: msgs.errors(),
         read_errors: &w.read_errors,
-        overlap: walk::namespaces(&walk.roots).iter().any(|&ns| ns != 0),
+        overlap: w.overlap,
     };
     let t3 = Instant::now();
     if let Some(f) = created {
@@ -485,8 +480,7 @@ fn export(
         saved::write(&mut buf, &x).map_err(failed)?;
         buf.into_inner()
             .map_err(|e| failed(e.into_error()))?
-            .sync_all()
-            .map_err(failed)?;
+            .commit()?;
     } else {
         let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
         saved::write(&mut buf, &x)?;

@@ -101,21 +101,22 @@ fn report(
     delay: Duration,
 ) -> ExitStatus {
     // The page's file is created before the scan: a path that cannot be
-    // written fails at once, not after a scan of minutes.
-    let sink: Box<dyn io::Write> = match html {
-        Some(f) if f != "-" => match std::fs::File::create(f) {
-            Ok(file) => Box::new(file),
+    // written fails at once, not after a scan of minutes. It replaces FILE
+    // only once the page is complete ([`sdu::OutputFile`]).
+    let mut page = match html {
+        Some(f) if f != "-" => match sdu::OutputFile::create(f.as_encoded_bytes()) {
+            Ok(file) => Some(file),
             Err(e) => {
-                let why = e.to_string();
-                let why = why.split(" (os error").next().unwrap_or(&why);
-                eprintln!(
-                    "{program}: {}: cannot create: {why}",
-                    sdu::quotef(f.as_encoded_bytes())
-                );
+                eprintln!("{program}: {e}");
                 return ExitStatus::Fatal;
             }
         },
-        _ => Box::new(io::stdout().lock()),
+        _ => None,
+    };
+    let to_file = page.is_some();
+    let sink: Box<dyn io::Write + '_> = match &mut page {
+        Some(file) => Box::new(file),
+        None => Box::new(io::stdout().lock()),
     };
     let display = show_progress(cfg, delay);
     let msgs = progress::messages(display.as_ref(), program);
@@ -123,6 +124,33 @@ fn report(
     let result = sdu::run(cfg, &mut out, &msgs);
     out.finish_progress();
     print_times_out_of_range(cfg, program);
+    if to_file {
+        // The page complete, it replaces FILE; otherwise FILE stays as it
+        // was.
+        let done = result.and_then(|o| {
+            io::Write::flush(&mut out).map_err(sdu::Error::Write)?;
+            Ok(o)
+        });
+        // After a failure, what is still buffered is dropped, not written.
+        let _ = out.into_inner().into_parts();
+        let done = done.and_then(|o| {
+            page.map_or(Ok(()), sdu::OutputFile::commit)?;
+            Ok(o)
+        });
+        return match done {
+            Ok(o) => ExitStatus::failed_if(o.errors > 0),
+            Err(e) => {
+                let e = match (e, html) {
+                    (sdu::Error::Write(e), Some(f)) => {
+                        sdu::OutputFile::write_error(f.as_encoded_bytes(), &e)
+                    }
+                    (e, _) => e,
+                };
+                eprintln!("{program}: {e}");
+                ExitStatus::Fatal
+            }
+        };
+    }
     match result {
         Ok(o) => ExitStatus::failed_if(o.errors > 0),
         // `sdu | head` closing the pipe is not an error; du dies of it.

@@ -41,19 +41,52 @@ pub(crate) struct Given {
     pub(crate) scan: usize,
     /// The names that lead from that path to it (empty: the path itself).
     pub(crate) names: Vec<Vec<u8>>,
+    /// The device and inode number it was resolved to: the entry the scan
+    /// finds by `names` must be this one.
+    pub(crate) inode: (u64, u64),
 }
 
 /// Where `p` lies, its directories resolved but not its last name: a
 /// symlink given as a candidate is the link, which is what deleting it
 /// removes (its target is not). A path ending in `/`, `.` or `..` names a
-/// directory through whatever leads there, as it does for `rm`.
-fn resolve(p: &[u8]) -> std::io::Result<PathBuf> {
+/// directory through whatever leads there, as it does for `rm`. With its
+/// device and inode number.
+///
+/// The name is resolved once, to an `O_PATH` fd (which opens nothing), and
+/// where it lies is read through `/proc/self/fd`: its owner renaming a
+/// directory on the way cannot make where it lies and what it is two
+/// different entries. Without /proc, where it lies is worked out from the
+/// names ([`by_names`]), and checked against the inode the fd holds.
+fn resolve(p: &[u8]) -> std::io::Result<(PathBuf, (u64, u64))> {
+    use rustix::fs::{self as rfs, Mode, OFlags};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStringExt;
+    let c = std::ffi::CString::new(p).map_err(|_| Errno::INVAL)?;
+    // A trailing `/` resolves a symlink all the same, as `rm` does.
+    let fd = rfs::open(
+        &c,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let st = rfs::fstat(&fd)?;
+    let inode = (st.st_dev, st.st_ino);
+    let place = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+        .ok()
+        .map(|l| l.into_os_string().into_vec())
+        .filter(|l| l.starts_with(b"/"));
+    match place {
+        Some(l) => Ok((PathBuf::from(std::ffi::OsString::from_vec(l)), inode)),
+        None => Ok((by_names(p)?, inode)),
+    }
+}
+
+/// Where `p` lies, worked out from its names ([`resolve`] without /proc).
+fn by_names(p: &[u8]) -> std::io::Result<PathBuf> {
     let path = std::path::Path::new(OsStr::from_bytes(p));
     let whole =
         p.ends_with(b"/") || p.ends_with(b"/.") || p.ends_with(b"/..") || p == b"." || p == b"..";
     match (whole, path.parent(), path.file_name()) {
         (false, Some(parent), Some(name)) => {
-            std::fs::symlink_metadata(path)?;
             let parent = if parent.as_os_str().is_empty() {
                 std::path::Path::new(".")
             } else {
@@ -83,9 +116,13 @@ fn resolve(p: &[u8]) -> std::io::Result<PathBuf> {
 /// its deletion cannot be planned apart from the other's.
 pub(crate) fn split(paths: &[Vec<u8>]) -> Result<Split, Error> {
     let mut canon: Vec<PathBuf> = Vec::with_capacity(paths.len());
+    let mut inodes: Vec<(u64, u64)> = Vec::with_capacity(paths.len());
     for p in paths {
         match resolve(p) {
-            Ok(c) => canon.push(c),
+            Ok((c, inode)) => {
+                canon.push(c);
+                inodes.push(inode);
+            }
             Err(e) => {
                 return Err(refused(
                     p,
@@ -118,6 +155,7 @@ pub(crate) fn split(paths: &[Vec<u8>]) -> Result<Split, Error> {
                     given: paths[i].clone(),
                     scan: i,
                     names: Vec::new(),
+                    inode: inodes[i],
                 })
                 .collect(),
         });
@@ -143,6 +181,7 @@ pub(crate) fn split(paths: &[Vec<u8>]) -> Result<Split, Error> {
             given: paths[i].clone(),
             scan: context.iter().position(|&x| x == c).expect("a context"),
             names,
+            inode: inodes[i],
         });
     }
     Ok(Split {
@@ -159,29 +198,39 @@ fn refused(path: &[u8], why: Refusal) -> Error {
     }
 }
 
-/// The nodes of the candidates in `tree` (scanned from `split.scan`), with
-/// the paths to print for them.
+/// The nodes of the candidates in `tree` (scanned from `split.scan`, with
+/// the entries' identities `idents`), with the paths to print for them.
 ///
 /// # Errors
 /// [`Error::Candidate`] with [`Refusal::NotScanned`] when the scan does not
 /// hold a candidate (excluded, on another filesystem under `-x`, gone, in
 /// a directory that could not be read): a plan without it would read as
-/// the plan, as [`split`] says.
-pub(crate) fn nodes(tree: &Tree, split: &Split) -> Result<Vec<Candidate>, Error> {
+/// the plan, as [`split`] says; with [`Refusal::Replaced`] when the entry
+/// the scan holds at its place is another inode than the one it was
+/// resolved to.
+pub(crate) fn nodes(
+    tree: &Tree,
+    idents: Option<&crate::records::Idents>,
+    split: &Split,
+) -> Result<Vec<Candidate>, Error> {
     let roots = tree.roots();
     split
         .candidates
         .iter()
         .map(|c| {
-            roots
+            let node = roots
                 .iter()
                 .find(|&&r| tree.name(r) == &split.scan[c.scan][..])
                 .and_then(|&root| tree.find(root, &c.names))
-                .map(|node| Candidate {
-                    node,
-                    path: c.given.clone(),
-                })
-                .ok_or_else(|| refused(&c.given, Refusal::NotScanned))
+                .ok_or_else(|| refused(&c.given, Refusal::NotScanned))?;
+            let found = idents.and_then(|i| i.get(node)).map(|i| (i.dev, i.ino));
+            if found != Some(c.inode) {
+                return Err(refused(&c.given, Refusal::Replaced));
+            }
+            Ok(Candidate {
+                node,
+                path: c.given.clone(),
+            })
         })
         .collect()
 }

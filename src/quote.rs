@@ -155,7 +155,7 @@ pub fn quotef(name: &[u8]) -> String {
 /// characters. Anything else (a space, a control character, a byte ≥ 0x80
 /// in the C locale or not valid UTF-8, a shell metacharacter, `'`, `\`)
 /// makes gnulib start again in `shell-escape-always`, which is [`quote`].
-pub(crate) fn shell_escape(name: &[u8], out: &mut Vec<u8>) {
+pub fn shell_escape(name: &[u8], out: &mut Vec<u8>) {
     // Only bytes >= 0x80 depend on the locale: don't look it up otherwise.
     let utf8 = !name.is_ascii() && utf8_locale();
     shell_escape_in(name, utf8, out);

@@ -114,12 +114,40 @@ pub fn zone(tz: Option<&str>) -> TimeZone {
     if let Ok(z) = TimeZone::get(name) {
         return z;
     }
-    if let Ok(data) = std::fs::read(name) {
+    if let Some(data) = zone_file(name) {
         if let Ok(z) = TimeZone::tzif(name, &data) {
             return z;
         }
     }
     TimeZone::posix(tz).unwrap_or(TimeZone::UTC)
+}
+
+/// The most of a zone file read. A TZif file of the tz database is a few
+/// kilobytes (the largest, the `right/` zones with leap seconds, under
+/// 4 kB); glibc sets no bound, sdu takes a larger file for no zone file.
+pub const MAX_ZONE_FILE: u64 = 1 << 20;
+
+/// The contents of the zone file `path` names, when it is a regular file
+/// of at most [`MAX_ZONE_FILE`] bytes. Anything else (`TZ=/dev/zero`, a
+/// FIFO, a directory, a huge file) is no zone file: glibc finds no TZif
+/// header in it, and the zone is UTC. It is opened without blocking, so
+/// that a FIFO cannot hold sdu in `open`, and read no further than the
+/// bound, so that a device cannot fill the memory.
+fn zone_file(path: &str) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut data = Vec::new();
+    file.take(MAX_ZONE_FILE + 1).read_to_end(&mut data).ok()?;
+    (data.len() as u64 <= MAX_ZONE_FILE).then_some(data)
 }
 
 /// Replaces what the C locale spells differently from jiff: `%c`, `%x`,
@@ -216,6 +244,34 @@ mod tests {
             Some("1720978319")
         );
         assert_eq!(at(0, 0, "%Y %v", "UTC0"), "1970 %v");
+    }
+
+    #[test]
+    fn zone_files_that_are_none() {
+        let dir = std::env::temp_dir().join(format!("sdu-zone-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let big = dir.join("big");
+        let mut data = std::fs::read("/usr/share/zoneinfo/Europe/Paris").unwrap_or_default();
+        data.resize(MAX_ZONE_FILE as usize + 1, 0);
+        std::fs::write(&big, &data).unwrap();
+        let fifo = dir.join("fifo");
+        let _ = rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from(0o600),
+            0,
+        );
+        for p in [
+            "/dev/zero",
+            "/",
+            big.to_str().unwrap(),
+            fifo.to_str().unwrap(),
+        ] {
+            assert!(zone_file(p).is_none(), "{p}");
+            assert_eq!(zone(Some(p)), TimeZone::UTC, "{p}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

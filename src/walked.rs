@@ -28,6 +28,8 @@ pub(crate) struct Walked {
     pub(crate) indexed: usize,
     pub(crate) t_walk: std::time::Duration,
     pub(crate) t_sweep: std::time::Duration,
+    /// Some PATH lies inside another, as the walk found them.
+    pub(crate) overlap: bool,
 }
 
 /// Walks `opts.roots` (by du's rules when `rules.du`) and sweeps the
@@ -77,12 +79,16 @@ fn sweep(
         inode_marks,
         unreachable_inodes,
         partial_fs,
+        roots,
+        overlap,
     } = walk;
     if let Some(e) = extents.spill_error() {
         return Err(e.into());
     }
     let coverage_walk = coverage::Walked {
-        roots: &opts.roots,
+        paths: &opts.roots,
+        roots: &roots,
+        follow: opts.follow_links || opts.follow_args,
         one_file_system: opts.one_file_system,
         excluded: !opts.excludes.is_empty(),
         errors: msgs.errors() > 0,
@@ -103,7 +109,7 @@ fn sweep(
         .collect();
     let mut files = files;
     let verified = if want.iter().any(|&w| w) && extents::can_search_trees() {
-        let fds = coverage::open_filesystems(&opts.roots, &registry);
+        let fds = coverage::open_filesystems(&coverage_walk, &registry);
         let scanned = coverage::whole_subvolumes(&coverage_walk, &registry);
         let (v, outside) = extents::outside::verify(
             &extents,
@@ -200,5 +206,6 @@ fn sweep(
         indexed,
         t_walk,
         t_sweep: t1.elapsed(),
+        overlap,
     })
 }

@@ -197,6 +197,10 @@ pub struct App<'t> {
     pub unread: Unread<'t>,
     /// `--compare OLD`: the scan compared with the old one.
     pub compare: Option<&'t sdu::compare::Comparison>,
+    /// The entries under a name that was another entry in the scan before
+    /// this one, where the cursor or a mark was (sorted): the confirmation
+    /// of their deletion says so.
+    replaced: Vec<NodeId>,
 }
 
 impl<'t> App<'t> {
@@ -232,6 +236,7 @@ impl<'t> App<'t> {
             filter_edit: None,
             unread: Unread::default(),
             compare: None,
+            replaced: Vec::new(),
         };
         app.load(None);
         app
@@ -304,6 +309,12 @@ impl<'t> App<'t> {
 
     pub fn is_marked(&self, id: NodeId) -> bool {
         self.marks.ids.binary_search(&id).is_ok()
+    }
+
+    /// Whether `id` is under a name that was another entry, where the
+    /// cursor or a mark was, in the scan before this one.
+    pub fn replaced(&self, id: NodeId) -> bool {
+        self.replaced.binary_search(&id).is_ok()
     }
 
     /// The first row on the screen for `height` rows, keeping the cursor

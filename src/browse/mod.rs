@@ -5,9 +5,11 @@
 //! ratatui, [`keys`] maps crossterm's key events to the state's actions,
 //! and this module owns the terminal: raw mode and the alternate screen
 //! on entry, and their undoing on every way out: `q`, Ctrl-C (a key in
-//! raw mode), an error, a panic (a hook that restores first) and SIGTERM
+//! raw mode), an error, a panic (a hook that restores first), SIGTERM
 //! or SIGINT from elsewhere (the signal thread restores, then dies by the
-//! signal).
+//! signal) and every other signal that ends a process ([`tty_ioctl`]).
+//! Ctrl-Z stops it with the terminal put back; `fg` brings it back, drawn
+//! whole.
 
 pub mod app;
 pub mod keys;
@@ -139,7 +141,7 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
     let mut walk = cfg.walk.clone();
     walk.progress = None;
     let mut carry = None;
-    let mut notice = None;
+    let mut notice: Option<Vec<String>> = None;
     let mut failed = false;
     let mut interrupted = false;
     // What every deletion did, printed on standard error at the end.
@@ -152,19 +154,27 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
             .expect("a browser's scan keeps its sets");
         let mut app = match carry.take() {
             None => App::new(tree, sets, first, sort),
-            Some(c) => App::resume(tree, sets, first, c),
+            Some(c) => App::resume(tree, sets, first, c, |id| idents.and_then(|i| i.get(id))),
         };
         app.can_delete = cfg.import.is_none();
         app.unread = app::Unread::new(tree, &scanned.read_errors);
         app.compare = comparison.as_ref();
-        app.notice = notice.take();
+        // What `resume` says (marks dropped, the cursor on another entry
+        // under its name) is said after what the event loop has to say.
+        if let Some(mut n) = notice.take() {
+            if let Some(dropped) = app.notice.take() {
+                n.retain(|l| !l.starts_with("(any key"));
+                n.extend(dropped);
+            }
+            app.notice = Some(n);
+        }
         if let Err(e) = browse(&mut term, &mut app, look, idents) {
             break End::Terminal(e);
         }
         let Some(request) = app.request.take() else {
             break End::Quit;
         };
-        let mut kept = app.carry();
+        let mut kept = app.carry(|id| idents.and_then(|i| i.get(id)));
         let mut lines = Vec::new();
         match request {
             Request::Delete(ids) => {
@@ -198,7 +208,13 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
             Request::Shell => {
                 let dir = (app.dir() != NodeId::TOP).then(|| {
                     let d = app.dir();
-                    (app.path(d), idents.and_then(|i| i.get(d)))
+                    let mut names = app.names(d);
+                    shell::Dir {
+                        path: app.path(d),
+                        root: names.remove(0),
+                        names,
+                        idents: chain(app.tree(), idents, d),
+                    }
                 });
                 drop(app);
                 match shell::run(&mut term, dir) {
@@ -273,6 +289,19 @@ fn deleting(term: &mut Term, targets: &[Target]) -> io::Result<Deleted> {
         while !worker.is_finished() {
             if !event::poll(Duration::from_millis(50))? {
                 continue;
+            }
+            if tty_ioctl::take_resumed() {
+                // Continued after a stop (SIGTSTP from elsewhere).
+                reenter(term)?;
+                let stopping = stop.load(Ordering::SeqCst);
+                message(
+                    term,
+                    if stopping {
+                        "Stopping after the entry being removed…"
+                    } else {
+                        "Deleting…  (Ctrl-C stops it between two entries)"
+                    },
+                )?;
             }
             if let Event::Key(k) = event::read()?
                 && k.kind != KeyEventKind::Release
@@ -349,15 +378,7 @@ fn target(app: &App<'_>, idents: Option<&Idents>, id: NodeId) -> Target {
     let mut names = app.names(id);
     let root = names.remove(0);
     let tree = app.tree();
-    let mut chain: Vec<Ident> = Vec::new();
-    let mut n = Some(id);
-    while let Some(x) = n.filter(|&x| x != NodeId::TOP) {
-        if let Some(i) = idents.and_then(|i| i.get(x)) {
-            chain.push(i);
-        }
-        n = tree.parent(x);
-    }
-    chain.reverse();
+    let chain = chain(tree, idents, id);
     // What the scan saw below it: what deleting it meets beyond that was
     // added since, and is said apart.
     let mut inside = Vec::new();
@@ -379,6 +400,21 @@ fn target(app: &App<'_>, idents: Option<&Idents>, id: NodeId) -> Target {
         idents: chain,
         inside,
     }
+}
+
+/// What the scan saw at each level from `id`'s root down to `id` (a
+/// level it recorded nothing of left out: the chain is then short).
+fn chain(tree: &sdu::tree::Tree, idents: Option<&Idents>, id: NodeId) -> Vec<Ident> {
+    let mut chain: Vec<Ident> = Vec::new();
+    let mut n = Some(id);
+    while let Some(x) = n.filter(|&x| x != NodeId::TOP) {
+        if let Some(i) = idents.and_then(|i| i.get(x)) {
+            chain.push(i);
+        }
+        n = tree.parent(x);
+    }
+    chain.reverse();
+    chain
 }
 
 /// What a deletion did, for the notice.
@@ -559,6 +595,17 @@ fn enter() -> io::Result<Term> {
     Terminal::new(CrosstermBackend::new(io::stdout()))
 }
 
+/// [`enter`] again, after a stop put the terminal back behind
+/// crossterm's back (its raw mode is reset first, so that enabling it
+/// sets it again), and a full redraw.
+fn reenter(t: &mut Term) -> io::Result<()> {
+    terminal::disable_raw_mode()?;
+    terminal::enable_raw_mode()?;
+    tty_ioctl::raw(true);
+    execute!(io::stdout(), EnterAlternateScreen, cursor::Hide)?;
+    t.clear()
+}
+
 /// Undoes [`enter`]; harmless when it was not done, and done twice.
 fn restore() {
     tty_ioctl::raw(false);
@@ -589,11 +636,24 @@ fn browse(t: &mut Term, app: &mut App<'_>, look: Look, idents: Option<&Idents>) 
             flush_input();
         }
         shown = mode;
+        if tty_ioctl::take_resumed() {
+            // Continued after a stop: the terminal is the shell's again.
+            reenter(t)?;
+        }
         t.draw(|f| view::draw(f, app, look))?;
         if app.quit {
             return Ok(());
         }
         match event::read()? {
+            // Raw mode: Ctrl-Z is a key, and stops the browser as it
+            // stops any program in cooked mode.
+            Event::Key(k)
+                if k.kind != KeyEventKind::Release
+                    && k.modifiers.contains(KeyModifiers::CONTROL)
+                    && matches!(k.code, KeyCode::Char('z' | 'Z')) =>
+            {
+                tty_ioctl::suspend();
+            }
             Event::Key(k) if k.kind != KeyEventKind::Release => {
                 if let Some(a) = keys::action(k, app.mode()) {
                     app.apply(a);

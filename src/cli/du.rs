@@ -8,6 +8,7 @@
 //! whether they stop the run.
 
 use std::ffi::OsStr;
+use std::io::{self, BufRead, Read};
 use std::os::unix::ffi::OsStrExt;
 
 use sdu::figures::TimeField;
@@ -142,34 +143,74 @@ pub struct Files0 {
     pub errors: Vec<String>,
 }
 
-/// Splits what `--files0-from=F` read into names: NUL-terminated, the last
-/// terminator optional. A zero-length name is an error naming its record
-/// (`-:1: invalid zero-length file name`), and so is `-` when the names
-/// come from standard input.
-pub fn files0(from: &OsStr, data: &[u8]) -> Files0 {
+/// Linux's PATH_MAX: the longest path a system call takes, with its NUL.
+/// No name of this many bytes or more can be opened (`ENAMETOOLONG`).
+pub const PATH_MAX: usize = 4096;
+
+/// How many invalid names (zero-length, too long, `-` from standard
+/// input) `--files0-from` takes before it reads no further.
+pub const MAX_INVALID: usize = 100;
+
+/// Reads the names of `--files0-from=F` from `input`, one at a time:
+/// NUL-terminated, the last terminator optional. A zero-length name is an
+/// error naming its record (`-:1: invalid zero-length file name`), and so
+/// is `-` when the names come from standard input.
+///
+/// sdu reads the whole list before it scans, where du measures each name
+/// as it reads it; so that an endless or runaway input cannot fill the
+/// memory, or hold sdu for ever before it has measured anything, a name
+/// of [`PATH_MAX`] bytes or more (which no system call would take) stops
+/// the reading, and so does the [`MAX_INVALID`]th invalid name
+/// (`/dev/zero` is an endless run of zero-length names). Then, and on a
+/// read error, `Err` holds the errors met so far and the one that
+/// stopped the reading.
+pub fn files0(from: &OsStr, input: &mut dyn io::BufRead) -> Result<Files0, Vec<String>> {
     let stdin = from.as_bytes() == b"-";
     let mut out = Files0::default();
-    if data.is_empty() {
-        return out;
-    }
-    let data = data.strip_suffix(b"\0").unwrap_or(data);
-    for (i, name) in data.split(|&b| b == 0).enumerate() {
-        if name.is_empty() {
+    let mut name = Vec::new();
+    for record in 1.. {
+        name.clear();
+        let at = |what: &str| format!("{}:{record}: {what}", quotef(from.as_bytes()));
+        let read = input.take(PATH_MAX as u64).read_until(0, &mut name);
+        if let Err(e) = read {
             out.errors.push(format!(
-                "{}:{}: invalid zero-length file name",
+                "{}: read error: {}",
                 quotef(from.as_bytes()),
-                i + 1
+                strerror(&e)
             ));
+            return Err(out.errors);
+        }
+        if name.is_empty() {
+            break;
+        }
+        if name.last() == Some(&0) {
+            name.pop();
+        } else if name.len() == PATH_MAX {
+            out.errors.push(at(&format!(
+                "file name too long (a path has at most {} bytes); the rest of the list is not read",
+                PATH_MAX - 1
+            )));
+            return Err(out.errors);
+        }
+        if name.is_empty() {
+            out.errors.push(at("invalid zero-length file name"));
         } else if stdin && name == b"-" {
             out.errors.push(format!(
                 "when reading file names from stdin, no file name of {} allowed",
-                sdu::quote(name)
+                sdu::quote(&name)
             ));
         } else {
-            out.names.push(name.to_vec());
+            out.names.push(name.clone());
+            continue;
+        }
+        if out.errors.len() == MAX_INVALID {
+            out.errors.push(at(&format!(
+                "{MAX_INVALID} invalid file names; the rest of the list is not read"
+            )));
+            return Err(out.errors);
         }
     }
-    out
+    Ok(out)
 }
 
 /// The patterns of an `--exclude-from` file as gnulib's `add_exclude_fp`
@@ -244,7 +285,7 @@ mod tests {
 
     #[test]
     fn files0_as_du_splits_them() {
-        let f = |data: &[u8]| files0(OsStr::new("-"), data);
+        let f = |data: &[u8]| files0(OsStr::new("-"), &mut &data[..]).unwrap();
         assert_eq!(f(b""), Files0::default());
         assert_eq!(f(b"g").names, [b"g"]);
         assert_eq!(f(b"g\0g\0").names, [b"g", b"g"]);
@@ -262,11 +303,38 @@ mod tests {
             f(b"-").errors,
             ["when reading file names from stdin, no file name of '-' allowed"]
         );
-        assert_eq!(files0(OsStr::new("list"), b"-").names, [b"-"]);
+        let list = |data: &[u8]| files0(OsStr::new("list"), &mut &data[..]);
+        assert_eq!(list(b"-").unwrap().names, [b"-"]);
         assert_eq!(
-            files0(OsStr::new("a b"), b"\0").errors,
+            files0(OsStr::new("a b"), &mut &b"\0"[..]).unwrap().errors,
             ["'a b':1: invalid zero-length file name"]
         );
+        // The longest name a path can be, and one byte more.
+        let longest = vec![b'a'; PATH_MAX - 1];
+        let data = [&longest[..], b"\0", &longest[..], b"a\0g\0"].concat();
+        assert_eq!(
+            list(&data).unwrap_err(),
+            [
+                "list:2: file name too long (a path has at most 4095 bytes); \
+                 the rest of the list is not read"
+            ]
+        );
+        assert_eq!(list(&longest).unwrap().names, [longest]);
+    }
+
+    #[test]
+    fn files0_stops_at_too_many_invalid_names() {
+        let zeros = vec![0; 10 * MAX_INVALID];
+        let e = files0(OsStr::new("/dev/zero"), &mut &zeros[..]).unwrap_err();
+        assert_eq!(e.len(), MAX_INVALID + 1);
+        assert_eq!(e[0], "/dev/zero:1: invalid zero-length file name");
+        assert_eq!(
+            e[MAX_INVALID],
+            "/dev/zero:100: 100 invalid file names; the rest of the list is not read"
+        );
+        let just = [0; MAX_INVALID - 1];
+        let ok = files0(OsStr::new("f"), &mut &just[..]).unwrap();
+        assert_eq!(ok.errors.len(), MAX_INVALID - 1);
     }
 
     #[test]

@@ -261,10 +261,16 @@ impl indicatif::TermLike for Stderr {
     }
 }
 
-/// `path` in at most `max` characters, keeping its end (the deepest names
-/// say most): `…` followed by the end when it is too long.
+/// `path` as the table shows it on a terminal (quoted as ls quotes it,
+/// [`sdu::shell_escape`], so that no byte of a name reaches the terminal
+/// as a control character), in at most `max` characters, keeping its end
+/// (the deepest names say most): `…` followed by the end when it is too
+/// long.
 fn fit(path: &[u8], max: usize) -> String {
-    let s = String::from_utf8_lossy(path);
+    let mut quoted = Vec::with_capacity(path.len() + 2);
+    sdu::shell_escape(path, &mut quoted);
+    // Quoting leaves only printable text: valid UTF-8.
+    let s = String::from_utf8_lossy(&quoted);
     let n = s.chars().count();
     if n <= max {
         return s.into_owned();
@@ -348,6 +354,13 @@ mod tests {
         assert_eq!(fit(b"/usr/share/doc", 8), "…are/doc");
         assert_eq!(fit(b"/usr", 0), "");
         assert_eq!(fit("/é/ü".as_bytes(), 3), "…/ü");
+    }
+
+    #[test]
+    fn fit_quotes_what_a_terminal_would_obey() {
+        let shown = fit(b"/t/A\x1b]2;PWNED\x07/b", 80);
+        assert_eq!(shown, "'/t/A'$'\\033'']2;PWNED'$'\\a''/b'");
+        assert!(!fit(b"/t/\x1b[2J\x9b", 5).chars().any(char::is_control));
     }
 
     #[test]

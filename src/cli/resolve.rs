@@ -27,13 +27,18 @@ use super::usage::UsageError;
 pub type Lookup = Box<dyn Fn(&str) -> Option<OsString>>;
 
 /// Reads a whole file (`Some(path)`) or standard input (`None`), for
-/// `--files0-from` and `--exclude-from`.
+/// `--exclude-from`.
 pub type Read = Box<dyn Fn(Option<&OsStr>) -> io::Result<Vec<u8>>>;
+
+/// Opens a file (`Some(path)`) or standard input (`None`) to read, for
+/// `--files0-from`, which reads it a name at a time.
+pub type Open = Box<dyn Fn(Option<&OsStr>) -> io::Result<Box<dyn io::Read>>>;
 
 /// What [`resolve`] may know of the process it runs in.
 pub struct Env {
     pub vars: Lookup,
     pub read: Read,
+    pub open: Open,
     pub stdout_terminal: bool,
     /// The width of the terminal on stdout, when it is one.
     pub stdout_columns: Option<u16>,
@@ -56,6 +61,12 @@ impl Env {
                     let mut v = Vec::new();
                     io::stdin().lock().read_to_end(&mut v)?;
                     Ok(v)
+                }
+            }),
+            open: Box::new(|path| -> io::Result<Box<dyn io::Read>> {
+                match path {
+                    Some(p) => Ok(Box::new(std::fs::File::open(p)?)),
+                    None => Ok(Box::new(io::stdin())),
                 }
             }),
             stdout_terminal: std::io::stdout().is_terminal(),
@@ -600,24 +611,17 @@ fn files0_names(
         )));
     }
     let stdin = from.as_bytes() == b"-";
-    let data = (env.read)((!stdin).then_some(from)).map_err(|e| {
-        // du opens the file, then reads it: a directory opens and fails
-        // to read.
-        if e.raw_os_error() == Some(rustix::io::Errno::ISDIR.raw_os_error()) {
-            UsageError::fatal(format!(
-                "{}: read error: {}",
-                du::quotef(from.as_bytes()),
-                du::strerror(&e)
-            ))
-        } else {
-            UsageError::fatal(format!(
-                "cannot open {} for reading: {}",
-                quote(from.as_bytes()),
-                du::strerror(&e)
-            ))
-        }
+    let input = (env.open)((!stdin).then_some(from)).map_err(|e| {
+        UsageError::fatal(format!(
+            "cannot open {} for reading: {}",
+            quote(from.as_bytes()),
+            du::strerror(&e)
+        ))
     })?;
-    let read = du::files0(from, &data);
+    let read = du::files0(from, &mut io::BufReader::new(input)).map_err(|lines| UsageError {
+        lines,
+        try_help: false,
+    })?;
     notes.extend(read.errors.into_iter().map(Note::Error));
     Ok(read.names)
 }

@@ -76,7 +76,7 @@ pub fn die_of_sigpipe() -> ! {
 
 /// Whether `sig` is ignored in this process (from `/proc/self/status`,
 /// which needs no `sigaction` call): false when that cannot be read.
-fn inherited_ignored(sig: i32) -> bool {
+pub(crate) fn inherited_ignored(sig: i32) -> bool {
     let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
         return false;
     };

@@ -1,4 +1,5 @@
-//! The Btrfs ioctls deleting needs: deleting a subvolume by name, waking
+//! The Btrfs ioctls deleting needs: reading and clearing a subvolume's
+//! read-only flag through its fd, deleting a subvolume by id, waking
 //! the cleaner, and counting the deleted subvolumes it has yet to drop.
 //!
 //! One of the modules that may use `unsafe`, only to hand `#[repr(C)]`
@@ -7,8 +8,10 @@
 //!
 //! # References
 //!  - `include/uapi/linux/btrfs.h`: `btrfs_ioctl_vol_args_v2`,
-//!    `btrfs_ioctl_vol_args`, `btrfs_ioctl_subvol_wait`
-//!  - `fs/btrfs/ioctl.c`: `btrfs_ioctl_snap_destroy` (who may delete),
+//!    `BTRFS_SUBVOL_SPEC_BY_ID`, `btrfs_ioctl_subvol_wait`
+//!  - `fs/btrfs/ioctl.c`: `btrfs_ioctl_snap_destroy` (who may delete; by
+//!    id, the parent found with `btrfs_get_parent` and the name read from
+//!    the subvolume's root ref, then looked up in that parent),
 //!    `btrfs_ioctl_subvol_sync` (Linux ≥ 6.8), `BTRFS_IOC_SYNC` (wakes the
 //!    cleaner kthread)
 
@@ -37,14 +40,6 @@ struct VolArgsV2 {
     name: [u8; SUBVOL_NAME_MAX + 1],
 }
 
-/// `struct btrfs_ioctl_vol_args`.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct VolArgs {
-    fd: i64,
-    name: [u8; 4088],
-}
-
 /// `struct btrfs_ioctl_subvol_wait`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -56,55 +51,80 @@ struct SubvolWait {
 
 const _: () = assert!(size_of::<VolArgsV2>() == 4096);
 const _: () = assert!(std::mem::offset_of!(VolArgsV2, name) == 56);
-const _: () = assert!(size_of::<VolArgs>() == 4096);
 const _: () = assert!(size_of::<SubvolWait>() == 16);
 
 /// `_IOW(0x94, 63, struct btrfs_ioctl_vol_args_v2)` (Linux ≥ 5.7).
 pub(crate) const SNAP_DESTROY_V2: Opcode = opcode::write::<VolArgsV2>(0x94, 63);
-/// `_IOW(0x94, 15, struct btrfs_ioctl_vol_args)`.
-pub(crate) const SNAP_DESTROY: Opcode = opcode::write::<VolArgs>(0x94, 15);
 /// `_IOW(0x94, 65, struct btrfs_ioctl_subvol_wait)` (Linux ≥ 6.8).
 pub(crate) const SUBVOL_SYNC_WAIT: Opcode = opcode::write::<SubvolWait>(0x94, 65);
 
 /// `_IO(0x94, 8)`.
 pub(crate) const SYNC: Opcode = opcode::none(0x94, 8);
 
+/// `_IOR(0x94, 25, __u64)`.
+pub(crate) const SUBVOL_GETFLAGS: Opcode = opcode::read::<u64>(0x94, 25);
+/// `_IOW(0x94, 26, __u64)`.
+pub(crate) const SUBVOL_SETFLAGS: Opcode = opcode::write::<u64>(0x94, 26);
+
+/// `BTRFS_SUBVOL_RDONLY`.
+pub(crate) const SUBVOL_RDONLY: u64 = 1 << 1;
+
 /// `BTRFS_SUBVOL_SYNC_COUNT`.
 const SYNC_COUNT: u32 = 2;
 
-/// Deletes the subvolume named `name` in the directory `parent`
-/// (`BTRFS_IOC_SNAP_DESTROY_V2`, by name; `BTRFS_IOC_SNAP_DESTROY` on a
-/// kernel older than 5.7). The kernel checks the permission: without
-/// CAP_SYS_ADMIN only where the filesystem is mounted
-/// `user_subvol_rm_allowed` (`EPERM` otherwise).
-pub(crate) fn snap_destroy(parent: BorrowedFd<'_>, name: &[u8]) -> io::Result<()> {
-    if name.is_empty() || name.len() > SUBVOL_NAME_MAX || name.contains(&0) {
+/// `BTRFS_SUBVOL_SPEC_BY_ID`: the subvolume is given by its id, in the
+/// union that otherwise holds the name.
+const SUBVOL_SPEC_BY_ID: u64 = 1 << 4;
+
+/// Deletes the subvolume whose id is `id` (`BTRFS_IOC_SNAP_DESTROY_V2`
+/// with `BTRFS_SUBVOL_SPEC_BY_ID`, Linux ≥ 5.7), called on `dir`, a
+/// directory of the same filesystem. The kernel finds the directory that
+/// holds the subvolume's root from the id, then looks its name up there:
+/// the caller sees to it that nobody else can rename entries in that
+/// directory. It checks the permission: without CAP_SYS_ADMIN only where
+/// the filesystem is mounted `user_subvol_rm_allowed` (`EPERM`
+/// otherwise). A kernel without deletion by id answers `ENOTTY` or
+/// `EOPNOTSUPP`; nothing is deleted by name instead.
+pub(crate) fn snap_destroy_by_id(dir: BorrowedFd<'_>, id: u64) -> io::Result<()> {
+    if id < FIRST_FREE_OBJECTID {
         return Err(io::Error::from_raw_os_error(libc_einval()));
     }
     let mut v2 = VolArgsV2 {
         fd: 0,
         transid: 0,
-        flags: 0,
+        flags: SUBVOL_SPEC_BY_ID,
         unused: [0; 4],
         name: [0; SUBVOL_NAME_MAX + 1],
     };
-    v2.name[..name.len()].copy_from_slice(name);
+    // `subvolid` shares its place with the first bytes of `name`.
+    v2.name[..8].copy_from_slice(&id.to_ne_bytes());
     // SAFETY: BTRFS_IOC_SNAP_DESTROY_V2 reads one 4096-byte `struct
     // btrfs_ioctl_vol_args_v2` (layout mirrored, size and offset pinned
-    // above); flags 0 selects the NUL-terminated name, which `v2` holds.
-    match unsafe { ioctl(parent, Setter::<{ SNAP_DESTROY_V2 }, VolArgsV2>::new(v2)) } {
-        Err(e) if e == rustix::io::Errno::NOTTY || e == rustix::io::Errno::INVAL => {}
-        r => return r.map_err(io::Error::from),
-    }
-    let mut v1 = VolArgs {
-        fd: 0,
-        name: [0; 4088],
-    };
-    v1.name[..name.len()].copy_from_slice(name);
-    // SAFETY: BTRFS_IOC_SNAP_DESTROY reads one 4096-byte `struct
-    // btrfs_ioctl_vol_args` (layout mirrored, size pinned above) holding a
-    // NUL-terminated name.
-    unsafe { ioctl(parent, Setter::<{ SNAP_DESTROY }, VolArgs>::new(v1)) }.map_err(io::Error::from)
+    // above); with BTRFS_SUBVOL_SPEC_BY_ID it reads the `__u64 subvolid`
+    // at the offset of `name`, which `v2` holds.
+    unsafe { ioctl(dir, Setter::<{ SNAP_DESTROY_V2 }, VolArgsV2>::new(v2)) }
+        .map_err(io::Error::from)
+}
+
+/// The flags of the subvolume whose root directory is open at `fd`
+/// (`BTRFS_IOC_SUBVOL_GETFLAGS`; [`SUBVOL_RDONLY`] is the one there is).
+pub(crate) fn subvol_flags(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    let mut flags = 0u64;
+    // SAFETY: BTRFS_IOC_SUBVOL_GETFLAGS writes one `__u64` into `flags`,
+    // exclusively borrowed for the call.
+    unsafe { ioctl(fd, Updater::<{ SUBVOL_GETFLAGS }, u64>::new(&mut flags))? };
+    Ok(flags)
+}
+
+/// Sets the flags of the subvolume whose root directory is open at `fd`
+/// (`BTRFS_IOC_SUBVOL_SETFLAGS`): it acts on that subvolume, found from
+/// the fd, never by a name. The owner of the subvolume's root or
+/// CAP_FOWNER may; the kernel refuses a read-only subvolume made writable
+/// during a send (`EPERM`).
+pub(crate) fn set_subvol_flags(fd: BorrowedFd<'_>, flags: u64) -> io::Result<()> {
+    // SAFETY: BTRFS_IOC_SUBVOL_SETFLAGS reads one `__u64`, which the
+    // setter holds.
+    unsafe { ioctl(fd, Setter::<{ SUBVOL_SETFLAGS }, u64>::new(flags)) }.map_err(io::Error::from)
 }
 
 /// The number of deleted subvolumes the cleaner has yet to drop
@@ -152,8 +172,9 @@ mod tests {
     fn opcodes_match_the_headers() {
         let w = |size: u32, nr: u32| (1u32 << 30) | (size << 16) | (0x94 << 8) | nr;
         assert_eq!(SNAP_DESTROY_V2, w(4096, 63));
-        assert_eq!(SNAP_DESTROY, w(4096, 15));
         assert_eq!(SUBVOL_SYNC_WAIT, w(16, 65));
+        assert_eq!(SUBVOL_SETFLAGS, w(8, 26));
+        assert_eq!(SUBVOL_GETFLAGS, (2u32 << 30) | (8 << 16) | (0x94 << 8) | 25);
         assert_eq!(SYNC, (0x94 << 8) | 8);
     }
 }

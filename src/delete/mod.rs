@@ -12,16 +12,20 @@
 //!   unlinked, never followed.
 //! - A directory is emptied through its own fd (`unlinkat`). Before it is
 //!   entered, `/proc/self/mountinfo` is read: a mount point anywhere
-//!   inside (a bind mount of the same filesystem too) refuses the deletion
-//!   before anything is removed. While emptying, every directory entered
-//!   is checked by its mount id (`STATX_MNT_ID`) against the entry's
-//!   mount, so a mount made meanwhile stops it before it is entered.
+//!   inside (a bind mount of the same filesystem too), at any depth,
+//!   refuses the deletion before anything is removed. While emptying,
+//!   every directory entered is checked by its mount id (`STATX_MNT_ID`)
+//!   against the entry's mount, so a mount made meanwhile stops it before
+//!   it is entered.
 //! - A Btrfs subvolume or snapshot (the root directory of a subvolume of
-//!   the same filesystem, in the same mount) is deleted as a subvolume,
-//!   `BTRFS_IOC_SNAP_DESTROY_V2`.
-//! - Depth is unbounded and fds are bounded: past a few dozen levels the
-//!   shallowest directories are closed, and reopened on the way back up
-//!   through `..` and checked by (device, inode).
+//!   the same filesystem, in the same mount) is deleted as a subvolume:
+//!   moved into a directory of the caller's own where nobody else can
+//!   rename it, checked again there, and destroyed there by the id read
+//!   from its fd (`BTRFS_IOC_SNAP_DESTROY_V2`, `BTRFS_SUBVOL_SPEC_BY_ID`).
+//! - Depth is unbounded, fds are bounded and memory is linear in depth:
+//!   past a few dozen levels the shallowest directories are closed, and
+//!   reopened on the way back up through `..` and checked by (device,
+//!   inode); each level keeps its name, not its path.
 //! - The first error stops everything and is reported by path; what was
 //!   deleted before it stays deleted. So does a stop asked for (Ctrl-C),
 //!   between two entries.
@@ -34,10 +38,11 @@
 mod empty;
 mod ioctl;
 mod problem;
+mod subvolume;
 
 pub(crate) use problem::{Failure, Problem};
 
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -210,15 +215,13 @@ fn what(ft: FileType) -> &'static str {
 }
 
 /// The mount points strictly inside the directory open at `fd` (printed
-/// as `path`, then the names below it), from `/proc/self/mountinfo`:
-/// none when either cannot be read (the mount ids checked while emptying
-/// still stop at every mount).
+/// as `path`, then the names below it), from `/proc/self/mountinfo`, at
+/// any depth: none when either cannot be read (the mount ids checked while
+/// emptying still stop at every mount).
 fn mounts_inside(fd: BorrowedFd<'_>, path: &[u8]) -> Vec<Vec<u8>> {
-    use std::os::unix::ffi::OsStringExt;
-    let Ok(abs) = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) else {
+    let Some(abs) = abs_path(fd) else {
         return Vec::new();
     };
-    let abs = abs.into_os_string().into_vec();
     let Some(points) = crate::walk::mount_points() else {
         return Vec::new();
     };
@@ -240,6 +243,67 @@ fn mounts_inside(fd: BorrowedFd<'_>, path: &[u8]) -> Vec<Vec<u8>> {
     }
     out.sort();
     out
+}
+
+/// The absolute path of the directory open at `fd`, as
+/// `/proc/self/mountinfo` prints mount points (which it does at any
+/// length). `/proc/self/fd` says it up to a page; past that, the path is
+/// built going up through `..` to the deepest ancestor it can say, each
+/// level's name found in its parent by device and inode (a mount root by
+/// its mount point, which `statx` of the name crosses into). `None` when
+/// a level is not found, or `..` leads nowhere new.
+fn abs_path(fd: BorrowedFd<'_>) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStringExt;
+    let link = |fd: BorrowedFd<'_>| std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+    // The names from `fd` up, deepest first.
+    let mut names: Vec<CString> = Vec::new();
+    let mut up: Option<OwnedFd> = None;
+    loop {
+        let here = up.as_ref().map_or(fd, AsFd::as_fd);
+        match link(here) {
+            Ok(p) => {
+                let mut abs = p.into_os_string().into_vec();
+                for n in names.iter().rev() {
+                    join(&mut abs, n.to_bytes());
+                }
+                return Some(abs);
+            }
+            Err(e) if e.raw_os_error() == Some(Errno::NAMETOOLONG.raw_os_error()) => {}
+            Err(_) => return None,
+        }
+        let me = ident_of(&statx_fd(here).ok()?);
+        let parent = rustix::fs::openat(here, c"..", DIR_FLAGS, Mode::empty()).ok()?;
+        let crossed = ident_of(&statx_fd(parent.as_fd()).ok()?);
+        if crossed == me {
+            return None;
+        }
+        let mut dir = rustix::fs::Dir::read_from(&parent).ok()?;
+        let mut found = None;
+        while let Some(entry) = dir.read() {
+            let entry = entry.ok()?;
+            let name = entry.file_name();
+            if name == c"." || name == c".." {
+                continue;
+            }
+            // In the same mount, the entry's inode number is the one; a
+            // mount root is listed with the inode it covers: any
+            // directory may be it.
+            let may = if crossed.mnt == me.mnt {
+                entry.ino() == me.ino
+            } else {
+                matches!(entry.file_type(), FileType::Directory | FileType::Unknown)
+            };
+            if may
+                && rustix::fs::statx(&parent, name, AtFlags::SYMLINK_NOFOLLOW, ID_MASK)
+                    .is_ok_and(|st| ident_of(&st) == me)
+            {
+                found = Some(name.to_owned());
+                break;
+            }
+        }
+        names.push(found?);
+        up = Some(parent);
+    }
 }
 
 impl Run<'_> {
@@ -408,44 +472,6 @@ impl Run<'_> {
             fd: fd.try_clone_to_owned()?,
             free_before,
         });
-        Ok(())
-    }
-
-    /// `fd` (named `name` in `parent`, in the same mount) lies on another
-    /// device than its parent: delete it as a Btrfs subvolume if it is one
-    /// of the same filesystem, else stop.
-    fn subvolume(
-        &mut self,
-        parent: BorrowedFd<'_>,
-        fd: &OwnedFd,
-        name: &CStr,
-        path: &[u8],
-    ) -> Result<(), Failure> {
-        let fail = |problem| Failure {
-            path: path.to_vec(),
-            problem,
-        };
-        let st = rustix::fs::fstat(fd).map_err(|e| fail(Problem::Io(e.into())))?;
-        let is_btrfs = |f: BorrowedFd<'_>| fs_type(f).is_ok_and(|t| t == magic::BTRFS);
-        let same_fs = is_btrfs(parent)
-            && is_btrfs(fd.as_fd())
-            && st.st_ino == ioctl::FIRST_FREE_OBJECTID
-            && matches!((fs_uuid(parent), fs_uuid(fd.as_fd())), (Ok(a), Ok(b)) if a == b);
-        if !same_fs {
-            return Err(fail(Problem::Mount { at: path.to_vec() }));
-        }
-        match ioctl::snap_destroy(parent, name.to_bytes()) {
-            Ok(()) => {}
-            Err(e) if e.raw_os_error() == Some(Errno::PERM.raw_os_error()) => {
-                return Err(fail(Problem::SubvolumeNotPermitted));
-            }
-            Err(e) if e.raw_os_error() == Some(Errno::NOTEMPTY.raw_os_error()) => {
-                return Err(fail(Problem::SubvolumeNotEmpty));
-            }
-            Err(e) => return Err(fail(Problem::Io(e))),
-        }
-        self.out.subvolumes += 1;
-        self.out.entries += 1;
         Ok(())
     }
 

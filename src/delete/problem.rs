@@ -43,6 +43,18 @@ pub(crate) enum Problem {
     SubvolumeNotPermitted,
     /// A subvolume holding other subvolumes.
     SubvolumeNotEmpty,
+    /// A subvolume, on a kernel that cannot delete one by its id.
+    SubvolumeById,
+    /// A subvolume moved aside to be deleted and not deleted (`why`),
+    /// that could not be put back to its name (`back`): it is at `at`.
+    LeftAside {
+        /// Where it is now.
+        at: Vec<u8>,
+        /// Why it was not deleted.
+        why: Box<Problem>,
+        /// Why it could not be put back.
+        back: io::Error,
+    },
     /// The scan recorded no identity for it (nothing is deleted unchecked).
     Unidentified,
     /// Stopped on request (Ctrl-C), between two entries.
@@ -60,8 +72,15 @@ pub struct Failure {
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let p = crate::quote(&self.path);
-        match &self.problem {
+        text(f, &self.path, &self.problem)
+    }
+}
+
+/// Why deleting `path` stopped, in words.
+fn text(f: &mut fmt::Formatter<'_>, path: &[u8], problem: &Problem) -> fmt::Result {
+    {
+        let p = crate::quote(path);
+        match problem {
             Problem::Io(e) => write!(f, "cannot remove {p}: {}", crate::error::io_text(e)),
             Problem::Refused => write!(f, "refusing to remove {p}"),
             Problem::Changed { now } => {
@@ -92,7 +111,7 @@ impl fmt::Display for Failure {
                     "not removing {p}: {at} is not what sdu scanned; {why}. Nothing under {at} was removed"
                 )
             }
-            Problem::Mount { at } if *at == self.path => write!(
+            Problem::Mount { at } if at == path => write!(
                 f,
                 "not removing {p}: it is a mount point; sdu does not delete across mounts"
             ),
@@ -116,6 +135,19 @@ impl fmt::Display for Failure {
             ),
             Problem::Unidentified => {
                 write!(f, "not removing {p}: the scan recorded no identity for it")
+            }
+            Problem::SubvolumeById => write!(
+                f,
+                "cannot delete subvolume {p}: this kernel cannot delete a subvolume by its id (Linux 5.7 or later can), and sdu does not delete one by name"
+            ),
+            Problem::LeftAside { at, why, back } => {
+                text(f, path, why)?;
+                write!(
+                    f,
+                    ". It had been moved to {} to be deleted there, and stays there: it could not be put back ({})",
+                    crate::quote(at),
+                    crate::error::io_text(back)
+                )
             }
             Problem::Interrupted => write!(f, "interrupted (Ctrl-C) in {p}"),
         }

@@ -399,6 +399,44 @@ fn any_depth_with_three_directories_open() {
     assert!(!root.join("top").exists());
 }
 
+/// The absolute path of a directory 3,000 levels down (6,000 bytes),
+/// which `/proc/self/fd` cannot print: built by going up through `..`,
+/// and the same as the path it was made at. It is what the mount
+/// pre-check compares with `/proc/self/mountinfo`.
+#[test]
+fn the_absolute_path_of_a_directory_past_path_max_is_found() {
+    let t = tempfile::tempdir().unwrap();
+    let top = t.path().join("top");
+    deep(&top, 3_000);
+    let mut fd = rustix::fs::open(&top, DIR_FLAGS, Mode::empty()).unwrap();
+    for _ in 0..3_000 {
+        fd = rustix::fs::openat(&fd, "d", DIR_FLAGS, Mode::empty()).unwrap();
+    }
+    let t0 = Instant::now();
+    let abs = abs_path(fd.as_fd()).expect("a path");
+    let took = t0.elapsed();
+    let mut want = std::fs::canonicalize(&top)
+        .unwrap()
+        .into_os_string()
+        .into_encoded_bytes();
+    want.extend(b"/d".repeat(3_000));
+    assert!(abs == want, "{} bytes, want {}", abs.len(), want.len());
+    // A few syscalls a level: 20,000 levels took 1.4 s in a debug build.
+    eprintln!("3,000 levels climbed in {took:?}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    // Removed here, not by the TempDir's recursive removal, which
+    // overflows the stack at 20,000 levels.
+    let all = Target {
+        root: t.path().as_os_str().as_encoded_bytes().to_vec(),
+        names: vec![b"top".to_vec()],
+        dir: true,
+        idents: idents(t.path(), &["top"]),
+        inside: Vec::new(),
+    };
+    let d = delete_with(&[all], 64);
+    assert!(d.failed.is_none(), "{:?}", d.failed);
+}
+
 /// Whether mounting is possible here; under `CI=true` it must be.
 fn can_mount() -> bool {
     let root = rustix::process::geteuid().is_root();

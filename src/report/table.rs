@@ -57,7 +57,7 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
             line.clear();
             header(&mut line, opts, &widths)?;
             if opts.time.is_some() {
-                write!(line, "{:<time_width$}  ", "Time")?;
+                pad_right(&mut line, "Time", time_width);
             }
             line.extend_from_slice(b"Path\n");
             out.write_all(&line)?;
@@ -68,7 +68,7 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
         if let Some(t) = &opts.time {
             cell.clear();
             time_cell(t, s, &mut cell);
-            write!(line, "{cell:<time_width$}  ")?;
+            pad_right(&mut line, &cell, time_width);
         }
         opts.push_name(&mut line, path);
         line.push(end);
@@ -153,6 +153,15 @@ fn each_row(
 /// recorded none).
 fn time_cell(t: &TimeFormat, s: &Stats, cell: &mut String) {
     t.write(s.time.unwrap_or_default(), cell);
+}
+
+/// Appends `text`, then spaces up to `width` characters, then the two
+/// spaces between columns. By hand rather than with `{:<width$}`, which
+/// panics past 65,535: a `--time-style=+FORMAT` may be wider than that.
+fn pad_right(line: &mut Vec<u8>, text: &str, width: usize) {
+    line.extend_from_slice(text.as_bytes());
+    let pad = width.saturating_sub(text.chars().count()) + 2;
+    line.resize(line.len() + pad, b' ');
 }
 
 /// The width of the time column: the widest of the roots' times and the

@@ -14,12 +14,13 @@
 //! machine, which only slows the look, does not pass for a cold cache.
 
 use std::collections::VecDeque;
-use std::ffi::CString;
 use std::mem::MaybeUninit;
 use std::time::{Duration, Instant};
 
 use rustix::fd::{AsFd, OwnedFd};
-use rustix::fs::{self as rfs, CWD, FileType, Mode, OFlags, RawDir};
+use rustix::fs::{self as rfs, FileType, Mode, OFlags, RawDir};
+
+use super::roots::Roots;
 
 /// The threads of a cold walk that reads Btrfs trees ([`super::tree`]):
 /// one search reads up to 512 inodes, where a `statx` reads one, so fewer
@@ -39,17 +40,17 @@ use rustix::fs::{self as rfs, CWD, FileType, Mode, OFlags, RawDir};
 pub(super) const SEARCH_THREADS: usize = 4;
 
 /// Whether one of `roots`, read from its Btrfs tree, holds two members of
-/// a lineage of snapshots ([`crate::extents::btrfs_refs::lineage`]).
-pub(super) fn holds_lineage(roots: &[Vec<u8>]) -> bool {
-    roots.iter().any(|r| {
-        CString::new(r.as_slice()).is_ok_and(|p| {
-            open(
-                CWD,
-                &p,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            )
-            .is_ok_and(|fd| crate::extents::btrfs_refs::holds_lineage(fd.as_fd()).unwrap_or(false))
-        })
+/// a lineage of snapshots ([`crate::extents::btrfs_refs::lineage`]): each
+/// directory asked through the fd its PATH was resolved by.
+pub(super) fn holds_lineage(roots: &Roots) -> bool {
+    (0..roots.0.len()).any(|i| {
+        roots.is_dir(i)
+            && roots.get(i).is_some_and(|r| {
+                r.open_dir(OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)
+                    .is_ok_and(|fd| {
+                        crate::extents::btrfs_refs::holds_lineage(fd.as_fd()).unwrap_or(false)
+                    })
+            })
     })
 }
 
@@ -68,13 +69,13 @@ pub(super) fn holds_lineage(roots: &[Vec<u8>]) -> bool {
 pub(super) const XFS_THREADS: usize = 4;
 
 /// Whether every one of `roots` is on the filesystem of `magic`
-/// (`statfs`).
-pub(super) fn all_on(roots: &[Vec<u8>], magic: u32) -> bool {
-    !roots.is_empty()
-        && roots.iter().all(|r| {
-            CString::new(r.as_slice())
-                .is_ok_and(|p| rfs::statfs(p.as_c_str()).is_ok_and(|s| s.f_type as u32 == magic))
-        })
+/// (`fstatfs` of the fd each PATH was resolved by).
+pub(super) fn all_on(roots: &Roots, magic: u32) -> bool {
+    !roots.0.is_empty()
+        && roots
+            .0
+            .iter()
+            .all(|r| r.as_ref().is_ok_and(|r| r.magic == Some(magic)))
 }
 
 /// Directories listed at most.
@@ -86,14 +87,16 @@ const COLD_PER_DIR: Duration = Duration::from_micros(60);
 
 /// Whether listing the first directories of the first of `roots` took long
 /// enough that they were read from the device.
-pub(super) fn looks_cold(roots: &[Vec<u8>]) -> bool {
-    let Some(first) = roots.first().and_then(|r| CString::new(r.as_slice()).ok()) else {
+/// The first root is listed through the fd its PATH was resolved by, and
+/// only if that is a directory, as the walk lists it.
+pub(super) fn looks_cold(roots: &Roots) -> bool {
+    let Some(first) = roots.get(0).filter(|_| roots.is_dir(0)) else {
         return false;
     };
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let slept0 = sleeps();
     let t0 = Instant::now();
-    let Ok(fd) = open(CWD, &first, flags) else {
+    let Ok(fd) = first.open_dir(flags | OFlags::NOATIME) else {
         return false;
     };
     let mut queue: VecDeque<OwnedFd> = VecDeque::from([fd]);
@@ -163,13 +166,16 @@ mod tests {
         for d in ["a/b", "c/d", "e"] {
             std::fs::create_dir_all(t.path().join(d)).unwrap();
         }
-        let root = t.path().as_os_str().as_encoded_bytes().to_vec();
-        looks_cold(std::slice::from_ref(&root));
+        let root = [t.path().as_os_str().as_encoded_bytes().to_vec()];
+        looks_cold(&Roots::open(&root, false));
         let warm = (0..5)
-            .filter(|_| !looks_cold(std::slice::from_ref(&root)))
+            .filter(|_| !looks_cold(&Roots::open(&root, false)))
             .count();
         // One of five may be slowed by a loaded machine.
         assert!(warm >= 4, "{warm} of 5 warm");
-        assert!(!looks_cold(&[b"/nonexistent-sdu".to_vec()]));
+        assert!(!looks_cold(&Roots::open(
+            &[b"/nonexistent-sdu".to_vec()],
+            false
+        )));
     }
 }

@@ -387,6 +387,8 @@ pub(super) struct Records {
     pub(super) watch: Option<Arc<MoveWatch>>,
     /// Directories not read in full (rare: a lock is enough).
     pub(super) read_errors: Mutex<Vec<ReadError>>,
+    /// What the walk saw of each PATH, by its position on the command line.
+    pub(super) roots: Mutex<super::RootsSeen>,
 }
 
 /// The directory fds the walk keeps, and how many more files the fd limit

@@ -135,10 +135,22 @@ pub(super) fn walk_dir<'s>(
             p.release(&ctx.fds.cache);
             r
         }
-        None => open::open_dir(rustix::fs::CWD, h.name.as_c_str(), flags, h.dev, h.ino),
+        None => super::roots::dir_at(
+            h.resolved.as_deref(),
+            h.name.as_c_str(),
+            flags,
+            h.dev,
+            h.ino,
+        ),
     };
     let fd = match opened {
-        Ok(fd) => Arc::new(fd),
+        Ok(fd) => {
+            let fd = Arc::new(fd);
+            if h.parent.is_none() {
+                super::keep_root_fd(ctx, h.order, &fd);
+            }
+            fd
+        }
         // Removed since its parent listed it: du skips it quietly.
         Err(DirError::Gone(_)) if h.parent.is_some() => {
             h.release(&ctx.fds.cache);
@@ -536,6 +548,7 @@ fn subdir<'s>(
         order: x.e.idx,
         watch: h.watch.clone(),
         fs: (x.dev == h.dev).then_some(dir.fs),
+        resolved: None,
         path_len: h.child_path_len(x.e.name.to_bytes()),
         fd: Mutex::new(None),
         pending: AtomicUsize::new(1),

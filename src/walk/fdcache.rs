@@ -77,6 +77,10 @@ pub(super) struct DirHandle {
     /// 1 for the listing + batches in flight + subdirectories not yet
     /// opened. The fd cache is released when it drops to 0.
     pub(crate) pending: AtomicUsize,
+    /// A root: the `O_PATH` fd its PATH was resolved by, before the walk
+    /// (`super::roots`), which every open of it reopens, never its name.
+    /// `None` below the roots, and past the first PATHs.
+    pub(crate) resolved: Option<Arc<OwnedFd>>,
     /// The directories whose handles are alive, this one among them from
     /// [`Active::enter`] until its handle drops.
     pub(crate) active: Arc<Active>,
@@ -338,7 +342,13 @@ impl DirHandle {
             // directory: never read another directory in its place.
             let fd = match &base {
                 Some(b) => open_dir(b.as_fd(), h.name.as_c_str(), flags, h.dev, h.ino)?,
-                None => open_dir(CWD, h.name.as_c_str(), flags, h.dev, h.ino)?,
+                None => super::roots::dir_at(
+                    h.resolved.as_deref(),
+                    h.name.as_c_str(),
+                    flags,
+                    h.dev,
+                    h.ino,
+                )?,
             };
             let fd = Arc::new(fd);
             // Cache the reopened chain: the next sibling that needs one of

@@ -46,17 +46,17 @@ mod mem_tests;
 mod open;
 mod plain;
 mod read;
+mod roots;
 mod tree;
 
 use crossbeam_utils::CachePadded;
-use std::ffi::CString;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dashmap::DashSet;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 
-use rustix::fs::{self as rfs, AtFlags, CWD};
+use rustix::fs::CWD;
 
 use crate::error::{Diagnostic, Error};
 use crate::extents::Extents;
@@ -68,7 +68,7 @@ use crate::records::{
 };
 use crate::tree::bounds::Inode;
 pub use counters::Counters;
-use ctx::{Ctx, Local, MASK, Shard, dev_of};
+use ctx::{Ctx, Local, Shard, dev_of};
 pub use ctx::{Progress, WalkOptions};
 use fdcache::{DirHandle, DirName, FdCache};
 pub(crate) use tree::{mount_points, unescape as unescape_mountinfo};
@@ -117,6 +117,64 @@ pub(crate) struct Walk {
     /// read as referenced (FIEMAP), not whole, with the bytes of those
     /// files' extents not flagged shared (each inode once), by filesystem.
     pub(crate) partial_fs: Vec<(u32, u64)>,
+    /// What the walk saw of each PATH, by its position on the command line:
+    /// `None` for one it could not stat (reported) or excluded.
+    pub(crate) roots: Vec<Option<RootSeen>>,
+    /// Some PATH lies inside another (or repeats one): each was walked in a
+    /// namespace of its own ([`namespaces`]).
+    pub(crate) overlap: bool,
+}
+
+/// What the walk saw of one PATH. The stages after the walk ask about a
+/// PATH through this, never by its name again: as root, the name may be
+/// another user's to change (docs/SECURITY.md).
+#[derive(Debug)]
+pub(crate) struct RootSeen {
+    /// The device of the inode stat-ed.
+    pub(crate) dev: u64,
+    /// Its inode number.
+    pub(crate) ino: u64,
+    /// Whether it was a directory.
+    pub(crate) dir: bool,
+    /// A directory: the fd the walk opened it by, checked against the
+    /// inode stat-ed. A regular file: the fd it was opened by for its
+    /// extents, through the one its PATH was resolved by. `None` for
+    /// anything else, for a directory that could not be opened (reported),
+    /// for a file where /proc is not mounted, or once [`KEPT_ROOT_FDS`] are
+    /// kept.
+    pub(crate) fd: Option<Arc<OwnedFd>>,
+}
+
+/// How many PATHs keep the fd the walk opened them by, for the stages
+/// after the walk: taken from the fd cache's budget.
+pub(crate) const KEPT_ROOT_FDS: usize = 64;
+
+/// What the walk saw of the PATHs so far, and how many fds it keeps.
+#[derive(Debug, Default)]
+struct RootsSeen {
+    seen: Vec<Option<RootSeen>>,
+    kept: usize,
+}
+
+/// Records what was stat-ed of root `order`.
+fn seen_root(ctx: &Ctx<'_>, order: u32, seen: RootSeen) {
+    let mut roots = ctx.records.roots.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(slot) = roots.seen.get_mut(order as usize) {
+        *slot = Some(seen);
+    }
+}
+
+/// Keeps `fd`, the directory of root `order` opened and checked, for the
+/// stages after the walk (at most [`KEPT_ROOT_FDS`] of them).
+fn keep_root_fd(ctx: &Ctx<'_>, order: u32, fd: &Arc<OwnedFd>) {
+    let mut roots = ctx.records.roots.lock().unwrap_or_else(|e| e.into_inner());
+    if roots.kept >= KEPT_ROOT_FDS {
+        return;
+    }
+    if let Some(Some(r)) = roots.seen.get_mut(order as usize) {
+        r.fd = Some(fd.clone());
+        roots.kept += 1;
+    }
 }
 
 /// Walks `opts.roots` (by du's rules when `du_rules`) and returns the
@@ -144,13 +202,15 @@ pub(crate) fn walk(
     const FIXED: u64 = 6;
     const MIN_CACHED: u64 = 16;
     let fit = (soft.saturating_sub(FIXED + MIN_CACHED) / PER_THREAD).max(1) as usize;
-    let cold = opts.cold_threads.is_some() && cold::looks_cold(&opts.roots);
-    let searched = cold && tree::likely(opts, du_rules);
-    let lineage = searched && cold::holds_lineage(&opts.roots);
+    // Each PATH resolved by its name once: everything below asks the fds.
+    let mut roots = roots::Roots::open(&opts.roots, opts.follow_links || opts.follow_args);
+    let cold = opts.cold_threads.is_some() && cold::looks_cold(&roots);
+    let searched = cold && tree::likely(opts, du_rules, &roots);
+    let lineage = searched && cold::holds_lineage(&roots);
     let wanted = match opts.cold_threads {
         Some(_) if lineage || (searched && opts.cold_search_per_cpu) => opts.threads,
         Some(n) if searched => n.min(cold::SEARCH_THREADS).max(opts.threads),
-        Some(n) if cold && cold::all_on(&opts.roots, crate::probe::magic::XFS) => {
+        Some(n) if cold && cold::all_on(&roots, crate::probe::magic::XFS) => {
             n.min(cold::XFS_THREADS).max(opts.threads)
         }
         Some(n) if cold => n.max(opts.threads),
@@ -174,12 +234,20 @@ pub(crate) fn walk(
     } else {
         0
     };
+    // The fds kept for the stages after the walk, and the `O_PATH` fds the
+    // PATHs were resolved by, held until each is walked.
+    let kept_roots = opts.roots.len().min(KEPT_ROOT_FDS) as u64;
+    let held_roots = opts.roots.len().min(roots::HELD) as u64;
     let max_cached = soft
         .saturating_sub(
-            FIXED + max_subvols as u64 + (PER_THREAD + max_later as u64) * threads as u64,
+            FIXED
+                + kept_roots
+                + held_roots
+                + max_subvols as u64
+                + (PER_THREAD + max_later as u64) * threads as u64,
         )
         .clamp(1, 4096) as usize;
-    let mut spaces = namespaces(&opts.roots);
+    let mut spaces = namespaces(&roots);
     // du counts an inode once per run: roots that overlap share one
     // namespace, and every inode is then deduplicated through the link
     // table, in du's order.
@@ -188,14 +256,14 @@ pub(crate) fn walk(
         spaces.fill(0);
     }
     // Read once: the inline records and the tree's listing both ask.
-    let mounts = tree::mounts_inside(&opts.roots);
+    let mounts = tree::mounts_inside(&opts.roots, &roots);
     let run = ctx::Run {
         opts,
         msgs,
         euid: rustix::process::geteuid().as_raw(),
         du_rules,
         hash_all: opts.follow_links || (du_rules && overlap),
-        keep_inline: inline_wanted(opts, mounts.as_deref()),
+        keep_inline: inline_wanted(opts, &roots, mounts.as_deref()),
     };
     // As root on Btrfs, the tree search (`--fiemap` forbids it).
     let extents =
@@ -219,6 +287,10 @@ pub(crate) fn walk(
             nodes: NodeSink::default(),
             idents: IdentSink::default(),
             read_errors: Mutex::new(Vec::new()),
+            roots: Mutex::new(RootsSeen {
+                seen: opts.roots.iter().map(|_| None).collect(),
+                kept: 0,
+            }),
         },
         fds: ctx::Fds {
             cache: FdCache::new(max_cached),
@@ -236,8 +308,14 @@ pub(crate) fn walk(
         },
     };
     pool.scope(|s| {
-        for (i, (root, &ns)) in opts.roots.iter().zip(&spaces).enumerate() {
-            start_root(&ctx, s, root, ns, i as u32);
+        for (i, ((root, &ns), resolved)) in opts
+            .roots
+            .iter()
+            .zip(&spaces)
+            .zip(roots.0.drain(..))
+            .enumerate()
+        {
+            start_root(&ctx, s, (root, resolved), ns, i as u32);
         }
     });
     if ctx.records.too_many.load(Ordering::Relaxed) {
@@ -258,6 +336,7 @@ pub(crate) fn walk(
     walk.counters.cold = cold;
     walk.counters.cold_lineage = lineage;
     walk.moved = moved.into_iter().map(|(id, _)| id).collect();
+    walk.overlap = overlap;
     Ok((walk, pool))
 }
 
@@ -269,46 +348,48 @@ pub(crate) fn walk(
 /// kept apart (keyed by namespace) so that the two walks never meet in the
 /// crediting; its node is a top of its own, outside the `-c` total, which
 /// counts every inode once, as du's does.
-pub(crate) fn namespaces(roots: &[Vec<u8>]) -> Vec<u32> {
-    use std::os::unix::ffi::OsStrExt;
-    let canon: Vec<Option<std::path::PathBuf>> = roots
-        .iter()
-        .map(|r| std::fs::canonicalize(std::ffi::OsStr::from_bytes(r)).ok())
+///
+/// Where a root lies is where the fd its PATH was resolved by lies
+/// ([`roots`]): a symlink not followed lies where the link is.
+fn namespaces(roots: &roots::Roots) -> Vec<u32> {
+    let canon: Vec<Option<&[u8]>> = (0..roots.0.len())
+        .map(|i| roots.get(i).and_then(|r| r.place.as_deref()))
         .collect();
-    (0..roots.len())
+    let inside = |me: &[u8], o: &[u8]| {
+        me.strip_prefix(o)
+            .is_some_and(|r| r.is_empty() || r.starts_with(b"/") || o.ends_with(b"/"))
+    };
+    (0..canon.len())
         .map(|i| {
-            let Some(me) = &canon[i] else { return 0 };
+            let Some(me) = canon[i] else { return 0 };
             let nested = canon.iter().enumerate().any(|(j, other)| {
-                other
-                    .as_ref()
-                    .is_some_and(|o| j != i && me.starts_with(o) && (me != o || j < i))
+                other.is_some_and(|o| j != i && inside(me, o) && (me != o || j < i))
             });
             if nested { i as u32 + 1 } else { 0 }
         })
         .collect()
 }
 
-/// Stats a root and walks it if it is a directory; a file root is
-/// accounted for at once.
-fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, order: u32) {
+/// Walks a root, resolved before the walk ([`roots`]), if it is a
+/// directory; a file root is accounted for at once. Neither is resolved by
+/// its name again here.
+fn start_root<'s>(
+    ctx: &'s Ctx<'s>,
+    s: &rayon::Scope<'s>,
+    (root, resolved): (&[u8], Result<roots::Root, rustix::io::Errno>),
+    ns: u32,
+    order: u32,
+) {
     if ctx.run.opts.excludes.matches(root) {
         return;
     }
-    let Ok(cpath) = CString::new(root) else {
-        ctx.run.msgs.report(Diagnostic::CannotAccess {
-            path: root.to_vec(),
-            errno: rustix::io::Errno::INVAL,
-        });
-        return;
-    };
     let follow = ctx.run.opts.follow_links || ctx.run.opts.follow_args;
-    let flags = if follow {
-        AtFlags::STATX_DONT_SYNC
-    } else {
-        AtFlags::SYMLINK_NOFOLLOW | AtFlags::STATX_DONT_SYNC
-    };
-    let st = match rfs::statx(CWD, &cpath, flags, MASK) {
-        Ok(st) => st,
+    let taken = resolved.and_then(|mut r| {
+        let fd = r.take_fd(follow)?;
+        Ok((r, fd))
+    });
+    let (resolved, pathfd) = match taken {
+        Ok(r) => r,
         Err(errno) => {
             ctx.run.msgs.report(Diagnostic::CannotAccess {
                 path: root.to_vec(),
@@ -317,13 +398,43 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
             return;
         }
     };
+    let st = resolved.st;
+    let cpath = resolved.path;
     let id = ctx.new_id();
     let kind = Kind::from_mode(u32::from(st.stx_mode));
     let stats = ctx.inode_stats(&st);
     let dev = dev_of(&st);
+    seen_root(
+        ctx,
+        order,
+        RootSeen {
+            dev,
+            ino: st.stx_ino,
+            dir: kind == Kind::Dir,
+            fd: None,
+        },
+    );
     if kind != Kind::Dir {
         let mut local = Local::default();
         local.counters.entries += 1;
+        // A regular file is opened through the fd its PATH was resolved
+        // by; only where /proc is not mounted, by its name (checked).
+        // It is kept, as a directory's fd is, for the stages after the walk.
+        let reopened = match kind {
+            Kind::File => open::reopen_file(&pathfd),
+            // Nothing else is opened: no FIFO, no device.
+            _ => Err(rustix::io::Errno::NOENT),
+        };
+        let pre = match reopened {
+            Ok(fd) => {
+                if let Ok(kept) = rustix::io::fcntl_dupfd_cloexec(&fd, 0) {
+                    keep_root_fd(ctx, order, &Arc::new(kept));
+                }
+                account::Pre::Open(fd)
+            }
+            _ => account::Pre::No,
+        };
+        drop(pathfd);
         // A file given by path: its directory was not stat-ed, so check.
         let file = account::FileAt {
             dirfd: CWD,
@@ -341,9 +452,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
             dir: None,
             lazy: false,
         };
-        let account::Accounted::Now(own) =
-            account::nondir(ctx, &file, account::Pre::No, &mut local)
-        else {
+        let account::Accounted::Now(own) = account::nondir(ctx, &file, pre, &mut local) else {
             unreachable!("a root file is never handed over");
         };
         account::end_turn(ctx, &mut local);
@@ -382,6 +491,9 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
         path_len: u32::try_from(root.len()).unwrap_or(u32::MAX),
         fd: Mutex::new(None),
         pending: AtomicUsize::new(1),
+        // Held for the first PATHs only ([`roots::HELD`]): past them, a
+        // root is opened by its name, checked against the inode stat-ed.
+        resolved: (order < roots::HELD as u32).then(|| Arc::new(pathfd)),
         active: ctx.fds.active.clone(),
     });
     if ctx.run.opts.identities {
@@ -404,7 +516,7 @@ fn start_root<'s>(ctx: &'s Ctx<'s>, s: &rayon::Scope<'s>, root: &[u8], ns: u32, 
 /// a kernel without the ioctl, another filesystem) records them. A
 /// subvolume or mount made inside the roots while the walk runs is not
 /// looked for, like any other change during the walk.
-fn inline_wanted(opts: &WalkOptions, mounts: Option<&[Vec<u8>]>) -> bool {
+fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<u8>]>) -> bool {
     if opts.skip_extents {
         return false;
     }
@@ -412,34 +524,25 @@ fn inline_wanted(opts: &WalkOptions, mounts: Option<&[Vec<u8>]>) -> bool {
         return true;
     }
     let mut devs = Vec::new();
-    for root in &opts.roots {
-        let Ok(path) = CString::new(root.as_slice()) else {
+    for i in 0..roots.0.len() {
+        let Some(r) = roots.get(i) else {
             return true;
         };
         // A directory is asked about its subvolume through an fd of its
-        // own; anything else only has a device.
-        let flags = open::dir_flags(u32::MAX, None, opts.follow_args);
-        let st = match rfs::openat(CWD, &path, flags, rfs::Mode::empty()) {
-            Ok(fd) => {
-                if crate::probe::ioctl::btrfs_has_nested_subvol(fd.as_fd()).unwrap_or(true) {
-                    return true;
+        // own, opened through the fd its PATH was resolved by; anything
+        // else only has a device.
+        if roots.is_dir(i) {
+            let flags = open::dir_flags(u32::MAX, None, opts.follow_args);
+            match r.open_dir(flags) {
+                Ok(fd) => {
+                    if crate::probe::ioctl::btrfs_has_nested_subvol(fd.as_fd()).unwrap_or(true) {
+                        return true;
+                    }
                 }
-                rfs::statx(&fd, c"", AtFlags::EMPTY_PATH, rfs::StatxFlags::TYPE)
+                Err(_) => return true,
             }
-            Err(rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
-                let follow = if opts.follow_args {
-                    AtFlags::empty()
-                } else {
-                    AtFlags::SYMLINK_NOFOLLOW
-                };
-                rfs::statx(CWD, &path, follow, rfs::StatxFlags::TYPE)
-            }
-            Err(e) => Err(e),
-        };
-        match st {
-            Ok(st) => devs.push(ctx::dev_of(&st)),
-            Err(_) => return true,
         }
+        devs.push(r.dev);
     }
     devs.sort_unstable();
     devs.dedup();
@@ -491,8 +594,10 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         nodes,
         idents,
         read_errors,
+        roots,
         ..
     } = records;
+    let roots = roots.into_inner().unwrap_or_else(|e| e.into_inner()).seen;
     let mut read_errors = read_errors.into_inner().unwrap_or_else(|e| e.into_inner());
     // One per directory: the whole failure first, then by message.
     read_errors
@@ -588,5 +693,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         registry,
         counters,
         moved: Vec::new(),
+        roots,
+        overlap: false,
     }
 }

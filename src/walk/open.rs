@@ -231,6 +231,48 @@ pub(super) fn open_regular(
     }
 }
 
+/// Opens for its extents the regular file open at `pathfd` (an `O_PATH`
+/// fd, stat-ed as a regular file): that very inode, through
+/// `/proc/self/fd`, non-blocking and without a controlling terminal.
+/// `Err` without /proc.
+pub(super) fn reopen_file(pathfd: &OwnedFd) -> Result<OwnedFd, Errno> {
+    let mut buf = [0u8; 16];
+    let n = fd_name(&mut buf, pathfd.as_raw_fd());
+    // The magic link must be followed: no O_NOFOLLOW.
+    let flags = file_flags(true) | OFlags::NONBLOCK;
+    PROC_FD.with(|dir| match dir.get_or_init(|| proc_fd_dir().ok()) {
+        Some(d) => rfs::openat(d.as_fd(), n, flags, Mode::empty()),
+        None => Err(Errno::NOENT),
+    })
+}
+
+/// Opens for reading, with `flags`, the directory `(dev, ino)` open at
+/// `pathfd` (an `O_PATH` fd), and checks it: that very inode, through
+/// `/proc/self/fd`, which asks for read permission on it, as an open by its
+/// name does (`.` relative to it would ask for search permission too).
+/// Without /proc, `.` relative to it.
+pub(super) fn reopen_dir(
+    pathfd: BorrowedFd<'_>,
+    flags: OFlags,
+    dev: u64,
+    ino: u64,
+) -> Result<OwnedFd, DirError> {
+    let mut buf = [0u8; 16];
+    let n = fd_name(&mut buf, pathfd.as_raw_fd());
+    // The magic link must be followed: no O_NOFOLLOW.
+    let opened = PROC_FD.with(|dir| {
+        dir.get_or_init(|| proc_fd_dir().ok())
+            .as_ref()
+            .map(|d| openat_noatime(d.as_fd(), n, flags - OFlags::NOFOLLOW))
+    });
+    let fd = match opened {
+        Some(r) => r?,
+        None => openat_noatime(pathfd, c".", flags)?,
+    };
+    check_dir(&fd, dev, ino)?;
+    Ok(fd)
+}
+
 /// Opens `name` directly, non-blocking, and keeps it only if it is a
 /// regular file.
 fn open_checked(

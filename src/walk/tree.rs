@@ -100,11 +100,11 @@ fn options_allow(o: &WalkOptions, du_rules: bool) -> bool {
 /// Whether the walk will likely read the roots from their Btrfs trees,
 /// asked before the walk starts: as root, every root on Btrfs, the options
 /// allowing it. Only the thread count of a cold walk depends on it.
-pub(super) fn likely(o: &WalkOptions, du_rules: bool) -> bool {
+pub(super) fn likely(o: &WalkOptions, du_rules: bool, roots: &super::roots::Roots) -> bool {
     !o.fiemap_only
         && options_allow(o, du_rules)
         && crate::extents::source::can_search_trees()
-        && super::cold::all_on(&o.roots, magic::BTRFS)
+        && super::cold::all_on(roots, magic::BTRFS)
 }
 
 /// The template `statx` of directory `dir` (its own: `known`, when the
@@ -374,23 +374,24 @@ fn statx_of(template: &Statx, ino: u64, t: &TreeInode, sector: u64) -> Statx {
 
 /// The mount points that lie inside the roots, as the walk prints their
 /// paths (the root as given, then the names under it); `None` without
-/// `/proc/self/mountinfo`.
-pub(super) fn mounts_inside(roots: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
-    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+/// `/proc/self/mountinfo`. Where a root lies is where the fd its PATH was
+/// resolved by lies ([`super::roots`]), never its name resolved again.
+pub(super) fn mounts_inside(
+    given: &[Vec<u8>],
+    roots: &super::roots::Roots,
+) -> Option<Vec<Vec<u8>>> {
     let points = mount_points()?;
     let mut out = Vec::new();
-    for root in roots {
+    for (i, root) in given.iter().enumerate() {
         // A root that cannot be resolved cannot be walked either.
-        let Ok(canon) = std::fs::canonicalize(std::ffi::OsStr::from_bytes(root)) else {
+        let Some(canon) = roots.get(i).and_then(|r| r.place.as_deref()) else {
             continue;
         };
-        let canon = canon.into_os_string().into_vec();
         for p in &points {
             let rel = if canon == b"/" {
                 p.strip_prefix(b"/")
             } else {
-                p.strip_prefix(canon.as_slice())
-                    .and_then(|r| r.strip_prefix(b"/"))
+                p.strip_prefix(canon).and_then(|r| r.strip_prefix(b"/"))
             };
             if let Some(rel) = rel.filter(|r| !r.is_empty()) {
                 let mut printed = root.clone();

@@ -204,7 +204,8 @@ fn deleting_two_snapshots_on_btrfs_frees_what_was_shown() {
 
 /// Without CAP_SYS_ADMIN (dropped from the bounding set) and without
 /// `user_subvol_rm_allowed`, a snapshot cannot be deleted: the browser
-/// says so by path, and stops there (the entry after it stays too).
+/// says so by path, and stops there (the entry after it stays too). The
+/// snapshot is read-only, and is left as it was: at its name, read-only.
 #[test]
 fn a_subvolume_without_the_privilege_is_refused_clearly() {
     let Some(fs) = Mounted::new(FsKind::Btrfs, BTRFS_OPTS) else {
@@ -221,7 +222,7 @@ fn a_subvolume_without_the_privilege_is_refused_clearly() {
     write_file(&p("vol/f"), 100 * K);
     fs::create_dir(p("snaps")).unwrap();
     run(Command::new("btrfs")
-        .args(["subvolume", "snapshot"])
+        .args(["subvolume", "snapshot", "-r"])
         .arg(p("vol"))
         .arg(p("snaps/s1")))
     .assert_ok();
@@ -246,6 +247,16 @@ fn a_subvolume_without_the_privilege_is_refused_clearly() {
         "{s}"
     );
     assert!(p("snaps/s1/f").exists() && p("snaps/t").exists());
+    let ro = run(Command::new("btrfs")
+        .args(["property", "get", "-ts"])
+        .arg(p("snaps/s1"))
+        .arg("ro"));
+    assert_eq!(ro.stdout_str().trim(), "ro=true", "{ro:?}");
+    let left: Vec<_> = fs::read_dir(p("snaps"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 2, "{left:?}");
     close_and_quit(&tmux, 1);
 }
 

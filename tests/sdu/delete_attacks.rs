@@ -348,3 +348,380 @@ fn the_terminal_survives_an_abort() {
     rustix::process::kill_process(pid, rustix::process::Signal::ABORT).expect("kill -ABRT");
     assert_terminal_restored(&tmux, 134);
 }
+
+/// `nobody` exchanging `a` and `b` in `dir` (`renameat2(RENAME_EXCHANGE)`,
+/// through python3's ctypes) as fast as it can, until dropped.
+struct Exchanger(std::process::Child);
+
+impl Exchanger {
+    fn start(dir: &Path, a: &str, b: &str) -> Exchanger {
+        use std::io::Read as _;
+        const LOOP: &str = "
+import ctypes, os, platform, sys
+nr = {'x86_64': 316, 'aarch64': 276}[platform.machine()]
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = sys.argv[1].encode(), sys.argv[2].encode()
+sys.stdout.write('ready\\n'); sys.stdout.flush()
+while True:
+    libc.syscall(nr, -100, a, -100, b, 2)
+";
+        // At a higher priority than the rest of the machine's load: it
+        // runs whenever it can, as an attacker would see to.
+        let mut child = Command::new("nice")
+            .args(["-n", "-10", "setpriv"])
+            .args(nobody_args())
+            .args(["/usr/bin/python3", "-c", LOOP, a, b])
+            .current_dir(dir)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 through setpriv");
+        let mut ready = [0u8; 6];
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_exact(&mut ready)
+            .expect("the exchanger starts");
+        assert_eq!(&ready, b"ready\n");
+        Exchanger(child)
+    }
+}
+
+impl Drop for Exchanger {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// What a scan records at `root` and each of `names` below it now.
+fn idents_now(root: &Path, names: &[&str]) -> Vec<sdu::records::Ident> {
+    use rustix::fs::{AtFlags, CWD, StatxFlags};
+    let mut p = root.to_path_buf();
+    let mut out = Vec::new();
+    for i in 0..=names.len() {
+        if i > 0 {
+            p.push(names[i - 1]);
+        }
+        let st = rustix::fs::statx(
+            CWD,
+            &p,
+            AtFlags::SYMLINK_NOFOLLOW,
+            StatxFlags::TYPE | StatxFlags::INO | StatxFlags::MNT_ID,
+        )
+        .unwrap();
+        out.push(sdu::records::Ident {
+            dev: rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor),
+            ino: st.stx_ino,
+            mnt: st.stx_mnt_id,
+        });
+    }
+    out
+}
+
+/// The subvolume id of the Btrfs subvolume at `p`.
+fn rootid(p: &Path) -> Option<u64> {
+    let o = run(Command::new("btrfs")
+        .args(["inspect-internal", "rootid"])
+        .arg(p));
+    (o.code == Some(0)).then(|| o.stdout_str().trim().parse().unwrap())
+}
+
+/// Root deletes nobody's subvolume `u/mine` through the library (what the
+/// browser's `d` calls) while nobody, owner of `u/`, exchanges it with
+/// root's subvolume `u/rootsnap` in a loop. Each run is checked by fd
+/// before the destroy; the destroy must reach the subvolume checked and
+/// nothing else: root's subvolume and its file survive every run. Runs
+/// until 8 deletions of `mine` went through, 25 s at most. Guard: the
+/// subvolume moved into a directory of root's own and destroyed there by
+/// id (`Run::subvolume` in src/delete/mod.rs).
+#[test]
+fn a_subvolume_exchanged_with_roots_by_its_owner_never_destroys_roots() {
+    if !root_or_skip("the attack needs root deleting and nobody owning the tree") {
+        return;
+    }
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    chmod(fs.path().parent().unwrap(), 0o755);
+    chmod(fs.path(), 0o755);
+    let u = fs.path().join("u");
+    fs::create_dir(&u).unwrap();
+    let subvolume = |name: &str| {
+        run(Command::new("btrfs")
+            .args(["subvolume", "create"])
+            .arg(u.join(name)))
+        .assert_ok();
+    };
+    subvolume("rootsnap");
+    fs::write(u.join("rootsnap/precious"), b"root's").unwrap();
+    let roots = rootid(&u.join("rootsnap")).unwrap();
+    run(Command::new("chown").arg("65534:65534").arg(&u)).assert_ok();
+    let t0 = std::time::Instant::now();
+    let (mut runs, mut deleted) = (0, 0);
+    while deleted < 30 && t0.elapsed() < Duration::from_secs(25) {
+        runs += 1;
+        // Root's subvolume back at its name, nobody's made again if gone.
+        if rootid(&u.join("mine")) == Some(roots) {
+            rustix::fs::renameat_with(
+                rustix::fs::CWD,
+                u.join("mine"),
+                rustix::fs::CWD,
+                u.join("rootsnap"),
+                rustix::fs::RenameFlags::EXCHANGE,
+            )
+            .unwrap();
+        }
+        if !u.join("mine").exists() {
+            subvolume("mine");
+            fs::write(u.join("mine/junk"), b"nobody's").unwrap();
+            run(Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(u.join("mine")))
+            .assert_ok();
+        }
+        assert_eq!(rootid(&u.join("rootsnap")), Some(roots));
+        let target = sdu::delete::Target {
+            root: fs.path().as_os_str().as_encoded_bytes().to_vec(),
+            names: vec![b"u".to_vec(), b"mine".to_vec()],
+            dir: true,
+            idents: idents_now(fs.path(), &["u", "mine"]),
+            inside: Vec::new(),
+        };
+        let attacker = Exchanger::start(&u, "mine", "rootsnap");
+        std::thread::sleep(Duration::from_millis(20));
+        let d = sdu::delete::delete(&[target], &std::sync::atomic::AtomicBool::new(false));
+        drop(attacker);
+        let survives = ["rootsnap", "mine"]
+            .iter()
+            .any(|n| fs::read(u.join(n).join("precious")).is_ok_and(|b| b == b"root's"));
+        assert!(
+            survives,
+            "root's subvolume destroyed in run {runs} ({deleted} deletions of nobody's before): {d:?}"
+        );
+        match &d.failed {
+            None => {
+                assert_eq!((d.targets, d.subvolumes), (1, 1), "run {runs}: {d:?}");
+                deleted += 1;
+            }
+            Some(f) => assert!(f.to_string().contains("is not what sdu scanned"), "{f}"),
+        }
+    }
+    eprintln!("{runs} runs, {deleted} deletions of nobody's subvolume");
+    assert!(deleted > 0, "no deletion went through in {runs} runs");
+    // Nothing left behind of the directories made to hold it.
+    let mut left: Vec<_> = fs::read_dir(&u)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert!(
+        left == ["mine", "rootsnap"] || left == ["rootsnap"],
+        "{left:?}"
+    );
+}
+
+/// Where [`a_thirty_thousand_deep_tree_is_deleted_in_linear_memory`]
+/// tells its child process the tree to delete.
+const DEEP_DELETE_ENV: &str = "SDU_TEST_DEEP_DELETE";
+
+/// Deletes `$SDU_TEST_DEEP_DELETE/top` through the library and prints the
+/// peak resident memory (`VmHWM`) of the process: the child process of
+/// [`a_thirty_thousand_deep_tree_is_deleted_in_linear_memory`], alone in
+/// its process so that the peak is the deletion's. Does nothing when the
+/// variable is not set (a run of the whole suite).
+#[test]
+fn deep_delete_child() {
+    let Some(root) = std::env::var_os(DEEP_DELETE_ENV) else {
+        return;
+    };
+    let root = PathBuf::from(root);
+    let target = sdu::delete::Target {
+        root: root.as_os_str().as_encoded_bytes().to_vec(),
+        names: vec![b"top".to_vec()],
+        dir: true,
+        idents: idents_now(&root, &["top"]),
+        inside: Vec::new(),
+    };
+    let d = sdu::delete::delete(&[target], &std::sync::atomic::AtomicBool::new(false));
+    let status = fs::read_to_string("/proc/self/status").unwrap();
+    let hwm = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .unwrap()
+        .trim();
+    println!(
+        "\ndeleted {} of 1, {} entries; peak {hwm}",
+        d.targets, d.entries
+    );
+}
+
+/// A chain of 30,000 directories deleted through the library (what the
+/// browser's `d` calls): the deletion's peak memory stays under 100 MB
+/// (a full path kept per open level would take about 0.9 GB). Guard: the
+/// directories being emptied keep their names only, and a path is built
+/// when a message needs one (src/delete/empty.rs).
+#[test]
+fn a_thirty_thousand_deep_tree_is_deleted_in_linear_memory() {
+    let scratch = Scratch::new();
+    let root = scratch.mkdir("root");
+    fs::create_dir(root.join("top")).unwrap();
+    deep_tree(&root.join("top"), 30_000);
+    let out = run(Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "delete_attacks::deep_delete_child"])
+        .args(["--nocapture", "--test-threads=1"])
+        .env(DEEP_DELETE_ENV, &root));
+    let s = out.stdout_str();
+    let line = s
+        .lines()
+        .find(|l| l.starts_with("deleted "))
+        .unwrap_or_else(|| panic!("{out:?}"));
+    assert!(line.starts_with("deleted 1 of 1, 30062 entries;"), "{line}");
+    assert!(!root.join("top").exists());
+    let kb: u64 = line
+        .rsplit_once("peak ")
+        .and_then(|(_, p)| p.strip_suffix(" kB"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    eprintln!("{line}");
+    assert!(kb < 100_000, "the deletion peaked at {kb} kB: {line}");
+}
+
+/// A bind mount of the victim on `inner`, in a directory deeper than
+/// PATH_MAX with 20 files beside it, made before the scan; that directory
+/// is deleted through the library. The refusal comes before anything is
+/// removed, and names the mount point. Guard: the mount points inside are
+/// found by the directory's absolute path however long
+/// (`mounts_inside` in src/delete/mod.rs, which climbs `..` past what
+/// `/proc/self/fd` can print).
+#[test]
+fn a_bind_mount_inside_a_target_deeper_than_path_max_is_refused_before_anything_goes() {
+    use rustix::fs::{Mode, OFlags};
+    if !root_or_skip("bind mounts need root") {
+        return;
+    }
+    let t = TestDir::new();
+    let v = victim(&t);
+    let root = t.mkdir("root");
+    fs::create_dir(root.join("top")).unwrap();
+    const LEVELS: usize = 2_100;
+    deep_tree(&root.join("top"), LEVELS);
+    // Down to the deepest directory, one name at a time, noting what a
+    // scan records at each level.
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let ident = |fd: &std::os::fd::OwnedFd| {
+        let st = rustix::fs::statx(
+            fd,
+            c"",
+            rustix::fs::AtFlags::EMPTY_PATH,
+            rustix::fs::StatxFlags::TYPE
+                | rustix::fs::StatxFlags::INO
+                | rustix::fs::StatxFlags::MNT_ID,
+        )
+        .unwrap();
+        sdu::records::Ident {
+            dev: rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor),
+            ino: st.stx_ino,
+            mnt: st.stx_mnt_id,
+        }
+    };
+    let mut fd = rustix::fs::open(&root, flags, Mode::empty()).unwrap();
+    let mut idents = vec![ident(&fd)];
+    let mut names = vec![b"top".to_vec()];
+    names.extend(std::iter::repeat_n(b"d".to_vec(), LEVELS));
+    for n in &names {
+        fd = rustix::fs::openat(&fd, n.as_slice(), flags, Mode::empty()).unwrap();
+        idents.push(ident(&fd));
+    }
+    for i in 0..20 {
+        let f = rustix::fs::openat(
+            &fd,
+            format!("a{i:02}"),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o644),
+        )
+        .unwrap();
+        drop(f);
+    }
+    rustix::fs::mkdirat(&fd, "inner", Mode::from_raw_mode(0o755)).unwrap();
+    let at = |name: &str| {
+        use std::os::fd::AsRawFd;
+        // The test's own fd, seen from mount(8) too.
+        PathBuf::from(format!(
+            "/proc/{}/fd/{}/{name}",
+            std::process::id(),
+            fd.as_raw_fd()
+        ))
+    };
+    let bind = Bind::new(&v, &at("inner"));
+    let target = sdu::delete::Target {
+        root: root.as_os_str().as_encoded_bytes().to_vec(),
+        names,
+        dir: true,
+        idents,
+        inside: Vec::new(),
+    };
+    let d = sdu::delete::delete(&[target], &std::sync::atomic::AtomicBool::new(false));
+    let why = d
+        .failed
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    drop(bind);
+    // The message without the runs of `d/` (4,200 bytes each path).
+    let why = why.replace(&"d/".repeat(LEVELS), "(d/ × 2,100)");
+    assert_eq!((d.targets, d.entries), (0, 0), "{why}");
+    assert!(why.contains("is a mount point inside it"), "{why}");
+    assert!(why.contains("Found before anything was removed"), "{why}");
+    assert!(why.contains("(d/ × 2,100)inner' is a mount point"), "{why}");
+    assert_intact(&v);
+    for i in 0..20 {
+        assert!(at(&format!("a{i:02}")).exists(), "a{i:02} removed");
+    }
+    assert!(at("bottom").exists());
+}
+
+/// Read-only snapshots (what backup tools keep) are deleted like any
+/// subvolume, as a target and inside a marked directory: a read-only
+/// subvolume cannot be moved to another directory, so it is made writable
+/// first, through the fd that was checked. Guard: `Run::subvolume`
+/// (src/delete/subvolume.rs).
+#[test]
+fn read_only_snapshots_are_deleted_too() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let p = |s: &str| fs.path().join(s);
+    run(Command::new("btrfs")
+        .args(["subvolume", "create"])
+        .arg(p("vol")))
+    .assert_ok();
+    fs::write(p("vol/f"), b"data").unwrap();
+    fs::create_dir_all(p("snaps/dir")).unwrap();
+    for at in ["snaps/ro1", "snaps/dir/ro2"] {
+        run(Command::new("btrfs")
+            .args(["subvolume", "snapshot", "-r"])
+            .arg(p("vol"))
+            .arg(p(at)))
+        .assert_ok();
+    }
+    let target = |name: &str| sdu::delete::Target {
+        root: fs.path().as_os_str().as_encoded_bytes().to_vec(),
+        names: vec![b"snaps".to_vec(), name.as_bytes().to_vec()],
+        dir: true,
+        idents: idents_now(fs.path(), &["snaps", name]),
+        inside: Vec::new(),
+    };
+    let d = sdu::delete::delete(
+        &[target("ro1"), target("dir")],
+        &std::sync::atomic::AtomicBool::new(false),
+    );
+    let why = d.failed.as_ref().map(ToString::to_string);
+    assert_eq!(why, None);
+    assert_eq!((d.targets, d.subvolumes), (2, 2));
+    assert!(!p("snaps/ro1").exists() && !p("snaps/dir").exists());
+    assert_eq!(fs::read(p("vol/f")).unwrap(), b"data");
+    let left: Vec<_> = fs::read_dir(p("snaps")).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}

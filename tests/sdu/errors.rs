@@ -1,10 +1,14 @@
 //! Per-entry errors (reported, counted, the walk goes on, exit 1) and a
-//! closed stdout (silent success).
+//! closed stdout (silent success); arguments that would exhaust the memory
+//! or end in a panic (a huge time style, an endless `--files0-from`, a `TZ`
+//! that is no zone file).
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::args;
@@ -559,4 +563,190 @@ fn locale_is_taken_from_the_environment_as_du_takes_it() {
         "{raw} of {} raw",
         cases.len()
     );
+}
+
+// ---------------------------------------------------------------------------
+// Arguments that would exhaust the memory or end in a panic
+
+/// The address space sdu is given: ten times what these runs need, a
+/// third of a second of the growth an unbounded read of /dev/zero had.
+const MEMORY_CAP_KB: u32 = 512 * 1024;
+
+/// Runs `script` (sh, with `$SDU` the binary) in `dir` with the address
+/// space capped at [`MEMORY_CAP_KB`]; the script runs sdu under
+/// `timeout 20`, so a run that never ends exits 124, and one the cap
+/// stopped (the allocator aborts) 134.
+fn capped(dir: &Path, script: &str, env: &[(&str, &OsStr)]) -> Output {
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg(format!("ulimit -v {MEMORY_CAP_KB} && {script}"))
+        .env("SDU", sdu_bin())
+        .current_dir(dir);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    run_with_timeout(&mut c, 60)
+}
+
+/// A `--time-style=+FORMAT` or `TIME_STYLE` wider than 65,535 characters
+/// is printed as du prints it, in full: the time column is padded by
+/// hand (a width that large is past what `{:<width$}` takes).
+#[test]
+fn a_time_style_of_any_width_is_printed() {
+    let t = TestDir::new();
+    fs::create_dir(t.path().join("d")).unwrap();
+    let wide = format!("+{}", "x".repeat(70_000));
+    for (how, env) in [
+        (format!("--time-style='{wide}'"), vec![]),
+        (String::new(), vec![("TIME_STYLE", OsStr::new(&wide))]),
+    ] {
+        let o = capped(
+            t.path(),
+            &format!("exec timeout 20 \"$SDU\" -j1 --time {how} d"),
+            &env,
+        );
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let out = o.stdout_str();
+        let row = out.lines().nth(1).unwrap_or_default();
+        assert!(
+            row.ends_with(&format!("  {}  d", &wide[1..])),
+            "the time column is not the style: {}",
+            &row[..row.len().min(200)]
+        );
+        let head = out.lines().next().unwrap_or_default();
+        assert!(head.ends_with(&format!("Time{}  Path", " ".repeat(70_000 - 4))));
+    }
+}
+
+/// `--files0-from` reads a name at a time: `/dev/zero` (an endless run of
+/// zero-length names) stops at the 100th with du's message for each and
+/// one saying why, exit 2 (1 as du); an endless name stops at PATH_MAX;
+/// a list ending in a name that long reads no further either. All within
+/// the memory cap, at once.
+#[test]
+fn files0_from_an_endless_input_stops_with_bounded_memory() {
+    let t = TestDir::new();
+    fs::create_dir(t.path().join("d")).unwrap();
+    fs::write(
+        t.path().join("list"),
+        [&b"d\0"[..], &[b'a'; 4096], b"\0d\0"].concat(),
+    )
+    .unwrap();
+    let too_long = "file name too long (a path has at most 4095 bytes); \
+                    the rest of the list is not read";
+    for (script, status, first, last) in [
+        (
+            "exec timeout 20 \"$SDU\" -j1 --files0-from=/dev/zero",
+            2,
+            "sdu: /dev/zero:1: invalid zero-length file name".to_owned(),
+            "sdu: /dev/zero:100: 100 invalid file names; the rest of the list is not read"
+                .to_owned(),
+        ),
+        (
+            "ln -sf \"$SDU\" du && exec timeout 20 ./du --files0-from=/dev/zero",
+            1,
+            "du: /dev/zero:1: invalid zero-length file name".to_owned(),
+            "du: /dev/zero:100: 100 invalid file names; the rest of the list is not read"
+                .to_owned(),
+        ),
+        (
+            "tr '\\0' a < /dev/zero | timeout 20 \"$SDU\" -j1 --files0-from=-",
+            2,
+            format!("sdu: -:1: {too_long}"),
+            format!("sdu: -:1: {too_long}"),
+        ),
+        (
+            "exec timeout 20 \"$SDU\" -j1 --files0-from=list",
+            2,
+            format!("sdu: list:2: {too_long}"),
+            format!("sdu: list:2: {too_long}"),
+        ),
+    ] {
+        let o = capped(t.path(), script, &[]);
+        assert_eq!(o.code, Some(status), "{script}: {o:?}");
+        assert!(o.stdout.is_empty(), "{script}: {o:?}");
+        let lines: Vec<&str> = o
+            .stderr
+            .lines()
+            .filter(|l| !l.starts_with("Try "))
+            .collect();
+        assert_eq!(lines.first(), Some(&&*first), "{script}: {o:?}");
+        assert_eq!(lines.last(), Some(&&*last), "{script}: {o:?}");
+    }
+}
+
+/// `TZ` naming something that is no zone file (`/dev/zero`, a FIFO) is
+/// UTC, as glibc has it: opened without blocking, read no further than a
+/// zone file can be long. The memory `TZ=/dev/zero` took is read (VmPeak)
+/// while sdu waits to open its `--files0-from` FIFO, which it does after
+/// it has read the zone.
+#[test]
+fn tz_naming_a_device_or_a_fifo_is_utc() {
+    let t = TestDir::new();
+    fs::create_dir(t.path().join("d")).unwrap();
+    let fifo = t.path().join("fifo");
+    let list = t.path().join("list");
+    for f in [&fifo, &list] {
+        assert_eq!(run(Command::new("mkfifo").arg(f)).code, Some(0));
+    }
+    let script = "exec timeout 20 \"$SDU\" -j1 --time --time-style=full-iso d";
+    let utc = capped(t.path(), script, &[("TZ", OsStr::new("UTC0"))]);
+    assert_eq!(utc.code, Some(0), "{utc:?}");
+    let o = capped(t.path(), script, &[("TZ", fifo.as_os_str())]);
+    assert_eq!(o.code, Some(0), "TZ=FIFO: {o:?}");
+    assert_eq!(o.stdout_str(), utc.stdout_str(), "TZ=FIFO");
+
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {MEMORY_CAP_KB} && exec \"$SDU\" -j1 --time --time-style=full-iso \
+             --files0-from=list"
+        ))
+        .env("SDU", sdu_bin())
+        .env("TZ", "/dev/zero")
+        .current_dir(t.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A FIFO opens for writing without blocking only once it has a reader.
+    let start = std::time::Instant::now();
+    let mut writer = loop {
+        let w = fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            .open(&list);
+        if let Ok(w) = w {
+            break w;
+        }
+        if let Ok(Some(st)) = child.try_wait() {
+            panic!("sdu ended before it opened its list: {st}");
+        }
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("TZ=/dev/zero: sdu never opened its list in 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let status = fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let peak: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmPeak:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    std::io::Write::write_all(&mut writer, b"d\0").unwrap();
+    drop(writer);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "TZ=/dev/zero: {o:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        utc.stdout_str(),
+        "TZ=/dev/zero"
+    );
+    assert!(
+        peak < u64::from(MEMORY_CAP_KB) / 4,
+        "TZ=/dev/zero: VmPeak {peak} kB before the scan (cap {MEMORY_CAP_KB} kB)"
+    );
+    eprintln!("TZ=/dev/zero: VmPeak {peak} kB before the scan");
 }

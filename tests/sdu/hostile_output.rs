@@ -413,3 +413,74 @@ fn import_rejects_names_no_filesystem_has() {
         "{o:?}"
     );
 }
+
+/// A directory whose name sets the terminal's title (OSC 2, ended by BEL).
+const TITLE: &[u8] = b"A\x1b]2;PWNED-TITLE\x07";
+
+/// The title of the pane of [`Tmux::shell`].
+fn pane_title(tmux: &Tmux) -> String {
+    let o = tmux.cmd(&["display-message", "-p", "-t", "t", "#{pane_title}"]);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    o.stdout_str().trim_end().to_owned()
+}
+
+/// The progress line of `sdu -s` and of `sdu -i` (one display draws both)
+/// shows the directory being read as the table shows a path on a
+/// terminal: a name that would set the terminal's title is quoted, the
+/// pane's title stays as it was and neither an OSC nor a BEL reaches the
+/// terminal (the line's own escapes are cursor motions and line clears,
+/// CSI). The scan walks many copies of a tree whose every directory but
+/// two is below that name, on one thread, so that the line shows it.
+#[test]
+fn the_progress_line_quotes_names() {
+    let t = TestDir::new();
+    let root = t.mkdir("root");
+    let hostile = root.join(OsStr::from_bytes(TITLE));
+    fs::create_dir(&hostile).unwrap();
+    for i in 0..200 {
+        fs::create_dir(hostile.join(format!("d{i}"))).unwrap();
+    }
+    for (what, flags) in [("sdu -s", "-s --no-header"), ("sdu -i", "-i")] {
+        // A terminal of its own for each, so that each run is judged alone.
+        let Some(tmux) = Tmux::shell(&format!("progress-title{}", flags.len())) else {
+            return;
+        };
+        let log = t.path().join(format!("pane{}.log", flags.len()));
+        let pipe = format!("cat >> '{}'", log.display());
+        let o = tmux.cmd(&["pipe-pane", "-t", "t", &pipe]);
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let title = pane_title(&tmux);
+        let script = t.path().join("scan.sh");
+        let mut s = format!(
+            "cd '{}' && SDU_PROGRESS_DELAY_MS=0 exec '{}' {flags} -j1",
+            t.path().display(),
+            sdu_bin().display()
+        );
+        s.push_str(&" root".repeat(3_000));
+        fs::write(&script, s).unwrap();
+        tmux.keys(&[&format!("sh '{}'", script.display()), "Enter"]);
+        // The name on the screen, or (unquoted) in the title.
+        let start = std::time::Instant::now();
+        while !tmux.screen().contains("PWNED-TITLE") && !pane_title(&tmux).contains("PWNED") {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(30),
+                "{what}: the progress line never showed the name; the screen:\n{}",
+                tmux.screen()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        tmux.keys(&["C-c"]);
+        tmux.wait_for("the prompt after Ctrl-C", |s| {
+            crate::tmux::last_line(s) == crate::tmux::PROMPT
+        });
+        assert_eq!(pane_title(&tmux), title, "{what}: the title was set");
+        let bytes = fs::read(&log).unwrap_or_default();
+        for seq in [&b"\x1b]"[..], b"\x07"] {
+            assert!(
+                !bytes.windows(seq.len()).any(|w| w == seq),
+                "{what}: {seq:?} reached the terminal: {:?}",
+                String::from_utf8_lossy(&bytes)
+            );
+        }
+    }
+}

@@ -13,6 +13,7 @@
 mod as_du;
 mod big;
 mod browse;
+mod browse_attacks;
 mod browse_rescan;
 mod btrfs;
 mod cli;
@@ -43,3 +44,4 @@ mod tmux;
 mod tree;
 mod tree_width;
 mod util;
+mod written;

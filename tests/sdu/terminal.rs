@@ -1,10 +1,12 @@
 //! sdu on a real terminal (tmux): Ctrl-C and SIGTERM during a scan clear
 //! the progress line before sdu dies by the signal, and a SIGINT the shell
-//! ignores stays ignored.
+//! ignores stays ignored. The browser: every signal that ends it puts the
+//! terminal back first, and Ctrl-Z stops it cleanly, `fg` drawing it whole.
 
 use std::fs;
 use std::path::Path;
 
+use crate::browse::{assert_terminal_restored, start};
 use crate::tmux::{PROMPT, Tmux, last_line};
 use crate::util::*;
 
@@ -117,4 +119,119 @@ fn ignored_sigint_stays_ignored() {
         s.lines().any(|l| l.starts_with("status="))
     });
     assert!(screen.contains("status=0"), "{screen}");
+}
+
+/// The pane shows the normal screen (not the alternate one) and its
+/// cursor.
+fn assert_normal_screen_and_cursor(tmux: &Tmux) {
+    let o = tmux.cmd(&[
+        "display-message",
+        "-p",
+        "-t",
+        "t",
+        "alt=#{alternate_on} cursor=#{cursor_flag}",
+    ]);
+    assert_eq!(o.stdout_str().trim(), "alt=0 cursor=1", "{}", tmux.screen());
+}
+
+/// The browser, then each signal whose default action ends a process and
+/// that nothing else in sdu handles (SIGINT and SIGTERM: the signal
+/// thread; the faults and the others: `the_terminal_survives_an_abort`)
+/// sent from elsewhere: the terminal is in cooked mode with echo, on the
+/// normal screen with its cursor, and bash saw a death by that signal.
+/// Guard: the handlers of src/browse/tty_ioctl.rs.
+#[test]
+fn the_browser_dies_by_any_signal_with_the_terminal_put_back() {
+    let Some(tmux) = Tmux::shell("browse-signals") else {
+        return;
+    };
+    let t = TestDir::new();
+    fs::write(t.path().join("f"), b"x").unwrap();
+    use rustix::process::Signal;
+    for (sig, name) in [
+        (Signal::USR1, "USR1"),
+        (Signal::USR2, "USR2"),
+        (Signal::ALARM, "ALRM"),
+        (Signal::VTALARM, "VTALRM"),
+        (Signal::PROF, "PROF"),
+    ] {
+        tmux.keys(&["clear", "Enter"]);
+        start(&tmux, t.path(), "-B1 .");
+        let pid = tmux.child_of_shell();
+        let pid = rustix::process::Pid::from_raw(pid as i32).expect("a pid");
+        rustix::process::kill_process(pid, sig).unwrap_or_else(|e| panic!("kill -{name}: {e}"));
+        let status = 128 + sig.as_raw() as u32;
+        eprintln!("SIG{name}: status {status} expected");
+        assert_terminal_restored(&tmux, status);
+        assert_normal_screen_and_cursor(&tmux);
+    }
+}
+
+/// Ctrl-Z in the browser: the shell's prompt comes back on the normal
+/// screen, in cooked mode with echo and the cursor shown; `fg` brings the
+/// browser back drawn whole (its columns and rows), and it still takes
+/// keys. The same for SIGTSTP sent from elsewhere. Guard: the SIGTSTP
+/// handler of src/browse/tty_ioctl.rs and the redraw in src/browse/mod.rs.
+#[test]
+fn ctrl_z_stops_the_browser_cleanly_and_fg_draws_it_again() {
+    let Some(tmux) = Tmux::shell("browse-stop") else {
+        return;
+    };
+    let t = TestDir::new();
+    for d in ["alpha", "beta"] {
+        fs::create_dir(t.path().join(d)).unwrap();
+        fs::write(t.path().join(d).join("f"), b"x").unwrap();
+    }
+    start(&tmux, t.path(), "-B1 .");
+    for how in ["Ctrl-Z", "kill -TSTP"] {
+        if how == "Ctrl-Z" {
+            tmux.keys(&["C-z"]);
+        } else {
+            let pid = tmux.child_of_shell();
+            let pid = rustix::process::Pid::from_raw(pid as i32).expect("a pid");
+            rustix::process::kill_process(pid, rustix::process::Signal::TSTP).unwrap();
+        }
+        let s = wait_briefly(&tmux, |s| last_line(s) == PROMPT)
+            .unwrap_or_else(|s| panic!("{how}: no prompt within 10 s; the screen:\n{s}"));
+        assert!(s.contains("Stopped"), "{how}:\n{s}");
+        assert_normal_screen_and_cursor(&tmux);
+        tmux.keys(&[
+            "clear; stty -a | tr -s ' ;\\n' '\\n' | grep -E '^-?(icanon|echo)$' \
+             | tr '\\n' ' '; echo \"E\"ND",
+            "Enter",
+        ]);
+        let s = tmux.wait_for("stty's settings", |s| {
+            s.lines().any(|l| l.ends_with(" END"))
+        });
+        assert!(
+            s.contains("icanon echo") && !s.contains("-icanon") && !s.contains("-echo"),
+            "{how}: the terminal is not in cooked mode with echo:\n{s}"
+        );
+        tmux.keys(&["clear; fg", "Enter"]);
+        let s = wait_briefly(&tmux, |s| {
+            s.contains("Reclaimable") && s.contains("alpha/") && s.contains("beta/")
+        })
+        .unwrap_or_else(|s| panic!("{how}: fg did not draw the browser again:\n{s}"));
+        assert!(s.contains(" Name"), "{s}");
+        // It takes keys: sorted by name.
+        crate::browse::press(&tmux, "n", "sort: name");
+    }
+    tmux.keys(&["q"]);
+    assert_terminal_restored(&tmux, 0);
+    assert_normal_screen_and_cursor(&tmux);
+}
+
+/// Polls the screen until `done` holds: `Err(screen)` after 10 s.
+fn wait_briefly(tmux: &Tmux, done: impl Fn(&str) -> bool) -> Result<String, String> {
+    let start = std::time::Instant::now();
+    loop {
+        let s = tmux.screen();
+        if done(&s) {
+            return Ok(s);
+        }
+        if start.elapsed() > std::time::Duration::from_secs(10) {
+            return Err(s);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }

@@ -276,16 +276,40 @@ pub fn confirm(f: &mut Frame<'_>, area: Rect, app: &App<'_>, c: &Confirm, look: 
         (n, false) => format!(" Delete {n} entries?"),
         (n, true) => format!(" Delete {n} entries, directories with everything in them?"),
     })];
+    // An entry under a name that was another entry before the new scan
+    // (where the cursor or a mark was) says so under its path, and takes
+    // two lines of the room.
+    let mut used = 0;
     for (i, &id) in c.ids.iter().enumerate() {
-        if i == room && c.ids.len() > room + 1 {
-            lines.push(Line::from(format!("   … and {} more", c.ids.len() - room)));
+        let replaced = app.replaced(id);
+        let need = if replaced { 2 } else { 1 };
+        // The last entry may take the line "… and 1 more" would.
+        let last = i + 1 == c.ids.len();
+        if used + need > room + usize::from(last) {
+            let more = c.ids.len() - i;
+            let replaced = c.ids[i..].iter().filter(|&&id| app.replaced(id)).count();
+            lines.push(Line::from(if replaced == 0 {
+                format!("   … and {more} more")
+            } else {
+                format!(
+                    "   … and {more} more, {replaced} not the {} under {} name before the new scan",
+                    if replaced == 1 { "entry" } else { "entries" },
+                    if replaced == 1 { "its" } else { "their" },
+                )
+            }));
             break;
         }
+        used += need;
         let mut p = printable(&app.path(id));
         if app.tree().kind(id) == Kind::Dir {
             p.push('/');
         }
         lines.push(Line::from(format!("   {p}")));
+        if replaced {
+            lines.push(Line::from(
+                "     ! not the entry under this name before the new scan",
+            ));
+        }
     }
     lines.push(Line::from(format!(
         " {} {}, frees {}{}",

@@ -21,6 +21,22 @@ fn env(vars: &[(&str, &str)]) -> Env {
             Some(b"dir") => Err(io::Error::from_raw_os_error(21)),
             Some(_) => Err(io::Error::from_raw_os_error(2)),
         }),
+        open: Box::new(|path| -> io::Result<Box<dyn io::Read>> {
+            /// A directory: it opens, then fails to read.
+            struct Dir;
+            impl io::Read for Dir {
+                fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                    Err(io::Error::from_raw_os_error(21))
+                }
+            }
+            let data: &'static [u8] = match path.map(OsStr::as_bytes) {
+                None => b"a\0b\0",
+                Some(b"zero") => b"a\0\0b\0",
+                Some(b"dir") => return Ok(Box::new(Dir)),
+                Some(_) => return Err(io::Error::from_raw_os_error(2)),
+            };
+            Ok(Box::new(data))
+        }),
         stdout_terminal: false,
         stdout_columns: None,
         stderr_terminal: false,

@@ -29,7 +29,9 @@ mod depth;
 mod hostile_trees;
 mod permissions;
 mod races;
+mod reopen;
 mod resources;
+mod roots;
 mod security;
 
 /// A reflink XFS loopback whose mount directory (and the private temp dir

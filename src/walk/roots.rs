@@ -1,0 +1,156 @@
+//! The PATHs, each resolved by its name once, before the walk.
+//!
+//! As root, a PATH may be another user's to change: a name resolved twice
+//! may lead to two inodes (docs/SECURITY.md). So each PATH is opened once,
+//! with `O_PATH` (which opens nothing: no FIFO writer is released, no
+//! device driver is called) and without following a symlink unless `-H` or
+//! `-L` asks to, and everything the walk decides about it comes from that
+//! fd: its `statx`, where it lies (`/proc/self/fd`, not `canonicalize`),
+//! its filesystem (`fstatfs`), a directory's contents (reopened through
+//! `/proc/self/fd`) and its Btrfs subvolumes (ioctls on that directory).
+//!
+//! At most [`HELD`] fds are held from here until each PATH's walk is done.
+//! A PATH past them is looked at through an fd closed at once, and each
+//! later open of it by name is checked against the inode first seen: a
+//! different one is an error, never walked or asked about in its place.
+
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsFd, OwnedFd};
+
+use rustix::fs::{self as rfs, AtFlags, CWD, Mode, OFlags, Statx};
+use rustix::io::Errno;
+
+use super::ctx::{MASK, dev_of};
+use super::open::{self, DirError};
+
+/// How many PATHs keep the fd they were resolved by until their walk is
+/// done.
+pub(super) const HELD: usize = super::KEPT_ROOT_FDS;
+
+/// One PATH as resolved.
+pub(super) struct Root {
+    /// The path as given.
+    pub(super) path: CString,
+    /// The `O_PATH` fd (`None` past the first [`HELD`] PATHs, or once the
+    /// walk took it).
+    fd: Option<OwnedFd>,
+    /// What `statx` said of it, through the fd.
+    pub(super) st: Statx,
+    /// Its device, from `st`.
+    pub(super) dev: u64,
+    /// Where it lies: the path `/proc/self/fd` gives for the fd; `None`
+    /// without /proc.
+    pub(super) place: Option<Vec<u8>>,
+    /// The `statfs` type of its filesystem.
+    pub(super) magic: Option<u32>,
+}
+
+/// The PATHs by their position on the command line: what each is, or why
+/// it could not be resolved.
+pub(super) struct Roots(pub(super) Vec<Result<Root, Errno>>);
+
+/// Opens `path` as a PATH is resolved, once: `O_PATH`, through a symlink
+/// only when `follow`.
+fn resolve(path: &CStr, follow: bool) -> Result<(OwnedFd, Statx), Errno> {
+    let mut flags = OFlags::PATH | OFlags::CLOEXEC;
+    if !follow {
+        flags |= OFlags::NOFOLLOW;
+    }
+    let fd = rfs::openat(CWD, path, flags, Mode::empty())?;
+    let st = rfs::statx(
+        &fd,
+        c"",
+        AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC,
+        MASK,
+    )?;
+    Ok((fd, st))
+}
+
+/// Where the inode open at `fd` lies, as `/proc/self/fd` names it; `None`
+/// without /proc, or for an inode no path of this process leads to.
+fn place_of(fd: &OwnedFd) -> Option<Vec<u8>> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStringExt;
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+    let p = link.into_os_string().into_vec();
+    p.starts_with(b"/").then_some(p)
+}
+
+impl Roots {
+    /// Resolves each of `paths`, following a symlink only when `follow`.
+    pub(super) fn open(paths: &[Vec<u8>], follow: bool) -> Roots {
+        let roots = paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let path = CString::new(p.as_slice()).map_err(|_| Errno::INVAL)?;
+                let (fd, st) = resolve(&path, follow)?;
+                Ok(Root {
+                    place: place_of(&fd),
+                    magic: rfs::fstatfs(&fd).ok().map(|s| s.f_type as u32),
+                    dev: dev_of(&st),
+                    st,
+                    fd: (i < HELD).then_some(fd),
+                    path,
+                })
+            })
+            .collect();
+        Roots(roots)
+    }
+
+    /// Root `i`, when it was resolved.
+    pub(super) fn get(&self, i: usize) -> Option<&Root> {
+        self.0.get(i).and_then(|r| r.as_ref().ok())
+    }
+
+    /// Whether root `i` is a directory.
+    pub(super) fn is_dir(&self, i: usize) -> bool {
+        self.get(i)
+            .is_some_and(|r| u32::from(r.st.stx_mode) & 0o170000 == 0o040000)
+    }
+}
+
+impl Root {
+    /// The `O_PATH` fd of this PATH, for the walk to take: the one it was
+    /// resolved by, or (past the first [`HELD`]) the name resolved again
+    /// and checked against the inode first seen (`ESTALE` for another).
+    pub(super) fn take_fd(&mut self, follow: bool) -> Result<OwnedFd, Errno> {
+        if let Some(fd) = self.fd.take() {
+            return Ok(fd);
+        }
+        let (fd, st) = resolve(&self.path, follow)?;
+        if st.stx_ino != self.st.stx_ino || dev_of(&st) != self.dev {
+            return Err(Errno::STALE);
+        }
+        Ok(fd)
+    }
+
+    /// This directory, open for reading with `flags`: reopened through the
+    /// fd it was resolved by ([`open::reopen_dir`]), or (past the first
+    /// [`HELD`]) by its name, checked against the inode first seen.
+    pub(super) fn open_dir(&self, flags: OFlags) -> Result<OwnedFd, DirError> {
+        dir_at(
+            self.fd.as_ref(),
+            &self.path,
+            flags,
+            self.dev,
+            self.st.stx_ino,
+        )
+    }
+}
+
+/// Opens root directory `(dev, ino)` for reading with `flags`: reopened
+/// through `at`, the `O_PATH` fd its PATH was resolved by, or without one
+/// by its `name` (the path as given), checked all the same.
+pub(super) fn dir_at(
+    at: Option<&OwnedFd>,
+    name: &CStr,
+    flags: OFlags,
+    dev: u64,
+    ino: u64,
+) -> Result<OwnedFd, DirError> {
+    match at {
+        Some(fd) => open::reopen_dir(fd.as_fd(), flags, dev, ino),
+        None => open::open_dir(CWD, name, flags, dev, ino),
+    }
+}
