@@ -462,7 +462,7 @@ pub(super) fn entry_as<'s>(
     let Some(symlinks) = symlinks_to(ctx, h, e) else {
         return;
     };
-    let path = path_kept(h, e.name);
+    let path = path_kept(ctx, h, e.name);
     if excluded(ctx, path.as_deref()) {
         return;
     }
@@ -495,7 +495,7 @@ pub(super) fn entry_as<'s>(
         if excluded_dir(ctx, dir, e.name, x.dev != h.dev) {
             return;
         }
-        return subdir(ctx, s, dir, x, symlinks, path, local);
+        return subdir(ctx, s, dir, x, symlinks, local);
     }
     // Opened first and fit for the lean path: accounted there, unless it
     // gives the file back for the general path.
@@ -513,8 +513,7 @@ pub(super) fn entry_as<'s>(
 }
 
 /// Makes subdirectory `x` a task of its own, unless it is one of its own
-/// ancestors. `symlinks`: those followed from the root to it; `path`: its
-/// path, when `--exclude` needs it.
+/// ancestors. `symlinks`: those followed from the root to it.
 #[inline(always)]
 fn subdir<'s>(
     ctx: &'s Ctx<'s>,
@@ -522,7 +521,6 @@ fn subdir<'s>(
     dir: &InDir<'_>,
     x: Stated<'_>,
     symlinks: u32,
-    path: Option<Box<[u8]>>,
     local: &mut Local,
 ) {
     let (h, st) = (dir.h, x.st);
@@ -551,7 +549,6 @@ fn subdir<'s>(
         watch: h.watch.clone(),
         fs: (x.dev == h.dev).then_some(dir.fs),
         resolved: None,
-        path,
         path_len: h.child_path_len(x.e.name.to_bytes()),
         fd: Mutex::new(None),
         pending: AtomicUsize::new(1),

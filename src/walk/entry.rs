@@ -18,7 +18,6 @@ use super::indir::{InDir, Listed};
 use super::open;
 use crate::error::Diagnostic;
 use crate::figures::Kind;
-use crate::path::join;
 
 /// One entry of a directory, as its listing gives it.
 #[derive(Clone, Copy)]
@@ -81,14 +80,13 @@ pub(super) fn symlinks_to(ctx: &Ctx<'_>, h: &DirHandle, e: Entry<'_>) -> Option<
     Some(symlinks)
 }
 
-/// The path of entry `name` of directory `h`, kept only when `--exclude`
-/// needs it (then `h` keeps its own).
+/// The path of entry `name` of directory `h`, built only when `--exclude`
+/// needs it: from the names up the parent chain, so that no directory
+/// keeps its path (those of a chain's open directories would take memory
+/// in the square of its depth).
 #[inline(always)]
-pub(super) fn path_kept(h: &DirHandle, name: &CStr) -> Option<Box<[u8]>> {
-    let dir_path = h.path.as_ref()?;
-    let mut p = dir_path.to_vec();
-    join(&mut p, name.to_bytes());
-    Some(p.into_boxed_slice())
+pub(super) fn path_kept(ctx: &Ctx<'_>, h: &DirHandle, name: &CStr) -> Option<Vec<u8>> {
+    (!ctx.run.opts.excludes.is_empty()).then(|| h.path(Some(name.to_bytes())))
 }
 
 /// Whether an `--exclude` pattern matches `path` (from [`path_kept`]).

@@ -71,8 +71,6 @@ pub(super) struct DirHandle {
     /// Its filesystem when known from the parent (same `st_dev`); `None`
     /// means probe it once opened.
     pub(crate) fs: Option<DirFs>,
-    /// The path as printed, kept only when `--exclude` needs it.
-    pub(crate) path: Option<Box<[u8]>>,
     /// The length of the path as printed ([`DirHandle::path`]), saturated.
     pub(crate) path_len: u32,
     pub(crate) fd: Mutex<Option<Arc<OwnedFd>>>,

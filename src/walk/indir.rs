@@ -32,7 +32,7 @@ pub(super) struct InDir<'a> {
     pub(super) open_first: bool,
     /// Its regular files opened first go down the lean path
     /// ([`super::plain`]) when they can: no `-a` (each file its own node),
-    /// no path kept for `--exclude`, its fd its own.
+    /// no `--exclude` (each entry's path is matched), its fd its own.
     pub(super) plain: bool,
     /// As root on Btrfs: its regular files' items are read together with
     /// the tree search before they are stat-ed ([`prefetch`]).
@@ -73,7 +73,7 @@ impl InDir<'_> {
             cached: Cell::new(false),
             fs,
             open_first,
-            plain: open_first && !ctx.run.opts.all && h.path.is_none(),
+            plain: open_first && !ctx.run.opts.all && ctx.run.opts.excludes.is_empty(),
             search,
             lazy: false,
         }

@@ -491,7 +491,6 @@ fn start_root<'s>(
         order,
         watch: ctx.records.watch.clone(),
         fs: None,
-        path: (!ctx.run.opts.excludes.is_empty()).then(|| root.into()),
         path_len: u32::try_from(root.len()).unwrap_or(u32::MAX),
         fd: Mutex::new(None),
         pending: AtomicUsize::new(1),
