@@ -203,9 +203,7 @@ pub(crate) fn walk(
     const MIN_CACHED: u64 = 16;
     let fit = (soft.saturating_sub(FIXED + MIN_CACHED) / PER_THREAD).max(1) as usize;
     // Each PATH resolved by its name once: everything below asks the fds.
-    // The look at the cache times the PATHs' resolution too, as reading
-    // the first root's inode from the device is part of what it measures.
-    let look = cold::Look::start();
+    let look = cold::Look::start(); // resolving the PATHs is part of the look
     let mut roots = roots::Roots::open(&opts.roots, opts.follow_links || opts.follow_args);
     let cold = opts.cold_threads.is_some() && cold::looks_cold(&roots, look);
     let searched = cold && tree::likely(opts, du_rules, &roots);
