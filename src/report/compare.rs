@@ -287,6 +287,69 @@ impl<'a> Rows<'a> {
     }
 }
 
+/// Builds the paths of rows printed one after another, keeping the part of
+/// the last path that the next one shares: printed from the root down, the
+/// rows of a chain each add one name. Holds one path and the rows along it.
+pub(super) struct Paths {
+    /// The path last built.
+    buf: Vec<u8>,
+    /// The rows along `buf`, from the top down, each with the length of
+    /// its path.
+    stack: Vec<(u32, usize)>,
+    /// By row: its place in `stack` plus one, or 0.
+    at: Vec<u32>,
+    /// The rows to add below what is kept.
+    climb: Vec<u32>,
+}
+
+impl Paths {
+    pub(super) fn new(rows: &Rows<'_>) -> Paths {
+        Paths {
+            buf: Vec::new(),
+            stack: Vec::new(),
+            at: vec![0; rows.rows.len()],
+            climb: Vec::new(),
+        }
+    }
+
+    /// The path of row `i` of `rows` as the report prints it.
+    pub(super) fn of(&mut self, rows: &Rows<'_>, i: usize) -> &[u8] {
+        self.climb.clear();
+        let mut j = i as u32;
+        let keep = loop {
+            if self.at[j as usize] != 0 {
+                break self.at[j as usize] as usize;
+            }
+            self.climb.push(j);
+            match rows.rows[j as usize].parent {
+                NO_PARENT => break 0,
+                p => j = p,
+            }
+        };
+        for &(r, _) in &self.stack[keep..] {
+            self.at[r as usize] = 0;
+        }
+        self.stack.truncate(keep);
+        self.buf
+            .truncate(self.stack.last().map_or(0, |&(_, len)| len));
+        while let Some(r) = self.climb.pop() {
+            if self.stack.is_empty() {
+                // A top row: its whole path.
+                rows.path_into(r as usize, &mut self.buf);
+            } else {
+                // No second `/` after a root that ends in one.
+                if self.buf.last() != Some(&b'/') {
+                    self.buf.push(b'/');
+                }
+                self.buf.extend_from_slice(rows.name(r as usize));
+            }
+            self.stack.push((r, self.buf.len()));
+            self.at[r as usize] = self.stack.len() as u32;
+        }
+        &self.buf
+    }
+}
+
 /// Sets `out` to the path of node `id` of `t` as the report prints it: its
 /// root as given, then the names down to it (no second `/` after a root
 /// that ends in one).
@@ -411,10 +474,9 @@ pub(super) fn text(
         line.push(end);
         out.write_all(&line)
     };
-    let mut path = Vec::new();
+    let mut paths = Paths::new(&rows);
     for &i in &order {
-        rows.path_into(i, &mut path);
-        row(&path, &rows.row(i).change)?;
+        row(paths.of(&rows, i), &rows.row(i).change)?;
     }
     if let Some(t) = &total {
         row(b"total", t)?;

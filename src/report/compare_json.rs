@@ -17,7 +17,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::compare::Rows;
+use super::compare::{Paths, Rows};
 use super::json::{EntryType, Path, ReportedError, write_document};
 use super::options::ReportOptions;
 use crate::compare::{Change, Comparison};
@@ -80,12 +80,11 @@ impl Serialize for Entries<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
         let mut seq = s.serialize_seq(Some(self.order.len()))?;
-        let mut p = Vec::new();
+        let mut paths = Paths::new(&self.rows);
         for &i in &self.order {
-            self.rows.path_into(i, &mut p);
             let r = self.rows.row(i);
             seq.serialize_element(&Entry {
-                path: Path(Cow::Borrowed(&p)),
+                path: Path(Cow::Borrowed(paths.of(&self.rows, i))),
                 kind: r.kind.into(),
                 depth: r.depth,
                 status: match (r.change.old, r.change.new) {

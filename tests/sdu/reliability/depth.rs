@@ -200,7 +200,7 @@ fn du_bytes(flag: &str, root: &Path) -> i64 {
 /// `--compare` of a 40,000-level chain's export with a rescan of it,
 /// `added` (100,000 bytes) written at the bottom and `bottom` removed, under
 /// 400 MiB of address space: every row of the table (the paths of both
-/// scans alone are 3.2 GB), and its JSON, with the changed entries' figures
+/// scans alone are 3.2 GB), its JSON and its page, with the changed entries' figures
 /// checked against what the test wrote and du's.
 #[test]
 fn compare_of_a_40000_deep_chain_fits_in_400_mib() {
@@ -292,4 +292,15 @@ fn compare_of_a_40000_deep_chain_fits_in_400_mib() {
     assert_eq!(e[1]["change"]["total"], total_after - total_before);
     assert_eq!(e[1]["change"]["apparent"], apparent_after - apparent_before);
     assert_eq!(e[1]["change"]["files"], 0);
+
+    // The page, coloured by growth: the old Total of every entry drawn.
+    let page = s.path().join("page.html");
+    let out = capped(
+        CAP_KIB,
+        &args!["--html", &page, "--compare", &old, &root],
+        true,
+    );
+    out.assert_ok();
+    let html = fs::read_to_string(&page).unwrap();
+    assert!(html.contains("\"old\":true"), "the page's old scan");
 }
