@@ -44,11 +44,8 @@ pub struct Gone {
     /// that is in both scans ([`NodeId::TOP`] for a root, or for an entry
     /// whose root is gone).
     pub under: NodeId,
-    /// Its path as the new scan's report would print it: the new root's
-    /// name as given, then the old names below it (the old root's name
-    /// when its root is gone).
-    pub path: Vec<u8>,
-    /// Levels below its root.
+    /// Levels below its root. Its path is built when printed
+    /// ([`Comparison::gone_path`]), not kept.
     pub depth: u32,
 }
 
@@ -128,8 +125,8 @@ pub fn read_old(file: &[u8], how: &Scanning) -> Result<Scanned, Error> {
 /// The result holds, for every node of `new.tree` down to that depth, the
 /// old node matched by name ([`Comparison::old_of`], its figures through
 /// [`Comparison::change`]); and every old entry down to that depth that
-/// nothing matched ([`Comparison::gone`]), with its path and the new
-/// entry it was in, so that a consumer can colour the new tree by growth
+/// nothing matched ([`Comparison::gone`]), with the new entry it was in,
+/// so that a consumer can colour the new tree by growth
 /// and list what went. How entries are matched: the module's comment.
 ///
 /// # Panics
@@ -156,15 +153,7 @@ pub fn compare(new: &Scanned, old: Scanned, max_depth: Option<u32>) -> Compariso
     }
     for (j, &x) in old_roots.iter().enumerate() {
         if !old_seen[j] {
-            gone_subtree(
-                o,
-                x,
-                NodeId::TOP,
-                o.name(x).to_vec(),
-                0,
-                max_depth,
-                &mut gone,
-            );
+            gone_subtree(o, x, NodeId::TOP, 0, max_depth, &mut gone);
         }
     }
     let deeper = |d: u32| max_depth.is_none_or(|m| d < m);
@@ -183,14 +172,9 @@ pub fn compare(new: &Scanned, old: Scanned, max_depth: Option<u32>) -> Compariso
                 stack.push((c, old_kids[k].1, depth + 1));
             }
         }
-        if taken.iter().all(|&t| t) {
-            continue;
-        }
-        let base = path_of(t, n);
-        for (k, &(name, c)) in old_kids.iter().enumerate() {
+        for (k, &(_, c)) in old_kids.iter().enumerate() {
             if !taken[k] {
-                let path = joined(&base, name);
-                gone_subtree(o, c, n, path, depth + 1, max_depth, &mut gone);
+                gone_subtree(o, c, n, depth + 1, max_depth, &mut gone);
             }
         }
     }
@@ -212,54 +196,26 @@ fn listed(t: &Tree, id: NodeId) -> Vec<NodeId> {
         .collect()
 }
 
-/// `base/name`, as the reports join a path (no second `/` after a root
-/// that ends in one).
-fn joined(base: &[u8], name: &[u8]) -> Vec<u8> {
-    let mut p = base.to_vec();
-    if p.last() != Some(&b'/') {
-        p.push(b'/');
-    }
-    p.extend_from_slice(name);
-    p
-}
-
-/// The path of `id` in `t` as the reports print it.
-fn path_of(t: &Tree, id: NodeId) -> Vec<u8> {
-    let mut names = vec![t.name(id)];
-    let mut n = id;
-    while let Some(p) = t.parent(n).filter(|&p| p != NodeId::TOP) {
-        names.push(t.name(p));
-        n = p;
-    }
-    let mut path = names.pop().unwrap_or_default().to_vec();
-    while let Some(name) = names.pop() {
-        path = joined(&path, name);
-    }
-    path
-}
-
-/// Records `x` (at `path`, `depth` levels down, in the new entry `under`)
-/// and everything below it down to `max_depth` as gone.
+/// Records `x` (`depth` levels down, in the new entry `under`) and
+/// everything below it down to `max_depth` as gone.
 fn gone_subtree(
     o: &Tree,
     x: NodeId,
     under: NodeId,
-    path: Vec<u8>,
     depth: u32,
     max_depth: Option<u32>,
     gone: &mut Vec<Gone>,
 ) {
-    let mut stack = vec![(x, path, depth)];
-    while let Some((x, path, depth)) = stack.pop() {
+    let mut stack = vec![(x, depth)];
+    while let Some((x, depth)) = stack.pop() {
         if max_depth.is_none_or(|m| depth < m) {
             for c in listed(o, x).into_iter().rev() {
-                stack.push((c, joined(&path, o.name(c)), depth + 1));
+                stack.push((c, depth + 1));
             }
         }
         gone.push(Gone {
             old: x,
             under,
-            path,
             depth,
         });
     }
@@ -317,6 +273,54 @@ impl Comparison {
     /// compared: a gone directory, then what was in it.
     pub fn gone(&self) -> &[Gone] {
         &self.gone
+    }
+
+    /// Sets `out` to the path of `g` as the report of `new` (the tree this
+    /// comparison was made of) prints it: the path of the new entry it was
+    /// in, then the old names below that entry; from the old root's name
+    /// when its root is gone. Costs its depth, as printing it does.
+    pub fn gone_path(&self, new: &Tree, g: &Gone, out: &mut Vec<u8>) {
+        let o = self.old_tree();
+        // The old node of `g.under`: where the old names stop.
+        let stop = (g.under != NodeId::TOP).then(|| self.matched[g.under.index()]);
+        let mut names: Vec<&[u8]> = Vec::new();
+        let mut x = g.old;
+        loop {
+            names.push(o.name(x));
+            match o.parent(x) {
+                Some(p) if p != NodeId::TOP && Some(p) != stop => x = p,
+                _ => break,
+            }
+        }
+        if stop.is_some() {
+            let mut n = g.under;
+            loop {
+                names.push(new.name(n));
+                match new.parent(n) {
+                    Some(p) if p != NodeId::TOP => n = p,
+                    _ => break,
+                }
+            }
+        }
+        out.clear();
+        for (k, name) in names.iter().rev().enumerate() {
+            // No second `/` after a root that ends in one.
+            if k > 0 && out.last() != Some(&b'/') {
+                out.push(b'/');
+            }
+            out.extend_from_slice(name);
+        }
+    }
+
+    /// The node `g.old`'s parent is in the comparison: the gone entry it
+    /// was in (`Err`, its old node), else the new entry (`Ok`, [`NodeId::TOP`]
+    /// for a root).
+    pub fn gone_parent(&self, g: &Gone) -> Result<NodeId, NodeId> {
+        let stop = (g.under != NodeId::TOP).then(|| self.matched[g.under.index()]);
+        match self.old_tree().parent(g.old) {
+            Some(p) if p != NodeId::TOP && Some(p) != stop => Err(p),
+            _ => Ok(g.under),
+        }
     }
 
     /// Whether both scans know what is shared. A saved scan that sdu did

@@ -20,66 +20,126 @@ use std::io::{self, Write};
 use super::options::{ReportOptions, SortKey};
 use crate::compare::{Change, Comparison};
 use crate::figures::{Figure, Kind};
+use crate::records::NodeId;
 use crate::tree::Tree;
 
 /// The mark after a change of Reclaimable that is not exact.
 const MARK: char = '*';
 
-/// One entry of the comparison.
+/// `Row::parent` of a row listed at the top: a root, new or gone (and a
+/// row whose parent is not listed).
+const NO_PARENT: u32 = u32::MAX;
+
+/// Where a row's entry is.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    /// A node of the new tree.
+    New(NodeId),
+    /// An index into [`Comparison::gone`].
+    Gone(u32),
+}
+
+/// One entry of the comparison. It keeps its node, not its path: a path is
+/// built when printed ([`Rows::path_into`]).
 #[derive(Clone, Debug)]
 pub(super) struct Row {
-    /// The path is `Rows::arena[start..end]`.
-    start: usize,
-    end: usize,
+    source: Source,
+    /// The row of the directory it is in, in the tree that the new entries
+    /// and the gone ones make together.
+    parent: u32,
     pub(super) depth: u32,
     pub(super) kind: Kind,
     pub(super) change: Change,
 }
 
 /// The rows, collected: the new scan's entries in du order, then the gone
-/// ones.
-#[derive(Debug, Default)]
-pub(super) struct Rows {
-    arena: Vec<u8>,
+/// ones. A chain of `n` directories takes memory in `n`, not in the `n²`
+/// bytes of its paths; ties by path are broken by each row's rank in path
+/// order ([`Rows::path_order`]), computed once from the names.
+#[derive(Debug)]
+pub(super) struct Rows<'a> {
+    tree: &'a Tree,
+    cmp: &'a Comparison,
     rows: Vec<Row>,
 }
 
-impl Rows {
+impl<'a> Rows<'a> {
     /// The entries of `tree` down to `opts.max_depth`, each with its old
     /// side, and the gone entries as deep.
-    pub(super) fn collect(tree: &Tree, cmp: &Comparison, opts: &ReportOptions) -> Rows {
-        let mut r = Rows::default();
+    pub(super) fn collect(tree: &'a Tree, cmp: &'a Comparison, opts: &ReportOptions) -> Rows<'a> {
+        let mut rows = Vec::new();
+        // The row of each new node listed, and of each old node gone.
+        let mut new_row = vec![NO_PARENT; tree.len()];
+        let mut gone_row = vec![NO_PARENT; cmp.old_tree().len()];
         let _ = tree.visit::<Infallible>(opts.max_depth, |e| {
-            r.push(e.path, e.depth, e.kind, cmp.change(tree, e.id));
+            new_row[e.id.index()] = rows.len() as u32;
+            rows.push(Row {
+                source: Source::New(e.id),
+                parent: NO_PARENT,
+                depth: e.depth,
+                kind: e.kind,
+                change: cmp.change(tree, e.id),
+            });
             Ok(())
         });
-        for g in cmp.gone() {
-            if opts.max_depth.is_none_or(|m| g.depth <= m) {
-                r.push(&g.path, g.depth, cmp.gone_kind(g), cmp.gone_change(g));
+        // Post-order: a parent's row comes after its children's.
+        for r in &mut rows {
+            let Source::New(id) = r.source else {
+                unreachable!("only new rows so far")
+            };
+            if let Some(p) = tree.parent(id).filter(|&p| p != NodeId::TOP) {
+                r.parent = new_row[p.index()];
             }
         }
-        r
-    }
-
-    fn push(&mut self, path: &[u8], depth: u32, kind: Kind, change: Change) {
-        let start = self.arena.len();
-        self.arena.extend_from_slice(path);
-        self.rows.push(Row {
-            start,
-            end: self.arena.len(),
-            depth,
-            kind,
-            change,
-        });
+        // Pre-order: a gone directory's row comes before what was in it.
+        for (k, g) in cmp.gone().iter().enumerate() {
+            if opts.max_depth.is_none_or(|m| g.depth <= m) {
+                let parent = match cmp.gone_parent(g) {
+                    Ok(NodeId::TOP) => NO_PARENT,
+                    Ok(n) => new_row[n.index()],
+                    Err(x) => gone_row[x.index()],
+                };
+                gone_row[g.old.index()] = rows.len() as u32;
+                rows.push(Row {
+                    source: Source::Gone(k as u32),
+                    parent,
+                    depth: g.depth,
+                    kind: cmp.gone_kind(g),
+                    change: cmp.gone_change(g),
+                });
+            }
+        }
+        Rows { tree, cmp, rows }
     }
 
     pub(super) fn row(&self, i: usize) -> &Row {
         &self.rows[i]
     }
 
-    pub(super) fn path(&self, i: usize) -> &[u8] {
-        let r = &self.rows[i];
-        &self.arena[r.start..r.end]
+    /// Sets `out` to the path of row `i` as the report prints it. Costs its
+    /// depth, as printing it does.
+    pub(super) fn path_into(&self, i: usize, out: &mut Vec<u8>) {
+        match self.rows[i].source {
+            Source::New(id) => new_path(self.tree, id, out),
+            Source::Gone(k) => self
+                .cmp
+                .gone_path(self.tree, &self.cmp.gone()[k as usize], out),
+        }
+    }
+
+    /// The path of row `i`, built ([`Rows::path_into`]).
+    pub(super) fn path(&self, i: usize) -> Vec<u8> {
+        let mut p = Vec::new();
+        self.path_into(i, &mut p);
+        p
+    }
+
+    /// The last component of row `i`'s path.
+    fn name(&self, i: usize) -> &[u8] {
+        match self.rows[i].source {
+            Source::New(id) => self.tree.name(id),
+            Source::Gone(k) => self.cmp.old_tree().name(self.cmp.gone()[k as usize].old),
+        }
     }
 
     /// The rows to print, in order (the module's comment says which).
@@ -91,7 +151,11 @@ impl Rows {
                 opts.min_size.is_none_or(|m| d >= u128::from(m))
             })
             .collect();
-        let by_path = |a: &usize, b: &usize| self.path(*a).cmp(self.path(*b));
+        let order = self.path_order();
+        let by_path = |a: &usize, b: &usize| match &order {
+            Some(o) => o[*a].cmp(&o[*b]),
+            None => self.path(*a).cmp(&self.path(*b)),
+        };
         match opts.sort {
             Some(SortKey::Name) => v.sort_unstable_by(by_path),
             _ => v.sort_unstable_by(|a, b| {
@@ -108,6 +172,200 @@ impl Rows {
             v.reverse();
         }
         v
+    }
+
+    /// Each row's rank in the order of the paths as byte strings, computed
+    /// from the names without building a path but the top rows'; `None`
+    /// when a top row's path and `/` begin another top row's path (then
+    /// the other's rows fall among the first's descendants), and paths are
+    /// then compared as built.
+    ///
+    /// A directory's descendants' paths all begin with its path and `/`,
+    /// which begins no other path among its siblings' (a name holds no
+    /// `/`, and siblings' names differ, a gone entry's from the new ones'
+    /// too): they sort together, as one block keyed by the directory's name
+    /// and `/`. So the rows under a directory are put in order by sorting,
+    /// among its children, each child's name (the child) and each child's
+    /// name and `/` (the block of its descendants, ordered the same way in
+    /// turn). `a`, `a-b`, `a/c`: `-` sorts before `/`, so `a-b` comes
+    /// between `a` and its block.
+    fn path_order(&self) -> Option<Vec<u32>> {
+        let n = self.rows.len();
+        // The children of each row, as ranges of `kids`.
+        let mut start = vec![0u32; n + 1];
+        for r in &self.rows {
+            if r.parent != NO_PARENT {
+                start[r.parent as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut kids = vec![0u32; start[n] as usize];
+        let mut tops = Vec::new();
+        for (i, r) in self.rows.iter().enumerate() {
+            match r.parent {
+                NO_PARENT => tops.push(i as u32),
+                p => {
+                    kids[fill[p as usize] as usize] = i as u32;
+                    fill[p as usize] += 1;
+                }
+            }
+        }
+        let has_kids = |i: u32| start[i as usize + 1] > start[i as usize];
+        // An item: a row (`false`) or the block of its descendants
+        // (`true`), keyed by its name, and `/` for a block.
+        type Item = (u32, bool);
+        let slash = |s: bool| if s { &b"/"[..] } else { &b""[..] };
+        let key_cmp = |a: (&[u8], bool), b: (&[u8], bool)| {
+            a.0.iter()
+                .chain(slash(a.1))
+                .cmp(b.0.iter().chain(slash(b.1)))
+        };
+        // The tops are keyed by their whole paths (a root's is its name);
+        // a block's `/` is not added after a path that ends with one.
+        let top_paths: Vec<Vec<u8>> = tops.iter().map(|&t| self.path(t as usize)).collect();
+        let top_key = |k: usize, block: bool| {
+            let p = &top_paths[k][..];
+            (p, block && p.last() != Some(&b'/'))
+        };
+        let mut top_items: Vec<(usize, bool)> = Vec::with_capacity(2 * tops.len());
+        for (k, &t) in tops.iter().enumerate() {
+            top_items.push((k, false));
+            if has_kids(t) {
+                top_items.push((k, true));
+            }
+        }
+        top_items.sort_unstable_by(|&(a, ab), &(b, bb)| key_cmp(top_key(a, ab), top_key(b, bb)));
+        // A block must sort as one: no other top may begin with its key.
+        for w in top_items.windows(2) {
+            let ((a, true), (b, bb)) = (w[0], w[1]) else {
+                continue;
+            };
+            let (ak, aslash) = top_key(a, true);
+            let (bk, bslash) = top_key(b, bb);
+            let mut bytes = bk.iter().chain(slash(bslash));
+            if ak
+                .iter()
+                .chain(slash(aslash))
+                .all(|c| bytes.next() == Some(c))
+            {
+                return None;
+            }
+        }
+        let mut rank = vec![0u32; n];
+        let mut next = 0u32;
+        let items: Vec<Item> = top_items.iter().map(|&(k, b)| (tops[k], b)).collect();
+        // The item lists of the blocks being ranked, and the next item of
+        // each: at most one list per level of the tree.
+        let mut stack: Vec<(Vec<Item>, usize)> = vec![(items, 0)];
+        while let Some((items, at)) = stack.last_mut() {
+            let Some(&(i, block)) = items.get(*at) else {
+                stack.pop();
+                continue;
+            };
+            *at += 1;
+            if !block {
+                rank[i as usize] = next;
+                next += 1;
+                continue;
+            }
+            let mut inner: Vec<Item> = Vec::new();
+            for &c in &kids[start[i as usize] as usize..start[i as usize + 1] as usize] {
+                inner.push((c, false));
+                if has_kids(c) {
+                    inner.push((c, true));
+                }
+            }
+            inner.sort_unstable_by(|&(a, ab), &(b, bb)| {
+                key_cmp((self.name(a as usize), ab), (self.name(b as usize), bb))
+            });
+            stack.push((inner, 0));
+        }
+        Some(rank)
+    }
+}
+
+/// Builds the paths of rows printed one after another, keeping the part of
+/// the last path that the next one shares: printed from the root down, the
+/// rows of a chain each add one name. Holds one path and the rows along it.
+pub(super) struct Paths {
+    /// The path last built.
+    buf: Vec<u8>,
+    /// The rows along `buf`, from the top down, each with the length of
+    /// its path.
+    stack: Vec<(u32, usize)>,
+    /// By row: its place in `stack` plus one, or 0.
+    at: Vec<u32>,
+    /// The rows to add below what is kept.
+    climb: Vec<u32>,
+}
+
+impl Paths {
+    pub(super) fn new(rows: &Rows<'_>) -> Paths {
+        Paths {
+            buf: Vec::new(),
+            stack: Vec::new(),
+            at: vec![0; rows.rows.len()],
+            climb: Vec::new(),
+        }
+    }
+
+    /// The path of row `i` of `rows` as the report prints it.
+    pub(super) fn of(&mut self, rows: &Rows<'_>, i: usize) -> &[u8] {
+        self.climb.clear();
+        let mut j = i as u32;
+        let keep = loop {
+            if self.at[j as usize] != 0 {
+                break self.at[j as usize] as usize;
+            }
+            self.climb.push(j);
+            match rows.rows[j as usize].parent {
+                NO_PARENT => break 0,
+                p => j = p,
+            }
+        };
+        for &(r, _) in &self.stack[keep..] {
+            self.at[r as usize] = 0;
+        }
+        self.stack.truncate(keep);
+        self.buf
+            .truncate(self.stack.last().map_or(0, |&(_, len)| len));
+        while let Some(r) = self.climb.pop() {
+            if self.stack.is_empty() {
+                // A top row: its whole path.
+                rows.path_into(r as usize, &mut self.buf);
+            } else {
+                // No second `/` after a root that ends in one.
+                if self.buf.last() != Some(&b'/') {
+                    self.buf.push(b'/');
+                }
+                self.buf.extend_from_slice(rows.name(r as usize));
+            }
+            self.stack.push((r, self.buf.len()));
+            self.at[r as usize] = self.stack.len() as u32;
+        }
+        &self.buf
+    }
+}
+
+/// Sets `out` to the path of node `id` of `t` as the report prints it: its
+/// root as given, then the names down to it (no second `/` after a root
+/// that ends in one).
+fn new_path(t: &Tree, id: NodeId, out: &mut Vec<u8>) {
+    let mut names = vec![t.name(id)];
+    let mut n = id;
+    while let Some(p) = t.parent(n).filter(|&p| p != NodeId::TOP) {
+        names.push(t.name(p));
+        n = p;
+    }
+    out.clear();
+    for (k, name) in names.iter().rev().enumerate() {
+        if k > 0 && out.last() != Some(&b'/') {
+            out.push(b'/');
+        }
+        out.extend_from_slice(name);
     }
 }
 
@@ -216,8 +474,9 @@ pub(super) fn text(
         line.push(end);
         out.write_all(&line)
     };
+    let mut paths = Paths::new(&rows);
     for &i in &order {
-        row(rows.path(i), &rows.row(i).change)?;
+        row(paths.of(&rows, i), &rows.row(i).change)?;
     }
     if let Some(t) = &total {
         row(b"total", t)?;
@@ -256,19 +515,8 @@ fn legend(out: &mut dyn Write, all: &[Change], marks: bool) -> io::Result<()> {
     Ok(())
 }
 
-/// The old Total of every entry of `tree` the report lists, by its path
-/// as printed, for the page's growth colouring (`--html --compare`).
-pub(super) fn old_totals(
-    tree: &Tree,
-    cmp: &Comparison,
-    opts: &ReportOptions,
-) -> std::collections::HashMap<Vec<u8>, u64> {
-    let mut m = std::collections::HashMap::new();
-    let _ = tree.visit::<Infallible>(opts.max_depth, |e| {
-        if let Some(x) = cmp.old_of(e.id) {
-            m.insert(e.path.to_vec(), cmp.old_tree().figures(x).total);
-        }
-        Ok(())
-    });
-    m
+/// The old Total of node `id` of `tree` when the old scan had it, for the
+/// page's growth colouring (`--html --compare`).
+pub(super) fn old_total(cmp: &Comparison, id: NodeId) -> Option<u64> {
+    cmp.old_of(id).map(|x| cmp.old_tree().figures(x).total)
 }

@@ -17,7 +17,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::compare::Rows;
+use super::compare::{Paths, Rows};
 use super::json::{EntryType, Path, ReportedError, write_document};
 use super::options::ReportOptions;
 use crate::compare::{Change, Comparison};
@@ -46,7 +46,7 @@ struct Document<'a> {
     sharing: bool,
     /// `entries`: the new scan's entries and the gone ones, in the
     /// table's order.
-    entries: Vec<Entry<'a>>,
+    entries: Entries<'a>,
     /// `total`: with `-c`, all roots together, as an entry without path,
     /// type and depth.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -66,6 +66,37 @@ struct Old<'a> {
     roots: Vec<Path<'a>>,
     /// `error_count`: the entries its scan could not read.
     error_count: u64,
+}
+
+/// `entries`: each entry's path is built as it is written, so that no
+/// more than one is held.
+struct Entries<'a> {
+    rows: Rows<'a>,
+    order: Vec<usize>,
+    sharing: bool,
+}
+
+impl Serialize for Entries<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.order.len()))?;
+        let mut paths = Paths::new(&self.rows);
+        for &i in &self.order {
+            let r = self.rows.row(i);
+            seq.serialize_element(&Entry {
+                path: Path(Cow::Borrowed(paths.of(&self.rows, i))),
+                kind: r.kind.into(),
+                depth: r.depth,
+                status: match (r.change.old, r.change.new) {
+                    (None, _) => "new",
+                    (_, None) => "gone",
+                    _ => "both",
+                },
+                pair: Pair::of(&r.change, self.sharing),
+            })?;
+        }
+        seq.end()
+    }
 }
 
 /// One entry of `entries`.
@@ -189,24 +220,11 @@ pub(super) fn write(
     let rows = Rows::collect(tree, cmp, opts);
     let sharing = cmp.sharing();
     let path = |p: &'_ [u8]| Path(Cow::Owned(p.to_vec()));
-    let entries = rows
-        .list(opts)
-        .into_iter()
-        .map(|i| {
-            let r = rows.row(i);
-            Entry {
-                path: path(rows.path(i)),
-                kind: r.kind.into(),
-                depth: r.depth,
-                status: match (r.change.old, r.change.new) {
-                    (None, _) => "new",
-                    (_, None) => "gone",
-                    _ => "both",
-                },
-                pair: Pair::of(&r.change, sharing),
-            }
-        })
-        .collect();
+    let entries = Entries {
+        order: rows.list(opts),
+        rows,
+        sharing,
+    };
     let doc = Document {
         compare_schema: SCHEMA,
         version: env!("CARGO_PKG_VERSION"),

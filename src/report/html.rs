@@ -45,6 +45,7 @@ use super::options::ReportOptions;
 use super::select::{NO_PARENT, Rows};
 use super::squarify::{Rect, squarify};
 use crate::figures::{Kind, Stats};
+use crate::records::NodeId;
 use crate::tree::Tree;
 
 /// The frame's width and height, in pixels.
@@ -64,9 +65,9 @@ const TEMPLATE: &str = include_str!("treemap.html");
 /// The page's script: draws, zooms, explains.
 const SCRIPT: &str = include_str!("treemap.js");
 
-/// The Total an earlier scan had for the entry at a path (`None`: it did
-/// not have the entry), for the page's growth colouring.
-pub type OldTotal<'a> = &'a dyn Fn(&[u8]) -> Option<u64>;
+/// The Total an earlier scan had for a node of the tree drawn (`None`: it
+/// did not have the entry), for the page's growth colouring.
+pub type OldTotal<'a> = &'a dyn Fn(NodeId) -> Option<u64>;
 
 /// One rectangle of the page.
 struct Item {
@@ -295,7 +296,7 @@ fn write_data(
             out.extend_from_slice(b",\n");
         }
         out.extend_from_slice(format!("[{},", it.parent).as_bytes());
-        // `path`: the row whose path the earlier scan is asked about.
+        // `path`: the row the earlier scan is asked about.
         let (kind, figures, bound, path) = match (it.row, it.other) {
             (_, Some(hidden)) => {
                 out.extend_from_slice(hidden.to_string().as_bytes());
@@ -323,9 +324,7 @@ fn write_data(
             .as_bytes(),
         );
         if let Some(old) = old {
-            // Built only here: a drawn entry's path costs its depth.
-            let path = path.map(|r| rows.path(r));
-            match path.as_deref().and_then(old) {
+            match path.and_then(|r| old(rows.row(r).id)) {
                 Some(t) => out.extend_from_slice(format!(",{t}").as_bytes()),
                 None => out.extend_from_slice(b",null"),
             }
@@ -460,7 +459,7 @@ mod tests {
         // b and c hold nothing drawn.
         assert_eq!(e.len(), 6, "{e:?}");
         // b was not there before; the rest had half their Total.
-        let old = |p: &[u8]| (p != b"r/b").then(|| t.figures(t.roots()[0]).total / 2);
+        let old = |id: NodeId| (t.name(id) != b"b").then(|| t.figures(t.roots()[0]).total / 2);
         let mut page = Vec::new();
         write(&mut page, &t, &opts, b"r", Some(&old)).unwrap();
         let d = data(&page);

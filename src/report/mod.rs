@@ -78,8 +78,7 @@ pub(crate) fn write_compare(
     match opts.format {
         Format::Json => compare_json::write(out, new, cmp, old_file, errors, opts),
         Format::Html => {
-            let old = compare::old_totals(new.0, cmp, opts);
-            let old = |p: &[u8]| old.get(p).copied();
+            let old = |id| compare::old_total(cmp, id);
             html::write(out, new.0, opts, &new.1.join(&b' '), Some(&old))
         }
         _ => compare::text(out, new.0, cmp, opts),

@@ -540,3 +540,40 @@ fn the_page_colours_by_growth_from_the_old_scan() {
     assert_eq!(old_of("a").as_u64(), Some(old_a), "{doc}");
     assert!(old_of("fresh").is_null(), "{doc}");
 }
+
+/// Roots that overlap as strings (`t` and `t/a`): the page asks the old
+/// scan about each entry drawn, not about its path, so `t`'s `a` takes the
+/// old Total of `t/a` and the root `t/a` that of the old root it paired
+/// with (`u`, second in both scans), though both print as `t/a`.
+#[test]
+fn the_page_colours_each_entry_by_its_own_match_when_roots_overlap() {
+    let d = TestDir::new();
+    small_tree(&d.mkdir("t"));
+    let p = d.path();
+    write_file(&d.mkdir("u").join("big"), 300_000);
+    sdu_in(p, true, &["--export", "old.json", "t", "u"]).assert_ok();
+    let (old_a, old_u) = (du_total(p, "t/a"), du_total(p, "u"));
+    assert_ne!(old_a, old_u);
+    let o = sdu_in(
+        p,
+        true,
+        &["--html", "-", "--compare", "old.json", "t", "t/a"],
+    );
+    o.assert_ok();
+    let text = o.stdout_str();
+    let open = r#"<script type="application/json" id="sdu-data">"#;
+    let start = text.find(open).unwrap() + open.len();
+    let end = start + text[start..].find("</script").unwrap();
+    let doc: Value = serde_json::from_str(&text[start..end]).unwrap();
+    let old_of = |name: &str| {
+        doc["e"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e[1] == name)
+            .unwrap_or_else(|| panic!("no {name} in {doc}"))[12]
+            .as_u64()
+    };
+    assert_eq!(old_of("a"), Some(old_a), "{doc}");
+    assert_eq!(old_of("t/a"), Some(old_u), "{doc}");
+}

@@ -1,5 +1,6 @@
 //! Depth: every output of a chain of 40,000 directories, walked or
-//! imported, and of an imported chain of 1,000,000, under an address-space
+//! imported, its `--compare` with an older scan of it, and an imported
+//! chain of 1,000,000, under an address-space
 //! cap (`ulimit -v`) that memory in the square of the depth exceeds many
 //! times over and memory in the depth fits with room to spare. The figures
 //! are checked against du, which handles deep trees.
@@ -174,4 +175,132 @@ fn an_imported_million_deep_chain_fits_in_1_gib() {
     assert!(out.code == Some(0), "{out:?}");
     let html = fs::read_to_string(&page).unwrap();
     assert!(html.contains(&format!("\"entries\":{}", IMPORTED_LEVELS + 1)));
+}
+
+/// The bottom directory of the chain at `root` (`levels` deep), opened
+/// down the chain: its path is longer than the kernel takes.
+fn chain_bottom(root: &Path, levels: usize) -> rustix::fd::OwnedFd {
+    use rustix::fs::{CWD, Mode, OFlags, openat};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut fd = openat(CWD, root, flags, Mode::empty()).unwrap();
+    for _ in 0..levels {
+        fd = openat(&fd, "d", flags, Mode::empty()).unwrap();
+    }
+    fd
+}
+
+/// `du -s` of `root` in bytes: the Total (`-B1`) or the apparent size
+/// (`-b`).
+fn du_bytes(flag: &str, root: &Path) -> i64 {
+    let out = du(&["-s", flag], root);
+    let text = String::from_utf8(out).unwrap();
+    text.split('\t').next().unwrap().parse().unwrap()
+}
+
+/// `--compare` of a 40,000-level chain's export with a rescan of it,
+/// `added` (100,000 bytes) written at the bottom and `bottom` removed, under
+/// 400 MiB of address space: every row of the table (the paths of both
+/// scans alone are 3.2 GB), its JSON and its page, with the changed entries' figures
+/// checked against what the test wrote and du's.
+#[test]
+fn compare_of_a_40000_deep_chain_fits_in_400_mib() {
+    let s = Scratch::new();
+    let root = s.mkdir("chain");
+    deep_tree(&root, LEVELS);
+    sync_fs(&root);
+    let old = s.path().join("old.json");
+    capped(CAP_KIB, &args!["--export", &old, &root], true).assert_ok();
+    let (total_before, apparent_before) = (du_bytes("-B1", &root), du_bytes("-b", &root));
+    let bottom = chain_bottom(&root, LEVELS);
+    rustix::fs::unlinkat(&bottom, "bottom", rustix::fs::AtFlags::empty()).unwrap();
+    let added = rustix::fs::openat(
+        &bottom,
+        "added",
+        rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CREATE | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    File::from(added).write_all(&[7u8; 100_000]).unwrap();
+    sync_fs(&root);
+    let (total_after, apparent_after) = (du_bytes("-B1", &root), du_bytes("-b", &root));
+
+    // The whole table, every path printed, through grep for the notes.
+    let table = run_with_timeout(
+        Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "set -o pipefail; ulimit -v {CAP_KIB} && \"$0\" -j2 -a -b \"$@\" | grep -a -E '  (new|gone)  '"
+            ))
+            .arg(sdu_bin())
+            .args(args!["--compare", &old, &root])
+            .env("MALLOC_ARENA_MAX", "2"),
+        300,
+    );
+    assert!(
+        table.code == Some(0),
+        "the table under ulimit -v: {table:?}"
+    );
+    let chain = format!("{}{}", root.display(), "/d".repeat(LEVELS));
+    let lines: Vec<String> = table
+        .stdout_str()
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    // Apparent, Exclusive, Shared, Reclaimable, the note, the path.
+    let want = |sign: char, bytes: i64, note: &str, name: &str| {
+        (sign, bytes, note.to_string(), format!("{chain}/{name}"))
+    };
+    let got: Vec<(char, i64, String, String)> = lines
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let apparent = f[0];
+            (
+                apparent.chars().next().unwrap(),
+                apparent[1..].parse().unwrap(),
+                f[f.len() - 2].to_string(),
+                f[f.len() - 1].to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        got == [
+            want('+', 100_000, "new", "added"),
+            want('-', 4_000, "gone", "bottom")
+        ],
+        "the new and gone rows: {} lines, first {:?}",
+        got.len(),
+        lines.first().map(|l| &l[..l.len().min(200)])
+    );
+
+    // JSON: the largest growth (the file added), then the root's (each
+    // directory grew alike; ties by path).
+    let json = capped(
+        CAP_KIB,
+        &args!["--json", "-a", "-n", "2", "--compare", &old, &root],
+        true,
+    );
+    json.assert_ok();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let e = &doc["entries"];
+    assert_eq!(e[0]["path"], format!("{chain}/added"));
+    assert_eq!(e[0]["status"], "new");
+    assert_eq!(e[0]["depth"], LEVELS + 1);
+    assert_eq!(e[0]["new"]["apparent"], 100_000);
+    assert_eq!(e[1]["path"], root.display().to_string());
+    assert_eq!(e[1]["status"], "both");
+    assert_eq!(e[1]["change"]["total"], total_after - total_before);
+    assert_eq!(e[1]["change"]["apparent"], apparent_after - apparent_before);
+    assert_eq!(e[1]["change"]["files"], 0);
+
+    // The page, coloured by growth: the old Total of every entry drawn.
+    let page = s.path().join("page.html");
+    let out = capped(
+        CAP_KIB,
+        &args!["--html", &page, "--compare", &old, &root],
+        true,
+    );
+    out.assert_ok();
+    let html = fs::read_to_string(&page).unwrap();
+    assert!(html.contains("\"old\":true"), "the page's old scan");
 }
