@@ -135,6 +135,9 @@ impl Pattern {
     /// operations on position sets: `words` per byte of the path, plus one
     /// set for the start.
     fn run(&self, path: &[u8]) -> (bool, usize) {
+        if self.words == 1 {
+            return self.run_in_one_word(path);
+        }
         let words = self.words;
         let mut cur = vec![0u64; words];
         let mut next = vec![0u64; words];
@@ -160,6 +163,22 @@ impl Pattern {
         }
         let accepted = cur[self.len / 64] >> (self.len % 64) & 1 == 1;
         (accepted, work)
+    }
+
+    /// [`Pattern::run`] for a pattern of fewer than 64 tokens, its
+    /// position sets in one `u64`.
+    fn run_in_one_word(&self, path: &[u8]) -> (bool, usize) {
+        let stars = self.stars[0];
+        let close = |set: u64| set | ((set & stars) << 1);
+        let mut cur = close(1);
+        for (i, &c) in path.iter().enumerate() {
+            let mut next = ((cur & self.takes[usize::from(c)]) << 1) | (cur & stars);
+            if c == b'/' && path.get(i + 1) != Some(&b'/') {
+                next |= 1;
+            }
+            cur = close(next);
+        }
+        (cur >> self.len & 1 == 1, path.len() + 1)
     }
 
     /// A thread on a `*` is also past it, since `*` may take nothing. One
