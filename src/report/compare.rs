@@ -174,116 +174,16 @@ impl<'a> Rows<'a> {
         v
     }
 
-    /// Each row's rank in the order of the paths as byte strings, computed
-    /// from the names without building a path but the top rows'; `None`
-    /// when a top row's path and `/` begin another top row's path (then
-    /// the other's rows fall among the first's descendants), and paths are
-    /// then compared as built.
-    ///
-    /// A directory's descendants' paths all begin with its path and `/`,
-    /// which begins no other path among its siblings' (a name holds no
-    /// `/`, and siblings' names differ, a gone entry's from the new ones'
-    /// too): they sort together, as one block keyed by the directory's name
-    /// and `/`. So the rows under a directory are put in order by sorting,
-    /// among its children, each child's name (the child) and each child's
-    /// name and `/` (the block of its descendants, ordered the same way in
-    /// turn). `a`, `a-b`, `a/c`: `-` sorts before `/`, so `a-b` comes
-    /// between `a` and its block.
+    /// Each row's rank in the order of the paths as byte strings
+    /// ([`super::select::path_ranks`]); `None` when a top row's path and `/`
+    /// begin another top row's path, and paths are then compared as built.
     fn path_order(&self) -> Option<Vec<u32>> {
-        let n = self.rows.len();
-        // The children of each row, as ranges of `kids`.
-        let mut start = vec![0u32; n + 1];
-        for r in &self.rows {
-            if r.parent != NO_PARENT {
-                start[r.parent as usize + 1] += 1;
-            }
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
-        let mut fill = start.clone();
-        let mut kids = vec![0u32; start[n] as usize];
-        let mut tops = Vec::new();
-        for (i, r) in self.rows.iter().enumerate() {
-            match r.parent {
-                NO_PARENT => tops.push(i as u32),
-                p => {
-                    kids[fill[p as usize] as usize] = i as u32;
-                    fill[p as usize] += 1;
-                }
-            }
-        }
-        let has_kids = |i: u32| start[i as usize + 1] > start[i as usize];
-        // An item: a row (`false`) or the block of its descendants
-        // (`true`), keyed by its name, and `/` for a block.
-        type Item = (u32, bool);
-        let slash = |s: bool| if s { &b"/"[..] } else { &b""[..] };
-        let key_cmp = |a: (&[u8], bool), b: (&[u8], bool)| {
-            a.0.iter()
-                .chain(slash(a.1))
-                .cmp(b.0.iter().chain(slash(b.1)))
-        };
-        // The tops are keyed by their whole paths (a root's is its name);
-        // a block's `/` is not added after a path that ends with one.
-        let top_paths: Vec<Vec<u8>> = tops.iter().map(|&t| self.path(t as usize)).collect();
-        let top_key = |k: usize, block: bool| {
-            let p = &top_paths[k][..];
-            (p, block && p.last() != Some(&b'/'))
-        };
-        let mut top_items: Vec<(usize, bool)> = Vec::with_capacity(2 * tops.len());
-        for (k, &t) in tops.iter().enumerate() {
-            top_items.push((k, false));
-            if has_kids(t) {
-                top_items.push((k, true));
-            }
-        }
-        top_items.sort_unstable_by(|&(a, ab), &(b, bb)| key_cmp(top_key(a, ab), top_key(b, bb)));
-        // A block must sort as one: no other top may begin with its key.
-        for w in top_items.windows(2) {
-            let ((a, true), (b, bb)) = (w[0], w[1]) else {
-                continue;
-            };
-            let (ak, aslash) = top_key(a, true);
-            let (bk, bslash) = top_key(b, bb);
-            let mut bytes = bk.iter().chain(slash(bslash));
-            if ak
-                .iter()
-                .chain(slash(aslash))
-                .all(|c| bytes.next() == Some(c))
-            {
-                return None;
-            }
-        }
-        let mut rank = vec![0u32; n];
-        let mut next = 0u32;
-        let items: Vec<Item> = top_items.iter().map(|&(k, b)| (tops[k], b)).collect();
-        // The item lists of the blocks being ranked, and the next item of
-        // each: at most one list per level of the tree.
-        let mut stack: Vec<(Vec<Item>, usize)> = vec![(items, 0)];
-        while let Some((items, at)) = stack.last_mut() {
-            let Some(&(i, block)) = items.get(*at) else {
-                stack.pop();
-                continue;
-            };
-            *at += 1;
-            if !block {
-                rank[i as usize] = next;
-                next += 1;
-                continue;
-            }
-            let mut inner: Vec<Item> = Vec::new();
-            for &c in &kids[start[i as usize] as usize..start[i as usize + 1] as usize] {
-                inner.push((c, false));
-                if has_kids(c) {
-                    inner.push((c, true));
-                }
-            }
-            inner.sort_unstable_by(|&(a, ab), &(b, bb)| {
-                key_cmp((self.name(a as usize), ab), (self.name(b as usize), bb))
-            });
-            stack.push((inner, 0));
-        }
-        Some(rank)
+        super::select::path_ranks(
+            self.rows.len(),
+            |i| self.rows[i as usize].parent,
+            |i| self.name(i as usize),
+            |i| self.path(i as usize),
+        )
     }
 }
 
