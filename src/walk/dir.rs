@@ -135,13 +135,7 @@ pub(super) fn walk_dir<'s>(
             p.release(&ctx.fds.cache);
             r
         }
-        None => super::roots::dir_at(
-            h.resolved.as_deref(),
-            h.name.as_c_str(),
-            flags,
-            h.dev,
-            h.ino,
-        ),
+        None => h.open_root(flags),
     };
     let fd = match opened {
         Ok(fd) => {

@@ -185,6 +185,19 @@ pub(super) struct MoveWatch {
 }
 
 impl DirHandle {
+    /// This root directory, opened with `flags` through the fd its PATH
+    /// was resolved by ([`super::roots::dir_at`]), checked against the
+    /// inode the walk stat-ed.
+    pub(super) fn open_root(&self, flags: OFlags) -> Result<OwnedFd, DirError> {
+        super::roots::dir_at(
+            self.resolved.as_deref(),
+            self.name.as_c_str(),
+            flags,
+            self.dev,
+            self.ino,
+        )
+    }
+
     /// Is this directory still at the path it was found at? `None` when
     /// that cannot be told (a path too long, a loop, no permission).
     fn still_there(&self, follow: bool) -> Option<bool> {
@@ -342,13 +355,7 @@ impl DirHandle {
             // directory: never read another directory in its place.
             let fd = match &base {
                 Some(b) => open_dir(b.as_fd(), h.name.as_c_str(), flags, h.dev, h.ino)?,
-                None => super::roots::dir_at(
-                    h.resolved.as_deref(),
-                    h.name.as_c_str(),
-                    flags,
-                    h.dev,
-                    h.ino,
-                )?,
+                None => h.open_root(flags)?,
             };
             let fd = Arc::new(fd);
             // Cache the reopened chain: the next sibling that needs one of
