@@ -697,3 +697,49 @@ fn btrfs_partly_overwritten_extent_is_freed_whole() {
         "t/w:\n{t}"
     );
 }
+
+/// Past the PATHs whose fds the walk holds (64), a PATH is resolved again
+/// at its turn and no filesystem is claimed to be covered whole: the same
+/// directories of `build_xfs`, scanned as the 70th PATH (the filesystem
+/// itself) after 69 others, give each Reclaimable exact and equal to what
+/// deleting the directory frees, or marked as a bound, never a wrong figure
+/// shown as exact; and as the only PATH, exact.
+#[test]
+fn xfs_reclaimable_past_the_held_paths_is_exact_or_marked() {
+    let Some(fs) = Mounted::new(FsKind::Xfs, XFS_OPTS) else {
+        return;
+    };
+    let mnt = fs.path();
+    build_xfs(&Tree { root: mnt });
+    for i in 0..69 {
+        fs::create_dir_all(mnt.join(format!("pad/{i:02}"))).unwrap();
+    }
+    fs.remount();
+    let d = mnt.join("t/a");
+    let dir_bytes = xfs_preconditions(mnt, &d);
+    let mut many: Vec<std::ffi::OsString> = (0..69)
+        .map(|i| mnt.join(format!("pad/{i:02}")).into_os_string())
+        .collect();
+    many.push(mnt.as_os_str().to_owned());
+    let entry = |r: crate::json::Report| {
+        r.entries
+            .into_iter()
+            .find(|e| e.kind == Kind::Dir && Path::new(&e.path) == d)
+            .unwrap_or_else(|| panic!("sdu did not report {}", d.display()))
+    };
+    let past = entry(sdu_json(&many));
+    let alone = entry(sdu_json(&args![mnt]));
+    let before = fs.settled_used();
+    fs::remove_dir_all(&d).unwrap();
+    let freed = before - fs.settled_used();
+    assert_eq!(freed, 9 * BLK + dir_bytes, "a test bug, not sdu's");
+    assert!(
+        alone.reclaimable_exact && alone.reclaimable == freed,
+        "{alone:?}, freed {freed}"
+    );
+    assert!(
+        !past.reclaimable_exact || past.reclaimable == freed,
+        "shown as exact: {past:?}, freed {freed}"
+    );
+    assert_eq!((past.total, past.exclusive), (alone.total, alone.exclusive));
+}
