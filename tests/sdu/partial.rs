@@ -1,0 +1,119 @@
+//! Btrfs extents referenced in part, deleted and measured: a file whose
+//! extent was rewritten in the middle holds the whole old extent (its
+//! "bookends") beside the new one, which deleting it frees, and which
+//! FIEMAP (without root) does not show. Every figure is checked against
+//! what deleting frees, as in `exact`: as root equal and exact; without
+//! root (or with `-l`) equal, or marked, in the direction it errs.
+
+use std::fs;
+
+use crate::exact::{M, Row, assert_rows, dd, entry, freed_by, report, table};
+use crate::reclaim::BTRFS_OPTS;
+use crate::util::*;
+
+/// `rel`: 8 MiB written in one extent, then 4 MiB at 2 MiB rewritten in
+/// place: the old extent stays whole, so the file holds 12 MiB on disk of
+/// which it references 8 (`st_blocks`).
+fn bookends(t: &Tree, rel: &str) {
+    t.write(rel, 8 * M);
+    t.assert_one_extent(rel);
+    dd(&t.p(rel), "1M", 2, 4);
+}
+
+/// The tree of [`btrfs_hardlinked_bookends`]: one such file with its
+/// links in one directory, in two, and with one link outside the scanned
+/// directory.
+fn build_linked(t: &Tree) {
+    bookends(t, "same/vm.img");
+    t.link("same/vm.img", "same/link");
+    bookends(t, "apart/x/vm.img");
+    t.link("apart/x/vm.img", "apart/y/link");
+    bookends(t, "out/vm.img");
+    t.link("out/vm.img", "other/link");
+}
+
+/// What each scanned directory's deletion frees, in this order (a
+/// directory deleted before its parent).
+const LINKED: [(&str, u64); 4] = [
+    ("apart/x", 0),
+    ("apart", 12 * M),
+    ("same", 12 * M),
+    ("out", 0),
+];
+
+/// A file with bookends and a second hard link: as root its Reclaimable is
+/// what deleting both links frees, the whole old extent included, where
+/// both links lie under the directory (one directory or two), and 0 where
+/// a link lies outside. With `-l` a multiply-linked file is never counted,
+/// and the figure is marked (at least).
+#[test]
+fn btrfs_hardlinked_bookends() {
+    let Some(fs) = Mounted::new(FsKind::Btrfs, BTRFS_OPTS) else {
+        return;
+    };
+    let mnt = fs.path();
+    build_linked(&Tree { root: mnt });
+    fs.remount();
+    let dirs: Vec<&str> = LINKED.iter().map(|c| c.0).collect();
+    let scan = |root: bool, extra: &[&str]| {
+        let mut args = vec!["--json"];
+        args.extend(extra);
+        args.extend(&dirs);
+        report(mnt, root, &args)
+    };
+    let (root, user) = (scan(true, &[]), scan(false, &[]));
+    let (root_l, user_l) = (scan(true, &["-l"]), scan(false, &["-l"]));
+    let mut rows = Vec::new();
+    let mut rows_l = Vec::new();
+    for (d, expected) in LINKED {
+        let freed = freed_by(&fs, || fs::remove_dir_all(mnt.join(d)).unwrap());
+        assert_eq!(freed, expected, "{d}: the tree is not as built");
+        rows.push(Row::new(d, entry(&root, d), entry(&user, d), freed));
+        rows_l.push(Row::new(d, entry(&root_l, d), entry(&user_l, d), freed));
+    }
+    assert_rows("Btrfs, a file with bookends and two links", &rows);
+    assert_floors("the same with -l", &rows_l);
+}
+
+/// Each figure, as root and without, is what deleting freed and exact, or
+/// marked and at most that (a floor: `-l` does not count a multiply-linked
+/// file).
+fn assert_floors(title: &str, rows: &[Row]) {
+    let t = table(title, rows);
+    println!("{t}");
+    for r in rows {
+        for (figure, exact) in [r.root, r.user] {
+            assert!(
+                (figure, exact) == (r.freed, true) || (!exact && figure <= r.freed),
+                "{}: not the freed bytes, nor marked below them:\n{t}",
+                r.what
+            );
+        }
+    }
+}
+
+/// `-l` with a hard link outside the scanned directory and a reflink copy
+/// inside it: the copy and the link's file share one extent, which the
+/// outside link keeps. Deleting the directory frees nothing; with `-l` the
+/// shared extent is not counted as reclaimable (its file's other links are
+/// not tracked).
+#[test]
+fn count_links_with_a_link_outside() {
+    let Some(fs) = Mounted::new(FsKind::Btrfs, BTRFS_OPTS) else {
+        return;
+    };
+    let mnt = fs.path();
+    let t = Tree { root: mnt };
+    t.write("a/f", 2 * M);
+    t.link("a/f", "b/f");
+    t.clone("a/f", "a/c");
+    fs.remount();
+    let args = ["--json", "-l", "a"];
+    let (root, user) = (report(mnt, true, &args), report(mnt, false, &args));
+    let freed = freed_by(&fs, || fs::remove_dir_all(mnt.join("a")).unwrap());
+    assert_eq!(freed, 0, "the tree is not as built");
+    assert_floors(
+        "Btrfs, -l: a reflink copy of a file linked from outside",
+        &[Row::new("a", entry(&root, "a"), entry(&user, "a"), freed)],
+    );
+}
