@@ -193,19 +193,32 @@ impl Figure {
 /// The figures an inode seen through several links adds, once, to every
 /// directory above any of them.
 ///
-/// Only the link that was mapped knows the shared extents; all links see
-/// the same inode, so the smallest exclusive is the inode's. Its shared
-/// bytes come from the sweep and its reclaimable bytes from where its links
-/// lie ([`all_links_seen`]), so both start at zero.
+/// Only the link that was mapped knows the inode's extents; the others
+/// (`Skip::SeenInode`) say `exclusive == total`, which is no measure: the
+/// mapped link's exclusive is below its total where extents are shared,
+/// and above it as root on Btrfs where an extent counts at its size on disk
+/// beyond the part the file references. So the inode's exclusive is the
+/// one link's that differs from its own total (the smallest, should two),
+/// else the smallest. Its shared bytes come from the sweep and its
+/// reclaimable bytes from where its links lie ([`all_links_seen`]), so
+/// both start at zero.
 pub(crate) fn linked_inode<'a>(links: impl Iterator<Item = &'a Stats>) -> Stats {
     let mut out: Option<Stats> = None;
+    // The smallest exclusive of a link that measured it.
+    let mut measured: Option<u64> = None;
     for s in links {
+        if s.exclusive != s.total {
+            measured = Some(measured.map_or(s.exclusive, |m| m.min(s.exclusive)));
+        }
         match &mut out {
             None => out = Some(*s),
             Some(o) => o.exclusive = o.exclusive.min(s.exclusive),
         }
     }
     let mut stats = out.unwrap_or_default();
+    if let Some(m) = measured {
+        stats.exclusive = m;
+    }
     stats.shared = 0;
     stats.reclaimable = 0;
     stats

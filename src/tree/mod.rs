@@ -810,6 +810,24 @@ mod tests {
         let _ = unsorted(Some(1)).children(n(2));
     }
 
+    /// A multiply-linked inode's exclusive is its mapped link's, below its
+    /// total (shared extents) or above it (root on Btrfs: an extent it
+    /// references in part counts whole), whichever link was mapped; its
+    /// other links say only their total.
+    #[test]
+    fn a_linked_inode_keeps_its_mapped_exclusive() {
+        for on_disk in [3, 12] {
+            let mut mapped = link(7, 4, 8);
+            mapped.stats.exclusive = on_disk;
+            for links in [vec![mapped, link(7, 3, 8)], vec![link(7, 3, 8), mapped]] {
+                let t = build(links);
+                let r = t.figures(n(1));
+                assert_eq!((r.exclusive, r.reclaimable), (on_disk, on_disk));
+                assert_eq!(t.figures(n(4)).exclusive, on_disk);
+            }
+        }
+    }
+
     #[test]
     fn rollup_in_du_order() {
         let t = build(vec![]);

@@ -85,7 +85,10 @@ pub(super) fn credit(
                 ns: who.ns,
                 dev,
                 ino,
-                linked: who.once,
+                // Under -l a multiply-linked file's other links are not
+                // tracked: a record with no links seen, whose units are
+                // never freed (marked below).
+                linked: who.once || st.stx_nlink > 1,
             });
         }
         Some(Mapped::Skipped(skip)) => local.skip(skip, stats.total),
@@ -112,8 +115,12 @@ pub(super) fn credit(
     }
     if !who.once && st.stx_nlink > 1 {
         // -l counts every link; whether all of them lie under a directory
-        // is not tracked then, so none is claimed to be reclaimable.
+        // is not tracked then, so none is claimed to be reclaimable, and
+        // the figure is a floor: deleting may free the file.
         stats.reclaimable = 0;
+        if stats.exclusive > 0 || stats.total > 0 {
+            local.bound(who.node, Bound::AT_LEAST);
+        }
     }
     if who.once {
         local.links.push(Link {
