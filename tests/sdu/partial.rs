@@ -6,8 +6,12 @@
 //! root (or with `-l`) equal, or marked, in the direction it errs.
 
 use std::fs;
+use std::io::Write as _;
+use std::path::Path;
 
+use crate::btrfs::{ro_snapshot, subvolume, text};
 use crate::exact::{M, Row, assert_rows, dd, entry, freed_by, report, table};
+use crate::json::{self, Report};
 use crate::reclaim::BTRFS_OPTS;
 use crate::util::*;
 
@@ -116,4 +120,74 @@ fn count_links_with_a_link_outside() {
         "Btrfs, -l: a reflink copy of a file linked from outside",
         &[Row::new("a", entry(&root, "a"), entry(&user, "a"), freed)],
     );
+}
+
+/// A JSON report of a run that must succeed; stderr may hold the note on
+/// compressed data and nothing else.
+fn report_noting(cwd: &Path, root: bool, args: &[&str]) -> Report {
+    let out = sdu_in(cwd, root, args);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let rest: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| !l.contains("bytes of compressed data in"))
+        .collect();
+    assert!(rest.is_empty(), "{out:?}");
+    json::parse(&out.stdout)
+}
+
+/// `rel`: `n` bytes of text written at once and fsynced, compressed.
+fn text_file(t: &Tree, rel: &str, n: usize, seed: u32) {
+    let p = t.p(rel);
+    let mut f = fs::File::create_new(&p).unwrap();
+    f.write_all(&text(n, seed)).unwrap();
+    f.sync_all().unwrap();
+}
+
+/// Compressed data (`compress=zstd:3`) in a subvolume `@`: `@/opt/logs`
+/// holds three compressed files, all held by a read-only snapshot of `@`
+/// outside the scan; `@/opt/new`, written after the snapshot, a compressed
+/// file and its reflink copy. FIEMAP gives each compressed extent its
+/// start on disk and its uncompressed length, so that without root one
+/// file's extents, and the next file's, overlap. Deleting `@/opt/logs`
+/// frees nothing: as root 0 exact, and without root 0 too, not the
+/// uncompressed bytes of the extents that chain across two files.
+#[test]
+fn btrfs_compressed_held_by_a_snapshot() {
+    let Some(fs) = Mounted::new(FsKind::Btrfs, "compress=zstd:3") else {
+        return;
+    };
+    let mnt = fs.path();
+    let t = Tree { root: mnt };
+    subvolume(&t.p("@"));
+    for i in 0..3 {
+        text_file(
+            &t,
+            &format!("@/opt/logs/log{i}"),
+            1_800_000 + 5_000 * i,
+            i as u32,
+        );
+    }
+    t.write("@/opt/logs/random", 2 * M);
+    t.dir("snaps");
+    ro_snapshot(&t.p("@"), &t.p("snaps/1"));
+    text_file(&t, "@/opt/new/log", 1_000_000, 7);
+    t.clone("@/opt/new/log", "@/opt/new/copy");
+    fs.remount();
+    let dirs = ["@/opt/logs", "@/opt/new"];
+    let scan = |root: bool| {
+        let mut args = vec!["--json"];
+        args.extend(dirs);
+        report_noting(mnt, root, &args)
+    };
+    let (root, user) = (scan(true), scan(false));
+    let mut rows = Vec::new();
+    for d in dirs {
+        let freed = freed_by(&fs, || fs::remove_dir_all(mnt.join(d)).unwrap());
+        rows.push(Row::new(d, entry(&root, d), entry(&user, d), freed));
+    }
+    assert_rows("Btrfs, compressed, a snapshot outside the scan", &rows);
+    assert_eq!(rows[0].freed, 0, "the tree is not as built");
+    assert!(rows[1].freed > 0, "the tree is not as built");
+    assert_eq!(rows[0].user.0, 0, "without root, @/opt/logs");
 }
