@@ -26,7 +26,7 @@ use super::btrfs_items::{self, Partly, Parts};
 use super::btrfs_refs::{self, FileAt, OwnItem, Verdict};
 use super::btrfs_search::{self as bs, FileExtentType};
 use super::copies::{Copies, Indexed};
-use super::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, Fiemap};
+use super::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
 use super::file::{FileExtents, SearchFile};
 use super::index::{SharedIndex, Spilled};
 use super::spill::{self, SpillError};
@@ -217,12 +217,20 @@ impl Extents {
         got
     }
 
-    /// What one extent FIEMAP gave adds to a file, and indexes.
+    /// What one extent FIEMAP gave adds to a file, and indexes: an encoded
+    /// one (compressed, on Btrfs) from [`super::sweep::ENCODED`] up, where
+    /// the sweep ends its range at the next extent's start (FIEMAP gives
+    /// the length of its data, not its size on disk).
     fn take(&self, e: &Extent, space: u32, got: &mut FileExtents) {
         got.count(e);
         if e.is_shared() && e.length > 0 {
             let id = self.file_id(got, e.physical);
-            self.index.insert(space, e.physical, e.length, id);
+            let at = if e.flags & FIEMAP_EXTENT_ENCODED != 0 && e.physical < super::sweep::ENCODED {
+                e.physical | super::sweep::ENCODED
+            } else {
+                e.physical
+            };
+            self.index.insert(space, at, e.length, id);
         }
     }
 

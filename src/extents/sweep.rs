@@ -42,6 +42,65 @@ impl Interval {
     }
 }
 
+/// Where encoded extents read by FIEMAP are indexed: their start address
+/// plus this, a region of the extent space of their own
+/// ([`clamp_encoded`]).
+pub(crate) const ENCODED: u64 = 1 << 63;
+
+/// The ranges `next` gives, those from [`ENCODED`] up each ended at the
+/// next start above its own, if sooner.
+///
+/// FIEMAP on Btrfs gives a compressed extent as its start on disk and the
+/// length of data it holds, not its size on disk, which only root can read:
+/// ranges that overlap extents laid after it. Btrfs extents do not overlap
+/// on disk, and every reference to a compressed extent gives its start, so
+/// a range starting above another one's start lies in another extent: the
+/// compressed extent ends there at the latest. Ended so, each range
+/// overlaps only those of its own extent, and the sweep makes one unit of
+/// each extent; left whole, one file's consecutive compressed extents, and
+/// the next file's, would chain into one unit that counts every file as
+/// referencing all of it.
+fn clamp_encoded(
+    mut next: impl FnMut(&mut Vec<u32>) -> Option<(u64, u64)>,
+) -> impl FnMut(&mut Vec<u32>) -> Option<(u64, u64)> {
+    // The ranges of one start, and the first of the next start.
+    let mut held: std::collections::VecDeque<(u64, u64, Vec<u32>)> = Default::default();
+    let mut ahead: Option<(u64, u64, Vec<u32>)> = None;
+    let mut bound = u64::MAX;
+    move |out: &mut Vec<u32>| {
+        loop {
+            if let Some((start, end, refs)) = held.pop_front() {
+                out.extend_from_slice(&refs);
+                return Some((start, end.min(bound)));
+            }
+            let (start, end, refs) = match ahead.take() {
+                Some(r) => r,
+                None => {
+                    let mut refs = Vec::new();
+                    let (s, e) = next(&mut refs)?;
+                    (s, e, refs)
+                }
+            };
+            if start < ENCODED {
+                out.extend_from_slice(&refs);
+                return Some((start, end));
+            }
+            held.push_back((start, end, refs));
+            bound = loop {
+                let mut refs = Vec::new();
+                match next(&mut refs) {
+                    None => break u64::MAX,
+                    Some((s, e)) if s == start => held.push_back((s, e, refs)),
+                    Some((s, e)) => {
+                        ahead = Some((s, e, refs));
+                        break s;
+                    }
+                }
+            };
+        }
+    }
+}
+
 /// The sweep's working state, reused across filesystems.
 #[derive(Default)]
 pub(super) struct Sweeper {
@@ -81,7 +140,10 @@ impl Sweeper {
         g: Granularity,
         next: impl FnMut(&mut Vec<u32>) -> Option<(u64, u64)>,
     ) {
-        self.sweep_fs(next, g);
+        match g {
+            Granularity::Extent => self.sweep_fs(clamp_encoded(next), g),
+            Granularity::Block => self.sweep_fs(next, g),
+        }
         let end = self.out.unit_count();
         self.out.fs_spans.push((fs, end));
     }
