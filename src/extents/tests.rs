@@ -151,6 +151,25 @@ fn btrfs_compressed_extents_overlap_into_one_run() {
 }
 
 #[test]
+fn encoded_extents_end_at_the_next_start() {
+    // The same, indexed as FIEMAP reads compressed extents: from ENCODED
+    // up. Files 1 and 2 lie one after the other on disk, file 3 is a
+    // reflink copy of file 2's last extent (the same start, a shorter
+    // length: the part it references).
+    let e = super::sweep::ENCODED;
+    let mut refs: Vec<_> = (0..4).map(|i| (0, e + i * K, 32 * K, 1)).collect();
+    refs.extend((4..6).map(|i| (0, e + i * K, 32 * K, 2)));
+    refs.push((0, e + 5 * K, 16 * K, 3));
+    let s = sweep(&refs, Granularity::Extent);
+    let u: Vec<_> = units(&s).into_iter().map(|u| (u.0, u.1, u.2)).collect();
+    let mut want: Vec<_> = (0..5)
+        .map(|i| (K, vec![1 + u32::from(i >= 4)], 1))
+        .collect();
+    want.push((32 * K, vec![2, 3], 2));
+    assert_eq!(u, want);
+}
+
+#[test]
 fn filesystems_do_not_mix() {
     let s = sweep(&[(1, 0, K, 1), (0, 0, K, 2)], Granularity::Extent);
     assert_eq!(segs(&s), [(K, vec![2], 1), (K, vec![1], 1)]);
