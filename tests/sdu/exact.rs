@@ -711,7 +711,7 @@ const BLK: u64 = 4096;
 /// Builds case `seed`'s tree, scans a random directory (with a random name
 /// excluded, half the time) as root and without, then deletes every file
 /// the scan counted and measures.
-fn random_case(seed: u64) -> Option<Row> {
+pub(crate) fn random_case(seed: u64) -> Option<Row> {
     let fs = Mounted::new(FsKind::Btrfs, BTRFS_OPTS)?;
     let mnt = fs.path();
     let mut r = RandomTree {

@@ -189,3 +189,34 @@ fn btrfs_compressed_held_by_a_snapshot() {
     assert!(rows[1].freed > 0, "the tree is not as built");
     assert_eq!(rows[0].user.0, 0, "without root, @/opt/logs");
 }
+
+/// The random trees of `exact` over the seeds of `SDU_SEEDS` (`A..B`, B
+/// excluded; 1..41 unless set), asserted as there, with how many figures
+/// without root are marked and how many of those were in fact what
+/// deleting freed (`docs/guide.md`, how often a user sees a mark). A bench:
+/// `SDU_SEEDS=1..201 cargo test --test sdu -- --ignored random_trees_marks
+/// --nocapture`.
+#[test]
+#[ignore = "a bench: minutes"]
+fn btrfs_random_trees_marks() {
+    let seeds = std::env::var("SDU_SEEDS").unwrap_or_else(|_| "1..41".into());
+    let (a, b) = seeds.split_once("..").expect("SDU_SEEDS: A..B");
+    let (a, b): (u64, u64) = (a.parse().unwrap(), b.parse().unwrap());
+    let mut rows = Vec::new();
+    for seed in a..b {
+        let Some(row) = crate::exact::random_case(seed) else {
+            return;
+        };
+        rows.push(row);
+    }
+    let marked = rows.iter().filter(|r| !r.user.1).count();
+    let needless = rows
+        .iter()
+        .filter(|r| !r.user.1 && r.user.0 == r.freed)
+        .count();
+    println!(
+        "{} trees: {marked} marked without root, {needless} of them in fact exact",
+        rows.len()
+    );
+    assert_rows("Btrfs, random trees (case, scan, tree)", &rows);
+}
