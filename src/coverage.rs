@@ -167,10 +167,13 @@ impl Coverage {
     /// What the roll-up needs to tell exact figures from bounds: a unit in
     /// an extent space of a filesystem the scan does not cover, and that
     /// root did not `verified`, may be held from outside it
-    /// ([`Bound::AT_MOST`]); the walk's `marks` stand, but those of files
-    /// read as referenced on Btrfs filesystems `partial` only unless every
-    /// one of those filesystems is `proven` to hold no extent referenced in
-    /// part.
+    /// ([`Bound::AT_MOST`]); one of a Btrfs filesystem whose files were
+    /// read as referenced (`partial`) may be part of an extent whose other
+    /// parts nothing references ([`Bound::AT_LEAST`]) or other files hold
+    /// apart from it ([`Bound::AT_MOST`]), unless that filesystem is
+    /// `proven` to hold no extent referenced in part. The walk's `marks`
+    /// stand, but those of files read as referenced only unless every
+    /// `partial` filesystem is proven.
     pub(crate) fn exactness(
         &self,
         registry: &Registry,
@@ -184,19 +187,23 @@ impl Coverage {
             inodes: inode_marks,
         } = marks;
         let space_fs = registry.space_filesystems();
+        // Each asked once: the proof reads the filesystem's usage.
+        let unproven: Vec<u32> = partial.iter().copied().filter(|&fs| !proven(fs)).collect();
         let spaces = space_fs
             .iter()
             .copied()
             .enumerate()
             .map(|(space, fs)| {
-                if self.covers(fs) || verified.get(space).copied().unwrap_or(false) {
+                if unproven.contains(&fs) {
+                    Bound::AT_LEAST.with(Bound::AT_MOST)
+                } else if self.covers(fs) || verified.get(space).copied().unwrap_or(false) {
                     Bound::EXACT
                 } else {
                     Bound::AT_MOST
                 }
             })
             .collect();
-        let keep_partial = partial.is_empty() || !partial.iter().all(|&fs| proven(fs));
+        let keep_partial = partial.is_empty() || !unproven.is_empty();
         if keep_partial {
             nodes.extend(partial_marks);
             crate::records::merge_bounds(&mut nodes);

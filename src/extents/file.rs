@@ -27,6 +27,9 @@ pub(crate) struct FileExtents {
     /// counted: their logical length when FIEMAP read them, which is more
     /// than they take on disk.
     pub(crate) encoded: u64,
+    /// Of those, the ones not flagged shared: counted in its exclusive
+    /// bytes, above what they take on disk.
+    pub(crate) encoded_own: u64,
     /// The tree search counts extents at their size on disk: of those not
     /// shared that are compressed or that the file references in part,
     /// their logical bytes (in `st_blocks`) and their bytes on disk (each
@@ -48,6 +51,9 @@ impl FileExtents {
             self.inline = true;
         } else if e.flags & FIEMAP_EXTENT_ENCODED != 0 && e.has_physical() {
             self.encoded = self.encoded.saturating_add(e.length);
+            if !e.is_shared() {
+                self.encoded_own = self.encoded_own.saturating_add(e.length);
+            }
         }
         if e.is_shared() && e.length > 0 {
             self.shared_bytes = self.shared_bytes.saturating_add(e.length);

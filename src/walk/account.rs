@@ -602,7 +602,7 @@ fn reuse(
         on_disk: got.on_disk,
         whole,
         unreachable: got.unreachable,
-        encoded: got.encoded > 0,
+        encoded: got.encoded_own > 0,
     }
 }
 
@@ -676,6 +676,6 @@ fn map_by_search(
         on_disk: got.on_disk,
         whole: true,
         unreachable: got.unreachable,
-        encoded: got.encoded > 0,
+        encoded: got.encoded_own > 0,
     })
 }

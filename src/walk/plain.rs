@@ -125,7 +125,7 @@ pub(super) fn file(
         on_disk: got.on_disk,
         whole,
         unreachable: got.unreachable,
-        encoded: got.encoded > 0,
+        encoded: got.encoded_own > 0,
     };
     Ok(credit(ctx, at, who, Some(mapped), local))
 }

@@ -48,10 +48,12 @@ pub(super) fn credit(
     };
     // (the reasons, read as referenced)
     let mark = match &mapped {
-        // FIEMAP on Btrfs shows the referenced part of each extent: a part
-        // it alone references may hold more on disk (freed with it), and
-        // the shared ones may be parts of one extent that other files hold
-        // the rest of (then freed only with them).
+        // FIEMAP on Btrfs shows the referenced part of each extent. An
+        // extent not flagged shared has this file's references alone: its
+        // bytes beyond them, if any, nothing references, and they go with
+        // the file (at least); compressed ones count uncompressed, above
+        // what they take (at most). The shared extents are marked where
+        // their units are credited (their space's bound).
         Some(Mapped::Extents {
             whole: false,
             shared,
@@ -59,13 +61,14 @@ pub(super) fn credit(
             encoded,
             ..
         }) if view.1 > 0 => {
-            // Compressed data counts uncompressed: more than it frees.
-            let b = if *shared > 0 || *encoded {
-                Bound::AT_LEAST.with(Bound::AT_MOST)
-            } else {
-                Bound::AT_LEAST
+            let own = view.1.saturating_mul(512) > *shared;
+            let b = match (own, *encoded) {
+                (false, false) => Bound::EXACT,
+                (true, false) => Bound::AT_LEAST,
+                (false, true) => Bound::AT_MOST,
+                (true, true) => Bound::AT_LEAST.with(Bound::AT_MOST),
             };
-            Some((b, true))
+            (!b.is_exact()).then_some((b, true))
         }
         Some(Mapped::Unverified | Mapped::Skipped(Skip::Unverified)) if stats.total > 0 => {
             Some((Bound::AT_MOST, false))
@@ -174,9 +177,9 @@ pub(super) enum Mapped {
         /// As root on Btrfs: the bytes on disk of its extents (those no
         /// other file references) that nothing references.
         unreachable: u64,
-        /// Some of its extents are compressed and were read by FIEMAP,
-        /// which gives their uncompressed length: counted above their size
-        /// on disk.
+        /// Some of its extents not flagged shared are compressed and were
+        /// read by FIEMAP, which gives their uncompressed length: its
+        /// exclusive bytes count them above their size on disk.
         encoded: bool,
     },
     /// Not mapped after all (its filesystem, known only once opened, cannot
@@ -283,7 +286,7 @@ pub(super) fn read_open(
         on_disk: got.on_disk,
         whole,
         unreachable: got.unreachable,
-        encoded: got.encoded > 0,
+        encoded: got.encoded_own > 0,
     };
     (mapped, kept.map(Vec::into_boxed_slice))
 }
