@@ -251,6 +251,63 @@ pub(crate) fn whole_subvolumes(
     held
 }
 
+/// Without root on Btrfs (`partial`: by extent space, its files read as
+/// referenced): the files mapping a unit the sweep cannot free, marked at
+/// least. FIEMAP flags an extent shared as soon as two references hold
+/// it, and shows each only its part: a unit seen once in the scan (or
+/// only as overlapping ranges of one file) is held by another reference
+/// outside the scan, or by one inside it to another part of the same
+/// extent (the same file's, or another file's, that does not overlap it),
+/// which deleting both frees. A unit that can be freed is marked where it
+/// is credited (its space's bound).
+pub(crate) fn mark_unfreed_units(
+    sweep: &crate::extents::Sweep,
+    (files, copies): (&[crate::records::FileRec], &crate::records::Copies),
+    partial: &[bool],
+    marks: &mut WalkMarks,
+) {
+    let before = marks.inodes.len();
+    for (space, range) in sweep.fs_units() {
+        if !partial.get(space as usize).copied().unwrap_or(false) {
+            continue;
+        }
+        for i in range {
+            let u = sweep.unit(i);
+            // A copy stands for a file of its own mapping what its file maps.
+            let n_copies = u
+                .files
+                .iter()
+                .map(|&f| copies.count(f))
+                .fold(0, u32::saturating_add);
+            let freeable = crate::figures::unit_freeable(
+                u.mappings.saturating_add(n_copies),
+                u.ranges,
+                u.files.len() + n_copies as usize,
+                true,
+            );
+            if freeable {
+                continue;
+            }
+            for &f in u.files {
+                let Some(r) = files.get(f as usize) else {
+                    continue;
+                };
+                if r.linked {
+                    marks.inodes.push((r.inode(), Bound::AT_LEAST, true));
+                } else {
+                    marks.partial.push((r.node, Bound::AT_LEAST));
+                }
+                for (node, _) in copies.of(f) {
+                    marks.partial.push((node, Bound::AT_LEAST));
+                }
+            }
+        }
+    }
+    if marks.inodes.len() > before {
+        marks.inodes.sort_by_key(|m| m.0);
+    }
+}
+
 /// The walk's marks: on nodes, on nodes for files read as referenced on
 /// Btrfs, and on inodes counted through their links (with whether they
 /// come from extents read as referenced).

@@ -180,16 +180,16 @@ fn sweep(
             .fold(rest, u64::saturating_add)
     };
     let partial: Vec<u32> = partial_fs.iter().map(|p| p.0).collect();
-    let exact = coverage.exactness(
-        &registry,
-        coverage::WalkMarks {
-            nodes: bounds,
-            partial: partial_marks,
-            inodes: inode_marks,
-        },
-        (&partial, &verified),
-        |fs| !touching.contains(&fs) && coverage.proves_whole_extents(fs, seen(fs)),
-    );
+    let mut marks = coverage::WalkMarks {
+        nodes: bounds,
+        partial: partial_marks,
+        inodes: inode_marks,
+    };
+    let partial_spaces: Vec<bool> = space_fs.iter().map(|fs| partial.contains(fs)).collect();
+    coverage::mark_unfreed_units(&sweep, (&files, &copies), &partial_spaces, &mut marks);
+    let exact = coverage.exactness(&registry, marks, (&partial, &verified), |fs| {
+        !touching.contains(&fs) && coverage.proves_whole_extents(fs, seen(fs))
+    });
     Ok(Walked {
         nodes,
         links,

@@ -52,8 +52,10 @@ pub(super) fn credit(
         // extent not flagged shared has this file's references alone: its
         // bytes beyond them, if any, nothing references, and they go with
         // the file (at least); compressed ones count uncompressed, above
-        // what they take (at most). The shared extents are marked where
-        // their units are credited (their space's bound).
+        // what they take (at most). The shared extents are marked by their
+        // units after the sweep: where one is credited (its space's bound),
+        // and on the files of one that is not
+        // ([`crate::coverage::mark_unfreed_units`]).
         Some(Mapped::Extents {
             whole: false,
             shared,
