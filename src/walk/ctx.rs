@@ -626,6 +626,7 @@ impl Ctx<'_> {
         path: &dyn Fn() -> Vec<u8>,
     ) -> DirFs {
         let (info, warning) = self.map.registry.lookup(dev, fd);
+        self.map.registry.entered(dev, ns);
         if let Some(what) = warning {
             self.run
                 .msgs

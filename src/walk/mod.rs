@@ -121,15 +121,18 @@ pub(crate) struct Walk {
     /// `None` for one it could not stat (reported) or excluded.
     pub(crate) roots: Vec<Option<RootSeen>>,
     /// Some PATH lies inside another (or repeats one): each was walked in a
-    /// namespace of its own ([`namespaces`]).
+    /// namespace of its own ([`roots::Roots::namespaces`]).
     pub(crate) overlap: bool,
 }
 
 /// What the walk saw of one PATH. The stages after the walk ask about a
 /// PATH through this, never by its name again: as root, the name may be
 /// another user's to change (docs/SECURITY.md).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct RootSeen {
+    /// Its namespace ([`roots::Roots::namespaces`]) and node.
+    pub(crate) ns: u32,
+    pub(crate) node: NodeId,
     /// The device of the inode stat-ed.
     pub(crate) dev: u64,
     /// Its inode number.
@@ -248,7 +251,7 @@ pub(crate) fn walk(
                 + (PER_THREAD + max_later as u64) * threads as u64,
         )
         .clamp(1, 4096) as usize;
-    let mut spaces = namespaces(&roots);
+    let mut spaces = roots.namespaces();
     // du counts an inode once per run: roots that overlap share one
     // namespace, and every inode is then deduplicated through the link
     // table, in du's order.
@@ -341,36 +344,6 @@ pub(crate) fn walk(
     Ok((walk, pool))
 }
 
-/// The namespace of each root: 0 for the roots that lie inside no other
-/// root, a namespace of its own for each one that does (or repeats one).
-///
-/// Every root's figures are what sdu would print for it alone. A root
-/// inside another is walked again, and its inodes, links and extents are
-/// kept apart (keyed by namespace) so that the two walks never meet in the
-/// crediting; its node is a top of its own, outside the `-c` total, which
-/// counts every inode once, as du's does.
-///
-/// Where a root lies is where the fd its PATH was resolved by lies
-/// ([`roots`]): a symlink not followed lies where the link is.
-fn namespaces(roots: &roots::Roots) -> Vec<u32> {
-    let canon: Vec<Option<&[u8]>> = (0..roots.0.len())
-        .map(|i| roots.get(i).and_then(|r| r.place.as_deref()))
-        .collect();
-    let inside = |me: &[u8], o: &[u8]| {
-        me.strip_prefix(o)
-            .is_some_and(|r| r.is_empty() || r.starts_with(b"/") || o.ends_with(b"/"))
-    };
-    (0..canon.len())
-        .map(|i| {
-            let Some(me) = canon[i] else { return 0 };
-            let nested = canon.iter().enumerate().any(|(j, other)| {
-                other.is_some_and(|o| j != i && inside(me, o) && (me != o || j < i))
-            });
-            if nested { i as u32 + 1 } else { 0 }
-        })
-        .collect()
-}
-
 /// Walks a root, resolved before the walk ([`roots`]), if it is a
 /// directory; a file root is accounted for at once. Neither is resolved by
 /// its name again here.
@@ -409,6 +382,8 @@ fn start_root<'s>(
         ctx,
         order,
         RootSeen {
+            ns,
+            node: id,
             dev,
             ino: st.stx_ino,
             dir: kind == Kind::Dir,
@@ -436,19 +411,27 @@ fn start_root<'s>(
             _ => account::Pre::No,
         };
         drop(pathfd);
+        // Its filesystem, probed on the file opened: as root on Btrfs the
+        // tree search reads its items through that fd, as it reads a listed
+        // file's through its directory's, and nothing is opened by name.
+        let on = match &pre {
+            account::Pre::Open(fd) => rustix::io::fcntl_dupfd_cloexec(fd, 0).ok(),
+            _ => None,
+        };
+        let fs = (on.as_ref()).map(|fd| ctx.filesystem(dev, fd.as_fd(), ns, &|| root.to_vec()));
         // A file given by path: its directory was not stat-ed, so check.
         let file = account::FileAt {
-            dirfd: CWD,
+            dirfd: on.as_ref().map_or(CWD, |fd| fd.as_fd()),
             name: &cpath,
             st: &st,
             dev: dev_of(&st),
             kind: Kind::from_mode(u32::from(st.stx_mode)),
-            fs: None,
+            fs: fs.as_ref(),
             node: id,
             entry: None,
             ns,
             guard: ctx.run.euid == 0,
-            follow,
+            follow: follow && on.is_none(),
             path: &|| root.to_vec(),
             dir: None,
             lazy: false,
