@@ -327,3 +327,43 @@ fn btrfs_file_as_path_as_root_is_exact() {
     assert_rows("Btrfs, a file with bookends as PATH", &rows);
     assert_eq!(freed, 12 * M, "the tree is not as built");
 }
+
+// ---------------------------------------------------------------------------
+// Btrfs: the whole filesystem given with a PATH inside it
+
+/// `s/t/a` (4 MiB) with a reflink copy `s/b`, and `c` (1 MiB): no extent
+/// is referenced in part, so the whole filesystem scanned without root is
+/// proven exact by its Data Used. Deleting `s/t` frees nothing, `s` 4 MiB.
+fn build_whole(t: &Tree) {
+    t.write("s/t/a", 4 * M);
+    t.clone("s/t/a", "s/b");
+    t.write("c", M);
+}
+
+/// `-c s/t .` and `-c . s`: `.` keeps its exact figures without root (the
+/// Data Used proof counts what `.`'s own walk saw, not the files the root
+/// inside it saw again), and each inner root is what it is alone.
+#[test]
+fn btrfs_whole_filesystem_with_a_path_inside_it() {
+    let Some(fs) = Mounted::new(FsKind::Btrfs, BTRFS_OPTS) else {
+        return;
+    };
+    let mnt = fs.path();
+    build_whole(&Tree { root: mnt });
+    fs.remount();
+    let alone = scan(mnt, false, &["--json", "-s", "."]);
+    assert!(entry(&alone, ".").reclaimable_exact, "{alone:?}");
+    let mut rows = Vec::new();
+    for (paths, outer) in [(&["s/t", "."][..], 1), (&[".", "s"][..], 0)] {
+        for (p, root, user) in nested_rows(mnt, paths, outer) {
+            if p == "." {
+                assert!(root.reclaimable_exact && user.reclaimable_exact, "{user:?}");
+                continue;
+            }
+            let freed = freed_on_fresh(FsKind::Btrfs, &[], build_whole, &p, &[]);
+            rows.push(Row::new(&p, &root, &user, freed));
+        }
+    }
+    assert_rows("Btrfs, the whole filesystem and a PATH inside it", &rows);
+    assert_eq!(rows[1].freed, 4 * M, "the tree is not as built");
+}
