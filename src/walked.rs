@@ -78,7 +78,7 @@ fn sweep(
         unreachable,
         inode_marks,
         unreachable_inodes,
-        partial_fs,
+        partial_spaces,
         roots,
         overlap,
     } = walk;
@@ -103,9 +103,17 @@ fn sweep(
     // its shared data ([`extents::outside`]). Not where files were read as
     // referenced (their ranges are not whole extents).
     let space_fs = registry.space_filesystems();
+    let space_ns = registry.space_namespaces();
+    // The filesystems where files were read as referenced.
+    let mut partial_fs: Vec<u32> = partial_spaces
+        .iter()
+        .map(|p| space_fs[p.0 as usize])
+        .collect();
+    partial_fs.sort_unstable();
+    partial_fs.dedup();
     let covered = coverage.covers_spaces(&registry);
     let want: Vec<bool> = (space_fs.iter().zip(covered))
-        .map(|(&fs, covered)| !covered && !partial_fs.iter().any(|p| p.0 == fs))
+        .map(|(&fs, covered)| !covered && !partial_fs.contains(&fs))
         .collect();
     let mut files = files;
     let verified = if want.iter().any(|&w| w) && extents::can_search_trees() {
@@ -141,7 +149,7 @@ fn sweep(
     // extent that different files hold (FIEMAP cannot tell).
     let touching: Vec<u32> = partial_fs
         .iter()
-        .map(|p| p.0)
+        .copied()
         .filter(|&fs| {
             space_fs
                 .iter()
@@ -168,17 +176,33 @@ fn sweep(
         inodes: unreachable_inodes,
     };
     // Without root on Btrfs: the shared bytes (each once) and the rest of
-    // the files' extents make what the scan saw on disk.
-    let seen = |fs: u32| -> u64 {
-        let rest = partial_fs.iter().find(|p| p.0 == fs).map_or(0, |p| p.1);
+    // the files' extents make what the roots of namespace `ns` saw on disk
+    // (a root counted apart saw its files again, in spaces of its own).
+    let in_ns = |space: u32, fs: u32, ns: u32| {
+        space_fs.get(space as usize) == Some(&fs)
+            && space_ns
+                .get(space as usize)
+                .map(|&s| extents::inline::root_ns(s))
+                == Some(ns)
+    };
+    let seen = |fs: u32, ns: u32| -> u64 {
+        let rest = (partial_spaces.iter())
+            .filter(|p| in_ns(p.0, fs, ns))
+            .fold(0u64, |a, p| a.saturating_add(p.1));
         sweep
             .fs_units()
-            .filter(|(space, _)| space_fs.get(*space as usize) == Some(&fs))
+            .filter(|(space, _)| in_ns(*space, fs, ns))
             .flat_map(|(_, units)| units.map(|u| sweep.unit(u).segments))
             .flat_map(|segs| segs.map(|s| sweep.segment(s).bytes))
             .fold(rest, u64::saturating_add)
     };
-    let partial: Vec<u32> = partial_fs.iter().map(|p| p.0).collect();
+    // Whether the roots of some namespace that covers `fs` saw all its
+    // Data Used: a fact of the filesystem, which every root shares.
+    let proven = |fs: u32| {
+        (namespaces(&roots).iter()).any(|&(ns, _)| {
+            coverage.covers_in(fs, ns) && coverage.proves_whole_extents(fs, seen(fs, ns))
+        })
+    };
     let exact = coverage.exactness(
         &registry,
         coverage::WalkMarks {
@@ -186,8 +210,8 @@ fn sweep(
             partial: partial_marks,
             inodes: inode_marks,
         },
-        (&partial, &verified),
-        |fs| !touching.contains(&fs) && coverage.proves_whole_extents(fs, seen(fs)),
+        (&partial_fs, &verified),
+        |fs| !touching.contains(&fs) && proven(fs),
     );
     Ok(Walked {
         nodes,

@@ -113,10 +113,11 @@ pub(crate) struct Walk {
     pub(crate) inode_marks: Vec<(Inode, Bound, bool)>,
     /// Unreachable bytes of such inodes.
     pub(crate) unreachable_inodes: Vec<(Inode, u64)>,
-    /// Btrfs filesystems (registry index) where some file's extents were
+    /// Extent spaces of Btrfs filesystems where some file's extents were
     /// read as referenced (FIEMAP), not whole, with the bytes of those
-    /// files' extents not flagged shared (each inode once), by filesystem.
-    pub(crate) partial_fs: Vec<(u32, u64)>,
+    /// files' extents not flagged shared (each inode once), by space: a
+    /// root counted apart is seen apart.
+    pub(crate) partial_spaces: Vec<(u32, u64)>,
     /// What the walk saw of each PATH, by its position on the command line:
     /// `None` for one it could not stat (reported) or excluded.
     pub(crate) roots: Vec<Option<RootSeen>>,
@@ -594,7 +595,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let mut unreachable = Vec::new();
     let mut inode_marks = Vec::new();
     let mut unreachable_inodes = Vec::new();
-    let mut partial_fs: Vec<(u32, u64)> = Vec::new();
+    let mut partial_spaces: Vec<(u32, u64)> = Vec::new();
     let mut files = vec![FileRec::default(); extents.files()];
     let mut copies = Vec::new();
     let mut counters = Counters {
@@ -616,7 +617,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         gather(&mut unreachable, shard.unreachable);
         gather(&mut inode_marks, shard.inode_marks);
         gather(&mut unreachable_inodes, shard.unreachable_inodes);
-        partial_fs.extend(shard.partial_fs);
+        partial_spaces.extend(shard.partial_spaces);
         for f in shard.files {
             let id = f.id as usize;
             files[id] = f;
@@ -651,8 +652,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let copies = crate::records::Copies::new(copies, copy_sets);
     crate::records::merge_bounds(&mut bounds);
     crate::records::merge_bounds(&mut partial_marks);
-    partial_fs.sort_unstable();
-    partial_fs.dedup_by(|b, a| {
+    partial_spaces.sort_unstable();
+    partial_spaces.dedup_by(|b, a| {
         let same = a.0 == b.0;
         if same {
             a.1 = a.1.saturating_add(b.1);
@@ -667,7 +668,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         bounds,
         partial_marks,
         unreachable,
-        partial_fs,
+        partial_spaces,
         idents,
         nodes,
         links,
