@@ -104,7 +104,9 @@ impl Roots {
     /// inside another is walked again, and its inodes, links and extents are
     /// kept apart (keyed by namespace) so that the two walks never meet in the
     /// crediting; its node is a top of its own, outside the `-c` total, which
-    /// counts every inode once, as du's does.
+    /// counts every inode once, as du's does. What tells its figures exact
+    /// from bounds is its namespace's alone too (`crate::walked`,
+    /// `verify_namespace`).
     ///
     /// Where a root lies is where the fd its PATH was resolved by lies
     /// ([`Roots`]): a symlink not followed lies where the link is.
