@@ -296,6 +296,9 @@ impl Bound {
     pub const AT_MOST: Bound = Bound(1);
     /// Deleting may free more than the figure.
     pub const AT_LEAST: Bound = Bound(2);
+    /// Deleting may free less or more: both reasons, or a figure nothing
+    /// was known of (a saved scan sdu did not write).
+    pub const UNKNOWN: Bound = Bound(3);
 
     /// Whether the figure is exact.
     pub fn is_exact(self) -> bool {
@@ -327,6 +330,31 @@ impl Bound {
             (false, true) => "at least ",
             (true, true) => "about ",
         }
+    }
+
+    /// The mark before a bound figure in text: `≤` at most, `≥` at least,
+    /// `~` both; in a locale that is not UTF-8 (`ascii`) `<=`, `>=`, `~`.
+    /// Nothing when exact. Before the figure, so that `≤644M` reads "at
+    /// most 644M", the figures of a right-aligned column still end in one
+    /// column, and a reader that takes a number from the start of the cell
+    /// does not take a bound for a figure.
+    pub fn mark(self, ascii: bool) -> &'static str {
+        match (self.at_most(), self.at_least(), ascii) {
+            (false, false, _) => "",
+            (true, false, false) => "\u{2264}",
+            (true, false, true) => "<=",
+            (false, true, false) => "\u{2265}",
+            (false, true, true) => ">=",
+            (true, true, _) => "~",
+        }
+    }
+
+    /// The direction of a figure subtracted: a change `new - old` whose
+    /// old side is at most its truth is at least the change's, and the
+    /// other way round.
+    #[must_use]
+    pub fn reversed(self) -> Bound {
+        Bound(((self.0 & 1) << 1) | ((self.0 >> 1) & 1))
     }
 
     /// The bits, for saved scans.
