@@ -367,3 +367,31 @@ impl Bound {
         (b <= 3).then_some(Bound(b))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Bound;
+
+    #[test]
+    fn marks_say_the_direction() {
+        let all = [
+            Bound::EXACT,
+            Bound::AT_MOST,
+            Bound::AT_LEAST,
+            Bound::UNKNOWN,
+        ];
+        let utf8: Vec<&str> = all.iter().map(|b| b.mark(false)).collect();
+        assert_eq!(utf8, ["", "\u{2264}", "\u{2265}", "~"]);
+        let ascii: Vec<&str> = all.iter().map(|b| b.mark(true)).collect();
+        assert_eq!(ascii, ["", "<=", ">=", "~"]);
+        assert_eq!(Bound::AT_MOST.with(Bound::AT_LEAST), Bound::UNKNOWN);
+    }
+
+    #[test]
+    fn a_subtracted_bound_turns_around() {
+        assert_eq!(Bound::AT_MOST.reversed(), Bound::AT_LEAST);
+        assert_eq!(Bound::AT_LEAST.reversed(), Bound::AT_MOST);
+        assert_eq!(Bound::UNKNOWN.reversed(), Bound::UNKNOWN);
+        assert_eq!(Bound::EXACT.reversed(), Bound::EXACT);
+    }
+}

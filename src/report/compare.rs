@@ -328,11 +328,10 @@ pub(super) fn text(
     let mut cell = String::new();
     // A change of Reclaimable is marked by its direction, before it.
     let cell_of = |f: Figure, c: &Change, cell: &mut String| {
-        cell.clear();
-        if marks && f == Figure::Reclaimable {
-            cell.push_str(c.bound().mark(opts.ascii_marks));
-        }
         signed(opts, f, c.delta(f), cell);
+        if marks && f == Figure::Reclaimable {
+            cell.insert_str(0, c.bound().mark(opts.ascii_marks));
+        }
     };
     let widths: Vec<usize> = cols
         .iter()

@@ -284,3 +284,21 @@ pub(super) fn sizes(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Shown;
+    use crate::figures::Bound;
+
+    #[test]
+    fn shown_keeps_each_mark_apart() {
+        let mut s = Shown::default();
+        s.add(Bound::EXACT);
+        assert_eq!(s, Shown::default());
+        s.add(Bound::AT_MOST);
+        s.add(Bound::UNKNOWN);
+        assert!(s.has(Bound::AT_MOST) && s.has(Bound::UNKNOWN));
+        assert!(!s.has(Bound::AT_LEAST) && !s.has(Bound::EXACT));
+        assert_eq!(s.reasons(), Bound::UNKNOWN);
+    }
+}

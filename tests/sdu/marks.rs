@@ -277,6 +277,45 @@ fn xfs_at_most_marked_in_every_output() {
     let out = sdu_locale(mnt, true, "C.UTF-8", &["--du", "total", "d"]);
     assert!(!out.stderr.contains("--du"), "{out:?}");
 
+    // A saved scan keeps the direction; --compare marks the change by the
+    // new side's and the old side's reversed: both here.
+    let saved = Path::new(env!("CARGO_TARGET_TMPDIR")).join("marks-xfs.json");
+    let saved = saved.to_str().unwrap();
+    let out = sdu_locale(mnt, true, "C.UTF-8", &["--export", saved, "d", "p0"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let out = sdu_locale(mnt, true, "C.UTF-8", &["-B1", "--import", saved]);
+    let m = Marked::parse(out.stdout_str());
+    assert_eq!(m.cell("d"), format!("\u{2264}{}", 9 * M), "{out:?}");
+    let out = sdu_locale(
+        mnt,
+        true,
+        "C.UTF-8",
+        &["-B1", "--compare", saved, "d", "p0"],
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let text = out.stdout_str();
+    let row = text.lines().find(|l| l.ends_with("  d")).expect(text);
+    assert!(row.contains(" ~0  "), "{text}");
+    let legend: Vec<&str> = text.lines().filter(|l| l.starts_with("~ ")).collect();
+    assert_eq!(legend.len(), 1, "{text}");
+    assert!(!text.contains("\u{2264} the change"), "{text}");
+    let out = sdu_locale(
+        mnt,
+        true,
+        "C.UTF-8",
+        &["--json", "--compare", saved, "d", "p0"],
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let d_entry = doc["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "d")
+        .expect("d");
+    for side in ["old", "new"] {
+        assert_eq!(d_entry[side]["reclaimable_bound"], "at_most", "{d_entry}");
+    }
+
     // The browser: the list and the header.
     browse_marks(mnt, "d p0", ("d", "\u{2264}9.0M"), "\u{2264}", "C.UTF-8");
     browse_marks(mnt, "d p0", ("d", "<=9.0M"), "<=", "C");
