@@ -354,7 +354,22 @@ fn browse_marks(dir: &Path, args: &str, (row, cell): (&str, &str), mark: &str, l
         .unwrap();
     assert!(line.contains(&format!(" {cell}  ")), "{s}");
     assert!(s.contains(&format!("Reclaimable {mark}")), "{s}");
-    tmux.keys(&["q"]);
+    // The first row is a bound in every case here: the footer and `i` say
+    // so in words.
+    tmux.keys(&["Space"]);
+    let s = tmux.wait_for("the mark", |s| s.contains(" 1 marked "));
+    let footer = s.lines().find(|l| l.contains(" 1 marked ")).unwrap();
+    assert!(
+        ["up to ", "at least ", "about "]
+            .iter()
+            .any(|q| footer.contains(&format!("deleting them frees {q}"))),
+        "{s}"
+    );
+    tmux.keys(&["Up", "i"]);
+    tmux.wait_for("the entry's info", |s| {
+        s.contains("Reclaimable is not exact")
+    });
+    tmux.keys(&["Escape", "q"]);
 }
 
 /// Btrfs without `CAP_SYS_ADMIN`: `vol/a/f` (8 MiB, its middle 4 MiB
