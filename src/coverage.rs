@@ -16,6 +16,11 @@
 //! - nothing was excluded (`--exclude`, `-X`), and every entry could be
 //!   read (an error anywhere in the walk: none is covered).
 //!
+//! A PATH inside another PATH is walked in a namespace of its own and
+//! counted apart: each namespace is covered, and as root verified, as if
+//! its roots were scanned alone ([`Coverage::of_namespaces`],
+//! [`whole_subvolumes`]).
+//!
 //! What this cannot see: a Btrfs subvolume deleted but not yet cleaned up
 //! still holds its data until the cleaner drops it, and it lies in no
 //! directory. `docs/design.md`, "Exact or a bound", says what follows.
