@@ -16,6 +16,11 @@
 //! - nothing was excluded (`--exclude`, `-X`), and every entry could be
 //!   read (an error anywhere in the walk: none is covered).
 //!
+//! A PATH inside another PATH is walked in a namespace of its own and
+//! counted apart: each namespace is covered, and as root verified, as if
+//! its roots were scanned alone ([`Coverage::of_namespaces`],
+//! [`whole_subvolumes`]).
+//!
 //! What this cannot see: a Btrfs subvolume deleted but not yet cleaned up
 //! still holds its data until the cleaner drops it, and it lies in no
 //! directory. `docs/design.md`, "Exact or a bound", says what follows.
@@ -46,6 +51,11 @@ pub(crate) struct Coverage {
     covered: Vec<bool>,
     /// Per covered filesystem, its root as the scan reached it.
     roots: Vec<Option<Reached>>,
+    /// When some PATH lies inside another: per root namespace, the
+    /// filesystems its roots cover (`covered` is then their union). A
+    /// root counted apart sees only its own namespace's files, so another
+    /// root covering the filesystem proves nothing of its units.
+    by_ns: Vec<(u32, Vec<bool>)>,
 }
 
 /// How the scan reached a covered filesystem's root.
@@ -80,6 +90,53 @@ impl Coverage {
         self.covered.get(fs as usize).copied().unwrap_or(false)
     }
 
+    /// Whether filesystem `fs` is covered as the roots of namespace `ns`
+    /// see it.
+    pub(crate) fn covers_in(&self, fs: u32, ns: u32) -> bool {
+        if self.by_ns.is_empty() {
+            return self.covers(fs);
+        }
+        (self.by_ns.iter().find(|c| c.0 == ns))
+            .is_some_and(|c| c.1.get(fs as usize).copied().unwrap_or(false))
+    }
+
+    /// Per extent space of `registry`: whether it is covered, as the roots
+    /// of its namespace see it.
+    pub(crate) fn covers_spaces(&self, registry: &Registry) -> Vec<bool> {
+        let ns = registry.space_namespaces();
+        (registry.space_filesystems().into_iter().zip(ns))
+            .map(|(fs, ns)| self.covers_in(fs, crate::extents::inline::root_ns(ns)))
+            .collect()
+    }
+
+    /// The coverage of a walk, each root namespace apart when some PATH
+    /// lies inside another ([`Coverage::of_walk`] for each).
+    pub(crate) fn of_namespaces(w: Walked<'_>, registry: &Registry) -> Coverage {
+        let mut all: Vec<u32> = w.roots.iter().flatten().map(|r| r.ns).collect();
+        all.sort_unstable();
+        all.dedup();
+        if all.iter().all(|&ns| ns == 0) {
+            return Coverage::of_walk(w, registry);
+        }
+        let mut whole = Coverage::default();
+        for ns in all {
+            let roots: Vec<Option<RootSeen>> = (w.roots.iter())
+                .map(|r| r.clone().filter(|r| r.ns == ns))
+                .collect();
+            let c = Coverage::of_walk(Walked { roots: &roots, ..w }, registry);
+            whole.covered.resize(c.covered.len(), false);
+            whole.roots.resize(c.roots.len(), None);
+            for (fs, (&covered, root)) in c.covered.iter().zip(&c.roots).enumerate() {
+                if covered && !whole.covered[fs] {
+                    whole.covered[fs] = true;
+                    whole.roots[fs] = root.clone();
+                }
+            }
+            whole.by_ns.push((ns, c.covered));
+        }
+        whole
+    }
+
     /// The coverage of a walk whose filesystems are in `registry`.
     ///
     /// Each PATH is asked about through the fd the walk opened it by, and
@@ -92,6 +149,7 @@ impl Coverage {
         let none = Coverage {
             covered: vec![false; n],
             roots: vec![None; n],
+            by_ns: Vec::new(),
         };
         if w.excluded || w.errors {
             return none;
@@ -99,6 +157,7 @@ impl Coverage {
         let Coverage {
             mut covered,
             mut roots,
+            ..
         } = none.clone();
         let mounts = mounts();
         let mut hidden = vec![false; n];
@@ -135,7 +194,11 @@ impl Coverage {
         for (c, h) in covered.iter_mut().zip(hidden) {
             *c &= !h;
         }
-        Coverage { covered, roots }
+        Coverage {
+            covered,
+            roots,
+            by_ns: Vec::new(),
+        }
     }
 
     /// Whether Btrfs filesystem `fs`, covered, holds no extent referenced
@@ -189,14 +252,11 @@ impl Coverage {
         let space_fs = registry.space_filesystems();
         // Each asked once: the proof reads the filesystem's usage.
         let unproven: Vec<u32> = partial.iter().copied().filter(|&fs| !proven(fs)).collect();
-        let spaces = space_fs
-            .iter()
-            .copied()
-            .enumerate()
-            .map(|(space, fs)| {
-                if unproven.contains(&fs) {
+        let spaces = (self.covers_spaces(registry).into_iter().enumerate())
+            .map(|(space, covered)| {
+                if space_fs.get(space).is_some_and(|fs| unproven.contains(fs)) {
                     Bound::AT_LEAST.with(Bound::AT_MOST)
-                } else if self.covers(fs) || verified.get(space).copied().unwrap_or(false) {
+                } else if covered || verified.get(space).copied().unwrap_or(false) {
                     Bound::EXACT
                 } else {
                     Bound::AT_MOST
@@ -228,20 +288,23 @@ impl Coverage {
     }
 }
 
-/// The Btrfs subvolumes (by id) the scan holds whole: every subvolume it
-/// met, entered at its root directory (a PATH inside a subvolume holds
-/// only part of it), when nothing was excluded and every entry was read.
+/// The Btrfs subvolumes (by id) the roots of namespace `ns` hold whole:
+/// every subvolume their walk met, entered at its root directory (a PATH
+/// inside a subvolume holds only part of it), when nothing was excluded
+/// and every entry was read. A root inside another root counts apart, in
+/// a namespace of its own: what the outer root holds is not its own.
 pub(crate) fn whole_subvolumes(
     w: &Walked<'_>,
     registry: &Registry,
+    ns: u32,
 ) -> std::collections::HashSet<u64> {
     if w.excluded || w.errors {
         return Default::default();
     }
-    let subvols = registry.subvolumes();
+    let subvols = registry.subvolumes_in(ns);
     let mut held: std::collections::HashSet<u64> = subvols.iter().map(|s| s.1.id).collect();
     // The inodes the walk stat-ed, not what the names lead to now.
-    for seen in w.roots.iter().flatten() {
+    for seen in w.roots.iter().flatten().filter(|r| r.ns == ns) {
         if !seen.dir || seen.ino != BTRFS_ROOT_DIR {
             if let Some(s) = subvols.iter().find(|s| s.0 == seen.dev) {
                 held.remove(&s.1.id);

@@ -31,6 +31,8 @@ mod hostile_output;
 mod html;
 mod inline;
 mod json;
+mod marks;
+mod overlap;
 mod partial;
 mod plan;
 mod reclaim;
