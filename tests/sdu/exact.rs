@@ -53,6 +53,8 @@ pub(crate) struct Row {
     pub(crate) what: String,
     pub(crate) root: (u64, bool),
     pub(crate) user: (u64, bool),
+    /// The direction of the figure without root, when a bound.
+    pub(crate) user_bound: Option<String>,
     pub(crate) freed: u64,
 }
 
@@ -62,6 +64,7 @@ impl Row {
             what: what.to_owned(),
             root: (root.reclaimable, root.reclaimable_exact),
             user: (user.reclaimable, user.reclaimable_exact),
+            user_bound: user.reclaimable_bound.clone(),
             freed,
         }
     }
@@ -84,7 +87,7 @@ pub(crate) fn table(title: &str, rows: &[Row]) -> String {
 }
 
 /// As root every figure is the freed bytes, and exact; without root a
-/// figure that is not is marked.
+/// figure that is not is marked, in the direction it errs.
 pub(crate) fn assert_rows(title: &str, rows: &[Row]) {
     let t = table(title, rows);
     println!("{t}");
@@ -99,6 +102,16 @@ pub(crate) fn assert_rows(title: &str, rows: &[Row]) {
             r.user.0 == r.freed || !r.user.1,
             "{}: without root, a figure that is not the freed bytes is called exact:\n{t}",
             r.what
+        );
+        let direction = match r.user_bound.as_deref() {
+            Some("at_least") => r.user.0 <= r.freed,
+            Some("at_most") => r.user.0 >= r.freed,
+            _ => true,
+        };
+        assert!(
+            direction,
+            "{}: without root, marked {:?} on the wrong side of the freed bytes:\n{t}",
+            r.what, r.user_bound
         );
     }
 }
@@ -585,6 +598,7 @@ fn to_free_plan_over_snapshots() {
         what: format!("plan {chosen:?}"),
         root: row(&root),
         user: row(&user),
+        user_bound: user["reclaimable_bound"].as_str().map(str::to_owned),
         freed,
     }];
     assert_rows("--to-free over two snapshots", &rows);

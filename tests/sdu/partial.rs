@@ -218,5 +218,20 @@ fn btrfs_random_trees_marks() {
         "{} trees: {marked} marked without root, {needless} of them in fact exact",
         rows.len()
     );
+    // By direction: how many marks, and how many of them below, equal to
+    // and above what deleting freed.
+    let mut by: std::collections::BTreeMap<&str, [usize; 3]> = Default::default();
+    for r in rows.iter().filter(|r| !r.user.1) {
+        let side = match r.user.0.cmp(&r.freed) {
+            std::cmp::Ordering::Less => 0,
+            std::cmp::Ordering::Equal => 1,
+            std::cmp::Ordering::Greater => 2,
+        };
+        by.entry(r.user_bound.as_deref().unwrap_or("?"))
+            .or_default()[side] += 1;
+    }
+    for (b, [below, equal, above]) in by {
+        println!("  {b}: {below} below, {equal} equal, {above} above what deleting freed");
+    }
     assert_rows("Btrfs, random trees (case, scan, tree)", &rows);
 }
