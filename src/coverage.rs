@@ -321,8 +321,10 @@ pub(crate) fn whole_subvolumes(
 /// only as overlapping ranges of one file) is held by another reference
 /// outside the scan, or by one inside it to another part of the same
 /// extent (the same file's, or another file's, that does not overlap it),
-/// which deleting both frees. A unit that can be freed is marked where it
-/// is credited (its space's bound).
+/// which deleting both frees. Not a unit of a compressed extent seen once:
+/// every reference to one gives its start, so the unit holds all those the
+/// scan saw, and the other is outside it. A unit that can be freed is
+/// marked where it is credited (its space's bound).
 pub(crate) fn mark_unfreed_units(
     sweep: &crate::extents::Sweep,
     (files, copies): (&[crate::records::FileRec], &crate::records::Copies),
@@ -330,7 +332,7 @@ pub(crate) fn mark_unfreed_units(
     marks: &mut WalkMarks,
 ) {
     let before = marks.inodes.len();
-    for (space, range) in sweep.fs_units() {
+    for (space, range, encoded) in sweep.fs_units_encoded() {
         if !partial.get(space as usize).copied().unwrap_or(false) {
             continue;
         }
@@ -348,7 +350,7 @@ pub(crate) fn mark_unfreed_units(
                 u.files.len() + n_copies as usize,
                 true,
             );
-            if freeable {
+            if freeable || (i >= encoded && u.mappings.saturating_add(n_copies) <= 1) {
                 continue;
             }
             for &f in u.files {

@@ -140,12 +140,13 @@ impl Sweeper {
         g: Granularity,
         next: impl FnMut(&mut Vec<u32>) -> Option<(u64, u64)>,
     ) {
-        match g {
+        let encoded = match g {
             Granularity::Extent => self.sweep_fs(clamp_encoded(next), g),
             Granularity::Block => self.sweep_fs(next, g),
-        }
+        };
         let end = self.out.unit_count();
         self.out.fs_spans.push((fs, end));
+        self.out.encoded_from.push(encoded.unwrap_or(end));
     }
 
     /// The segments and units swept.
@@ -202,12 +203,14 @@ impl Sweeper {
 
     /// Sweeps the ranges of one filesystem, which `next` gives in order of
     /// start. Only the ranges open at the current position are held, each
-    /// with its references, until it ends.
+    /// with its references, until it ends. Returns the first unit from
+    /// [`ENCODED`] up, if any.
     fn sweep_fs(
         &mut self,
         mut next: impl FnMut(&mut Vec<u32>) -> Option<(u64, u64)>,
         g: Granularity,
-    ) {
+    ) -> Option<usize> {
+        let mut first_encoded = None;
         // The open ranges by end: (end, slot), their references in
         // `slots[slot]`; slots are reused, their capacity kept.
         let mut ends: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
@@ -277,6 +280,9 @@ impl Sweeper {
             }
             started_at_prev = 0;
             while let Some((_, end)) = pending.filter(|r| r.0 == p) {
+                if open == 0 && p >= ENCODED && first_encoded.is_none() {
+                    first_encoded = Some(self.out.unit_count());
+                }
                 if open == 0 {
                     run = RunState {
                         first_seg: self.out.seg_bytes.len(),
@@ -306,6 +312,7 @@ impl Sweeper {
             prev = p;
         }
         debug_assert!(self.active.is_empty() && open == 0);
+        first_encoded
     }
 
     /// Records the run that just closed as one Extent unit.
@@ -365,6 +372,9 @@ pub struct Sweep {
     unit_seg_end: Vec<usize>,
     /// Per filesystem, in index order: its index and one past its last unit.
     fs_spans: Vec<(u32, usize)>,
+    /// Per entry of `fs_spans`: its first unit from [`ENCODED`] up (its
+    /// end when none).
+    encoded_from: Vec<usize>,
 }
 
 /// An elementary segment: a maximal physical range with one fixed multiset
@@ -493,6 +503,17 @@ impl Sweep {
     /// `end` grows and stays within the units).
     pub(crate) fn end_saved_fs(&mut self, fs: u32, end: usize) {
         self.fs_spans.push((fs, end));
+        self.encoded_from.push(end);
+    }
+
+    /// As [`Sweep::fs_units`], with each space's first unit of compressed
+    /// extents read by FIEMAP ([`ENCODED`]): a unit of one such extent
+    /// holds every reference to it the scan saw, since each gives the
+    /// extent's start.
+    pub(crate) fn fs_units_encoded(&self) -> impl Iterator<Item = (u32, Range<usize>, usize)> + '_ {
+        self.fs_units()
+            .zip(&self.encoded_from)
+            .map(|((fs, r), &e)| (fs, r, e))
     }
 
     /// The number of segments.

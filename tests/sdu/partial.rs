@@ -146,8 +146,9 @@ fn text_file(t: &Tree, rel: &str, n: usize, seed: u32) {
 
 /// Compressed data (`compress=zstd:3`) in a subvolume `@`: `@/opt/logs`
 /// holds three compressed files, all held by a read-only snapshot of `@`
-/// outside the scan; `@/opt/new`, written after the snapshot, a compressed
-/// file and its reflink copy. FIEMAP gives each compressed extent its
+/// outside the scan (and a file not compressed); `@/opt/only` two
+/// compressed files, held by the snapshot too; `@/opt/new`, written after
+/// the snapshot, a compressed file and its reflink copy. FIEMAP gives each compressed extent its
 /// start on disk and its uncompressed length, so that without root one
 /// file's extents, and the next file's, overlap. Deleting `@/opt/logs`
 /// frees nothing: as root 0 exact, and without root 0 too, not the
@@ -169,6 +170,9 @@ fn btrfs_compressed_held_by_a_snapshot() {
         );
     }
     t.write("@/opt/logs/random", 2 * M);
+    for i in 0..2 {
+        text_file(&t, &format!("@/opt/only/log{i}"), 600_000, 10 + i);
+    }
     t.dir("snaps");
     ro_snapshot(&t.p("@"), &t.p("snaps/1"));
     text_file(&t, "@/opt/new/log", 1_000_000, 7);
@@ -176,7 +180,7 @@ fn btrfs_compressed_held_by_a_snapshot() {
     fs.remount();
     // Each scanned alone: given together, their ranges chain into one unit
     // whose files lie under both, credited to neither.
-    let dirs = ["@/opt/logs", "@/opt/new"];
+    let dirs = ["@/opt/logs", "@/opt/new", "@/opt/only"];
     let scan = |root: bool, d: &str| report_noting(mnt, root, &["--json", d]);
     let scans: Vec<_> = dirs.map(|d| (scan(true, d), scan(false, d))).into();
     let mut rows = Vec::new();
@@ -188,6 +192,8 @@ fn btrfs_compressed_held_by_a_snapshot() {
     assert_eq!(rows[0].freed, 0, "the tree is not as built");
     assert!(rows[1].freed > 0, "the tree is not as built");
     assert_eq!(rows[0].user.0, 0, "without root, @/opt/logs");
+    // Compressed extents alone, each seen once: held outside the scan.
+    assert_eq!(rows[2].user, (0, true), "without root, @/opt/only");
 }
 
 /// The random trees of `exact` over the seeds of `SDU_SEEDS` (`A..B`, B
