@@ -238,10 +238,12 @@ pub(crate) fn all_links_seen(seen: usize, nlink: u32) -> bool {
 ///
 /// - A unit referenced once in the scan is flagged shared with something
 ///   outside it: never freed.
-/// - Btrfs reports compressed extents with their logical length, so one
-///   file's consecutive compressed extents overlap and make one unit with
-///   as many mappings as ranges: shared with a snapshot outside the scan,
-///   not inside it. Inside, some range is mapped twice.
+/// - A Btrfs unit of one file whose ranges overlap, each mapped once (the
+///   file references parts of one extent, or, read by FIEMAP, one
+///   compressed extent at two lengths) may be flagged shared for that
+///   alone or for a reference outside the scan: not freed (and its file
+///   marked at least without root, `coverage::mark_unfreed_units`).
+///   Inside, some range is mapped twice.
 ///
 /// A unit that passes is freed where all its files are contained (the
 /// roll-up decides that).
