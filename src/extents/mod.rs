@@ -29,6 +29,7 @@ pub(crate) mod ag;
 pub(crate) mod btrfs_backref;
 pub(crate) mod btrfs_batch;
 pub(crate) mod btrfs_items;
+pub(crate) mod btrfs_kin;
 pub(crate) mod btrfs_refs;
 pub(crate) mod btrfs_search;
 pub(crate) mod btrfs_tree;

@@ -58,73 +58,29 @@ pub(crate) struct Families {
     alive: HashSet<u64>,
 }
 
-use super::btrfs_refs::{ROOT_PARENT_UUID, ROOT_REFS, ROOT_UUID, subvolume_roots};
-
 impl Families {
-    /// The subvolumes of the filesystem open at `fd` (root's tree search),
-    /// with `scanned` the ids of those the scan holds whole; `None` when
-    /// the root tree cannot be read.
+    /// The subvolumes of the filesystem open at `fd` (root's tree search,
+    /// [`super::btrfs_kin`]), with `scanned` the ids of those the scan
+    /// holds whole; `None` when the root tree cannot be read.
     pub(crate) fn read(
         fd: std::os::fd::BorrowedFd<'_>,
         scanned: &HashSet<u64>,
     ) -> Option<Families> {
-        // (id, uuid, parent uuid, alive)
-        let mut subvols: Vec<(u64, [u8; 16], [u8; 16], bool)> = Vec::new();
-        let mut short = false;
-        subvolume_roots(fd, |id, d| match d.get(ROOT_UUID..ROOT_PARENT_UUID + 16) {
-            Some(u) => {
-                let alive = bs::u32_at(d, ROOT_REFS) > 0;
-                let uuid: [u8; 16] = u[..16].try_into().expect("16 bytes");
-                let parent: [u8; 16] = u[16..].try_into().expect("16 bytes");
-                if !subvols.iter().any(|s| s.0 == id) {
-                    subvols.push((id, uuid, parent, alive));
-                }
-            }
-            None => short = true,
-        })
-        .ok()?;
-        if short {
-            return None;
+        let kin = super::btrfs_kin::Kin::read(fd)?;
+        // By family: whether the scan holds every member, and how many.
+        let mut families: std::collections::HashMap<usize, (bool, usize)> = Default::default();
+        for s in kin.all() {
+            let f = families.entry(s.family).or_insert((true, 0));
+            f.0 &= s.alive && scanned.contains(&s.id);
+            f.1 += 1;
         }
-        // Union-find over the snapshot links.
-        let mut up: Vec<usize> = (0..subvols.len()).collect();
-        fn find(up: &mut [usize], mut i: usize) -> usize {
-            while up[i] != i {
-                up[i] = up[up[i]];
-                i = up[i];
-            }
-            i
-        }
-        for i in 0..subvols.len() {
-            let parent = subvols[i].2;
-            if parent == [0; 16] {
-                continue;
-            }
-            // Its origin, and the other snapshots of the same origin (which
-            // share blocks even when the origin is gone).
-            let kin: Vec<usize> = (0..subvols.len())
-                .filter(|&j| j != i && (subvols[j].1 == parent || subvols[j].2 == parent))
-                .collect();
-            for j in kin {
-                let (a, b) = (find(&mut up, i), find(&mut up, j));
-                up[a] = b;
-            }
-        }
-        let family: Vec<usize> = (0..subvols.len()).map(|i| find(&mut up, i)).collect();
-        let mut whole_family: std::collections::HashMap<usize, bool> = Default::default();
-        for (s, &f) in subvols.iter().zip(&family) {
-            let held = s.3 && scanned.contains(&s.0);
-            *whole_family.entry(f).or_insert(true) &= held;
-        }
-        let whole = subvols
+        let whole = kin
+            .all()
             .iter()
-            .zip(&family)
-            .map(|(s, f)| (s.0, whole_family[f]))
+            .map(|s| (s.id, families[&s.family].0))
             .collect();
-        let kin_whole = family.iter().enumerate().all(|(i, f)| {
-            whole_family[f] || !family.iter().enumerate().any(|(j, g)| j != i && g == f)
-        });
-        let alive = subvols.iter().filter(|s| s.3).map(|s| s.0).collect();
+        let kin_whole = families.values().all(|&(whole, n)| whole || n < 2);
+        let alive = kin.all().iter().filter(|s| s.alive).map(|s| s.id).collect();
         Some(Families {
             whole,
             kin_whole,
