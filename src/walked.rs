@@ -169,12 +169,15 @@ fn sweep(
         inodes: unreachable_inodes,
     };
     // Without root on Btrfs: the shared bytes (each once) and the rest of
-    // the files' extents make what the scan saw on disk.
+    // the files' extents make what the scan saw on disk (inline data, in
+    // spaces of its own, is in metadata: not in Data Used).
+    let space_ns = registry.space_namespaces();
     let seen = |fs: u32| -> u64 {
         let rest = partial_fs.iter().find(|p| p.0 == fs).map_or(0, |p| p.1);
+        let data = |s: u32| !extents::inline::is_inline_ns(space_ns[s as usize]);
         sweep
             .fs_units()
-            .filter(|(space, _)| space_fs.get(*space as usize) == Some(&fs))
+            .filter(|(space, _)| space_fs.get(*space as usize) == Some(&fs) && data(*space))
             .flat_map(|(_, units)| units.map(|u| sweep.unit(u).segments))
             .flat_map(|segs| segs.map(|s| sweep.segment(s).bytes))
             .fold(rest, u64::saturating_add)

@@ -17,6 +17,7 @@
 //! snapshot when one is made), so it is joined to all of them and to every
 //! other orphan: more subvolumes are asked about, none is missed.
 
+use std::collections::HashMap;
 use std::os::fd::BorrowedFd;
 
 use super::btrfs_refs::{ROOT_PARENT_UUID, ROOT_REFS, ROOT_UUID, subvolume_roots};
@@ -142,9 +143,53 @@ impl Kin {
         &self.subvols
     }
 
-    /// The members of family `family`.
-    pub(crate) fn family(&self, family: usize) -> impl Iterator<Item = &Subvolume> {
-        self.subvols.iter().filter(move |s| s.family == family)
+    /// Whether some family has two members or more: only then can a
+    /// subvolume hold what another does.
+    pub(crate) fn any_family(&self) -> bool {
+        let mut f: Vec<usize> = self.subvols.iter().map(|s| s.family).collect();
+        f.sort_unstable();
+        f.windows(2).any(|w| w[0] == w[1])
+    }
+}
+
+/// Whether a walk of the directory open at `fd` may meet Btrfs files
+/// that two subvolumes hold: its subvolume holds another (or that cannot
+/// be told), or as root (`search`), its filesystem has snapshots, which
+/// may hold its files outside the scan (or that cannot be told).
+pub(crate) fn may_share(fd: BorrowedFd<'_>, search: bool) -> bool {
+    crate::probe::ioctl::btrfs_has_nested_subvol(fd).unwrap_or(true)
+        || (search
+            && crate::probe::ioctl::fs_type(fd).is_ok_and(|m| m == crate::probe::magic::BTRFS)
+            && Kin::read(fd).is_none_or(|k| k.any_family()))
+}
+
+/// Union-find over subvolume UUIDs, as `BTRFS_IOC_GET_SUBVOL_INFO` gives
+/// them without root: the snapshot family of each, as far as the
+/// subvolumes linked are known.
+#[derive(Default)]
+pub(crate) struct Uuids {
+    parent: HashMap<[u8; 16], [u8; 16]>,
+}
+
+impl Uuids {
+    pub(crate) fn find(&mut self, mut u: [u8; 16]) -> [u8; 16] {
+        while let Some(&p) = self.parent.get(&u) {
+            if p == u {
+                break;
+            }
+            u = p;
+        }
+        u
+    }
+
+    pub(crate) fn union(&mut self, a: [u8; 16], b: [u8; 16]) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            // Deterministic: the smaller UUID represents the family.
+            let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
+            self.parent.insert(hi, lo);
+            self.parent.entry(lo).or_insert(lo);
+        }
     }
 }
 
@@ -179,6 +224,8 @@ mod tests {
         assert_eq!(family(&k, 256), family(&k, 257));
         assert_eq!(family(&k, 256), family(&k, 258));
         assert_ne!(family(&k, 256), family(&k, 259));
+        let alone = Kin::of(vec![root(256, 1, 0, false), root(259, 4, 0, false)]);
+        assert!(!alone.any_family());
     }
 
     #[test]
@@ -191,6 +238,6 @@ mod tests {
         ]);
         assert_eq!(family(&k, 256), family(&k, 258));
         assert_ne!(family(&k, 256), family(&k, 259));
-        assert_eq!(k.family(family(&k, 256)).count(), 2);
+        assert!(k.any_family());
     }
 }

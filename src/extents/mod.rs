@@ -39,6 +39,7 @@ pub(crate) mod file;
 pub(crate) mod fsmap;
 pub(crate) mod index;
 pub(crate) mod inline;
+pub(crate) mod inline_held;
 pub(crate) mod outside;
 pub(crate) mod runs;
 pub(crate) mod source;

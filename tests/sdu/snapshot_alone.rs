@@ -61,7 +61,9 @@ fn figure(d: &Path, rel: &str, root: bool) -> (u64, bool) {
     let e = &doc["entries"][0];
     (
         e["reclaimable"].as_u64().unwrap_or_else(|| panic!("{doc}")),
-        e["reclaimable_exact"].as_bool().unwrap_or_else(|| panic!("{doc}")),
+        e["reclaimable_exact"]
+            .as_bool()
+            .unwrap_or_else(|| panic!("{doc}")),
     )
 }
 
@@ -133,7 +135,9 @@ fn origin_scanned_alone_claims_only_inline_files_no_snapshot_holds() {
     issue_volume(d, "vol");
     std::fs::create_dir(d.join("snaps")).unwrap();
     crate::btrfs::ro_snapshot(&d.join("vol"), &d.join("snaps/1"));
-    let t = Tree { root: &d.join("vol") };
+    let t = Tree {
+        root: &d.join("vol"),
+    };
     for i in 0..3 {
         std::fs::write(d.join(format!("vol/small/f{i}")), fresh_bytes(1500)).unwrap();
     }
@@ -147,7 +151,7 @@ fn origin_scanned_alone_claims_only_inline_files_no_snapshot_holds() {
     check("vol", nobody, false, data, 3 * 4096);
 }
 
-/// `r` with a 1 MiB file and 20 inline files, `n` a snapshot of it, `m`
+/// `r` with 600 inline files and a 1 MiB file, `n` a snapshot of it, `m`
 /// a read-only snapshot of `n`; then `n` deleted and dropped by the
 /// cleaner: `m` names an origin no root item holds, yet shares with `r`
 /// every block `n` had from it. Each of `r` and `m`, scanned alone, is
@@ -159,10 +163,12 @@ fn deleted_intermediate(delete: &str) {
     let d = fs.path();
     crate::btrfs::subvolume(&d.join("r"));
     let t = Tree { root: &d.join("r") };
-    t.write("data", 1 << 20);
-    for i in 0..20 {
+    for i in 0..600 {
         t.write(&format!("small/f{i}"), 1500);
     }
+    // Items past the first leaf: its tree has an inner node, which keeps
+    // the leaves below it (and the data refs they hold, naming `r`).
+    t.write("data", 1 << 20);
     sync_fs(d);
     run(Command::new("btrfs")
         .args(["subvolume", "snapshot"])
