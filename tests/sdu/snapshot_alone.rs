@@ -197,3 +197,23 @@ fn origin_of_a_snapshot_of_a_deleted_snapshot_frees_what_it_says() {
 fn snapshot_of_a_deleted_snapshot_frees_what_it_says() {
     deleted_intermediate("m");
 }
+
+/// mkfs gives the top-level root directory 16 KiB of `nbytes`, and a
+/// snapshot of subvolume 5 copies them: a directory's own bytes, which
+/// deleting the snapshot does not free as data (docs/design.md: a
+/// directory's own bytes on Btrfs are never reclaimable).
+#[test]
+fn snapshot_of_the_top_level_claims_no_directory_bytes() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    std::fs::create_dir(d.join("snaps")).unwrap();
+    crate::btrfs::ro_snapshot(d, &d.join("snaps/s1"));
+    sync_fs(d);
+    let root = figure(d, "snaps", true);
+    let nobody = figure(d, "snaps", false);
+    let (data, _) = freed_by_deleting(d, "snaps/s1");
+    check("snaps", root, true, data, 0);
+    check("snaps", nobody, false, data, 0);
+}
