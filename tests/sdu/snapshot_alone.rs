@@ -217,3 +217,48 @@ fn snapshot_of_the_top_level_claims_no_directory_bytes() {
     check("snaps", root, true, data, 0);
     check("snaps", nobody, false, data, 0);
 }
+
+/// A subvolume of one leaf, its snapshot, then a file added to the
+/// subvolume and one of its inline files rewritten: the subvolume's leaf
+/// is copied on write, and the snapshot holds the old one alone, with its
+/// own copy of the inline items. Deleting the snapshot frees that leaf
+/// (metadata) and no data. sdu does not attribute leaves: the two inline
+/// files the subvolume still holds unchanged are not the snapshot's to
+/// free; the one rewritten is (its old content is held nowhere else).
+#[test]
+fn snapshot_holding_its_own_leaf_claims_only_inline_files_held_nowhere_else() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    crate::btrfs::subvolume(&d.join("vol"));
+    let t = Tree { root: &d.join("vol") };
+    for i in 0..3 {
+        t.write(&format!("f{i}"), 1000);
+    }
+    sync_fs(d);
+    crate::btrfs::ro_snapshot(&d.join("vol"), &d.join("s"));
+    t.write("new", 1000);
+    std::fs::write(d.join("vol/f0"), fresh_bytes(1000)).unwrap();
+    sync_fs(d);
+    let root = figure(d, "s", true);
+    let nobody = figure(d, "s", false);
+    let whole = run(Command::new(sdu_bin())
+        .current_dir(d)
+        .args(["--json", "-d", "1", "."]));
+    let doc: serde_json::Value = serde_json::from_slice(&whole.stdout).unwrap();
+    let s = doc["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "./s")
+        .unwrap()
+        .clone();
+    let (data, meta) = freed_by_deleting(d, "s");
+    assert!(meta > 0, "the snapshot's own leaf is freed: metadata {meta}");
+    check("s", root, true, data, 4096);
+    check("s", nobody, false, data, 4096);
+    let whole = (s["reclaimable"].as_u64().unwrap(), s["reclaimable_exact"] == true);
+    check("./s, the whole filesystem scanned", whole, true, data, 4096);
+    assert_eq!(root.0, 4096, "the rewritten file's old content, held nowhere else");
+}
