@@ -50,10 +50,6 @@ pub(crate) struct Families {
     /// By subvolume id: its family, and whether the scan holds every
     /// subvolume of that family (entered at its root, nothing excluded).
     whole: std::collections::HashMap<u64, bool>,
-    /// Every family of two subvolumes or more is held whole: then no
-    /// inline data the scan saw shared (only snapshots share it) is held
-    /// outside it.
-    kin_whole: bool,
     /// The subvolumes that exist and are not deleted.
     alive: HashSet<u64>,
 }
@@ -67,25 +63,18 @@ impl Families {
         scanned: &HashSet<u64>,
     ) -> Option<Families> {
         let kin = super::btrfs_kin::Kin::read(fd)?;
-        // By family: whether the scan holds every member, and how many.
-        let mut families: std::collections::HashMap<usize, (bool, usize)> = Default::default();
+        // By family: whether the scan holds every member.
+        let mut families: std::collections::HashMap<usize, bool> = Default::default();
         for s in kin.all() {
-            let f = families.entry(s.family).or_insert((true, 0));
-            f.0 &= s.alive && scanned.contains(&s.id);
-            f.1 += 1;
+            *families.entry(s.family).or_insert(true) &= s.alive && scanned.contains(&s.id);
         }
         let whole = kin
             .all()
             .iter()
-            .map(|s| (s.id, families[&s.family].0))
+            .map(|s| (s.id, families[&s.family]))
             .collect();
-        let kin_whole = families.values().all(|&(whole, n)| whole || n < 2);
         let alive = kin.all().iter().filter(|s| s.alive).map(|s| s.id).collect();
-        Some(Families {
-            whole,
-            kin_whole,
-            alive,
-        })
+        Some(Families { whole, alive })
     }
 
     /// Whether the refs `refs` settle that nothing outside the scan holds
@@ -255,9 +244,11 @@ pub(crate) fn verify(
             continue;
         };
         if info.magic == magic::BTRFS && super::inline::is_inline_ns(space_ns[space]) {
-            // Inline data: shared only between snapshots of one family,
-            // through unchanged copies the scan saw.
-            if Families::read(fd, scanned).is_some_and(|f| f.kin_whole) {
+            // Inline data: shared only between snapshots of one family.
+            // Each inode the scan saw was asked of the family's trees
+            // (`inline_held`, through the same root tree); one whose
+            // trees could not be read is marked where it is counted.
+            if Families::read(fd, scanned).is_some() {
                 v.spaces[space] = true;
             }
             continue;

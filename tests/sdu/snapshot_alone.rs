@@ -232,7 +232,9 @@ fn snapshot_holding_its_own_leaf_claims_only_inline_files_held_nowhere_else() {
     };
     let d = fs.path();
     crate::btrfs::subvolume(&d.join("vol"));
-    let t = Tree { root: &d.join("vol") };
+    let t = Tree {
+        root: &d.join("vol"),
+    };
     for i in 0..3 {
         t.write(&format!("f{i}"), 1000);
     }
@@ -255,10 +257,46 @@ fn snapshot_holding_its_own_leaf_claims_only_inline_files_held_nowhere_else() {
         .unwrap()
         .clone();
     let (data, meta) = freed_by_deleting(d, "s");
-    assert!(meta > 0, "the snapshot's own leaf is freed: metadata {meta}");
+    assert!(
+        meta > 0,
+        "the snapshot's own leaf is freed: metadata {meta}"
+    );
     check("s", root, true, data, 4096);
     check("s", nobody, false, data, 4096);
-    let whole = (s["reclaimable"].as_u64().unwrap(), s["reclaimable_exact"] == true);
+    let whole = (
+        s["reclaimable"].as_u64().unwrap(),
+        s["reclaimable_exact"] == true,
+    );
     check("./s, the whole filesystem scanned", whole, true, data, 4096);
-    assert_eq!(root.0, 4096, "the rewritten file's old content, held nowhere else");
+    assert_eq!(
+        root.0, 4096,
+        "the rewritten file's old content, held nowhere else"
+    );
+}
+
+/// A subvolume holding its own snapshot, on a filesystem where another
+/// family (the top level and a snapshot of it) lies outside the scan: as
+/// root every inline file was asked about, so the figure is exact, and it
+/// is what deleting both frees (the inline files, held nowhere else, in
+/// metadata).
+#[test]
+fn subvolume_with_its_snapshot_inside_is_exact_beside_another_family() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    issue_volume(d, "vol");
+    std::fs::create_dir(d.join("vol/.snap")).unwrap();
+    crate::btrfs::ro_snapshot(&d.join("vol"), &d.join("vol/.snap/2"));
+    std::fs::create_dir(d.join("snaps")).unwrap();
+    crate::btrfs::ro_snapshot(d, &d.join("snaps/s1"));
+    sync_fs(d);
+    let root = figure(d, "vol", true);
+    let nobody = figure(d, "vol", false);
+    let (data0, _) = used(d);
+    let (snap, _) = freed_by_deleting(d, "vol/.snap/2");
+    let (data, _) = freed_by_deleting(d, "vol");
+    assert_eq!(data0 - used(d).0, snap + data);
+    check("vol", root, true, snap + data, 200 * 4096);
+    check("vol", nobody, false, snap + data, 200 * 4096);
 }
