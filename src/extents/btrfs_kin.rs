@@ -106,16 +106,16 @@ impl Kin {
             }
             // Its origin, and the other snapshots of the same origin (which
             // share blocks even when the origin is gone).
-            for j in 0..roots.len() {
-                if j != i && (roots[j].uuid == parent || roots[j].parent == parent) {
+            for (j, r) in roots.iter().enumerate() {
+                if j != i && (r.uuid == parent || r.parent == parent) {
                     join(&mut up, i, j);
                 }
             }
             if orphan(&roots[i]) {
                 let o = *first_orphan.get_or_insert(i);
                 join(&mut up, i, o);
-                for j in 0..roots.len() {
-                    if roots[j].snapshotted {
+                for (j, r) in roots.iter().enumerate() {
+                    if r.snapshotted {
                         join(&mut up, i, j);
                     }
                 }

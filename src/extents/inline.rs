@@ -22,10 +22,12 @@
 //! indexed as a pseudo-extent in an extent space of its own per filesystem,
 //! so the sweep and the roll-up treat it like any shared extent.
 //!
-//! What it cannot see: a snapshot outside the scan (then the inode is seen
-//! once and counted as exclusive, as before), and a family link through a
-//! subvolume outside the scan (a snapshot of a snapshot whose middle
-//! generation is not scanned).
+//! Without root it cannot see a snapshot outside the scan (the inode seen
+//! once counts as exclusive, and the walk marks it "at most"), nor a family
+//! link through a subvolume outside the scan (a snapshot of a snapshot
+//! whose middle generation is not scanned). As root the families are the
+//! root tree's, and every inode is asked whether a subvolume outside the
+//! scan holds it ([`super::inline_held`]).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
