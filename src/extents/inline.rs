@@ -33,7 +33,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use dashmap::DashMap;
-use rayon::iter::ParallelIterator;
+use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
 use rayon::slice::ParallelSliceMut;
 use rustix::fs::Statx;
 
@@ -548,14 +548,21 @@ pub(crate) fn share(
     let mut copy = vec![0u64; recs.len().div_ceil(64)];
     let mut taken = Taken(vec![0; nodes.len()]);
     let (mut unknown, mut outside) = (Vec::new(), None);
-    // The subvolumes (id, creation) a run's records are in.
-    let seen_in = |run: &[InlineRec]| {
-        let mut v: Vec<(u64, (i64, u32))> = (run.iter())
-            .filter_map(|r| registry.subvolume(dev64(dev(r))).map(|s| (s.id, s.created)))
-            .collect();
-        v.dedup();
-        v
-    };
+    // As root: who outside the scan holds each run's inode, asked on the
+    // walk's threads; taken from the last run, as the runs are (a run's
+    // records are in subvolumes, by id and creation, of one family).
+    let mut helds: Vec<ih::Held> = held.map_or_else(Vec::new, |h| {
+        let runs: Vec<&[InlineRec]> = recs.chunk_by(same).collect();
+        runs.par_iter()
+            .map(|run| {
+                let mut seen: Vec<(u64, (i64, u32))> = (run.iter())
+                    .filter_map(|r| registry.subvolume(dev64(dev(r))).map(|s| (s.id, s.created)))
+                    .collect();
+                seen.dedup();
+                h.held(&keys[run[0].key() as usize].inode(), &seen)
+            })
+            .collect()
+    });
     while end > 0 {
         let mut start = end - 1;
         while start > 0 && same(&recs[start - 1], &recs[end - 1]) {
@@ -565,7 +572,7 @@ pub(crate) fn share(
         let at = start;
         end = start;
         let k = &keys[run[0].key() as usize];
-        let held = held.map_or(ih::Held::Nowhere, |h| h.held(&k.inode(), &seen_in(run)));
+        let held = helds.pop().unwrap_or(ih::Held::Nowhere);
         if held == ih::Held::Unknown {
             unknown.extend(run.iter().map(|r| r.node));
         }
