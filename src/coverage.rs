@@ -33,7 +33,7 @@ use crate::probe::{Registry, ioctl, magic};
 use crate::records::NodeId;
 use crate::tree::Exactness;
 use crate::tree::bounds::Inode;
-use crate::walk::RootSeen;
+use crate::walk::{Left, RootSeen};
 
 /// `BTRFS_FS_TREE_OBJECTID`: the top-level subvolume.
 const BTRFS_TOP_LEVEL: u64 = 5;
@@ -66,12 +66,8 @@ pub(crate) struct Walked<'a> {
     pub(crate) roots: &'a [Option<RootSeen>],
     /// `-L` or `-H`: a PATH given as a symlink was followed.
     pub(crate) follow: bool,
-    /// `-x`: mounts inside the roots were not entered.
-    pub(crate) one_file_system: bool,
-    /// Something was excluded.
-    pub(crate) excluded: bool,
-    /// Some entry could not be read.
-    pub(crate) errors: bool,
+    /// What the walk left out: the one record of it.
+    pub(crate) left: &'a Left,
 }
 
 impl Coverage {
@@ -93,7 +89,7 @@ impl Coverage {
             covered: vec![false; n],
             roots: vec![None; n],
         };
-        if w.excluded || w.errors {
+        if w.left.uncovers() {
             return none;
         }
         let Coverage {
@@ -116,12 +112,10 @@ impl Coverage {
                 covered[fs as usize] = true;
                 roots[fs as usize] = Some(Reached::Path(fd.clone()));
             }
-            if !w.one_file_system {
-                for m in &inside {
-                    if let Some(fs) = root_of(&m.point, &mounts, registry) {
-                        covered[fs as usize] = true;
-                        roots[fs as usize] = Some(Reached::Mount(m.point.clone()));
-                    }
+            for m in inside.iter().filter(|m| entered(m, &mounts, w.left)) {
+                if let Some(fs) = root_of(&m.point, &mounts, registry) {
+                    covered[fs as usize] = true;
+                    roots[fs as usize] = Some(Reached::Mount(m.point.clone()));
                 }
             }
             // What lies under a mount point on the filesystem below it.
@@ -228,7 +222,7 @@ pub(crate) fn whole_subvolumes(
     w: &Walked<'_>,
     registry: &Registry,
 ) -> std::collections::HashSet<u64> {
-    if w.excluded || w.errors {
+    if w.left.uncovers() {
         return Default::default();
     }
     let subvols = registry.subvolumes();
@@ -328,13 +322,30 @@ fn open_mount_point(point: &[u8]) -> Option<OwnedFd> {
     .ok()
 }
 
-/// One line of `/proc/self/mountinfo`: the mount's id, its root within its
-/// filesystem and its mount point.
+/// One line of `/proc/self/mountinfo`: the mount's id, its parent's, its
+/// root within its filesystem and its mount point.
 #[derive(Debug)]
 struct Mount {
     id: u64,
+    parent: u64,
     root: Vec<u8>,
     point: Vec<u8>,
+}
+
+/// Whether the walk may have entered mount `m`: neither it nor a mount
+/// it lies on was left out ([`Left::not_entered`]: `-x`,
+/// `--exclude-kernfs`).
+fn entered(m: &Mount, mounts: &[Mount], left: &Left) -> bool {
+    let mut at = Some(m);
+    // Each mount once at most: a malformed table cannot loop.
+    for _ in 0..=mounts.len() {
+        let Some(c) = at else { return true };
+        if left.not_entered(c.id) {
+            return false;
+        }
+        at = mounts.iter().find(|p| p.id == c.parent && p.id != c.id);
+    }
+    true
 }
 
 /// The mounts of this process's namespace; none when mountinfo cannot be
@@ -347,9 +358,15 @@ fn mounts() -> Vec<Mount> {
         .filter_map(|l| {
             let mut f = l.split(|&b| b == b' ');
             let id = std::str::from_utf8(f.next()?).ok()?.parse().ok()?;
-            let root = crate::walk::unescape_mountinfo(f.nth(2)?);
+            let parent = std::str::from_utf8(f.next()?).ok()?.parse().ok()?;
+            let root = crate::walk::unescape_mountinfo(f.nth(1)?);
             let point = crate::walk::unescape_mountinfo(f.next()?);
-            Some(Mount { id, root, point })
+            Some(Mount {
+                id,
+                parent,
+                root,
+                point,
+            })
         })
         .collect()
 }

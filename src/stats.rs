@@ -301,6 +301,12 @@ fn walked(
             counters.unverified_files, counters.unverified_bytes
         ),
     );
+    for way in crate::walk::LeftOut::ALL {
+        line(
+            format!("left out: {}", way.describe()),
+            counters.left_out[way.index()].to_string(),
+        );
+    }
     line(
         "compressed, counted uncompressed".into(),
         format!(

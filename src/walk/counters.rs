@@ -1,6 +1,7 @@
 //! What the walk counts, for `--stats` and the closing warning
 //! ([`Counters`]).
 
+use super::left::LeftOut;
 use crate::probe::Skip;
 
 /// What the walk counted, for `--stats` and the closing warning.
@@ -89,6 +90,8 @@ pub struct Counters {
     /// subdirectories: none unless a directory is met while a handle of
     /// it is alive (a cycle, or one directory reached twice at once).
     pub ancestors_climbed: u64,
+    /// Entries left out of the scan, by `LeftOut::index`.
+    pub(crate) left_out: [u64; LeftOut::ALL.len()],
 }
 
 impl Counters {
@@ -120,5 +123,8 @@ impl Counters {
         self.outside_found += o.outside_found;
         self.outside_settled += o.outside_settled;
         self.ancestors_climbed += o.ancestors_climbed;
+        for (a, b) in self.left_out.iter_mut().zip(o.left_out) {
+            *a += b;
+        }
     }
 }

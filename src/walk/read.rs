@@ -143,6 +143,7 @@ impl Local {
     /// A file that may share but whose sharing could not be verified:
     /// counted as exclusive, and its bytes reported.
     fn unverified(&mut self, bytes: u64) {
+        self.count_left(super::LeftOut::NotMapped);
         self.counters.unverified_files += 1;
         self.counters.unverified_bytes += bytes;
     }
