@@ -44,6 +44,17 @@ pub fn parse_text(out: &[u8], header: bool, ncols: Option<usize>, term: u8) -> T
         "output does not end with the row terminator {term:#x}: {:?}",
         String::from_utf8_lossy(out)
     );
+    // The legend under a table with marked figures: a mark, then what it
+    // means (a row starts with its right-aligned sizes).
+    let legend = |l: &&[u8]| {
+        l.first().is_some_and(|&c| c != b' ' && !c.is_ascii_digit())
+            && l.windows(12).any(|w| w == b" Reclaimable")
+    };
+    let mut marked = false;
+    while lines.last().is_some_and(legend) {
+        lines.pop();
+        marked = true;
+    }
     let mut hdr = None;
     let mut ncols = ncols;
     if header {
@@ -62,11 +73,17 @@ pub fn parse_text(out: &[u8], header: bool, ncols: Option<usize>, term: u8) -> T
         hdr = Some(h);
     }
     let ncols = ncols.expect("number of size columns");
-    let rows = lines.into_iter().map(|l| parse_row(l, ncols)).collect();
+    let rows = lines
+        .into_iter()
+        .map(|l| parse_row(l, ncols, marked))
+        .collect();
     Table { header: hdr, rows }
 }
 
-fn parse_row(l: &[u8], ncols: usize) -> Row {
+/// One row of `ncols` sizes and a path; `marked`: the table's last size
+/// column holds a mark after each bound (one character wider), so an
+/// unmarked figure is followed by one more space.
+fn parse_row(l: &[u8], ncols: usize, marked: bool) -> Row {
     let bad = |why: &str| -> ! { panic!("row {:?}: {why}", String::from_utf8_lossy(l)) };
     let mut i = 0;
     let mut sizes = Vec::new();
@@ -89,6 +106,16 @@ fn parse_row(l: &[u8], ncols: usize) -> Row {
     }
     if !l[i..].starts_with(b"  ") {
         bad("sizes and path not separated by two spaces");
+    }
+    let unmarked = sizes
+        .last()
+        .and_then(|s| s.chars().last())
+        .is_some_and(|c| c.is_ascii_alphanumeric());
+    if marked && unmarked {
+        if l.get(i + 2) != Some(&b' ') {
+            bad("an unmarked figure in a marked column not followed by three spaces");
+        }
+        i += 1;
     }
     Row {
         sizes,
