@@ -9,12 +9,15 @@
 //! - the scan enters it at its root: on Btrfs the root directory of the
 //!   top-level subvolume (id 5, inode 256), under which every subvolume
 //!   lies; elsewhere a mount of it whose root (`/proc/self/mountinfo`'s
-//!   fourth field) is `/`, entered as a PATH or, without `-x`, as a mount
-//!   inside one;
+//!   fourth field) is `/`, entered as a PATH or as a mount inside one
+//!   that the walk did not leave out (`-x`, `--exclude-kernfs`), nor one
+//!   it lies on;
 //! - no mount inside the scan hides one of its directories (what lies under
 //!   a mount point on the filesystem below is not seen);
-//! - nothing was excluded (`--exclude`, `-X`), and every entry could be
-//!   read (an error anywhere in the walk: none is covered).
+//! - the walk left out nothing that may hold data ([`Left::uncovers`]: an
+//!   exclusion, a cache directory, an entry that could not be read,
+//!   anywhere: none is covered). What the walk left out is one record,
+//!   [`Left`], made where it skipped, never read from the options.
 //!
 //! What this cannot see: a Btrfs subvolume deleted but not yet cleaned up
 //! still holds its data until the cleaner drops it, and it lies in no
