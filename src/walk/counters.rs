@@ -1,8 +1,11 @@
 //! What the walk counts, for `--stats` and the closing warning
 //! ([`Counters`]).
 
-use super::left::LeftOut;
 use crate::probe::Skip;
+
+/// How many ways the walk leaves an entry out: `LeftOut::ALL` is an array
+/// of this length.
+pub(crate) const WAYS_LEFT_OUT: usize = 7;
 
 /// What the walk counted, for `--stats` and the closing warning.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -91,7 +94,7 @@ pub struct Counters {
     /// it is alive (a cycle, or one directory reached twice at once).
     pub ancestors_climbed: u64,
     /// Entries left out of the scan, by `LeftOut::index`.
-    pub(crate) left_out: [u64; LeftOut::ALL.len()],
+    pub(crate) left_out: [u64; WAYS_LEFT_OUT],
 }
 
 impl Counters {

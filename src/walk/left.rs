@@ -11,6 +11,7 @@
 
 use std::sync::Mutex;
 
+use super::counters::WAYS_LEFT_OUT;
 use super::ctx::{Ctx, Local};
 use crate::figures::Bound;
 use crate::records::NodeId;
@@ -49,7 +50,7 @@ pub(crate) enum Effect {
 
 impl LeftOut {
     /// Every way, in the order `--stats` prints them.
-    pub(crate) const ALL: [LeftOut; 7] = [
+    pub(crate) const ALL: [LeftOut; WAYS_LEFT_OUT] = [
         LeftOut::Pattern,
         LeftOut::CacheTag,
         LeftOut::Kernfs,
@@ -73,7 +74,7 @@ impl LeftOut {
             LeftOut::Mount => "mount not entered (-x)",
             LeftOut::Unreadable => "directory not read in full",
             LeftOut::NotStated => "entry not stat-ed",
-            LeftOut::NotMapped => "file whose extents could not be read",
+            LeftOut::NotMapped => "file whose extents were not read",
         }
     }
 
@@ -111,7 +112,7 @@ impl LeftOut {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Left {
     /// Entries left out, by [`LeftOut::index`].
-    pub(crate) counts: [u64; LeftOut::ALL.len()],
+    pub(crate) counts: [u64; WAYS_LEFT_OUT],
     /// The ids (`stx_mnt_id`) of the mounts not entered, sorted, each once.
     pub(crate) mounts: Vec<u64>,
 }
@@ -119,7 +120,7 @@ pub(crate) struct Left {
 impl Left {
     /// The record of a walk that counted `counts` and did not enter the
     /// `mounts`.
-    pub(super) fn take(counts: [u64; LeftOut::ALL.len()], mounts: Mutex<Vec<u64>>) -> Left {
+    pub(super) fn take(counts: [u64; WAYS_LEFT_OUT], mounts: Mutex<Vec<u64>>) -> Left {
         let mut mounts = mounts.into_inner().unwrap_or_else(|e| e.into_inner());
         mounts.sort_unstable();
         mounts.dedup();
