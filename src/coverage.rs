@@ -335,15 +335,20 @@ struct Mount {
     point: Vec<u8>,
 }
 
-/// Whether the walk may have entered mount `m`: neither it nor a mount
-/// it lies on was left out ([`Left::not_entered`]: `-x`,
-/// `--exclude-kernfs`).
+/// Whether the walk may have entered mount `m`: no mount at its mount
+/// point, nor at that of a mount it lies on, was left out
+/// ([`Left::not_entered`]: `-x`, `--exclude-kernfs`). By mount point, not
+/// by id alone: a mount over another hides it, and what is opened at
+/// that point is the mount on top, which the walk met.
 fn entered(m: &Mount, mounts: &[Mount], left: &Left) -> bool {
     let mut at = Some(m);
     // Each mount once at most: a malformed table cannot loop.
     for _ in 0..=mounts.len() {
         let Some(c) = at else { return true };
-        if left.not_entered(c.id) {
+        if mounts
+            .iter()
+            .any(|o| o.point == c.point && left.not_entered(o.id))
+        {
             return false;
         }
         at = mounts.iter().find(|p| p.id == c.parent && p.id != c.id);
@@ -444,6 +449,35 @@ mod tests {
         assert!(!strictly_inside(b"/mnt", b"/mnt"));
         assert!(!strictly_inside(b"/mntx", b"/mnt"));
         assert!(!strictly_inside(b"/", b"/"));
+    }
+
+    /// A mount left out, one under it, one over it at the same point, and
+    /// one elsewhere: only the last may have been entered.
+    #[test]
+    fn a_mount_left_out_hides_those_under_and_over_it() {
+        let m = |id, parent, point: &str| Mount {
+            id,
+            parent,
+            root: b"/".to_vec(),
+            point: point.as_bytes().to_vec(),
+        };
+        let mounts = [
+            m(1, 0, "/"),
+            m(2, 1, "/s"),
+            m(3, 2, "/s/k"),
+            m(4, 1, "/s"),
+            m(5, 1, "/o"),
+        ];
+        let left = Left {
+            mounts: vec![2],
+            ..Left::default()
+        };
+        let entered: Vec<u64> = mounts
+            .iter()
+            .filter(|x| entered(x, &mounts, &left))
+            .map(|x| x.id)
+            .collect();
+        assert_eq!(entered, [1, 5]);
     }
 
     #[test]
