@@ -12,6 +12,10 @@
 //! `keep` frees nothing, where a scan that missed X sees the extent held
 //! twice, both in `keep`, and counts 1 MiB.
 //!
+//! The same cases with rmapbt, as root, must be exact and what deleting
+//! frees: sdu asks who else holds each range once it knows the scan does
+//! not cover the filesystem.
+//!
 //! `every_way_of_leaving_entries_out_reaches_the_exactness_check` holds a
 //! case for each way `--stats` counts ("left out: ..."): a way added to
 //! the walk (`src/walk/left.rs`) without a case here fails it.
@@ -61,7 +65,13 @@ fn freed_by(fs: &Mounted, delete: impl FnOnce()) -> u64 {
 
 /// XFS without rmapbt, with reflinks, mounted as the tests measure it.
 fn xfs_no_rmapbt() -> Option<Mounted> {
-    Mounted::with_mkfs(FsKind::Xfs, &["-m", "rmapbt=0"], XFS_OPTS)
+    xfs(false)
+}
+
+/// XFS with reflinks, with the reverse-mapping btree or without.
+fn xfs(rmapbt: bool) -> Option<Mounted> {
+    let opt = if rmapbt { "rmapbt=1" } else { "rmapbt=0" };
+    Mounted::with_mkfs(FsKind::Xfs, &["-m", opt], XFS_OPTS)
 }
 
 /// One inode per allocation group that stays (`xfs_preconditions`).
@@ -122,9 +132,17 @@ fn build_cache_case(t: &Tree) {
 /// `sdu --exclude-caches --json -d1 .` as root, on XFS without rmapbt:
 /// `a` holds its extent twice and `c`, left out, once more. Unfixed, sdu
 /// said 8,388,608 exact (`--exclude c` marked it); deleting `a` frees 0.
+/// Marked now, as root cannot ask who else holds it. With rmapbt, root
+/// asks: 0, exact (unfixed: 8,388,608 exact there too).
 #[test]
 fn exclude_caches_is_an_exclusion_to_the_exactness_check() {
-    let Some(fs) = xfs_no_rmapbt() else { return };
+    for rmapbt in [false, true] {
+        exclude_caches(rmapbt);
+    }
+}
+
+fn exclude_caches(rmapbt: bool) {
+    let Some(fs) = xfs(rmapbt) else { return };
     let mnt = fs.path();
     build_cache_case(&Tree { root: mnt });
     fs.remount();
@@ -141,9 +159,12 @@ fn exclude_caches_is_an_exclusion_to_the_exactness_check() {
     let freed = freed_by(&fs, || fs::remove_dir_all(mnt.join("a")).unwrap());
     assert_eq!(freed, 0, "the tree is not as built");
     for (args, r) in &seen {
-        let s = Seen::new(&args.join(" "), entry(r, "./a"), freed);
-        assert_eq!(s.reclaimable, 8 * M, "{s:?}");
-        assert!(!s.exact, "{}: a is called exact: {s:?}", s.what);
+        let s = Seen::new(&format!("rmapbt={rmapbt} {args:?}"), entry(r, "./a"), freed);
+        if rmapbt {
+            assert_eq!((s.reclaimable, s.exact), (0, true), "{s:?}");
+        } else {
+            assert_eq!((s.reclaimable, s.exact), (8 * M, false), "{s:?}");
+        }
     }
 }
 
@@ -286,26 +307,39 @@ impl Drop for Bind {
     }
 }
 
-/// The case for one way: the arguments besides `--json --stats -d1`, the
-/// PATHs, whether run as root, and what deleting `keep` frees.
+/// The case for one way: the arguments besides `--json --stats -d1` (the
+/// PATHs too), whether run as root, and whether the filesystem has rmapbt.
 struct Case {
-    way: &'static str,
+    way: String,
     args: Vec<String>,
     root: bool,
+    rmapbt: bool,
+}
+
+impl Case {
+    /// What `keep` must say: as root with rmapbt, 0 (what deleting frees),
+    /// exact; else 1 MiB, marked.
+    fn want(&self) -> (u64, bool) {
+        if self.root && self.rmapbt {
+            (0, true)
+        } else {
+            (M, false)
+        }
+    }
 }
 
 /// `keep/f` (1 MiB), `keep/f2` its copy, and `X/g` a copy too, where X is
 /// left out by the case's way; as `build` leaves it. Returns the `--stats`
 /// count of the way, `keep`'s entry and what deleting `keep` freed.
-fn one_way(case: &Case, build: impl FnOnce(&Mounted, &Tree) -> Vec<Bind>) -> (u64, Entry, u64) {
-    let fs = xfs_no_rmapbt().expect("XFS");
+fn one_way(case: &Case, build: impl FnOnce(&Tree)) -> (u64, Entry, u64) {
+    let fs = xfs(case.rmapbt).expect("XFS");
     let mnt = fs.path();
     let t = Tree { root: mnt };
     pins(&t);
     t.write("keep/f", M);
     t.clone("keep/f", "keep/f2");
     fs.remount();
-    let binds = build(&fs, &t);
+    build(&t);
     assert_eq!(xfs_preconditions(mnt, &mnt.join("keep")), 0);
     let mut args: Vec<&str> = vec!["--json", "--stats", "-d1"];
     args.extend(case.args.iter().map(String::as_str));
@@ -314,7 +348,6 @@ fn one_way(case: &Case, build: impl FnOnce(&Mounted, &Tree) -> Vec<Bind>) -> (u6
     let r = json::parse(&out.stdout);
     let count = stat_value(&out.stderr, &format!("left out: {}", case.way));
     let keep = entry(&r, "./keep").clone();
-    drop(binds);
     let freed = freed_by(&fs, || fs::remove_dir_all(mnt.join("keep")).unwrap());
     (count, keep, freed)
 }
@@ -330,9 +363,10 @@ fn copy_into(t: &Tree, x: &str) {
 /// The scan gives `.` and `other/sub`: `other` is reached as a PATH that
 /// is not its root, and at its root only as a mount the walk did not
 /// enter. The case's `keep` entry is `other/sub`'s then.
-fn mount_not_entered(kernfs: bool) -> (u64, Entry, u64) {
-    let fs = xfs_no_rmapbt().expect("XFS");
-    let other = xfs_no_rmapbt().expect("XFS");
+fn mount_not_entered(case: &Case) -> (u64, Entry, u64) {
+    let kernfs = case.way == "kernel filesystem";
+    let fs = xfs(case.rmapbt).expect("XFS");
+    let other = xfs(case.rmapbt).expect("XFS");
     let (mnt, o) = (fs.path(), other.path());
     let (t, ot) = (Tree { root: mnt }, Tree { root: o });
     pins(&t);
@@ -360,16 +394,13 @@ fn mount_not_entered(kernfs: bool) -> (u64, Entry, u64) {
     binds.insert(0, Bind(point));
     let sub = o.join("sub");
     let sub = sub.to_str().unwrap();
-    let flag = if kernfs { "--exclude-kernfs" } else { "-x" };
-    let out = sdu_as(mnt, true, &["--json", "--stats", "-d1", flag, ".", sub]);
+    let mut args = vec!["--json", "--stats", "-d1"];
+    args.extend(case.args.iter().map(String::as_str));
+    args.push(sub);
+    let out = sdu_as(mnt, case.root, &args);
     assert_eq!(out.code, Some(0), "{out:?}");
     let r = json::parse(&out.stdout);
-    let way = if kernfs {
-        "kernel filesystem"
-    } else {
-        "mount not entered (-x)"
-    };
-    let count = stat_value(&out.stderr, &format!("left out: {way}"));
+    let count = stat_value(&out.stderr, &format!("left out: {}", case.way));
     let e = entry(&r, sub).clone();
     drop(binds);
     let freed = freed_by(&other, || fs::remove_dir_all(o.join("sub")).unwrap());
@@ -377,10 +408,11 @@ fn mount_not_entered(kernfs: bool) -> (u64, Entry, u64) {
 }
 
 /// Every way `--stats` counts as left out has a case here, and in each
-/// the figure of what shares data with the entry left out is marked (or
-/// what deleting frees). Unfixed, `--exclude-caches` and
-/// `--exclude-kernfs` (a mount under the kernel filesystem's) reached no
-/// check: `keep` said 1,048,576 exact, and deleting it freed 0.
+/// the figure of what shares data with the entry left out is marked, or
+/// (as root, with rmapbt) what deleting frees and exact. Unfixed,
+/// `--exclude-caches` and `--exclude-kernfs` (a mount under the kernel
+/// filesystem's) reached no check: `keep` said 1,048,576 exact, and
+/// deleting it freed 0.
 #[test]
 fn every_way_of_leaving_entries_out_reaches_the_exactness_check() {
     let Some(probe) = xfs_no_rmapbt() else { return };
@@ -400,51 +432,64 @@ fn every_way_of_leaving_entries_out_reaches_the_exactness_check() {
         .collect();
     assert!(!ways.is_empty(), "--stats counts nothing left out: {out:?}");
     let mut done = Vec::new();
-    for way in &ways {
+    for (way, rmapbt) in ways.iter().flat_map(|w| [(w, false), (w, true)]) {
         let case = |args: &[&str], root: bool| Case {
-            way: Box::leak(way.clone().into_boxed_str()),
+            way: way.clone(),
             args: args.iter().map(|s| s.to_string()).collect(),
             root,
+            rmapbt,
         };
+        let c;
         let (count, keep, freed) = match way.as_str() {
-            "excluded by a pattern" => one_way(&case(&["--exclude", "x", "."], true), |_, t| {
-                copy_into(t, "x");
-                vec![]
-            }),
+            "excluded by a pattern" => {
+                c = case(&["--exclude", "x", "."], true);
+                one_way(&c, |t| copy_into(t, "x"))
+            }
             "cache directory (CACHEDIR.TAG)" => {
-                one_way(&case(&["--exclude-caches", "."], true), |_, t| {
+                c = case(&["--exclude-caches", "."], true);
+                one_way(&c, |t| {
                     copy_into(t, "x");
                     cachedir_tag(t, "x");
-                    vec![]
                 })
             }
-            "directory not read in full" => one_way(&case(&["."], false), |_, t| {
-                copy_into(t, "x");
-                chmod(&t.root.join("x"), 0o700);
-                vec![]
-            }),
-            "entry not stat-ed" => one_way(&case(&["."], false), |_, t| {
-                copy_into(t, "x");
-                // Listed, but its entries cannot be stat-ed.
-                chmod(&t.root.join("x"), 0o744);
-                vec![]
-            }),
-            "file whose extents were not read" => one_way(&case(&["."], false), |_, t| {
-                copy_into(t, "x");
-                chmod(&t.p("x/g"), 0o600);
-                vec![]
-            }),
-            "kernel filesystem" | "mount not entered (-x)" => {
-                mount_not_entered(way == "kernel filesystem")
+            "directory not read in full" => {
+                c = case(&["."], false);
+                one_way(&c, |t| {
+                    copy_into(t, "x");
+                    chmod(&t.root.join("x"), 0o700);
+                })
+            }
+            "entry not stat-ed" => {
+                c = case(&["."], false);
+                one_way(&c, |t| {
+                    copy_into(t, "x");
+                    // Listed, but its entries cannot be stat-ed.
+                    chmod(&t.root.join("x"), 0o744);
+                })
+            }
+            "file whose extents were not read" => {
+                c = case(&["."], false);
+                one_way(&c, |t| {
+                    copy_into(t, "x");
+                    chmod(&t.p("x/g"), 0o600);
+                })
+            }
+            "kernel filesystem" => {
+                c = case(&["--exclude-kernfs", "."], true);
+                mount_not_entered(&c)
+            }
+            "mount not entered (-x)" => {
+                c = case(&["-x", "."], true);
+                mount_not_entered(&c)
             }
             other => panic!("no case for the way {other:?} of leaving entries out"),
         };
-        assert!(count > 0, "{way}: --stats counts none");
-        let s = Seen::new(way, &keep, freed);
-        assert_eq!(freed, 0, "{way}: not as built");
-        assert_eq!(s.reclaimable, M, "{way}: {s:?}");
-        assert!(!s.exact, "{way}: called exact: {s:?}");
-        done.push(way.clone());
+        let what = format!("{way}, rmapbt={rmapbt}, root={}", c.root);
+        assert!(count > 0, "{what}: --stats counts none");
+        let s = Seen::new(&what, &keep, freed);
+        assert_eq!(freed, 0, "{what}: not as built");
+        assert_eq!((s.reclaimable, s.exact), c.want(), "{what}: {s:?}");
+        done.push(what);
     }
     println!("ways checked: {done:?}");
 }
