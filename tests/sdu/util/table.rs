@@ -50,10 +50,8 @@ pub fn parse_text(out: &[u8], header: bool, ncols: Option<usize>, term: u8) -> T
         l.first().is_some_and(|&c| c != b' ' && !c.is_ascii_digit())
             && l.windows(12).any(|w| w == b" Reclaimable")
     };
-    let mut marked = false;
     while lines.last().is_some_and(legend) {
         lines.pop();
-        marked = true;
     }
     let mut hdr = None;
     let mut ncols = ncols;
@@ -73,17 +71,11 @@ pub fn parse_text(out: &[u8], header: bool, ncols: Option<usize>, term: u8) -> T
         hdr = Some(h);
     }
     let ncols = ncols.expect("number of size columns");
-    let rows = lines
-        .into_iter()
-        .map(|l| parse_row(l, ncols, marked))
-        .collect();
+    let rows = lines.into_iter().map(|l| parse_row(l, ncols)).collect();
     Table { header: hdr, rows }
 }
 
-/// One row of `ncols` sizes and a path; `marked`: the table's last size
-/// column holds a mark after each bound (one character wider), so an
-/// unmarked figure is followed by one more space.
-fn parse_row(l: &[u8], ncols: usize, marked: bool) -> Row {
+fn parse_row(l: &[u8], ncols: usize) -> Row {
     let bad = |why: &str| -> ! { panic!("row {:?}: {why}", String::from_utf8_lossy(l)) };
     let mut i = 0;
     let mut sizes = Vec::new();
@@ -106,16 +98,6 @@ fn parse_row(l: &[u8], ncols: usize, marked: bool) -> Row {
     }
     if !l[i..].starts_with(b"  ") {
         bad("sizes and path not separated by two spaces");
-    }
-    let unmarked = sizes
-        .last()
-        .and_then(|s| s.chars().last())
-        .is_some_and(|c| c.is_ascii_alphanumeric());
-    if marked && unmarked {
-        if l.get(i + 2) != Some(&b' ') {
-            bad("an unmarked figure in a marked column not followed by three spaces");
-        }
-        i += 1;
     }
     Row {
         sizes,
