@@ -100,6 +100,8 @@ struct Seen {
     what: String,
     reclaimable: u64,
     exact: bool,
+    /// `reclaimable_bound`: `at_most`, `at_least`, `unknown`; `None` exact.
+    bound: Option<String>,
     freed: u64,
 }
 
@@ -109,6 +111,7 @@ impl Seen {
             what: what.to_owned(),
             reclaimable: e.reclaimable,
             exact: e.reclaimable_exact,
+            bound: e.reclaimable_bound.clone(),
             freed,
         };
         println!("{s:?}");
@@ -164,6 +167,7 @@ fn exclude_caches(rmapbt: bool) {
             assert_eq!((s.reclaimable, s.exact), (0, true), "{s:?}");
         } else {
             assert_eq!((s.reclaimable, s.exact), (8 * M, false), "{s:?}");
+            assert_eq!(s.bound.as_deref(), Some("at_most"), "{s:?}");
         }
     }
 }
@@ -174,8 +178,8 @@ fn exclude_caches(rmapbt: bool) {
 /// `d/a/f` (64 KiB) and `d/locked/g` (128 KiB), `d/locked` mode 700 (root
 /// owns it). As nobody, `sdu -s d` reports an error; unfixed it said
 /// 65,536 exact where `rm -rf d` frees 196,608; `sdu -s d/locked` said 0
-/// exact, where deleting it frees 131,072. Both are at least now: marked,
-/// and below what deleting frees.
+/// exact, where deleting it frees 131,072. Both are at least now: marked
+/// so, and below what deleting frees.
 #[test]
 fn an_unreadable_directory_marks_it_and_every_directory_above() {
     let Some(fs) = xfs_no_rmapbt() else { return };
@@ -211,6 +215,7 @@ fn an_unreadable_directory_marks_it_and_every_directory_above() {
     for s in [&d, &locked] {
         assert!(!s.exact, "{}: called exact: {s:?}", s.what);
         assert!(s.reclaimable < s.freed, "{}: not below: {s:?}", s.what);
+        assert_eq!(s.bound.as_deref(), Some("at_least"), "{s:?}");
     }
     let a = entry(&a, "d/a");
     assert_eq!((a.reclaimable, a.reclaimable_exact), (64 * K, true));
@@ -223,8 +228,8 @@ fn an_unreadable_directory_marks_it_and_every_directory_above() {
 /// rewritten (the first extent stays whole on disk), mode 600. As nobody
 /// sdu can stat it, not map it: it counts its 8 MiB of blocks as its own;
 /// deleting it frees 12 MiB. Unfixed, the figure was marked "at most"
-/// only, below what deleting frees; it is marked both ways now (`--stats`
-/// names both). On XFS (blocks freed one by one) "at most" alone stands.
+/// only, below what deleting frees; it is marked both ways now
+/// (`reclaimable_bound` "unknown", and `--stats` names both). On XFS (blocks freed one by one) "at most" alone stands.
 #[test]
 fn an_unmapped_file_on_btrfs_is_marked_both_ways() {
     let Some(fs) = Mounted::new(FsKind::Btrfs, crate::reclaim::BTRFS_OPTS) else {
@@ -251,6 +256,7 @@ fn an_unmapped_file_on_btrfs_is_marked_both_ways() {
     let s = Seen::new("d/f unreadable, as nobody", entry(&r, "d"), freed);
     assert_eq!(s.reclaimable, 8 * M, "{s:?}");
     assert!(!s.exact, "{s:?}");
+    assert_eq!(s.bound.as_deref(), Some("unknown"), "{s:?}");
     assert!(line.contains("at least"), "not marked at least: {line}");
 }
 
@@ -489,6 +495,9 @@ fn every_way_of_leaving_entries_out_reaches_the_exactness_check() {
         let s = Seen::new(&what, &keep, freed);
         assert_eq!(freed, 0, "{what}: not as built");
         assert_eq!((s.reclaimable, s.exact), c.want(), "{what}: {s:?}");
+        // Marked, the figure is above what deleting frees: at most.
+        let bound = (!s.exact).then_some("at_most");
+        assert_eq!(s.bound.as_deref(), bound, "{what}: {s:?}");
         done.push(what);
     }
     println!("ways checked: {done:?}");
