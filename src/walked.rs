@@ -81,6 +81,7 @@ fn sweep(
         partial_spaces,
         roots,
         overlap,
+        left,
     } = walk;
     if let Some(e) = extents.spill_error() {
         return Err(e.into());
@@ -89,9 +90,7 @@ fn sweep(
         paths: &opts.roots,
         roots: &roots,
         follow: opts.follow_links || opts.follow_args,
-        one_file_system: opts.one_file_system,
-        excluded: !opts.excludes.is_empty(),
-        errors: msgs.errors() > 0,
+        left: &left,
     };
     let coverage = coverage::Coverage::of_namespaces(coverage_walk, &registry);
     let t1 = Instant::now();

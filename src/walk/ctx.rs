@@ -279,6 +279,16 @@ pub(super) struct Shard {
     pub(super) partial_spaces: Vec<(u32, u64)>,
 }
 
+/// Appends a shard's records to the others': the first shard's are taken
+/// as they are, not copied.
+pub(super) fn gather<T>(all: &mut Vec<T>, mut shard: Vec<T>) {
+    if all.is_empty() {
+        std::mem::swap(all, &mut shard);
+    } else {
+        all.append(&mut shard);
+    }
+}
+
 impl Shard {
     /// Takes a task's inline records (leaving its vector empty).
     fn add_inline(&mut self, recs: &mut Vec<InlineRec>) {
@@ -372,6 +382,8 @@ pub(super) struct Records {
     pub(super) watch: Option<Arc<MoveWatch>>,
     /// Directories not read in full (rare: a lock is enough).
     pub(super) read_errors: Mutex<Vec<ReadError>>,
+    /// The mounts not entered ([`super::left::Left::mounts`]): rare.
+    pub(super) left_mounts: Mutex<Vec<u64>>,
     /// What the walk saw of each PATH, by its position on the command line.
     pub(super) roots: Mutex<super::RootsSeen>,
 }

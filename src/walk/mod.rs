@@ -41,6 +41,7 @@ mod entry;
 mod fdcache;
 mod indir;
 mod later;
+mod left;
 #[cfg(test)]
 mod mem_tests;
 mod open;
@@ -68,9 +69,10 @@ use crate::records::{
 };
 use crate::tree::bounds::Inode;
 pub use counters::Counters;
-use ctx::{Ctx, Local, Shard, dev_of};
+use ctx::{Ctx, Local, Shard, dev_of, gather};
 pub use ctx::{Progress, WalkOptions};
 use fdcache::{DirHandle, DirName, FdCache};
+pub(crate) use left::{Left, LeftOut};
 pub(crate) use tree::{mount_points, unescape as unescape_mountinfo};
 
 /// What a walk found.
@@ -124,6 +126,8 @@ pub(crate) struct Walk {
     /// Some PATH lies inside another (or repeats one): each was walked in a
     /// namespace of its own ([`roots::Roots::namespaces`]).
     pub(crate) overlap: bool,
+    /// What the walk left out ([`left`]).
+    pub(crate) left: Left,
 }
 
 /// What the walk saw of one PATH. The stages after the walk ask about a
@@ -292,6 +296,7 @@ pub(crate) fn walk(
             nodes: NodeSink::default(),
             idents: IdentSink::default(),
             read_errors: Mutex::new(Vec::new()),
+            left_mounts: Mutex::new(Vec::new()),
             roots: Mutex::new(RootsSeen {
                 seen: opts.roots.iter().map(|_| None).collect(),
                 kept: 0,
@@ -534,16 +539,6 @@ fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<
     devs.len() > 1
 }
 
-/// Appends a shard's records to the others': the first shard's are taken
-/// as they are, not copied.
-fn gather<T>(all: &mut Vec<T>, mut shard: Vec<T>) {
-    if all.is_empty() {
-        std::mem::swap(all, &mut shard);
-    } else {
-        all.append(&mut shard);
-    }
-}
-
 /// The walk's records: the nodes and identities as the walk left them
 /// (by id), the shards' other records gathered.
 fn assemble(ctx: Ctx<'_>) -> Walk {
@@ -580,6 +575,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         idents,
         read_errors,
         roots,
+        left_mounts,
         ..
     } = records;
     let roots = roots.into_inner().unwrap_or_else(|e| e.into_inner()).seen;
@@ -661,6 +657,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         same
     });
     inode_marks.sort_unstable_by_key(|m: &(Inode, Bound, bool)| m.0);
+    let left = Left::take(counters.left_out, left_mounts);
     Walk {
         read_errors,
         inode_marks,
@@ -680,5 +677,6 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         moved: Vec::new(),
         roots,
         overlap: false,
+        left,
     }
 }

@@ -31,6 +31,7 @@ mod hostile_output;
 mod html;
 mod inline;
 mod json;
+mod leftout;
 mod marks;
 mod overlap;
 mod plan;
