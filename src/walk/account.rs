@@ -113,7 +113,7 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
             // Its target is inline data, which a snapshot shares: decided
             // after the walk, as for inline files.
             let (bytes, at) = (st.stx_blocks.saturating_mul(512), (f.node, f.ns));
-            ctx.inline_bound(local, st, at, once, fs.info.index);
+            ctx.inline_bound(local, st, at, once, fs.space);
             if ctx.run.keep_inline {
                 ctx.record_inline(local, st, at, (bytes, None), once, fs.info.index);
             }
@@ -578,7 +578,7 @@ fn reuse(
     }
     if let (true, Some(fs)) = (got.inline, f.fs) {
         let (bytes, at) = (view.total.saturating_sub(got.shared_bytes), (f.node, f.ns));
-        ctx.inline_bound(local, st, at, once, fs.info.index);
+        ctx.inline_bound(local, st, at, once, fs.space);
         if ctx.run.keep_inline {
             ctx.record_inline(local, st, at, (bytes, got.file), once, fs.info.index);
         }
@@ -587,7 +587,7 @@ fn reuse(
     let whole = got.inline || f.fs.is_none_or(|fs| fs.info.magic != magic::BTRFS);
     if let (false, Some(fs)) = (whole, f.fs) {
         let data = view.total.saturating_sub(got.shared_bytes);
-        local.partial_view(fs.info.index, data);
+        local.partial_view(fs.space, data);
     }
     Mapped::Extents {
         view: (st.stx_size, st.stx_blocks),
@@ -656,7 +656,7 @@ fn map_by_search(
     }
     if got.inline {
         let (bytes, at) = (view.total.saturating_sub(got.shared_bytes), (f.node, f.ns));
-        ctx.inline_bound(local, st, at, linked, fs.info.index);
+        ctx.inline_bound(local, st, at, linked, fs.space);
         if ctx.run.keep_inline {
             ctx.record_inline(local, st, at, (bytes, got.file), linked, fs.info.index);
         }

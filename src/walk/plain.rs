@@ -98,7 +98,7 @@ pub(super) fn file(
     if got.inline && fs.info.magic == magic::BTRFS {
         // Inline data a snapshot may share: decided after the walk.
         let (bytes, at) = (total.saturating_sub(got.shared_bytes), (who.node, who.ns));
-        ctx.inline_bound(local, st, at, false, fs.info.index);
+        ctx.inline_bound(local, st, at, false, fs.space);
         if ctx.run.keep_inline {
             ctx.record_inline(local, st, at, (bytes, got.file), false, fs.info.index);
         }
@@ -118,7 +118,7 @@ pub(super) fn file(
     let whole = got.inline || fs.info.magic != magic::BTRFS;
     if !whole {
         let data = total.saturating_sub(got.shared_bytes);
-        local.partial_view(fs.info.index, data);
+        local.partial_view(fs.space, data);
     }
     let mapped = Mapped::Extents {
         view: (st.stx_size, st.stx_blocks),
