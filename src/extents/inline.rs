@@ -506,12 +506,21 @@ pub(crate) fn share(
     // snapshot would be mistaken for none (the old inline data, a few KiB
     // of metadata at most, then counted shared).
     let mut recs: Vec<InlineRec> = Vec::with_capacity(chunks.iter().map(Vec::len).sum());
+    let mut unknown = Vec::new();
     for mut chunk in chunks {
         // From its end, a slice at a time: the chunk and the records moved
         // never both hold all of it.
         while !chunk.is_empty() {
             let from = chunk.len().saturating_sub(MOVED_AT_ONCE);
-            recs.extend(chunk.drain(from..).filter(|r| rank(r).is_some()));
+            // A record of no known subvolume is matched with none; as root
+            // its copies outside the scan cannot be asked about: a bound.
+            recs.extend(chunk.drain(from..).filter(|r| {
+                let known = rank(r).is_some();
+                if !known && held.is_some() {
+                    unknown.push(r.node);
+                }
+                known
+            }));
             chunk.shrink_to_fit();
         }
     }
@@ -553,7 +562,7 @@ pub(crate) fn share(
     let mut made = Vec::new();
     let mut copy = vec![0u64; recs.len().div_ceil(64)];
     let mut taken = Taken(vec![0; nodes.len()]);
-    let (mut unknown, mut outside) = (Vec::new(), None);
+    let mut outside = None;
     // As root: who outside the scan holds each run's inode, asked on the
     // walk's threads; taken from the last run, as the runs are (a run's
     // records are in subvolumes, by id and creation, of one family).
