@@ -9,12 +9,15 @@
 //! - the scan enters it at its root: on Btrfs the root directory of the
 //!   top-level subvolume (id 5, inode 256), under which every subvolume
 //!   lies; elsewhere a mount of it whose root (`/proc/self/mountinfo`'s
-//!   fourth field) is `/`, entered as a PATH or, without `-x`, as a mount
-//!   inside one;
+//!   fourth field) is `/`, entered as a PATH or as a mount inside one
+//!   that the walk did not leave out (`-x`, `--exclude-kernfs`), nor one
+//!   it lies on;
 //! - no mount inside the scan hides one of its directories (what lies under
 //!   a mount point on the filesystem below is not seen);
-//! - nothing was excluded (`--exclude`, `-X`), and every entry could be
-//!   read (an error anywhere in the walk: none is covered).
+//! - the walk left out nothing that may hold data ([`Left::uncovers`]: an
+//!   exclusion, a cache directory, an entry that could not be read,
+//!   anywhere: none is covered). What the walk left out is one record,
+//!   [`Left`], made where it skipped, never read from the options.
 //!
 //! A PATH inside another PATH is walked in a namespace of its own and
 //! counted apart: each namespace is covered, and as root verified, as if
@@ -38,7 +41,7 @@ use crate::probe::{Registry, ioctl, magic};
 use crate::records::NodeId;
 use crate::tree::Exactness;
 use crate::tree::bounds::Inode;
-use crate::walk::RootSeen;
+use crate::walk::{Left, RootSeen};
 
 /// `BTRFS_FS_TREE_OBJECTID`: the top-level subvolume.
 const BTRFS_TOP_LEVEL: u64 = 5;
@@ -76,12 +79,8 @@ pub(crate) struct Walked<'a> {
     pub(crate) roots: &'a [Option<RootSeen>],
     /// `-L` or `-H`: a PATH given as a symlink was followed.
     pub(crate) follow: bool,
-    /// `-x`: mounts inside the roots were not entered.
-    pub(crate) one_file_system: bool,
-    /// Something was excluded.
-    pub(crate) excluded: bool,
-    /// Some entry could not be read.
-    pub(crate) errors: bool,
+    /// What the walk left out: the one record of it.
+    pub(crate) left: &'a Left,
 }
 
 impl Coverage {
@@ -151,7 +150,7 @@ impl Coverage {
             roots: vec![None; n],
             by_ns: Vec::new(),
         };
-        if w.excluded || w.errors {
+        if w.left.uncovers() {
             return none;
         }
         let Coverage {
@@ -175,12 +174,10 @@ impl Coverage {
                 covered[fs as usize] = true;
                 roots[fs as usize] = Some(Reached::Path(fd.clone()));
             }
-            if !w.one_file_system {
-                for m in &inside {
-                    if let Some(fs) = root_of(&m.point, &mounts, registry) {
-                        covered[fs as usize] = true;
-                        roots[fs as usize] = Some(Reached::Mount(m.point.clone()));
-                    }
+            for m in inside.iter().filter(|m| entered(m, &mounts, w.left)) {
+                if let Some(fs) = root_of(&m.point, &mounts, registry) {
+                    covered[fs as usize] = true;
+                    roots[fs as usize] = Some(Reached::Mount(m.point.clone()));
                 }
             }
             // What lies under a mount point on the filesystem below it.
@@ -298,7 +295,7 @@ pub(crate) fn whole_subvolumes(
     registry: &Registry,
     ns: u32,
 ) -> std::collections::HashSet<u64> {
-    if w.excluded || w.errors {
+    if w.left.uncovers() {
         return Default::default();
     }
     let subvols = registry.subvolumes_in(ns);
@@ -457,13 +454,35 @@ fn open_mount_point(point: &[u8]) -> Option<OwnedFd> {
     .ok()
 }
 
-/// One line of `/proc/self/mountinfo`: the mount's id, its root within its
-/// filesystem and its mount point.
+/// One line of `/proc/self/mountinfo`: the mount's id, its parent's, its
+/// root within its filesystem and its mount point.
 #[derive(Debug)]
 struct Mount {
     id: u64,
+    parent: u64,
     root: Vec<u8>,
     point: Vec<u8>,
+}
+
+/// Whether the walk may have entered mount `m`: no mount at its mount
+/// point, nor at that of a mount it lies on, was left out
+/// ([`Left::not_entered`]: `-x`, `--exclude-kernfs`). By mount point, not
+/// by id alone: a mount over another hides it, and what is opened at
+/// that point is the mount on top, which the walk met.
+fn entered(m: &Mount, mounts: &[Mount], left: &Left) -> bool {
+    let mut at = Some(m);
+    // Each mount once at most: a malformed table cannot loop.
+    for _ in 0..=mounts.len() {
+        let Some(c) = at else { return true };
+        if mounts
+            .iter()
+            .any(|o| o.point == c.point && left.not_entered(o.id))
+        {
+            return false;
+        }
+        at = mounts.iter().find(|p| p.id == c.parent && p.id != c.id);
+    }
+    true
 }
 
 /// The mounts of this process's namespace; none when mountinfo cannot be
@@ -476,9 +495,15 @@ fn mounts() -> Vec<Mount> {
         .filter_map(|l| {
             let mut f = l.split(|&b| b == b' ');
             let id = std::str::from_utf8(f.next()?).ok()?.parse().ok()?;
-            let root = crate::walk::unescape_mountinfo(f.nth(2)?);
+            let parent = std::str::from_utf8(f.next()?).ok()?.parse().ok()?;
+            let root = crate::walk::unescape_mountinfo(f.nth(1)?);
             let point = crate::walk::unescape_mountinfo(f.next()?);
-            Some(Mount { id, root, point })
+            Some(Mount {
+                id,
+                parent,
+                root,
+                point,
+            })
         })
         .collect()
 }
@@ -553,6 +578,35 @@ mod tests {
         assert!(!strictly_inside(b"/mnt", b"/mnt"));
         assert!(!strictly_inside(b"/mntx", b"/mnt"));
         assert!(!strictly_inside(b"/", b"/"));
+    }
+
+    /// A mount left out, one under it, one over it at the same point, and
+    /// one elsewhere: only the last may have been entered.
+    #[test]
+    fn a_mount_left_out_hides_those_under_and_over_it() {
+        let m = |id, parent, point: &str| Mount {
+            id,
+            parent,
+            root: b"/".to_vec(),
+            point: point.as_bytes().to_vec(),
+        };
+        let mounts = [
+            m(1, 0, "/"),
+            m(2, 1, "/s"),
+            m(3, 2, "/s/k"),
+            m(4, 1, "/s"),
+            m(5, 1, "/o"),
+        ];
+        let left = Left {
+            mounts: vec![2],
+            ..Left::default()
+        };
+        let entered: Vec<u64> = mounts
+            .iter()
+            .filter(|x| entered(x, &mounts, &left))
+            .map(|x| x.id)
+            .collect();
+        assert_eq!(entered, [1, 5]);
     }
 
     #[test]

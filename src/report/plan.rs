@@ -146,11 +146,14 @@ pub(crate) fn write(
                 (true, false) =>
                     "some data may also be held outside the scan (scan the whole \
                                   filesystem, or run as root, to verify)",
-                (false, _) => "Btrfs extents referenced only in part are seen only as root",
+                (false, _) =>
+                    "an entry could not be read, or Btrfs extents referenced only in \
+                     part are seen only as root",
                 (true, true) =>
-                    "less or more: some data may also be held outside the scan, Btrfs \
-                     extents referenced only in part are seen only as root, or a saved \
-                     scan sdu did not write says nothing of sharing",
+                    "less or more: some data may also be held outside the scan, an \
+                     entry could not be read, Btrfs extents referenced only in part are \
+                     seen only as root, or a saved scan sdu did not write says nothing \
+                     of sharing",
             }
         )?;
     }

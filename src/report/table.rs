@@ -64,8 +64,9 @@ pub(crate) const MEANINGS: [(Bound, &str); 3] = [
     ),
     (
         Bound::AT_LEAST,
-        "Reclaimable at least: Btrfs extents referenced only in part are seen \
-         only as root; deleting may free more",
+        "Reclaimable at least: an entry under it could not be read (named on \
+         stderr), or Btrfs extents referenced only in part are seen only as root; \
+         deleting may free more",
     ),
     (
         Bound::UNKNOWN,

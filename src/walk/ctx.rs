@@ -279,6 +279,16 @@ pub(super) struct Shard {
     pub(super) partial_spaces: Vec<(u32, u64)>,
 }
 
+/// Appends a shard's records to the others': the first shard's are taken
+/// as they are, not copied.
+pub(super) fn gather<T>(all: &mut Vec<T>, mut shard: Vec<T>) {
+    if all.is_empty() {
+        std::mem::swap(all, &mut shard);
+    } else {
+        all.append(&mut shard);
+    }
+}
+
 impl Shard {
     /// Takes a task's inline records (leaving its vector empty).
     fn add_inline(&mut self, recs: &mut Vec<InlineRec>) {
@@ -372,6 +382,8 @@ pub(super) struct Records {
     pub(super) watch: Option<Arc<MoveWatch>>,
     /// Directories not read in full (rare: a lock is enough).
     pub(super) read_errors: Mutex<Vec<ReadError>>,
+    /// The mounts not entered ([`super::left::Left::mounts`]): rare.
+    pub(super) left_mounts: Mutex<Vec<u64>>,
     /// What the walk saw of each PATH, by its position on the command line.
     pub(super) roots: Mutex<super::RootsSeen>,
 }
@@ -443,6 +455,32 @@ impl Ctx<'_> {
         // recorded: the file's inline data counts as its own.
         if let Some(rec) = InlineRec::of(st, at, bytes, linked, file, keys) {
             local.push_inline(rec);
+        }
+    }
+
+    /// Without root, marks "at most" the node `at` of a Btrfs inline file
+    /// or symlink stat-ed as `st` (`once`: counted through its links, by
+    /// inode): a snapshot outside the scan may hold its data, which only
+    /// root can ask (`inline_held`). A partial mark, withdrawn where the
+    /// scan covers the filesystem, whose proof it takes part in (`space`:
+    /// the file's extent space).
+    pub(super) fn inline_bound(
+        &self,
+        local: &mut Local,
+        st: &Statx,
+        at: (NodeId, u32),
+        once: bool,
+        space: u32,
+    ) {
+        if self.map.extents.trees_readable() {
+            return;
+        }
+        local.partial_view(space, 0);
+        match once {
+            true => local
+                .inode_marks
+                .push(((at.1, dev_of(st), st.stx_ino), Bound::AT_MOST, true)),
+            false => local.partial_bound(at.0, Bound::AT_MOST),
         }
     }
 

@@ -19,10 +19,11 @@ use rustix::io::Errno;
 use super::account::{self, Accounted, FileAt, Pre};
 use super::ctx::{Ctx, Local, PROGRESS_PATH_EVERY, dev_of};
 use super::entry::{
-    Entry, Stated, excluded, excluded_dir, in_cycle, not_stated, path_kept, stat_entry, symlinks_to,
+    Entry, Stated, excluded, in_cycle, left_beside, not_stated, path_kept, stat_entry, symlinks_to,
 };
 use super::fdcache::{DirHandle, DirName};
 use super::indir::{InDir, Listed, batch_entries, prefetch, push_entry};
+use super::left::LeftOut;
 use super::open::{self, DirError};
 use super::plain;
 use super::tree;
@@ -111,6 +112,7 @@ pub(super) fn walk_dir<'s>(
             p.release(&ctx.fds.cache);
         }
         progress(ctx, &h);
+        own_bytes_on(&fs, ctx, &mut local);
         let mut dir = InDir::new(ctx, &h, &sfd, fs);
         (dir.lazy, dir.shared) = (true, None);
         if !list_tree(ctx, s, &dir, &sfd, template, &mut local) {
@@ -118,7 +120,7 @@ pub(super) fn walk_dir<'s>(
             let chain = open::dir_flags(ctx.run.euid, None, follow_root);
             match h.fd(&ctx.fds.cache, chain) {
                 Ok(fd) => list(ctx, s, &InDir::new(ctx, &h, &fd, fs), &fd, &mut local),
-                Err(e) => report_dir_error(ctx, &h, e),
+                Err(e) => report_dir_error(ctx, &h, e, &mut local),
             }
         }
         h.release(&ctx.fds.cache);
@@ -151,7 +153,7 @@ pub(super) fn walk_dir<'s>(
             return finish(ctx, &h, rec, &mut local);
         }
         Err(e) => {
-            report_dir_error(ctx, &h, e);
+            report_dir_error(ctx, &h, e, &mut local);
             h.release(&ctx.fds.cache);
             return finish(ctx, &h, rec, &mut local);
         }
@@ -161,6 +163,7 @@ pub(super) fn walk_dir<'s>(
         Some(fs) => fs,
         None => ctx.filesystem(h.dev, fd.as_fd(), h.ns, &|| h.path(None)),
     };
+    own_bytes_on(&fs, ctx, &mut local);
     let dir = InDir::new(ctx, &h, &fd, fs);
     if template.is_none() {
         // Its subdirectories may be listed through its fd.
@@ -215,6 +218,7 @@ fn list<'s>(
                 // directory): as quiet as a directory that vanished before.
                 Err(Errno::NOENT) => break,
                 Err(errno) => {
+                    ctx.left_out(local, LeftOut::Unreadable, dir.h.id, None);
                     ctx.read_error(
                         dir.h.id,
                         seen == 0,
@@ -355,7 +359,7 @@ fn tree_entries<'s>(
                 Ok(fd) => own = Some(fd),
                 Err(e) => {
                     // Reported once; its entries that need it are left out.
-                    report_dir_error(ctx, dir.h, e);
+                    report_dir_error(ctx, dir.h, e, local);
                     break;
                 }
             }
@@ -379,8 +383,9 @@ fn progress(ctx: &Ctx<'_>, h: &DirHandle) {
     }
 }
 
-/// Reports a directory that could not be opened.
-fn report_dir_error(ctx: &Ctx<'_>, h: &DirHandle, e: DirError) {
+/// Reports a directory that could not be opened, and records it left out.
+fn report_dir_error(ctx: &Ctx<'_>, h: &DirHandle, e: DirError, local: &mut Local) {
+    ctx.left_out(local, LeftOut::Unreadable, h.id, None);
     let path = h.path(None);
     ctx.read_error(
         h.id,
@@ -400,6 +405,20 @@ fn report_dir_error(ctx: &Ctx<'_>, h: &DirHandle, e: DirError) {
 
 /// Hands a directory task's records to its thread's shard (`local` by
 /// reference: it is hundreds of bytes, not moved per directory).
+/// A directory's own bytes on Btrfs (its `nbytes`: 16 KiB for the
+/// top-level root directory mkfs makes, copied into every snapshot of
+/// subvolume 5) are metadata, no data anywhere: in its Total and
+/// Exclusive, as du counts them, never in its Reclaimable (docs/design.md,
+/// "Btrfs metadata"). Taken from its own figures, before any child's.
+fn own_bytes_on(fs: &super::fdcache::DirFs, ctx: &Ctx<'_>, local: &mut Local) {
+    if fs.info.magic == crate::probe::magic::BTRFS {
+        match local.links.last_mut() {
+            Some(own) if ctx.run.hash_all => own.stats.reclaimable = 0,
+            _ => local.acc.reclaimable = 0,
+        }
+    }
+}
+
 pub(super) fn finish(ctx: &Ctx<'_>, h: &DirHandle, mut rec: NodeRec, local: &mut Local) {
     account::end_task(ctx, local);
     rec.own = local.acc;
@@ -453,12 +472,15 @@ pub(super) fn entry_as<'s>(
     local: &mut Local,
 ) {
     let h = dir.h;
-    let Some(symlinks) = symlinks_to(ctx, h, e) else {
-        return;
+    // Every entry left out is recorded here, whatever the way
+    // ([`super::left`]).
+    let symlinks = match symlinks_to(ctx, h, e) {
+        Ok(n) => n,
+        Err(why) => return ctx.left_out(local, why, h.id, None),
     };
     let path = path_kept(ctx, h, e.name);
-    if excluded(ctx, path.as_deref()) {
-        return;
+    if let Some(why) = excluded(ctx, path.as_deref()) {
+        return ctx.left_out(local, why, h.id, None);
     }
     let open_first = e.listed == Listed::Regular && dir.open_first;
     let mut pre = Pre::No;
@@ -466,7 +488,12 @@ pub(super) fn entry_as<'s>(
     // Borrowed: a `Statx` is 256 bytes, not to be copied per entry.
     let st = match &stat {
         Ok(st) => st,
-        &Err(errno) => return not_stated(ctx, dir, e.name, errno),
+        &Err(errno) => {
+            if let Some(why) = not_stated(ctx, dir, e.name, errno) {
+                ctx.left_out(local, why, h.id, None);
+            }
+            return;
+        }
     };
     local.counters.entries += 1;
     let kind = Kind::from_mode(u32::from(st.stx_mode));
@@ -476,19 +503,16 @@ pub(super) fn entry_as<'s>(
         // turns up (a directory of a million empty files costs one open).
         local.stat_first = kind == Kind::File && st.stx_blocks == 0;
     }
-    if ctx.run.opts.one_file_system && st.stx_mnt_id != h.root_mnt {
-        return;
-    }
     let x = Stated {
         e,
         st,
         kind,
         dev: dev_of(st),
     };
+    if let Some(why) = left_beside(ctx, dir, x) {
+        return ctx.left_out(local, why, h.id, Some(st.stx_mnt_id));
+    }
     if kind == Kind::Dir {
-        if excluded_dir(ctx, dir, e.name, x.dev != h.dev) {
-            return;
-        }
         return subdir(ctx, s, dir, x, symlinks, local);
     }
     // Opened first and fit for the lean path: accounted there, unless it

@@ -41,6 +41,7 @@ mod entry;
 mod fdcache;
 mod indir;
 mod later;
+mod left;
 #[cfg(test)]
 mod mem_tests;
 mod open;
@@ -68,9 +69,10 @@ use crate::records::{
 };
 use crate::tree::bounds::Inode;
 pub use counters::Counters;
-use ctx::{Ctx, Local, Shard, dev_of};
+use ctx::{Ctx, Local, Shard, dev_of, gather};
 pub use ctx::{Progress, WalkOptions};
 use fdcache::{DirHandle, DirName, FdCache};
+pub(crate) use left::{Left, LeftOut};
 pub(crate) use tree::{mount_points, unescape as unescape_mountinfo};
 
 /// What a walk found.
@@ -124,6 +126,8 @@ pub(crate) struct Walk {
     /// Some PATH lies inside another (or repeats one): each was walked in a
     /// namespace of its own ([`roots::Roots::namespaces`]).
     pub(crate) overlap: bool,
+    /// What the walk left out ([`left`]).
+    pub(crate) left: Left,
 }
 
 /// What the walk saw of one PATH. The stages after the walk ask about a
@@ -292,6 +296,7 @@ pub(crate) fn walk(
             nodes: NodeSink::default(),
             idents: IdentSink::default(),
             read_errors: Mutex::new(Vec::new()),
+            left_mounts: Mutex::new(Vec::new()),
             roots: Mutex::new(RootsSeen {
                 seen: opts.roots.iter().map(|_| None).collect(),
                 kept: 0,
@@ -492,15 +497,15 @@ fn start_root<'s>(
 /// Whether the walk records the Btrfs files with inline data
 /// ([`crate::extents::inline`]). Such data is shared only by two
 /// subvolumes of one filesystem, and most scans meet one: then nothing is
-/// recorded (on a /usr copy, 54,669 records written and thrown away).
+/// recorded (on a /usr copy, 54,669 records written and thrown away), but
+/// as root where snapshots may hold them outside the scan (`inline_held`).
 /// A walk meets one subvolume when every root lies on one device, no root
 /// directory's subvolume holds another (`BTRFS_IOC_GET_SUBVOL_ROOTREF`,
 /// unprivileged: anywhere in it, so also outside the roots), no mount point
 /// lies inside the roots and no symlink is followed (`-L`). Anything that
 /// cannot be told (a root that cannot be opened, no `/proc/self/mountinfo`,
-/// a kernel without the ioctl, another filesystem) records them. A
-/// subvolume or mount made inside the roots while the walk runs is not
-/// looked for, like any other change during the walk.
+/// a kernel without the ioctl, another filesystem) records them. A subvolume
+/// or mount made inside the roots during the walk is not looked for.
 fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<u8>]>) -> bool {
     if opts.skip_extents {
         return false;
@@ -508,9 +513,9 @@ fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<
     if opts.follow_links || mounts.is_none_or(|m| !m.is_empty()) {
         return true;
     }
-    let mut devs = Vec::new();
+    let (mut devs, search) = (Vec::new(), crate::extents::can_search_trees());
     for i in 0..roots.0.len() {
-        let Some(r) = roots.get(i) else {
+        let Some(r) = roots.get(i).filter(|_| !search || roots.is_dir(i)) else {
             return true;
         };
         // A directory is asked about its subvolume through an fd of its
@@ -519,12 +524,9 @@ fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<
         if roots.is_dir(i) {
             let flags = open::dir_flags(u32::MAX, None, opts.follow_args);
             match r.open_dir(flags) {
-                Ok(fd) => {
-                    if crate::probe::ioctl::btrfs_has_nested_subvol(fd.as_fd()).unwrap_or(true) {
-                        return true;
-                    }
-                }
+                Ok(fd) if crate::extents::btrfs_kin::may_share(fd.as_fd(), search) => return true,
                 Err(_) => return true,
+                Ok(_) => {}
             }
         }
         devs.push(r.dev);
@@ -532,16 +534,6 @@ fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<
     devs.sort_unstable();
     devs.dedup();
     devs.len() > 1
-}
-
-/// Appends a shard's records to the others': the first shard's are taken
-/// as they are, not copied.
-fn gather<T>(all: &mut Vec<T>, mut shard: Vec<T>) {
-    if all.is_empty() {
-        std::mem::swap(all, &mut shard);
-    } else {
-        all.append(&mut shard);
-    }
 }
 
 /// The walk's records: the nodes and identities as the walk left them
@@ -580,6 +572,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         idents,
         read_errors,
         roots,
+        left_mounts,
         ..
     } = records;
     let roots = roots.into_inner().unwrap_or_else(|e| e.into_inner()).seen;
@@ -633,19 +626,22 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         own += stats;
         nodes.set_own(id, &own);
     }
-    // Inline data that snapshots share: shared units like any extent. Only
-    // a scan that met two subvolumes can have any.
+    // Inline data that snapshots share, in the scan or (as root) outside it.
     let inline_devs = inline_keys.devs();
-    if inline_devs.len() > 1 {
-        crate::extents::inline::share(
+    let fds = roots.iter().flatten().map(|r| (r.dev, r.fd.as_deref()));
+    let holders = crate::extents::inline_held::Holders::as_root(&registry, &inline_devs, fds);
+    if inline_devs.len() > 1 || holders.is_some() {
+        let unknown = crate::extents::inline::share(
             (std::mem::take(&mut inline), &inline_keys),
-            &inline_devs,
+            (&inline_devs, holders.as_ref()),
             &registry,
             &extents,
             &mut nodes,
             &mut links,
             (&mut files, (&copy_sets, &mut copies)),
-        );
+        )
+        .unknown;
+        bounds.extend(unknown.into_iter().map(|n| (n, Bound::AT_MOST)));
     }
     drop(inline);
     drop(inline_keys);
@@ -661,6 +657,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         same
     });
     inode_marks.sort_unstable_by_key(|m: &(Inode, Bound, bool)| m.0);
+    let left = Left::take(counters.left_out, left_mounts);
     Walk {
         read_errors,
         inode_marks,
@@ -680,5 +677,6 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         moved: Vec::new(),
         roots,
         overlap: false,
+        left,
     }
 }

@@ -72,8 +72,22 @@ pub(super) fn credit(
             };
             (!b.is_exact()).then_some((b, true))
         }
+        // Not mapped, its blocks counted as its own: it may share them
+        // (at most); where its filesystem frees whole extents, or is not
+        // known, an extent it references in part frees more (at least).
         Some(Mapped::Unverified | Mapped::Skipped(Skip::Unverified)) if stats.total > 0 => {
-            Some((Bound::AT_MOST, false))
+            let registry = &ctx.map.registry;
+            let by_block = registry.fs_index(dev).is_some_and(|i| {
+                registry.filesystems().get(i as usize).is_some_and(|f| {
+                    !f.unverified && f.granularity == crate::probe::Granularity::Block
+                })
+            });
+            let b = if by_block {
+                Bound::AT_MOST
+            } else {
+                Bound::AT_MOST.with(Bound::AT_LEAST)
+            };
+            Some((b, false))
         }
         _ => None,
     };
@@ -155,6 +169,7 @@ impl Local {
     /// A file that may share but whose sharing could not be verified:
     /// counted as exclusive, and its bytes reported.
     fn unverified(&mut self, bytes: u64) {
+        self.count_left(super::LeftOut::NotMapped);
         self.counters.unverified_files += 1;
         self.counters.unverified_bytes += bytes;
     }
@@ -269,9 +284,10 @@ pub(super) fn read_open(
         // birth time is the walk's: only for the inode it stat-ed.
         let same =
             (now.ino, now.ctime) == (st.stx_ino, (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec));
+        let at = (who.node, who.ns);
+        ctx.inline_bound(local, st, at, once, fs.space);
         if same && ctx.run.keep_inline {
             let bytes = view.total.saturating_sub(got.shared_bytes);
-            let at = (who.node, who.ns);
             ctx.record_inline(local, st, at, (bytes, got.file), once, fs.info.index);
         }
     }
