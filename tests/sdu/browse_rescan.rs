@@ -208,7 +208,7 @@ fn unreadable_directories_are_marked_and_i_says_why() {
     );
     assert!(
         line("noexec").contains(
-            r#""read_error":true,"sdu":{"error":"cannot access 'f': Permission denied","apparent""#
+            r#""read_error":true,"sdu":{"error":"cannot access 'f': Permission denied","bound":2,"apparent""#
         ),
         "{text}"
     );

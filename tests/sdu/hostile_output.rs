@@ -407,7 +407,14 @@ fn import_rejects_names_no_filesystem_has() {
         "[1,2,{\"progname\":\"test\"},\n[{\"name\":\"../a/b\"},{\"name\":\"f\"}]]\n",
     );
     assert_eq!(o.code, Some(0), "{o:?}");
-    let rows: Vec<&str> = o.stdout_str().lines().skip(1).collect();
+    // The rows, without the legend of their marks (nothing is known of
+    // what an ncdu scan shares: every Reclaimable is marked).
+    let rows: Vec<&str> = o
+        .stdout_str()
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with("~ "))
+        .collect();
     assert!(
         rows.len() == 2 && rows[0].ends_with("  ../a/b/f") && rows[1].ends_with("  ../a/b"),
         "{o:?}"
