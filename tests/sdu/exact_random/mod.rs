@@ -324,6 +324,7 @@ fn sdu_as_nobody(cwd: &Path, args: &[String]) -> Output {
 struct Cover {
     subvols: Vec<String>,
     files: Vec<String>,
+    dirs: std::collections::BTreeSet<String>,
     /// The `st_blocks` bytes of the directories covered (on Btrfs, the
     /// top-level root directory's and its snapshots' 16 KiB).
     dir_bytes: u64,
@@ -351,7 +352,9 @@ fn cover(mnt: &Path, scan: &Scan, paths: &[String]) -> Cover {
             c.tag_excluded = true;
             return false;
         }
-        c.dir_bytes += md.blocks() * 512;
+        if c.dirs.insert(rel.to_owned()) {
+            c.dir_bytes += md.blocks() * 512;
+        }
         let mut whole = true;
         for e in fs::read_dir(mnt.join(rel)).unwrap() {
             let name = e.unwrap().file_name().into_string().unwrap();
@@ -639,7 +642,7 @@ fn hint(o: &Outcome, who: &str, row: usize, fig: &Fig) -> String {
     if who != "root" && o.mount.contains("compress") {
         h.push("6 compressed?");
     }
-    if who != "root" && did("link ") && did("rewrite ") {
+    if did("link ") && did("rewrite ") && (fig.value as i64) < lo {
         h.push("7a link+bookend?");
     }
     if did("delete ") {
