@@ -159,10 +159,19 @@ impl Build<'_> {
 
     /// Writable regular files of at least `min` bytes.
     fn wfiles(&self, min: u64) -> Vec<String> {
-        self.writable(self.walk().1)
+        self.writable(self.files(min))
+    }
+
+    /// Regular files of at least `min` bytes, not cache directory tags.
+    fn files(&self, min: u64) -> Vec<String> {
+        self.walk()
+            .1
             .into_iter()
             .filter(|f| f.rsplit('/').next() != Some("CACHEDIR.TAG"))
-            .filter(|f| self.size(f) >= min)
+            .filter(|f| {
+                let md = fs::symlink_metadata(self.abs(f)).unwrap();
+                md.is_file() && md.len() >= min
+            })
             .collect()
     }
 
@@ -233,16 +242,12 @@ impl Build<'_> {
 
     /// FICLONE of a whole file into a new one.
     pub fn reflink(&mut self) {
-        let (dirs, files) = self.walk();
-        let files: Vec<String> = files
-            .into_iter()
-            .filter(|f| fs::metadata(self.abs(f)).is_ok_and(|m| m.is_file()))
-            .collect();
+        let files = self.files(0);
         if files.is_empty() {
             return;
         }
         let src = self.rng.pick(&files).clone();
-        let dirs = self.writable(dirs);
+        let dirs = self.wdirs();
         let dst = join_rel(&self.rng.pick_s(&dirs), &self.name("r"));
         let s = File::open(self.abs(&src)).unwrap();
         let d = File::create_new(self.abs(&dst)).unwrap();
@@ -259,12 +264,7 @@ impl Build<'_> {
     /// FICLONERANGE of some whole blocks of a file into a new file or into
     /// a writable one (replacing its blocks there).
     pub fn clone_range(&mut self) {
-        let (_, files) = self.walk();
-        let srcs: Vec<String> = files
-            .into_iter()
-            .filter(|f| f.rsplit('/').next() != Some("CACHEDIR.TAG"))
-            .filter(|f| fs::metadata(self.abs(f)).is_ok_and(|m| m.is_file() && m.len() >= BLK))
-            .collect();
+        let srcs = self.files(BLK);
         if srcs.is_empty() {
             return;
         }
@@ -398,11 +398,7 @@ impl Build<'_> {
     /// A byte copy of a file, then FIDEDUPERANGE of some of its blocks
     /// against the original.
     pub fn dedupe(&mut self) {
-        let (_, files) = self.walk();
-        let srcs: Vec<String> = files
-            .into_iter()
-            .filter(|f| fs::metadata(self.abs(f)).is_ok_and(|m| m.is_file() && m.len() >= BLK))
-            .collect();
+        let srcs = self.files(BLK);
         if srcs.is_empty() {
             return;
         }
@@ -501,6 +497,20 @@ impl Build<'_> {
         self.xfs_io(format!("clone_range {f} {soff} {f} {doff} {len}"), &f, cmd);
     }
 
+    /// A symbolic link (its target is inline data, whatever `max_inline`).
+    pub fn symlink(&mut self) {
+        let (dirs, files) = self.walk();
+        let dirs = self.writable(dirs);
+        let p = join_rel(&self.rng.pick_s(&dirs), &self.name("l"));
+        let target = if files.is_empty() {
+            "nowhere".to_owned()
+        } else {
+            format!("/{}", self.rng.pick_s(&files))
+        };
+        std::os::unix::fs::symlink(&target, self.abs(&p)).unwrap();
+        self.log.push(format!("symlink {target} {p}"));
+    }
+
     /// A valid cache directory tag in a writable directory.
     pub fn cache_tag(&mut self) {
         let dirs: Vec<String> = self.wdirs().into_iter().filter(|d| !d.is_empty()).collect();
@@ -530,13 +540,8 @@ impl Build<'_> {
     /// A writable directory `nobody` cannot list (0700), or a file it
     /// cannot open (0600).
     pub fn lock(&mut self) {
-        let (dirs, files) = self.walk();
-        let dirs: Vec<String> = self
-            .writable(dirs)
-            .into_iter()
-            .filter(|d| !d.is_empty())
-            .collect();
-        let files = self.writable(files);
+        let dirs: Vec<String> = self.wdirs().into_iter().filter(|d| !d.is_empty()).collect();
+        let files = self.wfiles(0);
         let (p, mode) = if !dirs.is_empty() && (files.is_empty() || self.rng.chance(1, 2)) {
             (self.rng.pick(&dirs).clone(), 0o700)
         } else if !files.is_empty() {
@@ -566,6 +571,9 @@ pub fn build(b: &mut Build<'_>) {
     }
     for _ in 0..3 {
         b.reflink();
+    }
+    if b.rng.chance(1, 3) {
+        b.symlink();
     }
     for _ in 0..1 + b.rng.below(2) {
         b.snapshot();
