@@ -36,7 +36,8 @@
 //! and how to run it again: `SDU_SEED=N` runs seed N alone,
 //! `SDU_SEEDS=A-B` a range (`scripts/exact-seeds`); `SDU_SCAN="[-c]
 //! [--exclude NAME] [--exclude-caches] PATH..."` scans the seed's tree
-//! with those instead of the drawn ones.
+//! with those instead of the drawn ones; `SDU_HOLD=SECS` keeps the tree
+//! mounted that long after the scans, to look at it.
 
 mod build;
 
@@ -561,6 +562,11 @@ fn case(seed: u64) -> Option<Outcome> {
     ];
     if b.unreadable {
         runs.push(("nobody", figures(&sdu_as_nobody(&mnt, &args), &scan, true)));
+    }
+    if let Some(secs) = std::env::var("SDU_HOLD").ok().and_then(|s| s.parse().ok()) {
+        // To look at the tree by hand before anything is deleted.
+        eprintln!("seed {seed}: {} held {secs} s", mnt.display());
+        std::thread::sleep(std::time::Duration::from_secs(secs));
     }
     if let Some(p) = &proc_mnt {
         umount_retrying(p);
