@@ -86,6 +86,8 @@ pub struct Build<'a> {
     pub links: Vec<(String, String)>,
     /// What `lock` made unreadable.
     pub locked: Option<String>,
+    /// Every snapshot made: (its subvolume, the snapshot).
+    pub edges: Vec<(String, String)>,
     n: u32,
 }
 
@@ -106,6 +108,7 @@ impl Build<'_> {
             chain: None,
             links: Vec::new(),
             locked: None,
+            edges: Vec::new(),
             n: 0,
         }
     }
@@ -145,6 +148,44 @@ impl Build<'_> {
         let (mut dirs, mut files) = (Vec::new(), Vec::new());
         go(self.t.root, String::new(), &mut dirs, &mut files);
         (dirs, files)
+    }
+
+    /// The family (a number) of the subvolume holding `rel`: subvolumes
+    /// joined by the snapshots made, a deleted one included.
+    pub fn family(&self, rel: &str) -> usize {
+        let roots = self.subvols.iter().chain(&self.ro);
+        let sub = roots
+            .filter(|r| under(rel, r))
+            .max_by_key(|r| r.len())
+            .cloned()
+            .unwrap_or_default();
+        let mut names: Vec<&str> = vec![""];
+        for (a, b) in &self.edges {
+            for n in [a.as_str(), b.as_str()] {
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+        }
+        let mut up: Vec<usize> = (0..names.len()).collect();
+        fn find(up: &mut [usize], i: usize) -> usize {
+            if up[i] == i {
+                return i;
+            }
+            let r = find(up, up[i]);
+            up[i] = r;
+            r
+        }
+        let at = |n: &str| names.iter().position(|m| *m == n).unwrap();
+        for (a, b) in &self.edges {
+            let (x, y) = (find(&mut up, at(a)), find(&mut up, at(b)));
+            up[x] = y;
+        }
+        match names.iter().position(|m| *m == sub) {
+            Some(i) => find(&mut up, i),
+            // A subvolume never snapshotted: a family of its own.
+            None => names.len() + self.subvols.iter().position(|s| *s == sub).unwrap_or(0),
+        }
     }
 
     fn writable(&self, v: Vec<String>) -> Vec<String> {
@@ -338,6 +379,7 @@ impl Build<'_> {
             self.subvols.push(dst.to_owned());
         }
         self.snaps.push(dst.to_owned());
+        self.edges.push((src.to_owned(), dst.to_owned()));
         let src = if src.is_empty() { "." } else { src };
         self.log.push(format!(
             "snapshot{} {src} {dst}",
