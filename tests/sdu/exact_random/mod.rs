@@ -426,7 +426,7 @@ fn inline_bytes(b: &Build, files: &[String], all: &[String]) -> u64 {
         }
         // A symbolic link's target is always inline.
         if !md.is_symlink() {
-            if !md.is_file() || md.len() >= BLK {
+            if !md.is_file() || md.len() > BLK {
                 continue;
             }
             let out = run(Command::new("filefrag").arg("-v").arg(mnt.join(f)));
