@@ -15,7 +15,8 @@
 //!   several PATHs some inside others, a file, or the mount; with `-c`
 //!   when there are several, `--exclude NAME` a time in three,
 //!   `--exclude-caches` where there is a tag (three times in four),
-//!   `--exclude-kernfs` where proc is mounted.
+//!   `--exclude-kernfs` where proc is mounted, and a PATH that does not
+//!   exist a time in ten (it must not touch the others' figures).
 //!
 //! sdu runs as root, without `CAP_SYS_ADMIN`, and (where something is
 //! unreadable) as `nobody`. Then each PATH alone and, with several, all of
@@ -74,6 +75,8 @@ struct Scan {
     exclude: Option<String>,
     caches: bool,
     kernfs: bool,
+    /// Whether a PATH that does not exist is given too (after the others).
+    missing: bool,
 }
 
 impl Scan {
@@ -96,6 +99,9 @@ impl Scan {
             a.push("--exclude-kernfs".into());
         }
         a.extend(self.paths.iter().map(|p| Scan::arg(p).to_owned()));
+        if self.missing {
+            a.push("no-such-entry".into());
+        }
         a
     }
 }
@@ -194,6 +200,7 @@ fn draw_scan(b: &mut Build) -> Scan {
         exclude,
         caches,
         kernfs: b.kernfs.is_some(),
+        missing: b.rng.chance(1, 10),
     }
 }
 
@@ -207,6 +214,7 @@ fn scan_of(words: &str, kernfs: bool) -> Scan {
         exclude: None,
         caches: false,
         kernfs,
+        missing: false,
     };
     let mut w = words.split_whitespace();
     while let Some(a) = w.next() {
@@ -214,6 +222,7 @@ fn scan_of(words: &str, kernfs: bool) -> Scan {
             "-c" | "--exclude-kernfs" => {}
             "--exclude" => scan.exclude = w.next().map(str::to_owned),
             "--exclude-caches" => scan.caches = true,
+            "no-such-entry" => scan.missing = true,
             "." => scan.paths.push(String::new()),
             p => scan.paths.push(p.to_owned()),
         }
@@ -262,7 +271,12 @@ impl Fig {
 type Figs = Result<Vec<Option<Fig>>, String>;
 
 fn figures(out: &Output, scan: &Scan, nobody: bool) -> Figs {
-    let codes: &[i32] = if nobody { &[0, 1] } else { &[0] };
+    // A missing operand is an error: exit 1.
+    let codes: &[i32] = match (nobody, scan.missing) {
+        (_, true) => &[1],
+        (true, false) => &[0, 1],
+        (false, false) => &[0],
+    };
     if !out.code.is_some_and(|c| codes.contains(&c)) {
         return Err(format!("exit {:?}: {}", out.code, out.stderr.trim()));
     }
@@ -723,6 +737,9 @@ fn hint(o: &Outcome, who: &str, row: usize, fig: &Fig) -> String {
     }
     if did("link ") && did("rewrite ") && (fig.value as i64) < lo {
         h.push("7a link+bookend?");
+    }
+    if o.scan.missing && fig.bound.is_some() {
+        h.push("5 missing operand");
     }
     if did("delete ") {
         h.push("4 middle deleted?");
