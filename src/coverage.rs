@@ -9,12 +9,20 @@
 //! - the scan enters it at its root: on Btrfs the root directory of the
 //!   top-level subvolume (id 5, inode 256), under which every subvolume
 //!   lies; elsewhere a mount of it whose root (`/proc/self/mountinfo`'s
-//!   fourth field) is `/`, entered as a PATH or, without `-x`, as a mount
-//!   inside one;
+//!   fourth field) is `/`, entered as a PATH or as a mount inside one
+//!   that the walk did not leave out (`-x`, `--exclude-kernfs`), nor one
+//!   it lies on;
 //! - no mount inside the scan hides one of its directories (what lies under
 //!   a mount point on the filesystem below is not seen);
-//! - nothing was excluded (`--exclude`, `-X`), and every entry could be
-//!   read (an error anywhere in the walk: none is covered).
+//! - the walk left out nothing that may hold data ([`Left::uncovers`]: an
+//!   exclusion, a cache directory, an entry that could not be read,
+//!   anywhere: none is covered). What the walk left out is one record,
+//!   [`Left`], made where it skipped, never read from the options.
+//!
+//! A PATH inside another PATH is walked in a namespace of its own and
+//! counted apart: each namespace is covered, and as root verified, as if
+//! its roots were scanned alone ([`Coverage::of_namespaces`],
+//! [`whole_subvolumes`]).
 //!
 //! What this cannot see: a Btrfs subvolume deleted but not yet cleaned up
 //! still holds its data until the cleaner drops it, and it lies in no
@@ -33,7 +41,7 @@ use crate::probe::{Registry, ioctl, magic};
 use crate::records::NodeId;
 use crate::tree::Exactness;
 use crate::tree::bounds::Inode;
-use crate::walk::RootSeen;
+use crate::walk::{Left, RootSeen};
 
 /// `BTRFS_FS_TREE_OBJECTID`: the top-level subvolume.
 const BTRFS_TOP_LEVEL: u64 = 5;
@@ -46,6 +54,11 @@ pub(crate) struct Coverage {
     covered: Vec<bool>,
     /// Per covered filesystem, its root as the scan reached it.
     roots: Vec<Option<Reached>>,
+    /// When some PATH lies inside another: per root namespace, the
+    /// filesystems its roots cover (`covered` is then their union). A
+    /// root counted apart sees only its own namespace's files, so another
+    /// root covering the filesystem proves nothing of its units.
+    by_ns: Vec<(u32, Vec<bool>)>,
 }
 
 /// How the scan reached a covered filesystem's root.
@@ -66,18 +79,61 @@ pub(crate) struct Walked<'a> {
     pub(crate) roots: &'a [Option<RootSeen>],
     /// `-L` or `-H`: a PATH given as a symlink was followed.
     pub(crate) follow: bool,
-    /// `-x`: mounts inside the roots were not entered.
-    pub(crate) one_file_system: bool,
-    /// Something was excluded.
-    pub(crate) excluded: bool,
-    /// Some entry could not be read.
-    pub(crate) errors: bool,
+    /// What the walk left out: the one record of it.
+    pub(crate) left: &'a Left,
 }
 
 impl Coverage {
     /// Whether filesystem `fs` (registry index) is covered.
     pub(crate) fn covers(&self, fs: u32) -> bool {
         self.covered.get(fs as usize).copied().unwrap_or(false)
+    }
+
+    /// Whether filesystem `fs` is covered as the roots of namespace `ns`
+    /// see it.
+    pub(crate) fn covers_in(&self, fs: u32, ns: u32) -> bool {
+        if self.by_ns.is_empty() {
+            return self.covers(fs);
+        }
+        (self.by_ns.iter().find(|c| c.0 == ns))
+            .is_some_and(|c| c.1.get(fs as usize).copied().unwrap_or(false))
+    }
+
+    /// Per extent space of `registry`: whether it is covered, as the roots
+    /// of its namespace see it.
+    pub(crate) fn covers_spaces(&self, registry: &Registry) -> Vec<bool> {
+        let ns = registry.space_namespaces();
+        (registry.space_filesystems().into_iter().zip(ns))
+            .map(|(fs, ns)| self.covers_in(fs, crate::extents::inline::root_ns(ns)))
+            .collect()
+    }
+
+    /// The coverage of a walk, each root namespace apart when some PATH
+    /// lies inside another ([`Coverage::of_walk`] for each).
+    pub(crate) fn of_namespaces(w: Walked<'_>, registry: &Registry) -> Coverage {
+        let mut all: Vec<u32> = w.roots.iter().flatten().map(|r| r.ns).collect();
+        all.sort_unstable();
+        all.dedup();
+        if all.iter().all(|&ns| ns == 0) {
+            return Coverage::of_walk(w, registry);
+        }
+        let mut whole = Coverage::default();
+        for ns in all {
+            let roots: Vec<Option<RootSeen>> = (w.roots.iter())
+                .map(|r| r.clone().filter(|r| r.ns == ns))
+                .collect();
+            let c = Coverage::of_walk(Walked { roots: &roots, ..w }, registry);
+            whole.covered.resize(c.covered.len(), false);
+            whole.roots.resize(c.roots.len(), None);
+            for (fs, (&covered, root)) in c.covered.iter().zip(&c.roots).enumerate() {
+                if covered && !whole.covered[fs] {
+                    whole.covered[fs] = true;
+                    whole.roots[fs] = root.clone();
+                }
+            }
+            whole.by_ns.push((ns, c.covered));
+        }
+        whole
     }
 
     /// The coverage of a walk whose filesystems are in `registry`.
@@ -92,13 +148,15 @@ impl Coverage {
         let none = Coverage {
             covered: vec![false; n],
             roots: vec![None; n],
+            by_ns: Vec::new(),
         };
-        if w.excluded || w.errors {
+        if w.left.uncovers() {
             return none;
         }
         let Coverage {
             mut covered,
             mut roots,
+            ..
         } = none.clone();
         let mounts = mounts();
         let mut hidden = vec![false; n];
@@ -116,12 +174,10 @@ impl Coverage {
                 covered[fs as usize] = true;
                 roots[fs as usize] = Some(Reached::Path(fd.clone()));
             }
-            if !w.one_file_system {
-                for m in &inside {
-                    if let Some(fs) = root_of(&m.point, &mounts, registry) {
-                        covered[fs as usize] = true;
-                        roots[fs as usize] = Some(Reached::Mount(m.point.clone()));
-                    }
+            for m in inside.iter().filter(|m| entered(m, &mounts, w.left)) {
+                if let Some(fs) = root_of(&m.point, &mounts, registry) {
+                    covered[fs as usize] = true;
+                    roots[fs as usize] = Some(Reached::Mount(m.point.clone()));
                 }
             }
             // What lies under a mount point on the filesystem below it.
@@ -135,7 +191,11 @@ impl Coverage {
         for (c, h) in covered.iter_mut().zip(hidden) {
             *c &= !h;
         }
-        Coverage { covered, roots }
+        Coverage {
+            covered,
+            roots,
+            by_ns: Vec::new(),
+        }
     }
 
     /// Whether Btrfs filesystem `fs`, covered, holds no extent referenced
@@ -183,13 +243,9 @@ impl Coverage {
             partial: partial_marks,
             inodes: inode_marks,
         } = marks;
-        let space_fs = registry.space_filesystems();
-        let spaces = space_fs
-            .iter()
-            .copied()
-            .enumerate()
-            .map(|(space, fs)| {
-                if self.covers(fs) || verified.get(space).copied().unwrap_or(false) {
+        let spaces = (self.covers_spaces(registry).into_iter().enumerate())
+            .map(|(space, covered)| {
+                if covered || verified.get(space).copied().unwrap_or(false) {
                     Bound::EXACT
                 } else {
                     Bound::AT_MOST
@@ -221,20 +277,23 @@ impl Coverage {
     }
 }
 
-/// The Btrfs subvolumes (by id) the scan holds whole: every subvolume it
-/// met, entered at its root directory (a PATH inside a subvolume holds
-/// only part of it), when nothing was excluded and every entry was read.
+/// The Btrfs subvolumes (by id) the roots of namespace `ns` hold whole:
+/// every subvolume their walk met, entered at its root directory (a PATH
+/// inside a subvolume holds only part of it), when nothing was excluded
+/// and every entry was read. A root inside another root counts apart, in
+/// a namespace of its own: what the outer root holds is not its own.
 pub(crate) fn whole_subvolumes(
     w: &Walked<'_>,
     registry: &Registry,
+    ns: u32,
 ) -> std::collections::HashSet<u64> {
-    if w.excluded || w.errors {
+    if w.left.uncovers() {
         return Default::default();
     }
-    let subvols = registry.subvolumes();
+    let subvols = registry.subvolumes_in(ns);
     let mut held: std::collections::HashSet<u64> = subvols.iter().map(|s| s.1.id).collect();
     // The inodes the walk stat-ed, not what the names lead to now.
-    for seen in w.roots.iter().flatten() {
+    for seen in w.roots.iter().flatten().filter(|r| r.ns == ns) {
         if !seen.dir || seen.ino != BTRFS_ROOT_DIR {
             if let Some(s) = subvols.iter().find(|s| s.0 == seen.dev) {
                 held.remove(&s.1.id);
@@ -328,13 +387,35 @@ fn open_mount_point(point: &[u8]) -> Option<OwnedFd> {
     .ok()
 }
 
-/// One line of `/proc/self/mountinfo`: the mount's id, its root within its
-/// filesystem and its mount point.
+/// One line of `/proc/self/mountinfo`: the mount's id, its parent's, its
+/// root within its filesystem and its mount point.
 #[derive(Debug)]
 struct Mount {
     id: u64,
+    parent: u64,
     root: Vec<u8>,
     point: Vec<u8>,
+}
+
+/// Whether the walk may have entered mount `m`: no mount at its mount
+/// point, nor at that of a mount it lies on, was left out
+/// ([`Left::not_entered`]: `-x`, `--exclude-kernfs`). By mount point, not
+/// by id alone: a mount over another hides it, and what is opened at
+/// that point is the mount on top, which the walk met.
+fn entered(m: &Mount, mounts: &[Mount], left: &Left) -> bool {
+    let mut at = Some(m);
+    // Each mount once at most: a malformed table cannot loop.
+    for _ in 0..=mounts.len() {
+        let Some(c) = at else { return true };
+        if mounts
+            .iter()
+            .any(|o| o.point == c.point && left.not_entered(o.id))
+        {
+            return false;
+        }
+        at = mounts.iter().find(|p| p.id == c.parent && p.id != c.id);
+    }
+    true
 }
 
 /// The mounts of this process's namespace; none when mountinfo cannot be
@@ -347,9 +428,15 @@ fn mounts() -> Vec<Mount> {
         .filter_map(|l| {
             let mut f = l.split(|&b| b == b' ');
             let id = std::str::from_utf8(f.next()?).ok()?.parse().ok()?;
-            let root = crate::walk::unescape_mountinfo(f.nth(2)?);
+            let parent = std::str::from_utf8(f.next()?).ok()?.parse().ok()?;
+            let root = crate::walk::unescape_mountinfo(f.nth(1)?);
             let point = crate::walk::unescape_mountinfo(f.next()?);
-            Some(Mount { id, root, point })
+            Some(Mount {
+                id,
+                parent,
+                root,
+                point,
+            })
         })
         .collect()
 }
@@ -424,6 +511,35 @@ mod tests {
         assert!(!strictly_inside(b"/mnt", b"/mnt"));
         assert!(!strictly_inside(b"/mntx", b"/mnt"));
         assert!(!strictly_inside(b"/", b"/"));
+    }
+
+    /// A mount left out, one under it, one over it at the same point, and
+    /// one elsewhere: only the last may have been entered.
+    #[test]
+    fn a_mount_left_out_hides_those_under_and_over_it() {
+        let m = |id, parent, point: &str| Mount {
+            id,
+            parent,
+            root: b"/".to_vec(),
+            point: point.as_bytes().to_vec(),
+        };
+        let mounts = [
+            m(1, 0, "/"),
+            m(2, 1, "/s"),
+            m(3, 2, "/s/k"),
+            m(4, 1, "/s"),
+            m(5, 1, "/o"),
+        ];
+        let left = Left {
+            mounts: vec![2],
+            ..Left::default()
+        };
+        let entered: Vec<u64> = mounts
+            .iter()
+            .filter(|x| entered(x, &mounts, &left))
+            .map(|x| x.id)
+            .collect();
+        assert_eq!(entered, [1, 5]);
     }
 
     #[test]

@@ -308,6 +308,12 @@ pub enum Diagnostic {
         /// Their compressed extents' logical bytes.
         bytes: u64,
     },
+    /// `--du reclaimable` printed figures that are bounds, which du's
+    /// lines have no room to mark: their directions. A warning.
+    DuBounds {
+        /// The reasons of the bounds printed.
+        bound: crate::figures::Bound,
+    },
 }
 
 impl Diagnostic {
@@ -343,6 +349,7 @@ impl Diagnostic {
             | Diagnostic::NoRmapbt { .. } => None,
             Diagnostic::Unverified { .. }
             | Diagnostic::Compressed { .. }
+            | Diagnostic::DuBounds { .. }
             | Diagnostic::CannotFree { .. } => None,
         }
     }
@@ -413,7 +420,8 @@ impl fmt::Display for Diagnostic {
             }
             Diagnostic::NotBySdu { file } => write!(
                 f,
-                "{}: not written by sdu (no sdu keys): nothing is known to be shared, Exclusive is Total",
+                "{}: not written by sdu (no sdu keys): nothing is known to be shared, Exclusive is \
+                 Total, and every Reclaimable is a bound of unknown direction",
                 quotef(file)
             ),
             Diagnostic::CompareWithoutSharing { file } => write!(
@@ -436,6 +444,16 @@ impl fmt::Display for Diagnostic {
                 f,
                 "{bytes} bytes of compressed data in {files} file(s) are counted at their \
                  uncompressed size: FIEMAP cannot tell their size on disk (as root, sdu reads it)"
+            ),
+            Diagnostic::DuBounds { bound } => write!(
+                f,
+                "--du reclaimable: some figures printed are bounds, not exact ({}); \
+                 the table (without --du) marks each",
+                match (bound.at_most(), bound.at_least()) {
+                    (true, false) => "at most: deleting may free less",
+                    (false, true) => "at least: deleting may free more",
+                    _ => "at most or at least: deleting may free less or more",
+                }
             ),
         }
     }

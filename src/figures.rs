@@ -296,6 +296,9 @@ impl Bound {
     pub const AT_MOST: Bound = Bound(1);
     /// Deleting may free more than the figure.
     pub const AT_LEAST: Bound = Bound(2);
+    /// Deleting may free less or more: both reasons, or a figure nothing
+    /// was known of (a saved scan sdu did not write).
+    pub const UNKNOWN: Bound = Bound(3);
 
     /// Whether the figure is exact.
     pub fn is_exact(self) -> bool {
@@ -329,6 +332,31 @@ impl Bound {
         }
     }
 
+    /// The mark before a bound figure in text: `≤` at most, `≥` at least,
+    /// `~` both; in a locale that is not UTF-8 (`ascii`) `<=`, `>=`, `~`.
+    /// Nothing when exact. Before the figure, so that `≤644M` reads "at
+    /// most 644M", the figures of a right-aligned column still end in one
+    /// column, and a reader that takes a number from the start of the cell
+    /// does not take a bound for a figure.
+    pub fn mark(self, ascii: bool) -> &'static str {
+        match (self.at_most(), self.at_least(), ascii) {
+            (false, false, _) => "",
+            (true, false, false) => "\u{2264}",
+            (true, false, true) => "<=",
+            (false, true, false) => "\u{2265}",
+            (false, true, true) => ">=",
+            (true, true, _) => "~",
+        }
+    }
+
+    /// The direction of a figure subtracted: a change `new - old` whose
+    /// old side is at most its truth is at least the change's, and the
+    /// other way round.
+    #[must_use]
+    pub fn reversed(self) -> Bound {
+        Bound(((self.0 & 1) << 1) | ((self.0 >> 1) & 1))
+    }
+
     /// The bits, for saved scans.
     pub(crate) fn bits(self) -> u8 {
         self.0
@@ -337,5 +365,33 @@ impl Bound {
     /// From [`Bound::bits`]; `None` for bits no version of sdu writes.
     pub(crate) fn from_bits(b: u8) -> Option<Bound> {
         (b <= 3).then_some(Bound(b))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Bound;
+
+    #[test]
+    fn marks_say_the_direction() {
+        let all = [
+            Bound::EXACT,
+            Bound::AT_MOST,
+            Bound::AT_LEAST,
+            Bound::UNKNOWN,
+        ];
+        let utf8: Vec<&str> = all.iter().map(|b| b.mark(false)).collect();
+        assert_eq!(utf8, ["", "\u{2264}", "\u{2265}", "~"]);
+        let ascii: Vec<&str> = all.iter().map(|b| b.mark(true)).collect();
+        assert_eq!(ascii, ["", "<=", ">=", "~"]);
+        assert_eq!(Bound::AT_MOST.with(Bound::AT_LEAST), Bound::UNKNOWN);
+    }
+
+    #[test]
+    fn a_subtracted_bound_turns_around() {
+        assert_eq!(Bound::AT_MOST.reversed(), Bound::AT_LEAST);
+        assert_eq!(Bound::AT_LEAST.reversed(), Bound::AT_MOST);
+        assert_eq!(Bound::UNKNOWN.reversed(), Bound::UNKNOWN);
+        assert_eq!(Bound::EXACT.reversed(), Bound::EXACT);
     }
 }

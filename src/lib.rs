@@ -50,7 +50,7 @@ use walked::walk_and_sweep;
 
 pub use error::{Diagnostic, Error, Refusal};
 pub use messages::Messages;
-pub use quote::{quote, quote_locale, quotef, shell_escape};
+pub use quote::{quote, quote_locale, quotef, shell_escape, utf8_locale_with};
 pub use report::ReportOptions;
 pub use walk::{Counters, Progress, WalkOptions};
 
@@ -335,7 +335,11 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
                 count: errors,
                 list: &list,
             };
-            report::write(out, &s.tree, roots, &errors, compressed, &cfg.report)?;
+            let unmarked = report::write(out, &s.tree, roots, &errors, compressed, &cfg.report)?;
+            if !unmarked.is_exact() {
+                out.flush()?;
+                msgs.report(Diagnostic::DuBounds { bound: unmarked });
+            }
         }
     }
     out.flush()?;

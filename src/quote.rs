@@ -338,6 +338,31 @@ fn utf8_locale() -> bool {
     *UTF8.get_or_init(|| locale::ctype_is_utf8(&locale::System::default()))
 }
 
+/// Whether du, run with the environment `vars` (and this system's locale
+/// files), would be in a UTF-8 locale: the report's marks of a bound
+/// (`≤`, `≥`) are ASCII otherwise.
+pub fn utf8_locale_with(vars: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> bool {
+    struct With<'a> {
+        vars: &'a dyn Fn(&str) -> Option<std::ffi::OsString>,
+        system: locale::System,
+    }
+    impl locale::Locales for With<'_> {
+        fn var(&self, name: &str) -> Option<std::ffi::OsString> {
+            (self.vars)(name)
+        }
+        fn in_archive(&self, name: &str) -> bool {
+            self.system.in_archive(name)
+        }
+        fn exists(&self, path: &std::path::Path) -> bool {
+            self.system.exists(path)
+        }
+    }
+    locale::ctype_is_utf8(&With {
+        vars,
+        system: locale::System::default(),
+    })
+}
+
 /// Whether glibc's `iswprint` holds for `c` in its UTF-8 locales.
 fn is_printable(c: char) -> bool {
     let c = c as u32;

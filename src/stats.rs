@@ -90,7 +90,13 @@ pub(crate) fn closing_notes(counters: &Counters, msgs: &Messages) {
 /// its scan or of the saved scan it read.
 pub(crate) fn text(counters: &Counters, sizes: &Sizes, t_report: Duration, bound: Bound) -> String {
     let mut lines = body(counters, sizes, t_report);
-    lines.push(("reclaimable".into(), exactness(bound)));
+    let unread = [
+        crate::walk::LeftOut::Unreadable,
+        crate::walk::LeftOut::NotStated,
+    ]
+    .iter()
+    .any(|w| counters.left_out[w.index()] > 0);
+    lines.push(("reclaimable".into(), exactness(bound, unread)));
     aligned(&lines)
 }
 
@@ -111,8 +117,9 @@ fn aligned(lines: &[(String, String)]) -> String {
 }
 
 /// What `--stats` says of the Reclaimable figures: exact, or bounds and
-/// why, and what would make them exact.
-fn exactness(bound: Bound) -> String {
+/// why, and what would make them exact (`unread`: some directory or entry
+/// could not be read, which marks "at least" too).
+fn exactness(bound: Bound, unread: bool) -> String {
     if bound.is_exact() {
         return "exact: every reference to the data counted was verified".into();
     }
@@ -123,7 +130,13 @@ fn exactness(bound: Bound) -> String {
              filesystem, or run as root, to verify)",
         );
     }
-    if bound.at_least() {
+    if bound.at_least() && unread {
+        why.push(
+            "at least where a directory or entry could not be read (named on \
+             stderr: what it holds is not counted), or Btrfs extents may be \
+             referenced only in part (root sees them)",
+        );
+    } else if bound.at_least() {
         why.push(
             "at least where Btrfs extents may be referenced only in part \
              (root sees them: run as root for exact figures)",
@@ -301,6 +314,12 @@ fn walked(
             counters.unverified_files, counters.unverified_bytes
         ),
     );
+    for way in crate::walk::LeftOut::ALL {
+        line(
+            format!("left out: {}", way.describe()),
+            counters.left_out[way.index()].to_string(),
+        );
+    }
     line(
         "compressed, counted uncompressed".into(),
         format!(

@@ -78,9 +78,10 @@ fn sweep(
         unreachable,
         inode_marks,
         unreachable_inodes,
-        partial_fs,
+        partial_spaces,
         roots,
         overlap,
+        left,
     } = walk;
     if let Some(e) = extents.spill_error() {
         return Err(e.into());
@@ -89,11 +90,9 @@ fn sweep(
         paths: &opts.roots,
         roots: &roots,
         follow: opts.follow_links || opts.follow_args,
-        one_file_system: opts.one_file_system,
-        excluded: !opts.excludes.is_empty(),
-        errors: msgs.errors() > 0,
+        left: &left,
     };
-    let coverage = coverage::Coverage::of_walk(coverage_walk, &registry);
+    let coverage = coverage::Coverage::of_namespaces(coverage_walk, &registry);
     let t1 = Instant::now();
     let indexed = extents.ranges();
     let partly = extents.partly_referenced();
@@ -103,37 +102,44 @@ fn sweep(
     // its shared data ([`extents::outside`]). Not where files were read as
     // referenced (their ranges are not whole extents).
     let space_fs = registry.space_filesystems();
-    let want: Vec<bool> = space_fs
+    let space_ns = registry.space_namespaces();
+    // The filesystems where files were read as referenced.
+    let mut partial_fs: Vec<u32> = partial_spaces
         .iter()
-        .map(|&fs| !coverage.covers(fs) && !partial_fs.iter().any(|p| p.0 == fs))
+        .map(|p| space_fs[p.0 as usize])
+        .collect();
+    partial_fs.sort_unstable();
+    partial_fs.dedup();
+    let covered = coverage.covers_spaces(&registry);
+    let want: Vec<bool> = (space_fs.iter().zip(covered))
+        .map(|(&fs, covered)| !covered && !partial_fs.contains(&fs))
         .collect();
     let mut files = files;
     let verified = if want.iter().any(|&w| w) && extents::can_search_trees() {
         let fds = coverage::open_filesystems(&coverage_walk, &registry);
-        let scanned = coverage::whole_subvolumes(&coverage_walk, &registry);
-        let (v, outside) = extents::outside::verify(
-            &extents,
-            &registry,
-            (&files, &copies),
-            &fds,
-            &want,
-            &scanned,
-        );
-        if let Some(f) = outside {
-            // One more record, not a doubling of a vector of millions.
-            files.reserve_exact((f.id as usize + 1).saturating_sub(files.len()));
-            files.resize(f.id as usize + 1, records::FileRec::default());
-            files[f.id as usize] = f;
+        let mut verified = vec![false; space_fs.len()];
+        for (ns, node) in namespaces(&roots) {
+            let v = verify_namespace(
+                (ns, node),
+                &extents,
+                &registry,
+                (&mut files, &copies),
+                (&fds, &want),
+                &coverage_walk,
+            );
+            for (all, ok) in verified.iter_mut().zip(&v.spaces) {
+                *all |= ok;
+            }
+            counters.outside_asked += v.asked;
+            counters.outside_settled += v.settled;
+            counters.outside_found += v.outside;
+            for &fs in &v.no_rmapbt {
+                msgs.report(Diagnostic::NoRmapbt {
+                    fs: registry.fs_name(fs),
+                });
+            }
         }
-        counters.outside_asked = v.asked;
-        counters.outside_settled = v.settled;
-        counters.outside_found = v.outside;
-        for &fs in &v.no_rmapbt {
-            msgs.report(Diagnostic::NoRmapbt {
-                fs: registry.fs_name(fs),
-            });
-        }
-        v.spaces
+        verified
     } else {
         Vec::new()
     };
@@ -142,7 +148,7 @@ fn sweep(
     // extent that different files hold (FIEMAP cannot tell).
     let touching: Vec<u32> = partial_fs
         .iter()
-        .map(|p| p.0)
+        .copied()
         .filter(|&fs| {
             space_fs
                 .iter()
@@ -169,17 +175,33 @@ fn sweep(
         inodes: unreachable_inodes,
     };
     // Without root on Btrfs: the shared bytes (each once) and the rest of
-    // the files' extents make what the scan saw on disk.
-    let seen = |fs: u32| -> u64 {
-        let rest = partial_fs.iter().find(|p| p.0 == fs).map_or(0, |p| p.1);
+    // the files' extents make what the roots of namespace `ns` saw on disk
+    // (a root counted apart saw its files again, in spaces of its own).
+    let in_ns = |space: u32, fs: u32, ns: u32| {
+        space_fs.get(space as usize) == Some(&fs)
+            && space_ns
+                .get(space as usize)
+                .map(|&s| extents::inline::root_ns(s))
+                == Some(ns)
+    };
+    let seen = |fs: u32, ns: u32| -> u64 {
+        let rest = (partial_spaces.iter())
+            .filter(|p| in_ns(p.0, fs, ns))
+            .fold(0u64, |a, p| a.saturating_add(p.1));
         sweep
             .fs_units()
-            .filter(|(space, _)| space_fs.get(*space as usize) == Some(&fs))
+            .filter(|(space, _)| in_ns(*space, fs, ns))
             .flat_map(|(_, units)| units.map(|u| sweep.unit(u).segments))
             .flat_map(|segs| segs.map(|s| sweep.segment(s).bytes))
             .fold(rest, u64::saturating_add)
     };
-    let partial: Vec<u32> = partial_fs.iter().map(|p| p.0).collect();
+    // Whether the roots of some namespace that covers `fs` saw all its
+    // Data Used: a fact of the filesystem, which every root shares.
+    let proven = |fs: u32| {
+        (namespaces(&roots).iter()).any(|&(ns, _)| {
+            coverage.covers_in(fs, ns) && coverage.proves_whole_extents(fs, seen(fs, ns))
+        })
+    };
     let exact = coverage.exactness(
         &registry,
         coverage::WalkMarks {
@@ -187,8 +209,8 @@ fn sweep(
             partial: partial_marks,
             inodes: inode_marks,
         },
-        (&partial, &verified),
-        |fs| !touching.contains(&fs) && coverage.proves_whole_extents(fs, seen(fs)),
+        (&partial_fs, &verified),
+        |fs| !touching.contains(&fs) && proven(fs),
     );
     Ok(Walked {
         nodes,
@@ -208,4 +230,73 @@ fn sweep(
         t_sweep: t1.elapsed(),
         overlap,
     })
+}
+
+/// The root namespaces of a walk, each with the node that stands for what
+/// lies outside it: the top for namespace 0, else its root's own node (a
+/// root counted apart is a top of its own).
+fn namespaces(roots: &[Option<walk::RootSeen>]) -> Vec<(u32, records::NodeId)> {
+    let mut all: Vec<(u32, records::NodeId)> = roots
+        .iter()
+        .flatten()
+        .map(|r| {
+            (
+                r.ns,
+                if r.ns == 0 {
+                    records::NodeId::TOP
+                } else {
+                    r.node
+                },
+            )
+        })
+        .collect();
+    all.sort_unstable_by_key(|r| r.0);
+    all.dedup_by_key(|r| r.0);
+    all
+}
+
+/// As root: who outside the roots of namespace `ns` holds the shared data
+/// of its extent spaces in `want` ([`extents::outside`]). A root inside
+/// another is verified apart, as if scanned alone: only its own files, and
+/// the subvolumes its own walk holds whole, are inside it. What lies
+/// outside is one more file, credited to `node` (see [`namespaces`]).
+fn verify_namespace(
+    (ns, node): (u32, records::NodeId),
+    extents: &extents::Extents,
+    registry: &probe::Registry,
+    (files, copies): (&mut Vec<records::FileRec>, &records::Copies),
+    (fds, want): (&[(u32, std::os::fd::OwnedFd)], &[bool]),
+    w: &coverage::Walked<'_>,
+) -> extents::outside::Verified {
+    let space_ns = registry.space_namespaces();
+    let want: Vec<bool> = (want.iter().zip(&space_ns))
+        .map(|(&w, &s)| w && extents::inline::root_ns(s) == ns)
+        .collect();
+    if !want.contains(&true) {
+        return extents::outside::Verified::default();
+    }
+    let scanned = coverage::whole_subvolumes(w, registry, ns);
+    // Another namespace's files are not this one's: blanked (inode 0).
+    let apart: Option<Vec<records::FileRec>> = (files.iter().any(|f| f.ns != ns)).then(|| {
+        (files.iter())
+            .map(|f| {
+                if f.ns == ns {
+                    *f
+                } else {
+                    records::FileRec::default()
+                }
+            })
+            .collect()
+    });
+    let mine = apart.as_deref().unwrap_or(files);
+    let (v, outside) =
+        extents::outside::verify(extents, registry, (mine, copies), fds, &want, &scanned);
+    if let Some(mut f) = outside {
+        f.node = node;
+        // One more record, not a doubling of a vector of millions.
+        files.reserve_exact((f.id as usize + 1).saturating_sub(files.len()));
+        files.resize(f.id as usize + 1, records::FileRec::default());
+        files[f.id as usize] = f;
+    }
+    v
 }

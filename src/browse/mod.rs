@@ -118,6 +118,7 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
     let look = Look {
         unit: cfg.report.unit,
         color: cfg.report.color,
+        ascii: cfg.report.ascii_marks,
     };
     install_panic_hook();
     if let Err(e) = tty_ioctl::install() {

@@ -21,7 +21,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use sdu::figures::{Figure, Kind, Stats};
+use sdu::figures::{Bound, Figure, Kind, Stats};
 use sdu::records::NodeId;
 use sdu::tree::Tree;
 use sdu::units::Unit;
@@ -34,6 +34,27 @@ use layout::{BAR_CELLS, Fit, fit, left, middle, width};
 pub struct Look {
     pub unit: Unit,
     pub color: bool,
+    /// A bound Reclaimable is marked `<=`, `>=`, `~` rather than `≤`, `≥`,
+    /// `~` (the locale is not UTF-8), as in the table.
+    pub ascii: bool,
+}
+
+/// The reasons of the bound on the Reclaimable of `id`: the `-c` total's
+/// for the top above several roots.
+fn bound(tree: &Tree, id: NodeId) -> Bound {
+    if id == NodeId::TOP {
+        tree.grand_bound()
+    } else {
+        tree.bound(id)
+    }
+}
+
+/// Reclaimable of `s`, marked as the table marks it when `b` is a bound:
+/// `≤644M`.
+fn reclaimable(look: Look, s: &Stats, b: Bound) -> String {
+    let mut out = String::from(b.mark(look.ascii));
+    look.unit.format(s.reclaimable, &mut out);
+    out
 }
 
 const EIGHTHS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
@@ -68,14 +89,16 @@ impl Col {
         }
     }
 
-    fn cell(self, app: &App<'_>, id: NodeId, s: &Stats, unit: Unit) -> String {
+    fn cell(self, app: &App<'_>, id: NodeId, s: &Stats, look: Look) -> String {
         let tree = app.tree();
+        let unit = look.unit;
         match self {
             Col::Change => match app.compare {
                 Some(c) if c.old_of(id).is_none() => "new".into(),
                 Some(c) => signed(unit, c.change(tree, id).delta(app.first)),
                 None => String::new(),
             },
+            Col::Fig(Figure::Reclaimable) => reclaimable(look, s, bound(tree, id)),
             Col::Fig(f) => size(unit, f.of(s)),
             Col::Count if tree.kind(id) == Kind::Dir => items(tree, id).to_string(),
             Col::Count => String::new(),
@@ -94,7 +117,8 @@ struct Cols {
 /// The columns of `app`'s rows at `width` cells: the four figures, the
 /// count and time when asked; dropped, when the name needs the room, in
 /// the order Shared, Exclusive, time, count, Reclaimable, the first.
-fn columns(app: &App<'_>, unit: Unit, width: usize) -> Cols {
+fn columns(app: &App<'_>, look: Look, width: usize) -> Cols {
+    let unit = look.unit;
     let mut cols = vec![
         Col::Fig(app.first),
         Col::Fig(Figure::Exclusive),
@@ -117,6 +141,11 @@ fn columns(app: &App<'_>, unit: Unit, width: usize) -> Cols {
         .iter()
         .map(|&c| {
             let w = match c {
+                // The directory's figure is the widest, and it is a bound
+                // when any row's is.
+                Col::Fig(Figure::Reclaimable) => reclaimable(look, &dir, bound(tree, app.dir()))
+                    .chars()
+                    .count(),
                 Col::Fig(f) => unit.width(f.of(&dir)),
                 Col::Count => items(tree, app.dir()).to_string().len(),
                 Col::Time => 16,
@@ -171,7 +200,7 @@ pub fn draw(f: &mut Frame<'_>, app: &mut App<'_>, look: Look) {
         Constraint::Length(footer),
     ])
     .areas(area);
-    let cols = columns(app, look.unit, usize::from(area.width));
+    let cols = columns(app, look, usize::from(area.width));
     f.render_widget(Paragraph::new(header(app, look, area.width)), head);
     f.render_widget(Paragraph::new(titles_line(&cols)), titles);
     f.render_widget(Paragraph::new(rows(app, look, &cols, list)), list);
@@ -283,7 +312,7 @@ fn header(app: &App<'_>, look: Look, cells: u16) -> Vec<Line<'static>> {
             size(u, app.first_of(&d)),
             size(u, d.exclusive),
             size(u, d.shared),
-            size(u, d.reclaimable),
+            reclaimable(look, &d, bound(tree, app.dir())),
             entries(app.rows().len()),
         )),
     ]
@@ -351,7 +380,7 @@ fn rows(app: &mut App<'_>, look: Look, c: &Cols, area: Rect) -> Vec<Line<'static
         line.push(app.unread.mark(id));
         for ((col, w), shown) in c.cols.iter().zip(&c.widths).zip(&c.fit.shown) {
             if *shown {
-                line.push_str(&format!("{:>w$}  ", col.cell(app, id, s, look.unit)));
+                line.push_str(&format!("{:>w$}  ", col.cell(app, id, s, look)));
             }
         }
         let (b, pct) = bar(rank.of(s), whole);

@@ -186,14 +186,20 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              of the whole filesystem whose bytes on disk equal the filesystem's Data Used, and \
              where no two shared ranges touch, no extent is referenced in part and the figures \
              are exact.",
-            "The table and --tree put a * after a bound Reclaimable (the column is one \
-             character wider only then) and print, after the table, one line per reason met \
-             (not with --no-header or -0); --du output never changes. In --json every entry, \
-             the -c total and the --to-free plan carry reclaimable_exact (true or false); as \
-             root on Btrfs an entry carries unreachable, the bytes on disk of its extents that \
-             no file references (kept until the extent's last reference goes), when not 0. The \
-             browser says frees up to, frees at least or frees about before a bound. --stats \
-             ends with a reclaimable line saying whether the figures are exact, and why not.",
+            "The table, --tree, the -c total, the --to-free plan, the browser and the --html \
+             page put a mark before a bound Reclaimable: \u{2264} at most, \u{2265} at least, \
+             ~ either way (both reasons under it, or a saved scan that says nothing of \
+             sharing), as \u{2264}644M; in a locale that is not UTF-8, <=, >= and ~. After \
+             the table, one line for each mark printed says what it means (not with \
+             --no-header or -0). --du output never changes: with --du reclaimable, one line on \
+             stderr says when a figure printed is a bound, and which way. In --json every \
+             entry, the -c total and the --to-free plan carry reclaimable_exact (true or \
+             false) and, when false, reclaimable_bound: at_most, at_least or unknown; as root \
+             on Btrfs an entry carries unreachable, the bytes on disk of its extents that no \
+             file references (kept until the extent's last reference goes), when not 0. The \
+             browser's i says frees up to, frees at least or frees about before a bound. \
+             --stats ends with a reclaimable line saying whether the figures are exact, and \
+             why not.",
         ],
     ),
     (
@@ -328,7 +334,8 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              given by their paths in the saved scan (a root as it was given, then the names \
              below it). Options that decide how to walk (-x, -L, -l, --exclude) belong to the \
              export. A file written by ncdu itself imports too, with nothing shared: Exclusive \
-             is Total, as sdu says once on stderr. A file that is truncated, not in the format \
+             is Total, as sdu says once on stderr, and every Reclaimable is marked ~ (a bound \
+             of unknown direction). A file that is truncated, not in the format \
              or inconsistent is an error naming its line and column (exit status 2), never \
              read in part; so is one holding a name no directory entry can have: . or .., a \
              name with a / or a NUL, an empty name, or a name twice in one directory (a root's \
@@ -345,7 +352,8 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              tree mounted elsewhere. The largest growth of Total comes first; --sort FIGURE \
              orders by the growth of FIGURE, --top N keeps the N first, --min-size hides smaller \
              changes, -d, -s and -a choose the entries, -c adds a total. A change of \
-             Reclaimable is marked * where either side is a bound. --json prints, for each \
+             Reclaimable is marked where either side is a bound: \u{2264} or \u{2265} by the \
+             new side's direction and the old side's reversed, ~ when they differ. --json prints, for each \
              entry, the old figures, the new and the change. An OLD that sdu did not write \
              (ncdu -o) compares on Total and the apparent size only, as sdu says on stderr; an \
              OLD that is not a saved scan, is truncated or was written by a newer sdu is refused \

@@ -385,6 +385,7 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
         color: color(cli.color, env),
         width: env.stdout_columns.map(usize::from),
         quote_names: env.stdout_terminal,
+        ascii_marks: !sdu::utf8_locale_with(&env.vars),
     };
     Config {
         // --older-than goes by the --time field, else by mtime.

@@ -86,12 +86,12 @@ impl Change {
             .all(|(_, b)| b.is_exact())
     }
 
-    /// The reasons of the bounds on either side.
+    /// The direction of the change of Reclaimable when it is a bound: the
+    /// new side's, and the old side's reversed (an old figure that may be
+    /// more than the truth makes a change that may be less).
     pub fn bound(&self) -> Bound {
-        [self.old, self.new]
-            .iter()
-            .flatten()
-            .fold(Bound::EXACT, |a, (_, b)| a.with(*b))
+        let old = self.old.map_or(Bound::EXACT, |(_, b)| b.reversed());
+        self.new.map_or(Bound::EXACT, |(_, b)| b).with(old)
     }
 }
 
@@ -376,6 +376,11 @@ mod tests {
         assert_eq!(unshared.delta(Figure::Exclusive), 60);
         assert!(unshared.sharing_changed() && !unshared.reclaimable_exact());
         assert!(unshared.bound().at_most());
+        let was_bound = Change {
+            old: side(100, 100, Bound::AT_MOST),
+            new: side(100, 40, Bound::EXACT),
+        };
+        assert_eq!(was_bound.bound(), Bound::AT_LEAST);
         // New and gone: the missing side counts 0, and sharing is no news.
         let new = Change {
             old: None,

@@ -51,6 +51,12 @@ pub(crate) fn is_inline_ns(ns: u32) -> bool {
     ns > INLINE_NS / 2
 }
 
+/// The root namespace whose files extent space namespace `ns` holds: an
+/// inline space's is the one it was made for.
+pub(crate) fn root_ns(ns: u32) -> u32 {
+    if is_inline_ns(ns) { INLINE_NS - ns } else { ns }
+}
+
 /// What identifies an inode's copies across snapshots: its filesystem,
 /// its root's namespace, its inode number, symlink or not, its birth and
 /// change times and its size. Packed in 48 bytes: the symlink flag is the

@@ -250,6 +250,8 @@ struct RegistryInner {
     space_ns: Vec<u32>,
     /// Btrfs subvolumes, by device: their UUID and their origin's.
     subvols: HashMap<u64, Subvol>,
+    /// The devices each root namespace entered.
+    entered: std::collections::HashSet<(u64, u32)>,
 }
 
 impl Registry {
@@ -424,6 +426,20 @@ impl Registry {
     /// The Btrfs subvolumes met, by device.
     pub(crate) fn subvolumes(&self) -> Vec<(u64, Subvol)> {
         self.lock().subvols.iter().map(|(&d, &s)| (d, s)).collect()
+    }
+
+    /// Records that the walk of namespace `ns` entered device `dev`.
+    pub(crate) fn entered(&self, dev: u64, ns: u32) {
+        self.lock().entered.insert((dev, ns));
+    }
+
+    /// The Btrfs subvolumes the walk of namespace `ns` entered, by device.
+    pub(crate) fn subvolumes_in(&self, ns: u32) -> Vec<(u64, Subvol)> {
+        let inner = self.lock();
+        (inner.subvols.iter())
+            .filter(|(d, _)| inner.entered.contains(&(**d, ns)))
+            .map(|(&d, &s)| (d, s))
+            .collect()
     }
 
     /// The Btrfs subvolume of device `dev`; `None` when unknown.

@@ -19,12 +19,9 @@ use std::io::{self, Write};
 
 use super::options::{ReportOptions, SortKey};
 use crate::compare::{Change, Comparison};
-use crate::figures::{Figure, Kind};
+use crate::figures::{Bound, Figure, Kind};
 use crate::records::NodeId;
 use crate::tree::Tree;
-
-/// The mark after a change of Reclaimable that is not exact.
-const MARK: char = '*';
 
 /// `Row::parent` of a row listed at the top: a root, new or gone (and a
 /// row whose parent is not listed).
@@ -329,15 +326,21 @@ pub(super) fn text(
     }
     let marks = cols.contains(&Figure::Reclaimable) && all.iter().any(|c| !c.reclaimable_exact());
     let mut cell = String::new();
+    // A change of Reclaimable is marked by its direction, before it.
+    let cell_of = |f: Figure, c: &Change, cell: &mut String| {
+        signed(opts, f, c.delta(f), cell);
+        if marks && f == Figure::Reclaimable {
+            cell.insert_str(0, c.bound().mark(opts.ascii_marks));
+        }
+    };
     let widths: Vec<usize> = cols
         .iter()
         .map(|&f| {
-            let extra = usize::from(marks && f == Figure::Reclaimable);
             let widest = all.iter().fold(0, |w, c| {
-                signed(opts, f, c.delta(f), &mut cell);
+                cell_of(f, c, &mut cell);
                 w.max(cell.chars().count())
             });
-            widest.max(f.header().len()) + extra
+            widest.max(f.header().len())
         })
         .collect();
     let notes = all.iter().any(|c| !note(c).is_empty());
@@ -346,11 +349,7 @@ pub(super) fn text(
     let mut line = Vec::with_capacity(256);
     if opts.header && !opts.null {
         for (f, &w) in cols.iter().zip(&widths) {
-            if marks && *f == Figure::Reclaimable {
-                write!(line, "{:>w$}   ", f.header(), w = w - 1)?;
-            } else {
-                write!(line, "{:>w$}  ", f.header())?;
-            }
+            write!(line, "{:>w$}  ", f.header())?;
         }
         if notes {
             write!(line, "{:<note_w$}  ", "Note")?;
@@ -361,10 +360,7 @@ pub(super) fn text(
     let mut row = |path: &[u8], c: &Change| -> io::Result<()> {
         line.clear();
         for (f, &w) in cols.iter().zip(&widths) {
-            signed(opts, *f, c.delta(*f), &mut cell);
-            if marks && *f == Figure::Reclaimable {
-                cell.push(if c.reclaimable_exact() { ' ' } else { MARK });
-            }
+            cell_of(*f, c, &mut cell);
             write!(line, "{cell:>w$}  ")?;
         }
         if notes {
@@ -382,13 +378,13 @@ pub(super) fn text(
         row(b"total", t)?;
     }
     if opts.header && !opts.null {
-        legend(out, &all, marks)?;
+        legend(out, &all, marks, opts.ascii_marks)?;
     }
     Ok(())
 }
 
 /// After the table: what each note and mark that appears in it means.
-fn legend(out: &mut dyn Write, all: &[Change], marks: bool) -> io::Result<()> {
+fn legend(out: &mut dyn Write, all: &[Change], marks: bool, ascii: bool) -> io::Result<()> {
     if all.iter().any(Change::sharing_changed) {
         writeln!(
             out,
@@ -398,19 +394,30 @@ fn legend(out: &mut dyn Write, all: &[Change], marks: bool) -> io::Result<()> {
         )?;
     }
     if marks {
-        let b = all
-            .iter()
-            .filter(|c| !c.reclaimable_exact())
-            .fold(crate::figures::Bound::EXACT, |a, c| a.with(c.bound()));
-        let why = match (b.at_most(), b.at_least()) {
-            (true, false) => "at most (data may also be held outside the scan)",
-            (false, true) => "at least (Btrfs extents referenced in part are seen only as root)",
-            _ => "a bound",
-        };
-        writeln!(
-            out,
-            "{MARK} Reclaimable is {why} in the old scan or the new: its change is not exact"
-        )?;
+        let mut shown = super::table::Shown::default();
+        for c in all {
+            shown.add(c.bound());
+        }
+        for (b, why) in [
+            (
+                Bound::AT_MOST,
+                "is at most this: the new figure is at most, or the old at least, \
+                 what deleting frees",
+            ),
+            (
+                Bound::AT_LEAST,
+                "is at least this: the new figure is at least, or the old at most, \
+                 what deleting frees",
+            ),
+            (
+                Bound::UNKNOWN,
+                "may be more or less than this: its figures are bounds both ways",
+            ),
+        ] {
+            if shown.has(b) {
+                writeln!(out, "{} the change of Reclaimable {why}", b.mark(ascii))?;
+            }
+        }
     }
     Ok(())
 }

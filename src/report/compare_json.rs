@@ -18,7 +18,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::compare::{Paths, Rows};
-use super::json::{EntryType, Path, ReportedError, write_document};
+use super::json::{BoundWord, EntryType, Path, ReportedError, write_document};
 use super::options::ReportOptions;
 use crate::compare::{Change, Comparison};
 use crate::figures::{Bound, Figure, Stats};
@@ -149,6 +149,10 @@ struct Side {
     /// Reclaimable is a bound (then so is the change).
     #[serde(skip_serializing_if = "Option::is_none")]
     reclaimable_exact: Option<bool>,
+    /// `reclaimable_bound`: as in the report: the direction of that
+    /// side's bound (`at_most`, `at_least`, `unknown`), absent when exact.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reclaimable_bound: Option<BoundWord>,
 }
 
 /// The change of each figure: signed integers.
@@ -178,6 +182,7 @@ impl Side {
             files: s.files,
             dirs: s.dirs,
             reclaimable_exact: sharing.then_some(b.is_exact()),
+            reclaimable_bound: BoundWord::of(b).filter(|_| sharing),
         }
     }
 }

@@ -25,7 +25,7 @@ use serde_json::ser::{CompactFormatter, Formatter};
 
 use super::options::ReportOptions;
 use super::select;
-use crate::figures::{Kind, Stats};
+use crate::figures::{Bound, Kind, Stats};
 use crate::tree::{self, Tree};
 
 /// The JSON schema version; bumped when a key changes meaning or goes away.
@@ -107,6 +107,11 @@ pub(crate) struct Entry<'a> {
     /// extent may be referenced only in part (`docs/design.md`, "Exact or
     /// a bound").
     pub(crate) reclaimable_exact: bool,
+    /// `reclaimable_bound`: when `reclaimable` is a bound, its direction:
+    /// `"at_most"` (deleting may free less), `"at_least"` (it may free
+    /// more) or `"unknown"` (either); absent when exact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reclaimable_bound: Option<BoundWord>,
     /// `unreachable`: as root on Btrfs, the bytes on disk of extents under
     /// the entry that no file references (a rewrite or `btrfs filesystem
     /// defragment` gives them back; Exclusive and Reclaimable count them).
@@ -134,9 +139,37 @@ pub(crate) struct Total {
     pub(crate) figures: Stats,
     /// As [`Entry::reclaimable_exact`].
     pub(crate) reclaimable_exact: bool,
+    /// As [`Entry::reclaimable_bound`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reclaimable_bound: Option<BoundWord>,
     /// As [`Entry::unreachable`].
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) unreachable: u64,
+}
+
+/// The direction of a bound Reclaimable: `reclaimable_bound` in the
+/// document, the `-c` total and the `--to-free` plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum BoundWord {
+    /// Deleting may free less.
+    AtMost,
+    /// Deleting may free more.
+    AtLeast,
+    /// Deleting may free less or more.
+    Unknown,
+}
+
+impl BoundWord {
+    /// The word of `b`; `None` when exact.
+    pub(crate) fn of(b: Bound) -> Option<BoundWord> {
+        match (b.at_most(), b.at_least()) {
+            (false, false) => None,
+            (true, false) => Some(BoundWord::AtMost),
+            (false, true) => Some(BoundWord::AtLeast),
+            (true, true) => Some(BoundWord::Unknown),
+        }
+    }
 }
 
 /// What an entry is: `type` in the document.
@@ -230,6 +263,7 @@ impl<'a> From<&tree::Entry<'a>> for Entry<'a> {
             depth: e.depth,
             figures: *e.figures,
             reclaimable_exact: e.bound.is_exact(),
+            reclaimable_bound: BoundWord::of(e.bound),
             unreachable: e.unreachable,
         }
     }
@@ -272,6 +306,7 @@ pub(super) fn write(
         total: opts.grand_total.then(|| Total {
             figures: *tree.grand_total(),
             reclaimable_exact: tree.grand_bound().is_exact(),
+            reclaimable_bound: BoundWord::of(tree.grand_bound()),
             unreachable: tree.unreachable(crate::records::NodeId::TOP),
         }),
         errors: errors
@@ -405,6 +440,7 @@ mod tests {
                 time: None,
             },
             reclaimable_exact: n != 20,
+            reclaimable_bound: (n == 20).then_some(BoundWord::AtLeast),
             unreachable: 0,
         }
     }
@@ -418,6 +454,7 @@ mod tests {
             total: total.map(|figures| Total {
                 figures,
                 reclaimable_exact: true,
+                reclaimable_bound: None,
                 unreachable: 0,
             }),
             errors: vec![ReportedError {
@@ -455,7 +492,7 @@ mod tests {
                 "\n",
                 r#"{"path":"r","type":"dir","depth":0,"apparent":20,"total":21,"#,
                 r#""exclusive":22,"shared":23,"reclaimable":24,"files":5,"dirs":6,"#,
-                r#""reclaimable_exact":false}"#,
+                r#""reclaimable_exact":false,"reclaimable_bound":"at_least"}"#,
                 "\n",
                 r#"],"total":{"apparent":0,"total":0,"exclusive":0,"shared":0,"#,
                 r#""reclaimable":0,"files":0,"dirs":0,"reclaimable_exact":true},"#,

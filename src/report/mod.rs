@@ -30,6 +30,7 @@ mod treeview;
 use std::io::{self, Write};
 
 use crate::compare::Comparison;
+use crate::figures::Bound;
 use crate::tree::Tree;
 
 pub use html::OldTotal;
@@ -47,6 +48,10 @@ pub(crate) struct Errors<'a> {
 /// given (the JSON document lists them), `errors` the entries that could
 /// not be read and `compressed` the logical bytes of compressed extents
 /// counted uncompressed (the JSON document says both).
+///
+/// Returns the reasons of the bounds printed where the format has no room
+/// to mark them (`--du reclaimable`: du's lines), for the caller to say on
+/// stderr; exact for every other format, which marks its own.
 pub(crate) fn write(
     out: &mut dyn Write,
     tree: &Tree,
@@ -54,14 +59,15 @@ pub(crate) fn write(
     errors: &Errors<'_>,
     compressed: u64,
     opts: &ReportOptions,
-) -> io::Result<()> {
+) -> io::Result<Bound> {
     match opts.format {
         Format::Text => table::text(out, tree, opts),
-        Format::Du(figure) => table::du(out, tree, figure, opts),
+        Format::Du(figure) => return Ok(table::du(out, tree, figure, opts)?.reasons()),
         Format::Json => json::write(out, tree, roots, errors, compressed, opts),
         Format::Tree => treeview::write(out, tree, opts),
         Format::Html => html::write(out, tree, opts, &roots.join(&b' '), None),
-    }
+    }?;
+    Ok(Bound::EXACT)
 }
 
 /// Writes `--compare`'s report of `cmp`: the JSON document with `--json`,

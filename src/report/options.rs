@@ -90,6 +90,10 @@ pub struct ReportOptions {
     /// table, the tree view and the `--to-free` table follow it; du's lines
     /// and JSON never quote.
     pub quote_names: bool,
+    /// Mark a bound Reclaimable in ASCII (`<=`, `>=`, `~`) rather than
+    /// `≤`, `≥`, `~` ([`crate::figures::Bound::mark`]): set when the
+    /// locale is not UTF-8, as du would tell it.
+    pub ascii_marks: bool,
 }
 
 impl Default for ReportOptions {
@@ -118,6 +122,7 @@ impl Default for ReportOptions {
             color: false,
             width: None,
             quote_names: false,
+            ascii_marks: false,
         }
     }
 }

@@ -35,6 +35,10 @@ pub(crate) struct PlanDocument<'a> {
     /// Whether `frees` is exact (false: a bound, `docs/design.md`, "Exact
     /// or a bound").
     pub(crate) reclaimable_exact: bool,
+    /// When `frees` is a bound, its direction: `at_most`, `at_least` or
+    /// `unknown` (either way); absent when exact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reclaimable_bound: Option<super::json::BoundWord>,
     /// What deleting every candidate would free.
     pub(crate) all: u64,
     /// The chosen entries, in the order chosen.
@@ -97,6 +101,7 @@ pub(crate) fn write(
             reached: plan.reached,
             frees: plan.frees,
             reclaimable_exact: plan.bound.is_exact(),
+            reclaimable_bound: super::json::BoundWord::of(plan.bound),
             all: plan.all.bytes,
             chosen: steps,
         };
@@ -114,16 +119,13 @@ pub(crate) fn write(
         .chain(std::iter::once((
             cell(plan.frees),
             // A bound is marked, as in the table of figures.
-            if plan.bound.is_exact() {
-                cell(plan.frees)
-            } else {
-                format!("{}{}", cell(plan.frees), super::table::MARK)
-            },
+            format!("{}{}", plan.bound.mark(opts.ascii_marks), cell(plan.frees)),
             &b"total"[..],
         )))
         .collect();
-    let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(4);
-    let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(5);
+    let chars = |c: &String| c.chars().count();
+    let w0 = rows.iter().map(|r| chars(&r.0)).max().unwrap_or(0).max(4);
+    let w1 = rows.iter().map(|r| chars(&r.1)).max().unwrap_or(0).max(5);
     let end = if opts.null { b'\0' } else { b'\n' };
     if opts.header && !opts.null {
         writeln!(out, "{:>w0$}  {:>w1$}  Path", "Adds", "Frees")?;
@@ -135,7 +137,7 @@ pub(crate) fn write(
         out.write_all(&line)?;
     }
     if !plan.bound.is_exact() && opts.header && !opts.null {
-        let mark = super::table::MARK;
+        let mark = plan.bound.mark(opts.ascii_marks);
         writeln!(
             out,
             "{mark} the plan frees {}what it says: {}",
@@ -144,10 +146,14 @@ pub(crate) fn write(
                 (true, false) =>
                     "some data may also be held outside the scan (scan the whole \
                                   filesystem, or run as root, to verify)",
-                (false, _) => "Btrfs extents referenced only in part are seen only as root",
+                (false, _) =>
+                    "an entry could not be read, or Btrfs extents referenced only in \
+                     part are seen only as root",
                 (true, true) =>
-                    "some data may also be held outside the scan, and Btrfs \
-                                 extents referenced only in part are seen only as root",
+                    "less or more: some data may also be held outside the scan, an \
+                     entry could not be read, Btrfs extents referenced only in part are \
+                     seen only as root, or a saved scan sdu did not write says nothing \
+                     of sharing",
             }
         )?;
     }

@@ -20,17 +20,61 @@ use crate::figures::{Bound, Figure, Stats};
 use crate::timefmt::TimeFormat;
 use crate::tree::Tree;
 
-/// The mark after a Reclaimable that is a bound, not a fact
-/// ([`legend`] says what it means).
-pub(crate) const MARK: char = '*';
-
 /// The width of each size column, and whether the Reclaimable column
-/// carries marks (then one more character: the mark, or a space).
+/// carries marks (then wide enough for a mark before the widest figure).
 #[derive(Clone, Debug)]
 pub(super) struct Widths {
     cols: Vec<usize>,
     marks: bool,
 }
+
+/// The marks printed so far, one bit per direction ([`Bound::mark`]): at
+/// most, at least, both. What the legend explains.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Shown(u8);
+
+impl Shown {
+    /// Records that a figure with the reasons `b` was printed.
+    pub(crate) fn add(&mut self, b: Bound) {
+        self.0 |= (1 << b.bits()) & !1;
+    }
+
+    /// Whether a mark was printed for a bound of exactly the reasons `b`.
+    pub(crate) fn has(self, b: Bound) -> bool {
+        !b.is_exact() && self.0 & (1 << b.bits()) != 0
+    }
+
+    /// The reasons of every mark printed.
+    pub(crate) fn reasons(self) -> Bound {
+        [Bound::AT_MOST, Bound::AT_LEAST, Bound::UNKNOWN]
+            .into_iter()
+            .filter(|&b| self.has(b))
+            .fold(Bound::EXACT, Bound::with)
+    }
+}
+
+/// What each mark means, in the order the legend gives them: the
+/// direction and why a figure can err that way.
+pub(crate) const MEANINGS: [(Bound, &str); 3] = [
+    (
+        Bound::AT_MOST,
+        "Reclaimable at most: data it counts may also be held outside the scan \
+         (a snapshot, a copy, an excluded entry), or is compressed and counted \
+         uncompressed; deleting may free less",
+    ),
+    (
+        Bound::AT_LEAST,
+        "Reclaimable at least: an entry under it could not be read (named on \
+         stderr), or Btrfs extents referenced only in part are seen only as root; \
+         deleting may free more",
+    ),
+    (
+        Bound::UNKNOWN,
+        "Reclaimable either way: reasons of both kinds hold under it, or nothing \
+         is known of it (a saved scan sdu did not write); deleting may free less \
+         or more",
+    ),
+];
 
 impl Widths {
     /// The columns the size cells take, each with its two spaces.
@@ -50,7 +94,7 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
     // (every PATH missing), as du prints nothing then.
     let mut headed = !opts.header || opts.null;
     let mut cell = String::new();
-    let mut shown = Bound::EXACT;
+    let mut shown = Shown::default();
     let row = |path: &[u8], s: &Stats, b: Bound| -> io::Result<()> {
         if !headed {
             headed = true;
@@ -62,7 +106,7 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
             line.extend_from_slice(b"Path\n");
             out.write_all(&line)?;
         }
-        shown = shown.with(b);
+        shown.add(b);
         line.clear();
         sizes(&mut line, &mut cell, (s, b), opts, &widths)?;
         if let Some(t) = &opts.time {
@@ -79,46 +123,42 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
 }
 
 /// After a table whose Reclaimable column carries marks (and has a
-/// heading): what a mark means, once, for the reasons `b` of the rows
-/// printed.
+/// heading): what each mark printed means, one line each, none for a mark
+/// not printed.
 pub(super) fn legend(
     out: &mut dyn Write,
-    b: Bound,
+    shown: Shown,
     opts: &ReportOptions,
     widths: &Widths,
 ) -> io::Result<()> {
     if !widths.marks || !opts.header || opts.null {
         return Ok(());
     }
-    if b.at_most() {
-        writeln!(
-            out,
-            "{MARK} Reclaimable at most: data it counts may also be held outside the scan \
-             (a snapshot, a copy, an excluded entry), or is compressed and counted \
-             uncompressed; deleting may free less"
-        )?;
-    }
-    if b.at_least() {
-        writeln!(
-            out,
-            "{MARK} Reclaimable at least: Btrfs extents referenced only in part are seen \
-             only as root; deleting may free more"
-        )?;
+    for (b, meaning) in MEANINGS {
+        if shown.has(b) {
+            writeln!(out, "{} {meaning}", b.mark(opts.ascii_marks))?;
+        }
     }
     Ok(())
 }
 
 /// `--du FIGURE`: du's `SIZE<TAB>PATH` lines, and du's `SIZE<TAB>total`.
+/// du's format has no room for a mark: the bounds among the figures
+/// printed (of `--du reclaimable`) come back, for the caller to say.
 pub(super) fn du(
     out: &mut dyn Write,
     tree: &Tree,
     figure: Figure,
     opts: &ReportOptions,
-) -> io::Result<()> {
+) -> io::Result<Shown> {
     let end = if opts.null { b'\0' } else { b'\n' };
     let mut line = Vec::with_capacity(256);
     let mut cell = String::new();
-    let row = |path: &[u8], s: &Stats, _: Bound| -> io::Result<()> {
+    let mut shown = Shown::default();
+    let row = |path: &[u8], s: &Stats, b: Bound| -> io::Result<()> {
+        if figure == Figure::Reclaimable {
+            shown.add(b);
+        }
         line.clear();
         cell.clear();
         opts.unit_of(figure).format(figure.of(s), &mut cell);
@@ -132,7 +172,8 @@ pub(super) fn du(
         line.push(end);
         out.write_all(&line)
     };
-    each_row(tree, opts, row)
+    each_row(tree, opts, row)?;
+    Ok(shown)
 }
 
 /// Calls `row` with the path and figures of every entry to report, in
@@ -199,15 +240,20 @@ pub(super) fn column_widths(tree: &Tree, opts: &ReportOptions) -> Widths {
         bound(tree.grand_total());
     }
     // A mark is shown where a figure is a bound; the column has room for
-    // it only then.
+    // it only then: one character, two in ASCII (`<=`).
     let marks = opts.columns.contains(&Figure::Reclaimable) && !tree.any_bound().is_exact();
+    let mark_width = if opts.ascii_marks { 2 } else { 1 };
     let cols = opts
         .columns
         .iter()
         .zip(&maxes)
         .map(|(c, &m)| {
-            let extra = usize::from(marks && *c == Figure::Reclaimable);
-            (opts.unit_of(*c).width(m) + extra).max(c.header().len() + extra)
+            let extra = if marks && *c == Figure::Reclaimable {
+                mark_width
+            } else {
+                0
+            };
+            (opts.unit_of(*c).width(m) + extra).max(c.header().len())
         })
         .collect();
     Widths { cols, marks }
@@ -216,12 +262,7 @@ pub(super) fn column_widths(tree: &Tree, opts: &ReportOptions) -> Widths {
 /// Appends the column headings, each followed by two spaces.
 pub(super) fn header(line: &mut Vec<u8>, opts: &ReportOptions, widths: &Widths) -> io::Result<()> {
     for (c, &w) in opts.columns.iter().zip(&widths.cols) {
-        if widths.marks && *c == Figure::Reclaimable {
-            // Over the figures, not over their marks.
-            write!(line, "{:>w$}   ", c.header(), w = w - 1)?;
-        } else {
-            write!(line, "{:>w$}  ", c.header())?;
-        }
+        write!(line, "{:>w$}  ", c.header())?;
     }
     Ok(())
 }
@@ -236,11 +277,29 @@ pub(super) fn sizes(
 ) -> io::Result<()> {
     for (c, &w) in opts.columns.iter().zip(&widths.cols) {
         cell.clear();
-        opts.unit_of(*c).format(c.of(s), cell);
         if widths.marks && *c == Figure::Reclaimable {
-            cell.push(if bound.is_exact() { ' ' } else { MARK });
+            cell.push_str(bound.mark(opts.ascii_marks));
         }
+        opts.unit_of(*c).format(c.of(s), cell);
         write!(line, "{cell:>w$}  ")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Shown;
+    use crate::figures::Bound;
+
+    #[test]
+    fn shown_keeps_each_mark_apart() {
+        let mut s = Shown::default();
+        s.add(Bound::EXACT);
+        assert_eq!(s, Shown::default());
+        s.add(Bound::AT_MOST);
+        s.add(Bound::UNKNOWN);
+        assert!(s.has(Bound::AT_MOST) && s.has(Bound::UNKNOWN));
+        assert!(!s.has(Bound::AT_LEAST) && !s.has(Bound::EXACT));
+        assert_eq!(s.reasons(), Bound::UNKNOWN);
+    }
 }

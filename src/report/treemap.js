@@ -8,6 +8,10 @@
   var E = D.e;
   var PARENT = 0, NAME = 1, KIND = 2, TOTAL = 3, EXCL = 4, SHARED = 5, RECL = 6,
     BOUND = 7, X = 8, Y = 9, W = 10, H = 11, OLD = 12;
+  // Before a bound Reclaimable, by its bits: at most, at least, both.
+  var MARKS = ['', '\u2264', '\u2265', '~'];
+  var MEANINGS = ['', 'at most: deleting may free less', 'at least: deleting may free more',
+    'either way: deleting may free less or more'];
   var DIR = 0, OTHER = 4;
   var FW = D.w * 10, FH = D.h * 10;
   var svg = document.getElementById('map');
@@ -236,7 +240,7 @@
       [TOTAL, EXCL, SHARED, RECL].forEach(function (f) {
         var td = document.createElement('td');
         td.className = 'n';
-        td.textContent = human(E[n][f]) + (f === RECL && E[n][BOUND] ? '*' : '');
+        td.textContent = (f === RECL ? MARKS[E[n][BOUND]] : '') + human(E[n][f]);
         td.title = bytes(E[n][f]);
         tr.appendChild(td);
       });
@@ -367,8 +371,19 @@
     var p = document.createElement('p');
     p.textContent = mode === 'growth'
       ? 'Each rectangle\u2019s area is its Total now.'
-      : 'Each rectangle\u2019s area is its Total (what du counts); the two blue parts are its Reclaimable. Hatching marks shared data. * : Reclaimable is a bound.';
+      : 'Each rectangle\u2019s area is its Total (what du counts); the two blue parts are its Reclaimable. Hatching marks shared data.';
     box.appendChild(p);
+    if (mode !== 'growth') {
+      // One line for each mark that some entry carries.
+      [1, 2, 3].forEach(function (b) {
+        if (E.some(function (e) { return e[BOUND] === b; })) {
+          var m = document.createElement('p');
+          m.className = 'mark';
+          m.textContent = MARKS[b] + ' Reclaimable ' + MEANINGS[b];
+          box.appendChild(m);
+        }
+      });
+    }
   }
 
   function setMode(m) {

@@ -99,7 +99,7 @@ pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> i
     // The tree-drawing prefix of the current row's children.
     let mut prefix: Vec<u8> = Vec::new();
     // The reasons of the marks printed, for the legend.
-    let mut shown = crate::figures::Bound::EXACT;
+    let mut shown = table::Shown::default();
     // (row, last among its siblings, prefix length before it)
     let mut stack: Vec<(u32, bool, usize)> = Vec::new();
     for &root in &h.roots {
@@ -110,7 +110,7 @@ pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> i
             prefix.truncate(plen);
             let r = rows.row(i);
             line.clear();
-            shown = shown.with(r.bound);
+            shown.add(r.bound);
             table::sizes(&mut line, &mut cell, (&r.figures, r.bound), opts, &widths)?;
             bar(&mut line, (rank.of(&r.figures), whole), cells, opts.color);
             line.extend_from_slice(b"  ");
@@ -139,7 +139,7 @@ pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> i
     if opts.grand_total {
         line.clear();
         let total = (tree.grand_total(), tree.grand_bound());
-        shown = shown.with(total.1);
+        shown.add(total.1);
         table::sizes(&mut line, &mut cell, total, opts, &widths)?;
         line.extend_from_slice(format!("{:bar_column$}  total\n", "").as_bytes());
         out.write_all(&line)?;

@@ -241,15 +241,16 @@ impl Saved {
     }
 
     /// What the roll-up needs to tell exact figures from bounds. A file of
-    /// format 1 says nothing of it: every figure there is a bound.
+    /// format 1, or one sdu did not write (ncdu's own, where Reclaimable
+    /// is Total for want of anything known of sharing), says nothing of
+    /// it: every figure there is a bound, of unknown direction.
     pub(crate) fn exactness(&self) -> Exactness {
-        if self.by_sdu && self.format < 2 {
-            let both = Bound::AT_MOST.with(Bound::AT_LEAST);
+        if !self.by_sdu || self.format < 2 {
             return Exactness {
                 spaces: Vec::new(),
-                other: both,
+                other: Bound::UNKNOWN,
                 nodes: (0..self.nodes.len())
-                    .map(|i| (NodeId::new(i), both))
+                    .map(|i| (NodeId::new(i), Bound::UNKNOWN))
                     .collect(),
                 inodes: Vec::new(),
             };

@@ -139,11 +139,10 @@ impl Tree {
     }
 
     /// Whether the `-c` total's Reclaimable is exact, or a bound: the
-    /// top's, and those of roots counted apart (inside another root).
+    /// top's. A root counted apart lies inside another root, whose files
+    /// the total holds; what was credited to it apart is not the total's.
     pub fn grand_bound(&self) -> Bound {
-        self.roots()
-            .iter()
-            .fold(self.bound(NodeId::TOP), |a, &r| a.with(self.bound(r)))
+        self.bound(NodeId::TOP)
     }
 
     /// The reasons of every bound in the tree (exact: none).

@@ -593,7 +593,7 @@ fn reuse(
     let whole = got.inline || f.fs.is_none_or(|fs| fs.info.magic != magic::BTRFS);
     if let (false, Some(fs)) = (whole, f.fs) {
         let data = view.total.saturating_sub(got.shared_bytes);
-        local.partial_view(fs.info.index, data);
+        local.partial_view(fs.space, data);
     }
     Mapped::Extents {
         view: (st.stx_size, st.stx_blocks),

@@ -3,6 +3,10 @@
 
 use crate::probe::Skip;
 
+/// How many ways the walk leaves an entry out: `LeftOut::ALL` is an array
+/// of this length.
+pub(crate) const WAYS_LEFT_OUT: usize = 7;
+
 /// What the walk counted, for `--stats` and the closing warning.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
@@ -89,6 +93,8 @@ pub struct Counters {
     /// subdirectories: none unless a directory is met while a handle of
     /// it is alive (a cycle, or one directory reached twice at once).
     pub ancestors_climbed: u64,
+    /// Entries left out of the scan, by `LeftOut::index`.
+    pub(crate) left_out: [u64; WAYS_LEFT_OUT],
 }
 
 impl Counters {
@@ -120,5 +126,8 @@ impl Counters {
         self.outside_found += o.outside_found;
         self.outside_settled += o.outside_settled;
         self.ancestors_climbed += o.ancestors_climbed;
+        for (a, b) in self.left_out.iter_mut().zip(o.left_out) {
+            *a += b;
+        }
     }
 }

@@ -169,7 +169,7 @@ pub(super) struct Local {
     /// Btrfs filesystems (registry index) where files' extents were read
     /// as referenced, not whole, and the bytes of those files' extents that
     /// are not flagged shared.
-    pub(super) partial_fs: Vec<(u32, u64)>,
+    pub(super) partial_spaces: Vec<(u32, u64)>,
 }
 
 thread_local! {
@@ -223,12 +223,12 @@ impl Local {
         }
     }
 
-    /// A file of Btrfs filesystem `fs` had its extents read as referenced;
-    /// `bytes` of them are not flagged shared.
-    pub(super) fn partial_view(&mut self, fs: u32, bytes: u64) {
-        match self.partial_fs.iter_mut().find(|p| p.0 == fs) {
+    /// A file of extent space `space` (Btrfs) had its extents read as
+    /// referenced; `bytes` of them are not flagged shared.
+    pub(super) fn partial_view(&mut self, space: u32, bytes: u64) {
+        match self.partial_spaces.iter_mut().find(|p| p.0 == space) {
             Some(p) => p.1 = p.1.saturating_add(bytes),
-            None => self.partial_fs.push((fs, bytes)),
+            None => self.partial_spaces.push((space, bytes)),
         }
     }
 
@@ -276,7 +276,17 @@ pub(super) struct Shard {
     pub(super) inode_marks: Vec<(Inode, Bound, bool)>,
     /// [`Local::unreachable_inodes`].
     pub(super) unreachable_inodes: Vec<(Inode, u64)>,
-    pub(super) partial_fs: Vec<(u32, u64)>,
+    pub(super) partial_spaces: Vec<(u32, u64)>,
+}
+
+/// Appends a shard's records to the others': the first shard's are taken
+/// as they are, not copied.
+pub(super) fn gather<T>(all: &mut Vec<T>, mut shard: Vec<T>) {
+    if all.is_empty() {
+        std::mem::swap(all, &mut shard);
+    } else {
+        all.append(&mut shard);
+    }
 }
 
 impl Shard {
@@ -372,6 +382,8 @@ pub(super) struct Records {
     pub(super) watch: Option<Arc<MoveWatch>>,
     /// Directories not read in full (rare: a lock is enough).
     pub(super) read_errors: Mutex<Vec<ReadError>>,
+    /// The mounts not entered ([`super::left::Left::mounts`]): rare.
+    pub(super) left_mounts: Mutex<Vec<u64>>,
     /// What the walk saw of each PATH, by its position on the command line.
     pub(super) roots: Mutex<super::RootsSeen>,
 }
@@ -569,10 +581,10 @@ impl Ctx<'_> {
         shard
             .unreachable_inodes
             .append(&mut local.unreachable_inodes);
-        for (fs, bytes) in local.partial_fs.drain(..) {
-            match shard.partial_fs.iter_mut().find(|p| p.0 == fs) {
+        for (fs, bytes) in local.partial_spaces.drain(..) {
+            match shard.partial_spaces.iter_mut().find(|p| p.0 == fs) {
                 Some(p) => p.1 = p.1.saturating_add(bytes),
-                None => shard.partial_fs.push((fs, bytes)),
+                None => shard.partial_spaces.push((fs, bytes)),
             }
         }
         shard.counters.add(&local.counters);
@@ -626,6 +638,7 @@ impl Ctx<'_> {
         path: &dyn Fn() -> Vec<u8>,
     ) -> DirFs {
         let (info, warning) = self.map.registry.lookup(dev, fd);
+        self.map.registry.entered(dev, ns);
         if let Some(what) = warning {
             self.run
                 .msgs

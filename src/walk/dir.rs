@@ -19,10 +19,11 @@ use rustix::io::Errno;
 use super::account::{self, Accounted, FileAt, Pre};
 use super::ctx::{Ctx, Local, PROGRESS_PATH_EVERY, dev_of};
 use super::entry::{
-    Entry, Stated, excluded, excluded_dir, in_cycle, not_stated, path_kept, stat_entry, symlinks_to,
+    Entry, Stated, excluded, in_cycle, left_beside, not_stated, path_kept, stat_entry, symlinks_to,
 };
 use super::fdcache::{DirHandle, DirName};
 use super::indir::{InDir, Listed, batch_entries, prefetch, push_entry};
+use super::left::LeftOut;
 use super::open::{self, DirError};
 use super::plain;
 use super::tree;
@@ -118,7 +119,7 @@ pub(super) fn walk_dir<'s>(
             let chain = open::dir_flags(ctx.run.euid, None, follow_root);
             match h.fd(&ctx.fds.cache, chain) {
                 Ok(fd) => list(ctx, s, &InDir::new(ctx, &h, &fd, fs), &fd, &mut local),
-                Err(e) => report_dir_error(ctx, &h, e),
+                Err(e) => report_dir_error(ctx, &h, e, &mut local),
             }
         }
         h.release(&ctx.fds.cache);
@@ -151,7 +152,7 @@ pub(super) fn walk_dir<'s>(
             return finish(ctx, &h, rec, &mut local);
         }
         Err(e) => {
-            report_dir_error(ctx, &h, e);
+            report_dir_error(ctx, &h, e, &mut local);
             h.release(&ctx.fds.cache);
             return finish(ctx, &h, rec, &mut local);
         }
@@ -215,6 +216,7 @@ fn list<'s>(
                 // directory): as quiet as a directory that vanished before.
                 Err(Errno::NOENT) => break,
                 Err(errno) => {
+                    ctx.left_out(local, LeftOut::Unreadable, dir.h.id, None);
                     ctx.read_error(
                         dir.h.id,
                         seen == 0,
@@ -355,7 +357,7 @@ fn tree_entries<'s>(
                 Ok(fd) => own = Some(fd),
                 Err(e) => {
                     // Reported once; its entries that need it are left out.
-                    report_dir_error(ctx, dir.h, e);
+                    report_dir_error(ctx, dir.h, e, local);
                     break;
                 }
             }
@@ -379,8 +381,9 @@ fn progress(ctx: &Ctx<'_>, h: &DirHandle) {
     }
 }
 
-/// Reports a directory that could not be opened.
-fn report_dir_error(ctx: &Ctx<'_>, h: &DirHandle, e: DirError) {
+/// Reports a directory that could not be opened, and records it left out.
+fn report_dir_error(ctx: &Ctx<'_>, h: &DirHandle, e: DirError, local: &mut Local) {
+    ctx.left_out(local, LeftOut::Unreadable, h.id, None);
     let path = h.path(None);
     ctx.read_error(
         h.id,
@@ -453,12 +456,15 @@ pub(super) fn entry_as<'s>(
     local: &mut Local,
 ) {
     let h = dir.h;
-    let Some(symlinks) = symlinks_to(ctx, h, e) else {
-        return;
+    // Every entry left out is recorded here, whatever the way
+    // ([`super::left`]).
+    let symlinks = match symlinks_to(ctx, h, e) {
+        Ok(n) => n,
+        Err(why) => return ctx.left_out(local, why, h.id, None),
     };
     let path = path_kept(ctx, h, e.name);
-    if excluded(ctx, path.as_deref()) {
-        return;
+    if let Some(why) = excluded(ctx, path.as_deref()) {
+        return ctx.left_out(local, why, h.id, None);
     }
     let open_first = e.listed == Listed::Regular && dir.open_first;
     let mut pre = Pre::No;
@@ -466,7 +472,12 @@ pub(super) fn entry_as<'s>(
     // Borrowed: a `Statx` is 256 bytes, not to be copied per entry.
     let st = match &stat {
         Ok(st) => st,
-        &Err(errno) => return not_stated(ctx, dir, e.name, errno),
+        &Err(errno) => {
+            if let Some(why) = not_stated(ctx, dir, e.name, errno) {
+                ctx.left_out(local, why, h.id, None);
+            }
+            return;
+        }
     };
     local.counters.entries += 1;
     let kind = Kind::from_mode(u32::from(st.stx_mode));
@@ -476,19 +487,16 @@ pub(super) fn entry_as<'s>(
         // turns up (a directory of a million empty files costs one open).
         local.stat_first = kind == Kind::File && st.stx_blocks == 0;
     }
-    if ctx.run.opts.one_file_system && st.stx_mnt_id != h.root_mnt {
-        return;
-    }
     let x = Stated {
         e,
         st,
         kind,
         dev: dev_of(st),
     };
+    if let Some(why) = left_beside(ctx, dir, x) {
+        return ctx.left_out(local, why, h.id, Some(st.stx_mnt_id));
+    }
     if kind == Kind::Dir {
-        if excluded_dir(ctx, dir, e.name, x.dev != h.dev) {
-            return;
-        }
         return subdir(ctx, s, dir, x, symlinks, local);
     }
     // Opened first and fit for the lean path: accounted there, unless it

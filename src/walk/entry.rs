@@ -15,6 +15,7 @@ use super::account::Pre;
 use super::ctx::{Ctx, MASK};
 use super::fdcache::DirHandle;
 use super::indir::{InDir, Listed};
+use super::left::LeftOut;
 use super::open;
 use crate::error::Diagnostic;
 use crate::figures::Kind;
@@ -65,9 +66,10 @@ pub(super) struct Stated<'a> {
 const MAX_SYMLINKS: u32 = 40;
 
 /// The symlinks followed from the root to entry `e` of directory `h`
-/// (`-L`); `None` past [`MAX_SYMLINKS`], reported as du reports it.
+/// (`-L`); past [`MAX_SYMLINKS`] it is not stat-ed, reported as du
+/// reports it.
 #[inline(always)]
-pub(super) fn symlinks_to(ctx: &Ctx<'_>, h: &DirHandle, e: Entry<'_>) -> Option<u32> {
+pub(super) fn symlinks_to(ctx: &Ctx<'_>, h: &DirHandle, e: Entry<'_>) -> Result<u32, LeftOut> {
     let link = e.listed == Listed::Symlink;
     let symlinks = h.symlinks + u32::from(link && ctx.run.opts.follow_links);
     if symlinks > MAX_SYMLINKS {
@@ -75,9 +77,9 @@ pub(super) fn symlinks_to(ctx: &Ctx<'_>, h: &DirHandle, e: Entry<'_>) -> Option<
             path: h.path(Some(e.name.to_bytes())),
             errno: Errno::LOOP,
         });
-        return None;
+        return Err(LeftOut::NotStated);
     }
-    Some(symlinks)
+    Ok(symlinks)
 }
 
 /// The path of entry `name` of directory `h`, built only when `--exclude`
@@ -89,10 +91,12 @@ pub(super) fn path_kept(ctx: &Ctx<'_>, h: &DirHandle, name: &CStr) -> Option<Vec
     (!ctx.run.opts.excludes.is_empty()).then(|| h.path(Some(name.to_bytes())))
 }
 
-/// Whether an `--exclude` pattern matches `path` (from [`path_kept`]).
+/// [`LeftOut::Pattern`] when an `--exclude` pattern matches `path` (from
+/// [`path_kept`]).
 #[inline(always)]
-pub(super) fn excluded(ctx: &Ctx<'_>, path: Option<&[u8]>) -> bool {
+pub(super) fn excluded(ctx: &Ctx<'_>, path: Option<&[u8]>) -> Option<LeftOut> {
     path.is_some_and(|p| ctx.run.opts.excludes.matches(p))
+        .then_some(LeftOut::Pattern)
 }
 
 /// `statx`'s flags for an entry that is not followed.
@@ -126,11 +130,17 @@ pub(super) fn stat_entry(
 /// Reports entry `name`, which `statx` failed on with `errno`: under `-L`
 /// a dangling symlink is an error, as in du -L; otherwise an entry gone
 /// (deleted since the directory was read) is skipped quietly, as du does.
-pub(super) fn not_stated(ctx: &Ctx<'_>, dir: &InDir<'_>, name: &CStr, errno: Errno) {
+/// [`LeftOut::NotStated`] unless it was gone.
+pub(super) fn not_stated(
+    ctx: &Ctx<'_>,
+    dir: &InDir<'_>,
+    name: &CStr,
+    errno: Errno,
+) -> Option<LeftOut> {
     if errno == Errno::NOENT
         && !(ctx.run.opts.follow_links && rfs::statx(dir.fd, name, NOFOLLOW, MASK).is_ok())
     {
-        return;
+        return None;
     }
     ctx.read_error(
         dir.h.id,
@@ -145,6 +155,7 @@ pub(super) fn not_stated(ctx: &Ctx<'_>, dir: &InDir<'_>, name: &CStr, errno: Err
         path: dir.h.path(Some(name.to_bytes())),
         errno,
     });
+    Some(LeftOut::NotStated)
 }
 
 /// Whether subdirectory `x` of `h` is `h` or one of its ancestors: then
@@ -232,15 +243,16 @@ const KERNFS: [u64; 12] = [
 ];
 
 /// Whether subdirectory `name` of `dir` is left out, as `--exclude`
-/// leaves an entry out: `--exclude-caches` and it holds a valid
-/// `CACHEDIR.TAG`, or `--exclude-kernfs`, it is on another device than
-/// `dir` (`other_dev`) and that is a kernel filesystem. A directory that
-/// cannot be opened is not left out (its walk reports why).
-pub(super) fn excluded_dir(ctx: &Ctx<'_>, dir: &InDir<'_>, name: &CStr, other_dev: bool) -> bool {
+/// leaves an entry out: `--exclude-kernfs`, it is on another device than
+/// `dir` (`other_dev`) and that is a kernel filesystem
+/// ([`LeftOut::Kernfs`]), or `--exclude-caches` and it holds a valid
+/// `CACHEDIR.TAG` ([`LeftOut::CacheTag`]). A directory that cannot be
+/// opened is not left out here (its walk reports why, and records it).
+fn excluded_dir(ctx: &Ctx<'_>, dir: &InDir<'_>, name: &CStr, other_dev: bool) -> Option<LeftOut> {
     let opts = &ctx.run.opts;
     let kernfs = opts.exclude_kernfs && other_dev;
     if !opts.exclude_caches && !kernfs {
-        return false;
+        return None;
     }
     let mut flags = open::dir_flags(u32::MAX, None, opts.follow_links) | rfs::OFlags::NONBLOCK;
     flags.remove(rfs::OFlags::NOATIME);
@@ -249,19 +261,33 @@ pub(super) fn excluded_dir(ctx: &Ctx<'_>, dir: &InDir<'_>, name: &CStr, other_de
     let parent = if dir.lazy {
         match dir.h.fd(&ctx.fds.cache, flags) {
             Ok(fd) => Some(fd),
-            Err(_) => return false,
+            Err(_) => return None,
         }
     } else {
         None
     };
     let pfd = parent.as_ref().map_or(dir.fd, |fd| fd.as_fd());
     let Ok(fd) = rfs::openat(pfd, name, flags, rfs::Mode::empty()) else {
-        return false;
+        return None;
     };
     if kernfs && rfs::fstatfs(&fd).is_ok_and(|s| KERNFS.contains(&(s.f_type as u64))) {
-        return true;
+        return Some(LeftOut::Kernfs);
     }
-    opts.exclude_caches && holds_cachedir_tag(fd.as_fd())
+    (opts.exclude_caches && holds_cachedir_tag(fd.as_fd())).then_some(LeftOut::CacheTag)
+}
+
+/// Whether entry `x` of `dir`, stat-ed, is left out: `-x` and it lies on
+/// another mount than its PATH ([`LeftOut::Mount`]), or a directory
+/// [`excluded_dir`] leaves out.
+#[inline(always)]
+pub(super) fn left_beside(ctx: &Ctx<'_>, dir: &InDir<'_>, x: Stated<'_>) -> Option<LeftOut> {
+    if ctx.run.opts.one_file_system && x.st.stx_mnt_id != dir.h.root_mnt {
+        return Some(LeftOut::Mount);
+    }
+    if x.kind == Kind::Dir {
+        return excluded_dir(ctx, dir, x.e.name, x.dev != dir.h.dev);
+    }
+    None
 }
 
 /// Whether directory `dir` holds a regular file `CACHEDIR.TAG` that

@@ -41,6 +41,7 @@ mod entry;
 mod fdcache;
 mod indir;
 mod later;
+mod left;
 #[cfg(test)]
 mod mem_tests;
 mod open;
@@ -68,9 +69,10 @@ use crate::records::{
 };
 use crate::tree::bounds::Inode;
 pub use counters::Counters;
-use ctx::{Ctx, Local, Shard, dev_of};
+use ctx::{Ctx, Local, Shard, dev_of, gather};
 pub use ctx::{Progress, WalkOptions};
 use fdcache::{DirHandle, DirName, FdCache};
+pub(crate) use left::{Left, LeftOut};
 pub(crate) use tree::{mount_points, unescape as unescape_mountinfo};
 
 /// What a walk found.
@@ -113,23 +115,29 @@ pub(crate) struct Walk {
     pub(crate) inode_marks: Vec<(Inode, Bound, bool)>,
     /// Unreachable bytes of such inodes.
     pub(crate) unreachable_inodes: Vec<(Inode, u64)>,
-    /// Btrfs filesystems (registry index) where some file's extents were
+    /// Extent spaces of Btrfs filesystems where some file's extents were
     /// read as referenced (FIEMAP), not whole, with the bytes of those
-    /// files' extents not flagged shared (each inode once), by filesystem.
-    pub(crate) partial_fs: Vec<(u32, u64)>,
+    /// files' extents not flagged shared (each inode once), by space: a
+    /// root counted apart is seen apart.
+    pub(crate) partial_spaces: Vec<(u32, u64)>,
     /// What the walk saw of each PATH, by its position on the command line:
     /// `None` for one it could not stat (reported) or excluded.
     pub(crate) roots: Vec<Option<RootSeen>>,
     /// Some PATH lies inside another (or repeats one): each was walked in a
-    /// namespace of its own ([`namespaces`]).
+    /// namespace of its own ([`roots::Roots::namespaces`]).
     pub(crate) overlap: bool,
+    /// What the walk left out ([`left`]).
+    pub(crate) left: Left,
 }
 
 /// What the walk saw of one PATH. The stages after the walk ask about a
 /// PATH through this, never by its name again: as root, the name may be
 /// another user's to change (docs/SECURITY.md).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct RootSeen {
+    /// Its namespace ([`roots::Roots::namespaces`]) and node.
+    pub(crate) ns: u32,
+    pub(crate) node: NodeId,
     /// The device of the inode stat-ed.
     pub(crate) dev: u64,
     /// Its inode number.
@@ -248,7 +256,7 @@ pub(crate) fn walk(
                 + (PER_THREAD + max_later as u64) * threads as u64,
         )
         .clamp(1, 4096) as usize;
-    let mut spaces = namespaces(&roots);
+    let mut spaces = roots.namespaces();
     // du counts an inode once per run: roots that overlap share one
     // namespace, and every inode is then deduplicated through the link
     // table, in du's order.
@@ -288,6 +296,7 @@ pub(crate) fn walk(
             nodes: NodeSink::default(),
             idents: IdentSink::default(),
             read_errors: Mutex::new(Vec::new()),
+            left_mounts: Mutex::new(Vec::new()),
             roots: Mutex::new(RootsSeen {
                 seen: opts.roots.iter().map(|_| None).collect(),
                 kept: 0,
@@ -341,36 +350,6 @@ pub(crate) fn walk(
     Ok((walk, pool))
 }
 
-/// The namespace of each root: 0 for the roots that lie inside no other
-/// root, a namespace of its own for each one that does (or repeats one).
-///
-/// Every root's figures are what sdu would print for it alone. A root
-/// inside another is walked again, and its inodes, links and extents are
-/// kept apart (keyed by namespace) so that the two walks never meet in the
-/// crediting; its node is a top of its own, outside the `-c` total, which
-/// counts every inode once, as du's does.
-///
-/// Where a root lies is where the fd its PATH was resolved by lies
-/// ([`roots`]): a symlink not followed lies where the link is.
-fn namespaces(roots: &roots::Roots) -> Vec<u32> {
-    let canon: Vec<Option<&[u8]>> = (0..roots.0.len())
-        .map(|i| roots.get(i).and_then(|r| r.place.as_deref()))
-        .collect();
-    let inside = |me: &[u8], o: &[u8]| {
-        me.strip_prefix(o)
-            .is_some_and(|r| r.is_empty() || r.starts_with(b"/") || o.ends_with(b"/"))
-    };
-    (0..canon.len())
-        .map(|i| {
-            let Some(me) = canon[i] else { return 0 };
-            let nested = canon.iter().enumerate().any(|(j, other)| {
-                other.is_some_and(|o| j != i && inside(me, o) && (me != o || j < i))
-            });
-            if nested { i as u32 + 1 } else { 0 }
-        })
-        .collect()
-}
-
 /// Walks a root, resolved before the walk ([`roots`]), if it is a
 /// directory; a file root is accounted for at once. Neither is resolved by
 /// its name again here.
@@ -409,6 +388,8 @@ fn start_root<'s>(
         ctx,
         order,
         RootSeen {
+            ns,
+            node: id,
             dev,
             ino: st.stx_ino,
             dir: kind == Kind::Dir,
@@ -436,19 +417,27 @@ fn start_root<'s>(
             _ => account::Pre::No,
         };
         drop(pathfd);
+        // Its filesystem, probed on the file opened: as root on Btrfs the
+        // tree search reads its items through that fd, as it reads a listed
+        // file's through its directory's, and nothing is opened by name.
+        let on = match &pre {
+            account::Pre::Open(fd) => rustix::io::fcntl_dupfd_cloexec(fd, 0).ok(),
+            _ => None,
+        };
+        let fs = (on.as_ref()).map(|fd| ctx.filesystem(dev, fd.as_fd(), ns, &|| root.to_vec()));
         // A file given by path: its directory was not stat-ed, so check.
         let file = account::FileAt {
-            dirfd: CWD,
+            dirfd: on.as_ref().map_or(CWD, |fd| fd.as_fd()),
             name: &cpath,
             st: &st,
             dev: dev_of(&st),
             kind: Kind::from_mode(u32::from(st.stx_mode)),
-            fs: None,
+            fs: fs.as_ref(),
             node: id,
             entry: None,
             ns,
             guard: ctx.run.euid == 0,
-            follow,
+            follow: follow && on.is_none(),
             path: &|| root.to_vec(),
             dir: None,
             lazy: false,
@@ -550,16 +539,6 @@ fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<
     devs.len() > 1
 }
 
-/// Appends a shard's records to the others': the first shard's are taken
-/// as they are, not copied.
-fn gather<T>(all: &mut Vec<T>, mut shard: Vec<T>) {
-    if all.is_empty() {
-        std::mem::swap(all, &mut shard);
-    } else {
-        all.append(&mut shard);
-    }
-}
-
 /// The walk's records: the nodes and identities as the walk left them
 /// (by id), the shards' other records gathered.
 fn assemble(ctx: Ctx<'_>) -> Walk {
@@ -596,6 +575,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         idents,
         read_errors,
         roots,
+        left_mounts,
         ..
     } = records;
     let roots = roots.into_inner().unwrap_or_else(|e| e.into_inner()).seen;
@@ -611,7 +591,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let mut unreachable = Vec::new();
     let mut inode_marks = Vec::new();
     let mut unreachable_inodes = Vec::new();
-    let mut partial_fs: Vec<(u32, u64)> = Vec::new();
+    let mut partial_spaces: Vec<(u32, u64)> = Vec::new();
     let mut files = vec![FileRec::default(); extents.files()];
     let mut copies = Vec::new();
     let mut counters = Counters {
@@ -633,7 +613,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         gather(&mut unreachable, shard.unreachable);
         gather(&mut inode_marks, shard.inode_marks);
         gather(&mut unreachable_inodes, shard.unreachable_inodes);
-        partial_fs.extend(shard.partial_fs);
+        partial_spaces.extend(shard.partial_spaces);
         for f in shard.files {
             let id = f.id as usize;
             files[id] = f;
@@ -668,8 +648,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let copies = crate::records::Copies::new(copies, copy_sets);
     crate::records::merge_bounds(&mut bounds);
     crate::records::merge_bounds(&mut partial_marks);
-    partial_fs.sort_unstable();
-    partial_fs.dedup_by(|b, a| {
+    partial_spaces.sort_unstable();
+    partial_spaces.dedup_by(|b, a| {
         let same = a.0 == b.0;
         if same {
             a.1 = a.1.saturating_add(b.1);
@@ -677,6 +657,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         same
     });
     inode_marks.sort_unstable_by_key(|m: &(Inode, Bound, bool)| m.0);
+    let left = Left::take(counters.left_out, left_mounts);
     Walk {
         read_errors,
         inode_marks,
@@ -684,7 +665,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         bounds,
         partial_marks,
         unreachable,
-        partial_fs,
+        partial_spaces,
         idents,
         nodes,
         links,
@@ -696,5 +677,6 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         moved: Vec::new(),
         roots,
         overlap: false,
+        left,
     }
 }

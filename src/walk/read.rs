@@ -67,8 +67,22 @@ pub(super) fn credit(
             };
             Some((b, true))
         }
+        // Not mapped, its blocks counted as its own: it may share them
+        // (at most); where its filesystem frees whole extents, or is not
+        // known, an extent it references in part frees more (at least).
         Some(Mapped::Unverified | Mapped::Skipped(Skip::Unverified)) if stats.total > 0 => {
-            Some((Bound::AT_MOST, false))
+            let registry = &ctx.map.registry;
+            let by_block = registry.fs_index(dev).is_some_and(|i| {
+                registry.filesystems().get(i as usize).is_some_and(|f| {
+                    !f.unverified && f.granularity == crate::probe::Granularity::Block
+                })
+            });
+            let b = if by_block {
+                Bound::AT_MOST
+            } else {
+                Bound::AT_MOST.with(Bound::AT_LEAST)
+            };
+            Some((b, false))
         }
         _ => None,
     };
@@ -143,6 +157,7 @@ impl Local {
     /// A file that may share but whose sharing could not be verified:
     /// counted as exclusive, and its bytes reported.
     fn unverified(&mut self, bytes: u64) {
+        self.count_left(super::LeftOut::NotMapped);
         self.counters.unverified_files += 1;
         self.counters.unverified_bytes += bytes;
     }
@@ -267,7 +282,7 @@ pub(super) fn read_open(
     let whole = pending.is_some() || got.inline || fs.info.magic != magic::BTRFS;
     if !whole {
         let data = view.total.saturating_sub(got.shared_bytes);
-        local.partial_view(fs.info.index, data);
+        local.partial_view(fs.space, data);
     }
     let mapped = Mapped::Extents {
         view: (now.size, now.blocks),

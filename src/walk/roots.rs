@@ -97,6 +97,38 @@ impl Roots {
         Roots(roots)
     }
 
+    /// The namespace of each root: 0 for the roots that lie inside no other
+    /// root, a namespace of its own for each one that does (or repeats one).
+    ///
+    /// Every root's figures are what sdu would print for it alone. A root
+    /// inside another is walked again, and its inodes, links and extents are
+    /// kept apart (keyed by namespace) so that the two walks never meet in the
+    /// crediting; its node is a top of its own, outside the `-c` total, which
+    /// counts every inode once, as du's does. What tells its figures exact
+    /// from bounds is its namespace's alone too (`crate::walked`,
+    /// `verify_namespace`).
+    ///
+    /// Where a root lies is where the fd its PATH was resolved by lies
+    /// ([`Roots`]): a symlink not followed lies where the link is.
+    pub(super) fn namespaces(&self) -> Vec<u32> {
+        let canon: Vec<Option<&[u8]>> = (0..self.0.len())
+            .map(|i| self.get(i).and_then(|r| r.place.as_deref()))
+            .collect();
+        let inside = |me: &[u8], o: &[u8]| {
+            me.strip_prefix(o)
+                .is_some_and(|r| r.is_empty() || r.starts_with(b"/") || o.ends_with(b"/"))
+        };
+        (0..canon.len())
+            .map(|i| {
+                let Some(me) = canon[i] else { return 0 };
+                let nested = canon.iter().enumerate().any(|(j, other)| {
+                    other.is_some_and(|o| j != i && inside(me, o) && (me != o || j < i))
+                });
+                if nested { i as u32 + 1 } else { 0 }
+            })
+            .collect()
+    }
+
     /// Root `i`, when it was resolved.
     pub(super) fn get(&self, i: usize) -> Option<&Root> {
         self.0.get(i).and_then(|r| r.as_ref().ok())

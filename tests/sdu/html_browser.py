@@ -8,6 +8,10 @@ chromedriver) and checks it as a person would use it.
         zoom (breadcrumb, caption, table of the five largest) and the
         tooltip of an entry inside it. EXPECTED is a JSON object
         {path: [total, exclusive, shared, reclaimable]} from `sdu --json`.
+    html_browser.py marks PAGE MARK
+        Checks that the table of the largest entries marks each bound
+        Reclaimable with MARK before its figure, and that the legend
+        explains MARK and no other.
     html_browser.py measure PAGE N
         Opens PAGE N times and prints, as JSON, the time from the
         navigation's start to the page's `sdu-ready` mark (ms) and the
@@ -181,6 +185,27 @@ def growth(d, page, target):
         fail(f"the tooltip does not say the earlier Total:\n{tip}")
 
 
+def marks(page, want):
+    """The table of the largest entries marks a bound Reclaimable before
+    its figure: every cell is unmarked or carries WANT, one at least does,
+    and the legend explains WANT and no other mark."""
+    d = driver()
+    try:
+        d.get("file://" + os.path.abspath(page))
+        wait_ready(d)
+        cells = [r.find_elements("css selector", "td")[3].text
+                 for r in d.find_elements("css selector", "#top tbody tr")]
+        marked = [c for c in cells if not c[:1].isdigit()]
+        if not marked or any(not c.startswith(want) for c in marked):
+            fail(f"Reclaimable cells {cells}, not marked {want!r}")
+        lines = [p.text for p in d.find_elements("css selector", "#legend p.mark")]
+        if len(lines) != 1 or not lines[0].startswith(want + " Reclaimable "):
+            fail(f"legend lines of the marks: {lines}")
+        print(f"ok: {cells}; {lines}")
+    finally:
+        d.quit()
+
+
 def measure(page, n):
     d = driver()
     times = []
@@ -206,6 +231,8 @@ if __name__ == "__main__":
     a = sys.argv[1:]
     if len(a) == 5 and a[0] == "check":
         check(*a[1:])
+    elif len(a) == 3 and a[0] == "marks":
+        marks(a[1], a[2])
     elif len(a) == 3 and a[0] == "measure":
         measure(a[1], int(a[2]))
     else:

@@ -56,6 +56,9 @@ pub struct Entry {
     pub dirs: u64,
     /// Whether `reclaimable` is verified (false: a bound).
     pub reclaimable_exact: bool,
+    /// The bound's direction: `at_most`, `at_least` or `unknown`; present
+    /// exactly when `reclaimable_exact` is false.
+    pub reclaimable_bound: Option<String>,
     /// Bytes on disk no file references (as root on Btrfs; 0 when absent).
     pub unreachable: u64,
 }
@@ -78,6 +81,7 @@ pub struct Total {
     pub files: u64,
     pub dirs: u64,
     pub reclaimable_exact: bool,
+    pub reclaimable_bound: Option<String>,
     pub unreachable: u64,
 }
 
@@ -90,9 +94,11 @@ impl Report {
         let mut r = self.clone();
         for e in &mut r.entries {
             e.reclaimable_exact = true;
+            e.reclaimable_bound = None;
         }
         if let Some(t) = &mut r.total {
             t.reclaimable_exact = true;
+            t.reclaimable_bound = None;
         }
         r
     }
@@ -189,7 +195,7 @@ fn entry(v: &Value) -> Entry {
         .chain(FIGURES)
         .chain(["reclaimable_exact"])
         .collect();
-    let o = object(v, "entry", &keys, &["unreachable"]);
+    let o = object(v, "entry", &keys, &["unreachable", "reclaimable_bound"]);
     let kind = match o["type"].as_str() {
         Some("dir") => Kind::Dir,
         Some("file") => Kind::File,
@@ -210,8 +216,31 @@ fn entry(v: &Value) -> Entry {
         files: f.files,
         dirs: f.dirs,
         reclaimable_exact: boolean(&o["reclaimable_exact"], "reclaimable_exact"),
+        reclaimable_bound: bound(o, "entry"),
         unreachable: unreachable(o, "entry"),
     }
+}
+
+/// `reclaimable_bound`: one of its three words, present exactly when
+/// `reclaimable_exact` is false.
+pub(crate) fn bound(o: &Map<String, Value>, what: &str) -> Option<String> {
+    let exact = boolean(&o["reclaimable_exact"], "reclaimable_exact");
+    let b = o.get("reclaimable_bound").map(|v| {
+        let w = v
+            .as_str()
+            .unwrap_or_else(|| panic!("{what}.reclaimable_bound is not a string: {v}"));
+        assert!(
+            ["at_most", "at_least", "unknown"].contains(&w),
+            "{what}.reclaimable_bound is {w}"
+        );
+        w.to_owned()
+    });
+    assert_eq!(
+        b.is_none(),
+        exact,
+        "{what}: reclaimable_bound {b:?} with reclaimable_exact {exact}"
+    );
+    b
 }
 
 /// `unreachable`: present exactly when not 0.
@@ -225,9 +254,10 @@ fn unreachable(o: &Map<String, Value>, what: &str) -> u64 {
 
 fn total(v: &Value) -> Total {
     let keys: Vec<&str> = FIGURES.into_iter().chain(["reclaimable_exact"]).collect();
-    let o = object(v, "total", &keys, &["unreachable"]);
+    let o = object(v, "total", &keys, &["unreachable", "reclaimable_bound"]);
     Total {
         reclaimable_exact: boolean(&o["reclaimable_exact"], "total.reclaimable_exact"),
+        reclaimable_bound: bound(o, "total"),
         unreachable: unreachable(o, "total"),
         ..figures(o, "total")
     }
@@ -250,6 +280,7 @@ fn figures(o: &Map<String, Value>, what: &str) -> Total {
         files: u("files"),
         dirs: u("dirs"),
         reclaimable_exact: true,
+        reclaimable_bound: None,
         unreachable: 0,
     }
 }

@@ -139,7 +139,7 @@ fn tree_walk_counts_what_du_counts_before_any_sync() {
 }
 
 /// A text table (with its header) as words, line by line, without what
-/// tells a bound from an exact Reclaimable: the mark after the figure, and
+/// tells a bound from an exact Reclaimable: the mark before the figure, and
 /// the legend under the table (the column's width, one more with marks,
 /// goes with the spaces). Every figure, time and name is kept.
 fn without_marks(text: &[u8]) -> Vec<Vec<String>> {
@@ -155,12 +155,17 @@ fn without_marks(text: &[u8]) -> Vec<Vec<String>> {
         .iter()
         .position(|h| h == "Reclaimable")
         .unwrap_or_else(|| panic!("no Reclaimable column: {header:?}"));
-    let legend = "* Reclaimable at ";
+    let marks = ["\u{2264}", "\u{2265}", "~", "<=", ">="];
+    let legend = |l: &str| {
+        marks
+            .iter()
+            .any(|m| l.starts_with(&format!("{m} Reclaimable ")))
+    };
     let mut rows = vec![header];
-    for l in lines.filter(|l| !l.starts_with(legend)) {
+    for l in lines.filter(|l| !legend(l)) {
         let mut words: Vec<String> = l.split_whitespace().map(String::from).collect();
         if let Some(w) = words.get_mut(col) {
-            if let Some(figure) = w.strip_suffix('*') {
+            if let Some(figure) = marks.iter().find_map(|m| w.strip_prefix(m)) {
                 *w = figure.to_owned();
             }
         }

@@ -44,6 +44,15 @@ pub fn parse_text(out: &[u8], header: bool, ncols: Option<usize>, term: u8) -> T
         "output does not end with the row terminator {term:#x}: {:?}",
         String::from_utf8_lossy(out)
     );
+    // The legend under a table with marked figures: a mark, then what it
+    // means (a row starts with its right-aligned sizes).
+    let legend = |l: &&[u8]| {
+        l.first().is_some_and(|&c| c != b' ' && !c.is_ascii_digit())
+            && l.windows(12).any(|w| w == b" Reclaimable")
+    };
+    while lines.last().is_some_and(legend) {
+        lines.pop();
+    }
     let mut hdr = None;
     let mut ncols = ncols;
     if header {
