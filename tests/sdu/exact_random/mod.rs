@@ -41,7 +41,8 @@
 //! `SDU_SEEDS=A-B` a range (`scripts/exact-seeds`); `SDU_SCAN="[-c]
 //! [--exclude NAME] [--exclude-caches] PATH..."` scans the seed's tree
 //! with those instead of the drawn ones; `SDU_HOLD=SECS` keeps the tree
-//! mounted that long after the scans, to look at it.
+//! mounted that long after the scans and after the last deletion, to look
+//! at it.
 
 mod build;
 mod found;
@@ -207,6 +208,15 @@ fn draw_scan(b: &mut Build) -> Scan {
         caches,
         kernfs: b.kernfs.is_some(),
         missing: b.rng.chance(1, 10),
+    }
+}
+
+/// With `SDU_HOLD=SECS`, keeps the tree as it is that long, to look at it
+/// by hand.
+fn hold(seed: u64, mnt: &Path, when: &str) {
+    if let Some(secs) = std::env::var("SDU_HOLD").ok().and_then(|s| s.parse().ok()) {
+        eprintln!("seed {seed}: {} held {secs} s {when}", mnt.display());
+        std::thread::sleep(std::time::Duration::from_secs(secs));
     }
 }
 
@@ -591,11 +601,7 @@ fn case(seed: u64) -> Option<Outcome> {
     if b.unreadable {
         runs.push(("nobody", figures(&sdu_as_nobody(&mnt, &args), &scan, true)));
     }
-    if let Some(secs) = std::env::var("SDU_HOLD").ok().and_then(|s| s.parse().ok()) {
-        // To look at the tree by hand before anything is deleted.
-        eprintln!("seed {seed}: {} held {secs} s", mnt.display());
-        std::thread::sleep(std::time::Duration::from_secs(secs));
-    }
+    hold(seed, &mnt, "after the scans");
     if let Some(p) = &proc_mnt {
         umount_retrying(p);
     }
@@ -654,6 +660,7 @@ fn case(seed: u64) -> Option<Outcome> {
         let data = before.0 as i64 - after.0 as i64;
         freed.push((data, data + inline[i] as i64));
     }
+    hold(seed, &mnt, "after the last deletion");
     // The harness's own check as the filesystem is dropped (the tree
     // search against FIEMAP on the whole mount, as the deletions left it),
     // kept as one more run of this seed.
