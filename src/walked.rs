@@ -176,7 +176,8 @@ fn sweep(
     };
     // Without root on Btrfs: the shared bytes (each once) and the rest of
     // the files' extents make what the roots of namespace `ns` saw on disk
-    // (a root counted apart saw its files again, in spaces of its own).
+    // (a root counted apart saw its files again, in spaces of its own;
+    // inline data, in spaces of its own too, is metadata: not in Data Used).
     let in_ns = |space: u32, fs: u32, ns: u32| {
         space_fs.get(space as usize) == Some(&fs)
             && space_ns
@@ -184,13 +185,14 @@ fn sweep(
                 .map(|&s| extents::inline::root_ns(s))
                 == Some(ns)
     };
+    let inline = |s: u32| extents::inline::is_inline_ns(space_ns[s as usize]);
     let seen = |fs: u32, ns: u32| -> u64 {
         let rest = (partial_spaces.iter())
             .filter(|p| in_ns(p.0, fs, ns))
             .fold(0u64, |a, p| a.saturating_add(p.1));
         sweep
             .fs_units()
-            .filter(|(space, _)| in_ns(*space, fs, ns))
+            .filter(|(space, _)| in_ns(*space, fs, ns) && !inline(*space))
             .flat_map(|(_, units)| units.map(|u| sweep.unit(u).segments))
             .flat_map(|segs| segs.map(|s| sweep.segment(s).bytes))
             .fold(rest, u64::saturating_add)

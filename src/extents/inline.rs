@@ -22,20 +22,22 @@
 //! indexed as a pseudo-extent in an extent space of its own per filesystem,
 //! so the sweep and the roll-up treat it like any shared extent.
 //!
-//! What it cannot see: a snapshot outside the scan (then the inode is seen
-//! once and counted as exclusive, as before), and a family link through a
-//! subvolume outside the scan (a snapshot of a snapshot whose middle
-//! generation is not scanned).
+//! Without root it cannot see a snapshot outside the scan (the inode seen
+//! once counts as exclusive, and the walk marks it "at most"), nor a family
+//! link through a subvolume outside the scan (a snapshot of a snapshot
+//! whose middle generation is not scanned). As root the families are the
+//! root tree's, and every inode is asked whether a subvolume outside the
+//! scan holds it ([`super::inline_held`]).
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use dashmap::DashMap;
-use rayon::iter::ParallelIterator;
+use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
 use rayon::slice::ParallelSliceMut;
 use rustix::fs::Statx;
 
+use super::inline_held::{self as ih, Holders};
 use super::source::Extents;
 use crate::figures::Kind;
 use crate::probe::{Registry, Subvol};
@@ -96,19 +98,27 @@ impl Key {
         }
     }
 
-    #[cfg(test)]
-    fn symlink(&self) -> bool {
+    pub(crate) fn symlink(&self) -> bool {
         self.btime_nsec & SYMLINK != 0
     }
 
-    #[cfg(test)]
-    fn btime(&self) -> (i64, u32) {
+    pub(crate) fn btime(&self) -> (i64, u32) {
         (self.btime_sec, self.btime_nsec & !SYMLINK)
     }
 
-    #[cfg(test)]
-    fn ctime(&self) -> (i64, u32) {
+    pub(crate) fn ctime(&self) -> (i64, u32) {
         (self.ctime_sec, self.ctime_nsec)
+    }
+
+    /// What [`super::inline_held`] asks the trees about.
+    fn inode(&self) -> ih::Inode {
+        ih::Inode {
+            fs: self.fs,
+            ino: self.ino,
+            size: self.size,
+            symlink: self.symlink(),
+            times: (self.btime(), self.ctime()),
+        }
     }
 }
 
@@ -358,34 +368,6 @@ impl InlineRec {
     }
 }
 
-/// Union-find over subvolume UUIDs: the snapshot family of each.
-#[derive(Default)]
-struct Families {
-    parent: HashMap<[u8; 16], [u8; 16]>,
-}
-
-impl Families {
-    fn find(&mut self, mut u: [u8; 16]) -> [u8; 16] {
-        while let Some(&p) = self.parent.get(&u) {
-            if p == u {
-                break;
-            }
-            u = p;
-        }
-        u
-    }
-
-    fn union(&mut self, a: [u8; 16], b: [u8; 16]) {
-        let (ra, rb) = (self.find(a), self.find(b));
-        if ra != rb {
-            // Deterministic: the smaller UUID represents the family.
-            let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
-            self.parent.insert(hi, lo);
-            self.parent.entry(lo).or_insert(lo);
-        }
-    }
-}
-
 /// The records [`share`] moves or frees at once: 768 KiB.
 const MOVED_AT_ONCE: usize = 1 << 16;
 
@@ -443,9 +425,15 @@ fn take_shared(s: &mut crate::figures::Stats, bytes: u64) {
 /// bytes out of the copies' exclusive and reclaimable figures (the roll-up
 /// credits them back as the unit's). The records come with their keys
 /// by id ([`Keys::table`]), and are freed as they are used.
+///
+/// As root (`held`), families are the root tree's, and each inode, seen
+/// in one subvolume or more, is asked whether a subvolume outside the
+/// scan holds it ([`super::inline_held`]): a unit, then, with one more
+/// reference from the file that stands for the outside
+/// ([`super::outside::outside_file`]), so that it is never reclaimable.
 pub(crate) fn share(
     (chunks, table): (Vec<Vec<InlineRec>>, &Table),
-    devs: &[u64],
+    (devs, held): (&[u64], Option<&Holders>),
     registry: &Registry,
     extents: &Extents,
     nodes: &mut Nodes,
@@ -456,13 +444,13 @@ pub(crate) fn share(
     // scan (the common case) there is nothing to do. Each subvolume is
     // looked up once, not once per file.
     debug_assert!(devs.is_sorted(), "the devices sorted");
-    if devs.len() < 2 {
+    if devs.len() < 2 && held.is_none() {
         return Shared::default();
     }
     let (keys, odd) = (&table.keys[..], &table.odd[..]);
     let subvols: Vec<Option<Subvol>> = devs.iter().map(|&d| registry.subvolume(d)).collect();
     let zero = [0u8; 16];
-    let mut fam = Families::default();
+    let mut fam = super::btrfs_kin::Uuids::default();
     for &Subvol {
         ids: (uuid, parent),
         ..
@@ -475,9 +463,9 @@ pub(crate) fn share(
     }
     // Each device's family (none: a subvolume without a UUID), ranked,
     // by packed device.
-    let families: Vec<Option<[u8; 16]>> = subvols
-        .iter()
-        .map(|sv| sv.map(|sv| fam.find(sv.ids.0)))
+    let kin = |d: u64, sv: &Subvol| held?.family(registry.fs_index(d)?, sv.id);
+    let families: Vec<Option<[u8; 16]>> = (subvols.iter().zip(devs))
+        .map(|(sv, &d)| sv.map(|sv| kin(d, &sv).unwrap_or_else(|| fam.find(sv.ids.0))))
         .collect();
     let mut ranks: Vec<[u8; 16]> = families.iter().flatten().copied().collect();
     ranks.sort_unstable();
@@ -518,12 +506,21 @@ pub(crate) fn share(
     // snapshot would be mistaken for none (the old inline data, a few KiB
     // of metadata at most, then counted shared).
     let mut recs: Vec<InlineRec> = Vec::with_capacity(chunks.iter().map(Vec::len).sum());
+    let mut unknown = Vec::new();
     for mut chunk in chunks {
         // From its end, a slice at a time: the chunk and the records moved
         // never both hold all of it.
         while !chunk.is_empty() {
             let from = chunk.len().saturating_sub(MOVED_AT_ONCE);
-            recs.extend(chunk.drain(from..).filter(|r| rank(r).is_some()));
+            // A record of no known subvolume is matched with none; as root
+            // its copies outside the scan cannot be asked about: a bound.
+            recs.extend(chunk.drain(from..).filter(|r| {
+                let known = rank(r).is_some();
+                if !known && held.is_some() {
+                    unknown.push(r.node);
+                }
+                known
+            }));
             chunk.shrink_to_fit();
         }
     }
@@ -565,6 +562,22 @@ pub(crate) fn share(
     let mut made = Vec::new();
     let mut copy = vec![0u64; recs.len().div_ceil(64)];
     let mut taken = Taken(vec![0; nodes.len()]);
+    let mut outside = None;
+    // As root: who outside the scan holds each run's inode, asked on the
+    // walk's threads; taken from the last run, as the runs are (a run's
+    // records are in subvolumes, by id and creation, of one family).
+    let mut helds: Vec<ih::Held> = held.map_or_else(Vec::new, |h| {
+        let runs: Vec<&[InlineRec]> = recs.chunk_by(same).collect();
+        runs.par_iter()
+            .map(|run| {
+                let mut seen: Vec<(u64, (i64, u32))> = (run.iter())
+                    .filter_map(|r| registry.subvolume(dev64(dev(r))).map(|s| (s.id, s.created)))
+                    .collect();
+                seen.dedup();
+                h.held(&keys[run[0].key() as usize].inode(), &seen)
+            })
+            .collect()
+    });
     while end > 0 {
         let mut start = end - 1;
         while start > 0 && same(&recs[start - 1], &recs[end - 1]) {
@@ -573,11 +586,15 @@ pub(crate) fn share(
         let run = &recs[start..end];
         let at = start;
         end = start;
-        if !shared(run) {
+        let k = &keys[run[0].key() as usize];
+        let held = helds.pop().unwrap_or(ih::Held::Nowhere);
+        if held == ih::Held::Unknown {
+            unknown.extend(run.iter().map(|r| r.node));
+        }
+        if !shared(run) && held != ih::Held::Outside {
             continue;
         }
         let f = first(run);
-        let k = &keys[run[0].key() as usize];
         let space = registry.space(k.fs, INLINE_NS - k.ns);
         // One pseudo-extent per inode, far apart from the next.
         let physical = (units as u64) << 32;
@@ -605,6 +622,12 @@ pub(crate) fn share(
                         stands_for = Some(id);
                     }
                 }
+            }
+            if held == ih::Held::Outside && j == 0 {
+                let id = *outside.get_or_insert_with(|| extents.new_file());
+                extents.insert(space, physical, bytes, id);
+                files.resize(files.len().max(id as usize + 1), FileRec::default());
+                files[id as usize] = super::outside::outside_file(id);
             }
             if r.linked() {
                 for l in links
@@ -656,14 +679,18 @@ pub(crate) fn share(
     });
     let (sets, held) = copies;
     sets.hold_sorted(taken, held);
-    Shared { units }
+    Shared { units, unknown }
 }
 
 /// What [`share`] did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Shared {
-    /// The shared units made: one per inode seen in two subvolumes or more.
+    /// The shared units made: one per inode seen in two subvolumes or
+    /// more, or held outside the scan.
     pub(crate) units: usize,
+    /// The nodes of inline files a subvolume outside the scan may hold
+    /// (its tree could not be read): their figures are bounds.
+    pub(crate) unknown: Vec<NodeId>,
 }
 
 // What a Btrfs file with inline data costs while the walk runs, in every
@@ -748,7 +775,7 @@ mod tests {
         let (chunks, keys, _) = interned(&[recs.to_vec()]);
         share(
             (chunks, &keys),
-            &devs,
+            (&devs, None),
             registry,
             extents,
             nodes,
@@ -975,7 +1002,7 @@ mod tests {
         let (chunks, keys, _) = interned(&[full, vec![other], vec![rec(2, 11), last]]);
         let n = share(
             (chunks, &keys),
-            &[10, 11],
+            (&[10, 11], None),
             &reg,
             &ext,
             &mut nodes(),
@@ -1096,7 +1123,7 @@ mod tests {
         let mut files = (Vec::new(), Vec::new(), CopySets::default());
         let got = share(
             (chunks, &keys),
-            &devs,
+            (&devs, None),
             &reg,
             &ext,
             &mut nodes(),

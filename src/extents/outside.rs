@@ -50,86 +50,31 @@ pub(crate) struct Families {
     /// By subvolume id: its family, and whether the scan holds every
     /// subvolume of that family (entered at its root, nothing excluded).
     whole: std::collections::HashMap<u64, bool>,
-    /// Every family of two subvolumes or more is held whole: then no
-    /// inline data the scan saw shared (only snapshots share it) is held
-    /// outside it.
-    kin_whole: bool,
     /// The subvolumes that exist and are not deleted.
     alive: HashSet<u64>,
 }
 
-use super::btrfs_refs::{ROOT_PARENT_UUID, ROOT_REFS, ROOT_UUID, subvolume_roots};
-
 impl Families {
-    /// The subvolumes of the filesystem open at `fd` (root's tree search),
-    /// with `scanned` the ids of those the scan holds whole; `None` when
-    /// the root tree cannot be read.
+    /// The subvolumes of the filesystem open at `fd` (root's tree search,
+    /// [`super::btrfs_kin`]), with `scanned` the ids of those the scan
+    /// holds whole; `None` when the root tree cannot be read.
     pub(crate) fn read(
         fd: std::os::fd::BorrowedFd<'_>,
         scanned: &HashSet<u64>,
     ) -> Option<Families> {
-        // (id, uuid, parent uuid, alive)
-        let mut subvols: Vec<(u64, [u8; 16], [u8; 16], bool)> = Vec::new();
-        let mut short = false;
-        subvolume_roots(fd, |id, d| match d.get(ROOT_UUID..ROOT_PARENT_UUID + 16) {
-            Some(u) => {
-                let alive = bs::u32_at(d, ROOT_REFS) > 0;
-                let uuid: [u8; 16] = u[..16].try_into().expect("16 bytes");
-                let parent: [u8; 16] = u[16..].try_into().expect("16 bytes");
-                if !subvols.iter().any(|s| s.0 == id) {
-                    subvols.push((id, uuid, parent, alive));
-                }
-            }
-            None => short = true,
-        })
-        .ok()?;
-        if short {
-            return None;
+        let kin = super::btrfs_kin::Kin::read(fd)?;
+        // By family: whether the scan holds every member.
+        let mut families: std::collections::HashMap<usize, bool> = Default::default();
+        for s in kin.all() {
+            *families.entry(s.family).or_insert(true) &= s.alive && scanned.contains(&s.id);
         }
-        // Union-find over the snapshot links.
-        let mut up: Vec<usize> = (0..subvols.len()).collect();
-        fn find(up: &mut [usize], mut i: usize) -> usize {
-            while up[i] != i {
-                up[i] = up[up[i]];
-                i = up[i];
-            }
-            i
-        }
-        for i in 0..subvols.len() {
-            let parent = subvols[i].2;
-            if parent == [0; 16] {
-                continue;
-            }
-            // Its origin, and the other snapshots of the same origin (which
-            // share blocks even when the origin is gone).
-            let kin: Vec<usize> = (0..subvols.len())
-                .filter(|&j| j != i && (subvols[j].1 == parent || subvols[j].2 == parent))
-                .collect();
-            for j in kin {
-                let (a, b) = (find(&mut up, i), find(&mut up, j));
-                up[a] = b;
-            }
-        }
-        let family: Vec<usize> = (0..subvols.len()).map(|i| find(&mut up, i)).collect();
-        let mut whole_family: std::collections::HashMap<usize, bool> = Default::default();
-        for (s, &f) in subvols.iter().zip(&family) {
-            let held = s.3 && scanned.contains(&s.0);
-            *whole_family.entry(f).or_insert(true) &= held;
-        }
-        let whole = subvols
+        let whole = kin
+            .all()
             .iter()
-            .zip(&family)
-            .map(|(s, f)| (s.0, whole_family[f]))
+            .map(|s| (s.id, families[&s.family]))
             .collect();
-        let kin_whole = family.iter().enumerate().all(|(i, f)| {
-            whole_family[f] || !family.iter().enumerate().any(|(j, g)| j != i && g == f)
-        });
-        let alive = subvols.iter().filter(|s| s.3).map(|s| s.0).collect();
-        Some(Families {
-            whole,
-            kin_whole,
-            alive,
-        })
+        let alive = kin.all().iter().filter(|s| s.alive).map(|s| s.id).collect();
+        Some(Families { whole, alive })
     }
 
     /// Whether the refs `refs` settle that nothing outside the scan holds
@@ -299,9 +244,11 @@ pub(crate) fn verify(
             continue;
         };
         if info.magic == magic::BTRFS && super::inline::is_inline_ns(space_ns[space]) {
-            // Inline data: shared only between snapshots of one family,
-            // through unchanged copies the scan saw.
-            if Families::read(fd, scanned).is_some_and(|f| f.kin_whole) {
+            // Inline data: shared only between snapshots of one family.
+            // Each inode the scan saw was asked of the family's trees
+            // (`inline_held`, through the same root tree); one whose
+            // trees could not be read is marked where it is counted.
+            if Families::read(fd, scanned).is_some() {
                 v.spaces[space] = true;
             }
             continue;

@@ -98,6 +98,9 @@ pub(crate) struct Extents {
     next_file: AtomicU32,
     /// The Btrfs tree search may be used.
     search: bool,
+    /// The process may search Btrfs trees ([`can_search_trees`]), whether
+    /// or not the walk does (`--fiemap`).
+    trees: bool,
     btrfs: BtrfsState,
     copies: Copies,
     indexed: Indexed,
@@ -122,6 +125,7 @@ impl Extents {
     pub(crate) fn with_search(search: bool) -> Self {
         Self {
             search,
+            trees: can_search_trees(),
             ..Self::default()
         }
     }
@@ -141,6 +145,12 @@ impl Extents {
     /// Whether the Btrfs tree search may be used.
     pub(crate) fn search_allowed(&self) -> bool {
         self.search
+    }
+
+    /// Whether the process may search Btrfs trees, as root does after the
+    /// walk even with `--fiemap`.
+    pub(crate) fn trees_readable(&self) -> bool {
+        self.trees
     }
 
     /// Reads the extents of the file open at `fd` from `source`, indexing

@@ -108,23 +108,15 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
         None if kind == Kind::File => Err(Skip::FsCannotShare),
         None => Err(Skip::NotRegular),
     };
-    if kind == Kind::Symlink
-        && !ctx.run.opts.skip_extents
-        && ctx.run.keep_inline
-        && st.stx_blocks > 0
-    {
+    if kind == Kind::Symlink && !ctx.run.opts.skip_extents && st.stx_blocks > 0 {
         if let Some(fs) = f.fs.filter(|fs| fs.info.magic == magic::BTRFS) {
             // Its target is inline data, which a snapshot shares: decided
             // after the walk, as for inline files.
-            let bytes = st.stx_blocks.saturating_mul(512);
-            ctx.record_inline(
-                local,
-                st,
-                (f.node, f.ns),
-                (bytes, None),
-                once,
-                fs.info.index,
-            );
+            let (bytes, at) = (st.stx_blocks.saturating_mul(512), (f.node, f.ns));
+            ctx.inline_bound(local, st, at, once, fs.space);
+            if ctx.run.keep_inline {
+                ctx.record_inline(local, st, at, (bytes, None), once, fs.info.index);
+            }
         }
     }
     let mapped = match verdict {
@@ -584,10 +576,12 @@ fn reuse(
         local.counters.compressed_files += 1;
         local.counters.compressed_bytes += got.encoded;
     }
-    if let (true, Some(fs)) = (got.inline && ctx.run.keep_inline, f.fs) {
-        let bytes = view.total.saturating_sub(got.shared_bytes);
-        let at = (f.node, f.ns);
-        ctx.record_inline(local, st, at, (bytes, got.file), once, fs.info.index);
+    if let (true, Some(fs)) = (got.inline, f.fs) {
+        let (bytes, at) = (view.total.saturating_sub(got.shared_bytes), (f.node, f.ns));
+        ctx.inline_bound(local, st, at, once, fs.space);
+        if ctx.run.keep_inline {
+            ctx.record_inline(local, st, at, (bytes, got.file), once, fs.info.index);
+        }
     }
     // A copy's extents come from FIEMAP: on Btrfs, as referenced.
     let whole = got.inline || f.fs.is_none_or(|fs| fs.info.magic != magic::BTRFS);
@@ -660,10 +654,12 @@ fn map_by_search(
             dev,
         });
     }
-    if got.inline && ctx.run.keep_inline {
-        let bytes = view.total.saturating_sub(got.shared_bytes);
-        let at = (f.node, f.ns);
-        ctx.record_inline(local, st, at, (bytes, got.file), linked, fs.info.index);
+    if got.inline {
+        let (bytes, at) = (view.total.saturating_sub(got.shared_bytes), (f.node, f.ns));
+        ctx.inline_bound(local, st, at, linked, fs.space);
+        if ctx.run.keep_inline {
+            ctx.record_inline(local, st, at, (bytes, got.file), linked, fs.info.index);
+        }
     }
     if got.compressed_disk > 0 {
         local.counters.on_disk_files += 1;

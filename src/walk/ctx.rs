@@ -458,6 +458,32 @@ impl Ctx<'_> {
         }
     }
 
+    /// Without root, marks "at most" the node `at` of a Btrfs inline file
+    /// or symlink stat-ed as `st` (`once`: counted through its links, by
+    /// inode): a snapshot outside the scan may hold its data, which only
+    /// root can ask (`inline_held`). A partial mark, withdrawn where the
+    /// scan covers the filesystem, whose proof it takes part in (`space`:
+    /// the file's extent space).
+    pub(super) fn inline_bound(
+        &self,
+        local: &mut Local,
+        st: &Statx,
+        at: (NodeId, u32),
+        once: bool,
+        space: u32,
+    ) {
+        if self.map.extents.trees_readable() {
+            return;
+        }
+        local.partial_view(space, 0);
+        match once {
+            true => local
+                .inode_marks
+                .push(((at.1, dev_of(st), st.stx_ino), Bound::AT_MOST, true)),
+            false => local.partial_bound(at.0, Bound::AT_MOST),
+        }
+    }
+
     /// Records that directory `node` was not read in full (`whole`: not
     /// at all), and why, for the browser's marks and its entry info.
     pub(super) fn read_error(&self, node: NodeId, whole: bool, what: String) {

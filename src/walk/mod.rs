@@ -497,15 +497,15 @@ fn start_root<'s>(
 /// Whether the walk records the Btrfs files with inline data
 /// ([`crate::extents::inline`]). Such data is shared only by two
 /// subvolumes of one filesystem, and most scans meet one: then nothing is
-/// recorded (on a /usr copy, 54,669 records written and thrown away).
+/// recorded (on a /usr copy, 54,669 records written and thrown away), but
+/// as root where snapshots may hold them outside the scan (`inline_held`).
 /// A walk meets one subvolume when every root lies on one device, no root
 /// directory's subvolume holds another (`BTRFS_IOC_GET_SUBVOL_ROOTREF`,
 /// unprivileged: anywhere in it, so also outside the roots), no mount point
 /// lies inside the roots and no symlink is followed (`-L`). Anything that
 /// cannot be told (a root that cannot be opened, no `/proc/self/mountinfo`,
-/// a kernel without the ioctl, another filesystem) records them. A
-/// subvolume or mount made inside the roots while the walk runs is not
-/// looked for, like any other change during the walk.
+/// a kernel without the ioctl, another filesystem) records them. A subvolume
+/// or mount made inside the roots during the walk is not looked for.
 fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<u8>]>) -> bool {
     if opts.skip_extents {
         return false;
@@ -513,9 +513,9 @@ fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<
     if opts.follow_links || mounts.is_none_or(|m| !m.is_empty()) {
         return true;
     }
-    let mut devs = Vec::new();
+    let (mut devs, search) = (Vec::new(), crate::extents::can_search_trees());
     for i in 0..roots.0.len() {
-        let Some(r) = roots.get(i) else {
+        let Some(r) = roots.get(i).filter(|_| !search || roots.is_dir(i)) else {
             return true;
         };
         // A directory is asked about its subvolume through an fd of its
@@ -524,12 +524,9 @@ fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<
         if roots.is_dir(i) {
             let flags = open::dir_flags(u32::MAX, None, opts.follow_args);
             match r.open_dir(flags) {
-                Ok(fd) => {
-                    if crate::probe::ioctl::btrfs_has_nested_subvol(fd.as_fd()).unwrap_or(true) {
-                        return true;
-                    }
-                }
+                Ok(fd) if crate::extents::btrfs_kin::may_share(fd.as_fd(), search) => return true,
                 Err(_) => return true,
+                Ok(_) => {}
             }
         }
         devs.push(r.dev);
@@ -629,19 +626,22 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         own += stats;
         nodes.set_own(id, &own);
     }
-    // Inline data that snapshots share: shared units like any extent. Only
-    // a scan that met two subvolumes can have any.
+    // Inline data that snapshots share, in the scan or (as root) outside it.
     let inline_devs = inline_keys.devs();
-    if inline_devs.len() > 1 {
-        crate::extents::inline::share(
+    let fds = roots.iter().flatten().map(|r| (r.dev, r.fd.as_deref()));
+    let holders = crate::extents::inline_held::Holders::as_root(&registry, &inline_devs, fds);
+    if inline_devs.len() > 1 || holders.is_some() {
+        let unknown = crate::extents::inline::share(
             (std::mem::take(&mut inline), &inline_keys),
-            &inline_devs,
+            (&inline_devs, holders.as_ref()),
             &registry,
             &extents,
             &mut nodes,
             &mut links,
             (&mut files, (&copy_sets, &mut copies)),
-        );
+        )
+        .unknown;
+        bounds.extend(unknown.into_iter().map(|n| (n, Bound::AT_MOST)));
     }
     drop(inline);
     drop(inline_keys);

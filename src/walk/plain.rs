@@ -95,11 +95,13 @@ pub(super) fn file(
             return Ok(credit(ctx, at, who, skipped, local));
         }
     }
-    if got.inline && ctx.run.keep_inline && fs.info.magic == magic::BTRFS {
+    if got.inline && fs.info.magic == magic::BTRFS {
         // Inline data a snapshot may share: decided after the walk.
-        let bytes = total.saturating_sub(got.shared_bytes);
-        let at = (who.node, who.ns);
-        ctx.record_inline(local, st, at, (bytes, got.file), false, fs.info.index);
+        let (bytes, at) = (total.saturating_sub(got.shared_bytes), (who.node, who.ns));
+        ctx.inline_bound(local, st, at, false, fs.space);
+        if ctx.run.keep_inline {
+            ctx.record_inline(local, st, at, (bytes, got.file), false, fs.info.index);
+        }
     }
     fiemap::close(fd);
     // Nothing kept (the usual case) is nothing worth keeping.

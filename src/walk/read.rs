@@ -272,9 +272,10 @@ pub(super) fn read_open(
         // birth time is the walk's: only for the inode it stat-ed.
         let same =
             (now.ino, now.ctime) == (st.stx_ino, (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec));
+        let at = (who.node, who.ns);
+        ctx.inline_bound(local, st, at, once, fs.space);
         if same && ctx.run.keep_inline {
             let bytes = view.total.saturating_sub(got.shared_bytes);
-            let at = (who.node, who.ns);
             ctx.record_inline(local, st, at, (bytes, got.file), once, fs.info.index);
         }
     }

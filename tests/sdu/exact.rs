@@ -773,9 +773,10 @@ fn random_case(seed: u64) -> Option<Row> {
         entry(&json::parse(&out.stdout), arg).clone()
     };
     let (root, user) = (scan_as(true), scan_as(false));
-    // Directories' own blocks, which sdu counts as du does and no deletion
-    // of files frees: on Btrfs only the top-level root directory has any
-    // (16 KiB, from mkfs.btrfs), so this is 0 unless the scan is the mount.
+    // Directories' own blocks, which sdu counts in Total as du does and
+    // never in Reclaimable on Btrfs (metadata, which no deletion of files
+    // frees as data): only the top-level root directory has any (16 KiB,
+    // from mkfs.btrfs), so this is 0 unless the scan is the mount.
     let dir_bytes: u64 = dirs
         .iter()
         .filter(|d| under(d, &scan))
@@ -802,13 +803,13 @@ fn random_case(seed: u64) -> Option<Row> {
         "#{seed} {arg}{}{}  [{}]",
         exclude.map_or(String::new(), |x| format!(" --exclude {x}")),
         if dir_bytes > 0 {
-            format!(" (freed + {dir_bytes} of the root directory)")
+            format!(" ({dir_bytes} of the root directory not reclaimable)")
         } else {
             String::new()
         },
         r.log.join("; ")
     );
-    Some(Row::new(&what, &root, &user, freed + dir_bytes))
+    Some(Row::new(&what, &root, &user, freed))
 }
 
 /// Random trees (files, reflink copies between directories, a snapshot or

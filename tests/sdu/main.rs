@@ -43,6 +43,7 @@ mod reliability;
 mod reports;
 mod saved;
 mod shared;
+mod snapshot_alone;
 mod structure;
 mod terminal;
 mod tmux;

@@ -333,7 +333,10 @@ fn xfs_at_most_marked_in_every_output() {
 /// `cell`, and the header the directory's with `mark`.
 fn browse_marks(dir: &Path, args: &str, (row, cell): (&str, &str), mark: &str, locale: &str) {
     let (under, args) = args.split_once("SDU ").unwrap_or(("", args));
-    let Some(tmux) = Tmux::shell("marks") else {
+    // One server per call: the tests run in parallel in one process.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let Some(tmux) = Tmux::shell(&format!("marks{n}")) else {
         return;
     };
     tmux.keys(&[
@@ -488,7 +491,11 @@ fn ncdu_import_marks_every_reclaimable() {
 /// marks every bound Reclaimable with the mark its bound bits give, and
 /// the legend explains each mark shown, `want` among them.
 fn html_marks(dir: &Path, args: &[&str], want: &str) {
-    let page = Path::new(env!("CARGO_TARGET_TMPDIR")).join("marks.html");
+    // One page per call: the tests run in parallel in one process.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let page = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("marks-{}-{n}.html", std::process::id()));
     let out = sdu_locale(
         dir,
         true,

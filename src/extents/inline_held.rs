@@ -1,0 +1,157 @@
+//! As root: whether a subvolume outside the scan holds a Btrfs inline
+//! file's inode unchanged (`docs/design.md`, "Btrfs metadata: what
+//! "frees" means").
+//!
+//! Inline data has no disk address to ask the back-reference walk about
+//! ([`super::outside`]), but root can read any subvolume's tree. A
+//! subvolume holds the inline file the scan saw when its tree holds the
+//! same inode unchanged: an inode item of the same number with the same
+//! birth and change times to the nanosecond and the same size, symlink or
+//! not (the key of [`super::inline`]), in a subvolume of the same snapshot
+//! family ([`super::btrfs_kin`]: two fresh subvolumes can hold equal keys
+//! that share nothing). Whether it shares the leaf or holds a copy made on
+//! write, the file's content outlives the scan's copies: not reclaimable.
+//!
+//! Only the members that can hold it are read: a subvolume made before
+//! the inode took its present state, whose copies the scan saw in
+//! subvolumes also made before it, cannot (the inode was in this state
+//! only after the later of the two was made, and a snapshot freezes what
+//! it copies). So the snapshots older than a file changed since are not
+//! asked about it.
+
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+use super::btrfs_kin::Kin;
+use super::btrfs_search::{self as bs, key_type};
+use super::btrfs_tree::InodeItem;
+use crate::probe::Registry;
+
+/// An inline inode as the scan saw it: its filesystem (registry index),
+/// number, size, symlink or not, and birth and change times.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Inode {
+    pub(crate) fs: u32,
+    pub(crate) ino: u64,
+    pub(crate) size: u64,
+    pub(crate) symlink: bool,
+    pub(crate) times: ((i64, u32), (i64, u32)),
+}
+
+/// Who else holds an inline inode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Held {
+    /// No subvolume outside the scan.
+    Nowhere,
+    /// A subvolume outside the scan holds it unchanged.
+    Outside,
+    /// A tree that could hold it could not be read.
+    Unknown,
+}
+
+/// The filesystems the scan's inline files are on, each with an fd and
+/// its subvolumes' families.
+pub(crate) struct Holders {
+    fss: Vec<(u32, OwnedFd, Option<Kin>)>,
+}
+
+impl Holders {
+    /// As root, when the scan recorded inline files (on the devices
+    /// `devs`): with `fds`, an fd on each filesystem (by a device of it),
+    /// copied.
+    pub(crate) fn as_root<'a>(
+        registry: &Registry,
+        devs: &[u64],
+        fds: impl Iterator<Item = (u64, Option<&'a OwnedFd>)>,
+    ) -> Option<Holders> {
+        if devs.is_empty() || !super::can_search_trees() {
+            return None;
+        }
+        let mut fss: Vec<(u32, OwnedFd, Option<Kin>)> = Vec::new();
+        for (dev, fd) in fds {
+            let (Some(fs), Some(fd)) = (registry.fs_index(dev), fd) else {
+                continue;
+            };
+            if fss.iter().any(|f| f.0 == fs) {
+                continue;
+            }
+            if let Ok(fd) = rustix::io::fcntl_dupfd_cloexec(fd, 0) {
+                let kin = Kin::read(fd.as_fd());
+                fss.push((fs, fd, kin));
+            }
+        }
+        Some(Holders { fss })
+    }
+
+    fn of(&self, fs: u32) -> Option<(BorrowedFd<'_>, &Kin)> {
+        let f = self.fss.iter().find(|f| f.0 == fs)?;
+        Some((f.1.as_fd(), f.2.as_ref()?))
+    }
+
+    /// The family of subvolume `id` of filesystem `fs`, as a tag no
+    /// subvolume UUID takes.
+    pub(crate) fn family(&self, fs: u32, id: u64) -> Option<[u8; 16]> {
+        let family = self.of(fs)?.1.get(id)?.family as u64;
+        let mut tag = [0xff; 16];
+        tag[4..8].copy_from_slice(&fs.to_le_bytes());
+        tag[8..].copy_from_slice(&family.to_le_bytes());
+        Some(tag)
+    }
+
+    /// Whether a live subvolume other than those of `seen` (the scan saw
+    /// the inode `key` unchanged in each: its id and creation time) holds
+    /// it unchanged.
+    pub(crate) fn held(&self, key: &Inode, seen: &[(u64, (i64, u32))]) -> Held {
+        let Some((fd, kin)) = self.of(key.fs) else {
+            return Held::Unknown;
+        };
+        let mut families = Vec::new();
+        for s in seen {
+            match kin.get(s.0) {
+                Some(k) => families.push(k.family),
+                None => return Held::Unknown,
+            }
+        }
+        let latest = seen.iter().map(|s| s.1).max().unwrap_or_default();
+        let mut verdict = Held::Nowhere;
+        for t in kin.all().iter().filter(|t| {
+            t.alive && families.contains(&t.family) && !seen.iter().any(|s| s.0 == t.id)
+        }) {
+            if key.times.1 > latest.max(t.created) {
+                continue;
+            }
+            match same_inode(fd, t.id, key) {
+                Ok(true) => return Held::Outside,
+                Ok(false) => {}
+                Err(_) => verdict = Held::Unknown,
+            }
+        }
+        verdict
+    }
+}
+
+/// Whether subvolume `tree`'s inode of `key`'s number is `key`'s inode
+/// unchanged.
+fn same_inode(fd: BorrowedFd<'_>, tree: u64, key: &Inode) -> io::Result<bool> {
+    let ino = key.ino;
+    let mut item = None;
+    bs::search(
+        fd,
+        tree,
+        (ino, key_type::INODE_ITEM, 0),
+        (ino, key_type::INODE_ITEM, u64::MAX),
+        1,
+        |it| {
+            if (it.objectid, it.kind) == (ino, key_type::INODE_ITEM) {
+                item = InodeItem::parse(it.data);
+            }
+            false
+        },
+    )?;
+    let symlink = |mode: u32| mode & 0o170_000 == 0o120_000;
+    Ok(item.is_some_and(|i| {
+        i.size == key.size
+            && ((i.secs[3], i.nsecs[3]), (i.secs[1], i.nsecs[1])) == key.times
+            && symlink(i.mode) == key.symlink
+    }))
+}
