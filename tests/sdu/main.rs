@@ -5,7 +5,8 @@
 //! filesystems, the Btrfs search check, du, the text table; all
 //! re-exported, so `use crate::util::*` brings everything) and `json` (a
 //! strict parser of the `--json` document). Every other module is one
-//! concern's tests; `shared` and `reliability` are directories of several.
+//! concern's tests; `shared`, `reliability` and `exact_random` are
+//! directories of several.
 //! Where a test runs on XFS and on Btrfs, it is one helper taking the
 //! `FsKind` with one `#[test]` per kind. No test file has over 1,000 lines
 //! (checked by `structure`).
@@ -25,6 +26,7 @@ mod du_match;
 mod du_rules;
 mod errors;
 mod exact;
+mod exact_random;
 mod flags;
 mod golden;
 mod hostile_output;

@@ -110,6 +110,11 @@ impl LoopFs {
         &self.mnt
     }
 
+    /// The image file the loop device reads.
+    pub fn image(&self) -> PathBuf {
+        self._tmp.path().join("fs.img")
+    }
+
     /// The loop device it is mounted from.
     pub fn device(&self) -> &str {
         &self.dev

@@ -73,6 +73,18 @@ impl Mounted {
         }
     }
 
+    /// Unmounts, runs `f` on the image file (to save or restore the whole
+    /// filesystem), and mounts again with `opts`.
+    pub fn unmounted<R>(&self, f: impl FnOnce(&Path) -> R) -> R {
+        umount_retrying(self.path());
+        let r = f(&self.lfs.image());
+        run(Command::new("mount")
+            .args(["-t", self.kind.fstype(), "-o", self.opts, &self.dev])
+            .arg(self.path()))
+        .assert_ok();
+        r
+    }
+
     /// Used bytes as the filesystem counts them, after a flush: statvfs on
     /// XFS, Data Used on Btrfs (see `reclaim`'s module comment).
     pub fn used(&self) -> u64 {
