@@ -424,7 +424,28 @@ fn start_root<'s>(
             account::Pre::Open(fd) => rustix::io::fcntl_dupfd_cloexec(fd, 0).ok(),
             _ => None,
         };
-        let fs = (on.as_ref()).map(|fd| ctx.filesystem(dev, fd.as_fd(), ns, &|| root.to_vec()));
+        // One that cannot be opened (a symlink, whose target a Btrfs
+        // snapshot may share inline) is probed on its directory, checked
+        // to lie on its device, and that fd is kept in its place: the
+        // stages after the walk ask the filesystem through it.
+        let probed = match &on {
+            Some(_) => None,
+            None => roots::parent_on(&cpath, open::dir_flags(ctx.run.euid, None, true), dev),
+        };
+        if let Some(kept) = probed
+            .as_ref()
+            .and_then(|fd| rustix::io::fcntl_dupfd_cloexec(fd, 0).ok())
+        {
+            keep_root_fd(ctx, order, &Arc::new(kept));
+        }
+        let fs = (on.as_ref().or(probed.as_ref()))
+            .map(|fd| ctx.filesystem(dev, fd.as_fd(), ns, &|| root.to_vec()));
+        // A Btrfs symlink whose directory cannot be opened either: whether
+        // a snapshot holds its target cannot be asked.
+        let btrfs = resolved.magic == Some(crate::probe::magic::BTRFS);
+        if fs.is_none() && btrfs && kind == Kind::Symlink && st.stx_blocks > 0 {
+            local.bound(id, Bound::AT_MOST);
+        }
         // A file given by path: its directory was not stat-ed, so check.
         let file = account::FileAt {
             dirfd: on.as_ref().map_or(CWD, |fd| fd.as_fd()),

@@ -170,6 +170,23 @@ impl Root {
     }
 }
 
+/// The directory holding the non-directory PATH `path`, open for reading
+/// (`flags`), when it lies on device `dev`: what the filesystem of a PATH
+/// that cannot be opened itself (a symlink; a file the caller cannot read)
+/// is probed on. On Btrfs the device is the subvolume, so a directory of
+/// that device is probed as the entry would be, whatever directory the
+/// name leads to by now; any other device is not used.
+pub(super) fn parent_on(path: &CStr, flags: OFlags, dev: u64) -> Option<OwnedFd> {
+    let p = path.to_bytes();
+    let dir = match p.iter().rposition(|&b| b == b'/') {
+        Some(0) => c"/".to_owned(),
+        Some(i) => CString::new(&p[..i]).ok()?,
+        None => c".".to_owned(),
+    };
+    let fd = rfs::openat(CWD, &dir, flags, Mode::empty()).ok()?;
+    (rfs::fstat(&fd).ok()?.st_dev == dev).then_some(fd)
+}
+
 /// Opens root directory `(dev, ino)` for reading with `flags`: reopened
 /// through `at`, the `O_PATH` fd its PATH was resolved by, or without one
 /// by its `name` (the path as given), checked all the same.
