@@ -13,7 +13,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rustix::fs::{self as rfs, RawDir, StatxAttributes};
+use rustix::fs::{self as rfs, OFlags, RawDir, StatxAttributes};
 use rustix::io::Errno;
 
 use super::account::{self, Accounted, FileAt, Pre};
@@ -153,6 +153,9 @@ pub(super) fn walk_dir<'s>(
             return finish(ctx, &h, rec, &mut local);
         }
         Err(e) => {
+            if on_btrfs_unread(ctx, &h, follow) {
+                own_bytes_off(ctx, &mut local);
+            }
             report_dir_error(ctx, &h, e, &mut local);
             h.release(&ctx.fds.cache);
             return finish(ctx, &h, rec, &mut local);
@@ -412,11 +415,46 @@ fn report_dir_error(ctx: &Ctx<'_>, h: &DirHandle, e: DirError, local: &mut Local
 /// "Btrfs metadata"). Taken from its own figures, before any child's.
 fn own_bytes_on(fs: &super::fdcache::DirFs, ctx: &Ctx<'_>, local: &mut Local) {
     if fs.info.magic == crate::probe::magic::BTRFS {
-        match local.links.last_mut() {
-            Some(own) if ctx.run.hash_all => own.stats.reclaimable = 0,
-            _ => local.acc.reclaimable = 0,
-        }
+        own_bytes_off(ctx, local);
     }
+}
+
+/// Takes the directory's own bytes out of its Reclaimable: from its link
+/// under -L (whose figures the roll-up reads, `tree::credit_links`), else
+/// from its own figures.
+fn own_bytes_off(ctx: &Ctx<'_>, local: &mut Local) {
+    match local.links.last_mut() {
+        Some(own) if ctx.run.hash_all => own.stats.reclaimable = 0,
+        _ => local.acc.reclaimable = 0,
+    }
+}
+
+/// Whether a directory that could not be opened for reading lies on
+/// Btrfs, where its own bytes are no data ([`own_bytes_on`]): its parent's
+/// filesystem when on its device, else `fstatfs` on an `O_PATH` open (which
+/// needs no read permission), checked to be the directory stat-ed. One the
+/// caller cannot reach even so is taken as not on Btrfs.
+fn on_btrfs_unread(ctx: &Ctx<'_>, h: &DirHandle, follow: bool) -> bool {
+    if let Some(fs) = h.fs {
+        return fs.info.magic == crate::probe::magic::BTRFS;
+    }
+    let flags = open::dir_flags(ctx.run.euid, None, follow) | OFlags::PATH;
+    let opened = match &h.parent {
+        Some(p) => {
+            let follow_root = ctx.run.opts.follow_links || ctx.run.opts.follow_args;
+            let chain = open::dir_flags(ctx.run.euid, None, follow_root);
+            let r = p.fd(&ctx.fds.cache, chain).and_then(|pfd| {
+                open::open_dir(pfd.as_fd(), h.name.as_c_str(), flags, h.dev, h.ino)
+            });
+            p.release(&ctx.fds.cache);
+            r
+        }
+        None => h.open_root(flags),
+    };
+    opened
+        .ok()
+        .and_then(|fd| rfs::fstatfs(&fd).ok())
+        .is_some_and(|s| s.f_type as u32 == crate::probe::magic::BTRFS)
 }
 
 pub(super) fn finish(ctx: &Ctx<'_>, h: &DirHandle, mut rec: NodeRec, local: &mut Local) {
