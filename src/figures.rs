@@ -224,6 +224,15 @@ pub(crate) fn linked_inode<'a>(links: impl Iterator<Item = &'a Stats>) -> Stats 
     stats
 }
 
+/// Does an inode counted through its links (`links`: its figures through
+/// each) free its exclusive bytes once all its links go? Not a directory
+/// whose own figures claim nothing reclaimable: a Btrfs directory's own
+/// bytes are metadata (`walk::dir`, `own_bytes_on`), counted through its
+/// link under -L.
+pub(crate) fn links_free<'a>(mut links: impl Iterator<Item = &'a Stats>) -> bool {
+    !links.all(|s| s.dirs > 0 && s.reclaimable == 0)
+}
+
 /// Is an inode contained in the scan, so that deleting what holds its links
 /// frees it? Only when every one of its `nlink` links was seen.
 pub(crate) fn all_links_seen(seen: usize, nlink: u32) -> bool {

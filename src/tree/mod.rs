@@ -594,11 +594,9 @@ impl Crediting<'_> {
                 .reduce(|a, b| acc::lca(self.nodes, a, b));
             if let Some(lca) = lca {
                 self.marks.inode(lca, group[0].inode());
-                // Links whose own figures each claim nothing reclaimable
-                // free nothing: a Btrfs directory's own bytes, counted
-                // through its links under -L (`walk::dir`, own_bytes_on).
-                let none = group.iter().all(|l| l.stats.reclaimable == 0);
-                if figures::all_links_seen(group.len(), group[0].nlink) && !none {
+                if figures::all_links_seen(group.len(), group[0].nlink)
+                    && figures::links_free(group.iter().map(|l| &l.stats))
+                {
                     acc.reclaim_at(nodes, lca, stats.exclusive);
                 }
             }

@@ -183,7 +183,9 @@ impl Reclaim {
         let mut unit_bounds = Vec::new();
         let mut inode_bounds = Vec::new();
         for group in links.chunk_by(|a, b| a.inode() == b.inode()) {
-            if figures::all_links_seen(group.len(), group[0].nlink) {
+            if figures::all_links_seen(group.len(), group[0].nlink)
+                && figures::links_free(group.iter().map(|l| &l.stats))
+            {
                 let stats = figures::linked_inode(group.iter().map(|l| &l.stats));
                 let a = r.inode_nodes.len();
                 r.inode_nodes.extend(group.iter().map(|l| l.node));

@@ -420,8 +420,8 @@ fn own_bytes_on(fs: &super::fdcache::DirFs, ctx: &Ctx<'_>, local: &mut Local) {
 }
 
 /// Takes the directory's own bytes out of its Reclaimable: from its link
-/// under -L (whose figures the roll-up reads, `tree::credit_links`), else
-/// from its own figures.
+/// under -L (the roll-up then frees none of them,
+/// `crate::figures::links_free`), else from its own figures.
 fn own_bytes_off(ctx: &Ctx<'_>, local: &mut Local) {
     match local.links.last_mut() {
         Some(own) if ctx.run.hash_all => own.stats.reclaimable = 0,

@@ -425,23 +425,18 @@ fn start_root<'s>(
             _ => None,
         };
         // One that cannot be opened (a symlink, whose target a Btrfs
-        // snapshot may share inline) is probed on its directory, checked
-        // to lie on its device, and that fd is kept in its place: the
-        // stages after the walk ask the filesystem through it.
-        let probed = match &on {
-            Some(_) => None,
-            None => roots::parent_on(&cpath, open::dir_flags(ctx.run.euid, None, true), dev),
-        };
-        if let Some(kept) = probed
-            .as_ref()
-            .and_then(|fd| rustix::io::fcntl_dupfd_cloexec(fd, 0).ok())
-        {
-            keep_root_fd(ctx, order, &Arc::new(kept));
+        // snapshot may share inline) is probed on its directory, checked to
+        // lie on its device, and kept in its place for the stages after.
+        let flags = open::dir_flags(ctx.run.euid, None, true);
+        let probed = (on.is_none().then(|| roots::parent_on(&cpath, flags, dev)))
+            .flatten()
+            .map(Arc::new);
+        if let Some(fd) = &probed {
+            keep_root_fd(ctx, order, fd);
         }
-        let fs = (on.as_ref().or(probed.as_ref()))
+        let fs = (on.as_ref().or(probed.as_deref()))
             .map(|fd| ctx.filesystem(dev, fd.as_fd(), ns, &|| root.to_vec()));
-        // A Btrfs symlink whose directory cannot be opened either: whether
-        // a snapshot holds its target cannot be asked.
+        // Else whether a snapshot holds a Btrfs symlink's target is unknown.
         let btrfs = resolved.magic == Some(crate::probe::magic::BTRFS);
         if fs.is_none() && btrfs && kind == Kind::Symlink && st.stx_blocks > 0 {
             local.bound(id, Bound::AT_MOST);
