@@ -386,6 +386,8 @@ pub(super) struct Records {
     pub(super) left_mounts: Mutex<Vec<u64>>,
     /// What the walk saw of each PATH, by its position on the command line.
     pub(super) roots: Mutex<super::RootsSeen>,
+    /// Which roots inside another namespace 0 reached.
+    pub(super) reach: super::roots::Reach,
 }
 
 /// The directory fds the walk keeps, and how many more files the fd limit
