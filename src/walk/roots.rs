@@ -105,7 +105,9 @@ impl Roots {
     /// inside another is walked again, and its inodes, links and extents are
     /// kept apart (keyed by namespace) so that the two walks never meet in the
     /// crediting; its node is a top of its own, outside the `-c` total, which
-    /// counts every inode once, as du's does. What tells its figures exact
+    /// counts every inode once, as du's does. That holds only where the outer
+    /// walk reaches it: the walk puts a root it did not reach in namespace 0
+    /// ([`Reach`]). What tells its figures exact
     /// from bounds is its namespace's alone too (`crate::walked`,
     /// `verify_namespace`).
     ///
