@@ -324,7 +324,11 @@ pub(crate) fn walk(
     let mut resolved: Vec<_> = roots.0.drain(..).map(Some).collect();
     let take = |r: &mut Option<_>| r.take().expect("each root is walked once");
     pool.scope(|s| {
-        for (i, r) in resolved.iter_mut().enumerate().filter(|(i, _)| spaces[*i] == 0) {
+        for (i, r) in resolved
+            .iter_mut()
+            .enumerate()
+            .filter(|(i, _)| spaces[*i] == 0)
+        {
             start_root(&ctx, s, (&opts.roots[i], take(r)), 0, i as u32);
         }
     });

@@ -138,7 +138,11 @@ impl Roots {
     /// counted apart is decided when its turn comes ([`Reach`]).
     pub(super) fn inner_in_turn(&self, spaces: &[u32]) -> Vec<usize> {
         let mut inner: Vec<usize> = (0..spaces.len()).filter(|&i| spaces[i] != 0).collect();
-        inner.sort_by_key(|&i| self.get(i).and_then(|r| r.place.as_ref()).map_or(0, Vec::len));
+        inner.sort_by_key(|&i| {
+            self.get(i)
+                .and_then(|r| r.place.as_ref())
+                .map_or(0, Vec::len)
+        });
         inner
     }
 
