@@ -239,6 +239,38 @@ fn btrfs_bookends_beside_compressed_data_whole_filesystem() {
     assert_rows("Btrfs, compressed, bookends beside compressed data", &rows);
 }
 
+/// A file cloned into itself (FICLONERANGE within one file, held by
+/// nothing else), given as PATH with the directory that holds it inside
+/// `.`, without root: the scan of `.` proves every extent referenced whole
+/// (the Data Used proof), so a unit one file maps twice is its one extent,
+/// freed with the file. `d/f` and `d`, in namespaces of their own that
+/// do not cover the filesystem, are at most that (an outside reference
+/// they cannot see), never an unmarked figure below it.
+#[test]
+fn btrfs_file_cloned_into_itself_inside_another_path() {
+    let Some(fs) = Mounted::new(FsKind::Btrfs, BTRFS_OPTS) else {
+        return;
+    };
+    let mnt = fs.path();
+    let t = Tree { root: mnt };
+    t.write("d/f", 37 << 12);
+    t.write("d/g", 16 << 12);
+    t.clone_range("d/f", 6 << 12, "d/f", 37 << 12, 7 << 12);
+    fs.remount();
+    let args = ["--json", "-c", "-s", "d/f", "d", "."];
+    let (root, user) = (report(mnt, true, &args), report(mnt, false, &args));
+    let f = freed_by(&fs, || fs::remove_file(mnt.join("d/f")).unwrap());
+    let d = f + freed_by(&fs, || fs::remove_dir_all(mnt.join("d")).unwrap());
+    assert_eq!((f, d), (37 << 12, 53 << 12), "the tree is not as built");
+    let rows: Vec<Row> = [("d/f", f), ("d", d)]
+        .map(|(p, freed)| Row::new(p, entry(&root, p), entry(&user, p), freed))
+        .into();
+    assert_rows(
+        "Btrfs, a file cloned into itself, inside another PATH",
+        &rows,
+    );
+}
+
 /// The random trees of `exact` over the seeds of `SDU_SEEDS` (`A..B`, B
 /// excluded; 1..41 unless set), asserted as there, with how many figures
 /// without root are marked and how many of those were in fact what
