@@ -204,9 +204,15 @@ impl Coverage {
     /// not flagged shared, and the shared ones once) are the filesystem's
     /// Data Used (`BTRFS_IOC_SPACE_INFO`). An extent referenced in part
     /// holds bytes nobody references, which the scan cannot see: then they
-    /// differ. So do they for data written during the scan, or compressed
-    /// (FIEMAP gives its logical size): not proven either way.
+    /// differ. So may they for data written during the scan: not proven
+    /// either way. Compressed data read by FIEMAP, which gives its logical
+    /// size, leaves `seen` unknown (`u64::MAX`): counted above its size on
+    /// disk, it can make up for bytes nobody references, so nothing is
+    /// proven where a file has some.
     pub(crate) fn proves_whole_extents(&self, fs: u32, seen: u64) -> bool {
+        if seen == u64::MAX {
+            return false;
+        }
         let Some(Some(root)) = self.roots.get(fs as usize).filter(|_| self.covers(fs)) else {
             return false;
         };

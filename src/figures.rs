@@ -252,7 +252,9 @@ pub(crate) fn all_links_seen(seen: usize, nlink: u32) -> bool {
 ///   compressed extent at two lengths) may be flagged shared for that
 ///   alone or for a reference outside the scan: not freed (and its file
 ///   marked at least without root, `coverage::mark_unfreed_units`).
-///   Inside, some range is mapped twice.
+///   Inside, some range is mapped twice. Where the Data Used proof holds,
+///   each unit counts as one range (`Sweep::count_units_as_extents`):
+///   one extent, which a file mapping it twice holds alone.
 ///
 /// A unit that passes is freed where all its files are contained (the
 /// roll-up decides that).

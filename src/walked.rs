@@ -204,6 +204,18 @@ fn sweep(
             coverage.covers_in(fs, ns) && coverage.proves_whole_extents(fs, seen(fs, ns))
         })
     };
+    // Asked once per filesystem: the proof reads its usage.
+    let proven_fs: Vec<u32> = (partial_fs.iter().copied())
+        .filter(|&fs| !touching.contains(&fs) && proven(fs))
+        .collect();
+    // Proven, each unit of a space read as referenced is one whole extent.
+    let mut sweep = sweep;
+    for (space, &fs) in space_fs.iter().enumerate() {
+        let read = partial_spaces.iter().any(|p| p.0 == space as u32);
+        if read && !inline(space as u32) && proven_fs.contains(&fs) {
+            sweep.count_units_as_extents(space as u32);
+        }
+    }
     let mut marks = coverage::WalkMarks {
         nodes: bounds,
         partial: partial_marks,
@@ -214,7 +226,7 @@ fn sweep(
         .collect();
     coverage::mark_unfreed_units(&sweep, (&files, &copies), &read_as_referenced, &mut marks);
     let exact = coverage.exactness(&registry, marks, (&partial_fs, &verified), |fs| {
-        !touching.contains(&fs) && proven(fs)
+        proven_fs.contains(&fs)
     });
     Ok(Walked {
         nodes,

@@ -403,7 +403,8 @@ pub(crate) struct Unit<'a> {
     /// Σ over the stored ranges of the run of the files mapping each.
     pub(crate) mappings: u32,
     /// The number of distinct stored `(physical, length)` ranges overlapping
-    /// it.
+    /// it (1 where they are known to be parts of one extent,
+    /// [`Sweep::count_units_as_extents`]).
     ///
     /// On Btrfs, compressed extents are reported with their logical length
     /// from their start on disk, so consecutive compressed extents of one
@@ -514,6 +515,26 @@ impl Sweep {
         self.fs_units()
             .zip(&self.encoded_from)
             .map(|((fs, r), &e)| (fs, r, e))
+    }
+
+    /// Counts each unit of extent space `space` as one stored range: what
+    /// the tree search gives of a whole extent, every reference to it
+    /// mapping that one range. For a space read by FIEMAP on a filesystem
+    /// the Data Used proof covers (`walked.rs`): every extent is referenced
+    /// whole, and no two indexed ranges touch, so each unit is one extent
+    /// and its overlapping ranges are parts of it, not extents of their
+    /// own. A unit of one file mapped twice is then freed with the file
+    /// ([`crate::figures::unit_freeable`]).
+    pub(crate) fn count_units_as_extents(&mut self, space: u32) {
+        let spans: Vec<Range<usize>> = (self.fs_units())
+            .filter(|(fs, _)| *fs == space)
+            .map(|(_, r)| r)
+            .collect();
+        for r in spans {
+            for n in &mut self.unit_ranges[r] {
+                *n = 1;
+            }
+        }
     }
 
     /// The number of segments.

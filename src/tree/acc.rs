@@ -250,7 +250,10 @@ pub(super) fn children(
             d
         }
     };
-    // The roots (children of TOP, rank 0) stay in the order given.
+    // The roots (children of TOP, rank 0) in the order given: a root
+    // inside another may be walked after the roots that follow it.
+    let (a, b) = (start[0] as usize, start[1] as usize);
+    ids[a..b].sort_by_key(|&x| nodes.order(x));
     for r in 1..m {
         let (a, b) = (start[r] as usize, start[r + 1] as usize);
         // Siblings share a depth, one more than their parent's.

@@ -587,7 +587,7 @@ fn reuse(
     let whole = got.inline || f.fs.is_none_or(|fs| fs.info.magic != magic::BTRFS);
     if let (false, Some(fs)) = (whole, f.fs) {
         let data = view.total.saturating_sub(got.shared_bytes);
-        local.partial_view(fs.space, data);
+        local.partial_view(fs.space, data, got.encoded > 0);
     }
     Mapped::Extents {
         view: (st.stx_size, st.stx_blocks),

@@ -224,8 +224,13 @@ impl Local {
     }
 
     /// A file of extent space `space` (Btrfs) had its extents read as
-    /// referenced; `bytes` of them are not flagged shared.
-    pub(super) fn partial_view(&mut self, space: u32, bytes: u64) {
+    /// referenced; `bytes` of them are not flagged shared. `encoded`: some
+    /// of its extents are compressed, which FIEMAP gives at their logical
+    /// length, not their size on disk: the space's bytes on disk are then
+    /// not known, and the sum saturates, which no Data Used equals (the
+    /// proof, `walked.rs`, fails there).
+    pub(super) fn partial_view(&mut self, space: u32, bytes: u64, encoded: bool) {
+        let bytes = if encoded { u64::MAX } else { bytes };
         match self.partial_spaces.iter_mut().find(|p| p.0 == space) {
             Some(p) => p.1 = p.1.saturating_add(bytes),
             None => self.partial_spaces.push((space, bytes)),
@@ -386,6 +391,8 @@ pub(super) struct Records {
     pub(super) left_mounts: Mutex<Vec<u64>>,
     /// What the walk saw of each PATH, by its position on the command line.
     pub(super) roots: Mutex<super::RootsSeen>,
+    /// Which roots inside another namespace 0 reached.
+    pub(super) reach: super::roots::Reach,
 }
 
 /// The directory fds the walk keeps, and how many more files the fd limit
@@ -475,7 +482,7 @@ impl Ctx<'_> {
         if self.map.extents.trees_readable() {
             return;
         }
-        local.partial_view(space, 0);
+        local.partial_view(space, 0, false);
         match once {
             true => local
                 .inode_marks

@@ -550,6 +550,9 @@ pub(super) fn entry_as<'s>(
     if let Some(why) = left_beside(ctx, dir, x) {
         return ctx.left_out(local, why, h.id, Some(st.stx_mnt_id));
     }
+    if h.ns == 0 {
+        ctx.records.reach.met(x.dev, st.stx_ino);
+    }
     if kind == Kind::Dir {
         return subdir(ctx, s, dir, x, symlinks, local);
     }

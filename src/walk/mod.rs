@@ -301,6 +301,7 @@ pub(crate) fn walk(
                 seen: opts.roots.iter().map(|_| None).collect(),
                 kept: 0,
             }),
+            reach: roots::Reach::new(&roots, &spaces),
         },
         fds: ctx::Fds {
             cache: FdCache::new(max_cached),
@@ -317,17 +318,27 @@ pub(crate) fn walk(
             copy_sets: Default::default(),
         },
     };
+    // The roots of namespace 0 first, then each root inside another, in
+    // namespace 0 when no walk of it reached the root ([`roots::Reach`]).
+    let inner = roots.inner_in_turn(&spaces);
+    let mut resolved: Vec<_> = roots.0.drain(..).map(Some).collect();
+    let take = |r: &mut Option<_>| r.take().expect("each root is walked once");
     pool.scope(|s| {
-        for (i, ((root, &ns), resolved)) in opts
-            .roots
-            .iter()
-            .zip(&spaces)
-            .zip(roots.0.drain(..))
+        for (i, r) in resolved
+            .iter_mut()
             .enumerate()
+            .filter(|(i, _)| spaces[*i] == 0)
         {
-            start_root(&ctx, s, (root, resolved), ns, i as u32);
+            start_root(&ctx, s, (&opts.roots[i], take(r)), 0, i as u32);
         }
     });
+    for i in inner {
+        if !ctx.records.reach.reached(i) {
+            spaces[i] = 0;
+        }
+        let r = take(&mut resolved[i]);
+        pool.scope(|s| start_root(&ctx, s, (&opts.roots[i], r), spaces[i], i as u32));
+    }
     if ctx.records.too_many.load(Ordering::Relaxed) {
         return Err(Error::TooManyEntries);
     }
@@ -346,7 +357,7 @@ pub(crate) fn walk(
     walk.counters.cold = cold;
     walk.counters.cold_lineage = lineage;
     walk.moved = moved.into_iter().map(|(id, _)| id).collect();
-    walk.overlap = overlap;
+    walk.overlap = overlap && (du_rules || spaces.iter().any(|&ns| ns != 0));
     Ok((walk, pool))
 }
 
@@ -380,6 +391,9 @@ fn start_root<'s>(
     };
     let st = resolved.st;
     let cpath = resolved.path;
+    if ns == 0 {
+        ctx.records.reach.met(resolved.dev, st.stx_ino);
+    }
     let id = ctx.new_id();
     let kind = Kind::from_mode(u32::from(st.stx_mode));
     let stats = ctx.inode_stats(&st);

@@ -118,7 +118,7 @@ pub(super) fn file(
     let whole = got.inline || fs.info.magic != magic::BTRFS;
     if !whole {
         let data = total.saturating_sub(got.shared_bytes);
-        local.partial_view(fs.space, data);
+        local.partial_view(fs.space, data, got.encoded > 0);
     }
     let mapped = Mapped::Extents {
         view: (st.stx_size, st.stx_blocks),

@@ -295,7 +295,7 @@ pub(super) fn read_open(
     let whole = pending.is_some() || got.inline || fs.info.magic != magic::BTRFS;
     if !whole {
         let data = view.total.saturating_sub(got.shared_bytes);
-        local.partial_view(fs.space, data);
+        local.partial_view(fs.space, data, got.encoded > 0);
     }
     let mapped = Mapped::Extents {
         view: (now.size, now.blocks),

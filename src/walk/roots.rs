@@ -16,6 +16,7 @@
 
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::{self as rfs, AtFlags, CWD, Mode, OFlags, Statx};
 use rustix::io::Errno;
@@ -104,7 +105,9 @@ impl Roots {
     /// inside another is walked again, and its inodes, links and extents are
     /// kept apart (keyed by namespace) so that the two walks never meet in the
     /// crediting; its node is a top of its own, outside the `-c` total, which
-    /// counts every inode once, as du's does. What tells its figures exact
+    /// counts every inode once, as du's does. That holds only where the outer
+    /// walk reaches it: the walk puts a root it did not reach in namespace 0
+    /// ([`Reach`]). What tells its figures exact
     /// from bounds is its namespace's alone too (`crate::walked`,
     /// `verify_namespace`).
     ///
@@ -127,6 +130,20 @@ impl Roots {
                 if nested { i as u32 + 1 } else { 0 }
             })
             .collect()
+    }
+
+    /// The roots inside another root ([`Roots::namespaces`]: not 0), in
+    /// the order they are walked, after every root of namespace 0: the
+    /// outer ones first (a shorter place), then as given. Whether each is
+    /// counted apart is decided when its turn comes ([`Reach`]).
+    pub(super) fn inner_in_turn(&self, spaces: &[u32]) -> Vec<usize> {
+        let mut inner: Vec<usize> = (0..spaces.len()).filter(|&i| spaces[i] != 0).collect();
+        inner.sort_by_key(|&i| {
+            self.get(i)
+                .and_then(|r| r.place.as_ref())
+                .map_or(0, Vec::len)
+        });
+        inner
     }
 
     /// Root `i`, when it was resolved.
@@ -200,5 +217,58 @@ pub(super) fn dir_at(
     match at {
         Some(fd) => open::reopen_dir(fd.as_fd(), flags, dev, ino),
         None => open::open_dir(CWD, name, flags, dev, ino),
+    }
+}
+
+/// Which roots inside another root the walk of namespace 0 reached: met
+/// as an entry it did not leave out, or given as a root of namespace 0.
+///
+/// A root inside another is counted apart (a namespace of its own, outside
+/// the `-c` total) only when the outer walk counted what it holds. The
+/// outer walk may not reach it: a part of the outer root that holds it was
+/// left out (a pattern, a cache tag, a mount not entered, a directory that
+/// could not be listed: whatever [`super::left`] records). Such a root is
+/// walked in namespace 0, beside the others, and the total counts it.
+#[derive(Debug, Default)]
+pub(super) struct Reach {
+    /// The roots inside another: `(device, inode, position)`, sorted.
+    inner: Vec<(u64, u64, usize)>,
+    /// By position: reached.
+    hit: Vec<AtomicBool>,
+}
+
+impl Reach {
+    /// The roots of `roots` that `spaces` puts inside another.
+    pub(super) fn new(roots: &Roots, spaces: &[u32]) -> Reach {
+        let mut inner: Vec<(u64, u64, usize)> = (0..spaces.len())
+            .filter(|&i| spaces[i] != 0)
+            .filter_map(|i| roots.get(i).map(|r| (r.dev, r.st.stx_ino, i)))
+            .collect();
+        inner.sort_unstable();
+        Reach {
+            inner,
+            hit: spaces.iter().map(|_| AtomicBool::new(false)).collect(),
+        }
+    }
+
+    /// Records that namespace 0 met inode `(dev, ino)`.
+    #[inline(always)]
+    pub(super) fn met(&self, dev: u64, ino: u64) {
+        if self.inner.is_empty() {
+            return;
+        }
+        let from = self.inner.partition_point(|&(d, i, _)| (d, i) < (dev, ino));
+        for &(_, _, pos) in self.inner[from..]
+            .iter()
+            .take_while(|&&(d, i, _)| (d, i) == (dev, ino))
+        {
+            self.hit[pos].store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether root `i` was reached by namespace 0 (read after the walks
+    /// that could reach it are over).
+    pub(super) fn reached(&self, i: usize) -> bool {
+        self.hit.get(i).is_some_and(|h| h.load(Ordering::Relaxed))
     }
 }
