@@ -30,7 +30,8 @@
 //! - `indir`: a directory being read, as its entries see it, the format its
 //!   entries are batched in, the batched tree search after getdents;
 //! - `tree`: as root on Btrfs, a directory listed, and its entries stat-ed,
-//!   from the subvolume's tree instead of getdents and statx.
+//!   from the subvolume's tree instead of getdents and statx;
+//! - `root_file`: a PATH that is not a directory, accounted for at once.
 
 mod account;
 mod cold;
@@ -47,6 +48,7 @@ mod mem_tests;
 mod open;
 mod plain;
 mod read;
+mod root_file;
 mod roots;
 mod tree;
 
@@ -57,16 +59,12 @@ use std::sync::{Arc, Mutex};
 use dashmap::DashSet;
 use std::os::fd::{AsFd, OwnedFd};
 
-use rustix::fs::CWD;
-
 use crate::error::{Diagnostic, Error};
 use crate::extents::Extents;
 use crate::figures::{Bound, Kind};
 use crate::messages::Messages;
 use crate::probe::Registry;
-use crate::records::{
-    FileRec, IdentSink, Idents, Link, NodeId, NodeRec, NodeSink, Nodes, ReadError,
-};
+use crate::records::{FileRec, IdentSink, Idents, Link, NodeId, NodeSink, Nodes, ReadError};
 use crate::tree::bounds::Inode;
 pub use counters::Counters;
 use ctx::{Ctx, Local, Shard, dev_of, gather};
@@ -411,84 +409,15 @@ fn start_root<'s>(
         },
     );
     if kind != Kind::Dir {
-        let mut local = Local::default();
-        local.counters.entries += 1;
-        // A regular file is opened through the fd its PATH was resolved
-        // by; only where /proc is not mounted, by its name (checked).
-        // It is kept, as a directory's fd is, for the stages after the walk.
-        let reopened = match kind {
-            Kind::File => open::reopen_file(&pathfd),
-            // Nothing else is opened: no FIFO, no device.
-            _ => Err(rustix::io::Errno::NOENT),
-        };
-        let pre = match reopened {
-            Ok(fd) => {
-                if let Ok(kept) = rustix::io::fcntl_dupfd_cloexec(&fd, 0) {
-                    keep_root_fd(ctx, order, &Arc::new(kept));
-                }
-                account::Pre::Open(fd)
-            }
-            _ => account::Pre::No,
-        };
-        drop(pathfd);
-        // Its filesystem, probed on the file opened: as root on Btrfs the
-        // tree search reads its items through that fd, as it reads a listed
-        // file's through its directory's, and nothing is opened by name.
-        let on = match &pre {
-            account::Pre::Open(fd) => rustix::io::fcntl_dupfd_cloexec(fd, 0).ok(),
-            _ => None,
-        };
-        // One that cannot be opened (a symlink, whose target a Btrfs
-        // snapshot may share inline) is probed on its directory, checked to
-        // lie on its device, and kept in its place for the stages after.
-        let flags = open::dir_flags(ctx.run.euid, None, true);
-        let probed = (on.is_none().then(|| roots::parent_on(&cpath, flags, dev)))
-            .flatten()
-            .map(Arc::new);
-        if let Some(fd) = &probed {
-            keep_root_fd(ctx, order, fd);
-        }
-        let fs = (on.as_ref().or(probed.as_deref()))
-            .map(|fd| ctx.filesystem(dev, fd.as_fd(), ns, &|| root.to_vec()));
-        // Else whether a snapshot holds a Btrfs symlink's target is unknown.
-        let btrfs = resolved.magic == Some(crate::probe::magic::BTRFS);
-        if fs.is_none() && btrfs && kind == Kind::Symlink && st.stx_blocks > 0 {
-            local.bound(id, Bound::AT_MOST);
-        }
-        // A file given by path: its directory was not stat-ed, so check.
-        let file = account::FileAt {
-            dirfd: on.as_ref().map_or(CWD, |fd| fd.as_fd()),
-            name: &cpath,
-            st: &st,
-            dev: dev_of(&st),
-            kind: Kind::from_mode(u32::from(st.stx_mode)),
-            fs: fs.as_ref(),
-            node: id,
-            entry: None,
-            ns,
-            guard: ctx.run.euid == 0,
-            follow: follow && on.is_none(),
-            path: &|| root.to_vec(),
-            dir: None,
-            lazy: false,
-        };
-        let account::Accounted::Now(own) = account::nondir(ctx, &file, pre, &mut local) else {
-            unreachable!("a root file is never handed over");
-        };
-        account::end_turn(ctx, &mut local);
-        let r = NodeRec {
-            id,
-            parent: if ns == 0 { NodeId::TOP } else { NodeId::NONE },
-            depth: 0,
-            kind,
-            leaf: false,
-            order,
-            name: (),
-            own,
-        };
-        local.push_node(r, root);
-        ctx.ident(&mut local, id, &st);
-        ctx.flush(local, None, None);
+        let file = (root, cpath.as_c_str());
+        root_file::account(
+            ctx,
+            file,
+            (&st, resolved.magic),
+            pathfd,
+            (ns, order, id),
+            follow,
+        );
         return;
     }
     ctx.fds.active.enter(dev, st.stx_ino);
