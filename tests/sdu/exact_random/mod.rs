@@ -26,9 +26,9 @@
 //! them are deleted, each from the same saved image: what the scan covers
 //! (every entry under the PATH but those excluded), a subvolume it covers
 //! whole by `btrfs subvolume delete` and a cleaner sync, the rest file by
-//! file. What Btrfs freed is Data Used's drop; with inline files deleted
-//! the figure may also hold their `st_blocks`, those whose inode no file
-//! left holds unchanged (design.md, "Exact or a bound": Btrfs metadata):
+//! file. What Btrfs freed is Data Used's drop; with inline extents deleted
+//! the figure may also hold their `st_blocks` (`inline_extent`), those
+//! whose inode no file left holds unchanged (design.md, "Exact or a bound": Btrfs metadata):
 //! `data ≤ reclaimable ≤ data + inline`.
 //!
 //! As root each figure is that and exact. Without root it is that, or
@@ -473,20 +473,22 @@ fn inline_bytes(b: &Build, files: &[String], all: &[String]) -> u64 {
 
 /// The `st_blocks` bytes of file `path` (`md` its `lstat`) that its
 /// inline extent holds, in metadata: a symbolic link's target is always
-/// inline; a regular file's inline extent is filefrag's "inline"; 0 when
-/// there is none.
+/// inline; a regular file's inline extent is filefrag's "inline", one
+/// sector at most, at offset 0, and the file may go on past it (a
+/// compressed inline file grown by `fallocate` keeps it and preallocates
+/// the rest); 0 when there is none.
 fn inline_extent(path: &Path, md: &fs::Metadata) -> u64 {
     if md.is_symlink() {
         return md.blocks() * 512;
     }
-    if !md.is_file() || md.len() > BLK {
+    if !md.is_file() || md.blocks() == 0 {
         return 0;
     }
     let out = run(Command::new("filefrag").arg("-v").arg(path));
     if !out.stdout_str().contains("inline") {
         return 0;
     }
-    md.blocks() * 512
+    (md.blocks() * 512).min(BLK)
 }
 
 /// Data Used and Metadata Used, once settled (after a remount, two
