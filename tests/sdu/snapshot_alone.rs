@@ -314,3 +314,40 @@ fn subvolume_with_its_snapshot_inside_is_exact_beside_another_family() {
     check("vol", root, true, snap + data, 220 * 4096);
     check("vol", nobody, false, snap + data, 220 * 4096);
 }
+
+/// A top level holding nothing but subvolumes: first one empty subvolume
+/// `v`; then, with a 64 KiB file in `v`, a snapshot `s` of the top level
+/// and `v` deleted, so that the top level holds `s` alone and `s` the
+/// empty directory a snapshot shows where its origin held a subvolume.
+/// No entry below the top level comes from the tree as root (each is
+/// stat-ed, on a device of its own), and the tree search still gives what
+/// FIEMAP gives. Deleting `s` frees no data: it holds only directories.
+/// (Found by the property test, seed 685.)
+#[test]
+fn top_level_holding_only_subvolumes_and_a_snapshot_of_a_deleted_one() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    crate::btrfs::subvolume(&d.join("v"));
+    sync_fs(d);
+    if let Err(e) = search_matches_fiemap(d) {
+        panic!("the top level holding one empty subvolume: {e}");
+    }
+    Tree { root: &d.join("v") }.write("f", 64 << 10);
+    run(Command::new("btrfs")
+        .args(["subvolume", "snapshot"])
+        .arg(d)
+        .arg(d.join("s")))
+    .assert_ok();
+    let (data, _) = freed_by_deleting(d, "v");
+    assert!(data >= 64 << 10, "deleting v freed {data}");
+    if let Err(e) = search_matches_fiemap(d) {
+        panic!("the top level holding a snapshot of a deleted subvolume: {e}");
+    }
+    let root = figure(d, "s", true);
+    let nobody = figure(d, "s", false);
+    let (data, _) = freed_by_deleting(d, "s");
+    check("s", root, true, data, 0);
+    check("s", nobody, false, data, 0);
+}

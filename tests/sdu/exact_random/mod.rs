@@ -26,9 +26,9 @@
 //! them are deleted, each from the same saved image: what the scan covers
 //! (every entry under the PATH but those excluded), a subvolume it covers
 //! whole by `btrfs subvolume delete` and a cleaner sync, the rest file by
-//! file. What Btrfs freed is Data Used's drop; with inline files deleted
-//! the figure may also hold their `st_blocks`, those whose inode no file
-//! left holds unchanged (design.md, "Exact or a bound": Btrfs metadata):
+//! file. What Btrfs freed is Data Used's drop; with inline extents deleted
+//! the figure may also hold their `st_blocks` (`inline_extent`), those
+//! whose inode no file left holds unchanged (design.md, "Exact or a bound": Btrfs metadata):
 //! `data ≤ reclaimable ≤ data + inline`.
 //!
 //! As root each figure is that and exact. Without root it is that, or
@@ -46,6 +46,7 @@
 
 mod build;
 mod found;
+mod harness;
 
 use std::fmt::Write as _;
 use std::fs;
@@ -454,19 +455,13 @@ fn inline_bytes(b: &Build, files: &[String], all: &[String]) -> u64 {
         if held.contains(&(b.family(f), version(&md))) {
             continue;
         }
-        // A symbolic link's target is always inline.
-        if !md.is_symlink() {
-            if !md.is_file() || md.len() > BLK {
-                continue;
-            }
-            let out = run(Command::new("filefrag").arg("-v").arg(mnt.join(f)));
-            if !out.stdout_str().contains("inline") {
-                continue;
-            }
+        let bytes = inline_extent(&mnt.join(f), &md);
+        if bytes == 0 {
+            continue;
         }
         let e = links
             .entry((md.dev(), md.ino()))
-            .or_insert((0, md.nlink(), md.blocks() * 512));
+            .or_insert((0, md.nlink(), bytes));
         e.0 += 1;
     }
     links
@@ -474,6 +469,26 @@ fn inline_bytes(b: &Build, files: &[String], all: &[String]) -> u64 {
         .filter(|(seen, nlink, _)| seen >= nlink)
         .map(|(_, _, b)| b)
         .sum()
+}
+
+/// The `st_blocks` bytes of file `path` (`md` its `lstat`) that its
+/// inline extent holds, in metadata: a symbolic link's target is always
+/// inline; a regular file's inline extent is filefrag's "inline", one
+/// sector at most, at offset 0, and the file may go on past it (a
+/// compressed inline file grown by `fallocate` keeps it and preallocates
+/// the rest); 0 when there is none.
+fn inline_extent(path: &Path, md: &fs::Metadata) -> u64 {
+    if md.is_symlink() {
+        return md.blocks() * 512;
+    }
+    if !md.is_file() || md.blocks() == 0 {
+        return 0;
+    }
+    let out = run(Command::new("filefrag").arg("-v").arg(path));
+    if !out.stdout_str().contains("inline") {
+        return 0;
+    }
+    (md.blocks() * 512).min(BLK)
 }
 
 /// Data Used and Metadata Used, once settled (after a remount, two

@@ -3,6 +3,7 @@
 //! leaves it.
 
 use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use super::process::{Output, sdu, stat_value};
@@ -129,13 +130,19 @@ pub fn search_matches_fiemap(path: &Path) -> Result<(), String> {
             path.display()
         ));
     }
-    // As root the tree stands in for getdents and statx: every entry below
-    // the root came from it, unless it is another subvolume's root.
+    // As root the tree stands in for getdents and statx: an entry below the
+    // root comes from it unless it is another subvolume's root, the empty
+    // directory a snapshot shows where its origin held a subvolume, or a
+    // mount point: each of those is on a device of its own, and stat-ed.
     let listed = stat_value(&stats, "entries read from the tree (Btrfs, root)");
-    let below = json::parse(&fast.stdout).entries.len().saturating_sub(1) as u64;
-    if fast.code == Some(0) && below > 0 && listed == 0 {
+    let below = if fast.code == Some(0) {
+        in_tree_below(&json::parse(&fast.stdout))
+    } else {
+        0
+    };
+    if below > 0 && listed == 0 {
         return Err(format!(
-            "the tree did not list {} ({below} entries below it):\n{stats}",
+            "the tree did not list {} ({below} entries below it on their directory's device):\n{stats}",
             path.display()
         ));
     }
@@ -151,6 +158,23 @@ pub fn search_matches_fiemap(path: &Path) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The entries of `report` below its root that lie on their directory's
+/// device (`lstat`): those the Btrfs tree lists as root.
+fn in_tree_below(report: &json::Report) -> u64 {
+    let dev = |p: &Path| std::fs::symlink_metadata(p).map(|m| m.dev()).ok();
+    let on_parents = |e: &&json::Entry| {
+        let p = Path::new(&e.path);
+        p.parent()
+            .is_some_and(|d| dev(p).is_some() && dev(p) == dev(d))
+    };
+    report
+        .entries
+        .iter()
+        .filter(|e| e.depth > 0)
+        .filter(on_parents)
+        .count() as u64
 }
 
 /// Whether two `--json` outputs hold the same document but for
