@@ -34,7 +34,9 @@
 //! As root each figure is that and exact. Without root it is that, or
 //! marked in a direction that holds: `at_most` may free less, `at_least`
 //! more; `"reclaimable_exact": false` without `"reclaimable_bound"` is
-//! read as both.
+//! read as both. Where the PATHs of a `-c` scan walk what one of them
+//! walks alone, the total's Total, Exclusive and Shared must be that
+//! PATH's (the total holds every link once).
 //!
 //! Failures are gathered and printed as one table with each seed's draws
 //! and how to run it again: `SDU_SEED=N` runs seed N alone,
