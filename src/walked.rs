@@ -118,7 +118,7 @@ fn sweep(
     let verified = if want.iter().any(|&w| w) && extents::can_search_trees() {
         let fds = coverage::open_filesystems(&coverage_walk, &registry);
         let mut verified = vec![false; space_fs.len()];
-        for (ns, node) in namespaces(&roots) {
+        for (ns, node) in walk::namespaces(&roots) {
             let v = verify_namespace(
                 (ns, node),
                 &extents,
@@ -200,7 +200,7 @@ fn sweep(
     // Whether the roots of some namespace that covers `fs` saw all its
     // Data Used: a fact of the filesystem, which every root shares.
     let proven = |fs: u32| {
-        (namespaces(&roots).iter()).any(|&(ns, _)| {
+        (walk::namespaces(&roots).iter()).any(|&(ns, _)| {
             coverage.covers_in(fs, ns) && coverage.proves_whole_extents(fs, seen(fs, ns))
         })
     };
@@ -248,34 +248,11 @@ fn sweep(
     })
 }
 
-/// The root namespaces of a walk, each with the node that stands for what
-/// lies outside it: the top for namespace 0, else its root's own node (a
-/// root counted apart is a top of its own).
-fn namespaces(roots: &[Option<walk::RootSeen>]) -> Vec<(u32, records::NodeId)> {
-    let mut all: Vec<(u32, records::NodeId)> = roots
-        .iter()
-        .flatten()
-        .map(|r| {
-            (
-                r.ns,
-                if r.ns == 0 {
-                    records::NodeId::TOP
-                } else {
-                    r.node
-                },
-            )
-        })
-        .collect();
-    all.sort_unstable_by_key(|r| r.0);
-    all.dedup_by_key(|r| r.0);
-    all
-}
-
 /// As root: who outside the roots of namespace `ns` holds the shared data
 /// of its extent spaces in `want` ([`extents::outside`]). A root inside
 /// another is verified apart, as if scanned alone: only its own files, and
 /// the subvolumes its own walk holds whole, are inside it. What lies
-/// outside is one more file, credited to `node` (see [`namespaces`]).
+/// outside is one more file, credited to `node` (see [`walk::namespaces`]).
 fn verify_namespace(
     (ns, node): (u32, records::NodeId),
     extents: &extents::Extents,

@@ -429,11 +429,11 @@ fn take_shared(s: &mut crate::figures::Stats, bytes: u64) {
 /// As root (`held`), families are the root tree's, and each inode, seen
 /// in one subvolume or more, is asked whether a subvolume outside the
 /// scan holds it ([`super::inline_held`]): a unit, then, with one more
-/// reference from the file that stands for the outside
-/// ([`super::outside::outside_file`]), so that it is never reclaimable.
+/// reference from the file that stands for the outside of its namespace
+/// (credited to its node in `tops`: [`super::outside::outside_file`]).
 pub(crate) fn share(
     (chunks, table): (Vec<Vec<InlineRec>>, &Table),
-    (devs, held): (&[u64], Option<&Holders>),
+    (devs, held, tops): (&[u64], Option<&Holders>, &[(u32, NodeId)]),
     registry: &Registry,
     extents: &Extents,
     nodes: &mut Nodes,
@@ -562,7 +562,7 @@ pub(crate) fn share(
     let mut made = Vec::new();
     let mut copy = vec![0u64; recs.len().div_ceil(64)];
     let mut taken = Taken(vec![0; nodes.len()]);
-    let mut outside = None;
+    let mut outside = std::collections::BTreeMap::new();
     // As root: who outside the scan holds each run's inode, asked on the
     // walk's threads; taken from the last run, as the runs are (a run's
     // records are in subvolumes, by id and creation, of one family).
@@ -624,10 +624,10 @@ pub(crate) fn share(
                 }
             }
             if held == ih::Held::Outside && j == 0 {
-                let id = *outside.get_or_insert_with(|| extents.new_file());
+                let id = *outside.entry(k.ns).or_insert_with(|| extents.new_file());
                 extents.insert(space, physical, bytes, id);
                 files.resize(files.len().max(id as usize + 1), FileRec::default());
-                files[id as usize] = super::outside::outside_file(id);
+                files[id as usize] = super::outside::outside_file(id, k.ns, tops);
             }
             if r.linked() {
                 for l in links
@@ -775,7 +775,7 @@ mod tests {
         let (chunks, keys, _) = interned(&[recs.to_vec()]);
         share(
             (chunks, &keys),
-            (&devs, None),
+            (&devs, None, &[]),
             registry,
             extents,
             nodes,
@@ -1002,7 +1002,7 @@ mod tests {
         let (chunks, keys, _) = interned(&[full, vec![other], vec![rec(2, 11), last]]);
         let n = share(
             (chunks, &keys),
-            (&[10, 11], None),
+            (&[10, 11], None, &[]),
             &reg,
             &ext,
             &mut nodes(),
@@ -1123,7 +1123,7 @@ mod tests {
         let mut files = (Vec::new(), Vec::new(), CopySets::default());
         let got = share(
             (chunks, &keys),
-            (&devs, None),
+            (&devs, None, &[]),
             &reg,
             &ext,
             &mut nodes(),

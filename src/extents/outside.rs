@@ -199,12 +199,17 @@ pub(crate) struct Verified {
     pub(crate) no_rmapbt: Vec<u32>,
 }
 
-/// The file that stands for everything outside the scan: it has a link
-/// nobody saw, so nothing it maps is ever freed.
-pub(crate) fn outside_file(id: u32) -> FileRec {
+/// The file that stands for everything outside the roots of namespace
+/// `ns`: it has a link nobody saw, so nothing it maps is ever freed. It is
+/// credited to the namespace's node in `tops` (`walk::namespaces`: the top
+/// for namespace 0, a root counted apart for its own), as the outside
+/// holder of the data of its spaces is (`walked::verify_namespace`): on
+/// the top, what a root counted apart shares with the outside would count
+/// in the `-c` total's Shared a second time.
+pub(crate) fn outside_file(id: u32, ns: u32, tops: &[(u32, NodeId)]) -> FileRec {
     FileRec {
         id,
-        node: NodeId::TOP,
+        node: (tops.iter().find(|t| t.0 == ns)).map_or(NodeId::TOP, |t| t.1),
         ns: u32::MAX,
         dev: u64::MAX,
         ino: u64::MAX,
@@ -379,7 +384,7 @@ pub(crate) fn verify(
         }
         v.spaces[space] = true;
     }
-    (v, outside.map(outside_file))
+    (v, outside.map(|id| outside_file(id, 0, &[])))
 }
 
 /// Btrfs: the ranges of `ranges` (each one extent, or part of one) that a

@@ -151,6 +151,20 @@ pub(crate) struct RootSeen {
     pub(crate) fd: Option<Arc<OwnedFd>>,
 }
 
+/// The root namespaces of a walk, each with the node that stands for what
+/// lies outside it: the top for namespace 0, else its root's own node (a
+/// root counted apart is a top of its own).
+pub(crate) fn namespaces(roots: &[Option<RootSeen>]) -> Vec<(u32, NodeId)> {
+    let mut all: Vec<(u32, NodeId)> = roots
+        .iter()
+        .flatten()
+        .map(|r| (r.ns, if r.ns == 0 { NodeId::TOP } else { r.node }))
+        .collect();
+    all.sort_unstable_by_key(|r| r.0);
+    all.dedup_by_key(|r| r.0);
+    all
+}
+
 /// How many PATHs keep the fd the walk opened them by, for the stages
 /// after the walk: taken from the fd cache's budget.
 pub(crate) const KEPT_ROOT_FDS: usize = 64;
@@ -592,7 +606,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     if inline_devs.len() > 1 || holders.is_some() {
         let unknown = crate::extents::inline::share(
             (std::mem::take(&mut inline), &inline_keys),
-            (&inline_devs, holders.as_ref()),
+            (&inline_devs, holders.as_ref(), &namespaces(&roots)),
             &registry,
             &extents,
             &mut nodes,

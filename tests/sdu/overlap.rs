@@ -90,8 +90,13 @@ fn nested_rows(mnt: &Path, paths: &[&str], outer: usize) -> Vec<(String, Entry, 
         let total = together.total.clone().expect("-c");
         let o = entry(&together, paths[outer]);
         assert_eq!(
-            (total.shared, total.total, total.reclaimable),
-            (o.shared, o.total, o.reclaimable),
+            (
+                total.total,
+                total.exclusive,
+                total.shared,
+                total.reclaimable
+            ),
+            (o.total, o.exclusive, o.shared, o.reclaimable),
             "as root: {root}: the -c total counts a range twice: {together:?}"
         );
         both.push(together);
@@ -203,6 +208,58 @@ fn btrfs_total_counts_a_range_held_outside_once() {
         rows.push(Row::new(&p, &root, &user, freed));
     }
     assert_rows("Btrfs, data held outside both roots", &rows);
+}
+
+/// `vol` on default mount options: 200 files of 1,500 bytes (stored
+/// inline), a 20 MiB file with a reflink copy; then `vol/.snap/2`, a
+/// read-only snapshot, and 2 MiB of the file rewritten in place.
+fn build_inline_vol(t: &Tree) {
+    subvolume(&t.p("vol"));
+    for i in 0..200 {
+        t.write(&format!("vol/s{i}"), 1500);
+    }
+    t.write("vol/big", 20 * M);
+    t.clone("vol/big", "vol/big2");
+    fs::create_dir(t.p("vol/.snap")).unwrap();
+    ro_snapshot(&t.p("vol"), &t.p("vol/.snap/2"));
+    t.overwrite("vol/big", 3 * M, 2 * M);
+}
+
+/// `-c vol/.snap/2 vol` with inline files: as root the snapshot's inline
+/// files, held outside it by `vol`, are units with an outside reference,
+/// credited to the snapshot's root; the total counts each once, so its
+/// figures are `vol`'s, as root (tree search and `--fiemap`) and without.
+/// Each root is what it is alone; deleting the snapshot frees no data, as
+/// its Reclaimable of 0 says.
+#[test]
+fn btrfs_total_counts_inline_data_held_outside_once() {
+    let Some(fs) = Mounted::new(FsKind::Btrfs, "space_cache=v2") else {
+        return;
+    };
+    let mnt = fs.path();
+    build_inline_vol(&Tree { root: mnt });
+    fs.remount();
+    let rows = nested_rows(mnt, &["vol/.snap/2", "vol"], 1);
+    let inline = 200 * 4096;
+    assert!(
+        rows[1].1.shared >= inline && rows[0].1.reclaimable == 0,
+        "the tree is not as built: {rows:?}"
+    );
+    let args = ["--json", "-s", "-c", "--fiemap", "vol/.snap/2", "vol"];
+    let fiemap = scan(mnt, true, &args);
+    let (total, o) = (fiemap.total.clone().expect("-c"), entry(&fiemap, "vol"));
+    assert_eq!(
+        (
+            total.total,
+            total.exclusive,
+            total.shared,
+            total.reclaimable
+        ),
+        (o.total, o.exclusive, o.shared, o.reclaimable),
+        "--fiemap as root: the -c total counts a unit twice: {fiemap:?}"
+    );
+    let freed = freed_by(&fs, || delete_subvolumes(mnt, &["vol/.snap/2"]));
+    assert_eq!(freed, 0, "deleting the snapshot freed data");
 }
 
 // ---------------------------------------------------------------------------

@@ -34,7 +34,9 @@
 //! As root each figure is that and exact. Without root it is that, or
 //! marked in a direction that holds: `at_most` may free less, `at_least`
 //! more; `"reclaimable_exact": false` without `"reclaimable_bound"` is
-//! read as both.
+//! read as both. Where the PATHs of a `-c` scan walk what one of them
+//! walks alone, the total's Total, Exclusive and Shared must be that
+//! PATH's (the total holds every link once).
 //!
 //! Failures are gathered and printed as one table with each seed's draws
 //! and how to run it again: `SDU_SEED=N` runs seed N alone,
@@ -316,6 +318,20 @@ fn figures(out: &Output, scan: &Scan, nobody: bool) -> Figs {
         v.push(v.iter().all(Option::is_some).then_some(t));
     }
     Ok(v)
+}
+
+/// Whether the `-c` total of `out` has the Total, Exclusive and Shared of
+/// the entry of PATH `p`.
+fn total_is_row(out: &Output, p: &str) -> Result<(), String> {
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+    let sums = |e: &serde_json::Value| ["total", "exclusive", "shared"].map(|k| e[k].as_u64());
+    let mut entries = doc["entries"].as_array().into_iter().flatten();
+    let row = entries.find(|e| e["path"] == p && e["depth"] == 0);
+    let (t, r) = (sums(&doc["total"]), row.map(sums));
+    if Some(t) == r {
+        return Ok(());
+    }
+    Err(format!("the -c total's sums {t:?} are not {p}'s {r:?}"))
 }
 
 /// The binary `nobody` can run: the build's own if it can, else a copy.
@@ -609,10 +625,13 @@ fn case(seed: u64) -> Option<Outcome> {
     }
     let args = scan.args();
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut runs = vec![
-        ("root", figures(&sdu_in(&mnt, true, &a), &scan, false)),
-        ("no cap", figures(&sdu_in(&mnt, false, &a), &scan, false)),
+    let outs = [
+        ("root", sdu_in(&mnt, true, &a)),
+        ("no cap", sdu_in(&mnt, false, &a)),
     ];
+    let mut runs: Vec<(&str, Figs)> = (outs.iter())
+        .map(|(who, out)| (*who, figures(out, &scan, false)))
+        .collect();
     if b.unreadable {
         runs.push(("nobody", figures(&sdu_as_nobody(&mnt, &args), &scan, true)));
     }
@@ -627,6 +646,24 @@ fn case(seed: u64) -> Option<Outcome> {
         labels.push("total".into());
     }
     let covers: Vec<Cover> = sets.iter().map(|s| cover(&mnt, &scan, s)).collect();
+    // Where the PATHs walk what one of them walks alone (the others inside
+    // it, nothing of theirs left out of it), the -c total, which holds
+    // every link once, has that PATH's Total, Exclusive and Shared.
+    let c = covers.last().filter(|_| sets.len() > 1);
+    let outer = (0..scan.paths.len()).find(|&i| {
+        c.is_some_and(|c| (&covers[i].files, &covers[i].dirs) == (&c.files, &c.dirs))
+            && scan.paths.iter().all(|p| under(p, &scan.paths[i]))
+    });
+    for (out, who) in outs
+        .iter()
+        .map(|o| &o.1)
+        .zip(["root: total", "no cap: total"])
+    {
+        let Some(i) = outer else { break };
+        if let Err(e) = total_is_row(out, Scan::arg(&scan.paths[i])) {
+            runs.push((who, Err(e)));
+        }
+    }
     let all = b.walk().1;
     let inline: Vec<u64> = covers
         .iter()
