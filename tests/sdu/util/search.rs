@@ -322,8 +322,7 @@ pub fn assert_bound_where_root_differs(root: &json::Report, other: &json::Report
 /// FIEMAP maps some disk block more than once: a file cloned into itself.
 pub fn cloned_into_itself(path: &Path) -> Vec<std::path::PathBuf> {
     const BTRFS_SUPER_MAGIC: i64 = 0x9123_683e;
-    let on_btrfs =
-        |p: &Path| rustix::fs::statfs(p).is_ok_and(|s| s.f_type as i64 == BTRFS_SUPER_MAGIC);
+    let on_btrfs = |p: &Path| rustix::fs::statfs(p).is_ok_and(|s| s.f_type == BTRFS_SUPER_MAGIC);
     let mut found = Vec::new();
     let mut todo = vec![path.to_owned()];
     while let Some(p) = todo.pop() {
