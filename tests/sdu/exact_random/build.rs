@@ -150,15 +150,20 @@ impl Build<'_> {
         (dirs, files)
     }
 
-    /// The family (a number) of the subvolume holding `rel`: subvolumes
-    /// joined by the snapshots made, a deleted one included.
-    pub fn family(&self, rel: &str) -> usize {
+    /// The subvolume holding `rel` ("" the top-level one).
+    pub fn subvolume_of(&self, rel: &str) -> String {
         let roots = self.subvols.iter().chain(&self.ro);
-        let sub = roots
+        roots
             .filter(|r| under(rel, r))
             .max_by_key(|r| r.len())
             .cloned()
-            .unwrap_or_default();
+            .unwrap_or_default()
+    }
+
+    /// The family (a number) of the subvolume holding `rel`: subvolumes
+    /// joined by the snapshots made, a deleted one included.
+    pub fn family(&self, rel: &str) -> usize {
+        let sub = self.subvolume_of(rel);
         let mut names: Vec<&str> = vec![""];
         for (a, b) in &self.edges {
             for n in [a.as_str(), b.as_str()] {

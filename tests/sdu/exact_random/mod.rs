@@ -49,6 +49,7 @@
 mod build;
 mod found;
 mod harness;
+mod inline_bound;
 
 use std::fmt::Write as _;
 use std::fs;
@@ -59,6 +60,7 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use build::{BLK, Build, CACHEDIR_SIGNATURE, join_rel, under};
+use inline_bound::inline_bytes;
 
 use crate::util::*;
 
@@ -443,48 +445,6 @@ fn version(md: &fs::Metadata) -> Version {
         md.ctime_nsec(),
         md.len(),
     )
-}
-
-/// The `st_blocks` bytes of the inline files among `files` (the covered
-/// ones) all of whose links are in `files`, and whose inode no file left
-/// in `all` (every file of the filesystem) holds unchanged: the bytes the
-/// figure may count beyond Data Used's drop (design.md, "Exact or a
-/// bound", Btrfs metadata).
-fn inline_bytes(b: &Build, files: &[String], all: &[String]) -> u64 {
-    let mnt = b.t.root;
-    let covered: std::collections::HashSet<&String> = files.iter().collect();
-    // Unrelated subvolumes can hold equal versions (inode numbers and
-    // coarse times alike): a holder must be of the same family.
-    let held: std::collections::HashSet<(usize, Version)> = all
-        .iter()
-        .filter(|f| !covered.contains(f))
-        .map(|f| {
-            (
-                b.family(f),
-                version(&fs::symlink_metadata(mnt.join(f)).unwrap()),
-            )
-        })
-        .collect();
-    let mut links: std::collections::HashMap<(u64, u64), (u64, u64, u64)> = Default::default();
-    for f in files {
-        let md = fs::symlink_metadata(mnt.join(f)).unwrap();
-        if held.contains(&(b.family(f), version(&md))) {
-            continue;
-        }
-        let bytes = inline_extent(&mnt.join(f), &md);
-        if bytes == 0 {
-            continue;
-        }
-        let e = links
-            .entry((md.dev(), md.ino()))
-            .or_insert((0, md.nlink(), bytes));
-        e.0 += 1;
-    }
-    links
-        .values()
-        .filter(|(seen, nlink, _)| seen >= nlink)
-        .map(|(_, _, b)| b)
-        .sum()
 }
 
 /// The `st_blocks` bytes of file `path` (`md` its `lstat`) that its
