@@ -116,13 +116,29 @@ pub(super) fn looks_cold(roots: &Roots, look: Look) -> bool {
     let Ok(fd) = first.open_dir(flags | OFlags::NOATIME) else {
         return false;
     };
+    let (listed, _) = list(fd, flags);
+    let slow = t0.elapsed() > COLD_PER_DIR * listed;
+    // Waited on the device for a quarter of the directories at least.
+    let waited = match (slept0, sleeps()) {
+        (Some(a), Some(b)) => b.saturating_sub(a) >= u64::from(listed.div_ceil(4)),
+        // No /proc: the time alone.
+        _ => true,
+    };
+    slow && waited
+}
+
+/// Lists `fd`'s directory and those below it, breadth first, up to
+/// [`DIRS`] directories; returns how many directories and entries it
+/// read.
+fn list(fd: OwnedFd, flags: OFlags) -> (u32, u32) {
     let mut queue: VecDeque<OwnedFd> = VecDeque::from([fd]);
     let mut buf = vec![MaybeUninit::uninit(); 16 * 1024];
-    let mut listed = 0u32;
+    let (mut listed, mut entries) = (0u32, 0u32);
     while let Some(dir) = queue.pop_front() {
         listed += 1;
         let mut raw = RawDir::new(&dir, &mut buf);
         while let Some(Ok(e)) = raw.next() {
+            entries += 1;
             let name = e.file_name();
             if e.file_type() != FileType::Directory || name == c"." || name == c".." {
                 continue;
@@ -138,14 +154,7 @@ pub(super) fn looks_cold(roots: &Roots, look: Look) -> bool {
             break;
         }
     }
-    let slow = t0.elapsed() > COLD_PER_DIR * listed;
-    // Waited on the device for a quarter of the directories at least.
-    let waited = match (slept0, sleeps()) {
-        (Some(a), Some(b)) => b.saturating_sub(a) >= u64::from(listed.div_ceil(4)),
-        // No /proc: the time alone.
-        _ => true,
-    };
-    slow && waited
+    (listed, entries)
 }
 
 /// Opens `name` in `at` as the walk does, without touching its access time
