@@ -204,4 +204,23 @@ mod tests {
             Look::start()
         ));
     }
+
+    /// A few directories of many files each: the look reads the first
+    /// [`ENTRIES`] entries, not every file.
+    #[test]
+    fn defh_the_look_caps_entries_not_only_directories() {
+        let t = tempfile::tempdir().unwrap();
+        for d in ["a", "b", "c"] {
+            let d = t.path().join(d);
+            std::fs::create_dir(&d).unwrap();
+            for i in 0..2000 {
+                std::fs::File::create(d.join(i.to_string())).unwrap();
+            }
+        }
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = rfs::open(t.path(), flags, Mode::empty()).unwrap();
+        let (listed, entries) = list(fd, flags);
+        assert!(listed >= 1, "{listed} directories listed");
+        assert!(entries <= 1024, "{entries} entries read");
+    }
 }
