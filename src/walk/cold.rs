@@ -7,12 +7,13 @@
 //! between requests. The look lists what the walk lists first anyway (the
 //! first root's directories, breadth first, up to [`DIRS`] of them and
 //! [`ENTRIES`] entries in all), so it costs nothing a cold walk would not
-//! pay, and a directory of a million files is not read to its end. From memory a directory opens
-//! and lists in a few microseconds without the thread ever sleeping; from
-//! a device it takes a hundred or more, asleep in the kernel. Both are
-//! asked: the time, and the thread's voluntary context switches (it slept
-//! waiting, which a busy CPU alone never makes it do), so that a loaded
-//! machine, which only slows the look, does not pass for a cold cache.
+//! pay, and a directory of a million files is not read to its end. From
+//! memory a directory opens and lists in a few microseconds without the
+//! thread ever sleeping; from a device it takes a hundred or more, asleep
+//! in the kernel. Both are asked: the time, and the thread's voluntary
+//! context switches (it slept waiting, which a busy CPU alone never makes
+//! it do), so that a loaded machine, which only slows the look, does not
+//! pass for a cold cache.
 
 use std::collections::VecDeque;
 use std::mem::MaybeUninit;
