@@ -296,8 +296,8 @@ fn write_data(
             out.extend_from_slice(b",\n");
         }
         out.extend_from_slice(format!("[{},", it.parent).as_bytes());
-        // `path`: the row the earlier scan is asked about.
-        let (kind, figures, bound, path) = match (it.row, it.other) {
+        // `asked`: the row the earlier scan is asked about.
+        let (kind, figures, bound, asked) = match (it.row, it.other) {
             (_, Some(hidden)) => {
                 out.extend_from_slice(hidden.to_string().as_bytes());
                 (4, Stats::default(), 0, None)
@@ -324,7 +324,7 @@ fn write_data(
             .as_bytes(),
         );
         if let Some(old) = old {
-            match path.and_then(|r| old(rows.row(r).id)) {
+            match asked.and_then(|r| old(rows.row(r).id)) {
                 Some(t) => out.extend_from_slice(format!(",{t}").as_bytes()),
                 None => out.extend_from_slice(b",null"),
             }
