@@ -217,7 +217,7 @@ mod tests {
     /// A few directories of many files each: the look reads the first
     /// [`ENTRIES`] entries, not every file.
     #[test]
-    fn defh_the_look_caps_entries_not_only_directories() {
+    fn the_look_caps_entries_not_only_directories() {
         let t = tempfile::tempdir().unwrap();
         for d in ["a", "b", "c"] {
             let d = t.path().join(d);
