@@ -41,6 +41,17 @@ pub(super) fn dev_of(st: &Statx) -> u64 {
     rfs::makedev(st.stx_dev_major, st.stx_dev_minor)
 }
 
+/// The mount a statx result lies on, as `-x` compares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mount {
+    Id(u64),
+}
+
+/// The [`Mount`] of `st`.
+pub(super) fn mount_of(st: &Statx) -> Mount {
+    Mount::Id(st.stx_mnt_id)
+}
+
 /// Why a directory could not be opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum DirError {
