@@ -31,7 +31,7 @@
 //!   between two entries.
 //!
 //! [`delete`] also measures what the filesystems report as freed: `statvfs`
-//! before and after (after `syncfs`, read again until it holds still, and
+//! before and after (after one `syncfs`, read again until it holds still, and
 //! on Btrfs until the cleaner has dropped the deleted subvolumes when the
 //! kernel says how many are left).
 
@@ -475,11 +475,11 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Flushes the filesystems touched and adds up what they report as
-    /// freed, read again until the figure holds still: Btrfs drops deleted
-    /// subvolumes in the background (the cleaner, woken here), XFS frees
-    /// unlinked inodes' blocks in the background too (deferred
-    /// inactivation, which `statfs` hurries along).
+    /// Flushes the filesystems touched once and adds up what they report
+    /// as freed, read again until the figure holds still: Btrfs drops
+    /// deleted subvolumes in the background (the cleaner, woken by the
+    /// flush), XFS frees unlinked inodes' blocks in the background too
+    /// (deferred inactivation, which `statfs` hurries along).
     fn measure(&mut self) {
         let btrfs = |fs: &Fs| fs.key.0 == magic::BTRFS;
         let fss = &self.filesystems;
@@ -519,15 +519,12 @@ impl Run<'_> {
 /// cleaner is done with the deleted subvolumes. Gives up after 3 s (10 s
 /// while it is not). Returns the last figure and whether it is final.
 fn settle(
-    mut sync: impl FnMut(),
+    sync: impl FnOnce(),
     mut read: impl FnMut() -> i128,
     mut pending: impl FnMut() -> Option<u32>,
     subvolumes: bool,
 ) -> (i128, bool) {
-    let mut read = || {
-        sync();
-        read()
-    };
+    sync();
     let t0 = Instant::now();
     let mut reported = read();
     let mut still = Instant::now();

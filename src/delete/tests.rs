@@ -565,3 +565,13 @@ fn races_with_swaps_and_mounts_never_reach_the_victim() {
     }
     eprintln!("40 runs under a mutator: {done} deleted whole, {refused} stopped");
 }
+
+/// The filesystems are flushed once (a Btrfs sync commits a transaction),
+/// not on every read while the freed figure settles.
+#[test]
+fn defx_settle_syncs_once() {
+    let mut syncs = 0;
+    let (reported, settled) = settle(|| syncs += 1, || 7, || None, false);
+    assert_eq!((reported, settled), (7, true));
+    assert_eq!(syncs, 1);
+}
