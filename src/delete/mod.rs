@@ -514,12 +514,16 @@ impl Run<'_> {
     }
 }
 
-/// Flushes once (`sync`), then reads the freed figure (`read`) every 50 ms
+/// Flushes (`sync`), then reads the freed figure (`read`) every 50 ms
 /// until it holds still: 300 ms, or 1 s while `pending` does not say the
 /// cleaner is done with the deleted subvolumes. Gives up after 3 s (10 s
 /// while it is not). Returns the last figure and whether it is final.
+///
+/// It flushes again before every read only while deleted subvolumes are
+/// being dropped (`subvolumes`): the cleaner frees their extents in
+/// transactions of its own, which `statfs` shows only once committed.
 fn settle(
-    sync: impl FnOnce(),
+    mut sync: impl FnMut(),
     mut read: impl FnMut() -> i128,
     mut pending: impl FnMut() -> Option<u32>,
     subvolumes: bool,
@@ -546,6 +550,9 @@ fn settle(
             break false;
         }
         std::thread::sleep(Duration::from_millis(50));
+        if subvolumes {
+            sync();
+        }
         let now = read();
         if now != reported {
             reported = now;
