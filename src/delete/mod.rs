@@ -31,7 +31,7 @@
 //!   between two entries.
 //!
 //! [`delete`] also measures what the filesystems report as freed: `statvfs`
-//! before and after (after `syncfs`, read again until it holds still, and
+//! before and after (after one `syncfs`, read again until it holds still, and
 //! on Btrfs until the cleaner has dropped the deleted subvolumes when the
 //! kernel says how many are left).
 
@@ -475,21 +475,26 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Flushes the filesystems touched and adds up what they report as
-    /// freed, read again until the figure holds still: Btrfs drops deleted
-    /// subvolumes in the background (the cleaner, woken here), XFS frees
-    /// unlinked inodes' blocks in the background too (deferred
-    /// inactivation, which `statfs` hurries along).
+    /// Flushes the filesystems touched once and adds up what they report
+    /// as freed, read again until the figure holds still: Btrfs drops
+    /// deleted subvolumes in the background (the cleaner, woken by the
+    /// flush), XFS frees unlinked inodes' blocks in the background too
+    /// (deferred inactivation, which `statfs` hurries along).
     fn measure(&mut self) {
         let btrfs = |fs: &Fs| fs.key.0 == magic::BTRFS;
-        let read = |fss: &[Fs]| -> i128 {
+        let fss = &self.filesystems;
+        let sync = || {
+            for fs in fss {
+                if btrfs(fs) {
+                    let _ = ioctl::sync_and_clean(fs.fd.as_fd());
+                } else {
+                    let _ = rustix::fs::syncfs(&fs.fd);
+                }
+            }
+        };
+        let read = || -> i128 {
             fss.iter()
                 .map(|fs| {
-                    if btrfs(fs) {
-                        let _ = ioctl::sync_and_clean(fs.fd.as_fd());
-                    } else {
-                        let _ = rustix::fs::syncfs(&fs.fd);
-                    }
                     let after = free_bytes(fs.fd.as_fd()).unwrap_or(fs.free_before);
                     after as i128 - fs.free_before as i128
                 })
@@ -497,43 +502,64 @@ impl Run<'_> {
         };
         // Deleted subvolumes not dropped yet: None when the kernel does not
         // say (Linux < 6.8).
-        let pending = |fss: &[Fs]| -> Option<u32> {
+        let pending = || -> Option<u32> {
             fss.iter()
                 .filter(|fs| btrfs(fs))
                 .map(|fs| ioctl::dead_subvolumes(fs.fd.as_fd()))
                 .try_fold(0u32, |n, c| c.ok().map(|c| n.saturating_add(c)))
         };
-        let subvolumes = self.out.subvolumes > 0;
-        let t0 = Instant::now();
-        let mut reported = read(&self.filesystems);
-        let mut still = Instant::now();
-        let settled = loop {
-            let known_clean = !subvolumes || pending(&self.filesystems) == Some(0);
-            let quiet = still.elapsed()
-                >= if known_clean {
-                    Duration::from_millis(300)
-                } else {
-                    Duration::from_secs(1)
-                };
-            if quiet {
-                break known_clean;
-            }
-            // A busy filesystem never holds still: give up after 3 s (10 s
-            // while the cleaner has subvolumes to drop).
-            let limit = if known_clean { 3 } else { 10 };
-            if t0.elapsed() > Duration::from_secs(limit) {
-                break false;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-            let now = read(&self.filesystems);
-            if now != reported {
-                reported = now;
-                still = Instant::now();
-            }
-        };
+        let (reported, settled) = settle(sync, read, pending, self.out.subvolumes > 0);
         self.out.reported = reported;
         self.out.settled = settled;
     }
+}
+
+/// Flushes (`sync`), then reads the freed figure (`read`) every 50 ms
+/// until it holds still: 300 ms, or 1 s while `pending` does not say the
+/// cleaner is done with the deleted subvolumes. Gives up after 3 s (10 s
+/// while it is not). Returns the last figure and whether it is final.
+///
+/// It flushes again before every read only while deleted subvolumes are
+/// being dropped (`subvolumes`): the cleaner frees their extents in
+/// transactions of its own, which `statfs` shows only once committed.
+fn settle(
+    mut sync: impl FnMut(),
+    mut read: impl FnMut() -> i128,
+    mut pending: impl FnMut() -> Option<u32>,
+    subvolumes: bool,
+) -> (i128, bool) {
+    sync();
+    let t0 = Instant::now();
+    let mut reported = read();
+    let mut still = Instant::now();
+    let settled = loop {
+        let known_clean = !subvolumes || pending() == Some(0);
+        let quiet = still.elapsed()
+            >= if known_clean {
+                Duration::from_millis(300)
+            } else {
+                Duration::from_secs(1)
+            };
+        if quiet {
+            break known_clean;
+        }
+        // A busy filesystem never holds still: give up after 3 s (10 s
+        // while the cleaner has subvolumes to drop).
+        let limit = if known_clean { 3 } else { 10 };
+        if t0.elapsed() > Duration::from_secs(limit) {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        if subvolumes {
+            sync();
+        }
+        let now = read();
+        if now != reported {
+            reported = now;
+            still = Instant::now();
+        }
+    };
+    (reported, settled)
 }
 
 #[cfg(test)]

@@ -565,3 +565,24 @@ fn races_with_swaps_and_mounts_never_reach_the_victim() {
     }
     eprintln!("40 runs under a mutator: {done} deleted whole, {refused} stopped");
 }
+
+/// The filesystems are flushed once (a Btrfs sync commits a transaction),
+/// not on every read while the freed figure settles; on every read only
+/// while the cleaner drops deleted subvolumes.
+#[test]
+fn defx_settle_syncs_once() {
+    let mut syncs = 0;
+    let (reported, settled) = settle(|| syncs += 1, || 7, || None, false);
+    assert_eq!((reported, settled), (7, true));
+    assert_eq!(syncs, 1);
+
+    let mut syncs = 0;
+    let mut reads = 0;
+    let read = || {
+        reads += 1;
+        7
+    };
+    let (_, settled) = settle(|| syncs += 1, read, || Some(0), true);
+    assert!(settled);
+    assert_eq!(syncs, reads);
+}

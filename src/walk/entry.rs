@@ -281,7 +281,7 @@ fn excluded_dir(ctx: &Ctx<'_>, dir: &InDir<'_>, name: &CStr, other_dev: bool) ->
 /// [`excluded_dir`] leaves out.
 #[inline(always)]
 pub(super) fn left_beside(ctx: &Ctx<'_>, dir: &InDir<'_>, x: Stated<'_>) -> Option<LeftOut> {
-    if ctx.run.opts.one_file_system && x.st.stx_mnt_id != dir.h.root_mnt {
+    if ctx.run.opts.one_file_system && open::mount_of(x.st) != dir.h.root_mnt {
         return Some(LeftOut::Mount);
     }
     if x.kind == Kind::Dir {

@@ -52,7 +52,7 @@ pub(super) struct DirHandle {
     pub(crate) dev: u64,
     pub(crate) ino: u64,
     /// The mount of the root, for `-x`.
-    pub(crate) root_mnt: u64,
+    pub(crate) root_mnt: super::open::Mount,
     /// The root's namespace (see `namespaces` in the walk).
     pub(crate) ns: u32,
     /// Open files in it only after an `O_PATH` check (see

@@ -443,7 +443,7 @@ fn start_root<'s>(
         depth: 0,
         dev,
         ino: st.stx_ino,
-        root_mnt: st.stx_mnt_id,
+        root_mnt: open::mount_of(&st),
         ns,
         guard: open::guarded(ctx.run.euid, &st),
         mount_root: false,

@@ -41,6 +41,25 @@ pub(super) fn dev_of(st: &Statx) -> u64 {
     rfs::makedev(st.stx_dev_major, st.stx_dev_minor)
 }
 
+/// The mount a statx result lies on, as `-x` compares it: its mount id
+/// where the kernel fills one in (`STATX_MNT_ID`, Linux 5.8), else its
+/// device number, as du compares `st_dev` (then a Btrfs subvolume counts
+/// as another file system).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mount {
+    Id(u64),
+    Dev(u64),
+}
+
+/// The [`Mount`] of `st`.
+pub(super) fn mount_of(st: &Statx) -> Mount {
+    if StatxFlags::from_bits_retain(st.stx_mask).contains(StatxFlags::MNT_ID) {
+        Mount::Id(st.stx_mnt_id)
+    } else {
+        Mount::Dev(dev_of(st))
+    }
+}
+
 /// Why a directory could not be opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum DirError {
@@ -346,6 +365,28 @@ fn fd_name(buf: &mut [u8; 16], fd: i32) -> &CStr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn defx_mount_without_mnt_id_is_the_device() {
+        let mut st = rfs::statx(CWD, c"/", rfs::AtFlags::empty(), MASK).unwrap();
+        let other = |st: &Statx| {
+            let mut o = *st;
+            o.stx_dev_minor = o.stx_dev_minor.wrapping_add(1);
+            o.stx_mnt_id = o.stx_mnt_id.wrapping_add(1);
+            o
+        };
+        st.stx_mask |= StatxFlags::MNT_ID.bits();
+        assert_eq!(mount_of(&st), Mount::Id(st.stx_mnt_id));
+        assert_ne!(mount_of(&st), mount_of(&other(&st)));
+        // A kernel without STATX_MNT_ID leaves the mount id 0 everywhere:
+        // the device number still tells the mounts apart.
+        st.stx_mask &= !StatxFlags::MNT_ID.bits();
+        st.stx_mnt_id = 0;
+        let mut o = other(&st);
+        o.stx_mnt_id = 0;
+        assert_ne!(mount_of(&st), mount_of(&o));
+        assert_eq!(mount_of(&st), Mount::Dev(dev_of(&st)));
+    }
 
     #[test]
     fn fd_names() {
