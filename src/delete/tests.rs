@@ -570,7 +570,7 @@ fn races_with_swaps_and_mounts_never_reach_the_victim() {
 /// not on every read while the freed figure settles; on every read only
 /// while the cleaner drops deleted subvolumes.
 #[test]
-fn defx_settle_syncs_once() {
+fn settle_syncs_once_unless_subvolumes_are_dropped() {
     let mut syncs = 0;
     let (reported, settled) = settle(|| syncs += 1, || 7, || None, false);
     assert_eq!((reported, settled), (7, true));

@@ -367,7 +367,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defx_mount_without_mnt_id_is_the_device() {
+    fn a_mount_without_mnt_id_is_the_device() {
         let mut st = rfs::statx(CWD, c"/", rfs::AtFlags::empty(), MASK).unwrap();
         let other = |st: &Statx| {
             let mut o = *st;
