@@ -10,44 +10,6 @@ use std::process::Command;
 
 use crate::util::*;
 
-fn btrfs(args: &[&str], path: &Path) {
-    run(Command::new("btrfs").args(args).arg(path)).assert_ok();
-}
-
-/// `Used:` of the `Data,` and `Metadata,` lines of `btrfs filesystem usage
-/// -b`, after a `btrfs filesystem sync`.
-fn used(mnt: &Path) -> (u64, u64) {
-    btrfs(&["filesystem", "sync"], mnt);
-    let out = run(Command::new("btrfs")
-        .args(["filesystem", "usage", "-b"])
-        .arg(mnt));
-    let text = out.stdout_str().to_string();
-    let field = |prefix: &str| -> u64 {
-        let line = text
-            .lines()
-            .find(|l| l.starts_with(prefix))
-            .unwrap_or_else(|| panic!("no {prefix} line:\n{text}"));
-        line.split_once("Used:")
-            .and_then(|(_, r)| r.split(|c: char| !c.is_ascii_digit()).next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no Used in {line}"))
-    };
-    (field("Data,"), field("Metadata,"))
-}
-
-/// Deletes subvolume `name` of `d` and waits until Btrfs has dropped it;
-/// returns the drops in Data and Metadata Used.
-fn freed_by_deleting(d: &Path, name: &str) -> (u64, u64) {
-    let (data0, meta0) = used(d);
-    run(Command::new("btrfs")
-        .args(["subvolume", "delete", "-C"])
-        .arg(d.join(name)))
-    .assert_ok();
-    btrfs(&["subvolume", "sync"], d);
-    let (data1, meta1) = used(d);
-    (data0.saturating_sub(data1), meta0.saturating_sub(meta1))
-}
-
 /// A read-only snapshot of `vol` as `snap`, a moment after its files were
 /// written: without root, sdu maps a snapshot's file once for all its
 /// copies only if it changed at least 100 ms before the snapshot was made
@@ -121,7 +83,7 @@ fn unchanged_snapshot_of_inline_files_frees_about_nothing() {
         let again = json_of(d, &[j, "-d", "1", "."]);
         assert_eq!(entry(&again, "./snap"), snap, "{j}");
     }
-    let (data, meta) = freed_by_deleting(d, "snap");
+    let (data, meta) = freed_by_deleting_subvolume(d, "snap");
     assert!(
         data <= reclaimable && reclaimable <= data + meta + 64 * 1024,
         "snap reclaimable {reclaimable}, deleting it freed data {data} + metadata {meta}"
@@ -343,7 +305,7 @@ fn the_same_and_what_deleting_frees(
 fn snap_frees_its_reclaimable(d: &Path, doc: &serde_json::Value) {
     let snap = entry(doc, &format!("{}/snap", d.display()));
     let reclaimable = snap["reclaimable"].as_u64().unwrap();
-    let (data, meta) = freed_by_deleting(d, "snap");
+    let (data, meta) = freed_by_deleting_subvolume(d, "snap");
     assert!(data > 0, "the first snapshot held the old f0..f4");
     assert!(
         data <= reclaimable && reclaimable <= data + meta + 64 * 1024,
@@ -464,7 +426,7 @@ fn one_subvolume_records_no_inline_files() {
     // What the walk of the top level says the snapshot frees is what
     // deleting it frees.
     let reclaimable = records_and_shares(d, "/snap");
-    let (data, meta) = freed_by_deleting(d, "snap");
+    let (data, meta) = freed_by_deleting_subvolume(d, "snap");
     assert!(
         data <= reclaimable && reclaimable <= data + meta + 64 * 1024,
         "snap reclaimable {reclaimable}, deleting it freed data {data} + metadata {meta}"
@@ -537,7 +499,7 @@ fn snapshot_mounted_inside_the_scan_is_seen() {
     let mounted = Mounted(point);
     let reclaimable = records_and_shares(&d.join("vol"), "/m");
     drop(mounted);
-    let (data, meta) = freed_by_deleting(d, "snap");
+    let (data, meta) = freed_by_deleting_subvolume(d, "snap");
     assert!(
         data <= reclaimable && reclaimable <= data + meta + 64 * 1024,
         "m reclaimable {reclaimable}, deleting snap freed data {data} + metadata {meta}"

@@ -13,40 +13,6 @@ use std::process::Command;
 
 use crate::util::*;
 
-/// `Used:` of the `Data,` and `Metadata,` lines of `btrfs filesystem usage
-/// -b`, after a `btrfs filesystem sync`.
-fn used(mnt: &Path) -> (u64, u64) {
-    btrfs(&["filesystem", "sync"], mnt);
-    let out = run(Command::new("btrfs")
-        .args(["filesystem", "usage", "-b"])
-        .arg(mnt));
-    let text = out.stdout_str().to_string();
-    let field = |prefix: &str| -> u64 {
-        let line = text
-            .lines()
-            .find(|l| l.starts_with(prefix))
-            .unwrap_or_else(|| panic!("no {prefix} line:\n{text}"));
-        line.split_once("Used:")
-            .and_then(|(_, r)| r.split(|c: char| !c.is_ascii_digit()).next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no Used in {line}"))
-    };
-    (field("Data,"), field("Metadata,"))
-}
-
-/// Deletes subvolume `rel` of `d` and waits until the cleaner has dropped
-/// it; the drops in Data and Metadata Used.
-fn freed_by_deleting(d: &Path, rel: &str) -> (u64, u64) {
-    let (data0, meta0) = used(d);
-    run(Command::new("btrfs")
-        .args(["subvolume", "delete", "-C"])
-        .arg(d.join(rel)))
-    .assert_ok();
-    btrfs(&["subvolume", "sync"], d);
-    let (data1, meta1) = used(d);
-    (data0.saturating_sub(data1), meta0.saturating_sub(meta1))
-}
-
 /// Reclaimable and its bound ("exact", or `reclaimable_bound`: "at_most",
 /// "at_least", "unknown") of `sdu --json -s REL` run in `d` as root, or
 /// without CAP_SYS_ADMIN.
@@ -133,7 +99,7 @@ fn snapshot_scanned_alone_claims_no_inline_file_its_origin_holds() {
     sync_fs(d);
     let root = figure(d, "vol/.snap/2", true);
     let nobody = figure(d, "vol/.snap/2", false);
-    let (data, _) = freed_by_deleting(d, "vol/.snap/2");
+    let (data, _) = freed_by_deleting_subvolume(d, "vol/.snap/2");
     check("vol/.snap/2", root, true, data, 0);
     check("vol/.snap/2", nobody, false, data, 0);
 }
@@ -161,7 +127,7 @@ fn origin_scanned_alone_claims_only_inline_files_no_snapshot_holds() {
     sync_fs(d);
     let root = figure(d, "vol", true);
     let nobody = figure(d, "vol", false);
-    let (data, _) = freed_by_deleting(d, "vol");
+    let (data, _) = freed_by_deleting_subvolume(d, "vol");
     assert!(data >= 1 << 20, "deleting vol freed {data}");
     check("vol", root, true, data, 3 * 4096);
     check("vol", nobody, false, data, 3 * 4096);
@@ -199,7 +165,7 @@ fn deleted_intermediate(delete: &str) {
     btrfs(&["subvolume", "sync"], d);
     let root = figure(d, delete, true);
     let nobody = figure(d, delete, false);
-    let (data, _) = freed_by_deleting(d, delete);
+    let (data, _) = freed_by_deleting_subvolume(d, delete);
     check(delete, root, true, data, 0);
     check(delete, nobody, false, data, 0);
 }
@@ -229,7 +195,7 @@ fn snapshot_of_the_top_level_claims_no_directory_bytes() {
     sync_fs(d);
     let root = figure(d, "snaps", true);
     let nobody = figure(d, "snaps", false);
-    let (data, _) = freed_by_deleting(d, "snaps/s1");
+    let (data, _) = freed_by_deleting_subvolume(d, "snaps/s1");
     check("snaps", root, true, data, 0);
     check("snaps", nobody, false, data, 0);
 }
@@ -272,7 +238,7 @@ fn snapshot_holding_its_own_leaf_claims_only_inline_files_held_nowhere_else() {
         .find(|e| e["path"] == "./s")
         .unwrap()
         .clone();
-    let (data, meta) = freed_by_deleting(d, "s");
+    let (data, meta) = freed_by_deleting_subvolume(d, "s");
     assert!(
         meta > 0,
         "the snapshot's own leaf is freed: metadata {meta}"
@@ -307,10 +273,10 @@ fn subvolume_with_its_snapshot_inside_is_exact_beside_another_family() {
     sync_fs(d);
     let root = figure(d, "vol", true);
     let nobody = figure(d, "vol", false);
-    let (data0, _) = used(d);
-    let (snap, _) = freed_by_deleting(d, "vol/.snap/2");
-    let (data, _) = freed_by_deleting(d, "vol");
-    assert_eq!(data0 - used(d).0, snap + data);
+    let (data0, _) = btrfs_used(d);
+    let (snap, _) = freed_by_deleting_subvolume(d, "vol/.snap/2");
+    let (data, _) = freed_by_deleting_subvolume(d, "vol");
+    assert_eq!(data0 - btrfs_used(d).0, snap + data);
     check("vol", root, true, snap + data, 220 * 4096);
     check("vol", nobody, false, snap + data, 220 * 4096);
 }
@@ -340,14 +306,14 @@ fn top_level_holding_only_subvolumes_and_a_snapshot_of_a_deleted_one() {
         .arg(d)
         .arg(d.join("s")))
     .assert_ok();
-    let (data, _) = freed_by_deleting(d, "v");
+    let (data, _) = freed_by_deleting_subvolume(d, "v");
     assert!(data >= 64 << 10, "deleting v freed {data}");
     if let Err(e) = search_matches_fiemap(d) {
         panic!("the top level holding a snapshot of a deleted subvolume: {e}");
     }
     let root = figure(d, "s", true);
     let nobody = figure(d, "s", false);
-    let (data, _) = freed_by_deleting(d, "s");
+    let (data, _) = freed_by_deleting_subvolume(d, "s");
     check("s", root, true, data, 0);
     check("s", nobody, false, data, 0);
 }

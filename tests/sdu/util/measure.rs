@@ -153,6 +153,40 @@ pub fn btrfs_data_used(mnt: &Path) -> u64 {
 // Tree building
 
 /// `n` bytes nobody else writes (a fresh xorshift stream per call), so no
+/// `Used:` of the `Data,` and `Metadata,` lines of `btrfs filesystem usage
+/// -b`, after a `btrfs filesystem sync`.
+pub fn btrfs_used(mnt: &Path) -> (u64, u64) {
+    btrfs(&["filesystem", "sync"], mnt);
+    let out = run(Command::new("btrfs")
+        .args(["filesystem", "usage", "-b"])
+        .arg(mnt));
+    let text = out.stdout_str().to_string();
+    let field = |prefix: &str| -> u64 {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} line:\n{text}"));
+        line.split_once("Used:")
+            .and_then(|(_, r)| r.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no Used in {line}"))
+    };
+    (field("Data,"), field("Metadata,"))
+}
+
+/// Deletes subvolume `rel` of `d` and waits until the cleaner has dropped
+/// it; the drops in Data and Metadata Used.
+pub fn freed_by_deleting_subvolume(d: &Path, rel: &str) -> (u64, u64) {
+    let (data0, meta0) = btrfs_used(d);
+    run(Command::new("btrfs")
+        .args(["subvolume", "delete", "-C"])
+        .arg(d.join(rel)))
+    .assert_ok();
+    btrfs(&["subvolume", "sync"], d);
+    let (data1, meta1) = btrfs_used(d);
+    (data0.saturating_sub(data1), meta0.saturating_sub(meta1))
+}
+
 /// filesystem can compress or dedupe them.
 pub fn fresh_bytes(n: u64) -> Vec<u8> {
     static SEED: AtomicU64 = AtomicU64::new(1);
