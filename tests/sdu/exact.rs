@@ -22,6 +22,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::btrfs::{assert_setpriv_drops_sys_admin, ro_snapshot, subvolume};
+use crate::exact_random::build::join_rel;
 use crate::json::{self, Entry, Report};
 use crate::reclaim::{BTRFS_OPTS, XFS_OPTS};
 use crate::util::*;
@@ -624,41 +625,12 @@ fn under(p: &str, dir: &str) -> bool {
     dir.is_empty() || p == dir || p.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
 }
 
-fn join_rel(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{dir}/{name}")
-    }
-}
-
 impl RandomTree<'_> {
     /// Every directory and file, by a walk (a snapshot's own included);
     /// not the empty directory that stands for a nested subvolume in a
     /// snapshot (inode 2).
     fn walk(&self) -> (Vec<String>, Vec<String>) {
-        fn go(root: &Path, rel: String, dirs: &mut Vec<String>, files: &mut Vec<String>) {
-            let md = fs::symlink_metadata(root.join(&rel)).unwrap();
-            if md.is_dir() {
-                if md.ino() == 2 {
-                    return;
-                }
-                let mut names: Vec<String> = fs::read_dir(root.join(&rel))
-                    .unwrap()
-                    .map(|e| e.unwrap().file_name().into_string().unwrap())
-                    .collect();
-                names.sort();
-                dirs.push(rel.clone());
-                for n in names {
-                    go(root, join_rel(&rel, &n), dirs, files);
-                }
-            } else {
-                files.push(rel);
-            }
-        }
-        let (mut dirs, mut files) = (Vec::new(), Vec::new());
-        go(self.t.root, String::new(), &mut dirs, &mut files);
-        (dirs, files)
+        crate::exact_random::build::walk_tree(self.t.root)
     }
 
     fn pick<'v>(&mut self, v: &'v [String]) -> &'v str {

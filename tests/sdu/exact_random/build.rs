@@ -58,6 +58,34 @@ pub fn join_rel(dir: &str, name: &str) -> String {
     }
 }
 
+/// Every directory and non-directory under `root`, by relative path, in
+/// name order (snapshots included); not the empty directory that stands
+/// for a nested subvolume in a snapshot (inode 2).
+pub fn walk_tree(root: &Path) -> (Vec<String>, Vec<String>) {
+    fn go(root: &Path, rel: String, dirs: &mut Vec<String>, files: &mut Vec<String>) {
+        let md = fs::symlink_metadata(root.join(&rel)).unwrap();
+        if !md.is_dir() {
+            files.push(rel);
+            return;
+        }
+        if md.ino() == 2 {
+            return;
+        }
+        let mut names: Vec<String> = fs::read_dir(root.join(&rel))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        dirs.push(rel.clone());
+        for n in names {
+            go(root, join_rel(&rel, &n), dirs, files);
+        }
+    }
+    let (mut dirs, mut files) = (Vec::new(), Vec::new());
+    go(root, String::new(), &mut dirs, &mut files);
+    (dirs, files)
+}
+
 /// The signature a cache directory tag starts with.
 pub const CACHEDIR_SIGNATURE: &str = "Signature: 8a477f597d28d172789f06886806bc55";
 
@@ -126,28 +154,7 @@ impl Build<'_> {
     /// not the empty directory that stands for a nested subvolume in a
     /// snapshot (inode 2).
     pub fn walk(&self) -> (Vec<String>, Vec<String>) {
-        fn go(root: &Path, rel: String, dirs: &mut Vec<String>, files: &mut Vec<String>) {
-            let md = fs::symlink_metadata(root.join(&rel)).unwrap();
-            if !md.is_dir() {
-                files.push(rel);
-                return;
-            }
-            if md.ino() == 2 {
-                return;
-            }
-            let mut names: Vec<String> = fs::read_dir(root.join(&rel))
-                .unwrap()
-                .map(|e| e.unwrap().file_name().into_string().unwrap())
-                .collect();
-            names.sort();
-            dirs.push(rel.clone());
-            for n in names {
-                go(root, join_rel(&rel, &n), dirs, files);
-            }
-        }
-        let (mut dirs, mut files) = (Vec::new(), Vec::new());
-        go(self.t.root, String::new(), &mut dirs, &mut files);
-        (dirs, files)
+        walk_tree(self.t.root)
     }
 
     /// The subvolume holding `rel` ("" the top-level one).

@@ -46,7 +46,7 @@
 //! mounted that long after the scans and after the last deletion, to look
 //! at it.
 
-mod build;
+pub(crate) mod build;
 mod found;
 mod harness;
 mod inline_bound;
