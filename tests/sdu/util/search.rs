@@ -206,13 +206,8 @@ fn same_figures(a: &[u8], b: &[u8]) -> bool {
     json::parse(a).figures_only() == json::parse(b).figures_only()
 }
 
-/// The rule of a scan that cannot ask who else holds the shared data
-/// (without CAP_SYS_ADMIN, or `--fiemap`) where root's found some held
-/// outside the scan, and both see the same extents: every figure but
-/// Reclaimable is root's; Reclaimable is at least root's (data held
-/// outside counted as freed), and a bound where it differs
-/// ([`bound_where_root_differs`]).
-pub fn bound_above_root(
+/// Every figure of `other` but Reclaimable is `root`'s.
+fn same_but_reclaimable(
     root: &json::Report,
     other: &json::Report,
     what: &str,
@@ -232,6 +227,21 @@ pub fn bound_above_root(
             "{what}: figures other than Reclaimable differ from root's:\n{other:?}\n{root:?}"
         ));
     }
+    Ok(())
+}
+
+/// The rule of a scan that cannot ask who else holds the shared data
+/// (without CAP_SYS_ADMIN, or `--fiemap`) where root's found some held
+/// outside the scan, and both see the same extents: every figure but
+/// Reclaimable is root's; Reclaimable is at least root's (data held
+/// outside counted as freed), and a bound where it differs
+/// ([`bound_where_root_differs`]).
+pub fn bound_above_root(
+    root: &json::Report,
+    other: &json::Report,
+    what: &str,
+) -> Result<(), String> {
+    same_but_reclaimable(root, other, what)?;
     let below = root
         .entries
         .iter()
@@ -373,21 +383,7 @@ pub fn bound_toward_root(
     other: &json::Report,
     what: &str,
 ) -> Result<(), String> {
-    let plain = |r: &json::Report| {
-        let mut r = r.figures_only();
-        for e in &mut r.entries {
-            e.reclaimable = 0;
-        }
-        if let Some(t) = &mut r.total {
-            t.reclaimable = 0;
-        }
-        r
-    };
-    if plain(root) != plain(other) {
-        return Err(format!(
-            "{what}: figures other than Reclaimable differ from root's:\n{other:?}\n{root:?}"
-        ));
-    }
+    same_but_reclaimable(root, other, what)?;
     for (r, o) in root.entries.iter().zip(&other.entries) {
         if r.reclaimable == o.reclaimable {
             continue;
