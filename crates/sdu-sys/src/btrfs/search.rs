@@ -389,7 +389,7 @@ pub fn search_wide(
             if n == 0 {
                 return Ok(calls);
             }
-            let (pos, last) = match walk(&b.buf, n, from, Order::Little, &mut f)? {
+            let (pos, last) = match walk(&b.buf, n, from, Order::NATIVE, &mut f)? {
                 Walked::Stopped => return Ok(calls),
                 Walked::Through { pos, last } => (pos, last),
             };
@@ -514,6 +514,122 @@ mod tests {
         assert_eq!(BTRFS_IOC_INO_LOOKUP as u32, 0xd000_9412);
         assert_eq!(BTRFS_IOC_START_SYNC as u32, 0x8008_9418);
         assert_eq!(BTRFS_IOC_WAIT_SYNC as u32, 0x4008_9416);
+    }
+
+    /// Two items as a kernel whose CPU has byte order `o` lays them out:
+    /// each header's fields in that order, each item's bytes as on disk.
+    /// No field reads the same in both orders.
+    fn result(o: Order) -> (Vec<u8>, [SearchHeader; 2], [&'static [u8]; 2]) {
+        let data: [&[u8]; 2] = [&[0x11, 0x22, 0x33], &[0x01, 0x02, 0x03, 0x04, 0x05]];
+        let heads = [
+            SearchHeader {
+                transid: 0x0102_0304_0506_0708,
+                objectid: 257,
+                offset: 0x0000_0000_0001_0000,
+                kind: 108,
+                len: data[0].len() as u32,
+            },
+            SearchHeader {
+                transid: 7,
+                objectid: 0x0000_0001_0000_0100,
+                offset: 4096,
+                kind: 0x0000_00b2,
+                len: data[1].len() as u32,
+            },
+        ];
+        let mut buf = Vec::new();
+        for (h, d) in heads.iter().zip(data) {
+            let mut b = [0u8; SEARCH_HEADER_LEN];
+            let w64 = |v: u64| match o {
+                Order::Little => v.to_le_bytes(),
+                Order::Big => v.to_be_bytes(),
+            };
+            let w32 = |v: u32| match o {
+                Order::Little => v.to_le_bytes(),
+                Order::Big => v.to_be_bytes(),
+            };
+            b[0..8].copy_from_slice(&w64(h.transid));
+            b[8..16].copy_from_slice(&w64(h.objectid));
+            b[16..24].copy_from_slice(&w64(h.offset));
+            b[24..28].copy_from_slice(&w32(h.kind));
+            b[28..32].copy_from_slice(&w32(h.len));
+            buf.extend_from_slice(&b);
+            buf.extend_from_slice(d);
+        }
+        buf.resize(buf.len() + 64, 0);
+        (buf, heads, data)
+    }
+
+    /// The items [`walk`] passes on from `buf`, headers read in order `o`.
+    fn walked(buf: &[u8], o: Order) -> Vec<(SearchHeader, Vec<u8>)> {
+        let mut got = Vec::new();
+        let end = walk(buf, 2, (0, 0, 0), o, &mut |it: &Item<'_>| {
+            got.push((
+                SearchHeader {
+                    transid: it.transid,
+                    objectid: it.objectid,
+                    offset: it.offset,
+                    kind: it.kind,
+                    len: it.data.len() as u32,
+                },
+                it.data.to_vec(),
+            ));
+            true
+        })
+        .unwrap();
+        let Walked::Through { pos, last } = end else {
+            panic!("stopped")
+        };
+        assert_eq!(pos, 2 * SEARCH_HEADER_LEN + 3 + 5);
+        assert_eq!(last, (got[1].0.objectid, got[1].0.kind, got[1].0.offset));
+        got
+    }
+
+    /// A search result as this machine's kernel writes it: the header is
+    /// the `struct btrfs_ioctl_search_header` in memory, each field in the
+    /// CPU's byte order; the item's bytes as on disk.
+    #[test]
+    fn search_headers_are_read_in_the_cpus_byte_order() {
+        let h = SearchHeader {
+            transid: 0x0102_0304_0506_0708,
+            objectid: 0x1122_3344,
+            offset: 0x0a0b_0c0d_0e0f,
+            kind: 108,
+            len: 53,
+        };
+        assert_eq!(SearchHeader::from_ne_bytes(&h.to_ne_bytes()), h);
+        let (buf, heads, data) = result(Order::NATIVE);
+        let got = walked(&buf, Order::NATIVE);
+        assert_eq!(got.len(), 2);
+        for ((g, d), (h, want)) in got.iter().zip(heads.iter().zip(data)) {
+            assert_eq!(g, h);
+            assert_eq!(d, want);
+        }
+    }
+
+    /// The same two items on a kernel of either byte order: the walk
+    /// reads each header in the order it is given, and a header read in
+    /// the other order (little-endian on a big-endian machine) gives keys
+    /// and lengths that are not the item's.
+    #[test]
+    fn search_headers_of_either_byte_order() {
+        for o in [Order::Little, Order::Big] {
+            let (buf, heads, _) = result(o);
+            let got: Vec<SearchHeader> = walked(&buf, o).into_iter().map(|(h, _)| h).collect();
+            assert_eq!(got, heads, "{o:?}");
+            let other = if o == Order::Little {
+                Order::Big
+            } else {
+                Order::Little
+            };
+            let first: &[u8; SEARCH_HEADER_LEN] = buf[..SEARCH_HEADER_LEN].try_into().unwrap();
+            let misread = SearchHeader::read(first, other);
+            assert_ne!(misread.transid, heads[0].transid);
+            assert_ne!(misread.objectid, heads[0].objectid);
+            assert_ne!(misread.len, heads[0].len);
+            // Its length points past the buffer: an error, not an item.
+            assert!(walk(&buf, 2, (0, 0, 0), other, &mut |_: &Item<'_>| true).is_err());
+        }
     }
 
     /// Item data stays little-endian whatever the CPU's order.
