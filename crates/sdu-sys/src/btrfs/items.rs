@@ -1,4 +1,4 @@
-//! The Btrfs items sdu reads with the tree search ([`super::search`]): a
+//! The Btrfs items sdu reads with the tree search ([`mod@super::search`]): a
 //! file's extent items (`struct btrfs_file_extent_item`) and the extent
 //! tree's item of one data extent with its refs (`struct
 //! btrfs_extent_item`, `btrfs_extent_data_ref`, `btrfs_shared_data_ref`).
