@@ -35,6 +35,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rustix::fs::{self as rfs, AtFlags, CWD, OFlags, StatxAttributes, StatxFlags};
+use sdu_sys::mountinfo::Mount;
 
 use crate::figures::Bound;
 use crate::probe::{Registry, ioctl, magic};
@@ -42,7 +43,6 @@ use crate::records::NodeId;
 use crate::tree::Exactness;
 use crate::tree::bounds::Inode;
 use crate::walk::{Left, RootSeen};
-use sdu_sys::mountinfo::Mount;
 
 /// `BTRFS_FS_TREE_OBJECTID`: the top-level subvolume.
 const BTRFS_TOP_LEVEL: u64 = 5;

@@ -420,6 +420,7 @@ pub fn bad(what: &str) -> io::Error {
 
 /// The little-endian `u64` at `at` in `b` (0 past its end): a field of an
 /// item, as it lies on disk.
+#[inline]
 pub fn u64_at(b: &[u8], at: usize) -> u64 {
     b.get(at..at + 8)
         .map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap()))
@@ -427,6 +428,7 @@ pub fn u64_at(b: &[u8], at: usize) -> u64 {
 
 /// The little-endian `u32` at `at` in `b` (0 past its end): a field of an
 /// item, as it lies on disk.
+#[inline]
 pub fn u32_at(b: &[u8], at: usize) -> u32 {
     b.get(at..at + 4)
         .map_or(0, |s| u32::from_le_bytes(s.try_into().unwrap()))
