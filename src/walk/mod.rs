@@ -71,7 +71,6 @@ use ctx::{Ctx, Local, Shard, dev_of, gather};
 pub use ctx::{Progress, WalkOptions};
 use fdcache::{DirHandle, DirName, FdCache};
 pub(crate) use left::{Left, LeftOut};
-pub(crate) use tree::{mount_points, unescape as unescape_mountinfo};
 
 /// What a walk found.
 #[derive(Debug, Default)]
