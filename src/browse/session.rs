@@ -80,7 +80,7 @@ impl<'c> Session<'c> {
                 Ok(a) => a,
                 Err(end) => return end,
             };
-            let lines = match asked {
+            let mut lines = match asked {
                 Asked::Delete { targets, predicted } => {
                     match self.delete(term, &targets, predicted, look) {
                         Ok(lines) => lines,
@@ -104,7 +104,6 @@ impl<'c> Session<'c> {
                 return end;
             }
             if !lines.is_empty() {
-                let mut lines = lines;
                 lines.push("The figures shown are those of a new scan.".into());
                 lines.push("(any key closes this)".into());
                 self.notice = Some(lines);
