@@ -13,7 +13,7 @@
 
 pub mod app;
 pub mod keys;
-mod session;
+mod rounds;
 mod shell;
 mod tty_ioctl;
 pub mod view;
@@ -40,7 +40,7 @@ use crate::cli::progress::{self, Display};
 use crate::cli::signals;
 use crate::cli::status::ExitStatus;
 use app::{App, Mode, Sort, SortKey};
-use session::Session;
+use rounds::Rounds;
 use view::Look;
 
 /// Scans as `cfg` says, then browses. `cfg` must keep every entry and the
@@ -90,23 +90,23 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
     };
     // Keys typed during the scan are not for the browser.
     flush_input();
-    let mut session = Session::new(cfg, program, scanned, comparison);
-    let result = session.run(&mut term, first, sort, look);
+    let mut rounds = Rounds::new(cfg, program, scanned, comparison);
+    let result = rounds.run(&mut term, first, sort, look);
     restore();
     browsing.store(false, Ordering::SeqCst);
-    session.later.print();
+    rounds.later.print();
     // The deletions' outcome, in full, whatever the screen showed.
-    for l in &session.report {
+    for l in &rounds.report {
         eprintln!("{program}: {l}");
     }
     if let End::Terminal(e) = result {
         eprintln!("{program}: the terminal: {e}");
         return ExitStatus::Fatal;
     }
-    if session.interrupted {
+    if rounds.interrupted {
         return ExitStatus::Interrupted;
     }
-    ExitStatus::failed_if(session.failed || msgs.errors() + session.rescan_msgs.errors() > 0)
+    ExitStatus::failed_if(rounds.failed || msgs.errors() + rounds.rescan_msgs.errors() > 0)
 }
 
 /// SIGINT or SIGTERM from elsewhere: the terminal put back while

@@ -1,6 +1,7 @@
-//! One browsing: browse a scan until a deletion, a rescan or a shell is
-//! asked for; do it; scan again; browse the new scan with the marks and
-//! the cursor carried over; until `q`, or nothing is left to browse.
+//! The rounds of one browsing. A round browses a scan until a deletion,
+//! a rescan or a shell is asked for, does it, and scans again; the next
+//! browses the new scan with the marks and the cursor carried over. The
+//! rounds end at `q`, or when nothing is left to browse.
 
 use sdu::compare::Comparison;
 use sdu::delete::Target;
@@ -13,9 +14,9 @@ use super::app::{self, App, Carry, Request, Sort};
 use super::view::Look;
 use super::{End, Later, Term, shell};
 
-/// What one browsing keeps from one scan to the next, and what it says
+/// What one browsing keeps from one round to the next, and what it says
 /// at the end.
-pub(super) struct Session<'c> {
+pub(super) struct Rounds<'c> {
     cfg: &'c Config,
     scanned: Scanned,
     comparison: Option<Comparison>,
@@ -45,7 +46,7 @@ enum Asked {
     Shell(Option<shell::Dir>),
 }
 
-impl<'c> Session<'c> {
+impl<'c> Rounds<'c> {
     pub(super) fn new(
         cfg: &'c Config,
         program: &'static str,
@@ -57,7 +58,7 @@ impl<'c> Session<'c> {
         let rescan_msgs = Messages::named(Box::new(later.clone()), program);
         let mut walk = cfg.walk.clone();
         walk.progress = None;
-        Session {
+        Rounds {
             cfg,
             scanned,
             comparison,
