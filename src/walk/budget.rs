@@ -68,9 +68,10 @@ impl Budget {
             0
         };
         // The fds kept for the stages after the walk, and the `O_PATH` fds the
-        // PATHs were resolved by, held until each is walked.
+        // PATHs were resolved by (with the directory of each that is not a
+        // directory), held until each is walked.
         let kept_roots = opts.roots.len().min(KEPT_ROOT_FDS) as u64;
-        let held_roots = opts.roots.len().min(roots::HELD) as u64;
+        let held_roots = (opts.roots.len().min(roots::HELD) + roots.parents_held()) as u64;
         let max_cached = soft
             .saturating_sub(
                 FIXED

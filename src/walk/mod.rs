@@ -436,7 +436,7 @@ fn start_root<'s>(
         pending: AtomicUsize::new(1),
         // Held for the first PATHs only ([`roots::HELD`]): past them, a
         // root is opened by its name, checked against the inode stat-ed.
-        resolved: (order < roots::HELD as u32).then(|| Arc::new(pathfd)),
+        resolved: (order < roots::HELD as u32).then(|| Arc::new(pathfd.0)),
         active: ctx.fds.active.clone(),
     });
     if ctx.run.opts.identities {
