@@ -158,21 +158,19 @@ fn body(counters: &Counters, sizes: &Sizes, t_report: Duration) -> Vec<(String, 
             sweep,
             tree,
             filesystems,
-        } => walked(
+        } => walked(&Walked {
             counters,
             filesystems,
-            &Walked {
-                dirs: *dirs,
-                files_shared: *files_shared,
-                indexed: *indexed,
-                segments: *segments,
-                units: *units,
-                walk: *walk,
-                sweep: *sweep,
-                tree: *tree,
-            },
-            t_report,
-        ),
+            dirs: *dirs,
+            files_shared: *files_shared,
+            indexed: *indexed,
+            segments: *segments,
+            units: *units,
+            walk: *walk,
+            sweep: *sweep,
+            tree: *tree,
+            report: t_report,
+        }),
         Sizes::Read {
             file,
             nodes,
@@ -206,8 +204,10 @@ fn body(counters: &Counters, sizes: &Sizes, t_report: Duration) -> Vec<(String, 
     }
 }
 
-/// The sizes and times of a walk, for [`walked`].
-struct Walked {
+/// A walk's counters, sizes and times: what the rows of [`WALKED`] read.
+struct Walked<'a> {
+    counters: &'a Counters,
+    filesystems: &'a [probe::FsInfo],
     dirs: usize,
     files_shared: (usize, usize),
     indexed: usize,
@@ -216,165 +216,186 @@ struct Walked {
     walk: Duration,
     sweep: Duration,
     tree: Duration,
+    report: Duration,
 }
 
-/// The `--stats` lines of a walk.
-fn walked(
-    counters: &Counters,
-    filesystems: &[probe::FsInfo],
-    st: &Walked,
-    t_report: Duration,
-) -> Vec<(String, String)> {
-    let mut s: Vec<(String, String)> = Vec::new();
-    let mut line = |label: String, value: String| s.push((label, value));
-    line(
-        "threads".into(),
-        if counters.cold_lineage {
-            format!(
-                "{} (the tree was not in memory, but its snapshots are read by difference, \
-                 from memory: a thread per CPU)",
-                counters.threads
-            )
-        } else if counters.cold {
-            format!(
-                "{} (the tree was not in memory: more threads keep the device busy)",
-                counters.threads
-            )
-        } else {
-            counters.threads.to_string()
-        },
-    );
-    line("entries stat-ed".into(), counters.entries.to_string());
-    line("nodes (dirs, -a files)".into(), st.dirs.to_string());
-    for fs in filesystems {
-        let what = if fs.unverified {
-            "could not be probed"
-        } else if fs.can_share {
-            "may share"
-        } else {
-            "cannot share"
-        };
-        line(
-            format!("filesystem {}", fs.index),
-            format!("{} ({what})", fs.name()),
-        );
-    }
-    line(
-        "files mapped (FIEMAP)".into(),
-        counters.fiemap_files.to_string(),
-    );
-    line("FIEMAP calls".into(), counters.fiemap_calls.to_string());
-    line(
-        "files on the lean path".into(),
-        counters.plain_files.to_string(),
-    );
-    line(
-        "FIEMAPs put off (allocation group busy)".into(),
-        counters.fiemap_put_off.to_string(),
-    );
-    line(
-        "files credited with a snapshot copy's extents".into(),
-        counters.copies_reused.to_string(),
-    );
-    line(
-        "files put off while a copy was mapped".into(),
-        counters.copies_waited.to_string(),
-    );
-    line(
-        "inline files recorded for snapshots".into(),
-        counters.inline_recorded.to_string(),
-    );
-    line(
-        "files read by tree search (Btrfs, root)".into(),
-        counters.search_files.to_string(),
-    );
-    line("tree searches".into(), counters.search_calls.to_string());
-    line(
-        "entries read from the tree (Btrfs, root)".into(),
-        counters.tree_entries.to_string(),
-    );
-    line(
-        "inodes read as their snapshots' lineage holds them".into(),
-        counters.tree_unchanged.to_string(),
-    );
-    line(
-        "tree search undecided, mapped with FIEMAP".into(),
-        counters.search_undecided.to_string(),
-    );
-    for skip in probe::Skip::ALL {
-        line(
-            format!("not mapped: {}", skip.describe()),
-            counters.skipped[skip.index()].to_string(),
-        );
-    }
-    line(
-        "not mapped: could not be read".into(),
+/// A row of a walk's `--stats`: one line, a label and how its value is
+/// written; or a line for each filesystem, reason or way, labels and
+/// values both written.
+enum Row {
+    Line(&'static str, fn(&Walked) -> String),
+    Lines(fn(&Walked) -> Vec<(String, String)>),
+}
+
+/// The `--stats` lines of a walk, in the order printed.
+const WALKED: &[Row] = &[
+    Row::Line("threads", threads),
+    Row::Line("entries stat-ed", |w| w.counters.entries.to_string()),
+    Row::Line("nodes (dirs, -a files)", |w| w.dirs.to_string()),
+    Row::Lines(filesystems),
+    Row::Line("files mapped (FIEMAP)", |w| {
+        w.counters.fiemap_files.to_string()
+    }),
+    Row::Line("FIEMAP calls", |w| w.counters.fiemap_calls.to_string()),
+    Row::Line("files on the lean path", |w| {
+        w.counters.plain_files.to_string()
+    }),
+    Row::Line("FIEMAPs put off (allocation group busy)", |w| {
+        w.counters.fiemap_put_off.to_string()
+    }),
+    Row::Line("files credited with a snapshot copy's extents", |w| {
+        w.counters.copies_reused.to_string()
+    }),
+    Row::Line("files put off while a copy was mapped", |w| {
+        w.counters.copies_waited.to_string()
+    }),
+    Row::Line("inline files recorded for snapshots", |w| {
+        w.counters.inline_recorded.to_string()
+    }),
+    Row::Line("files read by tree search (Btrfs, root)", |w| {
+        w.counters.search_files.to_string()
+    }),
+    Row::Line("tree searches", |w| w.counters.search_calls.to_string()),
+    Row::Line("entries read from the tree (Btrfs, root)", |w| {
+        w.counters.tree_entries.to_string()
+    }),
+    Row::Line("inodes read as their snapshots' lineage holds them", |w| {
+        w.counters.tree_unchanged.to_string()
+    }),
+    Row::Line("tree search undecided, mapped with FIEMAP", |w| {
+        w.counters.search_undecided.to_string()
+    }),
+    Row::Lines(skipped),
+    Row::Line("not mapped: could not be read", |w| {
+        let c = w.counters;
         format!(
             "{} ({} bytes counted as exclusive)",
-            counters.unverified_files, counters.unverified_bytes
-        ),
-    );
-    for way in crate::walk::LeftOut::ALL {
-        line(
-            format!("left out: {}", way.describe()),
-            counters.left_out[way.index()].to_string(),
-        );
-    }
-    line(
-        "compressed, counted uncompressed".into(),
-        format!(
-            "{} ({} bytes)",
-            counters.compressed_files, counters.compressed_bytes
-        ),
-    );
-    line(
-        "compressed, counted on disk".into(),
-        format!(
-            "{} ({} bytes on disk)",
-            counters.on_disk_files, counters.on_disk_bytes
-        ),
-    );
-    line(
-        "extents referenced in part, kept whole".into(),
+            c.unverified_files, c.unverified_bytes
+        )
+    }),
+    Row::Lines(left_out),
+    Row::Line("compressed, counted uncompressed", |w| {
+        let c = w.counters;
+        format!("{} ({} bytes)", c.compressed_files, c.compressed_bytes)
+    }),
+    Row::Line("compressed, counted on disk", |w| {
+        let c = w.counters;
+        format!("{} ({} bytes on disk)", c.on_disk_files, c.on_disk_bytes)
+    }),
+    Row::Line("extents referenced in part, kept whole", |w| {
+        let c = w.counters;
         format!(
             "{} ({} bytes no file references)",
-            counters.partial_extents, counters.unreachable_bytes
-        ),
-    );
-    line(
-        "shared ranges asked who else holds them".into(),
+            c.partial_extents, c.unreachable_bytes
+        )
+    }),
+    Row::Line("shared ranges asked who else holds them", |w| {
+        let c = w.counters;
         format!(
             "{} ({} held outside the scan; {} settled by their refs)",
-            counters.outside_asked, counters.outside_found, counters.outside_settled
-        ),
-    );
-    line(
-        "files with shared data".into(),
+            c.outside_asked, c.outside_found, c.outside_settled
+        )
+    }),
+    Row::Line("files with shared data", |w| {
         format!(
             "{} ({} of them copies of another, recorded as such)",
-            st.files_shared.0, st.files_shared.1
-        ),
-    );
-    line("shared extents indexed".into(), st.indexed.to_string());
-    line(
-        "index runs spilled to a temporary file".into(),
-        format!("{} ({} bytes)", counters.index_runs, counters.index_spilled),
-    );
-    line(
-        "segments / units".into(),
-        format!("{} / {}", st.segments, st.units),
-    );
-    line(
-        "time:".into(),
+            w.files_shared.0, w.files_shared.1
+        )
+    }),
+    Row::Line("shared extents indexed", |w| w.indexed.to_string()),
+    Row::Line("index runs spilled to a temporary file", |w| {
+        let c = w.counters;
+        format!("{} ({} bytes)", c.index_runs, c.index_spilled)
+    }),
+    Row::Line("segments / units", |w| {
+        format!("{} / {}", w.segments, w.units)
+    }),
+    Row::Line("time:", |w| {
         format!(
             "walk {:.3}s, sweep {:.3}s, roll-up {:.3}s, report {:.3}s",
-            st.walk.as_secs_f64(),
-            st.sweep.as_secs_f64(),
-            st.tree.as_secs_f64(),
-            t_report.as_secs_f64()
-        ),
-    );
-    s
+            w.walk.as_secs_f64(),
+            w.sweep.as_secs_f64(),
+            w.tree.as_secs_f64(),
+            w.report.as_secs_f64()
+        )
+    }),
+];
+
+/// The `--stats` lines of a walk: the rows of [`WALKED`], written.
+fn walked(w: &Walked) -> Vec<(String, String)> {
+    let mut lines = Vec::new();
+    for row in WALKED {
+        match row {
+            Row::Line(label, value) => lines.push(((*label).into(), value(w))),
+            Row::Lines(each) => lines.extend(each(w)),
+        }
+    }
+    lines
+}
+
+/// How many threads walked, and why more than one per CPU.
+fn threads(w: &Walked) -> String {
+    let c = w.counters;
+    if c.cold_lineage {
+        format!(
+            "{} (the tree was not in memory, but its snapshots are read by difference, \
+             from memory: a thread per CPU)",
+            c.threads
+        )
+    } else if c.cold {
+        format!(
+            "{} (the tree was not in memory: more threads keep the device busy)",
+            c.threads
+        )
+    } else {
+        c.threads.to_string()
+    }
+}
+
+/// A line per filesystem: its name and whether it may share data.
+fn filesystems(w: &Walked) -> Vec<(String, String)> {
+    w.filesystems
+        .iter()
+        .map(|fs| {
+            let what = if fs.unverified {
+                "could not be probed"
+            } else if fs.can_share {
+                "may share"
+            } else {
+                "cannot share"
+            };
+            (
+                format!("filesystem {}", fs.index),
+                format!("{} ({what})", fs.name()),
+            )
+        })
+        .collect()
+}
+
+/// A line per reason a file's extents were not mapped.
+fn skipped(w: &Walked) -> Vec<(String, String)> {
+    probe::Skip::ALL
+        .iter()
+        .map(|skip| {
+            (
+                format!("not mapped: {}", skip.describe()),
+                w.counters.skipped[skip.index()].to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A line per way an entry was left out of the scan.
+fn left_out(w: &Walked) -> Vec<(String, String)> {
+    crate::walk::LeftOut::ALL
+        .iter()
+        .map(|way| {
+            (
+                format!("left out: {}", way.describe()),
+                w.counters.left_out[way.index()].to_string(),
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use sdu::tree::{Frees, Sets, Tree};
 mod carry;
 mod settings;
 mod unread;
+pub(crate) use carry::Carry;
 use settings::contains;
 pub use settings::{Info, Now, Settings, items};
 pub use unread::Unread;
@@ -364,46 +365,10 @@ impl<'t> App<'t> {
             Action::PageDown => self.cursor = (self.cursor + self.page).min(last),
             Action::Home => self.cursor = 0,
             Action::End => self.cursor = last,
-            Action::Open => {
-                if let Some(id) = self.current().filter(|&id| self.tree.kind(id) == Kind::Dir) {
-                    self.dir = id;
-                    self.load(None);
-                }
-            }
-            Action::Back => {
-                if self.dir != self.top {
-                    let from = self.dir;
-                    self.dir = self.tree.parent(from).unwrap_or(NodeId::TOP);
-                    self.load(Some(from));
-                }
-            }
+            Action::Open => self.open(),
+            Action::Back => self.back(),
             Action::SortSize => self.apply(Action::Sort(SortKey::Figure(self.first))),
-            Action::Sort(SortKey::Change) if self.compare.is_none() => {
-                self.notice = Some(vec![
-                    "D sorts by the change since an old scan: browse with --compare OLD.".into(),
-                ]);
-            }
-            Action::Sort(key) => {
-                // The column of what the rows are sorted by is shown.
-                match key {
-                    SortKey::Count => self.settings.count = true,
-                    SortKey::Time => self.settings.time = true,
-                    _ => {}
-                }
-                self.sort = if self.sort.key == key {
-                    Sort {
-                        key,
-                        reverse: !self.sort.reverse,
-                    }
-                } else {
-                    Sort {
-                        key,
-                        reverse: false,
-                    }
-                };
-                let at = self.current();
-                self.load(at);
-            }
+            Action::Sort(key) => self.sort_by(key),
             Action::ToggleFiles => {
                 self.settings.files = !self.settings.files;
                 self.reload();
@@ -414,18 +379,7 @@ impl<'t> App<'t> {
             }
             Action::ToggleCount => self.settings.count = !self.settings.count,
             Action::ToggleTime => self.settings.time = !self.settings.time,
-            Action::Apparent => {
-                let (old, new) = match self.first {
-                    Figure::Apparent => (Figure::Apparent, Figure::Total),
-                    f => (f, Figure::Apparent),
-                };
-                self.first = new;
-                if self.sort.key == SortKey::Figure(old) {
-                    self.sort.key = SortKey::Figure(new);
-                }
-                self.update_marks();
-                self.reload();
-            }
+            Action::Apparent => self.toggle_apparent(),
             Action::Info => {
                 self.info = self.current().map(|id| Info {
                     id,
@@ -436,19 +390,7 @@ impl<'t> App<'t> {
             Action::Filter => {
                 self.filter_edit = Some(self.settings.filter.clone().unwrap_or_default());
             }
-            Action::Mark => {
-                if let Some(id) = self.current() {
-                    match self.marks.ids.binary_search(&id) {
-                        Ok(i) => {
-                            self.marks.ids.remove(i);
-                        }
-                        Err(i) => self.marks.ids.insert(i, id),
-                    }
-                    self.update_marks();
-                    // As in ncdu: mark, then move on.
-                    self.cursor = (self.cursor + 1).min(last);
-                }
-            }
+            Action::Mark => self.toggle_mark(last),
             Action::ClearMarks => {
                 self.marks.ids.clear();
                 self.update_marks();
@@ -463,57 +405,144 @@ impl<'t> App<'t> {
             }
             Action::Rescan => self.request = Some(Request::Rescan),
             Action::Shell => self.request = Some(Request::Shell),
-            Action::Type(c) if self.confirm.is_none() => {
-                if let Some(f) = &mut self.filter_edit {
-                    f.push(c);
-                }
-            }
-            Action::Erase if self.confirm.is_none() => {
-                if let Some(f) = &mut self.filter_edit {
-                    f.pop();
-                }
-            }
-            Action::Enter if self.confirm.is_none() => {
-                if let Some(f) = self.filter_edit.take() {
-                    self.settings.filter = (!f.is_empty()).then_some(f);
-                    self.reload();
-                }
-            }
-            Action::Cancel if self.confirm.is_none() => {
-                if self.filter_edit.take().is_some() {
-                    self.settings.filter = None;
-                    self.reload();
-                }
-            }
-            Action::Type(c) => {
-                if let Some(c0) = &mut self.confirm
-                    && c0.typed.chars().count() < 16
-                {
-                    c0.typed.push(c);
-                }
-            }
-            Action::Erase => {
-                if let Some(c) = &mut self.confirm {
-                    c.typed.pop();
-                }
-            }
-            Action::Enter => {
-                if let Some(c) = &mut self.confirm {
-                    if c.typed == "yes" {
-                        self.request = self.confirm.take().map(|c| Request::Delete(c.ids));
-                    } else {
-                        c.refused = true;
-                        c.typed.clear();
-                    }
-                }
-            }
-            Action::Cancel => self.confirm = None,
+            Action::Type(c) => self.type_char(c),
+            Action::Erase => self.erase(),
+            Action::Enter => self.enter(),
+            Action::Cancel => self.cancel(),
             Action::Dismiss => {
                 if self.notice.take().is_none() {
                     self.info = None;
                 }
             }
             Action::Quit => self.quit = true,
+        }
+    }
+
+    /// Into the directory under the cursor (a file: nothing).
+    fn open(&mut self) {
+        if let Some(id) = self.current().filter(|&id| self.tree.kind(id) == Kind::Dir) {
+            self.dir = id;
+            self.load(None);
+        }
+    }
+
+    /// Up to the parent directory, the cursor on the one left; not above
+    /// the top.
+    fn back(&mut self) {
+        if self.dir != self.top {
+            let from = self.dir;
+            self.dir = self.tree.parent(from).unwrap_or(NodeId::TOP);
+            self.load(Some(from));
+        }
+    }
+
+    /// Sorts by `key`, reversed when already sorted by it, and shows its
+    /// column; by the change only when compared with an old scan.
+    fn sort_by(&mut self, key: SortKey) {
+        if key == SortKey::Change && self.compare.is_none() {
+            self.notice = Some(vec![
+                "D sorts by the change since an old scan: browse with --compare OLD.".into(),
+            ]);
+            return;
+        }
+        // The column of what the rows are sorted by is shown.
+        match key {
+            SortKey::Count => self.settings.count = true,
+            SortKey::Time => self.settings.time = true,
+            _ => {}
+        }
+        self.sort = if self.sort.key == key {
+            Sort {
+                key,
+                reverse: !self.sort.reverse,
+            }
+        } else {
+            Sort {
+                key,
+                reverse: false,
+            }
+        };
+        let at = self.current();
+        self.load(at);
+    }
+
+    /// The first column swapped between the apparent size and what it was
+    /// (the total when it was the apparent size), and the sort with it.
+    fn toggle_apparent(&mut self) {
+        let (old, new) = match self.first {
+            Figure::Apparent => (Figure::Apparent, Figure::Total),
+            f => (f, Figure::Apparent),
+        };
+        self.first = new;
+        if self.sort.key == SortKey::Figure(old) {
+            self.sort.key = SortKey::Figure(new);
+        }
+        self.update_marks();
+        self.reload();
+    }
+
+    /// Marks the entry under the cursor, or unmarks it, and moves on (as
+    /// in ncdu); `last` is the last row.
+    fn toggle_mark(&mut self, last: usize) {
+        if let Some(id) = self.current() {
+            match self.marks.ids.binary_search(&id) {
+                Ok(i) => {
+                    self.marks.ids.remove(i);
+                }
+                Err(i) => self.marks.ids.insert(i, id),
+            }
+            self.update_marks();
+            self.cursor = (self.cursor + 1).min(last);
+        }
+    }
+
+    /// A character typed: into the confirmation when one is open (16 at
+    /// most), else into the filter being edited.
+    fn type_char(&mut self, c: char) {
+        if let Some(c0) = &mut self.confirm {
+            if c0.typed.chars().count() < 16 {
+                c0.typed.push(c);
+            }
+        } else if let Some(f) = &mut self.filter_edit {
+            f.push(c);
+        }
+    }
+
+    /// Backspace: in the confirmation when one is open, else in the filter
+    /// being edited.
+    fn erase(&mut self) {
+        if let Some(c) = &mut self.confirm {
+            c.typed.pop();
+        } else if let Some(f) = &mut self.filter_edit {
+            f.pop();
+        }
+    }
+
+    /// Enter: the deletion asked for when "yes" was typed in the
+    /// confirmation (else it is refused and cleared); without one, the
+    /// filter being edited applied (empty: none).
+    fn enter(&mut self) {
+        if let Some(c) = &mut self.confirm {
+            if c.typed == "yes" {
+                self.request = self.confirm.take().map(|c| Request::Delete(c.ids));
+            } else {
+                c.refused = true;
+                c.typed.clear();
+            }
+        } else if let Some(f) = self.filter_edit.take() {
+            self.settings.filter = (!f.is_empty()).then_some(f);
+            self.reload();
+        }
+    }
+
+    /// Escape: the confirmation closed when one is open; else the filter
+    /// being edited dropped, with the filter it replaces.
+    fn cancel(&mut self) {
+        if self.confirm.is_some() {
+            self.confirm = None;
+        } else if self.filter_edit.take().is_some() {
+            self.settings.filter = None;
+            self.reload();
         }
     }
 

@@ -13,6 +13,7 @@
 
 pub mod app;
 pub mod keys;
+mod rounds;
 mod shell;
 use sdu_sys::tty as tty_ioctl;
 pub mod view;
@@ -38,7 +39,8 @@ use sdu::{Config, Diagnostic, Messages, Scanned, Scanning, WalkOptions};
 use crate::cli::progress::{self, Display};
 use crate::cli::signals;
 use crate::cli::status::ExitStatus;
-use app::{App, Mode, Request, Sort, SortKey};
+use app::{App, Mode, Sort, SortKey};
+use rounds::Rounds;
 use view::Look;
 
 /// Scans as `cfg` says, then browses. `cfg` must keep every entry and the
@@ -50,19 +52,7 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
     }
     let browsing = Arc::new(AtomicBool::new(false));
     let mut display = cfg.walk.progress.clone().map(|p| Display::start(p, delay));
-    {
-        let clearer = display.as_ref().map(Display::clearer);
-        let browsing = Arc::clone(&browsing);
-        // Without the handler a signal still stops sdu; only the screen
-        // stays as it was.
-        let _ = signals::on_interrupt(move || {
-            if browsing.load(Ordering::SeqCst) {
-                restore();
-            } else if let Some(c) = clearer {
-                c.clear();
-            }
-        });
-    }
+    on_interrupt(display.as_ref(), &browsing);
     let msgs = progress::messages(display.as_ref(), program);
     if cfg.compare.as_deref() == Some(b"-") {
         eprintln!(
@@ -70,25 +60,12 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
         );
         return ExitStatus::Fatal;
     }
-    // `--compare OLD`: each scan browsed is compared with OLD, read again.
-    let compared = |s: &Scanned| -> Result<Option<Comparison>, sdu::Error> {
-        let Some(old) = &cfg.compare else {
-            return Ok(None);
-        };
-        let how = Scanning {
-            walk: cfg.walk.clone(),
-            rules: cfg.rules,
-            sets: false,
-        };
-        let old = sdu::compare::read_old(old, &how)?;
-        Ok(Some(sdu::compare::compare(s, old, None)))
-    };
     let loaded = load(cfg, &cfg.walk, &msgs);
     if let Some(d) = &mut display {
         d.finish();
     }
-    let (mut scanned, mut comparison) = match loaded.and_then(|s| {
-        let c = compared(&s)?;
+    let (scanned, comparison) = match loaded.and_then(|s| {
+        let c = compared(cfg, &s)?;
         Ok((s, c))
     }) {
         Ok(t) => t,
@@ -106,6 +83,66 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
         // Every PATH failed: the messages say why.
         return ExitStatus::Failure;
     }
+    let (first, sort, look) = opening_view(cfg);
+    let mut term = match open_terminal(program, &browsing) {
+        Ok(t) => t,
+        Err(status) => return status,
+    };
+    // Keys typed during the scan are not for the browser.
+    flush_input();
+    let mut rounds = Rounds::new(cfg, program, scanned, comparison);
+    let result = rounds.run(&mut term, first, sort, look);
+    restore();
+    browsing.store(false, Ordering::SeqCst);
+    rounds.later.print();
+    // The deletions' outcome, in full, whatever the screen showed.
+    for l in &rounds.report {
+        eprintln!("{program}: {l}");
+    }
+    if let End::Terminal(e) = result {
+        eprintln!("{program}: the terminal: {e}");
+        return ExitStatus::Fatal;
+    }
+    if rounds.interrupted {
+        return ExitStatus::Interrupted;
+    }
+    ExitStatus::failed_if(rounds.failed || msgs.errors() + rounds.rescan_msgs.errors() > 0)
+}
+
+/// SIGINT or SIGTERM from elsewhere: the terminal put back while
+/// browsing, the progress line cleared while scanning, then death by the
+/// signal. Without the handler a signal still stops sdu; only the screen
+/// stays as it was.
+fn on_interrupt(display: Option<&Display>, browsing: &Arc<AtomicBool>) {
+    let clearer = display.map(Display::clearer);
+    let browsing = Arc::clone(browsing);
+    let _ = signals::on_interrupt(move || {
+        if browsing.load(Ordering::SeqCst) {
+            restore();
+        } else if let Some(c) = clearer {
+            c.clear();
+        }
+    });
+}
+
+/// `--compare OLD`: each scan browsed is compared with OLD, read again.
+fn compared(cfg: &Config, s: &Scanned) -> Result<Option<Comparison>, sdu::Error> {
+    let Some(old) = &cfg.compare else {
+        return Ok(None);
+    };
+    let how = Scanning {
+        walk: cfg.walk.clone(),
+        rules: cfg.rules,
+        sets: false,
+    };
+    let old = sdu::compare::read_old(old, &how)?;
+    Ok(Some(sdu::compare::compare(s, old, None)))
+}
+
+/// What the browser opens with: the first column, the order of the rows
+/// (by the first column unless `--sort` said), and the look of the
+/// figures.
+fn opening_view(cfg: &Config) -> (Figure, Sort, Look) {
     let first = cfg.report.columns.first().copied().unwrap_or(Figure::Total);
     let sort = Sort {
         key: match cfg.report.sort {
@@ -120,163 +157,27 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
         color: cfg.report.color,
         ascii: cfg.report.ascii_marks,
     };
+    (first, sort, look)
+}
+
+/// The terminal made the browser's ([`enter`]), with every way out set
+/// to put it back first: a panic, a fatal signal, and `browsing` for
+/// SIGINT and SIGTERM.
+fn open_terminal(program: &str, browsing: &AtomicBool) -> Result<Term, ExitStatus> {
     install_panic_hook();
     if let Err(e) = tty_ioctl::install(crate::cli::signals::inherited_ignored) {
         eprintln!("{program}: the terminal: {e}");
-        return ExitStatus::Fatal;
+        return Err(ExitStatus::Fatal);
     }
     browsing.store(true, Ordering::SeqCst);
-    let mut term = match enter() {
-        Ok(t) => t,
+    match enter() {
+        Ok(t) => Ok(t),
         Err(e) => {
             restore();
             eprintln!("{program}: the terminal: {e}");
-            return ExitStatus::Fatal;
+            Err(ExitStatus::Fatal)
         }
-    };
-    // Keys typed during the scan are not for the browser.
-    flush_input();
-    // Rescans after a deletion: their messages wait for the terminal.
-    let later = Later::default();
-    let rescan_msgs = Messages::named(Box::new(later.clone()), program);
-    let mut walk = cfg.walk.clone();
-    walk.progress = None;
-    let mut carry = None;
-    let mut notice: Option<Vec<String>> = None;
-    let mut failed = false;
-    let mut interrupted = false;
-    // What every deletion did, printed on standard error at the end.
-    let mut report: Vec<String> = Vec::new();
-    let result = loop {
-        let (tree, idents) = (&scanned.tree, scanned.idents.as_ref());
-        let sets = scanned
-            .sets
-            .as_ref()
-            .expect("a browser's scan keeps its sets");
-        let mut app = match carry.take() {
-            None => App::new(tree, sets, first, sort),
-            Some(c) => App::resume(tree, sets, first, c, |id| idents.and_then(|i| i.get(id))),
-        };
-        app.can_delete = cfg.import.is_none();
-        app.unread = app::Unread::new(tree, &scanned.read_errors);
-        app.compare = comparison.as_ref();
-        // What `resume` says (marks dropped, the cursor on another entry
-        // under its name) is said after what the event loop has to say.
-        if let Some(mut n) = notice.take() {
-            if let Some(dropped) = app.notice.take() {
-                n.retain(|l| !l.starts_with("(any key"));
-                n.extend(dropped);
-            }
-            app.notice = Some(n);
-        }
-        if let Err(e) = browse(&mut term, &mut app, look, idents) {
-            break End::Terminal(e);
-        }
-        let Some(request) = app.request.take() else {
-            break End::Quit;
-        };
-        let mut kept = app.carry(|id| idents.and_then(|i| i.get(id)));
-        let mut lines = Vec::new();
-        match request {
-            Request::Delete(ids) => {
-                let targets: Vec<Target> = ids.iter().map(|&id| target(&app, idents, id)).collect();
-                let predicted = sets.frees(tree, &ids);
-                // What was marked is gone, or the deletion stopped: no mark
-                // is kept over it.
-                kept.marks.clear();
-                drop(app);
-                let done = match deleting(&mut term, &targets) {
-                    Ok(d) => d,
-                    Err(e) => break End::Terminal(e),
-                };
-                failed |= done.failed.is_some();
-                interrupted |= done.interrupted;
-                lines = outcome_lines(&done, targets.len(), predicted, look);
-                report.extend(lines.iter().cloned());
-                // Roots deleted whole are not scanned again.
-                let gone: Vec<&[u8]> = targets[..done.targets]
-                    .iter()
-                    .filter(|t| t.names.is_empty())
-                    .map(|t| &t.root[..])
-                    .collect();
-                walk.roots.retain(|r| !gone.contains(&&r[..]));
-                if walk.roots.is_empty() {
-                    report.push("Nothing of what was scanned is left.".into());
-                    break End::Done;
-                }
-            }
-            Request::Rescan => drop(app),
-            Request::Shell => {
-                let dir = (app.dir() != NodeId::TOP).then(|| {
-                    let d = app.dir();
-                    let mut names = app.names(d);
-                    shell::Dir {
-                        path: app.path(d),
-                        root: names.remove(0),
-                        names,
-                        idents: chain(app.tree(), idents, d),
-                    }
-                });
-                drop(app);
-                match shell::run(&mut term, dir) {
-                    Ok(Ok(())) => {}
-                    Ok(Err(why)) => {
-                        // Not started: the same scan, and why.
-                        carry = Some(kept);
-                        notice = Some(vec![why, "(any key closes this)".into()]);
-                        continue;
-                    }
-                    Err(e) => break End::Terminal(e),
-                }
-            }
-        }
-        carry = Some(kept);
-        let _ = message(&mut term, "Scanning again…");
-        match load(cfg, &walk, &rescan_msgs) {
-            Ok(again) => {
-                if let Some(changed) = replaced_roots(&scanned, &again) {
-                    report.push(format!(
-                        "{} is not the directory scanned before (replaced since): not browsed again.",
-                        sdu::quote(&changed)
-                    ));
-                    failed = true;
-                    break End::Done;
-                }
-                match compared(&again) {
-                    Ok(c) => comparison = c,
-                    Err(e) => {
-                        report.push(format!("The new scan cannot be compared: {e}"));
-                        break End::Done;
-                    }
-                }
-                scanned = again;
-            }
-            Err(e) => {
-                report.push(format!("The new scan failed: {e}"));
-                break End::Done;
-            }
-        }
-        if !lines.is_empty() {
-            lines.push("The figures shown are those of a new scan.".into());
-            lines.push("(any key closes this)".into());
-            notice = Some(lines);
-        }
-    };
-    restore();
-    browsing.store(false, Ordering::SeqCst);
-    later.print();
-    // The deletions' outcome, in full, whatever the screen showed.
-    for l in &report {
-        eprintln!("{program}: {l}");
     }
-    if let End::Terminal(e) = result {
-        eprintln!("{program}: the terminal: {e}");
-        return ExitStatus::Fatal;
-    }
-    if interrupted {
-        return ExitStatus::Interrupted;
-    }
-    ExitStatus::failed_if(failed || msgs.errors() + rescan_msgs.errors() > 0)
 }
 
 /// Runs the deletion on a thread of its own while this one reads the keys:

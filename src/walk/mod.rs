@@ -34,6 +34,7 @@
 //! - `root_file`: a PATH that is not a directory, accounted for at once.
 
 mod account;
+mod budget;
 mod cold;
 mod counters;
 mod ctx;
@@ -212,62 +213,22 @@ pub(crate) fn walk(
     let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .current
         .unwrap_or(65536);
-    // Each thread may hold a listing fd, two transient fds of a
-    // parent-chain reopen and a file fd; stdio and the process need a few
-    // more. The rest caches directory fds. With fewer than MIN_CACHED in the
-    // cache, deep trees degrade to reopening long chains, so under a tight
-    // `ulimit -n` use fewer threads rather than a smaller cache.
-    const PER_THREAD: u64 = 4;
-    const FIXED: u64 = 6;
-    const MIN_CACHED: u64 = 16;
-    let fit = (soft.saturating_sub(FIXED + MIN_CACHED) / PER_THREAD).max(1) as usize;
     // Each PATH resolved by its name once: everything below asks the fds.
     let look = cold::Look::start(); // resolving the PATHs is part of the look
     let mut roots = roots::Roots::open(&opts.roots, opts.follow_links || opts.follow_args);
-    let cold = opts.cold_threads.is_some() && cold::looks_cold(&roots, look);
-    let searched = cold && tree::likely(opts, du_rules, &roots);
-    let lineage = searched && cold::holds_lineage(&roots);
-    let wanted = match opts.cold_threads {
-        Some(_) if lineage || (searched && opts.cold_search_per_cpu) => opts.threads,
-        Some(n) if searched => n.min(cold::SEARCH_THREADS).max(opts.threads),
-        Some(n) if cold && cold::all_on(&roots, crate::probe::magic::XFS) => {
-            n.min(cold::XFS_THREADS).max(opts.threads)
-        }
-        Some(n) if cold => n.max(opts.threads),
-        _ => opts.threads,
-    };
-    let threads = wanted.clamp(1, fit);
+    let budget::Budget {
+        threads,
+        cold,
+        lineage,
+        max_later,
+        max_subvols,
+        max_cached,
+    } = budget::Budget::new(opts, du_rules, &roots, look, soft);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("sdu-walk-{i}"))
         .build()
         .map_err(|e| Error::Threads(std::io::Error::other(e)))?;
-    // Files handed to the thread that holds their XFS allocation group's
-    // turn hold an fd each (at most MAX_LATER per group, and a thread holds
-    // at most one turn): taken from the cache's share, only where the limit
-    // leaves room.
-    let max_later = if soft >= 512 { account::MAX_LATER } else { 0 };
-    // As root on Btrfs, the walk holds an fd per subvolume, where the limit
-    // leaves room: a quarter of it ([`tree::SUBVOL_FDS`]).
-    let max_subvols = if soft >= 1024 {
-        (soft / 4).min(tree::SUBVOL_FDS as u64) as usize
-    } else {
-        0
-    };
-    // The fds kept for the stages after the walk, and the `O_PATH` fds the
-    // PATHs were resolved by (with the directory of each that is not a
-    // directory), held until each is walked.
-    let kept_roots = opts.roots.len().min(KEPT_ROOT_FDS) as u64;
-    let held_roots = (opts.roots.len().min(roots::HELD) + roots.parents_held()) as u64;
-    let max_cached = soft
-        .saturating_sub(
-            FIXED
-                + kept_roots
-                + held_roots
-                + max_subvols as u64
-                + (PER_THREAD + max_later as u64) * threads as u64,
-        )
-        .clamp(1, 4096) as usize;
     let mut spaces = roots.namespaces();
     // du counts an inode once per run: roots that overlap share one
     // namespace, and every inode is then deduplicated through the link
@@ -330,9 +291,32 @@ pub(crate) fn walk(
             copy_sets: Default::default(),
         },
     };
-    // The roots of namespace 0 first, then each root inside another, in
-    // namespace 0 when no walk of it reached the root ([`roots::Reach`]).
-    let inner = roots.inner_in_turn(&spaces);
+    walk_roots(&ctx, &pool, &mut roots, &mut spaces);
+    if ctx.records.too_many.load(Ordering::Relaxed) {
+        return Err(Error::TooManyEntries);
+    }
+    let moved = moves(&ctx, msgs);
+    // On the walk's threads: the inline records are sorted in parallel.
+    let mut walk = pool.install(|| assemble(ctx));
+    walk.counters.threads = threads as u64;
+    walk.counters.cold = cold;
+    walk.counters.cold_lineage = lineage;
+    walk.moved = moved;
+    walk.overlap = overlap && (du_rules || spaces.iter().any(|&ns| ns != 0));
+    Ok((walk, pool))
+}
+
+/// Walks every root of `roots` on `pool`: those of namespace 0 first,
+/// then each root inside another, in namespace 0 when no walk of it
+/// reached the root ([`roots::Reach`]); `spaces` then says so.
+fn walk_roots<'s>(
+    ctx: &'s Ctx<'s>,
+    pool: &rayon::ThreadPool,
+    roots: &mut roots::Roots,
+    spaces: &mut [u32],
+) {
+    let opts = ctx.run.opts;
+    let inner = roots.inner_in_turn(spaces);
     let mut resolved: Vec<_> = roots.0.drain(..).map(Some).collect();
     let take = |r: &mut Option<_>| r.take().expect("each root is walked once");
     pool.scope(|s| {
@@ -341,7 +325,7 @@ pub(crate) fn walk(
             .enumerate()
             .filter(|(i, _)| spaces[*i] == 0)
         {
-            start_root(&ctx, s, (&opts.roots[i], take(r)), 0, i as u32);
+            start_root(ctx, s, (&opts.roots[i], take(r)), 0, i as u32);
         }
     });
     for i in inner {
@@ -349,12 +333,14 @@ pub(crate) fn walk(
             spaces[i] = 0;
         }
         let r = take(&mut resolved[i]);
-        pool.scope(|s| start_root(&ctx, s, (&opts.roots[i], r), spaces[i], i as u32));
+        pool.scope(|s| start_root(ctx, s, (&opts.roots[i], r), spaces[i], i as u32));
     }
-    if ctx.records.too_many.load(Ordering::Relaxed) {
-        return Err(Error::TooManyEntries);
-    }
-    // Every handle has dropped: the moves found are all in.
+}
+
+/// The directories found moved during the walk (du's rules), each
+/// reported on `msgs`, in order. Every handle has dropped: the moves
+/// found are all in.
+fn moves(ctx: &Ctx<'_>, msgs: &Messages) -> Vec<NodeId> {
     let mut moved = match &ctx.records.watch {
         Some(w) => std::mem::take(&mut *w.moved.lock().unwrap_or_else(|e| e.into_inner())),
         None => Vec::new(),
@@ -363,14 +349,7 @@ pub(crate) fn walk(
     for (_, path) in &moved {
         msgs.report(Diagnostic::DirMoved { path: path.clone() });
     }
-    // On the walk's threads: the inline records are sorted in parallel.
-    let mut walk = pool.install(|| assemble(ctx));
-    walk.counters.threads = threads as u64;
-    walk.counters.cold = cold;
-    walk.counters.cold_lineage = lineage;
-    walk.moved = moved.into_iter().map(|(id, _)| id).collect();
-    walk.overlap = overlap && (du_rules || spaces.iter().any(|&ns| ns != 0));
-    Ok((walk, pool))
+    moved.into_iter().map(|(id, _)| id).collect()
 }
 
 /// Walks a root, resolved before the walk ([`roots`]), if it is a

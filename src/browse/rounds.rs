@@ -1,0 +1,240 @@
+//! The rounds of one browsing. A round browses a scan until a deletion,
+//! a rescan or a shell is asked for, does it, and scans again; the next
+//! browses the new scan with the marks and the cursor carried over. The
+//! rounds end at `q`, or when nothing is left to browse.
+
+use sdu::compare::Comparison;
+use sdu::delete::Target;
+use sdu::figures::Figure;
+use sdu::records::NodeId;
+use sdu::tree::Frees;
+use sdu::{Config, Messages, Scanned, WalkOptions};
+
+use super::app::{self, App, Carry, Request, Sort};
+use super::view::Look;
+use super::{End, Later, Term, shell};
+
+/// What one browsing keeps from one round to the next, and what it says
+/// at the end.
+pub(super) struct Rounds<'c> {
+    cfg: &'c Config,
+    scanned: Scanned,
+    comparison: Option<Comparison>,
+    /// The roots scanned again: those not deleted whole.
+    walk: WalkOptions,
+    /// The marks, cursor and settings the next browse starts from.
+    carry: Option<Carry>,
+    /// What the next browse shows first.
+    notice: Option<Vec<String>>,
+    /// Diagnostics of the rescans, kept while the screen is the browser's.
+    pub(super) later: Later,
+    pub(super) rescan_msgs: Messages,
+    pub(super) failed: bool,
+    pub(super) interrupted: bool,
+    /// What every deletion did, printed on standard error at the end.
+    pub(super) report: Vec<String>,
+}
+
+/// What the user asked for when the browse of one scan ended.
+enum Asked {
+    Delete {
+        targets: Vec<Target>,
+        predicted: Frees,
+    },
+    Rescan,
+    /// A shell, in the directory browsed (none at the top).
+    Shell(Option<shell::Dir>),
+}
+
+impl<'c> Rounds<'c> {
+    pub(super) fn new(
+        cfg: &'c Config,
+        program: &'static str,
+        scanned: Scanned,
+        comparison: Option<Comparison>,
+    ) -> Self {
+        // Rescans after a deletion: their messages wait for the terminal.
+        let later = Later::default();
+        let rescan_msgs = Messages::named(Box::new(later.clone()), program);
+        let mut walk = cfg.walk.clone();
+        walk.progress = None;
+        Rounds {
+            cfg,
+            scanned,
+            comparison,
+            walk,
+            carry: None,
+            notice: None,
+            later,
+            rescan_msgs,
+            failed: false,
+            interrupted: false,
+            report: Vec::new(),
+        }
+    }
+
+    /// Browses, does what is asked and browses the new scan, until `q`,
+    /// a failed terminal, or nothing left to browse.
+    pub(super) fn run(&mut self, term: &mut Term, first: Figure, sort: Sort, look: Look) -> End {
+        loop {
+            let (asked, kept) = match self.browse(term, first, sort, look) {
+                Ok(a) => a,
+                Err(end) => return end,
+            };
+            let mut lines = match asked {
+                Asked::Delete { targets, predicted } => {
+                    match self.delete(term, &targets, predicted, look) {
+                        Ok(lines) => lines,
+                        Err(end) => return end,
+                    }
+                }
+                Asked::Rescan => Vec::new(),
+                Asked::Shell(dir) => match shell::run(term, dir) {
+                    Ok(Ok(())) => Vec::new(),
+                    Ok(Err(why)) => {
+                        // Not started: the same scan, and why.
+                        self.carry = Some(kept);
+                        self.notice = Some(vec![why, "(any key closes this)".into()]);
+                        continue;
+                    }
+                    Err(e) => return End::Terminal(e),
+                },
+            };
+            self.carry = Some(kept);
+            if let Err(end) = self.scan_again(term) {
+                return end;
+            }
+            if !lines.is_empty() {
+                lines.push("The figures shown are those of a new scan.".into());
+                lines.push("(any key closes this)".into());
+                self.notice = Some(lines);
+            }
+        }
+    }
+
+    /// Browses the scan until something is asked for: what, and what the
+    /// next browse carries over.
+    fn browse(
+        &mut self,
+        term: &mut Term,
+        first: Figure,
+        sort: Sort,
+        look: Look,
+    ) -> Result<(Asked, Carry), End> {
+        let (tree, idents) = (&self.scanned.tree, self.scanned.idents.as_ref());
+        let sets = self
+            .scanned
+            .sets
+            .as_ref()
+            .expect("a browser's scan keeps its sets");
+        let mut app = match self.carry.take() {
+            None => App::new(tree, sets, first, sort),
+            Some(c) => App::resume(tree, sets, first, c, |id| idents.and_then(|i| i.get(id))),
+        };
+        app.can_delete = self.cfg.import.is_none();
+        app.unread = app::Unread::new(tree, &self.scanned.read_errors);
+        app.compare = self.comparison.as_ref();
+        // What `resume` says (marks dropped, the cursor on another entry
+        // under its name) is said after what the event loop has to say.
+        if let Some(mut n) = self.notice.take() {
+            if let Some(dropped) = app.notice.take() {
+                n.retain(|l| !l.starts_with("(any key"));
+                n.extend(dropped);
+            }
+            app.notice = Some(n);
+        }
+        if let Err(e) = super::browse(term, &mut app, look, idents) {
+            return Err(End::Terminal(e));
+        }
+        let Some(request) = app.request.take() else {
+            return Err(End::Quit);
+        };
+        let mut kept = app.carry(|id| idents.and_then(|i| i.get(id)));
+        let asked = match request {
+            Request::Delete(ids) => {
+                let targets = ids
+                    .iter()
+                    .map(|&id| super::target(&app, idents, id))
+                    .collect();
+                let predicted = sets.frees(tree, &ids);
+                // What was marked is gone, or the deletion stopped: no mark
+                // is kept over it.
+                kept.marks.clear();
+                Asked::Delete { targets, predicted }
+            }
+            Request::Rescan => Asked::Rescan,
+            Request::Shell => Asked::Shell((app.dir() != NodeId::TOP).then(|| {
+                let d = app.dir();
+                let mut names = app.names(d);
+                shell::Dir {
+                    path: app.path(d),
+                    root: names.remove(0),
+                    names,
+                    idents: super::chain(app.tree(), idents, d),
+                }
+            })),
+        };
+        Ok((asked, kept))
+    }
+
+    /// Deletes `targets` and takes the roots deleted whole out of the next
+    /// scan: the lines that say what it did, or the end when nothing of
+    /// what was scanned is left.
+    fn delete(
+        &mut self,
+        term: &mut Term,
+        targets: &[Target],
+        predicted: Frees,
+        look: Look,
+    ) -> Result<Vec<String>, End> {
+        let done = super::deleting(term, targets).map_err(End::Terminal)?;
+        self.failed |= done.failed.is_some();
+        self.interrupted |= done.interrupted;
+        let lines = super::outcome_lines(&done, targets.len(), predicted, look);
+        self.report.extend(lines.iter().cloned());
+        // Roots deleted whole are not scanned again.
+        let gone: Vec<&[u8]> = targets[..done.targets]
+            .iter()
+            .filter(|t| t.names.is_empty())
+            .map(|t| &t.root[..])
+            .collect();
+        self.walk.roots.retain(|r| !gone.contains(&&r[..]));
+        if self.walk.roots.is_empty() {
+            self.report
+                .push("Nothing of what was scanned is left.".into());
+            return Err(End::Done);
+        }
+        Ok(lines)
+    }
+
+    /// Scans again, and compares the new scan as the first was: the end
+    /// when it failed, a root was replaced since, or it cannot be compared.
+    fn scan_again(&mut self, term: &mut Term) -> Result<(), End> {
+        let _ = super::message(term, "Scanning again…");
+        let again = match super::load(self.cfg, &self.walk, &self.rescan_msgs) {
+            Ok(again) => again,
+            Err(e) => {
+                self.report.push(format!("The new scan failed: {e}"));
+                return Err(End::Done);
+            }
+        };
+        if let Some(changed) = super::replaced_roots(&self.scanned, &again) {
+            self.report.push(format!(
+                "{} is not the directory scanned before (replaced since): not browsed again.",
+                sdu::quote(&changed)
+            ));
+            self.failed = true;
+            return Err(End::Done);
+        }
+        match super::compared(self.cfg, &again) {
+            Ok(c) => self.comparison = c,
+            Err(e) => {
+                self.report
+                    .push(format!("The new scan cannot be compared: {e}"));
+                return Err(End::Done);
+            }
+        }
+        self.scanned = again;
+        Ok(())
+    }
+}
