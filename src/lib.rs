@@ -234,7 +234,7 @@ impl Scanning {
     fn build<'a>(
         &self,
         stops: &'a [records::NodeId],
-        exact: &'a tree::Exactness,
+        exact: &'a records::Exactness,
         unreachable: &'a tree::unreachable::Found,
         copies: &'a records::Copies,
     ) -> tree::Build<'a> {

@@ -22,7 +22,7 @@ pub(crate) struct Walked {
     pub(crate) idents: Option<records::Idents>,
     pub(crate) read_errors: Vec<records::ReadError>,
     /// What the scan could verify.
-    pub(crate) exact: tree::Exactness,
+    pub(crate) exact: records::Exactness,
     /// Bytes on disk no file references (as root on Btrfs).
     pub(crate) unreachable: tree::unreachable::Found,
     pub(crate) indexed: usize,

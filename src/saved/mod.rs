@@ -101,8 +101,8 @@ use crate::extents::Sweep;
 use crate::figures::Bound;
 use crate::figures::TimeField;
 use crate::probe::Granularity;
-use crate::records::{Copies, FileRec, Link, NodeId, NodeRec, ReadError};
-use crate::tree::{Exactness, Rules, Tree};
+use crate::records::{Copies, Exactness, FileRec, Link, NodeId, NodeRec, ReadError};
+use crate::tree::{Rules, Tree};
 use crate::walk::WalkOptions;
 
 /// The version of sdu's part of the file (`"sdu":{"format":...}`).

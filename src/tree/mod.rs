@@ -24,7 +24,7 @@ mod union;
 pub(crate) mod unreachable;
 
 use acc::{Acc, OWN, children, parent_or_top};
-pub use bounds::Exactness;
+use crate::records::Exactness;
 use bounds::Marks;
 use ranks::Ranks;
 use union::FileLinks;

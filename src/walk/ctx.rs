@@ -32,7 +32,7 @@ use crate::records::{
     CopyRec, CopySets, FileRec, Held, Ident, IdentSink, Link, MAX_NODES, NodeId, NodeRec, NodeSink,
     ReadError,
 };
-use crate::tree::bounds::Inode;
+use crate::records::Inode;
 
 /// How to walk.
 #[derive(Clone, Debug, Default)]

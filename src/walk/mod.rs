@@ -65,7 +65,7 @@ use crate::figures::{Bound, Kind};
 use crate::messages::Messages;
 use crate::probe::Registry;
 use crate::records::{FileRec, IdentSink, Idents, Link, NodeId, NodeSink, Nodes, ReadError};
-use crate::tree::bounds::Inode;
+use crate::records::Inode;
 pub use counters::Counters;
 use ctx::{Ctx, Local, Shard, dev_of, gather};
 pub use ctx::{Progress, WalkOptions};
