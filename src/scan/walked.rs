@@ -3,10 +3,11 @@
 
 use std::time::Instant;
 
+use super::coverage;
 use crate::error::{Diagnostic, Error};
 use crate::messages::Messages;
 use crate::walk::{self, Counters, WalkOptions};
-use crate::{coverage, extents, probe, records, tree};
+use crate::{extents, probe, records, tree};
 
 /// The records of a walk and its swept extents, before the roll-up.
 pub(crate) struct Walked {
