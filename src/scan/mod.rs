@@ -20,7 +20,7 @@ use crate::records::{self, FileRec, Link};
 use crate::walk::{Counters, WalkOptions};
 use crate::{saved, stats, tree};
 
-/// Where a run's tree comes from (`Config::source`).
+/// Where a run's tree comes from ([`crate::Config::source`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source<'a> {
     /// A walk of the roots.
@@ -32,7 +32,7 @@ pub enum Source<'a> {
     },
 }
 
-/// How [`scan`] gets its tree.
+/// How a scan gets its tree ([`crate::scan_to_tree`]).
 #[derive(Clone, Debug)]
 pub struct Scanning {
     /// What to walk, and how. On `--import` only `all` counts: it keeps
