@@ -18,6 +18,7 @@
 //! on sdu use; the rest of each stage is the crate's own, and its unit
 //! tests (the fuzz and model tests among them, in `src/tree/`) reach it.
 
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod compare;

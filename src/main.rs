@@ -17,6 +17,8 @@
 //! du is (a shell reports status 141), so that scripts written for du see
 //! what they would see with du.
 
+#![forbid(unsafe_code)]
+
 mod browse;
 mod cli;
 

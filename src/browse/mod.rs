@@ -14,7 +14,7 @@
 pub mod app;
 pub mod keys;
 mod shell;
-mod tty_ioctl;
+use sdu_sys::tty as tty_ioctl;
 pub mod view;
 
 use std::io::{self, IsTerminal, Stdout, Write};
@@ -121,7 +121,7 @@ pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
         ascii: cfg.report.ascii_marks,
     };
     install_panic_hook();
-    if let Err(e) = tty_ioctl::install() {
+    if let Err(e) = tty_ioctl::install(crate::cli::signals::inherited_ignored) {
         eprintln!("{program}: the terminal: {e}");
         return ExitStatus::Fatal;
     }

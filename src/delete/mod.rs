@@ -36,7 +36,6 @@
 //! kernel says how many are left).
 
 mod empty;
-mod ioctl;
 mod problem;
 mod subvolume;
 
@@ -54,6 +53,7 @@ use rustix::io::Errno;
 use crate::path::join;
 use crate::probe::ioctl::{fs_type, fs_uuid, magic};
 use crate::records::Ident;
+use sdu_sys::btrfs as ioctl;
 
 /// One entry to delete, as the scan saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -222,12 +222,12 @@ fn mounts_inside(fd: BorrowedFd<'_>, path: &[u8]) -> Vec<Vec<u8>> {
     let Some(abs) = abs_path(fd) else {
         return Vec::new();
     };
-    let Some(points) = crate::walk::mount_points() else {
+    let Ok(mounts) = sdu_sys::mountinfo::read() else {
         return Vec::new();
     };
     let prefix = if abs == b"/" { Vec::new() } else { abs };
     let mut out = Vec::new();
-    for p in points {
+    for p in mounts.into_iter().map(|m| m.point) {
         let Some(rel) = p
             .strip_prefix(prefix.as_slice())
             .and_then(|r| r.strip_prefix(b"/"))

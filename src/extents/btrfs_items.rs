@@ -258,10 +258,6 @@ pub(crate) struct Partly {
     /// references, by extent space and address. (Those of extents a file
     /// alone references are that file's:
     /// [`super::FileExtents::unreachable`].)
-    #[cfg_attr(
-        not(test),
-        allow(dead_code, reason = "for the roll-up, which credits them")
-    )]
     pub(crate) shared: Vec<Unreachable>,
 }
 
@@ -271,10 +267,6 @@ pub(crate) struct Partly {
 /// length)` in extent space `space`, freed only with all of `files`. An
 /// upper bound when a file outside the scan references some of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[cfg_attr(
-    not(test),
-    allow(dead_code, reason = "for the roll-up, which credits `bytes`")
-)]
 pub(crate) struct Unreachable {
     /// The extent space it is indexed in.
     pub(crate) space: u32,

@@ -59,7 +59,6 @@ pub(crate) const READ_AHEAD: usize = 32 << 20;
 /// `struct btrfs_inode_item`, as the walk needs it: 88 bytes, for the
 /// read-ahead cache holds thousands (its times as seconds and nanoseconds
 /// apart: four `(i64, u32)` pairs would take 64 bytes, not 48).
-#[allow(missing_docs)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct InodeItem {
     pub(crate) size: u64,
@@ -129,7 +128,6 @@ const _: () = assert!(size_of::<DirEntry>() == 16);
 const DIR_ITEM_LEN: usize = 30;
 
 /// `BTRFS_FT_REG_FILE`, `BTRFS_FT_DIR`, `BTRFS_FT_SYMLINK`.
-#[allow(missing_docs)]
 pub(crate) mod file_type {
     pub(crate) const REG_FILE: u8 = 1;
     pub(crate) const DIR: u8 = 2;

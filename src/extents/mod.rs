@@ -4,12 +4,11 @@
 //! - `source`: the one seam through which the walk asks "what are this
 //!   file's extents?": FIEMAP everywhere, or on Btrfs as root the tree
 //!   search;
-//! - `fiemap`: the `FS_IOC_FIEMAP` ioctl;
-//! - `fsmap`: XFS `FS_IOC_GETFSMAP`, every owner of a physical range (root,
-//!   rmapbt);
-//! - `btrfs_search`: `BTRFS_IOC_TREE_SEARCH_V2` and the Btrfs items read
-//!   with it (root's source), `btrfs_backref`: every subvolume and inode
-//!   holding an extent (`BTRFS_IOC_LOGICAL_INO_V2`), `btrfs_batch`: a
+//! - `fiemap`, `fsmap`, `btrfs_search` and `btrfs_backref`: the ioctls,
+//!   from crates/sdu-sys (`sdu_sys::fiemap`, `sdu_sys::fsmap`,
+//!   `sdu_sys::btrfs`): a file's extent map, XFS's owners of a physical
+//!   range, the Btrfs tree search and its items (root's source) and every
+//!   subvolume and inode holding an extent; `btrfs_batch`: a
 //!   directory's files in a few searches, `btrfs_items`: a file's items by
 //!   the extent they reference (what it holds of each on disk),
 //!   `btrfs_refs`: whether an extent is shared, from its refs, or
@@ -26,17 +25,13 @@
 //!   sums).
 
 pub(crate) mod ag;
-pub(crate) mod btrfs_backref;
 pub(crate) mod btrfs_batch;
 pub(crate) mod btrfs_items;
 pub(crate) mod btrfs_kin;
 pub(crate) mod btrfs_refs;
-pub(crate) mod btrfs_search;
 pub(crate) mod btrfs_tree;
 pub mod copies;
-pub(crate) mod fiemap;
 pub(crate) mod file;
-pub(crate) mod fsmap;
 pub(crate) mod index;
 pub(crate) mod inline;
 pub(crate) mod inline_held;
@@ -53,5 +48,8 @@ mod tests;
 pub(crate) use file::{FileExtents, SearchFile};
 #[cfg(test)]
 pub(crate) use index::SharedIndex;
+pub(crate) use sdu_sys::btrfs as btrfs_backref;
+pub(crate) use sdu_sys::btrfs as btrfs_search;
+pub(crate) use sdu_sys::{fiemap, fsmap};
 pub(crate) use source::{Extents, Pending, Searched, Source, can_search_trees};
 pub use sweep::Sweep;

@@ -1,4 +1,4 @@
-//! What the unit tests of the ioctl modules need of their loopback
+//! What the unit tests of the Btrfs modules need of their loopback
 //! filesystems: a Btrfs made and mounted as root ([`LoopBtrfs`]), and
 //! files written on it: data that does not compress, written and synced so
 //! that it has addresses, and reflink copies.

@@ -290,7 +290,10 @@ impl Naive {
     }
 
     /// Expected (segments, units) for one granularity.
-    #[allow(clippy::type_complexity)]
+    #[expect(
+        clippy::type_complexity,
+        reason = "the tuples are the rows the sweep's segments and units are checked against"
+    )]
     fn expect(
         &self,
         g: Granularity,

@@ -12,7 +12,19 @@
 //! (its files are counted as exclusive, and their bytes reported as
 //! unverified), and the failure is warned about once per filesystem.
 
-pub mod ioctl;
+/// The filesystem ioctls the probe and the stages after it read, from
+/// crates/sdu-sys, by the names the crate uses.
+pub mod ioctl {
+    pub use sdu_sys::btrfs::{
+        data_used as btrfs_data_used, fsid as btrfs_fsid,
+        has_nested_subvol as btrfs_has_nested_subvol, nodesize as btrfs_nodesize,
+        subvol as btrfs_subvol,
+    };
+    pub use sdu_sys::fs::{fs_type, magic, uuid as fs_uuid};
+    pub use sdu_sys::xfs::{
+        Geometry as XfsGeometry, geometry as xfs_geometry, reflink_enabled as xfs_reflink_enabled,
+    };
+}
 
 use std::collections::HashMap;
 use std::io;
@@ -182,17 +194,7 @@ pub(crate) struct Probe {
 }
 
 /// A Btrfs subvolume, as the walk tells copies of one inode apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Subvol {
-    /// Its id (the tree's objectid; 5 for the top-level subvolume).
-    pub(crate) id: u64,
-    /// Its UUID and the UUID of the subvolume it is a snapshot of (zero
-    /// when it is none).
-    pub(crate) ids: ([u8; 16], [u8; 16]),
-    /// Its creation time (`otime`), seconds and nanoseconds: for a
-    /// snapshot, when its files were frozen.
-    pub(crate) created: (i64, u32),
-}
+pub use sdu_sys::btrfs::Subvol;
 
 impl Probe {
     /// Probes the filesystem holding `fd`.

@@ -35,6 +35,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rustix::fs::{self as rfs, AtFlags, CWD, OFlags, StatxAttributes, StatxFlags};
+use sdu_sys::mountinfo::Mount;
 
 use crate::figures::Bound;
 use crate::probe::{Registry, ioctl, magic};
@@ -458,16 +459,6 @@ fn open_mount_point(point: &[u8]) -> Option<OwnedFd> {
     .ok()
 }
 
-/// One line of `/proc/self/mountinfo`: the mount's id, its parent's, its
-/// root within its filesystem and its mount point.
-#[derive(Debug)]
-struct Mount {
-    id: u64,
-    parent: u64,
-    root: Vec<u8>,
-    point: Vec<u8>,
-}
-
 /// Whether the walk may have entered mount `m`: no mount at its mount
 /// point, nor at that of a mount it lies on, was left out
 /// ([`Left::not_entered`]: `-x`, `--exclude-kernfs`). By mount point, not
@@ -492,24 +483,7 @@ fn entered(m: &Mount, mounts: &[Mount], left: &Left) -> bool {
 /// The mounts of this process's namespace; none when mountinfo cannot be
 /// read (then no mount is known to be a filesystem's root).
 fn mounts() -> Vec<Mount> {
-    let Ok(info) = std::fs::read("/proc/self/mountinfo") else {
-        return Vec::new();
-    };
-    info.split(|&b| b == b'\n')
-        .filter_map(|l| {
-            let mut f = l.split(|&b| b == b' ');
-            let id = std::str::from_utf8(f.next()?).ok()?.parse().ok()?;
-            let parent = std::str::from_utf8(f.next()?).ok()?.parse().ok()?;
-            let root = crate::walk::unescape_mountinfo(f.nth(1)?);
-            let point = crate::walk::unescape_mountinfo(f.next()?);
-            Some(Mount {
-                id,
-                parent,
-                root,
-                point,
-            })
-        })
-        .collect()
+    sdu_sys::mountinfo::read().unwrap_or_default()
 }
 
 /// Whether `p` lies strictly inside the directory `dir` (absolute paths,
@@ -593,6 +567,7 @@ mod tests {
             parent,
             root: b"/".to_vec(),
             point: point.as_bytes().to_vec(),
+            ..Mount::default()
         };
         let mounts = [
             m(1, 0, "/"),

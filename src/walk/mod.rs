@@ -71,7 +71,6 @@ use ctx::{Ctx, Local, Shard, dev_of, gather};
 pub use ctx::{Progress, WalkOptions};
 use fdcache::{DirHandle, DirName, FdCache};
 pub(crate) use left::{Left, LeftOut};
-pub(crate) use tree::{mount_points, unescape as unescape_mountinfo};
 
 /// What a walk found.
 #[derive(Debug, Default)]
@@ -256,9 +255,10 @@ pub(crate) fn walk(
         0
     };
     // The fds kept for the stages after the walk, and the `O_PATH` fds the
-    // PATHs were resolved by, held until each is walked.
+    // PATHs were resolved by (with the directory of each that is not a
+    // directory), held until each is walked.
     let kept_roots = opts.roots.len().min(KEPT_ROOT_FDS) as u64;
-    let held_roots = opts.roots.len().min(roots::HELD) as u64;
+    let held_roots = (opts.roots.len().min(roots::HELD) + roots.parents_held()) as u64;
     let max_cached = soft
         .saturating_sub(
             FIXED
@@ -456,7 +456,7 @@ fn start_root<'s>(
         pending: AtomicUsize::new(1),
         // Held for the first PATHs only ([`roots::HELD`]): past them, a
         // root is opened by its name, checked against the inode stat-ed.
-        resolved: (order < roots::HELD as u32).then(|| Arc::new(pathfd)),
+        resolved: (order < roots::HELD as u32).then(|| Arc::new(pathfd.0)),
         active: ctx.fds.active.clone(),
     });
     if ctx.run.opts.identities {

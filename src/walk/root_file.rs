@@ -19,7 +19,7 @@ pub(super) fn account(
     ctx: &Ctx<'_>,
     (root, cpath): (&[u8], &CStr),
     (st, magic): (&Statx, Option<u32>),
-    pathfd: OwnedFd,
+    (pathfd, parent): (OwnedFd, Option<OwnedFd>),
     (ns, order, id): (u32, u32, NodeId),
     follow: bool,
 ) {
@@ -56,7 +56,12 @@ pub(super) fn account(
     // snapshot may share inline) is probed on its directory, checked to
     // lie on its device, and kept in its place for the stages after.
     let flags = open::dir_flags(ctx.run.euid, None, true);
-    let probed = (on.is_none().then(|| roots::parent_on(cpath, flags, dev)))
+    let probed = (on.is_none())
+        .then(|| {
+            parent
+                .as_ref()
+                .and_then(|p| roots::parent_on(p, flags, dev))
+        })
         .flatten()
         .map(Arc::new);
     if let Some(fd) = &probed {

@@ -34,6 +34,9 @@ pub(super) struct Root {
     /// The `O_PATH` fd (`None` past the first [`HELD`] PATHs, or once the
     /// walk took it).
     fd: Option<OwnedFd>,
+    /// The `O_PATH` fd of the directory it was resolved in, when it is not
+    /// a directory itself (`None` past the first [`HELD`] PATHs).
+    parent: Option<OwnedFd>,
     /// What `statx` said of it, through the fd.
     pub(super) st: Statx,
     /// Its device, from `st`.
@@ -50,20 +53,49 @@ pub(super) struct Root {
 pub(super) struct Roots(pub(super) Vec<Result<Root, Errno>>);
 
 /// Opens `path` as a PATH is resolved, once: `O_PATH`, through a symlink
-/// only when `follow`.
-fn resolve(path: &CStr, follow: bool) -> Result<(OwnedFd, Statx), Errno> {
+/// only when `follow`. Where its last component is a name, the directory
+/// holding it is opened first (`O_PATH`) and the name resolved in it, the
+/// same one resolution; that directory is returned beside a PATH that is
+/// not a directory, whose filesystem is probed on it when the PATH itself
+/// cannot be opened (a symlink), never found again by its name.
+fn resolve(path: &CStr, follow: bool) -> Result<(OwnedFd, Statx, Option<OwnedFd>), Errno> {
     let mut flags = OFlags::PATH | OFlags::CLOEXEC;
     if !follow {
         flags |= OFlags::NOFOLLOW;
     }
-    let fd = rfs::openat(CWD, path, flags, Mode::empty())?;
+    let (fd, parent) = match split_last(path.to_bytes()) {
+        Some((dir, name)) => {
+            let dir = CString::new(dir).map_err(|_| Errno::INVAL)?;
+            let name = CString::new(name).map_err(|_| Errno::INVAL)?;
+            let dirflags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let parent = rfs::openat(CWD, &dir, dirflags, Mode::empty())?;
+            (
+                rfs::openat(&parent, &name, flags, Mode::empty())?,
+                Some(parent),
+            )
+        }
+        None => (rfs::openat(CWD, path, flags, Mode::empty())?, None),
+    };
     let st = rfs::statx(
         &fd,
         c"",
         AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC,
         MASK,
     )?;
-    Ok((fd, st))
+    let dir = u32::from(st.stx_mode) & 0o170000 == 0o040000;
+    Ok((fd, st, parent.filter(|_| !dir)))
+}
+
+/// `path` as the directory holding its last component and that
+/// component, when the component is a name (not `.`, `..`, nor empty, as
+/// after a trailing `/`): `a/b` is `(a, b)`, `b` is `(., b)`, `/b` is
+/// `(/, b)`.
+fn split_last(path: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (dir, name) = match path.iter().rposition(|&b| b == b'/') {
+        Some(i) => (if i == 0 { &b"/"[..] } else { &path[..i] }, &path[i + 1..]),
+        None => (&b"."[..], path),
+    };
+    (!name.is_empty() && name != b"." && name != b"..").then_some((dir, name))
 }
 
 /// Where the inode open at `fd` lies, as `/proc/self/fd` names it; `None`
@@ -84,8 +116,9 @@ impl Roots {
             .enumerate()
             .map(|(i, p)| {
                 let path = CString::new(p.as_slice()).map_err(|_| Errno::INVAL)?;
-                let (fd, st) = resolve(&path, follow)?;
+                let (fd, st, parent) = resolve(&path, follow)?;
                 Ok(Root {
+                    parent: parent.filter(|_| i < HELD),
                     place: place_of(&fd),
                     magic: rfs::fstatfs(&fd).ok().map(|s| s.f_type as u32),
                     dev: dev_of(&st),
@@ -146,6 +179,16 @@ impl Roots {
         inner
     }
 
+    /// How many `O_PATH` fds of the directories the PATHs were resolved in
+    /// are held ([`Root::take_fd`] hands each to the walk).
+    pub(super) fn parents_held(&self) -> usize {
+        self.0
+            .iter()
+            .flatten()
+            .filter(|r| r.parent.is_some())
+            .count()
+    }
+
     /// Root `i`, when it was resolved.
     pub(super) fn get(&self, i: usize) -> Option<&Root> {
         self.0.get(i).and_then(|r| r.as_ref().ok())
@@ -159,18 +202,20 @@ impl Roots {
 }
 
 impl Root {
-    /// The `O_PATH` fd of this PATH, for the walk to take: the one it was
-    /// resolved by, or (past the first [`HELD`]) the name resolved again
-    /// and checked against the inode first seen (`ESTALE` for another).
-    pub(super) fn take_fd(&mut self, follow: bool) -> Result<OwnedFd, Errno> {
+    /// The `O_PATH` fd of this PATH, for the walk to take, with that of
+    /// the directory it was resolved in (a PATH that is not a directory):
+    /// the ones it was resolved by, or (past the first [`HELD`]) the name
+    /// resolved again and checked against the inode first seen (`ESTALE`
+    /// for another).
+    pub(super) fn take_fd(&mut self, follow: bool) -> Result<(OwnedFd, Option<OwnedFd>), Errno> {
         if let Some(fd) = self.fd.take() {
-            return Ok(fd);
+            return Ok((fd, self.parent.take()));
         }
-        let (fd, st) = resolve(&self.path, follow)?;
+        let (fd, st, parent) = resolve(&self.path, follow)?;
         if st.stx_ino != self.st.stx_ino || dev_of(&st) != self.dev {
             return Err(Errno::STALE);
         }
-        Ok(fd)
+        Ok((fd, parent))
     }
 
     /// This directory, open for reading with `flags`: reopened through the
@@ -187,21 +232,18 @@ impl Root {
     }
 }
 
-/// The directory holding the non-directory PATH `path`, open for reading
-/// (`flags`), when it lies on device `dev`: what the filesystem of a PATH
-/// that cannot be opened itself (a symlink; a file the caller cannot read)
-/// is probed on. On Btrfs the device is the subvolume, so a directory of
-/// that device is probed as the entry would be, whatever directory the
-/// name leads to by now; any other device is not used.
-pub(super) fn parent_on(path: &CStr, flags: OFlags, dev: u64) -> Option<OwnedFd> {
-    let p = path.to_bytes();
-    let dir = match p.iter().rposition(|&b| b == b'/') {
-        Some(0) => c"/".to_owned(),
-        Some(i) => CString::new(&p[..i]).ok()?,
-        None => c".".to_owned(),
-    };
-    let fd = rfs::openat(CWD, &dir, flags, Mode::empty()).ok()?;
-    (rfs::fstat(&fd).ok()?.st_dev == dev).then_some(fd)
+/// The directory a non-directory PATH was resolved in (`parent`, its
+/// `O_PATH` fd), open for reading (`flags`) through that fd, when it lies
+/// on device `dev`: what the filesystem of a PATH that cannot be opened
+/// itself (a symlink; a file the caller cannot read) is probed on. On
+/// Btrfs the device is the subvolume, so a directory of that device is
+/// probed as the entry would be; any other device is not used.
+pub(super) fn parent_on(parent: &OwnedFd, flags: OFlags, dev: u64) -> Option<OwnedFd> {
+    let st = rfs::fstat(parent).ok()?;
+    if st.st_dev != dev {
+        return None;
+    }
+    open::reopen_dir(parent.as_fd(), flags, dev, st.st_ino).ok()
 }
 
 /// Opens root directory `(dev, ino)` for reading with `flags`: reopened
@@ -270,5 +312,22 @@ impl Reach {
     /// that could reach it are over).
     pub(super) fn reached(&self, i: usize) -> bool {
         self.hit.get(i).is_some_and(|h| h.load(Ordering::Relaxed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_last;
+
+    #[test]
+    fn split_last_names_the_directory_and_the_name_resolved_in_it() {
+        let s = |p: &'static [u8]| split_last(p);
+        assert_eq!(s(b"a/b"), Some((&b"a"[..], &b"b"[..])));
+        assert_eq!(s(b"a//b"), Some((&b"a/"[..], &b"b"[..])));
+        assert_eq!(s(b"b"), Some((&b"."[..], &b"b"[..])));
+        assert_eq!(s(b"/b"), Some((&b"/"[..], &b"b"[..])));
+        for whole in [&b"/"[..], b"a/", b".", b"..", b"a/.", b"a/..", b""] {
+            assert_eq!(split_last(whole), None, "{whole:?}");
+        }
     }
 }

@@ -380,7 +380,11 @@ pub(super) fn mounts_inside(
     given: &[Vec<u8>],
     roots: &super::roots::Roots,
 ) -> Option<Vec<Vec<u8>>> {
-    let points = mount_points()?;
+    let points: Vec<Vec<u8>> = sdu_sys::mountinfo::read()
+        .ok()?
+        .into_iter()
+        .map(|m| m.point)
+        .collect();
     let mut out = Vec::new();
     for (i, root) in given.iter().enumerate() {
         // A root that cannot be resolved cannot be walked either.
@@ -407,52 +411,9 @@ pub(super) fn mounts_inside(
     Some(out)
 }
 
-/// A mountinfo field with its `\ooo` escapes (space, tab, newline,
-/// backslash) undone.
-/// Every mount point of this process's mount namespace, as absolute paths
-/// (`/proc/self/mountinfo`); `None` when that cannot be read.
-pub(crate) fn mount_points() -> Option<Vec<Vec<u8>>> {
-    let info = std::fs::read("/proc/self/mountinfo").ok()?;
-    Some(
-        info.split(|&b| b == b'\n')
-            .filter_map(|l| l.split(|&b| b == b' ').nth(4))
-            .map(unescape)
-            .collect(),
-    )
-}
-
-pub(crate) fn unescape(f: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(f.len());
-    let mut i = 0;
-    while i < f.len() {
-        if let Some(oct) = f.get(i + 1..i + 4).filter(|_| f[i] == b'\\') {
-            let v = oct.iter().try_fold(0u32, |v, &c| {
-                (b'0'..=b'7')
-                    .contains(&c)
-                    .then(|| v * 8 + u32::from(c - b'0'))
-            });
-            if let Some(v) = v.and_then(|v| u8::try_from(v).ok()) {
-                out.push(v);
-                i += 4;
-                continue;
-            }
-        }
-        out.push(f[i]);
-        i += 1;
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mountinfo_escapes_are_undone() {
-        assert_eq!(unescape(br"/mnt/a\040b"), b"/mnt/a b");
-        assert_eq!(unescape(br"/x\134y\011"), b"/x\\y\t");
-        assert_eq!(unescape(br"/end\04"), br"/end\04");
-    }
 
     #[test]
     fn listed_types_agree_with_modes() {

@@ -515,6 +515,15 @@ fn a_plain_ncdu_export_compares_on_total_and_apparent_size() {
     assert!(text.starts_with("Total  Apparent  Path\n"), "{text}");
 }
 
+/// The JSON document of the page `sdu --html -` wrote.
+fn page_data(o: &Output) -> Value {
+    let text = o.stdout_str();
+    let open = r#"<script type="application/json" id="sdu-data">"#;
+    let start = text.find(open).unwrap() + open.len();
+    let end = start + text[start..].find("</script").unwrap();
+    serde_json::from_str(&text[start..end]).unwrap()
+}
+
 #[test]
 fn the_page_colours_by_growth_from_the_old_scan() {
     let d = TestDir::new();
@@ -526,11 +535,7 @@ fn the_page_colours_by_growth_from_the_old_scan() {
     std::fs::create_dir(p.join("t/fresh")).unwrap();
     let o = sdu_in(p, true, &["--html", "-", "--compare", "old.json", "t"]);
     o.assert_ok();
-    let text = o.stdout_str();
-    let open = r#"<script type="application/json" id="sdu-data">"#;
-    let start = text.find(open).unwrap() + open.len();
-    let end = start + text[start..].find("</script").unwrap();
-    let doc: Value = serde_json::from_str(&text[start..end]).unwrap();
+    let doc = page_data(&o);
     assert_eq!(doc["old"], true, "{doc}");
     // Each entry's 13th field: its Total in the old scan, null if new.
     let old_of = |name: &str| {
@@ -565,11 +570,7 @@ fn the_page_colours_each_entry_by_its_own_match_when_roots_overlap() {
         &["--html", "-", "--compare", "old.json", "t", "t/a"],
     );
     o.assert_ok();
-    let text = o.stdout_str();
-    let open = r#"<script type="application/json" id="sdu-data">"#;
-    let start = text.find(open).unwrap() + open.len();
-    let end = start + text[start..].find("</script").unwrap();
-    let doc: Value = serde_json::from_str(&text[start..end]).unwrap();
+    let doc = page_data(&o);
     let old_of = |name: &str| {
         doc["e"]
             .as_array()
@@ -581,4 +582,46 @@ fn the_page_colours_each_entry_by_its_own_match_when_roots_overlap() {
     };
     assert_eq!(old_of("a"), Some(old_a), "{doc}");
     assert_eq!(old_of("t/a"), Some(old_u), "{doc}");
+}
+
+/// One PATH given twice (`t t`), compared with a scan of `t u`: the roots
+/// pair in order, so the second `t` takes `u`'s old Total and its entries,
+/// which `u` did not have, none; the first `t` and its entries take `t`'s.
+/// The page asks the old scan about each entry drawn by its node: the
+/// same path, `t/a`, has an old Total under one root and none under the
+/// other.
+#[test]
+fn the_page_colours_each_root_of_one_path_by_its_own_match() {
+    let d = TestDir::new();
+    small_tree(&d.mkdir("t"));
+    let p = d.path();
+    write_file(&d.mkdir("u").join("big"), 300_000);
+    sdu_in(p, true, &["--export", "old.json", "t", "u"]).assert_ok();
+    let (old_t, old_a, old_u) = (du_total(p, "t"), du_total(p, "t/a"), du_total(p, "u"));
+    assert_ne!(old_t, old_u);
+    let o = sdu_in(p, true, &["--html", "-", "--compare", "old.json", "t", "t"]);
+    o.assert_ok();
+    let doc = page_data(&o);
+    let e = doc["e"].as_array().unwrap();
+    // Each entry: [parent, name, ..., its old Total (13th)].
+    let roots: Vec<usize> = (0..e.len())
+        .filter(|&i| e[i][0] == 0 && e[i][1] == "t")
+        .collect();
+    assert_eq!(roots.len(), 2, "{doc}");
+    let old = |i: usize| e[i][12].as_u64();
+    assert_eq!(
+        (old(roots[0]), old(roots[1])),
+        (Some(old_t), Some(old_u)),
+        "{doc}"
+    );
+    let a_under = |root: usize| {
+        (0..e.len())
+            .find(|&i| e[i][0] == root && e[i][1] == "a")
+            .unwrap_or_else(|| panic!("no a under {root} in {doc}"))
+    };
+    assert_eq!(
+        (old(a_under(roots[0])), old(a_under(roots[1]))),
+        (Some(old_a), None),
+        "{doc}"
+    );
 }

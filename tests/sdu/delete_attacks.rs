@@ -333,7 +333,7 @@ fn a_ten_thousand_deep_tree_is_deleted_under_ulimit_n_64() {
 
 /// SIGABRT (what an allocation failure ends in) while the browser is up:
 /// the terminal is back in cooked mode with echo, off the alternate
-/// screen, and the status is the signal's. Guard: src/browse/tty_ioctl.rs.
+/// screen, and the status is the signal's. Guard: crates/sdu-sys/src/tty.rs.
 #[test]
 fn the_terminal_survives_an_abort() {
     let Some(tmux) = Tmux::shell("attack-abort") else {

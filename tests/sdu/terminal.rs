@@ -139,7 +139,7 @@ fn assert_normal_screen_and_cursor(tmux: &Tmux) {
 /// thread; the faults and the others: `the_terminal_survives_an_abort`)
 /// sent from elsewhere: the terminal is in cooked mode with echo, on the
 /// normal screen with its cursor, and bash saw a death by that signal.
-/// Guard: the handlers of src/browse/tty_ioctl.rs.
+/// Guard: the handlers of crates/sdu-sys/src/tty.rs.
 #[test]
 fn the_browser_dies_by_any_signal_with_the_terminal_put_back() {
     let Some(tmux) = Tmux::shell("browse-signals") else {
@@ -171,7 +171,7 @@ fn the_browser_dies_by_any_signal_with_the_terminal_put_back() {
 /// screen, in cooked mode with echo and the cursor shown; `fg` brings the
 /// browser back drawn whole (its columns and rows), and it still takes
 /// keys. The same for SIGTSTP sent from elsewhere. Guard: the SIGTSTP
-/// handler of src/browse/tty_ioctl.rs and the redraw in src/browse/mod.rs.
+/// handler of crates/sdu-sys/src/tty.rs and the redraw in src/browse/mod.rs.
 #[test]
 fn ctrl_z_stops_the_browser_cleanly_and_fg_draws_it_again() {
     let Some(tmux) = Tmux::shell("browse-stop") else {

@@ -169,12 +169,15 @@ fn consistent(r: &Report, run: u64) {
     );
 }
 
-/// Every PATH, as root, is resolved by its name in exactly one syscall
-/// (strace): a directory, a regular file, a symlink not followed, a PATH
-/// inside another, on a filesystem just remounted, so that the look at
-/// whether its tree is in memory, and what follows from it (its
-/// filesystem, on Btrfs its snapshots), run too. With `-x` and `-H` as
-/// well.
+/// Every PATH, as root, is resolved by its name once (strace): a
+/// directory, a regular file, a symlink not followed, a symlink inside
+/// another PATH, a PATH inside another, on a filesystem just remounted, so
+/// that the look at whether its tree is in memory, and what follows from
+/// it (its filesystem, on Btrfs its snapshots), run too. With `-x` and
+/// `-H` as well. A PATH that is not a directory is resolved as its
+/// directory opened and its name in that ([`by_name`]); that directory
+/// is never looked up by its name again: it appears in no other syscall,
+/// unless it is a PATH itself, resolved once as such.
 fn path_resolved_by_name_once(kind: FsKind) {
     if !is_root() && unavailable::<()>("the check needs root running sdu").is_none() {
         return;
@@ -191,9 +194,11 @@ fn path_resolved_by_name_once(kind: FsKind) {
     let sub = proj.join("sub");
     let link = l.path().join("link");
     symlink(&sub, &link).unwrap();
+    let inner = proj.join("lnk");
+    symlink("sub", &inner).unwrap();
     let trace = l.path().parent().unwrap().join("trace");
     let runs: [(&[&str], Vec<&Path>); 3] = [
-        (&["-c", "-s"], vec![&proj, &sub, &file, &link]),
+        (&["-c", "-s"], vec![&proj, &sub, &file, &link, &inner]),
         (&["-x", "-s"], vec![&proj]),
         (&["-H", "-s"], vec![&link, &file]),
     ];
@@ -206,29 +211,96 @@ fn path_resolved_by_name_once(kind: FsKind) {
             .args(opts)
             .args(&paths));
         assert_eq!(out.code, Some(0), "{out:?}");
-        let calls = fs::read_to_string(&trace).unwrap();
-        for p in &paths {
-            let quoted = format!("\"{}\"", p.display());
-            let by_name: Vec<&str> = calls
-                .lines()
-                .filter(|l| !l.contains("execve("))
-                .filter(|l| {
-                    l.split_once('(').is_some_and(|(_, args)| {
-                        args.starts_with(&quoted)
-                            || args.starts_with(&format!("AT_FDCWD, {quoted}"))
-                    })
-                })
+        let calls = by_name(&fs::read_to_string(&trace).unwrap());
+        // The PATHs, and the directories of those that are not
+        // directories as walked (`-H` follows a symlink PATH).
+        let walked_dir = |p: &Path| match opts.contains(&"-H") {
+            true => p.is_dir(),
+            false => fs::symlink_metadata(p).unwrap().is_dir(),
+        };
+        let dirs = paths
+            .iter()
+            .filter(|p| !walked_dir(p))
+            .filter_map(|p| p.parent());
+        for p in paths.iter().copied().chain(dirs) {
+            let want = usize::from(paths.contains(&p));
+            let seen: Vec<&(String, String)> = calls
+                .iter()
+                .filter(|(path, _)| Path::new(path) == p)
                 .collect();
             assert_eq!(
-                by_name.len(),
-                1,
+                seen.len(),
+                want,
                 "sdu {opts:?} {paths:?}: {} resolved by name {} times:\n{}",
                 p.display(),
-                by_name.len(),
-                by_name.join("\n")
+                seen.len(),
+                seen.iter()
+                    .map(|c| c.1.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
             );
         }
     }
+}
+
+/// The syscalls of an `strace -f -e trace=%file` log that resolve a path
+/// by its name from the working directory: each as that path, with its
+/// lines. `openat(AT_FDCWD, "DIR", …O_PATH|O_DIRECTORY…) = N` followed, in
+/// the same thread, by `openat(N, "NAME", …)` is one resolution, of
+/// `DIR/NAME`: a directory opened to resolve a name in. A call strace
+/// splits (`<unfinished ...>`, `<... resumed>`) is read whole.
+fn by_name(log: &str) -> Vec<(String, String)> {
+    use std::collections::HashMap;
+    let quoted = |s: &str| {
+        s.strip_prefix('"')?
+            .split_once('"')
+            .map(|(q, _)| q.to_owned())
+    };
+    let mut split: HashMap<&str, String> = HashMap::new();
+    // Per thread: a directory opened by name, `(path, fd, line)`, until
+    // its next call says whether a name was resolved in it.
+    let mut open_dir: HashMap<String, (String, String, String)> = HashMap::new();
+    let mut calls = Vec::new();
+    for line in log.lines().filter(|l| !l.contains("execve(")) {
+        let (pid, rest) = match line.split_once(' ') {
+            Some((p, r)) if p.bytes().all(|b| b.is_ascii_digit()) => (p, r.trim_start()),
+            _ => ("", line),
+        };
+        let call = if let Some(head) = rest.strip_suffix("<unfinished ...>") {
+            split.insert(pid, head.to_owned());
+            continue;
+        } else if let Some((_, tail)) = rest.split_once(" resumed>") {
+            split.remove(pid).unwrap_or_default() + tail
+        } else {
+            rest.to_owned()
+        };
+        let Some((name, args)) = call.split_once('(') else {
+            continue;
+        };
+        let fdcwd = args.strip_prefix("AT_FDCWD, ").unwrap_or(args);
+        let ret = call.rsplit_once(" = ").map(|(_, r)| r.trim().to_owned());
+        let pending = open_dir.remove(pid);
+        if let Some((dir, fd, first)) = &pending {
+            let in_it = args.strip_prefix(&format!("{fd}, ")).and_then(quoted);
+            if let (Some(leaf), "openat") = (in_it, name) {
+                calls.push((format!("{dir}/{leaf}"), format!("{first}\n{line}")));
+                continue;
+            }
+        }
+        if let Some((dir, _, first)) = pending {
+            calls.push((dir, first));
+        }
+        let Some(path) = quoted(fdcwd) else { continue };
+        let dir_open = name == "openat" && call.contains("O_PATH") && call.contains("O_DIRECTORY");
+        match ret.filter(|r| dir_open && r.bytes().all(|b| b.is_ascii_digit())) {
+            Some(fd) => {
+                open_dir.insert(pid.to_owned(), (path, fd, line.to_owned()));
+            }
+            None => calls.push((path, line.to_owned())),
+        }
+    }
+    calls.extend(open_dir.into_values().map(|(dir, _, line)| (dir, line)));
+    calls
 }
 
 #[test]

@@ -1,31 +1,20 @@
 //! GETFSMAP's layouts, and its owners on loop-mounted XFS images (root),
 //! checked against `xfs_io -c 'fsmap -d -m'`.
 
-use super::*;
-use crate::extents::fiemap::{Extent, Fiemap};
-use crate::extents::test_files::{clone_file, noise, write_synced};
+mod common;
+
+use common::{clone_file, noise, write_synced};
+use sdu_sys::fiemap::{Extent, Fiemap};
+use sdu_sys::fsmap::*;
 use std::collections::BTreeSet;
 use std::fs::File;
+use std::io;
 use std::io::Write;
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
-
-// `Opcode` is `u32` with rustix's linux_raw backend but `c_ulong` or
-// `c_int` with its libc one.
-#[allow(clippy::unnecessary_cast)]
-#[test]
-fn opcode_and_device_encoding_match_the_kernel() {
-    // _IOWR('X', 59, struct fsmap_head): <linux/fsmap.h> (linux-libc-dev).
-    assert_eq!(FS_IOC_GETFSMAP as u32, 0xc0c0_583b);
-    // new_encode_dev (include/linux/kdev_t.h): `(minor & 0xff) | (major
-    // << 8) | ((minor & ~0xff) << 12)`. loop1 (7:1) is 0x701, as `stat -c
-    // %d` prints it; nvme0n1p… (259:0x1234) 0x34 | 0x1_0300 | 0x120_0000.
-    assert_eq!(data_device(rustix::fs::makedev(7, 1)), 0x701);
-    assert_eq!(data_device(rustix::fs::makedev(259, 0x1234)), 0x0121_0334);
-}
 
 /// Whether the loopback tests must run (CI) or may be skipped.
 fn must_run() -> bool {
@@ -338,7 +327,7 @@ fn without_rmapbt_owners_is_unsupported() {
     assert_eq!(err.kind(), io::ErrorKind::Unsupported, "{err}");
     // Not XFS: no rmapbt, and no error.
     let here = File::open(env!("CARGO_MANIFEST_DIR")).unwrap();
-    if crate::probe::ioctl::fs_type(here.as_fd()).unwrap() != crate::probe::magic::XFS {
+    if sdu_sys::fs::fs_type(here.as_fd()).unwrap() != sdu_sys::fs::magic::XFS {
         assert!(!has_rmapbt(here.as_fd()).unwrap());
     }
 }

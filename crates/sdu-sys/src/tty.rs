@@ -11,9 +11,9 @@
 //! ioctl), leave the alternate screen and show the cursor (one `write`),
 //! then die by the same signal with its default action, so the exit status
 //! is the signal's. Both calls are system calls with no allocation and no
-//! lock: async-signal-safe. SIGINT and SIGTERM are handled by a thread
-//! ([`crate::cli::signals`]), which can take its time. A signal the
-//! process inherited as ignored stays ignored.
+//! lock: async-signal-safe. SIGINT and SIGTERM are left to the caller
+//! (sdu handles them in a thread, which can take its time). A signal the
+//! process inherited as ignored stays ignored: [`install`] is told which.
 //!
 //! SIGTSTP (Ctrl-Z is a key in raw mode: the browser sends it to itself)
 //! restores the same way, then stops the process (SIGSTOP, the stop that
@@ -22,10 +22,8 @@
 //! the browser's event loop (crossterm reads it as a resize); the loop then
 //! enters raw mode and the alternate screen again and draws everything.
 //!
-//! One of the modules that may use `unsafe`: registering a signal handler
-//! and naming the terminal's fd from inside one.
-
-#![allow(unsafe_code)]
+//! The `unsafe` here: registering a signal handler, and naming the
+//! terminal's fd from inside one.
 
 use std::io::{self, IsTerminal};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
@@ -37,8 +35,6 @@ use signal_hook::consts::{
     SIGABRT, SIGALRM, SIGBUS, SIGFPE, SIGHUP, SIGILL, SIGPROF, SIGQUIT, SIGSEGV, SIGSTOP, SIGSYS,
     SIGTRAP, SIGTSTP, SIGUSR1, SIGUSR2, SIGVTALRM, SIGWINCH, SIGXCPU, SIGXFSZ,
 };
-
-use crate::cli::signals::inherited_ignored;
 
 /// The terminal's fd and its settings before raw mode.
 struct Saved {
@@ -58,7 +54,7 @@ static RESUMED: AtomicBool = AtomicBool::new(false);
 
 /// The signals whose default action ends the process that the handler
 /// can die by (those `emulate_default_handler` knows), but for SIGINT and
-/// SIGTERM ([`crate::cli::signals`]), SIGPIPE (ignored by Rust's runtime)
+/// SIGTERM (the caller's), SIGPIPE (ignored by Rust's runtime)
 /// and the three of [`FAULTS`].
 const FATAL: [i32; 13] = [
     SIGABRT, SIGALRM, SIGBUS, SIGHUP, SIGPROF, SIGQUIT, SIGSYS, SIGTRAP, SIGUSR1, SIGUSR2,
@@ -73,8 +69,10 @@ const LEAVE: &[u8] = b"\x1b[?1049l\x1b[?25h";
 
 /// Saves the terminal's settings (the terminal crossterm puts in raw mode:
 /// standard input, or `/dev/tty`) and installs the handlers, once. Call
-/// before raw mode; then [`raw`] says when it is on.
-pub fn install() -> io::Result<()> {
+/// before raw mode; then [`raw`] says when it is on. No handler is
+/// installed for a signal for which `inherited_ignored` is true: one the
+/// process inherited as ignored stays ignored.
+pub fn install(inherited_ignored: impl Fn(i32) -> bool) -> io::Result<()> {
     if SAVED.get().is_some() {
         return Ok(());
     }

@@ -21,12 +21,10 @@
 //! turns that answer into an error a caller can tell apart
 //! ([`io::ErrorKind::PermissionDenied`] or [`io::ErrorKind::Unsupported`]).
 //!
-//! One of the seven ioctl modules that may use `unsafe` (with
-//! [`super::fiemap`], [`super::btrfs_search`], [`crate::probe::ioctl`],
-//! [`super::fiemap`], [`super::btrfs_search`], [`super::btrfs_backref`], [`crate::probe::ioctl`],
-//! `#[repr(C)]` mirrors of `struct fsmap_head` and `struct fsmap` (sizes
-//! and offsets pinned at compile time, the opcode pinned by a test) to
-//! rustix's [`ioctl`].
+//! The request is a `#[repr(C)]` mirror of `struct fsmap_head` followed
+//! by its `struct fsmap` records (sizes and offsets pinned at compile
+//! time, the opcode by a test), handed to the kernel through rustix's
+//! `ioctl`.
 //!
 //! # References
 //!  - `include/uapi/linux/fsmap.h`
@@ -34,22 +32,12 @@
 //!    `__xfs_getfsmap_datadev`), `fs/xfs/libxfs/xfs_fs.h`
 //!  - xfsprogs `io/fsmap.c` (`xfs_io -c fsmap`)
 
-// GETFSMAP reads and writes a caller-provided buffer; rustix can only
-// offer it through its `unsafe` `ioctl` API.
-#![allow(unsafe_code)]
-// Nothing outside the tests asks for owners yet: the scan's check of
-// sharing with files outside it is the caller to come.
-#![cfg_attr(
-    not(test),
-    allow(dead_code, reason = "the scan's outside-sharing check calls it")
-)]
-
 use std::io;
 use std::os::fd::BorrowedFd;
 
 use rustix::ioctl::{Opcode, Updater, ioctl, opcode};
 
-use crate::probe::ioctl::{XFS_FSOP_GEOM_FLAGS_RMAPBT, xfs_geometry_flags};
+use crate::xfs::{XFS_FSOP_GEOM_FLAGS_RMAPBT, geometry_flags};
 
 /// `struct fsmap`: a key of the query, or one reverse mapping of the reply.
 #[repr(C)]
@@ -98,31 +86,31 @@ const _: () = assert!(size_of::<FsmapHead>() == 192);
 const _: () = assert!(std::mem::offset_of!(FsmapHead, fmh_keys) == 64);
 
 /// `_IOWR('X', 59, struct fsmap_head)`.
-pub(crate) const FS_IOC_GETFSMAP: Opcode = opcode::read_write::<FsmapHead>(b'X', 59);
+pub const FS_IOC_GETFSMAP: Opcode = opcode::read_write::<FsmapHead>(b'X', 59);
 
 /// `FMR_OF_ATTR_FORK`: the owner's extended attributes.
-pub(crate) const FMR_OF_ATTR_FORK: u32 = 0x2;
+pub const FMR_OF_ATTR_FORK: u32 = 0x2;
 /// `FMR_OF_EXTENT_MAP`: the owner's extent-map (bmbt) blocks.
-pub(crate) const FMR_OF_EXTENT_MAP: u32 = 0x4;
+pub const FMR_OF_EXTENT_MAP: u32 = 0x4;
 /// `FMR_OF_SHARED`: the blocks have another owner too.
-pub(crate) const FMR_OF_SHARED: u32 = 0x8;
+pub const FMR_OF_SHARED: u32 = 0x8;
 /// `FMR_OF_SPECIAL_OWNER`: `owner` is no inode but an `FMR_OWN_*`.
-pub(crate) const FMR_OF_SPECIAL_OWNER: u32 = 0x10;
+pub const FMR_OF_SPECIAL_OWNER: u32 = 0x10;
 /// `FMR_OF_LAST`: the last record of the query.
 const FMR_OF_LAST: u32 = 0x20;
 
 /// `FMR_OWN_FREE`: free space.
-pub(crate) const FMR_OWN_FREE: u64 = 1;
+pub const FMR_OWN_FREE: u64 = 1;
 /// `FMR_OWN_UNKNOWN`: allocated, owner unknown (the answer without rmapbt
 /// or without `CAP_SYS_ADMIN`).
-pub(crate) const FMR_OWN_UNKNOWN: u64 = 2;
+pub const FMR_OWN_UNKNOWN: u64 = 2;
 
 /// Records asked for by a range's first call. `xfs_ioc_getfsmap`
 /// allocates and zeroes room for as many as are asked for (up to 2,048),
 /// on every call, and most ranges have a few owners: a first call of 16
 /// (1 KiB) costs 14–17 µs for a range of two, one of 128 (8 KiB) 21–23 µs
 /// (the loaded test machine).
-const FSMAP_FIRST: u32 = 16;
+pub const FSMAP_FIRST: u32 = 16;
 
 /// Records asked for by each further call, and the buffer's room: 1024 ×
 /// 64 B + 192 B, 64.2 KiB. A further call searches again from the block
@@ -130,7 +118,7 @@ const FSMAP_FIRST: u32 = 16;
 /// it, so few large calls beat many small ones: one range of 2,000 owners costs 54–66 ms
 /// in 250 calls of 8, 7–22 ms in 16 of 128, 2.2–3.0 ms in 3 (16, then
 /// 1024).
-const FSMAP_BATCH: usize = 1024;
+pub const FSMAP_BATCH: usize = 1024;
 
 /// The ioctl argument: the head, then, contiguously, its records.
 #[repr(C)]
@@ -145,24 +133,24 @@ const _: () = assert!(size_of::<FsmapBuf>() == 192 + 64 * FSMAP_BATCH);
 /// the range): `physical` may lie before its start and `physical + length`
 /// past its end.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub(crate) struct Owner {
+pub struct Owner {
     /// Device offset, bytes (FIEMAP's `fe_physical` on XFS).
-    pub(crate) physical: u64,
+    pub physical: u64,
     /// Length, bytes.
-    pub(crate) length: u64,
+    pub length: u64,
     /// Inode number, or with [`FMR_OF_SPECIAL_OWNER`] an `FMR_OWN_*`
     /// (free space, metadata).
-    pub(crate) owner: u64,
+    pub owner: u64,
     /// Offset in the owner's file, bytes (meaningless for a special one).
-    pub(crate) offset: u64,
+    pub offset: u64,
     /// `FMR_OF_*`.
-    pub(crate) flags: u32,
+    pub flags: u32,
 }
 
 impl Owner {
     /// Whether the owner is a file's data: an inode, neither its extended
     /// attributes nor its extent map.
-    pub(crate) fn is_file_data(&self) -> bool {
+    pub fn is_file_data(&self) -> bool {
         self.flags & (FMR_OF_SPECIAL_OWNER | FMR_OF_ATTR_FORK | FMR_OF_EXTENT_MAP) == 0
     }
 
@@ -181,7 +169,7 @@ impl Owner {
 /// `st_dev` is `st_dev`: the kernel's `new_encode_dev` (minor's low byte,
 /// major in bits 8–19, the rest of the minor above), which is what it
 /// compares keys with and writes in records.
-pub(crate) fn data_device(st_dev: u64) -> u32 {
+pub fn data_device(st_dev: u64) -> u32 {
     let (major, minor) = (rustix::fs::major(st_dev), rustix::fs::minor(st_dev));
     (minor & 0xff) | (major << 8) | ((minor & !0xff) << 12)
 }
@@ -189,12 +177,12 @@ pub(crate) fn data_device(st_dev: u64) -> u32 {
 /// Whether the XFS filesystem holding `fd` has the reverse-mapping btree;
 /// `Ok(false)` on any other filesystem. Unprivileged
 /// (`XFS_IOC_FSGEOMETRY`, v4 as a fallback).
-pub(crate) fn has_rmapbt(fd: BorrowedFd<'_>) -> io::Result<bool> {
-    Ok(xfs_geometry_flags(fd)?.is_some_and(|f| f & XFS_FSOP_GEOM_FLAGS_RMAPBT != 0))
+pub fn has_rmapbt(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    Ok(geometry_flags(fd)?.is_some_and(|f| f & XFS_FSOP_GEOM_FLAGS_RMAPBT != 0))
 }
 
 /// A reusable GETFSMAP buffer: one per thread, for many queries.
-pub(crate) struct Fsmap {
+pub struct Fsmap {
     buf: Box<FsmapBuf>,
 }
 
@@ -222,7 +210,7 @@ impl Fsmap {
     ///
     /// # Errors
     /// As [`owners`].
-    pub(crate) fn owners(
+    pub fn owners(
         &mut self,
         fd: BorrowedFd<'_>,
         device: u32,
@@ -320,7 +308,7 @@ impl Fsmap {
 ///   GETFSMAP, `EINTR`, `ENOMEM`…
 ///
 /// In the first two cases the records the kernel gave are in `out`.
-pub(crate) fn owners(
+pub fn owners(
     fd: BorrowedFd<'_>,
     device: u32,
     start: u64,
@@ -346,4 +334,20 @@ fn unnamed(fd: BorrowedFd<'_>) -> io::Error {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::*;
+
+    // `Opcode` is `u32` with rustix's linux_raw backend but `c_ulong` or
+    // `c_int` with its libc one.
+    #[allow(clippy::unnecessary_cast)]
+    #[test]
+    fn opcode_and_device_encoding_match_the_kernel() {
+        // _IOWR('X', 59, struct fsmap_head): <linux/fsmap.h> (linux-libc-dev).
+        assert_eq!(FS_IOC_GETFSMAP as u32, 0xc0c0_583b);
+        // new_encode_dev (include/linux/kdev_t.h): `(minor & 0xff) | (major
+        // << 8) | ((minor & ~0xff) << 12)`. loop1 (7:1) is 0x701, as `stat -c
+        // %d` prints it; nvme0n1p… (259:0x1234) 0x34 | 0x1_0300 | 0x120_0000.
+        assert_eq!(data_device(rustix::fs::makedev(7, 1)), 0x701);
+        assert_eq!(data_device(rustix::fs::makedev(259, 0x1234)), 0x0121_0334);
+    }
+}

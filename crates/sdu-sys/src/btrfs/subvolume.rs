@@ -1,10 +1,10 @@
-//! The Btrfs ioctls deleting needs: reading and clearing a subvolume's
+//! The Btrfs ioctls that delete a subvolume: reading and clearing a subvolume's
 //! read-only flag through its fd, deleting a subvolume by id, waking
 //! the cleaner, and counting the deleted subvolumes it has yet to drop.
 //!
-//! One of the modules that may use `unsafe`, only to hand `#[repr(C)]`
-//! mirrors of kernel UAPI structs (sizes pinned at compile time, opcodes
-//! pinned by a test) to rustix's [`ioctl`].
+//! Each argument is a `#[repr(C)]` mirror of its kernel UAPI struct
+//! (sizes and offsets pinned at compile time, opcodes by a test), handed
+//! to the kernel through rustix's [`ioctl`].
 //!
 //! # References
 //!  - `include/uapi/linux/btrfs.h`: `btrfs_ioctl_vol_args_v2`,
@@ -15,8 +15,6 @@
 //!    `btrfs_ioctl_subvol_sync` (Linux ≥ 6.8), `BTRFS_IOC_SYNC` (wakes the
 //!    cleaner kthread)
 
-#![allow(unsafe_code)]
-
 use std::io;
 use std::os::fd::BorrowedFd;
 
@@ -26,7 +24,7 @@ use rustix::ioctl::{NoArg, Opcode, Setter, Updater, ioctl, opcode};
 const SUBVOL_NAME_MAX: usize = 4039;
 /// `BTRFS_FIRST_FREE_OBJECTID`: the inode number of a subvolume's root
 /// directory.
-pub(crate) const FIRST_FREE_OBJECTID: u64 = 256;
+pub const FIRST_FREE_OBJECTID: u64 = 256;
 
 /// `struct btrfs_ioctl_vol_args_v2` with the unions spelled as their
 /// largest members: `unused[4]` and `name`.
@@ -52,22 +50,23 @@ struct SubvolWait {
 const _: () = assert!(size_of::<VolArgsV2>() == 4096);
 const _: () = assert!(std::mem::offset_of!(VolArgsV2, name) == 56);
 const _: () = assert!(size_of::<SubvolWait>() == 16);
+const _: () = assert!(std::mem::offset_of!(SubvolWait, mode) == 8);
 
 /// `_IOW(0x94, 63, struct btrfs_ioctl_vol_args_v2)` (Linux ≥ 5.7).
-pub(crate) const SNAP_DESTROY_V2: Opcode = opcode::write::<VolArgsV2>(0x94, 63);
+pub const BTRFS_IOC_SNAP_DESTROY_V2: Opcode = opcode::write::<VolArgsV2>(0x94, 63);
 /// `_IOW(0x94, 65, struct btrfs_ioctl_subvol_wait)` (Linux ≥ 6.8).
-pub(crate) const SUBVOL_SYNC_WAIT: Opcode = opcode::write::<SubvolWait>(0x94, 65);
+pub const BTRFS_IOC_SUBVOL_SYNC_WAIT: Opcode = opcode::write::<SubvolWait>(0x94, 65);
 
 /// `_IO(0x94, 8)`.
-pub(crate) const SYNC: Opcode = opcode::none(0x94, 8);
+pub const BTRFS_IOC_SYNC: Opcode = opcode::none(0x94, 8);
 
 /// `_IOR(0x94, 25, __u64)`.
-pub(crate) const SUBVOL_GETFLAGS: Opcode = opcode::read::<u64>(0x94, 25);
+pub const BTRFS_IOC_SUBVOL_GETFLAGS: Opcode = opcode::read::<u64>(0x94, 25);
 /// `_IOW(0x94, 26, __u64)`.
-pub(crate) const SUBVOL_SETFLAGS: Opcode = opcode::write::<u64>(0x94, 26);
+pub const BTRFS_IOC_SUBVOL_SETFLAGS: Opcode = opcode::write::<u64>(0x94, 26);
 
 /// `BTRFS_SUBVOL_RDONLY`.
-pub(crate) const SUBVOL_RDONLY: u64 = 1 << 1;
+pub const SUBVOL_RDONLY: u64 = 1 << 1;
 
 /// `BTRFS_SUBVOL_SYNC_COUNT`.
 const SYNC_COUNT: u32 = 2;
@@ -85,7 +84,7 @@ const SUBVOL_SPEC_BY_ID: u64 = 1 << 4;
 /// the filesystem is mounted `user_subvol_rm_allowed` (`EPERM`
 /// otherwise). A kernel without deletion by id answers `ENOTTY` or
 /// `EOPNOTSUPP`; nothing is deleted by name instead.
-pub(crate) fn snap_destroy_by_id(dir: BorrowedFd<'_>, id: u64) -> io::Result<()> {
+pub fn snap_destroy_by_id(dir: BorrowedFd<'_>, id: u64) -> io::Result<()> {
     if id < FIRST_FREE_OBJECTID {
         return Err(io::Error::from_raw_os_error(libc_einval()));
     }
@@ -102,17 +101,27 @@ pub(crate) fn snap_destroy_by_id(dir: BorrowedFd<'_>, id: u64) -> io::Result<()>
     // btrfs_ioctl_vol_args_v2` (layout mirrored, size and offset pinned
     // above); with BTRFS_SUBVOL_SPEC_BY_ID it reads the `__u64 subvolid`
     // at the offset of `name`, which `v2` holds.
-    unsafe { ioctl(dir, Setter::<{ SNAP_DESTROY_V2 }, VolArgsV2>::new(v2)) }
-        .map_err(io::Error::from)
+    unsafe {
+        ioctl(
+            dir,
+            Setter::<{ BTRFS_IOC_SNAP_DESTROY_V2 }, VolArgsV2>::new(v2),
+        )
+    }
+    .map_err(io::Error::from)
 }
 
 /// The flags of the subvolume whose root directory is open at `fd`
 /// (`BTRFS_IOC_SUBVOL_GETFLAGS`; [`SUBVOL_RDONLY`] is the one there is).
-pub(crate) fn subvol_flags(fd: BorrowedFd<'_>) -> io::Result<u64> {
+pub fn subvol_flags(fd: BorrowedFd<'_>) -> io::Result<u64> {
     let mut flags = 0u64;
     // SAFETY: BTRFS_IOC_SUBVOL_GETFLAGS writes one `__u64` into `flags`,
     // exclusively borrowed for the call.
-    unsafe { ioctl(fd, Updater::<{ SUBVOL_GETFLAGS }, u64>::new(&mut flags))? };
+    unsafe {
+        ioctl(
+            fd,
+            Updater::<{ BTRFS_IOC_SUBVOL_GETFLAGS }, u64>::new(&mut flags),
+        )?
+    };
     Ok(flags)
 }
 
@@ -121,16 +130,17 @@ pub(crate) fn subvol_flags(fd: BorrowedFd<'_>) -> io::Result<u64> {
 /// the fd, never by a name. The owner of the subvolume's root or
 /// CAP_FOWNER may; the kernel refuses a read-only subvolume made writable
 /// during a send (`EPERM`).
-pub(crate) fn set_subvol_flags(fd: BorrowedFd<'_>, flags: u64) -> io::Result<()> {
+pub fn set_subvol_flags(fd: BorrowedFd<'_>, flags: u64) -> io::Result<()> {
     // SAFETY: BTRFS_IOC_SUBVOL_SETFLAGS reads one `__u64`, which the
     // setter holds.
-    unsafe { ioctl(fd, Setter::<{ SUBVOL_SETFLAGS }, u64>::new(flags)) }.map_err(io::Error::from)
+    unsafe { ioctl(fd, Setter::<{ BTRFS_IOC_SUBVOL_SETFLAGS }, u64>::new(flags)) }
+        .map_err(io::Error::from)
 }
 
 /// The number of deleted subvolumes the cleaner has yet to drop
 /// (`BTRFS_IOC_SUBVOL_SYNC_WAIT`, mode `BTRFS_SUBVOL_SYNC_COUNT`, which
 /// does not wait). Linux ≥ 6.8; the error otherwise.
-pub(crate) fn dead_subvolumes(fd: BorrowedFd<'_>) -> io::Result<u32> {
+pub fn dead_subvolumes(fd: BorrowedFd<'_>) -> io::Result<u32> {
     let mut args = SubvolWait {
         subvolid: 0,
         mode: SYNC_COUNT,
@@ -144,7 +154,7 @@ pub(crate) fn dead_subvolumes(fd: BorrowedFd<'_>) -> io::Result<u32> {
     unsafe {
         ioctl(
             fd,
-            Updater::<{ SUBVOL_SYNC_WAIT }, SubvolWait>::new(&mut args),
+            Updater::<{ BTRFS_IOC_SUBVOL_SYNC_WAIT }, SubvolWait>::new(&mut args),
         )?
     };
     Ok(args.count)
@@ -153,9 +163,9 @@ pub(crate) fn dead_subvolumes(fd: BorrowedFd<'_>) -> io::Result<u32> {
 /// `BTRFS_IOC_SYNC`: commits the transaction and wakes the cleaner, which
 /// drops deleted subvolumes (a plain `syncfs` does not wake it: it would
 /// wait for the next periodic commit). Unprivileged.
-pub(crate) fn sync_and_clean(fd: BorrowedFd<'_>) -> io::Result<()> {
+pub fn sync_and_clean(fd: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: BTRFS_IOC_SYNC takes no argument.
-    unsafe { ioctl(fd, NoArg::<{ SYNC }>::new()) }.map_err(io::Error::from)
+    unsafe { ioctl(fd, NoArg::<{ BTRFS_IOC_SYNC }>::new()) }.map_err(io::Error::from)
 }
 
 fn libc_einval() -> i32 {
@@ -171,10 +181,13 @@ mod tests {
     #[test]
     fn opcodes_match_the_headers() {
         let w = |size: u32, nr: u32| (1u32 << 30) | (size << 16) | (0x94 << 8) | nr;
-        assert_eq!(SNAP_DESTROY_V2, w(4096, 63));
-        assert_eq!(SUBVOL_SYNC_WAIT, w(16, 65));
-        assert_eq!(SUBVOL_SETFLAGS, w(8, 26));
-        assert_eq!(SUBVOL_GETFLAGS, (2u32 << 30) | (8 << 16) | (0x94 << 8) | 25);
-        assert_eq!(SYNC, (0x94 << 8) | 8);
+        assert_eq!(BTRFS_IOC_SNAP_DESTROY_V2, w(4096, 63));
+        assert_eq!(BTRFS_IOC_SUBVOL_SYNC_WAIT, w(16, 65));
+        assert_eq!(BTRFS_IOC_SUBVOL_SETFLAGS, w(8, 26));
+        assert_eq!(
+            BTRFS_IOC_SUBVOL_GETFLAGS,
+            (2u32 << 30) | (8 << 16) | (0x94 << 8) | 25
+        );
+        assert_eq!(BTRFS_IOC_SYNC, (0x94 << 8) | 8);
     }
 }

@@ -1,0 +1,23 @@
+//! Btrfs: the tree search and the items read with it, the backref walk
+//! (who holds a data extent), what the filesystem and a subvolume tell of
+//! themselves, and the subvolume ioctls that delete one.
+//!
+//! Each submodule is one subject; their items are also named here, so
+//! that a caller writes `btrfs::search` or `btrfs::subvol`.
+
+pub mod backref;
+pub mod info;
+pub mod items;
+pub mod search;
+pub mod subvolume;
+
+#[doc(no_inline)]
+pub use backref::*;
+#[doc(no_inline)]
+pub use info::*;
+#[doc(no_inline)]
+pub use items::*;
+#[doc(no_inline)]
+pub use search::*;
+#[doc(no_inline)]
+pub use subvolume::*;
