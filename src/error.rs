@@ -171,16 +171,6 @@ impl std::error::Error for Error {
     }
 }
 
-impl From<crate::extents::spill::SpillError> for Error {
-    fn from(e: crate::extents::spill::SpillError) -> Self {
-        Error::IndexSpill {
-            dir: e.dir.into_os_string().into_encoded_bytes(),
-            writing: e.writing,
-            err: e.err,
-        }
-    }
-}
-
 impl From<io::Error> for Error {
     fn from(e: io::Error) -> Self {
         Error::Write(e)

@@ -22,7 +22,6 @@
 #![deny(missing_docs)]
 
 pub mod compare;
-mod coverage;
 pub mod delete;
 mod error;
 pub mod extents;
@@ -37,22 +36,21 @@ mod quote;
 pub mod records;
 pub mod report;
 pub(crate) mod saved;
+mod scan;
 mod stats;
 pub mod timefmt;
 pub mod tree;
 pub mod units;
 pub(crate) mod walk;
-mod walked;
 
 use std::io::Write;
 use std::time::Instant;
-
-use walked::walk_and_sweep;
 
 pub use error::{Diagnostic, Error, Refusal};
 pub use messages::Messages;
 pub use quote::{quote, quote_locale, quotef, shell_escape, utf8_locale_with};
 pub use report::ReportOptions;
+pub use scan::{Scanned, Scanning, Source};
 pub use walk::{Counters, Progress, WalkOptions};
 
 pub use outfile::OutputFile;
@@ -110,18 +108,6 @@ pub enum Mode<'a> {
     },
 }
 
-/// Where a run's tree comes from ([`Config::source`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source<'a> {
-    /// A walk of the roots.
-    Walk,
-    /// `--import FILE`: a saved scan.
-    Import {
-        /// The file (`-`: standard input).
-        file: &'a [u8],
-    },
-}
-
 impl Config {
     /// What the run does (`--export` and `--to-free` exclude each other).
     pub fn mode(&self) -> Mode<'_> {
@@ -141,44 +127,6 @@ impl Config {
     }
 }
 
-/// How [`scan_to_tree`] gets its tree.
-#[derive(Clone, Debug)]
-pub struct Scanning {
-    /// What to walk, and how. On `--import` only `all` counts: it keeps
-    /// the saved scan's files as entries of their own.
-    pub walk: WalkOptions,
-    /// The roll-up's rules.
-    pub rules: tree::Rules,
-    /// Keep what any set of entries frees ([`tree::Sets`]).
-    pub sets: bool,
-}
-
-/// A rolled-up tree, walked or read from a saved scan.
-#[derive(Debug)]
-pub struct Scanned {
-    /// The entries and their figures.
-    pub tree: tree::Tree,
-    /// What any set of them frees, when asked for.
-    pub sets: Option<tree::Sets>,
-    /// Every entry's identity, when the walk kept them
-    /// ([`WalkOptions::identities`]).
-    pub idents: Option<records::Idents>,
-    /// The roots as the report names them (a saved scan's own).
-    pub roots: Vec<Vec<u8>>,
-    /// The errors a saved scan had met when it was saved (0 for a walk).
-    pub saved_errors: u64,
-    /// Whether the figures know what is shared: false for a saved scan
-    /// sdu did not write (ncdu's own), where Exclusive is Total.
-    pub sharing: bool,
-    /// The directories not read in full, sorted by node: by the walk, or
-    /// as the saved scan recorded them.
-    pub read_errors: Vec<records::ReadError>,
-    /// What the walk counted (nothing for a saved scan).
-    pub counters: Counters,
-    /// What `--stats` prints beyond the counters.
-    sizes: stats::Sizes,
-}
-
 /// Walks (or, with `--import`, reads) and rolls the tree up as `how`
 /// says. Per-entry failures go to `msgs`.
 ///
@@ -187,67 +135,7 @@ pub struct Scanned {
 /// [`Error::TooManyEntries`] past 4 billion entries, [`Error::SavedScan`]
 /// when a saved scan cannot be used.
 pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Scanned, Error> {
-    if let Source::Import { file } = cfg.source() {
-        return saved::import::import(how, file, cfg.walk.time, msgs);
-    }
-    let (w, threads) = walk_and_sweep(&how.walk, how.rules, msgs)?;
-    let t2 = Instant::now();
-    let granularity = |space| w.registry.granularity(space);
-    let (tree, sets) = threads.install(|| {
-        tree::Tree::roll_up(
-            w.nodes,
-            w.links,
-            &w.files,
-            &w.sweep,
-            granularity,
-            how.build(&w.moved, &w.exact, &w.unreachable, &w.copies),
-        )
-    });
-    drop(threads);
-    let sizes = stats::Sizes::walked(
-        &tree,
-        (&w.files, &w.copies),
-        w.indexed,
-        &w.sweep,
-        &w.registry,
-        stats::Times {
-            walk: w.t_walk,
-            sweep: w.t_sweep,
-            tree: t2.elapsed(),
-        },
-    );
-    Ok(Scanned {
-        tree,
-        sets,
-        idents: w.idents,
-        read_errors: w.read_errors,
-        roots: how.walk.roots.clone(),
-        saved_errors: 0,
-        sharing: true,
-        counters: w.counters,
-        sizes,
-    })
-}
-
-impl Scanning {
-    /// How to roll up: these rules and sets, with du's listing stopping
-    /// after `stops`.
-    fn build<'a>(
-        &self,
-        stops: &'a [records::NodeId],
-        exact: &'a tree::Exactness,
-        unreachable: &'a tree::unreachable::Found,
-        copies: &'a records::Copies,
-    ) -> tree::Build<'a> {
-        tree::Build {
-            rules: self.rules,
-            stops,
-            sets: self.sets,
-            exact,
-            unreachable,
-            copies,
-        }
-    }
+    scan::scan(cfg.source(), cfg.walk.time, how, msgs)
 }
 
 /// Walks (or reads), rolls up and reports, plans or saves, as
@@ -420,100 +308,16 @@ fn compare_run(
     })
 }
 
-/// `--export FILE`: walks as `-a` does (every file gets a node, so that
-/// ncdu lists them) and maps every file that may share, rolls the tree up
-/// by `cfg.rules` for the figures the file shows, and writes it. No report.
+/// `--export FILE`: the scan saved ([`scan::export`]), no report.
 fn export(
     cfg: &Config,
     file: &[u8],
     out: &mut dyn Write,
     msgs: &Messages,
 ) -> Result<Outcome, Error> {
-    let failed = |e: std::io::Error| OutputFile::write_error(file, &e);
-    // The file is created before the scan: a path that cannot be written
-    // fails at once, not after a scan of minutes. It replaces FILE only
-    // once complete ([`OutputFile`]).
-    let created = match file {
-        b"-" => None,
-        _ => Some(OutputFile::create(file)?),
-    };
-    let walk = WalkOptions {
-        all: true,
-        skip_extents: false,
-        ..cfg.walk.clone()
-    };
-    let rules = cfg.rules;
-    let (w, threads) = walk_and_sweep(&walk, rules, msgs)?;
-    let t2 = Instant::now();
-    let granularity = |space| w.registry.granularity(space);
-    let (tree, _) = threads.install(|| {
-        tree::Tree::roll_up(
-            w.nodes,
-            w.links.clone(),
-            &w.files,
-            &w.sweep,
-            granularity,
-            tree::Build {
-                rules,
-                stops: &w.moved,
-                sets: false,
-                exact: &w.exact,
-                unreachable: &w.unreachable,
-                copies: &w.copies,
-            },
-        )
-    });
-    drop(threads);
-    let t_tree = t2.elapsed();
-    let x = saved::Export {
-        tree: &tree,
-        links: &w.links,
-        files: &w.files,
-        copies: &w.copies,
-        sweep: &w.sweep,
-        granularity: &granularity,
-        rules,
-        exact: &w.exact,
-        walk: &walk,
-        errors: msgs.errors(),
-        read_errors: &w.read_errors,
-        overlap: w.overlap,
-    };
-    let t3 = Instant::now();
-    if let Some(f) = created {
-        let mut buf = std::io::BufWriter::with_capacity(1 << 16, f);
-        saved::write(&mut buf, &x).map_err(failed)?;
-        buf.into_inner()
-            .map_err(|e| failed(e.into_error()))?
-            .commit()?;
-    } else {
-        let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
-        saved::write(&mut buf, &x)?;
-    }
-    let t_report = t3.elapsed();
-    stats::closing_notes(&w.counters, msgs);
-    if cfg.stats {
-        let sizes = stats::Sizes::walked(
-            &tree,
-            (&w.files, &w.copies),
-            w.indexed,
-            &w.sweep,
-            &w.registry,
-            stats::Times {
-                walk: w.t_walk,
-                sweep: w.t_sweep,
-                tree: t_tree,
-            },
-        );
-        msgs.raw(&stats::text(
-            &w.counters,
-            &sizes,
-            t_report,
-            tree.any_bound(),
-        ));
-    }
+    let counters = scan::export(&cfg.walk, cfg.rules, cfg.stats, file, out, msgs)?;
     Ok(Outcome {
         errors: msgs.errors(),
-        counters: w.counters,
+        counters,
     })
 }

@@ -20,8 +20,16 @@ use rustix::io::Errno;
 
 use crate::error::{Error, Refusal};
 use crate::records::NodeId;
-use crate::report::plan::Candidate;
 use crate::tree::Tree;
+
+/// A candidate found in the scan.
+#[derive(Clone, Debug)]
+pub(crate) struct Candidate {
+    /// Its node.
+    pub(crate) node: NodeId,
+    /// The path to print for it: as given.
+    pub(crate) path: Vec<u8>,
+}
 
 /// The paths to scan and the candidates to plan among.
 #[derive(Debug)]

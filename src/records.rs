@@ -9,6 +9,7 @@
 
 mod compact;
 mod copies;
+mod exactness;
 mod idents;
 mod names;
 mod nodes;
@@ -16,6 +17,8 @@ mod sink;
 
 pub(crate) use compact::StatsTable;
 pub(crate) use copies::{Copies, CopySets, Held};
+pub use exactness::Exactness;
+pub(crate) use exactness::Inode;
 pub(crate) use idents::IdentSink;
 pub use idents::{Ident, Idents};
 pub(crate) use nodes::{NodeSink, Nodes};

@@ -16,10 +16,11 @@
 //! the reports ask of them: the change in a figure, and whether sharing
 //! changed.
 
+use crate::Error;
 use crate::figures::{Bound, Figure, Kind, Stats};
 use crate::records::NodeId;
+use crate::scan::{Scanned, Scanning};
 use crate::tree::Tree;
-use crate::{Error, Scanned, Scanning};
 
 /// A new scan compared with an old one ([`compare`]).
 #[derive(Debug)]
@@ -116,7 +117,7 @@ pub fn read_old(file: &[u8], how: &Scanning) -> Result<Scanned, Error> {
         sets: false,
         ..how.clone()
     };
-    crate::saved::import::load(&how, file, None, &bad)
+    crate::scan::read_saved(&how, file, None, &bad)
 }
 
 /// Compares `new` with `old` ([`read_old`]), down to `max_depth` levels

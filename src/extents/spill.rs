@@ -137,6 +137,16 @@ pub(crate) struct SpillError {
     pub(crate) err: io::Error,
 }
 
+impl From<SpillError> for crate::error::Error {
+    fn from(e: SpillError) -> Self {
+        crate::error::Error::IndexSpill {
+            dir: e.dir.into_os_string().into_encoded_bytes(),
+            writing: e.writing,
+            err: e.err,
+        }
+    }
+}
+
 /// A sorted run in the file.
 #[derive(Debug)]
 pub(super) struct Run<T> {

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::json::{Path, SCHEMA};
 use super::options::ReportOptions;
+use crate::plan::Candidate;
 use crate::records::NodeId;
 use crate::tree::Plan;
 
@@ -54,15 +55,6 @@ pub(crate) struct Step<'a> {
     pub(crate) adds: u64,
     /// What it and those before it free together.
     pub(crate) frees: u64,
-}
-
-/// A candidate found in the scan.
-#[derive(Clone, Debug)]
-pub(crate) struct Candidate {
-    /// Its node.
-    pub(crate) node: NodeId,
-    /// The path to print for it: as given.
-    pub(crate) path: Vec<u8>,
 }
 
 /// Writes `plan` (of `target` bytes, among `candidates`) in the format

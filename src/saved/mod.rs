@@ -101,12 +101,28 @@ use crate::extents::Sweep;
 use crate::figures::Bound;
 use crate::figures::TimeField;
 use crate::probe::Granularity;
-use crate::records::{Copies, FileRec, Link, NodeId, NodeRec, ReadError};
-use crate::tree::{Exactness, Rules, Tree};
-use crate::walk::WalkOptions;
+use crate::records::{Copies, Exactness, FileRec, Link, NodeId, NodeRec, ReadError};
+use crate::tree::{Rules, Tree};
 
 /// The version of sdu's part of the file (`"sdu":{"format":...}`).
 pub(crate) const FORMAT: u32 = 2;
+
+/// How a saved scan was walked: the walk's options it records.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Walk {
+    /// `-L`.
+    pub(crate) follow_links: bool,
+    /// `-H`.
+    pub(crate) follow_args: bool,
+    /// `-x`.
+    pub(crate) one_file_system: bool,
+    /// `-l`.
+    pub(crate) count_links: bool,
+    /// Some `--exclude` was given.
+    pub(crate) excludes: bool,
+    /// `--time`: the time recorded.
+    pub(crate) time: Option<TimeField>,
+}
 
 /// What `--export` writes: a scan's tree and the records it was rolled up
 /// from.
@@ -129,7 +145,7 @@ pub(crate) struct Export<'a> {
     /// What the scan could verify.
     pub(crate) exact: &'a Exactness,
     /// How the scan walked.
-    pub(crate) walk: &'a WalkOptions,
+    pub(crate) walk: Walk,
     /// How many entries could not be read.
     pub(crate) errors: u64,
     /// The directories not read in full, sorted by node.

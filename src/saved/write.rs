@@ -134,11 +134,7 @@ fn header(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
     write!(
         w,
         ",\"walk\":{{\"follow_links\":{},\"follow_args\":{},\"one_file_system\":{},\"count_links\":{},\"excludes\":{},\"time\":",
-        o.follow_links,
-        o.follow_args,
-        o.one_file_system,
-        o.count_links,
-        !o.excludes.is_empty()
+        o.follow_links, o.follow_args, o.one_file_system, o.count_links, o.excludes
     )?;
     match o.time {
         Some(t) => write!(w, "\"{}\"", time_name(t))?,

@@ -23,8 +23,8 @@ mod ranks;
 mod union;
 pub(crate) mod unreachable;
 
+use crate::records::Exactness;
 use acc::{Acc, OWN, children, parent_or_top};
-pub use bounds::Exactness;
 use bounds::Marks;
 use ranks::Ranks;
 use union::FileLinks;

@@ -715,7 +715,7 @@ mod tests {
             rules: Rules::default(),
             stops: &[],
             sets: true,
-            exact: &crate::tree::Exactness::default(),
+            exact: &crate::records::Exactness::default(),
             unreachable: &crate::tree::unreachable::Found::default(),
             copies: &crate::records::Copies::of_records(copies.clone()),
         };

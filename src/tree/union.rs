@@ -99,7 +99,7 @@ impl<'a> FileLinks<'a> {
     }
 
     /// The inode of file `f` when it is counted through its links.
-    pub(crate) fn inode(&self, f: u32) -> Option<super::bounds::Inode> {
+    pub(crate) fn inode(&self, f: u32) -> Option<crate::records::Inode> {
         let r = &self.files[f as usize];
         r.linked.then(|| r.inode())
     }

@@ -12,7 +12,7 @@
 
 use super::Tree;
 use super::acc::lca;
-use super::bounds::Inode;
+use crate::records::Inode;
 use crate::records::{Link, NodeId, Nodes};
 
 /// What the walk found of unreachable bytes, before the roll-up.

@@ -28,11 +28,11 @@ use crate::figures::{Bound, Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
 use crate::messages::Messages;
 use crate::probe::{Registry, magic};
+use crate::records::Inode;
 use crate::records::{
     CopyRec, CopySets, FileRec, Held, Ident, IdentSink, Link, MAX_NODES, NodeId, NodeRec, NodeSink,
     ReadError,
 };
-use crate::tree::bounds::Inode;
 
 /// How to walk.
 #[derive(Clone, Debug, Default)]

@@ -1,6 +1,6 @@
 //! What the walk left out of the scan: one record ([`Left`]) of every
 //! entry it did not read in full, by the way it was left out
-//! ([`LeftOut`]), which coverage (`crate::coverage`) and the walk's marks
+//! ([`LeftOut`]), which coverage (`crate::scan::coverage`) and the walk's marks
 //! read, and nothing else (no option) stands for.
 //!
 //! Each decision to skip an entry returns a [`LeftOut`]; its one caller

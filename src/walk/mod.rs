@@ -65,8 +65,8 @@ use crate::extents::Extents;
 use crate::figures::{Bound, Kind};
 use crate::messages::Messages;
 use crate::probe::Registry;
+use crate::records::Inode;
 use crate::records::{FileRec, IdentSink, Idents, Link, NodeId, NodeSink, Nodes, ReadError};
-use crate::tree::bounds::Inode;
 pub use counters::Counters;
 use ctx::{Ctx, Local, Shard, dev_of, gather};
 pub use ctx::{Progress, WalkOptions};
@@ -199,7 +199,7 @@ fn keep_root_fd(ctx: &Ctx<'_>, order: u32, fd: &Arc<OwnedFd>) {
 
 /// Walks `opts.roots` (by du's rules when `du_rules`) and returns the
 /// tree's records and the indexed shared extents, with the walk's threads
-/// for the stages after it to run on (`crate::walked::walk_and_sweep`
+/// for the stages after it to run on (`crate::scan::walked::walk_and_sweep`
 /// says why).
 ///
 /// # Errors

@@ -55,7 +55,7 @@ pub(super) fn credit(
         // what they take (at most). The shared extents are marked by their
         // units after the sweep: where one is credited (its space's bound),
         // and on the files of one that is not
-        // ([`crate::coverage::mark_unfreed_units`]).
+        // (`crate::scan::coverage::mark_unfreed_units`).
         Some(Mapped::Extents {
             whole: false,
             shared,

@@ -141,7 +141,7 @@ impl Roots {
     /// counts every inode once, as du's does. That holds only where the outer
     /// walk reaches it: the walk puts a root it did not reach in namespace 0
     /// ([`Reach`]). What tells its figures exact
-    /// from bounds is its namespace's alone too (`crate::walked`,
+    /// from bounds is its namespace's alone too (`crate::scan::walked`,
     /// `verify_namespace`).
     ///
     /// Where a root lies is where the fd its PATH was resolved by lies

@@ -1,23 +1,18 @@
-//! The shape of the code base, checked: no module imports a module that
-//! imports it back, no source file is over 700 lines (unit tests aside)
-//! and no test file over 1,000, `unsafe` stays in crates/sdu-sys, and
-//! nothing in the project points outside it for a definition.
+//! The shape of the code base, checked: every import goes down the
+//! layers and no module file imports one that imports it back (`layers`,
+//! which parses the code), no source file is over 700 lines (unit tests
+//! aside) and no test file over 1,000, `unsafe` stays in crates/sdu-sys,
+//! and nothing in the project points outside it for a definition.
 //!
-//! And the text around the code: every `src/…` path that the Markdown files
-//! and Cargo.toml name exists; the docs and the code speak of the product
-//! as it is, with no history in them (no word of when or in which run of
-//! work something was measured, no "pass N", no branch names: that is what
-//! `git log` is for); README.md and BENCHMARKS.md stay
-//! at most 400 lines, and no test file reaches 1,000.
-//!
-//! The import graph is read from the source text: `use crate::a::b`,
-//! `crate::a::b::f()` and `super::x` paths in code (comments and the
-//! `#[cfg(test)]` part of a file are not read), resolved to the module
-//! files under `src/`. Two graphs are checked: every module file, and
-//! their top-level modules (`walk`, `extents`, ...), so that a stage never
-//! reaches back up the data flow.
+//! And the text around the code: every `src/…` and `tests/…` path that the
+//! Markdown files (and Cargo.toml, for `src/…`) name exists; the docs and
+//! the code speak of the product as it is, with no history in them (no
+//! word of when or in which run of work something was measured, no "pass
+//! N", no branch names: that is what `git log` is for); README.md and
+//! BENCHMARKS.md stay at most 400 lines, and no test file reaches 1,000.
 
-use std::collections::{BTreeMap, BTreeSet};
+mod layers;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -37,26 +32,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The module path of a file under `src/` of the library: `src/walk/dir.rs`
-/// is `walk::dir`, `src/walk/mod.rs` is `walk`, `src/lib.rs` is the root.
-/// The binary's files (`main.rs`, `cli/`, `browse/`) form a crate of their own.
-fn module_of(file: &Path) -> (bool, Vec<String>) {
-    let rel = file.strip_prefix(src()).unwrap();
-    let mut parts: Vec<String> = rel
-        .iter()
-        .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_string())
-        .collect();
-    let bin = matches!(parts[0].as_str(), "main" | "cli" | "browse");
-    if matches!(
-        parts.last().map(String::as_str),
-        Some("mod" | "lib" | "main")
-    ) {
-        parts.pop();
-    }
-    (bin, parts)
-}
-
-/// The code of a file: without its `#[cfg(test)]` part and comments.
+/// The code of a file for the `unsafe` check: without its `#[cfg(test)]`
+/// part and comments.
 fn code(text: &str) -> String {
     let text = match text.find("#[cfg(test)]") {
         Some(i) => &text[..i],
@@ -69,221 +46,6 @@ fn code(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// The module paths a file's code names: `crate::a::b` → `[a, b]`,
-/// `super::x` → the parent's path + `x`.
-fn references(code: &str, me: &[String]) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
-    let bytes = code.as_bytes();
-    let ident = |s: &str| -> Vec<String> {
-        s.split("::")
-            .map(|p| {
-                p.chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect::<String>()
-            })
-            .take_while(|p| !p.is_empty())
-            .collect()
-    };
-    for (i, _) in code.match_indices("crate::") {
-        if i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_') {
-            continue;
-        }
-        out.push(ident(&code[i + "crate::".len()..]));
-    }
-    for (i, _) in code.match_indices("super::") {
-        if i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b':') {
-            continue;
-        }
-        // `super` of `a/b.rs` (module a::b) is `a`; of `a/mod.rs` (module
-        // a) and of `x.rs` (module x) it is the root.
-        let mut base: Vec<String> = me.to_vec();
-        base.pop();
-        base.extend(ident(&code[i + "super::".len()..]));
-        out.push(base);
-    }
-    // `use super::{a, b}` and `use crate::{a, b}` name several.
-    for kw in ["crate::{", "super::{"] {
-        for (i, _) in code.match_indices(kw) {
-            let rest = &code[i + kw.len()..];
-            let end = rest.find('}').unwrap_or(rest.len());
-            for item in rest[..end].split(',') {
-                let item = item.trim();
-                let mut base: Vec<String> = if kw.starts_with("super") {
-                    let mut b = me.to_vec();
-                    b.pop();
-                    b
-                } else {
-                    Vec::new()
-                };
-                base.extend(ident(item));
-                out.push(base);
-            }
-        }
-    }
-    out
-}
-
-/// Resolves a referenced path to the longest prefix that is a module file.
-fn resolve(path: &[String], modules: &BTreeSet<Vec<String>>) -> Option<Vec<String>> {
-    (1..=path.len())
-        .rev()
-        .map(|n| path[..n].to_vec())
-        .find(|p| modules.contains(p))
-}
-
-/// A cycle in `graph`, if any, as the list of its nodes.
-fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
-    fn visit(
-        n: &str,
-        g: &BTreeMap<String, BTreeSet<String>>,
-        state: &mut BTreeMap<String, u8>,
-        stack: &mut Vec<String>,
-    ) -> Option<Vec<String>> {
-        state.insert(n.to_string(), 1);
-        stack.push(n.to_string());
-        for m in g.get(n).into_iter().flatten() {
-            match state.get(m.as_str()).copied().unwrap_or(0) {
-                1 => {
-                    let i = stack.iter().position(|s| s == m).unwrap();
-                    let mut c = stack[i..].to_vec();
-                    c.push(m.clone());
-                    return Some(c);
-                }
-                0 => {
-                    if let Some(c) = visit(m, g, state, stack) {
-                        return Some(c);
-                    }
-                }
-                _ => {}
-            }
-        }
-        stack.pop();
-        state.insert(n.to_string(), 2);
-        None
-    }
-    let mut state = BTreeMap::new();
-    for n in graph.keys() {
-        if state.get(n.as_str()).copied().unwrap_or(0) == 0 {
-            let mut stack = Vec::new();
-            if let Some(c) = visit(n, graph, &mut state, &mut stack) {
-                return Some(c);
-            }
-        }
-    }
-    None
-}
-
-struct Crate {
-    /// Module path → its code.
-    files: BTreeMap<Vec<String>, (PathBuf, String)>,
-}
-
-/// The library's module files (`binary` false) or the binary's.
-fn crate_files(binary: bool) -> Crate {
-    let mut paths = Vec::new();
-    rust_files(&src(), &mut paths);
-    let mut files = BTreeMap::new();
-    for p in paths {
-        let (bin, m) = module_of(&p);
-        if bin == binary {
-            let text = fs::read_to_string(&p).unwrap();
-            files.insert(m, (p, text));
-        }
-    }
-    Crate { files }
-}
-
-/// The import graph at module-file granularity (`depth` None) or at the
-/// granularity of the first `depth` path components.
-fn graph(c: &Crate, depth: Option<usize>) -> BTreeMap<String, BTreeSet<String>> {
-    let modules: BTreeSet<Vec<String>> = c.files.keys().cloned().collect();
-    let cut = |m: &[String]| -> String {
-        let n = depth.map_or(m.len(), |d| d.min(m.len()));
-        m[..n].join("::")
-    };
-    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (m, (_, text)) in &c.files {
-        if m.is_empty() {
-            continue; // lib.rs wires everything together.
-        }
-        let from = cut(m);
-        for r in references(&code(text), m) {
-            let Some(to) = resolve(&r, &modules) else {
-                continue;
-            };
-            if to.is_empty() {
-                continue;
-            }
-            let to = cut(&to);
-            // A module may use its own children (mod.rs re-exports); what
-            // matters is that no child uses its parent back, which the
-            // file-level graph sees as a cycle.
-            if to != from {
-                g.entry(from.clone()).or_default().insert(to);
-            }
-        }
-    }
-    g
-}
-
-#[test]
-fn no_module_imports_one_that_imports_it_back() {
-    let lib = crate_files(false);
-    assert!(lib.files.len() > 10, "read {} modules", lib.files.len());
-    let files = graph(&lib, None);
-    // The graph must have been read: the walk uses the extents stage.
-    assert!(
-        files
-            .get("walk::account")
-            .is_some_and(|s| s.contains("extents")),
-        "{files:#?}"
-    );
-    if let Some(cycle) = find_cycle(&files) {
-        panic!("import cycle between module files: {}", cycle.join(" -> "));
-    }
-    let top = graph(&lib, Some(1));
-    if let Some(cycle) = find_cycle(&top) {
-        panic!(
-            "import cycle between top-level modules: {}",
-            cycle.join(" -> ")
-        );
-    }
-    let bin = crate_files(true);
-    let files = graph(&bin, None);
-    assert!(
-        files
-            .get("cli::resolve")
-            .is_some_and(|s| s.contains("cli::args")),
-        "{files:#?}"
-    );
-    if let Some(cycle) = find_cycle(&files) {
-        panic!("import cycle in the binary: {}", cycle.join(" -> "));
-    }
-}
-
-#[test]
-fn the_cycle_finder_finds_cycles() {
-    let g: BTreeMap<String, BTreeSet<String>> =
-        [("a", vec!["b"]), ("b", vec!["c"]), ("c", vec!["a"])]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.into_iter().map(String::from).collect()))
-            .collect();
-    assert_eq!(
-        find_cycle(&g),
-        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
-    );
-    let me = vec!["walk".to_string(), "dir".to_string()];
-    let r = references(
-        "use super::ctx::{Ctx, Local};\nuse crate::probe::Skip;",
-        &me,
-    );
-    assert!(
-        r.contains(&vec!["walk".to_string(), "ctx".to_string()]),
-        "{r:?}"
-    );
-    assert!(r.contains(&vec!["probe".to_string(), "Skip".to_string()]));
 }
 
 #[test]
@@ -450,10 +212,16 @@ fn all_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// before it, up to the first character a path here does not hold, without
 /// a closing `.`, `,` or `:`.
 fn src_paths(text: &str) -> Vec<String> {
+    paths_under(text, "src/")
+}
+
+/// The paths a text names that start with `dir` (`src/`, `tests/`), read
+/// as [`src_paths`] reads them.
+fn paths_under(text: &str, dir: &str) -> Vec<String> {
     let bytes = text.as_bytes();
     let path_char = |b: u8| b.is_ascii_alphanumeric() || b"_./-".contains(&b);
     let mut out = Vec::new();
-    for (i, _) in text.match_indices("src/") {
+    for (i, _) in text.match_indices(dir) {
         if i > 0 && path_char(bytes[i - 1]) {
             continue;
         }
@@ -483,6 +251,31 @@ fn every_src_path_the_docs_name_exists() {
     }
     // The docs name the sources: an empty harvest means the scan broke.
     assert!(seen > 50, "only {seen} src/ paths found");
+    assert!(
+        bad.is_empty(),
+        "paths that do not exist:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn every_tests_path_the_docs_name_exists() {
+    let mut bad = Vec::new();
+    let mut seen = 0;
+    for f in markdown_files() {
+        let text = fs::read_to_string(&f).unwrap();
+        for p in paths_under(&text, "tests/") {
+            seen += 1;
+            // coreutils' own test directory, which scripts/gnu-du-tests runs.
+            if p == "tests/du" {
+                continue;
+            }
+            if !root().join(&p).exists() {
+                bad.push(format!("{}: {p}", f.display()));
+            }
+        }
+    }
+    assert!(seen > 5, "only {seen} tests/ paths found");
     assert!(
         bad.is_empty(),
         "paths that do not exist:\n{}",

@@ -3,10 +3,11 @@
 
 use std::time::Instant;
 
+use super::coverage;
 use crate::error::{Diagnostic, Error};
 use crate::messages::Messages;
 use crate::walk::{self, Counters, WalkOptions};
-use crate::{coverage, extents, probe, records, tree};
+use crate::{extents, probe, records, tree};
 
 /// The records of a walk and its swept extents, before the roll-up.
 pub(crate) struct Walked {
@@ -22,7 +23,7 @@ pub(crate) struct Walked {
     pub(crate) idents: Option<records::Idents>,
     pub(crate) read_errors: Vec<records::ReadError>,
     /// What the scan could verify.
-    pub(crate) exact: tree::Exactness,
+    pub(crate) exact: records::Exactness,
     /// Bytes on disk no file references (as root on Btrfs).
     pub(crate) unreachable: tree::unreachable::Found,
     pub(crate) indexed: usize,

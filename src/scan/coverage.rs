@@ -39,9 +39,7 @@ use sdu_sys::mountinfo::Mount;
 
 use crate::figures::Bound;
 use crate::probe::{Registry, ioctl, magic};
-use crate::records::NodeId;
-use crate::tree::Exactness;
-use crate::tree::bounds::Inode;
+use crate::records::{Exactness, Inode, NodeId};
 use crate::walk::{Left, RootSeen};
 
 /// `BTRFS_FS_TREE_OBJECTID`: the top-level subvolume.

@@ -1,0 +1,54 @@
+//! What the scan could verify: which extent spaces, nodes and inodes carry
+//! a bound ([`Bound`]) on their Reclaimable. The walk and the coverage
+//! check write it; the roll-up (`src/tree/bounds.rs`) reads it.
+
+use super::NodeId;
+use crate::figures::Bound;
+
+/// What tells an exact Reclaimable from a bound: what the scan could
+/// verify of each extent space, and the nodes whose own figures it could
+/// not.
+#[derive(Clone, Debug, Default)]
+pub struct Exactness {
+    /// Per extent space: whether a unit there frees what it counts.
+    pub(crate) spaces: Vec<Bound>,
+    /// A space past the end of `spaces`.
+    pub(crate) other: Bound,
+    /// Nodes whose own figures may differ from what deleting frees (a file
+    /// whose extents could not be read; Btrfs data read without root), by
+    /// id, sorted, each once.
+    pub(crate) nodes: Vec<(NodeId, Bound)>,
+    /// The same for inodes counted once through their links (a hardlinked
+    /// file): by inode (`Link::inode`), sorted, each once. Its mark goes
+    /// where its figures go: the lowest common ancestor of its links.
+    pub(crate) inodes: Vec<(Inode, Bound)>,
+}
+
+/// An inode as the links know it: namespace, device, number.
+pub(crate) type Inode = (u32, u64, u64);
+
+impl Exactness {
+    /// Whether a unit in extent space `space` frees what it counts.
+    pub(crate) fn space(&self, space: u32) -> Bound {
+        self.spaces
+            .get(space as usize)
+            .copied()
+            .unwrap_or(self.other)
+    }
+
+    /// Whether anything at all is a bound.
+    pub(crate) fn any(&self) -> bool {
+        !self.other.is_exact()
+            || self.spaces.iter().any(|b| !b.is_exact())
+            || !self.nodes.is_empty()
+            || !self.inodes.is_empty()
+    }
+
+    /// The walk's mark on inode `i`, if any.
+    pub(crate) fn inode(&self, i: Inode) -> Option<Bound> {
+        self.inodes
+            .binary_search_by_key(&i, |m| m.0)
+            .ok()
+            .map(|k| self.inodes[k].1)
+    }
+}
