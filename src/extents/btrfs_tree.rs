@@ -37,6 +37,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use dashmap::DashMap;
 
 use super::btrfs_search::{FileExtent, key_type, search_wide, u32_at, u64_at};
+use super::subvolumes::Lineage;
 
 /// `BTRFS_DIR_INDEX_KEY`: a directory's entries in creation order, the
 /// order `getdents` lists them in.
@@ -296,7 +297,7 @@ pub(crate) struct TreeCache {
     /// [`READ_AHEAD`], or less in the tests.
     bound: usize,
     /// Per subvolume (device): the lineage it is read in by difference
-    /// ([`super::btrfs_refs::lineage`]): its index in `origins`, and the
+    /// ([`super::subvolumes::Subvolumes::lineage`]): its index in `origins`, and the
     /// transaction since which its leaves may differ from the others'.
     lines: DashMap<u64, Option<Line>, foldhash::fast::RandomState>,
     /// The lineages' origins: (filesystem, UUID).
@@ -366,7 +367,8 @@ impl TreeCache {
     /// caller to take at once, and keeps them, and the other inodes the
     /// runs cover while the cache holds less than [`READ_AHEAD`]. Returns
     /// the data extents read (for their refs to be read together) and the
-    /// calls made.
+    /// calls made. `lineage`: the subvolume's lineage, asked once per
+    /// subvolume ([`Self::read_range`]).
     ///
     /// # Errors
     /// The search's.
@@ -375,10 +377,13 @@ impl TreeCache {
         (fd, leaf): (BorrowedFd<'_>, u32),
         (fs, dev): (u32, u64),
         inos: &[u64],
+        lineage: &dyn Fn() -> Option<Lineage>,
     ) -> io::Result<(Vec<u64>, u32)> {
         let (mut bytenrs, mut calls) = (Vec::new(), 0);
         for (lo, hi) in runs(inos) {
-            let (b, c) = self.read_range((fd, leaf), (fs, dev), (lo, hi), Want::Now(inos), None)?;
+            let range = (lo, hi);
+            let (b, c) =
+                self.read_range((fd, leaf), (fs, dev), range, Want::Now(inos), None, lineage)?;
             bytenrs.extend(b);
             calls += c;
         }
@@ -392,9 +397,11 @@ impl TreeCache {
     /// `want` names go there, in inode order, for the caller alone to
     /// take: a directory's files pass through no map the threads share
     /// (as root on 100 snapshots, 13% less user time, 4 runs interleaved).
-    /// A subvolume of a lineage of snapshots (on filesystem `fs`) is read
-    /// by difference ([`super::btrfs_refs::lineage`]): an inode none of
-    /// whose leaves changed comes from the lineage's image.
+    /// A subvolume of a lineage of snapshots (on filesystem `fs`; its
+    /// lineage as `lineage` gives it, asked once per subvolume:
+    /// [`super::subvolumes::Subvolumes::lineage`]) is read by difference:
+    /// an inode none of whose leaves changed comes from the lineage's
+    /// image.
     ///
     /// # Errors
     /// The search's.
@@ -405,13 +412,14 @@ impl TreeCache {
         (lo, hi): (u64, u64),
         want: Want<'_>,
         mut mine: Option<&mut Vec<(u64, Option<TreeInode>)>>,
+        lineage: &dyn Fn() -> Option<Lineage>,
     ) -> io::Result<(Vec<u64>, u32)> {
         let Some(Line {
             index: line,
             since,
             base,
             ..
-        }) = self.line(fd, fs, dev).filter(Line::pays)
+        }) = self.line(fs, dev, lineage).filter(Line::pays)
         else {
             return self.read_all((fd, leaf), dev, (lo, hi), want, mine, None);
         };
@@ -507,16 +515,18 @@ impl TreeCache {
         self.unchanged.load(Ordering::Relaxed)
     }
 
-    /// The lineage subvolume `dev` (open at `fd`, on filesystem `fs`) is
-    /// read in by difference, and since which transaction.
-    fn line(&self, fd: BorrowedFd<'_>, fs: u32, dev: u64) -> Option<Line> {
+    /// The lineage subvolume `dev` (on filesystem `fs`, its lineage
+    /// `lineage()`) is read in by difference, and since which transaction.
+    fn line(&self, fs: u32, dev: u64, lineage: &dyn Fn() -> Option<Lineage>) -> Option<Line> {
         if let Some(l) = self.lines.get(&dev) {
             return *l;
         }
-        let l = super::btrfs_refs::lineage(fd)
-            .ok()
-            .flatten()
-            .map(|(origin, since, base)| {
+        let l = lineage().map(
+            |Lineage {
+                 origin,
+                 since,
+                 base,
+             }| {
                 let mut o = self.origins.lock().unwrap_or_else(|e| e.into_inner());
                 let i = match o.iter().position(|x| *x == (fs, origin)) {
                     Some(i) => i,
@@ -532,7 +542,8 @@ impl TreeCache {
                     asked: 0,
                     changed: 0,
                 }
-            });
+            },
+        );
         self.lines.insert(dev, l);
         l
     }
@@ -745,6 +756,7 @@ mod tests {
                     range,
                     Want::Entries(&want),
                     mine,
+                    &|| None,
                 )
                 .unwrap();
             bytenrs
@@ -790,7 +802,9 @@ mod tests {
         assert_eq!(t.item.size, 8192);
         assert_eq!(t.extents.len(), 1);
         // The subdirectory's own read keeps it, with its entries.
-        tight.read((root.as_fd(), leaf), (0, dev), &[sub]).unwrap();
+        tight
+            .read((root.as_fd(), leaf), (0, dev), &[sub], &|| None)
+            .unwrap();
         let s = tight.take(dev, sub).unwrap();
         let mut names: Vec<&[u8]> = s.entries().iter().map(|e| s.name(e)).collect();
         names.sort_unstable();
@@ -841,6 +855,7 @@ mod tests {
                     (lo, hi),
                     Want::Now(inos),
                     None,
+                    &|| None,
                 )
                 .unwrap();
             let got: Vec<_> = inos

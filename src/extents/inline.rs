@@ -450,7 +450,7 @@ pub(crate) fn share(
     let (keys, odd) = (&table.keys[..], &table.odd[..]);
     let subvols: Vec<Option<Subvol>> = devs.iter().map(|&d| registry.subvolume(d)).collect();
     let zero = [0u8; 16];
-    let mut fam = super::btrfs_kin::Uuids::default();
+    let mut fam = super::subvolumes::Uuids::default();
     for &Subvol {
         ids: (uuid, parent),
         ..
