@@ -521,29 +521,23 @@ impl TreeCache {
         if let Some(l) = self.lines.get(&dev) {
             return *l;
         }
-        let l = lineage().map(
-            |Lineage {
-                 origin,
-                 since,
-                 base,
-             }| {
-                let mut o = self.origins.lock().unwrap_or_else(|e| e.into_inner());
-                let i = match o.iter().position(|x| *x == (fs, origin)) {
-                    Some(i) => i,
-                    None => {
-                        o.push((fs, origin));
-                        o.len() - 1
-                    }
-                };
-                Line {
-                    index: i as u32,
-                    since,
-                    base,
-                    asked: 0,
-                    changed: 0,
-                }
-            },
-        );
+        let l = lineage().map(|l| {
+            let mut o = self.origins.lock().unwrap_or_else(|e| e.into_inner());
+            let i = o
+                .iter()
+                .position(|x| *x == (fs, l.origin))
+                .unwrap_or_else(|| {
+                    o.push((fs, l.origin));
+                    o.len() - 1
+                });
+            Line {
+                index: i as u32,
+                since: l.since,
+                base: l.base,
+                asked: 0,
+                changed: 0,
+            }
+        });
         self.lines.insert(dev, l);
         l
     }
