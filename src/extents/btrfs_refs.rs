@@ -31,7 +31,8 @@
 //!   `otransid`): a block of `S` older than that transaction has been in
 //!   `S` ever since (a tree never takes back a block it let go), so `R`
 //!   was made with it and still holds it, and the kernel's walk up from
-//!   the leaf meets a block both trees hold: shared ([`kept_until`]);
+//!   the leaf meets a block both trees hold: shared
+//!   ([`super::subvolumes::Subvolumes::kept_until`]);
 //! - anything else (a leaf as old as the last snapshot with no such `R`,
 //!   refs from the relocation tree, an item not understood): undecided,
 //!   and the caller asks FIEMAP for that file.
@@ -40,8 +41,7 @@ use std::io;
 use std::os::fd::BorrowedFd;
 
 use super::btrfs_search::{
-    DATA_RELOC_TREE_OBJECTID, DataRef, EXTENT_TREE_OBJECTID, ExtentRefs, ROOT_TREE_OBJECTID, bad,
-    key_type, search, u32_at, u64_at,
+    DATA_RELOC_TREE_OBJECTID, DataRef, EXTENT_TREE_OBJECTID, ExtentRefs, key_type, search, u64_at,
 };
 
 /// What the refs say of one data extent.
@@ -54,7 +54,8 @@ pub(crate) enum Verdict {
     /// Only FIEMAP (the kernel's walk up the tree) can tell.
     Undecided,
     /// FIEMAP flags it shared, and the same inode of this subvolume holds
-    /// it too, through a leaf the two share ([`kept_until`]).
+    /// it too, through a leaf the two share
+    /// ([`super::subvolumes::Subvolumes::kept_until`]).
     HeldBy(u64),
 }
 
@@ -78,7 +79,8 @@ pub(crate) struct FileAt {
     /// The subvolume's `last_snapshot`.
     pub(crate) last_snapshot: u64,
     /// A leaf of the subvolume older than this is shared with the
-    /// snapshot `kept_by` ([`kept_until`]; 0: none known).
+    /// snapshot `kept_by`
+    /// ([`super::subvolumes::Subvolumes::kept_until`]; 0: none known).
     pub(crate) kept_until: u64,
     pub(crate) kept_by: u64,
 }
@@ -270,273 +272,6 @@ pub(crate) fn up_from(
         }
     }
     Verdict::Undecided
-}
-
-/// Offsets in `struct btrfs_root_item` (after its 160-byte inode item).
-const ROOT_GENERATION: usize = 160;
-const ROOT_BYTENR: usize = 176;
-const ROOT_LAST_SNAPSHOT: usize = 200;
-pub(crate) const ROOT_REFS: usize = 216;
-const ROOT_GENERATION_V2: usize = 239;
-pub(crate) const ROOT_UUID: usize = 247;
-pub(crate) const ROOT_PARENT_UUID: usize = 263;
-const ROOT_OTRANSID: usize = 303;
-/// The subvolume ids: the top level, then `BTRFS_FIRST_FREE_OBJECTID` to
-/// `BTRFS_LAST_FREE_OBJECTID`.
-const FS_TREE: u64 = 5;
-const FIRST_FREE: u64 = 256;
-const LAST_FREE: u64 = -256i64 as u64;
-
-/// The UUID at `at` in root item `d` (whose length the caller checked).
-fn uuid_at(d: &[u8], at: usize) -> [u8; 16] {
-    d[at..at + 16].try_into().expect("16 bytes")
-}
-
-/// The origin of the lineage of the subvolume of UUID `uuid` and parent
-/// UUID `parent`, among subvolumes of the parent UUIDs `parents`: itself
-/// if it has snapshots, else the one it is a snapshot of.
-fn origin(
-    uuid: [u8; 16],
-    parent: [u8; 16],
-    mut parents: impl Iterator<Item = [u8; 16]>,
-) -> Option<[u8; 16]> {
-    if uuid != [0; 16] && parents.any(|p| p == uuid) {
-        Some(uuid)
-    } else {
-        (parent != [0; 16]).then_some(parent)
-    }
-}
-
-/// What the root tree says of one subvolume.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct RootInfo {
-    /// `btrfs_root_item.last_snapshot`: the transaction of the last
-    /// snapshot taken of it (or of which it is a snapshot).
-    pub(crate) last_snapshot: u64,
-    /// `btrfs_root_item.refs`: 0 once it is deleted (its tree may still be
-    /// being dropped).
-    pub(crate) refs: u32,
-    /// `btrfs_root_item.bytenr`: the address of its root node.
-    pub(crate) bytenr: u64,
-}
-
-/// The root item of subvolume `tree` (`None`: there is none).
-pub(crate) fn root_info(fd: BorrowedFd<'_>, tree: u64) -> io::Result<Option<RootInfo>> {
-    let mut got = None;
-    let mut short = false;
-    search(
-        fd,
-        ROOT_TREE_OBJECTID,
-        (tree, key_type::ROOT_ITEM, 0),
-        (tree, key_type::ROOT_ITEM, u64::MAX),
-        1,
-        |it| {
-            if it.data.len() < ROOT_REFS + 4 {
-                short = true;
-            } else {
-                got = Some(RootInfo {
-                    last_snapshot: u64_at(it.data, ROOT_LAST_SNAPSHOT),
-                    refs: u32_at(it.data, ROOT_REFS),
-                    bytenr: u64_at(it.data, ROOT_BYTENR),
-                });
-            }
-            false
-        },
-    )?;
-    if short {
-        return Err(bad("a root item too short"));
-    }
-    Ok(got)
-}
-
-/// Calls `f(id, item)` with the root item of every subvolume of the
-/// filesystem open at `fd` (root's tree search).
-///
-/// # Errors
-/// The search's.
-pub(crate) fn subvolume_roots(fd: BorrowedFd<'_>, mut f: impl FnMut(u64, &[u8])) -> io::Result<()> {
-    search(
-        fd,
-        ROOT_TREE_OBJECTID,
-        (FS_TREE, key_type::ROOT_ITEM, 0),
-        (LAST_FREE, key_type::ROOT_ITEM, u64::MAX),
-        u32::MAX,
-        |it| {
-            if it.kind == key_type::ROOT_ITEM
-                && (it.objectid == FS_TREE || it.objectid >= FIRST_FREE)
-            {
-                f(it.objectid, it.data);
-            }
-            true
-        },
-    )
-    .map(|_| ())
-}
-
-/// For subvolume `tree` (open at `fd`): the transaction that made its
-/// newest snapshot still as it was made, alive, and that snapshot's id;
-/// (0, 0) if it has none.
-///
-/// A snapshot `R` is made in transaction `otransid` from the tree of `S`
-/// as it stands, and its root item's `generation` moves past `otransid`
-/// on the first change to its tree (a write, or the relocation of one of
-/// its blocks). A leaf of `S` written before `otransid` has been in `S`
-/// ever since (a changed leaf is written anew, and a tree never takes
-/// back a block it let go), so it was in `S` when `R` was made, and `R`,
-/// unchanged, still holds it.
-///
-/// # Errors
-/// The search's.
-pub(crate) fn kept_until(fd: BorrowedFd<'_>, tree: u64) -> io::Result<(u64, u64)> {
-    // (id, uuid, parent uuid, otransid if alive and unchanged)
-    let mut roots: Vec<(u64, [u8; 16], [u8; 16], u64)> = Vec::new();
-    subvolume_roots(fd, |id, d| {
-        if d.len() < ROOT_OTRANSID + 8 {
-            return;
-        }
-        let generation = u64_at(d, ROOT_GENERATION);
-        let unchanged = u32_at(d, ROOT_REFS) > 0
-            && u64_at(d, ROOT_GENERATION_V2) == generation
-            && u64_at(d, ROOT_OTRANSID) == generation;
-        roots.push((
-            id,
-            uuid_at(d, ROOT_UUID),
-            uuid_at(d, ROOT_PARENT_UUID),
-            if unchanged { generation } else { 0 },
-        ));
-    })?;
-    let Some(me) = roots.iter().find(|r| r.0 == tree).map(|r| r.1) else {
-        return Ok((0, 0));
-    };
-    Ok(roots
-        .iter()
-        .filter(|r| r.0 != tree && me != [0; 16] && r.2 == me && r.3 > 0)
-        .map(|r| (r.3, r.0))
-        .max()
-        .unwrap_or((0, 0)))
-}
-
-/// The lineage the subvolume open at `fd` belongs to, and the transaction
-/// since which its tree may differ from the lineage's other members: the
-/// UUID of the subvolume whose snapshots they are (the subvolume itself
-/// when it has snapshots, else the one it is a snapshot of), and the
-/// `otransid` of the oldest of those snapshots, and whether it is that
-/// snapshot, unchanged since it was made (every leaf of it then holds
-/// what the lineage's image takes). `None`: it is in none.
-///
-/// A snapshot `B` of `O` holds, unchanged since it was made, every block
-/// `O` held then; a block of `O` older than `B`'s `otransid` that `O`
-/// still holds has been in `O` ever since it was written (a tree never
-/// takes back a block it let go), so it was in `O` when `B` was made, and
-/// so it is in every snapshot of `O` made later too. So a leaf older than
-/// the oldest snapshot's `otransid`, in `O` or in any of its snapshots,
-/// holds what that snapshot held when it was made: items read from it in
-/// one member are the items every other member holds there.
-///
-/// # Errors
-/// The searches'.
-pub(crate) fn lineage(fd: BorrowedFd<'_>) -> io::Result<Option<([u8; 16], u64, bool)>> {
-    let (me, parent) = crate::probe::ioctl::btrfs_subvol(fd)?.ids;
-    // (uuid, parent uuid, otransid, unchanged since made) of every
-    // subvolume alive.
-    let mut roots: Vec<([u8; 16], [u8; 16], u64, bool)> = Vec::new();
-    subvolume_roots(fd, |_, d| {
-        if d.len() >= ROOT_OTRANSID + 8 && u32_at(d, ROOT_REFS) > 0 {
-            let generation = u64_at(d, ROOT_GENERATION);
-            let otransid = u64_at(d, ROOT_OTRANSID);
-            roots.push((
-                uuid_at(d, ROOT_UUID),
-                uuid_at(d, ROOT_PARENT_UUID),
-                otransid,
-                u64_at(d, ROOT_GENERATION_V2) == generation && otransid == generation,
-            ));
-        }
-    })?;
-    let Some(origin) = origin(me, parent, roots.iter().map(|r| r.1)) else {
-        return Ok(None);
-    };
-    let Some(oldest) = roots
-        .iter()
-        .filter(|r| r.1 == origin && r.2 > 0)
-        .min_by_key(|r| r.2)
-    else {
-        return Ok(None);
-    };
-    Ok(Some((origin, oldest.2, oldest.0 == me && oldest.3)))
-}
-
-/// Key type of a `ROOT_REF` item: (parent subvolume, type, child), its
-/// data the directory of the parent it lies in (`dirid`), a sequence
-/// number, then its name's length and the name.
-const ROOT_REF: u32 = 156;
-const ROOT_REF_NAME: usize = 18;
-
-/// Whether the directory open at `fd` holds, with the subvolumes under it
-/// at any depth, two members of one lineage ([`lineage`]): an origin and
-/// a snapshot of it, or two snapshots of one origin. A walk of it reads
-/// all but the first member it meets by difference, from memory.
-///
-/// # Errors
-/// The searches'.
-pub(crate) fn holds_lineage(fd: BorrowedFd<'_>) -> io::Result<bool> {
-    let ino = rustix::fs::fstat(fd)?.st_ino;
-    let (me, at) = super::btrfs_search::ino_lookup(fd, 0, ino)?;
-    // (id, uuid, parent uuid) of every subvolume alive; (parent, child,
-    // directory in the parent, name) of every subvolume in another.
-    let (mut roots, mut nested) = (Vec::new(), Vec::new());
-    search(
-        fd,
-        ROOT_TREE_OBJECTID,
-        (FS_TREE, key_type::ROOT_ITEM, 0),
-        (LAST_FREE, ROOT_REF, u64::MAX),
-        u32::MAX,
-        |it| {
-            let d = it.data;
-            if it.kind == ROOT_REF && d.len() >= ROOT_REF_NAME {
-                let name = d.get(ROOT_REF_NAME..).unwrap_or_default();
-                nested.push((it.objectid, it.offset, u64_at(d, 0), name.to_vec()));
-            } else if it.kind == key_type::ROOT_ITEM
-                && d.len() >= ROOT_PARENT_UUID + 16
-                && u32_at(d, ROOT_REFS) > 0
-            {
-                roots.push((
-                    it.objectid,
-                    uuid_at(d, ROOT_UUID),
-                    uuid_at(d, ROOT_PARENT_UUID),
-                ));
-            }
-            true
-        },
-    )?;
-    // The subvolume of `fd` if `fd` is its root directory, and those
-    // whose root lies under `fd`, at any depth.
-    let mut inside = if ino == 256 { vec![me] } else { Vec::new() };
-    for (_, child, dir, name) in nested.iter().filter(|n| n.0 == me) {
-        let mut path = super::btrfs_search::ino_lookup(fd, me, *dir)?.1;
-        path.extend_from_slice(name);
-        path.push(b'/');
-        if path.starts_with(&at) && path != at {
-            inside.push(*child);
-        }
-    }
-    let mut i = 0;
-    while let Some(&sub) = inside.get(i) {
-        inside.extend(
-            nested
-                .iter()
-                .filter(|n| n.0 == sub && n.1 != me)
-                .map(|n| n.1),
-        );
-        i += 1;
-    }
-    // Each member's origin, as `lineage` takes it.
-    let mut origins: Vec<[u8; 16]> = roots
-        .iter()
-        .filter(|r| inside.contains(&r.0))
-        .filter_map(|&(_, uuid, parent)| origin(uuid, parent, roots.iter().map(|r| r.2)))
-        .collect();
-    origins.sort_unstable();
-    Ok(origins.windows(2).any(|w| w[0] == w[1]))
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! same inode unchanged: an inode item of the same number with the same
 //! birth and change times to the nanosecond and the same size, symlink or
 //! not (the key of [`super::inline`]), in a subvolume of the same snapshot
-//! family ([`super::btrfs_kin`]: two fresh subvolumes can hold equal keys
+//! family ([`super::subvolumes`]: two fresh subvolumes can hold equal keys
 //! that share nothing). Whether it shares the leaf or holds a copy made on
 //! write, the file's content outlives the scan's copies: not reclaimable.
 //!
@@ -21,10 +21,12 @@
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::Arc;
 
-use super::btrfs_kin::Kin;
+use super::Extents;
 use super::btrfs_search::{self as bs, key_type};
 use super::btrfs_tree::InodeItem;
+use super::subvolumes::Subvolumes;
 use crate::probe::Registry;
 
 /// An inline inode as the scan saw it: its filesystem (registry index),
@@ -50,16 +52,17 @@ pub(crate) enum Held {
 }
 
 /// The filesystems the scan's inline files are on, each with an fd and
-/// its subvolumes' families.
+/// its subvolumes.
 pub(crate) struct Holders {
-    fss: Vec<(u32, OwnedFd, Option<Kin>)>,
+    fss: Vec<(u32, OwnedFd, Option<Arc<Subvolumes>>)>,
 }
 
 impl Holders {
     /// As root, when the scan recorded inline files (on the devices
     /// `devs`): with `fds`, an fd on each filesystem (by a device of it),
-    /// copied.
+    /// copied, and its subvolumes as `extents` read them.
     pub(crate) fn as_root<'a>(
+        extents: &Extents,
         registry: &Registry,
         devs: &[u64],
         fds: impl Iterator<Item = (u64, Option<&'a OwnedFd>)>,
@@ -67,7 +70,7 @@ impl Holders {
         if devs.is_empty() || !super::can_search_trees() {
             return None;
         }
-        let mut fss: Vec<(u32, OwnedFd, Option<Kin>)> = Vec::new();
+        let mut fss: Vec<(u32, OwnedFd, Option<Arc<Subvolumes>>)> = Vec::new();
         for (dev, fd) in fds {
             let (Some(fs), Some(fd)) = (registry.fs_index(dev), fd) else {
                 continue;
@@ -76,14 +79,16 @@ impl Holders {
                 continue;
             }
             if let Ok(fd) = rustix::io::fcntl_dupfd_cloexec(fd, 0) {
-                let kin = Kin::read(fd.as_fd());
-                fss.push((fs, fd, kin));
+                let subvolumes = extents
+                    .subvolumes(fd.as_fd(), fs)
+                    .filter(|s| s.has_families());
+                fss.push((fs, fd, subvolumes));
             }
         }
         Some(Holders { fss })
     }
 
-    fn of(&self, fs: u32) -> Option<(BorrowedFd<'_>, &Kin)> {
+    fn of(&self, fs: u32) -> Option<(BorrowedFd<'_>, &Subvolumes)> {
         let f = self.fss.iter().find(|f| f.0 == fs)?;
         Some((f.1.as_fd(), f.2.as_ref()?))
     }
@@ -91,7 +96,7 @@ impl Holders {
     /// The family of subvolume `id` of filesystem `fs`, as a tag no
     /// subvolume UUID takes.
     pub(crate) fn family(&self, fs: u32, id: u64) -> Option<[u8; 16]> {
-        let family = self.of(fs)?.1.get(id)?.family as u64;
+        let family = self.of(fs)?.1.family(id)?;
         let mut tag = [0xff; 16];
         tag[4..8].copy_from_slice(&fs.to_le_bytes());
         tag[8..].copy_from_slice(&family.to_le_bytes());
@@ -102,22 +107,27 @@ impl Holders {
     /// the inode `key` unchanged in each: its id and creation time) holds
     /// it unchanged.
     pub(crate) fn held(&self, key: &Inode, seen: &[(u64, (i64, u32))]) -> Held {
-        let Some((fd, kin)) = self.of(key.fs) else {
+        let Some((fd, subvolumes)) = self.of(key.fs) else {
             return Held::Unknown;
         };
         let mut families = Vec::new();
         for s in seen {
-            match kin.get(s.0) {
-                Some(k) => families.push(k.family),
+            match subvolumes.family(s.0) {
+                Some(f) => families.push(f),
                 None => return Held::Unknown,
             }
         }
         let latest = seen.iter().map(|s| s.1).max().unwrap_or_default();
         let mut verdict = Held::Nowhere;
-        for t in kin.all().iter().filter(|t| {
-            t.alive && families.contains(&t.family) && !seen.iter().any(|s| s.0 == t.id)
+        for t in subvolumes.all().iter().filter(|t| {
+            t.alive()
+                && subvolumes
+                    .family(t.id)
+                    .is_some_and(|f| families.contains(&f))
+                && !seen.iter().any(|s| s.0 == t.id)
         }) {
-            if key.times.1 > latest.max(t.created) {
+            let created = t.v2.map(|v| v.created).unwrap_or_default();
+            if key.times.1 > latest.max(created) {
                 continue;
             }
             match same_inode(fd, t.id, key) {

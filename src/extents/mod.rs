@@ -12,7 +12,8 @@
 //!   directory's files in a few searches, `btrfs_items`: a file's items by
 //!   the extent they reference (what it holds of each on disk),
 //!   `btrfs_refs`: whether an extent is shared, from its refs, or
-//!   undecided, `btrfs_tree`: the tree as the listing (directory
+//!   undecided, `subvolumes`: the root tree read once per filesystem
+//!   (root items, snapshot families and lineages), `btrfs_tree`: the tree as the listing (directory
 //!   entries, inode items and extent items read ahead by runs of inodes);
 //! - `inline`: Btrfs inline data a snapshot shares, as pseudo-extents;
 //! - [`copies`]: Btrfs files unchanged across snapshots, mapped once;
@@ -39,6 +40,7 @@ pub(crate) mod outside;
 pub(crate) mod runs;
 pub(crate) mod source;
 pub(crate) mod spill;
+pub(crate) mod subvolumes;
 pub(crate) mod sweep;
 #[cfg(test)]
 pub(crate) mod test_files;

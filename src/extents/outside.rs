@@ -32,12 +32,13 @@
 //! same inode numbers, in subvolumes of the same family). Only the others
 //! are walked.
 
-use std::collections::HashSet;
-use std::os::fd::{AsFd, OwnedFd};
+use std::collections::{HashMap, HashSet};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rayon::prelude::*;
 
 use super::btrfs_search::{self as bs, DataRef};
+use super::subvolumes::Subvolumes;
 use super::{Extents, btrfs_backref, fsmap};
 use crate::probe::{Registry, magic};
 use crate::records::{Copies, FileRec, NodeId, dev64};
@@ -49,31 +50,28 @@ use crate::records::{Copies, FileRec, NodeId, dev64};
 pub(crate) struct Families {
     /// By subvolume id: its family, and whether the scan holds every
     /// subvolume of that family (entered at its root, nothing excluded).
-    whole: std::collections::HashMap<u64, bool>,
+    whole: HashMap<u64, bool>,
     /// The subvolumes that exist and are not deleted.
     alive: HashSet<u64>,
 }
 
 impl Families {
-    /// The subvolumes of the filesystem open at `fd` (root's tree search,
-    /// [`super::btrfs_kin`]), with `scanned` the ids of those the scan
-    /// holds whole; `None` when the root tree cannot be read.
-    pub(crate) fn read(
-        fd: std::os::fd::BorrowedFd<'_>,
-        scanned: &HashSet<u64>,
-    ) -> Option<Families> {
-        let kin = super::btrfs_kin::Kin::read(fd)?;
+    /// The families of `subvolumes` ([`super::subvolumes`]), with
+    /// `scanned` the ids of those the scan holds whole; `None` when they
+    /// are not known.
+    pub(crate) fn of(subvolumes: &Subvolumes, scanned: &HashSet<u64>) -> Option<Families> {
+        subvolumes.has_families().then_some(())?;
+        let all = subvolumes.all();
+        let family = |id: u64| subvolumes.family(id).unwrap_or(id);
         // By family: whether the scan holds every member.
-        let mut families: std::collections::HashMap<usize, bool> = Default::default();
-        for s in kin.all() {
-            *families.entry(s.family).or_insert(true) &= s.alive && scanned.contains(&s.id);
+        let mut families: HashMap<u64, bool> = HashMap::new();
+        for s in all {
+            *families.entry(family(s.id)).or_insert(true) &= s.alive() && scanned.contains(&s.id);
         }
-        let whole = kin
-            .all()
-            .iter()
-            .map(|s| (s.id, families[&s.family]))
+        let whole = (all.iter())
+            .map(|s| (s.id, families[&family(s.id)]))
             .collect();
-        let alive = kin.all().iter().filter(|s| s.alive).map(|s| s.id).collect();
+        let alive = all.iter().filter(|s| s.alive()).map(|s| s.id).collect();
         Some(Families { whole, alive })
     }
 
@@ -238,6 +236,8 @@ pub(crate) fn verify(
         ..Verified::default()
     };
     let mut outside: Option<u32> = None;
+    // Per Btrfs filesystem: its families, worked out once.
+    let mut by_fs: HashMap<u32, Option<Families>> = HashMap::new();
     for (space, &fs) in space_fs.iter().enumerate() {
         if !want.get(space).copied().unwrap_or(false) {
             continue;
@@ -248,12 +248,18 @@ pub(crate) fn verify(
         let Some(info) = filesystems.get(fs as usize) else {
             continue;
         };
+        // Btrfs: the filesystem's families, worked out on first need.
+        let families = |map: &mut HashMap<u32, Option<Families>>| {
+            map.entry(fs)
+                .or_insert_with(|| Families::of(&*extents.subvolumes(fd, fs)?, scanned))
+                .is_some()
+        };
         if info.magic == magic::BTRFS && super::inline::is_inline_ns(space_ns[space]) {
             // Inline data: shared only between snapshots of one family.
             // Each inode the scan saw was asked of the family's trees
             // (`inline_held`, through the same root tree); one whose
             // trees could not be read is marked where it is counted.
-            if Families::read(fd, scanned).is_some() {
+            if families(&mut by_fs) {
                 v.spaces[space] = true;
             }
             continue;
@@ -267,100 +273,13 @@ pub(crate) fn verify(
         let mut asked = ranges.len() as u64;
         let found = match info.magic {
             magic::BTRFS => {
-                let families = Families::read(fd, scanned);
-                // The owners of the leaves shared refs name, walked once each.
-                let memo = dashmap::DashMap::new();
-                // The subvolumes the scan entered: an inode of any other is
-                // outside it.
-                let met: HashSet<u64> = registry
-                    .subvolumes()
-                    .into_iter()
-                    .map(|(_, s)| s.id)
-                    .collect();
-                // A leaf a shared ref names, held by a live subvolume the
-                // scan never entered: what the leaf refers to is held
-                // outside.
-                let unmet_owner = |refs: &bs::ExtentRefs| {
-                    refs.list.iter().any(|r| match *r {
-                        DataRef::Shared { parent, count } if count > 0 => {
-                            block_owners(fd, parent, &memo, 0).is_some_and(|o| {
-                                o.iter().any(|r| {
-                                    !met.contains(r)
-                                        && families.as_ref().is_some_and(|f| f.alive.contains(r))
-                                })
-                            })
-                        }
-                        _ => false,
-                    })
-                };
-                // Per range: settled inside, held outside by a leaf's owner,
-                // held by an inode known by name, or only the back-reference
-                // walk can tell.
-                let named = |physical: u64| {
-                    let refs = extents.cached_refs(fs, physical)?;
-                    Some(named_holders(
-                        &refs,
-                        extents.held_by(fs, physical),
-                        families.as_ref(),
-                    ))
-                };
-                let pre: Vec<Settled> = ranges
-                    .par_iter()
-                    .map(|&(physical, _)| {
-                        let Some(refs) = extents.cached_refs(fs, physical) else {
-                            return Settled::Ask;
-                        };
-                        if families
-                            .as_ref()
-                            .is_some_and(|f| f.settle(&refs, |p| block_owners(fd, p, &memo, 0)))
-                        {
-                            Settled::Inside
-                        } else if unmet_owner(&refs) {
-                            Settled::Outside
-                        } else if named(physical).is_some_and(|h| !h.is_empty()) {
-                            Settled::Named
-                        } else {
-                            Settled::Ask
-                        }
-                    })
-                    .collect();
-                // The scan's files, sorted (16 bytes a file): only if needed.
-                let seen = std::sync::OnceLock::new();
-                let seen = || seen.get_or_init(|| btrfs_seen(registry, files));
-                let settles: Vec<Settled> = ranges
-                    .par_iter()
-                    .zip(pre)
-                    .map(|(&(physical, _), p)| match p {
-                        Settled::Named
-                            if named(physical).unwrap_or_default().iter().any(|h| {
-                                !met.contains(&h.0) || seen().binary_search(h).is_err()
-                            }) =>
-                        {
-                            Settled::Outside
-                        }
-                        Settled::Named => Settled::Ask,
-                        p => p,
-                    })
-                    .collect();
-                let pick = |want: Settled| -> Vec<Range> {
-                    ranges
-                        .iter()
-                        .zip(&settles)
-                        .filter(|r| *r.1 == want)
-                        .map(|r| *r.0)
-                        .collect()
-                };
-                let (rest, mut held) = (pick(Settled::Ask), pick(Settled::Outside));
-                v.settled += (ranges.len() - rest.len()) as u64;
-                asked = rest.len() as u64;
-                if rest.is_empty() {
-                    Some(held)
-                } else {
-                    btrfs_outside(fd, seen(), &rest).map(|mut found| {
-                        found.append(&mut held);
-                        found
-                    })
-                }
+                families(&mut by_fs);
+                let families = by_fs.get(&fs).and_then(Option::as_ref);
+                let (settled, found) =
+                    btrfs_found(extents, registry, files, (fd, fs), &ranges, families);
+                v.settled += settled;
+                asked -= settled;
+                found
             }
             magic::XFS => match fsmap::has_rmapbt(fd) {
                 Ok(true) => xfs_outside(fd, files, &ranges),
@@ -387,9 +306,116 @@ pub(crate) fn verify(
     (v, outside.map(|id| outside_file(id, 0, &[])))
 }
 
-/// Btrfs: the ranges of `ranges` (each one extent, or part of one) that a
-/// subvolume and inode the scan did not see holds; `None` if some extent
-/// could not be asked about.
+/// Btrfs: the ranges of `ranges` (on filesystem `fs`, open at `fd`) that a
+/// subvolume and inode the scan did not see holds, and how many of them
+/// the refs the tree search read settled without the back-reference walk
+/// ([`settle`]); `None` if some extent could not be asked about.
+fn btrfs_found(
+    extents: &Extents,
+    registry: &Registry,
+    files: (&[FileRec], &Copies),
+    (fd, fs): (BorrowedFd<'_>, u32),
+    ranges: &[Range],
+    families: Option<&Families>,
+) -> (u64, Option<Vec<Range>>) {
+    // The scan's files, sorted (16 bytes a file): only if needed.
+    let seen = std::sync::OnceLock::new();
+    let seen = || seen.get_or_init(|| btrfs_seen(registry, files)).as_slice();
+    let settles = settle(extents, registry, (fd, fs), ranges, families, seen);
+    let pick = |want: Settled| -> Vec<Range> {
+        (ranges.iter().zip(&settles))
+            .filter(|r| *r.1 == want)
+            .map(|r| *r.0)
+            .collect()
+    };
+    let (rest, mut held) = (pick(Settled::Ask), pick(Settled::Outside));
+    let settled = (ranges.len() - rest.len()) as u64;
+    if rest.is_empty() {
+        return (settled, Some(held));
+    }
+    let found = btrfs_outside(fd, seen(), &rest).map(|mut found| {
+        found.append(&mut held);
+        found
+    });
+    (settled, found)
+}
+
+/// What the refs the tree search read say of each of `ranges` (on Btrfs
+/// filesystem `fs`, open at `fd`): settled inside, held outside by a
+/// leaf's owner or by an inode known by name, or only the back-reference
+/// walk can tell. `seen`: the scan's files ([`btrfs_seen`]).
+fn settle<'a>(
+    extents: &Extents,
+    registry: &Registry,
+    (fd, fs): (BorrowedFd<'_>, u32),
+    ranges: &[Range],
+    families: Option<&Families>,
+    seen: impl Fn() -> &'a [(u64, u64)] + Sync,
+) -> Vec<Settled> {
+    // The owners of the leaves shared refs name, walked once each.
+    let memo = dashmap::DashMap::new();
+    // The subvolumes the scan entered: an inode of any other is outside
+    // it.
+    let met: HashSet<u64> = (registry.subvolumes().into_iter())
+        .map(|(_, s)| s.id)
+        .collect();
+    // A leaf a shared ref names, held by a live subvolume the scan never
+    // entered: what the leaf refers to is held outside.
+    let unmet_owner = |refs: &bs::ExtentRefs| {
+        refs.list.iter().any(|r| match *r {
+            DataRef::Shared { parent, count } if count > 0 => block_owners(fd, parent, &memo, 0)
+                .is_some_and(|o| {
+                    (o.iter())
+                        .any(|r| !met.contains(r) && families.is_some_and(|f| f.alive.contains(r)))
+                }),
+            _ => false,
+        })
+    };
+    let named = |physical: u64| {
+        let refs = extents.cached_refs(fs, physical)?;
+        Some(named_holders(
+            &refs,
+            extents.held_by(fs, physical),
+            families,
+        ))
+    };
+    let pre: Vec<Settled> = ranges
+        .par_iter()
+        .map(|&(physical, _)| {
+            let Some(refs) = extents.cached_refs(fs, physical) else {
+                return Settled::Ask;
+            };
+            if families.is_some_and(|f| f.settle(&refs, |p| block_owners(fd, p, &memo, 0))) {
+                Settled::Inside
+            } else if unmet_owner(&refs) {
+                Settled::Outside
+            } else if named(physical).is_some_and(|h| !h.is_empty()) {
+                Settled::Named
+            } else {
+                Settled::Ask
+            }
+        })
+        .collect();
+    // Held by inodes known by name: outside if the scan did not see one of
+    // them.
+    ranges
+        .par_iter()
+        .zip(pre)
+        .map(|(&(physical, _), p)| match p {
+            Settled::Named
+                if named(physical)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|h| !met.contains(&h.0) || seen().binary_search(h).is_err()) =>
+            {
+                Settled::Outside
+            }
+            Settled::Named => Settled::Ask,
+            p => p,
+        })
+        .collect()
+}
+
 /// The scan's files and copies, by (device, inode).
 fn seen_inodes<'a>(
     (files, copies): (&'a [FileRec], &'a Copies),
@@ -421,6 +447,9 @@ fn sorted(pairs: impl Iterator<Item = (u64, u64)>) -> Vec<(u64, u64)> {
     v
 }
 
+/// Btrfs: the ranges of `ranges` (each one extent, or part of one) that a
+/// subvolume and inode the scan did not see holds; `None` if some extent
+/// could not be asked about.
 fn btrfs_outside(
     fd: std::os::fd::BorrowedFd<'_>,
     seen: &[(u64, u64)],

@@ -347,7 +347,7 @@ impl Extents {
             root_node,
             kept_until,
             kept_by,
-        }) = self.subvol(dirfd, dev)
+        }) = self.subvol(dirfd, fs, dev)
         else {
             return Searched::Undecided(None);
         };

@@ -42,7 +42,8 @@ use super::roots::Roots;
 pub(super) const SEARCH_THREADS: usize = 4;
 
 /// Whether one of `roots`, read from its Btrfs tree, holds two members of
-/// a lineage of snapshots ([`crate::extents::btrfs_refs::lineage`]): each
+/// a lineage of snapshots
+/// ([`crate::extents::subvolumes::Subvolumes::holds_lineage`]): each
 /// directory asked through the fd its PATH was resolved by.
 pub(super) fn holds_lineage(roots: &Roots) -> bool {
     (0..roots.0.len()).any(|i| {
@@ -50,7 +51,10 @@ pub(super) fn holds_lineage(roots: &Roots) -> bool {
             && roots.get(i).is_some_and(|r| {
                 r.open_dir(OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)
                     .is_ok_and(|fd| {
-                        crate::extents::btrfs_refs::holds_lineage(fd.as_fd()).unwrap_or(false)
+                        let fd = fd.as_fd();
+                        crate::extents::subvolumes::Subvolumes::read(fd)
+                            .and_then(|s| s.holds_lineage(fd))
+                            .unwrap_or(false)
                     })
             })
     })

@@ -581,7 +581,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     // Inline data that snapshots share, in the scan or (as root) outside it.
     let inline_devs = inline_keys.devs();
     let fds = roots.iter().flatten().map(|r| (r.dev, r.fd.as_deref()));
-    let holders = crate::extents::inline_held::Holders::as_root(&registry, &inline_devs, fds);
+    let holders =
+        crate::extents::inline_held::Holders::as_root(&extents, &registry, &inline_devs, fds);
     if inline_devs.len() > 1 || holders.is_some() {
         let unknown = crate::extents::inline::share(
             (std::mem::take(&mut inline), &inline_keys),

@@ -136,11 +136,13 @@ pub(super) fn listing(
         Some(me) => me,
         None => {
             let leaf = ctx.map.extents.node_size(dir.fs.info.index);
-            if let Ok((_, calls)) =
-                ctx.tree
-                    .inodes
-                    .read((dir.fd, leaf), (dir.fs.info.index, h.dev), &[h.ino])
-            {
+            let lineage = || ctx.map.extents.lineage(dir.fd, dir.fs.info.index);
+            if let Ok((_, calls)) = ctx.tree.inodes.read(
+                (dir.fd, leaf),
+                (dir.fs.info.index, h.dev),
+                &[h.ino],
+                &lineage,
+            ) {
                 local.counters.search_calls += u64::from(calls);
             }
             ctx.tree.inodes.take(h.dev, h.ino)?
@@ -209,6 +211,7 @@ impl Ahead {
             (run.0, run.1),
             Want::Entries(&self.want),
             Some(&mut self.mine[i]),
+            &|| ctx.map.extents.lineage(dir.fd, dir.fs.info.index),
         ) {
             local.counters.search_calls += u64::from(calls);
             let calls = ctx

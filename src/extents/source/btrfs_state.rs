@@ -9,6 +9,7 @@ use dashmap::DashMap;
 use super::{Extents, Fast};
 use crate::extents::btrfs_refs::{self, FileAt, Verdict};
 use crate::extents::btrfs_search as bs;
+use crate::extents::subvolumes::{Lineage, Subvolumes};
 
 /// A subvolume, as the tree search decides what it shares.
 #[derive(Clone, Copy, Debug)]
@@ -32,14 +33,14 @@ pub(super) struct BtrfsState {
     fs: DashMap<u32, bool, Fast>,
     /// Per filesystem ready for the search: its node size.
     leaf: DashMap<u32, u32, Fast>,
+    /// Per filesystem: its root tree, read once (`None`: it could not be).
+    subvolumes: DashMap<u32, Option<Arc<Subvolumes>>, Fast>,
     /// Per device (a subvolume): its id, `last_snapshot`, root node and
     /// the transaction before which its leaves are shared with a snapshot
-    /// ([`btrfs_refs::kept_until`]).
+    /// ([`Subvolumes::kept_until`]).
     subvols: DashMap<u64, Option<Subvol>, Fast>,
     /// Per filesystem, subvolume and leaf: whether the leaf is shared.
     leaves: DashMap<(u32, u64, u64), Verdict, Fast>,
-    /// Per filesystem and subvolume id: alive (`None`: unknown).
-    alive: DashMap<(u32, u64), Option<bool>, Fast>,
     /// Per filesystem and extent address: the extent's refs, as read once.
     pub(super) refs: DashMap<(u32, u64), Arc<bs::ExtentRefs>, Fast>,
     /// Per filesystem and extent address: a snapshot that holds it through
@@ -74,10 +75,32 @@ impl Extents {
             }
             rustix::fs::syncfs(dirfd).is_ok()
                 && bs::commit(dirfd).is_ok()
-                && bs::subvol_id(dirfd)
-                    .and_then(|id| btrfs_refs::root_info(dirfd, id))
-                    .is_ok_and(|r| r.is_some())
+                && bs::subvol_id(dirfd).is_ok_and(|id| {
+                    self.subvolumes(dirfd, fs)
+                        .is_some_and(|s| s.get(id).is_some())
+                })
         })
+    }
+
+    /// The subvolumes of filesystem `fs` (open at `fd`), its root tree read
+    /// by the first caller (after [`Self::fs_ready`]'s commit, when the
+    /// scan searches it); `None` if it cannot be read (not root).
+    pub(crate) fn subvolumes(&self, fd: BorrowedFd<'_>, fs: u32) -> Option<Arc<Subvolumes>> {
+        if let Some(s) = self.btrfs.subvolumes.get(&fs) {
+            return s.value().clone();
+        }
+        // The first caller reads, holding the entry; the others wait.
+        (self.btrfs.subvolumes.entry(fs))
+            .or_insert_with(|| Subvolumes::read(fd).ok().map(Arc::new))
+            .value()
+            .clone()
+    }
+
+    /// The lineage of the subvolume open at `fd`, on filesystem `fs`
+    /// ([`Subvolumes::lineage`]).
+    pub(crate) fn lineage(&self, fd: BorrowedFd<'_>, fs: u32) -> Option<Lineage> {
+        let id = bs::subvol_id(fd).ok()?;
+        self.subvolumes(fd, fs)?.lineage(id)
     }
 
     /// The node size of filesystem `fs`, once it is ready for the search
@@ -86,15 +109,15 @@ impl Extents {
         self.btrfs.leaf.get(&fs).map_or(0, |n| *n)
     }
 
-    /// The subvolume of device `dev` (open at `dirfd`).
-    pub(super) fn subvol(&self, dirfd: BorrowedFd<'_>, dev: u64) -> Option<Subvol> {
+    /// The subvolume of device `dev` (open at `dirfd`, on filesystem `fs`).
+    pub(super) fn subvol(&self, dirfd: BorrowedFd<'_>, fs: u32, dev: u64) -> Option<Subvol> {
         if let Some(v) = self.btrfs.subvols.get(&dev) {
             return *v;
         }
         let v = bs::subvol_id(dirfd).ok().and_then(|id| {
-            let r = btrfs_refs::root_info(dirfd, id).ok().flatten()?;
-            // Unknown: no leaf taken for shared on that ground.
-            let (kept_until, kept_by) = btrfs_refs::kept_until(dirfd, id).unwrap_or((0, 0));
+            let subvolumes = self.subvolumes(dirfd, fs)?;
+            let r = subvolumes.get(id)?;
+            let (kept_until, kept_by) = subvolumes.kept_until(id);
             Some(Subvol {
                 root: id,
                 last_snapshot: r.last_snapshot,
@@ -128,15 +151,6 @@ impl Extents {
     /// Whether subvolume `tree` of filesystem `fs` exists and is not
     /// deleted (`None`: the root tree could not be read).
     pub(super) fn alive(&self, fd: BorrowedFd<'_>, fs: u32, tree: u64) -> Option<bool> {
-        if let Some(v) = self.btrfs.alive.get(&(fs, tree)) {
-            return *v;
-        }
-        let v = match btrfs_refs::root_info(fd, tree) {
-            Ok(Some(r)) => Some(r.refs > 0),
-            Ok(None) => Some(false),
-            Err(_) => None,
-        };
-        self.btrfs.alive.insert((fs, tree), v);
-        v
+        Some(self.subvolumes(fd, fs)?.alive(tree))
     }
 }

@@ -1,0 +1,457 @@
+use super::share::Taken;
+use super::*;
+use crate::extents::source::Extents;
+use crate::figures::{Kind, Stats};
+use crate::probe::{Probe, magic};
+use crate::probe::{Registry, Subvol};
+use crate::records::NodeRec;
+use crate::records::{CopySets, FileRec, Held, Link, Nodes};
+
+fn registry(subvols: &[(u64, [u8; 16], [u8; 16])]) -> Registry {
+    registry_made(subvols, (2000, 0))
+}
+
+/// [`registry`] with every subvolume made at `created`.
+fn registry_made(subvols: &[(u64, [u8; 16], [u8; 16])], created: (i64, u32)) -> Registry {
+    let reg = Registry::default();
+    for &(dev, uuid, parent) in subvols {
+        reg.insert(
+            dev,
+            Probe {
+                magic: Ok(magic::BTRFS),
+                reflink: None,
+                uuid: Some(Ok([1; 16])),
+                subvol: Some(Ok(Subvol {
+                    id: 256,
+                    ids: (uuid, parent),
+                    created,
+                })),
+                placeholder: false,
+            },
+        );
+    }
+    reg
+}
+
+/// A record as the tests write it: its key in full.
+#[derive(Clone, Copy)]
+struct Full {
+    node: usize,
+    dev: u64,
+    key: Key,
+    bytes: u64,
+}
+
+/// The records of `chunks`, their keys looked up as the walk does, and
+/// the keys by id; and the bytes the key map held.
+fn interned(chunks: &[Vec<Full>]) -> (Vec<Vec<InlineRec>>, Table, usize) {
+    let keys = Keys::default();
+    let recs = chunks
+        .iter()
+        .map(|c| {
+            c.iter()
+                .map(|f| {
+                    let dev = dev32(f.dev).unwrap();
+                    let at = (NodeId::new(f.node), keys.id(f.key), dev, keys.dev(dev));
+                    InlineRec::new(at, f.bytes, false, None, &keys)
+                })
+                .collect()
+        })
+        .collect();
+    let bytes = keys.bytes();
+    (recs, keys.table(), bytes)
+}
+
+/// [`share`] with the devices of `recs`.
+fn share_recs(
+    recs: &[Full],
+    registry: &Registry,
+    extents: &Extents,
+    nodes: &mut Nodes,
+    links: &mut [Link],
+    files: &mut (Vec<FileRec>, Vec<Held>, CopySets),
+) -> usize {
+    let mut devs: Vec<u64> = recs.iter().map(|r| r.dev).collect();
+    devs.sort_unstable();
+    devs.dedup();
+    let (chunks, keys, _) = interned(&[recs.to_vec()]);
+    share(
+        (chunks, &keys),
+        (&devs, None, &[]),
+        registry,
+        extents,
+        nodes,
+        links,
+        (&mut files.0, (&files.2, &mut files.1)),
+    )
+    .units
+}
+
+/// How many copies `held` of `sets` are.
+fn copies(held: Vec<Held>, sets: CopySets) -> usize {
+    crate::records::Copies::new(held, sets).len()
+}
+
+fn rec(node: usize, dev: u64) -> Full {
+    Full {
+        node,
+        dev,
+        key: Key::new((0, 0, 257), false, (900, 7), (1000, 5), 900),
+        bytes: 4096,
+    }
+}
+
+fn nodes() -> Nodes {
+    let own = Stats {
+        total: 4096,
+        exclusive: 4096,
+        reclaimable: 4096,
+        ..Stats::default()
+    };
+    (0..3)
+        .map(|id| NodeRec {
+            id: NodeId::new(id),
+            parent: if id == 0 { NodeId::NONE } else { NodeId::TOP },
+            kind: Kind::Dir,
+            own: if id == 0 { Stats::default() } else { own },
+            ..NodeRec::default()
+        })
+        .collect::<Vec<_>>()
+        .into()
+}
+
+/// Bytes taken from a node in one pass come to what taking each at
+/// once would: past 32 bits the sum is taken at once, never wrapped,
+/// and nothing is taken below zero.
+#[test]
+fn inline_bytes_taken_in_one_pass_are_taken_whole() {
+    let big = 3_000_000_000;
+    let own = |e: u64| Stats {
+        total: e,
+        exclusive: e,
+        reclaimable: e,
+        ..Stats::default()
+    };
+    let mut nodes: Nodes = (0..3)
+        .map(|id| NodeRec {
+            id: NodeId::new(id),
+            parent: if id == 0 { NodeId::NONE } else { NodeId::TOP },
+            kind: Kind::Dir,
+            own: own(if id == 1 { 10 * big } else { 4096 }),
+            ..NodeRec::default()
+        })
+        .collect::<Vec<_>>()
+        .into();
+    let mut taken = Taken(vec![0; nodes.len()]);
+    let (one, two) = (NodeId::new(1), NodeId::new(2));
+    for bytes in [big, big, 5, big] {
+        taken.add(&mut nodes, one, bytes);
+    }
+    for bytes in [1000, 4000] {
+        taken.add(&mut nodes, two, bytes);
+    }
+    taken.apply(&mut nodes);
+    let left = 10 * big - 3 * big - 5;
+    assert_eq!(
+        nodes.own(one),
+        Stats {
+            total: 10 * big,
+            ..own(left)
+        }
+    );
+    assert_eq!(
+        nodes.own(two),
+        Stats {
+            total: 4096,
+            ..own(0)
+        }
+    );
+    assert_eq!(nodes.own(NodeId::new(0)), own(4096), "untouched");
+}
+
+/// A key keeps its fields whole, the symlink flag beside the birth
+/// time's nanoseconds: a symlink's key is not its file's.
+#[test]
+fn a_key_packs_the_symlink_flag() {
+    let file = Key::new((1, 2, 257), false, (900, 999_999_999), (1000, 5), 900);
+    let link = Key::new((1, 2, 257), true, (900, 999_999_999), (1000, 5), 900);
+    assert_ne!(file, link);
+    assert!(link.symlink() && !file.symlink());
+    assert_eq!(link.btime(), (900, 999_999_999));
+    assert_eq!(file.btime(), link.btime());
+    assert_eq!(link.ctime(), (1000, 5));
+    let keys = Keys::default();
+    let ids = [keys.id(file), keys.id(link), keys.id(file)];
+    assert_eq!(ids, [0, 1, 0]);
+    assert_eq!(keys.table().keys, vec![file, link]);
+}
+
+/// A record holds its bytes, subvolume and flags in 12 bytes; bytes
+/// past 16 bits, a subvolume past the 65,536th and a file id in an odd
+/// record beside it.
+#[test]
+fn records_keep_their_figures_in_12_bytes_or_an_odd_record() {
+    let keys = Keys::default();
+    let dev = dev32(10).unwrap();
+    let at = (NodeId::new(3), keys.id(rec(3, 10).key), dev, keys.dev(dev));
+    let plain = InlineRec::new(at, 4096, true, None, &keys);
+    let most = InlineRec::new(at, 0xffff, false, None, &keys);
+    let big = InlineRec::new(at, 0x10000, false, None, &keys);
+    let huge = InlineRec::new(at, 5 << 32, false, None, &keys);
+    let with_file = InlineRec::new(at, 700, true, Some(9), &keys);
+    // The 65,535 subvolumes after the first fill the 16 bits; the
+    // next is odd.
+    let mut devs = Vec::new();
+    for d in 11..=65_536 + 10 {
+        let dev = dev32(d).unwrap();
+        let at = (NodeId::new(4), at.1, dev, keys.dev(dev));
+        devs.push((InlineRec::new(at, 512, false, None, &keys), d));
+    }
+    let table = keys.table();
+    let odd = &table.odd[..];
+    assert_eq!(odd.len(), 4, "only the four that do not fit");
+    for (r, bytes, file, linked) in [
+        (plain, 4096, None, true),
+        (most, 0xffff, None, false),
+        (big, 0x10000, None, false),
+        (huge, 5 << 32, None, false),
+        (with_file, 700, Some(9), true),
+    ] {
+        assert_eq!(
+            (r.bytes(odd), r.file(odd), r.linked()),
+            (bytes, file, linked)
+        );
+        assert_eq!((r.key(), r.dev(&table), r.node), (0, 10, NodeId::new(3)));
+    }
+    for (r, d) in devs {
+        assert_eq!((r.bytes(odd), r.dev(&table)), (512, dev32(d).unwrap()));
+    }
+    assert_eq!((devs_odd(&table), table.devs().len()), (1, 65_537));
+}
+
+/// A task remembers its last record's subvolume index; a record of
+/// another device is given its own.
+#[test]
+fn a_record_of_another_device_has_its_own_index() {
+    use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
+    let st = |p: &str| statx(CWD, p, AtFlags::empty(), StatxFlags::BASIC_STATS).unwrap();
+    let (root, proc) = (st("/"), st("/proc/self/status"));
+    let dev = |s: &Statx| dev32(rustix::fs::makedev(s.stx_dev_major, s.stx_dev_minor)).unwrap();
+    assert_ne!(dev(&root), dev(&proc), "/proc is a filesystem of its own");
+    let keys = Keys::default();
+    let mut last = None;
+    let recs: Vec<InlineRec> = [&root, &proc, &proc, &root]
+        .into_iter()
+        .map(|s| {
+            let at = (NodeId::new(1), 0);
+            InlineRec::of(s, at, 512, false, None, (0, &keys, &mut last)).unwrap()
+        })
+        .collect();
+    let table = keys.table();
+    let devs: Vec<u32> = recs.iter().map(|r| r.dev(&table)).collect();
+    assert_eq!(devs, [dev(&root), dev(&proc), dev(&proc), dev(&root)]);
+    assert_eq!(table.devs().len(), 2);
+}
+
+/// How many records' subvolumes are odd ones'.
+fn devs_odd(table: &Table) -> usize {
+    table
+        .odd
+        .iter()
+        .filter(|o| o.dev != dev32(10).unwrap())
+        .count()
+}
+
+/// Equal inode number, birth and change times and size in two
+/// subvolumes that are not of one snapshot family: not shared. The same
+/// in a subvolume and its snapshot: one shared unit.
+#[test]
+fn only_a_snapshot_family_shares() {
+    let (a, b) = ([0xa; 16], [0xb; 16]);
+    let recs = [rec(1, 10), rec(2, 11)];
+    for (parent_of_b, want) in [([0; 16], 0), (a, 1)] {
+        let reg = registry(&[(10, a, [0; 16]), (11, b, parent_of_b)]);
+        let ext = Extents::new();
+        let mut ns = nodes();
+        let mut files = (Vec::new(), Vec::new(), CopySets::default());
+        let n = share_recs(&recs, &reg, &ext, &mut ns, &mut [], &mut files);
+        assert_eq!(n, want);
+        let excl = if want == 1 { 0 } else { 4096 };
+        let excl_of = |i| ns.own(NodeId::new(i)).exclusive;
+        assert_eq!((excl_of(1), excl_of(2)), (excl, excl));
+        // One file stands for the inode, the other is its copy.
+        let (f, held, sets) = files;
+        assert_eq!((f.len(), copies(held, sets)), (want, want));
+        assert_eq!(ext.ranges(), want);
+    }
+}
+
+/// The records come in chunks, as the walk's shards keep them (each
+/// shard's last chunk part full): copies are found across chunks, and
+/// every record of every chunk is read.
+#[test]
+fn copies_in_other_chunks_are_one_unit() {
+    let (a, b) = ([0xa; 16], [0xb; 16]);
+    let reg = registry(&[(10, a, [0; 16]), (11, b, a)]);
+    let ext = Extents::new();
+    let mut files = (Vec::new(), Vec::new(), CopySets::default());
+    let mut other = rec(1, 10);
+    other.key.ino = 300;
+    let mut full: Vec<Full> = (0..1 << CHUNK_BITS).map(|_| other).collect();
+    full[7] = rec(1, 10);
+    let mut last = other;
+    last.dev = 11;
+    let (chunks, keys, _) = interned(&[full, vec![other], vec![rec(2, 11), last]]);
+    let n = share(
+        (chunks, &keys),
+        (&[10, 11], None, &[]),
+        &reg,
+        &ext,
+        &mut nodes(),
+        &mut [],
+        (&mut files.0, (&files.2, &mut files.1)),
+    );
+    // Inode 257 in both subvolumes, and inode 300: 4,097 copies in one,
+    // one in the other. Each unit has one file; its other records are
+    // copies of it.
+    assert_eq!(n.units, 2);
+    assert_eq!(ext.ranges(), 2);
+    let (f, held, sets) = files;
+    assert_eq!(f.len(), 2);
+    assert_eq!(copies(held, sets), 2 + (1 << CHUNK_BITS) + 1 - 2);
+}
+
+/// Inline data is keyed whenever its snapshot was made: a file changed
+/// just before is shared as one changed long before (copies of extents
+/// are not: see `copies::settled`).
+#[test]
+fn a_file_changed_just_before_its_snapshot_is_still_shared() {
+    let (a, b) = ([0xa; 16], [0xb; 16]);
+    let subvols = [(10, a, [0; 16]), (11, b, a)];
+    for (created, want) in [((1000, 900_000_000), 1), ((1001, 5), 1), ((1001, 6), 1)] {
+        let reg = registry_made(&subvols, created);
+        let ext = Extents::new();
+        let mut files = (Vec::new(), Vec::new(), CopySets::default());
+        let recs = [rec(1, 10), rec(2, 11)];
+        let n = share_recs(&recs, &reg, &ext, &mut nodes(), &mut [], &mut files);
+        assert_eq!(
+            n, want,
+            "snapshot made at {created:?}, file changed at (1000, 5)"
+        );
+    }
+}
+
+/// A change since the snapshot (another change time) breaks the
+/// sharing, and so does another birth time (the inode number reused by
+/// a new inode); two copies in one subvolume (hard links) are not
+/// sharing.
+#[test]
+fn a_changed_inode_or_one_subvolume_is_not_shared() {
+    let (a, b) = ([0xa; 16], [0xb; 16]);
+    let reg = registry(&[(10, a, [0; 16]), (11, b, a)]);
+    let mut changed = rec(2, 11);
+    changed.key.ctime_nsec += 1;
+    let ext = Extents::new();
+    let mut files = (Vec::new(), Vec::new(), CopySets::default());
+    assert_eq!(
+        share_recs(
+            &[rec(1, 10), changed],
+            &reg,
+            &ext,
+            &mut nodes(),
+            &mut [],
+            &mut files
+        ),
+        0
+    );
+    let mut reborn = rec(2, 11);
+    reborn.key.btime_sec += 1;
+    assert_eq!(
+        share_recs(
+            &[rec(1, 10), reborn],
+            &reg,
+            &ext,
+            &mut nodes(),
+            &mut [],
+            &mut files
+        ),
+        0
+    );
+    assert_eq!(
+        share_recs(
+            &[rec(1, 10), rec(2, 10)],
+            &reg,
+            &ext,
+            &mut nodes(),
+            &mut [],
+            &mut files
+        ),
+        0
+    );
+}
+
+/// What inline data costs per copy, with 20 snapshots of 2,000 small
+/// files: its record (12 bytes, sorted in place) and the copy
+/// record (12 bytes, room made once), a file record and one shared
+/// range per inode; and, once per inode, its key in the map the walk looks
+/// it up in, then in the table by id. A regression of the memory of
+/// scanning snapshots shows here, with no timing in it.
+#[test]
+fn bytes_per_snapshot_copy_stay_small() {
+    let zero = [0u8; 16];
+    let origin = [0xa; 16];
+    let mut subvols = vec![(10, origin, zero)];
+    for s in 1..=20u8 {
+        subvols.push((10 + u64::from(s), [s; 16], origin));
+    }
+    let reg = registry(&subvols);
+    let mut chunks: Vec<Vec<Full>> = Vec::new();
+    for &(dev, _, _) in &subvols {
+        let mut chunk = Vec::new();
+        for ino in 0..2000 {
+            let mut r = rec(1 + (ino % 2) as usize, dev);
+            r.key.ino = 257 + ino;
+            chunk.push(r);
+            if chunk.len() == 1 << CHUNK_BITS {
+                chunks.push(std::mem::take(&mut chunk));
+            }
+        }
+        chunks.push(chunk);
+    }
+    let (chunks, keys, map_bytes) = interned(&chunks);
+    let copies: usize = chunks.iter().map(Vec::len).sum();
+    let devs: Vec<u64> = subvols.iter().map(|s| s.0).collect();
+    let ext = Extents::new();
+    let mut files = (Vec::new(), Vec::new(), CopySets::default());
+    let got = share(
+        (chunks, &keys),
+        (&devs, None, &[]),
+        &reg,
+        &ext,
+        &mut nodes(),
+        &mut [],
+        (&mut files.0, (&files.2, &mut files.1)),
+    );
+    assert_eq!(got.units, 2000);
+    assert_eq!(ext.ranges(), 2000, "one shared range per inode");
+    assert_eq!(files.0.len(), 2000, "one file per inode");
+    let (f, held, sets) = files;
+    let held_bytes = held.capacity() * size_of::<Held>();
+    let made = crate::records::Copies::new(held, sets);
+    assert_eq!(f.len() + made.len(), copies);
+    // The records' 12 bytes a copy (the copies made in their room), a
+    // 32-byte file record per inode, and the copies by directory: here
+    // 2 directories in each of 21 subvolumes, each holding half the
+    // inodes: 14.5 (a copy took 12 bytes more as a record of its own,
+    // and a record 16 bytes with its subvolume in full).
+    let per_copy = (copies * size_of::<InlineRec>()
+        + f.capacity() * size_of::<FileRec>()
+        + held_bytes.max(made.bytes())) as f64
+        / copies as f64;
+    assert!(per_copy <= 15.0, "{per_copy:.1} bytes per snapshot copy");
+    let per_inode = (map_bytes + keys.keys.capacity() * size_of::<Key>()) as f64 / 2000.0;
+    // Its key in the map (56 bytes a bucket, the buckets at least 7/16
+    // full) and then in the table (48 bytes): about 150 bytes an inode,
+    // whatever the number of its copies.
+    assert!(per_inode <= 200.0, "{per_inode:.1} bytes per inode");
+}
