@@ -589,7 +589,7 @@ def render(R):
           "record -e cpu-clock:u`), a sharper clock than the tick; `bench/floor-rounds.sh` runs "
           "both against the floor, `bench/uinstr.sh` counts user instructions (callgrind), "
           "`bench/postsys.py` splits a profile's samples at the instruction after each syscall. "
-          "`cargo build --profile profiling` keeps the symbols. docs/design.md gives what they "
+          "`cargo build --profile profiling` keeps the symbols. docs/decisions.md gives what they "
           "found.",
           "- **Trees**: the Linux-like tree is `bench/gen_tree.py source` (fixed seed: the same "
           "names, sizes and bytes every time; log-normal sizes, median ~6 KiB, 0.1% hardlinks, "

@@ -235,14 +235,17 @@ fn paths_under(text: &str, dir: &str) -> Vec<String> {
 }
 
 #[test]
-fn every_src_path_the_docs_name_exists() {
+fn every_src_and_crates_path_the_docs_name_exists() {
     let mut files = markdown_files();
     files.push(root().join("Cargo.toml"));
     let mut bad = Vec::new();
     let mut seen = 0;
     for f in &files {
         let text = fs::read_to_string(f).unwrap();
-        for p in src_paths(&text) {
+        for p in src_paths(&text)
+            .into_iter()
+            .chain(paths_under(&text, "crates/"))
+        {
             seen += 1;
             if !root().join(&p).exists() {
                 bad.push(format!("{}: {p}", f.display()));
