@@ -18,12 +18,12 @@ mod settings;
 mod unread;
 pub(crate) use carry::Carry;
 use settings::contains;
-pub use settings::{Info, Now, Settings, items};
-pub use unread::Unread;
+pub(crate) use settings::{Info, Now, Settings, items};
+pub(crate) use unread::Unread;
 
 /// What the rows are ordered by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SortKey {
+pub(crate) enum SortKey {
     /// A figure, largest first.
     Figure(Figure),
     /// The name, A to Z (bytewise).
@@ -40,15 +40,15 @@ pub enum SortKey {
 /// The order of the rows: a key, and whether it is reversed from the key's
 /// own direction (figures largest first, names A to Z).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Sort {
-    pub key: SortKey,
-    pub reverse: bool,
+pub(crate) struct Sort {
+    pub(crate) key: SortKey,
+    pub(crate) reverse: bool,
 }
 
 /// What the browser asks of the event loop, which ends the browsing of
 /// this scan to do it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Request {
+pub(crate) enum Request {
     /// Delete these entries (confirmed), then scan again.
     Delete(Vec<NodeId>),
     /// `r`: scan again.
@@ -59,7 +59,7 @@ pub enum Request {
 
 /// What a key asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     Up,
     Down,
     PageUp,
@@ -113,7 +113,7 @@ pub enum Action {
 
 /// What the keys do now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Browse,
     Help,
     /// A deletion waits for `yes`.
@@ -128,39 +128,39 @@ pub enum Mode {
 
 /// A deletion waiting for its confirmation.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Confirm {
+pub(crate) struct Confirm {
     /// The entries, none inside another.
-    pub ids: Vec<NodeId>,
+    pub(crate) ids: Vec<NodeId>,
     /// Their first column's figure, added up.
-    pub total: u64,
+    pub(crate) total: u64,
     /// What deleting them frees (the reclaimable of their union).
-    pub frees: Frees,
+    pub(crate) frees: Frees,
     /// What was typed so far.
-    pub typed: String,
+    pub(crate) typed: String,
     /// Enter was pressed on something other than `yes`.
-    pub refused: bool,
+    pub(crate) refused: bool,
 }
 
 /// The marked entries and what they add up to.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Marks {
+pub(crate) struct Marks {
     /// Node ids, sorted.
-    pub ids: Vec<NodeId>,
+    pub(crate) ids: Vec<NodeId>,
     /// The first column's figure (Total, or Apparent) of the marked entries
     /// that lie inside no other marked one.
-    pub total: u64,
+    pub(crate) total: u64,
     /// What deleting all of them frees: the reclaimable of their union.
-    pub frees: Frees,
+    pub(crate) frees: Frees,
 }
 
 /// The browser's state.
-pub struct App<'t> {
+pub(crate) struct App<'t> {
     tree: &'t Tree,
     /// What any set of its entries frees.
     sets: &'t Sets,
     /// The figure of the first column: Total, or Apparent under
     /// `--apparent-size`.
-    pub first: Figure,
+    pub(crate) first: Figure,
     /// The directory shown ([`NodeId::TOP`]: the list of roots).
     dir: NodeId,
     /// Highest directory one can go up to: the one root, or [`NodeId::TOP`] for
@@ -177,27 +177,27 @@ pub struct App<'t> {
     settings: Settings,
     marks: Marks,
     /// How long the last update of the marks' figures took.
-    pub mark_time: Duration,
-    pub help: bool,
-    pub quit: bool,
+    pub(crate) mark_time: Duration,
+    pub(crate) help: bool,
+    pub(crate) quit: bool,
     /// Whether this is a live scan, not a saved one: only a live scan
     /// deletes (`d`), scans again (`r`) and opens a shell (`b`).
-    pub can_delete: bool,
+    pub(crate) can_delete: bool,
     /// The deletion being confirmed.
-    pub confirm: Option<Confirm>,
+    pub(crate) confirm: Option<Confirm>,
     /// What the event loop is asked to do: delete the entries confirmed,
     /// scan again, or open a shell.
-    pub request: Option<Request>,
+    pub(crate) request: Option<Request>,
     /// A message over the screen until a key is pressed.
-    pub notice: Option<Vec<String>>,
+    pub(crate) notice: Option<Vec<String>>,
     /// The entry info shown.
-    pub info: Option<Info>,
+    pub(crate) info: Option<Info>,
     /// The filter being typed.
-    pub filter_edit: Option<String>,
+    pub(crate) filter_edit: Option<String>,
     /// The directories not read in full.
-    pub unread: Unread<'t>,
+    pub(crate) unread: Unread<'t>,
     /// `--compare OLD`: the scan compared with the old one.
-    pub compare: Option<&'t sdu::compare::Comparison>,
+    pub(crate) compare: Option<&'t sdu::compare::Comparison>,
     /// The entries under a name that was another entry in the scan before
     /// this one, where the cursor or a mark was (sorted): the confirmation
     /// of their deletion says so.
@@ -207,7 +207,7 @@ pub struct App<'t> {
 impl<'t> App<'t> {
     /// A browser of `tree`, in its one root (or in the list of roots when
     /// there are several), sorted by `sort`.
-    pub fn new(tree: &'t Tree, sets: &'t Sets, first: Figure, sort: Sort) -> App<'t> {
+    pub(crate) fn new(tree: &'t Tree, sets: &'t Sets, first: Figure, sort: Sort) -> App<'t> {
         let roots: Vec<NodeId> = visible(tree, tree.roots()).collect();
         let top = match roots[..] {
             [one] if tree.kind(one) == Kind::Dir => one,
@@ -244,7 +244,7 @@ impl<'t> App<'t> {
     }
 
     /// What the keys do now.
-    pub fn mode(&self) -> Mode {
+    pub(crate) fn mode(&self) -> Mode {
         if self.confirm.is_some() {
             Mode::Confirm
         } else if self.notice.is_some() {
@@ -261,7 +261,7 @@ impl<'t> App<'t> {
     }
 
     /// The root's name (the path as given), then the names down to `id`.
-    pub fn names(&self, id: NodeId) -> Vec<Vec<u8>> {
+    pub(crate) fn names(&self, id: NodeId) -> Vec<Vec<u8>> {
         let mut names = Vec::new();
         let mut n = Some(id);
         while let Some(x) = n.filter(|&x| x != NodeId::TOP) {
@@ -272,55 +272,55 @@ impl<'t> App<'t> {
         names
     }
 
-    pub fn tree(&self) -> &'t Tree {
+    pub(crate) fn tree(&self) -> &'t Tree {
         self.tree
     }
 
     /// The directory shown.
-    pub fn dir(&self) -> NodeId {
+    pub(crate) fn dir(&self) -> NodeId {
         self.dir
     }
 
     /// The rows shown, in order.
-    pub fn rows(&self) -> &[NodeId] {
+    pub(crate) fn rows(&self) -> &[NodeId] {
         &self.rows
     }
 
     /// The index of the row under the cursor (0 when there is none).
-    pub fn cursor(&self) -> usize {
+    pub(crate) fn cursor(&self) -> usize {
         self.cursor
     }
 
     /// The entry under the cursor, if the directory has any row.
-    pub fn current(&self) -> Option<NodeId> {
+    pub(crate) fn current(&self) -> Option<NodeId> {
         self.rows.get(self.cursor).copied()
     }
 
-    pub fn sort(&self) -> Sort {
+    pub(crate) fn sort(&self) -> Sort {
         self.sort
     }
 
-    pub fn settings(&self) -> &Settings {
+    pub(crate) fn settings(&self) -> &Settings {
         &self.settings
     }
 
-    pub fn marks(&self) -> &Marks {
+    pub(crate) fn marks(&self) -> &Marks {
         &self.marks
     }
 
-    pub fn is_marked(&self, id: NodeId) -> bool {
+    pub(crate) fn is_marked(&self, id: NodeId) -> bool {
         self.marks.ids.binary_search(&id).is_ok()
     }
 
     /// Whether `id` is under a name that was another entry, where the
     /// cursor or a mark was, in the scan before this one.
-    pub fn replaced(&self, id: NodeId) -> bool {
+    pub(crate) fn replaced(&self, id: NodeId) -> bool {
         self.replaced.binary_search(&id).is_ok()
     }
 
     /// The first row on the screen for `height` rows, keeping the cursor
     /// in view; remembers `height` as the page for PgUp and PgDn.
-    pub fn scroll(&mut self, height: usize) -> usize {
+    pub(crate) fn scroll(&mut self, height: usize) -> usize {
         self.page = height.max(1);
         if self.cursor < self.offset {
             self.offset = self.cursor;
@@ -333,12 +333,12 @@ impl<'t> App<'t> {
     }
 
     /// The figures of the directory shown (of all roots for [`NodeId::TOP`]).
-    pub fn dir_figures(&self) -> Stats {
+    pub(crate) fn dir_figures(&self) -> Stats {
         self.tree.figures(self.dir)
     }
 
     /// The path of `id`: its root as given, then its names.
-    pub fn path(&self, id: NodeId) -> Vec<u8> {
+    pub(crate) fn path(&self, id: NodeId) -> Vec<u8> {
         let mut p = Vec::new();
         for name in self.names(id) {
             sdu::path::join(&mut p, &name);
@@ -348,7 +348,7 @@ impl<'t> App<'t> {
 
     /// The figure the rows are ranked by and the bars drawn from: the sort
     /// figure, or the first column's when sorted by name.
-    pub fn rank(&self) -> Figure {
+    pub(crate) fn rank(&self) -> Figure {
         match self.sort.key {
             SortKey::Figure(f) => f,
             _ => self.first,
@@ -356,7 +356,7 @@ impl<'t> App<'t> {
     }
 
     /// Applies one key's action.
-    pub fn apply(&mut self, a: Action) {
+    pub(crate) fn apply(&mut self, a: Action) {
         let last = self.rows.len().saturating_sub(1);
         match a {
             Action::Up => self.cursor = self.cursor.saturating_sub(1),
@@ -547,7 +547,7 @@ impl<'t> App<'t> {
     }
 
     /// The marked entries that lie inside no other marked one.
-    pub fn outermost_marks(&self) -> Vec<NodeId> {
+    pub(crate) fn outermost_marks(&self) -> Vec<NodeId> {
         let ids = &self.marks.ids;
         ids.iter()
             .copied()
@@ -617,7 +617,7 @@ impl<'t> App<'t> {
     }
 
     /// The first column's figure of `s`.
-    pub fn first_of(&self, s: &Stats) -> u64 {
+    pub(crate) fn first_of(&self, s: &Stats) -> u64 {
         self.first.of(s)
     }
 

@@ -19,7 +19,7 @@ use super::app::{Action, Mode, SortKey};
 /// The action of key `k` in `mode`. In the help and in a notice any key but
 /// Ctrl-C closes it; in the confirmation keys type (Enter confirms, Esc
 /// cancels).
-pub fn action(k: KeyEvent, mode: Mode) -> Option<Action> {
+pub(crate) fn action(k: KeyEvent, mode: Mode) -> Option<Action> {
     let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
     // Raw mode: Ctrl-C is a key, not a signal.
     if ctrl && matches!(k.code, KeyCode::Char('c' | 'C')) {

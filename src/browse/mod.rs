@@ -11,12 +11,12 @@
 //! Ctrl-Z stops it with the terminal put back; `fg` brings it back, drawn
 //! whole.
 
-pub mod app;
-pub mod keys;
+pub(crate) mod app;
+pub(crate) mod keys;
 mod rounds;
 mod shell;
 use sdu_sys::tty as tty_ioctl;
-pub mod view;
+pub(crate) mod view;
 
 use std::io::{self, IsTerminal, Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,7 +45,7 @@ use view::Look;
 
 /// Scans as `cfg` says, then browses. `cfg` must keep every entry and the
 /// sets ([`config`]).
-pub fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
+pub(crate) fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
     if !io::stdout().is_terminal() {
         eprintln!("{program}: --interactive needs a terminal on standard output");
         return ExitStatus::Fatal;
@@ -474,7 +474,7 @@ fn stat_now(parent: Option<Vec<u8>>, name: Vec<u8>) -> Result<app::Now, String> 
 /// Btrfs trees takes a thread per CPU: 4 threads on 2 CPUs showed the
 /// first screen about 15% sooner but held 3 MB more, past ncdu's whole
 /// peak (docs/scale.md, the browser).
-pub fn config(mut cfg: Config) -> Config {
+pub(crate) fn config(mut cfg: Config) -> Config {
     if cfg.import.is_none() {
         cfg.walk
             .time

@@ -29,13 +29,13 @@ use super::{Term, flush_input, restore, tty_ioctl};
 /// The directory to start the shell in, as the scan saw it.
 pub(super) struct Dir {
     /// Its path, for the messages.
-    pub path: Vec<u8>,
+    pub(crate) path: Vec<u8>,
     /// Its root as given on the command line.
-    pub root: Vec<u8>,
+    pub(crate) root: Vec<u8>,
     /// The names from the root down to it.
-    pub names: Vec<Vec<u8>>,
+    pub(crate) names: Vec<Vec<u8>>,
     /// What the scan saw at each level, the root first.
-    pub idents: Vec<Ident>,
+    pub(crate) idents: Vec<Ident>,
 }
 
 /// Runs the shell in `dir` (`None`: the list of roots, whose paths are

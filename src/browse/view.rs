@@ -12,8 +12,8 @@
 //! Names are shown with control characters as `?`, so that a file name
 //! cannot send the terminal escape sequences.
 
-pub mod layout;
-pub mod popups;
+pub(crate) mod layout;
+pub(crate) mod popups;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -31,12 +31,12 @@ use layout::{BAR_CELLS, Fit, fit, left, middle, width};
 
 /// How figures are printed and whether in colour.
 #[derive(Clone, Copy, Debug)]
-pub struct Look {
-    pub unit: Unit,
-    pub color: bool,
+pub(crate) struct Look {
+    pub(crate) unit: Unit,
+    pub(crate) color: bool,
     /// A bound Reclaimable is marked `<=`, `>=`, `~` rather than `≤`, `≥`,
     /// `~` (the locale is not UTF-8), as in the table.
-    pub ascii: bool,
+    pub(crate) ascii: bool,
 }
 
 /// The reasons of the bound on the Reclaimable of `id`: the `-c` total's
@@ -60,11 +60,11 @@ fn reclaimable(look: Look, s: &Stats, b: Bound) -> String {
 const EIGHTHS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
 
 /// The keys, as the footer names them (within 80 columns).
-pub const KEYS: &str =
+pub(crate) const KEYS: &str =
     "↑↓→← move  s n sort  i info  / filter  space mark  d delete  ? help  q quit";
 
 /// The footer's keys on a saved scan, which cannot delete (`d` says why).
-pub const KEYS_SAVED: &str =
+pub(crate) const KEYS_SAVED: &str =
     "↑↓→← move  s n sort  i info  / filter  space mark  ? help  q quit  (saved scan)";
 
 /// A column before the bar.
@@ -190,7 +190,7 @@ fn columns(app: &App<'_>, look: Look, width: usize) -> Cols {
 }
 
 /// Draws the whole screen.
-pub fn draw(f: &mut Frame<'_>, app: &mut App<'_>, look: Look) {
+pub(crate) fn draw(f: &mut Frame<'_>, app: &mut App<'_>, look: Look) {
     let area = f.area();
     let footer = if app.marks().ids.is_empty() { 1 } else { 2 };
     let [head, titles, list, foot] = Layout::vertical([
@@ -218,7 +218,7 @@ pub fn draw(f: &mut Frame<'_>, app: &mut App<'_>, look: Look) {
 }
 
 /// A change of `delta` bytes: `+5.0M`, `-1.0M`, `0`.
-pub fn signed(unit: Unit, delta: i128) -> String {
+pub(crate) fn signed(unit: Unit, delta: i128) -> String {
     let mut s = String::from(match delta {
         0 => "",
         d if d > 0 => "+",
@@ -238,7 +238,7 @@ fn size(unit: Unit, bytes: u64) -> String {
 }
 
 /// `name` for the screen: lossy UTF-8, control characters as `?`.
-pub fn printable(name: &[u8]) -> String {
+pub(crate) fn printable(name: &[u8]) -> String {
     String::from_utf8_lossy(name)
         .chars()
         .map(|c| if c.is_control() { '?' } else { c })
@@ -258,7 +258,7 @@ fn shown_name(tree: &Tree, id: NodeId) -> String {
 }
 
 /// "1 entry", "2 entries".
-pub fn entries(n: usize) -> String {
+pub(crate) fn entries(n: usize) -> String {
     format!("{n} {}", if n == 1 { "entry" } else { "entries" })
 }
 

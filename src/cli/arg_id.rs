@@ -11,16 +11,16 @@ macro_rules! arg_ids {
     ($($(#[$doc:meta])* $variant:ident = $id:literal,)*) => {
         /// An argument of [`super::args::Cli`].
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum ArgId {
+        pub(crate) enum ArgId {
             $($(#[$doc])* $variant,)*
         }
 
         impl ArgId {
             /// Every argument, in `Cli`'s order.
-            pub const ALL: &[ArgId] = &[$(ArgId::$variant,)*];
+            pub(crate) const ALL: &[ArgId] = &[$(ArgId::$variant,)*];
 
             /// clap's id of the argument: its field's name in `Cli`.
-            pub fn as_str(self) -> &'static str {
+            pub(crate) fn as_str(self) -> &'static str {
                 match self {
                     $(ArgId::$variant => $id,)*
                 }
@@ -144,7 +144,7 @@ arg_ids! {
 
 impl ArgId {
     /// The argument clap calls `id`, if `Cli` has it.
-    pub fn of(id: &clap::Id) -> Option<ArgId> {
+    pub(crate) fn of(id: &clap::Id) -> Option<ArgId> {
         ArgId::ALL
             .iter()
             .copied()

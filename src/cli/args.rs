@@ -36,14 +36,14 @@ use super::usage::UsageError;
     max_term_width = 100,
     after_help = after_help()
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Files or directories to measure [default: .]
     #[arg(value_name = "PATH", value_hint = ValueHint::AnyPath)]
-    pub paths: Vec<OsString>,
+    pub(crate) paths: Vec<OsString>,
 
     /// Display only a total for each argument (same as -d 0)
     #[arg(short, long, help_heading = "Which entries to print")]
-    pub summarize: bool,
+    pub(crate) summarize: bool,
 
     /// Print the total for a directory only if it is N or fewer levels below the argument
     #[arg(
@@ -53,11 +53,11 @@ pub struct Cli {
         action = ArgAction::Append,
         help_heading = "Which entries to print"
     )]
-    pub max_depth: Vec<String>,
+    pub(crate) max_depth: Vec<String>,
 
     /// Write counts for all files, not just directories
     #[arg(short, long, help_heading = "Which entries to print")]
-    pub all: bool,
+    pub(crate) all: bool,
 
     /// Keep only the N largest entries (by the --sort figure, else Total);
     /// listed largest first unless --sort says otherwise
@@ -67,12 +67,12 @@ pub struct Cli {
         value_name = "N",
         help_heading = "Which entries to print"
     )]
-    pub top: Option<usize>,
+    pub(crate) top: Option<usize>,
 
     /// Hide entries smaller than SIZE (by the --sort figure, else Total),
     /// e.g. 100M, 1G; hidden entries still count in their parents
     #[arg(long, value_name = "SIZE", help_heading = "Which entries to print")]
-    pub min_size: Option<String>,
+    pub(crate) min_size: Option<String>,
 
     /// Plan, among the PATHs, a set whose deletion frees at least SIZE
     /// (e.g. 50G), with as few entries as possible; prints what each adds
@@ -86,12 +86,12 @@ pub struct Cli {
         conflicts_with_all = [ArgId::Du, ArgId::Tree],
         help_heading = "Which entries to print"
     )]
-    pub to_free: Option<String>,
+    pub(crate) to_free: Option<String>,
 
     /// Exclude entries smaller than SIZE if positive, or entries greater
     /// than SIZE if negative (by the --du figure, else Total; as du's)
     #[arg(short = 't', long, value_name = "SIZE", action = ArgAction::Append, help_heading = "Which entries to print")]
-    pub threshold: Vec<String>,
+    pub(crate) threshold: Vec<String>,
 
     /// List files alone (every non-directory, as -a finds them), no
     /// directory: --sort, --top and --min-size then pick among files
@@ -100,7 +100,7 @@ pub struct Cli {
         conflicts_with_all = [ArgId::Tree, ArgId::Interactive, ArgId::ToFree, ArgId::Summarize],
         help_heading = "Which entries to print"
     )]
-    pub files_only: bool,
+    pub(crate) files_only: bool,
 
     /// List only entries whose newest modification (or --time=WORD's time)
     /// is older than WHEN: a DURATION ago (30d, 12h, 2w, 1y; s, m, h, d, w,
@@ -112,15 +112,15 @@ pub struct Cli {
         conflicts_with_all = [ArgId::Import, ArgId::ToFree, ArgId::Interactive],
         help_heading = "Which entries to print"
     )]
-    pub older_than: Option<String>,
+    pub(crate) older_than: Option<String>,
 
     /// For directories do not include the size of subdirectories
     #[arg(short = 'S', long, help_heading = "What to count")]
-    pub separate_dirs: bool,
+    pub(crate) separate_dirs: bool,
 
     /// Skip directories on different file systems
     #[arg(short = 'x', long, help_heading = "What to count")]
-    pub one_file_system: bool,
+    pub(crate) one_file_system: bool,
 
     /// Dereference all symbolic links
     #[arg(short = 'L', long, help_heading = "What to count")]
@@ -141,48 +141,48 @@ pub struct Cli {
 
     /// Count sizes many times if hard linked
     #[arg(short = 'l', long, help_heading = "What to count")]
-    pub count_links: bool,
+    pub(crate) count_links: bool,
 
     /// Exclude entries that match PATTERN (a shell glob, matched as du does)
     #[arg(long, value_name = "PATTERN", action = ArgAction::Append, help_heading = "What to count")]
-    pub exclude: Vec<OsString>,
+    pub(crate) exclude: Vec<OsString>,
 
     /// Exclude entries that match any pattern in FILE (one per line)
     #[arg(short = 'X', long, value_name = "FILE", action = ArgAction::Append, value_hint = ValueHint::FilePath, help_heading = "What to count")]
-    pub exclude_from: Vec<OsString>,
+    pub(crate) exclude_from: Vec<OsString>,
 
     /// Exclude directories holding a cache directory tag: a regular file
     /// named CACHEDIR.TAG that starts with Signature:
     /// 8a477f597d28d172789f06886806bc55 (as ncdu's --exclude-caches and GNU
     /// tar's --exclude-caches-all; a PATH given is measured all the same)
     #[arg(long, help_heading = "What to count")]
-    pub exclude_caches: bool,
+    pub(crate) exclude_caches: bool,
 
     /// Exclude directories on Linux's kernel filesystems (proc, sysfs,
     /// cgroup, cgroup2, debugfs, tracefs, securityfs, pstore, bpf,
     /// selinuxfs, binfmt_misc, devpts), by their statfs type, as ncdu
     /// does; a PATH given is measured all the same
     #[arg(long, help_heading = "What to count")]
-    pub exclude_kernfs: bool,
+    pub(crate) exclude_kernfs: bool,
 
     /// Measure the NUL-terminated file names listed in file F (- for
     /// standard input) instead of PATHs
     #[arg(long, value_name = "F", value_hint = ValueHint::FilePath, help_heading = "What to count")]
-    pub files0_from: Option<OsString>,
+    pub(crate) files0_from: Option<OsString>,
 
     /// List inode usage instead of block usage (--du: the inodes figure;
     /// the table: an Inodes column)
     #[arg(long, help_heading = "What to count")]
-    pub inodes: bool,
+    pub(crate) inodes: bool,
 
     /// Print apparent sizes rather than disk usage (the Apparent column,
     /// --sort total and --du total then mean the apparent size)
     #[arg(short = 'A', long, help_heading = "Sizes")]
-    pub apparent_size: bool,
+    pub(crate) apparent_size: bool,
 
     /// Equivalent to --apparent-size --block-size=1
     #[arg(short = 'b', long, help_heading = "Sizes")]
-    pub bytes: bool,
+    pub(crate) bytes: bool,
 
     // The unit flags below are read through `units`, which keeps their
     // order; their own fields only give clap something to parse into.
@@ -210,18 +210,18 @@ pub struct Cli {
     /// List the entries by FIGURE, largest first (or by path), instead of
     /// du's order; the tree view sorts siblings
     #[arg(long, value_name = "FIGURE", value_parser = sort_parser(), help_heading = "Output")]
-    pub sort: Option<SortBy>,
+    pub(crate) sort: Option<SortBy>,
 
     /// List in the opposite order: smallest first (--sort FIGURE, or
     /// --top), paths from last to first (--sort name), du's order read
     /// backwards without either; the tree view reverses each directory's
     /// entries
     #[arg(long, help_heading = "Output")]
-    pub reverse: bool,
+    pub(crate) reverse: bool,
 
     /// Print an indented tree with a bar per entry, largest first
     #[arg(long, conflicts_with_all = [ArgId::Json, ArgId::Du, ArgId::Null], help_heading = "Output")]
-    pub tree: bool,
+    pub(crate) tree: bool,
 
     /// Print only FIGURE in du's own format, SIZE<TAB>PATH, with du's units
     /// (1K blocks unless -h, -B, ... or the environment say otherwise)
@@ -232,7 +232,7 @@ pub struct Cli {
         conflicts_with = ArgId::Json,
         help_heading = "Output"
     )]
-    pub du: Option<Figure>,
+    pub(crate) du: Option<Figure>,
 
     /// Show the time of the last modification of any file in the entry (or,
     /// with WORD, atime, access, use, ctime or status)
@@ -244,7 +244,7 @@ pub struct Cli {
         default_missing_value = "mtime",
         help_heading = "Output"
     )]
-    pub time: Option<String>,
+    pub(crate) time: Option<String>,
 
     /// Show times using STYLE: full-iso, long-iso (the default), iso, or
     /// +FORMAT (as date's); the TIME_STYLE variable when not given
@@ -255,7 +255,7 @@ pub struct Cli {
         hide_possible_values = true,
         help_heading = "Output"
     )]
-    pub time_style: Option<String>,
+    pub(crate) time_style: Option<String>,
 
     /// Browse the tree full-screen after the scan: the four figures of every
     /// entry, sorted as asked; mark entries (Space) to see what deleting
@@ -268,11 +268,11 @@ pub struct Cli {
         conflicts_with_all = [ArgId::Json, ArgId::Du, ArgId::Tree, ArgId::ToFree, ArgId::Null],
         help_heading = "Output"
     )]
-    pub interactive: bool,
+    pub(crate) interactive: bool,
 
     /// Print one JSON document (all sizes in bytes)
     #[arg(long, help_heading = "Output")]
-    pub json: bool,
+    pub(crate) json: bool,
 
     /// Write a zoomable treemap of the scan to FILE (- for standard
     /// output) instead of the report: one HTML page that needs no network
@@ -284,19 +284,19 @@ pub struct Cli {
         conflicts_with_all = [ArgId::Json, ArgId::Du, ArgId::Tree, ArgId::Interactive, ArgId::ToFree, ArgId::Export, ArgId::Null, ArgId::Sort, ArgId::Reverse, ArgId::Top, ArgId::MinSize, ArgId::Threshold, ArgId::FilesOnly, ArgId::OlderThan, ArgId::Time, ArgId::ApparentSize, ArgId::Bytes, ArgId::Inodes],
         help_heading = "Output"
     )]
-    pub html: Option<OsString>,
+    pub(crate) html: Option<OsString>,
 
     /// Produce a grand total
     #[arg(short = 'c', long, help_heading = "Output")]
-    pub total: bool,
+    pub(crate) total: bool,
 
     /// End each output line with NUL, not newline (no header)
     #[arg(short = '0', long, help_heading = "Output")]
-    pub null: bool,
+    pub(crate) null: bool,
 
     /// Do not print the header line
     #[arg(long, help_heading = "Output")]
-    pub no_header: bool,
+    pub(crate) no_header: bool,
 
     /// Colour the tree view: auto (when stdout is a terminal and NO_COLOR
     /// is unset or empty), always, or never
@@ -307,41 +307,41 @@ pub struct Cli {
         default_value_t = ColorWhen::Auto,
         help_heading = "Output"
     )]
-    pub color: ColorWhen,
+    pub(crate) color: ColorWhen,
 
     /// Worker threads [default: the number of CPUs, or 8 when the tree is
     /// not in memory (cold cache): threads that wait on the disk; 4 on
     /// XFS, where more wait on each other's inode reads, and as root on
     /// Btrfs, where one search reads many inodes]
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024), help_heading = "Scan")]
-    pub threads: Option<u32>,
+    pub(crate) threads: Option<u32>,
 
     /// Do not show progress on stderr (shown only when stderr is a
     /// terminal and the scan takes a moment)
     #[arg(long, help_heading = "Scan")]
-    pub no_progress: bool,
+    pub(crate) no_progress: bool,
 
     /// Read every file's extents with FIEMAP, even where sdu could read
     /// Btrfs's extent items directly (as root, with CAP_SYS_ADMIN)
     #[arg(long, help_heading = "Scan")]
-    pub fiemap: bool,
+    pub(crate) fiemap: bool,
 
     /// Btrfs without root: map every copy of a file that is unchanged
     /// across snapshots with its own FIEMAP, instead of once (slower; exact
     /// even after a deduplication that ran on one copy after the snapshot)
     #[arg(long, help_heading = "Scan")]
-    pub map_each_copy: bool,
+    pub(crate) map_each_copy: bool,
 
     /// Memory for the index of shared extents (16 bytes a mapping): past
     /// SIZE (e.g. 2G) it spills sorted runs to a temporary file in TMPDIR,
     /// else /tmp [default: half the available memory]
     #[arg(long, value_name = "SIZE", help_heading = "Scan")]
-    pub index_memory: Option<String>,
+    pub(crate) index_memory: Option<String>,
 
     /// Print counts and timings of the scan on stderr (files mapped with
     /// FIEMAP, files skipped and why, shared extents indexed)
     #[arg(long, help_heading = "Scan")]
-    pub stats: bool,
+    pub(crate) stats: bool,
 
     /// Write the scan to FILE (- for standard output) instead of the
     /// report, in ncdu's JSON export format with sdu's figures added:
@@ -353,7 +353,7 @@ pub struct Cli {
         conflicts_with_all = [ArgId::Import, ArgId::ToFree],
         help_heading = "Saved scans"
     )]
-    pub export: Option<OsString>,
+    pub(crate) export: Option<OsString>,
 
     /// Read a scan saved with --export (or ncdu -o) from FILE (- for
     /// standard input) instead of scanning; every report and --to-free
@@ -366,7 +366,7 @@ pub struct Cli {
         conflicts_with_all = [ArgId::OneFileSystem, ArgId::Dereference, ArgId::DereferenceArgs, ArgId::DereferenceArgsH, ArgId::CountLinks, ArgId::Exclude, ArgId::ExcludeFrom, ArgId::ExcludeCaches, ArgId::ExcludeKernfs, ArgId::Files0From],
         help_heading = "Saved scans"
     )]
-    pub import: Option<OsString>,
+    pub(crate) import: Option<OsString>,
 
     /// Compare with the saved scan OLD (--export's, or ncdu -o's): for
     /// every entry the change of each figure since OLD, and whether it is
@@ -382,11 +382,11 @@ pub struct Cli {
         conflicts_with_all = [ArgId::Export, ArgId::ToFree, ArgId::Du, ArgId::Tree, ArgId::Threshold, ArgId::FilesOnly, ArgId::OlderThan, ArgId::Time],
         help_heading = "Saved scans"
     )]
-    pub compare: Option<OsString>,
+    pub(crate) compare: Option<OsString>,
 
     /// Print the man page or a shell completion script, and exit
     #[arg(long, value_name = "KIND", value_enum, help_heading = "Other")]
-    pub generate: Option<Generate>,
+    pub(crate) generate: Option<Generate>,
 
     /// Print help
     #[arg(long, action = ArgAction::HelpShort, help_heading = "Other")]
@@ -398,34 +398,34 @@ pub struct Cli {
 
     /// The unit flags given, in command-line order.
     #[arg(skip)]
-    pub units: Vec<UnitFlag>,
+    pub(crate) units: Vec<UnitFlag>,
 
     /// How symlinks are followed: the last of -L, -P, -H and -D.
     #[arg(skip)]
-    pub deref: Deref,
+    pub(crate) deref: Deref,
 
     /// Every option as given, in order, spelled as given (`-t`, or
     /// `--threshold` for any abbreviation of it), for messages that name
     /// the option.
     #[arg(skip)]
-    pub given: Vec<Given>,
+    pub(crate) given: Vec<Given>,
 
     /// sdu was run under the name `du`.
     #[arg(skip)]
-    pub invoked_as_du: bool,
+    pub(crate) invoked_as_du: bool,
 }
 
 impl Cli {
     /// du's mode: run as `du`, or `--du FIGURE` given. du's counting
     /// rules, texts and exit statuses go with it.
-    pub fn du_mode(&self) -> bool {
+    pub(crate) fn du_mode(&self) -> bool {
         self.invoked_as_du || self.du.is_some()
     }
 }
 
 /// Which symlinks to follow (du's -P, -H/-D, -L).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Deref {
+pub(crate) enum Deref {
     /// `-P`, the default: none.
     #[default]
     None,
@@ -437,7 +437,7 @@ pub enum Deref {
 
 /// What `--sort` orders by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SortBy {
+pub(crate) enum SortBy {
     Figure(Figure),
     Name,
 }
@@ -445,7 +445,7 @@ pub enum SortBy {
 /// One of the flags that choose how sizes are printed. Like du, sdu lets
 /// the last one win, so [`Cli::units`] keeps them in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum UnitFlag {
+pub(crate) enum UnitFlag {
     /// `-h`, `--human-readable`.
     Human,
     /// `--si`.
@@ -463,7 +463,7 @@ pub enum UnitFlag {
 
 /// When `--color` colours.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ColorWhen {
+pub(crate) enum ColorWhen {
     Auto,
     Always,
     Never,
@@ -471,7 +471,7 @@ pub enum ColorWhen {
 
 /// What `--generate` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Generate {
+pub(crate) enum Generate {
     Man,
     Bash,
     Zsh,
@@ -525,7 +525,7 @@ fn time_style_parser() -> impl TypedValueParser<Value = String> {
 
 /// Why the command line ends the run before anything is read.
 #[derive(Debug)]
-pub enum Stop {
+pub(crate) enum Stop {
     /// clap has its say, with status 0: `--help` or `--version`.
     Clap(clap::Error),
     /// A usage error, in one style in both modes, du's: `PROGRAM: what`,
@@ -544,7 +544,7 @@ pub enum Stop {
 impl Stop {
     /// Prints what stops the run (clap's text as clap prints it, a usage
     /// error after `program:`) and gives the status to end with.
-    pub fn report(self, program: &str) -> ExitStatus {
+    pub(crate) fn report(self, program: &str) -> ExitStatus {
         match self {
             Stop::Clap(e) => {
                 let _ = e.print();
@@ -566,7 +566,7 @@ impl Stop {
 /// # Errors
 /// [`Stop`]: help, the version, or a usage error, each in the words of
 /// the mode asked for (du's when run as du or with `--du`, else clap's).
-pub fn parse_from<I, T>(args: I, du: bool) -> Result<Cli, Stop>
+pub(crate) fn parse_from<I, T>(args: I, du: bool) -> Result<Cli, Stop>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,

@@ -71,7 +71,7 @@ const TIME_WORDS: [(&str, TimeField); 6] = [
 /// # Errors
 /// argmatch's message; du's list leaves out `mtime`, which only
 /// `--time` alone asks for.
-pub fn time_field(word: &str) -> Result<TimeField, String> {
+pub(crate) fn time_field(word: &str) -> Result<TimeField, String> {
     if word == "mtime" {
         return Ok(TimeField::Modification);
     }
@@ -88,7 +88,7 @@ const STYLES: [(&str, &str); 3] = [("full-iso", FULL_ISO), ("long-iso", LONG_ISO
 ///
 /// # Errors
 /// argmatch's message, for `'time style'`.
-pub fn time_format(given: Option<&str>, env: Option<&str>) -> Result<String, String> {
+pub(crate) fn time_format(given: Option<&str>, env: Option<&str>) -> Result<String, String> {
     let style = match (given, env) {
         (Some(s), _) => s.to_owned(),
         (None, None | Some("locale")) => "long-iso".to_owned(),
@@ -108,13 +108,13 @@ pub fn time_format(given: Option<&str>, env: Option<&str>) -> Result<String, Str
         .map_err(|amb| argmatch_error(&style, "time style", &STYLES, amb))
 }
 
-pub use sdu::quotef;
+pub(crate) use sdu::quotef;
 
 /// A PATH as gnulib's `fts_open` keeps it, as du walks and prints it: two
 /// or more trailing slashes trimmed to one (`demo//` is `demo/`, whose
 /// entries are `demo/a`; `///` is `/`), a name of two bytes or fewer
 /// untouched (`//` stays).
-pub fn trim_slashes(mut path: Vec<u8>) -> Vec<u8> {
+pub(crate) fn trim_slashes(mut path: Vec<u8>) -> Vec<u8> {
     let mut len = path.len();
     if len > 2 && path[len - 1] == b'/' {
         while len > 1 && path[len - 2] == b'/' {
@@ -127,7 +127,7 @@ pub fn trim_slashes(mut path: Vec<u8>) -> Vec<u8> {
 
 /// The text of an I/O error as the C library's `strerror` words it ("No
 /// such file or directory"), without Rust's " (os error 2)".
-pub fn strerror(e: &std::io::Error) -> String {
+pub(crate) fn strerror(e: &std::io::Error) -> String {
     let s = e.to_string();
     match s.find(" (os error") {
         Some(i) => s[..i].to_owned(),
@@ -138,18 +138,18 @@ pub fn strerror(e: &std::io::Error) -> String {
 /// What `--files0-from` read: the names to measure, and du's complaints
 /// about the others (each makes the run fail, as du's).
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Files0 {
-    pub names: Vec<Vec<u8>>,
-    pub errors: Vec<String>,
+pub(crate) struct Files0 {
+    pub(crate) names: Vec<Vec<u8>>,
+    pub(crate) errors: Vec<String>,
 }
 
 /// Linux's PATH_MAX: the longest path a system call takes, with its NUL.
 /// No name of this many bytes or more can be opened (`ENAMETOOLONG`).
-pub const PATH_MAX: usize = 4096;
+pub(crate) const PATH_MAX: usize = 4096;
 
 /// How many invalid names (zero-length, too long, `-` from standard
 /// input) `--files0-from` takes before it reads no further.
-pub const MAX_INVALID: usize = 100;
+pub(crate) const MAX_INVALID: usize = 100;
 
 /// Reads the names of `--files0-from=F` from `input`, one at a time:
 /// NUL-terminated, the last terminator optional. A zero-length name is an
@@ -164,7 +164,7 @@ pub const MAX_INVALID: usize = 100;
 /// (`/dev/zero` is an endless run of zero-length names). Then, and on a
 /// read error, `Err` holds the errors met so far and the one that
 /// stopped the reading.
-pub fn files0(from: &OsStr, input: &mut dyn io::BufRead) -> Result<Files0, Vec<String>> {
+pub(crate) fn files0(from: &OsStr, input: &mut dyn io::BufRead) -> Result<Files0, Vec<String>> {
     let stdin = from.as_bytes() == b"-";
     let mut out = Files0::default();
     let mut name = Vec::new();
@@ -216,7 +216,7 @@ pub fn files0(from: &OsStr, input: &mut dyn io::BufRead) -> Result<Files0, Vec<S
 /// The patterns of an `--exclude-from` file as gnulib's `add_exclude_fp`
 /// reads them with du's newline separator: one a line, the last newline
 /// optional, trailing white space dropped, blank lines skipped.
-pub fn exclude_patterns(data: &[u8]) -> Vec<Vec<u8>> {
+pub(crate) fn exclude_patterns(data: &[u8]) -> Vec<Vec<u8>> {
     data.split(|&b| b == b'\n')
         .map(|l| {
             let end = l

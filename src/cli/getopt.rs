@@ -27,7 +27,7 @@ use super::arg_id::ArgId;
 /// abbreviation is resolved among these first, so that sdu's own options
 /// never make a du abbreviation ambiguous, and the possibilities of an
 /// ambiguous one are listed in du's order.
-pub const DU_LONGS: [&str; 25] = [
+pub(crate) const DU_LONGS: [&str; 25] = [
     "all",
     "apparent-size",
     "block-size",
@@ -75,38 +75,38 @@ struct Opt {
 
 /// One option as given on the command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Given {
+pub(crate) struct Given {
     /// Which argument of the command it is.
-    pub id: ArgId,
+    pub(crate) id: ArgId,
     /// As spelled in messages: `-t`, or `--threshold` (in full, even when
     /// abbreviated, as getopt does).
-    pub spelled: String,
-    pub value: Option<OsString>,
+    pub(crate) spelled: String,
+    pub(crate) value: Option<OsString>,
 }
 
 /// The command line, read.
 #[derive(Debug, Default)]
-pub struct Scan {
+pub(crate) struct Scan {
     /// The arguments for clap, the program name first. When getopt took
     /// them all: the options in full, `--`, the operands. When it refused
     /// one: the options (in full) and operands before it, in their order,
     /// then the refused argument as typed, on which clap fails with its
     /// own words for it.
-    pub args: Vec<OsString>,
+    pub(crate) args: Vec<OsString>,
     /// The options in the order given.
-    pub given: Vec<Given>,
+    pub(crate) given: Vec<Given>,
     /// getopt's messages, without the program name (`unrecognized option
     /// '--foo'`); getopt goes on after each, and du then fails.
-    pub errors: Vec<String>,
+    pub(crate) errors: Vec<String>,
     /// The option that ended the command line without the value it takes
     /// (`--du` last): refused, and not in `given`.
-    pub lacking: Option<ArgId>,
+    pub(crate) lacking: Option<ArgId>,
 }
 
 #[cfg(test)]
 impl Scan {
     /// The options given with this id, in order.
-    pub fn of(&self, id: ArgId) -> impl Iterator<Item = &Given> {
+    pub(crate) fn of(&self, id: ArgId) -> impl Iterator<Item = &Given> {
         self.given.iter().filter(move |g| g.id == id)
     }
 }
@@ -146,7 +146,7 @@ struct Places {
 
 /// Reads `args` (the program name first) as getopt_long would, with the
 /// options of `cmd`. `du` resolves abbreviations among [`DU_LONGS`] first.
-pub fn scan(cmd: &Command, args: &[OsString], du: bool) -> Scan {
+pub(crate) fn scan(cmd: &Command, args: &[OsString], du: bool) -> Scan {
     let opts = options(cmd);
     let mut scan = Scan::default();
     let mut places = Places::default();

@@ -3,7 +3,7 @@
 //! man page (`man`) can both use it without importing each other.
 
 /// The three examples that end `--help` (and the man page shows them too).
-pub const EXAMPLES: &[(&str, &str)] = &[
+pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     (
         "sdu -d 1 /srv",
         "Total, exclusive, shared and reclaimable space of /srv and each directory in it",
@@ -19,7 +19,7 @@ pub const EXAMPLES: &[(&str, &str)] = &[
 ];
 
 /// The end of `--help`: the figures in brief, then the examples.
-pub fn after_help() -> String {
+pub(crate) fn after_help() -> String {
     let mut s = String::from(
         "Figures (man sdu explains them):\n  \
          Total        allocated bytes, what du prints (Apparent with --apparent-size)\n  \

@@ -18,7 +18,7 @@ use super::help::EXAMPLES;
 use super::status::ExitStatus;
 
 /// `--generate KIND`: the man page or a completion script on stdout.
-pub fn generate(kind: Generate) -> ExitStatus {
+pub(crate) fn generate(kind: Generate) -> ExitStatus {
     let mut cmd = Cli::command();
     let mut buf = Vec::new();
     let shell = match kind {

@@ -5,14 +5,14 @@
 //!
 //! The library never sees clap: everything here is the binary's.
 
-pub mod arg_id;
-pub mod args;
-pub mod du;
-pub mod getopt;
-pub mod help;
-pub mod man;
-pub mod progress;
-pub mod resolve;
-pub mod signals;
-pub mod status;
-pub mod usage;
+pub(crate) mod arg_id;
+pub(crate) mod args;
+pub(crate) mod du;
+pub(crate) mod getopt;
+pub(crate) mod help;
+pub(crate) mod man;
+pub(crate) mod progress;
+pub(crate) mod resolve;
+pub(crate) mod signals;
+pub(crate) mod status;
+pub(crate) mod usage;

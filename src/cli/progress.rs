@@ -24,15 +24,15 @@ use sdu::{Messages, Progress};
 
 /// How often the line is redrawn: often enough to look alive, rarely
 /// enough to cost nothing (the walker never waits for the display).
-pub const TICK: Duration = Duration::from_millis(100);
+pub(crate) const TICK: Duration = Duration::from_millis(100);
 
 /// Scans shorter than this print no progress at all.
-pub const DEFAULT_DELAY: Duration = Duration::from_millis(300);
+pub(crate) const DEFAULT_DELAY: Duration = Duration::from_millis(300);
 
 /// How long a scan runs before progress appears: [`DEFAULT_DELAY`], or
 /// `SDU_PROGRESS_DELAY_MS` (milliseconds) when set, so that tests can see
 /// the line on short scans.
-pub fn delay(var: Option<OsString>) -> Duration {
+pub(crate) fn delay(var: Option<OsString>) -> Duration {
     var.and_then(|v| v.to_str()?.parse().ok())
         .map_or(DEFAULT_DELAY, Duration::from_millis)
 }
@@ -41,7 +41,7 @@ pub fn delay(var: Option<OsString>) -> Duration {
 const COUNTS_WIDTH: usize = 40;
 
 /// A running progress display.
-pub struct Display {
+pub(crate) struct Display {
     bar: ProgressBar,
     stop: Arc<(Mutex<bool>, Condvar)>,
     thread: Option<JoinHandle<()>>,
@@ -49,7 +49,7 @@ pub struct Display {
 
 impl Display {
     /// Starts a display of `progress` on stderr, drawn from `delay` on.
-    pub fn start(progress: Arc<Progress>, delay: Duration) -> Display {
+    pub(crate) fn start(progress: Arc<Progress>, delay: Duration) -> Display {
         let style =
             ProgressStyle::with_template("{spinner} {human_pos} entries, {rate}  {wide_msg}")
                 .expect("valid template")
@@ -71,7 +71,7 @@ impl Display {
     }
 
     /// Stops the display and clears its line. Calling it again does nothing.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if let Some(t) = self.thread.take() {
             stop(&self.stop);
             let _ = t.join();
@@ -81,7 +81,7 @@ impl Display {
 
     /// A handle that clears the line from another thread (the one that
     /// handles Ctrl-C), while the display belongs to the report's writer.
-    pub fn clearer(&self) -> Clearer {
+    pub(crate) fn clearer(&self) -> Clearer {
         Clearer {
             bar: self.bar.clone(),
             stop: Arc::clone(&self.stop),
@@ -90,7 +90,7 @@ impl Display {
 
     /// A writer to stderr that lifts the progress line while it writes
     /// (for the messages printed during the scan).
-    pub fn sink(&self) -> Sink {
+    pub(crate) fn sink(&self) -> Sink {
         Sink {
             bar: self.bar.clone(),
         }
@@ -99,7 +99,7 @@ impl Display {
 
 /// The messages of a run, after `program:`: through `display`'s
 /// [`Display::sink`] when there is one, else straight to stderr.
-pub fn messages(display: Option<&Display>, program: &'static str) -> Messages {
+pub(crate) fn messages(display: Option<&Display>, program: &'static str) -> Messages {
     match display {
         Some(d) => Messages::named(Box::new(d.sink()), program),
         None => Messages::named(Box::new(io::stderr()), program),
@@ -113,7 +113,7 @@ impl Drop for Display {
 }
 
 /// Clears the progress line of a [`Display`] for good, from any thread.
-pub struct Clearer {
+pub(crate) struct Clearer {
     bar: ProgressBar,
     stop: Arc<(Mutex<bool>, Condvar)>,
 }
@@ -121,7 +121,7 @@ pub struct Clearer {
 impl Clearer {
     /// Stops the display thread's drawing and clears the line. Harmless
     /// when the display has finished already.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         stop(&self.stop);
         self.bar.finish_and_clear();
     }
@@ -284,7 +284,7 @@ fn fit(path: &[u8], max: usize) -> String {
 }
 
 /// Stderr, with the progress line lifted while writing.
-pub struct Sink {
+pub(crate) struct Sink {
     bar: ProgressBar,
 }
 
@@ -304,25 +304,25 @@ impl Write for Sink {
 
 /// The report's writer: the progress line is cleared before the first
 /// byte of the report goes out (stdout and stderr are often one terminal).
-pub struct ClearsProgress<W: Write> {
+pub(crate) struct ClearsProgress<W: Write> {
     display: Option<Display>,
     inner: W,
 }
 
 impl<W: Write> ClearsProgress<W> {
-    pub fn new(display: Option<Display>, inner: W) -> Self {
+    pub(crate) fn new(display: Option<Display>, inner: W) -> Self {
         ClearsProgress { display, inner }
     }
 
     /// Stops the display, if it still runs, and clears its line.
-    pub fn finish_progress(&mut self) {
+    pub(crate) fn finish_progress(&mut self) {
         if let Some(mut d) = self.display.take() {
             d.finish();
         }
     }
 
     /// The writer, with whatever it still buffers.
-    pub fn into_inner(self) -> W {
+    pub(crate) fn into_inner(self) -> W {
         self.inner
     }
 }

@@ -24,34 +24,34 @@ use super::du;
 use super::usage::UsageError;
 
 /// Looks up an environment variable by name: `None` when it is unset.
-pub type Lookup = Box<dyn Fn(&str) -> Option<OsString>>;
+pub(crate) type Lookup = Box<dyn Fn(&str) -> Option<OsString>>;
 
 /// Reads a whole file (`Some(path)`) or standard input (`None`), for
 /// `--exclude-from`.
-pub type Read = Box<dyn Fn(Option<&OsStr>) -> io::Result<Vec<u8>>>;
+pub(crate) type Read = Box<dyn Fn(Option<&OsStr>) -> io::Result<Vec<u8>>>;
 
 /// Opens a file (`Some(path)`) or standard input (`None`) to read, for
 /// `--files0-from`, which reads it a name at a time.
-pub type Open = Box<dyn Fn(Option<&OsStr>) -> io::Result<Box<dyn io::Read>>>;
+pub(crate) type Open = Box<dyn Fn(Option<&OsStr>) -> io::Result<Box<dyn io::Read>>>;
 
 /// What [`resolve`] may know of the process it runs in.
-pub struct Env {
-    pub vars: Lookup,
-    pub read: Read,
-    pub open: Open,
-    pub stdout_terminal: bool,
+pub(crate) struct Env {
+    pub(crate) vars: Lookup,
+    pub(crate) read: Read,
+    pub(crate) open: Open,
+    pub(crate) stdout_terminal: bool,
     /// The width of the terminal on stdout, when it is one.
-    pub stdout_columns: Option<u16>,
-    pub stderr_terminal: bool,
+    pub(crate) stdout_columns: Option<u16>,
+    pub(crate) stderr_terminal: bool,
     /// The default number of worker threads.
-    pub cpus: usize,
+    pub(crate) cpus: usize,
     /// The time now, in seconds since the epoch (`--older-than DURATION`).
-    pub now: i64,
+    pub(crate) now: i64,
 }
 
 impl Env {
     /// The environment of this process.
-    pub fn of_process() -> Env {
+    pub(crate) fn of_process() -> Env {
         use std::io::{IsTerminal, Read as _};
         Env {
             vars: Box::new(|name| std::env::var_os(name)),
@@ -83,7 +83,7 @@ impl Env {
     }
 
     /// The variable `name`, if set (even to the empty string).
-    pub fn var(&self, name: &str) -> Option<OsString> {
+    pub(crate) fn var(&self, name: &str) -> Option<OsString> {
         (self.vars)(name)
     }
 
@@ -95,7 +95,7 @@ impl Env {
 
 /// A message printed before the run, which goes on.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Note {
+pub(crate) enum Note {
     /// du's `warning: ...`: the exit status stays 0.
     Warning(String),
     /// A PATH skipped (`invalid zero-length file name`): the exit status
@@ -105,12 +105,12 @@ pub enum Note {
 
 /// What the command line asks for.
 #[derive(Debug)]
-pub struct Resolved {
-    pub config: Config,
+pub(crate) struct Resolved {
+    pub(crate) config: Config,
     /// `--html FILE`: where the page goes (`-`: standard output).
-    pub html: Option<OsString>,
+    pub(crate) html: Option<OsString>,
     /// What to say before the run, in order.
-    pub notes: Vec<Note>,
+    pub(crate) notes: Vec<Note>,
 }
 
 /// The 1K block, du's default unit.
@@ -150,7 +150,7 @@ struct Checked {
 /// # Errors
 /// The first usage error, in the order du finds them (every bad
 /// `--max-depth` and unreadable `--exclude-from` file together).
-pub fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
+pub(crate) fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
     let du_mode = cli.du_mode();
     if cli.invoked_as_du && cli.du.is_none() && !cli.json && !cli.tree {
         cli.du = Some(Figure::Total);

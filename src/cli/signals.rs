@@ -28,14 +28,14 @@ use super::progress::Clearer;
 /// loaded machine); if the waiting thread cannot start, dropping the
 /// handlers unregisters them, so that no signal is caught with nobody to
 /// act on it.
-pub fn clear_progress_on_interrupt(clearer: Clearer) -> io::Result<()> {
+pub(crate) fn clear_progress_on_interrupt(clearer: Clearer) -> io::Result<()> {
     on_interrupt(move || clearer.clear())
 }
 
 /// Runs `cleanup` when SIGINT or SIGTERM arrives, then lets the signal
 /// kill the process (the browser restores the terminal this way), with
 /// the rules of [`clear_progress_on_interrupt`].
-pub fn on_interrupt(cleanup: impl FnOnce() + Send + 'static) -> io::Result<()> {
+pub(crate) fn on_interrupt(cleanup: impl FnOnce() + Send + 'static) -> io::Result<()> {
     let caught: Vec<i32> = [SIGINT, SIGTERM]
         .into_iter()
         .filter(|&s| !inherited_ignored(s))
@@ -68,7 +68,7 @@ pub fn on_interrupt(cleanup: impl FnOnce() + Send + 'static) -> io::Result<()> {
 /// default action, unblocks the signal and raises it. Whether du's parent
 /// had it ignored cannot be known once the runtime has set it (du would
 /// then say `write error` and exit 1): sdu takes the usual case.
-pub fn die_of_sigpipe() -> ! {
+pub(crate) fn die_of_sigpipe() -> ! {
     let _ = emulate_default_handler(SIGPIPE);
     // Not reached: emulate_default_handler aborts when it cannot raise.
     std::process::abort()

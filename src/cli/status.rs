@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 /// How a run of sdu ended, as its exit status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExitStatus {
+pub(crate) enum ExitStatus {
     /// 0: everything was read (or `--help`, `--version`, `--generate`).
     Success = 0,
     /// 1: some entries could not be read, each named on stderr. du's
@@ -25,7 +25,7 @@ pub enum ExitStatus {
 
 impl ExitStatus {
     /// The status of a usage error: du's 1 in du's mode, else 2.
-    pub fn usage(du: bool) -> ExitStatus {
+    pub(crate) fn usage(du: bool) -> ExitStatus {
         if du {
             ExitStatus::Failure
         } else {
@@ -35,7 +35,7 @@ impl ExitStatus {
 
     /// [`ExitStatus::Failure`] when something could not be read, else
     /// [`ExitStatus::Success`].
-    pub fn failed_if(failed: bool) -> ExitStatus {
+    pub(crate) fn failed_if(failed: bool) -> ExitStatus {
         if failed {
             ExitStatus::Failure
         } else {

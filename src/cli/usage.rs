@@ -12,16 +12,16 @@ use super::status::ExitStatus;
 /// the text goes on unprefixed, as du's do), then, when `try_help`, the
 /// pointer to `--help`. sdu exits 2, du 1.
 #[derive(Debug, PartialEq, Eq)]
-pub struct UsageError {
+pub(crate) struct UsageError {
     /// The messages, without the program name.
-    pub lines: Vec<String>,
+    pub(crate) lines: Vec<String>,
     /// Whether du points to `--help` after them (sdu always does).
-    pub try_help: bool,
+    pub(crate) try_help: bool,
 }
 
 impl UsageError {
     /// One line, and the pointer to `--help`.
-    pub fn usage(line: impl Into<String>) -> UsageError {
+    pub(crate) fn usage(line: impl Into<String>) -> UsageError {
         UsageError {
             lines: vec![line.into()],
             try_help: true,
@@ -29,7 +29,7 @@ impl UsageError {
     }
 
     /// One line, without the pointer (du's `die` and `xstrtol_fatal`).
-    pub fn fatal(line: impl Into<String>) -> UsageError {
+    pub(crate) fn fatal(line: impl Into<String>) -> UsageError {
         UsageError {
             lines: vec![line.into()],
             try_help: false,
@@ -39,7 +39,7 @@ impl UsageError {
     /// Prints the error on stderr as `program: line`, then the pointer to
     /// `--help` (always in sdu's own mode; in du's, where du prints it),
     /// and gives the status to end with: du's 1 when `du`, else 2.
-    pub fn report(&self, program: &str, du: bool) -> ExitStatus {
+    pub(crate) fn report(&self, program: &str, du: bool) -> ExitStatus {
         let mut s = String::new();
         for line in &self.lines {
             s.push_str(&format!("{program}: {line}\n"));

@@ -23,7 +23,7 @@ use super::{App, Settings, Sort};
 
 /// What a new [`App`] takes over from the one before a rescan.
 #[derive(Clone, Debug)]
-pub struct Carry {
+pub(crate) struct Carry {
     /// The directory shown: its root's name and the names below it (`None`:
     /// the list of roots).
     dir: Option<(Vec<u8>, Vec<Vec<u8>>)>,
@@ -35,12 +35,12 @@ pub struct Carry {
     cursor: Option<(Vec<u8>, Option<Ident>)>,
     /// The marked entries: each one's root name, the names below it, and
     /// what the scan saw there (none: it recorded nothing).
-    pub marks: Vec<Mark>,
+    pub(crate) marks: Vec<Mark>,
 }
 
 /// A marked entry: its root's name, the names below it, and what the scan
 /// it was marked in saw there.
-pub type Mark = ((Vec<u8>, Vec<Vec<u8>>), Option<Ident>);
+pub(crate) type Mark = ((Vec<u8>, Vec<Vec<u8>>), Option<Ident>);
 
 /// `names` (a root's name first) split into the root and the rest.
 fn split(mut names: Vec<Vec<u8>>) -> (Vec<u8>, Vec<Vec<u8>>) {
@@ -59,7 +59,7 @@ impl<'t> App<'t> {
     /// scan recorded nothing of) is dropped, and a notice says which. The
     /// cursor stays on its name even so; the notice says when that is
     /// another entry now, and the entry is [`App::replaced`].
-    pub fn resume(
+    pub(crate) fn resume(
         tree: &'t Tree,
         sets: &'t Sets,
         first: Figure,
@@ -160,7 +160,7 @@ impl<'t> App<'t> {
 
     /// What [`App::resume`] needs to carry on in a new scan; `ident` is
     /// what this scan saw at an entry.
-    pub fn carry(&self, ident: impl Fn(NodeId) -> Option<Ident>) -> Carry {
+    pub(crate) fn carry(&self, ident: impl Fn(NodeId) -> Option<Ident>) -> Carry {
         Carry {
             dir: (self.dir != NodeId::TOP).then(|| split(self.names(self.dir))),
             sort: self.sort,

@@ -7,16 +7,16 @@ use sdu::tree::Tree;
 
 /// How the rows are shown, kept over a rescan.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Settings {
-    pub files: bool,
+pub(crate) struct Settings {
+    pub(crate) files: bool,
     /// Names starting with a dot.
-    pub dotfiles: bool,
+    pub(crate) dotfiles: bool,
     /// The column of entry counts.
-    pub count: bool,
+    pub(crate) count: bool,
     /// The column of modification times.
-    pub time: bool,
+    pub(crate) time: bool,
     /// Only names holding this (bytewise).
-    pub filter: Option<String>,
+    pub(crate) filter: Option<String>,
 }
 
 impl Default for Settings {
@@ -33,25 +33,25 @@ impl Default for Settings {
 
 /// The entry info shown (`i`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Info {
-    pub id: NodeId,
+pub(crate) struct Info {
+    pub(crate) id: NodeId,
     /// What the scan recorded of its identity (a live scan).
-    pub ident: Option<sdu::records::Ident>,
+    pub(crate) ident: Option<sdu::records::Ident>,
     /// A stat of it now, or why there is none (the event loop fills it).
-    pub now: Option<Result<Now, String>>,
+    pub(crate) now: Option<Result<Now, String>>,
 }
 
 /// What a stat of an entry says now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Now {
-    pub dev: u64,
-    pub ino: u64,
-    pub nlink: u64,
-    pub mtime: sdu::figures::Timestamp,
+pub(crate) struct Now {
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    pub(crate) nlink: u64,
+    pub(crate) mtime: sdu::figures::Timestamp,
 }
 
 /// The files and directories under `id` (not itself).
-pub fn items(tree: &Tree, id: NodeId) -> u64 {
+pub(crate) fn items(tree: &Tree, id: NodeId) -> u64 {
     if tree.kind(id) != Kind::Dir {
         return 0;
     }

@@ -11,7 +11,7 @@ use sdu::tree::Tree;
 
 /// The read errors of a scan, by node, and the directories above them.
 #[derive(Debug, Default)]
-pub struct Unread<'t> {
+pub(crate) struct Unread<'t> {
     /// Sorted by node.
     errors: &'t [ReadError],
     /// Every directory with an error somewhere below it.
@@ -20,7 +20,7 @@ pub struct Unread<'t> {
 
 impl<'t> Unread<'t> {
     /// The marks of `errors` (sorted by node) in `tree`.
-    pub fn new(tree: &Tree, errors: &'t [ReadError]) -> Unread<'t> {
+    pub(crate) fn new(tree: &Tree, errors: &'t [ReadError]) -> Unread<'t> {
         let mut above = HashSet::new();
         for e in errors {
             let mut n = tree.parent(e.node);
@@ -35,14 +35,14 @@ impl<'t> Unread<'t> {
     }
 
     /// The errors met in directory `id` itself.
-    pub fn of(&self, id: NodeId) -> &'t [ReadError] {
+    pub(crate) fn of(&self, id: NodeId) -> &'t [ReadError] {
         let start = self.errors.partition_point(|e| e.node < id);
         let end = start + self.errors[start..].partition_point(|e| e.node == id);
         &self.errors[start..end]
     }
 
     /// `!`, `.` or a space: ncdu's mark of the entry's row.
-    pub fn mark(&self, id: NodeId) -> char {
+    pub(crate) fn mark(&self, id: NodeId) -> char {
         match self.of(id) {
             [first, ..] if first.whole => '!',
             [_, ..] => '.',
@@ -52,7 +52,7 @@ impl<'t> Unread<'t> {
     }
 
     /// Whether an entry below `id` was not read in full.
-    pub fn below(&self, id: NodeId) -> bool {
+    pub(crate) fn below(&self, id: NodeId) -> bool {
         self.above.contains(&id)
     }
 }

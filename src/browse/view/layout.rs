@@ -5,26 +5,26 @@
 use ratatui::text::Span;
 
 /// Cells of a bar (eighths of a cell resolve 1/96).
-pub const BAR_CELLS: usize = 12;
+pub(crate) const BAR_CELLS: usize = 12;
 /// The mark and its space before the first column.
-pub const LEAD: usize = 2;
+pub(crate) const LEAD: usize = 2;
 /// A bar, its space, the percentage and two spaces: `█████▌       47%  `.
-pub const BAR_AND_PCT: usize = BAR_CELLS + 1 + PCT;
+pub(crate) const BAR_AND_PCT: usize = BAR_CELLS + 1 + PCT;
 /// The percentage alone and two spaces: ` 47%  `.
-pub const PCT: usize = 6;
+pub(crate) const PCT: usize = 6;
 /// The name keeps at least this many cells (less only when nothing is left
 /// to drop).
-pub const NAME_MIN: usize = 16;
+pub(crate) const NAME_MIN: usize = 16;
 
 /// Which parts of a row are shown at a width.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Fit {
+pub(crate) struct Fit {
     /// One per column given, in their order: shown or dropped.
-    pub shown: Vec<bool>,
-    pub bar: bool,
-    pub pct: bool,
+    pub(crate) shown: Vec<bool>,
+    pub(crate) bar: bool,
+    pub(crate) pct: bool,
     /// The cells left for the name.
-    pub name: usize,
+    pub(crate) name: usize,
 }
 
 /// The columns of a row at `width` cells: the figure columns of `widths`
@@ -32,7 +32,7 @@ pub struct Fit {
 /// While the name has less than `NAME_MIN` cells (or less than `longest`,
 /// the widest name, when that is narrower) the bar goes first, then the
 /// percentage, then the columns in the order `drop` gives.
-pub fn fit(width: usize, widths: &[usize], drop: &[usize], longest: usize) -> Fit {
+pub(crate) fn fit(width: usize, widths: &[usize], drop: &[usize], longest: usize) -> Fit {
     let want = longest.clamp(1, NAME_MIN);
     let mut f = Fit {
         shown: vec![true; widths.len()],
@@ -74,13 +74,13 @@ pub fn fit(width: usize, widths: &[usize], drop: &[usize], longest: usize) -> Fi
 }
 
 /// The cells `s` takes on a terminal.
-pub fn width(s: &str) -> usize {
+pub(crate) fn width(s: &str) -> usize {
     Span::raw(s).width()
 }
 
 /// `name` in at most `room` cells: as it is when it fits, else its start
 /// and its end around an ellipsis (`very_long…name.txt`).
-pub fn middle(name: &str, room: usize) -> String {
+pub(crate) fn middle(name: &str, room: usize) -> String {
     if width(name) <= room {
         return name.to_owned();
     }
@@ -118,7 +118,7 @@ pub fn middle(name: &str, room: usize) -> String {
 
 /// `path` in at most `room` cells: as it is when it fits, else its end
 /// after an ellipsis, from a `/` when one is near enough (`…/c/d`).
-pub fn left(path: &str, room: usize) -> String {
+pub(crate) fn left(path: &str, room: usize) -> String {
     if width(path) <= room {
         return path.to_owned();
     }

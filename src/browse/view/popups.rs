@@ -12,7 +12,7 @@ use super::{Look, printable, size};
 use crate::browse::app::{App, Confirm, Info, items};
 
 /// The help text, one key a line.
-pub const HELP: &[(&str, &str)] = &[
+pub(crate) const HELP: &[(&str, &str)] = &[
     ("↑ ↓  k j", "move the cursor"),
     ("PgUp PgDn", "move by a screen"),
     ("Home End  g G", "first, last entry"),
@@ -40,7 +40,7 @@ pub const HELP: &[(&str, &str)] = &[
 
 /// The help, as wide as its longest line (as the screen allows), short
 /// enough for 80x24.
-pub fn help(f: &mut Frame<'_>, area: Rect, can_delete: bool) {
+pub(crate) fn help(f: &mut Frame<'_>, area: Rect, can_delete: bool) {
     let mut lines: Vec<Line<'_>> = HELP
         .iter()
         .filter(|(k, _)| can_delete || !matches!(*k, "d" | "r" | "b"))
@@ -62,7 +62,7 @@ pub fn help(f: &mut Frame<'_>, area: Rect, can_delete: bool) {
 }
 
 /// A box in the middle of `area` holding `lines`.
-pub fn dialog(f: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'_>>) {
+pub(crate) fn dialog(f: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'_>>) {
     let widest = lines.iter().map(Line::width).max().unwrap_or(0) + 3;
     let w = (widest.max(title.len() + 4) as u16).min(area.width);
     let h = (lines.len() as u16 + 2).min(area.height);
@@ -81,7 +81,7 @@ pub fn dialog(f: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'_>>) 
 
 /// A notice, wrapped (not cut: the reason a deletion stopped is often a
 /// long path).
-pub fn notice(f: &mut Frame<'_>, area: Rect, lines: &[String]) {
+pub(crate) fn notice(f: &mut Frame<'_>, area: Rect, lines: &[String]) {
     let room = usize::from(area.width).saturating_sub(5).max(10);
     let lines: Vec<Line<'_>> = lines
         .iter()
@@ -92,7 +92,7 @@ pub fn notice(f: &mut Frame<'_>, area: Rect, lines: &[String]) {
 }
 
 /// `t` as the time column and the info show it: local time, to the minute.
-pub fn time(t: Timestamp) -> String {
+pub(crate) fn time(t: Timestamp) -> String {
     jiff::Timestamp::new(t.secs, t.nanos as i32)
         .map(|ts| {
             ts.to_zoned(jiff::tz::TimeZone::system())
@@ -103,7 +103,7 @@ pub fn time(t: Timestamp) -> String {
 }
 
 /// The lines of the entry info.
-pub fn info_lines(app: &App<'_>, i: &Info, look: Look) -> Vec<String> {
+pub(crate) fn info_lines(app: &App<'_>, i: &Info, look: Look) -> Vec<String> {
     let tree = app.tree();
     let id = i.id;
     let s = tree.figures(id);
@@ -237,7 +237,7 @@ pub fn info_lines(app: &App<'_>, i: &Info, look: Look) -> Vec<String> {
 }
 
 /// The entry info.
-pub fn info(f: &mut Frame<'_>, area: Rect, app: &App<'_>, i: &Info, look: Look) {
+pub(crate) fn info(f: &mut Frame<'_>, area: Rect, app: &App<'_>, i: &Info, look: Look) {
     let mut lines = info_lines(app, i, look);
     lines.push(String::new());
     lines.push("(any key closes this)".into());
@@ -267,7 +267,7 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
 
 /// The confirmation: the entries (as many as fit), what deleting them
 /// frees, and what was typed.
-pub fn confirm(f: &mut Frame<'_>, area: Rect, app: &App<'_>, c: &Confirm, look: Look) {
+pub(crate) fn confirm(f: &mut Frame<'_>, area: Rect, app: &App<'_>, c: &Confirm, look: Look) {
     let room = usize::from(area.height).saturating_sub(9).max(1);
     let dirs = c.ids.iter().any(|&id| app.tree().kind(id) == Kind::Dir);
     let mut lines = vec![Line::from(match (c.ids.len(), dirs) {
