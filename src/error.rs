@@ -309,7 +309,7 @@ pub enum Diagnostic {
 impl Diagnostic {
     /// Whether it is an error (an entry could not be read: exit status 1)
     /// rather than a warning.
-    pub fn is_error(&self) -> bool {
+    pub(crate) fn is_error(&self) -> bool {
         matches!(
             self,
             Diagnostic::CannotAccess { .. }
@@ -323,7 +323,7 @@ impl Diagnostic {
     }
 
     /// The entry it is about, if any.
-    pub fn path(&self) -> Option<&[u8]> {
+    pub(crate) fn path(&self) -> Option<&[u8]> {
         match self {
             Diagnostic::CannotAccess { path, .. }
             | Diagnostic::CannotReadDir { path, .. }

@@ -317,14 +317,14 @@ pub struct Bound(u8);
 
 impl Bound {
     /// The figure is exact.
-    pub const EXACT: Bound = Bound(0);
+    pub(crate) const EXACT: Bound = Bound(0);
     /// Deleting may free less than the figure.
-    pub const AT_MOST: Bound = Bound(1);
+    pub(crate) const AT_MOST: Bound = Bound(1);
     /// Deleting may free more than the figure.
-    pub const AT_LEAST: Bound = Bound(2);
+    pub(crate) const AT_LEAST: Bound = Bound(2);
     /// Deleting may free less or more: both reasons, or a figure nothing
     /// was known of (a saved scan sdu did not write).
-    pub const UNKNOWN: Bound = Bound(3);
+    pub(crate) const UNKNOWN: Bound = Bound(3);
 
     /// Whether the figure is exact.
     pub fn is_exact(self) -> bool {
@@ -343,7 +343,7 @@ impl Bound {
 
     /// Both reasons, of `self` and `o`.
     #[must_use]
-    pub fn with(self, o: Bound) -> Bound {
+    pub(crate) fn with(self, o: Bound) -> Bound {
         Bound(self.0 | o.0)
     }
 
@@ -379,7 +379,7 @@ impl Bound {
     /// old side is at most its truth is at least the change's, and the
     /// other way round.
     #[must_use]
-    pub fn reversed(self) -> Bound {
+    pub(crate) fn reversed(self) -> Bound {
         Bound(((self.0 & 1) << 1) | ((self.0 >> 1) & 1))
     }
 

@@ -3,57 +3,125 @@
 //! For every directory sdu computes du's figure (Total) and three more:
 //! Exclusive (data that belongs to one file alone), Shared (shared data,
 //! counted once) and Reclaimable (what deleting it would free).
-//! `docs/design.md` defines each figure and the filesystem facts behind it.
+//! `docs/figures.md` defines each figure; `docs/architecture.md` describes
+//! the stages, one module each, data flowing one way:
 //!
-//! The library does the work; the binary turns flags into a [`Config`],
-//! and holds the full-screen browser (`sdu -i`), which calls the library's
-//! scan and deletion. Data flows one way, one module per stage:
+//! - walk: the parallel, fd-relative statx walk of the roots;
+//! - probe: per filesystem, whether its files may share data;
+//! - extents: which physical data each file references (read, indexed,
+//!   swept);
+//! - scan: the walk and the sweep (or a saved scan read) rolled up into
+//!   one tree;
+//! - tree: the roll-up per directory, by the rules of the figures;
+//! - report: the text table, du's lines, JSON, the tree view, the HTML
+//!   page.
 //!
-//! `walk` (parallel, fd-relative statx) → [`probe`] (may this file share?)
-//! → [`extents`] (which physical data each file references: read, indexed,
-//! swept) → [`tree`] (roll-up per directory, the rules of [`figures`]) →
-//! [`report`] (text, du, JSON, tree).
-//!
-//! [`run`] does all of it. What is public is what the binary and tools built
-//! on sdu use; the rest of each stage is the crate's own, and its unit
-//! tests (the fuzz and model tests among them, in `src/tree/`) reach it.
+//! The library does the work; the binary turns flags into a [`Config`]
+//! and holds the full-screen browser (`sdu -i`), which calls [`scan_to_tree`]
+//! and [`delete`]. [`run`] does a whole run. What follows is what the
+//! binary and tools built on sdu use, and nothing else: the modules are
+//! the crate's own, and their unit tests (the fuzz and model tests among
+//! them, in `src/tree/`) reach the rest. The integration tests' few hooks
+//! are behind the `testing` feature, which `cargo test` turns on.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod compare;
-pub mod delete;
+mod compare;
+mod delete;
 mod error;
-pub mod extents;
-pub mod figures;
-pub mod glob;
+mod extents;
+mod figures;
+mod glob;
 mod messages;
 mod outfile;
 pub mod path;
 mod plan;
-pub mod probe;
+mod probe;
 mod quote;
-pub mod records;
-pub mod report;
-pub(crate) mod saved;
+mod records;
+mod report;
+mod saved;
 mod scan;
 mod stats;
 pub mod timefmt;
-pub mod tree;
+mod tree;
 pub mod units;
-pub(crate) mod walk;
+mod walk;
 
 use std::io::Write;
 use std::time::Instant;
 
-pub use error::{Diagnostic, Error, Refusal};
-pub use messages::Messages;
-pub use quote::{quote, quote_locale, quotef, shell_escape, utf8_locale_with};
-pub use report::ReportOptions;
-pub use scan::{Scanned, Scanning, Source};
-pub use walk::{Counters, Progress, WalkOptions};
+use scan::Source;
 
+// Running a scan: what to walk and report (with `Config`, `run` and
+// `scan_to_tree` below), its messages and its errors.
+pub use error::Diagnostic;
+pub use error::Error;
+pub use error::Refusal;
+pub use messages::Messages;
+pub use scan::Scanned;
+pub use scan::Scanning;
+pub use walk::counters::Counters;
+pub use walk::ctx::Progress;
+pub use walk::ctx::WalkOptions;
+
+// The tree and its figures.
+pub use figures::Bound;
+pub use figures::Figure;
+pub use figures::Kind;
+pub use figures::Stats;
+pub use figures::TimeField;
+pub use figures::Timestamp;
+pub use tree::union::Frees;
+pub use tree::Rules;
+pub use tree::Sets;
+pub use tree::Tree;
+
+// Records: the nodes' ids and the entries' identities.
+pub use records::idents::Ident;
+pub use records::idents::Idents;
+pub use records::NodeId;
+pub use records::ReadError;
+
+// Reports, and the file a report or saved scan is written to.
 pub use outfile::OutputFile;
+pub use report::options::Format;
+pub use report::options::ReportOptions;
+pub use report::options::SortKey;
+
+// Saved scans compared (`--compare`).
+pub use compare::Comparison;
+pub use compare::compare;
+pub use compare::read_old;
+
+// Deleting entries the scan saw (the browser's `d`).
+pub use delete::Deleted;
+pub use delete::Target;
+pub use delete::delete;
+
+// Names quoted as du and the shell quote them, and `--exclude`'s
+// patterns; `units`, `timefmt` and `path` above are modules of their own.
+pub use glob::Excludes;
+pub use quote::quote;
+pub use quote::quote_locale;
+pub use quote::quotef;
+pub use quote::shell_escape;
+pub use quote::utf8_locale_with;
+
+// Test hooks: what the browser's unit tests and tests/sdu reach that no
+// tool needs. `cargo test` turns the feature on (the package is its own
+// dev-dependency, with it); a release build leaves it off.
+#[cfg(feature = "testing")]
+pub use extents::sweep::Sweep;
+#[cfg(feature = "testing")]
+pub use extents::copies::settled;
+#[cfg(feature = "testing")]
+pub use probe::Granularity;
+#[cfg(feature = "testing")]
+pub use records::Link;
+#[cfg(feature = "testing")]
+pub use records::NodeRec;
 
 /// Everything a run needs, resolved from the command line.
 #[derive(Clone, Debug, Default)]
@@ -93,7 +161,7 @@ pub struct Outcome {
 
 /// What a run does with its tree ([`Config::mode`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode<'a> {
+pub(crate) enum Mode<'a> {
     /// The report: the table, du's lines, JSON or the tree.
     Report,
     /// `--to-free SIZE`: the plan among the candidates.
@@ -110,7 +178,7 @@ pub enum Mode<'a> {
 
 impl Config {
     /// What the run does (`--export` and `--to-free` exclude each other).
-    pub fn mode(&self) -> Mode<'_> {
+    pub(crate) fn mode(&self) -> Mode<'_> {
         match (&self.export, self.to_free) {
             (Some(file), _) => Mode::Export { file },
             (None, Some(target)) => Mode::Plan { target },
@@ -119,7 +187,7 @@ impl Config {
     }
 
     /// Where the tree comes from.
-    pub fn source(&self) -> Source<'_> {
+    pub(crate) fn source(&self) -> Source<'_> {
         match &self.import {
             Some(file) => Source::Import { file },
             None => Source::Walk,

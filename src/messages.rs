@@ -34,7 +34,7 @@ impl Default for Messages {
 
 impl Messages {
     /// Messages written to `sink` (stderr in the binary, a buffer in tests).
-    pub fn new(sink: Box<dyn Write + Send>) -> Self {
+    pub(crate) fn new(sink: Box<dyn Write + Send>) -> Self {
         Messages::named(sink, "sdu")
     }
 
@@ -52,7 +52,8 @@ impl Messages {
 
     /// Like [`Messages::new`], and every diagnostic is also kept for
     /// [`Messages::diagnostics`].
-    pub fn keeping(sink: Box<dyn Write + Send>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn keeping(sink: Box<dyn Write + Send>) -> Self {
         Messages {
             kept: Some(Mutex::new(Vec::new())),
             ..Messages::new(sink)
@@ -86,7 +87,7 @@ impl Messages {
     }
 
     /// Writes `text` as it is (for `--stats`).
-    pub fn raw(&self, text: &str) {
+    pub(crate) fn raw(&self, text: &str) {
         let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
         let _ = sink.write_all(text.as_bytes());
         let _ = sink.flush();
@@ -101,7 +102,7 @@ impl Messages {
     /// counts that name one), as its path and the message printed after
     /// the program name; sorted by path, then message, so that a parallel
     /// walk lists them in one order.
-    pub fn entry_errors(&self) -> Vec<(Vec<u8>, String)> {
+    pub(crate) fn entry_errors(&self) -> Vec<(Vec<u8>, String)> {
         let mut v = self
             .entry_errors
             .lock()
@@ -113,7 +114,8 @@ impl Messages {
 
     /// The diagnostics reported so far, in order, when kept
     /// ([`Messages::keeping`]); empty otherwise.
-    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+    #[cfg(test)]
+    pub(crate) fn diagnostics(&self) -> Vec<Diagnostic> {
         self.kept.as_ref().map_or_else(Vec::new, |k| {
             k.lock().unwrap_or_else(|e| e.into_inner()).clone()
         })

@@ -10,17 +10,17 @@
 mod compact;
 mod copies;
 mod exactness;
-mod idents;
+pub(crate) mod idents;
 mod names;
 mod nodes;
 mod sink;
 
 pub(crate) use compact::StatsTable;
 pub(crate) use copies::{Copies, CopySets, Held};
-pub use exactness::Exactness;
+pub(crate) use exactness::Exactness;
 pub(crate) use exactness::Inode;
 pub(crate) use idents::IdentSink;
-pub use idents::{Ident, Idents};
+pub(crate) use idents::{Ident, Idents};
 pub(crate) use nodes::{NodeSink, Nodes};
 
 use std::fmt;
@@ -80,7 +80,7 @@ impl NodeId {
 
     /// `None` for [`NodeId::NONE`], the id otherwise.
     #[inline]
-    pub fn some(self) -> Option<NodeId> {
+    pub(crate) fn some(self) -> Option<NodeId> {
         (!self.is_none()).then_some(self)
     }
 

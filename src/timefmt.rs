@@ -125,7 +125,7 @@ pub fn zone(tz: Option<&str>) -> TimeZone {
 /// The most of a zone file read. A TZif file of the tz database is a few
 /// kilobytes (the largest, the `right/` zones with leap seconds, under
 /// 4 kB); glibc sets no bound, sdu takes a larger file for no zone file.
-pub const MAX_ZONE_FILE: u64 = 1 << 20;
+pub(crate) const MAX_ZONE_FILE: u64 = 1 << 20;
 
 /// The contents of the zone file `path` names, when it is a regular file
 /// of at most [`MAX_ZONE_FILE`] bytes. Anything else (`TZ=/dev/zero`, a

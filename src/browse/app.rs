@@ -9,9 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use sdu::figures::{Figure, Kind, Stats};
-use sdu::records::NodeId;
-use sdu::tree::{Frees, Sets, Tree};
+use sdu::{Figure, Kind, Stats, NodeId, Frees, Sets, Tree};
 
 mod carry;
 mod settings;
@@ -197,7 +195,7 @@ pub(crate) struct App<'t> {
     /// The directories not read in full.
     pub(crate) unread: Unread<'t>,
     /// `--compare OLD`: the scan compared with the old one.
-    pub(crate) compare: Option<&'t sdu::compare::Comparison>,
+    pub(crate) compare: Option<&'t sdu::Comparison>,
     /// The entries under a name that was another entry in the scan before
     /// this one, where the cursor or a mark was (sorted): the confirmation
     /// of their deletion says so.

@@ -29,12 +29,7 @@ use crossterm::{cursor, execute, terminal};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-use sdu::compare::Comparison;
-use sdu::delete::{self, Deleted, Target};
-use sdu::figures::{Figure, Kind};
-use sdu::records::{Ident, Idents, NodeId};
-use sdu::report::SortKey as ReportSort;
-use sdu::{Config, Diagnostic, Messages, Scanned, Scanning, WalkOptions};
+use sdu::{Comparison, Deleted, Target, Figure, Kind, Ident, Idents, NodeId, SortKey as ReportSort, Config, Diagnostic, Messages, Scanned, Scanning, WalkOptions};
 
 use crate::cli::progress::{self, Display};
 use crate::cli::signals;
@@ -135,8 +130,8 @@ fn compared(cfg: &Config, s: &Scanned) -> Result<Option<Comparison>, sdu::Error>
         rules: cfg.rules,
         sets: false,
     };
-    let old = sdu::compare::read_old(old, &how)?;
-    Ok(Some(sdu::compare::compare(s, old, None)))
+    let old = sdu::read_old(old, &how)?;
+    Ok(Some(sdu::compare(s, old, None)))
 }
 
 /// What the browser opens with: the first column, the order of the rows
@@ -186,7 +181,7 @@ fn open_terminal(program: &str, browsing: &AtomicBool) -> Result<Term, ExitStatu
 fn deleting(term: &mut Term, targets: &[Target]) -> io::Result<Deleted> {
     let stop = AtomicBool::new(false);
     let done = std::thread::scope(|s| -> io::Result<Deleted> {
-        let worker = s.spawn(|| delete::delete(targets, &stop));
+        let worker = s.spawn(|| sdu::delete(targets, &stop));
         message(term, "Deleting…  (Ctrl-C stops it between two entries)")?;
         while !worker.is_finished() {
             if !event::poll(Duration::from_millis(50))? {
@@ -273,9 +268,9 @@ fn load(cfg: &Config, walk: &WalkOptions, msgs: &Messages) -> Result<Scanned, sd
     Ok(scanned)
 }
 
-/// Entry `id` as [`delete::delete`] takes it, with what the scan saw at
+/// Entry `id` as [`sdu::delete`] takes it, with what the scan saw at
 /// each level (none for a level the scan recorded nothing of, which
-/// [`delete::delete`] refuses).
+/// [`sdu::delete`] refuses).
 fn target(app: &App<'_>, idents: Option<&Idents>, id: NodeId) -> Target {
     let mut names = app.names(id);
     let root = names.remove(0);
@@ -306,7 +301,7 @@ fn target(app: &App<'_>, idents: Option<&Idents>, id: NodeId) -> Target {
 
 /// What the scan saw at each level from `id`'s root down to `id` (a
 /// level it recorded nothing of left out: the chain is then short).
-fn chain(tree: &sdu::tree::Tree, idents: Option<&Idents>, id: NodeId) -> Vec<Ident> {
+fn chain(tree: &sdu::Tree, idents: Option<&Idents>, id: NodeId) -> Vec<Ident> {
     let mut chain: Vec<Ident> = Vec::new();
     let mut n = Some(id);
     while let Some(x) = n.filter(|&x| x != NodeId::TOP) {
@@ -323,7 +318,7 @@ fn chain(tree: &sdu::tree::Tree, idents: Option<&Idents>, id: NodeId) -> Vec<Ide
 fn outcome_lines(
     d: &Deleted,
     asked: usize,
-    predicted: sdu::tree::Frees,
+    predicted: sdu::Frees,
     look: Look,
 ) -> Vec<String> {
     let size = |b: u64| {
@@ -457,7 +452,7 @@ fn stat_now(parent: Option<Vec<u8>>, name: Vec<u8>) -> Result<app::Now, String> 
             dev: u64::from(st.st_dev),
             ino: st.st_ino,
             nlink: u64::from(st.st_nlink),
-            mtime: sdu::figures::Timestamp {
+            mtime: sdu::Timestamp {
                 secs: st.st_mtime,
                 nanos: u32::try_from(st.st_mtime_nsec).unwrap_or(0),
             },
@@ -478,7 +473,7 @@ pub(crate) fn config(mut cfg: Config) -> Config {
     if cfg.import.is_none() {
         cfg.walk
             .time
-            .get_or_insert(sdu::figures::TimeField::Modification);
+            .get_or_insert(sdu::TimeField::Modification);
     }
     cfg.walk.all = true;
     cfg.walk.skip_extents = false;

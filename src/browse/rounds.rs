@@ -3,12 +3,7 @@
 //! browses the new scan with the marks and the cursor carried over. The
 //! rounds end at `q`, or when nothing is left to browse.
 
-use sdu::compare::Comparison;
-use sdu::delete::Target;
-use sdu::figures::Figure;
-use sdu::records::NodeId;
-use sdu::tree::Frees;
-use sdu::{Config, Messages, Scanned, WalkOptions};
+use sdu::{Comparison, Target, Figure, NodeId, Frees, Config, Messages, Scanned, WalkOptions};
 
 use super::app::{self, App, Carry, Request, Sort};
 use super::view::Look;

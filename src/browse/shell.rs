@@ -22,7 +22,7 @@ use crossterm::terminal::EnterAlternateScreen;
 use crossterm::{cursor, execute, terminal};
 use rustix::fs::{AtFlags, CWD, Mode, OFlags, StatxFlags};
 use rustix::io::Errno;
-use sdu::records::Ident;
+use sdu::Ident;
 
 use super::{Term, flush_input, restore, tty_ioctl};
 

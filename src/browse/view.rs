@@ -21,9 +21,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use sdu::figures::{Bound, Figure, Kind, Stats};
-use sdu::records::NodeId;
-use sdu::tree::Tree;
+use sdu::{Bound, Figure, Kind, Stats, NodeId, Tree};
 use sdu::units::Unit;
 
 use super::app::{App, SortKey, items};

@@ -9,14 +9,11 @@ use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::sync::Arc;
 
-use sdu::figures::{Figure, TimeField, Timestamp};
-use sdu::glob::Excludes;
-use sdu::report::{Format, SortKey};
+use sdu::{Figure, TimeField, Timestamp, Excludes, Format, SortKey, Config, Progress, ReportOptions, WalkOptions, quote};
 use sdu::timefmt::{self, TimeFormat};
 use sdu::units::{
     Unit, env_block_size, parse_block_size, parse_count, parse_size, parse_threshold,
 };
-use sdu::{Config, Progress, ReportOptions, WalkOptions, quote};
 
 use super::arg_id::ArgId;
 use super::args::{Cli, ColorWhen, Deref, SortBy, UnitFlag};
@@ -401,7 +398,7 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
         },
         report,
         // du's counting rules go with du's mode (its format, or the name).
-        rules: sdu::tree::Rules {
+        rules: sdu::Rules {
             du: du_mode,
             separate_dirs: cli.separate_dirs,
             sorted_depth: None,

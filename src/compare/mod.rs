@@ -80,7 +80,7 @@ impl Change {
 
     /// Whether the change of Reclaimable is exact: both sides (those
     /// present) are.
-    pub fn reclaimable_exact(&self) -> bool {
+    pub(crate) fn reclaimable_exact(&self) -> bool {
         [self.old, self.new]
             .iter()
             .flatten()
@@ -90,7 +90,7 @@ impl Change {
     /// The direction of the change of Reclaimable when it is a bound: the
     /// new side's, and the old side's reversed (an old figure that may be
     /// more than the truth makes a change that may be less).
-    pub fn bound(&self) -> Bound {
+    pub(crate) fn bound(&self) -> Bound {
         let old = self.old.map_or(Bound::EXACT, |(_, b)| b.reversed());
         self.new.map_or(Bound::EXACT, |(_, b)| b).with(old)
     }
@@ -224,12 +224,12 @@ fn gone_subtree(
 
 impl Comparison {
     /// The old scan's tree, rolled up by the new scan's rules.
-    pub fn old_tree(&self) -> &Tree {
+    pub(crate) fn old_tree(&self) -> &Tree {
         &self.old.tree
     }
 
     /// The old scan's roots, as its report names them.
-    pub fn old_roots(&self) -> &[Vec<u8>] {
+    pub(crate) fn old_roots(&self) -> &[Vec<u8>] {
         &self.old.roots
     }
 
@@ -249,7 +249,7 @@ impl Comparison {
     }
 
     /// A gone entry's change: its old side, no new one.
-    pub fn gone_change(&self, g: &Gone) -> Change {
+    pub(crate) fn gone_change(&self, g: &Gone) -> Change {
         Change {
             old: Some(self.old_side(g.old)),
             new: None,
@@ -257,7 +257,7 @@ impl Comparison {
     }
 
     /// The `-c` totals of both scans.
-    pub fn total_change(&self, new: &Tree) -> Change {
+    pub(crate) fn total_change(&self, new: &Tree) -> Change {
         let o = self.old_tree();
         Change {
             old: Some((*o.grand_total(), o.grand_bound())),
@@ -266,7 +266,7 @@ impl Comparison {
     }
 
     /// The kind of a gone entry.
-    pub fn gone_kind(&self, g: &Gone) -> Kind {
+    pub(crate) fn gone_kind(&self, g: &Gone) -> Kind {
         self.old_tree().kind(g.old)
     }
 
@@ -280,7 +280,7 @@ impl Comparison {
     /// comparison was made of) prints it: the path of the new entry it was
     /// in, then the old names below that entry; from the old root's name
     /// when its root is gone. Costs its depth, as printing it does.
-    pub fn gone_path(&self, new: &Tree, g: &Gone, out: &mut Vec<u8>) {
+    pub(crate) fn gone_path(&self, new: &Tree, g: &Gone, out: &mut Vec<u8>) {
         let o = self.old_tree();
         // The old node of `g.under`: where the old names stop.
         let stop = (g.under != NodeId::TOP).then(|| self.matched[g.under.index()]);
@@ -316,7 +316,7 @@ impl Comparison {
     /// The node `g.old`'s parent is in the comparison: the gone entry it
     /// was in (`Err`, its old node), else the new entry (`Ok`, [`NodeId::TOP`]
     /// for a root).
-    pub fn gone_parent(&self, g: &Gone) -> Result<NodeId, NodeId> {
+    pub(crate) fn gone_parent(&self, g: &Gone) -> Result<NodeId, NodeId> {
         let stop = (g.under != NodeId::TOP).then(|| self.matched[g.under.index()]);
         match self.old_tree().parent(g.old) {
             Some(p) if p != NodeId::TOP && Some(p) != stop => Err(p),
@@ -327,12 +327,12 @@ impl Comparison {
     /// Whether both scans know what is shared. A saved scan that sdu did
     /// not write (`ncdu -o`) does not: then only Total and the apparent
     /// size compare.
-    pub fn sharing(&self) -> bool {
+    pub(crate) fn sharing(&self) -> bool {
         self.sharing
     }
 
     /// The errors the old scan had met when it was saved.
-    pub fn old_errors(&self) -> u64 {
+    pub(crate) fn old_errors(&self) -> u64 {
         self.old.saved_errors
     }
 

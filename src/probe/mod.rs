@@ -14,14 +14,14 @@
 
 /// The filesystem ioctls the probe and the stages after it read, from
 /// crates/sdu-sys, by the names the crate uses.
-pub mod ioctl {
-    pub use sdu_sys::btrfs::{
-        data_used as btrfs_data_used, fsid as btrfs_fsid,
+pub(crate) mod ioctl {
+    pub(crate) use sdu_sys::btrfs::{
+        data_used as btrfs_data_used,
         has_nested_subvol as btrfs_has_nested_subvol, nodesize as btrfs_nodesize,
         subvol as btrfs_subvol,
     };
-    pub use sdu_sys::fs::{fs_type, magic, uuid as fs_uuid};
-    pub use sdu_sys::xfs::{
+    pub(crate) use sdu_sys::fs::{fs_type, magic, uuid as fs_uuid};
+    pub(crate) use sdu_sys::xfs::{
         Geometry as XfsGeometry, geometry as xfs_geometry, reflink_enabled as xfs_reflink_enabled,
     };
 }
@@ -194,7 +194,7 @@ pub(crate) struct Probe {
 }
 
 /// A Btrfs subvolume, as the walk tells copies of one inode apart.
-pub use sdu_sys::btrfs::Subvol;
+pub(crate) use sdu_sys::btrfs::Subvol;
 
 impl Probe {
     /// Probes the filesystem holding `fd`.

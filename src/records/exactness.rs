@@ -9,7 +9,7 @@ use crate::figures::Bound;
 /// verify of each extent space, and the nodes whose own figures it could
 /// not.
 #[derive(Clone, Debug, Default)]
-pub struct Exactness {
+pub(crate) struct Exactness {
     /// Per extent space: whether a unit there frees what it counts.
     pub(crate) spaces: Vec<Bound>,
     /// A space past the end of `spaces`.

@@ -67,7 +67,7 @@ const SCRIPT: &str = include_str!("treemap.js");
 
 /// The Total an earlier scan had for a node of the tree drawn (`None`: it
 /// did not have the entry), for the page's growth colouring.
-pub type OldTotal<'a> = &'a dyn Fn(NodeId) -> Option<u64>;
+pub(crate) type OldTotal<'a> = &'a dyn Fn(NodeId) -> Option<u64>;
 
 /// One rectangle of the page.
 struct Item {

@@ -20,7 +20,7 @@ mod compare;
 mod compare_json;
 mod html;
 pub(crate) mod json;
-mod options;
+pub(crate) mod options;
 pub(crate) mod plan;
 mod select;
 mod squarify;
@@ -33,8 +33,7 @@ use crate::compare::Comparison;
 use crate::figures::Bound;
 use crate::tree::Tree;
 
-pub use html::OldTotal;
-pub use options::{Format, ReportOptions, SortKey};
+pub(crate) use options::{Format, ReportOptions};
 
 /// The entries that could not be read, for the JSON document.
 pub(crate) struct Errors<'a> {

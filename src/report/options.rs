@@ -131,7 +131,7 @@ impl ReportOptions {
     /// The figure that `--top`, `--min-size` and the tree's bars go by: the
     /// `--sort` figure, else the `--du` figure, else the first column
     /// (total, or apparent with `--apparent-size`).
-    pub fn rank(&self) -> Figure {
+    pub(crate) fn rank(&self) -> Figure {
         match (self.sort, self.format) {
             (Some(SortKey::Size(c)), _) => c,
             (_, Format::Du(c)) => c,
@@ -142,7 +142,7 @@ impl ReportOptions {
     /// The unit `figure` is printed in: [`Self::unit`], except that an
     /// inode count is never scaled by a block size (du sets its block size
     /// to 1 under `--inodes`; `-h` and `--si` still apply).
-    pub fn unit_of(&self, figure: Figure) -> Unit {
+    pub(crate) fn unit_of(&self, figure: Figure) -> Unit {
         match (figure, self.unit) {
             (Figure::Inodes, Unit::Blocks { .. }) => Unit::Blocks {
                 size: 1,

@@ -22,7 +22,7 @@ use crate::{saved, stats, tree};
 
 /// Where a run's tree comes from ([`crate::Config::source`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source<'a> {
+pub(crate) enum Source<'a> {
     /// A walk of the roots.
     Walk,
     /// `--import FILE`: a saved scan.
@@ -55,12 +55,12 @@ pub struct Scanned {
     /// ([`WalkOptions::identities`]).
     pub idents: Option<records::Idents>,
     /// The roots as the report names them (a saved scan's own).
-    pub roots: Vec<Vec<u8>>,
+    pub(crate) roots: Vec<Vec<u8>>,
     /// The errors a saved scan had met when it was saved (0 for a walk).
-    pub saved_errors: u64,
+    pub(crate) saved_errors: u64,
     /// Whether the figures know what is shared: false for a saved scan
     /// sdu did not write (ncdu's own), where Exclusive is Total.
-    pub sharing: bool,
+    pub(crate) sharing: bool,
     /// The directories not read in full, sorted by node: by the walk, or
     /// as the saved scan recorded them.
     pub read_errors: Vec<records::ReadError>,

@@ -98,7 +98,7 @@ impl Tree {
     }
 
     /// The reasons of every bound in the tree (exact: none).
-    pub fn any_bound(&self) -> Bound {
+    pub(crate) fn any_bound(&self) -> Bound {
         self.bounds.iter().fold(Bound::EXACT, |a, &b| a.with(b))
     }
 }

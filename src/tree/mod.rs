@@ -20,7 +20,7 @@ pub(crate) mod bounds;
 mod by_hand;
 mod du;
 mod ranks;
-mod union;
+pub(crate) mod union;
 pub(crate) mod unreachable;
 
 use crate::records::Exactness;
@@ -28,7 +28,7 @@ use acc::{Acc, OWN, children, parent_or_top};
 use bounds::Marks;
 use ranks::Ranks;
 use union::FileLinks;
-pub use union::Frees;
+pub(crate) use union::Frees;
 pub(crate) use union::{Plan, Reclaim};
 
 use crate::extents::Sweep;

@@ -11,26 +11,26 @@ pub(crate) const WAYS_LEFT_OUT: usize = 7;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
     /// The walk's threads.
-    pub threads: u64,
+    pub(crate) threads: u64,
     /// Whether the tree looked cold (not in memory) before the walk, which
     /// then took [`super::WalkOptions::cold_threads`].
-    pub cold: bool,
+    pub(crate) cold: bool,
     /// Cold, but the roots hold snapshots read by difference: the walk
     /// took a thread per CPU (`walk::cold::SEARCH_THREADS`).
-    pub cold_lineage: bool,
+    pub(crate) cold_lineage: bool,
     /// Entries stat-ed (roots included).
-    pub entries: u64,
+    pub(crate) entries: u64,
     /// Files whose extents were read.
-    pub fiemap_files: u64,
+    pub(crate) fiemap_files: u64,
     /// The ioctl calls that took.
-    pub fiemap_calls: u64,
+    pub(crate) fiemap_calls: u64,
     /// FIEMAPs put off because their XFS allocation group was busy.
-    pub fiemap_put_off: u64,
+    pub(crate) fiemap_put_off: u64,
     /// Regular files accounted for by the walk's lean path (its `plain`
     /// module), mapped or not.
-    pub plain_files: u64,
+    pub(crate) plain_files: u64,
     /// Files not mapped, by `Skip::index`.
-    pub skipped: [u64; Skip::ALL.len()],
+    pub(crate) skipped: [u64; Skip::ALL.len()],
     /// Files that may share but whose sharing could not be verified (open
     /// or FIEMAP failed, or their filesystem could not be probed), counted
     /// as exclusive.
@@ -39,60 +39,60 @@ pub struct Counters {
     pub unverified_bytes: u64,
     /// Files with compressed (FIEMAP `ENCODED`) extents counted at their
     /// logical length.
-    pub compressed_files: u64,
+    pub(crate) compressed_files: u64,
     /// The logical bytes of those extents.
-    pub compressed_bytes: u64,
+    pub(crate) compressed_bytes: u64,
     /// Btrfs files credited with the extents of a copy of them mapped
     /// before, in a related snapshot, instead of their own FIEMAP.
-    pub copies_reused: u64,
+    pub(crate) copies_reused: u64,
     /// Btrfs files met while another thread mapped a copy of them, put off
     /// to the end of their task.
-    pub copies_waited: u64,
+    pub(crate) copies_waited: u64,
     /// Btrfs files with inline data recorded, to be matched with their
     /// copies in other subvolumes after the walk (none when the walk can
     /// meet only one subvolume).
-    pub inline_recorded: u64,
+    pub(crate) inline_recorded: u64,
     /// Files whose extents the Btrfs tree search read.
-    pub search_files: u64,
+    pub(crate) search_files: u64,
     /// The tree searches that took.
-    pub search_calls: u64,
+    pub(crate) search_calls: u64,
     /// Entries whose figures were read from the Btrfs tree instead of
     /// `statx` (root).
-    pub tree_entries: u64,
+    pub(crate) tree_entries: u64,
     /// Inodes of a snapshot (or of its origin) read as another member of
     /// their lineage held them, their leaves unchanged since (`lineage`
     /// in `src/extents/btrfs_refs.rs`): not copied again.
-    pub tree_unchanged: u64,
+    pub(crate) tree_unchanged: u64,
     /// Files the tree search could not decide, mapped with FIEMAP.
-    pub search_undecided: u64,
+    pub(crate) search_undecided: u64,
     /// Files with compressed extents counted at their size on disk (the
     /// tree search).
-    pub on_disk_files: u64,
+    pub(crate) on_disk_files: u64,
     /// The bytes on disk of those extents.
-    pub on_disk_bytes: u64,
+    pub(crate) on_disk_bytes: u64,
     /// Extents some file references in part (the tree search; each shared
     /// one once, each other once per file): Btrfs keeps them whole.
-    pub partial_extents: u64,
+    pub(crate) partial_extents: u64,
     /// The bytes on disk of those extents that no file in the scan
     /// references.
-    pub unreachable_bytes: u64,
+    pub(crate) unreachable_bytes: u64,
     /// As root, on filesystems the scan does not cover whole: the shared
     /// ranges whose owners were asked of the filesystem.
-    pub outside_asked: u64,
+    pub(crate) outside_asked: u64,
     /// Of those, the ranges some owner outside the scan also holds.
-    pub outside_found: u64,
+    pub(crate) outside_found: u64,
     /// Shared ranges whose refs (read by the tree search) settled that no
     /// owner lies outside the scan, without asking.
-    pub outside_settled: u64,
+    pub(crate) outside_settled: u64,
     /// Runs the index of shared extents wrote to its temporary file past
     /// `--index-memory` (merges of runs included).
-    pub index_runs: u64,
+    pub(crate) index_runs: u64,
     /// Their bytes.
-    pub index_spilled: u64,
+    pub(crate) index_spilled: u64,
     /// Directories the cycle check climbed through, over all
     /// subdirectories: none unless a directory is met while a handle of
     /// it is alive (a cycle, or one directory reached twice at once).
-    pub ancestors_climbed: u64,
+    pub(crate) ancestors_climbed: u64,
     /// Entries left out of the scan, by `LeftOut::index`.
     pub(crate) left_out: [u64; WAYS_LEFT_OUT],
 }

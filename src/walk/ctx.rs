@@ -113,7 +113,7 @@ pub struct Progress {
 }
 
 /// How often (in directories) the walker publishes the current path.
-pub const PROGRESS_PATH_EVERY: u32 = 64;
+pub(crate) const PROGRESS_PATH_EVERY: u32 = 64;
 
 /// What one task (a directory, a batch of its names, a file root) gathers
 /// before handing it to its thread's shard in one lock.

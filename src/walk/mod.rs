@@ -36,8 +36,8 @@
 mod account;
 mod budget;
 mod cold;
-mod counters;
-mod ctx;
+pub(crate) mod counters;
+pub(crate) mod ctx;
 mod dir;
 mod entry;
 mod fdcache;
@@ -67,9 +67,9 @@ use crate::messages::Messages;
 use crate::probe::Registry;
 use crate::records::Inode;
 use crate::records::{FileRec, IdentSink, Idents, Link, NodeId, NodeSink, Nodes, ReadError};
-pub use counters::Counters;
+pub(crate) use counters::Counters;
 use ctx::{Ctx, Local, Shard, dev_of, gather};
-pub use ctx::{Progress, WalkOptions};
+pub(crate) use ctx::WalkOptions;
 use fdcache::{DirHandle, DirName, FdCache};
 pub(crate) use left::{Left, LeftOut};
 

@@ -395,7 +395,7 @@ impl Drop for Exchanger {
 }
 
 /// What a scan records at `root` and each of `names` below it now.
-fn idents_now(root: &Path, names: &[&str]) -> Vec<sdu::records::Ident> {
+fn idents_now(root: &Path, names: &[&str]) -> Vec<sdu::Ident> {
     use rustix::fs::{AtFlags, CWD, StatxFlags};
     let mut p = root.to_path_buf();
     let mut out = Vec::new();
@@ -410,7 +410,7 @@ fn idents_now(root: &Path, names: &[&str]) -> Vec<sdu::records::Ident> {
             StatxFlags::TYPE | StatxFlags::INO | StatxFlags::MNT_ID,
         )
         .unwrap();
-        out.push(sdu::records::Ident {
+        out.push(sdu::Ident {
             dev: rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor),
             ino: st.stx_ino,
             mnt: st.stx_mnt_id,
@@ -481,7 +481,7 @@ fn a_subvolume_exchanged_with_roots_by_its_owner_never_destroys_roots() {
             .assert_ok();
         }
         assert_eq!(rootid(&u.join("rootsnap")), Some(roots));
-        let target = sdu::delete::Target {
+        let target = sdu::Target {
             root: fs.path().as_os_str().as_encoded_bytes().to_vec(),
             names: vec![b"u".to_vec(), b"mine".to_vec()],
             dir: true,
@@ -490,7 +490,7 @@ fn a_subvolume_exchanged_with_roots_by_its_owner_never_destroys_roots() {
         };
         let attacker = Exchanger::start(&u, "mine", "rootsnap");
         std::thread::sleep(Duration::from_millis(20));
-        let d = sdu::delete::delete(&[target], &std::sync::atomic::AtomicBool::new(false));
+        let d = sdu::delete(&[target], &std::sync::atomic::AtomicBool::new(false));
         drop(attacker);
         let survives = ["rootsnap", "mine"]
             .iter()
@@ -536,14 +536,14 @@ fn deep_delete_child() {
         return;
     };
     let root = PathBuf::from(root);
-    let target = sdu::delete::Target {
+    let target = sdu::Target {
         root: root.as_os_str().as_encoded_bytes().to_vec(),
         names: vec![b"top".to_vec()],
         dir: true,
         idents: idents_now(&root, &["top"]),
         inside: Vec::new(),
     };
-    let d = sdu::delete::delete(&[target], &std::sync::atomic::AtomicBool::new(false));
+    let d = sdu::delete(&[target], &std::sync::atomic::AtomicBool::new(false));
     let status = fs::read_to_string("/proc/self/status").unwrap();
     let hwm = status
         .lines()
@@ -620,7 +620,7 @@ fn a_bind_mount_inside_a_target_deeper_than_path_max_is_refused_before_anything_
                 | rustix::fs::StatxFlags::MNT_ID,
         )
         .unwrap();
-        sdu::records::Ident {
+        sdu::Ident {
             dev: rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor),
             ino: st.stx_ino,
             mnt: st.stx_mnt_id,
@@ -655,14 +655,14 @@ fn a_bind_mount_inside_a_target_deeper_than_path_max_is_refused_before_anything_
         ))
     };
     let bind = Bind::new(&v, &at("inner"));
-    let target = sdu::delete::Target {
+    let target = sdu::Target {
         root: root.as_os_str().as_encoded_bytes().to_vec(),
         names,
         dir: true,
         idents,
         inside: Vec::new(),
     };
-    let d = sdu::delete::delete(&[target], &std::sync::atomic::AtomicBool::new(false));
+    let d = sdu::delete(&[target], &std::sync::atomic::AtomicBool::new(false));
     let why = d
         .failed
         .as_ref()
@@ -706,14 +706,14 @@ fn read_only_snapshots_are_deleted_too() {
             .arg(p(at)))
         .assert_ok();
     }
-    let target = |name: &str| sdu::delete::Target {
+    let target = |name: &str| sdu::Target {
         root: fs.path().as_os_str().as_encoded_bytes().to_vec(),
         names: vec![b"snaps".to_vec(), name.as_bytes().to_vec()],
         dir: true,
         idents: idents_now(fs.path(), &["snaps", name]),
         inside: Vec::new(),
     };
-    let d = sdu::delete::delete(
+    let d = sdu::delete(
         &[target("ro1"), target("dir")],
         &std::sync::atomic::AtomicBool::new(false),
     );

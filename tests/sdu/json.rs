@@ -4,7 +4,7 @@
 //! types: every object must have exactly the keys listed here, with the
 //! types listed here. A new or renamed field fails every JSON test until
 //! this file follows, which is the point: the schema is a contract. It is
-//! written by hand, not derived like `sdu::report::json`'s own types, so
+//! written by hand, not derived like the types of `src/report/json.rs`, so
 //! that a wrong serde attribute there cannot be copied here too, and a
 //! drift says which key (and `"total": null` is refused, not read as no
 //! total); the base64 decoder is independent of the crate sdu encodes with

@@ -5,7 +5,7 @@
 //!
 //! A mark is kept only on the entry that was marked: the name found again
 //! must be the same device, inode and mount in the new scan as in the
-//! one it was marked in ([`sdu::records::Ident`]). Anyone who can rename
+//! one it was marked in ([`sdu::Ident`]). Anyone who can rename
 //! in a directory can put another entry under a marked name between the
 //! two scans; that entry is not marked, and the browser says so.
 //!
@@ -15,9 +15,7 @@
 //! `d` that would delete it ([`App::replaced`]), so that `r` then `d`
 //! never reads as it did before the new scan.
 
-use sdu::figures::{Figure, Kind};
-use sdu::records::{Ident, NodeId};
-use sdu::tree::{Sets, Tree};
+use sdu::{Figure, Kind, Ident, NodeId, Sets, Tree};
 
 use super::{App, Settings, Sort};
 

@@ -1,9 +1,7 @@
 //! How the rows are shown ([`Settings`]), the entry info ([`Info`]), and
 //! the counts and name filter the rows use.
 
-use sdu::figures::Kind;
-use sdu::records::NodeId;
-use sdu::tree::Tree;
+use sdu::{Kind, NodeId, Tree};
 
 /// How the rows are shown, kept over a rescan.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,7 +34,7 @@ impl Default for Settings {
 pub(crate) struct Info {
     pub(crate) id: NodeId,
     /// What the scan recorded of its identity (a live scan).
-    pub(crate) ident: Option<sdu::records::Ident>,
+    pub(crate) ident: Option<sdu::Ident>,
     /// A stat of it now, or why there is none (the event loop fills it).
     pub(crate) now: Option<Result<Now, String>>,
 }
@@ -47,7 +45,7 @@ pub(crate) struct Now {
     pub(crate) dev: u64,
     pub(crate) ino: u64,
     pub(crate) nlink: u64,
-    pub(crate) mtime: sdu::figures::Timestamp,
+    pub(crate) mtime: sdu::Timestamp,
 }
 
 /// The files and directories under `id` (not itself).

@@ -1,7 +1,4 @@
-use sdu::extents::Sweep;
-use sdu::probe::Granularity;
-use sdu::records::{Ident, Link, NodeId, NodeRec};
-use sdu::tree::{Rules, Sets};
+use sdu::{Sweep, Granularity, Ident, Link, NodeId, NodeRec, Rules, Sets};
 
 use super::*;
 
@@ -374,7 +371,7 @@ fn r_and_b_ask_the_event_loop_on_a_live_scan_only() {
 /// read in full; the errors of each directory, the whole failure first.
 #[test]
 fn unread_directories_are_marked_as_ncdu_marks_them() {
-    use sdu::records::ReadError;
+    use sdu::ReadError;
     let (t, _) = tree();
     let err = |node, whole, what: &str| ReadError {
         node,

@@ -6,8 +6,7 @@
 
 use std::collections::HashSet;
 
-use sdu::records::{NodeId, ReadError};
-use sdu::tree::Tree;
+use sdu::{NodeId, ReadError, Tree};
 
 /// The read errors of a scan, by node, and the directories above them.
 #[derive(Debug, Default)]
