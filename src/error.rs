@@ -179,7 +179,7 @@ impl From<io::Error> for Error {
 
 /// A problem with one entry, met during a scan. [`crate::Messages`] prints
 /// it on stderr as `sdu: ...` and the scan goes on; an error (see
-/// [`Diagnostic::is_error`]) makes the exit status 1, a warning does not.
+/// `Diagnostic::is_error`) makes the exit status 1, a warning does not.
 ///
 /// The texts follow GNU du's where du has the same message, so that scripts
 /// and people reading either see the same thing; paths are quoted as du
@@ -286,7 +286,7 @@ pub enum Diagnostic {
     /// be asked, so its Reclaimable figures are upper bounds. A warning,
     /// said once per filesystem.
     NoRmapbt {
-        /// The filesystem's name ([`crate::probe`]).
+        /// The filesystem's name, as the probe knows it.
         fs: &'static str,
     },
     /// At the end of a scan: compressed extents read through FIEMAP, which

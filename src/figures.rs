@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 /// flagged shared, `files` the non-directory inodes and `dirs` the
 /// directories (a directory counts itself). `shared` (a union of physical
 /// ranges) and `reclaimable` (credited where their references are
-/// contained) are not sums over inodes: [`crate::tree`] computes them.
+/// contained) are not sums over inodes: the roll-up computes them.
 ///
 /// In JSON (`crate::report::json`, saved scans' `-c` total) the seven
 /// sizes and counts are keys of their own, in this order; `time` is not
@@ -306,10 +306,10 @@ impl Kind {
 /// verified, and every extent it counts was seen whole. Two things can
 /// leave it a bound, and both can hold at once:
 ///
-/// - [`Bound::AT_MOST`]: data it counts may also be referenced from outside
+/// - `Bound::AT_MOST`: data it counts may also be referenced from outside
 ///   the scan (a snapshot, a reflink copy, something excluded), which sdu
 ///   could not verify: deleting may free less;
-/// - [`Bound::AT_LEAST`]: on Btrfs without root, extents referenced only in
+/// - `Bound::AT_LEAST`: on Btrfs without root, extents referenced only in
 ///   part cannot be seen (FIEMAP gives the referenced part): deleting may
 ///   free more.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

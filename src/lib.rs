@@ -2,36 +2,41 @@
 //!
 //! For every directory sdu computes du's figure (Total) and three more:
 //! Exclusive (data that belongs to one file alone), Shared (shared data,
-//! counted once) and Reclaimable (what deleting it would free).
-//! `docs/figures.md` defines each figure; `docs/architecture.md` describes
-//! the stages, one module each, data flowing one way:
+//! counted once) and Reclaimable (what deleting it would free), defined in
+//! `docs/figures.md`. The stages, one module each, data flowing one way
+//! (`docs/architecture.md` has a section on each):
 //!
-//! - walk: the parallel, fd-relative statx walk of the roots;
-//! - probe: per filesystem, whether its files may share data;
-//! - extents: which physical data each file references (read, indexed,
-//!   swept);
-//! - scan: the walk and the sweep (or a saved scan read) rolled up into
-//!   one tree;
-//! - tree: the roll-up per directory, by the rules of the figures;
-//! - report: the text table, du's lines, JSON, the tree view, the HTML
-//!   page.
+//! - walk (`#walk`): the parallel, fd-relative statx walk of the roots;
+//! - probe (`#probe`): per filesystem, whether its files may share data;
+//! - extents (`#extents`, `#index-and-sweep`): which physical data each
+//!   file references, read, indexed and swept;
+//! - scan (`#the-scan`): the walk and the sweep, or a saved scan read,
+//!   rolled up into one tree;
+//! - tree (`#tree`): the roll-up per directory, by the rules of the
+//!   figures;
+//! - report (`#report`): the text table, du's lines, JSON, the tree view,
+//!   the HTML page.
 //!
-//! The library does the work; the binary turns flags into a [`Config`]
-//! and holds the full-screen browser (`sdu -i`), which calls [`scan_to_tree`]
-//! and [`delete`]. [`run`] does a whole run. What follows is what the
-//! binary and tools built on sdu use, and nothing else: the modules are
-//! the crate's own, and their unit tests (the fuzz and model tests among
-//! them, in `src/tree/`) reach the rest. The integration tests' few hooks
-//! are behind the `testing` feature, which `cargo test` turns on.
+//! The binary turns flags into a [`Config`] for [`run`], which does a
+//! whole run, and holds the full-screen browser (`sdu -i`), which calls
+//! [`scan_to_tree`] and [`delete`]. The names below are what the binary
+//! and tools built on sdu use, and nothing else: the rest of each module
+//! is the crate's own (its unit tests, the fuzz and model tests of
+//! `src/tree/` among them, reach it). The few hooks the browser's unit
+//! tests and tests/sdu need besides are behind the `testing` feature,
+//! which `cargo test` turns on.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+// The stages and their vocabulary. Four are public whole: `figures`, the
+// figures' types, and `units`, `timefmt` and `path`, the binary's helpers
+// for sizes, times and paths.
 mod compare;
 mod delete;
 mod error;
 mod extents;
-mod figures;
+pub mod figures;
 mod glob;
 mod messages;
 mod outfile;
@@ -66,23 +71,17 @@ pub use walk::counters::Counters;
 pub use walk::ctx::Progress;
 pub use walk::ctx::WalkOptions;
 
-// The tree and its figures.
-pub use figures::Bound;
-pub use figures::Figure;
-pub use figures::Kind;
-pub use figures::Stats;
-pub use figures::TimeField;
-pub use figures::Timestamp;
-pub use tree::union::Frees;
+// The tree; its figures are the module `figures` above.
 pub use tree::Rules;
 pub use tree::Sets;
 pub use tree::Tree;
+pub use tree::union::Frees;
 
 // Records: the nodes' ids and the entries' identities.
-pub use records::idents::Ident;
-pub use records::idents::Idents;
 pub use records::NodeId;
 pub use records::ReadError;
+pub use records::idents::Ident;
+pub use records::idents::Idents;
 
 // Reports, and the file a report or saved scan is written to.
 pub use outfile::OutputFile;
@@ -101,7 +100,7 @@ pub use delete::Target;
 pub use delete::delete;
 
 // Names quoted as du and the shell quote them, and `--exclude`'s
-// patterns; `units`, `timefmt` and `path` above are modules of their own.
+// patterns.
 pub use glob::Excludes;
 pub use quote::quote;
 pub use quote::quote_locale;
@@ -110,14 +109,11 @@ pub use quote::shell_escape;
 pub use quote::utf8_locale_with;
 
 // Test hooks: what the browser's unit tests and tests/sdu reach that no
-// tool needs. `cargo test` turns the feature on (the package is its own
-// dev-dependency, with it); a release build leaves it off.
-#[cfg(feature = "testing")]
-pub use extents::sweep::Sweep;
+// tool needs, with `Tree::by_hand` (src/tree/testing.rs). `cargo test`
+// turns the feature on (the package is its own dev-dependency, with it);
+// `cargo build` leaves it off.
 #[cfg(feature = "testing")]
 pub use extents::copies::settled;
-#[cfg(feature = "testing")]
-pub use probe::Granularity;
 #[cfg(feature = "testing")]
 pub use records::Link;
 #[cfg(feature = "testing")]
@@ -206,9 +202,9 @@ pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Sca
     scan::scan(cfg.source(), cfg.walk.time, how, msgs)
 }
 
-/// Walks (or reads), rolls up and reports, plans or saves, as
-/// [`Config::mode`] says. Per-entry failures go to `msgs` and are counted
-/// in the outcome.
+/// Walks (or reads), rolls up and reports, plans (`--to-free`) or saves
+/// (`--export`), as `cfg` says. Per-entry failures go to `msgs` and are
+/// counted in the outcome.
 ///
 /// # Errors
 /// [`Error::Threads`] when the walk cannot start its threads,

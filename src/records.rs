@@ -185,7 +185,7 @@ impl Link {
 /// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
 /// build a tree by hand.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct FileRec {
+pub(crate) struct FileRec {
     /// Its file id in the extent index.
     pub(crate) id: u32,
     /// The node of the link that was mapped (its directory, or its own node

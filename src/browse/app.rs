@@ -9,7 +9,8 @@
 
 use std::time::{Duration, Instant};
 
-use sdu::{Figure, Kind, Stats, NodeId, Frees, Sets, Tree};
+use sdu::figures::{Figure, Kind, Stats};
+use sdu::{Frees, NodeId, Sets, Tree};
 
 mod carry;
 mod settings;

@@ -12,7 +12,7 @@
 //! `b` opens a shell in the directory shown, as in ncdu.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use sdu::Figure;
+use sdu::figures::Figure;
 
 use super::app::{Action, Mode, SortKey};
 

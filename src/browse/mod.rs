@@ -29,7 +29,11 @@ use crossterm::{cursor, execute, terminal};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-use sdu::{Comparison, Deleted, Target, Figure, Kind, Ident, Idents, NodeId, SortKey as ReportSort, Config, Diagnostic, Messages, Scanned, Scanning, WalkOptions};
+use sdu::figures::{Figure, Kind};
+use sdu::{
+    Comparison, Config, Deleted, Diagnostic, Ident, Idents, Messages, NodeId, Scanned, Scanning,
+    SortKey as ReportSort, Target, WalkOptions,
+};
 
 use crate::cli::progress::{self, Display};
 use crate::cli::signals;
@@ -315,12 +319,7 @@ fn chain(tree: &sdu::Tree, idents: Option<&Idents>, id: NodeId) -> Vec<Ident> {
 }
 
 /// What a deletion did, for the notice.
-fn outcome_lines(
-    d: &Deleted,
-    asked: usize,
-    predicted: sdu::Frees,
-    look: Look,
-) -> Vec<String> {
+fn outcome_lines(d: &Deleted, asked: usize, predicted: sdu::Frees, look: Look) -> Vec<String> {
     let size = |b: u64| {
         let mut s = String::new();
         look.unit.format(b, &mut s);
@@ -452,7 +451,7 @@ fn stat_now(parent: Option<Vec<u8>>, name: Vec<u8>) -> Result<app::Now, String> 
             dev: u64::from(st.st_dev),
             ino: st.st_ino,
             nlink: u64::from(st.st_nlink),
-            mtime: sdu::Timestamp {
+            mtime: sdu::figures::Timestamp {
                 secs: st.st_mtime,
                 nanos: u32::try_from(st.st_mtime_nsec).unwrap_or(0),
             },
@@ -473,7 +472,7 @@ pub(crate) fn config(mut cfg: Config) -> Config {
     if cfg.import.is_none() {
         cfg.walk
             .time
-            .get_or_insert(sdu::TimeField::Modification);
+            .get_or_insert(sdu::figures::TimeField::Modification);
     }
     cfg.walk.all = true;
     cfg.walk.skip_extents = false;

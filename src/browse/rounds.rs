@@ -3,7 +3,8 @@
 //! browses the new scan with the marks and the cursor carried over. The
 //! rounds end at `q`, or when nothing is left to browse.
 
-use sdu::{Comparison, Target, Figure, NodeId, Frees, Config, Messages, Scanned, WalkOptions};
+use sdu::figures::Figure;
+use sdu::{Comparison, Config, Frees, Messages, NodeId, Scanned, Target, WalkOptions};
 
 use super::app::{self, App, Carry, Request, Sort};
 use super::view::Look;

@@ -21,8 +21,9 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use sdu::{Bound, Figure, Kind, Stats, NodeId, Tree};
+use sdu::figures::{Bound, Figure, Kind, Stats};
 use sdu::units::Unit;
+use sdu::{NodeId, Tree};
 
 use super::app::{App, SortKey, items};
 use layout::{BAR_CELLS, Fit, fit, left, middle, width};

@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use clap::builder::PossibleValue;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, ValueEnum, ValueHint};
-use sdu::Figure;
+use sdu::figures::Figure;
 
 use super::arg_id::ArgId;
 use super::getopt::{self, Given, Scan};

@@ -11,7 +11,8 @@ use std::ffi::OsStr;
 use std::io::{self, BufRead, Read};
 use std::os::unix::ffi::OsStrExt;
 
-use sdu::{TimeField, quote_locale};
+use sdu::figures::TimeField;
+use sdu::quote_locale;
 use sdu::timefmt::{FULL_ISO, ISO, LONG_ISO};
 
 /// gnulib's `argmatch`: the index of the argument `arg` names exactly or

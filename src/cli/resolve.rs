@@ -9,11 +9,12 @@ use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::sync::Arc;
 
-use sdu::{Figure, TimeField, Timestamp, Excludes, Format, SortKey, Config, Progress, ReportOptions, WalkOptions, quote};
+use sdu::figures::{Figure, TimeField, Timestamp};
 use sdu::timefmt::{self, TimeFormat};
 use sdu::units::{
     Unit, env_block_size, parse_block_size, parse_count, parse_size, parse_threshold,
 };
+use sdu::{Config, Excludes, Format, Progress, ReportOptions, SortKey, WalkOptions, quote};
 
 use super::arg_id::ArgId;
 use super::args::{Cli, ColorWhen, Deref, SortBy, UnitFlag};

@@ -357,7 +357,7 @@ fn sat(x: u64) -> u32 {
 /// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
 /// build a tree by hand.
 #[derive(Debug, Default, Clone)]
-pub struct Sweep {
+pub(crate) struct Sweep {
     /// The file lists of segments and units, back to back.
     pool: Vec<u32>,
     seg_bytes: Vec<u64>,

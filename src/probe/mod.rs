@@ -16,9 +16,8 @@
 /// crates/sdu-sys, by the names the crate uses.
 pub(crate) mod ioctl {
     pub(crate) use sdu_sys::btrfs::{
-        data_used as btrfs_data_used,
-        has_nested_subvol as btrfs_has_nested_subvol, nodesize as btrfs_nodesize,
-        subvol as btrfs_subvol,
+        data_used as btrfs_data_used, has_nested_subvol as btrfs_has_nested_subvol,
+        nodesize as btrfs_nodesize, subvol as btrfs_subvol,
     };
     pub(crate) use sdu_sys::fs::{fs_type, magic, uuid as fs_uuid};
     pub(crate) use sdu_sys::xfs::{
@@ -40,7 +39,7 @@ pub(crate) use ioctl::magic;
 /// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
 /// build a tree by hand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Granularity {
+pub(crate) enum Granularity {
     /// Sharing is exact per block and a block is freed when its last mapping
     /// goes (XFS, OCFS2): a unit is one segment.
     Block,

@@ -219,7 +219,7 @@ impl Chunk {
 /// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
 /// build a tree by hand.
 #[derive(Clone, Debug, Default)]
-pub struct Nodes {
+pub(crate) struct Nodes {
     chunks: Vec<Chunk>,
     len: usize,
     /// The records [`Nodes::push`] is to make room for.

@@ -58,12 +58,13 @@ pub struct ReportOptions {
     pub grand_total: bool,
     /// `--sort`: list the entries in this order instead of du's.
     pub sort: Option<SortKey>,
-    /// `--top N`: keep only the N largest entries (by [`Self::rank`]).
+    /// `--top N`: keep only the N largest entries (by the ranking figure:
+    /// the `--sort` figure, else the `--du` figure, else the first column).
     pub top: Option<usize>,
-    /// `--min-size`: hide entries whose [`Self::rank`] figure is smaller.
+    /// `--min-size`: hide entries whose ranking figure is smaller.
     pub min_size: Option<u64>,
     /// du's `-t`/`--threshold`: positive, hide entries whose
-    /// [`Self::rank`] figure is smaller; negative, those whose figure is
+    /// ranking figure is smaller; negative, those whose figure is
     /// larger than its opposite. The `total` row is never hidden.
     pub threshold: Option<i64>,
     /// `--reverse`: list in the opposite order (and the tree view's

@@ -20,6 +20,8 @@ pub(crate) mod bounds;
 mod by_hand;
 mod du;
 mod ranks;
+#[cfg(feature = "testing")]
+mod testing;
 pub(crate) mod union;
 pub(crate) mod unreachable;
 
@@ -105,9 +107,9 @@ pub(crate) struct Build<'a> {
     pub(crate) copies: &'a Copies,
 }
 
-/// What any set of entries of one [`Tree`] frees, kept beside it
-/// ([`Tree::build_with_sets`]): the units and the references that decide
-/// it. Asked about another tree, it answers nonsense.
+/// What any set of entries of one [`Tree`] frees, kept beside it when
+/// asked for ([`crate::Scanning`]'s `sets`): the units and the references
+/// that decide it. Asked about another tree, it answers nonsense.
 #[derive(Debug)]
 pub struct Sets {
     reclaim: Reclaim,
@@ -158,10 +160,8 @@ pub(crate) type Record<'a> = NodeRec<&'a [u8]>;
 impl Tree {
     /// `Tree::build_with`, and what any set of its entries frees
     /// ([`Sets`]: the browser's marks, `--to-free`'s plan).
-    ///
-    /// Public for the browser's unit tests (`src/browse/app/tests.rs`),
-    /// which build a tree by hand.
-    pub fn build_with_sets(
+    #[cfg(any(test, feature = "testing"))]
+    pub(crate) fn build_with_sets(
         nodes: impl Into<Nodes>,
         links: Vec<Link>,
         files: &[FileRec],

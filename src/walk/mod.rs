@@ -68,8 +68,8 @@ use crate::probe::Registry;
 use crate::records::Inode;
 use crate::records::{FileRec, IdentSink, Idents, Link, NodeId, NodeSink, Nodes, ReadError};
 pub(crate) use counters::Counters;
-use ctx::{Ctx, Local, Shard, dev_of, gather};
 pub(crate) use ctx::WalkOptions;
+use ctx::{Ctx, Local, Shard, dev_of, gather};
 use fdcache::{DirHandle, DirName, FdCache};
 pub(crate) use left::{Left, LeftOut};
 

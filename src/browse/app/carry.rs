@@ -15,7 +15,8 @@
 //! `d` that would delete it ([`App::replaced`]), so that `r` then `d`
 //! never reads as it did before the new scan.
 
-use sdu::{Figure, Kind, Ident, NodeId, Sets, Tree};
+use sdu::figures::{Figure, Kind};
+use sdu::{Ident, NodeId, Sets, Tree};
 
 use super::{App, Settings, Sort};
 

@@ -1,7 +1,8 @@
 //! How the rows are shown ([`Settings`]), the entry info ([`Info`]), and
 //! the counts and name filter the rows use.
 
-use sdu::{Kind, NodeId, Tree};
+use sdu::figures::Kind;
+use sdu::{NodeId, Tree};
 
 /// How the rows are shown, kept over a rescan.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,7 +46,7 @@ pub(crate) struct Now {
     pub(crate) dev: u64,
     pub(crate) ino: u64,
     pub(crate) nlink: u64,
-    pub(crate) mtime: sdu::Timestamp,
+    pub(crate) mtime: sdu::figures::Timestamp,
 }
 
 /// The files and directories under `id` (not itself).

@@ -1,4 +1,4 @@
-use sdu::{Sweep, Granularity, Ident, Link, NodeId, NodeRec, Rules, Sets};
+use sdu::{Ident, Link, NodeId, NodeRec, Sets};
 
 use super::*;
 
@@ -71,15 +71,7 @@ fn tree_with(b_name: &str) -> (Tree, Sets) {
         rec(H1, A, 2, "h1", Kind::File, 0),
         rec(H2, B, 2, "h2", Kind::File, 0),
     ];
-    Tree::build_with_sets(
-        nodes,
-        vec![link(H1), link(H2)],
-        &[],
-        &Sweep::default(),
-        |_| Granularity::Block,
-        Rules::default(),
-        &[],
-    )
+    Tree::by_hand(nodes, vec![link(H1), link(H2)])
 }
 
 /// What a scan saw at each entry: the same in every scan of [`tree`].
@@ -264,15 +256,7 @@ fn several_roots_open_on_their_list() {
         rec(n(2), n(0), 0, "y/z", Kind::Dir, 8),
         rec(n(3), n(2), 1, "w", Kind::Dir, 8),
     ];
-    let (t, sets) = Tree::build_with_sets(
-        nodes,
-        vec![],
-        &[],
-        &Sweep::default(),
-        |_| Granularity::Block,
-        Rules::default(),
-        &[],
-    );
+    let (t, sets) = Tree::by_hand(nodes, vec![]);
     let mut app = App::new(&t, &sets, Figure::Total, by_total());
     assert_eq!(app.dir(), NodeId::TOP);
     assert_eq!(names(&app), ["y/z", "x"]);
@@ -492,15 +476,7 @@ fn dotted() -> (Tree, Sets) {
         rec(n(2), n(1), 1, ".x", Kind::File, 50),
         rec(n(3), n(1), 1, "y", Kind::File, 5),
     ];
-    Tree::build_with_sets(
-        nodes,
-        vec![],
-        &[],
-        &Sweep::default(),
-        |_| Granularity::Block,
-        Rules::default(),
-        &[],
-    )
+    Tree::by_hand(nodes, vec![])
 }
 
 #[test]

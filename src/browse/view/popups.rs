@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use sdu::{Figure, Kind, Timestamp};
+use sdu::figures::{Figure, Kind, Timestamp};
 
 use super::{Look, printable, size};
 use crate::browse::app::{App, Confirm, Info, items};

@@ -497,7 +497,7 @@ fn du_options_reach_the_config() {
     let c = du_resolved(&["--time=use", "--time-style=+%s"])
         .unwrap()
         .config;
-    assert_eq!(c.walk.time, Some(sdu::TimeField::Access));
+    assert_eq!(c.walk.time, Some(sdu::figures::TimeField::Access));
     assert_eq!(c.report.time.unwrap().format_string(), "%s");
     let mut e = env(&[("TIME_STYLE", "posix-iso")]);
     e.cpus = 1;
