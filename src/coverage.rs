@@ -38,7 +38,7 @@ use rustix::fs::{self as rfs, AtFlags, CWD, OFlags, StatxAttributes, StatxFlags}
 use sdu_sys::mountinfo::Mount;
 
 use crate::figures::Bound;
-use crate::probe::{Registry, ioctl, magic};
+use crate::probe::{Registry, magic};
 use crate::records::NodeId;
 use crate::tree::Exactness;
 use crate::tree::bounds::Inode;
@@ -218,12 +218,12 @@ impl Coverage {
             return false;
         };
         let used = match root {
-            Reached::Path(fd) => ioctl::btrfs_data_used(fd.as_fd()),
+            Reached::Path(fd) => sdu_sys::btrfs::data_used(fd.as_fd()),
             Reached::Mount(point) => {
                 let Some(fd) = open_mount_point(point) else {
                     return false;
                 };
-                ioctl::btrfs_data_used(fd.as_fd())
+                sdu_sys::btrfs::data_used(fd.as_fd())
             }
         };
         matches!(used, Ok(Some(used)) if used == seen)
@@ -535,7 +535,7 @@ fn root_of_fd(
     let is_root = if info.magic == magic::BTRFS {
         // The top-level subvolume's root directory, whatever is mounted.
         st.stx_ino == BTRFS_ROOT_DIR
-            && ioctl::btrfs_subvol(fd).is_ok_and(|s| s.id == BTRFS_TOP_LEVEL)
+            && sdu_sys::btrfs::subvol(fd).is_ok_and(|s| s.id == BTRFS_TOP_LEVEL)
     } else {
         let mount_root = st.stx_attributes_mask.contains(StatxAttributes::MOUNT_ROOT)
             && st.stx_attributes.contains(StatxAttributes::MOUNT_ROOT);

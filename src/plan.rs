@@ -20,7 +20,7 @@ use rustix::io::Errno;
 
 use crate::error::{Error, Refusal};
 use crate::records::NodeId;
-use crate::report::plan::Candidate;
+use crate::report::to_free::Candidate;
 use crate::tree::Tree;
 
 /// The paths to scan and the candidates to plan among.

@@ -8,14 +8,14 @@
 //! root nested inside another root (a top of its own).
 
 mod compact;
-mod copies;
+mod copy_sets;
 mod idents;
-mod names;
+mod name_arena;
 mod nodes;
 mod sink;
 
 pub(crate) use compact::StatsTable;
-pub(crate) use copies::{Copies, CopySets, Held};
+pub(crate) use copy_sets::{Copies, CopySets, Held};
 pub(crate) use idents::IdentSink;
 pub use idents::{Ident, Idents};
 pub(crate) use nodes::{NodeSink, Nodes};

@@ -15,7 +15,7 @@ pub mod app;
 pub mod keys;
 mod rounds;
 mod shell;
-use sdu_sys::tty as tty_ioctl;
+use sdu_sys::tty;
 pub mod view;
 
 use std::io::{self, IsTerminal, Stdout, Write};
@@ -165,7 +165,7 @@ fn opening_view(cfg: &Config) -> (Figure, Sort, Look) {
 /// SIGINT and SIGTERM.
 fn open_terminal(program: &str, browsing: &AtomicBool) -> Result<Term, ExitStatus> {
     install_panic_hook();
-    if let Err(e) = tty_ioctl::install(crate::cli::signals::inherited_ignored) {
+    if let Err(e) = tty::install(crate::cli::signals::inherited_ignored) {
         eprintln!("{program}: the terminal: {e}");
         return Err(ExitStatus::Fatal);
     }
@@ -192,7 +192,7 @@ fn deleting(term: &mut Term, targets: &[Target]) -> io::Result<Deleted> {
             if !event::poll(Duration::from_millis(50))? {
                 continue;
             }
-            if tty_ioctl::take_resumed() {
+            if tty::take_resumed() {
                 // Continued after a stop (SIGTSTP from elsewhere).
                 reenter(term)?;
                 let stopping = stop.load(Ordering::SeqCst);
@@ -492,7 +492,7 @@ type Term = Terminal<CrosstermBackend<Stdout>>;
 /// Raw mode, the alternate screen, no cursor.
 fn enter() -> io::Result<Term> {
     terminal::enable_raw_mode()?;
-    tty_ioctl::raw(true);
+    tty::raw(true);
     execute!(io::stdout(), EnterAlternateScreen, cursor::Hide)?;
     Terminal::new(CrosstermBackend::new(io::stdout()))
 }
@@ -503,14 +503,14 @@ fn enter() -> io::Result<Term> {
 fn reenter(t: &mut Term) -> io::Result<()> {
     terminal::disable_raw_mode()?;
     terminal::enable_raw_mode()?;
-    tty_ioctl::raw(true);
+    tty::raw(true);
     execute!(io::stdout(), EnterAlternateScreen, cursor::Hide)?;
     t.clear()
 }
 
 /// Undoes [`enter`]; harmless when it was not done, and done twice.
 fn restore() {
-    tty_ioctl::raw(false);
+    tty::raw(false);
     let _ = execute!(io::stdout(), LeaveAlternateScreen, cursor::Show);
     let _ = terminal::disable_raw_mode();
 }
@@ -538,7 +538,7 @@ fn browse(t: &mut Term, app: &mut App<'_>, look: Look, idents: Option<&Idents>) 
             flush_input();
         }
         shown = mode;
-        if tty_ioctl::take_resumed() {
+        if tty::take_resumed() {
             // Continued after a stop: the terminal is the shell's again.
             reenter(t)?;
         }
@@ -554,7 +554,7 @@ fn browse(t: &mut Term, app: &mut App<'_>, look: Look, idents: Option<&Idents>) 
                     && k.modifiers.contains(KeyModifiers::CONTROL)
                     && matches!(k.code, KeyCode::Char('z' | 'Z')) =>
             {
-                tty_ioctl::suspend();
+                tty::suspend();
             }
             Event::Key(k) if k.kind != KeyEventKind::Release => {
                 if let Some(a) = keys::action(k, app.mode()) {

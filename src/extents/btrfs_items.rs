@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use dashmap::DashMap;
 
-use super::btrfs_search::{FileExtent, FileExtentType};
+use sdu_sys::btrfs::{FileExtent, FileExtentType};
 
 /// One data extent a file references.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,13 +56,13 @@ impl Held<'_> {
 
 /// What the tree search indexes for the file of `items`, given the verdict
 /// (shared or not) of each extent it references
-/// ([`super::copies::Indexed`]); `None` when that is not all (some data
+/// ([`super::unchanged::Indexed`]); `None` when that is not all (some data
 /// inline, or a shared extent referenced only in part, which is kept
 /// apart for the file) or nothing.
 pub(crate) fn shared_held(
     items: &[FileExtent],
     verdicts: &[(u64, bool)],
-) -> Option<Vec<super::copies::Shared>> {
+) -> Option<Vec<super::unchanged::Shared>> {
     if items.iter().any(|e| e.kind == FileExtentType::Inline) {
         return None;
     }
@@ -421,7 +421,7 @@ mod tests {
         let x = super::super::Extents::new();
         let mut got = Vec::new();
         for (extents, shared) in files {
-            let items = crate::extents::btrfs_search::InodeItems {
+            let items = sdu_sys::btrfs::InodeItems {
                 found: true,
                 extents: extents.clone(),
                 calls: 0,

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::os::fd::BorrowedFd;
 
 use super::btrfs_refs::{ROOT_PARENT_UUID, ROOT_REFS, ROOT_UUID, subvolume_roots};
-use super::btrfs_search::{u32_at, u64_at};
+use sdu_sys::btrfs::{u32_at, u64_at};
 
 /// `btrfs_root_item.last_snapshot`.
 const ROOT_LAST_SNAPSHOT: usize = 200;
@@ -157,9 +157,9 @@ impl Kin {
 /// be told), or as root (`search`), its filesystem has snapshots, which
 /// may hold its files outside the scan (or that cannot be told).
 pub(crate) fn may_share(fd: BorrowedFd<'_>, search: bool) -> bool {
-    crate::probe::ioctl::btrfs_has_nested_subvol(fd).unwrap_or(true)
+    sdu_sys::btrfs::has_nested_subvol(fd).unwrap_or(true)
         || (search
-            && crate::probe::ioctl::fs_type(fd).is_ok_and(|m| m == crate::probe::magic::BTRFS)
+            && sdu_sys::fs::fs_type(fd).is_ok_and(|m| m == crate::probe::magic::BTRFS)
             && Kin::read(fd).is_none_or(|k| k.any_family()))
 }
 

@@ -39,7 +39,7 @@
 use std::io;
 use std::os::fd::BorrowedFd;
 
-use super::btrfs_search::{
+use sdu_sys::btrfs::{
     DATA_RELOC_TREE_OBJECTID, DataRef, EXTENT_TREE_OBJECTID, ExtentRefs, ROOT_TREE_OBJECTID, bad,
     key_type, search, u32_at, u64_at,
 };
@@ -436,7 +436,7 @@ pub(crate) fn kept_until(fd: BorrowedFd<'_>, tree: u64) -> io::Result<(u64, u64)
 /// # Errors
 /// The searches'.
 pub(crate) fn lineage(fd: BorrowedFd<'_>) -> io::Result<Option<([u8; 16], u64, bool)>> {
-    let (me, parent) = crate::probe::ioctl::btrfs_subvol(fd)?.ids;
+    let (me, parent) = sdu_sys::btrfs::subvol(fd)?.ids;
     // (uuid, parent uuid, otransid, unchanged since made) of every
     // subvolume alive.
     let mut roots: Vec<([u8; 16], [u8; 16], u64, bool)> = Vec::new();
@@ -480,7 +480,7 @@ const ROOT_REF_NAME: usize = 18;
 /// The searches'.
 pub(crate) fn holds_lineage(fd: BorrowedFd<'_>) -> io::Result<bool> {
     let ino = rustix::fs::fstat(fd)?.st_ino;
-    let (me, at) = super::btrfs_search::ino_lookup(fd, 0, ino)?;
+    let (me, at) = sdu_sys::btrfs::ino_lookup(fd, 0, ino)?;
     // (id, uuid, parent uuid) of every subvolume alive; (parent, child,
     // directory in the parent, name) of every subvolume in another.
     let (mut roots, mut nested) = (Vec::new(), Vec::new());
@@ -512,7 +512,7 @@ pub(crate) fn holds_lineage(fd: BorrowedFd<'_>) -> io::Result<bool> {
     // whose root lies under `fd`, at any depth.
     let mut inside = if ino == 256 { vec![me] } else { Vec::new() };
     for (_, child, dir, name) in nested.iter().filter(|n| n.0 == me) {
-        let mut path = super::btrfs_search::ino_lookup(fd, me, *dir)?.1;
+        let mut path = sdu_sys::btrfs::ino_lookup(fd, me, *dir)?.1;
         path.extend_from_slice(name);
         path.push(b'/');
         if path.starts_with(&at) && path != at {

@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dashmap::DashMap;
 
-use super::btrfs_search::{FileExtent, key_type, search_wide, u32_at, u64_at};
+use sdu_sys::btrfs::{FileExtent, key_type, search_wide, u32_at, u64_at};
 
 /// `BTRFS_DIR_INDEX_KEY`: a directory's entries in creation order, the
 /// order `getdents` lists them in.
@@ -624,7 +624,7 @@ fn search_inodes(
     (fd, leaf): (BorrowedFd<'_>, u32),
     (lo, hi): (u64, u64),
     since: u64,
-    f: impl FnMut(&super::btrfs_search::Item<'_>) -> bool,
+    f: impl FnMut(&sdu_sys::btrfs::Item<'_>) -> bool,
 ) -> io::Result<u32> {
     search_wide(
         fd,
@@ -729,7 +729,7 @@ mod tests {
         let (f0, f3, sub) = (ino("f0"), ino("f3"), ino("sub"));
         let dev = fs::metadata(&fs.mnt).unwrap().dev();
         let root = fs::File::open(&fs.mnt).unwrap();
-        let leaf = crate::probe::ioctl::btrfs_nodesize(root.as_fd()).unwrap();
+        let leaf = sdu_sys::btrfs::nodesize(root.as_fd()).unwrap();
         let (lo, hi) = (fs::metadata(&d).unwrap().ino(), ino("sub/y"));
         let mut want = vec![f0, sub];
         want.sort_unstable();
@@ -827,7 +827,7 @@ mod tests {
         inos.sort_unstable();
         let dev = fs::metadata(&fs.mnt).unwrap().dev();
         let root = fs::File::open(&fs.mnt).unwrap();
-        let leaf = crate::probe::ioctl::btrfs_nodesize(root.as_fd()).unwrap();
+        let leaf = sdu_sys::btrfs::nodesize(root.as_fd()).unwrap();
         assert!(leaf >= 4096, "{leaf}");
         let read = |leaf: u32, inos: &[u64]| {
             let cache = TreeCache::default();

@@ -11,7 +11,7 @@
 //! filesystem is one shared unit here, credited by the same rules as every
 //! other unit. "The same inode, unchanged" is what an unprivileged caller
 //! can read with `statx`: the inode number, its birth and change times to
-//! the nanosecond and its size, as for the copies of [`super::copies`] (a
+//! the nanosecond and its size, as for the copies of [`super::unchanged`] (a
 //! new inode with a reused number has another birth time; any change to
 //! the inode sets its change time); a symlink, whose target is always
 //! inline, never matches a file; and the subvolumes must be of
@@ -500,7 +500,7 @@ pub(crate) fn share(
     // so the order the units are made in, depend on the walk's order; the
     // runs, and every figure, do not.
     //
-    // Unlike a copy's extents (`copies::settled`), a file changed just
+    // Unlike a copy's extents (`unchanged::settled`), a file changed just
     // before its snapshot is keyed too: nothing else could show its inline
     // data shared, and only a write in the same clock tick after the
     // snapshot would be mistaken for none (the old inline data, a few KiB
@@ -1021,7 +1021,7 @@ mod tests {
 
     /// Inline data is keyed whenever its snapshot was made: a file changed
     /// just before is shared as one changed long before (copies of extents
-    /// are not: see `copies::settled`).
+    /// are not: see `unchanged::settled`).
     #[test]
     fn a_file_changed_just_before_its_snapshot_is_still_shared() {
         let (a, b) = ([0xa; 16], [0xb; 16]);

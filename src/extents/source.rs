@@ -24,14 +24,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use super::btrfs_batch;
 use super::btrfs_items::{self, Partly, Parts};
 use super::btrfs_refs::{self, FileAt, OwnItem, Verdict};
-use super::btrfs_search::{self as bs, FileExtentType};
-use super::copies::{Copies, Indexed};
-use super::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
 use super::file::{FileExtents, SearchFile};
 use super::index::{SharedIndex, Spilled};
 use super::spill::{self, SpillError};
 use super::sweep::Sweep;
+use super::unchanged::{Copies, Indexed};
 use crate::probe::{FsInfo, Granularity};
+use sdu_sys::btrfs::{self as bs, FileExtentType};
+use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
 
 /// Where a file's extents come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,7 +171,7 @@ impl Extents {
 
     /// Reads the extents of the file open at `fd` with FIEMAP, as
     /// [`Self::read`] does, and keeps them in `keep.0` (as FIEMAP gave
-    /// them) for the file's other copies ([`super::copies`]), unless it
+    /// them) for the file's other copies ([`super::unchanged`]), unless it
     /// can have none: an extent with an address is not shared, or (unless
     /// `keep.1`) some data is inline; then `keep.0` is left empty, and
     /// nothing is allocated for a file that is no copy.
@@ -212,7 +212,7 @@ impl Extents {
     }
 
     /// Credits a file with the extents another copy of it gave
-    /// ([`super::copies`]), as if FIEMAP had given them: no ioctl is made.
+    /// ([`super::unchanged`]), as if FIEMAP had given them: no ioctl is made.
     /// `index`: its shared ones are indexed in `space` for an id of its
     /// own; else it is a copy ([`crate::records::CopyRec`]): no id.
     pub(crate) fn replay(&self, extents: &[Extent], space: u32, index: bool) -> FileExtents {
@@ -244,7 +244,7 @@ impl Extents {
         }
     }
 
-    /// The copies of Btrfs files mapped so far ([`super::copies`]).
+    /// The copies of Btrfs files mapped so far ([`super::unchanged`]).
     pub(crate) fn copies(&self) -> &Copies {
         &self.copies
     }
@@ -554,7 +554,7 @@ impl Extents {
     /// [`FileExtents::on_disk`]. Also what no item references of those it
     /// references in part: its own in [`FileExtents::unreachable`], the
     /// shared ones noted for [`Self::partly_referenced`].
-    /// `index`: false for a copy ([`super::copies::Indexed`]): no id.
+    /// `index`: false for a copy ([`super::unchanged::Indexed`]): no id.
     pub(super) fn index_items(
         &self,
         items: &bs::InodeItems,

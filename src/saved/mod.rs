@@ -44,14 +44,14 @@
 //! `-a` folds the files back into their directories, which gives the
 //! records a scan without `-a` gives.
 
+mod decode;
 pub(crate) mod import;
-mod json;
-mod names;
-mod read;
+mod name_rules;
 mod rows;
+mod syntax;
 mod write;
 
-pub(crate) use read::read;
+pub(crate) use decode::read;
 
 /// Reads the saved scan `file` (`-`: standard input).
 ///

@@ -12,15 +12,15 @@ use rustix::io::Errno;
 use super::ctx::{Ctx, Local, dev_of};
 use super::fdcache::{DirFs, DirHandle};
 use super::later::{AgTable, Handed, Later, Waiting, Who};
+use super::mapped::{Kept, Mapped, ToRead, credit, read_open};
 use super::open::{self, DirError, Now, OpenFile};
-use super::read::{Kept, Mapped, ToRead, credit, read_open};
 use crate::error::{Diagnostic, strerror};
-use crate::extents::copies::{self, Claim, CopyKey, Lookup};
-use crate::extents::fiemap::FIEMAP_EXTENT_DATA_INLINE;
+use crate::extents::unchanged::{self, Claim, CopyKey, Lookup};
 use crate::extents::{Pending, SearchFile, Searched, Source};
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
 use crate::records::{CopyRec, NodeId, dev32};
+use sdu_sys::fiemap::FIEMAP_EXTENT_DATA_INLINE;
 
 /// A non-directory entry as the walk found it.
 pub(super) struct FileAt<'a> {
@@ -187,7 +187,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
                 ..
             }),
             true,
-        ) if copies::settled(&sv, ctime) => {
+        ) if unchanged::settled(&sv, ctime) => {
             let ids = sv.ids;
             let copies = ctx.map.extents.copies();
             // A file of a snapshot has copies elsewhere; one of a subvolume
@@ -502,24 +502,24 @@ pub(super) fn end_task(ctx: &Ctx<'_>, local: &mut Local) {
 
 /// Remembers what FIEMAP gave (`kept`) the inode `st` of subvolume
 /// `subvol`, in extent space `space`, for its copies in related snapshots,
-/// if it may have any ([`copies::worth_keeping`]); `file`: its file id, if
+/// if it may have any ([`unchanged::worth_keeping`]); `file`: its file id, if
 /// it was credited to one node (not through links); `claim`: the key, if
-/// this thread claimed it ([`copies::Copies::find_or_claim`]).
+/// this thread claimed it ([`unchanged::Copies::find_or_claim`]).
 pub(super) fn keep_copy(
     ctx: &Ctx<'_>,
     (space, st): (u32, &Statx),
-    subvol: copies::SubvolIds,
+    subvol: unchanged::SubvolIds,
     kept: Option<Kept>,
     file: Option<u32>,
     claim: Option<Claim<'_>>,
 ) {
     let inline_ok = subvol.1 != [0; 16] || claim.is_some();
-    if let Some(extents) = kept.filter(|k| copies::worth_keeping(k, inline_ok)) {
+    if let Some(extents) = kept.filter(|k| unchanged::worth_keeping(k, inline_ok)) {
         let inline = extents
             .iter()
             .any(|e| e.flags & FIEMAP_EXTENT_DATA_INLINE != 0);
         let file = file.filter(|_| !inline);
-        let m = copies::Mapped {
+        let m = unchanged::Mapped {
             subvol,
             extents,
             file,
@@ -532,7 +532,7 @@ pub(super) fn keep_copy(
 }
 
 /// What identifies the inode `st` across snapshots, in extent space
-/// `space` ([`copies`]).
+/// `space` ([`unchanged`]).
 fn copy_key(space: u32, st: &Statx) -> CopyKey {
     CopyKey {
         space,
@@ -545,12 +545,12 @@ fn copy_key(space: u32, st: &Statx) -> CopyKey {
 }
 
 /// Credits a file with the extents of a copy of it mapped before
-/// ([`copies`]): what FIEMAP on it would have given.
+/// ([`unchanged`]): what FIEMAP on it would have given.
 fn reuse(
     ctx: &Ctx<'_>,
     f: &FileAt<'_>,
     space: u32,
-    m: &copies::Mapped,
+    m: &unchanged::Mapped,
     once: bool,
     local: &mut Local,
 ) -> Mapped {

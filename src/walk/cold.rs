@@ -24,7 +24,7 @@ use rustix::fs::{self as rfs, FileType, Mode, OFlags, RawDir};
 
 use super::roots::Roots;
 
-/// The threads of a cold walk that reads Btrfs trees ([`super::tree`]):
+/// The threads of a cold walk that reads Btrfs trees ([`super::btrfs_listing`]):
 /// one search reads up to 512 inodes, where a `statx` reads one, so fewer
 /// requests are needed in flight; and each thread holds what it read until
 /// it walks there. On 40 snapshots of a /usr/share copy, cold, 4 rounds

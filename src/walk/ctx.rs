@@ -20,7 +20,6 @@ use super::fdcache::{Active, DirFs, FdCache, MoveWatch};
 use super::later::{AgHint, AgSched};
 pub(super) use super::open::{MASK, dev_of};
 use crate::error::Diagnostic;
-use crate::extents::btrfs_search::InodeItems;
 use crate::extents::btrfs_tree::TreeCache;
 use crate::extents::inline::{InlineRec, Keys};
 use crate::extents::{Extents, Source};
@@ -33,6 +32,7 @@ use crate::records::{
     ReadError,
 };
 use crate::tree::bounds::Inode;
+use sdu_sys::btrfs::InodeItems;
 
 /// How to walk.
 #[derive(Clone, Debug, Default)]
@@ -85,7 +85,7 @@ pub struct WalkOptions {
     /// `--map-each-copy`: on Btrfs without the tree search, map every copy
     /// of a file unchanged across snapshots with its own FIEMAP, instead of
     /// crediting it with the extents of the copy mapped first
-    /// ([`crate::extents::copies`]).
+    /// ([`crate::extents::unchanged`]).
     pub map_each_copy: bool,
     /// Keep every node's [`Ident`] (`super::Walk::idents`): the browser
     /// checks what it deletes against them.
@@ -423,7 +423,7 @@ pub(super) struct Mapping {
 }
 
 /// As root on Btrfs, directories are listed from the tree
-/// ([`super::tree`]).
+/// ([`super::btrfs_listing`]).
 #[derive(Default)]
 pub(super) struct TreeWalk {
     /// The walk lists directories from the tree.

@@ -17,6 +17,7 @@ use rustix::fs::{self as rfs, OFlags, RawDir, StatxAttributes};
 use rustix::io::Errno;
 
 use super::account::{self, Accounted, FileAt, Pre};
+use super::btrfs_listing;
 use super::ctx::{Ctx, Local, PROGRESS_PATH_EVERY, dev_of};
 use super::entry::{
     Entry, Stated, excluded, in_cycle, left_beside, not_stated, path_kept, stat_entry, symlinks_to,
@@ -26,7 +27,6 @@ use super::indir::{InDir, Listed, batch_entries, prefetch, push_entry};
 use super::left::LeftOut;
 use super::open::{self, DirError};
 use super::plain;
-use super::tree;
 use crate::error::Diagnostic;
 use crate::figures::{Kind, Stats};
 use crate::probe::Skip;
@@ -51,7 +51,7 @@ thread_local! {
 
 /// Reads one directory: stats its entries, spawns its subdirectories.
 /// `own` is the directory inode's figures, `uid` its owner; `template`,
-/// when the Btrfs tree stat-ed it, what it gave ([`super::tree`]).
+/// when the Btrfs tree stat-ed it, what it gave ([`super::btrfs_listing`]).
 pub(super) fn walk_dir<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
@@ -107,7 +107,7 @@ pub(super) fn walk_dir<'s>(
     // (Boxed and borrowed: a `Statx` is 256 bytes, not to be copied into
     // every task.)
     let template = template.as_deref();
-    if let (Some(_), Some(fs), Some(sfd)) = (template, h.fs, tree::subvol_fd(ctx, h.dev)) {
+    if let (Some(_), Some(fs), Some(sfd)) = (template, h.fs, btrfs_listing::subvol_fd(ctx, h.dev)) {
         if let Some(p) = &h.parent {
             p.release(&ctx.fds.cache);
         }
@@ -170,7 +170,7 @@ pub(super) fn walk_dir<'s>(
     let dir = InDir::new(ctx, &h, &fd, fs);
     if template.is_none() {
         // Its subdirectories may be listed through its fd.
-        tree::keep_subvol_fd(ctx, &dir, &fd);
+        btrfs_listing::keep_subvol_fd(ctx, &dir, &fd);
     }
     // As root on Btrfs, the tree lists it; else (or if the tree cannot)
     // getdents does.
@@ -277,8 +277,8 @@ fn list<'s>(
 
 /// As root on Btrfs: lists the directory from its subvolume's tree and
 /// accounts for its entries with the figures the tree holds
-/// ([`super::tree`]); false (nothing done) when the tree cannot list it.
-/// Past the first [`tree::INLINE_ENTRIES`], entries go to batches other
+/// ([`super::btrfs_listing`]); false (nothing done) when the tree cannot list it.
+/// Past the first [`btrfs_listing::INLINE_ENTRIES`], entries go to batches other
 /// threads take.
 fn list_tree<'s>(
     ctx: &'s Ctx<'s>,
@@ -288,13 +288,13 @@ fn list_tree<'s>(
     template: Option<&rfs::Statx>,
     local: &mut Local,
 ) -> bool {
-    let Some((template, me)) = tree::listing(ctx, dir, template, local) else {
+    let Some((template, me)) = btrfs_listing::listing(ctx, dir, template, local) else {
         return false;
     };
     let n = me.entries().len();
-    let mut start = tree::INLINE_ENTRIES.min(n);
+    let mut start = btrfs_listing::INLINE_ENTRIES.min(n);
     while start < n {
-        let end = (start + tree::BATCH_ENTRIES).min(n);
+        let end = (start + btrfs_listing::BATCH_ENTRIES).min(n);
         dir.h.pending.fetch_add(1, Ordering::AcqRel);
         let (h, fd, fs, me) = (dir.h.clone(), fd.clone(), dir.fs, Arc::clone(&me));
         let lazy = dir.lazy;
@@ -318,7 +318,7 @@ fn list_tree<'s>(
         dir,
         &template,
         &me,
-        0..tree::INLINE_ENTRIES.min(n),
+        0..btrfs_listing::INLINE_ENTRIES.min(n),
         local,
     );
     true
@@ -326,28 +326,28 @@ fn list_tree<'s>(
 
 /// Accounts for the entries `range` of a directory listed from the tree
 /// (`me`), each with the `statx` its items make, or a `statx` of its own
-/// where they cannot stand in ([`tree::known`]).
+/// where they cannot stand in ([`btrfs_listing::known`]).
 fn tree_entries<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
     dir: &InDir<'_>,
     template: &rfs::Statx,
-    me: &tree::TreeInode,
+    me: &btrfs_listing::TreeInode,
     range: std::ops::Range<usize>,
     local: &mut Local,
 ) {
-    let mut ahead = tree::Ahead::plan(ctx, dir, me, range.clone());
-    let mounts = tree::mounts_in(ctx, dir);
+    let mut ahead = btrfs_listing::Ahead::plan(ctx, dir, me, range.clone());
+    let mounts = btrfs_listing::mounts_in(ctx, dir);
     // The directory's own fd, when it was not opened and an entry needs a
     // `statx` by name.
     let mut own: Option<Arc<OwnedFd>> = None;
     for (i, e) in me.entries()[range.clone()].iter().enumerate() {
         let idx = (range.start + i) as u32;
-        let (name, listed) = (tree::name_of(me, e), tree::listed(e));
+        let (name, listed) = (btrfs_listing::name_of(me, e), btrfs_listing::listed(e));
         if !e.subvol {
             ahead.ensure(ctx, dir, e.child, local);
         }
-        let st = tree::known(ctx, dir, template, e, name, (&mounts, &mut ahead), local);
+        let st = btrfs_listing::known(ctx, dir, template, e, name, (&mounts, &mut ahead), local);
         if st.is_some() || !dir.lazy {
             let entry = Entry {
                 known: st.as_ref(),

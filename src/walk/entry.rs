@@ -29,7 +29,7 @@ pub(super) struct Entry<'a> {
     /// Its position in getdents order.
     pub(super) idx: u32,
     /// What `statx` would say of it, when the Btrfs tree said it instead
-    /// ([`super::tree`]).
+    /// ([`super::btrfs_listing`]).
     pub(super) known: Option<&'a Statx>,
 }
 

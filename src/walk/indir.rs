@@ -1,6 +1,6 @@
 //! A directory being read, as its entries see it, and what its listing
 //! says an entry is: shared by the `getdents` walk ([`super::dir`]) and the
-//! Btrfs tree's ([`super::tree`]); the byte format its entries are held
+//! Btrfs tree's ([`super::btrfs_listing`]); the byte format its entries are held
 //! and batched in; the batched tree search of its files after getdents
 //! (as root on Btrfs, where the tree does not list it).
 
@@ -60,7 +60,7 @@ impl InDir<'_> {
             // As root on Btrfs the tree search reads files without an open.
             && Source::for_fs(&fs.info, ctx.map.extents.search_allowed()) != Source::BtrfsSearch
             // In a Btrfs snapshot most files are copies mapped once, which
-            // need no open ([`crate::extents::copies`]).
+            // need no open ([`crate::extents::unchanged`]).
             && fs.copies.is_none_or(|sv| sv.ids.1 == [0; 16]);
         let search = !ctx.run.opts.follow_links
             && !ctx.run.opts.skip_extents

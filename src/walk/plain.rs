@@ -10,7 +10,7 @@
 //! holder of a turn and the rest; here those questions are settled once per
 //! directory ([`InDir::plain`]) or by one test per file, and the file goes
 //! straight from its `statx` to its FIEMAP and its credit. Both paths end
-//! with the same bookkeeping ([`read::counted`], [`credit`],
+//! with the same bookkeeping ([`mapped::counted`], [`credit`],
 //! [`keep_copy`]), so that their figures cannot differ; the walk's tests
 //! compare them (an exclusion that matches nothing sends every file down
 //! the general path).
@@ -22,11 +22,11 @@ use super::ctx::{Ctx, Local};
 use super::entry::Stated;
 use super::indir::InDir;
 use super::later::Who;
-use super::read::{self, Mapped, Read, credit};
+use super::mapped::{self, Mapped, Read, credit};
 use crate::extents::Source;
-use crate::extents::fiemap;
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
+use sdu_sys::fiemap;
 
 /// Accounts for the regular file `x`, an entry of `dir`, open as `fd`
 /// (its `statx` was made on that fd), when the lean path can: it returns
@@ -87,7 +87,7 @@ pub(super) fn file(
     local.ag.learn(table.as_deref(), got.first_shared);
     local.ag.put(table);
     let total = st.stx_blocks.saturating_mul(512);
-    match read::counted(ctx, fs, &got, total, path, local) {
+    match mapped::counted(ctx, fs, &got, total, path, local) {
         Read::Whole => {}
         Read::Failed => kept = None,
         Read::NoFiemap => {

@@ -8,7 +8,7 @@ use dashmap::DashMap;
 
 use super::{Extents, Fast};
 use crate::extents::btrfs_refs::{self, FileAt, Verdict};
-use crate::extents::btrfs_search as bs;
+use sdu_sys::btrfs as bs;
 
 /// A subvolume, as the tree search decides what it shares.
 #[derive(Clone, Copy, Debug)]
@@ -69,7 +69,7 @@ impl Extents {
             // Data not yet written back has no extent items (and inode
             // items wait in memory until a commit): written out first, as
             // `sync -f` does, so that the tree holds what `statx` says.
-            if let Ok(n) = crate::probe::ioctl::btrfs_nodesize(dirfd) {
+            if let Ok(n) = sdu_sys::btrfs::nodesize(dirfd) {
                 self.btrfs.leaf.insert(fs, n);
             }
             rustix::fs::syncfs(dirfd).is_ok()

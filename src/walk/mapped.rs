@@ -12,11 +12,11 @@ use super::fdcache::DirFs;
 use super::later::{AgTable, Who};
 use super::open::Now;
 use crate::error::Diagnostic;
-use crate::extents::fiemap::{self, Extent};
 use crate::extents::{FileExtents, Pending, Source};
 use crate::figures::{Bound, Kind, Stats};
 use crate::probe::{Skip, magic};
 use crate::records::{FileRec, Link};
+use sdu_sys::fiemap::{self, Extent};
 
 /// Records what mapping gave (`None`: not asked, `--du total`) and returns
 /// what goes into the node's own figures.
@@ -222,7 +222,7 @@ pub(super) struct ToRead<'a> {
     /// FIEMAP's shared flags.
     pub(super) pending: Option<Box<Pending>>,
     /// `Some(inline too)`: also return the extents FIEMAP gives, for the
-    /// file's other copies ([`crate::extents::copies`]), if the map goes
+    /// file's other copies ([`crate::extents::unchanged`]), if the map goes
     /// through without an error.
     pub(super) keep: Option<bool>,
     /// What the walk stat-ed.

@@ -3,13 +3,13 @@
 //! Every index the records hold is checked against what was read, so that
 //! a corrupt file is an error here and never a panic or a wrong figure
 //! later; a file that ends early is an error, never a smaller tree. So
-//! is a name no directory entry can have (see `names`).
+//! is a name no directory entry can have (see `name_rules`).
 
 use std::io::BufRead;
 
-use super::json::{ParseError, Parsed, Parser};
-use super::names::{self, Siblings};
+use super::name_rules::{self, Siblings};
 use super::rows::{field, numbers, stats};
+use super::syntax::{ParseError, Parsed, Parser};
 use super::write::implied_own;
 use super::{FORMAT, Saved};
 use crate::figures::{Bound, Kind, Stats, TimeField};
@@ -310,7 +310,7 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
             files: Stats::default(),
         });
     } else {
-        names::check(p, &i.name, i.name_at, true)?;
+        name_rules::check(p, &i.name, i.name_at, true)?;
         let f = node(p, s, None, Kind::Dir, &mut i)?;
         stack.push(f.expect("a directory"));
     }
@@ -334,7 +334,7 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
         info(p, &mut key, &mut i)?;
         let depth = stack.len() - 1;
         let root = stack[depth].id == NodeId::TOP;
-        names::check(p, &i.name, i.name_at, root)?;
+        name_rules::check(p, &i.name, i.name_at, root)?;
         if i.excluded {
             // Not counted (ncdu lists what it excluded).
             if dir {

@@ -32,11 +32,11 @@ use rustix::fs::{self as rfs, AtFlags, Statx, StatxAttributes};
 use super::ctx::{Ctx, Local, MASK, Run, TreeWalk, WalkOptions};
 use super::indir::{InDir, Listed};
 use crate::extents::Extents;
-use crate::extents::btrfs_search::InodeItems;
 pub(super) use crate::extents::btrfs_tree::TreeInode;
 use crate::extents::btrfs_tree::{self, DirEntry, Want, file_type};
 use crate::path::join;
 use crate::probe::magic;
+use sdu_sys::btrfs::InodeItems;
 
 /// Entries of one directory accounted by the task that lists it; past
 /// this, batches of [`BATCH_ENTRIES`] go to other threads. Without a

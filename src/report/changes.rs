@@ -11,7 +11,7 @@
 //! change signed (`+5.0M`, `-30M`, `0`) in the report's unit, then a
 //! `Note` column (`new`, `gone`, `sharing`) and the path, and after the
 //! table a line for each note and mark that appears in it. The JSON
-//! document is in `compare_json`.
+//! document is in `changes_json`.
 
 use std::cmp::Ordering;
 use std::convert::Infallible;

@@ -1,7 +1,7 @@
 //! `--compare OLD --json`: the comparison as one JSON document, its
 //! schema spelt as serde types ([`Document`], [`Entry`], [`Side`],
 //! [`Delta`]). For every entry both sides, old and new, and the change;
-//! the entries in the order of the text table (`compare`'s comment), one
+//! the entries in the order of the text table (`changes`'s comment), one
 //! a line.
 //!
 //! ```text
@@ -17,7 +17,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::compare::{Paths, Rows};
+use super::changes::{Paths, Rows};
 use super::json::{BoundWord, EntryType, Path, ReportedError, write_document};
 use super::options::ReportOptions;
 use crate::compare::{Change, Comparison};

@@ -35,8 +35,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use dashmap::DashMap;
 
-use super::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE};
 use crate::probe::Subvol;
+use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE};
 
 /// What identifies one inode, unchanged, within one extent space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
