@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use rustix::fs::{AtFlags, Dir, FileType, Mode, StatxFlags};
 use rustix::io::Errno;
 
-use super::{DIR_FLAGS, Failure, ID_MASK, Problem, Run, ident_of, statx_fd};
+use super::{DIR_FLAGS, Deletion, Failure, ID_MASK, Problem, ident_of, statx_fd};
 use crate::path::join;
 use crate::records::Ident;
 
@@ -167,7 +167,7 @@ fn fail(e: Errno, path: Vec<u8>) -> Failure {
     }
 }
 
-impl Run<'_> {
+impl Deletion<'_> {
     /// Entry `name` of `dir` (device `dev`, inode `ino` as listed) when
     /// the scan did not see it below the target (`inside`): its allocated
     /// bytes, asked of `statx` (which also settles the identity).

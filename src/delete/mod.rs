@@ -142,7 +142,7 @@ fn fs_key(fd: BorrowedFd<'_>) -> io::Result<(u32, [u8; 16], u64)> {
 }
 
 /// The state of one deletion.
-struct Run<'a> {
+struct Deletion<'a> {
     out: Deleted,
     filesystems: Vec<Fs>,
     /// Set by another thread to stop between two entries.
@@ -164,7 +164,7 @@ pub fn delete(targets: &[Target], stop: &AtomicBool) -> Deleted {
     let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .current
         .unwrap_or(1024);
-    let mut run = Run {
+    let mut run = Deletion {
         out: Deleted::default(),
         filesystems: Vec::new(),
         stop,
@@ -306,7 +306,7 @@ fn abs_path(fd: BorrowedFd<'_>) -> Option<Vec<u8>> {
     }
 }
 
-impl Run<'_> {
+impl Deletion<'_> {
     /// Deletes `targets` in order, up to the first failure.
     fn all(&mut self, targets: &[Target]) {
         for t in targets {

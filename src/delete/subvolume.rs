@@ -8,7 +8,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, Mode, RenameFlags, StatxFlags};
 use rustix::io::Errno;
 
-use super::{DIR_FLAGS, Failure, ID_MASK, Problem, Run, cstr, ident_of, statx_fd};
+use super::{DIR_FLAGS, Deletion, Failure, ID_MASK, Problem, cstr, ident_of, statx_fd};
 use crate::path::join;
 use sdu_sys::btrfs;
 use sdu_sys::fs::{self, fs_type, magic};
@@ -83,7 +83,7 @@ impl Aside {
     }
 }
 
-impl Run<'_> {
+impl Deletion<'_> {
     /// `fd` (named `name` in `parent`, in the same mount) lies on another
     /// device than its parent: delete it as a Btrfs subvolume if it is one
     /// of the same filesystem, else stop.

@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crossbeam_utils::CachePadded;
 
 use super::runs::{Odd, Rec, SECTOR, Space, intervals_taking, space_of};
-use super::spill::{self, Run, SpillError, TempFile, Tuning};
+use super::spill::{self, SpillError, SpilledRun, TempFile, Tuning};
 use super::sweep::{Sweep, Sweeper};
 use crate::probe::Granularity;
 
@@ -120,7 +120,7 @@ impl std::fmt::Debug for SharedIndex {
 }
 
 /// Runs written by the arenas, by extent space: of [`Rec`]s, of [`Odd`]s.
-type Written = (Vec<(u32, Run<Rec>)>, Vec<(u32, Run<Odd>)>);
+type Written = (Vec<(u32, SpilledRun<Rec>)>, Vec<(u32, SpilledRun<Odd>)>);
 
 /// What the index wrote to its temporary file: runs, and their bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

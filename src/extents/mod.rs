@@ -47,5 +47,5 @@ pub mod unchanged;
 pub(crate) use file::{FileExtents, SearchFile};
 #[cfg(test)]
 pub(crate) use index::SharedIndex;
-pub(crate) use source::{Extents, Pending, Searched, Source, can_search_trees};
+pub(crate) use source::{ExtentSource, Extents, Pending, Searched, can_search_trees};
 pub use sweep::Sweep;

@@ -10,7 +10,7 @@
 use std::fs::File;
 use std::io;
 
-use super::spill::{Item, Merge, Run};
+use super::spill::{Item, Merge, SpilledRun};
 use super::sweep::Interval;
 
 /// One mapping of a range that is a whole number of 512-byte sectors
@@ -97,7 +97,7 @@ impl Item for Odd {
 #[derive(Debug)]
 pub(super) struct Runs<T> {
     pub(super) mem: Vec<Vec<T>>,
-    pub(super) disk: Vec<Run<T>>,
+    pub(super) disk: Vec<SpilledRun<T>>,
 }
 
 impl<T> Default for Runs<T> {

@@ -2,7 +2,7 @@
 //! and the stage state that collects the answers.
 //!
 //! The walk opens a file (by its own rules, `crate::walk`'s open module) and
-//! hands the fd to [`Extents::read`] with the [`Source`] chosen for its
+//! hands the fd to [`Extents::read`] with the [`ExtentSource`] chosen for its
 //! filesystem. Every source reports the same thing: the file's shared
 //! physical ranges, indexed under the file's id, and their byte count.
 //! FIEMAP works everywhere; on Btrfs, with `CAP_SYS_ADMIN`,
@@ -35,7 +35,7 @@ use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, 
 
 /// Where a file's extents come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Source {
+pub(crate) enum ExtentSource {
     /// `FS_IOC_FIEMAP` on the open file: unprivileged, any filesystem.
     Fiemap,
     /// `BTRFS_IOC_TREE_SEARCH_V2` on the directory's fd: Btrfs, with
@@ -43,14 +43,14 @@ pub(crate) enum Source {
     BtrfsSearch,
 }
 
-impl Source {
+impl ExtentSource {
     /// The source for files on `fs`, when the tree search is `allowed`
     /// (`CAP_SYS_ADMIN`, no `--fiemap`).
-    pub(crate) fn for_fs(fs: &FsInfo, allowed: bool) -> Source {
+    pub(crate) fn for_fs(fs: &FsInfo, allowed: bool) -> ExtentSource {
         if allowed && fs.magic == crate::probe::magic::BTRFS {
-            Source::BtrfsSearch
+            ExtentSource::BtrfsSearch
         } else {
-            Source::Fiemap
+            ExtentSource::Fiemap
         }
     }
 }
@@ -156,11 +156,11 @@ impl Extents {
     /// Reads the extents of the file open at `fd` from `source`, indexing
     /// its shared ones in extent space `space`.
     #[inline]
-    pub(crate) fn read(&self, source: Source, fd: BorrowedFd<'_>, space: u32) -> FileExtents {
+    pub(crate) fn read(&self, source: ExtentSource, fd: BorrowedFd<'_>, space: u32) -> FileExtents {
         match source {
             // The tree search reads by directory and inode
             // ([`Self::read_btrfs`]); given an open file, FIEMAP.
-            Source::Fiemap | Source::BtrfsSearch => self.read_fiemap(fd, space),
+            ExtentSource::Fiemap | ExtentSource::BtrfsSearch => self.read_fiemap(fd, space),
         }
     }
 

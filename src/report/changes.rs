@@ -29,7 +29,7 @@ const NO_PARENT: u32 = u32::MAX;
 
 /// Where a row's entry is.
 #[derive(Clone, Copy, Debug)]
-enum Source {
+enum RowSource {
     /// A node of the new tree.
     New(NodeId),
     /// An index into [`Comparison::gone`].
@@ -40,7 +40,7 @@ enum Source {
 /// built when printed ([`Rows::path_into`]).
 #[derive(Clone, Debug)]
 pub(super) struct Row {
-    source: Source,
+    source: RowSource,
     /// The row of the directory it is in, in the tree that the new entries
     /// and the gone ones make together.
     parent: u32,
@@ -71,7 +71,7 @@ impl<'a> Rows<'a> {
         let _ = tree.visit::<Infallible>(opts.max_depth, |e| {
             new_row[e.id.index()] = rows.len() as u32;
             rows.push(Row {
-                source: Source::New(e.id),
+                source: RowSource::New(e.id),
                 parent: NO_PARENT,
                 depth: e.depth,
                 kind: e.kind,
@@ -81,7 +81,7 @@ impl<'a> Rows<'a> {
         });
         // Post-order: a parent's row comes after its children's.
         for r in &mut rows {
-            let Source::New(id) = r.source else {
+            let RowSource::New(id) = r.source else {
                 unreachable!("only new rows so far")
             };
             if let Some(p) = tree.parent(id).filter(|&p| p != NodeId::TOP) {
@@ -98,7 +98,7 @@ impl<'a> Rows<'a> {
                 };
                 gone_row[g.old.index()] = rows.len() as u32;
                 rows.push(Row {
-                    source: Source::Gone(k as u32),
+                    source: RowSource::Gone(k as u32),
                     parent,
                     depth: g.depth,
                     kind: cmp.gone_kind(g),
@@ -117,8 +117,8 @@ impl<'a> Rows<'a> {
     /// depth, as printing it does.
     pub(super) fn path_into(&self, i: usize, out: &mut Vec<u8>) {
         match self.rows[i].source {
-            Source::New(id) => new_path(self.tree, id, out),
-            Source::Gone(k) => self
+            RowSource::New(id) => new_path(self.tree, id, out),
+            RowSource::Gone(k) => self
                 .cmp
                 .gone_path(self.tree, &self.cmp.gone()[k as usize], out),
         }
@@ -134,8 +134,8 @@ impl<'a> Rows<'a> {
     /// The last component of row `i`'s path.
     fn name(&self, i: usize) -> &[u8] {
         match self.rows[i].source {
-            Source::New(id) => self.tree.name(id),
-            Source::Gone(k) => self.cmp.old_tree().name(self.cmp.gone()[k as usize].old),
+            RowSource::New(id) => self.tree.name(id),
+            RowSource::Gone(k) => self.cmp.old_tree().name(self.cmp.gone()[k as usize].old),
         }
     }
 

@@ -17,7 +17,7 @@ use std::convert::Infallible;
 use super::options::{ReportOptions, SortKey};
 use crate::figures::{Bound, Figure, Kind, Stats};
 use crate::records::NodeId;
-use crate::tree::{Entry, Tree};
+use crate::tree::{ReportEntry, Tree};
 
 /// Calls `f` on every entry to report, in the order to report them: du
 /// order, streamed from [`Tree::visit`], or the [`list`] of the collected
@@ -25,7 +25,7 @@ use crate::tree::{Entry, Tree};
 pub(crate) fn entries<E>(
     tree: &Tree,
     opts: &ReportOptions,
-    mut f: impl FnMut(&Entry<'_>) -> Result<(), E>,
+    mut f: impl FnMut(&ReportEntry<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     if !opts.selects() {
         return tree.visit(opts.max_depth, f);
@@ -174,9 +174,9 @@ impl<'t> Rows<'t> {
     }
 
     /// Row `i` as the printers see entries, `path` its path.
-    pub(crate) fn entry<'a>(&'a self, i: u32, path: &'a [u8]) -> Entry<'a> {
+    pub(crate) fn entry<'a>(&'a self, i: u32, path: &'a [u8]) -> ReportEntry<'a> {
         let r = &self.rows[i as usize];
-        Entry {
+        ReportEntry {
             id: r.id,
             path,
             depth: r.depth,

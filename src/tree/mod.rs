@@ -135,7 +135,7 @@ impl Sets {
 
 /// One entry as the reports see it.
 #[derive(Debug)]
-pub(crate) struct Entry<'a> {
+pub(crate) struct ReportEntry<'a> {
     /// Its node id.
     pub(crate) id: NodeId,
     /// The path as printed: the root as given, `/`, the names.
@@ -430,7 +430,7 @@ impl Tree {
     pub(crate) fn visit<E>(
         &self,
         max_depth: Option<u32>,
-        mut f: impl FnMut(&Entry<'_>) -> Result<(), E>,
+        mut f: impl FnMut(&ReportEntry<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut path: Vec<u8> = Vec::new();
         for &root in self.roots() {
@@ -465,7 +465,7 @@ impl Tree {
                 }
                 let (id, _, before) = stack.pop().expect("non-empty");
                 let figures = self.figures(id);
-                f(&Entry {
+                f(&ReportEntry {
                     id,
                     path: &path,
                     depth: stack.len() as u32,

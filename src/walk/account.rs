@@ -16,7 +16,7 @@ use super::mapped::{Kept, Mapped, ToRead, credit, read_open};
 use super::open::{self, DirError, Now, OpenFile};
 use crate::error::{Diagnostic, strerror};
 use crate::extents::unchanged::{self, Claim, CopyKey, Lookup};
-use crate::extents::{Pending, SearchFile, Searched, Source};
+use crate::extents::{ExtentSource, Pending, SearchFile, Searched};
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
 use crate::records::{CopyRec, NodeId, dev32};
@@ -612,7 +612,9 @@ fn map_by_search(
     let Some(fs) = f.fs else {
         return Err(None);
     };
-    if f.follow || Source::for_fs(&fs.info, ctx.map.extents.search_allowed()) != Source::BtrfsSearch
+    if f.follow
+        || ExtentSource::for_fs(&fs.info, ctx.map.extents.search_allowed())
+            != ExtentSource::BtrfsSearch
     {
         return Err(None);
     }

@@ -1,5 +1,5 @@
 //! What every task of one walk shares, by concern ([`Ctx`]): the options
-//! ([`Run`]), where the records go ([`Records`]: the nodes and their
+//! ([`WalkSetup`]), where the records go ([`Records`]: the nodes and their
 //! identities by id, the rest in per-thread shards), the directory fds
 //! ([`Fds`]), the extents stage's state ([`Mapping`]) and the Btrfs tree's
 //! listing ([`TreeWalk`]); and what one task gathers before it hands it
@@ -22,7 +22,7 @@ pub(super) use super::open::{MASK, dev_of};
 use crate::error::Diagnostic;
 use crate::extents::btrfs_tree::TreeCache;
 use crate::extents::inline::{InlineRec, Keys};
-use crate::extents::{Extents, Source};
+use crate::extents::{ExtentSource, Extents};
 use crate::figures::{Bound, Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
 use crate::messages::Messages;
@@ -331,12 +331,12 @@ pub(super) fn take_id(next: &AtomicU32, too_many: &AtomicBool) -> NodeId {
 ///
 /// What every thread writes often (the next id, a shard's lock, the fd
 /// cache's lock, the kept subvolumes' lock) is kept off the cache lines of
-/// what every file reads ([`Run`]).
+/// what every file reads ([`WalkSetup`]).
 pub(super) struct Ctx<'a> {
     /// The options, and what the walk decided from them before it started.
     /// Read for every file: on cache lines of its own, which no lock every
     /// thread takes shares.
-    pub(super) run: CachePadded<Run<'a>>,
+    pub(super) run: CachePadded<WalkSetup<'a>>,
     /// The records being gathered, and the ids they are gathered under.
     pub(super) records: Records,
     /// Directory fds, and the shares of the fd limit.
@@ -350,7 +350,7 @@ pub(super) struct Ctx<'a> {
 
 /// What every task reads and none writes: the options, and the flags the
 /// walk set from them when it started.
-pub(super) struct Run<'a> {
+pub(super) struct WalkSetup<'a> {
     pub(super) opts: &'a WalkOptions,
     pub(super) msgs: &'a Messages,
     pub(super) euid: u32,
@@ -683,7 +683,8 @@ impl Ctx<'_> {
             .filter(|sv| sv.ids.0 != [0; 16]);
         let copies = subvol.filter(|_| {
             !self.run.opts.skip_extents
-                && Source::for_fs(&info, self.map.extents.search_allowed()) == Source::Fiemap
+                && ExtentSource::for_fs(&info, self.map.extents.search_allowed())
+                    == ExtentSource::Fiemap
         });
         DirFs {
             info,

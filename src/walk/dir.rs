@@ -20,7 +20,8 @@ use super::account::{self, Accounted, FileAt, Pre};
 use super::btrfs_listing;
 use super::ctx::{Ctx, Local, PROGRESS_PATH_EVERY, dev_of};
 use super::entry::{
-    Entry, Stated, excluded, in_cycle, left_beside, not_stated, path_kept, stat_entry, symlinks_to,
+    ListedEntry, Stated, excluded, in_cycle, left_beside, not_stated, path_kept, stat_entry,
+    symlinks_to,
 };
 use super::fdcache::{DirHandle, DirName};
 use super::indir::{InDir, Listed, batch_entries, prefetch, push_entry};
@@ -245,7 +246,7 @@ fn list<'s>(
             if idx < INLINE_ENTRIES && dir.search {
                 push_entry(&mut held, listed, ent.ino(), name);
             } else if idx < INLINE_ENTRIES {
-                entry_as(ctx, s, dir, Entry::listed(name, listed, idx), local);
+                entry_as(ctx, s, dir, ListedEntry::listed(name, listed, idx), local);
             } else {
                 if batched == 0 {
                     first = idx;
@@ -269,7 +270,13 @@ fn list<'s>(
                 local,
             );
             for (idx, (listed, _, name)) in batch_entries(&held).enumerate() {
-                entry_as(ctx, s, dir, Entry::listed(name, listed, idx as u32), local);
+                entry_as(
+                    ctx,
+                    s,
+                    dir,
+                    ListedEntry::listed(name, listed, idx as u32),
+                    local,
+                );
             }
         }
     });
@@ -349,9 +356,9 @@ fn tree_entries<'s>(
         }
         let st = btrfs_listing::known(ctx, dir, template, e, name, (&mounts, &mut ahead), local);
         if st.is_some() || !dir.lazy {
-            let entry = Entry {
+            let entry = ListedEntry {
                 known: st.as_ref(),
-                ..Entry::listed(name, listed, idx)
+                ..ListedEntry::listed(name, listed, idx)
             };
             entry_as(ctx, s, dir, entry, local);
             continue;
@@ -369,7 +376,7 @@ fn tree_entries<'s>(
         }
         if let Some(fd) = &own {
             let real = InDir::new(ctx, dir.h, fd, dir.fs);
-            entry_as(ctx, s, &real, Entry::listed(name, listed, idx), local);
+            entry_as(ctx, s, &real, ListedEntry::listed(name, listed, idx), local);
         }
     }
     local.pre.clear();
@@ -490,7 +497,13 @@ fn spawn_batch<'s>(
         }
         let mut idx = first;
         for (listed, _, name) in batch_entries(&names) {
-            entry_as(ctx, s, &dir, Entry::listed(name, listed, idx), &mut local);
+            entry_as(
+                ctx,
+                s,
+                &dir,
+                ListedEntry::listed(name, listed, idx),
+                &mut local,
+            );
             idx = idx.saturating_add(1);
         }
         account::end_task(ctx, &mut local);
@@ -506,7 +519,7 @@ pub(super) fn entry_as<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
     dir: &InDir<'_>,
-    e: Entry<'_>,
+    e: ListedEntry<'_>,
     local: &mut Local,
 ) {
     let h = dir.h;
@@ -637,7 +650,7 @@ fn lean_path(ctx: &Ctx<'_>, dir: &InDir<'_>, x: Stated<'_>) -> bool {
 /// links and extents are credited from there.
 #[inline(always)]
 fn nondir(ctx: &Ctx<'_>, dir: &InDir<'_>, x: Stated<'_>, pre: Pre, local: &mut Local) {
-    let (h, Entry { name, idx, .. }) = (dir.h, x.e);
+    let (h, ListedEntry { name, idx, .. }) = (dir.h, x.e);
     let leaf = ctx.run.opts.all.then(|| ctx.new_id());
     if let Some(id) = leaf {
         ctx.ident(local, id, x.st);

@@ -12,7 +12,7 @@ use super::fdcache::DirFs;
 use super::later::{AgTable, Who};
 use super::open::Now;
 use crate::error::Diagnostic;
-use crate::extents::{FileExtents, Pending, Source};
+use crate::extents::{ExtentSource, FileExtents, Pending};
 use crate::figures::{Bound, Kind, Stats};
 use crate::probe::{Skip, magic};
 use crate::records::{FileRec, Link};
@@ -270,7 +270,7 @@ pub(super) fn read_open(
         None => ctx
             .map
             .extents
-            .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space),
+            .read(ExtentSource::for_fs(&fs.info, false), fd.as_fd(), fs.space),
     };
     local.ag.learn(table, got.first_shared);
     let once = who.once;

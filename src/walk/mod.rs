@@ -239,7 +239,7 @@ pub(crate) fn walk(
     }
     // Read once: the inline records and the tree's listing both ask.
     let mounts = btrfs_listing::mounts_inside(&opts.roots, &roots);
-    let run = ctx::Run {
+    let run = ctx::WalkSetup {
         opts,
         msgs,
         euid: rustix::process::geteuid().as_raw(),

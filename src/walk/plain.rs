@@ -23,7 +23,7 @@ use super::entry::Stated;
 use super::indir::InDir;
 use super::later::Who;
 use super::mapped::{self, Mapped, Read, credit};
-use crate::extents::Source;
+use crate::extents::ExtentSource;
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
 use sdu_sys::fiemap;
@@ -82,7 +82,7 @@ pub(super) fn file(
         None => ctx
             .map
             .extents
-            .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space),
+            .read(ExtentSource::for_fs(&fs.info, false), fd.as_fd(), fs.space),
     };
     local.ag.learn(table.as_deref(), got.first_shared);
     local.ag.put(table);
