@@ -7,7 +7,7 @@
 //! on entry, and their undoing on every way out: `q`, Ctrl-C (a key in
 //! raw mode), an error, a panic (a hook that restores first), SIGTERM
 //! or SIGINT from elsewhere (the signal thread restores, then dies by the
-//! signal) and every other signal that ends a process ([`tty_ioctl`]).
+//! signal) and every other signal that ends a process ([`sdu_sys::tty`]).
 //! Ctrl-Z stops it with the terminal put back; `fg` brings it back, drawn
 //! whole.
 
