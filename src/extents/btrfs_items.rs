@@ -15,6 +15,8 @@ use dashmap::DashMap;
 
 use sdu_sys::btrfs::{FileExtent, FileExtentType};
 
+use super::Fast;
+
 /// One data extent a file references.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Held<'a> {
@@ -149,9 +151,6 @@ pub(crate) struct Parts {
     /// bytes of them it does not reference.
     own: (AtomicU64, AtomicU64),
 }
-
-/// The hasher of its map (keys are addresses).
-type Fast = foldhash::fast::RandomState;
 
 /// A shared extent that some file references in part, as noted so far.
 #[derive(Debug)]

@@ -37,6 +37,7 @@ use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
 use rayon::slice::ParallelSliceMut;
 use rustix::fs::Statx;
 
+use super::Fast;
 use super::inline_held::{self as ih, Holders};
 use super::source::Extents;
 use crate::figures::Kind;
@@ -121,9 +122,6 @@ impl Key {
         }
     }
 }
-
-/// The hasher of the key maps.
-type Fast = foldhash::fast::RandomState;
 
 /// Values given dense ids (0, 1, 2...) on first sight, by the walk's
 /// threads together.

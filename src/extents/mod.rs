@@ -49,3 +49,7 @@ pub(crate) use file::{FileExtents, SearchFile};
 pub(crate) use index::SharedIndex;
 pub(crate) use source::{ExtentSource, Extents, Pending, Searched, can_search_trees};
 pub use sweep::Sweep;
+
+/// The hasher of the stage's maps, whose keys are integers: addresses,
+/// inode numbers, extent spaces.
+type Fast = foldhash::fast::RandomState;

@@ -21,6 +21,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use super::Fast;
 use super::btrfs_batch;
 use super::btrfs_items::{self, Partly, Parts};
 use super::btrfs_refs::{self, FileAt, OwnItem, Verdict};
@@ -107,9 +108,6 @@ pub(crate) struct Extents {
     /// The tree search: the extents files reference in part.
     parts: Parts,
 }
-
-/// The hasher of its maps (keys are inode numbers and addresses).
-type Fast = foldhash::fast::RandomState;
 
 mod btrfs_state;
 use btrfs_state::{BtrfsState, Subvol};

@@ -35,6 +35,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use dashmap::DashMap;
 
+use super::Fast;
 use crate::probe::Subvol;
 use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE};
 
@@ -274,9 +275,6 @@ type Kept = (u32, Box<[Shared]>);
 /// One shared extent as the tree search indexes it for a file: its
 /// address, its size on disk, and the file's references to it.
 pub(crate) type Shared = (u64, u64, u32);
-
-/// The hasher of its map (keys are spaces and inode numbers).
-type Fast = foldhash::fast::RandomState;
 
 impl Indexed {
     /// The file of inode `ino` in extent space `space` indexed with exactly
