@@ -64,7 +64,7 @@ impl Held<'_> {
 pub(crate) fn shared_held(
     items: &[FileExtent],
     verdicts: &[(u64, bool)],
-) -> Option<Vec<super::unchanged::Shared>> {
+) -> Option<Vec<super::unchanged::SharedRef>> {
     if items.iter().any(|e| e.kind == FileExtentType::Inline) {
         return None;
     }

@@ -29,7 +29,7 @@ use super::file::{FileExtents, SearchFile};
 use super::index::{SharedIndex, Spilled};
 use super::spill::{self, SpillError};
 use super::sweep::Sweep;
-use super::unchanged::{Copies, Indexed};
+use super::unchanged::{MappedCopies, Indexed};
 use crate::probe::{FsInfo, Granularity};
 use sdu_sys::btrfs::{self as bs, FileExtentType};
 use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
@@ -103,7 +103,7 @@ pub(crate) struct Extents {
     /// or not the walk does (`--fiemap`).
     trees: bool,
     btrfs: BtrfsState,
-    copies: Copies,
+    copies: MappedCopies,
     indexed: Indexed,
     /// The tree search: the extents files reference in part.
     parts: Parts,
@@ -243,7 +243,7 @@ impl Extents {
     }
 
     /// The copies of Btrfs files mapped so far ([`super::unchanged`]).
-    pub(crate) fn copies(&self) -> &Copies {
+    pub(crate) fn copies(&self) -> &MappedCopies {
         &self.copies
     }
 

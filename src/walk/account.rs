@@ -15,7 +15,7 @@ use super::later::{AgTable, Handed, Later, Waiting, Who};
 use super::mapped::{Kept, Mapped, ToRead, credit, read_open};
 use super::open::{self, DirError, Now, OpenFile};
 use crate::error::{Diagnostic, strerror};
-use crate::extents::unchanged::{self, Claim, CopyKey, Lookup};
+use crate::extents::unchanged::{self, Claim, CopyKey, CopyLookup};
 use crate::extents::{ExtentSource, Pending, SearchFile, Searched};
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
@@ -197,12 +197,12 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
             let snapshot = ids.1 != [0; 16];
             let claim = if snapshot || !copies.is_empty() {
                 match copies.find_or_claim(copy_key(space, f.st), ids) {
-                    Lookup::Found(m) => return reuse(ctx, f, space, &m, once, local),
-                    Lookup::Claimed(c) => Some(c),
+                    CopyLookup::Found(m) => return reuse(ctx, f, space, &m, once, local),
+                    CopyLookup::Claimed(c) => Some(c),
                     // Another thread maps a copy now: the file waits for
                     // the end of its task, when that copy is mapped.
-                    Lookup::Busy if put_off(ctx, f, once, local) => return Mapped::Handed,
-                    Lookup::Busy | Lookup::Missed => None,
+                    CopyLookup::Busy if put_off(ctx, f, once, local) => return Mapped::Handed,
+                    CopyLookup::Busy | CopyLookup::Missed => None,
                 }
             } else {
                 None
@@ -504,7 +504,7 @@ pub(super) fn end_task(ctx: &Ctx<'_>, local: &mut Local) {
 /// `subvol`, in extent space `space`, for its copies in related snapshots,
 /// if it may have any ([`unchanged::worth_keeping`]); `file`: its file id, if
 /// it was credited to one node (not through links); `claim`: the key, if
-/// this thread claimed it ([`unchanged::Copies::find_or_claim`]).
+/// this thread claimed it ([`unchanged::MappedCopies::find_or_claim`]).
 pub(super) fn keep_copy(
     ctx: &Ctx<'_>,
     (space, st): (u32, &Statx),
@@ -519,7 +519,7 @@ pub(super) fn keep_copy(
             .iter()
             .any(|e| e.flags & FIEMAP_EXTENT_DATA_INLINE != 0);
         let file = file.filter(|_| !inline);
-        let m = unchanged::Mapped {
+        let m = unchanged::CopyMap {
             subvol,
             extents,
             file,
@@ -550,7 +550,7 @@ fn reuse(
     ctx: &Ctx<'_>,
     f: &FileAt<'_>,
     space: u32,
-    m: &unchanged::Mapped,
+    m: &unchanged::CopyMap,
     once: bool,
     local: &mut Local,
 ) -> Mapped {

@@ -44,7 +44,7 @@ pub(super) struct Later {
 }
 
 /// A Btrfs file met while another thread mapped a copy of it
-/// ([`crate::extents::unchanged::Lookup::Busy`]): the task accounts for it
+/// ([`crate::extents::unchanged::CopyLookup::Busy`]): the task accounts for it
 /// when it ends, from that copy, and maps it on its own only if none was
 /// kept. Without an fd: nearly every one finds its copy.
 pub(super) struct Waiting {
