@@ -29,7 +29,7 @@ use super::file::{FileExtents, SearchFile};
 use super::index::{SharedIndex, Spilled};
 use super::spill::{self, SpillError};
 use super::sweep::Sweep;
-use super::unchanged::{MappedCopies, Indexed};
+use super::unchanged::{Indexed, MappedCopies};
 use crate::probe::{FsInfo, Granularity};
 use sdu_sys::btrfs::{self as bs, FileExtentType};
 use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};

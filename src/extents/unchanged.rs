@@ -379,7 +379,10 @@ mod tests {
             ..key
         };
         // Not known: claimed, and free again once the claim is dropped.
-        assert!(matches!(c.find_or_claim(other, (C, A)), CopyLookup::Claimed(_)));
+        assert!(matches!(
+            c.find_or_claim(other, (C, A)),
+            CopyLookup::Claimed(_)
+        ));
         assert_eq!(c.len(), 1);
     }
 
@@ -427,8 +430,14 @@ mod tests {
         assert!(matches!(c.find_or_claim(key, origin), CopyLookup::Missed));
         assert!(c.is_empty());
         let other = CopyKey { ino: 258, ..key };
-        assert!(matches!(c.find_or_claim(other, (B, A)), CopyLookup::Claimed(_)));
-        assert!(matches!(c.find_or_claim(key, origin), CopyLookup::Claimed(_)));
+        assert!(matches!(
+            c.find_or_claim(other, (B, A)),
+            CopyLookup::Claimed(_)
+        ));
+        assert!(matches!(
+            c.find_or_claim(key, origin),
+            CopyLookup::Claimed(_)
+        ));
     }
 
     /// Two threads after one key: exactly one claims it; the other finds

@@ -38,7 +38,7 @@ impl Budget {
         opts: &WalkOptions,
         du_rules: bool,
         roots: &Roots,
-        look: cold::Look,
+        look: cold::CacheLook,
         soft: u64,
     ) -> Budget {
         let fit = (soft.saturating_sub(FIXED + MIN_CACHED) / PER_THREAD).max(1) as usize;

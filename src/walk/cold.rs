@@ -95,14 +95,14 @@ const COLD_PER_DIR: Duration = Duration::from_micros(60);
 /// then: taken before the PATHs are resolved, so that reading the first
 /// root's inode from the device counts as it did when the look opened it.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Look {
+pub(super) struct CacheLook {
     t0: Instant,
     slept0: Option<u64>,
 }
 
-impl Look {
-    pub(super) fn start() -> Look {
-        Look {
+impl CacheLook {
+    pub(super) fn start() -> CacheLook {
+        CacheLook {
             slept0: sleeps(),
             t0: Instant::now(),
         }
@@ -113,12 +113,12 @@ impl Look {
 /// first of them, since `look` began, took long enough that they were read
 /// from the device. The first root is listed through the fd its PATH was
 /// resolved by, and only if that is a directory, as the walk lists it.
-pub(super) fn looks_cold(roots: &Roots, look: Look) -> bool {
+pub(super) fn looks_cold(roots: &Roots, look: CacheLook) -> bool {
     let Some(first) = roots.get(0).filter(|_| roots.is_dir(0)) else {
         return false;
     };
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    let Look { t0, slept0 } = look;
+    let CacheLook { t0, slept0 } = look;
     let Ok(fd) = first.open_dir(flags | OFlags::NOATIME) else {
         return false;
     };
@@ -202,15 +202,15 @@ mod tests {
             std::fs::create_dir_all(t.path().join(d)).unwrap();
         }
         let root = [t.path().as_os_str().as_encoded_bytes().to_vec()];
-        looks_cold(&Roots::open(&root, false), Look::start());
+        looks_cold(&Roots::open(&root, false), CacheLook::start());
         let warm = (0..5)
-            .filter(|_| !looks_cold(&Roots::open(&root, false), Look::start()))
+            .filter(|_| !looks_cold(&Roots::open(&root, false), CacheLook::start()))
             .count();
         // One of five may be slowed by a loaded machine.
         assert!(warm >= 4, "{warm} of 5 warm");
         assert!(!looks_cold(
             &Roots::open(&[b"/nonexistent-sdu".to_vec()], false),
-            Look::start()
+            CacheLook::start()
         ));
     }
 

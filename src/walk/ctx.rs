@@ -17,9 +17,10 @@ use rustix::fs::Statx;
 
 use super::counters::Counters;
 use super::fdcache::{Active, DirFs, FdCache, MoveWatch};
-use super::later::{AgHint, AgSched};
+use super::later::Later;
 pub(super) use super::open::{MASK, dev_of};
 use crate::error::Diagnostic;
+use crate::extents::ag::{AgHint, AgSched};
 use crate::extents::btrfs_tree::TreeCache;
 use crate::extents::inline::{InlineRec, Keys};
 use crate::extents::{ExtentSource, Extents};
@@ -134,7 +135,7 @@ pub(super) struct Local {
     /// empty: stat the next one first (see the walk's `dir` module).
     pub(super) stat_first: bool,
     /// The allocation group its next FIEMAP is predicted to need (XFS).
-    pub(super) ag: AgHint,
+    pub(super) ag: AgHint<Later>,
     /// Figures for directories other than the task's own: files other
     /// threads handed to this one while it held an allocation group's turn.
     pub(super) partial: Vec<(NodeId, Stats)>,
@@ -414,7 +415,7 @@ pub(super) struct Mapping {
     /// Multiply-linked inodes already claimed for FIEMAP.
     pub(super) claimed: DashSet<(u32, u64, u64)>,
     /// FIEMAP turns by XFS allocation group.
-    pub(super) ags: AgSched,
+    pub(super) ags: AgSched<Later>,
     /// The keys of the inline records, each once
     /// ([`crate::extents::inline::Keys`]).
     pub(super) inline_keys: Keys,

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use rustix::fs::{self as rfs, OFlags, RawDir, StatxAttributes};
 use rustix::io::Errno;
 
-use super::account::{self, Accounted, FileAt, Pre};
+use super::account::{self, Accounted, FoundFile, Pre};
 use super::btrfs_listing;
 use super::ctx::{Ctx, Local, PROGRESS_PATH_EVERY, dev_of};
 use super::entry::{
@@ -655,7 +655,7 @@ fn nondir(ctx: &Ctx<'_>, dir: &InDir<'_>, x: Stated<'_>, pre: Pre, local: &mut L
     if let Some(id) = leaf {
         ctx.ident(local, id, x.st);
     }
-    let file = FileAt {
+    let file = FoundFile {
         dirfd: dir.fd,
         name,
         st: x.st,

@@ -214,7 +214,7 @@ pub(crate) fn walk(
         .current
         .unwrap_or(65536);
     // Each PATH resolved by its name once: everything below asks the fds.
-    let look = cold::Look::start(); // resolving the PATHs is part of the look
+    let look = cold::CacheLook::start(); // resolving the PATHs is part of the look
     let mut roots = roots::Roots::open(&opts.roots, opts.follow_links || opts.follow_args);
     let budget::Budget {
         threads,
@@ -286,7 +286,7 @@ pub(crate) fn walk(
             registry: Registry::default(),
             extents,
             claimed: DashSet::new(),
-            ags: later::AgSched::default(),
+            ags: crate::extents::ag::AgSched::default(),
             inline_keys: Default::default(),
             copy_sets: Default::default(),
         },
@@ -358,7 +358,7 @@ fn moves(ctx: &Ctx<'_>, msgs: &Messages) -> Vec<NodeId> {
 fn start_root<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
-    (root, resolved): (&[u8], Result<roots::Root, rustix::io::Errno>),
+    (root, resolved): (&[u8], Result<roots::RootPath, rustix::io::Errno>),
     ns: u32,
     order: u32,
 ) {

@@ -22,7 +22,7 @@ use super::ctx::{Ctx, Local};
 use super::entry::Stated;
 use super::indir::InDir;
 use super::later::Who;
-use super::mapped::{self, Mapped, Read, credit};
+use super::mapped::{self, ExtentsRead, Mapped, credit};
 use crate::extents::ExtentSource;
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
@@ -88,9 +88,9 @@ pub(super) fn file(
     local.ag.put(table);
     let total = st.stx_blocks.saturating_mul(512);
     match mapped::counted(ctx, fs, &got, total, path, local) {
-        Read::Whole => {}
-        Read::Failed => kept = None,
-        Read::NoFiemap => {
+        ExtentsRead::Whole => {}
+        ExtentsRead::Failed => kept = None,
+        ExtentsRead::NoFiemap => {
             let skipped = Some(Mapped::Skipped(Skip::FsCannotShare));
             return Ok(credit(ctx, at, who, skipped, local));
         }
