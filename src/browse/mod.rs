@@ -33,13 +33,13 @@ use sdu::compare::Comparison;
 use sdu::delete::{self, Deleted, Target};
 use sdu::figures::{Figure, Kind};
 use sdu::records::{Ident, Idents, NodeId};
-use sdu::report::SortKey as ReportSort;
+use sdu::report::SortKey;
 use sdu::{Config, Diagnostic, Messages, Scanned, Scanning, WalkOptions};
 
 use crate::cli::progress::{self, Display};
 use crate::cli::signals;
 use crate::cli::status::ExitStatus;
-use app::{App, Mode, Sort, SortKey};
+use app::{App, KeyMode, Sort, SortBy};
 use rounds::Rounds;
 use view::Look;
 
@@ -146,9 +146,9 @@ fn opening_view(cfg: &Config) -> (Figure, Sort, Look) {
     let first = cfg.report.columns.first().copied().unwrap_or(Figure::Total);
     let sort = Sort {
         key: match cfg.report.sort {
-            Some(ReportSort::Name) => SortKey::Name,
-            Some(ReportSort::Size(f)) => SortKey::Figure(f),
-            None => SortKey::Figure(first),
+            Some(SortKey::Name) => SortBy::Name,
+            Some(SortKey::Size(f)) => SortBy::Figure(f),
+            None => SortBy::Figure(first),
         },
         reverse: false,
     };
@@ -390,16 +390,16 @@ fn outcome_lines(
 
 /// Diagnostics kept while the screen is the browser's, printed after.
 #[derive(Clone, Default)]
-struct Later(Arc<Mutex<Vec<u8>>>);
+struct HeldMessages(Arc<Mutex<Vec<u8>>>);
 
-impl Later {
+impl HeldMessages {
     fn print(&self) {
         let text = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
         let _ = io::stderr().write_all(&text);
     }
 }
 
-impl Write for Later {
+impl Write for HeldMessages {
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
         self.0
             .lock()
@@ -527,14 +527,14 @@ fn install_panic_hook() {
 
 /// The event loop: draw, read a key, apply it, until quit.
 fn browse(t: &mut Term, app: &mut App<'_>, look: Look, idents: Option<&Idents>) -> io::Result<()> {
-    let mut shown = Mode::Browse;
+    let mut shown = KeyMode::Browse;
     loop {
         // A confirmation or a notice takes only keys typed once it is on
         // the screen: what was typed before is dropped just before it is
         // drawn (after, a key typed by someone who already sees it could
         // be lost).
         let mode = app.mode();
-        if mode != shown && matches!(mode, Mode::Confirm | Mode::Notice) {
+        if mode != shown && matches!(mode, KeyMode::Confirm | KeyMode::Notice) {
             flush_input();
         }
         shown = mode;
