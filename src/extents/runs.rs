@@ -356,9 +356,9 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    type Resolved = Vec<(u64, u64, Vec<u32>)>;
+    type ResolvedRanges = Vec<(u64, u64, Vec<u32>)>;
 
-    fn resolved((ranges, pool): &(Vec<Interval>, Vec<u32>)) -> Resolved {
+    fn resolved((ranges, pool): &(Vec<Interval>, Vec<u32>)) -> ResolvedRanges {
         ranges
             .iter()
             .map(|r| (r.start, r.end, r.refs(pool).to_vec()))
