@@ -23,7 +23,7 @@ pub use unread::Unread;
 
 /// What the rows are ordered by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SortBy {
+pub enum RowKey {
     /// A figure, largest first.
     Figure(Figure),
     /// The name, A to Z (bytewise).
@@ -41,7 +41,7 @@ pub enum SortBy {
 /// own direction (figures largest first, names A to Z).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sort {
-    pub key: SortBy,
+    pub key: RowKey,
     pub reverse: bool,
 }
 
@@ -71,7 +71,7 @@ pub enum Action {
     /// Up to the parent directory.
     Back,
     /// Sort by this key; again, reverse.
-    Sort(SortBy),
+    Sort(RowKey),
     /// Sort by the first column (Total, or Apparent); again, reverse.
     SortSize,
     /// Show or hide the files (non-directories).
@@ -350,7 +350,7 @@ impl<'t> App<'t> {
     /// figure, or the first column's when sorted by name.
     pub fn rank(&self) -> Figure {
         match self.sort.key {
-            SortBy::Figure(f) => f,
+            RowKey::Figure(f) => f,
             _ => self.first,
         }
     }
@@ -367,7 +367,7 @@ impl<'t> App<'t> {
             Action::End => self.cursor = last,
             Action::Open => self.open(),
             Action::Back => self.back(),
-            Action::SortSize => self.apply(Action::Sort(SortBy::Figure(self.first))),
+            Action::SortSize => self.apply(Action::Sort(RowKey::Figure(self.first))),
             Action::Sort(key) => self.sort_by(key),
             Action::ToggleFiles => {
                 self.settings.files = !self.settings.files;
@@ -438,8 +438,8 @@ impl<'t> App<'t> {
 
     /// Sorts by `key`, reversed when already sorted by it, and shows its
     /// column; by the change only when compared with an old scan.
-    fn sort_by(&mut self, key: SortBy) {
-        if key == SortBy::Change && self.compare.is_none() {
+    fn sort_by(&mut self, key: RowKey) {
+        if key == RowKey::Change && self.compare.is_none() {
             self.notice = Some(vec![
                 "D sorts by the change since an old scan: browse with --compare OLD.".into(),
             ]);
@@ -447,8 +447,8 @@ impl<'t> App<'t> {
         }
         // The column of what the rows are sorted by is shown.
         match key {
-            SortBy::Count => self.settings.count = true,
-            SortBy::Time => self.settings.time = true,
+            RowKey::Count => self.settings.count = true,
+            RowKey::Time => self.settings.time = true,
             _ => {}
         }
         self.sort = if self.sort.key == key {
@@ -474,8 +474,8 @@ impl<'t> App<'t> {
             f => (f, Figure::Apparent),
         };
         self.first = new;
-        if self.sort.key == SortBy::Figure(old) {
-            self.sort.key = SortBy::Figure(new);
+        if self.sort.key == RowKey::Figure(old) {
+            self.sort.key = RowKey::Figure(new);
         }
         self.update_marks();
         self.reload();
@@ -643,25 +643,25 @@ impl<'t> App<'t> {
         let Sort { key, reverse } = self.sort;
         let by_name = |a: &NodeId, b: &NodeId| tree.name(*a).cmp(tree.name(*b));
         match key {
-            SortBy::Name => self.rows.sort_by(by_name),
-            SortBy::Figure(f) => self.rows.sort_by(|a, b| {
+            RowKey::Name => self.rows.sort_by(by_name),
+            RowKey::Figure(f) => self.rows.sort_by(|a, b| {
                 f.of(&tree.figures(*b))
                     .cmp(&f.of(&tree.figures(*a)))
                     .then_with(|| by_name(a, b))
             }),
-            SortBy::Count => self.rows.sort_by(|a, b| {
+            RowKey::Count => self.rows.sort_by(|a, b| {
                 items(tree, *b)
                     .cmp(&items(tree, *a))
                     .then_with(|| by_name(a, b))
             }),
-            SortBy::Change => {
+            RowKey::Change => {
                 let first = self.first;
                 let delta =
                     |id: NodeId| self.compare.map_or(0, |c| c.change(tree, id).delta(first));
                 self.rows
                     .sort_by(|a, b| delta(*b).cmp(&delta(*a)).then_with(|| by_name(a, b)));
             }
-            SortBy::Time => self.rows.sort_by(|a, b| {
+            RowKey::Time => self.rows.sort_by(|a, b| {
                 tree.figures(*b)
                     .time
                     .cmp(&tree.figures(*a).time)

@@ -14,7 +14,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use sdu::figures::Figure;
 
-use super::app::{Action, KeyMode, SortBy};
+use super::app::{Action, KeyMode, RowKey};
 
 /// The action of key `k` in `mode`. In the help and in a notice any key but
 /// Ctrl-C closes it; in the confirmation keys type (Enter confirms, Esc
@@ -50,14 +50,14 @@ pub fn action(k: KeyEvent, mode: KeyMode) -> Option<Action> {
         KeyCode::Right | KeyCode::Enter | KeyCode::Char('l') => Action::Open,
         KeyCode::Left | KeyCode::Backspace | KeyCode::Char('h' | '<') => Action::Back,
         KeyCode::Char('s') => Action::SortSize,
-        KeyCode::Char('t') => Action::Sort(SortBy::Figure(Figure::Total)),
-        KeyCode::Char('x') => Action::Sort(SortBy::Figure(Figure::Exclusive)),
-        KeyCode::Char('S') => Action::Sort(SortBy::Figure(Figure::Shared)),
-        KeyCode::Char('R') => Action::Sort(SortBy::Figure(Figure::Reclaimable)),
-        KeyCode::Char('n') => Action::Sort(SortBy::Name),
-        KeyCode::Char('C') => Action::Sort(SortBy::Count),
-        KeyCode::Char('M') => Action::Sort(SortBy::Time),
-        KeyCode::Char('D') => Action::Sort(SortBy::Change),
+        KeyCode::Char('t') => Action::Sort(RowKey::Figure(Figure::Total)),
+        KeyCode::Char('x') => Action::Sort(RowKey::Figure(Figure::Exclusive)),
+        KeyCode::Char('S') => Action::Sort(RowKey::Figure(Figure::Shared)),
+        KeyCode::Char('R') => Action::Sort(RowKey::Figure(Figure::Reclaimable)),
+        KeyCode::Char('n') => Action::Sort(RowKey::Name),
+        KeyCode::Char('C') => Action::Sort(RowKey::Count),
+        KeyCode::Char('M') => Action::Sort(RowKey::Time),
+        KeyCode::Char('D') => Action::Sort(RowKey::Change),
         KeyCode::Char('a') => Action::ToggleFiles,
         KeyCode::Char('e') => Action::ToggleDotfiles,
         KeyCode::Char('c') => Action::ToggleCount,

@@ -39,7 +39,7 @@ use sdu::{Config, Diagnostic, Messages, Scanned, Scanning, WalkOptions};
 use crate::cli::progress::{self, Display};
 use crate::cli::signals;
 use crate::cli::status::ExitStatus;
-use app::{App, KeyMode, Sort, SortBy};
+use app::{App, KeyMode, RowKey, Sort};
 use rounds::Rounds;
 use view::Look;
 
@@ -146,9 +146,9 @@ fn opening_view(cfg: &Config) -> (Figure, Sort, Look) {
     let first = cfg.report.columns.first().copied().unwrap_or(Figure::Total);
     let sort = Sort {
         key: match cfg.report.sort {
-            Some(SortKey::Name) => SortBy::Name,
-            Some(SortKey::Size(f)) => SortBy::Figure(f),
-            None => SortBy::Figure(first),
+            Some(SortKey::Name) => RowKey::Name,
+            Some(SortKey::Size(f)) => RowKey::Figure(f),
+            None => RowKey::Figure(first),
         },
         reverse: false,
     };

@@ -547,7 +547,7 @@ impl Extents {
     /// Indexes the shared extents of a file from its items and the
     /// verdicts of its data extents, each at its size on disk: a shared
     /// extent as its whole range on disk, once per reference of the file
-    /// ([`btrfs_items::Held::refs`]); the extents it does not share that
+    /// ([`btrfs_items::HeldExtent::refs`]); the extents it does not share that
     /// are compressed or that it references in part in
     /// [`FileExtents::on_disk`]. Also what no item references of those it
     /// references in part: its own in [`FileExtents::unreachable`], the

@@ -17,7 +17,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::changes::{Paths, Rows};
+use super::changes::{ChangeRows, Paths};
 use super::json::{BoundWord, EntryType, Path, ReportedError, write_document};
 use super::options::ReportOptions;
 use crate::compare::{Change, Comparison};
@@ -71,7 +71,7 @@ struct Old<'a> {
 /// `entries`: each entry's path is built as it is written, so that no
 /// more than one is held.
 struct ChangesEntries<'a> {
-    rows: Rows<'a>,
+    rows: ChangeRows<'a>,
     order: Vec<usize>,
     sharing: bool,
 }
@@ -222,7 +222,7 @@ pub(super) fn write(
     errors: &super::Errors<'_>,
     opts: &ReportOptions,
 ) -> io::Result<()> {
-    let rows = Rows::collect(tree, cmp, opts);
+    let rows = ChangeRows::collect(tree, cmp, opts);
     let sharing = cmp.sharing();
     let path = |p: &'_ [u8]| Path(Cow::Owned(p.to_vec()));
     let entries = ChangesEntries {

@@ -160,7 +160,7 @@ fn walk(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
 
 /// One info object, as read.
 #[derive(Default)]
-struct Info {
+struct InfoObject {
     name: Vec<u8>,
     /// Where the name's string starts (line, column).
     name_at: (u64, u64),
@@ -185,10 +185,10 @@ struct Info {
     own: Option<Stats>,
 }
 
-fn info(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut Info) -> Parsed<()> {
-    *i = Info {
+fn info(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut InfoObject) -> Parsed<()> {
+    *i = InfoObject {
         name: std::mem::take(&mut i.name),
-        ..Info::default()
+        ..InfoObject::default()
     };
     i.name.clear();
     let mut named = false;
@@ -229,7 +229,7 @@ fn info(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut Info) -> Parsed
 
 /// The `"sdu"` object of an info object (the figures in it are skipped:
 /// the roll-up computes them again).
-fn sdu_keys(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut Info) -> Parsed<()> {
+fn sdu_keys(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut InfoObject) -> Parsed<()> {
     let mut v = Vec::new();
     p.expect(b'{', "an object")?;
     let mut first = true;
@@ -292,7 +292,7 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
         ..NodeRec::default()
     });
     let mut key = Vec::new();
-    let mut i = Info::default();
+    let mut i = InfoObject::default();
     if !p.at(b'[')? {
         return p.error("the tree must be a directory (an array)");
     }
@@ -375,7 +375,7 @@ fn node(
     s: &mut Saved,
     parent: Option<&mut Frame>,
     kind: Kind,
-    i: &mut Info,
+    i: &mut InfoObject,
 ) -> Parsed<Option<Frame>> {
     let id = s.nodes.len();
     if id >= MAX_NODES as usize {

@@ -96,7 +96,7 @@ fn same(id: NodeId) -> Option<Ident> {
 
 fn by_total() -> Sort {
     Sort {
-        key: SortBy::Figure(Figure::Total),
+        key: RowKey::Figure(Figure::Total),
         reverse: false,
     }
 }
@@ -165,23 +165,23 @@ fn sort_keys_and_reverse() {
     let mut app = App::new(&t, &sets, Figure::Total, by_total());
     app.apply(Action::Open); // a: h1 (1000), f (100)
     assert_eq!(names(&app), ["h1", "f"]);
-    app.apply(Action::Sort(SortBy::Figure(Figure::Total)));
+    app.apply(Action::Sort(RowKey::Figure(Figure::Total)));
     assert!(app.sort().reverse);
     assert_eq!(names(&app), ["f", "h1"]);
     assert_eq!(app.current(), Some(H1), "the cursor stays on its entry");
-    app.apply(Action::Sort(SortBy::Name));
+    app.apply(Action::Sort(RowKey::Name));
     assert_eq!(
         app.sort(),
         Sort {
-            key: SortBy::Name,
+            key: RowKey::Name,
             reverse: false
         }
     );
     assert_eq!(names(&app), ["f", "h1"]);
-    app.apply(Action::Sort(SortBy::Name));
+    app.apply(Action::Sort(RowKey::Name));
     assert_eq!(names(&app), ["h1", "f"]);
     // Reclaimable: f frees its 100 bytes, h1 nothing (h2 stays).
-    app.apply(Action::Sort(SortBy::Figure(Figure::Reclaimable)));
+    app.apply(Action::Sort(RowKey::Figure(Figure::Reclaimable)));
     assert_eq!(names(&app), ["f", "h1"]);
     assert_eq!(app.rank(), Figure::Reclaimable);
 }
@@ -255,7 +255,7 @@ fn the_first_column_may_be_apparent() {
     app.apply(Action::Mark);
     assert_eq!(app.marks().total, t.figures(A).apparent);
     assert_eq!(app.rank(), Figure::Total, "sorted as asked");
-    app.apply(Action::Sort(SortBy::Name));
+    app.apply(Action::Sort(RowKey::Name));
     assert_eq!(app.rank(), Figure::Apparent, "bars by the first column");
 }
 
@@ -558,17 +558,17 @@ fn counts_times_apparent_and_info() {
     app.apply(Action::ToggleCount);
     assert!(app.settings().count);
     app.apply(Action::ToggleCount);
-    app.apply(Action::Sort(SortBy::Count));
+    app.apply(Action::Sort(RowKey::Count));
     assert!(app.settings().count, "sorting by count shows the column");
     assert_eq!(app.rank(), Figure::Total);
-    app.apply(Action::Sort(SortBy::Time));
+    app.apply(Action::Sort(RowKey::Time));
     assert!(app.settings().time);
     // Apparent in place of Total, the sort by size following it.
     app.apply(Action::SortSize);
-    assert_eq!(app.sort().key, SortBy::Figure(Figure::Total));
+    assert_eq!(app.sort().key, RowKey::Figure(Figure::Total));
     app.apply(Action::Apparent);
     assert_eq!(app.first, Figure::Apparent);
-    assert_eq!(app.sort().key, SortBy::Figure(Figure::Apparent));
+    assert_eq!(app.sort().key, RowKey::Figure(Figure::Apparent));
     app.apply(Action::Apparent);
     assert_eq!(app.first, Figure::Total);
     // The info of the entry under the cursor; any key closes it.
