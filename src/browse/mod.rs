@@ -15,7 +15,6 @@ pub mod app;
 pub mod keys;
 mod rounds;
 mod shell;
-use sdu_sys::tty;
 pub mod view;
 
 use std::io::{self, IsTerminal, Stdout, Write};
@@ -35,6 +34,7 @@ use sdu::figures::{Figure, Kind};
 use sdu::records::{Ident, Idents, NodeId};
 use sdu::report::SortKey;
 use sdu::{Config, Diagnostic, Messages, Scanned, Scanning, WalkOptions};
+use sdu_sys::tty;
 
 use crate::cli::progress::{self, Display};
 use crate::cli::signals;

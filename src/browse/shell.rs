@@ -23,9 +23,9 @@ use crossterm::{cursor, execute, terminal};
 use rustix::fs::{AtFlags, CWD, Mode, OFlags, StatxFlags};
 use rustix::io::Errno;
 use sdu::records::Ident;
+use sdu_sys::tty;
 
 use super::{Term, flush_input, restore};
-use sdu_sys::tty;
 
 /// The directory to start the shell in, as the scan saw it.
 pub(super) struct Dir {

@@ -49,11 +49,11 @@ use std::time::{Duration, Instant};
 
 use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, Statx, StatxFlags};
 use rustix::io::Errno;
+use sdu_sys::btrfs;
+use sdu_sys::fs::{self, fs_type, magic};
 
 use crate::path::join;
 use crate::records::Ident;
-use sdu_sys::btrfs;
-use sdu_sys::fs::{self, fs_type, magic};
 
 /// One entry to delete, as the scan saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -7,11 +7,11 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rustix::fs::{AtFlags, Mode, RenameFlags, StatxFlags};
 use rustix::io::Errno;
+use sdu_sys::btrfs;
+use sdu_sys::fs::{self, fs_type, magic};
 
 use super::{DIR_FLAGS, Deletion, Failure, ID_MASK, Problem, cstr, ident_of, statx_fd};
 use crate::path::join;
-use sdu_sys::btrfs;
-use sdu_sys::fs::{self, fs_type, magic};
 
 /// A directory of the caller's own, made in a directory that others may
 /// write, to hold one subvolume while it is deleted: its mode is `0700`

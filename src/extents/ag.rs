@@ -37,8 +37,9 @@ use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use crate::probe::{FsInfo, magic};
 use sdu_sys::xfs;
+
+use crate::probe::{FsInfo, magic};
 
 /// One allocation group's turn: whether a thread holds it, and the files
 /// other threads handed to that thread meanwhile.

@@ -20,8 +20,9 @@
 use std::collections::HashMap;
 use std::os::fd::BorrowedFd;
 
-use super::btrfs_refs::{ROOT_PARENT_UUID, ROOT_REFS, ROOT_UUID, subvolume_roots};
 use sdu_sys::btrfs::{u32_at, u64_at};
+
+use super::btrfs_refs::{ROOT_PARENT_UUID, ROOT_REFS, ROOT_UUID, subvolume_roots};
 
 /// `btrfs_root_item.last_snapshot`.
 const ROOT_LAST_SNAPSHOT: usize = 200;

@@ -22,10 +22,11 @@
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
+use sdu_sys::btrfs::{self as bs, key_type};
+
 use super::btrfs_kin::Kin;
 use super::btrfs_tree::InodeItem;
 use crate::probe::Registry;
-use sdu_sys::btrfs::{self as bs, key_type};
 
 /// An inline inode as the scan saw it: its filesystem (registry index),
 /// number, size, symlink or not, and birth and change times.

@@ -36,12 +36,12 @@ use std::collections::HashSet;
 use std::os::fd::{AsFd, OwnedFd};
 
 use rayon::prelude::*;
+use sdu_sys::btrfs::{self as bs, DataRef};
+use sdu_sys::fsmap;
 
 use super::Extents;
 use crate::probe::{Registry, magic};
 use crate::records::{Copies, FileRec, NodeId, dev64};
-use sdu_sys::btrfs::{self as bs, DataRef};
-use sdu_sys::fsmap;
 
 /// Where the subvolumes of a Btrfs filesystem come from: families of
 /// snapshots (linked by their `parent_uuid`), and whether the scan holds

@@ -31,8 +31,6 @@ use super::spill::{self, SpillError};
 use super::sweep::Sweep;
 use super::unchanged::{Indexed, MappedCopies};
 use crate::probe::{FsInfo, Granularity};
-use sdu_sys::btrfs::{self as bs, FileExtentType};
-use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
 
 /// Where a file's extents come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +109,8 @@ pub(crate) struct Extents {
 
 mod btrfs_state;
 use btrfs_state::{BtrfsState, Subvol};
+use sdu_sys::btrfs::{self as bs, FileExtentType};
+use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
 
 impl Extents {
     /// An empty stage.

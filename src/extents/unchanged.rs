@@ -34,10 +34,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use dashmap::DashMap;
+use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE};
 
 use super::Fast;
 use crate::probe::Subvol;
-use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE};
 
 /// What identifies one inode, unchanged, within one extent space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

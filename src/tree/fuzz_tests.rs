@@ -19,13 +19,13 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
+use sdu_sys::fiemap::{self, Extent, FiemapExtent};
 
 use crate::extents::{SharedIndex, Sweep};
 use crate::figures::{Kind, Stats};
 use crate::probe::Granularity;
 use crate::records::{FileRec, Link, NodeId, NodeRec};
 use crate::tree::Tree;
-use sdu_sys::fiemap::{self, Extent, FiemapExtent};
 
 /// Cases per proptest round; rounds repeat until the budget is spent.
 const ROUND: u32 = 64;

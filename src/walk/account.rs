@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use rustix::fs::{CWD, Statx};
 use rustix::io::Errno;
+use sdu_sys::fiemap::FIEMAP_EXTENT_DATA_INLINE;
 
 use super::ctx::{Ctx, Local, dev_of};
 use super::fdcache::{DirFs, DirHandle};
@@ -21,7 +22,6 @@ use crate::extents::{ExtentSource, Pending, SearchFile, Searched};
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
 use crate::records::{CopyRec, NodeId, dev32};
-use sdu_sys::fiemap::FIEMAP_EXTENT_DATA_INLINE;
 
 /// A non-directory entry as the walk found it.
 pub(super) struct FoundFile<'a> {

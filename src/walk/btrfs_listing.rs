@@ -28,6 +28,7 @@ use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 use rustix::fs::{self as rfs, AtFlags, Statx, StatxAttributes};
+use sdu_sys::btrfs::InodeItems;
 
 use super::ctx::{Ctx, Local, MASK, TreeWalk, WalkOptions, WalkSetup};
 use super::indir::{InDir, Listed};
@@ -36,7 +37,6 @@ pub(super) use crate::extents::btrfs_tree::TreeInode;
 use crate::extents::btrfs_tree::{self, DirEntry, Want, file_type};
 use crate::path::join;
 use crate::probe::magic;
-use sdu_sys::btrfs::InodeItems;
 
 /// Entries of one directory accounted by the task that lists it; past
 /// this, batches of [`BATCH_ENTRIES`] go to other threads. Without a

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use crossbeam_utils::CachePadded;
 use dashmap::DashSet;
 use rustix::fs::Statx;
+use sdu_sys::btrfs::InodeItems;
 
 use super::counters::Counters;
 use super::fdcache::{Active, DirFs, FdCache, MoveWatch};
@@ -33,7 +34,6 @@ use crate::records::{
     ReadError,
 };
 use crate::tree::bounds::Inode;
-use sdu_sys::btrfs::InodeItems;
 
 /// How to walk.
 #[derive(Clone, Debug, Default)]

@@ -6,6 +6,7 @@ use std::os::fd::{AsFd, OwnedFd};
 
 use rustix::fs::Statx;
 use rustix::io::Errno;
+use sdu_sys::fiemap::{self, Extent};
 
 use super::ctx::{Ctx, Local};
 use super::fdcache::DirFs;
@@ -17,7 +18,6 @@ use crate::extents::{ExtentSource, FileExtents, Pending};
 use crate::figures::{Bound, Kind, Stats};
 use crate::probe::{Skip, magic};
 use crate::records::{FileRec, Link};
-use sdu_sys::fiemap::{self, Extent};
 
 /// Records what mapping gave (`None`: not asked, `--du total`) and returns
 /// what goes into the node's own figures.

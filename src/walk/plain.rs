@@ -17,6 +17,8 @@
 
 use std::os::fd::{AsFd, OwnedFd};
 
+use sdu_sys::fiemap;
+
 use super::account::keep_copy;
 use super::ctx::{Ctx, Local};
 use super::entry::Stated;
@@ -26,7 +28,6 @@ use super::mapped::{self, ExtentsRead, Mapped, credit};
 use crate::extents::ExtentSource;
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
-use sdu_sys::fiemap;
 
 /// Accounts for the regular file `x`, an entry of `dir`, open as `fd`
 /// (its `statx` was made on that fd), when the lean path can: it returns

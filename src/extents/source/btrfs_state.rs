@@ -5,10 +5,10 @@ use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 
 use dashmap::DashMap;
+use sdu_sys::btrfs as bs;
 
 use super::{Extents, Fast};
 use crate::extents::btrfs_refs::{self, FileAt, Verdict};
-use sdu_sys::btrfs as bs;
 
 /// A subvolume, as the tree search decides what it shares.
 #[derive(Clone, Copy, Debug)]
