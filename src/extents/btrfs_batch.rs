@@ -62,7 +62,7 @@ pub(crate) fn runs(inos: &[u64], avoid: &[u64]) -> Vec<(u64, u64)> {
 /// it).
 ///
 /// # Errors
-/// The search's ([`sdu_sys::btrfs::search`]).
+/// The search's ([`sdu_sys::btrfs::search()`]).
 pub(crate) fn inodes_items(
     dirfd: BorrowedFd<'_>,
     inos: &[u64],
