@@ -1,8 +1,8 @@
 //! `--compare OLD --json`: the comparison as one JSON document, its
-//! schema spelt as serde types ([`ChangesDocument`], [`ChangesEntry`], [`Side`],
-//! [`Delta`]). For every entry both sides, old and new, and the change;
-//! the entries in the order of the text table (`changes`'s comment), one
-//! a line.
+//! schema spelt as serde types ([`ChangesDocument`], [`ChangesEntry`],
+//! [`Side`], [`Delta`]). For every entry both sides, old and new, and the
+//! change; the entries in the order of the text table (`changes`'s
+//! comment), one a line.
 //!
 //! ```text
 //! {"compare_schema":1,"version":"0.1.0","old":{"file":"old.json","roots":["/mnt/a"],"error_count":0},

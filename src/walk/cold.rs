@@ -24,13 +24,13 @@ use rustix::fs::{self as rfs, FileType, Mode, OFlags, RawDir};
 
 use super::roots::Roots;
 
-/// The threads of a cold walk that reads Btrfs trees ([`super::btrfs_listing`]):
-/// one search reads up to 512 inodes, where a `statx` reads one, so fewer
-/// requests are needed in flight; and each thread holds what it read until
-/// it walks there. On 40 snapshots of a /usr/share copy, cold, 4 rounds
-/// interleaved: 4 threads took 6.0–6.9 s and peaked at 65–67 MB, 6 took
-/// 5.9–6.8 s and 71–73 MB, 8 took 6.1–6.9 s and 78–79 MB (16: 96 MB, 32:
-/// 120 MB, no faster).
+/// The threads of a cold walk that reads Btrfs trees
+/// ([`super::btrfs_listing`]): one search reads up to 512 inodes, where a
+/// `statx` reads one, so fewer requests are needed in flight; and each
+/// thread holds what it read until it walks there. On 40 snapshots of a
+/// /usr/share copy, cold, 4 rounds interleaved: 4 threads took 6.0–6.9 s
+/// and peaked at 65–67 MB, 6 took 5.9–6.8 s and 71–73 MB, 8 took 6.1–6.9 s
+/// and 78–79 MB (16: 96 MB, 32: 120 MB, no faster).
 ///
 /// Not where the roots hold snapshots read by difference
 /// ([`holds_lineage`]): only the first member of a lineage the walk meets

@@ -270,13 +270,8 @@ fn list<'s>(
                 local,
             );
             for (idx, (listed, _, name)) in batch_entries(&held).enumerate() {
-                entry_as(
-                    ctx,
-                    s,
-                    dir,
-                    ListedEntry::listed(name, listed, idx as u32),
-                    local,
-                );
+                let e = ListedEntry::listed(name, listed, idx as u32);
+                entry_as(ctx, s, dir, e, local);
             }
         }
     });
@@ -284,9 +279,9 @@ fn list<'s>(
 
 /// As root on Btrfs: lists the directory from its subvolume's tree and
 /// accounts for its entries with the figures the tree holds
-/// ([`super::btrfs_listing`]); false (nothing done) when the tree cannot list it.
-/// Past the first [`btrfs_listing::INLINE_ENTRIES`], entries go to batches other
-/// threads take.
+/// ([`super::btrfs_listing`]); false (nothing done) when the tree cannot
+/// list it. Past the first [`btrfs_listing::INLINE_ENTRIES`], entries go
+/// to batches other threads take.
 fn list_tree<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,

@@ -1,8 +1,8 @@
 //! A directory being read, as its entries see it, and what its listing
 //! says an entry is: shared by the `getdents` walk ([`super::dir`]) and the
-//! Btrfs tree's ([`super::btrfs_listing`]); the byte format its entries are held
-//! and batched in; the batched tree search of its files after getdents
-//! (as root on Btrfs, where the tree does not list it).
+//! Btrfs tree's ([`super::btrfs_listing`]); the byte format its entries
+//! are held and batched in; the batched tree search of its files after
+//! getdents (as root on Btrfs, where the tree does not list it).
 
 use std::cell::Cell;
 use std::ffi::CStr;

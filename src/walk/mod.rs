@@ -29,8 +29,9 @@
 //! - `fdcache`: the directory handles and the bounded fd cache;
 //! - `indir`: a directory being read, as its entries see it, the format its
 //!   entries are batched in, the batched tree search after getdents;
-//! - `btrfs_listing`: as root on Btrfs, a directory listed, and its entries stat-ed,
-//!   from the subvolume's tree instead of getdents and statx;
+//! - `btrfs_listing`: as root on Btrfs, a directory listed, and its
+//!   entries stat-ed, from the subvolume's tree instead of getdents and
+//!   statx;
 //! - `root_file`: a PATH that is not a directory, accounted for at once.
 
 mod account;
