@@ -201,7 +201,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
             let ids: Vec<records::NodeId> = candidates.iter().map(|c| c.node).collect();
             let plan = sets.plan(&s.tree, &ids, target);
             if plan.reached {
-                report::plan::write(out, &plan, target, &candidates, &cfg.report)?;
+                report::to_free::write(out, &plan, target, &candidates, &cfg.report)?;
             } else {
                 msgs.report(Diagnostic::CannotFree {
                     target,

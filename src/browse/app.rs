@@ -23,7 +23,7 @@ pub use unread::Unread;
 
 /// What the rows are ordered by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SortKey {
+pub enum RowKey {
     /// A figure, largest first.
     Figure(Figure),
     /// The name, A to Z (bytewise).
@@ -41,7 +41,7 @@ pub enum SortKey {
 /// own direction (figures largest first, names A to Z).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sort {
-    pub key: SortKey,
+    pub key: RowKey,
     pub reverse: bool,
 }
 
@@ -71,7 +71,7 @@ pub enum Action {
     /// Up to the parent directory.
     Back,
     /// Sort by this key; again, reverse.
-    Sort(SortKey),
+    Sort(RowKey),
     /// Sort by the first column (Total, or Apparent); again, reverse.
     SortSize,
     /// Show or hide the files (non-directories).
@@ -113,7 +113,7 @@ pub enum Action {
 
 /// What the keys do now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub enum KeyMode {
     Browse,
     Help,
     /// A deletion waits for `yes`.
@@ -143,7 +143,7 @@ pub struct Confirm {
 
 /// The marked entries and what they add up to.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Marks {
+pub struct Marked {
     /// Node ids, sorted.
     pub ids: Vec<NodeId>,
     /// The first column's figure (Total, or Apparent) of the marked entries
@@ -175,7 +175,7 @@ pub struct App<'t> {
     page: usize,
     sort: Sort,
     settings: Settings,
-    marks: Marks,
+    marks: Marked,
     /// How long the last update of the marks' figures took.
     pub mark_time: Duration,
     pub help: bool,
@@ -225,7 +225,7 @@ impl<'t> App<'t> {
             page: 20,
             sort,
             settings: Settings::default(),
-            marks: Marks::default(),
+            marks: Marked::default(),
             mark_time: Duration::ZERO,
             help: false,
             quit: false,
@@ -244,19 +244,19 @@ impl<'t> App<'t> {
     }
 
     /// What the keys do now.
-    pub fn mode(&self) -> Mode {
+    pub fn mode(&self) -> KeyMode {
         if self.confirm.is_some() {
-            Mode::Confirm
+            KeyMode::Confirm
         } else if self.notice.is_some() {
-            Mode::Notice
+            KeyMode::Notice
         } else if self.info.is_some() {
-            Mode::Info
+            KeyMode::Info
         } else if self.filter_edit.is_some() {
-            Mode::Filter
+            KeyMode::Filter
         } else if self.help {
-            Mode::Help
+            KeyMode::Help
         } else {
-            Mode::Browse
+            KeyMode::Browse
         }
     }
 
@@ -304,7 +304,7 @@ impl<'t> App<'t> {
         &self.settings
     }
 
-    pub fn marks(&self) -> &Marks {
+    pub fn marks(&self) -> &Marked {
         &self.marks
     }
 
@@ -350,7 +350,7 @@ impl<'t> App<'t> {
     /// figure, or the first column's when sorted by name.
     pub fn rank(&self) -> Figure {
         match self.sort.key {
-            SortKey::Figure(f) => f,
+            RowKey::Figure(f) => f,
             _ => self.first,
         }
     }
@@ -367,7 +367,7 @@ impl<'t> App<'t> {
             Action::End => self.cursor = last,
             Action::Open => self.open(),
             Action::Back => self.back(),
-            Action::SortSize => self.apply(Action::Sort(SortKey::Figure(self.first))),
+            Action::SortSize => self.apply(Action::Sort(RowKey::Figure(self.first))),
             Action::Sort(key) => self.sort_by(key),
             Action::ToggleFiles => {
                 self.settings.files = !self.settings.files;
@@ -438,8 +438,8 @@ impl<'t> App<'t> {
 
     /// Sorts by `key`, reversed when already sorted by it, and shows its
     /// column; by the change only when compared with an old scan.
-    fn sort_by(&mut self, key: SortKey) {
-        if key == SortKey::Change && self.compare.is_none() {
+    fn sort_by(&mut self, key: RowKey) {
+        if key == RowKey::Change && self.compare.is_none() {
             self.notice = Some(vec![
                 "D sorts by the change since an old scan: browse with --compare OLD.".into(),
             ]);
@@ -447,8 +447,8 @@ impl<'t> App<'t> {
         }
         // The column of what the rows are sorted by is shown.
         match key {
-            SortKey::Count => self.settings.count = true,
-            SortKey::Time => self.settings.time = true,
+            RowKey::Count => self.settings.count = true,
+            RowKey::Time => self.settings.time = true,
             _ => {}
         }
         self.sort = if self.sort.key == key {
@@ -474,8 +474,8 @@ impl<'t> App<'t> {
             f => (f, Figure::Apparent),
         };
         self.first = new;
-        if self.sort.key == SortKey::Figure(old) {
-            self.sort.key = SortKey::Figure(new);
+        if self.sort.key == RowKey::Figure(old) {
+            self.sort.key = RowKey::Figure(new);
         }
         self.update_marks();
         self.reload();
@@ -643,25 +643,25 @@ impl<'t> App<'t> {
         let Sort { key, reverse } = self.sort;
         let by_name = |a: &NodeId, b: &NodeId| tree.name(*a).cmp(tree.name(*b));
         match key {
-            SortKey::Name => self.rows.sort_by(by_name),
-            SortKey::Figure(f) => self.rows.sort_by(|a, b| {
+            RowKey::Name => self.rows.sort_by(by_name),
+            RowKey::Figure(f) => self.rows.sort_by(|a, b| {
                 f.of(&tree.figures(*b))
                     .cmp(&f.of(&tree.figures(*a)))
                     .then_with(|| by_name(a, b))
             }),
-            SortKey::Count => self.rows.sort_by(|a, b| {
+            RowKey::Count => self.rows.sort_by(|a, b| {
                 items(tree, *b)
                     .cmp(&items(tree, *a))
                     .then_with(|| by_name(a, b))
             }),
-            SortKey::Change => {
+            RowKey::Change => {
                 let first = self.first;
                 let delta =
                     |id: NodeId| self.compare.map_or(0, |c| c.change(tree, id).delta(first));
                 self.rows
                     .sort_by(|a, b| delta(*b).cmp(&delta(*a)).then_with(|| by_name(a, b)));
             }
-            SortKey::Time => self.rows.sort_by(|a, b| {
+            RowKey::Time => self.rows.sort_by(|a, b| {
                 tree.figures(*b)
                     .time
                     .cmp(&tree.figures(*a).time)

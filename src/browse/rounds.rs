@@ -12,7 +12,7 @@ use sdu::{Config, Messages, Scanned, WalkOptions};
 
 use super::app::{self, App, Carry, Request, Sort};
 use super::view::Look;
-use super::{End, Later, Term, shell};
+use super::{End, HeldMessages, Term, shell};
 
 /// What one browsing keeps from one round to the next, and what it says
 /// at the end.
@@ -27,7 +27,7 @@ pub(super) struct Rounds<'c> {
     /// What the next browse shows first.
     notice: Option<Vec<String>>,
     /// Diagnostics of the rescans, kept while the screen is the browser's.
-    pub(super) later: Later,
+    pub(super) later: HeldMessages,
     pub(super) rescan_msgs: Messages,
     pub(super) failed: bool,
     pub(super) interrupted: bool,
@@ -54,7 +54,7 @@ impl<'c> Rounds<'c> {
         comparison: Option<Comparison>,
     ) -> Self {
         // Rescans after a deletion: their messages wait for the terminal.
-        let later = Later::default();
+        let later = HeldMessages::default();
         let rescan_msgs = Messages::named(Box::new(later.clone()), program);
         let mut walk = cfg.walk.clone();
         walk.progress = None;

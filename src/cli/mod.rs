@@ -7,7 +7,7 @@
 
 pub mod arg_id;
 pub mod args;
-pub mod du;
+pub mod du_options;
 pub mod getopt;
 pub mod help;
 pub mod man;

@@ -20,7 +20,7 @@ use sdu::{Config, Progress, ReportOptions, WalkOptions, quote};
 
 use super::arg_id::ArgId;
 use super::args::{Cli, ColorWhen, Deref, SortBy, UnitFlag};
-use super::du;
+use super::du_options;
 use super::usage::UsageError;
 
 /// Looks up an environment variable by name: `None` when it is unset.
@@ -242,11 +242,11 @@ fn excludes(cli: &Cli, env: &Env, errors: &mut Vec<String>) -> Vec<Vec<u8>> {
         .collect();
     for file in &cli.exclude_from {
         match (env.read)(Some(file)) {
-            Ok(data) => excludes.extend(du::exclude_patterns(&data)),
+            Ok(data) => excludes.extend(du_options::exclude_patterns(&data)),
             Err(e) => errors.push(format!(
                 "{}: {}",
-                du::quotef(file.as_bytes()),
-                du::strerror(&e)
+                du_options::quotef(file.as_bytes()),
+                du_options::strerror(&e)
             )),
         }
     }
@@ -273,10 +273,10 @@ fn time(cli: &Cli, env: &Env) -> Result<Option<(TimeField, TimeFormat)>, UsageEr
     let Some(word) = cli.time.as_deref() else {
         return Ok(None);
     };
-    let field = du::time_field(word)?;
+    let field = du_options::time_field(word)?;
     let style = env.var("TIME_STYLE");
     let style = style.as_ref().and_then(|s| s.to_str());
-    let format = du::time_format(cli.time_style.as_deref(), style)?;
+    let format = du_options::time_format(cli.time_style.as_deref(), style)?;
     let tz = env.var("TZ");
     let zone = timefmt::zone(tz.as_ref().map(|t| t.to_string_lossy()).as_deref());
     Ok(Some((field, TimeFormat::new(&format, zone))))
@@ -543,7 +543,10 @@ fn roots(
         Some(from) => files0_names(&from, &paths, env, notes),
         None => operands(paths, du_mode, notes),
     }?;
-    Ok(roots.into_iter().map(super::du::trim_slashes).collect())
+    Ok(roots
+        .into_iter()
+        .map(super::du_options::trim_slashes)
+        .collect())
 }
 
 /// `--to-free`: a name skipped (a zero-length one, in du's mode or from
@@ -616,13 +619,14 @@ fn files0_names(
         UsageError::fatal(format!(
             "cannot open {} for reading: {}",
             quote(from.as_bytes()),
-            du::strerror(&e)
+            du_options::strerror(&e)
         ))
     })?;
-    let read = du::files0(from, &mut io::BufReader::new(input)).map_err(|lines| UsageError {
-        lines,
-        try_help: false,
-    })?;
+    let read =
+        du_options::files0(from, &mut io::BufReader::new(input)).map_err(|lines| UsageError {
+            lines,
+            try_help: false,
+        })?;
     notes.extend(read.errors.into_iter().map(Note::Error));
     Ok(read.names)
 }

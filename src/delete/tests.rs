@@ -72,7 +72,7 @@ fn delete_with(targets: &[Target], max_open: usize) -> Deleted {
 
 /// [`delete_with`], calling `after` with each path removed.
 fn delete_hooked(targets: &[Target], max_open: usize, after: &dyn Fn(&[u8])) -> Deleted {
-    let mut run = Run {
+    let mut run = Deletion {
         out: Deleted::default(),
         filesystems: Vec::new(),
         stop: &AtomicBool::new(false),

@@ -11,8 +11,8 @@ use super::subvolumes::Subvolumes;
 /// be told), or as root (`search`), its filesystem has snapshots, which
 /// may hold its files outside the scan (or that cannot be told).
 pub(crate) fn may_share(fd: BorrowedFd<'_>, search: bool) -> bool {
-    crate::probe::ioctl::btrfs_has_nested_subvol(fd).unwrap_or(true)
+    sdu_sys::btrfs::has_nested_subvol(fd).unwrap_or(true)
         || (search
-            && crate::probe::ioctl::fs_type(fd).is_ok_and(|m| m == crate::probe::magic::BTRFS)
+            && sdu_sys::fs::fs_type(fd).is_ok_and(|m| m == crate::probe::magic::BTRFS)
             && Subvolumes::read(fd).map_or(true, |s| s.any_family()))
 }

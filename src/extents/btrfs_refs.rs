@@ -40,7 +40,7 @@
 use std::io;
 use std::os::fd::BorrowedFd;
 
-use super::btrfs_search::{
+use sdu_sys::btrfs::{
     DATA_RELOC_TREE_OBJECTID, DataRef, EXTENT_TREE_OBJECTID, ExtentRefs, key_type, search, u64_at,
 };
 

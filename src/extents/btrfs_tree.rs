@@ -36,8 +36,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dashmap::DashMap;
 
-use super::btrfs_search::{FileExtent, key_type, search_wide, u32_at, u64_at};
 use super::subvolumes::Lineage;
+use sdu_sys::btrfs::{FileExtent, key_type, search_wide, u32_at, u64_at};
 
 /// `BTRFS_DIR_INDEX_KEY`: a directory's entries in creation order, the
 /// order `getdents` lists them in.
@@ -629,7 +629,7 @@ fn search_inodes(
     (fd, leaf): (BorrowedFd<'_>, u32),
     (lo, hi): (u64, u64),
     since: u64,
-    f: impl FnMut(&super::btrfs_search::Item<'_>) -> bool,
+    f: impl FnMut(&sdu_sys::btrfs::Item<'_>) -> bool,
 ) -> io::Result<u32> {
     search_wide(
         fd,

@@ -31,8 +31,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossbeam_utils::CachePadded;
 
-use super::runs::{Odd, Rec, SECTOR, Space, intervals_taking, space_of};
-use super::spill::{self, Run, SpillError, TempFile, Tuning};
+use super::runs::{Rec, SECTOR, Space, WideRec, intervals_taking, space_of};
+use super::spill::{self, SpillError, SpilledRun, TempFile, Tuning};
 use super::sweep::{Sweep, Sweeper};
 use crate::probe::Granularity;
 
@@ -41,7 +41,7 @@ use crate::probe::Granularity;
 struct Arena {
     /// (extent space, its mappings); a scan meets few spaces.
     recs: Vec<(u32, Vec<Rec>)>,
-    odd: Vec<(u32, Vec<Odd>)>,
+    odd: Vec<(u32, Vec<WideRec>)>,
 }
 
 impl Arena {
@@ -54,7 +54,7 @@ impl Arena {
             + self
                 .odd
                 .iter()
-                .map(|v| v.1.capacity() * size_of::<Odd>())
+                .map(|v| v.1.capacity() * size_of::<WideRec>())
                 .sum::<usize>()
     }
 }
@@ -119,8 +119,8 @@ impl std::fmt::Debug for SharedIndex {
     }
 }
 
-/// Runs written by the arenas, by extent space: of [`Rec`]s, of [`Odd`]s.
-type Written = (Vec<(u32, Run<Rec>)>, Vec<(u32, Run<Odd>)>);
+/// Runs written by the arenas, by extent space: of [`Rec`]s, of [`WideRec`]s.
+type Written = (Vec<(u32, SpilledRun<Rec>)>, Vec<(u32, SpilledRun<WideRec>)>);
 
 /// What the index wrote to its temporary file: runs, and their bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -195,7 +195,7 @@ impl SharedIndex {
                 if a.odd[i].1.len() == a.odd[i].1.capacity() {
                     self.spill_before_growth(&mut a, true, i);
                 }
-                a.odd[i].1.push(Odd {
+                a.odd[i].1.push(WideRec {
                     physical,
                     length,
                     file,
@@ -204,7 +204,7 @@ impl SharedIndex {
         }
     }
 
-    /// Before the full vector `i` of `a`'s [`Odd`]s (`odd`), else of its
+    /// Before the full vector `i` of `a`'s [`WideRec`]s (`odd`), else of its
     /// [`Rec`]s, grows (doubles): if that would take `a` past its share of
     /// the budget, writes `a`'s mappings as runs and empties it, keeping
     /// the capacity of that vector alone. The next run then fills it
@@ -216,7 +216,7 @@ impl SharedIndex {
     fn spill_before_growth(&self, a: &mut Arena, odd: bool, i: usize) {
         let shards = rayon::current_num_threads().min(SHARDS);
         let held = if odd {
-            a.odd[i].1.capacity() * size_of::<Odd>()
+            a.odd[i].1.capacity() * size_of::<WideRec>()
         } else {
             a.recs[i].1.capacity() * size_of::<Rec>()
         };
@@ -407,7 +407,7 @@ impl SharedIndex {
             .map(|s| {
                 let recs: usize = s.recs.mem.iter().map(|v| v.capacity()).sum();
                 let odd: usize = s.odd.mem.iter().map(|v| v.capacity()).sum();
-                recs * size_of::<Rec>() + odd * size_of::<Odd>()
+                recs * size_of::<Rec>() + odd * size_of::<WideRec>()
             })
             .sum();
         self.shards

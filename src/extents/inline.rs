@@ -11,7 +11,7 @@
 //! filesystem is one shared unit here, credited by the same rules as every
 //! other unit. "The same inode, unchanged" is what an unprivileged caller
 //! can read with `statx`: the inode number, its birth and change times to
-//! the nanosecond and its size, as for the copies of [`super::copies`] (a
+//! the nanosecond and its size, as for the copies of [`super::unchanged`] (a
 //! new inode with a reused number has another birth time; any change to
 //! the inode sets its change time); a symlink, whose target is always
 //! inline, never matches a file; and the subvolumes must be of
@@ -35,6 +35,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use dashmap::DashMap;
 use rustix::fs::Statx;
 
+use super::Fast;
 use super::inline_held as ih;
 use crate::figures::Kind;
 use crate::records::{NodeId, dev32, dev64};
@@ -107,8 +108,8 @@ impl Key {
     }
 
     /// What [`super::inline_held`] asks the trees about.
-    fn inode(&self) -> ih::Inode {
-        ih::Inode {
+    fn inode(&self) -> ih::InlineInode {
+        ih::InlineInode {
             fs: self.fs,
             ino: self.ino,
             size: self.size,
@@ -117,9 +118,6 @@ impl Key {
         }
     }
 }
-
-/// The hasher of the key maps.
-type Fast = foldhash::fast::RandomState;
 
 /// Values given dense ids (0, 1, 2...) on first sight, by the walk's
 /// threads together.

@@ -9,11 +9,11 @@
 //! reflink copy elsewhere, an excluded entry. The filesystem knows every
 //! owner:
 //!
-//! - Btrfs: `BTRFS_IOC_LOGICAL_INO_V2` ([`super::btrfs_backref`]) walks
+//! - Btrfs: `BTRFS_IOC_LOGICAL_INO_V2` ([`sdu_sys::btrfs::holders`]) walks
 //!   the extent's back references up to every subvolume and inode that
 //!   holds it, through tree blocks that snapshots share;
 //! - XFS with the reverse-mapping btree: `FS_IOC_GETFSMAP`
-//!   ([`super::fsmap`]) names the owner of every block of a range.
+//!   ([`sdu_sys::fsmap`]) names the owner of every block of a range.
 //!
 //! Each owner that is not a file of the scan becomes one more reference to
 //! the range, from a file the scan never frees ([`Outside::file`]): the
@@ -36,10 +36,11 @@ use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rayon::prelude::*;
+use sdu_sys::btrfs::{self as bs, DataRef};
+use sdu_sys::fsmap;
 
-use super::btrfs_search::{self as bs, DataRef};
+use super::Extents;
 use super::subvolumes::Subvolumes;
-use super::{Extents, btrfs_backref, fsmap};
 use crate::probe::{Registry, magic};
 use crate::records::{Copies, FileRec, NodeId, dev64};
 
@@ -458,7 +459,7 @@ fn btrfs_outside(
     let found: Vec<Option<bool>> = ranges
         .par_iter()
         .map(|&(physical, _)| {
-            let h = btrfs_backref::holders(fd, physical).ok()?;
+            let h = bs::holders(fd, physical).ok()?;
             if h.truncated {
                 return None;
             }

@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use std::io;
 use std::os::fd::BorrowedFd;
 
-use super::btrfs_search::{ROOT_TREE_OBJECTID, bad, ino_lookup, key_type, search, u32_at, u64_at};
+use sdu_sys::btrfs::{ROOT_TREE_OBJECTID, bad, ino_lookup, key_type, search, u32_at, u64_at};
 
 /// A subvolume UUID; all zero: none.
 pub(crate) type Uuid = [u8; 16];

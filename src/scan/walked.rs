@@ -87,7 +87,7 @@ fn sweep(
     if let Some(e) = extents.spill_error() {
         return Err(e.into());
     }
-    let coverage_walk = coverage::Walked {
+    let coverage_walk = coverage::WalkCoverage {
         paths: &opts.roots,
         roots: &roots,
         follow: opts.follow_links || opts.follow_args,
@@ -260,7 +260,7 @@ fn verify_namespace(
     registry: &probe::Registry,
     (files, copies): (&mut Vec<records::FileRec>, &records::Copies),
     (fds, want): (&[(u32, std::os::fd::OwnedFd)], &[bool]),
-    w: &coverage::Walked<'_>,
+    w: &coverage::WalkCoverage<'_>,
 ) -> extents::outside::Verified {
     let space_ns = registry.space_namespaces();
     let want: Vec<bool> = (want.iter().zip(&space_ns))

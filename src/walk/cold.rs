@@ -24,13 +24,13 @@ use rustix::fs::{self as rfs, FileType, Mode, OFlags, RawDir};
 
 use super::roots::Roots;
 
-/// The threads of a cold walk that reads Btrfs trees ([`super::tree`]):
-/// one search reads up to 512 inodes, where a `statx` reads one, so fewer
-/// requests are needed in flight; and each thread holds what it read until
-/// it walks there. On 40 snapshots of a /usr/share copy, cold, 4 rounds
-/// interleaved: 4 threads took 6.0–6.9 s and peaked at 65–67 MB, 6 took
-/// 5.9–6.8 s and 71–73 MB, 8 took 6.1–6.9 s and 78–79 MB (16: 96 MB, 32:
-/// 120 MB, no faster).
+/// The threads of a cold walk that reads Btrfs trees
+/// ([`super::btrfs_listing`]): one search reads up to 512 inodes, where a
+/// `statx` reads one, so fewer requests are needed in flight; and each
+/// thread holds what it read until it walks there. On 40 snapshots of a
+/// /usr/share copy, cold, 4 rounds interleaved: 4 threads took 6.0–6.9 s
+/// and peaked at 65–67 MB, 6 took 5.9–6.8 s and 71–73 MB, 8 took 6.1–6.9 s
+/// and 78–79 MB (16: 96 MB, 32: 120 MB, no faster).
 ///
 /// Not where the roots hold snapshots read by difference
 /// ([`holds_lineage`]): only the first member of a lineage the walk meets
@@ -99,14 +99,14 @@ const COLD_PER_DIR: Duration = Duration::from_micros(60);
 /// then: taken before the PATHs are resolved, so that reading the first
 /// root's inode from the device counts as it did when the look opened it.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Look {
+pub(super) struct CacheLook {
     t0: Instant,
     slept0: Option<u64>,
 }
 
-impl Look {
-    pub(super) fn start() -> Look {
-        Look {
+impl CacheLook {
+    pub(super) fn start() -> CacheLook {
+        CacheLook {
             slept0: sleeps(),
             t0: Instant::now(),
         }
@@ -117,12 +117,12 @@ impl Look {
 /// first of them, since `look` began, took long enough that they were read
 /// from the device. The first root is listed through the fd its PATH was
 /// resolved by, and only if that is a directory, as the walk lists it.
-pub(super) fn looks_cold(roots: &Roots, look: Look) -> bool {
+pub(super) fn looks_cold(roots: &Roots, look: CacheLook) -> bool {
     let Some(first) = roots.get(0).filter(|_| roots.is_dir(0)) else {
         return false;
     };
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    let Look { t0, slept0 } = look;
+    let CacheLook { t0, slept0 } = look;
     let Ok(fd) = first.open_dir(flags | OFlags::NOATIME) else {
         return false;
     };
@@ -206,15 +206,15 @@ mod tests {
             std::fs::create_dir_all(t.path().join(d)).unwrap();
         }
         let root = [t.path().as_os_str().as_encoded_bytes().to_vec()];
-        looks_cold(&Roots::open(&root, false), Look::start());
+        looks_cold(&Roots::open(&root, false), CacheLook::start());
         let warm = (0..5)
-            .filter(|_| !looks_cold(&Roots::open(&root, false), Look::start()))
+            .filter(|_| !looks_cold(&Roots::open(&root, false), CacheLook::start()))
             .count();
         // One of five may be slowed by a loaded machine.
         assert!(warm >= 4, "{warm} of 5 warm");
         assert!(!looks_cold(
             &Roots::open(&[b"/nonexistent-sdu".to_vec()], false),
-            Look::start()
+            CacheLook::start()
         ));
     }
 

@@ -181,7 +181,7 @@ pub(super) fn guarded(euid: u32, dir: &Statx) -> bool {
 /// What the opened inode says of itself: the figures of a mapped file come
 /// from here, never from an earlier stat by name.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Now {
+pub(super) struct OpenedStat {
     pub(crate) dev: u64,
     pub(crate) ino: u64,
     pub(crate) size: u64,
@@ -189,9 +189,9 @@ pub(super) struct Now {
     pub(crate) ctime: (i64, u32),
 }
 
-impl Now {
-    fn of_stat(st: &rfs::Stat) -> Now {
-        Now {
+impl OpenedStat {
+    fn of_stat(st: &rfs::Stat) -> OpenedStat {
+        OpenedStat {
             dev: st.st_dev,
             ino: st.st_ino,
             size: st.st_size as u64,
@@ -201,8 +201,8 @@ impl Now {
     }
 
     /// From a `statx` made on the open fd itself; `dev` is its device.
-    pub(super) fn of_statx(st: &Statx, dev: u64) -> Now {
-        Now {
+    pub(super) fn of_statx(st: &Statx, dev: u64) -> OpenedStat {
+        OpenedStat {
             dev,
             ino: st.stx_ino,
             size: st.stx_size,
@@ -213,7 +213,7 @@ impl Now {
 }
 
 /// An open regular file and its current figures.
-pub(super) type OpenFile = (OwnedFd, Now);
+pub(super) type OpenFile = (OwnedFd, OpenedStat);
 
 /// Opens `name` in `dirfd` for reading only if it is a regular file now,
 /// with its current `fstat`; `Ok(None)` when it is gone or is something
@@ -264,7 +264,7 @@ pub(super) fn open_regular(
         None => Err(Errno::NOENT),
     });
     match opened {
-        Ok(fd) => Ok(Some((fd, Now::of_stat(&st)))),
+        Ok(fd) => Ok(Some((fd, OpenedStat::of_stat(&st)))),
         // No /proc: open the name itself, non-blocking, and check again.
         Err(Errno::NOENT) => open_checked(dirfd, name, flags).or_else(gone),
         Err(e) => Err(e),
@@ -325,7 +325,7 @@ fn open_checked(
     if Kind::from_mode(st.st_mode) != Kind::File {
         return Ok(None);
     }
-    Ok(Some((fd, Now::of_stat(&st))))
+    Ok(Some((fd, OpenedStat::of_stat(&st))))
 }
 
 thread_local! {

@@ -196,7 +196,7 @@ fn files_changed_just_before_their_snapshot_are_mapped_on_their_own() {
     crate::btrfs::ro_snapshot(&d.join("vol"), &d.join("snap"));
     // Which of the snapshot's files are settled, by its creation time.
     let dir = std::fs::File::open(d.join("snap")).unwrap();
-    let sv = sdu::probe::ioctl::btrfs_subvol(std::os::fd::AsFd::as_fd(&dir)).unwrap();
+    let sv = sdu_sys::btrfs::subvol(std::os::fd::AsFd::as_fd(&dir)).unwrap();
     let settled = |rel: &str| {
         let st = rustix::fs::statx(
             rustix::fs::CWD,
@@ -205,7 +205,7 @@ fn files_changed_just_before_their_snapshot_are_mapped_on_their_own() {
             rustix::fs::StatxFlags::CTIME,
         )
         .unwrap();
-        sdu::extents::copies::settled(&sv, (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec))
+        sdu::extents::unchanged::settled(&sv, (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec))
     };
     let old = (0..10).filter(|i| settled(&format!("old/o{i}"))).count();
     let new = (0..10).filter(|i| settled(&format!("new/n{i}"))).count();

@@ -13,7 +13,7 @@ use std::io::BufRead;
 
 use hashbrown::HashTable;
 
-use super::json::{Parsed, Parser};
+use super::syntax::{Parsed, Parser};
 use crate::quote::quote;
 use crate::records::{NodeId, NodeRec};
 
