@@ -35,9 +35,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dashmap::DashMap;
+use sdu_sys::btrfs::Lineage;
 
 use super::btrfs_search::{FileExtent, key_type, search_wide, u32_at, u64_at};
-use super::subvolumes::Lineage;
 
 /// `BTRFS_DIR_INDEX_KEY`: a directory's entries in creation order, the
 /// order `getdents` lists them in.
@@ -295,8 +295,9 @@ pub(crate) struct TreeCache {
     /// [`READ_AHEAD`], or less in the tests.
     bound: usize,
     /// Per subvolume (device): the lineage it is read in by difference
-    /// ([`super::subvolumes::Subvolumes::lineage`]): its index in `origins`, and the
-    /// transaction since which its leaves may differ from the others'.
+    /// ([`sdu_sys::btrfs::Subvolumes::lineage`]): its index in `origins`,
+    /// and the transaction since which its leaves may differ from the
+    /// others'.
     lines: DashMap<u64, Option<Line>, foldhash::fast::RandomState>,
     /// The lineages' origins: (filesystem, UUID).
     origins: std::sync::Mutex<Vec<(u32, [u8; 16])>>,
@@ -397,7 +398,7 @@ impl TreeCache {
     /// (as root on 100 snapshots, 13% less user time, 4 runs interleaved).
     /// A subvolume of a lineage of snapshots (on filesystem `fs`; its
     /// lineage as `lineage` gives it, asked once per subvolume:
-    /// [`super::subvolumes::Subvolumes::lineage`]) is read by difference:
+    /// [`sdu_sys::btrfs::Subvolumes::lineage`]) is read by difference:
     /// an inode none of whose leaves changed comes from the lineage's
     /// image.
     ///

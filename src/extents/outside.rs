@@ -36,9 +36,9 @@ use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rayon::prelude::*;
+use sdu_sys::btrfs::Subvolumes;
 
 use super::btrfs_search::{self as bs, DataRef};
-use super::subvolumes::Subvolumes;
 use super::{Extents, btrfs_backref, fsmap};
 use crate::probe::{Registry, magic};
 use crate::records::{Copies, FileRec, NodeId, dev64};
@@ -56,7 +56,7 @@ pub(crate) struct Families {
 }
 
 impl Families {
-    /// The families of `subvolumes` ([`super::subvolumes`]), with
+    /// The families of `subvolumes` ([`sdu_sys::btrfs::subvolumes`]), with
     /// `scanned` the ids of those the scan holds whole; `None` when they
     /// are not known.
     pub(crate) fn of(subvolumes: &Subvolumes, scanned: &HashSet<u64>) -> Option<Families> {

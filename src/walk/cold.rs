@@ -43,7 +43,7 @@ pub(super) const SEARCH_THREADS: usize = 4;
 
 /// Whether one of `roots`, read from its Btrfs tree, holds two members of
 /// a lineage of snapshots
-/// ([`crate::extents::subvolumes::Subvolumes::holds_lineage`]): each
+/// ([`sdu_sys::btrfs::Subvolumes::holds_lineage`]): each
 /// directory asked through the fd its PATH was resolved by.
 pub(super) fn holds_lineage(roots: &Roots) -> bool {
     (0..roots.0.len()).any(|i| {
@@ -52,7 +52,7 @@ pub(super) fn holds_lineage(roots: &Roots) -> bool {
                 r.open_dir(OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)
                     .is_ok_and(|fd| {
                         let fd = fd.as_fd();
-                        crate::extents::subvolumes::Subvolumes::read(fd)
+                        sdu_sys::btrfs::Subvolumes::read(fd)
                             .and_then(|s| s.holds_lineage(fd))
                             .unwrap_or(false)
                     })

@@ -109,7 +109,7 @@ struct Ranks<'a> {
 impl<'a> Ranks<'a> {
     /// The ranks of the devices `devs`: as root (`held`) by the root
     /// tree's families, else by the UUIDs the subvolumes give
-    /// ([`super::super::subvolumes::Uuids`]).
+    /// ([`sdu_sys::btrfs::Uuids`]).
     fn of(
         table: &'a Table,
         devs: &[u64],
@@ -118,7 +118,7 @@ impl<'a> Ranks<'a> {
     ) -> Ranks<'a> {
         let subvols: Vec<Option<Subvol>> = devs.iter().map(|&d| registry.subvolume(d)).collect();
         let zero = [0u8; 16];
-        let mut fam = super::super::subvolumes::Uuids::default();
+        let mut fam = sdu_sys::btrfs::Uuids::default();
         for &Subvol {
             ids: (uuid, parent),
             ..
