@@ -1,5 +1,5 @@
 //! As root: whether a subvolume outside the scan holds a Btrfs inline
-//! file's inode unchanged (`docs/design.md`, "Btrfs metadata: what
+//! file's inode unchanged (`docs/filesystems.md`, "Btrfs metadata: what
 //! "frees" means").
 //!
 //! Inline data has no disk address to ask the back-reference walk about
