@@ -39,10 +39,9 @@ pub(crate) struct Walked {
 /// The stages after the walk run on one of its threads
 /// ([`rayon::ThreadPool::install`]), where they allocate in the memory the
 /// walk freed: the C library gives each thread an arena of its own and
-/// does not lend one thread's free memory to another. On the main thread,
+/// does not lend one thread's free memory to another; on the main thread
 /// the roll-up grew the main arena while the walk's arenas held megabytes
-/// free (the browser, cold on a Btrfs /usr copy as root: 19.2–19.7 MB
-/// peak; 18.5–18.7 on a walk thread).
+/// free (docs/decisions.md, "Memory").
 pub(crate) fn walk_and_sweep(
     opts: &WalkOptions,
     rules: tree::Rules,

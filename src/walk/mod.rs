@@ -449,8 +449,9 @@ fn start_root<'s>(
 /// Whether the walk records the Btrfs files with inline data
 /// ([`crate::extents::inline`]). Such data is shared only by two
 /// subvolumes of one filesystem, and most scans meet one: then nothing is
-/// recorded (on a /usr copy, 54,669 records written and thrown away), but
-/// as root where snapshots may hold them outside the scan (`inline_held`).
+/// recorded (records written and thrown away cost: docs/decisions.md,
+/// "User CPU against the floor"), but as root where snapshots may hold
+/// them outside the scan (`inline_held`).
 /// A walk meets one subvolume when every root lies on one device, no root
 /// directory's subvolume holds another (`BTRFS_IOC_GET_SUBVOL_ROOTREF`,
 /// unprivileged: anywhere in it, so also outside the roots), no mount point

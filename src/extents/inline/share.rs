@@ -430,8 +430,8 @@ fn hold_copies(
 /// The inline bytes found shared, by node, to be taken from each node's
 /// own Exclusive and Reclaimable in one pass in id order: 4 bytes a node,
 /// where a read and a write of a node's compact figures for each record
-/// (a random access each) were most of the matching's time (3.3M records
-/// of 100 snapshots: 590 ms).
+/// (a random access each) were most of the matching's time
+/// (docs/decisions.md, "Memory").
 pub(super) struct Taken(pub(super) Vec<u32>);
 
 impl Taken {
