@@ -344,7 +344,7 @@ impl Subvolumes {
     /// Whether `ids` (subvolumes alive or not) hold two members
     /// of one lineage, alive ([`Self::lineage`]): an origin and a snapshot
     /// of it, or two snapshots of one origin.
-    pub(crate) fn two_of_a_lineage(&self, ids: &[u64]) -> bool {
+    pub fn two_of_a_lineage(&self, ids: &[u64]) -> bool {
         let mut ids = ids.to_vec();
         ids.sort_unstable();
         ids.dedup();
