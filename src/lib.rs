@@ -3,7 +3,8 @@
 //! For every directory sdu computes du's figure (Total) and three more:
 //! Exclusive (data that belongs to one file alone), Shared (shared data,
 //! counted once) and Reclaimable (what deleting it would free).
-//! `docs/design.md` defines each figure and the filesystem facts behind it.
+//! `docs/figures.md` defines each figure, `docs/filesystems.md` the filesystem
+//! facts behind it, `docs/architecture.md` the stages.
 //!
 //! The library does the work; the binary turns flags into a [`Config`],
 //! and holds the full-screen browser (`sdu -i`), which calls the library's

@@ -471,9 +471,8 @@ fn stat_now(parent: Option<Vec<u8>>, name: Vec<u8>) -> Result<app::Now, String> 
 /// too), every entry's identity, for deleting, and the newest modification
 /// time under each (the time column), unless `--time` asked for another;
 /// a saved scan's times are what its `--export` recorded. A cold walk of
-/// Btrfs trees takes a thread per CPU: 4 threads on 2 CPUs showed the
-/// first screen about 15% sooner but held 3 MB more, past ncdu's whole
-/// peak (docs/scale.md, the browser).
+/// Btrfs trees takes a thread per CPU, to hold less (docs/decisions.md,
+/// "Threads of a cold walk").
 pub fn config(mut cfg: Config) -> Config {
     if cfg.import.is_none() {
         cfg.walk

@@ -425,9 +425,9 @@ fn walk_options(
     WalkOptions {
         roots,
         threads: cli.threads.map_or(env.cpus, |t| t as usize),
-        // Measured on a /usr copy with a cold cache: more threads than
-        // CPUs walk it in about two thirds of the time 2 do (docs/scale.md,
-        // cold cache; the walk takes fewer on XFS and for Btrfs trees).
+        // A cold walk waits on the device: more threads than CPUs keep
+        // requests in flight (docs/decisions.md, "Threads of a cold walk";
+        // the walk takes fewer on XFS and for Btrfs trees).
         // Installed as du, sdu is du: it opens nothing before the walk
         // (a test can watch the directories opened, as coreutils' does).
         cold_threads: (cli.threads.is_none() && !cli.invoked_as_du)
@@ -657,9 +657,9 @@ fn unit(cli: &Cli) -> Result<Option<Unit>, UsageError> {
 }
 
 /// Threads without `-j` when the tree is not in memory (at least as many
-/// as CPUs): requests in flight while threads wait on the device. On the
-/// bench devices more took no less time and more memory: a thread holds
-/// what it is walking (docs/scale.md, cold cache).
+/// as CPUs): requests in flight while threads wait on the device. More
+/// took no less time and more memory: a thread holds what it is walking
+/// (docs/decisions.md, "Threads of a cold walk").
 const COLD_THREADS: usize = 8;
 
 /// The block-size variables, in the order du reads them (gnulib's

@@ -17,12 +17,11 @@
 //! has, the rest follow after the walk, and every question reads the runs
 //! merged from the file.
 //!
-//! A map keyed by range (the form before this one) cost 43–69 bytes per
-//! range, and 80–120 more for a range mapped by more than two files (a
-//! backup repository's blocks are mapped by every synthetic full): 66
-//! bytes per mapping on `scripts/bench-repo`'s repository. An arena
-//! appended to costs what the mappings are, and its sort, once, is cheaper
-//! than the hashing and locking of every insert.
+//! An arena appended to costs what the mappings are, where a map keyed by
+//! range costs more for a range mapped by more than two files (a backup
+//! repository's blocks are mapped by every synthetic full), and its sort,
+//! once, is cheaper than the hashing and locking of every insert
+//! (docs/decisions.md, "Memory").
 
 use std::io;
 use std::path::PathBuf;

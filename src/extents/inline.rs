@@ -367,10 +367,10 @@ const MOVED_AT_ONCE: usize = 1 << 16;
 
 /// The records [`share`] takes come in chunks of at most
 /// `1 << CHUNK_BITS`, as the walk's shards keep them: 3 MiB, which the
-/// allocator maps on its own and gives back when [`share`] frees it (in
-/// chunks of 64 KiB, glibc kept them for reuse: 10 MB more at 40
-/// snapshots of a /usr/share copy; pages never written are never
-/// resident, so a shard's last chunk costs what it holds).
+/// allocator maps on its own and gives back when [`share`] frees it
+/// (smaller chunks glibc kept for reuse: docs/decisions.md, "Memory");
+/// pages never written are never resident, so a shard's last chunk costs
+/// what it holds.
 pub(crate) const CHUNK_BITS: u32 = 18;
 
 // What a Btrfs file with inline data costs while the walk runs, in every

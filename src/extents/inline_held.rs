@@ -1,5 +1,5 @@
 //! As root: whether a subvolume outside the scan holds a Btrfs inline
-//! file's inode unchanged (`docs/design.md`, "Btrfs metadata: what
+//! file's inode unchanged (`docs/filesystems.md`, "Btrfs metadata: what
 //! "frees" means").
 //!
 //! Inline data has no disk address to ask the back-reference walk about
@@ -8,9 +8,10 @@
 //! same inode unchanged: an inode item of the same number with the same
 //! birth and change times to the nanosecond and the same size, symlink or
 //! not (the key of [`super::inline`]), in a subvolume of the same snapshot
-//! family ([`super::subvolumes`]: two fresh subvolumes can hold equal keys
-//! that share nothing). Whether it shares the leaf or holds a copy made on
-//! write, the file's content outlives the scan's copies: not reclaimable.
+//! family ([`sdu_sys::btrfs::subvolumes`]: two fresh subvolumes can hold
+//! equal keys that share nothing). Whether it shares the leaf or holds a
+//! copy made on write, the file's content outlives the scan's copies: not
+//! reclaimable.
 //!
 //! Only the members that can hold it are read: a subvolume made before
 //! the inode took its present state, whose copies the scan saw in
@@ -23,11 +24,10 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
-use sdu_sys::btrfs::{self as bs, key_type};
+use sdu_sys::btrfs::{self as bs, Subvolumes, key_type};
 
 use super::Extents;
 use super::btrfs_tree::InodeItem;
-use super::subvolumes::Subvolumes;
 use crate::probe::Registry;
 
 /// An inline inode as the scan saw it: its filesystem (registry index),

@@ -11,9 +11,10 @@
 //!   directory's files in a few searches, `btrfs_items`: a file's items by
 //!   the extent they reference (what it holds of each on disk),
 //!   `btrfs_refs`: whether an extent is shared, from its refs, or
-//!   undecided, `subvolumes`: the root tree read once per filesystem
-//!   (root items, snapshot families and lineages), `btrfs_tree`: the tree as the listing (directory
+//!   undecided, `btrfs_tree`: the tree as the listing (directory
 //!   entries, inode items and extent items read ahead by runs of inodes);
+//!   the root tree read once per filesystem (root items, snapshot families
+//!   and lineages) is `sdu_sys::btrfs::Subvolumes`;
 //! - `inline`: Btrfs inline data a snapshot shares, as pseudo-extents;
 //! - [`unchanged`]: Btrfs files unchanged across snapshots, mapped once;
 //! - `ag`: XFS FIEMAPs scheduled by allocation group, one thread at a
@@ -27,7 +28,6 @@
 pub(crate) mod ag;
 pub(crate) mod btrfs_batch;
 pub(crate) mod btrfs_items;
-pub(crate) mod btrfs_kin;
 pub(crate) mod btrfs_refs;
 pub(crate) mod btrfs_tree;
 pub(crate) mod file;
@@ -38,7 +38,6 @@ pub(crate) mod outside;
 pub(crate) mod runs;
 pub(crate) mod source;
 pub(crate) mod spill;
-pub(crate) mod subvolumes;
 pub(crate) mod sweep;
 #[cfg(test)]
 pub(crate) mod test_files;

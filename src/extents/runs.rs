@@ -239,9 +239,8 @@ pub(super) fn space_of(spaces: &mut Vec<Space>, fs: u32) -> usize {
 /// space whose mappings are all in memory, which it takes: its runs are
 /// read from their ends, and each gives back its memory as it shrinks
 /// (half its room at a time), so that the mappings (16 bytes each) and the
-/// intervals (32 bytes a range) are not both held whole. On a backup
-/// repository's 1M mappings, 4 to a range, both held took 26.6 bytes a
-/// mapping.
+/// intervals (32 bytes a range) are not both held whole
+/// (docs/decisions.md, "Memory").
 pub(super) fn intervals_taking(s: Space) -> (Vec<Interval>, Vec<u32>) {
     debug_assert!(s.in_memory());
     let mut out = Vec::with_capacity(s.ranges);

@@ -21,7 +21,7 @@ use crate::figures::Kind;
 pub(crate) use sdu_sys::fs::magic;
 
 /// How a filesystem frees shared data, which decides what a reclaim unit
-/// is (see `docs/design.md`, "Reclaimable").
+/// is (see `docs/figures.md`, "Reclaimable").
 ///
 /// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
 /// build a tree by hand.

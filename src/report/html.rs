@@ -12,8 +12,8 @@
 //! Size: the largest entries (by Total) are drawn, down to [`MIN_AREA`]
 //! in their parent's frame and at most [`BUDGET`] of them; what a
 //! directory holds beyond its drawn entries (the smaller entries and its
-//! own blocks) is one rectangle, "other". The page of a /usr of 130,000
-//! entries stays near 1 MB.
+//! own blocks) is one rectangle, "other", so the page stays small however
+//! many entries the tree has (docs/decisions.md, "Small choices").
 //!
 //! The data is one JSON document in a `<script type="application/json">`
 //! element: every `<`, `>` and `&` in it is written `\u003c`, `\u003e`,

@@ -96,7 +96,7 @@ pub(crate) struct JsonEntry<'a> {
     pub(crate) kind: EntryType,
     /// `depth`: levels below its root (a root is 0).
     pub(crate) depth: u32,
-    /// The seven figures, as keys of the entry itself (`docs/design.md`,
+    /// The seven figures, as keys of the entry itself (`docs/figures.md`,
     /// "Definitions", defines each; sizes in bytes whatever the size flags
     /// say).
     #[serde(flatten)]
@@ -104,7 +104,7 @@ pub(crate) struct JsonEntry<'a> {
     /// `reclaimable_exact`: whether `reclaimable` is what deleting the
     /// entry frees, verified (`true`), or a bound (`false`): some data it
     /// counts may be held outside the scan, or on Btrfs without root an
-    /// extent may be referenced only in part (`docs/design.md`, "Exact or
+    /// extent may be referenced only in part (`docs/figures.md`, "Exact or
     /// a bound").
     pub(crate) reclaimable_exact: bool,
     /// `reclaimable_bound`: when `reclaimable` is a bound, its direction:

@@ -26,7 +26,7 @@
 //!
 //! What this cannot see: a Btrfs subvolume deleted but not yet cleaned up
 //! still holds its data until the cleaner drops it, and it lies in no
-//! directory. `docs/design.md`, "Exact or a bound", says what follows.
+//! directory. `docs/figures.md`, "Exact or a bound", says what follows.
 
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};

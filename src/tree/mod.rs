@@ -52,9 +52,9 @@ pub struct Rules {
     /// Put siblings in order (by name, or du's) only under the nodes less
     /// than this deep: the report's `--max-depth` (`-s`: 0), below which
     /// nothing is listed. Deeper, a node's children are in no set order,
-    /// and [`Tree::children`] refuses them. `None`: everywhere. Sorting the
-    /// children of every directory by name was 2% of the user instructions
-    /// of `sdu -s` on a /usr copy, for a report of one line.
+    /// and [`Tree::children`] refuses them. `None`: everywhere. A report of
+    /// one line need not sort every directory (docs/decisions.md, "Small
+    /// choices").
     pub sorted_depth: Option<u32>,
 }
 

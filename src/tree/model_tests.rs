@@ -1,5 +1,5 @@
 //! Property test of the extent sweep and the tree's crediting against a
-//! naive per-block model (docs/design.md, "The figures" and "Reclaimable").
+//! naive per-block model (docs/figures.md, "The figures" and "Reclaimable").
 //!
 //! Random small trees of directories hold random files, some of them
 //! multiply linked (links in several directories, sometimes with links

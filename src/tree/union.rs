@@ -7,10 +7,10 @@
 //! computed from the scan's references, not added up: an inode is freed
 //! when all its links lie inside the union, a shared unit when every file
 //! referencing it is freed, exactly as [`super::Tree`] credits reclaimable
-//! to one directory (`docs/design.md`, "Reclaimable").
+//! to one directory (`docs/figures.md`, "Reclaimable").
 //!
-//! A query is linear in the scan: O(nodes + links + unit references), a
-//! few milliseconds for half a million entries.
+//! A query is linear in the scan: O(nodes + links + unit references)
+//! (its time: docs/decisions.md, "Small choices").
 
 use crate::extents::Sweep;
 use crate::figures::{self, Bound};

@@ -24,26 +24,21 @@ use rustix::fs::{self as rfs, FileType, Mode, OFlags, RawDir};
 
 use super::roots::Roots;
 
-/// The threads of a cold walk that reads Btrfs trees
-/// ([`super::btrfs_listing`]): one search reads up to 512 inodes, where a
-/// `statx` reads one, so fewer requests are needed in flight; and each
-/// thread holds what it read until it walks there. On 40 snapshots of a
-/// /usr/share copy, cold, 4 rounds interleaved: 4 threads took 6.0–6.9 s
-/// and peaked at 65–67 MB, 6 took 5.9–6.8 s and 71–73 MB, 8 took 6.1–6.9 s
-/// and 78–79 MB (16: 96 MB, 32: 120 MB, no faster).
+/// The threads of a cold walk that reads Btrfs trees ([`super::btrfs_listing`]):
+/// one search reads up to 512 inodes, where a `statx` reads one, so fewer
+/// requests are needed in flight; and each thread holds what it read until
+/// it walks there, so more threads only hold more.
 ///
 /// Not where the roots hold snapshots read by difference
 /// ([`holds_lineage`]): only the first member of a lineage the walk meets
 /// waits on the device, the others are read from memory, and the walk
-/// takes a thread per CPU. 40 snapshots of a /usr/share copy, cold, 2
-/// CPUs, 5 rounds interleaved: 4 threads took 2.80–3.86 s and peaked at
-/// 66.7–69.0 MB, 2 took 2.44–3.31 s and 57.8–61.0 MB (100 snapshots, 3
-/// rounds: 6.64–7.36 s and 110–112 MB against 6.06–6.65 s and 103–105).
+/// takes a thread per CPU. Measured in docs/decisions.md, "Threads of a
+/// cold walk".
 pub(super) const SEARCH_THREADS: usize = 4;
 
 /// Whether one of `roots`, read from its Btrfs tree, holds two members of
 /// a lineage of snapshots
-/// ([`crate::extents::subvolumes::Subvolumes::holds_lineage`]): each
+/// ([`sdu_sys::btrfs::Subvolumes::holds_lineage`]): each
 /// directory asked through the fd its PATH was resolved by.
 pub(super) fn holds_lineage(roots: &Roots) -> bool {
     (0..roots.0.len()).any(|i| {
@@ -52,7 +47,7 @@ pub(super) fn holds_lineage(roots: &Roots) -> bool {
                 r.open_dir(OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)
                     .is_ok_and(|fd| {
                         let fd = fd.as_fd();
-                        crate::extents::subvolumes::Subvolumes::read(fd)
+                        sdu_sys::btrfs::Subvolumes::read(fd)
                             .and_then(|s| s.holds_lineage(fd))
                             .unwrap_or(false)
                     })
@@ -64,14 +59,8 @@ pub(super) fn holds_lineage(roots: &Roots) -> bool {
 /// time, under the cluster buffer's lock: a thread that stats an inode
 /// whose cluster another thread is reading sleeps on that lock
 /// (`xfs_buf_lock`), so threads past a few wait on each other, not on the
-/// device. The /usr copy on XFS, cold, 5 rounds interleaved: the walk
-/// (`--du total`) took 1.04 s at 4 threads, 1.06 at 6 and 1.26 at 8
-/// (diskus 1.04), every figure 1.25, 1.29 and 1.37 s; the sleeps on the
-/// buffer lock were 2,570 at 4 threads and 18,323 at 8, for the same 4,400
-/// waits on the device (`perf record -e sched:sched_switch -g`). One
-/// directory of 1,000,000 files took 23 s at 2 threads and 41 at 8.
-/// Btrfs, without the tree search, runs faster with 8 (the /usr copy:
-/// 1.64–1.69 s against 1.73–1.83 at 4).
+/// device. Btrfs without the tree search is not limited so. Measured in
+/// docs/decisions.md, "Threads of a cold walk".
 pub(super) const XFS_THREADS: usize = 4;
 
 /// Whether every one of `roots` is on the filesystem of `magic`

@@ -175,9 +175,9 @@ pub(super) struct Local {
 
 thread_local! {
     /// A task's emptied `inline` vector, for the thread's next task: on
-    /// Btrfs most directories have such files (54,669 of the 132,780
-    /// entries of a /usr copy), and a vector grown from empty in each task
-    /// cost more than a lock per file did.
+    /// Btrfs most directories have such files, and a vector grown from
+    /// empty in each task cost more than a lock per file did
+    /// (docs/decisions.md, "User CPU against the floor").
     static SPARE_INLINE: Cell<Vec<InlineRec>> = const { Cell::new(Vec::new()) };
 }
 

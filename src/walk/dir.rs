@@ -413,7 +413,7 @@ fn report_dir_error(ctx: &Ctx<'_>, h: &DirHandle, e: DirError, local: &mut Local
 /// A directory's own bytes on Btrfs (its `nbytes`: 16 KiB for the
 /// top-level root directory mkfs makes, copied into every snapshot of
 /// subvolume 5) are metadata, no data anywhere: in its Total and
-/// Exclusive, as du counts them, never in its Reclaimable (docs/design.md,
+/// Exclusive, as du counts them, never in its Reclaimable (docs/filesystems.md,
 /// "Btrfs metadata"). Taken from its own figures, before any child's.
 fn own_bytes_on(fs: &super::fdcache::DirFs, ctx: &Ctx<'_>, local: &mut Local) {
     if fs.info.magic == crate::probe::magic::BTRFS {

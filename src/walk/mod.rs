@@ -59,7 +59,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dashmap::DashSet;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use crate::error::{Diagnostic, Error};
 use crate::extents::Extents;
@@ -450,8 +450,9 @@ fn start_root<'s>(
 /// Whether the walk records the Btrfs files with inline data
 /// ([`crate::extents::inline`]). Such data is shared only by two
 /// subvolumes of one filesystem, and most scans meet one: then nothing is
-/// recorded (on a /usr copy, 54,669 records written and thrown away), but
-/// as root where snapshots may hold them outside the scan (`inline_held`).
+/// recorded (records written and thrown away cost: docs/decisions.md,
+/// "User CPU against the floor"), but as root where snapshots may hold
+/// them outside the scan (`inline_held`).
 /// A walk meets one subvolume when every root lies on one device, no root
 /// directory's subvolume holds another (`BTRFS_IOC_GET_SUBVOL_ROOTREF`,
 /// unprivileged: anywhere in it, so also outside the roots), no mount point
@@ -477,7 +478,7 @@ fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<
         if roots.is_dir(i) {
             let flags = open::dir_flags(u32::MAX, None, opts.follow_args);
             match r.open_dir(flags) {
-                Ok(fd) if crate::extents::btrfs_kin::may_share(fd.as_fd(), search) => return true,
+                Ok(fd) if subvolumes_may_share(fd.as_fd(), search) => return true,
                 Err(_) => return true,
                 Ok(_) => {}
             }
@@ -487,6 +488,18 @@ fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<
     devs.sort_unstable();
     devs.dedup();
     devs.len() > 1
+}
+
+/// Whether a walk of the directory open at `fd` may meet Btrfs files
+/// that two subvolumes hold: its subvolume holds another (or that cannot
+/// be told), or as root (`search`), its filesystem has snapshots, which
+/// may hold its files outside the scan (or that cannot be told; the
+/// snapshot families are those of [`sdu_sys::btrfs::Subvolumes`]).
+fn subvolumes_may_share(fd: BorrowedFd<'_>, search: bool) -> bool {
+    sdu_sys::btrfs::has_nested_subvol(fd).unwrap_or(true)
+        || (search
+            && sdu_sys::fs::fs_type(fd).is_ok_and(|m| m == sdu_sys::fs::magic::BTRFS)
+            && sdu_sys::btrfs::Subvolumes::read(fd).map_or(true, |s| s.any_family()))
 }
 
 /// The walk's records: the nodes and identities as the walk left them

@@ -220,15 +220,15 @@ pub(super) type OpenFile = (OwnedFd, OpenedStat);
 /// else.
 ///
 /// As root in a directory others can change (`guard`, see [`guarded`]),
-/// the name is first opened with `O_PATH`, which opens
-/// nothing (no FIFO writer is released, no device driver is called), and
-/// checked with `fstat`; only a regular file is then opened for reading,
-/// through `/proc/self/fd`, which reopens that very inode. That costs
-/// about 3 µs more per file here (measured: 92k files on XFS, 0.50 s →
-/// 0.79 s), so an unprivileged run, which cannot have device nodes planted
-/// for it (creating one needs CAP_MKNOD), opens the name directly with
-/// `O_NONBLOCK` (a FIFO swapped in since the statx can neither block it
-/// nor be read) and checks the type after. Where /proc is not mounted,
+/// the name is first opened with `O_PATH`, which opens nothing (no FIFO
+/// writer is released, no device driver is called), and checked with
+/// `fstat`; only a regular file is then opened for reading, through
+/// `/proc/self/fd`, which reopens that very inode. That costs more per
+/// file (docs/decisions.md, "Opening a file as root in a directory others
+/// can change"), so an unprivileged run, which cannot have device nodes
+/// planted for it (creating one needs CAP_MKNOD), opens the name directly
+/// with `O_NONBLOCK` (a FIFO swapped in since the statx can neither block
+/// it nor be read) and checks the type after. Where /proc is not mounted,
 /// root does the same.
 pub(super) fn open_regular(
     dirfd: BorrowedFd<'_>,

@@ -109,7 +109,7 @@ struct FamilyRanks<'a> {
 impl<'a> FamilyRanks<'a> {
     /// The ranks of the devices `devs`: as root (`held`) by the root
     /// tree's families, else by the UUIDs the subvolumes give
-    /// ([`super::super::subvolumes::Uuids`]).
+    /// ([`sdu_sys::btrfs::Uuids`]).
     fn of(
         table: &'a Table,
         devs: &[u64],
@@ -118,7 +118,7 @@ impl<'a> FamilyRanks<'a> {
     ) -> FamilyRanks<'a> {
         let subvols: Vec<Option<Subvol>> = devs.iter().map(|&d| registry.subvolume(d)).collect();
         let zero = [0u8; 16];
-        let mut fam = super::super::subvolumes::Uuids::default();
+        let mut fam = sdu_sys::btrfs::Uuids::default();
         for &Subvol {
             ids: (uuid, parent),
             ..
@@ -430,8 +430,8 @@ fn hold_copies(
 /// The inline bytes found shared, by node, to be taken from each node's
 /// own Exclusive and Reclaimable in one pass in id order: 4 bytes a node,
 /// where a read and a write of a node's compact figures for each record
-/// (a random access each) were most of the matching's time (3.3M records
-/// of 100 snapshots: 590 ms).
+/// (a random access each) were most of the matching's time
+/// (docs/decisions.md, "Memory").
 pub(super) struct Taken(pub(super) Vec<u32>);
 
 impl Taken {

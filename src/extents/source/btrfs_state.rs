@@ -5,11 +5,10 @@ use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 
 use dashmap::DashMap;
-use sdu_sys::btrfs as bs;
+use sdu_sys::btrfs::{self as bs, Lineage, Subvolumes};
 
 use super::{Extents, Fast};
 use crate::extents::btrfs_refs::{self, FileAt, Verdict};
-use crate::extents::subvolumes::{Lineage, Subvolumes};
 
 /// A subvolume, as the tree search decides what it shares.
 #[derive(Clone, Copy, Debug)]
