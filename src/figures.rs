@@ -4,7 +4,7 @@ use std::ops::AddAssign;
 
 use serde::{Deserialize, Serialize};
 
-/// The figures of an entry or a subtree (`docs/design.md`, "The figures",
+/// The figures of an entry or a subtree (`docs/figures.md`, "The figures",
 /// defines each).
 ///
 /// Sums over inodes: `apparent` is Σ `st_size`, `total` Σ allocated bytes
@@ -300,7 +300,7 @@ impl Kind {
 }
 
 /// Whether a Reclaimable figure is the filesystem's truth, or a bound and
-/// in which direction (`docs/design.md`, "Exact or a bound").
+/// in which direction (`docs/figures.md`, "Exact or a bound").
 ///
 /// A figure is exact when every reference to every unit credited in it was
 /// verified, and every extent it counts was seen whole. Two things can

@@ -2,9 +2,10 @@
 //!
 //! For every directory sdu computes du's figure (Total) and three more:
 //! Exclusive (data that belongs to one file alone), Shared (shared data,
-//! counted once) and Reclaimable (what deleting it would free), defined in
-//! `docs/figures.md`. The stages, one module each, data flowing one way
-//! (`docs/architecture.md` has a section on each):
+//! counted once) and Reclaimable (what deleting it would free).
+//! `docs/figures.md` defines each figure and `docs/filesystems.md` the
+//! filesystem facts behind it. The stages, one module each, data flowing
+//! one way (`docs/architecture.md` has a section on each):
 //!
 //! - walk (`#walk`): the parallel, fd-relative statx walk of the roots;
 //! - probe (`#probe`): per filesystem, whether its files may share data;
@@ -113,7 +114,7 @@ pub use quote::utf8_locale_with;
 // turns the feature on (the package is its own dev-dependency, with it);
 // `cargo build` leaves it off.
 #[cfg(feature = "testing")]
-pub use extents::copies::settled;
+pub use extents::unchanged::settled;
 #[cfg(feature = "testing")]
 pub use records::Link;
 #[cfg(feature = "testing")]
@@ -265,7 +266,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
             let ids: Vec<records::NodeId> = candidates.iter().map(|c| c.node).collect();
             let plan = sets.plan(&s.tree, &ids, target);
             if plan.reached {
-                report::plan::write(out, &plan, target, &candidates, &cfg.report)?;
+                report::to_free::write(out, &plan, target, &candidates, &cfg.report)?;
             } else {
                 msgs.report(Diagnostic::CannotFree {
                     target,

@@ -8,15 +8,15 @@
 //! root nested inside another root (a top of its own).
 
 mod compact;
-mod copies;
+mod copy_sets;
 mod exactness;
 pub(crate) mod idents;
-mod names;
+mod name_arena;
 mod nodes;
 mod sink;
 
 pub(crate) use compact::StatsTable;
-pub(crate) use copies::{Copies, CopySets, Held};
+pub(crate) use copy_sets::{Copies, CopySets, Held};
 pub(crate) use exactness::Exactness;
 pub(crate) use exactness::Inode;
 pub(crate) use idents::IdentSink;

@@ -158,7 +158,7 @@ fn body(counters: &Counters, sizes: &Sizes, t_report: Duration) -> Vec<(String, 
             sweep,
             tree,
             filesystems,
-        } => walked(&Walked {
+        } => walked(&WalkTally {
             counters,
             filesystems,
             dirs: *dirs,
@@ -205,7 +205,7 @@ fn body(counters: &Counters, sizes: &Sizes, t_report: Duration) -> Vec<(String, 
 }
 
 /// A walk's counters, sizes and times: what the rows of [`WALKED`] read.
-struct Walked<'a> {
+struct WalkTally<'a> {
     counters: &'a Counters,
     filesystems: &'a [probe::FsInfo],
     dirs: usize,
@@ -222,95 +222,95 @@ struct Walked<'a> {
 /// A row of a walk's `--stats`: one line, a label and how its value is
 /// written; or a line for each filesystem, reason or way, labels and
 /// values both written.
-enum Row {
-    Line(&'static str, fn(&Walked) -> String),
-    Lines(fn(&Walked) -> Vec<(String, String)>),
+enum StatsRow {
+    Line(&'static str, fn(&WalkTally) -> String),
+    Lines(fn(&WalkTally) -> Vec<(String, String)>),
 }
 
 /// The `--stats` lines of a walk, in the order printed.
-const WALKED: &[Row] = &[
-    Row::Line("threads", threads),
-    Row::Line("entries stat-ed", |w| w.counters.entries.to_string()),
-    Row::Line("nodes (dirs, -a files)", |w| w.dirs.to_string()),
-    Row::Lines(filesystems),
-    Row::Line("files mapped (FIEMAP)", |w| {
+const WALKED: &[StatsRow] = &[
+    StatsRow::Line("threads", threads),
+    StatsRow::Line("entries stat-ed", |w| w.counters.entries.to_string()),
+    StatsRow::Line("nodes (dirs, -a files)", |w| w.dirs.to_string()),
+    StatsRow::Lines(filesystems),
+    StatsRow::Line("files mapped (FIEMAP)", |w| {
         w.counters.fiemap_files.to_string()
     }),
-    Row::Line("FIEMAP calls", |w| w.counters.fiemap_calls.to_string()),
-    Row::Line("files on the lean path", |w| {
+    StatsRow::Line("FIEMAP calls", |w| w.counters.fiemap_calls.to_string()),
+    StatsRow::Line("files on the lean path", |w| {
         w.counters.plain_files.to_string()
     }),
-    Row::Line("FIEMAPs put off (allocation group busy)", |w| {
+    StatsRow::Line("FIEMAPs put off (allocation group busy)", |w| {
         w.counters.fiemap_put_off.to_string()
     }),
-    Row::Line("files credited with a snapshot copy's extents", |w| {
+    StatsRow::Line("files credited with a snapshot copy's extents", |w| {
         w.counters.copies_reused.to_string()
     }),
-    Row::Line("files put off while a copy was mapped", |w| {
+    StatsRow::Line("files put off while a copy was mapped", |w| {
         w.counters.copies_waited.to_string()
     }),
-    Row::Line("inline files recorded for snapshots", |w| {
+    StatsRow::Line("inline files recorded for snapshots", |w| {
         w.counters.inline_recorded.to_string()
     }),
-    Row::Line("files read by tree search (Btrfs, root)", |w| {
+    StatsRow::Line("files read by tree search (Btrfs, root)", |w| {
         w.counters.search_files.to_string()
     }),
-    Row::Line("tree searches", |w| w.counters.search_calls.to_string()),
-    Row::Line("entries read from the tree (Btrfs, root)", |w| {
+    StatsRow::Line("tree searches", |w| w.counters.search_calls.to_string()),
+    StatsRow::Line("entries read from the tree (Btrfs, root)", |w| {
         w.counters.tree_entries.to_string()
     }),
-    Row::Line("inodes read as their snapshots' lineage holds them", |w| {
+    StatsRow::Line("inodes read as their snapshots' lineage holds them", |w| {
         w.counters.tree_unchanged.to_string()
     }),
-    Row::Line("tree search undecided, mapped with FIEMAP", |w| {
+    StatsRow::Line("tree search undecided, mapped with FIEMAP", |w| {
         w.counters.search_undecided.to_string()
     }),
-    Row::Lines(skipped),
-    Row::Line("not mapped: could not be read", |w| {
+    StatsRow::Lines(skipped),
+    StatsRow::Line("not mapped: could not be read", |w| {
         let c = w.counters;
         format!(
             "{} ({} bytes counted as exclusive)",
             c.unverified_files, c.unverified_bytes
         )
     }),
-    Row::Lines(left_out),
-    Row::Line("compressed, counted uncompressed", |w| {
+    StatsRow::Lines(left_out),
+    StatsRow::Line("compressed, counted uncompressed", |w| {
         let c = w.counters;
         format!("{} ({} bytes)", c.compressed_files, c.compressed_bytes)
     }),
-    Row::Line("compressed, counted on disk", |w| {
+    StatsRow::Line("compressed, counted on disk", |w| {
         let c = w.counters;
         format!("{} ({} bytes on disk)", c.on_disk_files, c.on_disk_bytes)
     }),
-    Row::Line("extents referenced in part, kept whole", |w| {
+    StatsRow::Line("extents referenced in part, kept whole", |w| {
         let c = w.counters;
         format!(
             "{} ({} bytes no file references)",
             c.partial_extents, c.unreachable_bytes
         )
     }),
-    Row::Line("shared ranges asked who else holds them", |w| {
+    StatsRow::Line("shared ranges asked who else holds them", |w| {
         let c = w.counters;
         format!(
             "{} ({} held outside the scan; {} settled by their refs)",
             c.outside_asked, c.outside_found, c.outside_settled
         )
     }),
-    Row::Line("files with shared data", |w| {
+    StatsRow::Line("files with shared data", |w| {
         format!(
             "{} ({} of them copies of another, recorded as such)",
             w.files_shared.0, w.files_shared.1
         )
     }),
-    Row::Line("shared extents indexed", |w| w.indexed.to_string()),
-    Row::Line("index runs spilled to a temporary file", |w| {
+    StatsRow::Line("shared extents indexed", |w| w.indexed.to_string()),
+    StatsRow::Line("index runs spilled to a temporary file", |w| {
         let c = w.counters;
         format!("{} ({} bytes)", c.index_runs, c.index_spilled)
     }),
-    Row::Line("segments / units", |w| {
+    StatsRow::Line("segments / units", |w| {
         format!("{} / {}", w.segments, w.units)
     }),
-    Row::Line("time:", |w| {
+    StatsRow::Line("time:", |w| {
         format!(
             "walk {:.3}s, sweep {:.3}s, roll-up {:.3}s, report {:.3}s",
             w.walk.as_secs_f64(),
@@ -322,19 +322,19 @@ const WALKED: &[Row] = &[
 ];
 
 /// The `--stats` lines of a walk: the rows of [`WALKED`], written.
-fn walked(w: &Walked) -> Vec<(String, String)> {
+fn walked(w: &WalkTally) -> Vec<(String, String)> {
     let mut lines = Vec::new();
     for row in WALKED {
         match row {
-            Row::Line(label, value) => lines.push(((*label).into(), value(w))),
-            Row::Lines(each) => lines.extend(each(w)),
+            StatsRow::Line(label, value) => lines.push(((*label).into(), value(w))),
+            StatsRow::Lines(each) => lines.extend(each(w)),
         }
     }
     lines
 }
 
 /// How many threads walked, and why more than one per CPU.
-fn threads(w: &Walked) -> String {
+fn threads(w: &WalkTally) -> String {
     let c = w.counters;
     if c.cold_lineage {
         format!(
@@ -353,7 +353,7 @@ fn threads(w: &Walked) -> String {
 }
 
 /// A line per filesystem: its name and whether it may share data.
-fn filesystems(w: &Walked) -> Vec<(String, String)> {
+fn filesystems(w: &WalkTally) -> Vec<(String, String)> {
     w.filesystems
         .iter()
         .map(|fs| {
@@ -373,7 +373,7 @@ fn filesystems(w: &Walked) -> Vec<(String, String)> {
 }
 
 /// A line per reason a file's extents were not mapped.
-fn skipped(w: &Walked) -> Vec<(String, String)> {
+fn skipped(w: &WalkTally) -> Vec<(String, String)> {
     probe::Skip::ALL
         .iter()
         .map(|skip| {
@@ -386,7 +386,7 @@ fn skipped(w: &Walked) -> Vec<(String, String)> {
 }
 
 /// A line per way an entry was left out of the scan.
-fn left_out(w: &Walked) -> Vec<(String, String)> {
+fn left_out(w: &WalkTally) -> Vec<(String, String)> {
     crate::walk::LeftOut::ALL
         .iter()
         .map(|way| {

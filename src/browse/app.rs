@@ -22,7 +22,7 @@ pub(crate) use unread::Unread;
 
 /// What the rows are ordered by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SortKey {
+pub(crate) enum RowKey {
     /// A figure, largest first.
     Figure(Figure),
     /// The name, A to Z (bytewise).
@@ -40,7 +40,7 @@ pub(crate) enum SortKey {
 /// own direction (figures largest first, names A to Z).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Sort {
-    pub(crate) key: SortKey,
+    pub(crate) key: RowKey,
     pub(crate) reverse: bool,
 }
 
@@ -70,7 +70,7 @@ pub(crate) enum Action {
     /// Up to the parent directory.
     Back,
     /// Sort by this key; again, reverse.
-    Sort(SortKey),
+    Sort(RowKey),
     /// Sort by the first column (Total, or Apparent); again, reverse.
     SortSize,
     /// Show or hide the files (non-directories).
@@ -112,7 +112,7 @@ pub(crate) enum Action {
 
 /// What the keys do now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mode {
+pub(crate) enum KeyMode {
     Browse,
     Help,
     /// A deletion waits for `yes`.
@@ -142,7 +142,7 @@ pub(crate) struct Confirm {
 
 /// The marked entries and what they add up to.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Marks {
+pub(crate) struct Marked {
     /// Node ids, sorted.
     pub(crate) ids: Vec<NodeId>,
     /// The first column's figure (Total, or Apparent) of the marked entries
@@ -174,7 +174,7 @@ pub(crate) struct App<'t> {
     page: usize,
     sort: Sort,
     settings: Settings,
-    marks: Marks,
+    marks: Marked,
     /// How long the last update of the marks' figures took.
     pub(crate) mark_time: Duration,
     pub(crate) help: bool,
@@ -224,7 +224,7 @@ impl<'t> App<'t> {
             page: 20,
             sort,
             settings: Settings::default(),
-            marks: Marks::default(),
+            marks: Marked::default(),
             mark_time: Duration::ZERO,
             help: false,
             quit: false,
@@ -243,19 +243,19 @@ impl<'t> App<'t> {
     }
 
     /// What the keys do now.
-    pub(crate) fn mode(&self) -> Mode {
+    pub(crate) fn mode(&self) -> KeyMode {
         if self.confirm.is_some() {
-            Mode::Confirm
+            KeyMode::Confirm
         } else if self.notice.is_some() {
-            Mode::Notice
+            KeyMode::Notice
         } else if self.info.is_some() {
-            Mode::Info
+            KeyMode::Info
         } else if self.filter_edit.is_some() {
-            Mode::Filter
+            KeyMode::Filter
         } else if self.help {
-            Mode::Help
+            KeyMode::Help
         } else {
-            Mode::Browse
+            KeyMode::Browse
         }
     }
 
@@ -303,7 +303,7 @@ impl<'t> App<'t> {
         &self.settings
     }
 
-    pub(crate) fn marks(&self) -> &Marks {
+    pub(crate) fn marks(&self) -> &Marked {
         &self.marks
     }
 
@@ -349,7 +349,7 @@ impl<'t> App<'t> {
     /// figure, or the first column's when sorted by name.
     pub(crate) fn rank(&self) -> Figure {
         match self.sort.key {
-            SortKey::Figure(f) => f,
+            RowKey::Figure(f) => f,
             _ => self.first,
         }
     }
@@ -366,7 +366,7 @@ impl<'t> App<'t> {
             Action::End => self.cursor = last,
             Action::Open => self.open(),
             Action::Back => self.back(),
-            Action::SortSize => self.apply(Action::Sort(SortKey::Figure(self.first))),
+            Action::SortSize => self.apply(Action::Sort(RowKey::Figure(self.first))),
             Action::Sort(key) => self.sort_by(key),
             Action::ToggleFiles => {
                 self.settings.files = !self.settings.files;
@@ -437,8 +437,8 @@ impl<'t> App<'t> {
 
     /// Sorts by `key`, reversed when already sorted by it, and shows its
     /// column; by the change only when compared with an old scan.
-    fn sort_by(&mut self, key: SortKey) {
-        if key == SortKey::Change && self.compare.is_none() {
+    fn sort_by(&mut self, key: RowKey) {
+        if key == RowKey::Change && self.compare.is_none() {
             self.notice = Some(vec![
                 "D sorts by the change since an old scan: browse with --compare OLD.".into(),
             ]);
@@ -446,8 +446,8 @@ impl<'t> App<'t> {
         }
         // The column of what the rows are sorted by is shown.
         match key {
-            SortKey::Count => self.settings.count = true,
-            SortKey::Time => self.settings.time = true,
+            RowKey::Count => self.settings.count = true,
+            RowKey::Time => self.settings.time = true,
             _ => {}
         }
         self.sort = if self.sort.key == key {
@@ -473,8 +473,8 @@ impl<'t> App<'t> {
             f => (f, Figure::Apparent),
         };
         self.first = new;
-        if self.sort.key == SortKey::Figure(old) {
-            self.sort.key = SortKey::Figure(new);
+        if self.sort.key == RowKey::Figure(old) {
+            self.sort.key = RowKey::Figure(new);
         }
         self.update_marks();
         self.reload();
@@ -642,25 +642,25 @@ impl<'t> App<'t> {
         let Sort { key, reverse } = self.sort;
         let by_name = |a: &NodeId, b: &NodeId| tree.name(*a).cmp(tree.name(*b));
         match key {
-            SortKey::Name => self.rows.sort_by(by_name),
-            SortKey::Figure(f) => self.rows.sort_by(|a, b| {
+            RowKey::Name => self.rows.sort_by(by_name),
+            RowKey::Figure(f) => self.rows.sort_by(|a, b| {
                 f.of(&tree.figures(*b))
                     .cmp(&f.of(&tree.figures(*a)))
                     .then_with(|| by_name(a, b))
             }),
-            SortKey::Count => self.rows.sort_by(|a, b| {
+            RowKey::Count => self.rows.sort_by(|a, b| {
                 items(tree, *b)
                     .cmp(&items(tree, *a))
                     .then_with(|| by_name(a, b))
             }),
-            SortKey::Change => {
+            RowKey::Change => {
                 let first = self.first;
                 let delta =
                     |id: NodeId| self.compare.map_or(0, |c| c.change(tree, id).delta(first));
                 self.rows
                     .sort_by(|a, b| delta(*b).cmp(&delta(*a)).then_with(|| by_name(a, b)));
             }
-            SortKey::Time => self.rows.sort_by(|a, b| {
+            RowKey::Time => self.rows.sort_by(|a, b| {
                 tree.figures(*b)
                     .time
                     .cmp(&tree.figures(*a).time)

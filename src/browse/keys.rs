@@ -14,22 +14,22 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use sdu::figures::Figure;
 
-use super::app::{Action, Mode, SortKey};
+use super::app::{Action, KeyMode, RowKey};
 
 /// The action of key `k` in `mode`. In the help and in a notice any key but
 /// Ctrl-C closes it; in the confirmation keys type (Enter confirms, Esc
 /// cancels).
-pub(crate) fn action(k: KeyEvent, mode: Mode) -> Option<Action> {
+pub(crate) fn action(k: KeyEvent, mode: KeyMode) -> Option<Action> {
     let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
     // Raw mode: Ctrl-C is a key, not a signal.
     if ctrl && matches!(k.code, KeyCode::Char('c' | 'C')) {
         return Some(Action::Quit);
     }
     match mode {
-        Mode::Help => return Some(Action::Help),
-        Mode::Notice => return Some(Action::Dismiss),
-        Mode::Info => return Some(Action::Dismiss),
-        Mode::Confirm | Mode::Filter => {
+        KeyMode::Help => return Some(Action::Help),
+        KeyMode::Notice => return Some(Action::Dismiss),
+        KeyMode::Info => return Some(Action::Dismiss),
+        KeyMode::Confirm | KeyMode::Filter => {
             return match k.code {
                 KeyCode::Enter => Some(Action::Enter),
                 KeyCode::Esc => Some(Action::Cancel),
@@ -38,7 +38,7 @@ pub(crate) fn action(k: KeyEvent, mode: Mode) -> Option<Action> {
                 _ => None,
             };
         }
-        Mode::Browse => {}
+        KeyMode::Browse => {}
     }
     Some(match k.code {
         KeyCode::Up | KeyCode::Char('k') => Action::Up,
@@ -50,14 +50,14 @@ pub(crate) fn action(k: KeyEvent, mode: Mode) -> Option<Action> {
         KeyCode::Right | KeyCode::Enter | KeyCode::Char('l') => Action::Open,
         KeyCode::Left | KeyCode::Backspace | KeyCode::Char('h' | '<') => Action::Back,
         KeyCode::Char('s') => Action::SortSize,
-        KeyCode::Char('t') => Action::Sort(SortKey::Figure(Figure::Total)),
-        KeyCode::Char('x') => Action::Sort(SortKey::Figure(Figure::Exclusive)),
-        KeyCode::Char('S') => Action::Sort(SortKey::Figure(Figure::Shared)),
-        KeyCode::Char('R') => Action::Sort(SortKey::Figure(Figure::Reclaimable)),
-        KeyCode::Char('n') => Action::Sort(SortKey::Name),
-        KeyCode::Char('C') => Action::Sort(SortKey::Count),
-        KeyCode::Char('M') => Action::Sort(SortKey::Time),
-        KeyCode::Char('D') => Action::Sort(SortKey::Change),
+        KeyCode::Char('t') => Action::Sort(RowKey::Figure(Figure::Total)),
+        KeyCode::Char('x') => Action::Sort(RowKey::Figure(Figure::Exclusive)),
+        KeyCode::Char('S') => Action::Sort(RowKey::Figure(Figure::Shared)),
+        KeyCode::Char('R') => Action::Sort(RowKey::Figure(Figure::Reclaimable)),
+        KeyCode::Char('n') => Action::Sort(RowKey::Name),
+        KeyCode::Char('C') => Action::Sort(RowKey::Count),
+        KeyCode::Char('M') => Action::Sort(RowKey::Time),
+        KeyCode::Char('D') => Action::Sort(RowKey::Change),
         KeyCode::Char('a') => Action::ToggleFiles,
         KeyCode::Char('e') => Action::ToggleDotfiles,
         KeyCode::Char('c') => Action::ToggleCount,
@@ -87,38 +87,43 @@ mod tests {
     #[test]
     fn ctrl_c_quits_even_in_the_help() {
         let k = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
-        for mode in [Mode::Browse, Mode::Help, Mode::Confirm, Mode::Notice] {
+        for mode in [
+            KeyMode::Browse,
+            KeyMode::Help,
+            KeyMode::Confirm,
+            KeyMode::Notice,
+        ] {
             assert_eq!(action(k, mode), Some(Action::Quit), "{mode:?}");
         }
         assert_eq!(
-            action(key(KeyCode::Char('q')), Mode::Help),
+            action(key(KeyCode::Char('q')), KeyMode::Help),
             Some(Action::Help)
         );
         assert_eq!(
-            action(key(KeyCode::Char('q')), Mode::Notice),
+            action(key(KeyCode::Char('q')), KeyMode::Notice),
             Some(Action::Dismiss)
         );
     }
 
     #[test]
     fn the_confirmation_types() {
-        let c = Mode::Confirm;
+        let c = KeyMode::Confirm;
         assert_eq!(action(key(KeyCode::Char('q')), c), Some(Action::Type('q')));
         assert_eq!(action(key(KeyCode::Char('y')), c), Some(Action::Type('y')));
         assert_eq!(action(key(KeyCode::Enter), c), Some(Action::Enter));
         assert_eq!(action(key(KeyCode::Esc), c), Some(Action::Cancel));
         assert_eq!(action(key(KeyCode::Backspace), c), Some(Action::Erase));
         assert_eq!(
-            action(key(KeyCode::Char('d')), Mode::Browse),
+            action(key(KeyCode::Char('d')), KeyMode::Browse),
             Some(Action::Delete)
         );
         // The filter types as the confirmation does; the info closes.
-        let f = Mode::Filter;
+        let f = KeyMode::Filter;
         assert_eq!(action(key(KeyCode::Char('q')), f), Some(Action::Type('q')));
         assert_eq!(action(key(KeyCode::Esc), f), Some(Action::Cancel));
         assert_eq!(action(key(KeyCode::Enter), f), Some(Action::Enter));
         assert_eq!(
-            action(key(KeyCode::Char('q')), Mode::Info),
+            action(key(KeyCode::Char('q')), KeyMode::Info),
             Some(Action::Dismiss)
         );
     }
@@ -135,18 +140,18 @@ mod tests {
             (KeyCode::Char('<'), KeyCode::Char('h')),
         ] {
             assert_eq!(
-                action(key(a), Mode::Browse),
-                action(key(b), Mode::Browse),
+                action(key(a), KeyMode::Browse),
+                action(key(b), KeyMode::Browse),
                 "{a:?}"
             );
         }
-        assert_eq!(action(key(KeyCode::Char('z')), Mode::Browse), None);
+        assert_eq!(action(key(KeyCode::Char('z')), KeyMode::Browse), None);
         assert_eq!(
-            action(key(KeyCode::Char('r')), Mode::Browse),
+            action(key(KeyCode::Char('r')), KeyMode::Browse),
             Some(Action::Rescan)
         );
         assert_eq!(
-            action(key(KeyCode::Char('b')), Mode::Browse),
+            action(key(KeyCode::Char('b')), KeyMode::Browse),
             Some(Action::Shell)
         );
     }

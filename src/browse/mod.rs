@@ -7,7 +7,7 @@
 //! on entry, and their undoing on every way out: `q`, Ctrl-C (a key in
 //! raw mode), an error, a panic (a hook that restores first), SIGTERM
 //! or SIGINT from elsewhere (the signal thread restores, then dies by the
-//! signal) and every other signal that ends a process ([`tty_ioctl`]).
+//! signal) and every other signal that ends a process ([`sdu_sys::tty`]).
 //! Ctrl-Z stops it with the terminal put back; `fg` brings it back, drawn
 //! whole.
 
@@ -15,7 +15,6 @@ pub(crate) mod app;
 pub(crate) mod keys;
 mod rounds;
 mod shell;
-use sdu_sys::tty as tty_ioctl;
 pub(crate) mod view;
 
 use std::io::{self, IsTerminal, Stdout, Write};
@@ -32,13 +31,14 @@ use ratatui::backend::CrosstermBackend;
 use sdu::figures::{Figure, Kind};
 use sdu::{
     Comparison, Config, Deleted, Diagnostic, Ident, Idents, Messages, NodeId, Scanned, Scanning,
-    SortKey as ReportSort, Target, WalkOptions,
+    SortKey, Target, WalkOptions,
 };
+use sdu_sys::tty;
 
 use crate::cli::progress::{self, Display};
 use crate::cli::signals;
 use crate::cli::status::ExitStatus;
-use app::{App, Mode, Sort, SortKey};
+use app::{App, KeyMode, RowKey, Sort};
 use rounds::Rounds;
 use view::Look;
 
@@ -145,9 +145,9 @@ fn opening_view(cfg: &Config) -> (Figure, Sort, Look) {
     let first = cfg.report.columns.first().copied().unwrap_or(Figure::Total);
     let sort = Sort {
         key: match cfg.report.sort {
-            Some(ReportSort::Name) => SortKey::Name,
-            Some(ReportSort::Size(f)) => SortKey::Figure(f),
-            None => SortKey::Figure(first),
+            Some(SortKey::Name) => RowKey::Name,
+            Some(SortKey::Size(f)) => RowKey::Figure(f),
+            None => RowKey::Figure(first),
         },
         reverse: false,
     };
@@ -164,7 +164,7 @@ fn opening_view(cfg: &Config) -> (Figure, Sort, Look) {
 /// SIGINT and SIGTERM.
 fn open_terminal(program: &str, browsing: &AtomicBool) -> Result<Term, ExitStatus> {
     install_panic_hook();
-    if let Err(e) = tty_ioctl::install(crate::cli::signals::inherited_ignored) {
+    if let Err(e) = tty::install(crate::cli::signals::inherited_ignored) {
         eprintln!("{program}: the terminal: {e}");
         return Err(ExitStatus::Fatal);
     }
@@ -191,7 +191,7 @@ fn deleting(term: &mut Term, targets: &[Target]) -> io::Result<Deleted> {
             if !event::poll(Duration::from_millis(50))? {
                 continue;
             }
-            if tty_ioctl::take_resumed() {
+            if tty::take_resumed() {
                 // Continued after a stop (SIGTSTP from elsewhere).
                 reenter(term)?;
                 let stopping = stop.load(Ordering::SeqCst);
@@ -384,16 +384,16 @@ fn outcome_lines(d: &Deleted, asked: usize, predicted: sdu::Frees, look: Look) -
 
 /// Diagnostics kept while the screen is the browser's, printed after.
 #[derive(Clone, Default)]
-struct Later(Arc<Mutex<Vec<u8>>>);
+struct HeldMessages(Arc<Mutex<Vec<u8>>>);
 
-impl Later {
+impl HeldMessages {
     fn print(&self) {
         let text = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
         let _ = io::stderr().write_all(&text);
     }
 }
 
-impl Write for Later {
+impl Write for HeldMessages {
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
         self.0
             .lock()
@@ -465,9 +465,8 @@ fn stat_now(parent: Option<Vec<u8>>, name: Vec<u8>) -> Result<app::Now, String> 
 /// too), every entry's identity, for deleting, and the newest modification
 /// time under each (the time column), unless `--time` asked for another;
 /// a saved scan's times are what its `--export` recorded. A cold walk of
-/// Btrfs trees takes a thread per CPU: 4 threads on 2 CPUs showed the
-/// first screen about 15% sooner but held 3 MB more, past ncdu's whole
-/// peak (docs/scale.md, the browser).
+/// Btrfs trees takes a thread per CPU, to hold less (docs/decisions.md,
+/// "Threads of a cold walk").
 pub(crate) fn config(mut cfg: Config) -> Config {
     if cfg.import.is_none() {
         cfg.walk
@@ -486,7 +485,7 @@ type Term = Terminal<CrosstermBackend<Stdout>>;
 /// Raw mode, the alternate screen, no cursor.
 fn enter() -> io::Result<Term> {
     terminal::enable_raw_mode()?;
-    tty_ioctl::raw(true);
+    tty::raw(true);
     execute!(io::stdout(), EnterAlternateScreen, cursor::Hide)?;
     Terminal::new(CrosstermBackend::new(io::stdout()))
 }
@@ -497,14 +496,14 @@ fn enter() -> io::Result<Term> {
 fn reenter(t: &mut Term) -> io::Result<()> {
     terminal::disable_raw_mode()?;
     terminal::enable_raw_mode()?;
-    tty_ioctl::raw(true);
+    tty::raw(true);
     execute!(io::stdout(), EnterAlternateScreen, cursor::Hide)?;
     t.clear()
 }
 
 /// Undoes [`enter`]; harmless when it was not done, and done twice.
 fn restore() {
-    tty_ioctl::raw(false);
+    tty::raw(false);
     let _ = execute!(io::stdout(), LeaveAlternateScreen, cursor::Show);
     let _ = terminal::disable_raw_mode();
 }
@@ -521,18 +520,18 @@ fn install_panic_hook() {
 
 /// The event loop: draw, read a key, apply it, until quit.
 fn browse(t: &mut Term, app: &mut App<'_>, look: Look, idents: Option<&Idents>) -> io::Result<()> {
-    let mut shown = Mode::Browse;
+    let mut shown = KeyMode::Browse;
     loop {
         // A confirmation or a notice takes only keys typed once it is on
         // the screen: what was typed before is dropped just before it is
         // drawn (after, a key typed by someone who already sees it could
         // be lost).
         let mode = app.mode();
-        if mode != shown && matches!(mode, Mode::Confirm | Mode::Notice) {
+        if mode != shown && matches!(mode, KeyMode::Confirm | KeyMode::Notice) {
             flush_input();
         }
         shown = mode;
-        if tty_ioctl::take_resumed() {
+        if tty::take_resumed() {
             // Continued after a stop: the terminal is the shell's again.
             reenter(t)?;
         }
@@ -548,7 +547,7 @@ fn browse(t: &mut Term, app: &mut App<'_>, look: Look, idents: Option<&Idents>) 
                     && k.modifiers.contains(KeyModifiers::CONTROL)
                     && matches!(k.code, KeyCode::Char('z' | 'Z')) =>
             {
-                tty_ioctl::suspend();
+                tty::suspend();
             }
             Event::Key(k) if k.kind != KeyEventKind::Release => {
                 if let Some(a) = keys::action(k, app.mode()) {

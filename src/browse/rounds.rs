@@ -8,7 +8,7 @@ use sdu::{Comparison, Config, Frees, Messages, NodeId, Scanned, Target, WalkOpti
 
 use super::app::{self, App, Carry, Request, Sort};
 use super::view::Look;
-use super::{End, Later, Term, shell};
+use super::{End, HeldMessages, Term, shell};
 
 /// What one browsing keeps from one round to the next, and what it says
 /// at the end.
@@ -23,7 +23,7 @@ pub(super) struct Rounds<'c> {
     /// What the next browse shows first.
     notice: Option<Vec<String>>,
     /// Diagnostics of the rescans, kept while the screen is the browser's.
-    pub(super) later: Later,
+    pub(super) later: HeldMessages,
     pub(super) rescan_msgs: Messages,
     pub(super) failed: bool,
     pub(super) interrupted: bool,
@@ -50,7 +50,7 @@ impl<'c> Rounds<'c> {
         comparison: Option<Comparison>,
     ) -> Self {
         // Rescans after a deletion: their messages wait for the terminal.
-        let later = Later::default();
+        let later = HeldMessages::default();
         let rescan_msgs = Messages::named(Box::new(later.clone()), program);
         let mut walk = cfg.walk.clone();
         walk.progress = None;

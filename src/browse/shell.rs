@@ -23,8 +23,9 @@ use crossterm::{cursor, execute, terminal};
 use rustix::fs::{AtFlags, CWD, Mode, OFlags, StatxFlags};
 use rustix::io::Errno;
 use sdu::Ident;
+use sdu_sys::tty;
 
-use super::{Term, flush_input, restore, tty_ioctl};
+use super::{Term, flush_input, restore};
 
 /// The directory to start the shell in, as the scan saw it.
 pub(super) struct Dir {
@@ -82,7 +83,7 @@ pub(super) fn run(term: &mut Term, dir: Option<Dir>) -> io::Result<Result<(), St
     let status = cmd.status();
     drop(fd);
     terminal::enable_raw_mode()?;
-    tty_ioctl::raw(true);
+    tty::raw(true);
     execute!(io::stdout(), EnterAlternateScreen, cursor::Hide)?;
     term.clear()?;
     flush_input();

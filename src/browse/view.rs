@@ -25,7 +25,7 @@ use sdu::figures::{Bound, Figure, Kind, Stats};
 use sdu::units::Unit;
 use sdu::{NodeId, Tree};
 
-use super::app::{App, SortKey, items};
+use super::app::{App, RowKey, items};
 use layout::{BAR_CELLS, Fit, fit, left, middle, width};
 
 /// How figures are printed and whether in colour.
@@ -265,11 +265,11 @@ fn header(app: &App<'_>, look: Look, cells: u16) -> Vec<Line<'static>> {
     let tree = app.tree();
     let sort = app.sort();
     let (name, dir) = match sort.key {
-        SortKey::Figure(f) => (f.name(), ["largest first", "smallest first"]),
-        SortKey::Name => ("name", ["A to Z", "Z to A"]),
-        SortKey::Count => ("items", ["most first", "fewest first"]),
-        SortKey::Time => ("modified", ["newest first", "oldest first"]),
-        SortKey::Change => ("change", ["largest growth first", "largest shrink first"]),
+        RowKey::Figure(f) => (f.name(), ["largest first", "smallest first"]),
+        RowKey::Name => ("name", ["A to Z", "Z to A"]),
+        RowKey::Count => ("items", ["most first", "fewest first"]),
+        RowKey::Time => ("modified", ["newest first", "oldest first"]),
+        RowKey::Change => ("change", ["largest growth first", "largest shrink first"]),
     };
     let sort = format!("sort: {name}, {}", dir[usize::from(sort.reverse)]);
     // " sdu ", the path between two spaces, two spaces, the sort.

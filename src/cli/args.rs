@@ -13,7 +13,7 @@ use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, ValueEnum, ValueHi
 use sdu::figures::Figure;
 
 use super::arg_id::ArgId;
-use super::getopt::{self, Given, Scan};
+use super::getopt::{self, GivenOption, Scan};
 use super::help::after_help;
 use super::status::ExitStatus;
 use super::usage::UsageError;
@@ -408,7 +408,7 @@ pub(crate) struct Cli {
     /// `--threshold` for any abbreviation of it), for messages that name
     /// the option.
     #[arg(skip)]
-    pub(crate) given: Vec<Given>,
+    pub(crate) given: Vec<GivenOption>,
 
     /// sdu was run under the name `du`.
     #[arg(skip)]
@@ -644,7 +644,7 @@ fn clap_stop(e: clap::Error, du_texts: bool) -> Stop {
 }
 
 /// How symlinks are followed: the last of -L, -P, -H and -D given.
-fn deref(given: &[Given]) -> Deref {
+fn deref(given: &[GivenOption]) -> Deref {
     given
         .iter()
         .rev()

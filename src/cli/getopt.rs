@@ -75,7 +75,7 @@ struct Opt {
 
 /// One option as given on the command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Given {
+pub(crate) struct GivenOption {
     /// Which argument of the command it is.
     pub(crate) id: ArgId,
     /// As spelled in messages: `-t`, or `--threshold` (in full, even when
@@ -94,7 +94,7 @@ pub(crate) struct Scan {
     /// own words for it.
     pub(crate) args: Vec<OsString>,
     /// The options in the order given.
-    pub(crate) given: Vec<Given>,
+    pub(crate) given: Vec<GivenOption>,
     /// getopt's messages, without the program name (`unrecognized option
     /// '--foo'`); getopt goes on after each, and du then fails.
     pub(crate) errors: Vec<String>,
@@ -106,7 +106,7 @@ pub(crate) struct Scan {
 #[cfg(test)]
 impl Scan {
     /// The options given with this id, in order.
-    pub(crate) fn of(&self, id: ArgId) -> impl Iterator<Item = &Given> {
+    pub(crate) fn of(&self, id: ArgId) -> impl Iterator<Item = &GivenOption> {
         self.given.iter().filter(move |g| g.id == id)
     }
 }
@@ -184,8 +184,13 @@ pub(crate) fn scan(cmd: &Command, args: &[OsString], du: bool) -> Scan {
 
 /// What clap parses ([`Scan::args`]), from the options `given` and where
 /// they and the operands were in `args`.
-fn for_clap(opts: &[Opt], args: &[OsString], given: &[Given], places: Places) -> Vec<OsString> {
-    let opt = |g: &Given| {
+fn for_clap(
+    opts: &[Opt],
+    args: &[OsString],
+    given: &[GivenOption],
+    places: Places,
+) -> Vec<OsString> {
+    let opt = |g: &GivenOption| {
         opts.iter()
             .find(|o| o.id == g.id)
             .expect("an option of cmd")
@@ -325,7 +330,7 @@ fn long_option(
             }
         },
     };
-    scan.given.push(Given {
+    scan.given.push(GivenOption {
         id: o.id,
         spelled: full,
         value,
@@ -342,7 +347,7 @@ fn short_options(opts: &[Opt], cluster: &[u8], args: &[OsString], i: &mut usize,
         };
         let spelled = format!("-{c}");
         if o.takes != Takes::Required {
-            scan.given.push(Given {
+            scan.given.push(GivenOption {
                 id: o.id,
                 spelled,
                 value: None,
@@ -361,7 +366,7 @@ fn short_options(opts: &[Opt], cluster: &[u8], args: &[OsString], i: &mut usize,
             scan.lacking = Some(o.id);
             return;
         };
-        scan.given.push(Given {
+        scan.given.push(GivenOption {
             id: o.id,
             spelled,
             value: Some(value),

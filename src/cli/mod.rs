@@ -7,7 +7,7 @@
 
 pub(crate) mod arg_id;
 pub(crate) mod args;
-pub(crate) mod du;
+pub(crate) mod du_options;
 pub(crate) mod getopt;
 pub(crate) mod help;
 pub(crate) mod man;

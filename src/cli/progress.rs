@@ -90,8 +90,8 @@ impl Display {
 
     /// A writer to stderr that lifts the progress line while it writes
     /// (for the messages printed during the scan).
-    pub(crate) fn sink(&self) -> Sink {
-        Sink {
+    pub(crate) fn sink(&self) -> LiftedStderr {
+        LiftedStderr {
             bar: self.bar.clone(),
         }
     }
@@ -284,11 +284,11 @@ fn fit(path: &[u8], max: usize) -> String {
 }
 
 /// Stderr, with the progress line lifted while writing.
-pub(crate) struct Sink {
+pub(crate) struct LiftedStderr {
     bar: ProgressBar,
 }
 
-impl Write for Sink {
+impl Write for LiftedStderr {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.bar.suspend(|| io::stderr().write(buf))
     }

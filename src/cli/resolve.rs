@@ -18,7 +18,7 @@ use sdu::{Config, Excludes, Format, Progress, ReportOptions, SortKey, WalkOption
 
 use super::arg_id::ArgId;
 use super::args::{Cli, ColorWhen, Deref, SortBy, UnitFlag};
-use super::du;
+use super::du_options;
 use super::usage::UsageError;
 
 /// Looks up an environment variable by name: `None` when it is unset.
@@ -240,11 +240,11 @@ fn excludes(cli: &Cli, env: &Env, errors: &mut Vec<String>) -> Vec<Vec<u8>> {
         .collect();
     for file in &cli.exclude_from {
         match (env.read)(Some(file)) {
-            Ok(data) => excludes.extend(du::exclude_patterns(&data)),
+            Ok(data) => excludes.extend(du_options::exclude_patterns(&data)),
             Err(e) => errors.push(format!(
                 "{}: {}",
-                du::quotef(file.as_bytes()),
-                du::strerror(&e)
+                du_options::quotef(file.as_bytes()),
+                du_options::strerror(&e)
             )),
         }
     }
@@ -271,10 +271,10 @@ fn time(cli: &Cli, env: &Env) -> Result<Option<(TimeField, TimeFormat)>, UsageEr
     let Some(word) = cli.time.as_deref() else {
         return Ok(None);
     };
-    let field = du::time_field(word)?;
+    let field = du_options::time_field(word)?;
     let style = env.var("TIME_STYLE");
     let style = style.as_ref().and_then(|s| s.to_str());
-    let format = du::time_format(cli.time_style.as_deref(), style)?;
+    let format = du_options::time_format(cli.time_style.as_deref(), style)?;
     let tz = env.var("TZ");
     let zone = timefmt::zone(tz.as_ref().map(|t| t.to_string_lossy()).as_deref());
     Ok(Some((field, TimeFormat::new(&format, zone))))
@@ -423,9 +423,9 @@ fn walk_options(
     WalkOptions {
         roots,
         threads: cli.threads.map_or(env.cpus, |t| t as usize),
-        // Measured on a /usr copy with a cold cache: more threads than
-        // CPUs walk it in about two thirds of the time 2 do (docs/scale.md,
-        // cold cache; the walk takes fewer on XFS and for Btrfs trees).
+        // A cold walk waits on the device: more threads than CPUs keep
+        // requests in flight (docs/decisions.md, "Threads of a cold walk";
+        // the walk takes fewer on XFS and for Btrfs trees).
         // Installed as du, sdu is du: it opens nothing before the walk
         // (a test can watch the directories opened, as coreutils' does).
         cold_threads: (cli.threads.is_none() && !cli.invoked_as_du)
@@ -541,7 +541,10 @@ fn roots(
         Some(from) => files0_names(&from, &paths, env, notes),
         None => operands(paths, du_mode, notes),
     }?;
-    Ok(roots.into_iter().map(super::du::trim_slashes).collect())
+    Ok(roots
+        .into_iter()
+        .map(super::du_options::trim_slashes)
+        .collect())
 }
 
 /// `--to-free`: a name skipped (a zero-length one, in du's mode or from
@@ -614,13 +617,14 @@ fn files0_names(
         UsageError::fatal(format!(
             "cannot open {} for reading: {}",
             quote(from.as_bytes()),
-            du::strerror(&e)
+            du_options::strerror(&e)
         ))
     })?;
-    let read = du::files0(from, &mut io::BufReader::new(input)).map_err(|lines| UsageError {
-        lines,
-        try_help: false,
-    })?;
+    let read =
+        du_options::files0(from, &mut io::BufReader::new(input)).map_err(|lines| UsageError {
+            lines,
+            try_help: false,
+        })?;
     notes.extend(read.errors.into_iter().map(Note::Error));
     Ok(read.names)
 }
@@ -651,9 +655,9 @@ fn unit(cli: &Cli) -> Result<Option<Unit>, UsageError> {
 }
 
 /// Threads without `-j` when the tree is not in memory (at least as many
-/// as CPUs): requests in flight while threads wait on the device. On the
-/// bench devices more took no less time and more memory: a thread holds
-/// what it is walking (docs/scale.md, cold cache).
+/// as CPUs): requests in flight while threads wait on the device. More
+/// took no less time and more memory: a thread holds what it is walking
+/// (docs/decisions.md, "Threads of a cold walk").
 const COLD_THREADS: usize = 8;
 
 /// The block-size variables, in the order du reads them (gnulib's

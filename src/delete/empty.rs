@@ -8,12 +8,12 @@ use std::sync::atomic::Ordering;
 use rustix::fs::{AtFlags, Dir, FileType, Mode, StatxFlags};
 use rustix::io::Errno;
 
-use super::{DIR_FLAGS, Failure, ID_MASK, Problem, Run, ident_of, statx_fd};
+use super::{DIR_FLAGS, Deletion, Failure, ID_MASK, Problem, ident_of, statx_fd};
 use crate::path::join;
 use crate::records::Ident;
 
 /// A directory being emptied (its name is kept apart, [`path_of`]).
-struct Frame {
+struct EmptyingDir {
     /// Its open stream; `None` while closed to stay in the fd budget
     /// (reopened through its child's `..`).
     dir: Option<Dir>,
@@ -39,10 +39,10 @@ fn path_of(path: &[u8], names: &[CString], more: &[&CStr]) -> Vec<u8> {
     p
 }
 
-impl Frame {
+impl EmptyingDir {
     /// The directory open at `fd`, to be read from its start.
-    fn open(fd: OwnedFd, id: (u64, u64), passes: u32) -> rustix::io::Result<Frame> {
-        Dir::new(fd).map(|dir| Frame {
+    fn open(fd: OwnedFd, id: (u64, u64), passes: u32) -> rustix::io::Result<EmptyingDir> {
+        Dir::new(fd).map(|dir| EmptyingDir {
             dir: Some(dir),
             id,
             passes,
@@ -54,7 +54,7 @@ impl Frame {
 /// The directories entered while one is emptied.
 struct Levels {
     /// Deepest last: the one read.
-    stack: Vec<Frame>,
+    stack: Vec<EmptyingDir>,
     /// The name of each level of `stack` in its parent.
     names: Vec<CString>,
     /// How many of `stack` are open.
@@ -63,7 +63,7 @@ struct Levels {
 
 impl Levels {
     /// Enters directory `f`, named `name`, to be read next.
-    fn push(&mut self, f: Frame, name: CString) {
+    fn push(&mut self, f: EmptyingDir, name: CString) {
         self.stack.push(f);
         self.names.push(name);
         self.open += 1;
@@ -131,7 +131,7 @@ impl Emptied<'_> {
     /// budget, and checked to be the same one), or at the top `parent`.
     fn up<'a>(
         &self,
-        above: Option<&'a mut Frame>,
+        above: Option<&'a mut EmptyingDir>,
         here: BorrowedFd<'_>,
         names: &[CString],
         open: &mut usize,
@@ -167,7 +167,7 @@ fn fail(e: Errno, path: Vec<u8>) -> Failure {
     }
 }
 
-impl Run<'_> {
+impl Deletion<'_> {
     /// Entry `name` of `dir` (device `dev`, inode `ino` as listed) when
     /// the scan did not see it below the target (`inside`): its allocated
     /// bytes, asked of `statx` (which also settles the identity).
@@ -222,7 +222,8 @@ impl Run<'_> {
             path,
             inside,
         };
-        let first = Frame::open(fd, (me.dev, me.ino), 0).map_err(|e| fail(e, path.to_vec()))?;
+        let first =
+            EmptyingDir::open(fd, (me.dev, me.ino), 0).map_err(|e| fail(e, path.to_vec()))?;
         let mut lv = Levels {
             stack: vec![first],
             names: vec![name.to_owned()],
@@ -278,7 +279,7 @@ impl Run<'_> {
                     .map_err(|e| fail(e, fpath(&lv.names)))?;
                 job.same_dir(fd.as_fd(), id, || fpath(&lv.names))?;
                 let mut f =
-                    Frame::open(fd, id, passes + 1).map_err(|e| fail(e, fpath(&lv.names)))?;
+                    EmptyingDir::open(fd, id, passes + 1).map_err(|e| fail(e, fpath(&lv.names)))?;
                 f.unscanned = new;
                 lv.push(f, name);
             }
@@ -357,7 +358,7 @@ impl Run<'_> {
             return Ok(());
         }
         let mut f =
-            Frame::open(sub, (sid.dev, sid.ino), 0).map_err(|e| fail(e, epath(&lv.names)))?;
+            EmptyingDir::open(sub, (sid.dev, sid.ino), 0).map_err(|e| fail(e, epath(&lv.names)))?;
         f.unscanned = new;
         lv.push(f, ename);
         lv.keep_within(self.max_open);

@@ -49,11 +49,11 @@ use std::time::{Duration, Instant};
 
 use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, Statx, StatxFlags};
 use rustix::io::Errno;
+use sdu_sys::btrfs;
+use sdu_sys::fs::{self, fs_type, magic};
 
 use crate::path::join;
-use crate::probe::ioctl::{fs_type, fs_uuid, magic};
 use crate::records::Ident;
-use sdu_sys::btrfs as ioctl;
 
 /// One entry to delete, as the scan saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -135,14 +135,14 @@ fn free_bytes(fd: BorrowedFd<'_>) -> io::Result<u128> {
 /// where it publishes one, else `f_fsid`.
 fn fs_key(fd: BorrowedFd<'_>) -> io::Result<(u32, [u8; 16], u64)> {
     let t = fs_type(fd)?;
-    match fs_uuid(fd) {
+    match fs::uuid(fd) {
         Ok(u) => Ok((t, u, 0)),
         Err(_) => Ok((t, [0; 16], rustix::fs::fstatvfs(fd)?.f_fsid)),
     }
 }
 
 /// The state of one deletion.
-struct Run<'a> {
+struct Deletion<'a> {
     out: Deleted,
     filesystems: Vec<Fs>,
     /// Set by another thread to stop between two entries.
@@ -164,7 +164,7 @@ pub fn delete(targets: &[Target], stop: &AtomicBool) -> Deleted {
     let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .current
         .unwrap_or(1024);
-    let mut run = Run {
+    let mut run = Deletion {
         out: Deleted::default(),
         filesystems: Vec::new(),
         stop,
@@ -306,7 +306,7 @@ fn abs_path(fd: BorrowedFd<'_>) -> Option<Vec<u8>> {
     }
 }
 
-impl Run<'_> {
+impl Deletion<'_> {
     /// Deletes `targets` in order, up to the first failure.
     fn all(&mut self, targets: &[Target]) {
         for t in targets {
@@ -481,12 +481,12 @@ impl Run<'_> {
     /// flush), XFS frees unlinked inodes' blocks in the background too
     /// (deferred inactivation, which `statfs` hurries along).
     fn measure(&mut self) {
-        let btrfs = |fs: &Fs| fs.key.0 == magic::BTRFS;
+        let is_btrfs = |fs: &Fs| fs.key.0 == magic::BTRFS;
         let fss = &self.filesystems;
         let sync = || {
             for fs in fss {
-                if btrfs(fs) {
-                    let _ = ioctl::sync_and_clean(fs.fd.as_fd());
+                if is_btrfs(fs) {
+                    let _ = btrfs::sync_and_clean(fs.fd.as_fd());
                 } else {
                     let _ = rustix::fs::syncfs(&fs.fd);
                 }
@@ -504,8 +504,8 @@ impl Run<'_> {
         // say (Linux < 6.8).
         let pending = || -> Option<u32> {
             fss.iter()
-                .filter(|fs| btrfs(fs))
-                .map(|fs| ioctl::dead_subvolumes(fs.fd.as_fd()))
+                .filter(|fs| is_btrfs(fs))
+                .map(|fs| btrfs::dead_subvolumes(fs.fd.as_fd()))
                 .try_fold(0u32, |n, c| c.ok().map(|c| n.saturating_add(c)))
         };
         let (reported, settled) = settle(sync, read, pending, self.out.subvolumes > 0);

@@ -7,10 +7,11 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rustix::fs::{AtFlags, Mode, RenameFlags, StatxFlags};
 use rustix::io::Errno;
+use sdu_sys::btrfs;
+use sdu_sys::fs::{self, fs_type, magic};
 
-use super::{DIR_FLAGS, Failure, ID_MASK, Problem, Run, cstr, ident_of, ioctl, statx_fd};
+use super::{DIR_FLAGS, Deletion, Failure, ID_MASK, Problem, cstr, ident_of, statx_fd};
 use crate::path::join;
-use crate::probe::ioctl::{fs_type, fs_uuid, magic};
 
 /// A directory of the caller's own, made in a directory that others may
 /// write, to hold one subvolume while it is deleted: its mode is `0700`
@@ -82,7 +83,7 @@ impl Aside {
     }
 }
 
-impl Run<'_> {
+impl Deletion<'_> {
     /// `fd` (named `name` in `parent`, in the same mount) lies on another
     /// device than its parent: delete it as a Btrfs subvolume if it is one
     /// of the same filesystem, else stop.
@@ -111,27 +112,26 @@ impl Run<'_> {
         let is_btrfs = |f: BorrowedFd<'_>| fs_type(f).is_ok_and(|t| t == magic::BTRFS);
         let same_fs = is_btrfs(parent)
             && is_btrfs(fd.as_fd())
-            && st.st_ino == ioctl::FIRST_FREE_OBJECTID
-            && matches!((fs_uuid(parent), fs_uuid(fd.as_fd())), (Ok(a), Ok(b)) if a == b);
+            && st.st_ino == btrfs::FIRST_FREE_OBJECTID
+            && matches!((fs::uuid(parent), fs::uuid(fd.as_fd())), (Ok(a), Ok(b)) if a == b);
         if !same_fs {
             return Err(fail(Problem::Mount { at: path.to_vec() }));
         }
         let me = ident_of(&statx_fd(fd.as_fd()).map_err(io)?);
-        let id = crate::extents::btrfs_search::subvol_id(fd.as_fd())
-            .map_err(|e| fail(Problem::Io(e)))?;
+        let id = btrfs::subvol_id(fd.as_fd()).map_err(|e| fail(Problem::Io(e)))?;
         // A read-only subvolume cannot be moved to another directory
         // (`EROFS`): it is made writable first, through `fd`, and
         // read-only again unless it is deleted.
-        let flags = ioctl::subvol_flags(fd.as_fd()).map_err(|e| fail(Problem::Io(e)))?;
-        let read_only = flags & ioctl::SUBVOL_RDONLY != 0;
+        let flags = btrfs::subvol_flags(fd.as_fd()).map_err(|e| fail(Problem::Io(e)))?;
+        let read_only = flags & btrfs::SUBVOL_RDONLY != 0;
         let restore = || {
             if read_only {
-                let _ = ioctl::set_subvol_flags(fd.as_fd(), flags);
+                let _ = btrfs::set_subvol_flags(fd.as_fd(), flags);
             }
         };
         let aside = Aside::make(parent).map_err(|e| fail(Problem::Io(e)))?;
         if read_only {
-            if let Err(e) = ioctl::set_subvol_flags(fd.as_fd(), flags & !ioctl::SUBVOL_RDONLY) {
+            if let Err(e) = btrfs::set_subvol_flags(fd.as_fd(), flags & !btrfs::SUBVOL_RDONLY) {
                 aside.remove(parent);
                 return Err(fail(Problem::Io(e)));
             }
@@ -159,7 +159,7 @@ impl Run<'_> {
                 then: me,
             },
             Err(e) => Problem::Io(e.into()),
-            Ok(_) => match ioctl::snap_destroy_by_id(aside.fd.as_fd(), id) {
+            Ok(_) => match btrfs::snap_destroy_by_id(aside.fd.as_fd(), id) {
                 Ok(()) => {
                     aside.remove(parent);
                     self.out.subvolumes += 1;

@@ -37,7 +37,8 @@ use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use crate::probe::ioctl::{self, XfsGeometry};
+use sdu_sys::xfs;
+
 use crate::probe::{FsInfo, magic};
 
 /// One allocation group's turn: whether a thread holds it, and the files
@@ -70,7 +71,7 @@ impl<T> Default for Group<T> {
 /// lets the turn go only once it has taken every file handed to it: no
 /// file is left behind. `T` is what a file is handed as.
 pub(crate) struct AgTable<T> {
-    geom: XfsGeometry,
+    geom: xfs::Geometry,
     groups: Box<[(Mutex<Group<T>>, Condvar)]>,
     /// The group of the last shared file any task mapped here
     /// ([`NO_GROUP`]: it shared nothing): a new task's first prediction.
@@ -97,7 +98,7 @@ pub(crate) enum Handed<T> {
 
 impl<T> AgTable<T> {
     /// The groups of a filesystem of geometry `geom`, every turn free.
-    fn new(geom: XfsGeometry) -> Self {
+    fn new(geom: xfs::Geometry) -> Self {
         AgTable {
             geom,
             groups: (0..geom.agcount)
@@ -223,7 +224,7 @@ impl<T> AgSched<T> {
         tables
             .entry(fs)
             .or_insert_with(|| {
-                let geom = ioctl::xfs_geometry(fd).ok().flatten()?;
+                let geom = xfs::geometry(fd).ok().flatten()?;
                 (geom.reflink && geom.agcount > 0 && geom.agblocks > 0)
                     .then(|| Arc::new(AgTable::new(geom)))
             })
@@ -365,7 +366,7 @@ mod tests {
     fn groups_of_addresses_and_inodes() {
         // mkfs.xfs -d agcount=4 on 4 GiB: 262,144 blocks of 4 KiB per group,
         // 512-byte inodes.
-        let g = XfsGeometry {
+        let g = xfs::Geometry {
             blocksize: 4096,
             agblocks: 262_144,
             agcount: 4,
@@ -388,7 +389,7 @@ mod tests {
 
     #[test]
     fn a_file_handed_to_a_busy_group_goes_to_its_holder_before_the_turn_is_free() {
-        let geom = XfsGeometry {
+        let geom = xfs::Geometry {
             blocksize: 4096,
             agblocks: 1024,
             agcount: 2,

@@ -12,13 +12,13 @@
 //! apart, and at the directory's own subdirectories, whose entries would
 //! come along, so that a search never reads much beyond what it wants.
 //! Each item read is then what the per-file search reads
-//! ([`super::btrfs_search::inode_items`]); a file the batch did not find
+//! ([`sdu_sys::btrfs::inode_items`]); a file the batch did not find
 //! (gone, or its `d_ino` is not its inode) is searched on its own.
 
 use std::io;
 use std::os::fd::BorrowedFd;
 
-use super::btrfs_search::{
+use sdu_sys::btrfs::{
     EXTENT_TREE_OBJECTID, ExtentRefs, FileExtent, InodeItems, key_type, search_wide,
 };
 
@@ -62,7 +62,7 @@ pub(crate) fn runs(inos: &[u64], avoid: &[u64]) -> Vec<(u64, u64)> {
 /// it).
 ///
 /// # Errors
-/// The search's ([`super::btrfs_search::search`]).
+/// The search's ([`sdu_sys::btrfs::search()`]).
 pub(crate) fn inodes_items(
     dirfd: BorrowedFd<'_>,
     inos: &[u64],
@@ -115,7 +115,7 @@ pub(crate) fn inodes_items(
 }
 
 /// The extent items and refs of the data extents at `bytenrs` (sorted,
-/// without duplicates), as [`super::btrfs_search::extent_refs`] reads each,
+/// without duplicates), as [`sdu_sys::btrfs::extent_refs`] reads each,
 /// in a search of the extent tree per run of extents less than
 /// [`EXTENT_GAP`] apart (files written together lie together), a run of
 /// one as [`one_extent_refs`] reads it. `fd`: any file of the filesystem.
@@ -236,9 +236,9 @@ mod tests {
     use std::os::fd::{AsFd, OwnedFd};
     use std::path::Path;
 
-    use crate::extents::btrfs_search::extent_refs;
-    use crate::extents::fiemap::Fiemap;
     use crate::extents::test_files::{LoopBtrfs, clone_file, noise, write_synced};
+    use sdu_sys::btrfs::extent_refs;
+    use sdu_sys::fiemap::Fiemap;
 
     fn open(p: &Path) -> OwnedFd {
         OwnedFd::from(fs::File::open(p).unwrap())
@@ -271,7 +271,7 @@ mod tests {
             clone_file(&m.join("shared"), &m.join(format!("c{i}")));
         }
         write_synced(&m.join("alone"), &noise(64 << 10, 2));
-        crate::extents::btrfs_search::commit(open(m).as_fd()).unwrap();
+        sdu_sys::btrfs::commit(open(m).as_fd()).unwrap();
         let (shared, alone) = (
             first_extent(&m.join("shared")),
             first_extent(&m.join("alone")),

@@ -13,11 +13,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use dashmap::DashMap;
 
-use super::btrfs_search::{FileExtent, FileExtentType};
+use sdu_sys::btrfs::{FileExtent, FileExtentType};
+
+use super::Fast;
 
 /// One data extent a file references.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Held<'a> {
+pub(crate) struct HeldExtent<'a> {
     /// Its address on disk.
     pub(crate) bytenr: u64,
     /// Its size on disk (compressed, for a compressed extent).
@@ -39,7 +41,7 @@ pub(crate) struct Held<'a> {
     pub(crate) referenced: &'a [(u64, u64)],
 }
 
-impl Held<'_> {
+impl HeldExtent<'_> {
     /// The bytes of the extent that no item of the file references; 0 for
     /// an encoded extent (its ranges are not bytes on disk).
     pub(crate) fn unreferenced(&self) -> u64 {
@@ -56,13 +58,13 @@ impl Held<'_> {
 
 /// What the tree search indexes for the file of `items`, given the verdict
 /// (shared or not) of each extent it references
-/// ([`super::copies::Indexed`]); `None` when that is not all (some data
+/// ([`super::unchanged::Indexed`]); `None` when that is not all (some data
 /// inline, or a shared extent referenced only in part, which is kept
 /// apart for the file) or nothing.
 pub(crate) fn shared_held(
     items: &[FileExtent],
     verdicts: &[(u64, bool)],
-) -> Option<Vec<super::copies::Shared>> {
+) -> Option<Vec<super::unchanged::SharedRef>> {
     if items.iter().any(|e| e.kind == FileExtentType::Inline) {
         return None;
     }
@@ -79,7 +81,7 @@ pub(crate) fn shared_held(
 
 /// Calls `each` with every data extent the file of `items` references
 /// (holes and inline items aside), in order of address.
-pub(crate) fn held(items: &[FileExtent], mut each: impl FnMut(&Held<'_>)) {
+pub(crate) fn held(items: &[FileExtent], mut each: impl FnMut(&HeldExtent<'_>)) {
     // (address, start and end in the extent, reference position, item).
     let mut by: Vec<(u64, u64, u64, u64, usize)> = items
         .iter()
@@ -120,7 +122,7 @@ pub(crate) fn held(items: &[FileExtent], mut each: impl FnMut(&Held<'_>)) {
         }
         at.sort_unstable();
         at.dedup();
-        each(&Held {
+        each(&HeldExtent {
             bytenr: first.disk_bytenr,
             disk_bytes: first.disk_num_bytes,
             encoded: first.encoded(),
@@ -144,18 +146,15 @@ pub(crate) fn held(items: &[FileExtent], mut each: impl FnMut(&Held<'_>)) {
 pub(crate) struct Parts {
     /// Shared extents some file references in part, by extent space and
     /// address.
-    shared: DashMap<(u32, u64), Part, Fast>,
+    shared: DashMap<(u32, u64), PartNote, Fast>,
     /// Extents not shared that their file references in part, and the
     /// bytes of them it does not reference.
     own: (AtomicU64, AtomicU64),
 }
 
-/// The hasher of its map (keys are addresses).
-type Fast = foldhash::fast::RandomState;
-
 /// A shared extent that some file references in part, as noted so far.
 #[derive(Debug)]
-struct Part {
+struct PartNote {
     /// Its size on disk.
     length: u64,
     /// The references to it of the files that reference it in part.
@@ -176,11 +175,11 @@ impl Parts {
 
     /// Notes that `file` references the shared extent `h`, indexed in
     /// extent space `space`, in part.
-    pub(crate) fn shared(&self, space: u32, h: &Held<'_>, file: u32) {
+    pub(crate) fn shared(&self, space: u32, h: &HeldExtent<'_>, file: u32) {
         let mut p = self
             .shared
             .entry((space, h.bytenr))
-            .or_insert_with(|| Part {
+            .or_insert_with(|| PartNote {
                 length: h.disk_bytes,
                 refs: 0,
                 referenced: Vec::new(),
@@ -228,7 +227,7 @@ impl Parts {
             let mut files = p.files.clone();
             files.sort_unstable();
             files.dedup();
-            out.shared.push(Unreachable {
+            out.shared.push(UnreachableExtent {
                 space,
                 start,
                 length: p.length,
@@ -258,7 +257,7 @@ pub(crate) struct Partly {
     /// references, by extent space and address. (Those of extents a file
     /// alone references are that file's:
     /// [`super::FileExtents::unreachable`].)
-    pub(crate) shared: Vec<Unreachable>,
+    pub(crate) shared: Vec<UnreachableExtent>,
 }
 
 /// A shared extent with bytes on disk that no file in the scan references:
@@ -267,7 +266,7 @@ pub(crate) struct Partly {
 /// length)` in extent space `space`, freed only with all of `files`. An
 /// upper bound when a file outside the scan references some of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Unreachable {
+pub(crate) struct UnreachableExtent {
     /// The extent space it is indexed in.
     pub(crate) space: u32,
     /// Its address on disk.
@@ -303,9 +302,9 @@ mod tests {
 
     /// (address, disk bytes, logical, refs, referenced, unreferenced) per
     /// extent.
-    type Row = (u64, u64, u64, u32, Vec<(u64, u64)>, u64);
+    type ExtentRow = (u64, u64, u64, u32, Vec<(u64, u64)>, u64);
 
-    fn rows(items: &[FileExtent]) -> Vec<Row> {
+    fn rows(items: &[FileExtent]) -> Vec<ExtentRow> {
         let mut out = Vec::new();
         held(items, |h| {
             out.push((
@@ -421,7 +420,7 @@ mod tests {
         let x = super::super::Extents::new();
         let mut got = Vec::new();
         for (extents, shared) in files {
-            let items = crate::extents::btrfs_search::InodeItems {
+            let items = sdu_sys::btrfs::InodeItems {
                 found: true,
                 extents: extents.clone(),
                 calls: 0,
@@ -506,7 +505,7 @@ mod tests {
         assert_eq!((partly.extents, partly.bytes), (1, 192 * K));
         assert_eq!(
             partly.shared,
-            [Unreachable {
+            [UnreachableExtent {
                 space: 0,
                 start: E,
                 length: 256 * K,

@@ -32,7 +32,7 @@
 //!   `S` ever since (a tree never takes back a block it let go), so `R`
 //!   was made with it and still holds it, and the kernel's walk up from
 //!   the leaf meets a block both trees hold: shared
-//!   ([`super::subvolumes::Subvolumes::kept_until`]);
+//!   ([`sdu_sys::btrfs::Subvolumes::kept_until`]);
 //! - anything else (a leaf as old as the last snapshot with no such `R`,
 //!   refs from the relocation tree, an item not understood): undecided,
 //!   and the caller asks FIEMAP for that file.
@@ -40,7 +40,7 @@
 use std::io;
 use std::os::fd::BorrowedFd;
 
-use super::btrfs_search::{
+use sdu_sys::btrfs::{
     DATA_RELOC_TREE_OBJECTID, DataRef, EXTENT_TREE_OBJECTID, ExtentRefs, key_type, search, u64_at,
 };
 
@@ -55,7 +55,7 @@ pub(crate) enum Verdict {
     Undecided,
     /// FIEMAP flags it shared, and the same inode of this subvolume holds
     /// it too, through a leaf the two share
-    /// ([`super::subvolumes::Subvolumes::kept_until`]).
+    /// ([`sdu_sys::btrfs::Subvolumes::kept_until`]).
     HeldBy(u64),
 }
 
@@ -80,7 +80,7 @@ pub(crate) struct FileAt {
     pub(crate) last_snapshot: u64,
     /// A leaf of the subvolume older than this is shared with the
     /// snapshot `kept_by`
-    /// ([`super::subvolumes::Subvolumes::kept_until`]; 0: none known).
+    /// ([`sdu_sys::btrfs::Subvolumes::kept_until`]; 0: none known).
     pub(crate) kept_until: u64,
     pub(crate) kept_by: u64,
 }

@@ -24,10 +24,8 @@
 //! 32 tasks may be in 32 snapshots' copies of one large directory at once
 //! (`/usr/share/man/man1`, 17,859 entries). A range therefore holds at
 //! most [`RUN_MAX`] of the inodes asked for, and past [`READ_AHEAD`] bytes
-//! the cache keeps only what was asked for. On 40 snapshots of a
-//! /usr/share copy, cold, the ranges of a whole directory held up to
-//! 190,000 inodes at once and sdu peaked at 129–143 MB; cut at 512, 113–117
-//! MB, and no slower.
+//! the cache keeps only what was asked for (measured in docs/decisions.md,
+//! "Threads of a cold walk").
 
 use std::io;
 use std::os::fd::BorrowedFd;
@@ -35,9 +33,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dashmap::DashMap;
+use sdu_sys::btrfs::Lineage;
 
-use super::btrfs_search::{FileExtent, key_type, search_wide, u32_at, u64_at};
-use super::subvolumes::Lineage;
+use sdu_sys::btrfs::{FileExtent, key_type, search_wide, u32_at, u64_at};
 
 /// `BTRFS_DIR_INDEX_KEY`: a directory's entries in creation order, the
 /// order `getdents` lists them in.
@@ -295,8 +293,9 @@ pub(crate) struct TreeCache {
     /// [`READ_AHEAD`], or less in the tests.
     bound: usize,
     /// Per subvolume (device): the lineage it is read in by difference
-    /// ([`super::subvolumes::Subvolumes::lineage`]): its index in `origins`, and the
-    /// transaction since which its leaves may differ from the others'.
+    /// ([`sdu_sys::btrfs::Subvolumes::lineage`]): its index in `origins`,
+    /// and the transaction since which its leaves may differ from the
+    /// others'.
     lines: DashMap<u64, Option<Line>, foldhash::fast::RandomState>,
     /// The lineages' origins: (filesystem, UUID).
     origins: std::sync::Mutex<Vec<(u32, [u8; 16])>>,
@@ -394,10 +393,10 @@ impl TreeCache {
     /// filesystem's node size, or 0 ([`search_wide`]). With `mine`, those
     /// `want` names go there, in inode order, for the caller alone to
     /// take: a directory's files pass through no map the threads share
-    /// (as root on 100 snapshots, 13% less user time, 4 runs interleaved).
+    /// (docs/decisions.md, "Memory").
     /// A subvolume of a lineage of snapshots (on filesystem `fs`; its
     /// lineage as `lineage` gives it, asked once per subvolume:
-    /// [`super::subvolumes::Subvolumes::lineage`]) is read by difference:
+    /// [`sdu_sys::btrfs::Subvolumes::lineage`]) is read by difference:
     /// an inode none of whose leaves changed comes from the lineage's
     /// image.
     ///
@@ -629,7 +628,7 @@ fn search_inodes(
     (fd, leaf): (BorrowedFd<'_>, u32),
     (lo, hi): (u64, u64),
     since: u64,
-    f: impl FnMut(&super::btrfs_search::Item<'_>) -> bool,
+    f: impl FnMut(&sdu_sys::btrfs::Item<'_>) -> bool,
 ) -> io::Result<u32> {
     search_wide(
         fd,

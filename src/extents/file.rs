@@ -3,7 +3,7 @@
 
 use std::io;
 
-use super::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED};
+use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED};
 
 /// What reading one file's extents gave.
 #[derive(Debug, Default)]
@@ -80,6 +80,6 @@ pub(crate) struct SearchFile {
     /// The extent space its shared extents are indexed in.
     pub(crate) space: u32,
     /// Whether it may be a copy of a file indexed before, and whether it
-    /// is kept for its own copies ([`super::copies::Indexed`]).
+    /// is kept for its own copies ([`super::unchanged::Indexed`]).
     pub(crate) copy: (bool, bool),
 }

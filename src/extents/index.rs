@@ -17,12 +17,11 @@
 //! has, the rest follow after the walk, and every question reads the runs
 //! merged from the file.
 //!
-//! A map keyed by range (the form before this one) cost 43–69 bytes per
-//! range, and 80–120 more for a range mapped by more than two files (a
-//! backup repository's blocks are mapped by every synthetic full): 66
-//! bytes per mapping on `scripts/bench-repo`'s repository. An arena
-//! appended to costs what the mappings are, and its sort, once, is cheaper
-//! than the hashing and locking of every insert.
+//! An arena appended to costs what the mappings are, where a map keyed by
+//! range costs more for a range mapped by more than two files (a backup
+//! repository's blocks are mapped by every synthetic full), and its sort,
+//! once, is cheaper than the hashing and locking of every insert
+//! (docs/decisions.md, "Memory").
 
 use std::io;
 use std::path::PathBuf;
@@ -31,8 +30,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossbeam_utils::CachePadded;
 
-use super::runs::{Odd, Rec, SECTOR, Space, intervals_taking, space_of};
-use super::spill::{self, Run, SpillError, TempFile, Tuning};
+use super::runs::{Rec, SECTOR, Space, WideRec, intervals_taking, space_of};
+use super::spill::{self, SpillError, SpilledRun, TempFile, Tuning};
 use super::sweep::{Sweep, Sweeper};
 use crate::probe::Granularity;
 
@@ -41,7 +40,7 @@ use crate::probe::Granularity;
 struct Arena {
     /// (extent space, its mappings); a scan meets few spaces.
     recs: Vec<(u32, Vec<Rec>)>,
-    odd: Vec<(u32, Vec<Odd>)>,
+    odd: Vec<(u32, Vec<WideRec>)>,
 }
 
 impl Arena {
@@ -54,7 +53,7 @@ impl Arena {
             + self
                 .odd
                 .iter()
-                .map(|v| v.1.capacity() * size_of::<Odd>())
+                .map(|v| v.1.capacity() * size_of::<WideRec>())
                 .sum::<usize>()
     }
 }
@@ -119,8 +118,8 @@ impl std::fmt::Debug for SharedIndex {
     }
 }
 
-/// Runs written by the arenas, by extent space: of [`Rec`]s, of [`Odd`]s.
-type Written = (Vec<(u32, Run<Rec>)>, Vec<(u32, Run<Odd>)>);
+/// Runs written by the arenas, by extent space: of [`Rec`]s, of [`WideRec`]s.
+type Written = (Vec<(u32, SpilledRun<Rec>)>, Vec<(u32, SpilledRun<WideRec>)>);
 
 /// What the index wrote to its temporary file: runs, and their bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -195,7 +194,7 @@ impl SharedIndex {
                 if a.odd[i].1.len() == a.odd[i].1.capacity() {
                     self.spill_before_growth(&mut a, true, i);
                 }
-                a.odd[i].1.push(Odd {
+                a.odd[i].1.push(WideRec {
                     physical,
                     length,
                     file,
@@ -204,7 +203,7 @@ impl SharedIndex {
         }
     }
 
-    /// Before the full vector `i` of `a`'s [`Odd`]s (`odd`), else of its
+    /// Before the full vector `i` of `a`'s [`WideRec`]s (`odd`), else of its
     /// [`Rec`]s, grows (doubles): if that would take `a` past its share of
     /// the budget, writes `a`'s mappings as runs and empties it, keeping
     /// the capacity of that vector alone. The next run then fills it
@@ -216,7 +215,7 @@ impl SharedIndex {
     fn spill_before_growth(&self, a: &mut Arena, odd: bool, i: usize) {
         let shards = rayon::current_num_threads().min(SHARDS);
         let held = if odd {
-            a.odd[i].1.capacity() * size_of::<Odd>()
+            a.odd[i].1.capacity() * size_of::<WideRec>()
         } else {
             a.recs[i].1.capacity() * size_of::<Rec>()
         };
@@ -407,7 +406,7 @@ impl SharedIndex {
             .map(|s| {
                 let recs: usize = s.recs.mem.iter().map(|v| v.capacity()).sum();
                 let odd: usize = s.odd.mem.iter().map(|v| v.capacity()).sum();
-                recs * size_of::<Rec>() + odd * size_of::<Odd>()
+                recs * size_of::<Rec>() + odd * size_of::<WideRec>()
             })
             .sum();
         self.shards

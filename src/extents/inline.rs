@@ -11,7 +11,7 @@
 //! filesystem is one shared unit here, credited by the same rules as every
 //! other unit. "The same inode, unchanged" is what an unprivileged caller
 //! can read with `statx`: the inode number, its birth and change times to
-//! the nanosecond and its size, as for the copies of [`super::copies`] (a
+//! the nanosecond and its size, as for the copies of [`super::unchanged`] (a
 //! new inode with a reused number has another birth time; any change to
 //! the inode sets its change time); a symlink, whose target is always
 //! inline, never matches a file; and the subvolumes must be of
@@ -35,6 +35,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use dashmap::DashMap;
 use rustix::fs::Statx;
 
+use super::Fast;
 use super::inline_held as ih;
 use crate::figures::Kind;
 use crate::records::{NodeId, dev32, dev64};
@@ -107,8 +108,8 @@ impl Key {
     }
 
     /// What [`super::inline_held`] asks the trees about.
-    fn inode(&self) -> ih::Inode {
-        ih::Inode {
+    fn inode(&self) -> ih::InlineInode {
+        ih::InlineInode {
             fs: self.fs,
             ino: self.ino,
             size: self.size,
@@ -117,9 +118,6 @@ impl Key {
         }
     }
 }
-
-/// The hasher of the key maps.
-type Fast = foldhash::fast::RandomState;
 
 /// Values given dense ids (0, 1, 2...) on first sight, by the walk's
 /// threads together.
@@ -369,10 +367,10 @@ const MOVED_AT_ONCE: usize = 1 << 16;
 
 /// The records [`share`] takes come in chunks of at most
 /// `1 << CHUNK_BITS`, as the walk's shards keep them: 3 MiB, which the
-/// allocator maps on its own and gives back when [`share`] frees it (in
-/// chunks of 64 KiB, glibc kept them for reuse: 10 MB more at 40
-/// snapshots of a /usr/share copy; pages never written are never
-/// resident, so a shard's last chunk costs what it holds).
+/// allocator maps on its own and gives back when [`share`] frees it
+/// (smaller chunks glibc kept for reuse: docs/decisions.md, "Memory");
+/// pages never written are never resident, so a shard's last chunk costs
+/// what it holds.
 pub(crate) const CHUNK_BITS: u32 = 18;
 
 // What a Btrfs file with inline data costs while the walk runs, in every

@@ -1,5 +1,5 @@
 //! As root: whether a subvolume outside the scan holds a Btrfs inline
-//! file's inode unchanged (`docs/design.md`, "Btrfs metadata: what
+//! file's inode unchanged (`docs/filesystems.md`, "Btrfs metadata: what
 //! "frees" means").
 //!
 //! Inline data has no disk address to ask the back-reference walk about
@@ -8,9 +8,10 @@
 //! same inode unchanged: an inode item of the same number with the same
 //! birth and change times to the nanosecond and the same size, symlink or
 //! not (the key of [`super::inline`]), in a subvolume of the same snapshot
-//! family ([`super::subvolumes`]: two fresh subvolumes can hold equal keys
-//! that share nothing). Whether it shares the leaf or holds a copy made on
-//! write, the file's content outlives the scan's copies: not reclaimable.
+//! family ([`sdu_sys::btrfs::subvolumes`]: two fresh subvolumes can hold
+//! equal keys that share nothing). Whether it shares the leaf or holds a
+//! copy made on write, the file's content outlives the scan's copies: not
+//! reclaimable.
 //!
 //! Only the members that can hold it are read: a subvolume made before
 //! the inode took its present state, whose copies the scan saw in
@@ -23,16 +24,16 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
+use sdu_sys::btrfs::{self as bs, Subvolumes, key_type};
+
 use super::Extents;
-use super::btrfs_search::{self as bs, key_type};
 use super::btrfs_tree::InodeItem;
-use super::subvolumes::Subvolumes;
 use crate::probe::Registry;
 
 /// An inline inode as the scan saw it: its filesystem (registry index),
 /// number, size, symlink or not, and birth and change times.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Inode {
+pub(crate) struct InlineInode {
     pub(crate) fs: u32,
     pub(crate) ino: u64,
     pub(crate) size: u64,
@@ -42,7 +43,7 @@ pub(crate) struct Inode {
 
 /// Who else holds an inline inode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Held {
+pub(crate) enum HeldBy {
     /// No subvolume outside the scan.
     Nowhere,
     /// A subvolume outside the scan holds it unchanged.
@@ -106,19 +107,19 @@ impl Holders {
     /// Whether a live subvolume other than those of `seen` (the scan saw
     /// the inode `key` unchanged in each: its id and creation time) holds
     /// it unchanged.
-    pub(crate) fn held(&self, key: &Inode, seen: &[(u64, (i64, u32))]) -> Held {
+    pub(crate) fn held(&self, key: &InlineInode, seen: &[(u64, (i64, u32))]) -> HeldBy {
         let Some((fd, subvolumes)) = self.of(key.fs) else {
-            return Held::Unknown;
+            return HeldBy::Unknown;
         };
         let mut families = Vec::new();
         for s in seen {
             match subvolumes.family(s.0) {
                 Some(f) => families.push(f),
-                None => return Held::Unknown,
+                None => return HeldBy::Unknown,
             }
         }
         let latest = seen.iter().map(|s| s.1).max().unwrap_or_default();
-        let mut verdict = Held::Nowhere;
+        let mut verdict = HeldBy::Nowhere;
         for t in subvolumes.all().iter().filter(|t| {
             t.alive()
                 && subvolumes
@@ -131,9 +132,9 @@ impl Holders {
                 continue;
             }
             match same_inode(fd, t.id, key) {
-                Ok(true) => return Held::Outside,
+                Ok(true) => return HeldBy::Outside,
                 Ok(false) => {}
-                Err(_) => verdict = Held::Unknown,
+                Err(_) => verdict = HeldBy::Unknown,
             }
         }
         verdict
@@ -142,7 +143,7 @@ impl Holders {
 
 /// Whether subvolume `tree`'s inode of `key`'s number is `key`'s inode
 /// unchanged.
-fn same_inode(fd: BorrowedFd<'_>, tree: u64, key: &Inode) -> io::Result<bool> {
+fn same_inode(fd: BorrowedFd<'_>, tree: u64, key: &InlineInode) -> io::Result<bool> {
     let ino = key.ino;
     let mut item = None;
     bs::search(

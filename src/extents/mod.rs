@@ -4,19 +4,19 @@
 //! - `source`: the one seam through which the walk asks "what are this
 //!   file's extents?": FIEMAP everywhere, or on Btrfs as root the tree
 //!   search;
-//! - `fiemap`, `fsmap`, `btrfs_search` and `btrfs_backref`: the ioctls,
-//!   from crates/sdu-sys (`sdu_sys::fiemap`, `sdu_sys::fsmap`,
-//!   `sdu_sys::btrfs`): a file's extent map, XFS's owners of a physical
-//!   range, the Btrfs tree search and its items (root's source) and every
-//!   subvolume and inode holding an extent; `btrfs_batch`: a
+//! - the ioctls, from crates/sdu-sys: `sdu_sys::fiemap` (a file's extent
+//!   map), `sdu_sys::fsmap` (XFS's owners of a physical range) and
+//!   `sdu_sys::btrfs` (the Btrfs tree search and its items, root's source,
+//!   and every subvolume and inode holding an extent); `btrfs_batch`: a
 //!   directory's files in a few searches, `btrfs_items`: a file's items by
 //!   the extent they reference (what it holds of each on disk),
 //!   `btrfs_refs`: whether an extent is shared, from its refs, or
-//!   undecided, `subvolumes`: the root tree read once per filesystem
-//!   (root items, snapshot families and lineages), `btrfs_tree`: the tree as the listing (directory
+//!   undecided, `btrfs_tree`: the tree as the listing (directory
 //!   entries, inode items and extent items read ahead by runs of inodes);
+//!   the root tree read once per filesystem (root items, snapshot families
+//!   and lineages) is `sdu_sys::btrfs::Subvolumes`;
 //! - `inline`: Btrfs inline data a snapshot shares, as pseudo-extents;
-//! - [`copies`]: Btrfs files unchanged across snapshots, mapped once;
+//! - [`unchanged`]: Btrfs files unchanged across snapshots, mapped once;
 //! - `ag`: XFS FIEMAPs scheduled by allocation group, one thread at a
 //!   time per group;
 //! - `index`: the concurrent index of shared ranges, `runs`: its mappings
@@ -28,10 +28,8 @@
 pub(crate) mod ag;
 pub(crate) mod btrfs_batch;
 pub(crate) mod btrfs_items;
-pub(crate) mod btrfs_kin;
 pub(crate) mod btrfs_refs;
 pub(crate) mod btrfs_tree;
-pub(crate) mod copies;
 pub(crate) mod file;
 pub(crate) mod index;
 pub(crate) mod inline;
@@ -40,18 +38,19 @@ pub(crate) mod outside;
 pub(crate) mod runs;
 pub(crate) mod source;
 pub(crate) mod spill;
-pub(crate) mod subvolumes;
 pub(crate) mod sweep;
 #[cfg(test)]
 pub(crate) mod test_files;
 #[cfg(test)]
 mod tests;
+pub(crate) mod unchanged;
 
 pub(crate) use file::{FileExtents, SearchFile};
 #[cfg(test)]
 pub(crate) use index::SharedIndex;
-pub(crate) use sdu_sys::btrfs as btrfs_backref;
-pub(crate) use sdu_sys::btrfs as btrfs_search;
-pub(crate) use sdu_sys::{fiemap, fsmap};
-pub(crate) use source::{Extents, Pending, Searched, Source, can_search_trees};
+pub(crate) use source::{ExtentSource, Extents, Pending, Searched, can_search_trees};
 pub(crate) use sweep::Sweep;
+
+/// The hasher of the stage's maps, whose keys are integers: addresses,
+/// inode numbers, extent spaces.
+type Fast = foldhash::fast::RandomState;

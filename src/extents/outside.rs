@@ -1,6 +1,6 @@
 //! As root: the references to the scan's shared data that lie outside the
 //! scan, asked of the filesystem itself, so that Reclaimable is exact for
-//! any PATH and not only for a whole filesystem (`docs/design.md`, "Exact
+//! any PATH and not only for a whole filesystem (`docs/figures.md`, "Exact
 //! or a bound").
 //!
 //! A unit whose every reference the scan saw lies under a directory is
@@ -9,11 +9,11 @@
 //! reflink copy elsewhere, an excluded entry. The filesystem knows every
 //! owner:
 //!
-//! - Btrfs: `BTRFS_IOC_LOGICAL_INO_V2` ([`super::btrfs_backref`]) walks
+//! - Btrfs: `BTRFS_IOC_LOGICAL_INO_V2` ([`sdu_sys::btrfs::holders`]) walks
 //!   the extent's back references up to every subvolume and inode that
 //!   holds it, through tree blocks that snapshots share;
 //! - XFS with the reverse-mapping btree: `FS_IOC_GETFSMAP`
-//!   ([`super::fsmap`]) names the owner of every block of a range.
+//!   ([`sdu_sys::fsmap`]) names the owner of every block of a range.
 //!
 //! Each owner that is not a file of the scan becomes one more reference to
 //! the range, from a file the scan never frees ([`Outside::file`]): the
@@ -24,8 +24,9 @@
 //! Both need `CAP_SYS_ADMIN`. Without it, without rmapbt, or when a query
 //! fails, the space stays unverified and its figures are bounds.
 //!
-//! The back-reference walk costs a few hundred microseconds an extent, so
-//! on Btrfs the refs the tree search already read settle most extents
+//! The back-reference walk costs an ioctl per extent, far more than the
+//! refs the tree search already read (docs/decisions.md, "Btrfs: the
+//! holders of an extent"), so on Btrfs those refs settle most extents
 //! first ([`Families`]): an extent whose every ref names a subvolume and
 //! inode of the scan, in a family of snapshots the scan holds whole, has
 //! no holder outside it (a leaf shared by snapshots holds the items of the
@@ -36,10 +37,10 @@ use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rayon::prelude::*;
+use sdu_sys::btrfs::{self as bs, DataRef, Subvolumes};
+use sdu_sys::fsmap;
 
-use super::btrfs_search::{self as bs, DataRef};
-use super::subvolumes::Subvolumes;
-use super::{Extents, btrfs_backref, fsmap};
+use super::Extents;
 use crate::probe::{Registry, magic};
 use crate::records::{Copies, FileRec, NodeId, dev64};
 
@@ -56,7 +57,7 @@ pub(crate) struct Families {
 }
 
 impl Families {
-    /// The families of `subvolumes` ([`super::subvolumes`]), with
+    /// The families of `subvolumes` ([`sdu_sys::btrfs::subvolumes`]), with
     /// `scanned` the ids of those the scan holds whole; `None` when they
     /// are not known.
     pub(crate) fn of(subvolumes: &Subvolumes, scanned: &HashSet<u64>) -> Option<Families> {
@@ -427,8 +428,8 @@ fn seen_inodes<'a>(
 }
 
 /// The scan's files on Btrfs, by (subvolume id, inode), sorted: 16 bytes
-/// a file (a hash set took 55 a file, 107 MB for the two million files of
-/// 40 snapshots).
+/// a file, a third of a hash set's (docs/decisions.md, "Btrfs: the
+/// holders of an extent").
 fn btrfs_seen(registry: &Registry, files: (&[FileRec], &Copies)) -> Vec<(u64, u64)> {
     let ids: std::collections::HashMap<u64, u64> = registry
         .subvolumes()
@@ -458,7 +459,7 @@ fn btrfs_outside(
     let found: Vec<Option<bool>> = ranges
         .par_iter()
         .map(|&(physical, _)| {
-            let h = btrfs_backref::holders(fd, physical).ok()?;
+            let h = bs::holders(fd, physical).ok()?;
             if h.truncated {
                 return None;
             }

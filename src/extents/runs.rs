@@ -1,8 +1,8 @@
 //! The mappings of the index of shared ranges as sorted runs, and the
 //! ranges read from them in order.
 //!
-//! A mapping is a [`Rec`] (16 bytes) or, when no `Rec` can hold it, an
-//! [`Odd`]. Each extent space keeps its mappings of each kind as sorted
+//! A mapping is a [`Rec`] (16 bytes) or, when no `Rec` can hold it, a
+//! [`WideRec`]. Each extent space keeps its mappings of each kind as sorted
 //! runs ([`Runs`]): vectors sorted in place, and runs of the temporary
 //! file ([`super::spill`]); [`Space::ranges`] reads them merged, one range
 //! at a time with the files that map it, in order of start.
@@ -10,7 +10,7 @@
 use std::fs::File;
 use std::io;
 
-use super::spill::{Item, Merge, Run};
+use super::spill::{Item, Merge, SpilledRun};
 use super::sweep::Interval;
 
 /// One mapping of a range that is a whole number of 512-byte sectors
@@ -26,7 +26,7 @@ const _: () = assert!(size_of::<Rec>() == 16);
 
 /// A mapping no [`Rec`] can hold (not in whole sectors, or 2 TiB or more).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct Odd {
+pub(super) struct WideRec {
     pub(super) physical: u64,
     pub(super) length: u64,
     pub(super) file: u32,
@@ -67,7 +67,7 @@ impl Item for Rec {
     }
 }
 
-impl Item for Odd {
+impl Item for WideRec {
     const SIZE: usize = 20;
     fn put(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.physical.to_ne_bytes());
@@ -75,7 +75,7 @@ impl Item for Odd {
         out.extend_from_slice(&self.file.to_ne_bytes());
     }
     fn get(b: &[u8]) -> Self {
-        Odd {
+        WideRec {
             physical: u64::from_ne_bytes(bytes(b, 0)),
             length: u64::from_ne_bytes(bytes(b, 8)),
             file: u32::from_ne_bytes(bytes(b, 16)),
@@ -97,7 +97,7 @@ impl Item for Odd {
 #[derive(Debug)]
 pub(super) struct Runs<T> {
     pub(super) mem: Vec<Vec<T>>,
-    pub(super) disk: Vec<Run<T>>,
+    pub(super) disk: Vec<SpilledRun<T>>,
 }
 
 impl<T> Default for Runs<T> {
@@ -168,7 +168,7 @@ impl<T: Item> Groups<'_, T> {
 pub(super) struct Space {
     pub(super) fs: u32,
     pub(super) recs: Runs<Rec>,
-    pub(super) odd: Runs<Odd>,
+    pub(super) odd: Runs<WideRec>,
     /// Distinct ranges.
     pub(super) ranges: usize,
 }
@@ -191,10 +191,10 @@ impl Space {
 }
 
 /// The ranges of a space in order of start: those of its [`Rec`]s and
-/// those of its [`Odd`]s (never the same range) interleaved.
+/// those of its [`WideRec`]s (never the same range) interleaved.
 pub(super) struct SpaceRanges<'a> {
     recs: Groups<'a, Rec>,
-    odd: Groups<'a, Odd>,
+    odd: Groups<'a, WideRec>,
     /// The next range of each kind, read already, and its files.
     next: [Option<(u64, u64)>; 2],
     files: [Vec<u32>; 2],
@@ -239,9 +239,8 @@ pub(super) fn space_of(spaces: &mut Vec<Space>, fs: u32) -> usize {
 /// space whose mappings are all in memory, which it takes: its runs are
 /// read from their ends, and each gives back its memory as it shrinks
 /// (half its room at a time), so that the mappings (16 bytes each) and the
-/// intervals (32 bytes a range) are not both held whole. On a backup
-/// repository's 1M mappings, 4 to a range, both held took 26.6 bytes a
-/// mapping.
+/// intervals (32 bytes a range) are not both held whole
+/// (docs/decisions.md, "Memory").
 pub(super) fn intervals_taking(s: Space) -> (Vec<Interval>, Vec<u32>) {
     debug_assert!(s.in_memory());
     let mut out = Vec::with_capacity(s.ranges);
@@ -356,9 +355,9 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    type Resolved = Vec<(u64, u64, Vec<u32>)>;
+    type ResolvedRanges = Vec<(u64, u64, Vec<u32>)>;
 
-    fn resolved((ranges, pool): &(Vec<Interval>, Vec<u32>)) -> Resolved {
+    fn resolved((ranges, pool): &(Vec<Interval>, Vec<u32>)) -> ResolvedRanges {
         ranges
             .iter()
             .map(|r| (r.start, r.end, r.refs(pool).to_vec()))
@@ -377,7 +376,7 @@ mod tests {
                 if is_odd {
                     // Not whole sectors: no Rec ends where it does.
                     let length = u64::from(len) * 700;
-                    odd.push(Odd {
+                    odd.push(WideRec {
                         physical,
                         length,
                         file,

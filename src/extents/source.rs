@@ -2,7 +2,7 @@
 //! and the stage state that collects the answers.
 //!
 //! The walk opens a file (by its own rules, `crate::walk`'s open module) and
-//! hands the fd to [`Extents::read`] with the [`Source`] chosen for its
+//! hands the fd to [`Extents::read`] with the [`ExtentSource`] chosen for its
 //! filesystem. Every source reports the same thing: the file's shared
 //! physical ranges, indexed under the file's id, and their byte count.
 //! FIEMAP works everywhere; on Btrfs, with `CAP_SYS_ADMIN`,
@@ -21,21 +21,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use super::Fast;
 use super::btrfs_batch;
 use super::btrfs_items::{self, Partly, Parts};
 use super::btrfs_refs::{self, FileAt, OwnItem, Verdict};
-use super::btrfs_search::{self as bs, FileExtentType};
-use super::copies::{Copies, Indexed};
-use super::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
 use super::file::{FileExtents, SearchFile};
 use super::index::{SharedIndex, Spilled};
 use super::spill::{self, SpillError};
 use super::sweep::Sweep;
+use super::unchanged::{Indexed, MappedCopies};
 use crate::probe::{FsInfo, Granularity};
 
 /// Where a file's extents come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Source {
+pub(crate) enum ExtentSource {
     /// `FS_IOC_FIEMAP` on the open file: unprivileged, any filesystem.
     Fiemap,
     /// `BTRFS_IOC_TREE_SEARCH_V2` on the directory's fd: Btrfs, with
@@ -43,14 +42,14 @@ pub(crate) enum Source {
     BtrfsSearch,
 }
 
-impl Source {
+impl ExtentSource {
     /// The source for files on `fs`, when the tree search is `allowed`
     /// (`CAP_SYS_ADMIN`, no `--fiemap`).
-    pub(crate) fn for_fs(fs: &FsInfo, allowed: bool) -> Source {
+    pub(crate) fn for_fs(fs: &FsInfo, allowed: bool) -> ExtentSource {
         if allowed && fs.magic == crate::probe::magic::BTRFS {
-            Source::BtrfsSearch
+            ExtentSource::BtrfsSearch
         } else {
-            Source::Fiemap
+            ExtentSource::Fiemap
         }
     }
 }
@@ -102,17 +101,16 @@ pub(crate) struct Extents {
     /// or not the walk does (`--fiemap`).
     trees: bool,
     btrfs: BtrfsState,
-    copies: Copies,
+    copies: MappedCopies,
     indexed: Indexed,
     /// The tree search: the extents files reference in part.
     parts: Parts,
 }
 
-/// The hasher of its maps (keys are inode numbers and addresses).
-type Fast = foldhash::fast::RandomState;
-
 mod btrfs_state;
 use btrfs_state::{BtrfsState, Subvol};
+use sdu_sys::btrfs::{self as bs, FileExtentType};
+use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
 
 impl Extents {
     /// An empty stage.
@@ -156,11 +154,11 @@ impl Extents {
     /// Reads the extents of the file open at `fd` from `source`, indexing
     /// its shared ones in extent space `space`.
     #[inline]
-    pub(crate) fn read(&self, source: Source, fd: BorrowedFd<'_>, space: u32) -> FileExtents {
+    pub(crate) fn read(&self, source: ExtentSource, fd: BorrowedFd<'_>, space: u32) -> FileExtents {
         match source {
             // The tree search reads by directory and inode
             // ([`Self::read_btrfs`]); given an open file, FIEMAP.
-            Source::Fiemap | Source::BtrfsSearch => self.read_fiemap(fd, space),
+            ExtentSource::Fiemap | ExtentSource::BtrfsSearch => self.read_fiemap(fd, space),
         }
     }
 
@@ -171,7 +169,7 @@ impl Extents {
 
     /// Reads the extents of the file open at `fd` with FIEMAP, as
     /// [`Self::read`] does, and keeps them in `keep.0` (as FIEMAP gave
-    /// them) for the file's other copies ([`super::copies`]), unless it
+    /// them) for the file's other copies ([`super::unchanged`]), unless it
     /// can have none: an extent with an address is not shared, or (unless
     /// `keep.1`) some data is inline; then `keep.0` is left empty, and
     /// nothing is allocated for a file that is no copy.
@@ -212,7 +210,7 @@ impl Extents {
     }
 
     /// Credits a file with the extents another copy of it gave
-    /// ([`super::copies`]), as if FIEMAP had given them: no ioctl is made.
+    /// ([`super::unchanged`]), as if FIEMAP had given them: no ioctl is made.
     /// `index`: its shared ones are indexed in `space` for an id of its
     /// own; else it is a copy ([`crate::records::CopyRec`]): no id.
     pub(crate) fn replay(&self, extents: &[Extent], space: u32, index: bool) -> FileExtents {
@@ -244,8 +242,8 @@ impl Extents {
         }
     }
 
-    /// The copies of Btrfs files mapped so far ([`super::copies`]).
-    pub(crate) fn copies(&self) -> &Copies {
+    /// The copies of Btrfs files mapped so far ([`super::unchanged`]).
+    pub(crate) fn copies(&self) -> &MappedCopies {
         &self.copies
     }
 
@@ -549,12 +547,12 @@ impl Extents {
     /// Indexes the shared extents of a file from its items and the
     /// verdicts of its data extents, each at its size on disk: a shared
     /// extent as its whole range on disk, once per reference of the file
-    /// ([`btrfs_items::Held::refs`]); the extents it does not share that
+    /// ([`btrfs_items::HeldExtent::refs`]); the extents it does not share that
     /// are compressed or that it references in part in
     /// [`FileExtents::on_disk`]. Also what no item references of those it
     /// references in part: its own in [`FileExtents::unreachable`], the
     /// shared ones noted for [`Self::partly_referenced`].
-    /// `index`: false for a copy ([`super::copies::Indexed`]): no id.
+    /// `index`: false for a copy ([`super::unchanged::Indexed`]): no id.
     pub(super) fn index_items(
         &self,
         items: &bs::InodeItems,

@@ -56,7 +56,7 @@ pub(super) struct Tuning {
     /// The most runs merged at once.
     pub(super) fan_in: usize,
     /// One mapping in `fence` of a run is kept in memory, to start a
-    /// lookup near its range ([`Run::count`]).
+    /// lookup near its range ([`SpilledRun::count`]).
     pub(super) fence: usize,
     /// The least bytes an arena holds before it spills.
     pub(super) min_shard: u64,
@@ -149,7 +149,7 @@ impl From<SpillError> for crate::error::Error {
 
 /// A sorted run in the file.
 #[derive(Debug)]
-pub(super) struct Run<T> {
+pub(super) struct SpilledRun<T> {
     /// Where it starts, in bytes.
     offset: u64,
     /// Its mappings.
@@ -159,7 +159,7 @@ pub(super) struct Run<T> {
     fence: usize,
 }
 
-impl<T: Item> Run<T> {
+impl<T: Item> SpilledRun<T> {
     /// Its bytes in the file.
     fn bytes(&self) -> u64 {
         self.len * T::SIZE as u64
@@ -267,7 +267,11 @@ impl TempFile {
 
     /// Writes the sorted `items` as a run. Threads write their runs at the
     /// same time, each to a range of the file its own.
-    pub(super) fn write_run<T: Item>(&self, items: &[T], fence: usize) -> io::Result<Run<T>> {
+    pub(super) fn write_run<T: Item>(
+        &self,
+        items: &[T],
+        fence: usize,
+    ) -> io::Result<SpilledRun<T>> {
         let mut it = items.iter().copied().map(Ok);
         self.write_from(items.len() as u64, fence, &mut it)
     }
@@ -278,12 +282,12 @@ impl TempFile {
         len: u64,
         fence: usize,
         it: &mut impl Iterator<Item = io::Result<T>>,
-    ) -> io::Result<Run<T>> {
+    ) -> io::Result<SpilledRun<T>> {
         const CHUNK: usize = 256 << 10;
         let file = self.file()?;
         let bytes = len * T::SIZE as u64;
         let offset = self.end.fetch_add(bytes, Ordering::Relaxed);
-        let mut run = Run {
+        let mut run = SpilledRun {
             offset,
             len,
             fences: Vec::with_capacity((len as usize).div_ceil(fence)),
@@ -359,7 +363,7 @@ struct Reader<'a, T> {
 impl<'a, T: Item> Reader<'a, T> {
     /// Reads `run` of `file` from its mapping `first` on, `buf` bytes (a
     /// whole number of mappings, at least one) at a time.
-    fn new(file: &'a File, run: &Run<T>, first: u64, buf: usize) -> Self {
+    fn new(file: &'a File, run: &SpilledRun<T>, first: u64, buf: usize) -> Self {
         Reader {
             file,
             at: run.offset + first.min(run.len) * T::SIZE as u64,
@@ -389,23 +393,23 @@ impl<'a, T: Item> Reader<'a, T> {
 }
 
 /// One sorted input of a merge.
-enum Source<'a, T> {
+enum MergeInput<'a, T> {
     Mem(std::slice::Iter<'a, T>),
     Disk(Reader<'a, T>),
 }
 
-impl<T: Item> Source<'_, T> {
+impl<T: Item> MergeInput<'_, T> {
     fn next(&mut self) -> io::Result<Option<T>> {
         match self {
-            Source::Mem(it) => Ok(it.next().copied()),
-            Source::Disk(r) => r.next(),
+            MergeInput::Mem(it) => Ok(it.next().copied()),
+            MergeInput::Disk(r) => r.next(),
         }
     }
 }
 
 /// Sorted runs, in memory and in the file, read as one sorted sequence.
 pub(super) struct Merge<'a, T> {
-    sources: Vec<Source<'a, T>>,
+    sources: Vec<MergeInput<'a, T>>,
     /// The next mapping of each source not yet used up: (mapping, source).
     heads: BinaryHeap<Reverse<(T, usize)>>,
     started: bool,
@@ -416,15 +420,16 @@ impl<'a, T: Item> Merge<'a, T> {
     /// run read `buf` bytes at a time.
     pub(super) fn new(
         mem: &'a [Vec<T>],
-        disk: &'a [Run<T>],
+        disk: &'a [SpilledRun<T>],
         file: Option<&'a File>,
         buf: usize,
     ) -> Self {
-        let mut sources: Vec<Source<'a, T>> = mem.iter().map(|v| Source::Mem(v.iter())).collect();
+        let mut sources: Vec<MergeInput<'a, T>> =
+            mem.iter().map(|v| MergeInput::Mem(v.iter())).collect();
         if let Some(file) = file {
             sources.extend(
                 disk.iter()
-                    .map(|r| Source::Disk(Reader::new(file, r, 0, buf))),
+                    .map(|r| MergeInput::Disk(Reader::new(file, r, 0, buf))),
             );
         }
         Merge {
@@ -463,12 +468,12 @@ impl<'a, T: Item> Merge<'a, T> {
 /// the filesystem where it can punch holes.
 pub(super) fn compact<T: Item>(
     temp: &TempFile,
-    runs: &mut Vec<Run<T>>,
+    runs: &mut Vec<SpilledRun<T>>,
     t: &Tuning,
 ) -> io::Result<()> {
     let fan_in = t.fan_in.max(2);
     while runs.len() > fan_in {
-        let group: Vec<Run<T>> = runs.drain(..fan_in).collect();
+        let group: Vec<SpilledRun<T>> = runs.drain(..fan_in).collect();
         let len = group.iter().map(|r| r.len).sum();
         let file = temp.file()?;
         let mut m = Merge::new(&[], &group, Some(file), t.buf);

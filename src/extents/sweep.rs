@@ -393,7 +393,7 @@ pub(crate) struct Segment<'a> {
 
 /// A unit: data the filesystem frees only as a whole (see [`Granularity`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Unit<'a> {
+pub(crate) struct ReclaimUnit<'a> {
     /// Its size in bytes: the union of its segments.
     pub(crate) bytes: u64,
     /// The files that map some of it, sorted, without duplicates.
@@ -416,7 +416,7 @@ pub(crate) struct Unit<'a> {
     pub(crate) segments: Range<usize>,
 }
 
-impl Unit<'_> {
+impl ReclaimUnit<'_> {
     /// Whether the scan saw a single mapping of it: it is flagged shared, so
     /// the other reference is outside the scan, and deleting what the scan
     /// saw frees nothing.
@@ -567,10 +567,10 @@ impl Sweep {
     }
 
     /// Unit `i` (panics if `i >= unit_count()`).
-    pub(crate) fn unit(&self, i: usize) -> Unit<'_> {
+    pub(crate) fn unit(&self, i: usize) -> ReclaimUnit<'_> {
         let [a, b] = self.unit_files[i];
         let first = if i == 0 { 0 } else { self.unit_seg_end[i - 1] };
-        Unit {
+        ReclaimUnit {
             bytes: self.unit_bytes[i],
             files: &self.pool[a..b],
             mappings: self.unit_mappings[i],
@@ -585,7 +585,7 @@ impl Sweep {
     }
 
     /// The units, by filesystem index and physical address.
-    pub(crate) fn units(&self) -> impl ExactSizeIterator<Item = Unit<'_>> + '_ {
+    pub(crate) fn units(&self) -> impl ExactSizeIterator<Item = ReclaimUnit<'_>> + '_ {
         (0..self.unit_count()).map(|i| self.unit(i))
     }
 

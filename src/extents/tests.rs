@@ -432,8 +432,8 @@ proptest! {
 
 /// A backup repository's shape (every block mapped by several files, in no
 /// order): 16 bytes a mapping once the walk is over, at most twice that
-/// while it runs (vectors grow by doubling). The map keyed by range this
-/// replaced took 66 a mapping on such a tree.
+/// while it runs (vectors grow by doubling); a map keyed by range takes
+/// about four times that (docs/decisions.md, "Memory").
 #[test]
 fn bytes_per_mapping_stay_small() {
     use rayon::prelude::*;

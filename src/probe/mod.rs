@@ -12,29 +12,16 @@
 //! (its files are counted as exclusive, and their bytes reported as
 //! unverified), and the failure is warned about once per filesystem.
 
-/// The filesystem ioctls the probe and the stages after it read, from
-/// crates/sdu-sys, by the names the crate uses.
-pub(crate) mod ioctl {
-    pub(crate) use sdu_sys::btrfs::{
-        data_used as btrfs_data_used, has_nested_subvol as btrfs_has_nested_subvol,
-        nodesize as btrfs_nodesize, subvol as btrfs_subvol,
-    };
-    pub(crate) use sdu_sys::fs::{fs_type, magic, uuid as fs_uuid};
-    pub(crate) use sdu_sys::xfs::{
-        Geometry as XfsGeometry, geometry as xfs_geometry, reflink_enabled as xfs_reflink_enabled,
-    };
-}
-
 use std::collections::HashMap;
 use std::io;
 use std::os::fd::BorrowedFd;
 use std::sync::Mutex;
 
 use crate::figures::Kind;
-pub(crate) use ioctl::magic;
+pub(crate) use sdu_sys::fs::magic;
 
 /// How a filesystem frees shared data, which decides what a reclaim unit
-/// is (see `docs/design.md`, "Reclaimable").
+/// is (see `docs/figures.md`, "Reclaimable").
 ///
 /// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
 /// build a tree by hand.
@@ -198,9 +185,9 @@ pub(crate) use sdu_sys::btrfs::Subvol;
 impl Probe {
     /// Probes the filesystem holding `fd`.
     pub(crate) fn of(fd: BorrowedFd<'_>) -> Probe {
-        let magic = ioctl::fs_type(fd);
+        let magic = sdu_sys::fs::fs_type(fd);
         let reflink = match magic {
-            Ok(magic::XFS) => Some(ioctl::xfs_reflink_enabled(fd)),
+            Ok(magic::XFS) => Some(sdu_sys::xfs::reflink_enabled(fd)),
             _ => None,
         };
         let may_share = match magic {
@@ -208,8 +195,8 @@ impl Probe {
             Ok(magic::XFS) => !matches!(reflink, Some(Ok(false))),
             _ => false,
         };
-        let uuid = may_share.then(|| ioctl::fs_uuid(fd));
-        let subvol = matches!(magic, Ok(magic::BTRFS)).then(|| ioctl::btrfs_subvol(fd));
+        let uuid = may_share.then(|| sdu_sys::fs::uuid(fd));
+        let subvol = matches!(magic, Ok(magic::BTRFS)).then(|| sdu_sys::btrfs::subvol(fd));
         let placeholder = matches!(magic, Ok(magic::BTRFS))
             && rustix::fs::fstat(fd).is_ok_and(|st| st.st_ino == BTRFS_EMPTY_SUBVOL_DIR);
         Probe {

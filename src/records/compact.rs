@@ -1,6 +1,6 @@
 //! Figures and times kept as compact as their values allow: a node's own
 //! figures ([`CompactStats`]), rolled-up figures ([`StatsTable`]), and
-//! times in 4 bytes and their nanoseconds ([`Times`]).
+//! times in 4 bytes and their nanoseconds ([`PackedTimes`]).
 //!
 //! Nothing is lost: every [`Stats`] comes back as it was put.
 
@@ -14,7 +14,7 @@ use crate::figures::{Stats, Timestamp};
 /// column of their own. Any other time (before 1970, after 2106, or with
 /// nanoseconds past a second) is kept whole in a side list.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Times {
+pub(crate) struct PackedTimes {
     /// Empty, or one per index: the seconds, [`NO_TIME`] or [`FAR`].
     secs: Vec<u32>,
     /// (index, nanoseconds) of the times that have any, by index, while
@@ -26,9 +26,9 @@ pub(crate) struct Times {
     far: Vec<(u32, Timestamp)>,
 }
 
-/// In [`Times::secs`]: no time.
+/// In [`PackedTimes::secs`]: no time.
 const NO_TIME: u32 = u32::MAX;
-/// In [`Times::secs`]: the time is in [`Times::far`].
+/// In [`PackedTimes::secs`]: the time is in [`PackedTimes::far`].
 const FAR: u32 = u32::MAX - 1;
 
 /// Sets index `i`'s value in a list by index (`None`: removes it).
@@ -51,7 +51,7 @@ fn get_in<T: Copy>(list: &[(u32, T)], i: usize) -> Option<T> {
     list.get(at).filter(|x| x.0 as usize == i).map(|x| x.1)
 }
 
-impl Times {
+impl PackedTimes {
     /// Whether no index has a time (and none is kept).
     #[cfg(test)]
     fn is_empty(&self) -> bool {
@@ -142,7 +142,7 @@ impl Times {
 /// index: a directory alone with its files (a directory's own figures
 /// when nothing is shared) its blocks and files; a record that fits no
 /// shape (shared extents, past 32 bits) its index in a side table of
-/// whole figures. Times are kept apart ([`Times`]).
+/// whole figures. Times are kept apart ([`PackedTimes`]).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CompactStats {
     apparent: Vec<u32>,
@@ -150,7 +150,7 @@ pub(crate) struct CompactStats {
     /// (index, (a, b)) of the records whose shape needs them, by index.
     more: Vec<(u32, (u32, u32))>,
     rest: StatsTable,
-    time: Times,
+    time: PackedTimes,
 }
 
 /// What a record's figures are, beside its apparent size; `(a, b)` are its
@@ -367,12 +367,12 @@ impl CompactStats {
 /// keeps 16 bytes: apparent size, allocated 512-byte blocks, files and
 /// directories in 32 bits each (the top bit of the last says which). Any other keeps
 /// `[WIDE, k]` there and its figures at `k` in a side table, 56 bytes.
-/// Times are kept apart ([`Times`]), once one entry has one.
+/// Times are kept apart ([`PackedTimes`]), once one entry has one.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct StatsTable {
     small: Vec<[u32; 4]>,
     wide: Vec<[u64; 7]>,
-    times: Times,
+    times: PackedTimes,
 }
 
 /// In [`StatsTable::small`]'s first field: the figures are in `wide`.
@@ -413,7 +413,7 @@ impl StatsTable {
         StatsTable {
             small: vec![[0; 4]; n],
             wide: Vec::with_capacity(wide),
-            times: Times::default(),
+            times: PackedTimes::default(),
         }
     }
 

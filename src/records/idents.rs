@@ -31,11 +31,11 @@ pub struct Ident {
 /// keeps no index.
 #[derive(Clone, Debug, Default)]
 pub struct Idents {
-    chunks: Vec<Chunk>,
+    chunks: Vec<IdentChunk>,
 }
 
 #[derive(Clone, Debug, Default)]
-struct Chunk {
+struct IdentChunk {
     lo: Vec<u32>,
     /// 0: none recorded; else 1 + an index into `keys`. Empty once every
     /// place is written with the one key (the usual chunk).
@@ -50,9 +50,9 @@ struct Chunk {
 
 const _: () = assert!(CHUNK < u16::MAX as usize);
 
-impl Chunk {
-    fn filled() -> Chunk {
-        Chunk {
+impl IdentChunk {
+    fn filled() -> IdentChunk {
+        IdentChunk {
             lo: vec![0; CHUNK],
             key: vec![0; CHUNK],
             keys: Vec::new(),
@@ -103,19 +103,23 @@ impl Chunk {
 
 /// The walk's identities as its threads record them.
 #[derive(Default)]
-pub(crate) struct IdentSink(Sink<Chunk>);
+pub(crate) struct IdentSink(Sink<IdentChunk>);
 
 impl IdentSink {
     /// Records `recs`, each at its node.
     pub(crate) fn put(&self, recs: &[(NodeId, Ident)]) {
-        self.0
-            .write(recs, |r| r.0, Chunk::filled, |c, at, r| c.put(at, &r.1));
+        self.0.write(
+            recs,
+            |r| r.0,
+            IdentChunk::filled,
+            |c, at, r| c.put(at, &r.1),
+        );
     }
 
     /// The identities of nodes `0..n`.
     pub(crate) fn into_idents(self, n: usize) -> Idents {
         let mut chunks = self.0.into_chunks();
-        sink::fit(&mut chunks, n, Chunk::filled, Chunk::cut);
+        sink::fit(&mut chunks, n, IdentChunk::filled, IdentChunk::cut);
         for c in &mut chunks {
             c.shrink();
         }
@@ -148,7 +152,7 @@ impl Idents {
             .iter()
             .map(|c| c.lo.capacity() * 4 + c.key.capacity() * 2 + c.keys.capacity() * 24)
             .sum::<usize>()
-            + self.chunks.capacity() * size_of::<Chunk>()
+            + self.chunks.capacity() * size_of::<IdentChunk>()
     }
 }
 

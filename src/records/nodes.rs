@@ -25,7 +25,7 @@
 //! lost: [`Nodes::get`] gives back the [`NodeRec`] pushed.
 
 use super::compact::CompactStats;
-use super::names::Names;
+use super::name_arena::Names;
 use super::sink::{self, CHUNK, Sink};
 use super::{NodeId, NodeRec};
 use crate::figures::{Kind, Stats};

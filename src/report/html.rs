@@ -12,8 +12,8 @@
 //! Size: the largest entries (by Total) are drawn, down to [`MIN_AREA`]
 //! in their parent's frame and at most [`BUDGET`] of them; what a
 //! directory holds beyond its drawn entries (the smaller entries and its
-//! own blocks) is one rectangle, "other". The page of a /usr of 130,000
-//! entries stays near 1 MB.
+//! own blocks) is one rectangle, "other", so the page stays small however
+//! many entries the tree has (docs/decisions.md, "Small choices").
 //!
 //! The data is one JSON document in a `<script type="application/json">`
 //! element: every `<`, `>` and `&` in it is written `\u003c`, `\u003e`,
@@ -70,7 +70,7 @@ const SCRIPT: &str = include_str!("treemap.js");
 pub(crate) type OldTotal<'a> = &'a dyn Fn(NodeId) -> Option<u64>;
 
 /// One rectangle of the page.
-struct Item {
+struct Tile {
     /// The row it shows (`None`: the top of several roots, or "other").
     row: Option<u32>,
     /// "other": how many entries it stands for.
@@ -138,7 +138,7 @@ fn children(rows: &Rows) -> (Vec<Vec<u32>>, Vec<u32>) {
 }
 
 /// Which rows are drawn, and where: the items, parents first.
-fn layout(rows: &Rows) -> Vec<Item> {
+fn layout(rows: &Rows) -> Vec<Tile> {
     let (kids, roots) = children(rows);
     // The top: the one root, or all of them in a rectangle of their own.
     let top_total: u64 = roots
@@ -187,7 +187,7 @@ fn layout(rows: &Rows) -> Vec<Item> {
     let mut stack: Vec<(usize, Vec<u32>, u64)> = Vec::new();
     if single {
         let r = roots[0];
-        items.push(Item {
+        items.push(Tile {
             row: Some(r),
             other: None,
             total: rows.row(r).figures.total,
@@ -196,7 +196,7 @@ fn layout(rows: &Rows) -> Vec<Item> {
         });
         stack.push((0, kids[r as usize].clone(), rows.row(r).figures.total));
     } else {
-        items.push(Item {
+        items.push(Tile {
             row: None,
             other: None,
             total: top_total,
@@ -241,7 +241,7 @@ fn layout(rows: &Rows) -> Vec<Item> {
         let rects = squarify(&totals, frame);
         let first = items.len();
         for ((size, row), r) in sizes.iter().zip(&rects) {
-            items.push(Item {
+            items.push(Tile {
                 row: *row,
                 other: row.is_none().then_some(hidden),
                 total: *size,
@@ -271,7 +271,7 @@ fn units(r: &Rect) -> [i64; 4] {
 fn write_data(
     out: &mut Vec<u8>,
     rows: &Rows,
-    items: &[Item],
+    items: &[Tile],
     title: &[u8],
     old: Option<OldTotal<'_>>,
     tree: &Tree,

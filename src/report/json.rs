@@ -1,5 +1,5 @@
-//! The `--json` document: its schema as serde types ([`Document`],
-//! [`Entry`], [`Path`], [`EntryType`]) and the writer that
+//! The `--json` document: its schema as serde types ([`JsonDocument`],
+//! [`JsonEntry`], [`Path`], [`EntryType`]) and the writer that
 //! streams it, one entry at a time, as `select::entries` chooses them.
 //!
 //! The document is a contract with scripts (its [`SCHEMA`] version is
@@ -7,7 +7,7 @@
 //! types that both serialize and deserialize (for reading a document back
 //! in), and documented on them, instead of as `write!` calls that only the
 //! tests could check. The entries are not collected to be written: the
-//! document's `entries` field is [`Entries`], a sequence that serializes
+//! document's `entries` field is [`JsonEntries`], a sequence that serializes
 //! itself by visiting the tree, and a `Layout` formatter keeps the
 //! compact layout with one entry a line. Write errors come back as the
 //! `io::Error` the writer returned, so a closed pipe stays
@@ -44,11 +44,11 @@ pub(crate) const SCHEMA: u32 = 2;
 /// ```
 ///
 /// Keys come in this order. `E` is what holds the entries: a `Vec` when a
-/// document is read back, [`Entries`] (the tree itself) when it is written.
+/// document is read back, [`JsonEntries`] (the tree itself) when it is written.
 /// A reader should ignore keys it does not know: adding one does not bump
 /// [`SCHEMA`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Document<'a, E = Vec<Entry<'a>>> {
+pub(crate) struct JsonDocument<'a, E = Vec<JsonEntry<'a>>> {
     /// `schema`: [`SCHEMA`], the version of this layout.
     pub(crate) schema: u32,
     /// `version`: the version of sdu that wrote the document.
@@ -87,7 +87,7 @@ fn is_zero(n: &u64) -> bool {
 
 /// One entry of `entries`: its path, what it is, how deep, and its figures.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Entry<'a> {
+pub(crate) struct JsonEntry<'a> {
     /// `path`: as the text table prints it: the root as given, then `/` and
     /// the names below it.
     pub(crate) path: Path<'a>,
@@ -96,7 +96,7 @@ pub(crate) struct Entry<'a> {
     pub(crate) kind: EntryType,
     /// `depth`: levels below its root (a root is 0).
     pub(crate) depth: u32,
-    /// The seven figures, as keys of the entry itself (`docs/design.md`,
+    /// The seven figures, as keys of the entry itself (`docs/figures.md`,
     /// "Definitions", defines each; sizes in bytes whatever the size flags
     /// say).
     #[serde(flatten)]
@@ -104,7 +104,7 @@ pub(crate) struct Entry<'a> {
     /// `reclaimable_exact`: whether `reclaimable` is what deleting the
     /// entry frees, verified (`true`), or a bound (`false`): some data it
     /// counts may be held outside the scan, or on Btrfs without root an
-    /// extent may be referenced only in part (`docs/design.md`, "Exact or
+    /// extent may be referenced only in part (`docs/figures.md`, "Exact or
     /// a bound").
     pub(crate) reclaimable_exact: bool,
     /// `reclaimable_bound`: when `reclaimable` is a bound, its direction:
@@ -137,12 +137,12 @@ pub(crate) struct Total {
     /// The seven figures.
     #[serde(flatten)]
     pub(crate) figures: Stats,
-    /// As [`Entry::reclaimable_exact`].
+    /// As [`JsonEntry::reclaimable_exact`].
     pub(crate) reclaimable_exact: bool,
-    /// As [`Entry::reclaimable_bound`].
+    /// As [`JsonEntry::reclaimable_bound`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) reclaimable_bound: Option<BoundWord>,
-    /// As [`Entry::unreachable`].
+    /// As [`JsonEntry::unreachable`].
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) unreachable: u64,
 }
@@ -255,9 +255,9 @@ impl From<EntryType> for Kind {
     }
 }
 
-impl<'a> From<&tree::Entry<'a>> for Entry<'a> {
-    fn from(e: &tree::Entry<'a>) -> Entry<'a> {
-        Entry {
+impl<'a> From<&tree::ReportEntry<'a>> for JsonEntry<'a> {
+    fn from(e: &tree::ReportEntry<'a>) -> JsonEntry<'a> {
+        JsonEntry {
             path: Path(Cow::Borrowed(e.path)),
             kind: e.kind.into(),
             depth: e.depth,
@@ -272,16 +272,16 @@ impl<'a> From<&tree::Entry<'a>> for Entry<'a> {
 /// The entries of a report as a sequence that serializes itself by
 /// visiting the tree (`select::entries`), so that none is held longer
 /// than it takes to write it.
-pub(crate) struct Entries<'a> {
+pub(crate) struct JsonEntries<'a> {
     tree: &'a Tree,
     opts: &'a ReportOptions,
 }
 
-impl Serialize for Entries<'_> {
+impl Serialize for JsonEntries<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(None)?;
         select::entries(self.tree, self.opts, |e| {
-            seq.serialize_element(&Entry::from(e))
+            seq.serialize_element(&JsonEntry::from(e))
         })?;
         seq.end()
     }
@@ -298,11 +298,11 @@ pub(super) fn write(
     compressed_logical: u64,
     opts: &ReportOptions,
 ) -> io::Result<()> {
-    let doc = Document {
+    let doc = JsonDocument {
         schema: SCHEMA,
         version: Cow::Borrowed(env!("CARGO_PKG_VERSION")),
         roots: roots.iter().map(|r| Path(Cow::Borrowed(&r[..]))).collect(),
-        entries: Entries { tree, opts },
+        entries: JsonEntries { tree, opts },
         total: opts.grand_total.then(|| Total {
             figures: *tree.grand_total(),
             reclaimable_exact: tree.grand_bound().is_exact(),
@@ -424,8 +424,8 @@ impl Formatter for Layout {
 mod tests {
     use super::*;
 
-    fn entry(path: &[u8], kind: EntryType, depth: u32, n: u64) -> Entry<'static> {
-        Entry {
+    fn entry(path: &[u8], kind: EntryType, depth: u32, n: u64) -> JsonEntry<'static> {
+        JsonEntry {
             path: Path(Cow::Owned(path.to_vec())),
             kind,
             depth,
@@ -445,8 +445,8 @@ mod tests {
         }
     }
 
-    fn doc(entries: Vec<Entry<'static>>, total: Option<Stats>) -> Document<'static> {
-        Document {
+    fn doc(entries: Vec<JsonEntry<'static>>, total: Option<Stats>) -> JsonDocument<'static> {
+        JsonDocument {
             schema: SCHEMA,
             version: Cow::Borrowed("0.1.0"),
             roots: vec![Path(Cow::Borrowed(b"r")), Path(Cow::Borrowed(b"\xff"))],
@@ -466,7 +466,7 @@ mod tests {
         }
     }
 
-    fn written(d: &Document<'_>) -> String {
+    fn written(d: &JsonDocument<'_>) -> String {
         let mut v = Vec::new();
         write_document(&mut v, d).unwrap();
         String::from_utf8(v).unwrap()
@@ -523,9 +523,9 @@ mod tests {
             ],
             Some(Stats::default()),
         );
-        let back: Document<'_> = serde_json::from_str(&written(&d)).unwrap();
+        let back: JsonDocument<'_> = serde_json::from_str(&written(&d)).unwrap();
         assert_eq!(back, d);
-        let back: Document<'_> = serde_json::from_str(&written(&doc(vec![], None))).unwrap();
+        let back: JsonDocument<'_> = serde_json::from_str(&written(&doc(vec![], None))).unwrap();
         assert_eq!(back, doc(vec![], None));
     }
 

@@ -13,18 +13,18 @@
 //! printers, and none uses this module). By default the entries stream out
 //! in du order as the tree is visited; `--sort`, `--top`, `--min-size` and
 //! `--tree` collect them first. `--compare`'s report (`write_compare`)
-//! has printers of its own (`compare`, `compare_json`), which collect the
+//! has printers of its own (`changes`, `changes_json`), which collect the
 //! entries of both scans.
 
-mod compare;
-mod compare_json;
+mod changes;
+mod changes_json;
 mod html;
 pub(crate) mod json;
 pub(crate) mod options;
-pub(crate) mod plan;
 mod select;
 mod squarify;
 mod table;
+pub(crate) mod to_free;
 mod treeview;
 
 use std::io::{self, Write};
@@ -81,11 +81,11 @@ pub(crate) fn write_compare(
     opts: &ReportOptions,
 ) -> io::Result<()> {
     match opts.format {
-        Format::Json => compare_json::write(out, new, cmp, old_file, errors, opts),
+        Format::Json => changes_json::write(out, new, cmp, old_file, errors, opts),
         Format::Html => {
-            let old = |id| compare::old_total(cmp, id);
+            let old = |id| changes::old_total(cmp, id);
             html::write(out, new.0, opts, &new.1.join(&b' '), Some(&old))
         }
-        _ => compare::text(out, new.0, cmp, opts),
+        _ => changes::text(out, new.0, cmp, opts),
     }
 }

@@ -17,7 +17,7 @@ use std::convert::Infallible;
 use super::options::{ReportOptions, SortKey};
 use crate::figures::{Bound, Figure, Kind, Stats};
 use crate::records::NodeId;
-use crate::tree::{Entry, Tree};
+use crate::tree::{ReportEntry, Tree};
 
 /// Calls `f` on every entry to report, in the order to report them: du
 /// order, streamed from [`Tree::visit`], or the [`list`] of the collected
@@ -25,7 +25,7 @@ use crate::tree::{Entry, Tree};
 pub(crate) fn entries<E>(
     tree: &Tree,
     opts: &ReportOptions,
-    mut f: impl FnMut(&Entry<'_>) -> Result<(), E>,
+    mut f: impl FnMut(&ReportEntry<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     if !opts.selects() {
         return tree.visit(opts.max_depth, f);
@@ -174,9 +174,9 @@ impl<'t> Rows<'t> {
     }
 
     /// Row `i` as the printers see entries, `path` its path.
-    pub(crate) fn entry<'a>(&'a self, i: u32, path: &'a [u8]) -> Entry<'a> {
+    pub(crate) fn entry<'a>(&'a self, i: u32, path: &'a [u8]) -> ReportEntry<'a> {
         let r = &self.rows[i as usize];
-        Entry {
+        ReportEntry {
             id: r.id,
             path,
             depth: r.depth,
@@ -360,7 +360,7 @@ pub(super) fn path_ranks<'a>(
     let has_kids = |i: u32| start[i as usize + 1] > start[i as usize];
     // An item: a row (`false`) or the block of its descendants
     // (`true`), keyed by its name, and `/` for a block.
-    type Item = (u32, bool);
+    type RowOrBlock = (u32, bool);
     let key_cmp = |a: (&[u8], bool), b: (&[u8], bool)| {
         let slash = |s: bool| if s { &b"/"[..] } else { &b""[..] };
         a.0.iter()
@@ -400,10 +400,10 @@ pub(super) fn path_ranks<'a>(
     }
     let mut rank = vec![0u32; n];
     let mut next = 0u32;
-    let items: Vec<Item> = top_items.iter().map(|&(k, b)| (tops[k], b)).collect();
+    let items: Vec<RowOrBlock> = top_items.iter().map(|&(k, b)| (tops[k], b)).collect();
     // The item lists of the blocks being ranked, and the next item of
     // each: at most one list per level of the tree.
-    let mut stack: Vec<(Vec<Item>, usize)> = vec![(items, 0)];
+    let mut stack: Vec<(Vec<RowOrBlock>, usize)> = vec![(items, 0)];
     while let Some((items, at)) = stack.last_mut() {
         let Some(&(i, block)) = items.get(*at) else {
             stack.pop();
@@ -415,7 +415,7 @@ pub(super) fn path_ranks<'a>(
             next += 1;
             continue;
         }
-        let mut inner: Vec<Item> = Vec::new();
+        let mut inner: Vec<RowOrBlock> = Vec::new();
         for &c in &kids[start[i as usize] as usize..start[i as usize + 1] as usize] {
             inner.push((c, false));
             if has_kids(c) {

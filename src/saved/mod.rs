@@ -44,14 +44,14 @@
 //! `-a` folds the files back into their directories, which gives the
 //! records a scan without `-a` gives.
 
+mod decode;
 pub(crate) mod import;
-mod json;
-mod names;
-mod read;
+mod name_rules;
 mod rows;
+mod syntax;
 mod write;
 
-pub(crate) use read::read;
+pub(crate) use decode::read;
 
 /// Reads the saved scan `file` (`-`: standard input).
 ///
@@ -109,7 +109,7 @@ pub(crate) const FORMAT: u32 = 2;
 
 /// How a saved scan was walked: the walk's options it records.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Walk {
+pub(crate) struct WalkRecord {
     /// `-L`.
     pub(crate) follow_links: bool,
     /// `-H`.
@@ -145,7 +145,7 @@ pub(crate) struct Export<'a> {
     /// What the scan could verify.
     pub(crate) exact: &'a Exactness,
     /// How the scan walked.
-    pub(crate) walk: Walk,
+    pub(crate) walk: WalkRecord,
     /// How many entries could not be read.
     pub(crate) errors: u64,
     /// The directories not read in full, sorted by node.

@@ -2,7 +2,7 @@
 
 use std::io::BufRead;
 
-use super::json::{Parsed, Parser};
+use super::syntax::{Parsed, Parser};
 use crate::figures::{Stats, Timestamp};
 
 /// Reads an array of numbers (`null` as `None`).

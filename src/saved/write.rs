@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use super::json::write_string;
+use super::syntax::write_string;
 use super::{Export, FORMAT, time_name};
 use crate::figures::{Kind, Stats};
 use crate::probe::Granularity;

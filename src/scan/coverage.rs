@@ -26,7 +26,7 @@
 //!
 //! What this cannot see: a Btrfs subvolume deleted but not yet cleaned up
 //! still holds its data until the cleaner drops it, and it lies in no
-//! directory. `docs/design.md`, "Exact or a bound", says what follows.
+//! directory. `docs/figures.md`, "Exact or a bound", says what follows.
 
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -38,7 +38,7 @@ use rustix::fs::{self as rfs, AtFlags, CWD, OFlags, StatxAttributes, StatxFlags}
 use sdu_sys::mountinfo::Mount;
 
 use crate::figures::Bound;
-use crate::probe::{Registry, ioctl, magic};
+use crate::probe::{Registry, magic};
 use crate::records::{Exactness, Inode, NodeId};
 use crate::walk::{Left, RootSeen};
 
@@ -71,7 +71,7 @@ enum Reached {
 
 /// What the walk did that bears on coverage.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Walked<'a> {
+pub(crate) struct WalkCoverage<'a> {
     /// The PATHs walked, as given.
     pub(crate) paths: &'a [Vec<u8>],
     /// What the walk saw of each of them, in the same order.
@@ -109,7 +109,7 @@ impl Coverage {
 
     /// The coverage of a walk, each root namespace apart when some PATH
     /// lies inside another ([`Coverage::of_walk`] for each).
-    pub(crate) fn of_namespaces(w: Walked<'_>, registry: &Registry) -> Coverage {
+    pub(crate) fn of_namespaces(w: WalkCoverage<'_>, registry: &Registry) -> Coverage {
         let mut all: Vec<u32> = w.roots.iter().flatten().map(|r| r.ns).collect();
         all.sort_unstable();
         all.dedup();
@@ -121,7 +121,7 @@ impl Coverage {
             let roots: Vec<Option<RootSeen>> = (w.roots.iter())
                 .map(|r| r.clone().filter(|r| r.ns == ns))
                 .collect();
-            let c = Coverage::of_walk(Walked { roots: &roots, ..w }, registry);
+            let c = Coverage::of_walk(WalkCoverage { roots: &roots, ..w }, registry);
             whole.covered.resize(c.covered.len(), false);
             whole.roots.resize(c.roots.len(), None);
             for (fs, (&covered, root)) in c.covered.iter().zip(&c.roots).enumerate() {
@@ -142,7 +142,7 @@ impl Coverage {
     /// name given, which another user may have changed since. A directory
     /// PATH the walk kept no fd of, or whose path cannot be told, covers
     /// nothing, and neither does the scan.
-    pub(crate) fn of_walk(w: Walked<'_>, registry: &Registry) -> Coverage {
+    pub(crate) fn of_walk(w: WalkCoverage<'_>, registry: &Registry) -> Coverage {
         let n = registry.filesystems().len();
         let none = Coverage {
             covered: vec![false; n],
@@ -216,12 +216,12 @@ impl Coverage {
             return false;
         };
         let used = match root {
-            Reached::Path(fd) => ioctl::btrfs_data_used(fd.as_fd()),
+            Reached::Path(fd) => sdu_sys::btrfs::data_used(fd.as_fd()),
             Reached::Mount(point) => {
                 let Some(fd) = open_mount_point(point) else {
                     return false;
                 };
-                ioctl::btrfs_data_used(fd.as_fd())
+                sdu_sys::btrfs::data_used(fd.as_fd())
             }
         };
         matches!(used, Ok(Some(used)) if used == seen)
@@ -296,7 +296,7 @@ impl Coverage {
 /// and every entry was read. A root inside another root counts apart, in
 /// a namespace of its own: what the outer root holds is not its own.
 pub(crate) fn whole_subvolumes(
-    w: &Walked<'_>,
+    w: &WalkCoverage<'_>,
     registry: &Registry,
     ns: u32,
 ) -> std::collections::HashSet<u64> {
@@ -396,7 +396,7 @@ pub(crate) struct WalkMarks {
 /// `/proc/self/fd`. Anything else, or a file replaced
 /// since, gives no fd: its filesystem is then not asked, and its figures
 /// stay bounds.
-pub(crate) fn open_filesystems(w: &Walked<'_>, registry: &Registry) -> Vec<(u32, OwnedFd)> {
+pub(crate) fn open_filesystems(w: &WalkCoverage<'_>, registry: &Registry) -> Vec<(u32, OwnedFd)> {
     let mut out: Vec<(u32, OwnedFd)> = Vec::new();
     for (path, seen) in w.paths.iter().zip(w.roots) {
         let Some(seen) = seen else { continue };
@@ -533,7 +533,7 @@ fn root_of_fd(
     let is_root = if info.magic == magic::BTRFS {
         // The top-level subvolume's root directory, whatever is mounted.
         st.stx_ino == BTRFS_ROOT_DIR
-            && ioctl::btrfs_subvol(fd).is_ok_and(|s| s.id == BTRFS_TOP_LEVEL)
+            && sdu_sys::btrfs::subvol(fd).is_ok_and(|s| s.id == BTRFS_TOP_LEVEL)
     } else {
         let mount_root = st.stx_attributes_mask.contains(StatxAttributes::MOUNT_ROOT)
             && st.stx_attributes.contains(StatxAttributes::MOUNT_ROOT);

@@ -317,7 +317,7 @@ pub(crate) fn export(
         granularity: &granularity,
         rules,
         exact: &w.exact,
-        walk: saved::Walk {
+        walk: saved::WalkRecord {
             follow_links: how.walk.follow_links,
             follow_args: how.walk.follow_args,
             one_file_system: how.walk.one_file_system,

@@ -39,10 +39,9 @@ pub(crate) struct Walked {
 /// The stages after the walk run on one of its threads
 /// ([`rayon::ThreadPool::install`]), where they allocate in the memory the
 /// walk freed: the C library gives each thread an arena of its own and
-/// does not lend one thread's free memory to another. On the main thread,
+/// does not lend one thread's free memory to another; on the main thread
 /// the roll-up grew the main arena while the walk's arenas held megabytes
-/// free (the browser, cold on a Btrfs /usr copy as root: 19.2–19.7 MB
-/// peak; 18.5–18.7 on a walk thread).
+/// free (docs/decisions.md, "Memory").
 pub(crate) fn walk_and_sweep(
     opts: &WalkOptions,
     rules: tree::Rules,
@@ -66,7 +65,7 @@ fn sweep(
     let walk::Walk {
         nodes,
         links,
-        files,
+        mut files,
         copies,
         extents,
         registry,
@@ -87,7 +86,7 @@ fn sweep(
     if let Some(e) = extents.spill_error() {
         return Err(e.into());
     }
-    let coverage_walk = coverage::Walked {
+    let coverage_walk = coverage::WalkCoverage {
         paths: &opts.roots,
         roots: &roots,
         follow: opts.follow_links || opts.follow_args,
@@ -99,71 +98,16 @@ fn sweep(
     let partly = extents.partly_referenced();
     counters.partial_extents = partly.extents;
     counters.unreachable_bytes = partly.bytes;
-    // As root, where the scan does not cover a filesystem: who else holds
-    // its shared data ([`extents::outside`]). Not where files were read as
-    // referenced (their ranges are not whole extents).
-    let space_fs = registry.space_filesystems();
-    let space_ns = registry.space_namespaces();
-    // The filesystems where files were read as referenced.
-    let mut partial_fs: Vec<u32> = partial_spaces
-        .iter()
-        .map(|p| space_fs[p.0 as usize])
-        .collect();
-    partial_fs.sort_unstable();
-    partial_fs.dedup();
-    let covered = coverage.covers_spaces(&registry);
-    let want: Vec<bool> = (space_fs.iter().zip(covered))
-        .map(|(&fs, covered)| !covered && !partial_fs.contains(&fs))
-        .collect();
-    let mut files = files;
-    let verified = if want.iter().any(|&w| w) && extents::can_search_trees() {
-        let fds = coverage::open_filesystems(&coverage_walk, &registry);
-        let mut verified = vec![false; space_fs.len()];
-        for (ns, node) in walk::namespaces(&roots) {
-            let v = verify_namespace(
-                (ns, node),
-                &extents,
-                &registry,
-                (&mut files, &copies),
-                (&fds, &want),
-                &coverage_walk,
-            );
-            for (all, ok) in verified.iter_mut().zip(&v.spaces) {
-                *all |= ok;
-            }
-            counters.outside_asked += v.asked;
-            counters.outside_settled += v.settled;
-            counters.outside_found += v.outside;
-            for &fs in &v.no_rmapbt {
-                msgs.report(Diagnostic::NoRmapbt {
-                    fs: registry.fs_name(fs),
-                });
-            }
-        }
-        verified
-    } else {
-        Vec::new()
-    };
-    // Without root on Btrfs, the proof below needs every shared extent to
-    // be one unit: two indexed ranges that touch may be parts of one
-    // extent that different files hold (FIEMAP cannot tell).
-    let touching: Vec<u32> = partial_fs
-        .iter()
-        .copied()
-        .filter(|&fs| {
-            space_fs
-                .iter()
-                .enumerate()
-                .filter(|s| *s.1 == fs)
-                .any(|(space, _)| {
-                    let mut r = extents.ranges_in(space as u32);
-                    r.sort_unstable();
-                    r.windows(2)
-                        .any(|w| w[0].0.saturating_add(w[0].1) == w[1].0)
-                })
-        })
-        .collect();
-    let (sweep, spilled) = extents.into_sweep(|space| registry.granularity(space))?;
+    let spaces = Spaces::of(&registry, partial_spaces);
+    let verified = verify_outside(
+        (&coverage, &coverage_walk, &registry),
+        &spaces,
+        &extents,
+        (&mut files, &copies),
+        (&mut counters, msgs),
+    );
+    let touching = touching_ranges(&spaces, &extents);
+    let (mut sweep, spilled) = extents.into_sweep(|space| registry.granularity(space))?;
     counters.index_runs = spilled.runs;
     counters.index_spilled = spilled.bytes;
     let unreachable = tree::unreachable::Found {
@@ -175,60 +119,20 @@ fn sweep(
             .collect(),
         inodes: unreachable_inodes,
     };
-    // Without root on Btrfs: the shared bytes (each once) and the rest of
-    // the files' extents make what the roots of namespace `ns` saw on disk
-    // (a root counted apart saw its files again, in spaces of its own;
-    // inline data, in spaces of its own too, is metadata: not in Data Used).
-    let in_ns = |space: u32, fs: u32, ns: u32| {
-        space_fs.get(space as usize) == Some(&fs)
-            && space_ns
-                .get(space as usize)
-                .map(|&s| extents::inline::root_ns(s))
-                == Some(ns)
-    };
-    let inline = |s: u32| extents::inline::is_inline_ns(space_ns[s as usize]);
-    let seen = |fs: u32, ns: u32| -> u64 {
-        let rest = (partial_spaces.iter())
-            .filter(|p| in_ns(p.0, fs, ns))
-            .fold(0u64, |a, p| a.saturating_add(p.1));
-        sweep
-            .fs_units()
-            .filter(|(space, _)| in_ns(*space, fs, ns) && !inline(*space))
-            .flat_map(|(_, units)| units.map(|u| sweep.unit(u).segments))
-            .flat_map(|segs| segs.map(|s| sweep.segment(s).bytes))
-            .fold(rest, u64::saturating_add)
-    };
-    // Whether the roots of some namespace that covers `fs` saw all its
-    // Data Used: a fact of the filesystem, which every root shares.
-    let proven = |fs: u32| {
-        (walk::namespaces(&roots).iter()).any(|&(ns, _)| {
-            coverage.covers_in(fs, ns) && coverage.proves_whole_extents(fs, seen(fs, ns))
-        })
-    };
-    // Asked once per filesystem: the proof reads its usage.
-    let proven_fs: Vec<u32> = (partial_fs.iter().copied())
-        .filter(|&fs| !touching.contains(&fs) && proven(fs))
-        .collect();
-    // Proven, each unit of a space read as referenced is one whole extent.
-    let mut sweep = sweep;
-    for (space, &fs) in space_fs.iter().enumerate() {
-        let read = partial_spaces.iter().any(|p| p.0 == space as u32);
-        if read && !inline(space as u32) && proven_fs.contains(&fs) {
-            sweep.count_units_as_extents(space as u32);
-        }
-    }
-    let mut marks = coverage::WalkMarks {
+    let proven_fs = proven_filesystems(&spaces, &sweep, (&coverage, &roots), &touching);
+    count_proven_units(&mut sweep, &spaces, &proven_fs);
+    let marks = coverage::WalkMarks {
         nodes: bounds,
         partial: partial_marks,
         inodes: inode_marks,
     };
-    let read_as_referenced: Vec<bool> = (0..space_fs.len() as u32)
-        .map(|space| partial_spaces.iter().any(|p| p.0 == space))
-        .collect();
-    coverage::mark_unfreed_units(&sweep, (&files, &copies), &read_as_referenced, &mut marks);
-    let exact = coverage.exactness(&registry, marks, (&partial_fs, &verified), |fs| {
-        proven_fs.contains(&fs)
-    });
+    let exact = exactness(
+        (&coverage, &registry),
+        &spaces,
+        (&sweep, &files, &copies),
+        marks,
+        (&verified, &proven_fs),
+    );
     Ok(Walked {
         nodes,
         links,
@@ -249,6 +153,188 @@ fn sweep(
     })
 }
 
+/// The walk's extent spaces, as the steps after it read them.
+struct Spaces {
+    /// Each space's filesystem (registry index).
+    fs: Vec<u32>,
+    /// Each space's namespace.
+    ns: Vec<u32>,
+    /// The spaces where files were read as referenced, with the bytes of
+    /// their extents not flagged shared ([`walk::Walk::partial_spaces`]).
+    partial: Vec<(u32, u64)>,
+    /// The filesystems where files were read as referenced, sorted, each
+    /// once.
+    partial_fs: Vec<u32>,
+}
+
+impl Spaces {
+    /// The spaces of `registry`, `partial` those read as referenced.
+    fn of(registry: &probe::Registry, partial: Vec<(u32, u64)>) -> Spaces {
+        let fs = registry.space_filesystems();
+        let ns = registry.space_namespaces();
+        let mut partial_fs: Vec<u32> = partial.iter().map(|p| fs[p.0 as usize]).collect();
+        partial_fs.sort_unstable();
+        partial_fs.dedup();
+        Spaces {
+            fs,
+            ns,
+            partial,
+            partial_fs,
+        }
+    }
+
+    /// Whether files of `space` were read as referenced.
+    fn read_as_referenced(&self, space: u32) -> bool {
+        self.partial.iter().any(|p| p.0 == space)
+    }
+
+    /// Whether `space` is of filesystem `fs` and of the roots of namespace
+    /// `ns` (a root counted apart saw its files again, in spaces of its
+    /// own).
+    fn in_ns(&self, space: u32, fs: u32, ns: u32) -> bool {
+        self.fs.get(space as usize) == Some(&fs)
+            && (self.ns.get(space as usize)).map(|&s| extents::inline::root_ns(s)) == Some(ns)
+    }
+
+    /// Whether `space` holds inline data (metadata: not in Data Used).
+    fn inline(&self, space: u32) -> bool {
+        extents::inline::is_inline_ns(self.ns[space as usize])
+    }
+}
+
+/// As root, where the scan does not cover a filesystem: who else holds
+/// its shared data ([`extents::outside`]), each root namespace apart; by
+/// space, whether it was verified. Not where files were read as
+/// referenced (their ranges are not whole extents).
+fn verify_outside(
+    (coverage, coverage_walk, registry): (
+        &coverage::Coverage,
+        &coverage::WalkCoverage<'_>,
+        &probe::Registry,
+    ),
+    spaces: &Spaces,
+    extents: &extents::Extents,
+    (files, copies): (&mut Vec<records::FileRec>, &records::Copies),
+    (counters, msgs): (&mut Counters, &Messages),
+) -> Vec<bool> {
+    let covered = coverage.covers_spaces(registry);
+    let want: Vec<bool> = (spaces.fs.iter().zip(covered))
+        .map(|(&fs, covered)| !covered && !spaces.partial_fs.contains(&fs))
+        .collect();
+    if !(want.iter().any(|&w| w) && extents::can_search_trees()) {
+        return Vec::new();
+    }
+    let fds = coverage::open_filesystems(coverage_walk, registry);
+    let mut verified = vec![false; spaces.fs.len()];
+    for (ns, node) in walk::namespaces(coverage_walk.roots) {
+        let v = verify_namespace(
+            (ns, node),
+            extents,
+            registry,
+            (files, copies),
+            (&fds, &want),
+            coverage_walk,
+        );
+        for (all, ok) in verified.iter_mut().zip(&v.spaces) {
+            *all |= ok;
+        }
+        counters.outside_asked += v.asked;
+        counters.outside_settled += v.settled;
+        counters.outside_found += v.outside;
+        for &fs in &v.no_rmapbt {
+            msgs.report(Diagnostic::NoRmapbt {
+                fs: registry.fs_name(fs),
+            });
+        }
+    }
+    verified
+}
+
+/// The filesystems read as referenced where two indexed ranges touch.
+/// Without root on Btrfs, the proof of [`proven_filesystems`] needs every
+/// shared extent to be one unit: two indexed ranges that touch may be
+/// parts of one extent that different files hold (FIEMAP cannot tell).
+fn touching_ranges(spaces: &Spaces, extents: &extents::Extents) -> Vec<u32> {
+    (spaces.partial_fs.iter().copied())
+        .filter(|&fs| {
+            (spaces.fs.iter().enumerate())
+                .filter(|s| *s.1 == fs)
+                .any(|(space, _)| {
+                    let mut r = extents.ranges_in(space as u32);
+                    r.sort_unstable();
+                    r.windows(2)
+                        .any(|w| w[0].0.saturating_add(w[0].1) == w[1].0)
+                })
+        })
+        .collect()
+}
+
+/// The filesystems read as referenced, none in `touching`, whose Data
+/// Used the roots of some namespace that covers them saw all of: there
+/// each unit is one whole extent. Each asked once: the proof reads its
+/// usage.
+fn proven_filesystems(
+    spaces: &Spaces,
+    sweep: &extents::Sweep,
+    (coverage, roots): (&coverage::Coverage, &[Option<walk::RootSeen>]),
+    touching: &[u32],
+) -> Vec<u32> {
+    // Without root on Btrfs: the shared bytes (each once) and the rest of
+    // the files' extents make what the roots of namespace `ns` saw on disk
+    // (inline data, in spaces of its own, is metadata: not in Data Used).
+    let seen = |fs: u32, ns: u32| -> u64 {
+        let rest = (spaces.partial.iter())
+            .filter(|p| spaces.in_ns(p.0, fs, ns))
+            .fold(0u64, |a, p| a.saturating_add(p.1));
+        sweep
+            .fs_units()
+            .filter(|(space, _)| spaces.in_ns(*space, fs, ns) && !spaces.inline(*space))
+            .flat_map(|(_, units)| units.map(|u| sweep.unit(u).segments))
+            .flat_map(|segs| segs.map(|s| sweep.segment(s).bytes))
+            .fold(rest, u64::saturating_add)
+    };
+    // Whether the roots of some namespace that covers `fs` saw all its
+    // Data Used: a fact of the filesystem, which every root shares.
+    let proven = |fs: u32| {
+        (walk::namespaces(roots).iter()).any(|&(ns, _)| {
+            coverage.covers_in(fs, ns) && coverage.proves_whole_extents(fs, seen(fs, ns))
+        })
+    };
+    (spaces.partial_fs.iter().copied())
+        .filter(|&fs| !touching.contains(&fs) && proven(fs))
+        .collect()
+}
+
+/// Proven (`proven_fs`), each unit of a space read as referenced is one
+/// whole extent.
+fn count_proven_units(sweep: &mut extents::Sweep, spaces: &Spaces, proven_fs: &[u32]) {
+    for (space, &fs) in spaces.fs.iter().enumerate() {
+        let read = spaces.read_as_referenced(space as u32);
+        if read && !spaces.inline(space as u32) && proven_fs.contains(&fs) {
+            sweep.count_units_as_extents(space as u32);
+        }
+    }
+}
+
+/// What the scan could verify: the walk's `marks`, the units no deletion
+/// of the scan's files frees, and each filesystem's coverage, outside
+/// check (`verified`) and proof (`proven_fs`).
+fn exactness(
+    (coverage, registry): (&coverage::Coverage, &probe::Registry),
+    spaces: &Spaces,
+    (sweep, files, copies): (&extents::Sweep, &[records::FileRec], &records::Copies),
+    mut marks: coverage::WalkMarks,
+    (verified, proven_fs): (&[bool], &[u32]),
+) -> records::Exactness {
+    let read_as_referenced: Vec<bool> = (0..spaces.fs.len() as u32)
+        .map(|space| spaces.read_as_referenced(space))
+        .collect();
+    coverage::mark_unfreed_units(sweep, (files, copies), &read_as_referenced, &mut marks);
+    coverage.exactness(registry, marks, (&spaces.partial_fs, verified), |fs| {
+        proven_fs.contains(&fs)
+    })
+}
+
 /// As root: who outside the roots of namespace `ns` holds the shared data
 /// of its extent spaces in `want` ([`extents::outside`]). A root inside
 /// another is verified apart, as if scanned alone: only its own files, and
@@ -260,7 +346,7 @@ fn verify_namespace(
     registry: &probe::Registry,
     (files, copies): (&mut Vec<records::FileRec>, &records::Copies),
     (fds, want): (&[(u32, std::os::fd::OwnedFd)], &[bool]),
-    w: &coverage::Walked<'_>,
+    w: &coverage::WalkCoverage<'_>,
 ) -> extents::outside::Verified {
     let space_ns = registry.space_namespaces();
     let want: Vec<bool> = (want.iter().zip(&space_ns))

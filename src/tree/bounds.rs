@@ -1,4 +1,4 @@
-//! Exact or a bound (`docs/design.md`, "Exact or a bound"): the reasons
+//! Exact or a bound (`docs/figures.md`, "Exact or a bound"): the reasons
 //! carried by each node's Reclaimable, from what the scan could verify
 //! ([`Exactness`]), and how they roll up.
 //!

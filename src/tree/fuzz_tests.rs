@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
+use sdu_sys::fiemap::{self, Extent, FiemapExtent};
 
-use crate::extents::fiemap::{self, Extent, FiemapExtent};
 use crate::extents::{SharedIndex, Sweep};
 use crate::figures::{Kind, Stats};
 use crate::probe::Granularity;

@@ -11,14 +11,14 @@
 //! the thread count.
 //!
 //! Two of du's rules change that when asked ([`Rules`]): in `--du` mode an
-//! inode counts once per run, at its first link in du's traversal (`du`),
+//! inode counts once per run, at its first link in du's traversal (`du_order`),
 //! and `-S` keeps subdirectories out of a directory's figures.
 
 mod acc;
 pub(crate) mod bounds;
 #[cfg(test)]
 mod by_hand;
-mod du;
+mod du_order;
 mod ranks;
 #[cfg(feature = "testing")]
 mod testing;
@@ -54,9 +54,9 @@ pub struct Rules {
     /// Put siblings in order (by name, or du's) only under the nodes less
     /// than this deep: the report's `--max-depth` (`-s`: 0), below which
     /// nothing is listed. Deeper, a node's children are in no set order,
-    /// and [`Tree::children`] refuses them. `None`: everywhere. Sorting the
-    /// children of every directory by name was 2% of the user instructions
-    /// of `sdu -s` on a /usr copy, for a report of one line.
+    /// and [`Tree::children`] refuses them. `None`: everywhere. A report of
+    /// one line need not sort every directory (docs/decisions.md, "Small
+    /// choices").
     pub sorted_depth: Option<u32>,
 }
 
@@ -137,7 +137,7 @@ impl Sets {
 
 /// One entry as the reports see it.
 #[derive(Debug)]
-pub(crate) struct Entry<'a> {
+pub(crate) struct ReportEntry<'a> {
     /// Its node id.
     pub(crate) id: NodeId,
     /// The path as printed: the root as given, `/`, the names.
@@ -220,7 +220,7 @@ impl Tree {
             marks: Marks::new(exact, nodes.len()),
         };
         links.sort_unstable_by_key(|l| (l.inode(), l.node));
-        let counted = rules.du.then(|| du::counted(&nodes, &links));
+        let counted = rules.du.then(|| du_order::counted(&nodes, &links));
         let separate = rules
             .separate_dirs
             .then(|| c.separate(&acc, &links, counted.as_ref()));
@@ -430,7 +430,7 @@ impl Tree {
     pub(crate) fn visit<E>(
         &self,
         max_depth: Option<u32>,
-        mut f: impl FnMut(&Entry<'_>) -> Result<(), E>,
+        mut f: impl FnMut(&ReportEntry<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut path: Vec<u8> = Vec::new();
         for &root in self.roots() {
@@ -465,7 +465,7 @@ impl Tree {
                 }
                 let (id, _, before) = stack.pop().expect("non-empty");
                 let figures = self.figures(id);
-                f(&Entry {
+                f(&ReportEntry {
                     id,
                     path: &path,
                     depth: stack.len() as u32,
@@ -531,7 +531,12 @@ impl Crediting<'_> {
     /// each inode linked in it once (under du's rules, only where it is
     /// counted). Indexed by the slots of the nodes that are not leaves (a
     /// leaf's are never used).
-    fn separate(&mut self, acc: &Acc, links: &[Link], counted: Option<&du::Counted>) -> Vec<Stats> {
+    fn separate(
+        &mut self,
+        acc: &Acc,
+        links: &[Link],
+        counted: Option<&du_order::Counted>,
+    ) -> Vec<Stats> {
         let nodes = self.nodes;
         let mut sep: Vec<Stats> = nodes
             .ids()

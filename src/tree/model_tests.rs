@@ -1,5 +1,5 @@
 //! Property test of the extent sweep and the tree's crediting against a
-//! naive per-block model (docs/design.md, "The figures" and "Reclaimable").
+//! naive per-block model (docs/figures.md, "The figures" and "Reclaimable").
 //!
 //! Random small trees of directories hold random files, some of them
 //! multiply linked (links in several directories, sometimes with links
@@ -36,7 +36,7 @@ mod tests {
 
     /// A file as generated: raw numbers, interpreted by [`World::new`].
     #[derive(Clone, Debug)]
-    struct FileSpec {
+    struct ModelFile {
         /// The directory of each link present in the scan (mod the dir count).
         links: Vec<u32>,
         /// Links outside the scan (`st_nlink` − links present).
@@ -54,7 +54,7 @@ mod tests {
         parents: Vec<(u32, bool)>,
         /// Per directory: (st_size, sectors) of its own inode.
         dirs: Vec<(u64, u64)>,
-        files: Vec<FileSpec>,
+        files: Vec<ModelFile>,
         /// Btrfs: boundaries of the on-disk extents in the space.
         cuts: Vec<u64>,
         /// Blocks (XFS) or on-disk extents (Btrfs) also referenced outside the
@@ -64,7 +64,7 @@ mod tests {
         seed: u64,
     }
 
-    fn file_spec() -> impl Strategy<Value = FileSpec> {
+    fn file_spec() -> impl Strategy<Value = ModelFile> {
         (
             prop::collection::vec(any::<u32>(), 1..=3),
             prop_oneof![6 => Just(0u32), 1 => 1u32..3],
@@ -73,7 +73,7 @@ mod tests {
             0u64..200_000,
         )
             .prop_map(
-                |(links, outside_links, runs, extra_sectors, size)| FileSpec {
+                |(links, outside_links, runs, extra_sectors, size)| ModelFile {
                     links,
                     outside_links,
                     runs,
@@ -815,7 +815,7 @@ mod tests {
         let mut s = s.clone();
         for &(f, dir) in copies {
             if let Some(spec) = s.files.get(f % s.files.len().max(1)).cloned() {
-                s.files.push(FileSpec {
+                s.files.push(ModelFile {
                     links: vec![dir],
                     outside_links: 0,
                     ..spec

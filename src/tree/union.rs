@@ -7,10 +7,10 @@
 //! computed from the scan's references, not added up: an inode is freed
 //! when all its links lie inside the union, a shared unit when every file
 //! referencing it is freed, exactly as [`super::Tree`] credits reclaimable
-//! to one directory (`docs/design.md`, "Reclaimable").
+//! to one directory (`docs/figures.md`, "Reclaimable").
 //!
-//! A query is linear in the scan: O(nodes + links + unit references), a
-//! few milliseconds for half a million entries.
+//! A query is linear in the scan: O(nodes + links + unit references)
+//! (its time: docs/decisions.md, "Small choices").
 
 use crate::extents::Sweep;
 use crate::figures::{self, Bound};
@@ -27,12 +27,12 @@ pub(super) struct FileLinks<'a> {
     files: &'a [FileRec],
     copies: &'a Copies,
     /// By file id: the files with an entry.
-    entries: Vec<Entry>,
+    entries: Vec<LinkSpan>,
     pool: Vec<NodeId>,
 }
 
 /// A file's links: `pool[start..end]`.
-struct Entry {
+struct LinkSpan {
     id: u32,
     start: u32,
     end: u32,
@@ -55,7 +55,7 @@ impl<'a> FileLinks<'a> {
             if pool.len() == a {
                 pool.push(f.node);
             }
-            entries.push(Entry {
+            entries.push(LinkSpan {
                 id: at(id),
                 start: at(a),
                 end: at(pool.len()),
@@ -75,7 +75,7 @@ impl<'a> FileLinks<'a> {
         self.files.len()
     }
 
-    fn entry(&self, f: u32) -> Option<&Entry> {
+    fn entry(&self, f: u32) -> Option<&LinkSpan> {
         let i = self.entries.partition_point(|e| e.id < f);
         self.entries.get(i).filter(|e| e.id == f)
     }

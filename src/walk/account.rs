@@ -8,22 +8,23 @@ use std::sync::Arc;
 
 use rustix::fs::{CWD, Statx};
 use rustix::io::Errno;
+use sdu_sys::fiemap::FIEMAP_EXTENT_DATA_INLINE;
 
 use super::ctx::{Ctx, Local, dev_of};
 use super::fdcache::{DirFs, DirHandle};
-use super::later::{AgTable, Handed, Later, Waiting, Who};
-use super::open::{self, DirError, Now, OpenFile};
-use super::read::{Kept, Mapped, ToRead, credit, read_open};
+use super::later::{Later, Waiting, Who};
+use super::mapped::{Kept, Mapped, ToRead, credit, read_open};
+use super::open::{self, DirError, OpenFile, OpenedStat};
 use crate::error::{Diagnostic, strerror};
-use crate::extents::copies::{self, Claim, CopyKey, Lookup};
-use crate::extents::fiemap::FIEMAP_EXTENT_DATA_INLINE;
-use crate::extents::{Pending, SearchFile, Searched, Source};
+use crate::extents::ag::{AgTable, Handed};
+use crate::extents::unchanged::{self, Claim, CopyKey, CopyLookup};
+use crate::extents::{ExtentSource, Pending, SearchFile, Searched};
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
 use crate::records::{CopyRec, NodeId, dev32};
 
 /// A non-directory entry as the walk found it.
-pub(super) struct FileAt<'a> {
+pub(super) struct FoundFile<'a> {
     /// Its directory (or the working directory, for a root given by path).
     pub(crate) dirfd: BorrowedFd<'a>,
     pub(crate) name: &'a CStr,
@@ -54,7 +55,7 @@ pub(super) struct FileAt<'a> {
     pub(crate) dir: Option<(&'a Arc<DirHandle>, u32)>,
     /// `dirfd` is not its directory's but its subvolume's (a directory the
     /// Btrfs tree listed without opening it): it is opened from its
-    /// directory, reopened through [`FileAt::dir`].
+    /// directory, reopened through [`FoundFile::dir`].
     pub(crate) lazy: bool,
 }
 
@@ -63,9 +64,9 @@ pub(super) struct FileAt<'a> {
 pub(super) enum Pre {
     /// Not opened: it is opened by name if it may share.
     No,
-    /// Open, and [`FileAt::st`] is the `statx` of this very fd.
+    /// Open, and [`FoundFile::st`] is the `statx` of this very fd.
     Open(OwnedFd),
-    /// The open failed (permission denied...), and [`FileAt::st`] is a
+    /// The open failed (permission denied...), and [`FoundFile::st`] is a
     /// `statx` by name: if the file may share, that failure is reported as
     /// any failed open is, and the open is not tried again.
     Failed(Errno),
@@ -89,7 +90,7 @@ pub(super) const MAX_LATER: usize = 32;
 
 /// Accounts for a non-directory inode: maps its extents if it may share,
 /// and records a link if it must be counted once per directory.
-pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local) -> Accounted {
+pub(super) fn nondir(ctx: &Ctx<'_>, f: &FoundFile<'_>, pre: Pre, local: &mut Local) -> Accounted {
     let (st, dev, kind) = (f.st, f.dev, f.kind);
     let once = ctx.counts_once(st.stx_nlink);
     let who = Who {
@@ -133,7 +134,7 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, local: &mut Local)
 /// Maps a file handed over by another thread ([`Accounted::Handed`]) and
 /// credits it to its directory; the caller holds its group's turn on
 /// `table`.
-fn map_handed(ctx: &Ctx<'_>, table: &AgTable, l: Later, local: &mut Local) {
+fn map_handed(ctx: &Ctx<'_>, table: &AgTable<Later>, l: Later, local: &mut Local) {
     let Later {
         fd,
         now,
@@ -170,7 +171,7 @@ fn map_handed(ctx: &Ctx<'_>, table: &AgTable, l: Later, local: &mut Local) {
 /// Reads a file's extents: by the tree search (Btrfs, root) without
 /// opening it, else opened relative to its directory (unless the walk
 /// already did).
-fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Local) -> Mapped {
+fn map_file(ctx: &Ctx<'_>, f: &FoundFile<'_>, pre: Pre, once: bool, local: &mut Local) -> Mapped {
     let pending = match map_by_search(ctx, f, local) {
         // An fd the walk opened is closed unused.
         Ok(m) => return m,
@@ -187,7 +188,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
                 ..
             }),
             true,
-        ) if copies::settled(&sv, ctime) => {
+        ) if unchanged::settled(&sv, ctime) => {
             let ids = sv.ids;
             let copies = ctx.map.extents.copies();
             // A file of a snapshot has copies elsewhere; one of a subvolume
@@ -197,12 +198,12 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
             let snapshot = ids.1 != [0; 16];
             let claim = if snapshot || !copies.is_empty() {
                 match copies.find_or_claim(copy_key(space, f.st), ids) {
-                    Lookup::Found(m) => return reuse(ctx, f, space, &m, once, local),
-                    Lookup::Claimed(c) => Some(c),
+                    CopyLookup::Found(m) => return reuse(ctx, f, space, &m, once, local),
+                    CopyLookup::Claimed(c) => Some(c),
                     // Another thread maps a copy now: the file waits for
                     // the end of its task, when that copy is mapped.
-                    Lookup::Busy if put_off(ctx, f, once, local) => return Mapped::Handed,
-                    Lookup::Busy | Lookup::Missed => None,
+                    CopyLookup::Busy if put_off(ctx, f, once, local) => return Mapped::Handed,
+                    CopyLookup::Busy | CopyLookup::Missed => None,
                 }
             } else {
                 None
@@ -213,7 +214,7 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
     };
     let flags = open::file_flags(f.follow);
     let opened = match pre {
-        Pre::Open(fd) => Ok(Some((fd, Now::of_statx(f.st, f.dev)))),
+        Pre::Open(fd) => Ok(Some((fd, OpenedStat::of_statx(f.st, f.dev)))),
         Pre::Failed(e) => Err(e),
         Pre::No if f.lazy => match f.dir.map(|(h, _)| {
             h.fd(
@@ -305,15 +306,15 @@ fn map_file(ctx: &Ctx<'_>, f: &FileAt<'_>, pre: Pre, once: bool, local: &mut Loc
 /// Maps an open file (`file`, entry `f`), in the turn of the allocation
 /// group its shared data is predicted in (XFS, [`crate::extents::ag`]). If
 /// another thread holds that turn, the file is handed to it when the task
-/// may ([`FileAt::dir`]) and not too many are handed already; otherwise
+/// may ([`FoundFile::dir`]) and not too many are handed already; otherwise
 /// the task waits for the turn. A task keeps the turn it got until it ends
 /// ([`end_turn`]) or maps in another group, and maps the files handed to
 /// it after each of its own.
 fn map_in_turn(
     ctx: &Ctx<'_>,
-    f: &FileAt<'_>,
+    f: &FoundFile<'_>,
     mut file: ToRead<'_>,
-    table: Option<&AgTable>,
+    table: Option<&AgTable<Later>>,
     local: &mut Local,
 ) -> (Mapped, Option<Kept>) {
     let (Some(t), Some(ag)) = (table, local.ag.predicted()) else {
@@ -368,7 +369,7 @@ fn map_in_turn(
 }
 
 /// Maps the files handed to the caller, which holds their group's turn.
-fn map_all(ctx: &Ctx<'_>, t: &AgTable, handed: Vec<Later>, local: &mut Local) {
+fn map_all(ctx: &Ctx<'_>, t: &AgTable<Later>, handed: Vec<Later>, local: &mut Local) {
     for l in handed {
         map_handed(ctx, t, l, local);
     }
@@ -376,7 +377,7 @@ fn map_all(ctx: &Ctx<'_>, t: &AgTable, handed: Vec<Later>, local: &mut Local) {
 
 /// Lets group `ag`'s turn on `t` go, once the files handed to its holder
 /// are mapped.
-fn release(ctx: &Ctx<'_>, t: &AgTable, ag: u32, local: &mut Local) {
+fn release(ctx: &Ctx<'_>, t: &AgTable<Later>, ag: u32, local: &mut Local) {
     loop {
         let handed = t.release(ag);
         if handed.is_empty() {
@@ -409,7 +410,7 @@ const WAITING_MAX: usize = 64;
 /// Puts off a file whose copy another thread is mapping, to the end of its
 /// task ([`revisit`]); false when it cannot be: it is not listed in a
 /// directory the task can reopen.
-fn put_off(ctx: &Ctx<'_>, f: &FileAt<'_>, once: bool, local: &mut Local) -> bool {
+fn put_off(ctx: &Ctx<'_>, f: &FoundFile<'_>, once: bool, local: &mut Local) -> bool {
     let (Some((dir, idx)), Some(fs), false) = (f.dir, f.fs, f.lazy) else {
         return false;
     };
@@ -443,7 +444,7 @@ fn revisit(ctx: &Ctx<'_>, local: &mut Local, n: usize) {
     let mut waiting = std::mem::take(&mut local.waiting);
     for w in waiting.drain(..n.min(waiting.len())) {
         let path = || w.dir.path(Some(w.name.to_bytes()));
-        let at = |dirfd| FileAt {
+        let at = |dirfd| FoundFile {
             dirfd,
             name: &w.name,
             st: &w.st,
@@ -502,24 +503,24 @@ pub(super) fn end_task(ctx: &Ctx<'_>, local: &mut Local) {
 
 /// Remembers what FIEMAP gave (`kept`) the inode `st` of subvolume
 /// `subvol`, in extent space `space`, for its copies in related snapshots,
-/// if it may have any ([`copies::worth_keeping`]); `file`: its file id, if
+/// if it may have any ([`unchanged::worth_keeping`]); `file`: its file id, if
 /// it was credited to one node (not through links); `claim`: the key, if
-/// this thread claimed it ([`copies::Copies::find_or_claim`]).
+/// this thread claimed it ([`unchanged::MappedCopies::find_or_claim`]).
 pub(super) fn keep_copy(
     ctx: &Ctx<'_>,
     (space, st): (u32, &Statx),
-    subvol: copies::SubvolIds,
+    subvol: unchanged::SubvolIds,
     kept: Option<Kept>,
     file: Option<u32>,
     claim: Option<Claim<'_>>,
 ) {
     let inline_ok = subvol.1 != [0; 16] || claim.is_some();
-    if let Some(extents) = kept.filter(|k| copies::worth_keeping(k, inline_ok)) {
+    if let Some(extents) = kept.filter(|k| unchanged::worth_keeping(k, inline_ok)) {
         let inline = extents
             .iter()
             .any(|e| e.flags & FIEMAP_EXTENT_DATA_INLINE != 0);
         let file = file.filter(|_| !inline);
-        let m = copies::Mapped {
+        let m = unchanged::CopyMap {
             subvol,
             extents,
             file,
@@ -532,7 +533,7 @@ pub(super) fn keep_copy(
 }
 
 /// What identifies the inode `st` across snapshots, in extent space
-/// `space` ([`copies`]).
+/// `space` ([`unchanged`]).
 fn copy_key(space: u32, st: &Statx) -> CopyKey {
     CopyKey {
         space,
@@ -545,12 +546,12 @@ fn copy_key(space: u32, st: &Statx) -> CopyKey {
 }
 
 /// Credits a file with the extents of a copy of it mapped before
-/// ([`copies`]): what FIEMAP on it would have given.
+/// ([`unchanged`]): what FIEMAP on it would have given.
 fn reuse(
     ctx: &Ctx<'_>,
-    f: &FileAt<'_>,
+    f: &FoundFile<'_>,
     space: u32,
-    m: &copies::Mapped,
+    m: &unchanged::CopyMap,
     once: bool,
     local: &mut Local,
 ) -> Mapped {
@@ -606,13 +607,15 @@ fn reuse(
 /// items it read, if any).
 fn map_by_search(
     ctx: &Ctx<'_>,
-    f: &FileAt<'_>,
+    f: &FoundFile<'_>,
     local: &mut Local,
 ) -> Result<Mapped, Option<Box<Pending>>> {
     let Some(fs) = f.fs else {
         return Err(None);
     };
-    if f.follow || Source::for_fs(&fs.info, ctx.map.extents.search_allowed()) != Source::BtrfsSearch
+    if f.follow
+        || ExtentSource::for_fs(&fs.info, ctx.map.extents.search_allowed())
+            != ExtentSource::BtrfsSearch
     {
         return Err(None);
     }

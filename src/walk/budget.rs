@@ -3,7 +3,7 @@
 //! held for later.
 
 use super::roots::{self, Roots};
-use super::{KEPT_ROOT_FDS, WalkOptions, account, cold, tree};
+use super::{KEPT_ROOT_FDS, WalkOptions, account, btrfs_listing, cold};
 
 /// The fds each thread may hold: a listing fd, two transient fds of a
 /// parent-chain reopen and a file fd.
@@ -38,12 +38,12 @@ impl Budget {
         opts: &WalkOptions,
         du_rules: bool,
         roots: &Roots,
-        look: cold::Look,
+        look: cold::CacheLook,
         soft: u64,
     ) -> Budget {
         let fit = (soft.saturating_sub(FIXED + MIN_CACHED) / PER_THREAD).max(1) as usize;
         let cold = opts.cold_threads.is_some() && cold::looks_cold(roots, look);
-        let searched = cold && tree::likely(opts, du_rules, roots);
+        let searched = cold && btrfs_listing::likely(opts, du_rules, roots);
         let lineage = searched && cold::holds_lineage(roots);
         let wanted = match opts.cold_threads {
             Some(_) if lineage || (searched && opts.cold_search_per_cpu) => opts.threads,
@@ -61,9 +61,9 @@ impl Budget {
         // leaves room.
         let max_later = if soft >= 512 { account::MAX_LATER } else { 0 };
         // As root on Btrfs, the walk holds an fd per subvolume, where the limit
-        // leaves room: a quarter of it ([`tree::SUBVOL_FDS`]).
+        // leaves room: a quarter of it ([`btrfs_listing::SUBVOL_FDS`]).
         let max_subvols = if soft >= 1024 {
-            (soft / 4).min(tree::SUBVOL_FDS as u64) as usize
+            (soft / 4).min(btrfs_listing::SUBVOL_FDS as u64) as usize
         } else {
             0
         };

@@ -24,26 +24,21 @@ use rustix::fs::{self as rfs, FileType, Mode, OFlags, RawDir};
 
 use super::roots::Roots;
 
-/// The threads of a cold walk that reads Btrfs trees ([`super::tree`]):
+/// The threads of a cold walk that reads Btrfs trees ([`super::btrfs_listing`]):
 /// one search reads up to 512 inodes, where a `statx` reads one, so fewer
 /// requests are needed in flight; and each thread holds what it read until
-/// it walks there. On 40 snapshots of a /usr/share copy, cold, 4 rounds
-/// interleaved: 4 threads took 6.0–6.9 s and peaked at 65–67 MB, 6 took
-/// 5.9–6.8 s and 71–73 MB, 8 took 6.1–6.9 s and 78–79 MB (16: 96 MB, 32:
-/// 120 MB, no faster).
+/// it walks there, so more threads only hold more.
 ///
 /// Not where the roots hold snapshots read by difference
 /// ([`holds_lineage`]): only the first member of a lineage the walk meets
 /// waits on the device, the others are read from memory, and the walk
-/// takes a thread per CPU. 40 snapshots of a /usr/share copy, cold, 2
-/// CPUs, 5 rounds interleaved: 4 threads took 2.80–3.86 s and peaked at
-/// 66.7–69.0 MB, 2 took 2.44–3.31 s and 57.8–61.0 MB (100 snapshots, 3
-/// rounds: 6.64–7.36 s and 110–112 MB against 6.06–6.65 s and 103–105).
+/// takes a thread per CPU. Measured in docs/decisions.md, "Threads of a
+/// cold walk".
 pub(super) const SEARCH_THREADS: usize = 4;
 
 /// Whether one of `roots`, read from its Btrfs tree, holds two members of
 /// a lineage of snapshots
-/// ([`crate::extents::subvolumes::Subvolumes::holds_lineage`]): each
+/// ([`sdu_sys::btrfs::Subvolumes::holds_lineage`]): each
 /// directory asked through the fd its PATH was resolved by.
 pub(super) fn holds_lineage(roots: &Roots) -> bool {
     (0..roots.0.len()).any(|i| {
@@ -52,7 +47,7 @@ pub(super) fn holds_lineage(roots: &Roots) -> bool {
                 r.open_dir(OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)
                     .is_ok_and(|fd| {
                         let fd = fd.as_fd();
-                        crate::extents::subvolumes::Subvolumes::read(fd)
+                        sdu_sys::btrfs::Subvolumes::read(fd)
                             .and_then(|s| s.holds_lineage(fd))
                             .unwrap_or(false)
                     })
@@ -64,14 +59,8 @@ pub(super) fn holds_lineage(roots: &Roots) -> bool {
 /// time, under the cluster buffer's lock: a thread that stats an inode
 /// whose cluster another thread is reading sleeps on that lock
 /// (`xfs_buf_lock`), so threads past a few wait on each other, not on the
-/// device. The /usr copy on XFS, cold, 5 rounds interleaved: the walk
-/// (`--du total`) took 1.04 s at 4 threads, 1.06 at 6 and 1.26 at 8
-/// (diskus 1.04), every figure 1.25, 1.29 and 1.37 s; the sleeps on the
-/// buffer lock were 2,570 at 4 threads and 18,323 at 8, for the same 4,400
-/// waits on the device (`perf record -e sched:sched_switch -g`). One
-/// directory of 1,000,000 files took 23 s at 2 threads and 41 at 8.
-/// Btrfs, without the tree search, runs faster with 8 (the /usr copy:
-/// 1.64–1.69 s against 1.73–1.83 at 4).
+/// device. Btrfs without the tree search is not limited so. Measured in
+/// docs/decisions.md, "Threads of a cold walk".
 pub(super) const XFS_THREADS: usize = 4;
 
 /// Whether every one of `roots` is on the filesystem of `magic`
@@ -99,14 +88,14 @@ const COLD_PER_DIR: Duration = Duration::from_micros(60);
 /// then: taken before the PATHs are resolved, so that reading the first
 /// root's inode from the device counts as it did when the look opened it.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Look {
+pub(super) struct CacheLook {
     t0: Instant,
     slept0: Option<u64>,
 }
 
-impl Look {
-    pub(super) fn start() -> Look {
-        Look {
+impl CacheLook {
+    pub(super) fn start() -> CacheLook {
+        CacheLook {
             slept0: sleeps(),
             t0: Instant::now(),
         }
@@ -117,12 +106,12 @@ impl Look {
 /// first of them, since `look` began, took long enough that they were read
 /// from the device. The first root is listed through the fd its PATH was
 /// resolved by, and only if that is a directory, as the walk lists it.
-pub(super) fn looks_cold(roots: &Roots, look: Look) -> bool {
+pub(super) fn looks_cold(roots: &Roots, look: CacheLook) -> bool {
     let Some(first) = roots.get(0).filter(|_| roots.is_dir(0)) else {
         return false;
     };
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    let Look { t0, slept0 } = look;
+    let CacheLook { t0, slept0 } = look;
     let Ok(fd) = first.open_dir(flags | OFlags::NOATIME) else {
         return false;
     };
@@ -206,15 +195,15 @@ mod tests {
             std::fs::create_dir_all(t.path().join(d)).unwrap();
         }
         let root = [t.path().as_os_str().as_encoded_bytes().to_vec()];
-        looks_cold(&Roots::open(&root, false), Look::start());
+        looks_cold(&Roots::open(&root, false), CacheLook::start());
         let warm = (0..5)
-            .filter(|_| !looks_cold(&Roots::open(&root, false), Look::start()))
+            .filter(|_| !looks_cold(&Roots::open(&root, false), CacheLook::start()))
             .count();
         // One of five may be slowed by a loaded machine.
         assert!(warm >= 4, "{warm} of 5 warm");
         assert!(!looks_cold(
             &Roots::open(&[b"/nonexistent-sdu".to_vec()], false),
-            Look::start()
+            CacheLook::start()
         ));
     }
 

@@ -1,5 +1,5 @@
 //! What every task of one walk shares, by concern ([`Ctx`]): the options
-//! ([`Run`]), where the records go ([`Records`]: the nodes and their
+//! ([`WalkSetup`]), where the records go ([`Records`]: the nodes and their
 //! identities by id, the rest in per-thread shards), the directory fds
 //! ([`Fds`]), the extents stage's state ([`Mapping`]) and the Btrfs tree's
 //! listing ([`TreeWalk`]); and what one task gathers before it hands it
@@ -14,16 +14,17 @@ use std::sync::{Arc, Mutex};
 use crossbeam_utils::CachePadded;
 use dashmap::DashSet;
 use rustix::fs::Statx;
+use sdu_sys::btrfs::InodeItems;
 
 use super::counters::Counters;
 use super::fdcache::{Active, DirFs, FdCache, MoveWatch};
-use super::later::{AgHint, AgSched};
+use super::later::Later;
 pub(super) use super::open::{MASK, dev_of};
 use crate::error::Diagnostic;
-use crate::extents::btrfs_search::InodeItems;
+use crate::extents::ag::{AgHint, AgSched};
 use crate::extents::btrfs_tree::TreeCache;
 use crate::extents::inline::{InlineRec, Keys};
-use crate::extents::{Extents, Source};
+use crate::extents::{ExtentSource, Extents};
 use crate::figures::{Bound, Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
 use crate::messages::Messages;
@@ -84,7 +85,8 @@ pub struct WalkOptions {
     pub fiemap_only: bool,
     /// `--map-each-copy`: on Btrfs without the tree search, map every copy
     /// of a file unchanged across snapshots with its own FIEMAP, instead of
-    /// crediting it with the extents of the copy mapped first.
+    /// crediting it with the extents of the copy mapped first
+    /// ([`crate::extents::unchanged`]).
     pub map_each_copy: bool,
     /// Keep every node's [`Ident`] (`super::Walk::idents`): the browser
     /// checks what it deletes against them.
@@ -133,7 +135,7 @@ pub(super) struct Local {
     /// empty: stat the next one first (see the walk's `dir` module).
     pub(super) stat_first: bool,
     /// The allocation group its next FIEMAP is predicted to need (XFS).
-    pub(super) ag: AgHint,
+    pub(super) ag: AgHint<Later>,
     /// Figures for directories other than the task's own: files other
     /// threads handed to this one while it held an allocation group's turn.
     pub(super) partial: Vec<(NodeId, Stats)>,
@@ -173,9 +175,9 @@ pub(super) struct Local {
 
 thread_local! {
     /// A task's emptied `inline` vector, for the thread's next task: on
-    /// Btrfs most directories have such files (54,669 of the 132,780
-    /// entries of a /usr copy), and a vector grown from empty in each task
-    /// cost more than a lock per file did.
+    /// Btrfs most directories have such files, and a vector grown from
+    /// empty in each task cost more than a lock per file did
+    /// (docs/decisions.md, "User CPU against the floor").
     static SPARE_INLINE: Cell<Vec<InlineRec>> = const { Cell::new(Vec::new()) };
 }
 
@@ -330,12 +332,12 @@ pub(super) fn take_id(next: &AtomicU32, too_many: &AtomicBool) -> NodeId {
 ///
 /// What every thread writes often (the next id, a shard's lock, the fd
 /// cache's lock, the kept subvolumes' lock) is kept off the cache lines of
-/// what every file reads ([`Run`]).
+/// what every file reads ([`WalkSetup`]).
 pub(super) struct Ctx<'a> {
     /// The options, and what the walk decided from them before it started.
     /// Read for every file: on cache lines of its own, which no lock every
     /// thread takes shares.
-    pub(super) run: CachePadded<Run<'a>>,
+    pub(super) run: CachePadded<WalkSetup<'a>>,
     /// The records being gathered, and the ids they are gathered under.
     pub(super) records: Records,
     /// Directory fds, and the shares of the fd limit.
@@ -349,7 +351,7 @@ pub(super) struct Ctx<'a> {
 
 /// What every task reads and none writes: the options, and the flags the
 /// walk set from them when it started.
-pub(super) struct Run<'a> {
+pub(super) struct WalkSetup<'a> {
     pub(super) opts: &'a WalkOptions,
     pub(super) msgs: &'a Messages,
     pub(super) euid: u32,
@@ -413,7 +415,7 @@ pub(super) struct Mapping {
     /// Multiply-linked inodes already claimed for FIEMAP.
     pub(super) claimed: DashSet<(u32, u64, u64)>,
     /// FIEMAP turns by XFS allocation group.
-    pub(super) ags: AgSched,
+    pub(super) ags: AgSched<Later>,
     /// The keys of the inline records, each once
     /// ([`crate::extents::inline::Keys`]).
     pub(super) inline_keys: Keys,
@@ -422,7 +424,7 @@ pub(super) struct Mapping {
 }
 
 /// As root on Btrfs, directories are listed from the tree
-/// ([`super::tree`]).
+/// ([`super::btrfs_listing`]).
 #[derive(Default)]
 pub(super) struct TreeWalk {
     /// The walk lists directories from the tree.
@@ -682,7 +684,8 @@ impl Ctx<'_> {
             .filter(|sv| sv.ids.0 != [0; 16]);
         let copies = subvol.filter(|_| {
             !self.run.opts.skip_extents
-                && Source::for_fs(&info, self.map.extents.search_allowed()) == Source::Fiemap
+                && ExtentSource::for_fs(&info, self.map.extents.search_allowed())
+                    == ExtentSource::Fiemap
         });
         DirFs {
             info,

@@ -16,17 +16,18 @@ use std::sync::{Arc, Mutex};
 use rustix::fs::{self as rfs, OFlags, RawDir, StatxAttributes};
 use rustix::io::Errno;
 
-use super::account::{self, Accounted, FileAt, Pre};
+use super::account::{self, Accounted, FoundFile, Pre};
+use super::btrfs_listing;
 use super::ctx::{Ctx, Local, PROGRESS_PATH_EVERY, dev_of};
 use super::entry::{
-    Entry, Stated, excluded, in_cycle, left_beside, not_stated, path_kept, stat_entry, symlinks_to,
+    ListedEntry, Stated, excluded, in_cycle, left_beside, not_stated, path_kept, stat_entry,
+    symlinks_to,
 };
 use super::fdcache::{DirHandle, DirName};
 use super::indir::{InDir, Listed, batch_entries, prefetch, push_entry};
 use super::left::LeftOut;
 use super::open::{self, DirError};
 use super::plain;
-use super::tree;
 use crate::error::Diagnostic;
 use crate::figures::{Kind, Stats};
 use crate::probe::Skip;
@@ -51,7 +52,7 @@ thread_local! {
 
 /// Reads one directory: stats its entries, spawns its subdirectories.
 /// `own` is the directory inode's figures, `uid` its owner; `template`,
-/// when the Btrfs tree stat-ed it, what it gave ([`super::tree`]).
+/// when the Btrfs tree stat-ed it, what it gave ([`super::btrfs_listing`]).
 pub(super) fn walk_dir<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
@@ -107,7 +108,7 @@ pub(super) fn walk_dir<'s>(
     // (Boxed and borrowed: a `Statx` is 256 bytes, not to be copied into
     // every task.)
     let template = template.as_deref();
-    if let (Some(_), Some(fs), Some(sfd)) = (template, h.fs, tree::subvol_fd(ctx, h.dev)) {
+    if let (Some(_), Some(fs), Some(sfd)) = (template, h.fs, btrfs_listing::subvol_fd(ctx, h.dev)) {
         if let Some(p) = &h.parent {
             p.release(&ctx.fds.cache);
         }
@@ -170,7 +171,7 @@ pub(super) fn walk_dir<'s>(
     let dir = InDir::new(ctx, &h, &fd, fs);
     if template.is_none() {
         // Its subdirectories may be listed through its fd.
-        tree::keep_subvol_fd(ctx, &dir, &fd);
+        btrfs_listing::keep_subvol_fd(ctx, &dir, &fd);
     }
     // As root on Btrfs, the tree lists it; else (or if the tree cannot)
     // getdents does.
@@ -245,7 +246,7 @@ fn list<'s>(
             if idx < INLINE_ENTRIES && dir.search {
                 push_entry(&mut held, listed, ent.ino(), name);
             } else if idx < INLINE_ENTRIES {
-                entry_as(ctx, s, dir, Entry::listed(name, listed, idx), local);
+                entry_as(ctx, s, dir, ListedEntry::listed(name, listed, idx), local);
             } else {
                 if batched == 0 {
                     first = idx;
@@ -269,7 +270,8 @@ fn list<'s>(
                 local,
             );
             for (idx, (listed, _, name)) in batch_entries(&held).enumerate() {
-                entry_as(ctx, s, dir, Entry::listed(name, listed, idx as u32), local);
+                let e = ListedEntry::listed(name, listed, idx as u32);
+                entry_as(ctx, s, dir, e, local);
             }
         }
     });
@@ -277,9 +279,9 @@ fn list<'s>(
 
 /// As root on Btrfs: lists the directory from its subvolume's tree and
 /// accounts for its entries with the figures the tree holds
-/// ([`super::tree`]); false (nothing done) when the tree cannot list it.
-/// Past the first [`tree::INLINE_ENTRIES`], entries go to batches other
-/// threads take.
+/// ([`super::btrfs_listing`]); false (nothing done) when the tree cannot
+/// list it. Past the first [`btrfs_listing::INLINE_ENTRIES`], entries go
+/// to batches other threads take.
 fn list_tree<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
@@ -288,13 +290,13 @@ fn list_tree<'s>(
     template: Option<&rfs::Statx>,
     local: &mut Local,
 ) -> bool {
-    let Some((template, me)) = tree::listing(ctx, dir, template, local) else {
+    let Some((template, me)) = btrfs_listing::listing(ctx, dir, template, local) else {
         return false;
     };
     let n = me.entries().len();
-    let mut start = tree::INLINE_ENTRIES.min(n);
+    let mut start = btrfs_listing::INLINE_ENTRIES.min(n);
     while start < n {
-        let end = (start + tree::BATCH_ENTRIES).min(n);
+        let end = (start + btrfs_listing::BATCH_ENTRIES).min(n);
         dir.h.pending.fetch_add(1, Ordering::AcqRel);
         let (h, fd, fs, me) = (dir.h.clone(), fd.clone(), dir.fs, Arc::clone(&me));
         let lazy = dir.lazy;
@@ -318,7 +320,7 @@ fn list_tree<'s>(
         dir,
         &template,
         &me,
-        0..tree::INLINE_ENTRIES.min(n),
+        0..btrfs_listing::INLINE_ENTRIES.min(n),
         local,
     );
     true
@@ -326,32 +328,32 @@ fn list_tree<'s>(
 
 /// Accounts for the entries `range` of a directory listed from the tree
 /// (`me`), each with the `statx` its items make, or a `statx` of its own
-/// where they cannot stand in ([`tree::known`]).
+/// where they cannot stand in ([`btrfs_listing::known`]).
 fn tree_entries<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
     dir: &InDir<'_>,
     template: &rfs::Statx,
-    me: &tree::TreeInode,
+    me: &btrfs_listing::TreeInode,
     range: std::ops::Range<usize>,
     local: &mut Local,
 ) {
-    let mut ahead = tree::Ahead::plan(ctx, dir, me, range.clone());
-    let mounts = tree::mounts_in(ctx, dir);
+    let mut ahead = btrfs_listing::Ahead::plan(ctx, dir, me, range.clone());
+    let mounts = btrfs_listing::mounts_in(ctx, dir);
     // The directory's own fd, when it was not opened and an entry needs a
     // `statx` by name.
     let mut own: Option<Arc<OwnedFd>> = None;
     for (i, e) in me.entries()[range.clone()].iter().enumerate() {
         let idx = (range.start + i) as u32;
-        let (name, listed) = (tree::name_of(me, e), tree::listed(e));
+        let (name, listed) = (btrfs_listing::name_of(me, e), btrfs_listing::listed(e));
         if !e.subvol {
             ahead.ensure(ctx, dir, e.child, local);
         }
-        let st = tree::known(ctx, dir, template, e, name, (&mounts, &mut ahead), local);
+        let st = btrfs_listing::known(ctx, dir, template, e, name, (&mounts, &mut ahead), local);
         if st.is_some() || !dir.lazy {
-            let entry = Entry {
+            let entry = ListedEntry {
                 known: st.as_ref(),
-                ..Entry::listed(name, listed, idx)
+                ..ListedEntry::listed(name, listed, idx)
             };
             entry_as(ctx, s, dir, entry, local);
             continue;
@@ -369,7 +371,7 @@ fn tree_entries<'s>(
         }
         if let Some(fd) = &own {
             let real = InDir::new(ctx, dir.h, fd, dir.fs);
-            entry_as(ctx, s, &real, Entry::listed(name, listed, idx), local);
+            entry_as(ctx, s, &real, ListedEntry::listed(name, listed, idx), local);
         }
     }
     local.pre.clear();
@@ -411,7 +413,7 @@ fn report_dir_error(ctx: &Ctx<'_>, h: &DirHandle, e: DirError, local: &mut Local
 /// A directory's own bytes on Btrfs (its `nbytes`: 16 KiB for the
 /// top-level root directory mkfs makes, copied into every snapshot of
 /// subvolume 5) are metadata, no data anywhere: in its Total and
-/// Exclusive, as du counts them, never in its Reclaimable (docs/design.md,
+/// Exclusive, as du counts them, never in its Reclaimable (docs/filesystems.md,
 /// "Btrfs metadata"). Taken from its own figures, before any child's.
 fn own_bytes_on(fs: &super::fdcache::DirFs, ctx: &Ctx<'_>, local: &mut Local) {
     if fs.info.magic == crate::probe::magic::BTRFS {
@@ -490,7 +492,13 @@ fn spawn_batch<'s>(
         }
         let mut idx = first;
         for (listed, _, name) in batch_entries(&names) {
-            entry_as(ctx, s, &dir, Entry::listed(name, listed, idx), &mut local);
+            entry_as(
+                ctx,
+                s,
+                &dir,
+                ListedEntry::listed(name, listed, idx),
+                &mut local,
+            );
             idx = idx.saturating_add(1);
         }
         account::end_task(ctx, &mut local);
@@ -506,7 +514,7 @@ pub(super) fn entry_as<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
     dir: &InDir<'_>,
-    e: Entry<'_>,
+    e: ListedEntry<'_>,
     local: &mut Local,
 ) {
     let h = dir.h;
@@ -637,12 +645,12 @@ fn lean_path(ctx: &Ctx<'_>, dir: &InDir<'_>, x: Stated<'_>) -> bool {
 /// links and extents are credited from there.
 #[inline(always)]
 fn nondir(ctx: &Ctx<'_>, dir: &InDir<'_>, x: Stated<'_>, pre: Pre, local: &mut Local) {
-    let (h, Entry { name, idx, .. }) = (dir.h, x.e);
+    let (h, ListedEntry { name, idx, .. }) = (dir.h, x.e);
     let leaf = ctx.run.opts.all.then(|| ctx.new_id());
     if let Some(id) = leaf {
         ctx.ident(local, id, x.st);
     }
-    let file = FileAt {
+    let file = FoundFile {
         dirfd: dir.fd,
         name,
         st: x.st,

@@ -1,5 +1,5 @@
 //! One entry of a directory, from its listing to its `statx`: what the
-//! listing says of it ([`Entry`]), the checks made before it is stat-ed
+//! listing says of it ([`ListedEntry`]), the checks made before it is stat-ed
 //! (the symlinks followed to it, `--exclude`), the `statx` itself (or an
 //! open first, for a regular file), what a failed one reports, and the
 //! check that a subdirectory is not one of its own ancestors. What the
@@ -22,22 +22,22 @@ use crate::figures::Kind;
 
 /// One entry of a directory, as its listing gives it.
 #[derive(Clone, Copy)]
-pub(super) struct Entry<'a> {
+pub(super) struct ListedEntry<'a> {
     pub(super) name: &'a CStr,
     /// What the listing says it is.
     pub(super) listed: Listed,
     /// Its position in getdents order.
     pub(super) idx: u32,
     /// What `statx` would say of it, when the Btrfs tree said it instead
-    /// ([`super::tree`]).
+    /// ([`super::btrfs_listing`]).
     pub(super) known: Option<&'a Statx>,
 }
 
-impl<'a> Entry<'a> {
-    /// Entry `name`, listed as `listed` at getdents position `idx`.
+impl<'a> ListedEntry<'a> {
+    /// The entry `name`, listed as `listed` at getdents position `idx`.
     #[inline(always)]
     pub(super) fn listed(name: &'a CStr, listed: Listed, idx: u32) -> Self {
-        Entry {
+        ListedEntry {
             name,
             listed,
             idx,
@@ -52,7 +52,7 @@ impl<'a> Entry<'a> {
 /// is not (a reference would make every entry write it).
 #[derive(Clone, Copy)]
 pub(super) struct Stated<'a> {
-    pub(super) e: Entry<'a>,
+    pub(super) e: ListedEntry<'a>,
     pub(super) st: &'a Statx,
     pub(super) kind: Kind,
     pub(super) dev: u64,
@@ -69,7 +69,11 @@ const MAX_SYMLINKS: u32 = 40;
 /// (`-L`); past [`MAX_SYMLINKS`] it is not stat-ed, reported as du
 /// reports it.
 #[inline(always)]
-pub(super) fn symlinks_to(ctx: &Ctx<'_>, h: &DirHandle, e: Entry<'_>) -> Result<u32, LeftOut> {
+pub(super) fn symlinks_to(
+    ctx: &Ctx<'_>,
+    h: &DirHandle,
+    e: ListedEntry<'_>,
+) -> Result<u32, LeftOut> {
     let link = e.listed == Listed::Symlink;
     let symlinks = h.symlinks + u32::from(link && ctx.run.opts.follow_links);
     if symlinks > MAX_SYMLINKS {
@@ -103,13 +107,13 @@ pub(super) fn excluded(ctx: &Ctx<'_>, path: Option<&[u8]>) -> Option<LeftOut> {
 const NOFOLLOW: AtFlags = AtFlags::SYMLINK_NOFOLLOW.union(AtFlags::STATX_DONT_SYNC);
 
 /// What `statx` says of entry `e`: what the Btrfs tree said
-/// ([`Entry::known`]), or a `statx` by name, or one through the fd of an
+/// ([`ListedEntry::known`]), or a `statx` by name, or one through the fd of an
 /// open made first (`open`; `pre` then gets what the open gave).
 #[inline(always)]
 pub(super) fn stat_entry(
     ctx: &Ctx<'_>,
     dir: &InDir<'_>,
-    e: Entry<'_>,
+    e: ListedEntry<'_>,
     open: bool,
     pre: &mut Pre,
 ) -> Result<Statx, Errno> {

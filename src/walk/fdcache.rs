@@ -30,12 +30,12 @@ pub(super) struct DirFs {
     pub(crate) space: u32,
     /// Btrfs, mapped with FIEMAP: the subvolume's UUIDs, by which a file
     /// unchanged across snapshots is mapped once
-    /// ([`crate::extents::copies`]); `None` elsewhere, or with
+    /// ([`crate::extents::unchanged`]); `None` elsewhere, or with
     /// `--map-each-copy`.
     pub(crate) copies: Option<Subvol>,
     /// Btrfs: the subvolume is a snapshot of another, whose files' copies
     /// in other snapshots the tree search records as copies
-    /// ([`crate::extents::copies::Indexed`]).
+    /// ([`crate::extents::unchanged::Indexed`]).
     pub(crate) snapshot: bool,
 }
 

@@ -1,8 +1,8 @@
 //! A directory being read, as its entries see it, and what its listing
 //! says an entry is: shared by the `getdents` walk ([`super::dir`]) and the
-//! Btrfs tree's ([`super::tree`]); the byte format its entries are held
-//! and batched in; the batched tree search of its files after getdents
-//! (as root on Btrfs, where the tree does not list it).
+//! Btrfs tree's ([`super::btrfs_listing`]); the byte format its entries
+//! are held and batched in; the batched tree search of its files after
+//! getdents (as root on Btrfs, where the tree does not list it).
 
 use std::cell::Cell;
 use std::ffi::CStr;
@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::ctx::{Ctx, Local};
 use super::fdcache::{DirFs, DirHandle};
-use crate::extents::Source;
+use crate::extents::ExtentSource;
 
 /// A directory being read, as its entries see it.
 pub(super) struct InDir<'a> {
@@ -58,14 +58,15 @@ impl InDir<'_> {
             && !fs.info.unverified
             && !ctx.map.registry.fiemap_unsupported(fs.info.index)
             // As root on Btrfs the tree search reads files without an open.
-            && Source::for_fs(&fs.info, ctx.map.extents.search_allowed()) != Source::BtrfsSearch
+            && ExtentSource::for_fs(&fs.info, ctx.map.extents.search_allowed()) != ExtentSource::BtrfsSearch
             // In a Btrfs snapshot most files are copies mapped once, which
-            // need no open ([`crate::extents::copies`]).
+            // need no open ([`crate::extents::unchanged`]).
             && fs.copies.is_none_or(|sv| sv.ids.1 == [0; 16]);
         let search = !ctx.run.opts.follow_links
             && !ctx.run.opts.skip_extents
             && fs.info.can_share
-            && Source::for_fs(&fs.info, ctx.map.extents.search_allowed()) == Source::BtrfsSearch;
+            && ExtentSource::for_fs(&fs.info, ctx.map.extents.search_allowed())
+                == ExtentSource::BtrfsSearch;
         InDir {
             h,
             fd: fd.as_fd(),

@@ -1,8 +1,8 @@
 //! The walk's side of the XFS allocation-group turns
 //! ([`crate::extents::ag`]): a file whose FIEMAP is put off while its
 //! group is busy, with all that the thread holding the group's turn needs
-//! to map it and credit it to its directory, and the turns' types for such
-//! files.
+//! to map it and credit it to its directory. The turns hand such files
+//! (`ag::AgTable<Later>`).
 
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
@@ -11,25 +11,15 @@ use std::sync::Arc;
 use rustix::fs::Statx;
 
 use super::fdcache::{DirFs, DirHandle};
-use super::open::Now;
-use crate::extents::ag;
+use super::open::OpenedStat;
 use crate::figures::Kind;
 use crate::records::NodeId;
-
-/// The turns of the XFS filesystems met, handing files as [`Later`].
-pub(super) type AgSched = ag::AgSched<Later>;
-/// One XFS filesystem's groups and their turns.
-pub(super) type AgTable = ag::AgTable<Later>;
-/// A task's table and predicted group.
-pub(super) type AgHint = ag::AgHint<Later>;
-/// What handing a file to the holder of its group's turn did.
-pub(super) type Handed = ag::Handed<Later>;
 
 /// A file opened and stat-ed by one thread, handed to the thread that
 /// holds its allocation group's turn to be mapped.
 pub(super) struct Later {
     pub(super) fd: OwnedFd,
-    pub(super) now: Now,
+    pub(super) now: OpenedStat,
     pub(super) fs: DirFs,
     pub(super) who: Who,
     pub(super) st: Statx,
@@ -44,7 +34,7 @@ pub(super) struct Later {
 }
 
 /// A Btrfs file met while another thread mapped a copy of it
-/// ([`crate::extents::copies::Lookup::Busy`]): the task accounts for it
+/// ([`crate::extents::unchanged::CopyLookup::Busy`]): the task accounts for it
 /// when it ends, from that copy, and maps it on its own only if none was
 /// kept. Without an fd: nearly every one finds its copy.
 pub(super) struct Waiting {

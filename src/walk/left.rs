@@ -97,7 +97,7 @@ impl LeftOut {
     /// filesystem) is not part of the scan's figures, as in du: no mark.
     /// An entry that could not be read holds what its directory's figures
     /// do not count, and deleting the directory frees it too: at least.
-    /// A file not mapped is marked where its figures are (`read`): they
+    /// A file not mapped is marked where its figures are (`mapped`): they
     /// count its blocks as its own, and it may share them.
     pub(crate) fn mark(self) -> Bound {
         match self {

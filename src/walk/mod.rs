@@ -21,7 +21,7 @@
 //! - `account`: what one non-directory entry adds (and its extents);
 //! - `plain`: the same for the common regular file, without the layers
 //!   the other cases need;
-//! - `read`: an open file's extents read, and what mapping it gave
+//! - `mapped`: an open file's extents read, and what mapping it gave
 //!   credited to its node;
 //! - `later`: a file handed to the thread that holds its XFS allocation
 //!   group's turn (the extents stage's `ag` module schedules the turns);
@@ -29,11 +29,13 @@
 //! - `fdcache`: the directory handles and the bounded fd cache;
 //! - `indir`: a directory being read, as its entries see it, the format its
 //!   entries are batched in, the batched tree search after getdents;
-//! - `tree`: as root on Btrfs, a directory listed, and its entries stat-ed,
-//!   from the subvolume's tree instead of getdents and statx;
+//! - `btrfs_listing`: as root on Btrfs, a directory listed, and its
+//!   entries stat-ed, from the subvolume's tree instead of getdents and
+//!   statx;
 //! - `root_file`: a PATH that is not a directory, accounted for at once.
 
 mod account;
+mod btrfs_listing;
 mod budget;
 mod cold;
 pub(crate) mod counters;
@@ -44,21 +46,20 @@ mod fdcache;
 mod indir;
 mod later;
 mod left;
+mod mapped;
 #[cfg(test)]
 mod mem_tests;
 mod open;
 mod plain;
-mod read;
 mod root_file;
 mod roots;
-mod tree;
 
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dashmap::DashSet;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use crate::error::{Diagnostic, Error};
 use crate::extents::Extents;
@@ -214,7 +215,7 @@ pub(crate) fn walk(
         .current
         .unwrap_or(65536);
     // Each PATH resolved by its name once: everything below asks the fds.
-    let look = cold::Look::start(); // resolving the PATHs is part of the look
+    let look = cold::CacheLook::start(); // resolving the PATHs is part of the look
     let mut roots = roots::Roots::open(&opts.roots, opts.follow_links || opts.follow_args);
     let budget::Budget {
         threads,
@@ -238,8 +239,8 @@ pub(crate) fn walk(
         spaces.fill(0);
     }
     // Read once: the inline records and the tree's listing both ask.
-    let mounts = tree::mounts_inside(&opts.roots, &roots);
-    let run = ctx::Run {
+    let mounts = btrfs_listing::mounts_inside(&opts.roots, &roots);
+    let run = ctx::WalkSetup {
         opts,
         msgs,
         euid: rustix::process::geteuid().as_raw(),
@@ -252,7 +253,7 @@ pub(crate) fn walk(
         Extents::with_search(!opts.fiemap_only && crate::extents::source::can_search_trees())
             .spilling(opts.index_memory, opts.tmpdir.clone());
     let ctx = Ctx {
-        tree: tree::prepare(&run, &extents, mounts),
+        tree: btrfs_listing::prepare(&run, &extents, mounts),
         run: CachePadded::new(run),
         records: ctx::Records {
             next_id: CachePadded::new(AtomicU32::new(1)),
@@ -286,7 +287,7 @@ pub(crate) fn walk(
             registry: Registry::default(),
             extents,
             claimed: DashSet::new(),
-            ags: later::AgSched::default(),
+            ags: crate::extents::ag::AgSched::default(),
             inline_keys: Default::default(),
             copy_sets: Default::default(),
         },
@@ -358,7 +359,7 @@ fn moves(ctx: &Ctx<'_>, msgs: &Messages) -> Vec<NodeId> {
 fn start_root<'s>(
     ctx: &'s Ctx<'s>,
     s: &rayon::Scope<'s>,
-    (root, resolved): (&[u8], Result<roots::Root, rustix::io::Errno>),
+    (root, resolved): (&[u8], Result<roots::RootPath, rustix::io::Errno>),
     ns: u32,
     order: u32,
 ) {
@@ -449,8 +450,9 @@ fn start_root<'s>(
 /// Whether the walk records the Btrfs files with inline data
 /// ([`crate::extents::inline`]). Such data is shared only by two
 /// subvolumes of one filesystem, and most scans meet one: then nothing is
-/// recorded (on a /usr copy, 54,669 records written and thrown away), but
-/// as root where snapshots may hold them outside the scan (`inline_held`).
+/// recorded (records written and thrown away cost: docs/decisions.md,
+/// "User CPU against the floor"), but as root where snapshots may hold
+/// them outside the scan (`inline_held`).
 /// A walk meets one subvolume when every root lies on one device, no root
 /// directory's subvolume holds another (`BTRFS_IOC_GET_SUBVOL_ROOTREF`,
 /// unprivileged: anywhere in it, so also outside the roots), no mount point
@@ -476,7 +478,7 @@ fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<
         if roots.is_dir(i) {
             let flags = open::dir_flags(u32::MAX, None, opts.follow_args);
             match r.open_dir(flags) {
-                Ok(fd) if crate::extents::btrfs_kin::may_share(fd.as_fd(), search) => return true,
+                Ok(fd) if subvolumes_may_share(fd.as_fd(), search) => return true,
                 Err(_) => return true,
                 Ok(_) => {}
             }
@@ -486,6 +488,18 @@ fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<
     devs.sort_unstable();
     devs.dedup();
     devs.len() > 1
+}
+
+/// Whether a walk of the directory open at `fd` may meet Btrfs files
+/// that two subvolumes hold: its subvolume holds another (or that cannot
+/// be told), or as root (`search`), its filesystem has snapshots, which
+/// may hold its files outside the scan (or that cannot be told; the
+/// snapshot families are those of [`sdu_sys::btrfs::Subvolumes`]).
+fn subvolumes_may_share(fd: BorrowedFd<'_>, search: bool) -> bool {
+    sdu_sys::btrfs::has_nested_subvol(fd).unwrap_or(true)
+        || (search
+            && sdu_sys::fs::fs_type(fd).is_ok_and(|m| m == sdu_sys::fs::magic::BTRFS)
+            && sdu_sys::btrfs::Subvolumes::read(fd).map_or(true, |s| s.any_family()))
 }
 
 /// The walk's records: the nodes and identities as the walk left them

@@ -181,7 +181,7 @@ pub(super) fn guarded(euid: u32, dir: &Statx) -> bool {
 /// What the opened inode says of itself: the figures of a mapped file come
 /// from here, never from an earlier stat by name.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Now {
+pub(super) struct OpenedStat {
     pub(crate) dev: u64,
     pub(crate) ino: u64,
     pub(crate) size: u64,
@@ -189,9 +189,9 @@ pub(super) struct Now {
     pub(crate) ctime: (i64, u32),
 }
 
-impl Now {
-    fn of_stat(st: &rfs::Stat) -> Now {
-        Now {
+impl OpenedStat {
+    fn of_stat(st: &rfs::Stat) -> OpenedStat {
+        OpenedStat {
             dev: st.st_dev,
             ino: st.st_ino,
             size: st.st_size as u64,
@@ -201,8 +201,8 @@ impl Now {
     }
 
     /// From a `statx` made on the open fd itself; `dev` is its device.
-    pub(super) fn of_statx(st: &Statx, dev: u64) -> Now {
-        Now {
+    pub(super) fn of_statx(st: &Statx, dev: u64) -> OpenedStat {
+        OpenedStat {
             dev,
             ino: st.stx_ino,
             size: st.stx_size,
@@ -213,22 +213,22 @@ impl Now {
 }
 
 /// An open regular file and its current figures.
-pub(super) type OpenFile = (OwnedFd, Now);
+pub(super) type OpenFile = (OwnedFd, OpenedStat);
 
 /// Opens `name` in `dirfd` for reading only if it is a regular file now,
 /// with its current `fstat`; `Ok(None)` when it is gone or is something
 /// else.
 ///
 /// As root in a directory others can change (`guard`, see [`guarded`]),
-/// the name is first opened with `O_PATH`, which opens
-/// nothing (no FIFO writer is released, no device driver is called), and
-/// checked with `fstat`; only a regular file is then opened for reading,
-/// through `/proc/self/fd`, which reopens that very inode. That costs
-/// about 3 µs more per file here (measured: 92k files on XFS, 0.50 s →
-/// 0.79 s), so an unprivileged run, which cannot have device nodes planted
-/// for it (creating one needs CAP_MKNOD), opens the name directly with
-/// `O_NONBLOCK` (a FIFO swapped in since the statx can neither block it
-/// nor be read) and checks the type after. Where /proc is not mounted,
+/// the name is first opened with `O_PATH`, which opens nothing (no FIFO
+/// writer is released, no device driver is called), and checked with
+/// `fstat`; only a regular file is then opened for reading, through
+/// `/proc/self/fd`, which reopens that very inode. That costs more per
+/// file (docs/decisions.md, "Opening a file as root in a directory others
+/// can change"), so an unprivileged run, which cannot have device nodes
+/// planted for it (creating one needs CAP_MKNOD), opens the name directly
+/// with `O_NONBLOCK` (a FIFO swapped in since the statx can neither block
+/// it nor be read) and checks the type after. Where /proc is not mounted,
 /// root does the same.
 pub(super) fn open_regular(
     dirfd: BorrowedFd<'_>,
@@ -264,7 +264,7 @@ pub(super) fn open_regular(
         None => Err(Errno::NOENT),
     });
     match opened {
-        Ok(fd) => Ok(Some((fd, Now::of_stat(&st)))),
+        Ok(fd) => Ok(Some((fd, OpenedStat::of_stat(&st)))),
         // No /proc: open the name itself, non-blocking, and check again.
         Err(Errno::NOENT) => open_checked(dirfd, name, flags).or_else(gone),
         Err(e) => Err(e),
@@ -325,7 +325,7 @@ fn open_checked(
     if Kind::from_mode(st.st_mode) != Kind::File {
         return Ok(None);
     }
-    Ok(Some((fd, Now::of_stat(&st))))
+    Ok(Some((fd, OpenedStat::of_stat(&st))))
 }
 
 thread_local! {

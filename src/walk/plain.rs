@@ -10,21 +10,22 @@
 //! holder of a turn and the rest; here those questions are settled once per
 //! directory ([`InDir::plain`]) or by one test per file, and the file goes
 //! straight from its `statx` to its FIEMAP and its credit. Both paths end
-//! with the same bookkeeping ([`read::counted`], [`credit`],
+//! with the same bookkeeping ([`mapped::counted`], [`credit`],
 //! [`keep_copy`]), so that their figures cannot differ; the walk's tests
 //! compare them (an exclusion that matches nothing sends every file down
 //! the general path).
 
 use std::os::fd::{AsFd, OwnedFd};
 
+use sdu_sys::fiemap;
+
 use super::account::keep_copy;
 use super::ctx::{Ctx, Local};
 use super::entry::Stated;
 use super::indir::InDir;
 use super::later::Who;
-use super::read::{self, Mapped, Read, credit};
-use crate::extents::Source;
-use crate::extents::fiemap;
+use super::mapped::{self, ExtentsRead, Mapped, credit};
+use crate::extents::ExtentSource;
 use crate::figures::{Kind, Stats};
 use crate::probe::{self, Skip, magic};
 
@@ -82,15 +83,15 @@ pub(super) fn file(
         None => ctx
             .map
             .extents
-            .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space),
+            .read(ExtentSource::for_fs(&fs.info, false), fd.as_fd(), fs.space),
     };
     local.ag.learn(table.as_deref(), got.first_shared);
     local.ag.put(table);
     let total = st.stx_blocks.saturating_mul(512);
-    match read::counted(ctx, fs, &got, total, path, local) {
-        Read::Whole => {}
-        Read::Failed => kept = None,
-        Read::NoFiemap => {
+    match mapped::counted(ctx, fs, &got, total, path, local) {
+        ExtentsRead::Whole => {}
+        ExtentsRead::Failed => kept = None,
+        ExtentsRead::NoFiemap => {
             let skipped = Some(Mapped::Skipped(Skip::FsCannotShare));
             return Ok(credit(ctx, at, who, skipped, local));
         }

@@ -75,7 +75,7 @@ pub(super) fn account(
         local.bound(id, Bound::AT_MOST);
     }
     // A file given by path: its directory was not stat-ed, so check.
-    let file = account::FileAt {
+    let file = account::FoundFile {
         dirfd: on.as_ref().map_or(CWD, |fd| fd.as_fd()),
         name: cpath,
         st,

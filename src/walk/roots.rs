@@ -28,7 +28,7 @@ use super::open::{self, DirError, MASK, dev_of};
 pub(super) const HELD: usize = super::KEPT_ROOT_FDS;
 
 /// One PATH as resolved.
-pub(super) struct Root {
+pub(super) struct RootPath {
     /// The path as given.
     pub(super) path: CString,
     /// The `O_PATH` fd (`None` past the first [`HELD`] PATHs, or once the
@@ -50,7 +50,7 @@ pub(super) struct Root {
 
 /// The PATHs by their position on the command line: what each is, or why
 /// it could not be resolved.
-pub(super) struct Roots(pub(super) Vec<Result<Root, Errno>>);
+pub(super) struct Roots(pub(super) Vec<Result<RootPath, Errno>>);
 
 /// Opens `path` as a PATH is resolved, once: `O_PATH`, through a symlink
 /// only when `follow`. Where its last component is a name, the directory
@@ -117,7 +117,7 @@ impl Roots {
             .map(|(i, p)| {
                 let path = CString::new(p.as_slice()).map_err(|_| Errno::INVAL)?;
                 let (fd, st, parent) = resolve(&path, follow)?;
-                Ok(Root {
+                Ok(RootPath {
                     parent: parent.filter(|_| i < HELD),
                     place: place_of(&fd),
                     magic: rfs::fstatfs(&fd).ok().map(|s| s.f_type as u32),
@@ -180,7 +180,7 @@ impl Roots {
     }
 
     /// How many `O_PATH` fds of the directories the PATHs were resolved in
-    /// are held ([`Root::take_fd`] hands each to the walk).
+    /// are held ([`RootPath::take_fd`] hands each to the walk).
     pub(super) fn parents_held(&self) -> usize {
         self.0
             .iter()
@@ -190,7 +190,7 @@ impl Roots {
     }
 
     /// Root `i`, when it was resolved.
-    pub(super) fn get(&self, i: usize) -> Option<&Root> {
+    pub(super) fn get(&self, i: usize) -> Option<&RootPath> {
         self.0.get(i).and_then(|r| r.as_ref().ok())
     }
 
@@ -201,7 +201,7 @@ impl Roots {
     }
 }
 
-impl Root {
+impl RootPath {
     /// The `O_PATH` fd of this PATH, for the walk to take, with that of
     /// the directory it was resolved in (a PATH that is not a directory):
     /// the ones it was resolved by, or (past the first [`HELD`]) the name

@@ -527,7 +527,7 @@ fn compsize(file: &Path) -> (u64, u64) {
 /// frees (the drop in Data Used), to the byte, and compsize's Disk Usage;
 /// `total` stays du's, the bytes referenced. Without root, FIEMAP shows
 /// only the referenced ranges: `reclaimable` is the referenced bytes (the
-/// documented limit, docs/design.md "Known limits").
+/// documented limit, docs/limits.md).
 #[test]
 fn vm_image_rewritten_in_place_as_root_is_what_deleting_frees() {
     let Some(fs) = LoopFs::new(FsKind::Btrfs) else {

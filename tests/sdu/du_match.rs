@@ -75,7 +75,7 @@ fn standard_tree_matches_du_on_btrfs() {
     assert_matches_du(&root, &["-l"]);
 }
 
-/// docs/design.md ("-x and subvolumes"): "`-x` stops at mount points; a Btrfs subvolume is not a mount
+/// docs/filesystems.md ("-x and subvolumes"): "`-x` stops at mount points; a Btrfs subvolume is not a mount
 /// point". So `-x` goes into a subvolume (du -x does not: it compares
 /// st_dev, which a subvolume has of its own).
 #[test]
@@ -205,7 +205,7 @@ fn several_roots_each_match_du_alone() {
     Du::default().assert_figures(&r, |_| true);
 }
 
-/// docs/design.md, "The figures": an inode counts once in every directory holding one of its
+/// docs/figures.md, "The figures": an inode counts once in every directory holding one of its
 /// links, not only in the first one the walk meets (plain `du ROOT` gives
 /// it to whichever subdirectory it reads first), and `-l` counts each link.
 #[test]

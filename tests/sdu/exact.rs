@@ -1,4 +1,4 @@
-//! Reclaimable exact or a bound (docs/design.md, "Exact or a bound"),
+//! Reclaimable exact or a bound (docs/figures.md, "Exact or a bound"),
 //! each figure checked against the filesystem itself: scan, delete, and
 //! measure what the filesystem freed (`reclaim`'s module comment says how
 //! and why the measurement is exact).

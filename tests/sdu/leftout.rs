@@ -1,4 +1,4 @@
-//! What the scan left out reaches the exactness check (docs/design.md,
+//! What the scan left out reaches the exactness check (docs/figures.md,
 //! "Exact or a bound", "What the scan left out"): every way the walk
 //! leaves an entry out, each checked against the filesystem by deleting
 //! and measuring (`exact`'s and `reclaim`'s module comments say how).

@@ -1,5 +1,5 @@
 //! A bound says its direction wherever a Reclaimable is printed
-//! (docs/design.md, "Exact or a bound"): `≤` at most (deleting may free
+//! (docs/figures.md, "Exact or a bound"): `≤` at most (deleting may free
 //! less), `≥` at least (it may free more), `~` either way, before the
 //! figure; `<=`, `>=`, `~` in a locale that is not UTF-8; one legend line
 //! per mark printed. JSON says `reclaimable_bound`; `--du reclaimable`,

@@ -1,4 +1,4 @@
-//! PATHs inside other PATHs, and a file as PATH (`docs/design.md`, "Exact
+//! PATHs inside other PATHs, and a file as PATH (`docs/figures.md`, "Exact
 //! or a bound"): each root counted apart prints what it prints scanned
 //! alone, the `-c` total counts each shared range once, and every figure
 //! is checked against what deleting frees (scan, delete on a fresh copy of

@@ -1,11 +1,11 @@
 //! `reclaimable` checked against the filesystem itself, as
-//! docs/design.md ("How the figures are checked") defines it: delete the
+//! docs/figures.md ("How the figures are checked") defines it: delete the
 //! directory and measure what the filesystem freed.
 //!
 //! Every case is one directory D of a tree with known sharing, built on a
 //! fresh loopback filesystem: sdu scans the whole filesystem (from the
 //! mount point, so that every reference to the data is in the scan and the
-//! figure is exact, docs/design.md "Reclaimable"), then D is deleted and the
+//! figure is exact, docs/figures.md "Reclaimable"), then D is deleted and the
 //! used space measured before and after. Each case asserts two things:
 //!
 //! - `freed == want`: the filesystem freed what the tree's construction
@@ -65,7 +65,7 @@
 //! tree search, which the suite runs as) sdu reads each extent's size on
 //! disk and is exact there too (`btrfs_partly_overwritten_extent_is_freed_whole`,
 //! `btrfs_halves_of_one_extent`); without root FIEMAP shows only the
-//! referenced ranges, and docs/design.md, "Known limits", says where the
+//! referenced ranges, and docs/limits.md says where the
 //! figure differs: each Btrfs row also holds sdu's figure without
 //! `CAP_SYS_ADMIN`, and those tests assert it as documented.
 
@@ -584,7 +584,7 @@ fn build_halves(t: &Tree) {
 /// g1 and g2, so deleting g frees nothing (full still holds E) and
 /// deleting f frees full's own 128. Both exact.
 ///
-/// Without root, the documented limit (docs/design.md, "Known limits",
+/// Without root, the documented limit (docs/limits.md,
 /// "Btrfs, halves of one extent"): sdu takes g's half of E for an extent
 /// of its own, held by g1 and g2 alone, so it says deleting g frees 128
 /// KiB; `reclaimable` overstates by exactly g's half. Deleting f is exact
@@ -651,7 +651,7 @@ fn build_prealloc(t: &Tree) {
 ///   it, the same rule: it frees 1 MiB.
 ///
 /// Without root the figure understates, the documented limit
-/// (docs/design.md, "Known limits", "Btrfs, an extent partly
+/// (docs/limits.md, "Btrfs, an extent partly
 /// overwritten"): FIEMAP shows only the referenced ranges, so sdu says 256
 /// for the first two (for `t`, full's half of E is a unit referenced once
 /// in the scan, so "shared with something outside the scan"), 768 for

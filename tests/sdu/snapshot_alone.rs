@@ -2,7 +2,7 @@
 //! family, checked by deleting them and reading what Btrfs freed (Data
 //! and Metadata Used of `btrfs filesystem usage -b` after a sync, the
 //! subvolume dropped by the cleaner first). What `reclaimable` claims of
-//! metadata is docs/design.md's "Btrfs metadata: what "frees" means":
+//! metadata is docs/filesystems.md's "Btrfs metadata: what "frees" means":
 //! `data freed ≤ reclaimable ≤ data freed + inline bytes`, the inline
 //! bytes being those of inline files deleted that no other subvolume holds
 //! unchanged. As root every figure is exact; without root it is equal or
@@ -182,7 +182,7 @@ fn snapshot_of_a_deleted_snapshot_frees_what_it_says() {
 
 /// mkfs gives the top-level root directory 16 KiB of `nbytes`, and a
 /// snapshot of subvolume 5 copies them: a directory's own bytes, which
-/// deleting the snapshot does not free as data (docs/design.md: a
+/// deleting the snapshot does not free as data (docs/filesystems.md: a
 /// directory's own bytes on Btrfs are never reclaimable).
 #[test]
 fn snapshot_of_the_top_level_claims_no_directory_bytes() {

@@ -1,8 +1,9 @@
 //! As root on Btrfs the subvolume's tree stands in for getdents and statx
-//! (src/walk/tree.rs): checked against GNU du run before sdu (so before
-//! anything is synced: data not yet written back has no extent items, and
-//! inode items wait in memory), against `--fiemap` (the statx walk) with
-//! every timestamp, and across a mount point, which the tree cannot see.
+//! (src/walk/btrfs_listing.rs): checked against GNU du run before sdu (so
+//! before anything is synced: data not yet written back has no extent
+//! items, and inode items wait in memory), against `--fiemap` (the statx
+//! walk) with every timestamp, and across a mount point, which the tree
+//! cannot see.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -107,17 +107,15 @@ pub const FMR_OWN_UNKNOWN: u64 = 2;
 
 /// Records asked for by a range's first call. `xfs_ioc_getfsmap`
 /// allocates and zeroes room for as many as are asked for (up to 2,048),
-/// on every call, and most ranges have a few owners: a first call of 16
-/// (1 KiB) costs 14–17 µs for a range of two, one of 128 (8 KiB) 21–23 µs
-/// (the loaded test machine).
+/// on every call, and most ranges have a few owners (docs/decisions.md,
+/// "XFS GETFSMAP").
 pub const FSMAP_FIRST: u32 = 16;
 
 /// Records asked for by each further call, and the buffer's room: 1024 ×
 /// 64 B + 192 B, 64.2 KiB. A further call searches again from the block
 /// of the previous call's last record and passes over every record before
-/// it, so few large calls beat many small ones: one range of 2,000 owners costs 54–66 ms
-/// in 250 calls of 8, 7–22 ms in 16 of 128, 2.2–3.0 ms in 3 (16, then
-/// 1024).
+/// it, so few large calls beat many small ones (docs/decisions.md, "XFS
+/// GETFSMAP").
 pub const FSMAP_BATCH: usize = 1024;
 
 /// The ioctl argument: the head, then, contiguously, its records.

@@ -17,7 +17,9 @@
 //! - [`xfs`]: an XFS filesystem's geometry;
 //! - [`fs`]: any filesystem's type and UUID;
 //! - [`btrfs`]: the tree search and its items, the backref walk, the
-//!   filesystem's and a subvolume's facts, subvolume deletion;
+//!   filesystem's and a subvolume's facts, subvolume deletion, and the one
+//!   model of a filesystem's subvolumes (`btrfs::Subvolumes`, its root tree
+//!   read once: root items, snapshot families, lineages);
 //! - [`tty`]: the terminal put back on a fatal signal;
 //! - [`mountinfo`]: `/proc/self/mountinfo` read into typed mounts.
 

@@ -85,7 +85,7 @@ fn same(id: NodeId) -> Option<Ident> {
 
 fn by_total() -> Sort {
     Sort {
-        key: SortKey::Figure(Figure::Total),
+        key: RowKey::Figure(Figure::Total),
         reverse: false,
     }
 }
@@ -154,23 +154,23 @@ fn sort_keys_and_reverse() {
     let mut app = App::new(&t, &sets, Figure::Total, by_total());
     app.apply(Action::Open); // a: h1 (1000), f (100)
     assert_eq!(names(&app), ["h1", "f"]);
-    app.apply(Action::Sort(SortKey::Figure(Figure::Total)));
+    app.apply(Action::Sort(RowKey::Figure(Figure::Total)));
     assert!(app.sort().reverse);
     assert_eq!(names(&app), ["f", "h1"]);
     assert_eq!(app.current(), Some(H1), "the cursor stays on its entry");
-    app.apply(Action::Sort(SortKey::Name));
+    app.apply(Action::Sort(RowKey::Name));
     assert_eq!(
         app.sort(),
         Sort {
-            key: SortKey::Name,
+            key: RowKey::Name,
             reverse: false
         }
     );
     assert_eq!(names(&app), ["f", "h1"]);
-    app.apply(Action::Sort(SortKey::Name));
+    app.apply(Action::Sort(RowKey::Name));
     assert_eq!(names(&app), ["h1", "f"]);
     // Reclaimable: f frees its 100 bytes, h1 nothing (h2 stays).
-    app.apply(Action::Sort(SortKey::Figure(Figure::Reclaimable)));
+    app.apply(Action::Sort(RowKey::Figure(Figure::Reclaimable)));
     assert_eq!(names(&app), ["f", "h1"]);
     assert_eq!(app.rank(), Figure::Reclaimable);
 }
@@ -234,7 +234,7 @@ fn marks_free_their_union_and_count_nested_once() {
     assert_eq!(m.frees.bytes, 104 + 1000);
     assert_eq!(m.total, t.figures(A).total + 1000);
     app.apply(Action::ClearMarks);
-    assert_eq!(app.marks(), &Marks::default());
+    assert_eq!(app.marks(), &Marked::default());
 }
 
 #[test]
@@ -244,7 +244,7 @@ fn the_first_column_may_be_apparent() {
     app.apply(Action::Mark);
     assert_eq!(app.marks().total, t.figures(A).apparent);
     assert_eq!(app.rank(), Figure::Total, "sorted as asked");
-    app.apply(Action::Sort(SortKey::Name));
+    app.apply(Action::Sort(RowKey::Name));
     assert_eq!(app.rank(), Figure::Apparent, "bars by the first column");
 }
 
@@ -291,10 +291,10 @@ fn delete_asks_for_yes_and_names_the_outermost_marks() {
     let mut app = App::new(&t, &sets, Figure::Total, by_total());
     // Nothing marked: `d` asks about the entry under the cursor.
     app.apply(Action::Delete);
-    assert_eq!(app.mode(), Mode::Confirm);
+    assert_eq!(app.mode(), KeyMode::Confirm);
     assert_eq!(app.confirm.as_ref().unwrap().ids, [A]);
     app.apply(Action::Cancel);
-    assert_eq!((app.mode(), app.request.clone()), (Mode::Browse, None));
+    assert_eq!((app.mode(), app.request.clone()), (KeyMode::Browse, None));
     // a, then h2 inside b, then b: h2 goes with b.
     app.apply(Action::Mark);
     app.apply(Action::Open);
@@ -320,7 +320,7 @@ fn delete_asks_for_yes_and_names_the_outermost_marks() {
     app.apply(Action::Erase);
     app.apply(Action::Enter);
     assert_eq!(app.request, Some(Request::Delete(vec![A, B])));
-    assert_eq!(app.mode(), Mode::Browse);
+    assert_eq!(app.mode(), KeyMode::Browse);
 }
 
 #[test]
@@ -329,10 +329,10 @@ fn a_saved_scan_does_not_delete() {
     let mut app = App::new(&t, &sets, Figure::Total, by_total());
     app.can_delete = false;
     app.apply(Action::Delete);
-    assert_eq!(app.mode(), Mode::Notice);
+    assert_eq!(app.mode(), KeyMode::Notice);
     assert!(app.confirm.is_none());
     app.apply(Action::Dismiss);
-    assert_eq!(app.mode(), Mode::Browse);
+    assert_eq!(app.mode(), KeyMode::Browse);
 }
 
 #[test]
@@ -345,7 +345,10 @@ fn r_and_b_ask_the_event_loop_on_a_live_scan_only() {
     saved.can_delete = false;
     for a in [Action::Rescan, Action::Shell] {
         saved.apply(a);
-        assert_eq!((saved.mode(), saved.request.clone()), (Mode::Notice, None));
+        assert_eq!(
+            (saved.mode(), saved.request.clone()),
+            (KeyMode::Notice, None)
+        );
         assert!(saved.notice.as_ref().unwrap()[0].contains("saved scan"));
         saved.apply(Action::Dismiss);
     }
@@ -497,14 +500,14 @@ fn the_filter_types_applies_and_clears() {
     let mut app = App::new(&t, &sets, Figure::Total, by_total());
     app.apply(Action::Open); // a: h1, f
     app.apply(Action::Filter);
-    assert_eq!(app.mode(), Mode::Filter);
+    assert_eq!(app.mode(), KeyMode::Filter);
     for c in "h1x".chars() {
         app.apply(Action::Type(c));
     }
     app.apply(Action::Erase);
     assert_eq!(names(&app), ["h1", "f"], "applied by Enter, not before");
     app.apply(Action::Enter);
-    assert_eq!(app.mode(), Mode::Browse);
+    assert_eq!(app.mode(), KeyMode::Browse);
     assert_eq!(names(&app), ["h1"]);
     assert_eq!(app.settings().filter.as_deref(), Some("h1"));
     // It holds in the directory opened next.
@@ -513,7 +516,7 @@ fn the_filter_types_applies_and_clears() {
     app.apply(Action::Filter);
     assert_eq!(app.filter_edit.as_deref(), Some("h1"), "the filter to edit");
     app.apply(Action::Cancel);
-    assert_eq!(app.mode(), Mode::Browse);
+    assert_eq!(app.mode(), KeyMode::Browse);
     assert_eq!(app.settings().filter, None);
     assert_eq!(names(&app), ["a", "b"]);
     assert!(!app.quit, "Esc in the filter clears it, not quits");
@@ -528,23 +531,23 @@ fn counts_times_apparent_and_info() {
     app.apply(Action::ToggleCount);
     assert!(app.settings().count);
     app.apply(Action::ToggleCount);
-    app.apply(Action::Sort(SortKey::Count));
+    app.apply(Action::Sort(RowKey::Count));
     assert!(app.settings().count, "sorting by count shows the column");
     assert_eq!(app.rank(), Figure::Total);
-    app.apply(Action::Sort(SortKey::Time));
+    app.apply(Action::Sort(RowKey::Time));
     assert!(app.settings().time);
     // Apparent in place of Total, the sort by size following it.
     app.apply(Action::SortSize);
-    assert_eq!(app.sort().key, SortKey::Figure(Figure::Total));
+    assert_eq!(app.sort().key, RowKey::Figure(Figure::Total));
     app.apply(Action::Apparent);
     assert_eq!(app.first, Figure::Apparent);
-    assert_eq!(app.sort().key, SortKey::Figure(Figure::Apparent));
+    assert_eq!(app.sort().key, RowKey::Figure(Figure::Apparent));
     app.apply(Action::Apparent);
     assert_eq!(app.first, Figure::Total);
     // The info of the entry under the cursor; any key closes it.
     app.apply(Action::Info);
-    assert_eq!(app.mode(), Mode::Info);
+    assert_eq!(app.mode(), KeyMode::Info);
     assert_eq!(app.info.as_ref().map(|i| i.id), app.current());
     app.apply(Action::Dismiss);
-    assert_eq!(app.mode(), Mode::Browse);
+    assert_eq!(app.mode(), KeyMode::Browse);
 }

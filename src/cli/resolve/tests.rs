@@ -23,8 +23,8 @@ fn env(vars: &[(&str, &str)]) -> Env {
         }),
         open: Box::new(|path| -> io::Result<Box<dyn io::Read>> {
             /// A directory: it opens, then fails to read.
-            struct Dir;
-            impl io::Read for Dir {
+            struct DirStream;
+            impl io::Read for DirStream {
                 fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
                     Err(io::Error::from_raw_os_error(21))
                 }
@@ -32,7 +32,7 @@ fn env(vars: &[(&str, &str)]) -> Env {
             let data: &'static [u8] = match path.map(OsStr::as_bytes) {
                 None => b"a\0b\0",
                 Some(b"zero") => b"a\0\0b\0",
-                Some(b"dir") => return Ok(Box::new(Dir)),
+                Some(b"dir") => return Ok(Box::new(DirStream)),
                 Some(_) => return Err(io::Error::from_raw_os_error(2)),
             };
             Ok(Box::new(data))

@@ -34,7 +34,7 @@ fn past_the_bound_a_range_keeps_the_files_asked_for_on_btrfs() {
     let (f0, f3, sub) = (ino("f0"), ino("f3"), ino("sub"));
     let dev = fs::metadata(&fs.mnt).unwrap().dev();
     let root = fs::File::open(&fs.mnt).unwrap();
-    let leaf = crate::probe::ioctl::btrfs_nodesize(root.as_fd()).unwrap();
+    let leaf = sdu_sys::btrfs::nodesize(root.as_fd()).unwrap();
     let (lo, hi) = (fs::metadata(&d).unwrap().ino(), ino("sub/y"));
     let mut want = vec![f0, sub];
     want.sort_unstable();
@@ -135,7 +135,7 @@ fn a_search_that_knows_the_node_size_still_reads_a_full_buffer() {
     inos.sort_unstable();
     let dev = fs::metadata(&fs.mnt).unwrap().dev();
     let root = fs::File::open(&fs.mnt).unwrap();
-    let leaf = crate::probe::ioctl::btrfs_nodesize(root.as_fd()).unwrap();
+    let leaf = sdu_sys::btrfs::nodesize(root.as_fd()).unwrap();
     assert!(leaf >= 4096, "{leaf}");
     let read = |leaf: u32, inos: &[u64]| {
         let cache = TreeCache::default();

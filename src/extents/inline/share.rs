@@ -1,6 +1,6 @@
 //! [`share`]: the inline files seen unchanged in two or more subvolumes of
 //! one snapshot family, made shared units, in named steps: each device's
-//! family ranked ([`Ranks`]), the records gathered ([`gather`]) and
+//! family ranked ([`FamilyRanks`]), the records gathered ([`gather`]) and
 //! grouped by inode and family, who outside the scan holds each run
 //! ([`ask_outside`]), a unit per run ([`Units::run`]), and the copies
 //! recorded ([`hold_copies`]).
@@ -46,7 +46,7 @@ pub(crate) fn share(
     if devs.len() < 2 && held.is_none() {
         return Shared::default();
     }
-    let ranks = Ranks::of(table, devs, held, registry);
+    let ranks = FamilyRanks::of(table, devs, held, registry);
     let (mut recs, mut unknown) = gather(chunks, &ranks, held.is_some());
     // Within one inode's records seen in two subvolumes or more: by
     // family and subvolume.
@@ -77,8 +77,8 @@ pub(crate) fn share(
         while start > 0 && ranks.same(&recs[start - 1], &recs[end - 1]) {
             start -= 1;
         }
-        let held = helds.pop().unwrap_or(ih::Held::Nowhere);
-        if held == ih::Held::Unknown {
+        let held = helds.pop().unwrap_or(ih::HeldBy::Nowhere);
+        if held == ih::HeldBy::Unknown {
             unknown.extend(recs[start..end].iter().map(|r| r.node));
         }
         units.run(&mut recs, start..end, held, nodes, links, files);
@@ -97,7 +97,7 @@ pub(crate) fn share(
 
 /// Each device's family (none: a subvolume without a UUID), ranked: the
 /// order the records of one inode are grouped in.
-struct Ranks<'a> {
+struct FamilyRanks<'a> {
     table: &'a Table,
     /// By packed device, its family's rank.
     dev_rank: Vec<(u32, u32)>,
@@ -106,19 +106,19 @@ struct Ranks<'a> {
     index_rank: Vec<Option<u32>>,
 }
 
-impl<'a> Ranks<'a> {
+impl<'a> FamilyRanks<'a> {
     /// The ranks of the devices `devs`: as root (`held`) by the root
     /// tree's families, else by the UUIDs the subvolumes give
-    /// ([`super::super::subvolumes::Uuids`]).
+    /// ([`sdu_sys::btrfs::Uuids`]).
     fn of(
         table: &'a Table,
         devs: &[u64],
         held: Option<&Holders>,
         registry: &Registry,
-    ) -> Ranks<'a> {
+    ) -> FamilyRanks<'a> {
         let subvols: Vec<Option<Subvol>> = devs.iter().map(|&d| registry.subvolume(d)).collect();
         let zero = [0u8; 16];
-        let mut fam = super::super::subvolumes::Uuids::default();
+        let mut fam = sdu_sys::btrfs::Uuids::default();
         for &Subvol {
             ids: (uuid, parent),
             ..
@@ -145,7 +145,7 @@ impl<'a> Ranks<'a> {
             })
             .collect();
         dev_rank.sort_unstable();
-        let mut ranks = Ranks {
+        let mut ranks = FamilyRanks {
             table,
             dev_rank,
             index_rank: Vec::new(),
@@ -227,7 +227,7 @@ impl<'a> Ranks<'a> {
 /// at most, then counted shared).
 fn gather(
     chunks: Vec<Vec<InlineRec>>,
-    ranks: &Ranks<'_>,
+    ranks: &FamilyRanks<'_>,
     root: bool,
 ) -> (Vec<InlineRec>, Vec<NodeId>) {
     let mut recs: Vec<InlineRec> = Vec::with_capacity(chunks.iter().map(Vec::len).sum());
@@ -253,7 +253,7 @@ fn gather(
 
 /// The file records the shared runs of `recs` make: made room for at once
 /// (not by doubling).
-fn new_files(recs: &[InlineRec], ranks: &Ranks<'_>) -> usize {
+fn new_files(recs: &[InlineRec], ranks: &FamilyRanks<'_>) -> usize {
     let mut new_ids = 0;
     for run in recs.chunk_by(|a, b| ranks.same(a, b)) {
         if !ranks.shared(run) {
@@ -272,10 +272,10 @@ fn new_files(recs: &[InlineRec], ranks: &Ranks<'_>) -> usize {
 /// and creation, of one family).
 fn ask_outside(
     recs: &[InlineRec],
-    ranks: &Ranks<'_>,
+    ranks: &FamilyRanks<'_>,
     h: &Holders,
     registry: &Registry,
-) -> Vec<ih::Held> {
+) -> Vec<ih::HeldBy> {
     let keys = &ranks.table.keys[..];
     let runs: Vec<&[InlineRec]> = recs.chunk_by(|a, b| ranks.same(a, b)).collect();
     runs.par_iter()
@@ -294,7 +294,7 @@ fn ask_outside(
 
 /// The units made so far, and what they took.
 struct Units<'a> {
-    ranks: &'a Ranks<'a>,
+    ranks: &'a FamilyRanks<'a>,
     registry: &'a Registry,
     extents: &'a Extents,
     tops: &'a [(u32, NodeId)],
@@ -319,7 +319,7 @@ impl Units<'_> {
         &mut self,
         recs: &mut [InlineRec],
         at: std::ops::Range<usize>,
-        held: ih::Held,
+        held: ih::HeldBy,
         nodes: &mut Nodes,
         links: &mut [Link],
         files: &mut Vec<FileRec>,
@@ -327,7 +327,7 @@ impl Units<'_> {
         let (ranks, start) = (self.ranks, at.start);
         let run = &recs[at];
         let k = &ranks.table.keys[run[0].key() as usize];
-        if !ranks.shared(run) && held != ih::Held::Outside {
+        if !ranks.shared(run) && held != ih::HeldBy::Outside {
             return;
         }
         let f = ranks.first(run);
@@ -361,7 +361,7 @@ impl Units<'_> {
                     }
                 }
             }
-            if held == ih::Held::Outside && j == 0 {
+            if held == ih::HeldBy::Outside && j == 0 {
                 let extents = self.extents;
                 let id = *self
                     .outside
@@ -430,8 +430,8 @@ fn hold_copies(
 /// The inline bytes found shared, by node, to be taken from each node's
 /// own Exclusive and Reclaimable in one pass in id order: 4 bytes a node,
 /// where a read and a write of a node's compact figures for each record
-/// (a random access each) were most of the matching's time (3.3M records
-/// of 100 snapshots: 590 ms).
+/// (a random access each) were most of the matching's time
+/// (docs/decisions.md, "Memory").
 pub(super) struct Taken(pub(super) Vec<u32>);
 
 impl Taken {

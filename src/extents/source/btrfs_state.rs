@@ -5,11 +5,10 @@ use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 
 use dashmap::DashMap;
+use sdu_sys::btrfs::{self as bs, Lineage, Subvolumes};
 
 use super::{Extents, Fast};
 use crate::extents::btrfs_refs::{self, FileAt, Verdict};
-use crate::extents::btrfs_search as bs;
-use crate::extents::subvolumes::{Lineage, Subvolumes};
 
 /// A subvolume, as the tree search decides what it shares.
 #[derive(Clone, Copy, Debug)]
@@ -70,7 +69,7 @@ impl Extents {
             // Data not yet written back has no extent items (and inode
             // items wait in memory until a commit): written out first, as
             // `sync -f` does, so that the tree holds what `statx` says.
-            if let Ok(n) = crate::probe::ioctl::btrfs_nodesize(dirfd) {
+            if let Ok(n) = sdu_sys::btrfs::nodesize(dirfd) {
                 self.btrfs.leaf.insert(fs, n);
             }
             rustix::fs::syncfs(dirfd).is_ok()

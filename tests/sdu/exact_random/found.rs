@@ -63,7 +63,7 @@ fn btrfs_file_cloned_into_itself_whole_filesystem() {
 
 /// A symlink in a snapshot, unchanged since its origin was snapshotted,
 /// given as PATH: its target is inline data the origin still holds
-/// (design.md, "Exact or a bound": an inline file's bytes count only when
+/// (filesystems.md, "Btrfs metadata": an inline file's bytes count only when
 /// no subvolume outside holds the same inode unchanged), so deleting it
 /// frees nothing, as for a small inline file beside it. (Found by the
 /// property test, seed 93.)
@@ -218,7 +218,7 @@ fn btrfs_own_bytes_of_a_snapshot_of_subvolume_5_unread_or_under_l() {
     let freed = before.0 as i64 - usage(&fs).0 as i64;
     let t = format!("-L d as root: {root_l:?}; {figs:?}; deleting d/s frees {freed}");
     assert_eq!(freed, 0, "not as built: {t}");
-    // Under -L even root reads extents with FIEMAP (design.md), so its
+    // Under -L even root reads extents with FIEMAP (filesystems.md, "Why it syncs"), so its
     // figure may be a bound: in the right direction.
     assert_eq!(verdict(false, &root_l, (0, 0)), None, "{t}");
     for (_, f) in &figs {

@@ -13,8 +13,8 @@ use crate::util::*;
 /// The `st_blocks` bytes of the inline files among `files` (the covered
 /// ones) all of whose links are in `files`, and whose inode no file left
 /// in `all` (every file of the filesystem) holds unchanged: the bytes the
-/// figure may count beyond Data Used's drop (design.md, "Exact or a
-/// bound", Btrfs metadata).
+/// figure may count beyond Data Used's drop (filesystems.md, "Btrfs metadata:
+/// what "frees" means").
 ///
 /// A file of another subvolume holds it when it is the same version
 /// (number, birth and change times, size) in the same snapshot family and

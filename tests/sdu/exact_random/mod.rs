@@ -1,5 +1,5 @@
 //! Property: random Btrfs trees, scanned, then deleted and measured
-//! (docs/design.md, "Exact or a bound"). Each seed draws
+//! (docs/figures.md, "Exact or a bound"). Each seed draws
 //!
 //! - the mount: `max_inline=0` or the default inline size, compressed
 //!   (`compress=zstd:3`, half the files compressible text) or not;
@@ -28,7 +28,7 @@
 //! whole by `btrfs subvolume delete` and a cleaner sync, the rest file by
 //! file. What Btrfs freed is Data Used's drop; with inline extents deleted
 //! the figure may also hold their `st_blocks` (`inline_extent`), those
-//! whose inode no file left holds unchanged (design.md, "Exact or a bound": Btrfs metadata):
+//! whose inode no file left holds unchanged (filesystems.md, "Btrfs metadata"):
 //! `data ≤ reclaimable ≤ data + inline`.
 //!
 //! As root each figure is that and exact. Without root it is that, or

@@ -51,7 +51,7 @@ fn clone_file(src: &Path, dst: &Path) -> std::io::Result<()> {
 }
 
 /// The invariants every entry of every run must satisfy, whatever the
-/// tree did meanwhile (docs/design.md, "Invariants"): a list of violations.
+/// tree did meanwhile (docs/figures.md, "Invariants"): a list of violations.
 fn invariant_violations(r: &Report) -> Vec<String> {
     let mut bad = Vec::new();
     for e in &r.entries {

@@ -109,7 +109,7 @@ fn btrfs_shared_matches_btrfs_filesystem_du() {
     // compressed extents of z at their size on disk: tests/sdu/btrfs.rs).
     let report = sdu_json_compressed(&args!["--fiemap", root]);
     // Where compressed data is shared, FIEMAP's ranges are ended at the
-    // next extent's start (docs/design.md, "Compressed extents as units"):
+    // next extent's start (docs/filesystems.md, "Compressed extents as units"):
     // `shared` lies between the size on disk (the tree search's) and the
     // union of the logical ranges (btrfs fi du's).
     let on_disk = sdu_json_compressed(&args![root]);

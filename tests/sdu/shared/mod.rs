@@ -112,7 +112,7 @@ fn sdu_json_stats(args: &[std::ffi::OsString]) -> (Report, String) {
     (r, out.stderr)
 }
 
-/// What holds on every entry of every tree (see docs/design.md, "Invariants"):
+/// What holds on every entry of every tree (see docs/figures.md, "Invariants"):
 /// `exclusive + shared ≤ total` (the shared union is at most the sum over
 /// files of their shared bytes, which is `total − exclusive`), so also
 /// `exclusive ≤ total`; nothing shared exactly when `exclusive == total`;

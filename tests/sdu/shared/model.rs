@@ -235,7 +235,7 @@ impl Model {
     /// the mount, root included), from the model and the directories' own
     /// blocks, with Reclaimable by the bound rule (a unit is credited where
     /// every file of the scan referencing it lies: what sdu reports when it
-    /// cannot ask who else holds the data, docs/design.md, "Reclaimable":
+    /// cannot ask who else holds the data, docs/figures.md, "Reclaimable":
     /// "otherwise an upper bound"); and the exact reclaimable bytes (a unit
     /// is credited only where every file referencing it lies, outside ones
     /// included: what deleting frees, and what sdu reports where it can

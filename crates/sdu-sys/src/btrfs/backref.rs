@@ -66,7 +66,8 @@ const CONTAINER_HEADER: usize = 16;
 
 /// The result buffer asked for first: one page, 170 references. The
 /// kernel allocates and zeroes the size asked for and copies all of it
-/// back, whatever it found: 64 KiB made a call twice as slow.
+/// back, whatever it found, so a small first buffer costs least
+/// (docs/decisions.md, "Btrfs: the holders of an extent").
 const FIRST_SIZE: usize = 4 << 10;
 /// The most V2 takes (`SZ_16M`): about 700,000 references.
 const MAX_SIZE: usize = 16 << 20;

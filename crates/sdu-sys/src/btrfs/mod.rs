@@ -1,6 +1,8 @@
 //! Btrfs: the tree search and the items read with it, the backref walk
 //! (who holds a data extent), what the filesystem and a subvolume tell of
-//! themselves, and the subvolume ioctls that delete one.
+//! themselves, the subvolume ioctls that delete one, and the subvolumes
+//! as the root tree holds them ([`Subvolumes`]: read once per filesystem,
+//! with their snapshot families and lineages).
 //!
 //! Each submodule is one subject; their items are also named here, so
 //! that a caller writes `btrfs::search` or `btrfs::subvol`.
@@ -10,6 +12,7 @@ pub mod info;
 pub mod items;
 pub mod search;
 pub mod subvolume;
+pub mod subvolumes;
 
 #[doc(no_inline)]
 pub use backref::*;
@@ -21,3 +24,5 @@ pub use items::*;
 pub use search::*;
 #[doc(no_inline)]
 pub use subvolume::*;
+#[doc(no_inline)]
+pub use subvolumes::*;

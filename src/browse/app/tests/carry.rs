@@ -8,12 +8,12 @@ fn a_rescan_resumes_in_the_same_directory() {
     let mut app = App::new(&t, &sets, Figure::Total, by_total());
     app.apply(Action::Down);
     app.apply(Action::Open);
-    app.apply(Action::Sort(SortKey::Name));
+    app.apply(Action::Sort(RowKey::Name));
     app.apply(Action::ToggleFiles);
     let carry = app.carry(same);
     let again = App::resume(&t, &sets, Figure::Total, carry, same);
     assert_eq!(again.dir(), B);
-    assert_eq!(again.sort().key, SortKey::Name);
+    assert_eq!(again.sort().key, RowKey::Name);
     assert!(!again.settings().files);
 }
 
@@ -23,7 +23,7 @@ fn a_rescan_resumes_in_the_same_directory() {
 fn a_rescan_keeps_the_cursor_and_the_marks_that_still_exist() {
     let (t, sets) = tree();
     let mut app = App::new(&t, &sets, Figure::Total, by_total());
-    app.apply(Action::Sort(SortKey::Name));
+    app.apply(Action::Sort(RowKey::Name));
     app.apply(Action::Open);
     app.apply(Action::Mark);
     app.apply(Action::Back);
@@ -44,7 +44,7 @@ fn a_rescan_keeps_the_cursor_and_the_marks_that_still_exist() {
     assert_eq!(again.marks().frees, sets2.frees(&t2, &[F]));
     // The cursor's entry gone: the first row.
     let mut on_b = App::new(&t, &sets, Figure::Total, by_total());
-    on_b.apply(Action::Sort(SortKey::Name));
+    on_b.apply(Action::Sort(RowKey::Name));
     on_b.apply(Action::Down);
     assert_eq!(on_b.current(), Some(B));
     let again = App::resume(&t2, &sets2, Figure::Total, on_b.carry(same), same);
@@ -58,7 +58,7 @@ fn a_rescan_keeps_the_cursor_and_the_marks_that_still_exist() {
 fn a_mark_stays_only_on_the_entry_marked() {
     let (t, sets) = tree();
     let mut app = App::new(&t, &sets, Figure::Total, by_total());
-    app.apply(Action::Sort(SortKey::Name));
+    app.apply(Action::Sort(RowKey::Name));
     app.apply(Action::Down);
     app.apply(Action::Mark);
     app.apply(Action::Open);
@@ -120,7 +120,7 @@ fn a_mark_stays_only_on_the_entry_marked() {
 fn the_cursor_keeps_its_name_and_says_when_it_is_another_entry() {
     let (t, sets) = tree();
     let mut app = App::new(&t, &sets, Figure::Total, by_total());
-    app.apply(Action::Sort(SortKey::Name));
+    app.apply(Action::Sort(RowKey::Name));
     app.apply(Action::Down);
     assert_eq!(app.current(), Some(B));
     let carry = app.carry(same);

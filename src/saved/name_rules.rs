@@ -13,7 +13,7 @@ use std::io::BufRead;
 
 use hashbrown::HashTable;
 
-use super::json::{Parsed, Parser};
+use super::syntax::{Parsed, Parser};
 use crate::quote::quote;
 use crate::records::{NodeId, NodeRec};
 
@@ -27,7 +27,8 @@ pub(crate) fn check(
     root: bool,
 ) -> Parsed<()> {
     // One pass for both bytes: a name is short, and a byte loop costs
-    // less there than two memchr or one memchr2 (measured).
+    // less there than two memchr or one memchr2 (docs/decisions.md,
+    // "Small choices").
     let (mut nul, mut slash) = (false, false);
     for &b in name {
         nul |= b == 0;

@@ -6,14 +6,15 @@ use std::os::fd::{AsFd, OwnedFd};
 
 use rustix::fs::Statx;
 use rustix::io::Errno;
+use sdu_sys::fiemap::{self, Extent};
 
 use super::ctx::{Ctx, Local};
 use super::fdcache::DirFs;
-use super::later::{AgTable, Who};
-use super::open::Now;
+use super::later::{Later, Who};
+use super::open::OpenedStat;
 use crate::error::Diagnostic;
-use crate::extents::fiemap::{self, Extent};
-use crate::extents::{FileExtents, Pending, Source};
+use crate::extents::ag::AgTable;
+use crate::extents::{ExtentSource, FileExtents, Pending};
 use crate::figures::{Bound, Kind, Stats};
 use crate::probe::{Skip, magic};
 use crate::records::{FileRec, Link};
@@ -216,13 +217,13 @@ pub(super) enum Mapped {
 pub(super) struct ToRead<'a> {
     pub(super) fd: OwnedFd,
     /// What the open fd says of the file now.
-    pub(super) now: Now,
+    pub(super) now: OpenedStat,
     pub(super) fs: &'a DirFs,
     /// The items the tree search read but could not decide, given
     /// FIEMAP's shared flags.
     pub(super) pending: Option<Box<Pending>>,
     /// `Some(inline too)`: also return the extents FIEMAP gives, for the
-    /// file's other copies ([`crate::extents::copies`]), if the map goes
+    /// file's other copies ([`crate::extents::unchanged`]), if the map goes
     /// through without an error.
     pub(super) keep: Option<bool>,
     /// What the walk stat-ed.
@@ -239,7 +240,7 @@ pub(super) struct ToRead<'a> {
 pub(super) fn read_open(
     ctx: &Ctx<'_>,
     file: ToRead<'_>,
-    table: Option<&AgTable>,
+    table: Option<&AgTable<Later>>,
     local: &mut Local,
 ) -> (Mapped, Option<Kept>) {
     let ToRead {
@@ -270,14 +271,14 @@ pub(super) fn read_open(
         None => ctx
             .map
             .extents
-            .read(Source::for_fs(&fs.info, false), fd.as_fd(), fs.space),
+            .read(ExtentSource::for_fs(&fs.info, false), fd.as_fd(), fs.space),
     };
     local.ag.learn(table, got.first_shared);
     let once = who.once;
     match counted(ctx, fs, &got, view.total, path, local) {
-        Read::Whole => {}
-        Read::Failed => kept = None,
-        Read::NoFiemap => return (Mapped::Skipped(Skip::FsCannotShare), None),
+        ExtentsRead::Whole => {}
+        ExtentsRead::Failed => kept = None,
+        ExtentsRead::NoFiemap => return (Mapped::Skipped(Skip::FsCannotShare), None),
     }
     if got.inline && fs.info.magic == magic::BTRFS {
         // Inline data a snapshot may share: decided after the walk. The
@@ -310,7 +311,7 @@ pub(super) fn read_open(
 }
 
 /// How a file's extents were read ([`counted`]).
-pub(super) enum Read {
+pub(super) enum ExtentsRead {
     /// To the end.
     Whole,
     /// An error ended the map (reported); the extents indexed before it
@@ -333,7 +334,7 @@ pub(super) fn counted(
     total: u64,
     path: &dyn Fn() -> Vec<u8>,
     local: &mut Local,
-) -> Read {
+) -> ExtentsRead {
     if got.compressed_disk > 0 {
         local.counters.on_disk_files += 1;
         local.counters.on_disk_bytes += got.compressed_disk;
@@ -345,7 +346,7 @@ pub(super) fn counted(
         local.counters.compressed_bytes += got.encoded;
     }
     match &got.error {
-        None => Read::Whole,
+        None => ExtentsRead::Whole,
         Some(e) => failed(
             ctx,
             fs,
@@ -368,7 +369,7 @@ fn failed(
     unshared: u64,
     path: &dyn Fn() -> Vec<u8>,
     local: &mut Local,
-) -> Read {
+) -> ExtentsRead {
     let errno = e.raw_os_error();
     if errno == Some(Errno::OPNOTSUPP.raw_os_error()) || errno == Some(Errno::NOTTY.raw_os_error())
     {
@@ -378,7 +379,7 @@ fn failed(
                 fs: fs.info.name(),
             });
         }
-        return Read::NoFiemap;
+        return ExtentsRead::NoFiemap;
     }
     // Extents indexed before the failure stand, and are taken out of the
     // file's exclusive bytes, so figures stay consistent.
@@ -387,7 +388,7 @@ fn failed(
         reason: e.to_string(),
     });
     local.unverified(unshared);
-    Read::Failed
+    ExtentsRead::Failed
 }
 
 /// What a file's FIEMAP gave, kept for its other copies: its extents.

@@ -1,8 +1,8 @@
 //! `--compare OLD --json`: the comparison as one JSON document, its
-//! schema spelt as serde types ([`Document`], [`Entry`], [`Side`],
-//! [`Delta`]). For every entry both sides, old and new, and the change;
-//! the entries in the order of the text table (`compare`'s comment), one
-//! a line.
+//! schema spelt as serde types ([`ChangesDocument`], [`ChangesEntry`],
+//! [`Side`], [`Delta`]). For every entry both sides, old and new, and the
+//! change; the entries in the order of the text table (`changes`'s
+//! comment), one a line.
 //!
 //! ```text
 //! {"compare_schema":1,"version":"0.1.0","old":{"file":"old.json","roots":["/mnt/a"],"error_count":0},
@@ -17,7 +17,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::compare::{Paths, Rows};
+use super::changes::{ChangeRows, Paths};
 use super::json::{BoundWord, EntryType, Path, ReportedError, write_document};
 use super::options::ReportOptions;
 use crate::compare::{Change, Comparison};
@@ -30,7 +30,7 @@ const SCHEMA: u32 = 1;
 
 /// The whole document, keys in this order.
 #[derive(Serialize)]
-struct Document<'a> {
+struct ChangesDocument<'a> {
     /// `compare_schema`: [`SCHEMA`]. Another key than the report's
     /// `schema`, so that no reader takes one document for the other.
     compare_schema: u32,
@@ -46,7 +46,7 @@ struct Document<'a> {
     sharing: bool,
     /// `entries`: the new scan's entries and the gone ones, in the
     /// table's order.
-    entries: Entries<'a>,
+    entries: ChangesEntries<'a>,
     /// `total`: with `-c`, all roots together, as an entry without path,
     /// type and depth.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -70,20 +70,20 @@ struct Old<'a> {
 
 /// `entries`: each entry's path is built as it is written, so that no
 /// more than one is held.
-struct Entries<'a> {
-    rows: Rows<'a>,
+struct ChangesEntries<'a> {
+    rows: ChangeRows<'a>,
     order: Vec<usize>,
     sharing: bool,
 }
 
-impl Serialize for Entries<'_> {
+impl Serialize for ChangesEntries<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
         let mut seq = s.serialize_seq(Some(self.order.len()))?;
         let mut paths = Paths::new(&self.rows);
         for &i in &self.order {
             let r = self.rows.row(i);
-            seq.serialize_element(&Entry {
+            seq.serialize_element(&ChangesEntry {
                 path: Path(Cow::Borrowed(paths.of(&self.rows, i))),
                 kind: r.kind.into(),
                 depth: r.depth,
@@ -101,7 +101,7 @@ impl Serialize for Entries<'_> {
 
 /// One entry of `entries`.
 #[derive(Serialize)]
-struct Entry<'a> {
+struct ChangesEntry<'a> {
     /// `path`: as the new scan's report prints it (a gone entry's spelt
     /// from the new root, or from its old root when that is gone); a
     /// string, or `{"bytes": "<base64>"}` when not UTF-8.
@@ -222,15 +222,15 @@ pub(super) fn write(
     errors: &super::Errors<'_>,
     opts: &ReportOptions,
 ) -> io::Result<()> {
-    let rows = Rows::collect(tree, cmp, opts);
+    let rows = ChangeRows::collect(tree, cmp, opts);
     let sharing = cmp.sharing();
     let path = |p: &'_ [u8]| Path(Cow::Owned(p.to_vec()));
-    let entries = Entries {
+    let entries = ChangesEntries {
         order: rows.list(opts),
         rows,
         sharing,
     };
-    let doc = Document {
+    let doc = ChangesDocument {
         compare_schema: SCHEMA,
         version: env!("CARGO_PKG_VERSION"),
         old: Old {

@@ -3,13 +3,13 @@
 //! Every index the records hold is checked against what was read, so that
 //! a corrupt file is an error here and never a panic or a wrong figure
 //! later; a file that ends early is an error, never a smaller tree. So
-//! is a name no directory entry can have (see `names`).
+//! is a name no directory entry can have (see `name_rules`).
 
 use std::io::BufRead;
 
-use super::json::{ParseError, Parsed, Parser};
-use super::names::{self, Siblings};
+use super::name_rules::{self, Siblings};
 use super::rows::{field, numbers, stats};
+use super::syntax::{ParseError, Parsed, Parser};
 use super::write::implied_own;
 use super::{FORMAT, Saved};
 use crate::figures::{Bound, Kind, Stats, TimeField};
@@ -160,7 +160,7 @@ fn walk(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
 
 /// One info object, as read.
 #[derive(Default)]
-struct Info {
+struct InfoObject {
     name: Vec<u8>,
     /// Where the name's string starts (line, column).
     name_at: (u64, u64),
@@ -185,10 +185,10 @@ struct Info {
     own: Option<Stats>,
 }
 
-fn info(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut Info) -> Parsed<()> {
-    *i = Info {
+fn info(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut InfoObject) -> Parsed<()> {
+    *i = InfoObject {
         name: std::mem::take(&mut i.name),
-        ..Info::default()
+        ..InfoObject::default()
     };
     i.name.clear();
     let mut named = false;
@@ -229,7 +229,7 @@ fn info(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut Info) -> Parsed
 
 /// The `"sdu"` object of an info object (the figures in it are skipped:
 /// the roll-up computes them again).
-fn sdu_keys(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut Info) -> Parsed<()> {
+fn sdu_keys(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut InfoObject) -> Parsed<()> {
     let mut v = Vec::new();
     p.expect(b'{', "an object")?;
     let mut first = true;
@@ -292,7 +292,7 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
         ..NodeRec::default()
     });
     let mut key = Vec::new();
-    let mut i = Info::default();
+    let mut i = InfoObject::default();
     if !p.at(b'[')? {
         return p.error("the tree must be a directory (an array)");
     }
@@ -310,7 +310,7 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
             files: Stats::default(),
         });
     } else {
-        names::check(p, &i.name, i.name_at, true)?;
+        name_rules::check(p, &i.name, i.name_at, true)?;
         let f = node(p, s, None, Kind::Dir, &mut i)?;
         stack.push(f.expect("a directory"));
     }
@@ -334,7 +334,7 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
         info(p, &mut key, &mut i)?;
         let depth = stack.len() - 1;
         let root = stack[depth].id == NodeId::TOP;
-        names::check(p, &i.name, i.name_at, root)?;
+        name_rules::check(p, &i.name, i.name_at, root)?;
         if i.excluded {
             // Not counted (ncdu lists what it excluded).
             if dir {
@@ -375,7 +375,7 @@ fn node(
     s: &mut Saved,
     parent: Option<&mut Frame>,
     kind: Kind,
-    i: &mut Info,
+    i: &mut InfoObject,
 ) -> Parsed<Option<Frame>> {
     let id = s.nodes.len();
     if id >= MAX_NODES as usize {

@@ -29,10 +29,10 @@ use std::collections::HashMap;
 use std::io;
 use std::os::fd::BorrowedFd;
 
-use super::btrfs_search::{ROOT_TREE_OBJECTID, bad, ino_lookup, key_type, search, u32_at, u64_at};
+use super::search::{ROOT_TREE_OBJECTID, bad, ino_lookup, key_type, search, u32_at, u64_at};
 
 /// A subvolume UUID; all zero: none.
-pub(crate) type Uuid = [u8; 16];
+pub type Uuid = [u8; 16];
 
 const NO_UUID: Uuid = [0; 16];
 
@@ -66,36 +66,36 @@ const LAST_FREE: u64 = -256i64 as u64;
 
 /// One subvolume's root item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Subvolume {
+pub struct Subvolume {
     /// Its id (the objectid of its root item).
-    pub(crate) id: u64,
+    pub id: u64,
     /// `refs`: 0 once it is deleted (its tree may still be being dropped).
-    pub(crate) refs: u32,
+    pub refs: u32,
     /// `bytenr`: the address of its root node.
-    pub(crate) bytenr: u64,
+    pub bytenr: u64,
     /// `last_snapshot`: the transaction of the last snapshot taken of it
     /// (or of which it is a snapshot); 0: none.
-    pub(crate) last_snapshot: u64,
+    pub last_snapshot: u64,
     /// `generation`: the last transaction that changed its tree.
-    pub(crate) generation: u64,
+    pub generation: u64,
     /// The fields of a whole root item; `None` for a legacy one.
-    pub(crate) v2: Option<RootV2>,
+    pub v2: Option<RootV2>,
 }
 
 /// The fields of a root item past the legacy layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct RootV2 {
+pub struct RootV2 {
     /// `uuid`.
-    pub(crate) uuid: Uuid,
+    pub uuid: Uuid,
     /// `parent_uuid`: the subvolume it is a snapshot of (zero: none).
-    pub(crate) parent_uuid: Uuid,
+    pub parent_uuid: Uuid,
     /// `generation_v2`: equal to `generation` when the item was written
     /// by a kernel that knows these fields.
-    pub(crate) generation_v2: u64,
+    pub generation_v2: u64,
     /// `otransid`: the transaction that made it.
-    pub(crate) otransid: u64,
+    pub otransid: u64,
     /// `otime`: when it was made.
-    pub(crate) created: (i64, u32),
+    pub created: (i64, u32),
 }
 
 impl Subvolume {
@@ -123,7 +123,7 @@ impl Subvolume {
     }
 
     /// Not deleted.
-    pub(crate) fn alive(&self) -> bool {
+    pub fn alive(&self) -> bool {
         self.refs > 0
     }
 
@@ -147,7 +147,7 @@ pub(crate) struct Nested {
 
 /// The subvolumes of one filesystem, read from its root tree once.
 #[derive(Debug, Default)]
-pub(crate) struct Subvolumes {
+pub struct Subvolumes {
     /// By id.
     by_id: Vec<Subvolume>,
     /// Every `ROOT_REF`, in key order (by parent, then child).
@@ -167,7 +167,7 @@ impl Subvolumes {
     /// # Errors
     /// The search's (`EPERM` without `CAP_SYS_ADMIN`); `InvalidData` for a
     /// root item too short to hold `refs`.
-    pub(crate) fn read(fd: BorrowedFd<'_>) -> io::Result<Subvolumes> {
+    pub fn read(fd: BorrowedFd<'_>) -> io::Result<Subvolumes> {
         let (mut roots, mut nested) = (Vec::new(), Vec::new());
         let mut short = false;
         search(
@@ -223,7 +223,7 @@ impl Subvolumes {
     }
 
     /// Subvolume `id`.
-    pub(crate) fn get(&self, id: u64) -> Option<&Subvolume> {
+    pub fn get(&self, id: u64) -> Option<&Subvolume> {
         let i = self.index(id)?;
         Some(&self.by_id[i])
     }
@@ -233,12 +233,12 @@ impl Subvolumes {
     }
 
     /// Every subvolume, by id.
-    pub(crate) fn all(&self) -> &[Subvolume] {
+    pub fn all(&self) -> &[Subvolume] {
         &self.by_id
     }
 
     /// Whether the families are known: every root item is whole.
-    pub(crate) fn has_families(&self) -> bool {
+    pub fn has_families(&self) -> bool {
         self.families.is_some()
     }
 
@@ -253,13 +253,13 @@ impl Subvolumes {
     /// the snapshot when one is made), so it is in one family with all of
     /// them and with every other orphan: more subvolumes are asked about,
     /// none is missed.
-    pub(crate) fn family(&self, id: u64) -> Option<u64> {
+    pub fn family(&self, id: u64) -> Option<u64> {
         Some(self.families.as_ref()?[self.index(id)?])
     }
 
     /// Whether some family has two members or more: only then can a
     /// subvolume hold what another does. Unknown families: true.
-    pub(crate) fn any_family(&self) -> bool {
+    pub fn any_family(&self) -> bool {
         let Some(f) = &self.families else {
             return true;
         };
@@ -269,7 +269,7 @@ impl Subvolumes {
     }
 
     /// Whether subvolume `id` exists and is not deleted.
-    pub(crate) fn alive(&self, id: u64) -> bool {
+    pub fn alive(&self, id: u64) -> bool {
         self.get(id).is_some_and(Subvolume::alive)
     }
 
@@ -298,7 +298,7 @@ impl Subvolumes {
     /// `otransid` has been in `S` ever since (a changed leaf is written
     /// anew, and a tree never takes back a block it let go), so it was in
     /// `S` when `R` was made, and `R`, unchanged, still holds it.
-    pub(crate) fn kept_until(&self, tree: u64) -> (u64, u64) {
+    pub fn kept_until(&self, tree: u64) -> (u64, u64) {
         let Some(me) = self.get(tree).and_then(|s| s.v2).map(|v| v.uuid) else {
             return (0, 0);
         };
@@ -326,7 +326,7 @@ impl Subvolumes {
     /// of its snapshots, holds what that snapshot held when it was made:
     /// items read from it in one member are the items every other member
     /// holds there.
-    pub(crate) fn lineage(&self, id: u64) -> Option<Lineage> {
+    pub fn lineage(&self, id: u64) -> Option<Lineage> {
         let me = self.get(id)?.v2?;
         let origin = self.origin(me.uuid, me.parent_uuid)?;
         let oldest = (self.snapshots_of.get(&origin)?.iter())
@@ -344,7 +344,7 @@ impl Subvolumes {
     /// Whether `ids` (subvolumes alive or not) hold two members
     /// of one lineage, alive ([`Self::lineage`]): an origin and a snapshot
     /// of it, or two snapshots of one origin.
-    pub(crate) fn two_of_a_lineage(&self, ids: &[u64]) -> bool {
+    pub fn two_of_a_lineage(&self, ids: &[u64]) -> bool {
         let mut ids = ids.to_vec();
         ids.sort_unstable();
         ids.dedup();
@@ -378,7 +378,7 @@ impl Subvolumes {
     ///
     /// # Errors
     /// `fstat`'s and `BTRFS_IOC_INO_LOOKUP`'s.
-    pub(crate) fn holds_lineage(&self, fd: BorrowedFd<'_>) -> io::Result<bool> {
+    pub fn holds_lineage(&self, fd: BorrowedFd<'_>) -> io::Result<bool> {
         let ino = rustix::fs::fstat(fd)?.st_ino;
         let (me, at) = ino_lookup(fd, 0, ino)?;
         // The subvolume of `fd` if `fd` is its root directory, and those
@@ -451,16 +451,16 @@ fn families(roots: &[Subvolume], snapshots_of: &HashMap<Uuid, Vec<usize>>) -> Ve
 
 /// The lineage a subvolume belongs to ([`Subvolumes::lineage`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Lineage {
+pub struct Lineage {
     /// The UUID of the subvolume whose snapshots its members are (the
     /// subvolume itself when it has snapshots, else the one it is a
     /// snapshot of).
-    pub(crate) origin: Uuid,
+    pub origin: Uuid,
     /// The `otransid` of the oldest of those snapshots.
-    pub(crate) since: u64,
+    pub since: u64,
     /// The subvolume is that snapshot, unchanged since it was made: every
     /// leaf of it holds what the lineage's image takes.
-    pub(crate) base: bool,
+    pub base: bool,
 }
 
 /// Union-find over subvolume UUIDs, as `BTRFS_IOC_GET_SUBVOL_INFO` gives
@@ -468,13 +468,13 @@ pub(crate) struct Lineage {
 /// subvolumes linked are known (no orphans: a family linked through a
 /// subvolume outside those given is two families here).
 #[derive(Default)]
-pub(crate) struct Uuids {
+pub struct Uuids {
     parent: HashMap<Uuid, Uuid>,
 }
 
 impl Uuids {
     /// The representative of `u`'s family.
-    pub(crate) fn find(&self, mut u: Uuid) -> Uuid {
+    pub fn find(&self, mut u: Uuid) -> Uuid {
         while let Some(&p) = self.parent.get(&u) {
             if p == u {
                 break;
@@ -485,7 +485,7 @@ impl Uuids {
     }
 
     /// Joins the families of `a` and `b`.
-    pub(crate) fn union(&mut self, a: Uuid, b: Uuid) {
+    pub fn union(&mut self, a: Uuid, b: Uuid) {
         let (ra, rb) = (self.find(a), self.find(b));
         if ra != rb {
             // Deterministic: the smaller UUID represents the family.

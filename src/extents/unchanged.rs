@@ -3,9 +3,9 @@
 //! A snapshot holds the same inodes as its origin, and until either side
 //! changes one, both reference the same extents. FIEMAP on Btrfs decides
 //! each extent's shared flag by walking backrefs, which makes it the
-//! dominant cost of scanning snapshots without root (about 5 µs a file,
-//! against 1.5 µs on XFS): ten snapshots of a tree cost eleven FIEMAPs per
-//! file, all giving the same answer.
+//! dominant cost of scanning snapshots without root (docs/decisions.md,
+//! "Btrfs: copies mapped once"): ten snapshots of a tree cost eleven
+//! FIEMAPs per file, all giving the same answer.
 //!
 //! So the walk maps one copy of such a file and credits the others with
 //! the extents it gave. A copy is "the same inode, unchanged" by what
@@ -34,8 +34,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use dashmap::DashMap;
+use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE};
 
-use super::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE};
+use super::Fast;
 use crate::probe::Subvol;
 
 /// What identifies one inode, unchanged, within one extent space.
@@ -112,7 +113,7 @@ pub(crate) fn worth_keeping(extents: &[Extent], inline_ok: bool) -> bool {
 
 /// What one copy's FIEMAP gave that the others need.
 #[derive(Debug)]
-pub(crate) struct Mapped {
+pub(crate) struct CopyMap {
     /// The subvolume it was read in.
     pub(crate) subvol: SubvolIds,
     /// Its extents (as FIEMAP gave them, every one).
@@ -126,7 +127,7 @@ pub(crate) struct Mapped {
 
 /// The copies mapped so far, by key, and those being mapped.
 #[derive(Debug, Default)]
-pub(crate) struct Copies {
+pub(crate) struct MappedCopies {
     map: DashMap<CopyKey, Slot, Fast>,
     /// The entries of `map`: while there is none (a tree without
     /// snapshots, the common case), a lookup costs one atomic load.
@@ -142,13 +143,13 @@ enum Slot {
     /// A thread is mapping a copy ([`Claim`]).
     Claimed,
     /// What a copy's mapping gave.
-    Mapped(Arc<Mapped>),
+    Mapped(Arc<CopyMap>),
 }
 
-/// What [`Copies::find_or_claim`] found.
-pub(crate) enum Lookup<'a> {
+/// What [`MappedCopies::find_or_claim`] found.
+pub(crate) enum CopyLookup<'a> {
     /// A copy mapped in a related subvolume.
-    Found(Arc<Mapped>),
+    Found(Arc<CopyMap>),
     /// None yet: this caller maps the file and gives what it found
     /// ([`Claim::keep`]), or drops the claim.
     Claimed(Claim<'a>),
@@ -158,16 +159,16 @@ pub(crate) enum Lookup<'a> {
     Missed,
 }
 
-impl Copies {
+impl MappedCopies {
     /// The copy of `key` mapped in a subvolume related to `subvol`, if any.
     /// When none is known and none is being mapped, the key is claimed for
     /// the caller to map, if `subvol` is a snapshot or a snapshot was met.
     ///
     /// The walk's threads go through a subvolume and its snapshots in the
     /// same order and at one pace: without the claim each thread that met
-    /// an inode at once mapped its own copy (with 2 threads, a subvolume and
-    /// one snapshot took 76,868 FIEMAPs for 43,490 inodes).
-    pub(crate) fn find_or_claim(&self, key: CopyKey, subvol: SubvolIds) -> Lookup<'_> {
+    /// an inode at once mapped its own copy (docs/decisions.md, "Btrfs:
+    /// copies mapped once").
+    pub(crate) fn find_or_claim(&self, key: CopyKey, subvol: SubvolIds) -> CopyLookup<'_> {
         let claim = if subvol.1 != [0; 16] {
             if !self.snapshot_met.load(Ordering::Relaxed) {
                 self.snapshot_met.store(true, Ordering::Relaxed);
@@ -179,24 +180,24 @@ impl Copies {
         loop {
             match self.map.get(&key).as_deref() {
                 Some(Slot::Mapped(m)) if related(m.subvol, subvol) => {
-                    return Lookup::Found(Arc::clone(m));
+                    return CopyLookup::Found(Arc::clone(m));
                 }
-                Some(Slot::Mapped(_)) => return Lookup::Missed,
-                Some(Slot::Claimed) => return Lookup::Busy,
-                None if !claim => return Lookup::Missed,
+                Some(Slot::Mapped(_)) => return CopyLookup::Missed,
+                Some(Slot::Claimed) => return CopyLookup::Busy,
+                None if !claim => return CopyLookup::Missed,
                 None => {}
             }
             if let dashmap::Entry::Vacant(v) = self.map.entry(key) {
                 v.insert(Slot::Claimed);
                 self.len.fetch_add(1, Ordering::Relaxed);
-                return Lookup::Claimed(Claim { copies: self, key });
+                return CopyLookup::Claimed(Claim { copies: self, key });
             }
         }
     }
 
     /// The copy of `key` mapped in a subvolume related to `subvol`, if any,
     /// without a claim.
-    pub(crate) fn find(&self, key: &CopyKey, subvol: SubvolIds) -> Option<Arc<Mapped>> {
+    pub(crate) fn find(&self, key: &CopyKey, subvol: SubvolIds) -> Option<Arc<CopyMap>> {
         match self.map.get(key).as_deref() {
             Some(Slot::Mapped(m)) if related(m.subvol, subvol) => Some(Arc::clone(m)),
             _ => None,
@@ -205,7 +206,7 @@ impl Copies {
 
     /// Remembers what mapping the copy `key` gave. The first copy mapped
     /// stays: a later one gave the same, or is of an unrelated subvolume.
-    pub(crate) fn remember(&self, key: CopyKey, m: Mapped) {
+    pub(crate) fn remember(&self, key: CopyKey, m: CopyMap) {
         if let dashmap::Entry::Vacant(v) = self.map.entry(key) {
             v.insert(Slot::Mapped(Arc::new(m)));
             self.len.fetch_add(1, Ordering::Relaxed);
@@ -227,13 +228,13 @@ impl Copies {
 /// [`Claim::keep`] (the map failed, the file changed, it is not worth
 /// keeping), the key is free again and a waiting thread maps its own.
 pub(crate) struct Claim<'a> {
-    copies: &'a Copies,
+    copies: &'a MappedCopies,
     key: CopyKey,
 }
 
 impl Claim<'_> {
     /// Gives what the mapping of the claimed key gave.
-    pub(crate) fn keep(self, m: Mapped) {
+    pub(crate) fn keep(self, m: CopyMap) {
         if let Some(mut slot) = self.copies.map.get_mut(&self.key) {
             *slot = Slot::Mapped(Arc::new(m));
         }
@@ -264,24 +265,21 @@ impl Drop for Claim<'_> {
 #[derive(Debug, Default)]
 pub(crate) struct Indexed {
     /// By (extent space, inode): the file and what it was indexed with.
-    map: DashMap<(u32, u64), Kept, Fast>,
+    map: DashMap<(u32, u64), IndexedFile, Fast>,
     len: AtomicUsize,
 }
 
 /// A file id and what it was indexed with.
-type Kept = (u32, Box<[Shared]>);
+type IndexedFile = (u32, Box<[SharedRef]>);
 
 /// One shared extent as the tree search indexes it for a file: its
 /// address, its size on disk, and the file's references to it.
-pub(crate) type Shared = (u64, u64, u32);
-
-/// The hasher of its map (keys are spaces and inode numbers).
-type Fast = foldhash::fast::RandomState;
+pub(crate) type SharedRef = (u64, u64, u32);
 
 impl Indexed {
     /// The file of inode `ino` in extent space `space` indexed with exactly
     /// `shared`, if one was kept.
-    pub(crate) fn find(&self, (space, ino): (u32, u64), shared: &[Shared]) -> Option<u32> {
+    pub(crate) fn find(&self, (space, ino): (u32, u64), shared: &[SharedRef]) -> Option<u32> {
         if self.len.load(Ordering::Relaxed) == 0 {
             return None;
         }
@@ -291,7 +289,7 @@ impl Indexed {
 
     /// Keeps that `file`, of inode `ino` in `space`, was indexed with
     /// `shared`. The first kept stays.
-    pub(crate) fn keep(&self, (space, ino): (u32, u64), file: u32, shared: Vec<Shared>) {
+    pub(crate) fn keep(&self, (space, ino): (u32, u64), file: u32, shared: Vec<SharedRef>) {
         if let dashmap::Entry::Vacant(v) = self.map.entry((space, ino)) {
             v.insert((file, shared.into_boxed_slice()));
             self.len.fetch_add(1, Ordering::Relaxed);
@@ -361,8 +359,8 @@ mod tests {
         }
     }
 
-    fn mapped(subvol: SubvolIds) -> Mapped {
-        Mapped {
+    fn mapped(subvol: SubvolIds) -> CopyMap {
+        CopyMap {
             subvol,
             extents: Box::new([]),
             file: None,
@@ -371,17 +369,20 @@ mod tests {
 
     #[test]
     fn a_copy_of_an_unrelated_subvolume_is_not_found() {
-        let c = Copies::default();
+        let c = MappedCopies::default();
         let key = key();
         c.remember(key, mapped((B, A)));
-        assert!(matches!(c.find_or_claim(key, (C, A)), Lookup::Found(_)));
-        assert!(matches!(c.find_or_claim(key, (C, Z)), Lookup::Missed));
+        assert!(matches!(c.find_or_claim(key, (C, A)), CopyLookup::Found(_)));
+        assert!(matches!(c.find_or_claim(key, (C, Z)), CopyLookup::Missed));
         let other = CopyKey {
             ctime: (7, 9),
             ..key
         };
         // Not known: claimed, and free again once the claim is dropped.
-        assert!(matches!(c.find_or_claim(other, (C, A)), Lookup::Claimed(_)));
+        assert!(matches!(
+            c.find_or_claim(other, (C, A)),
+            CopyLookup::Claimed(_)
+        ));
         assert_eq!(c.len(), 1);
     }
 
@@ -391,29 +392,29 @@ mod tests {
     /// lookups of other subvolumes' files begin.
     #[test]
     fn a_claimed_key_is_busy_until_kept_or_dropped() {
-        let c = Copies::default();
+        let c = MappedCopies::default();
         let key = key();
-        let Lookup::Claimed(claim) = c.find_or_claim(key, (B, A)) else {
+        let CopyLookup::Claimed(claim) = c.find_or_claim(key, (B, A)) else {
             panic!("an unknown key is claimed");
         };
         assert_eq!(c.len(), 1);
         assert!(!c.is_empty());
-        assert!(matches!(c.find_or_claim(key, (C, A)), Lookup::Busy));
-        assert!(matches!(c.find_or_claim(key, (B, A)), Lookup::Busy));
+        assert!(matches!(c.find_or_claim(key, (C, A)), CopyLookup::Busy));
+        assert!(matches!(c.find_or_claim(key, (B, A)), CopyLookup::Busy));
         drop(claim);
         assert!(c.is_empty(), "a dropped claim leaves nothing");
-        let Lookup::Claimed(claim) = c.find_or_claim(key, (C, A)) else {
+        let CopyLookup::Claimed(claim) = c.find_or_claim(key, (C, A)) else {
             panic!("a dropped claim frees the key");
         };
         // Kept: the same mapping for every related subvolume.
         claim.keep(mapped((C, A)));
         assert_eq!(c.len(), 1);
-        assert!(matches!(c.find_or_claim(key, (B, A)), Lookup::Found(_)));
-        assert!(matches!(c.find_or_claim(key, (A, Z)), Lookup::Found(_)));
-        assert!(matches!(c.find_or_claim(key, (B, Z)), Lookup::Missed));
+        assert!(matches!(c.find_or_claim(key, (B, A)), CopyLookup::Found(_)));
+        assert!(matches!(c.find_or_claim(key, (A, Z)), CopyLookup::Found(_)));
+        assert!(matches!(c.find_or_claim(key, (B, Z)), CopyLookup::Missed));
         // A mapping remembered after is not the one kept.
         c.remember(key, mapped((B, C)));
-        let Lookup::Found(m) = c.find_or_claim(key, (A, Z)) else {
+        let CopyLookup::Found(m) = c.find_or_claim(key, (A, Z)) else {
             panic!("still found");
         };
         assert_eq!(m.subvol, (C, A));
@@ -424,13 +425,19 @@ mod tests {
     /// subvolume scanned without its snapshots costs no memory.
     #[test]
     fn a_subvolume_claims_only_once_a_snapshot_is_met() {
-        let c = Copies::default();
+        let c = MappedCopies::default();
         let (key, origin) = (key(), (A, Z));
-        assert!(matches!(c.find_or_claim(key, origin), Lookup::Missed));
+        assert!(matches!(c.find_or_claim(key, origin), CopyLookup::Missed));
         assert!(c.is_empty());
         let other = CopyKey { ino: 258, ..key };
-        assert!(matches!(c.find_or_claim(other, (B, A)), Lookup::Claimed(_)));
-        assert!(matches!(c.find_or_claim(key, origin), Lookup::Claimed(_)));
+        assert!(matches!(
+            c.find_or_claim(other, (B, A)),
+            CopyLookup::Claimed(_)
+        ));
+        assert!(matches!(
+            c.find_or_claim(key, origin),
+            CopyLookup::Claimed(_)
+        ));
     }
 
     /// Two threads after one key: exactly one claims it; the other finds
@@ -438,7 +445,7 @@ mod tests {
     #[test]
     fn one_of_two_threads_claims_a_key() {
         for _ in 0..200 {
-            let c = Copies::default();
+            let c = MappedCopies::default();
             let key = key();
             let barrier = std::sync::Barrier::new(2);
             let claimed = std::sync::atomic::AtomicUsize::new(0);
@@ -447,18 +454,18 @@ mod tests {
                     s.spawn(|| {
                         barrier.wait();
                         match c.find_or_claim(key, (B, A)) {
-                            Lookup::Claimed(claim) => {
+                            CopyLookup::Claimed(claim) => {
                                 claimed.fetch_add(1, Ordering::Relaxed);
                                 claim.keep(mapped((B, A)));
                             }
-                            Lookup::Busy | Lookup::Found(_) => {}
-                            Lookup::Missed => panic!("a related copy is never missed"),
+                            CopyLookup::Busy | CopyLookup::Found(_) => {}
+                            CopyLookup::Missed => panic!("a related copy is never missed"),
                         }
                     });
                 }
             });
             assert_eq!(claimed.load(Ordering::Relaxed), 1);
-            assert!(matches!(c.find_or_claim(key, (C, A)), Lookup::Found(_)));
+            assert!(matches!(c.find_or_claim(key, (C, A)), CopyLookup::Found(_)));
         }
     }
 }

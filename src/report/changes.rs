@@ -11,7 +11,7 @@
 //! change signed (`+5.0M`, `-30M`, `0`) in the report's unit, then a
 //! `Note` column (`new`, `gone`, `sharing`) and the path, and after the
 //! table a line for each note and mark that appears in it. The JSON
-//! document is in `compare_json`.
+//! document is in `changes_json`.
 
 use std::cmp::Ordering;
 use std::convert::Infallible;
@@ -23,13 +23,13 @@ use crate::figures::{Bound, Figure, Kind};
 use crate::records::NodeId;
 use crate::tree::Tree;
 
-/// `Row::parent` of a row listed at the top: a root, new or gone (and a
+/// `ChangeRow::parent` of a row listed at the top: a root, new or gone (and a
 /// row whose parent is not listed).
 const NO_PARENT: u32 = u32::MAX;
 
 /// Where a row's entry is.
 #[derive(Clone, Copy, Debug)]
-enum Source {
+enum RowSource {
     /// A node of the new tree.
     New(NodeId),
     /// An index into [`Comparison::gone`].
@@ -37,10 +37,10 @@ enum Source {
 }
 
 /// One entry of the comparison. It keeps its node, not its path: a path is
-/// built when printed ([`Rows::path_into`]).
+/// built when printed ([`ChangeRows::path_into`]).
 #[derive(Clone, Debug)]
-pub(super) struct Row {
-    source: Source,
+pub(super) struct ChangeRow {
+    source: RowSource,
     /// The row of the directory it is in, in the tree that the new entries
     /// and the gone ones make together.
     parent: u32,
@@ -52,26 +52,30 @@ pub(super) struct Row {
 /// The rows, collected: the new scan's entries in du order, then the gone
 /// ones. A chain of `n` directories takes memory in `n`, not in the `n²`
 /// bytes of its paths; ties by path are broken by each row's rank in path
-/// order ([`Rows::path_order`]), computed once from the names.
+/// order ([`ChangeRows::path_order`]), computed once from the names.
 #[derive(Debug)]
-pub(super) struct Rows<'a> {
+pub(super) struct ChangeRows<'a> {
     tree: &'a Tree,
     cmp: &'a Comparison,
-    rows: Vec<Row>,
+    rows: Vec<ChangeRow>,
 }
 
-impl<'a> Rows<'a> {
+impl<'a> ChangeRows<'a> {
     /// The entries of `tree` down to `opts.max_depth`, each with its old
     /// side, and the gone entries as deep.
-    pub(super) fn collect(tree: &'a Tree, cmp: &'a Comparison, opts: &ReportOptions) -> Rows<'a> {
+    pub(super) fn collect(
+        tree: &'a Tree,
+        cmp: &'a Comparison,
+        opts: &ReportOptions,
+    ) -> ChangeRows<'a> {
         let mut rows = Vec::new();
         // The row of each new node listed, and of each old node gone.
         let mut new_row = vec![NO_PARENT; tree.len()];
         let mut gone_row = vec![NO_PARENT; cmp.old_tree().len()];
         let _ = tree.visit::<Infallible>(opts.max_depth, |e| {
             new_row[e.id.index()] = rows.len() as u32;
-            rows.push(Row {
-                source: Source::New(e.id),
+            rows.push(ChangeRow {
+                source: RowSource::New(e.id),
                 parent: NO_PARENT,
                 depth: e.depth,
                 kind: e.kind,
@@ -81,7 +85,7 @@ impl<'a> Rows<'a> {
         });
         // Post-order: a parent's row comes after its children's.
         for r in &mut rows {
-            let Source::New(id) = r.source else {
+            let RowSource::New(id) = r.source else {
                 unreachable!("only new rows so far")
             };
             if let Some(p) = tree.parent(id).filter(|&p| p != NodeId::TOP) {
@@ -97,8 +101,8 @@ impl<'a> Rows<'a> {
                     Err(x) => gone_row[x.index()],
                 };
                 gone_row[g.old.index()] = rows.len() as u32;
-                rows.push(Row {
-                    source: Source::Gone(k as u32),
+                rows.push(ChangeRow {
+                    source: RowSource::Gone(k as u32),
                     parent,
                     depth: g.depth,
                     kind: cmp.gone_kind(g),
@@ -106,10 +110,10 @@ impl<'a> Rows<'a> {
                 });
             }
         }
-        Rows { tree, cmp, rows }
+        ChangeRows { tree, cmp, rows }
     }
 
-    pub(super) fn row(&self, i: usize) -> &Row {
+    pub(super) fn row(&self, i: usize) -> &ChangeRow {
         &self.rows[i]
     }
 
@@ -117,14 +121,14 @@ impl<'a> Rows<'a> {
     /// depth, as printing it does.
     pub(super) fn path_into(&self, i: usize, out: &mut Vec<u8>) {
         match self.rows[i].source {
-            Source::New(id) => new_path(self.tree, id, out),
-            Source::Gone(k) => self
+            RowSource::New(id) => new_path(self.tree, id, out),
+            RowSource::Gone(k) => self
                 .cmp
                 .gone_path(self.tree, &self.cmp.gone()[k as usize], out),
         }
     }
 
-    /// The path of row `i`, built ([`Rows::path_into`]).
+    /// The path of row `i`, built ([`ChangeRows::path_into`]).
     pub(super) fn path(&self, i: usize) -> Vec<u8> {
         let mut p = Vec::new();
         self.path_into(i, &mut p);
@@ -134,8 +138,8 @@ impl<'a> Rows<'a> {
     /// The last component of row `i`'s path.
     fn name(&self, i: usize) -> &[u8] {
         match self.rows[i].source {
-            Source::New(id) => self.tree.name(id),
-            Source::Gone(k) => self.cmp.old_tree().name(self.cmp.gone()[k as usize].old),
+            RowSource::New(id) => self.tree.name(id),
+            RowSource::Gone(k) => self.cmp.old_tree().name(self.cmp.gone()[k as usize].old),
         }
     }
 
@@ -200,7 +204,7 @@ pub(super) struct Paths {
 }
 
 impl Paths {
-    pub(super) fn new(rows: &Rows<'_>) -> Paths {
+    pub(super) fn new(rows: &ChangeRows<'_>) -> Paths {
         Paths {
             buf: Vec::new(),
             stack: Vec::new(),
@@ -210,7 +214,7 @@ impl Paths {
     }
 
     /// The path of row `i` of `rows` as the report prints it.
-    pub(super) fn of(&mut self, rows: &Rows<'_>, i: usize) -> &[u8] {
+    pub(super) fn of(&mut self, rows: &ChangeRows<'_>, i: usize) -> &[u8] {
         self.climb.clear();
         let mut j = i as u32;
         let keep = loop {
@@ -312,7 +316,7 @@ pub(super) fn text(
     cmp: &Comparison,
     opts: &ReportOptions,
 ) -> io::Result<()> {
-    let rows = Rows::collect(tree, cmp, opts);
+    let rows = ChangeRows::collect(tree, cmp, opts);
     let order = rows.list(opts);
     let cols = columns(opts, cmp.sharing());
     let total = opts.grand_total.then(|| cmp.total_change(tree));

@@ -3,7 +3,7 @@ use super::*;
 /// A whole root item of subvolume `id`, UUID `[uuid; 16]` and parent
 /// `[parent; 16]` (0: none), made in transaction `otransid` and changed
 /// last in `generation`, alive or not, snapshotted in `last_snapshot`.
-struct Item {
+struct RootRow {
     id: u64,
     uuid: u8,
     parent: u8,
@@ -13,8 +13,8 @@ struct Item {
     last_snapshot: u64,
 }
 
-fn item(id: u64, uuid: u8, parent: u8) -> Item {
-    Item {
+fn item(id: u64, uuid: u8, parent: u8) -> RootRow {
+    RootRow {
         id,
         uuid,
         parent,
@@ -25,7 +25,7 @@ fn item(id: u64, uuid: u8, parent: u8) -> Item {
     }
 }
 
-impl Item {
+impl RootRow {
     fn bytes(&self) -> Vec<u8> {
         let mut d = vec![0u8; 439];
         let put = |d: &mut Vec<u8>, at: usize, v: &[u8]| d[at..at + v.len()].copy_from_slice(v);
@@ -51,8 +51,8 @@ impl Item {
     }
 }
 
-fn model(items: &[Item]) -> Subvolumes {
-    Subvolumes::of(items.iter().map(Item::sub).collect(), Vec::new())
+fn model(items: &[RootRow]) -> Subvolumes {
+    Subvolumes::of(items.iter().map(RootRow::sub).collect(), Vec::new())
 }
 
 /// The members of `id`'s family, by id.
@@ -174,7 +174,7 @@ fn kept_until_is_the_newest_unchanged_snapshot_alive() {
     // 256's snapshots: 257 unchanged (made and last changed in 12), 258
     // changed since (made in 14, changed in 15), 259 unchanged but deleted
     // (16), 260 unchanged (13); 261 is a snapshot of 257.
-    let at = |id, uuid, parent, otransid, generation, alive| Item {
+    let at = |id, uuid, parent, otransid, generation, alive| RootRow {
         otransid,
         generation,
         alive,
@@ -199,7 +199,7 @@ fn a_lineage_is_an_origin_and_its_snapshots_alive() {
     // 256 -> 257 (otransid 12, unchanged), 256 -> 258 (otransid 11,
     // changed since), 256 -> 259 (otransid 9, deleted); 260 -> 261 with
     // 260 deleted; 262 alone.
-    let at = |id, uuid, parent, otransid, generation, alive| Item {
+    let at = |id, uuid, parent, otransid, generation, alive| RootRow {
         otransid,
         generation,
         alive,

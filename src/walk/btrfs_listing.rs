@@ -28,11 +28,11 @@ use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 use rustix::fs::{self as rfs, AtFlags, Statx, StatxAttributes};
+use sdu_sys::btrfs::InodeItems;
 
-use super::ctx::{Ctx, Local, MASK, Run, TreeWalk, WalkOptions};
+use super::ctx::{Ctx, Local, MASK, TreeWalk, WalkOptions, WalkSetup};
 use super::indir::{InDir, Listed};
 use crate::extents::Extents;
-use crate::extents::btrfs_search::InodeItems;
 pub(super) use crate::extents::btrfs_tree::TreeInode;
 use crate::extents::btrfs_tree::{self, DirEntry, Want, file_type};
 use crate::path::join;
@@ -77,7 +77,11 @@ pub(super) fn keep_subvol_fd(ctx: &Ctx<'_>, dir: &InDir<'_>, fd: &Arc<OwnedFd>) 
 /// (the tree search, `extents`), without `-L`, du's rules or `--fiemap`,
 /// with extents wanted. Keeps the mount points inside the roots
 /// (`mounts`, [`mounts_inside`]) then.
-pub(super) fn prepare(run: &Run<'_>, extents: &Extents, mounts: Option<Vec<Vec<u8>>>) -> TreeWalk {
+pub(super) fn prepare(
+    run: &WalkSetup<'_>,
+    extents: &Extents,
+    mounts: Option<Vec<Vec<u8>>>,
+) -> TreeWalk {
     let o = run.opts;
     let on = extents.search_allowed() && options_allow(o, run.du_rules) && !run.hash_all;
     TreeWalk {

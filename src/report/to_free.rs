@@ -33,7 +33,7 @@ pub(crate) struct PlanDocument<'a> {
     pub(crate) reached: bool,
     /// What deleting the chosen entries frees, counted once.
     pub(crate) frees: u64,
-    /// Whether `frees` is exact (false: a bound, `docs/design.md`, "Exact
+    /// Whether `frees` is exact (false: a bound, `docs/figures.md`, "Exact
     /// or a bound").
     pub(crate) reclaimable_exact: bool,
     /// When `frees` is a bound, its direction: `at_most`, `at_least` or
