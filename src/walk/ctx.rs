@@ -85,7 +85,8 @@ pub struct WalkOptions {
     pub fiemap_only: bool,
     /// `--map-each-copy`: on Btrfs without the tree search, map every copy
     /// of a file unchanged across snapshots with its own FIEMAP, instead of
-    /// crediting it with the extents of the copy mapped first.
+    /// crediting it with the extents of the copy mapped first
+    /// (`extents::unchanged`).
     pub map_each_copy: bool,
     /// Keep every node's [`Ident`] (`super::Walk::idents`): the browser
     /// checks what it deletes against them.
