@@ -40,14 +40,14 @@ pub struct Comparison {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Gone {
     /// Its node in [`Comparison::old_tree`].
-    pub old: NodeId,
+    pub(crate) old: NodeId,
     /// The entry of the new tree it was in: the nearest directory above it
     /// that is in both scans ([`NodeId::TOP`] for a root, or for an entry
     /// whose root is gone).
     pub under: NodeId,
     /// Levels below its root. Its path is built when printed
     /// ([`Comparison::gone_path`]), not kept.
-    pub depth: u32,
+    pub(crate) depth: u32,
 }
 
 /// One entry's two sides: its figures and bound in the old scan and in the
@@ -57,7 +57,7 @@ pub struct Change {
     /// In the old scan.
     pub old: Option<(Stats, Bound)>,
     /// In the new scan.
-    pub new: Option<(Stats, Bound)>,
+    pub(crate) new: Option<(Stats, Bound)>,
 }
 
 impl Change {
