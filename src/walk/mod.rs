@@ -9,7 +9,7 @@
 //! split into batches that other threads stat. Nothing recurses: tasks live
 //! on rayon's queues, not on the stack.
 //!
-//! The walk produces the [records](crate::records): one [`NodeRec`] per
+//! The walk produces the [records](crate::records): one [`NodeRec`](crate::records::NodeRec) per
 //! directory (and per file with `-a`), with the figures of the directory's
 //! own inode plus those of its singly-linked non-directory entries, and one
 //! [`Link`] per link of every multiply-linked inode, which the roll-up
