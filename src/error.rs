@@ -183,7 +183,7 @@ impl From<io::Error> for Error {
 ///
 /// The texts follow GNU du's where du has the same message, so that scripts
 /// and people reading either see the same thing; paths are quoted as du
-/// quotes them ([`crate::quote`]).
+/// quotes them ([`crate::quote`](fn@crate::quote)).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Diagnostic {
     /// The entry could not be stat-ed (or, under `-L`, a symlink dangles).

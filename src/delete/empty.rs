@@ -194,7 +194,7 @@ impl Deletion<'_> {
             .then(|| st.stx_blocks.saturating_mul(512))
     }
 
-    /// Counts an entry removed: in [`Deleted::unscanned`] too when the scan
+    /// Counts an entry removed: in `Deleted::unscanned` too when the scan
     /// had not seen it (`unscanned`: its bytes).
     fn removed(&mut self, unscanned: Option<u64>) {
         self.out.entries += 1;

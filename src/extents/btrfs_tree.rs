@@ -114,7 +114,7 @@ pub(crate) struct DirEntry {
     /// `BTRFS_FT_*`, the `d_type` that `getdents` gives.
     pub(crate) file_type: u8,
     /// Where its name (with a NUL after it) starts in
-    /// [`TreeInode::names`], and its length with the NUL (a Btrfs name
+    /// `TreeInode::names`, and its length with the NUL (a Btrfs name
     /// has at most 255 bytes).
     name_at: u32,
     name_len: u16,

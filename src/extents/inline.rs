@@ -165,7 +165,7 @@ impl<K: Copy + Default + Eq + std::hash::Hash> Dense<K> {
 /// costs a record, not a key. Likewise the subvolumes (devices) the
 /// records are in, each given an index that a record holds in 16 bits.
 /// Shared by the walk's threads; the ids and indexes depend on the walk's
-/// order, which [`share`] never reads them in. Also the few records'
+/// order, which [`share()`] never reads them in. Also the few records'
 /// figures a 12-byte record cannot hold ([`Odd`]).
 #[derive(Default)]
 pub(crate) struct Keys {
@@ -175,7 +175,7 @@ pub(crate) struct Keys {
 }
 
 /// The keys by id, the devices by index and the odd records by index, as
-/// [`share`] reads them.
+/// [`share()`] reads them.
 #[derive(Default)]
 pub(crate) struct Table {
     keys: Vec<Key>,
@@ -362,12 +362,12 @@ impl InlineRec {
     }
 }
 
-/// The records [`share`] moves or frees at once: 768 KiB.
+/// The records [`share()`] moves or frees at once: 768 KiB.
 const MOVED_AT_ONCE: usize = 1 << 16;
 
-/// The records [`share`] takes come in chunks of at most
+/// The records [`share()`] takes come in chunks of at most
 /// `1 << CHUNK_BITS`, as the walk's shards keep them: 3 MiB, which the
-/// allocator maps on its own and gives back when [`share`] frees it
+/// allocator maps on its own and gives back when [`share()`] frees it
 /// (smaller chunks glibc kept for reuse: docs/decisions.md, "Memory");
 /// pages never written are never resident, so a shard's last chunk costs
 /// what it holds.

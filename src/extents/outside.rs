@@ -16,7 +16,7 @@
 //!   ([`sdu_sys::fsmap`]) names the owner of every block of a range.
 //!
 //! Each owner that is not a file of the scan becomes one more reference to
-//! the range, from a file the scan never frees ([`Outside::file`]): the
+//! the range, from a file the scan never frees (`Outside::file`): the
 //! sweep then keeps the unit out of every Reclaimable, as it keeps out a
 //! unit one of whose files has a link outside. A space whose every range
 //! was asked is verified: its units free what they count.

@@ -22,7 +22,7 @@
 //!
 //! The walk writes each record at its id as it goes ([`NodeSink`]): the
 //! store it leaves is the one the roll-up and the browser read. Nothing is
-//! lost: [`Nodes::get`] gives back the [`NodeRec`] pushed.
+//! lost: `Nodes::get` gives back the [`NodeRec`] pushed.
 
 use super::compact::CompactStats;
 use super::name_arena::Names;

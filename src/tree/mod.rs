@@ -94,7 +94,7 @@ pub struct Tree {
 }
 
 /// How a tree is rolled up beyond its records: du's rules, where du's
-/// listing stops ([`Tree::build_with`]), and whether to keep the sets.
+/// listing stops (`Tree::build_with`), and whether to keep the sets.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Build<'a> {
     pub(crate) rules: Rules,

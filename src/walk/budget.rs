@@ -2,6 +2,7 @@
 //! limit) is shared between them, the directory fd cache and the fds
 //! held for later.
 
+use super::root_trees::RootTrees;
 use super::roots::{self, Roots};
 use super::{KEPT_ROOT_FDS, WalkOptions, account, btrfs_listing, cold};
 
@@ -37,14 +38,14 @@ impl Budget {
     pub(super) fn new(
         opts: &WalkOptions,
         du_rules: bool,
-        roots: &Roots,
+        (roots, trees): (&Roots, &RootTrees),
         look: cold::CacheLook,
         soft: u64,
     ) -> Budget {
         let fit = (soft.saturating_sub(FIXED + MIN_CACHED) / PER_THREAD).max(1) as usize;
         let cold = opts.cold_threads.is_some() && cold::looks_cold(roots, look);
         let searched = cold && btrfs_listing::likely(opts, du_rules, roots);
-        let lineage = searched && cold::holds_lineage(roots);
+        let lineage = searched && cold::holds_lineage(roots, trees);
         let wanted = match opts.cold_threads {
             Some(_) if lineage || (searched && opts.cold_search_per_cpu) => opts.threads,
             Some(n) if searched => n.min(cold::SEARCH_THREADS).max(opts.threads),

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{self as rfs, FileType, Mode, OFlags, RawDir};
 
+use super::root_trees::RootTrees;
 use super::roots::Roots;
 
 /// The threads of a cold walk that reads Btrfs trees ([`super::btrfs_listing`]):
@@ -40,15 +41,16 @@ pub(super) const SEARCH_THREADS: usize = 4;
 /// a lineage of snapshots
 /// ([`sdu_sys::btrfs::Subvolumes::holds_lineage`]): each
 /// directory asked through the fd its PATH was resolved by.
-pub(super) fn holds_lineage(roots: &Roots) -> bool {
+pub(super) fn holds_lineage(roots: &Roots, trees: &RootTrees) -> bool {
     (0..roots.0.len()).any(|i| {
         roots.is_dir(i)
             && roots.get(i).is_some_and(|r| {
                 r.open_dir(OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)
                     .is_ok_and(|fd| {
                         let fd = fd.as_fd();
-                        sdu_sys::btrfs::Subvolumes::read(fd)
-                            .and_then(|s| s.holds_lineage(fd))
+                        trees
+                            .of(r.dev, fd)
+                            .and_then(|s| s.holds_lineage(fd).ok())
                             .unwrap_or(false)
                     })
             })

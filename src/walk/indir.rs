@@ -25,9 +25,9 @@ pub(super) struct InDir<'a> {
     cached: Cell<bool>,
     pub(super) fs: DirFs,
     /// Its entries listed as regular files are opened first and stat-ed
-    /// through the fd ([`open::open_listed_file`]): they are on a
+    /// through the fd ([`open_listed_file`](super::open::open_listed_file)): they are on a
     /// filesystem that can share, extents are wanted, no symlink is
-    /// followed, no `O_PATH` check is needed ([`open::guarded`]), and the
+    /// followed, no `O_PATH` check is needed ([`guarded`](super::open::guarded)), and the
     /// tree search (Btrfs, as root) does not read them without an open.
     pub(super) open_first: bool,
     /// Its regular files opened first go down the lean path

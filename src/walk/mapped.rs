@@ -209,7 +209,7 @@ pub(super) enum Mapped {
     /// what the walk saw, as exclusive.
     Gone,
     /// Open and ready, but its predicted allocation group is being mapped
-    /// by another thread: handed to it ([`Accounted::Handed`]).
+    /// by another thread: handed to it ([`Accounted::Handed`](super::account::Accounted::Handed)).
     Handed,
 }
 

@@ -9,7 +9,7 @@
 //! split into batches that other threads stat. Nothing recurses: tasks live
 //! on rayon's queues, not on the stack.
 //!
-//! The walk produces the [records](crate::records): one [`NodeRec`] per
+//! The walk produces the [records](crate::records): one [`NodeRec`](crate::records::NodeRec) per
 //! directory (and per file with `-a`), with the figures of the directory's
 //! own inode plus those of its singly-linked non-directory entries, and one
 //! [`Link`] per link of every multiply-linked inode, which the roll-up
@@ -52,6 +52,7 @@ mod mem_tests;
 mod open;
 mod plain;
 mod root_file;
+mod root_trees;
 mod roots;
 
 use crossbeam_utils::CachePadded;
@@ -217,6 +218,8 @@ pub(crate) fn walk(
     // Each PATH resolved by its name once: everything below asks the fds.
     let look = cold::CacheLook::start(); // resolving the PATHs is part of the look
     let mut roots = roots::Roots::open(&opts.roots, opts.follow_links || opts.follow_args);
+    // The root trees asked about before the walk, each read once.
+    let trees = root_trees::RootTrees::default();
     let budget::Budget {
         threads,
         cold,
@@ -224,7 +227,7 @@ pub(crate) fn walk(
         max_later,
         max_subvols,
         max_cached,
-    } = budget::Budget::new(opts, du_rules, &roots, look, soft);
+    } = budget::Budget::new(opts, du_rules, (&roots, &trees), look, soft);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("sdu-walk-{i}"))
@@ -246,7 +249,7 @@ pub(crate) fn walk(
         euid: rustix::process::geteuid().as_raw(),
         du_rules,
         hash_all: opts.follow_links || (du_rules && overlap),
-        keep_inline: inline_wanted(opts, &roots, mounts.as_deref()),
+        keep_inline: inline_wanted(opts, (&roots, &trees), mounts.as_deref()),
     };
     // As root on Btrfs, the tree search (`--fiemap` forbids it).
     let extents =
@@ -460,7 +463,11 @@ fn start_root<'s>(
 /// cannot be told (a root that cannot be opened, no `/proc/self/mountinfo`,
 /// a kernel without the ioctl, another filesystem) records them. A subvolume
 /// or mount made inside the roots during the walk is not looked for.
-fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<u8>]>) -> bool {
+fn inline_wanted(
+    opts: &WalkOptions,
+    (roots, trees): (&roots::Roots, &root_trees::RootTrees),
+    mounts: Option<&[Vec<u8>]>,
+) -> bool {
     if opts.skip_extents {
         return false;
     }
@@ -478,7 +485,7 @@ fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<
         if roots.is_dir(i) {
             let flags = open::dir_flags(u32::MAX, None, opts.follow_args);
             match r.open_dir(flags) {
-                Ok(fd) if subvolumes_may_share(fd.as_fd(), search) => return true,
+                Ok(fd) if subvolumes_may_share(fd.as_fd(), r.dev, search, trees) => return true,
                 Err(_) => return true,
                 Ok(_) => {}
             }
@@ -495,11 +502,16 @@ fn inline_wanted(opts: &WalkOptions, roots: &roots::Roots, mounts: Option<&[Vec<
 /// be told), or as root (`search`), its filesystem has snapshots, which
 /// may hold its files outside the scan (or that cannot be told; the
 /// snapshot families are those of [`sdu_sys::btrfs::Subvolumes`]).
-fn subvolumes_may_share(fd: BorrowedFd<'_>, search: bool) -> bool {
+fn subvolumes_may_share(
+    fd: BorrowedFd<'_>,
+    dev: u64,
+    search: bool,
+    trees: &root_trees::RootTrees,
+) -> bool {
     sdu_sys::btrfs::has_nested_subvol(fd).unwrap_or(true)
         || (search
             && sdu_sys::fs::fs_type(fd).is_ok_and(|m| m == sdu_sys::fs::magic::BTRFS)
-            && sdu_sys::btrfs::Subvolumes::read(fd).map_or(true, |s| s.any_family()))
+            && trees.of(dev, fd).is_none_or(|s| s.any_family()))
 }
 
 /// The walk's records: the nodes and identities as the walk left them

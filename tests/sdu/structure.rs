@@ -404,3 +404,40 @@ fn the_readme_and_the_benchmarks_stay_short() {
         assert!(n <= 400, "{name} has {n} lines (at most 400)");
     }
 }
+
+/// Whether a source file is unit-test code only (a `tests.rs`, a file of a
+/// `tests/` directory, a `*_tests.rs` and what lies under one).
+fn test_only(rel: &str) -> bool {
+    rel.ends_with("/tests.rs")
+        || rel.contains("/tests/")
+        || rel
+            .split('/')
+            .any(|c| c.trim_end_matches(".rs").ends_with("_tests"))
+}
+
+#[test]
+fn every_source_file_has_a_line_in_the_source_map() {
+    let map = fs::read_to_string(root().join("docs/architecture.md")).unwrap();
+    let listed: std::collections::BTreeSet<&str> = map
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    rust_files(&root().join("crates/sdu-sys/src"), &mut files);
+    let missing: Vec<String> = files
+        .iter()
+        .map(|f| {
+            f.strip_prefix(root())
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|rel| !test_only(rel) && !listed.contains(rel.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "files without a line in docs/architecture.md's source map:\n{}",
+        missing.join("\n")
+    );
+}

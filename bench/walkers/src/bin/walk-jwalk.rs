@@ -8,8 +8,7 @@
 //!    what a plain jwalk user writes.
 use jwalk::{ClientState, Parallelism, WalkDirGeneric};
 use sdu_bench_walkers::{Stat, Totals, args};
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 #[derive(Debug, Default)]
 struct State;
@@ -18,17 +17,14 @@ impl ClientState for State {
     type DirEntryState = Option<Stat>;
 }
 
-fn fstatat(dirfd: libc::c_int, name: &std::ffi::OsStr) -> Option<Stat> {
-    let c = CString::new(name.as_bytes()).ok()?;
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: valid fd (or AT_FDCWD), NUL-terminated name, st is writable.
-    let r = unsafe { libc::fstatat(dirfd, c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
-    (r == 0).then(|| Stat {
+fn fstatat(dirfd: &rustix::fd::OwnedFd, name: &std::ffi::OsStr) -> Option<Stat> {
+    let st = rustix::fs::statat(dirfd, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    Some(Stat {
         dev: st.st_dev,
         ino: st.st_ino,
-        nlink: st.st_nlink,
+        nlink: st.st_nlink as u64,
         blocks: st.st_blocks as u64,
-        is_dir: (st.st_mode & libc::S_IFMT) == libc::S_IFDIR,
+        is_dir: FileType::from_raw_mode(st.st_mode) == FileType::Directory,
     })
 }
 
@@ -48,15 +44,9 @@ fn main() {
                 }
                 return;
             }
-            let c = CString::new(dir.as_os_str().as_bytes()).unwrap();
-            // SAFETY: NUL-terminated path.
-            let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+            let fd = rustix::fs::open(dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok();
             for e in children.iter_mut().flatten() {
-                e.client_state = if fd >= 0 { fstatat(fd, e.file_name()) } else { None };
-            }
-            if fd >= 0 {
-                // SAFETY: fd was opened above and is closed once.
-                unsafe { libc::close(fd) };
+                e.client_state = fd.as_ref().and_then(|fd| fstatat(fd, e.file_name()));
             }
         });
     let mut t = Totals::default();
