@@ -20,7 +20,7 @@
 //!
 //! The binary turns flags into a [`Config`] for [`run`], which does a
 //! whole run, and holds the full-screen browser (`sdu -i`), which calls
-//! [`scan_to_tree`] and [`delete`]. The names below are what the binary
+//! [`scan_to_tree`] and [`delete`](fn@delete). The names below are what the binary
 //! and tools built on sdu use, and nothing else: the rest of each module
 //! is the crate's own (its unit tests, the fuzz and model tests of
 //! `src/tree/` among them, reach it). The few hooks the browser's unit
@@ -143,7 +143,7 @@ pub struct Config {
     /// `--to-free` candidates, named by their paths in it.
     pub import: Option<Vec<u8>>,
     /// `--compare OLD` (`-`: standard input): report what changed since
-    /// the saved scan OLD instead of the figures ([`compare`]).
+    /// the saved scan OLD instead of the figures ([`compare`](fn@compare)).
     pub compare: Option<Vec<u8>>,
 }
 

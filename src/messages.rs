@@ -3,8 +3,8 @@
 //! Every [`Diagnostic`] is printed as `PROGRAM: ...` on one line (`sdu:`,
 //! or `du:` when sdu runs as du); errors are
 //! counted, and the count decides the exit status (1 when anything could
-//! not be read). They never stop the walk. A library user may also keep the
-//! diagnostics ([`Messages::keeping`]) to read them after the run. The
+//! not be read). They never stop the walk. The unit tests also keep the
+//! diagnostics (`Messages::keeping`) to read them after the run. The
 //! errors about an entry are always kept, as its path and the message
 //! printed, for the JSON document's `errors` list.
 
