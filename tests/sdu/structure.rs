@@ -441,3 +441,47 @@ fn every_source_file_has_a_line_in_the_source_map() {
         missing.join("\n")
     );
 }
+
+/// The items `src/` declares `pub`, counted as
+/// `grep -rE '^\s*pub (fn|struct|enum|mod|const|type|trait|static|use|unsafe fn)' src`
+/// counts them: the facade in src/lib.rs and what its types expose. The
+/// rest of the crate is `pub(crate)` or narrower.
+#[test]
+fn the_public_items_stay_few() {
+    const MOST: usize = 150;
+    let kinds = [
+        "fn",
+        "struct",
+        "enum",
+        "mod",
+        "const",
+        "type",
+        "trait",
+        "static",
+        "use",
+        "unsafe fn",
+    ];
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut public = Vec::new();
+    for f in &files {
+        let text = fs::read_to_string(f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let rest = line.trim_start();
+            if let Some(after) = rest.strip_prefix("pub ")
+                && kinds.iter().any(|k| after.starts_with(&format!("{k} ")))
+            {
+                public.push(format!("{}:{}", f.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        public.len() <= MOST,
+        "{} pub items in src/, at most {MOST} (make the new ones pub(crate), or \
+         review the facade in src/lib.rs):\n{}",
+        public.len(),
+        public.join("\n")
+    );
+    // The count reads the source: an empty one means the scan broke.
+    assert!(public.len() > 20, "only {} pub items found", public.len());
+}
