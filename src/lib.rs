@@ -135,6 +135,10 @@ pub struct Config {
     /// (the candidates) to delete to free at least SIZE bytes. Deletes
     /// nothing.
     pub to_free: Option<u64>,
+    /// `--oldest-first` (`Some(true)`) or `--newest-first` (`Some(false)`):
+    /// the plan takes the candidates in order of age and stops as soon as
+    /// they free `to_free`; `None`, the largest first.
+    pub by_age: Option<bool>,
     /// `--export FILE` (`-`: standard output): write the scan as a saved
     /// scan instead of the report.
     pub export: Option<Vec<u8>>,
@@ -263,10 +267,17 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
                 Some(split) => plan::nodes(&s.tree, s.idents.as_ref(), split)?,
                 None => plan::saved_nodes(&s.tree, &cfg.walk.roots)?,
             };
+            let mut candidates = candidates;
+            if let Some(oldest) = cfg.by_age {
+                plan::by_age(&mut candidates, oldest);
+            }
             let ids: Vec<records::NodeId> = candidates.iter().map(|c| c.node).collect();
-            let plan = sets.plan(&s.tree, &ids, target);
+            let plan = match cfg.by_age {
+                Some(_) => sets.plan_in_order(&s.tree, &ids, target),
+                None => sets.plan(&s.tree, &ids, target),
+            };
             if plan.reached {
-                report::to_free::write(out, &plan, target, &candidates, &cfg.report)?;
+                report::to_free::write(out, &plan, (target, cfg.by_age), &candidates, &cfg.report)?;
             } else {
                 msgs.report(Diagnostic::CannotFree {
                     target,

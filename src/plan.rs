@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use rustix::io::Errno;
 
 use crate::error::{Error, Refusal};
+use crate::figures::Timestamp;
 use crate::records::NodeId;
 use crate::tree::Tree;
 
@@ -29,6 +30,74 @@ pub(crate) struct Candidate {
     pub(crate) node: NodeId,
     /// The path to print for it: as given.
     pub(crate) path: Vec<u8>,
+    /// Its age, when the plan goes by age ([`by_age`]).
+    pub(crate) created: Option<Age>,
+}
+
+/// When a candidate was made, as `--oldest-first` and `--newest-first`
+/// order them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Age {
+    /// The time.
+    pub(crate) at: Timestamp,
+    /// Whether it is a Btrfs subvolume's creation time (`otime`); else the
+    /// entry's modification time.
+    pub(crate) otime: bool,
+}
+
+/// The inode number of every Btrfs subvolume's root directory
+/// (`BTRFS_FIRST_FREE_OBJECTID`).
+const SUBVOLUME_ROOT_INODE: u64 = 256;
+
+/// The age of the entry at `path` (its last name not followed): the
+/// creation time of the Btrfs subvolume it is the root of, else its
+/// modification time; `None` when it cannot be read.
+pub(crate) fn age(path: &[u8]) -> Option<Age> {
+    use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
+    let st = rfs::statat(rfs::CWD, OsStr::from_bytes(path), AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    let is_dir = rfs::FileType::from_raw_mode(st.st_mode) == rfs::FileType::Directory;
+    if is_dir && st.st_ino == SUBVOLUME_ROOT_INODE {
+        let fd = rfs::open(
+            OsStr::from_bytes(path),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        );
+        let info = fd
+            .ok()
+            .and_then(|fd| sdu_sys::btrfs::subvol(rustix::fd::AsFd::as_fd(&fd)).ok());
+        if let Some(info) = info {
+            return Some(Age {
+                at: Timestamp {
+                    secs: info.created.0,
+                    nanos: info.created.1,
+                },
+                otime: true,
+            });
+        }
+    }
+    Some(Age {
+        at: Timestamp {
+            secs: st.st_mtime,
+            nanos: u32::try_from(st.st_mtime_nsec).unwrap_or(0),
+        },
+        otime: false,
+    })
+}
+
+/// Orders `candidates` by age ([`age`]), the oldest first when `oldest`,
+/// else the newest first; candidates of one age, and those whose age
+/// cannot be read (last), keep the order given.
+pub(crate) fn by_age(candidates: &mut [Candidate], oldest: bool) {
+    for c in candidates.iter_mut() {
+        c.created = age(&c.path);
+    }
+    candidates.sort_by(|a, b| match (a.created, b.created) {
+        (Some(x), Some(y)) if oldest => x.at.cmp(&y.at),
+        (Some(x), Some(y)) => y.at.cmp(&x.at),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
 }
 
 /// The paths to scan and the candidates to plan among.
@@ -238,6 +307,7 @@ pub(crate) fn nodes(
             Ok(Candidate {
                 node,
                 path: c.given.clone(),
+                created: None,
             })
         })
         .collect()
@@ -275,6 +345,7 @@ pub(crate) fn saved_nodes(tree: &Tree, candidates: &[Vec<u8>]) -> Result<Vec<Can
             Some(node) => out.push(Candidate {
                 node,
                 path: c.clone(),
+                created: None,
             }),
             None => return Err(refused(c, Refusal::NotInScan)),
         }

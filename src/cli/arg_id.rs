@@ -44,6 +44,10 @@ arg_ids! {
     MinSize = "min_size",
     /// `--to-free`.
     ToFree = "to_free",
+    /// `--oldest-first`.
+    OldestFirst = "oldest_first",
+    /// `--newest-first`.
+    NewestFirst = "newest_first",
     /// `-t`, `--threshold`.
     Threshold = "threshold",
     /// `--files-only`.

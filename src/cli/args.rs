@@ -88,6 +88,18 @@ pub(crate) struct Cli {
     )]
     pub(crate) to_free: Option<String>,
 
+    /// With --to-free: take the candidates oldest first, as snapshots are
+    /// pruned, until they free SIZE together. The age: a Btrfs subvolume
+    /// root's creation time (otime), else the modification time
+    #[arg(long, requires = ArgId::ToFree, conflicts_with_all = [ArgId::NewestFirst, ArgId::Import])]
+    #[arg(help_heading = "Which entries to print")]
+    pub(crate) oldest_first: bool,
+
+    /// With --to-free: take the candidates newest first (see --oldest-first)
+    #[arg(long, requires = ArgId::ToFree, conflicts_with = ArgId::Import)]
+    #[arg(help_heading = "Which entries to print")]
+    pub(crate) newest_first: bool,
+
     /// Exclude entries smaller than SIZE if positive, or entries greater
     /// than SIZE if negative (by the --du figure, else Total; as du's)
     #[arg(short = 't', long, value_name = "SIZE", action = ArgAction::Append, help_heading = "Which entries to print")]

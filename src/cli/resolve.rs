@@ -406,6 +406,11 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
         },
         stats: cli.stats,
         to_free: c.to_free,
+        by_age: match (cli.oldest_first, cli.newest_first) {
+            (true, _) => Some(true),
+            (false, true) => Some(false),
+            (false, false) => None,
+        },
         export: cli.export.map(OsStringExt::into_vec),
         import: cli.import.map(OsStringExt::into_vec),
         compare: cli.compare.map(OsStringExt::into_vec),

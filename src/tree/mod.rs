@@ -128,6 +128,12 @@ impl Sets {
         self.reclaim.plan(&tree.nodes, candidates, target)
     }
 
+    /// A `--to-free` plan that takes `candidates` in their order (see
+    /// [`Reclaim::plan_in_order`]).
+    pub(crate) fn plan_in_order(&self, tree: &Tree, candidates: &[NodeId], target: u64) -> Plan {
+        self.reclaim.plan_in_order(&tree.nodes, candidates, target)
+    }
+
     /// The heap bytes held.
     #[cfg(test)]
     pub(crate) fn heap_bytes(&self) -> usize {

@@ -388,6 +388,33 @@ impl Reclaim {
     }
 }
 
+impl Reclaim {
+    /// `--oldest-first` and `--newest-first`: takes `candidates` in the
+    /// order given, and stops as soon as what deleting those taken frees
+    /// together reaches `target`. A candidate that adds nothing is taken
+    /// all the same: it is next in the order.
+    pub(crate) fn plan_in_order(&self, nodes: &Nodes, candidates: &[NodeId], target: u64) -> Plan {
+        let mut steps = Vec::new();
+        let mut freed = 0u64;
+        for k in 0..candidates.len() {
+            if freed >= target && k > 0 {
+                break;
+            }
+            let f = self.frees(nodes, &candidates[..=k]).bytes;
+            steps.push((candidates[k], f.saturating_sub(freed)));
+            freed = f;
+        }
+        let chosen: Vec<NodeId> = steps.iter().map(|&(id, _)| id).collect();
+        Plan {
+            steps,
+            frees: freed,
+            bound: self.frees(nodes, &chosen).bound,
+            reached: freed >= target,
+            all: self.frees(nodes, candidates),
+        }
+    }
+}
+
 /// A `--to-free` plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Plan {

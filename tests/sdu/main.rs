@@ -38,6 +38,7 @@ mod marks;
 mod overlap;
 mod partial;
 mod plan;
+mod plan_by_age;
 mod reclaim;
 mod regressions;
 mod reliability;
