@@ -214,7 +214,7 @@ fn timeshift(text: &[u8], from_name: i64, sub: String) -> Option<Layout> {
     };
     let tags = match obj.get("tags") {
         Some(serde_json::Value::String(s)) => s
-            .split(|c: char| c == ' ' || c == ',')
+            .split([' ', ','])
             .filter(|t| !t.is_empty())
             .map(|t| tag_word(t).map(str::to_owned))
             .collect::<Option<Vec<_>>>()?,

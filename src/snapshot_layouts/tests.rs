@@ -282,7 +282,7 @@ fn a_symlinked_fifo_large_or_missing_record_is_refused() {
     let snap = snapper_tree(&tmp.path().join("fifo"), "42", None);
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &snap.with_file_name("info.xml"),
+        snap.with_file_name("info.xml"),
         rustix::fs::FileType::Fifo,
         rustix::fs::Mode::from_raw_mode(0o600),
         0,
