@@ -49,6 +49,7 @@ mod records;
 mod report;
 mod saved;
 mod scan;
+mod snapshot_layouts;
 mod stats;
 pub mod timefmt;
 mod tree;

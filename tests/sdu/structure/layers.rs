@@ -32,8 +32,9 @@ use syn::visit::{self, Visit};
 /// own submodules and any module of a lower row; two modules of one row
 /// may not use each other.
 pub const LAYERS: &[&[&str]] = &[
-    // Foundation: sizes, quoting, paths, globs; know nothing of sdu.
-    &["units", "quote", "path", "glob"],
+    // Foundation: sizes, quoting, paths, globs, the snapshot tools' records;
+    // know nothing of sdu.
+    &["units", "quote", "path", "glob", "snapshot_layouts"],
     // Vocabulary: the figures and their bounds (`Inode`, `Exactness`,
     // `Bound`) ...
     &["figures"],
