@@ -53,6 +53,7 @@ Register-ArgumentCompleter -Native -CommandName 'sdu' -ScriptBlock {
             [CompletionResult]::new('--summarize', '--summarize', [CompletionResultType]::ParameterName, 'Display only a total for each argument (same as -d 0)')
             [CompletionResult]::new('-a', '-a', [CompletionResultType]::ParameterName, 'Write counts for all files, not just directories')
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Write counts for all files, not just directories')
+            [CompletionResult]::new('--snapshots', '--snapshots', [CompletionResultType]::ParameterName, 'List the Btrfs subvolumes met in the scan by origin, each snapshot oldest first with its creation time, Total, Exclusive, what deleting it frees alone and with every older snapshot of its origin. Deletes nothing')
             [CompletionResult]::new('--files-only', '--files-only', [CompletionResultType]::ParameterName, 'List files alone (every non-directory, as -a finds them), no directory: --sort, --top and --min-size then pick among files')
             [CompletionResult]::new('-S', '-S ', [CompletionResultType]::ParameterName, 'For directories do not include the size of subdirectories')
             [CompletionResult]::new('--separate-dirs', '--separate-dirs', [CompletionResultType]::ParameterName, 'For directories do not include the size of subdirectories')

@@ -50,6 +50,7 @@ set edit:completion:arg-completer[sdu] = {|@words|
             cand --summarize 'Display only a total for each argument (same as -d 0)'
             cand -a 'Write counts for all files, not just directories'
             cand --all 'Write counts for all files, not just directories'
+            cand --snapshots 'List the Btrfs subvolumes met in the scan by origin, each snapshot oldest first with its creation time, Total, Exclusive, what deleting it frees alone and with every older snapshot of its origin. Deletes nothing'
             cand --files-only 'List files alone (every non-directory, as -a finds them), no directory: --sort, --top and --min-size then pick among files'
             cand -S 'For directories do not include the size of subdirectories'
             cand --separate-dirs 'For directories do not include the size of subdirectories'

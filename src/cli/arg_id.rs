@@ -44,6 +44,8 @@ arg_ids! {
     MinSize = "min_size",
     /// `--to-free`.
     ToFree = "to_free",
+    /// `--snapshots`.
+    Snapshots = "snapshots",
     /// `-t`, `--threshold`.
     Threshold = "threshold",
     /// `--files-only`.
