@@ -160,7 +160,10 @@ fn subvolume(
 ) -> Option<Subvolume> {
     let p = std::path::Path::new(OsStr::from_bytes(path));
     let md = std::fs::symlink_metadata(p).ok()?;
-    if !md.is_dir() {
+    let root = tree.depth(id) == 0;
+    // Only a root, or a directory with a subvolume root's inode number,
+    // is opened.
+    if !md.is_dir() || (!root && md.ino() != SUBVOL_ROOT_INO) {
         return None;
     }
     let dir = std::fs::File::open(p).ok()?;
