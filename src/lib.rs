@@ -50,6 +50,7 @@ mod report;
 mod saved;
 mod scan;
 mod snapshot_layouts;
+mod snapshots;
 mod stats;
 pub mod timefmt;
 mod tree;
@@ -150,6 +151,9 @@ pub struct Config {
     /// `--compare OLD` (`-`: standard input): report what changed since
     /// the saved scan OLD instead of the figures ([`compare`](fn@compare)).
     pub compare: Option<Vec<u8>>,
+    /// `--snapshots`: list the Btrfs subvolumes of the scan by origin, with
+    /// what deleting each snapshot frees, instead of the report.
+    pub snapshots: bool,
 }
 
 /// What a run ended with.
@@ -220,6 +224,9 @@ pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Sca
 pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
     if let Some(old) = &cfg.compare {
         return compare_run(cfg, old, out, msgs);
+    }
+    if cfg.snapshots {
+        return snapshots_run(cfg, out, msgs);
     }
     let target = match cfg.mode() {
         Mode::Export { file } => return export(cfg, file, out, msgs),
@@ -378,6 +385,34 @@ fn compare_run(
     if cfg.stats {
         let bound = s.tree.any_bound();
         msgs.raw(&stats::text(&s.counters, &s.sizes, t3.elapsed(), bound));
+    }
+    Ok(Outcome {
+        errors: s.saved_errors.saturating_add(msgs.errors()),
+        counters: s.counters,
+    })
+}
+
+/// `--snapshots`: scans the PATHs with what sets of entries free kept,
+/// and lists their subvolumes by origin ([`snapshots::groups`]).
+fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
+    let how = Scanning {
+        walk: cfg.walk.clone(),
+        rules: cfg.rules,
+        sets: true,
+    };
+    let s = scan_to_tree(cfg, &how, msgs)?;
+    let (groups, btrfs) = match &s.sets {
+        Some(sets) => snapshots::groups(&s.tree, sets),
+        None => (Vec::new(), false),
+    };
+    let roots = match cfg.source() {
+        Source::Walk => &cfg.walk.roots,
+        Source::Import { .. } => &s.roots,
+    };
+    report::snapshots::write(out, &groups, btrfs, roots, &cfg.report)?;
+    out.flush()?;
+    if let Source::Walk = cfg.source() {
+        stats::closing_notes(&s.counters, msgs);
     }
     Ok(Outcome {
         errors: s.saved_errors.saturating_add(msgs.errors()),

@@ -48,6 +48,8 @@ arg_ids! {
     OldestFirst = "oldest_first",
     /// `--newest-first`.
     NewestFirst = "newest_first",
+    /// `--snapshots`.
+    Snapshots = "snapshots",
     /// `-t`, `--threshold`.
     Threshold = "threshold",
     /// `--files-only`.

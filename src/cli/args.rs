@@ -100,6 +100,14 @@ pub(crate) struct Cli {
     #[arg(help_heading = "Which entries to print")]
     pub(crate) newest_first: bool,
 
+    /// List the Btrfs subvolumes met in the scan by origin, each snapshot
+    /// oldest first with its creation time, Total, Exclusive, what deleting
+    /// it frees alone and with every older snapshot of its origin. Deletes
+    /// nothing
+    #[arg(long, conflicts_with_all = [ArgId::Du, ArgId::Tree, ArgId::ToFree, ArgId::Export, ArgId::Import, ArgId::Compare, ArgId::Interactive])]
+    #[arg(help_heading = "Which entries to print")]
+    pub(crate) snapshots: bool,
+
     /// Exclude entries smaller than SIZE if positive, or entries greater
     /// than SIZE if negative (by the --du figure, else Total; as du's)
     #[arg(short = 't', long, value_name = "SIZE", action = ArgAction::Append, help_heading = "Which entries to print")]

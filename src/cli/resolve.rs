@@ -414,6 +414,7 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
         export: cli.export.map(OsStringExt::into_vec),
         import: cli.import.map(OsStringExt::into_vec),
         compare: cli.compare.map(OsStringExt::into_vec),
+        snapshots: cli.snapshots,
     }
 }
 

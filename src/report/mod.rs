@@ -22,6 +22,7 @@ mod html;
 pub(crate) mod json;
 pub(crate) mod options;
 mod select;
+pub(crate) mod snapshots;
 mod squarify;
 mod table;
 pub(crate) mod to_free;

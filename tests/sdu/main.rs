@@ -46,6 +46,7 @@ mod reports;
 mod saved;
 mod shared;
 mod snapshot_alone;
+mod snapshots;
 mod structure;
 mod terminal;
 mod tmux;
