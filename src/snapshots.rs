@@ -13,6 +13,8 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 
+use rustix::fs::{Mode, OFlags};
+
 use crate::figures::{Bound, Stats, Timestamp};
 use crate::records::NodeId;
 use crate::tree::union::Frees;
@@ -166,11 +168,20 @@ fn subvolume(
     if !md.is_dir() || (!root && md.ino() != SUBVOL_ROOT_INO) {
         return None;
     }
-    let dir = std::fs::File::open(p).ok()?;
+    // Opened without following a symlink below a root (one put in place
+    // of the directory since the scan is not followed), and asked again
+    // through the fd: what is read is the directory opened.
+    let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    if !root {
+        flags |= OFlags::NOFOLLOW;
+    }
+    let fd = rustix::fs::open(p, flags, Mode::empty()).ok()?;
+    let dir = std::fs::File::from(fd);
+    let ino = rustix::fs::fstat(&dir).ok()?.st_ino;
     use std::os::fd::AsFd;
     let on_btrfs = sdu_sys::fs::fs_type(dir.as_fd()).is_ok_and(|m| m == sdu_sys::fs::magic::BTRFS);
     *btrfs |= on_btrfs;
-    if !on_btrfs || md.ino() != SUBVOL_ROOT_INO {
+    if !on_btrfs || ino != SUBVOL_ROOT_INO {
         return None;
     }
     let info = sdu_sys::btrfs::subvol(dir.as_fd()).ok()?;
