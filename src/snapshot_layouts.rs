@@ -19,16 +19,6 @@
 //! file too large, a record that does not parse or that names another
 //! snapshot is `None`, never a panic.
 
-// The `--snapshots` report is this module's reader; until a build uses it,
-// only the unit tests do.
-#![cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "only the unit tests read it; once a report does, this expectation fails the build"
-    )
-)]
-
 mod xml;
 
 use std::ffi::OsStr;

@@ -47,6 +47,8 @@ pub(crate) struct Subvolume {
     /// What deleting it with every older snapshot of its origin frees
     /// (the origin itself: what it frees alone).
     pub(crate) with_older: Frees,
+    /// What snapper or timeshift recorded of it, when it is one of theirs.
+    pub(crate) layout: Option<crate::snapshot_layouts::Layout>,
 }
 
 /// The subvolumes of one origin: the origin (when in the scan), then its
@@ -200,5 +202,6 @@ fn subvolume(
         figures: tree.figures(id),
         alone,
         with_older: alone,
+        layout: crate::snapshot_layouts::describe(p),
     })
 }

@@ -15,6 +15,7 @@ use serde::Serialize;
 use super::json::{BoundWord, Path};
 use super::options::ReportOptions;
 use crate::figures::Timestamp;
+use crate::snapshot_layouts::Layout;
 use crate::snapshots::{Group, Subvolume};
 use crate::timefmt::TimeFormat;
 use crate::tree::union::Frees;
@@ -48,6 +49,23 @@ struct Row<'a> {
     frees_exact: bool,
     frees_alone_bound: Option<BoundWord>,
     frees_with_older_bound: Option<BoundWord>,
+    /// What snapper or timeshift recorded of it, when it is one of theirs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    layout: Option<LayoutJson<'a>>,
+}
+
+/// A snapshot tool's record, in `--json`.
+#[derive(Debug, Serialize)]
+struct LayoutJson<'a> {
+    tool: &'static str,
+    number: Option<u64>,
+    /// When the tool says it was taken, in seconds since the epoch.
+    date: i64,
+    description: &'a str,
+    tags: &'a [String],
+    pre_number: Option<u64>,
+    userdata: &'a [(String, String)],
+    subvolume: Option<&'a str>,
 }
 
 /// Writes `groups` as `opts` asks: JSON, or the table. `btrfs`: whether
@@ -89,7 +107,7 @@ pub(crate) fn write(
         opts.unit.format(v, &mut s);
         s
     };
-    let mut cells: Vec<([String; 6], Vec<u8>)> = Vec::new();
+    let mut cells: Vec<([String; 6], Vec<u8>, Option<String>)> = Vec::new();
     for g in groups {
         for s in g.origin.iter().chain(&g.snapshots) {
             let mut created = String::new();
@@ -110,6 +128,7 @@ pub(crate) fn write(
                     if s.read_only { "ro" } else { "-" }.into(),
                 ],
                 s.path.clone(),
+                s.layout.as_ref().map(layout_note),
             ));
         }
         if !g.snapshots.is_empty() {
@@ -121,7 +140,7 @@ pub(crate) fn write(
             }
             let mut path = b"  ".to_vec();
             path.extend_from_slice(what.as_bytes());
-            cells.push((Default::default(), path));
+            cells.push((Default::default(), path, None));
         }
     }
     let heads = [
@@ -134,7 +153,7 @@ pub(crate) fn write(
     ];
     let chars = |s: &str| s.chars().count();
     let mut w = heads.map(chars);
-    for (c, _) in &cells {
+    for (c, _, _) in &cells {
         for i in 0..6 {
             w[i] = w[i].max(chars(&c[i]));
         }
@@ -148,7 +167,7 @@ pub(crate) fn write(
         out.write_all(line.as_bytes())?;
     }
     let end = if opts.null { b'\0' } else { b'\n' };
-    for (c, path) in cells {
+    for (c, path, note) in cells {
         if c[0].is_empty() {
             let mut line = path;
             line.push(end);
@@ -162,10 +181,38 @@ pub(crate) fn write(
         line.push_str(&format!("  {:<w5$}  ", c[5], w5 = w[5]));
         let mut line = line.into_bytes();
         opts.push_name(&mut line, &path);
+        if let Some(note) = note {
+            line.extend_from_slice(b"  [");
+            line.extend_from_slice(note.as_bytes());
+            line.push(b']');
+        }
         line.push(end);
         out.write_all(&line)?;
     }
     Ok(())
+}
+
+/// What snapper or timeshift says of a snapshot, for the table: the tool,
+/// snapper's number or timeshift's tags, and the description, its control
+/// characters shown as `?`.
+fn layout_note(l: &Layout) -> String {
+    let mut note = l.tool.name().to_string();
+    if let Some(n) = l.number {
+        note.push_str(&format!(" #{n}"));
+    }
+    for t in &l.tags {
+        note.push(' ');
+        note.push_str(t);
+    }
+    if !l.description.is_empty() {
+        note.push_str(": ");
+        note.extend(
+            l.description
+                .chars()
+                .map(|c| if c.is_control() { '?' } else { c }),
+        );
+    }
+    note
 }
 
 /// The JSON row of `s`, whose origin is at `origin`.
@@ -185,6 +232,16 @@ fn row<'a>(s: &'a Subvolume, origin: Option<&'a [u8]>) -> Row<'a> {
         frees_exact: s.alone.bound.is_exact() && s.with_older.bound.is_exact(),
         frees_alone_bound: BoundWord::of(s.alone.bound),
         frees_with_older_bound: BoundWord::of(s.with_older.bound),
+        layout: s.layout.as_ref().map(|l| LayoutJson {
+            tool: l.tool.name(),
+            number: l.number,
+            date: l.date,
+            description: &l.description,
+            tags: &l.tags,
+            pre_number: l.pre_number,
+            userdata: &l.userdata,
+            subvolume: l.subvolume.as_deref(),
+        }),
     }
 }
 

@@ -184,3 +184,57 @@ fn not_on_btrfs() {
     out.assert_ok();
     assert_eq!(out.stdout_str(), "no snapshots: . is not on Btrfs\n");
 }
+
+/// snapper's and timeshift's layouts, made by hand as the tools make them:
+/// each snapshot's row carries the number, date, description and tags
+/// the tool recorded, in `--json` and in the table.
+#[test]
+fn snapper_and_timeshift_snapshots_are_described() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    subvolume(&d.join("root"));
+    Tree {
+        root: &d.join("root"),
+    }
+    .write("a", 1 << 20);
+    std::fs::create_dir_all(d.join("root/.snapshots/42")).unwrap();
+    ro_snapshot(&d.join("root"), &d.join("root/.snapshots/42/snapshot"));
+    std::fs::write(
+        d.join("root/.snapshots/42/info.xml"),
+        "<?xml version=\"1.0\"?>\n<snapshot>\n  <type>single</type>\n  <num>42</num>\n  \
+         <date>2024-03-05 07:08:09</date>\n  <description>before the upgrade</description>\n  \
+         <cleanup>number</cleanup>\n</snapshot>\n",
+    )
+    .unwrap();
+    let ts = d.join("timeshift-btrfs/snapshots/2024-03-06_10-00-00");
+    std::fs::create_dir_all(&ts).unwrap();
+    ro_snapshot(&d.join("root"), &ts.join("@"));
+    std::fs::write(
+        ts.join("info.json"),
+        r#"{"created":"1709719200","sys-uuid":"x","sys-distro":"Debian","app-version":"24.01.1","tags":"D W","comments":"weekly"}"#,
+    )
+    .unwrap();
+    let rows = rows(d, true);
+    let snapper = &row(&rows, "./root/.snapshots/42/snapshot")["layout"];
+    assert_eq!(snapper["tool"], "snapper", "{rows:?}");
+    assert_eq!(snapper["number"], 42);
+    assert_eq!(snapper["date"], 1709622489);
+    assert_eq!(snapper["description"], "before the upgrade");
+    assert_eq!(snapper["tags"], serde_json::json!(["single", "number"]));
+    let timeshift = &row(&rows, "./timeshift-btrfs/snapshots/2024-03-06_10-00-00/@")["layout"];
+    assert_eq!(timeshift["tool"], "timeshift", "{rows:?}");
+    assert_eq!(timeshift["date"], 1709719200);
+    assert_eq!(timeshift["tags"], serde_json::json!(["daily", "weekly"]));
+    assert_eq!(timeshift["description"], "weekly");
+    assert_eq!(timeshift["subvolume"], "@");
+    assert!(row(&rows, "./root").get("layout").is_none(), "{rows:?}");
+    let out = sdu_in(d, true, &["--snapshots", "."]);
+    let table = out.stdout_str();
+    assert!(
+        table.contains("[snapper #42 single number: before the upgrade]")
+            && table.contains("[timeshift daily weekly: weekly]"),
+        "{table}"
+    );
+}
