@@ -53,13 +53,23 @@ const SUBVOLUME_ROOT_INODE: u64 = 256;
 /// creation time of the Btrfs subvolume it is the root of, else its
 /// modification time; `None` when it cannot be read.
 pub(crate) fn age(path: &[u8]) -> Option<Age> {
-    use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
-    let st = rfs::statat(rfs::CWD, OsStr::from_bytes(path), AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    use rustix::fs::{self as rfs, Mode, OFlags};
+    // Resolved by its name once: the stat and the subvolume's otime are
+    // both asked through this fd.
+    let at = rfs::open(
+        OsStr::from_bytes(path),
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let st = rfs::fstat(&at).ok()?;
     let is_dir = rfs::FileType::from_raw_mode(st.st_mode) == rfs::FileType::Directory;
     if is_dir && st.st_ino == SUBVOLUME_ROOT_INODE {
-        let fd = rfs::open(
-            OsStr::from_bytes(path),
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        // The same directory, opened for the ioctl through its own fd.
+        let fd = rfs::openat(
+            &at,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         );
         let info = fd
