@@ -2,6 +2,8 @@
 //! and planned by `--to-free SIZE --oldest-first` / `--newest-first`, then
 //! deleted and measured. Each seed draws
 //!
+//! - the mount: `max_inline=0`, compressed (`compress=zstd:3`, half the
+//!   new files compressible text) or not;
 //! - one or two origins, each with 3 to 6 snapshots (one in five
 //!   writable), and between two snapshots one to four changes: a new file,
 //!   a file deleted, a range rewritten in place, an append, a whole-file
@@ -11,11 +13,13 @@
 //!   range of one origin (`frees_with_older` of its newest), and a plan of
 //!   one origin's snapshots (`--to-free SIZE` with SIZE drawn up to what
 //!   they all free, oldest or newest first, the whole filesystem scanned
-//!   beside them).
+//!   beside them). Each run's plan is measured on what it chose (without
+//!   root the figures, and so the set, may differ); where the snapshots
+//!   together free nothing, sdu's refusal is checked by deleting them all.
 //!
 //! Each case is measured on the same saved image: its subvolumes deleted,
-//! the cleaner waited for, Data Used's drop. Every file is written with
-//! `max_inline=0`, so Data Used drops by exactly what deleting frees. As
+//! the cleaner waited for, Data Used's drop. No file is inline
+//! (`max_inline=0`), so Data Used drops by exactly what deleting frees. As
 //! root each figure is exact and equal; without `CAP_SYS_ADMIN` equal or
 //! marked in a direction that holds. A plan also takes its candidates in
 //! their order of age and stops at the first that reaches SIZE.
@@ -47,11 +51,27 @@ struct History<'a> {
     files: Vec<Vec<String>>,
     log: Vec<String>,
     n: u32,
+    /// Whether the mount compresses: then half the new files are text.
+    compress: bool,
 }
 
 impl History<'_> {
     fn size(&mut self) -> u64 {
         (1 + self.rng.below(64)) * 4 * K * (1 + self.rng.below(2) * 3)
+    }
+
+    /// A new file `rel` of `n` bytes under `root`: fresh bytes, or on a
+    /// compressed mount text half the time. The log's word for it.
+    fn new_file(&mut self, root: &Path, rel: &str, n: u64) -> &'static str {
+        if self.compress && self.rng.chance(1, 2) {
+            let mut f = std::fs::File::create_new(root.join(rel)).unwrap();
+            let seed = self.rng.next() as u32;
+            std::io::Write::write_all(&mut f, &crate::btrfs::text(n as usize, seed)).unwrap();
+            f.sync_all().unwrap();
+            return "text";
+        }
+        Tree { root }.write(rel, n);
+        "write"
     }
 
     fn new_name(&mut self) -> String {
@@ -116,15 +136,14 @@ impl History<'_> {
                 let w: Vec<String> = snaps.iter().filter(|s| s.1).map(|s| s.0.clone()).collect();
                 let s = self.rng.pick_s(&w);
                 let (g, n) = (self.new_name(), self.size());
-                let root = self.t.join(&s);
-                Tree { root: &root }.write(&g, n);
-                self.log.push(format!("write {s}/{g} {n}"));
+                let w = self.new_file(&self.t.join(&s), &g, n);
+                self.log.push(format!("{w} {s}/{g} {n}"));
             }
             _ => {
                 let (g, n) = (self.new_name(), self.size());
-                t.write(&g, n);
+                let w = self.new_file(&root, &g, n);
                 self.files[o].push(g.clone());
-                self.log.push(format!("write {name}/{g} {n}"));
+                self.log.push(format!("{w} {name}/{g} {n}"));
             }
         }
     }
@@ -147,8 +166,9 @@ impl History<'_> {
     }
 }
 
-fn build(d: &Path, seed: u64) -> History<'_> {
+fn build(d: &Path, seed: u64, compress: bool) -> History<'_> {
     let mut h = History {
+        compress,
         t: d,
         rng: Rng::new(seed ^ 0x736e_6170),
         origins: Vec::new(),
@@ -165,8 +185,8 @@ fn build(d: &Path, seed: u64) -> History<'_> {
         h.files.push(Vec::new());
         for _ in 0..2 + h.rng.below(3) {
             let (g, size) = (h.new_name(), h.size());
-            let root = d.join(format!("o{o}"));
-            Tree { root: &root }.write(&g, size);
+            let w = h.new_file(&d.join(format!("o{o}")), &g, size);
+            h.log.push(format!("{w} o{o}/{g} {size}"));
             h.files[o].push(g);
         }
     }
@@ -286,9 +306,15 @@ type Case = (String, Vec<String>, Vec<(bool, Fig)>);
 
 /// One seed: its description, and what went wrong.
 fn case(seed: u64) -> Option<(String, Vec<String>)> {
-    let fs = Mounted::new(FsKind::Btrfs, "max_inline=0")?;
+    let compress = Rng::new(seed ^ 0x7a73_7464).chance(1, 2);
+    let mount = if compress {
+        "max_inline=0,compress=zstd:3"
+    } else {
+        "max_inline=0"
+    };
+    let fs = Mounted::new(FsKind::Btrfs, mount)?;
     let d = fs.path().to_owned();
-    let mut h = build(&d, seed);
+    let mut h = build(&d, seed, compress);
     fs.remount();
     let mut wrong = Vec::new();
     let scans: Vec<(bool, Result<Vec<Value>, String>)> = [true, false]
@@ -396,7 +422,7 @@ fn case(seed: u64) -> Option<(String, Vec<String>)> {
     }
     let _ = std::fs::remove_file(&saved);
     let text = format!(
-        "seed {seed}: {}\n  {}",
+        "seed {seed}: mount -o {mount}; {}\n  {}",
         h.log.join("; "),
         measured.join("\n  ")
     );
