@@ -102,9 +102,9 @@ pub(crate) struct Cli {
 
     /// List the Btrfs subvolumes met in the scan by origin, each snapshot
     /// oldest first with its creation time, Total, Exclusive, what deleting
-    /// it frees alone and with every older snapshot of its origin. Deletes
-    /// nothing
-    #[arg(long, conflicts_with_all = [ArgId::Du, ArgId::Tree, ArgId::ToFree, ArgId::Export, ArgId::Import, ArgId::Compare, ArgId::Interactive])]
+    /// it frees alone and with every older snapshot of its origin. With
+    /// --to-free: which snapshots to delete to free SIZE. Deletes nothing
+    #[arg(long, conflicts_with_all = [ArgId::Du, ArgId::Tree, ArgId::Export, ArgId::Import, ArgId::Compare, ArgId::Interactive])]
     #[arg(help_heading = "Which entries to print")]
     pub(crate) snapshots: bool,
 
