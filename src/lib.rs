@@ -420,6 +420,29 @@ fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<O
     })
 }
 
+/// The `--snapshots` table of a scan kept with its sets, as the browser
+/// shows it (`sdu -i`, `p`): its lines without their ends, each
+/// subvolume's row with its node (the header and each origin's footer
+/// without one); or the one line saying that no root is on Btrfs. `opts`
+/// gives the units, the marks and the time format; the rows are in the
+/// table's order.
+pub fn snapshot_table(
+    tree: &Tree,
+    sets: &Sets,
+    opts: &ReportOptions,
+) -> Vec<(Option<NodeId>, Vec<u8>)> {
+    let (groups, btrfs) = snapshots::groups(tree, sets);
+    if !btrfs {
+        let roots: Vec<Vec<u8>> = tree
+            .roots()
+            .iter()
+            .map(|&r| tree.name(r).to_vec())
+            .collect();
+        return vec![(None, report::snapshots::not_btrfs(&roots))];
+    }
+    report::snapshots::lines(&groups, opts)
+}
+
 /// `--export FILE`: the scan saved ([`scan::export`]), no report.
 fn export(
     cfg: &Config,

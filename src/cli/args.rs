@@ -102,8 +102,10 @@ pub(crate) struct Cli {
 
     /// List the Btrfs subvolumes met in the scan by origin, each snapshot
     /// oldest first with its creation time, Total, Exclusive, what deleting
-    /// it frees alone and with every older snapshot of its origin. Deletes
-    /// nothing
+    /// it frees alone and with every older snapshot of its origin. --sort,
+    /// --top and --min-size choose among each origin's snapshots, by Frees
+    /// alone (reclaimable; the figure without --sort), Total (total),
+    /// Exclusive (exclusive) or the path (name). Deletes nothing
     #[arg(long, conflicts_with_all = [ArgId::Du, ArgId::Tree, ArgId::ToFree, ArgId::Export, ArgId::Import, ArgId::Compare, ArgId::Interactive])]
     #[arg(help_heading = "Which entries to print")]
     pub(crate) snapshots: bool,
