@@ -100,12 +100,10 @@ pub(crate) struct Cli {
     #[arg(help_heading = "Which entries to print")]
     pub(crate) newest_first: bool,
 
-    /// List the Btrfs subvolumes met in the scan by origin, each snapshot
-    /// oldest first with its creation time, Total, Exclusive, what deleting
-    /// it frees alone and with every older snapshot of its origin. --sort,
-    /// --top and --min-size choose among each origin's snapshots, by Frees
-    /// alone (reclaimable; the figure without --sort), Total (total),
-    /// Exclusive (exclusive) or the path (name). Deletes nothing
+    /// List the Btrfs subvolumes met in the scan by origin, each snapshot oldest first with its
+    /// creation time, Total, Exclusive, what deleting it frees alone and with every older snapshot
+    /// of its origin; --sort, --top and --min-size choose among each origin's snapshots by Frees
+    /// alone (reclaimable, the default), total, exclusive or the path (name). Deletes nothing
     #[arg(long, conflicts_with_all = [ArgId::Du, ArgId::Tree, ArgId::ToFree, ArgId::Export, ArgId::Import, ArgId::Compare, ArgId::Interactive])]
     #[arg(help_heading = "Which entries to print")]
     pub(crate) snapshots: bool,

@@ -280,7 +280,7 @@ fn sort_top_and_min_size_choose_within_each_origin() {
         .collect();
     // Largest first, ties oldest first (a stable sort of the age order).
     let mut by_size = live.clone();
-    by_size.sort_by(|a, b| b.1.cmp(&a.1));
+    by_size.sort_by_key(|b| std::cmp::Reverse(b.1));
     let frees_all = origins.iter().find(|o| o["path"] == "./live").unwrap()["frees_all"].clone();
     assert!(frees_all.as_u64().unwrap() > 0, "{origins:?}");
 
