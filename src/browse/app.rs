@@ -100,7 +100,7 @@ pub(crate) struct App<'t> {
     /// of their deletion says so.
     replaced: Vec<NodeId>,
     /// The table of the Btrfs snapshots (`p`).
-    pub(crate) snapshots: snapshots::Snapshots,
+    pub(crate) snapshots: snapshots::Snapshots<'t>,
 }
 
 impl<'t> App<'t> {

@@ -5,13 +5,15 @@
 //! deleting every marked entry frees together, and the tree shows the
 //! marks too. Enter goes to the subvolume in the tree.
 
-use sdu::{NodeId, ReportOptions};
+use sdu::{NodeId, ReportOptions, Scanned};
 
 use super::{Action, App};
 
 /// The table, and how it is printed.
 #[derive(Clone, Debug)]
-pub(crate) struct Snapshots {
+pub(crate) struct Snapshots<'t> {
+    /// The scan browsed, whose table it is (none: no table to read).
+    pub(crate) scanned: Option<&'t Scanned>,
     /// The units, marks and time format of the table.
     pub(crate) opts: ReportOptions,
     /// The table's lines, read once per scan.
@@ -20,9 +22,10 @@ pub(crate) struct Snapshots {
     pub(crate) table: Option<Table>,
 }
 
-impl Default for Snapshots {
-    fn default() -> Snapshots {
+impl Default for Snapshots<'_> {
+    fn default() -> Self {
         Snapshots {
+            scanned: None,
             opts: ReportOptions {
                 quote_names: true,
                 ..ReportOptions::default()
@@ -124,10 +127,11 @@ impl App<'_> {
         if s.table.take().is_some() {
             return;
         }
-        let (tree, sets) = (self.tree, self.sets);
-        let lines = s
-            .lines
-            .get_or_insert_with(|| sdu::snapshot_table(tree, sets, &s.opts));
+        let (scanned, opts) = (s.scanned, &s.opts);
+        let lines = s.lines.get_or_insert_with(|| match scanned {
+            Some(scanned) => sdu::snapshot_table(scanned, opts),
+            None => vec![(None, b"no snapshots: no scan to read them from".to_vec())],
+        });
         s.table = Some(Table::new(lines.clone()));
     }
 

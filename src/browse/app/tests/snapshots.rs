@@ -60,23 +60,30 @@ fn enter_goes_to_the_subvolume_in_the_tree() {
     assert_eq!(app.current(), Some(B));
 }
 
-/// Off Btrfs, the one line and no row: nothing to mark.
+/// A table without a row (off Btrfs: the one line): nothing to mark.
 #[test]
-fn off_btrfs_one_line_and_nothing_to_mark() {
+fn without_a_row_nothing_to_mark() {
     let (t, sets) = tree();
     let mut app = App::new(&t, &sets, Figure::Total, by_total());
-    // The tree made by hand is nowhere on disk: no root is on Btrfs.
-    app.apply(Action::Snapshots);
+    let off = b"no snapshots: r is not on Btrfs".to_vec();
+    app.open_snapshots_with(vec![(None, off.clone())]);
     let table = app.snapshots.table.as_ref().unwrap();
-    assert_eq!(
-        table.lines,
-        [(None, b"no snapshots: r is not on Btrfs".to_vec())]
-    );
+    assert_eq!(table.lines, [(None, off)]);
     assert_eq!(table.titles, None);
     app.apply(Action::Mark);
     app.apply(Action::Open);
     assert!(app.marks().ids.is_empty());
     assert_eq!(app.mode(), KeyMode::Snapshots);
+    app.apply(Action::Snapshots);
+    assert_eq!(app.mode(), KeyMode::Browse);
+    // Opened again: the lines read once.
+    app.apply(Action::Snapshots);
+    assert_eq!(app.snapshots.table.as_ref().unwrap().lines.len(), 1);
+    // Without a scan to read (a tree made by hand), a line says so.
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
+    app.apply(Action::Snapshots);
+    let table = app.snapshots.table.as_ref().unwrap();
+    assert!(table.lines[0].1.starts_with(b"no snapshots: "), "{table:?}");
     let empty = Table::new(vec![(None, b"Created  Path".to_vec())]);
     assert_eq!(
         empty.lines,
