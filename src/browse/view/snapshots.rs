@@ -38,7 +38,7 @@ pub(super) fn draw(f: &mut Frame<'_>, app: &mut App<'_>, look: Look, area: Rect)
     ]);
     if has_rows {
         title.push_span(Span::raw(
-            "  Frees alone: deleting it alone; Frees with older: with every older one of its origin",
+            "  Frees with older: with every older snapshot of its origin",
         ));
     }
     f.render_widget(Paragraph::new(title), head);
