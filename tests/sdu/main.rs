@@ -48,6 +48,7 @@ mod saved;
 mod shared;
 mod snapshot_alone;
 mod snapshots;
+mod snapshots_qgroup;
 mod structure;
 mod terminal;
 mod tmux;
