@@ -449,10 +449,7 @@ fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<O
         sets: true,
     };
     let s = scan_to_tree(cfg, &how, msgs)?;
-    let (groups, btrfs) = match &s.sets {
-        Some(sets) => snapshots::groups(&s.tree, sets),
-        None => (Vec::new(), false),
-    };
+    let (groups, btrfs) = subvolume_groups(&s);
     let roots = match cfg.source() {
         Source::Walk => &cfg.walk.roots,
         Source::Import { .. } => &s.roots,
@@ -471,6 +468,35 @@ fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<O
         errors: s.saved_errors.saturating_add(msgs.errors()),
         counters: s.counters,
     })
+}
+
+/// The subvolumes of scan `s` by origin, and whether any of its roots is
+/// on Btrfs ([`snapshots::groups`]): none when it kept no sets.
+fn subvolume_groups(s: &Scanned) -> (Vec<snapshots::Group>, bool) {
+    match &s.sets {
+        Some(sets) => snapshots::groups(&s.tree, sets),
+        None => (Vec::new(), false),
+    }
+}
+
+/// The `--snapshots` table of scan `s` (kept with its sets), as the
+/// browser shows it (`sdu -i`, `p`): its lines without their ends, each
+/// subvolume's row with its node (the header and each origin's footer
+/// without one); or the one line saying that no root is on Btrfs. `opts`
+/// gives the units, the marks and the time format; the rows are in the
+/// table's order.
+pub fn snapshot_table(s: &Scanned, opts: &ReportOptions) -> Vec<(Option<NodeId>, Vec<u8>)> {
+    let (groups, btrfs) = subvolume_groups(s);
+    if !btrfs {
+        let tree = &s.tree;
+        let roots: Vec<Vec<u8>> = tree
+            .roots()
+            .iter()
+            .map(|&r| tree.name(r).to_vec())
+            .collect();
+        return vec![(None, report::snapshots::not_btrfs(&roots))];
+    }
+    report::snapshots::lines(&groups, opts)
 }
 
 /// `--export FILE`: the scan saved ([`scan::export`]), no report.

@@ -16,6 +16,7 @@ mod big;
 mod browse;
 mod browse_attacks;
 mod browse_rescan;
+mod browse_snapshots;
 mod btrfs;
 mod cli;
 mod compare;

@@ -219,11 +219,18 @@ fn snapshots_to_free_plans_among_every_snapshot_of_the_scan() {
     let newest = snapshots_plan("1280K", Some("--newest-first"));
     assert_eq!(newest["frees"], 1280 * K, "{newest}");
     assert_eq!(steps(&newest).len(), 5, "{newest}");
-    let out = run(Command::new(sdu_bin())
-        .current_dir(d)
-        .args(["--snapshots", "--to-free", "1281K", "--oldest-first", "."]));
+    let out = run(Command::new(sdu_bin()).current_dir(d).args([
+        "--snapshots",
+        "--to-free",
+        "1281K",
+        "--oldest-first",
+        ".",
+    ]));
     assert_eq!(out.code, Some(1), "{out:?}");
-    assert!(out.stderr.contains("all 5 candidate(s) together free"), "{out:?}");
+    assert!(
+        out.stderr.contains("all 5 candidate(s) together free"),
+        "{out:?}"
+    );
     // Largest first without an order: each snapshot alone frees 256K at
     // most (the oldest), so the plan still reaches 600K.
     let largest = snapshots_plan("600K", None);
