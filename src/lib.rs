@@ -396,13 +396,16 @@ fn compare_run(
 /// and lists their subvolumes by origin ([`snapshots::groups`]).
 fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
     let how = Scanning {
-        walk: cfg.walk.clone(),
+        walk: WalkOptions {
+            subvolumes: true,
+            ..cfg.walk.clone()
+        },
         rules: cfg.rules,
         sets: true,
     };
     let s = scan_to_tree(cfg, &how, msgs)?;
     let (groups, btrfs) = match &s.sets {
-        Some(sets) => snapshots::groups(&s.tree, sets),
+        Some(sets) => snapshots::groups(&s.tree, sets, &s.subvols),
         None => (Vec::new(), false),
     };
     let roots = match cfg.source() {

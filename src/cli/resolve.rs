@@ -452,6 +452,7 @@ fn walk_options(
         fiemap_only: cli.fiemap,
         map_each_copy: cli.map_each_copy,
         identities: false,
+        subvolumes: cli.snapshots,
         index_memory: None,
         tmpdir: env
             .var("TMPDIR")

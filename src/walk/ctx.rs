@@ -91,6 +91,10 @@ pub struct WalkOptions {
     /// Keep every node's [`Ident`] (`super::Walk::idents`): the browser
     /// checks what it deletes against them.
     pub identities: bool,
+    /// Read the identity of every Btrfs subvolume root the walk opens,
+    /// through its fd (`super::Walk::subvols`): `--snapshots` and the
+    /// browser's table of snapshots ask for it.
+    pub subvolumes: bool,
     /// `--index-memory`: the bytes of mappings the index of shared extents
     /// holds in memory before it spills sorted runs to a temporary file
     /// (`None`: half the memory available).
@@ -394,6 +398,9 @@ pub(super) struct Records {
     pub(super) roots: Mutex<super::RootsSeen>,
     /// Which roots inside another namespace 0 reached.
     pub(super) reach: super::roots::Reach,
+    /// With [`WalkOptions::subvolumes`]: the subvolume roots met (one per
+    /// device entered: rare).
+    pub(super) subvols: Mutex<super::subvols::Subvols>,
 }
 
 /// The directory fds the walk keeps, and how many more files the fd limit

@@ -32,7 +32,9 @@
 //! - `btrfs_listing`: as root on Btrfs, a directory listed, and its
 //!   entries stat-ed, from the subvolume's tree instead of getdents and
 //!   statx;
-//! - `root_file`: a PATH that is not a directory, accounted for at once.
+//! - `root_file`: a PATH that is not a directory, accounted for at once;
+//! - `subvols`: with [`WalkOptions::subvolumes`], each Btrfs subvolume
+//!   root's identity, read through the fd the walk opened it by.
 
 mod account;
 mod btrfs_listing;
@@ -54,6 +56,7 @@ mod plain;
 mod root_file;
 mod root_trees;
 mod roots;
+pub(crate) mod subvols;
 
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -128,6 +131,8 @@ pub(crate) struct Walk {
     pub(crate) overlap: bool,
     /// What the walk left out ([`left`]).
     pub(crate) left: Left,
+    /// The Btrfs subvolume roots met, with [`WalkOptions::subvolumes`].
+    pub(crate) subvols: subvols::Subvols,
 }
 
 /// What the walk saw of one PATH. The stages after the walk ask about a
@@ -279,6 +284,7 @@ pub(crate) fn walk(
                 kept: 0,
             }),
             reach: roots::Reach::new(&roots, &spaces),
+            subvols: Mutex::default(),
         },
         fds: ctx::Fds {
             cache: FdCache::new(max_cached),
@@ -551,8 +557,11 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         read_errors,
         roots,
         left_mounts,
+        subvols,
         ..
     } = records;
+    let mut subvols = subvols.into_inner().unwrap_or_else(|e| e.into_inner());
+    subvols.roots.sort_unstable_by_key(|r| r.node);
     let roots = roots.into_inner().unwrap_or_else(|e| e.into_inner()).seen;
     let mut read_errors = read_errors.into_inner().unwrap_or_else(|e| e.into_inner());
     // One per directory: the whole failure first, then by message.
@@ -657,5 +666,6 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         roots,
         overlap: false,
         left,
+        subvols,
     }
 }

@@ -46,6 +46,7 @@ mod reports;
 mod saved;
 mod shared;
 mod snapshot_alone;
+mod snapshot_walk;
 mod snapshots;
 mod structure;
 mod terminal;

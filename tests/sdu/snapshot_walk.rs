@@ -1,0 +1,136 @@
+//! `sdu --snapshots` reads what it says of each subvolume through the fds
+//! of the walk: no name below the PATH is resolved again after the walk
+//! listed it (checked with strace); origins are followed through deleted
+//! intermediates.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::btrfs::{ro_snapshot, subvolume};
+use crate::util::*;
+
+/// `vol` with two read-only snapshots `snaps/1`, `snaps/2`, and a snapper
+/// snapshot `vol/.snapshots/7/snapshot` with its `info.xml`.
+fn build(d: &Path) {
+    subvolume(&d.join("vol"));
+    let t = Tree {
+        root: &d.join("vol"),
+    };
+    t.write("a", 2 << 20);
+    std::fs::create_dir(d.join("snaps")).unwrap();
+    ro_snapshot(&d.join("vol"), &d.join("snaps/1"));
+    t.write("b", 1 << 20);
+    ro_snapshot(&d.join("vol"), &d.join("snaps/2"));
+    std::fs::create_dir_all(d.join("vol/.snapshots/7")).unwrap();
+    ro_snapshot(&d.join("vol"), &d.join("vol/.snapshots/7/snapshot"));
+    std::fs::write(
+        d.join("vol/.snapshots/7/info.xml"),
+        "<?xml version=\"1.0\"?>\n<snapshot>\n  <type>single</type>\n  <num>7</num>\n  \
+         <date>2024-03-05 07:08:09</date>\n  <description>seven</description>\n</snapshot>\n",
+    )
+    .unwrap();
+}
+
+/// The rows of `sdu --snapshots --json .` run in `d`.
+fn rows(d: &Path, root: bool) -> Vec<Value> {
+    let out = sdu_in(d, root, &["--snapshots", "--json", "."]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["snapshots"].as_array().unwrap().clone()
+}
+
+/// The row of `path`.
+fn row<'a>(rows: &'a [Value], path: &str) -> &'a Value {
+    rows.iter()
+        .find(|r| r["path"] == path)
+        .unwrap_or_else(|| panic!("no {path} in {rows:?}"))
+}
+
+/// The calls of `trace` (strace's `-e trace=%file` output) that resolve a
+/// name below the PATH `.` of a run in `d` from the working directory or
+/// by an absolute path, not relative to a directory fd the walk opened.
+fn by_name_below(trace: &str, d: &Path) -> Vec<String> {
+    let d = d.to_str().unwrap();
+    let mut found = Vec::new();
+    for line in trace.lines() {
+        // `PID  call(ARGS) = RESULT`
+        let Some(open) = line.find('(') else {
+            continue;
+        };
+        let call = line[..open].rsplit(' ').next().unwrap_or("");
+        let args = &line[open + 1..];
+        let Some(q) = args.find('"') else {
+            continue;
+        };
+        let path = &args[q + 1..];
+        let path = &path[..path.find('"').unwrap_or(path.len())];
+        let before = &args[..q];
+        // A call relative to a directory fd (`openat(5, "name", …)`):
+        // the walk's.
+        let at_fd = call.ends_with("at") || call.ends_with("at2") || call == "statx";
+        if at_fd && !before.contains("AT_FDCWD") {
+            continue;
+        }
+        let below = if path.starts_with('/') {
+            path.starts_with(d) && path.len() > d.len()
+        } else {
+            !matches!(path, "" | "." | "./")
+        };
+        if below {
+            found.push(line.to_owned());
+        }
+    }
+    found
+}
+
+/// No name below the PATH is looked up or opened by name (from the
+/// working directory or as an absolute path) during `sdu --snapshots`:
+/// the walk opens every directory relative to its parent's fd, and the
+/// subvolume identities and snapper's record are read through those fds.
+/// The check fails on a run that stats or opens a subvolume by its path.
+#[test]
+fn identities_read_through_the_walks_fds() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    build(d);
+    for root in [true, false] {
+        let trace = std::env::temp_dir().join(format!("sdu-trace-{}-{root}", std::process::id()));
+        let mut c = Command::new("strace");
+        c.args(["-f", "-qq", "-e", "trace=%file", "-o"])
+            .arg(&trace)
+            .arg(sdu_bin())
+            .args(["--snapshots", "--json", "."])
+            .current_dir(d);
+        if !root {
+            c = {
+                let mut s = Command::new("setpriv");
+                s.args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
+                    .arg("strace")
+                    .args(c.get_args())
+                    .current_dir(d);
+                s
+            };
+        }
+        let out = run(&mut c);
+        out.assert_ok();
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let rows = doc["snapshots"].as_array().unwrap();
+        let snapper = &row(rows, "./vol/.snapshots/7/snapshot")["layout"];
+        assert_eq!(snapper["number"], 7, "{rows:?}");
+        assert_eq!(row(rows, "./snaps/2")["origin"], "./vol");
+        let text = std::fs::read_to_string(&trace).unwrap();
+        std::fs::remove_file(&trace).unwrap();
+        let bad = by_name_below(&text, d);
+        assert!(bad.is_empty(), "resolved by name:\n{}", bad.join("\n"));
+        // The check sees a lookup by name when there is one.
+        assert!(!by_name_below("1 statx(AT_FDCWD, \"./snaps/1\", …) = 0", d).is_empty());
+        assert!(by_name_below("1 openat(5, \"snaps\", O_RDONLY) = 6", d).is_empty());
+    }
+    let rows = rows(d, true);
+    assert_eq!(row(&rows, "./snaps/1")["read_only"], true);
+    assert_eq!(row(&rows, "./vol")["read_only"], false);
+}
