@@ -5,15 +5,17 @@
 //! A subvolume root is a directory with inode 256 on Btrfs; its identity
 //! (uuid, parent uuid, creation time, read-only flag) is what the walk read
 //! through the fd it opened the root by (`crate::walk::subvols`): nothing
-//! here asks a name. A snapshot's origin is the
-//! subvolume of the scan whose uuid is its parent uuid, followed up
-//! through snapshots of snapshots; an origin outside the scan (or deleted)
-//! groups its snapshots by that parent uuid alone.
+//! here asks a name. A snapshot's origin is the subvolume it descends
+//! from, followed up through the snapshots of snapshots the scan met: as
+//! root, past deleted subvolumes (`crate::walk::subvols::OriginBy`);
+//! without, by parent uuid alone, so that a snapshot of a deleted
+//! subvolume or of one outside the scan is grouped by that uuid.
 
 use crate::figures::{Bound, Stats, Timestamp};
 use crate::records::NodeId;
 use crate::tree::union::Frees;
 use crate::tree::{Sets, Tree};
+pub(crate) use crate::walk::subvols::OriginBy;
 use crate::walk::subvols::{SubvolRoot, Subvols};
 
 /// One subvolume root met in the scan.
@@ -40,6 +42,11 @@ pub(crate) struct Subvolume {
     pub(crate) with_older: Frees,
     /// What snapper or timeshift recorded of it, when it is one of theirs.
     pub(crate) layout: Option<crate::snapshot_layouts::Layout>,
+    /// The subvolume it descends from, as the walk found it (zero: none):
+    /// its parent, or as root the nearest alive past deleted ones.
+    pub(crate) descends: [u8; 16],
+    /// How that was found.
+    pub(crate) origin_by: OriginBy,
 }
 
 /// The subvolumes of one origin: the origin (when in the scan), then its
@@ -61,7 +68,7 @@ pub(crate) struct Group {
 /// again by name. Whether the walk met Btrfs is the second value.
 pub(crate) fn groups(tree: &Tree, sets: &Sets, subvols: &Subvols) -> (Vec<Group>, bool) {
     // In the tree's order: by root, then by name at each level.
-    let mut met: Vec<((usize, Vec<&[u8]>), &SubvolRoot)> = subvols
+    let mut met: Vec<(Place<'_>, &SubvolRoot)> = subvols
         .roots
         .iter()
         .filter(|r| r.node.index() < tree.len() && !tree.is_hidden(r.node))
@@ -74,20 +81,20 @@ pub(crate) fn groups(tree: &Tree, sets: &Sets, subvols: &Subvols) -> (Vec<Group>
         .collect();
     // The origin of each: up through the parents the scan met.
     let origin_of = |s: &Subvolume| {
-        let mut u = s.parent;
+        let mut u = s.descends;
         let mut steps = 0;
         while let Some(p) = found.iter().find(|o: &&Subvolume| o.uuid == u) {
-            if p.parent == [0; 16] || steps > found.len() {
+            if p.descends == [0; 16] || steps > found.len() {
                 break;
             }
-            u = p.parent;
+            u = p.descends;
             steps += 1;
         }
         u
     };
     let mut groups: Vec<Group> = Vec::new();
     for s in &found {
-        let key = if s.parent == [0; 16] {
+        let key = if s.descends == [0; 16] {
             s.uuid
         } else {
             origin_of(s)
@@ -126,10 +133,14 @@ pub(crate) fn groups(tree: &Tree, sets: &Sets, subvols: &Subvols) -> (Vec<Group>
     (groups, subvols.btrfs)
 }
 
+/// Where a node lies: its root's position among the roots, and the names
+/// from that root down to it ([`names`]).
+type Place<'t> = (usize, Vec<&'t [u8]>);
+
 /// The position of the root of node `id` among the roots of `tree`, and
 /// the names from that root (its path as given) down to `id`; `None` for
 /// a node under no root.
-fn names(tree: &Tree, id: NodeId) -> Option<(usize, Vec<&[u8]>)> {
+fn names(tree: &Tree, id: NodeId) -> Option<Place<'_>> {
     let mut names = Vec::new();
     let mut at = id;
     while tree.depth(at) > 0 {
@@ -171,5 +182,7 @@ fn subvolume(tree: &Tree, sets: &Sets, names: &[&[u8]], r: &SubvolRoot) -> Subvo
         alone,
         with_older: alone,
         layout: r.layout.clone(),
+        descends: r.origin,
+        origin_by: r.origin_by,
     }
 }

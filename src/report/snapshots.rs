@@ -16,7 +16,7 @@ use super::json::{BoundWord, Path};
 use super::options::ReportOptions;
 use crate::figures::Timestamp;
 use crate::snapshot_layouts::Layout;
-use crate::snapshots::{Group, Subvolume};
+use crate::snapshots::{Group, OriginBy, Subvolume};
 use crate::timefmt::TimeFormat;
 use crate::tree::union::Frees;
 
@@ -38,6 +38,10 @@ struct Row<'a> {
     snapshot: bool,
     uuid: String,
     parent_uuid: Option<String>,
+    /// A snapshot: how its origin was found, `parent_uuid` (by its parent
+    /// uuid alone), `root_tree` or `shared_data` (as root, past deleted
+    /// subvolumes).
+    origin_by: Option<&'static str>,
     /// Seconds since the epoch.
     created: i64,
     read_only: bool,
@@ -138,6 +142,12 @@ pub(crate) fn write(
                 what.push_str("; the origin alone frees ");
                 what.push_str(&size(o.alone));
             }
+            if g.snapshots
+                .iter()
+                .any(|s| s.origin_by == OriginBy::ParentUuid)
+            {
+                what.push_str(" (grouped by parent uuid only)");
+            }
             let mut path = b"  ".to_vec();
             path.extend_from_slice(what.as_bytes());
             cells.push((Default::default(), path, None));
@@ -223,6 +233,7 @@ fn row<'a>(s: &'a Subvolume, origin: Option<&'a [u8]>) -> Row<'a> {
         snapshot: s.parent != [0; 16],
         uuid: uuid(&s.uuid),
         parent_uuid: (s.parent != [0; 16]).then(|| uuid(&s.parent)),
+        origin_by: (s.parent != [0; 16]).then(|| s.origin_by.word()),
         created: s.created.secs,
         read_only: s.read_only,
         total: s.figures.total,

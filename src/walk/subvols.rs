@@ -17,6 +17,9 @@
 use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::Arc;
+
+use sdu_sys::btrfs::{Subvol, Subvolumes};
 
 use super::ctx::Ctx;
 use super::fdcache::{DirFs, DirHandle};
@@ -32,10 +35,6 @@ pub(crate) const SUBVOL_ROOT_INO: u64 = 256;
 pub(crate) struct SubvolRoot {
     /// Its node.
     pub(crate) node: NodeId,
-    /// Its device (`st_dev`: one per subvolume).
-    pub(crate) dev: u64,
-    /// Its subvolume id.
-    pub(crate) id: u64,
     /// Its uuid.
     pub(crate) uuid: [u8; 16],
     /// The uuid of the subvolume it is a snapshot of (zero: none).
@@ -46,6 +45,38 @@ pub(crate) struct SubvolRoot {
     pub(crate) read_only: bool,
     /// What snapper or timeshift recorded of it.
     pub(crate) layout: Option<Layout>,
+    /// The subvolume it descends from, for grouping: its parent uuid, or
+    /// as root the nearest subvolume alive it descends from (zero: none).
+    pub(crate) origin: [u8; 16],
+    /// How [`SubvolRoot::origin`] was found.
+    pub(crate) origin_by: OriginBy,
+}
+
+/// How the subvolume a snapshot descends from was found ([`origin`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OriginBy {
+    /// Its parent uuid alone (without `CAP_SYS_ADMIN`, or where nothing
+    /// else told): a snapshot of a deleted subvolume, or of one outside
+    /// the scan, is grouped by that uuid.
+    ParentUuid,
+    /// As root, through the root tree: its parent, or, past parents
+    /// deleted whose root items last, the nearest subvolume alive.
+    RootTree,
+    /// As root, past a deleted parent whose root item is gone: the one
+    /// subvolume, snapshot of none, that the subvolumes sharing its data
+    /// descend from.
+    SharedData,
+}
+
+impl OriginBy {
+    /// Its name in `--json`.
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            OriginBy::ParentUuid => "parent_uuid",
+            OriginBy::RootTree => "root_tree",
+            OriginBy::SharedData => "shared_data",
+        }
+    }
 }
 
 /// The subvolume roots of a walk, sorted by node.
@@ -55,6 +86,9 @@ pub(crate) struct Subvols {
     pub(crate) roots: Vec<SubvolRoot>,
     /// Whether the walk met Btrfs at all.
     pub(crate) btrfs: bool,
+    /// As root: each filesystem's subvolumes, read once, by the
+    /// filesystem's registry index (`None`: they could not be read).
+    models: Vec<(u32, Option<Arc<Subvolumes>>)>,
 }
 
 /// Whether directory `h` is asked for a subvolume identity: the walk was
@@ -103,6 +137,7 @@ pub(super) fn met(
         return;
     };
     let flags = sdu_sys::btrfs::subvol_flags(fd).unwrap_or(0);
+    let (origin, origin_by) = origin(ctx, fd, fs.info.index, &info);
     let layout = match &h.parent {
         Some(_) => layout,
         // A PATH: resolved by its name, as every PATH is.
@@ -113,13 +148,13 @@ pub(super) fn met(
     };
     let root = SubvolRoot {
         node: h.id,
-        dev: h.dev,
-        id: info.id,
         uuid: info.ids.0,
         parent: info.ids.1,
         created: info.created,
         read_only: flags & sdu_sys::btrfs::SUBVOL_RDONLY != 0,
         layout,
+        origin,
+        origin_by,
     };
     let mut found = ctx
         .records
@@ -127,4 +162,74 @@ pub(super) fn met(
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     found.roots.push(root);
+}
+
+/// The data extents of a snapshot asked who else holds them, when its
+/// parent is gone ([`origin`]).
+const SHARED_EXTENTS: usize = 16;
+
+/// The subvolume the one open at `fd` (on filesystem `fs`, `info`)
+/// descends from, and how that was found ([`OriginBy`]). As root: its
+/// parent when alive; past deleted parents whose root items last, the
+/// nearest alive; past one whose root item is gone, the first ancestor
+/// of the subvolumes that share its data, when they all have the same
+/// one. Otherwise its parent uuid.
+fn origin(ctx: &Ctx<'_>, fd: BorrowedFd<'_>, fs: u32, info: &Subvol) -> ([u8; 16], OriginBy) {
+    let parent = info.ids.1;
+    let Some(model) = model(ctx, fd, fs) else {
+        return (parent, OriginBy::ParentUuid);
+    };
+    match model.alive_parent(parent) {
+        Ok(u) => (u, OriginBy::RootTree),
+        Err(_) => match by_shared_data(&model, fd, info.id) {
+            Some(u) => (u, OriginBy::SharedData),
+            None => (parent, OriginBy::ParentUuid),
+        },
+    }
+}
+
+/// The one first ancestor ([`Subvolumes::first_ancestor`]) of the
+/// subvolumes alive that hold some of the first data extents of
+/// subvolume `id`; `None` when they have none or several, or cannot be
+/// asked.
+fn by_shared_data(model: &Subvolumes, fd: BorrowedFd<'_>, id: u64) -> Option<[u8; 16]> {
+    let sharing = sdu_sys::btrfs::sharing(fd, id, SHARED_EXTENTS).ok()?;
+    let mut firsts: Vec<[u8; 16]> = Vec::new();
+    for holder in sharing.iter().flatten() {
+        if let Some(f) = model
+            .first_ancestor(*holder)
+            .filter(|_| model.alive(*holder))
+        {
+            if !firsts.contains(&f) {
+                firsts.push(f);
+            }
+        }
+    }
+    (firsts.len() == 1).then(|| firsts[0])
+}
+
+/// As root, the subvolumes of filesystem `fs` (read through `fd` the
+/// first time it is asked about); `None` without `CAP_SYS_ADMIN`.
+fn model(ctx: &Ctx<'_>, fd: BorrowedFd<'_>, fs: u32) -> Option<Arc<Subvolumes>> {
+    let known = |s: &Subvols| s.models.iter().find(|m| m.0 == fs).map(|m| m.1.clone());
+    if let Some(m) = known(
+        &ctx.records
+            .subvols
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()),
+    ) {
+        return m;
+    }
+    // Read outside the lock: a search of the root tree.
+    let read = Subvolumes::read(fd).ok().map(Arc::new);
+    let mut s = ctx
+        .records
+        .subvols
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(m) = known(&s) {
+        return m;
+    }
+    s.models.push((fs, read.clone()));
+    read
 }

@@ -134,3 +134,61 @@ fn identities_read_through_the_walks_fds() {
     assert_eq!(row(&rows, "./snaps/1")["read_only"], true);
     assert_eq!(row(&rows, "./vol")["read_only"], false);
 }
+
+/// A snapshot of a snapshot: `A`, `B` a snapshot of `A` written to, `C`
+/// a read-only snapshot of `B`, `D` one of `A`. While `B` lives, `C` is
+/// grouped under `A` through it; once `B` is deleted (and dropped by the
+/// cleaner, its root item gone), as root `C` is still grouped under `A`,
+/// through the data it shares; without root, by its parent uuid alone,
+/// which the row and the table say.
+#[test]
+fn origin_through_a_deleted_intermediate() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    subvolume(&d.join("A"));
+    Tree { root: &d.join("A") }.write("a", 3 << 20);
+    run(Command::new("btrfs")
+        .args(["subvolume", "snapshot"])
+        .arg(d.join("A"))
+        .arg(d.join("B")))
+    .assert_ok();
+    Tree { root: &d.join("B") }.write("b", 1 << 20);
+    ro_snapshot(&d.join("B"), &d.join("C"));
+    ro_snapshot(&d.join("A"), &d.join("D"));
+    let rows_alive = rows(d, true);
+    assert_eq!(row(&rows_alive, "./C")["origin"], "./A", "{rows_alive:?}");
+    assert_eq!(row(&rows_alive, "./C")["origin_by"], "root_tree");
+    run(Command::new("btrfs")
+        .args(["subvolume", "delete", "-C"])
+        .arg(d.join("B")))
+    .assert_ok();
+    btrfs(&["subvolume", "sync"], d);
+    btrfs(&["filesystem", "sync"], d);
+    let as_root = rows(d, true);
+    let c = row(&as_root, "./C");
+    assert_eq!(c["origin"], "./A", "{as_root:?}");
+    assert_eq!(c["origin_by"], "shared_data");
+    assert_eq!(row(&as_root, "./D")["origin_by"], "root_tree");
+    assert!(row(&as_root, "./A")["origin_by"].is_null());
+    // Oldest first in A's group: C and D both.
+    let paths: Vec<&str> = as_root
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    let at = |p: &str| paths.iter().position(|q| *q == p).unwrap();
+    assert_eq!(at("./A") + 1, at("./C"), "{paths:?}");
+    assert_eq!(at("./C") + 1, at("./D"), "{paths:?}");
+    let as_user = rows(d, false);
+    let c = row(&as_user, "./C");
+    assert!(c["origin"].is_null(), "{as_user:?}");
+    assert_eq!(c["origin_by"], "parent_uuid");
+    let table = sdu_in(d, false, &["--snapshots", "."]);
+    table.assert_ok();
+    assert!(
+        table.stdout_str().contains("(grouped by parent uuid only)"),
+        "{}",
+        table.stdout_str()
+    );
+}

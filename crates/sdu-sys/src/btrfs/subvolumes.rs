@@ -273,6 +273,49 @@ impl Subvolumes {
         self.get(id).is_some_and(Subvolume::alive)
     }
 
+    /// The subvolume of UUID `uuid`, alive or deleted (a deleted one's root
+    /// item stays until the cleaner has dropped its tree).
+    pub fn with_uuid(&self, uuid: Uuid) -> Option<&Subvolume> {
+        if uuid == NO_UUID {
+            return None;
+        }
+        (self.by_id.iter()).find(|s| s.v2.is_some_and(|v| v.uuid == uuid))
+    }
+
+    /// The nearest subvolume alive that the subvolume of parent UUID
+    /// `parent` descends from through snapshots, deleted ones passed
+    /// through while their root items last: `Ok(uuid)`; `Err(uuid)` when the
+    /// way up ends at a subvolume whose root item is gone (`uuid`, the
+    /// first such); `Ok` of zero when `parent` is zero.
+    pub fn alive_parent(&self, parent: Uuid) -> Result<Uuid, Uuid> {
+        let mut u = parent;
+        for _ in 0..=self.by_id.len() {
+            match self.with_uuid(u) {
+                _ if u == NO_UUID => return Ok(NO_UUID),
+                Some(s) if s.alive() => return Ok(u),
+                Some(s) => u = s.v2.map_or(NO_UUID, |v| v.parent_uuid),
+                None => return Err(u),
+            }
+        }
+        Err(u)
+    }
+
+    /// The first of the subvolumes alive that subvolume `id` descends
+    /// from, itself included: where its snapshot links, followed up
+    /// ([`Self::alive_parent`]), end at a subvolume that is a snapshot of
+    /// none. `None` when a link on the way is gone, or `id` is unknown.
+    pub fn first_ancestor(&self, id: u64) -> Option<Uuid> {
+        let mut me = self.get(id)?.v2?;
+        for _ in 0..=self.by_id.len() {
+            if me.parent_uuid == NO_UUID {
+                return Some(me.uuid);
+            }
+            let up = self.alive_parent(me.parent_uuid).ok()?;
+            me = self.with_uuid(up)?.v2?;
+        }
+        None
+    }
+
     /// The origin of the lineage of a subvolume of UUID `uuid` and parent
     /// UUID `parent`: itself if a subvolume alive is a snapshot of it,
     /// else the one it is a snapshot of.
