@@ -395,11 +395,27 @@ fn compare_run(
 /// `--snapshots`: scans the PATHs with what sets of entries free kept,
 /// and lists their subvolumes by origin ([`snapshots::groups`]).
 fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
+    let mut walk = WalkOptions {
+        subvolumes: true,
+        ..cfg.walk.clone()
+    };
+    if let Source::Walk = cfg.source() {
+        // The subvolumes of the same origins outside the PATHs, walked
+        // beside them (as root), or how many were not reached.
+        let outside = walk::top_level::outside(&walk);
+        walk.root_fds = walk.roots.iter().map(|_| None).collect();
+        for (name, fd) in outside.roots {
+            walk.roots.push(name);
+            walk.root_fds.push(Some(fd));
+        }
+        if outside.missed != Some(0) {
+            msgs.report(Diagnostic::SnapshotsNotReached {
+                subvolumes: outside.missed,
+            });
+        }
+    }
     let how = Scanning {
-        walk: WalkOptions {
-            subvolumes: true,
-            ..cfg.walk.clone()
-        },
+        walk,
         rules: cfg.rules,
         sets: true,
     };

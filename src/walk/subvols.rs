@@ -14,7 +14,7 @@
 //! The plain walk asks nothing of this: without the option, no directory
 //! is asked more than before.
 
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -91,55 +91,70 @@ pub(crate) struct Subvols {
     models: Vec<(u32, Option<Arc<Subvolumes>>)>,
 }
 
-/// Whether directory `h` is asked for a subvolume identity: the walk was
-/// told to, and its inode number is a subvolume root's. (Whether it is on
-/// Btrfs is known once it is open.)
-pub(super) fn wanted(ctx: &Ctx<'_>, h: &DirHandle) -> bool {
-    ctx.run.opts.subvolumes && h.ino == SUBVOL_ROOT_INO
-}
-
-/// What snapper or timeshift recorded of the directory `h`, read in its
-/// parent, open at `parent`; `None` when `h` is not named as one of their
-/// snapshots is ([`wanted`] first).
-pub(super) fn layout_in(h: &DirHandle, parent: BorrowedFd<'_>) -> Option<Layout> {
+/// What snapper or timeshift recorded of directory `h`, read in its
+/// parent, open at `parent`, when the walk asks for subvolumes and `h`
+/// has a subvolume root's inode number and a name their snapshots have.
+pub(super) fn layout_in(ctx: &Ctx<'_>, h: &DirHandle, parent: BorrowedFd<'_>) -> Option<Layout> {
     let name = h.name.as_bytes();
-    if name != b"snapshot" && name.first() != Some(&b'@') {
+    let named = name == b"snapshot" || name.first() == Some(&b'@');
+    if !ctx.run.opts.subvolumes || h.ino != SUBVOL_ROOT_INO || !named {
         return None;
     }
     let path = h.path(None);
     crate::snapshot_layouts::describe_in(parent, Path::new(std::ffi::OsStr::from_bytes(&path)))
 }
 
-/// Records directory `h`, open at `fd` on filesystem `fs`, when it is a
-/// subvolume root ([`wanted`]); `layout`: what [`layout_in`] read, for a
-/// directory below a PATH. Notes that the walk met Btrfs.
-pub(super) fn met(
+/// The filesystem of directory `h`, on a device its parent is not on (or
+/// a root), open at `fd` ([`Ctx::filesystem`]); with
+/// [`super::WalkOptions::subvolumes`], `h` recorded when it is a
+/// subvolume root ([`met`]; `layout`: what [`layout_in`] read).
+pub(super) fn filesystem(
     ctx: &Ctx<'_>,
     h: &DirHandle,
     fd: BorrowedFd<'_>,
-    fs: &DirFs,
     layout: Option<Layout>,
-) {
+) -> DirFs {
+    let fs = ctx.filesystem(h.dev, fd, h.ns, &|| h.path(None));
+    if ctx.run.opts.subvolumes {
+        met(ctx, h, fd, &fs, layout);
+    }
+    fs
+}
+
+/// The subvolume table, under the lock of what the walk saw of the PATHs.
+fn table<'c>(ctx: &'c Ctx<'_>) -> std::sync::MutexGuard<'c, super::RootsSeen> {
+    ctx.records.roots.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Records directory `h`, open at `fd` on filesystem `fs`, when it is a
+/// subvolume root (inode [`SUBVOL_ROOT_INO`] on Btrfs); notes that the
+/// walk met Btrfs.
+fn met(ctx: &Ctx<'_>, h: &DirHandle, fd: BorrowedFd<'_>, fs: &DirFs, layout: Option<Layout>) {
     if fs.info.magic != magic::BTRFS {
         return;
     }
-    let mut found = ctx
-        .records
-        .subvols
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    found.btrfs = true;
-    if !wanted(ctx, h) {
+    table(ctx).subvols.btrfs = true;
+    if h.ino != SUBVOL_ROOT_INO {
         return;
     }
-    drop(found);
     let Ok(info) = sdu_sys::btrfs::subvol(fd) else {
         return;
     };
     let flags = sdu_sys::btrfs::subvol_flags(fd).unwrap_or(0);
     let (origin, origin_by) = origin(ctx, fd, fs.info.index, &info);
+    let given = (ctx.run.opts.root_fds.get(h.order as usize)).is_some_and(Option::is_some);
     let layout = match &h.parent {
         Some(_) => layout,
+        // A root reached through the top level: its record is read in its
+        // parent there, on that mount.
+        None if given => {
+            let path = h.path(None);
+            let parent = sdu_sys::btrfs::open_parent(fd).ok();
+            parent.and_then(|p| {
+                let path = Path::new(std::ffi::OsStr::from_bytes(&path));
+                crate::snapshot_layouts::describe_in(p.as_fd(), path)
+            })
+        }
         // A PATH: resolved by its name, as every PATH is.
         None => {
             let path = h.path(None);
@@ -156,12 +171,7 @@ pub(super) fn met(
         origin,
         origin_by,
     };
-    let mut found = ctx
-        .records
-        .subvols
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    found.roots.push(root);
+    table(ctx).subvols.roots.push(root);
 }
 
 /// The data extents of a snapshot asked who else holds them, when its
@@ -212,24 +222,15 @@ fn by_shared_data(model: &Subvolumes, fd: BorrowedFd<'_>, id: u64) -> Option<[u8
 /// first time it is asked about); `None` without `CAP_SYS_ADMIN`.
 fn model(ctx: &Ctx<'_>, fd: BorrowedFd<'_>, fs: u32) -> Option<Arc<Subvolumes>> {
     let known = |s: &Subvols| s.models.iter().find(|m| m.0 == fs).map(|m| m.1.clone());
-    if let Some(m) = known(
-        &ctx.records
-            .subvols
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()),
-    ) {
+    if let Some(m) = known(&table(ctx).subvols) {
         return m;
     }
     // Read outside the lock: a search of the root tree.
     let read = Subvolumes::read(fd).ok().map(Arc::new);
-    let mut s = ctx
-        .records
-        .subvols
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(m) = known(&s) {
+    let mut t = table(ctx);
+    if let Some(m) = known(&t.subvols) {
         return m;
     }
-    s.models.push((fs, read.clone()));
+    t.subvols.models.push((fs, read.clone()));
     read
 }

@@ -192,3 +192,96 @@ fn origin_through_a_deleted_intermediate() {
         table.stdout_str()
     );
 }
+
+/// Ubuntu's and timeshift's layout: `@` mounted (with `subvol=@`) at
+/// `MNT`, its snapshots in the top level, not mounted: `@snapshots/1`,
+/// `@snapshots/2` and timeshift's `timeshift-btrfs/snapshots/DATE/@`. As
+/// root `sdu --snapshots MNT` reaches them through the top level and
+/// lists them as `<FS_TREE>/…`, with timeshift's record, and their figures
+/// are what deleting them frees of Data Used; without root one line on
+/// stderr says that such subvolumes cannot be listed.
+#[test]
+fn snapshots_in_the_top_level_not_mounted() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let top = fs.path();
+    subvolume(&top.join("@"));
+    let t = Tree {
+        root: &top.join("@"),
+    };
+    t.write("a", 3 << 20);
+    subvolume(&top.join("@snapshots"));
+    ro_snapshot(&top.join("@"), &top.join("@snapshots/1"));
+    t.write("b", 2 << 20);
+    ro_snapshot(&top.join("@"), &top.join("@snapshots/2"));
+    t.write("c", 1 << 20);
+    let ts = top.join("timeshift-btrfs/snapshots/2024-03-06_10-00-00");
+    std::fs::create_dir_all(&ts).unwrap();
+    ro_snapshot(&top.join("@"), &ts.join("@"));
+    std::fs::write(
+        ts.join("info.json"),
+        r#"{"created":"1709719200","tags":"D","comments":"weekly"}"#,
+    )
+    .unwrap();
+    std::fs::remove_file(t.p("a")).unwrap();
+    std::fs::remove_file(t.p("b")).unwrap();
+    let mnt = TestDir::new();
+    run(Command::new("mount")
+        .args(["-o", "subvol=@"])
+        .arg(fs.device())
+        .arg(mnt.path()))
+    .assert_ok();
+    let as_root = rows(mnt.path(), true);
+    let as_user = sdu_in(mnt.path(), false, &["--snapshots", "--json", "."]);
+    umount_retrying(mnt.path());
+    assert_eq!(as_user.code, Some(0), "{as_user:?}");
+    assert!(
+        as_user.stderr.contains("cannot be listed"),
+        "{}",
+        as_user.stderr
+    );
+    let paths: Vec<&str> = as_root
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            ".",
+            "<FS_TREE>/@snapshots/1",
+            "<FS_TREE>/@snapshots/2",
+            "<FS_TREE>/timeshift-btrfs/snapshots/2024-03-06_10-00-00/@"
+        ],
+        "{as_root:?}"
+    );
+    let timeshift = row(
+        &as_root,
+        "<FS_TREE>/timeshift-btrfs/snapshots/2024-03-06_10-00-00/@",
+    );
+    assert_eq!(timeshift["layout"]["tool"], "timeshift", "{timeshift}");
+    assert_eq!(timeshift["origin"], ".");
+    for r in &as_root {
+        assert_eq!(r["frees_exact"], true, "{r}");
+    }
+    // Deleting every snapshot frees "with older" of the newest; the
+    // oldest alone, its "alone" (a, held by all three, then b by two).
+    let newest = timeshift["frees_with_older"].as_u64().unwrap();
+    let oldest = row(&as_root, "<FS_TREE>/@snapshots/1")["frees_alone"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(oldest, 0, "{as_root:?}");
+    let freed = {
+        let before = btrfs_used(top).0;
+        let mut c = Command::new("btrfs");
+        c.args(["subvolume", "delete", "-C"])
+            .arg(top.join("@snapshots/1"))
+            .arg(top.join("@snapshots/2"))
+            .arg(ts.join("@"));
+        run(&mut c).assert_ok();
+        btrfs(&["subvolume", "sync"], top);
+        before.saturating_sub(btrfs_used(top).0)
+    };
+    assert_eq!(newest, freed, "{as_root:?}");
+    assert_eq!(freed, 5 << 20);
+}

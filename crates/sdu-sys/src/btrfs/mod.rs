@@ -14,6 +14,7 @@ pub mod search;
 pub mod sharing;
 pub mod subvolume;
 pub mod subvolumes;
+pub mod top_level;
 
 #[doc(no_inline)]
 pub use backref::*;
@@ -29,3 +30,5 @@ pub use sharing::*;
 pub use subvolume::*;
 #[doc(no_inline)]
 pub use subvolumes::*;
+#[doc(no_inline)]
+pub use top_level::*;

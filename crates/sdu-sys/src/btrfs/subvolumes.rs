@@ -422,10 +422,18 @@ impl Subvolumes {
     /// # Errors
     /// `fstat`'s and `BTRFS_IOC_INO_LOOKUP`'s.
     pub fn holds_lineage(&self, fd: BorrowedFd<'_>) -> io::Result<bool> {
+        Ok(self.two_of_a_lineage(&self.under(fd)?))
+    }
+
+    /// The subvolumes a walk of the directory open at `fd` meets without
+    /// crossing a mount: its own when `fd` is its root directory, and
+    /// those whose root lies under `fd`, at any depth.
+    ///
+    /// # Errors
+    /// `fstat`'s and `BTRFS_IOC_INO_LOOKUP`'s.
+    pub fn under(&self, fd: BorrowedFd<'_>) -> io::Result<Vec<u64>> {
         let ino = rustix::fs::fstat(fd)?.st_ino;
         let (me, at) = ino_lookup(fd, 0, ino)?;
-        // The subvolume of `fd` if `fd` is its root directory, and those
-        // whose root lies under `fd`, at any depth.
         let mut inside = if ino == 256 { vec![me] } else { Vec::new() };
         for n in self.nested.iter().filter(|n| n.parent == me) {
             let mut path = ino_lookup(fd, me, n.dirid)?.1;
@@ -435,7 +443,45 @@ impl Subvolumes {
                 inside.push(n.child);
             }
         }
-        Ok(self.two_of_a_lineage(&self.nested_under(me, inside)))
+        Ok(self.nested_under(me, inside))
+    }
+
+    /// Subvolume `id` and those nested in it, at any depth.
+    pub fn nested_in(&self, id: u64) -> Vec<u64> {
+        self.nested_under(0, vec![id])
+    }
+
+    /// The path of subvolume `id`'s root in the top level (subvolume 5),
+    /// from its `ROOT_REF`s up: `a/b/snap` (no leading `/`); empty for the
+    /// top level itself. `fd`: any file of the filesystem.
+    ///
+    /// # Errors
+    /// `BTRFS_IOC_INO_LOOKUP`'s; `NotFound` for a subvolume no `ROOT_REF`
+    /// links to the top level (deleted, or being made).
+    pub fn path_in_top_level(&self, fd: BorrowedFd<'_>, id: u64) -> io::Result<Vec<u8>> {
+        let mut parts: Vec<Vec<u8>> = Vec::new();
+        let mut at = id;
+        while at != FS_TREE {
+            if parts.len() > self.by_id.len() {
+                return Err(bad("a loop of ROOT_REFs"));
+            }
+            let n = (self.nested.iter())
+                .find(|n| n.child == at)
+                .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+            let mut part = ino_lookup(fd, n.parent, n.dirid)?.1;
+            part.extend_from_slice(&n.name);
+            parts.push(part);
+            at = n.parent;
+        }
+        parts.reverse();
+        let mut path = Vec::new();
+        for p in parts {
+            if !path.is_empty() && !path.ends_with(b"/") {
+                path.push(b'/');
+            }
+            path.extend_from_slice(&p);
+        }
+        Ok(path)
     }
 }
 
