@@ -95,9 +95,11 @@ pub(crate) struct Subvols {
 /// parent, open at `parent`, when the walk asks for subvolumes and `h`
 /// has a subvolume root's inode number and a name their snapshots have.
 pub(super) fn layout_in(ctx: &Ctx<'_>, h: &DirHandle, parent: BorrowedFd<'_>) -> Option<Layout> {
+    if !ctx.run.opts.subvolumes || h.ino != SUBVOL_ROOT_INO {
+        return None;
+    }
     let name = h.name.as_bytes();
-    let named = name == b"snapshot" || name.first() == Some(&b'@');
-    if !ctx.run.opts.subvolumes || h.ino != SUBVOL_ROOT_INO || !named {
+    if name != b"snapshot" && name.first() != Some(&b'@') {
         return None;
     }
     let path = h.path(None);
