@@ -392,6 +392,54 @@ fn compare_run(
     })
 }
 
+/// `--snapshots --to-free SIZE`: plans among the snapshots the scan met
+/// (every subvolume with a parent, not the origins), by their creation
+/// times with `--oldest-first` or `--newest-first`, else the largest
+/// first, as `--to-free` plans among the PATHs given.
+fn snapshots_plan(
+    cfg: &Config,
+    (tree, sets): (&tree::Tree, &tree::Sets),
+    groups: &[snapshots::Group],
+    target: u64,
+    out: &mut dyn Write,
+    msgs: &Messages,
+) -> Result<(), Error> {
+    let mut candidates: Vec<plan::Candidate> = (groups.iter())
+        .flat_map(|g| &g.snapshots)
+        .map(|s| plan::Candidate {
+            node: s.node,
+            path: s.path.clone(),
+            created: Some(plan::Age {
+                at: s.created,
+                otime: true,
+            }),
+        })
+        .collect();
+    // Oldest first, then by path: the order of the table, whatever the
+    // walk's.
+    candidates.sort_by(|a, b| {
+        (a.created.map(|c| c.at), &a.path).cmp(&(b.created.map(|c| c.at), &b.path))
+    });
+    if cfg.by_age == Some(false) {
+        candidates.reverse();
+    }
+    let ids: Vec<records::NodeId> = candidates.iter().map(|c| c.node).collect();
+    let plan = match cfg.by_age {
+        Some(_) => sets.plan_in_order(tree, &ids, target),
+        None => sets.plan(tree, &ids, target),
+    };
+    if plan.reached {
+        report::to_free::write(out, &plan, (target, cfg.by_age), &candidates, &cfg.report)?;
+    } else {
+        msgs.report(Diagnostic::CannotFree {
+            target,
+            all: plan.all.bytes,
+            candidates: ids.len(),
+        });
+    }
+    Ok(())
+}
+
 /// `--snapshots`: scans the PATHs with what sets of entries free kept,
 /// and lists their subvolumes by origin ([`snapshots::groups`]).
 fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
@@ -420,15 +468,17 @@ fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<O
         sets: true,
     };
     let s = scan_to_tree(cfg, &how, msgs)?;
-    let (groups, btrfs) = match &s.sets {
-        Some(sets) => snapshots::groups(&s.tree, sets, &s.subvols),
-        None => (Vec::new(), false),
-    };
+    let (groups, btrfs) = subvolume_groups(&s);
     let roots = match cfg.source() {
         Source::Walk => &cfg.walk.roots,
         Source::Import { .. } => &s.roots,
     };
-    report::snapshots::write(out, &groups, btrfs, roots, &cfg.report)?;
+    match (cfg.mode(), &s.sets) {
+        (Mode::Plan { target }, Some(sets)) => {
+            snapshots_plan(cfg, (&s.tree, sets), &groups, target, out, msgs)?;
+        }
+        _ => report::snapshots::write(out, &groups, btrfs, roots, &cfg.report)?,
+    }
     out.flush()?;
     if let Source::Walk = cfg.source() {
         stats::closing_notes(&s.counters, msgs);
@@ -437,6 +487,35 @@ fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<O
         errors: s.saved_errors.saturating_add(msgs.errors()),
         counters: s.counters,
     })
+}
+
+/// The subvolumes of scan `s` by origin, and whether any of its roots is
+/// on Btrfs ([`snapshots::groups`]): none when it kept no sets.
+fn subvolume_groups(s: &Scanned) -> (Vec<snapshots::Group>, bool) {
+    match &s.sets {
+        Some(sets) => snapshots::groups(&s.tree, sets, &s.subvols),
+        None => (Vec::new(), false),
+    }
+}
+
+/// The `--snapshots` table of scan `s` (kept with its sets), as the
+/// browser shows it (`sdu -i`, `p`): its lines without their ends, each
+/// subvolume's row with its node (the header and each origin's footer
+/// without one); or the one line saying that no root is on Btrfs. `opts`
+/// gives the units, the marks and the time format; the rows are in the
+/// table's order.
+pub fn snapshot_table(s: &Scanned, opts: &ReportOptions) -> Vec<(Option<NodeId>, Vec<u8>)> {
+    let (groups, btrfs) = subvolume_groups(s);
+    if !btrfs {
+        let tree = &s.tree;
+        let roots: Vec<Vec<u8>> = tree
+            .roots()
+            .iter()
+            .map(|&r| tree.name(r).to_vec())
+            .collect();
+        return vec![(None, report::snapshots::not_btrfs(&roots))];
+    }
+    report::snapshots::lines(&groups, opts)
 }
 
 /// `--export FILE`: the scan saved ([`scan::export`]), no report.

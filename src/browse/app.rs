@@ -12,118 +12,16 @@ use std::time::{Duration, Instant};
 use sdu::figures::{Figure, Kind, Stats};
 use sdu::{Frees, NodeId, Sets, Tree};
 
+mod actions;
 mod carry;
 mod settings;
+mod snapshots;
+pub(crate) use actions::{Action, KeyMode, Request, RowKey, Sort};
 mod unread;
 pub(crate) use carry::Carry;
 use settings::contains;
 pub(crate) use settings::{Info, Now, Settings, items};
 pub(crate) use unread::Unread;
-
-/// What the rows are ordered by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum RowKey {
-    /// A figure, largest first.
-    Figure(Figure),
-    /// The name, A to Z (bytewise).
-    Name,
-    /// The entries under an entry (files and directories), most first.
-    Count,
-    /// The newest modification time under an entry, newest first.
-    Time,
-    /// The change of the first column's figure since the old scan
-    /// (`--compare`), largest growth first.
-    Change,
-}
-
-/// The order of the rows: a key, and whether it is reversed from the key's
-/// own direction (figures largest first, names A to Z).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Sort {
-    pub(crate) key: RowKey,
-    pub(crate) reverse: bool,
-}
-
-/// What the browser asks of the event loop, which ends the browsing of
-/// this scan to do it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Request {
-    /// Delete these entries (confirmed), then scan again.
-    Delete(Vec<NodeId>),
-    /// `r`: scan again.
-    Rescan,
-    /// `b`: a shell in the directory shown, then scan again.
-    Shell,
-}
-
-/// What a key asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Action {
-    Up,
-    Down,
-    PageUp,
-    PageDown,
-    Home,
-    End,
-    /// Into the directory under the cursor.
-    Open,
-    /// Up to the parent directory.
-    Back,
-    /// Sort by this key; again, reverse.
-    Sort(RowKey),
-    /// Sort by the first column (Total, or Apparent); again, reverse.
-    SortSize,
-    /// Show or hide the files (non-directories).
-    ToggleFiles,
-    /// Show or hide the entries whose name starts with a dot.
-    ToggleDotfiles,
-    /// Show or hide the column of entry counts.
-    ToggleCount,
-    /// Show or hide the column of modification times.
-    ToggleTime,
-    /// Apparent size in place of Total, and back.
-    Apparent,
-    /// The entry under the cursor in full (path, figures, inode).
-    Info,
-    /// Type a part of the names to show.
-    Filter,
-    /// Mark or unmark the entry under the cursor.
-    Mark,
-    /// Unmark everything.
-    ClearMarks,
-    /// Show or hide the help.
-    Help,
-    /// Ask to delete the marked entries (or the one under the cursor).
-    Delete,
-    /// Scan again, keeping the directory shown, the cursor and the marks.
-    Rescan,
-    /// A shell in the directory shown; a new scan when it exits.
-    Shell,
-    /// In the confirmation: a character typed, the last one erased, Enter,
-    /// Esc.
-    Type(char),
-    Erase,
-    Enter,
-    Cancel,
-    /// Close the notice shown.
-    Dismiss,
-    Quit,
-}
-
-/// What the keys do now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum KeyMode {
-    Browse,
-    Help,
-    /// A deletion waits for `yes`.
-    Confirm,
-    /// A message (what a deletion did) waits for any key.
-    Notice,
-    /// The entry info waits for any key.
-    Info,
-    /// A filter being typed.
-    Filter,
-}
 
 /// A deletion waiting for its confirmation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -201,6 +99,8 @@ pub(crate) struct App<'t> {
     /// this one, where the cursor or a mark was (sorted): the confirmation
     /// of their deletion says so.
     replaced: Vec<NodeId>,
+    /// The table of the Btrfs snapshots (`p`).
+    pub(crate) snapshots: snapshots::Snapshots<'t>,
 }
 
 impl<'t> App<'t> {
@@ -237,6 +137,7 @@ impl<'t> App<'t> {
             unread: Unread::default(),
             compare: None,
             replaced: Vec::new(),
+            snapshots: snapshots::Snapshots::default(),
         };
         app.load(None);
         app
@@ -254,6 +155,8 @@ impl<'t> App<'t> {
             KeyMode::Filter
         } else if self.help {
             KeyMode::Help
+        } else if self.snapshots.table.is_some() {
+            KeyMode::Snapshots
         } else {
             KeyMode::Browse
         }
@@ -356,6 +259,9 @@ impl<'t> App<'t> {
 
     /// Applies one key's action.
     pub(crate) fn apply(&mut self, a: Action) {
+        if self.apply_in_snapshots(a) {
+            return;
+        }
         let last = self.rows.len().saturating_sub(1);
         match a {
             Action::Up => self.cursor = self.cursor.saturating_sub(1),
@@ -395,6 +301,7 @@ impl<'t> App<'t> {
                 self.update_marks();
             }
             Action::Help => self.help = !self.help,
+            Action::Snapshots => self.toggle_snapshots(),
             Action::Delete => self.ask_delete(),
             Action::Rescan | Action::Shell if !self.can_delete => {
                 self.notice = Some(vec![

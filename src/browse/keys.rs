@@ -9,7 +9,8 @@
 //! Shared, `R` Reclaimable; apparent sizes are `A` (ncdu's `a`, which
 //! stays sdu's show or hide files, as in dua). `g` and `G` stay the first
 //! and last entry (vi, dua), not ncdu's graph toggle. `r` scans again and
-//! `b` opens a shell in the directory shown, as in ncdu.
+//! `b` opens a shell in the directory shown, as in ncdu. `p` opens the
+//! table of the Btrfs snapshots, where the same keys move and mark.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use sdu::figures::Figure;
@@ -38,6 +39,7 @@ pub(crate) fn action(k: KeyEvent, mode: KeyMode) -> Option<Action> {
                 _ => None,
             };
         }
+        KeyMode::Snapshots => return snapshots(k),
         KeyMode::Browse => {}
     }
     Some(match k.code {
@@ -70,8 +72,33 @@ pub(crate) fn action(k: KeyEvent, mode: KeyMode) -> Option<Action> {
         KeyCode::Char('d') => Action::Delete,
         KeyCode::Char('r') => Action::Rescan,
         KeyCode::Char('b') => Action::Shell,
+        KeyCode::Char('p') => Action::Snapshots,
         KeyCode::Char('?') => Action::Help,
         KeyCode::Char('q') | KeyCode::Esc => Action::Quit,
+        _ => return None,
+    })
+}
+
+/// The action of `k` in the table of the snapshots: moves, Space marks,
+/// Enter goes to the subvolume in the tree, `p`, Esc, `q` and ← go back;
+/// `u`, `d` and `?` as in the tree.
+fn snapshots(k: KeyEvent) -> Option<Action> {
+    Some(match k.code {
+        KeyCode::Up | KeyCode::Char('k') => Action::Up,
+        KeyCode::Down | KeyCode::Char('j') => Action::Down,
+        KeyCode::PageUp => Action::PageUp,
+        KeyCode::PageDown => Action::PageDown,
+        KeyCode::Home | KeyCode::Char('g') => Action::Home,
+        KeyCode::End | KeyCode::Char('G') => Action::End,
+        KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => Action::Open,
+        KeyCode::Char(' ') => Action::Mark,
+        KeyCode::Char('u') => Action::ClearMarks,
+        KeyCode::Char('d') => Action::Delete,
+        KeyCode::Char('?') => Action::Help,
+        KeyCode::Char('p' | 'q' | 'h' | '<')
+        | KeyCode::Esc
+        | KeyCode::Left
+        | KeyCode::Backspace => Action::Snapshots,
         _ => return None,
     })
 }
@@ -154,5 +181,28 @@ mod tests {
             action(key(KeyCode::Char('b')), KeyMode::Browse),
             Some(Action::Shell)
         );
+    }
+
+    #[test]
+    fn the_snapshots_table_moves_marks_and_goes_back() {
+        let s = KeyMode::Snapshots;
+        assert_eq!(
+            action(key(KeyCode::Char('p')), KeyMode::Browse),
+            Some(Action::Snapshots)
+        );
+        for c in [
+            KeyCode::Char('p'),
+            KeyCode::Char('q'),
+            KeyCode::Esc,
+            KeyCode::Left,
+        ] {
+            assert_eq!(action(key(c), s), Some(Action::Snapshots), "{c:?}");
+        }
+        assert_eq!(action(key(KeyCode::Char(' ')), s), Some(Action::Mark));
+        assert_eq!(action(key(KeyCode::Enter), s), Some(Action::Open));
+        assert_eq!(action(key(KeyCode::Char('j')), s), Some(Action::Down));
+        assert_eq!(action(key(KeyCode::Char('d')), s), Some(Action::Delete));
+        // Sorting is the tree's.
+        assert_eq!(action(key(KeyCode::Char('t')), s), None);
     }
 }

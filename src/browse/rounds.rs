@@ -130,6 +130,9 @@ impl<'c> Rounds<'c> {
         app.can_delete = self.cfg.import.is_none();
         app.unread = app::Unread::new(tree, &self.scanned.read_errors);
         app.compare = self.comparison.as_ref();
+        app.snapshots.scanned = Some(&self.scanned);
+        app.snapshots.opts.unit = look.unit;
+        app.snapshots.opts.ascii_marks = look.ascii;
         // What `resume` says (marks dropped, the cursor on another entry
         // under its name) is said after what the event loop has to say.
         if let Some(mut n) = self.notice.take() {

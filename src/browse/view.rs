@@ -14,6 +14,7 @@
 
 pub(crate) mod layout;
 pub(crate) mod popups;
+mod snapshots;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -191,6 +192,25 @@ fn columns(app: &App<'_>, look: Look, width: usize) -> Cols {
 /// Draws the whole screen.
 pub(crate) fn draw(f: &mut Frame<'_>, app: &mut App<'_>, look: Look) {
     let area = f.area();
+    if app.snapshots.table.is_some() {
+        snapshots::draw(f, app, look, area);
+    } else {
+        draw_tree(f, app, look, area);
+    }
+    if app.help {
+        popups::help(f, area, app.can_delete);
+    }
+    if let Some(c) = &app.confirm {
+        popups::confirm(f, area, app, c, look);
+    } else if let Some(lines) = &app.notice {
+        popups::notice(f, area, lines);
+    } else if let Some(i) = &app.info {
+        popups::info(f, area, app, i, look);
+    }
+}
+
+/// The directory shown: its header, column titles, rows and footer.
+fn draw_tree(f: &mut Frame<'_>, app: &mut App<'_>, look: Look, area: Rect) {
     let footer = if app.marks().ids.is_empty() { 1 } else { 2 };
     let [head, titles, list, foot] = Layout::vertical([
         Constraint::Length(2),
@@ -204,16 +224,6 @@ pub(crate) fn draw(f: &mut Frame<'_>, app: &mut App<'_>, look: Look) {
     f.render_widget(Paragraph::new(titles_line(&cols)), titles);
     f.render_widget(Paragraph::new(rows(app, look, &cols, list)), list);
     f.render_widget(Paragraph::new(footer_lines(app, look)), foot);
-    if app.help {
-        popups::help(f, area, app.can_delete);
-    }
-    if let Some(c) = &app.confirm {
-        popups::confirm(f, area, app, c, look);
-    } else if let Some(lines) = &app.notice {
-        popups::notice(f, area, lines);
-    } else if let Some(i) = &app.info {
-        popups::info(f, area, app, i, look);
-    }
 }
 
 /// A change of `delta` bytes: `+5.0M`, `-1.0M`, `0`.
@@ -428,29 +438,35 @@ fn rows(app: &mut App<'_>, look: Look, c: &Cols, area: Rect) -> Vec<Line<'static
     lines
 }
 
-fn footer_lines(app: &App<'_>, look: Look) -> Vec<Line<'static>> {
-    let mut v = Vec::new();
+/// The footer's line of the marks, when there are any: how many, their
+/// first column's figure and what deleting all of them frees.
+fn marks_line(app: &App<'_>, look: Look) -> Option<Line<'static>> {
     let m = app.marks();
-    if !m.ids.is_empty() {
-        let style = if look.color {
-            Style::default()
-                .fg(Color::Yellow)
-                .add_modifier(Modifier::BOLD)
-        } else {
-            Style::default().add_modifier(Modifier::BOLD)
-        };
-        v.push(Line::styled(
-            format!(
-                " {} marked  {} {}  deleting them frees {}{}",
-                m.ids.len(),
-                app.first.header(),
-                size(look.unit, m.total),
-                m.frees.bound.qualifier(),
-                size(look.unit, m.frees.bytes)
-            ),
-            style,
-        ));
+    if m.ids.is_empty() {
+        return None;
     }
+    let style = if look.color {
+        Style::default()
+            .fg(Color::Yellow)
+            .add_modifier(Modifier::BOLD)
+    } else {
+        Style::default().add_modifier(Modifier::BOLD)
+    };
+    Some(Line::styled(
+        format!(
+            " {} marked  {} {}  deleting them frees {}{}",
+            m.ids.len(),
+            app.first.header(),
+            size(look.unit, m.total),
+            m.frees.bound.qualifier(),
+            size(look.unit, m.frees.bytes)
+        ),
+        style,
+    ))
+}
+
+fn footer_lines(app: &App<'_>, look: Look) -> Vec<Line<'static>> {
+    let mut v: Vec<Line<'static>> = marks_line(app, look).into_iter().collect();
     let keys = if let Some(f) = &app.filter_edit {
         format!(
             " filter: {}_   Enter applies, Esc clears",

@@ -100,11 +100,11 @@ pub(crate) struct Cli {
     #[arg(help_heading = "Which entries to print")]
     pub(crate) newest_first: bool,
 
-    /// List the Btrfs subvolumes met in the scan by origin, each snapshot
-    /// oldest first with its creation time, Total, Exclusive, what deleting
-    /// it frees alone and with every older snapshot of its origin. Deletes
-    /// nothing
-    #[arg(long, conflicts_with_all = [ArgId::Du, ArgId::Tree, ArgId::ToFree, ArgId::Export, ArgId::Import, ArgId::Compare, ArgId::Interactive])]
+    /// List the Btrfs subvolumes of the scan by origin, each snapshot oldest first: created, Total,
+    /// Exclusive, what deleting it frees alone and with every older snapshot of its origin; --sort,
+    /// --top, --min-size choose among an origin's snapshots by Frees alone (reclaimable, the
+    /// default), total, exclusive or path (name). With --to-free: which snapshots free SIZE
+    #[arg(long, conflicts_with_all = [ArgId::Du, ArgId::Tree, ArgId::Export, ArgId::Import, ArgId::Compare, ArgId::Interactive])]
     #[arg(help_heading = "Which entries to print")]
     pub(crate) snapshots: bool,
 

@@ -1,5 +1,13 @@
 //! `--snapshots`: the subvolumes of the scan by origin, as a table or a
-//! JSON document ([`crate::snapshots`] finds them and their figures).
+//! JSON document ([`crate::snapshots`] finds them and their figures);
+//! the browser (`sdu -i`, `p`) shows the same [`lines`].
+//!
+//! `--sort`, `--top` and `--min-size` choose among each origin's
+//! snapshots as among the entries of the other reports ([`select`]):
+//! `reclaimable` is Frees alone, the figure they go by without `--sort`;
+//! `total` and `exclusive` are those columns; `name` is the path. A line
+//! says how many each left out, and the footer still covers every
+//! snapshot of the origin.
 //!
 //! ```text
 //! Created           Total  Exclusive  Frees alone  Frees with older  RO  Path
@@ -13,8 +21,9 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::json::{BoundWord, Path};
-use super::options::ReportOptions;
-use crate::figures::Timestamp;
+use super::options::{ReportOptions, SortKey};
+use crate::figures::{Figure, Timestamp};
+use crate::records::NodeId;
 use crate::snapshot_layouts::Layout;
 use crate::snapshots::{Group, OriginBy, Subvolume};
 use crate::timefmt::TimeFormat;
@@ -23,8 +32,28 @@ use crate::tree::union::Frees;
 /// The `--snapshots --json` document.
 #[derive(Debug, Serialize)]
 struct Document<'a> {
-    /// Every subvolume met, origin first, then its snapshots oldest first.
+    /// Every subvolume printed: each origin, then its snapshots, oldest
+    /// first unless `--sort`, `--top` or `--reverse` say otherwise.
     snapshots: Vec<Row<'a>>,
+    /// Each origin: what deleting every snapshot of it frees, and how many
+    /// of its snapshots `--top` or `--min-size` left out.
+    origins: Vec<OriginJson<'a>>,
+}
+
+/// An origin's footer, in `--json`.
+#[derive(Debug, Serialize)]
+struct OriginJson<'a> {
+    /// Its path (absent: not in the scan, or deleted).
+    path: Option<Path<'a>>,
+    uuid: String,
+    /// How many snapshots it has in the scan.
+    snapshots: usize,
+    /// How many of them are not in `snapshots` (`--top`, `--min-size`).
+    not_shown: usize,
+    /// What deleting every one of them frees.
+    frees_all: u64,
+    frees_all_exact: bool,
+    frees_all_bound: Option<BoundWord>,
 }
 
 /// One subvolume.
@@ -73,7 +102,7 @@ struct LayoutJson<'a> {
 }
 
 /// Writes `groups` as `opts` asks: JSON, or the table. `btrfs`: whether
-/// any PATH is on Btrfs; if none, one line says so.
+/// any PATH is on Btrfs; if none, one line says so ([`not_btrfs`]).
 pub(crate) fn write(
     out: &mut dyn Write,
     groups: &[Group],
@@ -82,21 +111,131 @@ pub(crate) fn write(
     opts: &ReportOptions,
 ) -> io::Result<()> {
     if !btrfs {
-        let mut line = b"no snapshots: ".to_vec();
-        line.extend_from_slice(&roots.join(&b' '));
-        line.extend_from_slice(b" is not on Btrfs\n");
+        let mut line = not_btrfs(roots);
+        line.push(b'\n');
         return out.write_all(&line);
     }
     if opts.format == super::Format::Json {
         let mut rows = Vec::new();
+        let mut origins = Vec::new();
         for g in groups {
             let origin = g.origin.as_ref().map(|o| &o.path[..]);
+            let shown = select(g, opts);
             rows.extend(g.origin.iter().map(|o| row(o, None)));
-            rows.extend(g.snapshots.iter().map(|s| row(s, origin)));
+            rows.extend(shown.rows.iter().map(|s| row(s, origin)));
+            origins.push(OriginJson {
+                path: origin.map(|o| Path(Cow::Borrowed(o))),
+                uuid: uuid(&g.uuid),
+                snapshots: g.snapshots.len(),
+                not_shown: shown.small + shown.beyond,
+                frees_all: g.all.bytes,
+                frees_all_exact: g.all.bound.is_exact(),
+                frees_all_bound: BoundWord::of(g.all.bound),
+            });
         }
-        serde_json::to_writer(&mut *out, &Document { snapshots: rows }).map_err(io::Error::from)?;
+        let doc = Document {
+            snapshots: rows,
+            origins,
+        };
+        serde_json::to_writer(&mut *out, &doc).map_err(io::Error::from)?;
         return out.write_all(b"\n");
     }
+    let end = if opts.null { b'\0' } else { b'\n' };
+    for (_, mut line) in lines(groups, opts) {
+        line.push(end);
+        out.write_all(&line)?;
+    }
+    Ok(())
+}
+
+/// The one line said when no PATH is on Btrfs: `no snapshots: PATH is not
+/// on Btrfs`.
+pub(crate) fn not_btrfs(roots: &[Vec<u8>]) -> Vec<u8> {
+    let mut line = b"no snapshots: ".to_vec();
+    line.extend_from_slice(&roots.join(&b' '));
+    line.extend_from_slice(b" is not on Btrfs");
+    line
+}
+
+/// One origin's snapshots as `--sort`, `--top`, `--min-size` and
+/// `--reverse` choose them, and how many each left out.
+struct Shown<'g> {
+    /// The snapshots to print, in order.
+    rows: Vec<&'g Subvolume>,
+    /// Left out by `--min-size` (or `--threshold`).
+    small: usize,
+    /// Left out by `--top`.
+    beyond: usize,
+}
+
+/// The figure `--top` and `--min-size` go by: the `--sort` figure, else
+/// Frees alone (what `reclaimable` names here).
+fn rank(opts: &ReportOptions) -> Figure {
+    match opts.sort {
+        Some(SortKey::Size(f)) => f,
+        _ => Figure::Reclaimable,
+    }
+}
+
+/// `f` of a subvolume: Reclaimable is what deleting it alone frees; the
+/// others are its figures in the scan (Total and Exclusive are columns).
+fn value(s: &Subvolume, f: Figure) -> u64 {
+    match f {
+        Figure::Reclaimable => s.alone.bytes,
+        f => f.of(&s.figures),
+    }
+}
+
+/// The column (or figure) `f` names in the table's words.
+fn column(f: Figure) -> &'static str {
+    match f {
+        Figure::Reclaimable => "Frees alone",
+        f => f.header(),
+    }
+}
+
+/// The snapshots of `g` to print, chosen as the other reports choose
+/// entries, within the origin: `--min-size` drops those whose rank figure
+/// ([`rank`]) is smaller, `--top N` keeps the N largest by it; they are
+/// listed by `--sort`, else largest first with `--top`, else oldest
+/// first; `--reverse` turns the list round. The origin's own row is
+/// always printed, as its heading.
+fn select<'g>(g: &'g Group, opts: &ReportOptions) -> Shown<'g> {
+    let f = rank(opts);
+    let mut rows: Vec<&Subvolume> = g
+        .snapshots
+        .iter()
+        .filter(|s| opts.shown(value(s, f)))
+        .collect();
+    let small = g.snapshots.len() - rows.len();
+    // Largest first; ties oldest first, as the snapshots are kept.
+    let by_rank = |a: &&Subvolume, b: &&Subvolume| value(b, f).cmp(&value(a, f));
+    let mut beyond = 0;
+    if let Some(n) = opts.top {
+        rows.sort_by(by_rank);
+        beyond = rows.len().saturating_sub(n);
+        rows.truncate(n);
+    }
+    match opts.sort {
+        Some(SortKey::Name) => rows.sort_by(|a, b| a.path.cmp(&b.path)),
+        Some(SortKey::Size(_)) => rows.sort_by(by_rank),
+        None => {}
+    }
+    if opts.reverse {
+        rows.reverse();
+    }
+    Shown {
+        rows,
+        small,
+        beyond,
+    }
+}
+
+/// The table's lines, without their ends: the header (unless `opts` says
+/// none), then for each origin its row, its snapshots' rows ([`select`]),
+/// a line for those left out and a footer over every snapshot of it. A
+/// subvolume's row comes with its node.
+pub(crate) fn lines(groups: &[Group], opts: &ReportOptions) -> Vec<(Option<NodeId>, Vec<u8>)> {
     let time = opts
         .time
         .clone()
@@ -111,9 +250,13 @@ pub(crate) fn write(
         opts.unit.format(v, &mut s);
         s
     };
-    let mut cells: Vec<([String; 6], Vec<u8>, Option<String>)> = Vec::new();
+    /// The cells of a row, or a line of its own (no cells).
+    type Cells = (Option<NodeId>, [String; 6], Vec<u8>, Option<String>);
+    let mut cells: Vec<Cells> = Vec::new();
+    let f = rank(opts);
     for g in groups {
-        for s in g.origin.iter().chain(&g.snapshots) {
+        let shown = select(g, opts);
+        for s in g.origin.iter().chain(shown.rows.iter().copied()) {
             let mut created = String::new();
             time.write(
                 Timestamp {
@@ -123,6 +266,7 @@ pub(crate) fn write(
                 &mut created,
             );
             cells.push((
+                Some(s.node),
                 [
                     created,
                     plain(s.figures.total),
@@ -135,8 +279,31 @@ pub(crate) fn write(
                 s.layout.as_ref().map(layout_note),
             ));
         }
+        let snapshots = |n: usize| format!("{n} snapshot{}", if n == 1 { "" } else { "s" });
+        let mut left_out = Vec::new();
+        if shown.small > 0 {
+            left_out.push(match opts.min_size {
+                Some(m) => format!(
+                    "  {} not shown: {} under {}",
+                    snapshots(shown.small),
+                    column(f),
+                    plain(m)
+                ),
+                None => format!("  {} not shown: --threshold", snapshots(shown.small)),
+            });
+        }
+        if shown.beyond > 0 {
+            left_out.push(format!(
+                "  {} not shown: beyond --top {}",
+                snapshots(shown.beyond),
+                opts.top.unwrap_or(0)
+            ));
+        }
+        for l in left_out {
+            cells.push((None, Default::default(), l.into_bytes(), None));
+        }
         if !g.snapshots.is_empty() {
-            let mut what = format!("every snapshot ({}) frees ", g.snapshots.len());
+            let mut what = format!("  every snapshot ({}) frees ", g.snapshots.len());
             what.push_str(&size(g.all));
             if let Some(o) = &g.origin {
                 what.push_str("; the origin alone frees ");
@@ -148,9 +315,7 @@ pub(crate) fn write(
             {
                 what.push_str(" (grouped by parent uuid only)");
             }
-            let mut path = b"  ".to_vec();
-            path.extend_from_slice(what.as_bytes());
-            cells.push((Default::default(), path, None));
+            cells.push((None, Default::default(), what.into_bytes(), None));
         }
     }
     let heads = [
@@ -163,25 +328,23 @@ pub(crate) fn write(
     ];
     let chars = |s: &str| s.chars().count();
     let mut w = heads.map(chars);
-    for (c, _, _) in &cells {
+    for (_, c, _, _) in &cells {
         for i in 0..6 {
             w[i] = w[i].max(chars(&c[i]));
         }
     }
+    let mut out = Vec::new();
     if opts.header && !opts.null {
         let mut line = format!("{:<w0$}", heads[0], w0 = w[0]);
         for i in 1..5 {
             line.push_str(&format!("  {:>wi$}", heads[i], wi = w[i]));
         }
-        line.push_str(&format!("  {:<w5$}  Path\n", heads[5], w5 = w[5]));
-        out.write_all(line.as_bytes())?;
+        line.push_str(&format!("  {:<w5$}  Path", heads[5], w5 = w[5]));
+        out.push((None, line.into_bytes()));
     }
-    let end = if opts.null { b'\0' } else { b'\n' };
-    for (c, path, note) in cells {
+    for (id, c, path, note) in cells {
         if c[0].is_empty() {
-            let mut line = path;
-            line.push(end);
-            out.write_all(&line)?;
+            out.push((id, path));
             continue;
         }
         let mut line = format!("{:<w0$}", c[0], w0 = w[0]);
@@ -196,10 +359,9 @@ pub(crate) fn write(
             line.extend_from_slice(note.as_bytes());
             line.push(b']');
         }
-        line.push(end);
-        out.write_all(&line)?;
+        out.push((id, line));
     }
-    Ok(())
+    out
 }
 
 /// What snapper or timeshift says of a snapshot, for the table: the tool,

@@ -184,6 +184,65 @@ fn newest_first_takes_the_newest_snapshots_and_frees_what_deleting_them_frees() 
     assert_eq!(freed_by_deleting(d, &names), 1280 * K);
 }
 
+/// `sdu --snapshots --to-free SIZE ORDER .`: the candidates are the
+/// snapshots the scan of the whole filesystem meets, not named one by one.
+#[test]
+fn snapshots_to_free_plans_among_every_snapshot_of_the_scan() {
+    let Some(fs) = origin_and_five_snapshots() else {
+        return;
+    };
+    let d = fs.path();
+    let snapshots_plan = |size: &str, order: Option<&str>| {
+        let out = run(Command::new(sdu_bin())
+            .current_dir(d)
+            .args(["--json", "--snapshots", "--to-free", size])
+            .args(order)
+            .arg("."));
+        assert_eq!(out.code, Some(0), "{out:?}");
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("a JSON plan");
+        doc
+    };
+    let doc = snapshots_plan("600K", Some("--oldest-first"));
+    assert_eq!(doc["order"], "oldest_first");
+    assert_eq!(
+        steps(&doc),
+        [
+            ("./snaps/e".into(), 256 * K, 256 * K),
+            ("./snaps/c".into(), 256 * K, 512 * K),
+            ("./snaps/a".into(), 256 * K, 768 * K),
+        ],
+        "{doc}"
+    );
+    assert_eq!(doc["reclaimable_exact"], true);
+    // `vol` is an origin, never a candidate: all five snapshots together
+    // free 1280K, and asking for more is refused.
+    let newest = snapshots_plan("1280K", Some("--newest-first"));
+    assert_eq!(newest["frees"], 1280 * K, "{newest}");
+    assert_eq!(steps(&newest).len(), 5, "{newest}");
+    let out = run(Command::new(sdu_bin()).current_dir(d).args([
+        "--snapshots",
+        "--to-free",
+        "1281K",
+        "--oldest-first",
+        ".",
+    ]));
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains("all 5 candidate(s) together free"),
+        "{out:?}"
+    );
+    // Largest first without an order: each snapshot alone frees 256K at
+    // most (the oldest), so the plan still reaches 600K.
+    let largest = snapshots_plan("600K", None);
+    assert!(largest["frees"].as_u64().unwrap() >= 600 * K, "{largest}");
+    // Delete and measure the oldest-first plan.
+    let names: Vec<String> = steps(&doc)
+        .into_iter()
+        .map(|s| s.0.trim_start_matches("./snaps/").to_string())
+        .collect();
+    assert_eq!(freed_by_deleting(d, &names), 768 * K);
+}
+
 #[test]
 fn by_age_a_plain_directory_goes_by_its_modification_time() {
     let t = TestDir::new();

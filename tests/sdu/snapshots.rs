@@ -238,3 +238,138 @@ fn snapper_and_timeshift_snapshots_are_described() {
         "{table}"
     );
 }
+
+/// The paths and `field` of the rows of `sdu --snapshots --json ARGS .`
+/// run as root in `d`, and the document's `origins`.
+fn chosen(d: &Path, args: &[&str], field: &str) -> (Vec<(String, u64)>, Vec<Value>) {
+    let mut all = vec!["--snapshots", "--json"];
+    all.extend_from_slice(args);
+    all.push(".");
+    let out = sdu_in(d, true, &all);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = doc["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let p = r["path"].as_str().unwrap().to_owned();
+            (p, r[field].as_u64().unwrap())
+        })
+        .collect();
+    (rows, doc["origins"].as_array().unwrap().clone())
+}
+
+/// `--sort`, `--top` and `--min-size` choose among each origin's
+/// snapshots as elsewhere: by Frees alone without `--sort`, by the
+/// `--sort` figure with it; the origin's row heads its group whatever
+/// they leave out, a line says how many they left out, and the footer
+/// (and `origins` in `--json`) still covers every snapshot.
+#[test]
+fn sort_top_and_min_size_choose_within_each_origin() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    build(d);
+    let (all, origins) = chosen(d, &[], "frees_alone");
+    let of = |p: &str| all.iter().find(|(q, _)| q == p).unwrap().1;
+    let live: Vec<(String, u64)> = (1..=6)
+        .map(|n| format!("./snaps/{n}"))
+        .map(|p| (p.clone(), of(&p)))
+        .collect();
+    // Largest first, ties oldest first (a stable sort of the age order).
+    let mut by_size = live.clone();
+    by_size.sort_by_key(|b| std::cmp::Reverse(b.1));
+    let frees_all = origins.iter().find(|o| o["path"] == "./live").unwrap()["frees_all"].clone();
+    assert!(frees_all.as_u64().unwrap() > 0, "{origins:?}");
+
+    // --top 2: the two that free most alone, largest first, in each origin.
+    let (rows, origins) = chosen(d, &["--top", "2"], "frees_alone");
+    let paths: Vec<&str> = rows.iter().map(|(p, _)| p.as_str()).collect();
+    let at = paths.iter().position(|p| *p == "./live").unwrap();
+    assert_eq!(paths[at + 1], by_size[0].0, "{rows:?}");
+    assert_eq!(paths[at + 2], by_size[1].0, "{rows:?}");
+    assert_eq!(
+        paths.iter().filter(|p| p.starts_with("./snaps/")).count(),
+        2
+    );
+    assert_eq!(
+        paths.iter().filter(|p| p.starts_with("./osnaps/")).count(),
+        2
+    );
+    let live_origin = origins.iter().find(|o| o["path"] == "./live").unwrap();
+    assert_eq!(live_origin["not_shown"], 4, "{origins:?}");
+    assert_eq!(live_origin["snapshots"], 6, "{origins:?}");
+    assert_eq!(live_origin["frees_all"], frees_all, "{origins:?}");
+
+    // --min-size: those under it left out, the rest oldest first.
+    // snaps/3 alone holds data no other subvolume holds.
+    let cut = by_size[0].1;
+    assert!(cut > 0 && by_size[5].1 < cut, "{by_size:?}");
+    let size = cut.to_string();
+    let (rows, origins) = chosen(d, &["--min-size", &size], "frees_alone");
+    let kept: Vec<&(String, u64)> = rows
+        .iter()
+        .filter(|(p, _)| p.starts_with("./snaps/"))
+        .collect();
+    let want: Vec<&(String, u64)> = live.iter().filter(|(_, v)| *v >= cut).collect();
+    assert_eq!(kept, want, "{rows:?}");
+    assert!(rows.iter().any(|(p, _)| p == "./live"), "{rows:?}");
+    let live_origin = origins.iter().find(|o| o["path"] == "./live").unwrap();
+    assert_eq!(live_origin["not_shown"], 6 - want.len(), "{origins:?}");
+    assert_eq!(live_origin["frees_all"], frees_all, "{origins:?}");
+    let out = sdu_in(d, true, &["--snapshots", "-B1", "--min-size", &size, "."]);
+    out.assert_ok();
+    let text = out.stdout_str();
+    assert!(
+        text.contains(&format!(
+            "  {} snapshots not shown: Frees alone under {cut}\n",
+            6 - want.len()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("every snapshot (6) frees {}", frees_all)),
+        "{text}"
+    );
+
+    // --sort total --reverse: smallest Total first; --sort name: by path.
+    let (rows, _) = chosen(d, &["--sort", "total", "--reverse"], "total");
+    let totals: Vec<u64> = rows
+        .iter()
+        .filter(|(p, _)| p.starts_with("./snaps/"))
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(totals.len(), 6, "{rows:?}");
+    assert!(totals.windows(2).all(|w| w[0] <= w[1]), "{rows:?}");
+    let (rows, _) = chosen(d, &["--sort", "name", "--reverse"], "total");
+    let names: Vec<&str> = rows
+        .iter()
+        .filter(|(p, _)| p.starts_with("./snaps/"))
+        .map(|r| r.0.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "./snaps/6",
+            "./snaps/5",
+            "./snaps/4",
+            "./snaps/3",
+            "./snaps/2",
+            "./snaps/1"
+        ]
+    );
+    // --top with the table: the line for the rest.
+    let out = sdu_in(d, true, &["--snapshots", "--top", "1", "."]);
+    out.assert_ok();
+    let text = out.stdout_str();
+    assert!(
+        text.contains("  5 snapshots not shown: beyond --top 1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  1 snapshot not shown: beyond --top 1\n"),
+        "{text}"
+    );
+}

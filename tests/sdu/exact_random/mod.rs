@@ -45,11 +45,15 @@
 //! with those instead of the drawn ones; `SDU_HOLD=SECS` keeps the tree
 //! mounted that long after the scans and after the last deletion, to look
 //! at it.
+//!
+//! `snapshots` is the same property for `--snapshots` and `--to-free
+//! --oldest-first` / `--newest-first`, on random snapshot histories.
 
 pub(crate) mod build;
 mod found;
 mod harness;
 mod inline_bound;
+mod snapshots;
 
 use std::fmt::Write as _;
 use std::fs;
