@@ -443,25 +443,10 @@ fn snapshots_plan(
 /// `--snapshots`: scans the PATHs with what sets of entries free kept,
 /// and lists their subvolumes by origin ([`snapshots::groups`]).
 fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
-    let mut walk = WalkOptions {
-        subvolumes: true,
-        ..cfg.walk.clone()
+    let walk = match cfg.source() {
+        Source::Walk => snapshot_walk(&cfg.walk, msgs),
+        Source::Import { .. } => cfg.walk.clone(),
     };
-    if let Source::Walk = cfg.source() {
-        // The subvolumes of the same origins outside the PATHs, walked
-        // beside them (as root), or how many were not reached.
-        let outside = walk::top_level::outside(&walk);
-        walk.root_fds = walk.roots.iter().map(|_| None).collect();
-        for (name, fd) in outside.roots {
-            walk.roots.push(name);
-            walk.root_fds.push(Some(fd));
-        }
-        if outside.missed != Some(0) {
-            msgs.report(Diagnostic::SnapshotsNotReached {
-                subvolumes: outside.missed,
-            });
-        }
-    }
     let how = Scanning {
         walk,
         rules: cfg.rules,
@@ -487,6 +472,31 @@ fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<O
         errors: s.saved_errors.saturating_add(msgs.errors()),
         counters: s.counters,
     })
+}
+
+/// The walk `--snapshots` makes of what `walk` says: every Btrfs
+/// subvolume root's identity read through the walk's fds, and, as root,
+/// the subvolumes of the same origins outside the PATHs (in the top level,
+/// not mounted) added as roots named `<FS_TREE>/path`, reached through
+/// the top level. What could not be reached is said on `msgs`, in one
+/// line.
+pub(crate) fn snapshot_walk(walk: &WalkOptions, msgs: &Messages) -> WalkOptions {
+    let mut walk = WalkOptions {
+        subvolumes: true,
+        ..walk.clone()
+    };
+    let outside = walk::top_level::outside(&walk);
+    walk.root_fds = walk.roots.iter().map(|_| None).collect();
+    for (name, fd) in outside.roots {
+        walk.roots.push(name);
+        walk.root_fds.push(Some(fd));
+    }
+    if outside.missed != Some(0) {
+        msgs.report(Diagnostic::SnapshotsNotReached {
+            subvolumes: outside.missed,
+        });
+    }
+    walk
 }
 
 /// The subvolumes of scan `s` by origin, and whether any of its roots is

@@ -571,7 +571,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         mut subvols,
         ..
     } = roots.into_inner().unwrap_or_else(|e| e.into_inner());
-    subvols.roots.sort_unstable_by_key(|r| r.node);
+    subvols.finish();
     let mut read_errors = read_errors.into_inner().unwrap_or_else(|e| e.into_inner());
     // One per directory: the whole failure first, then by message.
     read_errors

@@ -91,6 +91,15 @@ pub(crate) struct Subvols {
     models: Vec<(u32, Option<Arc<Subvolumes>>)>,
 }
 
+impl Subvols {
+    /// The walk is over: the roots sorted by node, the root trees read for
+    /// their origins let go.
+    pub(super) fn finish(&mut self) {
+        self.roots.sort_unstable_by_key(|r| r.node);
+        self.models = Vec::new();
+    }
+}
+
 /// What snapper or timeshift recorded of directory `h`, read in its
 /// parent, open at `parent`, when the walk asks for subvolumes and `h`
 /// has a subvolume root's inode number and a name their snapshots have.
