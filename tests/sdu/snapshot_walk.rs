@@ -60,6 +60,10 @@ fn by_name_below(trace: &str, d: &Path) -> Vec<String> {
             continue;
         };
         let call = line[..open].rsplit(' ').next().unwrap_or("");
+        // A filesystem's name and its mount options, no paths.
+        if matches!(call, "fsopen" | "fsconfig") {
+            continue;
+        }
         let args = &line[open + 1..];
         let Some(q) = args.find('"') else {
             continue;
@@ -234,7 +238,30 @@ fn snapshots_in_the_top_level_not_mounted() {
     .assert_ok();
     let as_root = rows(mnt.path(), true);
     let as_user = sdu_in(mnt.path(), false, &["--snapshots", "--json", "."]);
+    // The top level is mounted detached (an fd, never moved onto a mount
+    // point), and nothing below a root is looked up by name.
+    let trace = std::env::temp_dir().join(format!("sdu-trace-top-{}", std::process::id()));
+    run(Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=%file,fsopen,fsmount,move_mount",
+            "-o",
+        ])
+        .arg(&trace)
+        .arg(sdu_bin())
+        .args(["--snapshots", "."])
+        .current_dir(mnt.path()))
+    .assert_ok();
+    let text = std::fs::read_to_string(&trace).unwrap();
+    std::fs::remove_file(&trace).unwrap();
     umount_retrying(mnt.path());
+    assert!(text.contains("fsmount("), "{text}");
+    assert!(!text.contains("move_mount("), "{text}");
+    assert!(text.contains("openat2("), "{text}");
+    let bad = by_name_below(&text, mnt.path());
+    assert!(bad.is_empty(), "resolved by name:\n{}", bad.join("\n"));
     assert_eq!(as_user.code, Some(0), "{as_user:?}");
     assert!(
         as_user.stderr.contains("cannot be listed"),
