@@ -298,6 +298,20 @@ fn snapshots_in_the_top_level_not_mounted() {
         .as_u64()
         .unwrap();
     assert_eq!(oldest, 0, "{as_root:?}");
+    // The snapshots' directory alone: the other snapshot of `@` is
+    // reached, `@` itself (no snapshot) is not walked for them.
+    let only = rows(&top.join("@snapshots"), true);
+    let paths: Vec<&str> = only.iter().map(|r| r["path"].as_str().unwrap()).collect();
+    assert_eq!(
+        paths,
+        [
+            ".",
+            "./1",
+            "./2",
+            "<FS_TREE>/timeshift-btrfs/snapshots/2024-03-06_10-00-00/@"
+        ],
+        "{only:?}"
+    );
     let freed = {
         let before = btrfs_used(top).0;
         let mut c = Command::new("btrfs");
