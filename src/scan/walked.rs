@@ -31,6 +31,8 @@ pub(crate) struct Walked {
     pub(crate) t_sweep: std::time::Duration,
     /// Some PATH lies inside another, as the walk found them.
     pub(crate) overlap: bool,
+    /// The Btrfs subvolume roots met ([`WalkOptions::subvolumes`]).
+    pub(crate) subvols: walk::subvols::Subvols,
 }
 
 /// Walks `opts.roots` (by du's rules when `rules.du`) and sweeps the
@@ -82,6 +84,7 @@ fn sweep(
         roots,
         overlap,
         left,
+        subvols,
     } = walk;
     if let Some(e) = extents.spill_error() {
         return Err(e.into());
@@ -150,6 +153,7 @@ fn sweep(
         t_walk,
         t_sweep: t1.elapsed(),
         overlap,
+        subvols,
     })
 }
 
