@@ -63,7 +63,9 @@ def trees(res):
 
 
 def secs(s):
-    return "–" if s is None else f"{s:.2f} s"
+    if s is None:
+        return "–"
+    return f"{s * 1000:.1f} ms" if s < 1 else f"{s:.2f} s"
 
 
 def ratio(q):
@@ -202,8 +204,11 @@ def stats_lines(d):
     st = d.get("stats") or {}
     L = []
     for who, label in (("root", "as root"), ("nocap", "without CAP_SYS_ADMIN")):
-        if st.get(who):
-            L.append(f"- {label}: " + "; ".join(f"{k} {v}" for k, v in st[who].items()) + ".")
+        # What the scan did not do (a count of 0) is left out.
+        got = [(k, f"{int(v):,}" if v.isdigit() else v) for k, v in (st.get(who) or {}).items()
+               if v != "0"]
+        if got:
+            L.append(f"- {label}: " + "; ".join(f"{k} {v}" for k, v in got) + ".")
     if L:
         L = [f"`sdu -s --stats`, {d['snapshots']} snapshots:", ""] + L + [""]
     return L
