@@ -691,9 +691,18 @@ def main():
     res, output = args
     R = Results(res)
     L = render(R)
-    if part:
+    old = None
+    if os.path.exists(output):
         with open(output) as f:
-            L = splice(L, f.read().rstrip("\n").split("\n"), part)
+            old = f.read().rstrip("\n").split("\n")
+    if part:
+        if old is None:
+            sys.exit(f"report.py --section {part}: no {output} to write the section into")
+        L = splice(L, old, part)
+    elif old and not snapmem.trees(res) and sections_at(old, PARTS["snapshots"][0]):
+        # scripts/snapshot-mem writes its results apart (scripts/bench
+        # empties RESULTS_DIR): its sections, which name their runs, stay.
+        L = splice(old, L, "snapshots")
     with open(output, "w") as f:
         f.write("\n".join(L).rstrip() + "\n")
 
