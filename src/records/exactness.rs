@@ -22,6 +22,15 @@ pub(crate) struct Exactness {
     /// file): by inode (`Link::inode`), sorted, each once. Its mark goes
     /// where its figures go: the lowest common ancestor of its links.
     pub(crate) inodes: Vec<(Inode, Bound)>,
+    /// Units (by sweep index, sorted) of a Btrfs filesystem read as
+    /// referenced and proven to hold no byte nobody references, that touch
+    /// another unit on disk: each with its run of touching units (the
+    /// run's first unit). FIEMAP cannot tell two extents laid end to end
+    /// from one extent whose parts different files hold, so a unit freed
+    /// without the rest of its run may free less than it counts.
+    pub(crate) runs: Vec<(u32, u32)>,
+    /// The extent spaces holding some unit of `runs`, sorted.
+    pub(crate) run_spaces: Vec<u32>,
 }
 
 /// An inode as the links know it: namespace, device, number.
@@ -42,6 +51,24 @@ impl Exactness {
             || self.spaces.iter().any(|b| !b.is_exact())
             || !self.nodes.is_empty()
             || !self.inodes.is_empty()
+            || !self.runs.is_empty()
+    }
+
+    /// The run of touching units unit `i` belongs to, if any.
+    pub(crate) fn run(&self, i: usize) -> Option<u32> {
+        let i = u32::try_from(i).ok()?;
+        (self.runs.binary_search_by_key(&i, |r| r.0).ok()).map(|k| self.runs[k].1)
+    }
+
+    /// What a saved scan keeps of space `space`, which holds no runs: its
+    /// bound, and "at most" where some unit of it touches another.
+    pub(crate) fn saved_space(&self, space: u32) -> Bound {
+        let b = self.space(space);
+        if self.run_spaces.binary_search(&space).is_ok() {
+            b.with(Bound::AT_MOST)
+        } else {
+            b
+        }
     }
 
     /// The walk's mark on inode `i`, if any.

@@ -20,6 +20,9 @@ pub(super) struct Marks<'a> {
     /// Per node, its reasons (empty when everything is exact: then no
     /// credit can make a bound).
     bounds: Vec<Bound>,
+    /// The units of runs touching on disk (`Exactness::runs`) credited:
+    /// each run and the node it was credited at.
+    in_runs: Vec<(u32, NodeId)>,
 }
 
 impl<'a> Marks<'a> {
@@ -28,6 +31,7 @@ impl<'a> Marks<'a> {
         let mut m = Marks {
             exact,
             bounds: Vec::new(),
+            in_runs: Vec::new(),
         };
         if exact.any() {
             m.bounds = vec![Bound::EXACT; len];
@@ -53,12 +57,45 @@ impl<'a> Marks<'a> {
         }
     }
 
-    /// A unit of extent space `fs` was credited as reclaimable at `at`:
-    /// that figure is a bound when the space could not be verified.
-    pub(super) fn unit(&mut self, at: NodeId, fs: u32) {
+    /// Unit `i` of extent space `fs` was credited as reclaimable at `at`:
+    /// that figure is a bound when the space could not be verified, and
+    /// at most when the unit touches another on disk (`Exactness::runs`).
+    pub(super) fn unit(&mut self, at: NodeId, fs: u32, i: usize) {
         let b = self.exact.space(fs);
         if !b.is_exact() {
             self.mark(at, b);
+        }
+        if let Some(run) = self.exact.run(i) {
+            self.in_runs.push((run, at));
+        }
+    }
+
+    /// A unit of a run touching on disk frees at most what it counts
+    /// unless every unit of its run is freed with it: "at most" on each
+    /// node from where it is credited up to, not including, the lowest
+    /// common ancestor of where its run's units are (to the top when some
+    /// unit of it is credited nowhere). Applied after the roll-up, which
+    /// would carry it above that ancestor, where the run is freed whole.
+    fn mark_runs(&mut self, nodes: &Nodes, bounds: &mut [Bound]) {
+        let mut in_runs = std::mem::take(&mut self.in_runs);
+        in_runs.sort_unstable_by_key(|r| (r.0, r.1));
+        let runs = &self.exact.runs;
+        for group in in_runs.chunk_by(|a, b| a.0 == b.0) {
+            let run = group[0].0;
+            let first = runs.partition_point(|r| r.0 < run);
+            let size = runs[first..].iter().take_while(|r| r.1 == run).count();
+            let whole = (group.len() == size)
+                .then(|| (group.iter().map(|g| g.1)).reduce(|a, b| super::acc::lca(nodes, a, b)))
+                .flatten();
+            for &(_, at) in group {
+                let mut n = at;
+                while !n.is_none() && Some(n) != whole {
+                    if let Some(x) = bounds.get_mut(n.index()) {
+                        *x = x.with(Bound::AT_MOST);
+                    }
+                    n = nodes.parent(n);
+                }
+            }
         }
     }
 
@@ -77,6 +114,7 @@ impl<'a> Marks<'a> {
                 bounds[p.index()] = bounds[p.index()].with(bounds[id.index()]);
             }
         }
+        self.mark_runs(nodes, &mut bounds);
         if bounds.iter().all(|b| b.is_exact()) {
             bounds = Vec::new();
         }

@@ -680,7 +680,7 @@ impl Crediting<'_> {
                 }
                 if let Some(at) = lca {
                     acc.reclaim_at(nodes, at, u.bytes);
-                    self.marks.unit(at, fs);
+                    self.marks.unit(at, fs, i);
                 }
             }
         }

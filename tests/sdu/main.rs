@@ -49,6 +49,7 @@ mod shared;
 mod snapshot_alone;
 mod snapshots;
 mod snapshots_qgroup;
+mod snapshots_touching;
 mod structure;
 mod terminal;
 mod tmux;
