@@ -29,8 +29,14 @@ pub(crate) struct Exactness {
     /// from one extent whose parts different files hold, so a unit freed
     /// without the rest of its run may free less than it counts.
     pub(crate) runs: Vec<(u32, u32)>,
-    /// The extent spaces holding some unit of `runs`, sorted.
-    pub(crate) run_spaces: Vec<u32>,
+    /// Units (by sweep index, sorted) of such a filesystem made of more
+    /// than one segment: FIEMAP gives a file's extents laid end to end as
+    /// one range, so such a unit may be several extents, and deleting some
+    /// of its files, not all, may free some of them.
+    pub(crate) split: Vec<u32>,
+    /// The extent spaces holding some unit of `runs` or `split`, sorted,
+    /// with the reasons those add.
+    pub(crate) unit_spaces: Vec<(u32, Bound)>,
 }
 
 /// An inode as the links know it: namespace, device, number.
@@ -52,6 +58,12 @@ impl Exactness {
             || !self.nodes.is_empty()
             || !self.inodes.is_empty()
             || !self.runs.is_empty()
+            || !self.split.is_empty()
+    }
+
+    /// Whether unit `i` may be several extents.
+    pub(crate) fn split(&self, i: usize) -> bool {
+        u32::try_from(i).is_ok_and(|i| self.split.binary_search(&i).is_ok())
     }
 
     /// The run of touching units unit `i` belongs to, if any.
@@ -60,14 +72,13 @@ impl Exactness {
         (self.runs.binary_search_by_key(&i, |r| r.0).ok()).map(|k| self.runs[k].1)
     }
 
-    /// What a saved scan keeps of space `space`, which holds no runs: its
-    /// bound, and "at most" where some unit of it touches another.
+    /// What a saved scan keeps of space `space`, which holds no runs nor
+    /// split units: its bound, and the reasons those of its units add.
     pub(crate) fn saved_space(&self, space: u32) -> Bound {
         let b = self.space(space);
-        if self.run_spaces.binary_search(&space).is_ok() {
-            b.with(Bound::AT_MOST)
-        } else {
-            b
+        match self.unit_spaces.binary_search_by_key(&space, |s| s.0) {
+            Ok(k) => b.with(self.unit_spaces[k].1),
+            Err(_) => b,
         }
     }
 

@@ -363,7 +363,11 @@ pub(crate) fn mark_unfreed_units(
             let run = in_run(i);
             let to = |marks: &mut WalkMarks, node| {
                 let m = (node, Bound::AT_LEAST);
-                if run { marks.nodes.push(m) } else { marks.partial.push(m) }
+                if run {
+                    marks.nodes.push(m)
+                } else {
+                    marks.partial.push(m)
+                }
             };
             for &f in u.files {
                 let Some(r) = files.get(f as usize) else {

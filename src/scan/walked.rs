@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use super::coverage;
 use crate::error::{Diagnostic, Error};
+use crate::figures::Bound;
 use crate::messages::Messages;
 use crate::walk::{self, Counters, WalkOptions};
 use crate::{extents, probe, records, tree};
@@ -122,7 +123,7 @@ fn sweep(
     let (units, mismatched) = units_of(&touching, &spaces, &sweep);
     let proven_fs = proven_filesystems(&spaces, &sweep, (&coverage, &roots), &mismatched);
     count_proven_units(&mut sweep, &spaces, &proven_fs);
-    let runs = runs(&touching, &units, (&spaces, &proven_fs));
+    let runs = runs(&touching, &units, (&spaces, &proven_fs, &sweep));
     let marks = coverage::WalkMarks {
         nodes: bounds,
         partial: partial_marks,
@@ -309,19 +310,26 @@ fn units_of(
 }
 
 /// The runs of touching units (`Exactness::runs`: each unit with its
-/// run's first unit) of the spaces of `proven_fs`, and those spaces.
+/// run's first unit) and the units of more than one segment
+/// (`Exactness::split`) of the spaces of `proven_fs`, and those spaces.
 fn runs(
     touching: &[(u32, Vec<bool>)],
     units: &[(u32, Vec<usize>)],
-    (spaces, proven_fs): (&Spaces, &[u32]),
-) -> (Vec<(u32, u32)>, Vec<u32>) {
+    (spaces, proven_fs, sweep): (&Spaces, &[u32], &extents::Sweep),
+) -> Runs {
     let mut runs = Vec::new();
-    let mut run_spaces = Vec::new();
+    let mut split = Vec::new();
+    let mut unit_spaces = Vec::new();
     for ((space, touches), (_, of)) in touching.iter().zip(units) {
         if !proven_fs.contains(&spaces.fs[*space as usize]) {
             continue;
         }
-        let before = runs.len();
+        let before = (runs.len(), split.len());
+        split.extend(
+            (of.iter().copied())
+                .filter(|&i| sweep.unit(i).segments.len() > 1)
+                .map(|i| i as u32),
+        );
         let mut first: Option<u32> = None;
         for (k, &i) in of.iter().enumerate() {
             let touched = k > 0 && touches[k - 1];
@@ -335,14 +343,25 @@ fn runs(
                 first = None;
             }
         }
-        if runs.len() > before {
-            run_spaces.push(*space);
+        let mut b = Bound::EXACT;
+        if runs.len() > before.0 {
+            b = b.with(Bound::AT_MOST);
+        }
+        if split.len() > before.1 {
+            b = b.with(Bound::AT_LEAST);
+        }
+        if !b.is_exact() {
+            unit_spaces.push((*space, b));
         }
     }
     runs.sort_unstable();
-    run_spaces.sort_unstable();
-    (runs, run_spaces)
+    split.sort_unstable();
+    unit_spaces.sort_unstable_by_key(|s| s.0);
+    (runs, split, unit_spaces)
 }
+
+/// What [`runs`] finds: `Exactness::runs`, `split` and `unit_spaces`.
+type Runs = (Vec<(u32, u32)>, Vec<u32>, Vec<(u32, Bound)>);
 
 /// The filesystems read as referenced, none in `mismatched`, whose Data
 /// Used the roots of some namespace that covers them saw all of: there
@@ -400,7 +419,7 @@ fn exactness(
     (sweep, files, copies): (&extents::Sweep, &[records::FileRec], &records::Copies),
     mut marks: coverage::WalkMarks,
     (verified, proven_fs): (&[bool], &[u32]),
-    (runs, run_spaces): (Vec<(u32, u32)>, Vec<u32>),
+    (runs, split, unit_spaces): Runs,
 ) -> records::Exactness {
     let read_as_referenced: Vec<bool> = (0..spaces.fs.len() as u32)
         .map(|space| spaces.read_as_referenced(space))
@@ -416,7 +435,8 @@ fn exactness(
         proven_fs.contains(&fs)
     });
     exact.runs = runs;
-    exact.run_spaces = run_spaces;
+    exact.split = split;
+    exact.unit_spaces = unit_spaces;
     exact
 }
 

@@ -23,6 +23,10 @@ pub(super) struct Marks<'a> {
     /// The units of runs touching on disk (`Exactness::runs`) credited:
     /// each run and the node it was credited at.
     in_runs: Vec<(u32, NodeId)>,
+    /// Below where a unit that may be several extents is credited
+    /// (`Exactness::split`; `NodeId::NONE`: nowhere), where some of its
+    /// files lie, all their links.
+    split: Vec<(NodeId, NodeId)>,
 }
 
 impl<'a> Marks<'a> {
@@ -32,6 +36,7 @@ impl<'a> Marks<'a> {
             exact,
             bounds: Vec::new(),
             in_runs: Vec::new(),
+            split: Vec::new(),
         };
         if exact.any() {
             m.bounds = vec![Bound::EXACT; len];
@@ -57,16 +62,46 @@ impl<'a> Marks<'a> {
         }
     }
 
-    /// Unit `i` of extent space `fs` was credited as reclaimable at `at`:
-    /// that figure is a bound when the space could not be verified, and
-    /// at most when the unit touches another on disk (`Exactness::runs`).
-    pub(super) fn unit(&mut self, at: NodeId, fs: u32, i: usize) {
-        let b = self.exact.space(fs);
-        if !b.is_exact() {
-            self.mark(at, b);
+    /// Unit `i` of extent space `fs`, credited as reclaimable at `at` (or
+    /// nowhere), whose files' links have their lowest common ancestors at
+    /// `files` (`NodeId::NONE`: some link outside the scan). That figure is
+    /// a bound when the space could not be verified, at most when the unit
+    /// touches another on disk (`Exactness::runs`), and where the unit may
+    /// be several extents (`Exactness::split`) so is every figure that
+    /// holds some of its files and not all: at least.
+    pub(super) fn unit(
+        &mut self,
+        (at, fs, i): (Option<NodeId>, u32, usize),
+        files: impl Iterator<Item = NodeId>,
+    ) {
+        if let Some(at) = at {
+            let b = self.exact.space(fs);
+            if !b.is_exact() {
+                self.mark(at, b);
+            }
+            if let Some(run) = self.exact.run(i) {
+                self.in_runs.push((run, at));
+            }
         }
-        if let Some(run) = self.exact.run(i) {
-            self.in_runs.push((run, at));
+        if self.exact.split(i) {
+            let at = at.unwrap_or(NodeId::NONE);
+            self.split
+                .extend(files.filter(|f| !f.is_none() && *f != at).map(|f| (f, at)));
+        }
+    }
+
+    /// "At least" on each node from `from` up to, not including, `to`, for
+    /// each pair of `split`. Applied after the roll-up, which would carry it
+    /// above `to`, where the unit is freed whole.
+    fn mark_split(&mut self, nodes: &Nodes, bounds: &mut [Bound]) {
+        for (from, to) in std::mem::take(&mut self.split) {
+            let mut n = from;
+            while !n.is_none() && n != to {
+                if let Some(x) = bounds.get_mut(n.index()) {
+                    *x = x.with(Bound::AT_LEAST);
+                }
+                n = nodes.parent(n);
+            }
         }
     }
 
@@ -115,6 +150,7 @@ impl<'a> Marks<'a> {
             }
         }
         self.mark_runs(nodes, &mut bounds);
+        self.mark_split(nodes, &mut bounds);
         if bounds.iter().all(|b| b.is_exact()) {
             bounds = Vec::new();
         }

@@ -680,8 +680,9 @@ impl Crediting<'_> {
                 }
                 if let Some(at) = lca {
                     acc.reclaim_at(nodes, at, u.bytes);
-                    self.marks.unit(at, fs, i);
                 }
+                let of = u.files.iter().map(|&f| contained[f as usize]);
+                self.marks.unit((lca, fs, i), of);
             }
         }
     }

@@ -159,6 +159,9 @@ pub(crate) struct Reclaim {
     unit_runs: Vec<u32>,
     /// Per run: whether some unit of it is never freed in the scan.
     runs_held: Vec<bool>,
+    /// Per unit in `units`, whether it may be several extents
+    /// (`Exactness::split`; empty: none may).
+    unit_split: Vec<bool>,
     /// The nodes whose own figures are bounds, sorted by id.
     node_bounds: Vec<(NodeId, Bound)>,
 }
@@ -222,6 +225,7 @@ impl Reclaim {
                     r.units.push((u.bytes, a, r.unit_files.len()));
                     unit_bounds.push(exact.space(fs));
                     unit_runs.push(run.map_or(u32::MAX, |k| k as u32));
+                    r.unit_split.push(exact.split(i));
                 } else if let Some(k) = run {
                     r.runs_held[k] = true;
                 }
@@ -229,6 +233,9 @@ impl Reclaim {
         }
         if !run_ids.is_empty() {
             r.unit_runs = unit_runs;
+        }
+        if exact.split.is_empty() {
+            r.unit_split = Vec::new();
         }
         if unit_bounds.iter().any(|b| !b.is_exact()) {
             r.unit_bounds = unit_bounds;
@@ -260,6 +267,7 @@ impl Reclaim {
             + self.unit_bounds.capacity()
             + self.unit_runs.capacity() * 4
             + self.runs_held.capacity()
+            + self.unit_split.capacity()
             + self.node_bounds.capacity() * size_of::<(NodeId, Bound)>()
     }
 
@@ -328,9 +336,19 @@ impl Reclaim {
             }
         }
         for (i, &(bytes, a, b)) in self.units.iter().enumerate() {
+            // Some of its files freed, not all: some of its extents may be.
+            if !unit_freed[i]
+                && self.unit_split.get(i) == Some(&true)
+                && self.unit_files[a..b].iter().any(|&f| freed[f as usize])
+            {
+                bound = bound.with(Bound::AT_LEAST);
+            }
             if unit_freed[i] {
                 total = total.saturating_add(bytes);
-                let run = self.unit_runs.get(i).and_then(|&k| run_whole.get(k as usize));
+                let run = self
+                    .unit_runs
+                    .get(i)
+                    .and_then(|&k| run_whole.get(k as usize));
                 if run == Some(&false) {
                     bound = bound.with(Bound::AT_MOST);
                 }
