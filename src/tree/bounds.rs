@@ -23,9 +23,9 @@ pub(super) struct Marks<'a> {
     /// The units of runs touching on disk (`Exactness::runs`) credited:
     /// each run and the node it was credited at.
     in_runs: Vec<(u32, NodeId)>,
-    /// Below where a unit that may be several extents is credited
-    /// (`Exactness::split`; `NodeId::NONE`: nowhere), where some of its
-    /// files lie, all their links.
+    /// Where the files of a segment of a unit that may be several extents
+    /// (`Exactness::split`) lie, all their links, and where the unit is
+    /// credited (`NodeId::NONE`: nowhere).
     split: Vec<(NodeId, NodeId)>,
 }
 
@@ -64,15 +64,15 @@ impl<'a> Marks<'a> {
 
     /// Unit `i` of extent space `fs`, credited as reclaimable at `at` (or
     /// nowhere), whose files' links have their lowest common ancestors at
-    /// `files` (`NodeId::NONE`: some link outside the scan). That figure is
-    /// a bound when the space could not be verified, at most when the unit
-    /// touches another on disk (`Exactness::runs`), and where the unit may
-    /// be several extents (`Exactness::split`) so is every figure that
-    /// holds some of its files and not all: at least.
+    /// `contained` (`NodeId::NONE`: some link outside the scan). That
+    /// figure is a bound when the space could not be verified, at most when
+    /// the unit touches another on disk (`Exactness::runs`); where the unit
+    /// may be several extents (`Exactness::split`), every figure that holds
+    /// every file of one of its segments and not the unit is at least.
     pub(super) fn unit(
         &mut self,
         (at, fs, i): (Option<NodeId>, u32, usize),
-        files: impl Iterator<Item = NodeId>,
+        (nodes, sweep, contained): (&Nodes, &crate::extents::Sweep, &[NodeId]),
     ) {
         if let Some(at) = at {
             let b = self.exact.space(fs);
@@ -83,10 +83,22 @@ impl<'a> Marks<'a> {
                 self.in_runs.push((run, at));
             }
         }
-        if self.exact.split(i) {
-            let at = at.unwrap_or(NodeId::NONE);
-            self.split
-                .extend(files.filter(|f| !f.is_none() && *f != at).map(|f| (f, at)));
+        if !self.exact.split(i) {
+            return;
+        }
+        let to = at.unwrap_or(NodeId::NONE);
+        for s in sweep.unit(i).segments {
+            let lca = (sweep.segment(s).files.iter()).try_fold(NodeId::NONE, |a, &f| {
+                let n = contained.get(f as usize).copied().unwrap_or(NodeId::NONE);
+                match (n.is_none(), a.is_none()) {
+                    (true, _) => None,
+                    (false, true) => Some(n),
+                    (false, false) => Some(super::acc::lca(nodes, a, n)),
+                }
+            });
+            if let Some(from) = lca.filter(|&n| !n.is_none() && n != to) {
+                self.split.push((from, to));
+            }
         }
     }
 

@@ -681,8 +681,7 @@ impl Crediting<'_> {
                 if let Some(at) = lca {
                     acc.reclaim_at(nodes, at, u.bytes);
                 }
-                let of = u.files.iter().map(|&f| contained[f as usize]);
-                self.marks.unit((lca, fs, i), of);
+                self.marks.unit((lca, fs, i), (nodes, sweep, &contained));
             }
         }
     }

@@ -159,9 +159,10 @@ pub(crate) struct Reclaim {
     unit_runs: Vec<u32>,
     /// Per run: whether some unit of it is never freed in the scan.
     runs_held: Vec<bool>,
-    /// Per unit in `units`, whether it may be several extents
-    /// (`Exactness::split`; empty: none may).
-    unit_split: Vec<bool>,
+    /// The segments of units in `units` that may be several extents
+    /// (`Exactness::split`): the unit, and its files in `split_files`.
+    split: Vec<(usize, usize, usize)>,
+    split_files: Vec<u32>,
     /// The nodes whose own figures are bounds, sorted by id.
     node_bounds: Vec<(NodeId, Bound)>,
 }
@@ -225,7 +226,14 @@ impl Reclaim {
                     r.units.push((u.bytes, a, r.unit_files.len()));
                     unit_bounds.push(exact.space(fs));
                     unit_runs.push(run.map_or(u32::MAX, |k| k as u32));
-                    r.unit_split.push(exact.split(i));
+                    if exact.split(i) {
+                        for s in u.segments.clone() {
+                            let a = r.split_files.len();
+                            r.split_files.extend(sweep.segment(s).files);
+                            let b = r.split_files.len();
+                            r.split.push((r.units.len() - 1, a, b));
+                        }
+                    }
                 } else if let Some(k) = run {
                     r.runs_held[k] = true;
                 }
@@ -233,9 +241,6 @@ impl Reclaim {
         }
         if !run_ids.is_empty() {
             r.unit_runs = unit_runs;
-        }
-        if exact.split.is_empty() {
-            r.unit_split = Vec::new();
         }
         if unit_bounds.iter().any(|b| !b.is_exact()) {
             r.unit_bounds = unit_bounds;
@@ -267,7 +272,8 @@ impl Reclaim {
             + self.unit_bounds.capacity()
             + self.unit_runs.capacity() * 4
             + self.runs_held.capacity()
-            + self.unit_split.capacity()
+            + self.split.capacity() * size_of::<(usize, usize, usize)>()
+            + self.split_files.capacity() * 4
             + self.node_bounds.capacity() * size_of::<(NodeId, Bound)>()
     }
 
@@ -336,13 +342,6 @@ impl Reclaim {
             }
         }
         for (i, &(bytes, a, b)) in self.units.iter().enumerate() {
-            // Some of its files freed, not all: some of its extents may be.
-            if !unit_freed[i]
-                && self.unit_split.get(i) == Some(&true)
-                && self.unit_files[a..b].iter().any(|&f| freed[f as usize])
-            {
-                bound = bound.with(Bound::AT_LEAST);
-            }
             if unit_freed[i] {
                 total = total.saturating_add(bytes);
                 let run = self
@@ -360,6 +359,13 @@ impl Reclaim {
                         bound = bound.with(m);
                     }
                 }
+            }
+        }
+        // A unit that may be several extents, not freed, with a segment
+        // whose files all are: the extent under that segment may be.
+        for &(u, a, b) in &self.split {
+            if !unit_freed[u] && self.split_files[a..b].iter().all(|&f| freed[f as usize]) {
+                bound = bound.with(Bound::AT_LEAST);
             }
         }
         Frees {
