@@ -275,7 +275,8 @@ fn touching_ranges(spaces: &Spaces, extents: &extents::Extents) -> Vec<(u32, Vec
                     }
                     None => {}
                 }
-                end = Some(end.map_or(start + len, |e| e.max(start + len)));
+                let stop = start.saturating_add(len);
+                end = Some(end.map_or(stop, |e| e.max(stop)));
             }
             if end.is_some() {
                 touches.push(false);
@@ -320,7 +321,10 @@ fn runs(
     let mut runs = Vec::new();
     let mut split = Vec::new();
     let mut unit_spaces = Vec::new();
-    for ((space, touches), (_, of)) in touching.iter().zip(units) {
+    for (space, touches) in touching {
+        let Some((_, of)) = units.iter().find(|u| u.0 == *space) else {
+            continue;
+        };
         if !proven_fs.contains(&spaces.fs[*space as usize]) {
             continue;
         }
