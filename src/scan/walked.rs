@@ -293,18 +293,15 @@ fn units_of(
     touching: &[(u32, Vec<bool>)],
     spaces: &Spaces,
     sweep: &extents::Sweep,
-) -> (Vec<(u32, Vec<usize>)>, Vec<u32>) {
+) -> (Vec<(u32, std::ops::Range<usize>)>, Vec<u32>) {
     let mut units = Vec::new();
     let mut mismatched = Vec::new();
     for (space, touches) in touching {
-        let of: Vec<usize> = (sweep.fs_units())
-            .filter(|(s, _)| s == space)
-            .flat_map(|(_, r)| r)
-            .collect();
-        if of.len() == touches.len() {
-            units.push((*space, of));
-        } else {
-            mismatched.push(spaces.fs[*space as usize]);
+        let mut of = sweep.fs_units().filter(|(s, _)| s == space).map(|s| s.1);
+        match (of.next(), of.next()) {
+            (Some(r), None) if r.len() == touches.len() => units.push((*space, r)),
+            (None, None) if touches.is_empty() => {}
+            _ => mismatched.push(spaces.fs[*space as usize]),
         }
     }
     (units, mismatched)
@@ -315,7 +312,7 @@ fn units_of(
 /// (`Exactness::split`) of the spaces of `proven_fs`, and those spaces.
 fn runs(
     touching: &[(u32, Vec<bool>)],
-    units: &[(u32, Vec<usize>)],
+    units: &[(u32, std::ops::Range<usize>)],
     (spaces, proven_fs, sweep): (&Spaces, &[u32], &extents::Sweep),
 ) -> Runs {
     let mut runs = Vec::new();
@@ -330,12 +327,12 @@ fn runs(
         }
         let before = (runs.len(), split.len());
         split.extend(
-            (of.iter().copied())
+            (of.clone())
                 .filter(|&i| sweep.unit(i).segments.len() > 1)
                 .map(|i| i as u32),
         );
         let mut first: Option<u32> = None;
-        for (k, &i) in of.iter().enumerate() {
+        for (k, i) in of.clone().enumerate() {
             let touched = k > 0 && touches[k - 1];
             let id = if touched { first } else { None };
             let i = i as u32;
