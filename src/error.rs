@@ -304,6 +304,16 @@ pub enum Diagnostic {
         /// The reasons of the bounds printed.
         bound: crate::figures::Bound,
     },
+    /// `--snapshots`: subvolumes of the origins under the PATHs lie
+    /// elsewhere (in the top level, not mounted, or mounted outside the
+    /// PATHs) and were not reached, so their figures are not in the table.
+    /// A warning.
+    SnapshotsNotReached {
+        /// How many, when known (as root); `None`: without
+        /// `CAP_SYS_ADMIN`, the subvolumes outside the PATHs cannot be
+        /// listed.
+        subvolumes: Option<usize>,
+    },
 }
 
 impl Diagnostic {
@@ -340,6 +350,7 @@ impl Diagnostic {
             Diagnostic::Unverified { .. }
             | Diagnostic::Compressed { .. }
             | Diagnostic::DuBounds { .. }
+            | Diagnostic::SnapshotsNotReached { .. }
             | Diagnostic::CannotFree { .. } => None,
         }
     }
@@ -444,6 +455,21 @@ impl fmt::Display for Diagnostic {
                     (false, true) => "at least: deleting may free more",
                     _ => "at most or at least: deleting may free less or more",
                 }
+            ),
+            Diagnostic::SnapshotsNotReached {
+                subvolumes: Some(n),
+            } => write!(
+                f,
+                "--snapshots: {n} subvolume{} of these origins could not be reached; their \
+                 figures are not in the table, and the marks of their origins' rows say which \
+                 way those may be wrong",
+                if *n == 1 { "" } else { "s" }
+            ),
+            Diagnostic::SnapshotsNotReached { subvolumes: None } => write!(
+                f,
+                "--snapshots: without CAP_SYS_ADMIN, subvolumes outside the PATHs (in the top \
+                 level, not mounted) cannot be listed: snapshots kept there are not in the table, \
+                 and the marks of their origins' rows say which way the figures may be wrong"
             ),
         }
     }

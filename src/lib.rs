@@ -443,8 +443,12 @@ fn snapshots_plan(
 /// `--snapshots`: scans the PATHs with what sets of entries free kept,
 /// and lists their subvolumes by origin ([`snapshots::groups`]).
 fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
+    let walk = match cfg.source() {
+        Source::Walk => snapshot_walk(&cfg.walk, msgs),
+        Source::Import { .. } => cfg.walk.clone(),
+    };
     let how = Scanning {
-        walk: cfg.walk.clone(),
+        walk,
         rules: cfg.rules,
         sets: true,
     };
@@ -470,11 +474,36 @@ fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<O
     })
 }
 
+/// The walk `--snapshots` makes of what `walk` says: every Btrfs
+/// subvolume root's identity read through the walk's fds, and, as root,
+/// the subvolumes of the same origins outside the PATHs (in the top level,
+/// not mounted) added as roots named `<FS_TREE>/path`, reached through
+/// the top level. What could not be reached is said on `msgs`, in one
+/// line.
+pub(crate) fn snapshot_walk(walk: &WalkOptions, msgs: &Messages) -> WalkOptions {
+    let mut walk = WalkOptions {
+        subvolumes: true,
+        ..walk.clone()
+    };
+    let outside = walk::top_level::outside(&walk);
+    walk.root_fds = walk.roots.iter().map(|_| None).collect();
+    for (name, fd) in outside.roots {
+        walk.roots.push(name);
+        walk.root_fds.push(Some(fd));
+    }
+    if outside.missed != Some(0) {
+        msgs.report(Diagnostic::SnapshotsNotReached {
+            subvolumes: outside.missed,
+        });
+    }
+    walk
+}
+
 /// The subvolumes of scan `s` by origin, and whether any of its roots is
 /// on Btrfs ([`snapshots::groups`]): none when it kept no sets.
 fn subvolume_groups(s: &Scanned) -> (Vec<snapshots::Group>, bool) {
     match &s.sets {
-        Some(sets) => snapshots::groups(&s.tree, sets),
+        Some(sets) => snapshots::groups(&s.tree, sets, &s.subvols),
         None => (Vec::new(), false),
     }
 }

@@ -33,7 +33,13 @@ use cli::resolve::{Env, Note, resolve};
 use cli::status::ExitStatus;
 use sdu::Config;
 
+/// Allocations from this size up are mapped apart and given back when
+/// freed, for the whole run (`sdu_sys::mem`; measured in docs/scale.md,
+/// "Snapshots").
+const MMAP_THRESHOLD: usize = 128 << 10;
+
 fn main() -> ExitCode {
+    sdu_sys::mem::fix_mmap_threshold(MMAP_THRESHOLD);
     let argv: Vec<OsString> = std::env::args_os().collect();
     let program = if invoked_as_du(&argv) { "du" } else { "sdu" };
     run(argv, program).into()

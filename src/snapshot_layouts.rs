@@ -11,9 +11,11 @@
 //!
 //! Anything else is `None`. The record sits in the scanned tree, which
 //! another user may have written, so it is read the way docs/SECURITY.md
-//! reads the tree: the path above the tool's directory (`.snapshots`,
-//! `timeshift-btrfs`) is resolved as given, as a root is; from there each
-//! name is opened relative to its directory with `O_NOFOLLOW`, the record
+//! reads the tree: the walk reads it through the fd of the snapshot's
+//! parent directory it holds ([`describe_in`]); by path ([`describe`]),
+//! the path above the tool's directory (`.snapshots`, `timeshift-btrfs`)
+//! is resolved as given, as a root is, and from there each name is opened
+//! relative to its directory with `O_NOFOLLOW`. The record is opened
 //! with `O_NOFOLLOW | O_NONBLOCK`, and only a regular file of at most
 //! [`MOST`] bytes is read. A symlink, a FIFO, a
 //! file too large, a record that does not parse or that names another
@@ -23,6 +25,7 @@ mod xml;
 
 use std::ffi::OsStr;
 use std::io::Read;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -83,6 +86,25 @@ pub(crate) struct Layout {
 /// `snapshot`, or `None` when the path is in neither layout or its record
 /// is missing, not a regular file, too large or malformed.
 pub(crate) fn describe(snapshot: &Path) -> Option<Layout> {
+    describe_with(snapshot, |prefix, dirs, name| {
+        read_record(prefix, dirs, name)
+    })
+}
+
+/// [`describe`], the record read in `parent`, an fd of the snapshot's
+/// parent directory (snapper's `<N>`, timeshift's `<DATE>`), with
+/// `O_NOFOLLOW`: no name above it is resolved again. `snapshot` is the
+/// snapshot's path, whose last names say which layout it is in.
+pub(crate) fn describe_in(parent: BorrowedFd<'_>, snapshot: &Path) -> Option<Layout> {
+    describe_with(snapshot, |_, _, name| read_in(parent, name))
+}
+
+/// [`describe`], the record (`name`, in the directory `dirs` lead to from
+/// `prefix`) read by `read`.
+fn describe_with(
+    snapshot: &Path,
+    read: impl FnOnce(&Path, &[&OsStr], &str) -> Option<Vec<u8>>,
+) -> Option<Layout> {
     let name = snapshot.file_name()?.as_bytes();
     let parent = snapshot.parent()?;
     let dir = parent.file_name()?;
@@ -91,7 +113,7 @@ pub(crate) fn describe(snapshot: &Path) -> Option<Layout> {
     let prefix = above.parent()?;
     if name == b"snapshot" && above_name.as_bytes() == b".snapshots" {
         let number = parse_number(dir.as_bytes())?;
-        let text = read_record(prefix, &[above_name, dir], "info.xml")?;
+        let text = read(prefix, &[above_name, dir], "info.xml")?;
         return snapper(&text, number);
     }
     let tool_dir = prefix.file_name()?;
@@ -101,7 +123,7 @@ pub(crate) fn describe(snapshot: &Path) -> Option<Layout> {
     {
         let from_name = parse_timeshift_name(dir.as_bytes())?;
         let sub = std::str::from_utf8(name).ok()?.to_owned();
-        let text = read_record(prefix.parent()?, &[tool_dir, above_name, dir], "info.json")?;
+        let text = read(prefix.parent()?, &[tool_dir, above_name, dir], "info.json")?;
         return timeshift(&text, from_name, sub);
     }
     None
@@ -133,9 +155,16 @@ fn read_record(prefix: &Path, dirs: &[&OsStr], name: &str) -> Option<Vec<u8>> {
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         dir = rfs::openat(&dir, *d, flags, Mode::empty()).ok()?;
     }
+    read_in(dir.as_fd(), name)
+}
+
+/// The record `name` in the directory open at `dir`: opened with
+/// `O_NOFOLLOW | O_NONBLOCK`, read whole only when a regular file of at
+/// most [`MOST`] bytes.
+fn read_in(dir: BorrowedFd<'_>, name: &str) -> Option<Vec<u8>> {
     let flags =
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    let fd = rfs::openat(&dir, OsStr::new(name), flags, Mode::empty()).ok()?;
+    let fd = rfs::openat(dir, OsStr::new(name), flags, Mode::empty()).ok()?;
     let st = rfs::fstat(&fd).ok()?;
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || st.st_size as u64 > MOST {
         return None;

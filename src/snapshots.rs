@@ -3,27 +3,20 @@
 //! snapshot of the same origin ([`crate::tree::Sets::frees`]).
 //!
 //! A subvolume root is a directory with inode 256 on Btrfs; its identity
-//! (uuid, parent uuid, creation time, read-only flag) is read with the
-//! unprivileged ioctls of `sdu_sys::btrfs`. A snapshot's origin is the
-//! subvolume of the scan whose uuid is its parent uuid, followed up
-//! through snapshots of snapshots; an origin outside the scan (or deleted)
-//! groups its snapshots by that parent uuid alone.
-
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
-
-use rustix::fs::{Mode, OFlags};
+//! (uuid, parent uuid, creation time, read-only flag) is what the walk read
+//! through the fd it opened the root by (`crate::walk::subvols`): nothing
+//! here asks a name. A snapshot's origin is the subvolume it descends
+//! from, followed up through the snapshots of snapshots the scan met: as
+//! root, past deleted subvolumes (`crate::walk::subvols::OriginBy`);
+//! without, by parent uuid alone, so that a snapshot of a deleted
+//! subvolume or of one outside the scan is grouped by that uuid.
 
 use crate::figures::{Bound, Stats, Timestamp};
 use crate::records::NodeId;
 use crate::tree::union::Frees;
 use crate::tree::{Sets, Tree};
-
-/// The inode number of every Btrfs subvolume's root directory.
-const SUBVOL_ROOT_INO: u64 = 256;
-/// `BTRFS_SUBVOL_RDONLY`.
-const RDONLY: u64 = 1 << 1;
+pub(crate) use crate::walk::subvols::OriginBy;
+use crate::walk::subvols::{SubvolRoot, Subvols};
 
 /// One subvolume root met in the scan.
 #[derive(Clone, Debug)]
@@ -49,6 +42,11 @@ pub(crate) struct Subvolume {
     pub(crate) with_older: Frees,
     /// What snapper or timeshift recorded of it, when it is one of theirs.
     pub(crate) layout: Option<crate::snapshot_layouts::Layout>,
+    /// The subvolume it descends from, as the walk found it (zero: none):
+    /// its parent, or as root the nearest alive past deleted ones.
+    pub(crate) descends: [u8; 16],
+    /// How that was found.
+    pub(crate) origin_by: OriginBy,
 }
 
 /// The subvolumes of one origin: the origin (when in the scan), then its
@@ -65,31 +63,38 @@ pub(crate) struct Group {
     pub(crate) all: Frees,
 }
 
-/// The subvolume roots of `tree`, grouped by origin, with their figures.
-/// Whether any root of the scan is on Btrfs is the second value.
-pub(crate) fn groups(tree: &Tree, sets: &Sets) -> (Vec<Group>, bool) {
-    let mut found = Vec::new();
-    let mut btrfs = false;
-    for &r in tree.roots() {
-        let path = tree.name(r).to_vec();
-        visit(tree, sets, r, path, &mut found, &mut btrfs);
-    }
+/// The subvolume roots of `tree`, grouped by origin, with their figures:
+/// those the walk met and read through their fds (`subvols`), never asked
+/// again by name. Whether the walk met Btrfs is the second value.
+pub(crate) fn groups(tree: &Tree, sets: &Sets, subvols: &Subvols) -> (Vec<Group>, bool) {
+    // In the tree's order: by root, then by name at each level.
+    let mut met: Vec<(Place<'_>, &SubvolRoot)> = subvols
+        .roots
+        .iter()
+        .filter(|r| r.node.index() < tree.len() && !tree.is_hidden(r.node))
+        .filter_map(|r| Some((names(tree, r.node)?, r)))
+        .collect();
+    met.sort_by(|a, b| a.0.cmp(&b.0));
+    let found: Vec<Subvolume> = met
+        .iter()
+        .map(|((_, names), r)| subvolume(tree, sets, names, r))
+        .collect();
     // The origin of each: up through the parents the scan met.
     let origin_of = |s: &Subvolume| {
-        let mut u = s.parent;
+        let mut u = s.descends;
         let mut steps = 0;
         while let Some(p) = found.iter().find(|o: &&Subvolume| o.uuid == u) {
-            if p.parent == [0; 16] || steps > found.len() {
+            if p.descends == [0; 16] || steps > found.len() {
                 break;
             }
-            u = p.parent;
+            u = p.descends;
             steps += 1;
         }
         u
     };
     let mut groups: Vec<Group> = Vec::new();
     for s in &found {
-        let key = if s.parent == [0; 16] {
+        let key = if s.descends == [0; 16] {
             s.uuid
         } else {
             origin_of(s)
@@ -125,83 +130,59 @@ pub(crate) fn groups(tree: &Tree, sets: &Sets) -> (Vec<Group>, bool) {
         }
         g.all = sets.frees(tree, &ids);
     }
-    (groups, btrfs)
+    (groups, subvols.btrfs)
 }
 
-/// Looks for subvolume roots at `id` (at `path`) and below.
-fn visit(
-    tree: &Tree,
-    sets: &Sets,
-    id: NodeId,
-    path: Vec<u8>,
-    found: &mut Vec<Subvolume>,
-    btrfs: &mut bool,
-) {
-    let figures = tree.figures(id);
-    if figures.dirs == 0 {
-        return;
+/// Where a node lies: its root's position among the roots, and the names
+/// from that root down to it ([`names`]).
+type Place<'t> = (usize, Vec<&'t [u8]>);
+
+/// The position of the root of node `id` among the roots of `tree`, and
+/// the names from that root (its path as given) down to `id`; `None` for
+/// a node under no root.
+fn names(tree: &Tree, id: NodeId) -> Option<Place<'_>> {
+    let mut names = Vec::new();
+    let mut at = id;
+    while tree.depth(at) > 0 {
+        names.push(tree.name(at));
+        at = tree.parent(at)?;
     }
-    if let Some(s) = subvolume(tree, sets, id, &path, btrfs) {
-        found.push(s);
-    }
-    for &c in tree.children(id) {
-        let mut p = path.clone();
-        if !p.ends_with(b"/") {
-            p.push(b'/');
+    let order = tree.roots().iter().position(|&r| r == at)?;
+    names.push(tree.name(at));
+    names.reverse();
+    Some((order, names))
+}
+
+/// The path `names` make ([`names`]), from the PATH given.
+fn path_of(names: &[&[u8]]) -> Vec<u8> {
+    let mut path = Vec::new();
+    for n in names {
+        if !path.is_empty() && !path.ends_with(b"/") {
+            path.push(b'/');
         }
-        p.extend_from_slice(tree.name(c));
-        visit(tree, sets, c, p, found, btrfs);
+        path.extend_from_slice(n);
     }
+    path
 }
 
-/// The subvolume rooted at `path`, if it is one.
-fn subvolume(
-    tree: &Tree,
-    sets: &Sets,
-    id: NodeId,
-    path: &[u8],
-    btrfs: &mut bool,
-) -> Option<Subvolume> {
-    let p = std::path::Path::new(OsStr::from_bytes(path));
-    let md = std::fs::symlink_metadata(p).ok()?;
-    let root = tree.depth(id) == 0;
-    // Only a root, or a directory with a subvolume root's inode number,
-    // is opened.
-    if !md.is_dir() || (!root && md.ino() != SUBVOL_ROOT_INO) {
-        return None;
-    }
-    // Opened without following a symlink below a root (one put in place
-    // of the directory since the scan is not followed), and asked again
-    // through the fd: what is read is the directory opened.
-    let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    if !root {
-        flags |= OFlags::NOFOLLOW;
-    }
-    let fd = rustix::fs::open(p, flags, Mode::empty()).ok()?;
-    let dir = std::fs::File::from(fd);
-    let ino = rustix::fs::fstat(&dir).ok()?.st_ino;
-    use std::os::fd::AsFd;
-    let on_btrfs = sdu_sys::fs::fs_type(dir.as_fd()).is_ok_and(|m| m == sdu_sys::fs::magic::BTRFS);
-    *btrfs |= on_btrfs;
-    if !on_btrfs || ino != SUBVOL_ROOT_INO {
-        return None;
-    }
-    let info = sdu_sys::btrfs::subvol(dir.as_fd()).ok()?;
-    let flags = sdu_sys::btrfs::subvol_flags(dir.as_fd()).unwrap_or(0);
-    let alone = sets.frees(tree, &[id]);
-    Some(Subvolume {
-        node: id,
-        path: path.to_vec(),
-        uuid: info.ids.0,
-        parent: info.ids.1,
+/// Subvolume root `r`, as the walk read it, with its figures in `tree`.
+fn subvolume(tree: &Tree, sets: &Sets, names: &[&[u8]], r: &SubvolRoot) -> Subvolume {
+    let alone = sets.frees(tree, &[r.node]);
+    Subvolume {
+        node: r.node,
+        path: path_of(names),
+        uuid: r.uuid,
+        parent: r.parent,
         created: Timestamp {
-            secs: info.created.0,
-            nanos: info.created.1,
+            secs: r.created.0,
+            nanos: r.created.1,
         },
-        read_only: flags & RDONLY != 0,
-        figures: tree.figures(id),
+        read_only: r.read_only,
+        figures: tree.figures(r.node),
         alone,
         with_older: alone,
-        layout: crate::snapshot_layouts::describe(p),
-    })
+        layout: r.layout.clone(),
+        descends: r.origin,
+        origin_by: r.origin_by,
+    }
 }

@@ -476,6 +476,7 @@ pub(crate) fn config(mut cfg: Config) -> Config {
     cfg.walk.all = true;
     cfg.walk.skip_extents = false;
     cfg.walk.identities = true;
+    cfg.walk.subvolumes = true;
     cfg.walk.cold_search_per_cpu = true;
     cfg
 }

@@ -451,12 +451,12 @@ fn walk_options(
         skip_extents: skip_extents(cli),
         fiemap_only: cli.fiemap,
         map_each_copy: cli.map_each_copy,
-        identities: false,
-        index_memory: None,
         tmpdir: env
             .var("TMPDIR")
             .filter(|v| !v.is_empty())
             .map(std::path::PathBuf::from),
+        // No identities, the index's memory decided by the walk.
+        ..WalkOptions::default()
     }
 }
 

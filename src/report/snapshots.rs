@@ -25,7 +25,7 @@ use super::options::{ReportOptions, SortKey};
 use crate::figures::{Figure, Timestamp};
 use crate::records::NodeId;
 use crate::snapshot_layouts::Layout;
-use crate::snapshots::{Group, Subvolume};
+use crate::snapshots::{Group, OriginBy, Subvolume};
 use crate::timefmt::TimeFormat;
 use crate::tree::union::Frees;
 
@@ -67,6 +67,10 @@ struct Row<'a> {
     snapshot: bool,
     uuid: String,
     parent_uuid: Option<String>,
+    /// A snapshot: how its origin was found, `parent_uuid` (by its parent
+    /// uuid alone), `root_tree` or `shared_data` (as root, past deleted
+    /// subvolumes).
+    origin_by: Option<&'static str>,
     /// Seconds since the epoch.
     created: i64,
     read_only: bool,
@@ -305,6 +309,12 @@ pub(crate) fn lines(groups: &[Group], opts: &ReportOptions) -> Vec<(Option<NodeI
                 what.push_str("; the origin alone frees ");
                 what.push_str(&size(o.alone));
             }
+            if g.snapshots
+                .iter()
+                .any(|s| s.origin_by == OriginBy::ParentUuid)
+            {
+                what.push_str(" (grouped by parent uuid only)");
+            }
             cells.push((None, Default::default(), what.into_bytes(), None));
         }
     }
@@ -385,6 +395,7 @@ fn row<'a>(s: &'a Subvolume, origin: Option<&'a [u8]>) -> Row<'a> {
         snapshot: s.parent != [0; 16],
         uuid: uuid(&s.uuid),
         parent_uuid: (s.parent != [0; 16]).then(|| uuid(&s.parent)),
+        origin_by: (s.parent != [0; 16]).then(|| s.origin_by.word()),
         created: s.created.secs,
         read_only: s.read_only,
         total: s.figures.total,

@@ -68,6 +68,9 @@ pub struct Scanned {
     pub counters: Counters,
     /// What `--stats` prints beyond the counters.
     pub(crate) sizes: stats::Sizes,
+    /// The Btrfs subvolume roots the walk met, as it read them through
+    /// their fds ([`WalkOptions::subvolumes`]; none for a saved scan).
+    pub(crate) subvols: crate::walk::subvols::Subvols,
 }
 
 /// Walks `source` (or, for `--import`, reads it, the `--time` field
@@ -121,6 +124,7 @@ pub(crate) fn scan(
         sharing: true,
         counters: w.counters,
         sizes,
+        subvols: w.subvols,
     })
 }
 
@@ -186,6 +190,7 @@ pub(crate) fn read_saved(
         sharing: l.sharing,
         counters: Counters::default(),
         sizes,
+        subvols: Default::default(),
     })
 }
 

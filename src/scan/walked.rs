@@ -32,6 +32,8 @@ pub(crate) struct Walked {
     pub(crate) t_sweep: std::time::Duration,
     /// Some PATH lies inside another, as the walk found them.
     pub(crate) overlap: bool,
+    /// The Btrfs subvolume roots met ([`WalkOptions::subvolumes`]).
+    pub(crate) subvols: walk::subvols::Subvols,
 }
 
 /// Walks `opts.roots` (by du's rules when `rules.du`) and sweeps the
@@ -83,6 +85,7 @@ fn sweep(
         roots,
         overlap,
         left,
+        subvols,
     } = walk;
     if let Some(e) = extents.spill_error() {
         return Err(e.into());
@@ -154,6 +157,7 @@ fn sweep(
         t_walk,
         t_sweep: t1.elapsed(),
         overlap,
+        subvols,
     })
 }
 

@@ -7,7 +7,7 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -17,18 +17,17 @@ use rustix::fs::Statx;
 use sdu_sys::btrfs::InodeItems;
 
 use super::counters::Counters;
-use super::fdcache::{Active, DirFs, FdCache, MoveWatch};
+use super::fdcache::{Active, FdCache, MoveWatch};
 use super::later::Later;
 pub(super) use super::open::{MASK, dev_of};
-use crate::error::Diagnostic;
+use crate::extents::Extents;
 use crate::extents::ag::{AgHint, AgSched};
 use crate::extents::btrfs_tree::TreeCache;
 use crate::extents::inline::{InlineRec, Keys};
-use crate::extents::{ExtentSource, Extents};
 use crate::figures::{Bound, Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
 use crate::messages::Messages;
-use crate::probe::{Registry, magic};
+use crate::probe::Registry;
 use crate::records::Inode;
 use crate::records::{
     CopyRec, CopySets, FileRec, Held, Ident, IdentSink, Link, MAX_NODES, NodeId, NodeRec, NodeSink,
@@ -91,6 +90,10 @@ pub struct WalkOptions {
     /// Keep every node's [`Ident`] (`super::Walk::idents`): the browser
     /// checks what it deletes against them.
     pub identities: bool,
+    /// Read each Btrfs subvolume root's identity through its fd (`--snapshots`, the browser).
+    pub subvolumes: bool,
+    /// By position in `roots`: a directory taken as that root, its name only naming it.
+    pub root_fds: Vec<Option<Arc<OwnedFd>>>,
     /// `--index-memory`: the bytes of mappings the index of shared extents
     /// holds in memory before it spills sorted runs to a temporary file
     /// (`None`: half the memory available).
@@ -659,40 +662,6 @@ impl Ctx<'_> {
     /// directory) rather than added where it is found?
     pub(super) fn counts_once(&self, nlink: u32) -> bool {
         !self.run.opts.count_links && (nlink > 1 || self.run.hash_all)
-    }
-
-    /// The filesystem of `dev`, probed through `fd` the first time, with
-    /// the extent space of namespace `ns`. A failed probe is warned about
-    /// once per filesystem, naming `path`.
-    pub(super) fn filesystem(
-        &self,
-        dev: u64,
-        fd: BorrowedFd<'_>,
-        ns: u32,
-        path: &dyn Fn() -> Vec<u8>,
-    ) -> DirFs {
-        let (info, warning) = self.map.registry.lookup(dev, fd);
-        self.map.registry.entered(dev, ns);
-        if let Some(what) = warning {
-            self.run
-                .msgs
-                .report(Diagnostic::Probe { path: path(), what });
-        }
-        let subvol = (info.magic == magic::BTRFS && !self.run.opts.map_each_copy)
-            .then(|| self.map.registry.subvolume(dev))
-            .flatten()
-            .filter(|sv| sv.ids.0 != [0; 16]);
-        let copies = subvol.filter(|_| {
-            !self.run.opts.skip_extents
-                && ExtentSource::for_fs(&info, self.map.extents.search_allowed())
-                    == ExtentSource::Fiemap
-        });
-        DirFs {
-            info,
-            space: self.map.registry.space(info.index, ns),
-            copies,
-            snapshot: subvol.is_some_and(|sv| sv.ids.1 != [0; 16]),
-        }
     }
 }
 

@@ -27,7 +27,7 @@ use super::fdcache::{DirHandle, DirName};
 use super::indir::{InDir, Listed, batch_entries, prefetch, push_entry};
 use super::left::LeftOut;
 use super::open::{self, DirError};
-use super::plain;
+use super::{plain, subvols};
 use crate::error::Diagnostic;
 use crate::figures::{Kind, Stats};
 use crate::probe::Skip;
@@ -129,10 +129,12 @@ pub(super) fn walk_dir<'s>(
     }
     let follow = ctx.run.opts.follow_links || (h.parent.is_none() && follow_root);
     let flags = open::dir_flags(ctx.run.euid, Some(uid), follow);
+    let mut layout = None; // a subvolume root's record, read in its parent
     let opened = match &h.parent {
         Some(p) => {
             let chain = open::dir_flags(ctx.run.euid, None, follow_root);
             let r = p.fd(&ctx.fds.cache, chain).and_then(|pfd| {
+                layout = subvols::layout_in(ctx, &h, pfd.as_fd());
                 open::open_dir(pfd.as_fd(), h.name.as_c_str(), flags, h.dev, h.ino)
             });
             p.release(&ctx.fds.cache);
@@ -165,7 +167,7 @@ pub(super) fn walk_dir<'s>(
     progress(ctx, &h);
     let fs = match h.fs {
         Some(fs) => fs,
-        None => ctx.filesystem(h.dev, fd.as_fd(), h.ns, &|| h.path(None)),
+        None => subvols::filesystem(ctx, &h, fd.as_fd(), layout),
     };
     own_bytes_on(&fs, ctx, &mut local);
     let dir = InDir::new(ctx, &h, &fd, fs);

@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use super::ctx::{Ctx, Local};
 use super::fdcache::{DirFs, DirHandle};
+use crate::error::Diagnostic;
 use crate::extents::ExtentSource;
+use crate::probe::magic;
 
 /// A directory being read, as its entries see it.
 pub(super) struct InDir<'a> {
@@ -168,4 +170,40 @@ pub(super) fn batch_entries(mut rest: &[u8]) -> impl Iterator<Item = (Listed, u6
         rest = &tail[name.to_bytes_with_nul().len()..];
         Some((Listed::from_byte(listed), u64::from_le_bytes(*ino), name))
     })
+}
+
+impl Ctx<'_> {
+    /// The filesystem of `dev`, probed through `fd` the first time, with
+    /// the extent space of namespace `ns`. A failed probe is warned about
+    /// once per filesystem, naming `path`.
+    pub(super) fn filesystem(
+        &self,
+        dev: u64,
+        fd: BorrowedFd<'_>,
+        ns: u32,
+        path: &dyn Fn() -> Vec<u8>,
+    ) -> DirFs {
+        let (info, warning) = self.map.registry.lookup(dev, fd);
+        self.map.registry.entered(dev, ns);
+        if let Some(what) = warning {
+            self.run
+                .msgs
+                .report(Diagnostic::Probe { path: path(), what });
+        }
+        let subvol = (info.magic == magic::BTRFS && !self.run.opts.map_each_copy)
+            .then(|| self.map.registry.subvolume(dev))
+            .flatten()
+            .filter(|sv| sv.ids.0 != [0; 16]);
+        let copies = subvol.filter(|_| {
+            !self.run.opts.skip_extents
+                && ExtentSource::for_fs(&info, self.map.extents.search_allowed())
+                    == ExtentSource::Fiemap
+        });
+        DirFs {
+            info,
+            space: self.map.registry.space(info.index, ns),
+            copies,
+            snapshot: subvol.is_some_and(|sv| sv.ids.1 != [0; 16]),
+        }
+    }
 }

@@ -32,7 +32,11 @@
 //! - `btrfs_listing`: as root on Btrfs, a directory listed, and its
 //!   entries stat-ed, from the subvolume's tree instead of getdents and
 //!   statx;
-//! - `root_file`: a PATH that is not a directory, accounted for at once.
+//! - `root_file`: a PATH that is not a directory, accounted for at once;
+//! - `subvols`: with [`WalkOptions::subvolumes`], each Btrfs subvolume
+//!   root's identity, read through the fd the walk opened it by;
+//! - `top_level`: `--snapshots` as root, the subvolumes of the PATHs'
+//!   origins outside them, reached through the Btrfs top level.
 
 mod account;
 mod btrfs_listing;
@@ -54,6 +58,8 @@ mod plain;
 mod root_file;
 mod root_trees;
 mod roots;
+pub(crate) mod subvols;
+pub(crate) mod top_level;
 
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -128,6 +134,8 @@ pub(crate) struct Walk {
     pub(crate) overlap: bool,
     /// What the walk left out ([`left`]).
     pub(crate) left: Left,
+    /// The Btrfs subvolume roots met, with [`WalkOptions::subvolumes`].
+    pub(crate) subvols: subvols::Subvols,
 }
 
 /// What the walk saw of one PATH. The stages after the walk ask about a
@@ -171,11 +179,14 @@ pub(crate) fn namespaces(roots: &[Option<RootSeen>]) -> Vec<(u32, NodeId)> {
 /// after the walk: taken from the fd cache's budget.
 pub(crate) const KEPT_ROOT_FDS: usize = 64;
 
-/// What the walk saw of the PATHs so far, and how many fds it keeps.
+/// What the walk saw of the PATHs so far, and how many fds it keeps;
+/// with [`WalkOptions::subvolumes`], the subvolume roots met (one per
+/// device entered: rare, as the PATHs are).
 #[derive(Debug, Default)]
 struct RootsSeen {
     seen: Vec<Option<RootSeen>>,
     kept: usize,
+    subvols: subvols::Subvols,
 }
 
 /// Records what was stat-ed of root `order`.
@@ -217,7 +228,8 @@ pub(crate) fn walk(
         .unwrap_or(65536);
     // Each PATH resolved by its name once: everything below asks the fds.
     let look = cold::CacheLook::start(); // resolving the PATHs is part of the look
-    let mut roots = roots::Roots::open(&opts.roots, opts.follow_links || opts.follow_args);
+    let follow = opts.follow_links || opts.follow_args;
+    let mut roots = roots::Roots::open(&opts.roots, &opts.root_fds, follow);
     // The root trees asked about before the walk, each read once.
     let trees = root_trees::RootTrees::default();
     let budget::Budget {
@@ -276,7 +288,7 @@ pub(crate) fn walk(
             left_mounts: Mutex::new(Vec::new()),
             roots: Mutex::new(RootsSeen {
                 seen: opts.roots.iter().map(|_| None).collect(),
-                kept: 0,
+                ..RootsSeen::default()
             }),
             reach: roots::Reach::new(&roots, &spaces),
         },
@@ -385,6 +397,7 @@ fn start_root<'s>(
         }
     };
     let st = resolved.st;
+    let given = resolved.given;
     let cpath = resolved.path;
     if ns == 0 {
         ctx.records.reach.met(resolved.dev, st.stx_ino);
@@ -439,7 +452,7 @@ fn start_root<'s>(
         pending: AtomicUsize::new(1),
         // Held for the first PATHs only ([`roots::HELD`]): past them, a
         // root is opened by its name, checked against the inode stat-ed.
-        resolved: (order < roots::HELD as u32).then(|| Arc::new(pathfd.0)),
+        resolved: (order < roots::HELD as u32 || given).then(|| Arc::new(pathfd.0)),
         active: ctx.fds.active.clone(),
     });
     if ctx.run.opts.identities {
@@ -553,7 +566,12 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         left_mounts,
         ..
     } = records;
-    let roots = roots.into_inner().unwrap_or_else(|e| e.into_inner()).seen;
+    let RootsSeen {
+        seen: roots,
+        mut subvols,
+        ..
+    } = roots.into_inner().unwrap_or_else(|e| e.into_inner());
+    subvols.finish();
     let mut read_errors = read_errors.into_inner().unwrap_or_else(|e| e.into_inner());
     // One per directory: the whole failure first, then by message.
     read_errors
@@ -657,5 +675,6 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         roots,
         overlap: false,
         left,
+        subvols,
     }
 }

@@ -46,6 +46,10 @@ pub(super) struct RootPath {
     pub(super) place: Option<Vec<u8>>,
     /// The `statfs` type of its filesystem.
     pub(super) magic: Option<u32>,
+    /// It was given as an fd ([`super::WalkOptions::root_fds`]): its fd is
+    /// held until its walk is done, whatever its position, as its name
+    /// leads nowhere.
+    pub(super) given: bool,
 }
 
 /// The PATHs by their position on the command line: what each is, or why
@@ -86,6 +90,27 @@ fn resolve(path: &CStr, follow: bool) -> Result<(OwnedFd, Statx, Option<OwnedFd>
     Ok((fd, st, parent.filter(|_| !dir)))
 }
 
+/// A root given as `fd`, named `path`: a copy of the fd, held.
+fn of_fd(path: CString, fd: &OwnedFd) -> Result<RootPath, Errno> {
+    let fd = rustix::io::fcntl_dupfd_cloexec(fd, 0)?;
+    let st = rfs::statx(
+        &fd,
+        c"",
+        AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC,
+        MASK,
+    )?;
+    Ok(RootPath {
+        parent: None,
+        place: None,
+        magic: rfs::fstatfs(&fd).ok().map(|s| s.f_type as u32),
+        dev: dev_of(&st),
+        st,
+        fd: Some(fd),
+        path,
+        given: true,
+    })
+}
+
 /// `path` as the directory holding its last component and that
 /// component, when the component is a name (not `.`, `..`, nor empty, as
 /// after a trailing `/`): `a/b` is `(a, b)`, `b` is `(., b)`, `/b` is
@@ -110,12 +135,21 @@ fn place_of(fd: &OwnedFd) -> Option<Vec<u8>> {
 
 impl Roots {
     /// Resolves each of `paths`, following a symlink only when `follow`.
-    pub(super) fn open(paths: &[Vec<u8>], follow: bool) -> Roots {
+    /// A root given as an fd (`given`, by position) is taken through a
+    /// copy of it, its name only naming it.
+    pub(super) fn open(
+        paths: &[Vec<u8>],
+        given: &[Option<std::sync::Arc<OwnedFd>>],
+        follow: bool,
+    ) -> Roots {
         let roots = paths
             .iter()
             .enumerate()
             .map(|(i, p)| {
                 let path = CString::new(p.as_slice()).map_err(|_| Errno::INVAL)?;
+                if let Some(fd) = given.get(i).and_then(Option::as_ref) {
+                    return of_fd(path, fd);
+                }
                 let (fd, st, parent) = resolve(&path, follow)?;
                 Ok(RootPath {
                     parent: parent.filter(|_| i < HELD),
@@ -125,6 +159,7 @@ impl Roots {
                     st,
                     fd: (i < HELD).then_some(fd),
                     path,
+                    given: false,
                 })
             })
             .collect();

@@ -47,6 +47,7 @@ mod reports;
 mod saved;
 mod shared;
 mod snapshot_alone;
+mod snapshot_walk;
 mod snapshots;
 mod snapshots_qgroup;
 mod snapshots_touching;

@@ -21,12 +21,14 @@
 //!   model of a filesystem's subvolumes (`btrfs::Subvolumes`, its root tree
 //!   read once: root items, snapshot families, lineages);
 //! - [`tty`]: the terminal put back on a fatal signal;
-//! - [`mountinfo`]: `/proc/self/mountinfo` read into typed mounts.
+//! - [`mountinfo`]: `/proc/self/mountinfo` read into typed mounts;
+//! - [`mem`]: the C library allocator's mapping threshold fixed.
 
 pub mod btrfs;
 pub mod fiemap;
 pub mod fs;
 pub mod fsmap;
+pub mod mem;
 pub mod mountinfo;
 pub mod tty;
 pub mod xfs;

@@ -1,6 +1,6 @@
 //! Btrfs: the tree search and the items read with it, the backref walk
-//! (who holds a data extent), what the filesystem and a subvolume tell of
-//! themselves, the subvolume ioctls that delete one, and the subvolumes
+//! (who holds a data extent), which subvolumes share data with one, what
+//! the filesystem and a subvolume tell of themselves, the subvolume ioctls that delete one, and the subvolumes
 //! as the root tree holds them ([`Subvolumes`]: read once per filesystem,
 //! with their snapshot families and lineages).
 //!
@@ -11,8 +11,10 @@ pub mod backref;
 pub mod info;
 pub mod items;
 pub mod search;
+pub mod sharing;
 pub mod subvolume;
 pub mod subvolumes;
+pub mod top_level;
 
 #[doc(no_inline)]
 pub use backref::*;
@@ -23,6 +25,10 @@ pub use items::*;
 #[doc(no_inline)]
 pub use search::*;
 #[doc(no_inline)]
+pub use sharing::*;
+#[doc(no_inline)]
 pub use subvolume::*;
 #[doc(no_inline)]
 pub use subvolumes::*;
+#[doc(no_inline)]
+pub use top_level::*;

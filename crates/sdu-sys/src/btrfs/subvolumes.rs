@@ -273,6 +273,49 @@ impl Subvolumes {
         self.get(id).is_some_and(Subvolume::alive)
     }
 
+    /// The subvolume of UUID `uuid`, alive or deleted (a deleted one's root
+    /// item stays until the cleaner has dropped its tree).
+    pub fn with_uuid(&self, uuid: Uuid) -> Option<&Subvolume> {
+        if uuid == NO_UUID {
+            return None;
+        }
+        (self.by_id.iter()).find(|s| s.v2.is_some_and(|v| v.uuid == uuid))
+    }
+
+    /// The nearest subvolume alive that the subvolume of parent UUID
+    /// `parent` descends from through snapshots, deleted ones passed
+    /// through while their root items last: `Ok(uuid)`; `Err(uuid)` when the
+    /// way up ends at a subvolume whose root item is gone (`uuid`, the
+    /// first such); `Ok` of zero when `parent` is zero.
+    pub fn alive_parent(&self, parent: Uuid) -> Result<Uuid, Uuid> {
+        let mut u = parent;
+        for _ in 0..=self.by_id.len() {
+            match self.with_uuid(u) {
+                _ if u == NO_UUID => return Ok(NO_UUID),
+                Some(s) if s.alive() => return Ok(u),
+                Some(s) => u = s.v2.map_or(NO_UUID, |v| v.parent_uuid),
+                None => return Err(u),
+            }
+        }
+        Err(u)
+    }
+
+    /// The first of the subvolumes alive that subvolume `id` descends
+    /// from, itself included: where its snapshot links, followed up
+    /// ([`Self::alive_parent`]), end at a subvolume that is a snapshot of
+    /// none. `None` when a link on the way is gone, or `id` is unknown.
+    pub fn first_ancestor(&self, id: u64) -> Option<Uuid> {
+        let mut me = self.get(id)?.v2?;
+        for _ in 0..=self.by_id.len() {
+            if me.parent_uuid == NO_UUID {
+                return Some(me.uuid);
+            }
+            let up = self.alive_parent(me.parent_uuid).ok()?;
+            me = self.with_uuid(up)?.v2?;
+        }
+        None
+    }
+
     /// The origin of the lineage of a subvolume of UUID `uuid` and parent
     /// UUID `parent`: itself if a subvolume alive is a snapshot of it,
     /// else the one it is a snapshot of.
@@ -379,10 +422,18 @@ impl Subvolumes {
     /// # Errors
     /// `fstat`'s and `BTRFS_IOC_INO_LOOKUP`'s.
     pub fn holds_lineage(&self, fd: BorrowedFd<'_>) -> io::Result<bool> {
+        Ok(self.two_of_a_lineage(&self.under(fd)?))
+    }
+
+    /// The subvolumes a walk of the directory open at `fd` meets without
+    /// crossing a mount: its own when `fd` is its root directory, and
+    /// those whose root lies under `fd`, at any depth.
+    ///
+    /// # Errors
+    /// `fstat`'s and `BTRFS_IOC_INO_LOOKUP`'s.
+    pub fn under(&self, fd: BorrowedFd<'_>) -> io::Result<Vec<u64>> {
         let ino = rustix::fs::fstat(fd)?.st_ino;
         let (me, at) = ino_lookup(fd, 0, ino)?;
-        // The subvolume of `fd` if `fd` is its root directory, and those
-        // whose root lies under `fd`, at any depth.
         let mut inside = if ino == 256 { vec![me] } else { Vec::new() };
         for n in self.nested.iter().filter(|n| n.parent == me) {
             let mut path = ino_lookup(fd, me, n.dirid)?.1;
@@ -392,7 +443,45 @@ impl Subvolumes {
                 inside.push(n.child);
             }
         }
-        Ok(self.two_of_a_lineage(&self.nested_under(me, inside)))
+        Ok(self.nested_under(me, inside))
+    }
+
+    /// Subvolume `id` and those nested in it, at any depth.
+    pub fn nested_in(&self, id: u64) -> Vec<u64> {
+        self.nested_under(0, vec![id])
+    }
+
+    /// The path of subvolume `id`'s root in the top level (subvolume 5),
+    /// from its `ROOT_REF`s up: `a/b/snap` (no leading `/`); empty for the
+    /// top level itself. `fd`: any file of the filesystem.
+    ///
+    /// # Errors
+    /// `BTRFS_IOC_INO_LOOKUP`'s; `NotFound` for a subvolume no `ROOT_REF`
+    /// links to the top level (deleted, or being made).
+    pub fn path_in_top_level(&self, fd: BorrowedFd<'_>, id: u64) -> io::Result<Vec<u8>> {
+        let mut parts: Vec<Vec<u8>> = Vec::new();
+        let mut at = id;
+        while at != FS_TREE {
+            if parts.len() > self.by_id.len() {
+                return Err(bad("a loop of ROOT_REFs"));
+            }
+            let n = (self.nested.iter())
+                .find(|n| n.child == at)
+                .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+            let mut part = ino_lookup(fd, n.parent, n.dirid)?.1;
+            part.extend_from_slice(&n.name);
+            parts.push(part);
+            at = n.parent;
+        }
+        parts.reverse();
+        let mut path = Vec::new();
+        for p in parts {
+            if !path.is_empty() && !path.ends_with(b"/") {
+                path.push(b'/');
+            }
+            path.extend_from_slice(&p);
+        }
+        Ok(path)
     }
 }
 

@@ -266,3 +266,46 @@ fn uuids_join_as_far_as_they_are_known() {
     assert_eq!(u.find([2; 16]), [1; 16]);
     assert_ne!(u.find([4; 16]), u.find([1; 16]));
 }
+
+/// A: 256 (uuid 1); B: 257 (2), a snapshot of A, deleted but its root item
+/// still there; C: 258 (3), a snapshot of B; D: 259 (4), a snapshot of a
+/// subvolume (9) whose root item is gone.
+#[test]
+fn the_nearest_alive_ancestor_passes_deleted_subvolumes_while_their_items_last() {
+    let mut b = item(257, 2, 1);
+    b.alive = false;
+    let m = model(&[item(256, 1, 0), b, item(258, 3, 2), item(259, 4, 9)]);
+    assert_eq!(m.alive_parent([2; 16]), Ok([1; 16]));
+    assert_eq!(m.alive_parent([1; 16]), Ok([1; 16]));
+    assert_eq!(m.alive_parent([0; 16]), Ok([0; 16]));
+    assert_eq!(m.alive_parent([9; 16]), Err([9; 16]));
+    assert_eq!(m.first_ancestor(258), Some([1; 16]));
+    assert_eq!(m.first_ancestor(256), Some([1; 16]));
+    assert_eq!(m.first_ancestor(259), None);
+    assert_eq!(m.first_ancestor(300), None);
+    assert_eq!(m.with_uuid([2; 16]).map(|s| s.id), Some(257));
+    assert!(m.with_uuid([0; 16]).is_none());
+}
+
+/// `ROOT_REF`s: 256 in the top level, 257 in 256, 258 in 257; 259 linked
+/// to nothing. What a subvolume holds, at any depth.
+#[test]
+fn nested_in_follows_root_refs_down() {
+    let nested = |parent, child| Nested {
+        parent,
+        child,
+        dirid: 256,
+        name: b"x".to_vec(),
+    };
+    let m = Subvolumes::of(
+        [256, 257, 258, 259]
+            .iter()
+            .map(|&id| item(id, id as u8, 0).sub())
+            .collect(),
+        vec![nested(5, 256), nested(256, 257), nested(257, 258)],
+    );
+    let mut under = m.nested_in(256);
+    under.sort_unstable();
+    assert_eq!(under, [256, 257, 258]);
+    assert_eq!(m.nested_in(259), [259]);
+}
