@@ -183,9 +183,12 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              excluded entry): deleting may free less.",
             "at least :: On Btrfs without root, FIEMAP shows only the part of an extent a file \
              references, and Btrfs keeps the extent whole: deleting may free more. On a scan \
-             of the whole filesystem whose bytes on disk equal the filesystem's Data Used, and \
-             where no two shared ranges touch, no extent is referenced in part and the figures \
-             are exact.",
+             of the whole filesystem whose bytes on disk equal the filesystem's Data Used, no \
+             extent is referenced in part and the figures are exact, but where FIEMAP cannot \
+             tell extents apart: a shared range freed without the one laid end to end after \
+             or before it (the two may be one extent) is at most; a shared range FIEMAP gives \
+             as one (it may be several extents) is at least where a deletion takes every file \
+             mapping some of its bytes and not every file mapping it.",
             "The table, --tree, the -c total, the --to-free plan, the browser and the --html \
              page put a mark before a bound Reclaimable: \u{2264} at most, \u{2265} at least, \
              ~ either way (both reasons under it, or a saved scan that says nothing of \

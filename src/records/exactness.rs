@@ -22,6 +22,21 @@ pub(crate) struct Exactness {
     /// file): by inode (`Link::inode`), sorted, each once. Its mark goes
     /// where its figures go: the lowest common ancestor of its links.
     pub(crate) inodes: Vec<(Inode, Bound)>,
+    /// Units (by sweep index, sorted) of a Btrfs filesystem read as
+    /// referenced and proven to hold no byte nobody references, that touch
+    /// another unit on disk: each with its run of touching units (the
+    /// run's first unit). FIEMAP cannot tell two extents laid end to end
+    /// from one extent whose parts different files hold, so a unit freed
+    /// without the rest of its run may free less than it counts.
+    pub(crate) runs: Vec<(u32, u32)>,
+    /// Units (by sweep index, sorted) of such a filesystem made of more
+    /// than one segment: FIEMAP gives a file's extents laid end to end as
+    /// one range, so such a unit may be several extents, and deleting some
+    /// of its files, not all, may free some of them.
+    pub(crate) split: Vec<u32>,
+    /// The extent spaces holding some unit of `runs` or `split`, sorted,
+    /// with the reasons those add.
+    pub(crate) unit_spaces: Vec<(u32, Bound)>,
 }
 
 /// An inode as the links know it: namespace, device, number.
@@ -42,6 +57,29 @@ impl Exactness {
             || self.spaces.iter().any(|b| !b.is_exact())
             || !self.nodes.is_empty()
             || !self.inodes.is_empty()
+            || !self.runs.is_empty()
+            || !self.split.is_empty()
+    }
+
+    /// Whether unit `i` may be several extents.
+    pub(crate) fn split(&self, i: usize) -> bool {
+        u32::try_from(i).is_ok_and(|i| self.split.binary_search(&i).is_ok())
+    }
+
+    /// The run of touching units unit `i` belongs to, if any.
+    pub(crate) fn run(&self, i: usize) -> Option<u32> {
+        let i = u32::try_from(i).ok()?;
+        (self.runs.binary_search_by_key(&i, |r| r.0).ok()).map(|k| self.runs[k].1)
+    }
+
+    /// What a saved scan keeps of space `space`, which holds no runs nor
+    /// split units: its bound, and the reasons those of its units add.
+    pub(crate) fn saved_space(&self, space: u32) -> Bound {
+        let b = self.space(space);
+        match self.unit_spaces.binary_search_by_key(&space, |s| s.0) {
+            Ok(k) => b.with(self.unit_spaces[k].1),
+            Err(_) => b,
+        }
     }
 
     /// The walk's mark on inode `i`, if any.

@@ -59,14 +59,15 @@ pub(crate) const MEANINGS: [(Bound, &str); 3] = [
     (
         Bound::AT_MOST,
         "Reclaimable at most: data it counts may also be held outside the scan \
-         (a snapshot, a copy, an excluded entry), or is compressed and counted \
-         uncompressed; deleting may free less",
+         (a snapshot, a copy, an excluded entry), is compressed and counted \
+         uncompressed, or on Btrfs lies end to end with data not freed with it \
+         (root tells them apart); deleting may free less",
     ),
     (
         Bound::AT_LEAST,
         "Reclaimable at least: an entry under it could not be read (named on \
-         stderr), or Btrfs extents referenced only in part are seen only as root; \
-         deleting may free more",
+         stderr), or Btrfs extents referenced only in part, or that FIEMAP gives \
+         as one, are seen only as root; deleting may free more",
     ),
     (
         Bound::UNKNOWN,

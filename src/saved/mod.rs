@@ -268,7 +268,7 @@ impl Saved {
                 nodes: (0..self.nodes.len())
                     .map(|i| (NodeId::new(i), Bound::UNKNOWN))
                     .collect(),
-                inodes: Vec::new(),
+                ..Exactness::default()
             };
         }
         let n = self
@@ -285,7 +285,7 @@ impl Saved {
             spaces,
             other: Bound::AT_MOST,
             nodes: self.bounds.clone(),
-            inodes: Vec::new(),
+            ..Exactness::default()
         }
     }
 }

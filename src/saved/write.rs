@@ -373,7 +373,7 @@ fn records(w: &mut impl Write, x: &Export<'_>, ids: &[NodeId]) -> io::Result<()>
             Granularity::Block => "block",
             Granularity::Extent => "extent",
         };
-        let b = x.exact.space(fs).bits();
+        let b = x.exact.saved_space(fs).bits();
         write!(w, "[{fs},\"{g}\",{},{b}]", range.len())?;
     }
     w.write_all(b"],\n\"stops\":[")?;

@@ -286,6 +286,7 @@ impl Coverage {
             other: Bound::AT_MOST,
             nodes,
             inodes,
+            ..Exactness::default()
         }
     }
 }
@@ -326,14 +327,18 @@ pub(crate) fn whole_subvolumes(
 /// which deleting both frees. Not a unit of a compressed extent seen once:
 /// every reference to one gives its start, so the unit holds all those the
 /// scan saw, and the other is outside it. A unit that can be freed is
-/// marked where it is credited (its space's bound).
+/// marked where it is credited (its space's bound). A unit `in_run`
+/// (touching another on disk, where the Data Used proof holds) keeps its
+/// mark through the proof: the unit it touches may be the rest of its
+/// extent, which deleting both frees.
 pub(crate) fn mark_unfreed_units(
     sweep: &crate::extents::Sweep,
     (files, copies): (&[crate::records::FileRec], &crate::records::Copies),
-    partial: &[bool],
+    (partial, in_run): (&[bool], &dyn Fn(usize) -> bool),
     marks: &mut WalkMarks,
 ) {
     let before = marks.inodes.len();
+    let nodes_before = marks.nodes.len();
     for (space, range, encoded) in sweep.fs_units_encoded() {
         if !partial.get(space as usize).copied().unwrap_or(false) {
             continue;
@@ -355,23 +360,35 @@ pub(crate) fn mark_unfreed_units(
             if freeable || (i >= encoded && u.mappings.saturating_add(n_copies) <= 1) {
                 continue;
             }
+            let run = in_run(i);
+            let to = |marks: &mut WalkMarks, node| {
+                let m = (node, Bound::AT_LEAST);
+                if run {
+                    marks.nodes.push(m)
+                } else {
+                    marks.partial.push(m)
+                }
+            };
             for &f in u.files {
                 let Some(r) = files.get(f as usize) else {
                     continue;
                 };
                 if r.linked {
-                    marks.inodes.push((r.inode(), Bound::AT_LEAST, true));
+                    marks.inodes.push((r.inode(), Bound::AT_LEAST, !run));
                 } else {
-                    marks.partial.push((r.node, Bound::AT_LEAST));
+                    to(marks, r.node);
                 }
                 for (node, _) in copies.of(f) {
-                    marks.partial.push((node, Bound::AT_LEAST));
+                    to(marks, node);
                 }
             }
         }
     }
     if marks.inodes.len() > before {
         marks.inodes.sort_by_key(|m| m.0);
+    }
+    if marks.nodes.len() > nodes_before {
+        crate::records::merge_bounds(&mut marks.nodes);
     }
 }
 

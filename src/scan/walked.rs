@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use super::coverage;
 use crate::error::{Diagnostic, Error};
+use crate::figures::Bound;
 use crate::messages::Messages;
 use crate::walk::{self, Counters, WalkOptions};
 use crate::{extents, probe, records, tree};
@@ -122,8 +123,10 @@ fn sweep(
             .collect(),
         inodes: unreachable_inodes,
     };
-    let proven_fs = proven_filesystems(&spaces, &sweep, (&coverage, &roots), &touching);
+    let (units, mismatched) = units_of(&touching, &spaces, &sweep);
+    let proven_fs = proven_filesystems(&spaces, &sweep, (&coverage, &roots), &mismatched);
     count_proven_units(&mut sweep, &spaces, &proven_fs);
+    let runs = runs(&touching, &units, (&spaces, &proven_fs, &sweep));
     let marks = coverage::WalkMarks {
         nodes: bounds,
         partial: partial_marks,
@@ -135,6 +138,7 @@ fn sweep(
         (&sweep, &files, &copies),
         marks,
         (&verified, &proven_fs),
+        runs,
     );
     Ok(Walked {
         nodes,
@@ -254,26 +258,117 @@ fn verify_outside(
     verified
 }
 
-/// The filesystems read as referenced where two indexed ranges touch.
-/// Without root on Btrfs, the proof of [`proven_filesystems`] needs every
-/// shared extent to be one unit: two indexed ranges that touch may be
-/// parts of one extent that different files hold (FIEMAP cannot tell).
-fn touching_ranges(spaces: &Spaces, extents: &extents::Extents) -> Vec<u32> {
-    (spaces.partial_fs.iter().copied())
-        .filter(|&fs| {
-            (spaces.fs.iter().enumerate())
-                .filter(|s| *s.1 == fs)
-                .any(|(space, _)| {
-                    let mut r = extents.ranges_in(space as u32);
-                    r.sort_unstable();
-                    r.windows(2)
-                        .any(|w| w[0].0.saturating_add(w[0].1) == w[1].0)
-                })
+/// Without root on Btrfs, per data space read as referenced: its indexed
+/// ranges merged where they overlap, in order of address (what the sweep
+/// makes one unit each of), and whether each ends where the next starts.
+/// FIEMAP cannot tell two extents laid end to end from one extent whose
+/// parts different files hold: such units are a run ([`runs`]).
+fn touching_ranges(spaces: &Spaces, extents: &extents::Extents) -> Vec<(u32, Vec<bool>)> {
+    (0..spaces.fs.len() as u32)
+        .filter(|&space| spaces.read_as_referenced(space) && !spaces.inline(space))
+        .map(|space| {
+            let mut r = extents.ranges_in(space);
+            r.sort_unstable();
+            let mut touches: Vec<bool> = Vec::new();
+            let mut end: Option<u64> = None;
+            for (start, len) in r {
+                match end {
+                    Some(e) if start < e => {}
+                    Some(e) => {
+                        touches.push(start == e);
+                    }
+                    None => {}
+                }
+                let stop = start.saturating_add(len);
+                end = Some(end.map_or(stop, |e| e.max(stop)));
+            }
+            if end.is_some() {
+                touches.push(false);
+            }
+            (space, touches)
         })
         .collect()
 }
 
-/// The filesystems read as referenced, none in `touching`, whose Data
+/// The units of each space of `touching` (sweep indices), or the
+/// filesystems where they are not the merged ranges one for one (then
+/// nothing is proven there).
+fn units_of(
+    touching: &[(u32, Vec<bool>)],
+    spaces: &Spaces,
+    sweep: &extents::Sweep,
+) -> (Vec<(u32, std::ops::Range<usize>)>, Vec<u32>) {
+    let mut units = Vec::new();
+    let mut mismatched = Vec::new();
+    for (space, touches) in touching {
+        let mut of = sweep.fs_units().filter(|(s, _)| s == space).map(|s| s.1);
+        match (of.next(), of.next()) {
+            (Some(r), None) if r.len() == touches.len() => units.push((*space, r)),
+            (None, None) if touches.is_empty() => {}
+            _ => mismatched.push(spaces.fs[*space as usize]),
+        }
+    }
+    (units, mismatched)
+}
+
+/// The runs of touching units (`Exactness::runs`: each unit with its
+/// run's first unit) and the units of more than one segment
+/// (`Exactness::split`) of the spaces of `proven_fs`, and those spaces.
+fn runs(
+    touching: &[(u32, Vec<bool>)],
+    units: &[(u32, std::ops::Range<usize>)],
+    (spaces, proven_fs, sweep): (&Spaces, &[u32], &extents::Sweep),
+) -> Runs {
+    let mut runs = Vec::new();
+    let mut split = Vec::new();
+    let mut unit_spaces = Vec::new();
+    for (space, touches) in touching {
+        let Some((_, of)) = units.iter().find(|u| u.0 == *space) else {
+            continue;
+        };
+        if !proven_fs.contains(&spaces.fs[*space as usize]) {
+            continue;
+        }
+        let before = (runs.len(), split.len());
+        split.extend(
+            (of.clone())
+                .filter(|&i| sweep.unit(i).segments.len() > 1)
+                .map(|i| i as u32),
+        );
+        let mut first: Option<u32> = None;
+        for (k, i) in of.clone().enumerate() {
+            let touched = k > 0 && touches[k - 1];
+            let id = if touched { first } else { None };
+            let i = i as u32;
+            if touched || touches[k] {
+                let id = id.unwrap_or(i);
+                first = Some(id);
+                runs.push((i, id));
+            } else {
+                first = None;
+            }
+        }
+        let mut b = Bound::EXACT;
+        if runs.len() > before.0 {
+            b = b.with(Bound::AT_MOST);
+        }
+        if split.len() > before.1 {
+            b = b.with(Bound::AT_LEAST);
+        }
+        if !b.is_exact() {
+            unit_spaces.push((*space, b));
+        }
+    }
+    runs.sort_unstable();
+    split.sort_unstable();
+    unit_spaces.sort_unstable_by_key(|s| s.0);
+    (runs, split, unit_spaces)
+}
+
+/// What [`runs`] finds: `Exactness::runs`, `split` and `unit_spaces`.
+type Runs = (Vec<(u32, u32)>, Vec<u32>, Vec<(u32, Bound)>);
+
+/// The filesystems read as referenced, none in `mismatched`, whose Data
 /// Used the roots of some namespace that covers them saw all of: there
 /// each unit is one whole extent. Each asked once: the proof reads its
 /// usage.
@@ -281,7 +376,7 @@ fn proven_filesystems(
     spaces: &Spaces,
     sweep: &extents::Sweep,
     (coverage, roots): (&coverage::Coverage, &[Option<walk::RootSeen>]),
-    touching: &[u32],
+    mismatched: &[u32],
 ) -> Vec<u32> {
     // Without root on Btrfs: the shared bytes (each once) and the rest of
     // the files' extents make what the roots of namespace `ns` saw on disk
@@ -305,7 +400,7 @@ fn proven_filesystems(
         })
     };
     (spaces.partial_fs.iter().copied())
-        .filter(|&fs| !touching.contains(&fs) && proven(fs))
+        .filter(|&fs| !mismatched.contains(&fs) && proven(fs))
         .collect()
 }
 
@@ -329,14 +424,25 @@ fn exactness(
     (sweep, files, copies): (&extents::Sweep, &[records::FileRec], &records::Copies),
     mut marks: coverage::WalkMarks,
     (verified, proven_fs): (&[bool], &[u32]),
+    (runs, split, unit_spaces): Runs,
 ) -> records::Exactness {
     let read_as_referenced: Vec<bool> = (0..spaces.fs.len() as u32)
         .map(|space| spaces.read_as_referenced(space))
         .collect();
-    coverage::mark_unfreed_units(sweep, (files, copies), &read_as_referenced, &mut marks);
-    coverage.exactness(registry, marks, (&spaces.partial_fs, verified), |fs| {
+    let in_run = |i: usize| (runs.binary_search_by_key(&(i as u32), |r| r.0)).is_ok();
+    coverage::mark_unfreed_units(
+        sweep,
+        (files, copies),
+        (&read_as_referenced, &in_run),
+        &mut marks,
+    );
+    let mut exact = coverage.exactness(registry, marks, (&spaces.partial_fs, verified), |fs| {
         proven_fs.contains(&fs)
-    })
+    });
+    exact.runs = runs;
+    exact.split = split;
+    exact.unit_spaces = unit_spaces;
+    exact
 }
 
 /// As root: who outside the roots of namespace `ns` holds the shared data

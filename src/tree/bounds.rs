@@ -20,6 +20,13 @@ pub(super) struct Marks<'a> {
     /// Per node, its reasons (empty when everything is exact: then no
     /// credit can make a bound).
     bounds: Vec<Bound>,
+    /// The units of runs touching on disk (`Exactness::runs`) credited:
+    /// each run and the node it was credited at.
+    in_runs: Vec<(u32, NodeId)>,
+    /// Where the files of a segment of a unit that may be several extents
+    /// (`Exactness::split`) lie, all their links, and where the unit is
+    /// credited (`NodeId::NONE`: nowhere).
+    split: Vec<(NodeId, NodeId)>,
 }
 
 impl<'a> Marks<'a> {
@@ -28,6 +35,8 @@ impl<'a> Marks<'a> {
         let mut m = Marks {
             exact,
             bounds: Vec::new(),
+            in_runs: Vec::new(),
+            split: Vec::new(),
         };
         if exact.any() {
             m.bounds = vec![Bound::EXACT; len];
@@ -53,12 +62,87 @@ impl<'a> Marks<'a> {
         }
     }
 
-    /// A unit of extent space `fs` was credited as reclaimable at `at`:
-    /// that figure is a bound when the space could not be verified.
-    pub(super) fn unit(&mut self, at: NodeId, fs: u32) {
-        let b = self.exact.space(fs);
-        if !b.is_exact() {
-            self.mark(at, b);
+    /// Unit `i` of extent space `fs`, credited as reclaimable at `at` (or
+    /// nowhere), whose files' links have their lowest common ancestors at
+    /// `contained` (`NodeId::NONE`: some link outside the scan). That
+    /// figure is a bound when the space could not be verified, at most when
+    /// the unit touches another on disk (`Exactness::runs`); where the unit
+    /// may be several extents (`Exactness::split`), every figure that holds
+    /// every file of one of its segments and not the unit is at least.
+    pub(super) fn unit(
+        &mut self,
+        (at, fs, i): (Option<NodeId>, u32, usize),
+        (nodes, sweep, contained): (&Nodes, &crate::extents::Sweep, &[NodeId]),
+    ) {
+        if let Some(at) = at {
+            let b = self.exact.space(fs);
+            if !b.is_exact() {
+                self.mark(at, b);
+            }
+            if let Some(run) = self.exact.run(i) {
+                self.in_runs.push((run, at));
+            }
+        }
+        if !self.exact.split(i) {
+            return;
+        }
+        let to = at.unwrap_or(NodeId::NONE);
+        for s in sweep.unit(i).segments {
+            let lca = (sweep.segment(s).files.iter()).try_fold(NodeId::NONE, |a, &f| {
+                let n = contained.get(f as usize).copied().unwrap_or(NodeId::NONE);
+                match (n.is_none(), a.is_none()) {
+                    (true, _) => None,
+                    (false, true) => Some(n),
+                    (false, false) => Some(super::acc::lca(nodes, a, n)),
+                }
+            });
+            if let Some(from) = lca.filter(|&n| !n.is_none() && n != to) {
+                self.split.push((from, to));
+            }
+        }
+    }
+
+    /// "At least" on each node from `from` up to, not including, `to`, for
+    /// each pair of `split`. Applied after the roll-up, which would carry it
+    /// above `to`, where the unit is freed whole.
+    fn mark_split(&mut self, nodes: &Nodes, bounds: &mut [Bound]) {
+        for (from, to) in std::mem::take(&mut self.split) {
+            let mut n = from;
+            while !n.is_none() && n != to {
+                if let Some(x) = bounds.get_mut(n.index()) {
+                    *x = x.with(Bound::AT_LEAST);
+                }
+                n = nodes.parent(n);
+            }
+        }
+    }
+
+    /// A unit of a run touching on disk frees at most what it counts
+    /// unless every unit of its run is freed with it: "at most" on each
+    /// node from where it is credited up to, not including, the lowest
+    /// common ancestor of where its run's units are (to the top when some
+    /// unit of it is credited nowhere). Applied after the roll-up, which
+    /// would carry it above that ancestor, where the run is freed whole.
+    fn mark_runs(&mut self, nodes: &Nodes, bounds: &mut [Bound]) {
+        let mut in_runs = std::mem::take(&mut self.in_runs);
+        in_runs.sort_unstable_by_key(|r| (r.0, r.1));
+        let runs = &self.exact.runs;
+        for group in in_runs.chunk_by(|a, b| a.0 == b.0) {
+            let run = group[0].0;
+            let first = runs.partition_point(|r| r.0 < run);
+            let size = runs[first..].iter().take_while(|r| r.1 == run).count();
+            let whole = (group.len() == size)
+                .then(|| (group.iter().map(|g| g.1)).reduce(|a, b| super::acc::lca(nodes, a, b)))
+                .flatten();
+            for &(_, at) in group {
+                let mut n = at;
+                while !n.is_none() && Some(n) != whole {
+                    if let Some(x) = bounds.get_mut(n.index()) {
+                        *x = x.with(Bound::AT_MOST);
+                    }
+                    n = nodes.parent(n);
+                }
+            }
         }
     }
 
@@ -77,6 +161,8 @@ impl<'a> Marks<'a> {
                 bounds[p.index()] = bounds[p.index()].with(bounds[id.index()]);
             }
         }
+        self.mark_runs(nodes, &mut bounds);
+        self.mark_split(nodes, &mut bounds);
         if bounds.iter().all(|b| b.is_exact()) {
             bounds = Vec::new();
         }

@@ -680,8 +680,8 @@ impl Crediting<'_> {
                 }
                 if let Some(at) = lca {
                     acc.reclaim_at(nodes, at, u.bytes);
-                    self.marks.unit(at, fs);
                 }
+                self.marks.unit((lca, fs, i), (nodes, sweep, &contained));
             }
         }
     }

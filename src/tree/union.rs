@@ -153,6 +153,16 @@ pub(crate) struct Reclaim {
     /// Per unit in `units`, whether it frees what it counts (empty: all
     /// do).
     unit_bounds: Vec<Bound>,
+    /// Per unit in `units`, its run of units touching on disk
+    /// (`Exactness::runs`), numbered from 0; `u32::MAX` for none (empty:
+    /// no unit is in one).
+    unit_runs: Vec<u32>,
+    /// Per run: whether some unit of it is never freed in the scan.
+    runs_held: Vec<bool>,
+    /// The segments of units in `units` that may be several extents
+    /// (`Exactness::split`): the unit, and its files in `split_files`.
+    split: Vec<(usize, usize, usize)>,
+    split_files: Vec<u32>,
     /// The nodes whose own figures are bounds, sorted by id.
     node_bounds: Vec<(NodeId, Bound)>,
 }
@@ -200,17 +210,37 @@ impl Reclaim {
                 (a, r.file_nodes.len())
             }));
         }
+        // Each run of touching units, numbered in order of its first unit.
+        let mut run_ids: Vec<u32> = exact.runs.iter().map(|r| r.1).collect();
+        run_ids.dedup();
+        r.runs_held = vec![false; run_ids.len()];
+        let mut unit_runs = Vec::new();
         for (fs, range) in sweep.fs_units() {
             let per_extent = granularity(fs) == Granularity::Extent;
             for i in range {
                 let u = sweep.unit(i);
+                let run = (exact.run(i)).and_then(|id| run_ids.binary_search(&id).ok());
                 if files.unit_freeable((u.mappings, u.ranges, u.files), per_extent) {
                     let a = r.unit_files.len();
                     r.unit_files.extend(u.files);
                     r.units.push((u.bytes, a, r.unit_files.len()));
                     unit_bounds.push(exact.space(fs));
+                    unit_runs.push(run.map_or(u32::MAX, |k| k as u32));
+                    if exact.split(i) {
+                        for s in u.segments.clone() {
+                            let a = r.split_files.len();
+                            r.split_files.extend(sweep.segment(s).files);
+                            let b = r.split_files.len();
+                            r.split.push((r.units.len() - 1, a, b));
+                        }
+                    }
+                } else if let Some(k) = run {
+                    r.runs_held[k] = true;
                 }
             }
+        }
+        if !run_ids.is_empty() {
+            r.unit_runs = unit_runs;
         }
         if unit_bounds.iter().any(|b| !b.is_exact()) {
             r.unit_bounds = unit_bounds;
@@ -240,6 +270,10 @@ impl Reclaim {
             + (self.inode_nodes.capacity() + self.file_nodes.capacity()) * size_of::<NodeId>()
             + self.unit_files.capacity() * 4
             + self.unit_bounds.capacity()
+            + self.unit_runs.capacity() * 4
+            + self.runs_held.capacity()
+            + self.split.capacity() * size_of::<(usize, usize, usize)>()
+            + self.split_files.capacity() * 4
             + self.node_bounds.capacity() * size_of::<(NodeId, Bound)>()
     }
 
@@ -295,9 +329,28 @@ impl Reclaim {
             .iter()
             .map(|f| f.is_some_and(|(a, b)| all_inside(&self.file_nodes[a..b])))
             .collect();
+        let unit_freed: Vec<bool> = (self.units.iter())
+            .map(|&(_, a, b)| self.unit_files[a..b].iter().all(|&f| freed[f as usize]))
+            .collect();
+        // A run of touching units may be one extent whose parts different
+        // files hold: freed whole, it frees what its units count; in part,
+        // at most that.
+        let mut run_whole = self.runs_held.iter().map(|&h| !h).collect::<Vec<bool>>();
+        for (&run, &f) in self.unit_runs.iter().zip(&unit_freed) {
+            if let Some(w) = run_whole.get_mut(run as usize) {
+                *w &= f;
+            }
+        }
         for (i, &(bytes, a, b)) in self.units.iter().enumerate() {
-            if self.unit_files[a..b].iter().all(|&f| freed[f as usize]) {
+            if unit_freed[i] {
                 total = total.saturating_add(bytes);
+                let run = self
+                    .unit_runs
+                    .get(i)
+                    .and_then(|&k| run_whole.get(k as usize));
+                if run == Some(&false) {
+                    bound = bound.with(Bound::AT_MOST);
+                }
                 if let Some(&b) = self.unit_bounds.get(i) {
                     bound = bound.with(b);
                 }
@@ -306,6 +359,13 @@ impl Reclaim {
                         bound = bound.with(m);
                     }
                 }
+            }
+        }
+        // A unit that may be several extents, not freed, with a segment
+        // whose files all are: the extent under that segment may be.
+        for &(u, a, b) in &self.split {
+            if !unit_freed[u] && self.split_files[a..b].iter().all(|&f| freed[f as usize]) {
+                bound = bound.with(Bound::AT_LEAST);
             }
         }
         Frees {

@@ -50,6 +50,7 @@ mod snapshot_alone;
 mod snapshot_walk;
 mod snapshots;
 mod snapshots_qgroup;
+mod snapshots_touching;
 mod structure;
 mod terminal;
 mod tmux;
