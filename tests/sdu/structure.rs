@@ -399,12 +399,14 @@ fn the_history_finder_finds_history() {
 
 #[test]
 fn the_readme_and_the_benchmarks_stay_short() {
-    for name in ["README.md", "BENCHMARKS.md"] {
+    // BENCHMARKS.md is generated, a section per bench tree (the Btrfs
+    // snapshot trees' two counts included); the README is written.
+    for (name, most) in [("README.md", 400), ("BENCHMARKS.md", 480)] {
         let n = fs::read_to_string(root().join(name))
             .unwrap()
             .lines()
             .count();
-        assert!(n <= 400, "{name} has {n} lines (at most 400)");
+        assert!(n <= most, "{name} has {n} lines (at most {most})");
     }
 }
 
