@@ -485,11 +485,18 @@ pub(crate) fn snapshot_walk(walk: &WalkOptions, msgs: &Messages) -> WalkOptions 
         subvolumes: true,
         ..walk.clone()
     };
+    // Each PATH resolved once: the question of what lies under it and the
+    // walk take the same fd.
+    let follow = walk.follow_links || walk.follow_args;
+    walk.path_fds = (walk.roots.iter())
+        .map(|p| walk::resolve_dir(p, follow).map(std::sync::Arc::new))
+        .collect();
     let outside = walk::top_level::outside(&walk);
     walk.root_fds = walk.roots.iter().map(|_| None).collect();
     for (name, fd) in outside.roots {
         walk.roots.push(name);
         walk.root_fds.push(Some(fd));
+        walk.path_fds.push(None);
     }
     if outside.missed != Some(0) {
         msgs.report(Diagnostic::SnapshotsNotReached {

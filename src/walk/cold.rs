@@ -197,14 +197,14 @@ mod tests {
             std::fs::create_dir_all(t.path().join(d)).unwrap();
         }
         let root = [t.path().as_os_str().as_encoded_bytes().to_vec()];
-        looks_cold(&Roots::open(&root, &[], false), CacheLook::start());
+        looks_cold(&Roots::open(&root, (&[], &[]), false), CacheLook::start());
         let warm = (0..5)
-            .filter(|_| !looks_cold(&Roots::open(&root, &[], false), CacheLook::start()))
+            .filter(|_| !looks_cold(&Roots::open(&root, (&[], &[]), false), CacheLook::start()))
             .count();
         // One of five may be slowed by a loaded machine.
         assert!(warm >= 4, "{warm} of 5 warm");
         assert!(!looks_cold(
-            &Roots::open(&[b"/nonexistent-sdu".to_vec()], &[], false),
+            &Roots::open(&[b"/nonexistent-sdu".to_vec()], (&[], &[]), false),
             CacheLook::start()
         ));
     }

@@ -94,6 +94,11 @@ pub struct WalkOptions {
     pub subvolumes: bool,
     /// By position in `roots`: a directory taken as that root, its name only naming it.
     pub root_fds: Vec<Option<Arc<OwnedFd>>>,
+    /// By position in `roots`: the PATH already resolved, once, as the
+    /// walk resolves it ([`super::roots::resolve_dir`]), by a caller that
+    /// asked something of it first (`--snapshots` as root, which subvolumes
+    /// lie under it); the walk takes this fd instead of the name.
+    pub path_fds: Vec<Option<Arc<OwnedFd>>>,
     /// `--index-memory`: the bytes of mappings the index of shared extents
     /// holds in memory before it spills sorted runs to a temporary file
     /// (`None`: half the memory available).

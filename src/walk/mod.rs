@@ -58,6 +58,7 @@ mod plain;
 mod root_file;
 mod root_trees;
 mod roots;
+pub(crate) use roots::resolve_dir;
 pub(crate) mod subvols;
 pub(crate) mod top_level;
 
@@ -229,7 +230,7 @@ pub(crate) fn walk(
     // Each PATH resolved by its name once: everything below asks the fds.
     let look = cold::CacheLook::start(); // resolving the PATHs is part of the look
     let follow = opts.follow_links || opts.follow_args;
-    let mut roots = roots::Roots::open(&opts.roots, &opts.root_fds, follow);
+    let mut roots = roots::Roots::open(&opts.roots, (&opts.root_fds, &opts.path_fds), follow);
     // The root trees asked about before the walk, each read once.
     let trees = root_trees::RootTrees::default();
     let budget::Budget {

@@ -52,6 +52,9 @@ pub(super) struct RootPath {
     pub(super) given: bool,
 }
 
+/// A root's fd as a caller gives it ([`super::WalkOptions`]), if any.
+type RootFd = Option<std::sync::Arc<OwnedFd>>;
+
 /// The PATHs by their position on the command line: what each is, or why
 /// it could not be resolved.
 pub(super) struct Roots(pub(super) Vec<Result<RootPath, Errno>>);
@@ -88,6 +91,14 @@ fn resolve(path: &CStr, follow: bool) -> Result<(OwnedFd, Statx, Option<OwnedFd>
     )?;
     let dir = u32::from(st.stx_mode) & 0o170000 == 0o040000;
     Ok((fd, st, parent.filter(|_| !dir)))
+}
+
+/// PATH `path` resolved as the walk resolves it ([`resolve`]), when it is
+/// a directory: its `O_PATH` fd, for [`super::WalkOptions::path_fds`].
+pub(crate) fn resolve_dir(path: &[u8], follow: bool) -> Option<OwnedFd> {
+    let path = CString::new(path).ok()?;
+    let (fd, st, _) = resolve(&path, follow).ok()?;
+    (u32::from(st.stx_mode) & 0o170000 == 0o040000).then_some(fd)
 }
 
 /// A root given as `fd`, named `path`: a copy of the fd, held.
@@ -139,7 +150,7 @@ impl Roots {
     /// copy of it, its name only naming it.
     pub(super) fn open(
         paths: &[Vec<u8>],
-        given: &[Option<std::sync::Arc<OwnedFd>>],
+        (given, resolved): (&[RootFd], &[RootFd]),
         follow: bool,
     ) -> Roots {
         let roots = paths
@@ -150,7 +161,19 @@ impl Roots {
                 if let Some(fd) = given.get(i).and_then(Option::as_ref) {
                     return of_fd(path, fd);
                 }
-                let (fd, st, parent) = resolve(&path, follow)?;
+                let (fd, st, parent) = match resolved.get(i).and_then(Option::as_ref) {
+                    Some(fd) => {
+                        let fd = rustix::io::fcntl_dupfd_cloexec(fd, 0)?;
+                        let st = rfs::statx(
+                            &fd,
+                            c"",
+                            AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC,
+                            MASK,
+                        )?;
+                        (fd, st, None)
+                    }
+                    None => resolve(&path, follow)?,
+                };
                 Ok(RootPath {
                     parent: parent.filter(|_| i < HELD),
                     place: place_of(&fd),

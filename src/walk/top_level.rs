@@ -16,19 +16,18 @@
 //! `openat2` through no symlink ([`sdu_sys::btrfs::open_beneath`]), at
 //! the path its `ROOT_REF`s give, and handed to the walk as an fd
 //! ([`super::WalkOptions::root_fds`]); one lying inside another so found
-//! is walked as part of it. A PATH is resolved here by its name once more
-//! (a directory opened, never through a symlink unless `-H` or `-L`):
-//! what it holds is only asked, never walked, from that fd.
+//! is walked as part of it. A PATH is asked about through the fd the walk
+//! then takes it by ([`super::WalkOptions::path_fds`]), never by its name
+//! again.
 //!
 //! Without `CAP_SYS_ADMIN` the root tree cannot be read: how many
 //! subvolumes lie outside the PATHs cannot be told.
 
 use std::collections::HashSet;
-use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
-use rustix::fs::{self as rfs, CWD, Mode, OFlags};
+use rustix::fs::{self as rfs, Mode, OFlags};
 use sdu_sys::btrfs::Subvolumes;
 
 use super::WalkOptions;
@@ -69,8 +68,10 @@ pub(crate) fn outside(opts: &WalkOptions) -> Outside {
         missed: Some(0),
         ..Outside::default()
     };
-    for path in &opts.roots {
-        let Some(fd) = open_path(path, opts.follow_links || opts.follow_args) else {
+    // Each PATH as the walk takes it (`path_fds`), opened again through
+    // its fd, never its name: its ioctls need more than `O_PATH`.
+    for pathfd in opts.path_fds.iter().flatten() {
+        let Some(fd) = reopen(pathfd.as_fd()) else {
             continue;
         };
         if sdu_sys::fs::fs_type(fd.as_fd()).ok() != Some(magic::BTRFS) {
@@ -228,15 +229,10 @@ fn in_top_level(fd: BorrowedFd<'_>) -> bool {
         && rfs::fstat(fd).is_ok_and(|st| st.st_ino == 256)
 }
 
-/// PATH `path`, a directory, opened for reading (its ioctls need more
-/// than `O_PATH`; through a symlink only when `follow`).
-fn open_path(path: &[u8], follow: bool) -> Option<OwnedFd> {
-    let p = CString::new(path).ok()?;
-    let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    if !follow {
-        flags |= OFlags::NOFOLLOW;
-    }
-    rfs::openat(CWD, &p, flags, Mode::empty()).ok()
+/// The directory open at `fd` (`O_PATH`), opened for reading.
+fn reopen(fd: BorrowedFd<'_>) -> Option<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    rfs::openat(fd, c".", flags, Mode::empty()).ok()
 }
 
 /// Where the directory open at `fd` lies, as `/proc/self/fd` names it.

@@ -130,6 +130,13 @@ fn identities_read_through_the_walks_fds() {
         std::fs::remove_file(&trace).unwrap();
         let bad = by_name_below(&text, d);
         assert!(bad.is_empty(), "resolved by name:\n{}", bad.join("\n"));
+        // The PATH itself is resolved by its name once: what is asked of
+        // it before the walk (the subvolumes under it) and the walk take
+        // one fd.
+        let path_lookups: Vec<&str> = (text.lines())
+            .filter(|l| l.contains("(AT_FDCWD, \".\""))
+            .collect();
+        assert_eq!(path_lookups.len(), 1, "{path_lookups:#?}");
         // The check sees a lookup by name when there is one.
         assert!(!by_name_below("1 statx(AT_FDCWD, \"./snaps/1\", …) = 0", d).is_empty());
         assert!(by_name_below("1 openat(5, \"snaps\", O_RDONLY) = 6", d).is_empty());
