@@ -279,20 +279,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
             if let Some(oldest) = cfg.by_age {
                 plan::by_age(&mut candidates, oldest);
             }
-            let ids: Vec<records::NodeId> = candidates.iter().map(|c| c.node).collect();
-            let plan = match cfg.by_age {
-                Some(_) => sets.plan_in_order(&s.tree, &ids, target),
-                None => sets.plan(&s.tree, &ids, target),
-            };
-            if plan.reached {
-                report::to_free::write(out, &plan, (target, cfg.by_age), &candidates, &cfg.report)?;
-            } else {
-                msgs.report(Diagnostic::CannotFree {
-                    target,
-                    all: plan.all.bytes,
-                    candidates: ids.len(),
-                });
-            }
+            plan_and_write(cfg, (&s.tree, sets), &candidates, target, (out, msgs))?;
         }
         _ => {
             let roots = match cfg.source() {
@@ -423,13 +410,26 @@ fn snapshots_plan(
     if cfg.by_age == Some(false) {
         candidates.reverse();
     }
+    plan_and_write(cfg, (tree, sets), &candidates, target, (out, msgs))
+}
+
+/// The `--to-free` plan among `candidates` (in their order with
+/// `--oldest-first` or `--newest-first`, else the largest first), written
+/// as `cfg` asks; a SIZE they cannot free together said on `msgs`.
+fn plan_and_write(
+    cfg: &Config,
+    (tree, sets): (&tree::Tree, &tree::Sets),
+    candidates: &[plan::Candidate],
+    target: u64,
+    (out, msgs): (&mut dyn Write, &Messages),
+) -> Result<(), Error> {
     let ids: Vec<records::NodeId> = candidates.iter().map(|c| c.node).collect();
     let plan = match cfg.by_age {
         Some(_) => sets.plan_in_order(tree, &ids, target),
         None => sets.plan(tree, &ids, target),
     };
     if plan.reached {
-        report::to_free::write(out, &plan, (target, cfg.by_age), &candidates, &cfg.report)?;
+        report::to_free::write(out, &plan, (target, cfg.by_age), candidates, &cfg.report)?;
     } else {
         msgs.report(Diagnostic::CannotFree {
             target,
