@@ -15,7 +15,9 @@
 //!   they all free, oldest or newest first, the whole filesystem scanned
 //!   beside them). Each run's plan is measured on what it chose (without
 //!   root the figures, and so the set, may differ); where the snapshots
-//!   together free nothing, sdu's refusal is checked by deleting them all.
+//!   together free nothing, sdu's refusal is checked by deleting them all;
+//!   and the same SIZE planned by `--snapshots --to-free` among every
+//!   snapshot of the filesystem (never an origin), measured likewise.
 //!
 //! Each case is measured on the same saved image: its subvolumes deleted,
 //! the cleaner waited for, Data Used's drop. No file is inline
@@ -388,6 +390,55 @@ fn case(seed: u64) -> Option<(String, Vec<String>)> {
             // Without root the plan may see less than SIZE (a bound).
             Err(e) if !root && e.contains("cannot free") => {}
             Err(e) => wrong.push(format!("{label}: {e}")),
+        }
+    }
+    // The same SIZE planned among every snapshot the scan meets
+    // (`--snapshots --to-free`): never an origin, and its figure deleted
+    // and measured as the others.
+    for root in [true, false].into_iter().filter(|_| size > 0) {
+        let size = size.to_string();
+        let args = ["--json", "--snapshots", "--to-free", &size, order, "."];
+        let out = sdu_in(&d, root, &args);
+        let label = format!("--snapshots plan {order} {size} ({})", who(root));
+        if out.code != Some(0) {
+            // Without root the plan may see less than SIZE (a bound).
+            if root || !out.stderr.contains("cannot free") {
+                wrong.push(format!("{label}: {out:?}"));
+            }
+            continue;
+        }
+        let doc: Value = match serde_json::from_slice(&out.stdout) {
+            Ok(doc) => doc,
+            Err(e) => {
+                wrong.push(format!("{label}: {e}"));
+                continue;
+            }
+        };
+        let mut chosen: Vec<String> = (doc["chosen"].as_array().into_iter().flatten())
+            .map(|c| {
+                c["path"]
+                    .as_str()
+                    .unwrap_or("?")
+                    .trim_start_matches("./")
+                    .to_owned()
+            })
+            .collect();
+        if let Some(c) = chosen.iter().find(|c| !all.contains(c)) {
+            wrong.push(format!("{label}: chose {c}, not a snapshot"));
+            continue;
+        }
+        chosen.sort();
+        let bound = doc["reclaimable_bound"].as_str().map(str::to_owned);
+        let exact = doc["reclaimable_exact"] == true;
+        let bound = bound.or((!exact).then(|| "unknown".to_owned()));
+        let fig = (doc["frees"].as_u64().unwrap_or(0), bound);
+        match cases.iter_mut().find(|c| {
+            let mut dels = c.1.clone();
+            dels.sort();
+            c.0.starts_with("--snapshots plan") && dels == chosen
+        }) {
+            Some(c) => c.2.push((root, Ok(fig))),
+            None => cases.push((label, chosen, vec![(root, Ok(fig))])),
         }
     }
     let saved = d.parent().unwrap().join("saved.img");
