@@ -33,21 +33,6 @@ fn build(d: &Path) {
     .unwrap();
 }
 
-/// The rows of `sdu --snapshots --json .` run in `d`.
-fn rows(d: &Path, root: bool) -> Vec<Value> {
-    let out = sdu_in(d, root, &["--snapshots", "--json", "."]);
-    assert_eq!(out.code, Some(0), "{out:?}");
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    doc["snapshots"].as_array().unwrap().clone()
-}
-
-/// The row of `path`.
-fn row<'a>(rows: &'a [Value], path: &str) -> &'a Value {
-    rows.iter()
-        .find(|r| r["path"] == path)
-        .unwrap_or_else(|| panic!("no {path} in {rows:?}"))
-}
-
 /// The calls of `trace` (strace's `-e trace=%file` output) that resolve a
 /// name below the PATH `.` of a run in `d` from the working directory or
 /// by an absolute path, not relative to a directory fd the walk opened.
@@ -141,7 +126,7 @@ fn identities_read_through_the_walks_fds() {
         assert!(!by_name_below("1 statx(AT_FDCWD, \"./snaps/1\", …) = 0", d).is_empty());
         assert!(by_name_below("1 openat(5, \"snaps\", O_RDONLY) = 6", d).is_empty());
     }
-    let rows = rows(d, true);
+    let rows = snapshot_rows(d, true);
     assert_eq!(row(&rows, "./snaps/1")["read_only"], true);
     assert_eq!(row(&rows, "./vol")["read_only"], false);
 }
@@ -168,7 +153,7 @@ fn origin_through_a_deleted_intermediate() {
     Tree { root: &d.join("B") }.write("b", 1 << 20);
     ro_snapshot(&d.join("B"), &d.join("C"));
     ro_snapshot(&d.join("A"), &d.join("D"));
-    let rows_alive = rows(d, true);
+    let rows_alive = snapshot_rows(d, true);
     assert_eq!(row(&rows_alive, "./C")["origin"], "./A", "{rows_alive:?}");
     assert_eq!(row(&rows_alive, "./C")["origin_by"], "root_tree");
     run(Command::new("btrfs")
@@ -177,7 +162,7 @@ fn origin_through_a_deleted_intermediate() {
     .assert_ok();
     btrfs(&["subvolume", "sync"], d);
     btrfs(&["filesystem", "sync"], d);
-    let as_root = rows(d, true);
+    let as_root = snapshot_rows(d, true);
     let c = row(&as_root, "./C");
     assert_eq!(c["origin"], "./A", "{as_root:?}");
     assert_eq!(c["origin_by"], "shared_data");
@@ -191,7 +176,7 @@ fn origin_through_a_deleted_intermediate() {
     let at = |p: &str| paths.iter().position(|q| *q == p).unwrap();
     assert_eq!(at("./A") + 1, at("./C"), "{paths:?}");
     assert_eq!(at("./C") + 1, at("./D"), "{paths:?}");
-    let as_user = rows(d, false);
+    let as_user = snapshot_rows(d, false);
     let c = row(&as_user, "./C");
     assert!(c["origin"].is_null(), "{as_user:?}");
     assert_eq!(c["origin_by"], "parent_uuid");
@@ -243,7 +228,7 @@ fn snapshots_in_the_top_level_not_mounted() {
         .arg(fs.device())
         .arg(mnt.path()))
     .assert_ok();
-    let as_root = rows(mnt.path(), true);
+    let as_root = snapshot_rows(mnt.path(), true);
     let as_user = sdu_in(mnt.path(), false, &["--snapshots", "--json", "."]);
     // The top level is mounted detached (an fd, never moved onto a mount
     // point), and nothing below a root is looked up by name.
@@ -307,7 +292,7 @@ fn snapshots_in_the_top_level_not_mounted() {
     assert_eq!(oldest, 0, "{as_root:?}");
     // The snapshots' directory alone: the other snapshot of `@` is
     // reached, `@` itself (no snapshot) is not walked for them.
-    let only = rows(&top.join("@snapshots"), true);
+    let only = snapshot_rows(&top.join("@snapshots"), true);
     let paths: Vec<&str> = only.iter().map(|r| r["path"].as_str().unwrap()).collect();
     assert_eq!(
         paths,

@@ -7,7 +7,6 @@
 //! direction it errs in. Each case runs on a filesystem of its own.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -55,35 +54,6 @@ fn build(d: &Path) {
     std::fs::remove_file(o.p("x")).unwrap();
 }
 
-/// The rows of `sdu --snapshots --json .` run in `d`.
-fn rows(d: &Path, root: bool) -> Vec<Value> {
-    let out = sdu_in(d, root, &["--snapshots", "--json", "."]);
-    assert_eq!(out.code, Some(0), "{out:?}");
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    doc["snapshots"].as_array().unwrap().clone()
-}
-
-/// The row of `path`.
-fn row<'a>(rows: &'a [Value], path: &str) -> &'a Value {
-    rows.iter()
-        .find(|r| r["path"] == path)
-        .unwrap_or_else(|| panic!("no {path} in {rows:?}"))
-}
-
-/// What deleting the subvolumes `rels` of `d` frees of Data Used.
-fn freed(d: &Path, rels: &[&str]) -> u64 {
-    let before = btrfs_used(d).0;
-    let mut c = Command::new("btrfs");
-    c.args(["subvolume", "delete", "-C"]);
-    for r in rels {
-        c.arg(d.join(r));
-    }
-    run(&mut c).assert_ok();
-    btrfs(&["subvolume", "sync"], d);
-    let after = btrfs_used(d).0;
-    before.saturating_sub(after)
-}
-
 /// Without root: equal, or marked with the direction it errs in.
 fn within_or_marked(r: &Value, field: &str, want: u64) {
     let got = r[field].as_u64().unwrap();
@@ -107,11 +77,11 @@ fn case(path: &str, field: &str, rels: &[&str]) {
     };
     let d = fs.path();
     build(d);
-    let rows_root = rows(d, true);
-    let rows_nobody = rows(d, false);
+    let rows_root = snapshot_rows(d, true);
+    let rows_nobody = snapshot_rows(d, false);
     let r = row(&rows_root, path);
     assert_eq!(r["frees_exact"], true, "{r}");
-    let want = freed(d, rels);
+    let want = freed_by_deleting_subvolumes(d, rels);
     assert!(want > 0, "deleting {rels:?} freed nothing");
     assert_eq!(r[field].as_u64().unwrap(), want, "{field} of {r}");
     within_or_marked(row(&rows_nobody, path), field, want);
@@ -151,7 +121,7 @@ fn grouped_by_origin_oldest_first() {
     };
     let d = fs.path();
     build(d);
-    let rows = rows(d, true);
+    let rows = snapshot_rows(d, true);
     let paths: Vec<&str> = rows.iter().map(|r| r["path"].as_str().unwrap()).collect();
     let at = |p: &str| paths.iter().position(|q| *q == p).unwrap();
     assert!(at("./live") < at("./snaps/1"), "{paths:?}");
@@ -216,7 +186,7 @@ fn snapper_and_timeshift_snapshots_are_described() {
         r#"{"created":"1709719200","sys-uuid":"x","sys-distro":"Debian","app-version":"24.01.1","tags":"D W","comments":"weekly"}"#,
     )
     .unwrap();
-    let rows = rows(d, true);
+    let rows = snapshot_rows(d, true);
     let snapper = &row(&rows, "./root/.snapshots/42/snapshot")["layout"];
     assert_eq!(snapper["tool"], "snapper", "{rows:?}");
     assert_eq!(snapper["number"], 42);

@@ -76,26 +76,6 @@ fn scan(d: &Path, who: &str) -> (Vec<Value>, Vec<Value>) {
     (rows, doc["origins"].as_array().unwrap().clone())
 }
 
-/// The row of `path`.
-fn row<'a>(rows: &'a [Value], path: &str) -> &'a Value {
-    rows.iter()
-        .find(|r| r["path"] == path)
-        .unwrap_or_else(|| panic!("no {path} in {rows:?}"))
-}
-
-/// What deleting the subvolumes `rels` of `d` frees of Data Used.
-fn freed(d: &Path, rels: &[&str]) -> u64 {
-    let before = btrfs_used(d).0;
-    let mut c = Command::new("btrfs");
-    c.args(["subvolume", "delete", "-C"]);
-    for r in rels {
-        c.arg(d.join(r));
-    }
-    run(&mut c).assert_ok();
-    btrfs(&["subvolume", "sync"], d);
-    before.saturating_sub(btrfs_used(d).0)
-}
-
 /// The bound of `field` of row `r`: "exact", "at_most", ...
 fn bound<'a>(r: &'a Value, field: &str) -> &'a str {
     r[format!("{field}_bound")].as_str().unwrap_or("exact")
@@ -132,7 +112,7 @@ fn cases(pads: bool, exact_without_root: impl Fn(&str, &str) -> bool) -> usize {
         build(d, pads);
         let (root, _) = scan(d, "root");
         let others = [scan(d, "nocap"), scan(d, "nobody")];
-        let want = freed(d, rels);
+        let want = freed_by_deleting_subvolumes(d, rels);
         let r = row(&root, path);
         assert_eq!((r[field].as_u64(), bound(r, field)), (Some(want), "exact"));
         for (rows, origins) in &others {
@@ -200,7 +180,7 @@ fn one_extent_in_halves_is_at_most() {
     ro_snapshot(&d.join("live"), &d.join("snaps/2"));
     std::fs::remove_file(t.p("y")).unwrap();
     let (rows, _) = scan(d, "nobody");
-    let want = freed(d, &["snaps/1", "snaps/2"]);
+    let want = freed_by_deleting_subvolumes(d, &["snaps/1", "snaps/2"]);
     assert_eq!(want, 0);
     let r = row(&rows, "./snaps/2");
     assert_eq!(r["frees_with_older"], 1 << 20, "{r}");
@@ -239,7 +219,7 @@ fn an_extent_referenced_in_part_stays_at_least() {
     .assert_ok();
     btrfs(&["subvolume", "sync"], d);
     let (rows, _) = scan(d, "nobody");
-    let want = freed(d, &["snaps/2"]);
+    let want = freed_by_deleting_subvolumes(d, &["snaps/2"]);
     assert_eq!(want, 3 << 20);
     let r = row(&rows, "./snaps/2");
     assert_eq!(r["frees_alone"], 2 << 20, "{r}");

@@ -20,6 +20,7 @@ mod loopfs;
 mod measure;
 mod process;
 mod search;
+mod snapshots;
 mod table;
 mod trees;
 
@@ -28,5 +29,6 @@ pub use loopfs::*;
 pub use measure::*;
 pub use process::*;
 pub use search::*;
+pub use snapshots::*;
 pub use table::*;
 pub use trees::*;
