@@ -83,12 +83,7 @@ fn resolve(path: &CStr, follow: bool) -> Result<(OwnedFd, Statx, Option<OwnedFd>
         }
         None => (rfs::openat(CWD, path, flags, Mode::empty())?, None),
     };
-    let st = rfs::statx(
-        &fd,
-        c"",
-        AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC,
-        MASK,
-    )?;
+    let st = stat_of(&fd)?;
     let dir = u32::from(st.stx_mode) & 0o170000 == 0o040000;
     Ok((fd, st, parent.filter(|_| !dir)))
 }
@@ -101,15 +96,20 @@ pub(crate) fn resolve_dir(path: &[u8], follow: bool) -> Option<OwnedFd> {
     (u32::from(st.stx_mode) & 0o170000 == 0o040000).then_some(fd)
 }
 
-/// A root given as `fd`, named `path`: a copy of the fd, held.
-fn of_fd(path: CString, fd: &OwnedFd) -> Result<RootPath, Errno> {
-    let fd = rustix::io::fcntl_dupfd_cloexec(fd, 0)?;
-    let st = rfs::statx(
-        &fd,
+/// What `statx` says of the file open at `fd` (an `O_PATH` fd will do).
+fn stat_of(fd: &OwnedFd) -> Result<Statx, Errno> {
+    rfs::statx(
+        fd,
         c"",
         AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC,
         MASK,
-    )?;
+    )
+}
+
+/// A root given as `fd`, named `path`: a copy of the fd, held.
+fn of_fd(path: CString, fd: &OwnedFd) -> Result<RootPath, Errno> {
+    let fd = rustix::io::fcntl_dupfd_cloexec(fd, 0)?;
+    let st = stat_of(&fd)?;
     Ok(RootPath {
         parent: None,
         place: None,
@@ -164,12 +164,7 @@ impl Roots {
                 let (fd, st, parent) = match resolved.get(i).and_then(Option::as_ref) {
                     Some(fd) => {
                         let fd = rustix::io::fcntl_dupfd_cloexec(fd, 0)?;
-                        let st = rfs::statx(
-                            &fd,
-                            c"",
-                            AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC,
-                            MASK,
-                        )?;
+                        let st = stat_of(&fd)?;
                         (fd, st, None)
                     }
                     None => resolve(&path, follow)?,
