@@ -95,7 +95,7 @@ pub struct WalkOptions {
     /// By position in `roots`: a directory taken as that root, its name only naming it.
     pub root_fds: Vec<Option<Arc<OwnedFd>>>,
     /// By position in `roots`: the PATH already resolved, once, as the
-    /// walk resolves it ([`super::roots::resolve_dir`]), by a caller that
+    /// walk resolves it (`walk::resolve_dir`), by a caller that
     /// asked something of it first (`--snapshots` as root, which subvolumes
     /// lie under it); the walk takes this fd instead of the name.
     pub path_fds: Vec<Option<Arc<OwnedFd>>>,
