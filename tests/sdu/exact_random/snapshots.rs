@@ -18,6 +18,8 @@
 //!   together free nothing, sdu's refusal is checked by deleting them all;
 //!   and the same SIZE planned by `--snapshots --to-free` among every
 //!   snapshot of the filesystem (never an origin), measured likewise.
+//!   The range is also read as root with the origin alone as PATH, its
+//!   snapshots reached through the top level (`<FS_TREE>/...`).
 //!
 //! Each case is measured on the same saved image: its subvolumes deleted,
 //! the cleaner waited for, Data Used's drop. No file is inline
@@ -217,9 +219,15 @@ fn rows(d: &Path, root: bool) -> Result<Vec<Value>, String> {
 /// A figure of `--snapshots`: the value of `field` in the row of `path`
 /// and its bound (None when exact).
 fn figure(rows: &[Value], path: &str, field: &str) -> Fig {
+    // A PATH's subvolume is named from `.`, one reached through the top
+    // level by its name there.
+    let path = match path.starts_with("<FS_TREE>/") {
+        true => path.to_owned(),
+        false => format!("./{path}"),
+    };
     let r = (rows.iter())
-        .find(|r| r["path"] == format!("./{path}"))
-        .ok_or_else(|| format!("no row ./{path}"))?;
+        .find(|r| r["path"] == path)
+        .ok_or_else(|| format!("no row {path}"))?;
     let v = r[field]
         .as_u64()
         .ok_or_else(|| format!("no {field} in {r}"))?;
@@ -347,6 +355,23 @@ fn case(seed: u64) -> Option<(String, Vec<String>)> {
             })
             .collect();
         cases.push((format!("{field} of {path}"), dels, figs));
+    }
+    // As root, the origin alone as PATH: its snapshots, outside it, are
+    // reached through the top level (`<FS_TREE>/s{o}/k`), and the range
+    // figure must be the one deleting them frees all the same.
+    let top = (|| -> Result<Vec<Value>, String> {
+        let out = sdu_in(&d, true, &["--snapshots", "--json", &h.origins[o].0]);
+        if out.code != Some(0) {
+            return Err(format!("{out:?}"));
+        }
+        let doc: Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+        Ok(doc["snapshots"].as_array().ok_or("no snapshots")?.clone())
+    })();
+    let via_top = format!("<FS_TREE>/{}", snaps[k]);
+    let fig = top.and_then(|r| figure(&r, &via_top, "frees_with_older"));
+    if let Some(c) = cases.iter_mut().find(|c| c.1 == snaps[..=k]) {
+        c.0.push_str(&format!(", and of {via_top} scanning {}", h.origins[o].0));
+        c.2.push((true, fig));
     }
     // The plan, as root and without: each run's chosen set is deleted.
     let oldest = h.rng.chance(1, 2);
