@@ -232,9 +232,26 @@ fn cold_tree_threads(kind: FsKind, cases: &[(&[&str], &str, u64, bool)]) {
             a
         };
         let one = sdu_json_bytes_stats(&args(true), false).0;
-        fs.cold();
-        let (cold, stats) = sdu_json_bytes_stats(&args(false), false);
-        assert!(stats.contains("(the tree was not in memory"), "{stats}");
+        // The look before the walk is timed, and a small tree on a fast
+        // device may be read in a few requests: of three cold walks, one
+        // at least must be judged cold; each gives `-j1`'s bytes.
+        let mut looks = Vec::new();
+        let stats = loop {
+            fs.cold();
+            let (cold, stats) = sdu_json_bytes_stats(&args(false), false);
+            assert_eq!(
+                cold, one,
+                "{flags:?} {dir}: a cold walk's document differs from -j1's"
+            );
+            if stats.contains("(the tree was not in memory") {
+                break stats;
+            }
+            looks.push(stats);
+            assert!(
+                looks.len() < 3,
+                "{flags:?} {dir}: never judged cold: {looks:#?}"
+            );
+        };
         assert_eq!(
             stats.contains("its snapshots are read by difference"),
             lineage,
@@ -244,10 +261,6 @@ fn cold_tree_threads(kind: FsKind, cases: &[(&[&str], &str, u64, bool)]) {
             stat_value(&stats, "threads"),
             cold_threads.max(cpus),
             "{flags:?} {dir} {stats}"
-        );
-        assert_eq!(
-            cold, one,
-            "{flags:?} {dir}: a cold walk's document differs from -j1's"
         );
         // Warm now. The look is timed: a loaded machine may stall one, so
         // one of three runs must see the tree in memory; every one gives
