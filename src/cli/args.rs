@@ -108,6 +108,14 @@ pub(crate) struct Cli {
     #[arg(help_heading = "Which entries to print")]
     pub(crate) snapshots: bool,
 
+    /// For the filesystem holding each PATH (default .), a table whose rows add up to df's Used:
+    /// the files (shared data once), subvolumes the mount does not reach, unreachable extent
+    /// parts, deleted files still open, what lies under mount points, deleted subvolumes,
+    /// metadata, compression and what is left unexplained; rows root is needed for are marked
+    #[arg(long, conflicts_with_all = [ArgId::Du, ArgId::Tree, ArgId::Export, ArgId::Import, ArgId::Compare, ArgId::Interactive, ArgId::Snapshots, ArgId::ToFree])]
+    #[arg(help_heading = "Which entries to print")]
+    pub(crate) df: bool,
+
     /// Exclude entries smaller than SIZE if positive, or entries greater
     /// than SIZE if negative (by the --du figure, else Total; as du's)
     #[arg(short = 't', long, value_name = "SIZE", action = ArgAction::Append, help_heading = "Which entries to print")]

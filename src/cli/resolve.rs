@@ -415,6 +415,7 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
         import: cli.import.map(OsStringExt::into_vec),
         compare: cli.compare.map(OsStringExt::into_vec),
         snapshots: cli.snapshots,
+        df: cli.df,
     }
 }
 
