@@ -150,7 +150,7 @@ pub(crate) fn lines(t: &Table, opts: &ReportOptions) -> Vec<Vec<u8>> {
     head.extend_from_slice(&t.source);
     head.extend_from_slice(
         format!(
-            " ({}): Size {}, Used {}; du -sx {}",
+            " ({}): Size {}, Used {}; sdu -sx Total {}",
             String::from_utf8_lossy(&t.fs_type),
             size(t.size),
             size(t.used),
