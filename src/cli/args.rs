@@ -61,12 +61,8 @@ pub(crate) struct Cli {
 
     /// Keep only the N largest entries (by the --sort figure, else Total);
     /// listed largest first unless --sort says otherwise
-    #[arg(
-        short = 'n',
-        long,
-        value_name = "N",
-        help_heading = "Which entries to print"
-    )]
+    #[arg(short = 'n', long, value_name = "N")]
+    #[arg(help_heading = "Which entries to print")]
     pub(crate) top: Option<usize>,
 
     /// Hide entries smaller than SIZE (by the --sort figure, else Total),
@@ -108,12 +104,8 @@ pub(crate) struct Cli {
     #[arg(help_heading = "Which entries to print")]
     pub(crate) snapshots: bool,
 
-    /// For the filesystem holding each PATH (default .), a table whose rows add up to df's Used:
-    /// the files (shared data once), subvolumes the mount does not reach, unreachable extent
-    /// parts, deleted files still open, what lies under mount points, deleted subvolumes,
-    /// metadata, compression and what is left unexplained; rows root is needed for are marked
-    #[arg(long, conflicts_with_all = [ArgId::Du, ArgId::Tree, ArgId::Export, ArgId::Import, ArgId::Compare, ArgId::Interactive, ArgId::Snapshots, ArgId::ToFree])]
-    #[arg(help_heading = "Which entries to print")]
+    /// For the filesystem holding each PATH (default .), a table whose rows add up to df's Used
+    #[arg(long, conflicts_with_all = [ArgId::Du, ArgId::Tree, ArgId::Export, ArgId::Import, ArgId::Compare, ArgId::Interactive, ArgId::Snapshots, ArgId::ToFree], help_heading = "Which entries to print")]
     pub(crate) df: bool,
 
     /// Exclude entries smaller than SIZE if positive, or entries greater

@@ -61,7 +61,7 @@ pub const LAYERS: &[&[&str]] = &[
     // A scan: walk and sweep, or import, rolled up once.
     &["scan"],
     // Uses of a scan: what to delete to free a size, what changed since a
-    // saved scan, deleting, the subvolumes by origin.
+    // saved scan, deleting, the subvolumes by origin, the table of df's Used.
     &["plan", "compare", "delete", "snapshots", "df"],
     // The reports, which print plans and comparisons.
     &["report"],
