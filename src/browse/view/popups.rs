@@ -31,6 +31,7 @@ pub(crate) const HELP: &[(&str, &str)] = &[
     ("/", "filter by name: type, Enter applies, Esc clears"),
     ("i", "the entry in full: path, figures, inode, time, errors"),
     ("p", "Btrfs snapshots: what each frees; mark, Enter goes to"),
+    ("F", "the filesystem: rows that add up to df's Used (--df)"),
     (
         "Space  u",
         "mark or unmark (anywhere in the tree); unmark all",
