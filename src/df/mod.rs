@@ -262,9 +262,13 @@ pub(crate) fn walk_of(fs: &Filesystem, base: &WalkOptions) -> (WalkOptions, Extr
             missed: Some(0),
         }
     };
+    // The mount's root is a PATH resolved (`path_fds`), not a root given
+    // by fd alone: the walk then knows where it lies, and which of its
+    // directories other mounts cover (`-x` stops there, the Btrfs tree
+    // search included).
     let mut walk = WalkOptions {
         roots: vec![fs.mount.point.clone()],
-        root_fds: vec![Some(fs.root.clone())],
+        root_fds: vec![None],
         one_file_system: true,
         // Files are nodes of their own: the unreachable bytes are credited
         // to the file holding them.
@@ -287,6 +291,14 @@ pub(crate) fn walk_of(fs: &Filesystem, base: &WalkOptions) -> (WalkOptions, Extr
         }
     }
     walk.path_fds = walk.roots.iter().map(|_| None).collect();
+    walk.path_fds[0] = rfs::openat(
+        &*fs.root,
+        c".",
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()
+    .map(Arc::new);
     let extra = Extra {
         under,
         outside,
