@@ -103,8 +103,9 @@ pub(super) fn files_row(
         if !row.why.is_empty() {
             row.why.push_str("; ");
         }
-        row.why
-            .push_str(&format!("{errors} entries could not be read"));
+        row.why.push_str(&format!(
+            "{errors} unreadable entries (their data not counted)"
+        ));
     }
     row
 }
@@ -158,7 +159,10 @@ pub(super) fn reached_rows(fs: &Filesystem, extra: &Extra, s: &Scanned) -> (Row,
         let unopened = covered.iter().filter(|c| c.fd.is_none()).count();
         if unopened > 0 {
             row.how = How::Bound(under_frees.bound.with(Bound::AT_LEAST));
-            row.why = format!("{unopened} covered directories could not be opened");
+            row.why = format!(
+                "{unopened} covered director{} could not be opened",
+                if unopened == 1 { "y" } else { "ies" }
+            );
         }
         row
     };
@@ -195,7 +199,10 @@ pub(super) fn reached_rows(fs: &Filesystem, extra: &Extra, s: &Scanned) -> (Row,
                 row.items = items;
                 if missed > 0 {
                     row.how = How::Bound(bound.with(Bound::AT_LEAST));
-                    row.why = format!("{missed} subvolumes outside the mount could not be reached");
+                    row.why = format!(
+                        "{missed} subvolume{} outside the mount could not be reached",
+                        if missed == 1 { "" } else { "s" }
+                    );
                 }
                 row
             }
@@ -306,9 +313,10 @@ pub(super) fn deleted_open_row(fd: BorrowedFd<'_>) -> Row {
         .collect();
     if d.unreadable > 0 {
         row.how = How::Bound(Bound::AT_LEAST);
+        let n = d.unreadable;
         row.why = format!(
-            "{} processes could not be read; as root sdu reads every process",
-            d.unreadable
+            "{n} process{} could not be read; as root sdu reads every process",
+            if n == 1 { "" } else { "es" }
         );
     }
     row
@@ -405,7 +413,7 @@ pub(super) fn unexplained(used: u64, rows: &[Row], errors: u64) -> Row {
         }
     }
     if errors > 0 {
-        why.push(format!("{errors} entries unread"));
+        why.push(format!("{errors} unreadable entries"));
     }
     Row {
         row: "unexplained",
