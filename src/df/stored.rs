@@ -17,11 +17,13 @@ pub(crate) struct Stored {
     pub(crate) saved: u64,
     /// How many compressed extents.
     pub(crate) compressed: u64,
-    /// What `st_blocks` counts of the inline extents' data, each item
-    /// once: their `ram_bytes` rounded up to the sector (Btrfs gives an
-    /// inline file that many bytes). One that two subvolumes share (a
-    /// snapshot's unchanged leaf) has the same inode, offset and leaf
-    /// generation in both.
+    /// What `st_blocks` counts of the inline extents' data, each once:
+    /// their `ram_bytes` rounded up to the sector (Btrfs gives an inline
+    /// file that many bytes). The copies of one in the subvolumes of a
+    /// snapshot family have the same inode number, size and data
+    /// generation (the item is copied whole when a leaf is), and are
+    /// counted once, as the scan counts them
+    /// (`docs/filesystems.md`, "Inline extents and snapshots").
     pub(crate) inline: u64,
     /// How many inline extents.
     pub(crate) inline_items: u64,
@@ -40,7 +42,9 @@ pub(crate) fn stored(fd: BorrowedFd<'_>, trees: &[u64], sector: u64) -> io::Resu
         sdu_sys::btrfs::data_items(fd, tree, |item| {
             let e = &item.extent;
             match e.kind {
-                FileExtentType::Inline if inline.insert((item.ino, e.file_offset, e.leaf_gen)) => {
+                FileExtentType::Inline
+                    if inline.insert((item.ino, item.ram_bytes, item.generation)) =>
+                {
                     s.inline += item.ram_bytes.next_multiple_of(sector.max(1));
                     s.inline_items += 1;
                 }

@@ -25,6 +25,10 @@ pub struct DataItem {
     /// The extent's size uncompressed (`btrfs_file_extent_item.ram_bytes`):
     /// for an inline extent, the file data it holds.
     pub ram_bytes: u64,
+    /// The transaction that wrote the extent's data
+    /// (`btrfs_file_extent_item.generation`): kept when a snapshot's
+    /// leaf is copied.
+    pub generation: u64,
 }
 
 /// The first inode number of a subvolume's files (`BTRFS_FIRST_FREE_OBJECTID`).
@@ -57,6 +61,7 @@ pub fn data_items(fd: BorrowedFd<'_>, tree: u64, mut f: impl FnMut(&DataItem)) -
                     ino: item.objectid,
                     extent,
                     ram_bytes: u64_at(item.data, 8),
+                    generation: u64_at(item.data, 0),
                 });
             }
             true
