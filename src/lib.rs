@@ -499,9 +499,18 @@ fn df_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome,
             sets: true,
         };
         let before = msgs.errors();
-        let s = scan::scan(Source::Walk, cfg.walk.time, &how, msgs)?;
+        // The subvolume trees are read beside the walk.
+        let (stored, s) = std::thread::scope(|sc| {
+            let reading = sc.spawn(|| df::stored_of(&fs));
+            let s = scan::scan(Source::Walk, cfg.walk.time, &how, msgs);
+            let stored = reading
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (stored, s)
+        });
+        let s = s?;
         let errors = msgs.errors().saturating_sub(before);
-        tables.push(df::table(&fs, &extra, &s, errors));
+        tables.push(df::table(&fs, &extra, &s, errors, stored.as_ref()));
         stats::closing_notes(&s.counters, msgs);
         counters = s.counters;
     }

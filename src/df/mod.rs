@@ -34,6 +34,8 @@ mod placeholder;
 mod rows;
 mod stored;
 
+pub(crate) use stored::Stored;
+
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
@@ -312,34 +314,47 @@ fn root_named(s: &Scanned, name: &[u8]) -> Option<NodeId> {
     (s.tree.roots().iter().copied()).find(|&r| s.tree.name(r) == name)
 }
 
+/// How the data of the subvolumes a scan of `fs` walks is stored, on
+/// Btrfs (`None` elsewhere; an error without root): read from their trees,
+/// which takes as long as a tenth to a half of the scan, so a caller runs
+/// it beside the scan.
+pub(crate) fn stored_of(fs: &Filesystem) -> Option<std::io::Result<Stored>> {
+    let fd = fs.root.as_fd();
+    fs.btrfs.then(|| {
+        let sector = rfs::fstatvfs(fd).map_or(4096, |st| st.f_bsize);
+        trees_under(fd).and_then(|t| stored::stored(fd, &t, sector))
+    })
+}
+
 /// The table of `fs` from its scan `s` (made of [`walk_of`]'s options),
-/// which met `errors` entries it could not read.
-pub(crate) fn table(fs: &Filesystem, extra: &Extra, s: &Scanned, errors: u64) -> Table {
+/// which met `errors` entries it could not read, and what
+/// [`stored_of`] read.
+pub(crate) fn table(
+    fs: &Filesystem,
+    extra: &Extra,
+    s: &Scanned,
+    errors: u64,
+    stored: Option<&std::io::Result<Stored>>,
+) -> Table {
     let fd = fs.root.as_fd();
     let space = space(fd);
     let (used, size) = space.as_ref().map_or((0, 0), |sp| (sp.used, sp.size));
     let main = root_named(s, &fs.mount.point);
     let du = main.map_or(0, |r| s.tree.figures(r).total);
-    let stored = if fs.btrfs {
-        let sector = rfs::fstatvfs(fd).map_or(4096, |st| st.f_bsize);
-        Some(trees_under(fd).and_then(|t| stored::stored(fd, &t, sector)))
-    } else {
-        None
-    };
     use rows::{
         compression_row, deleted_open_row, deleted_subvolumes_row, files_row, metadata_row,
         reached_rows, unexplained, unreachable_row,
     };
     let mut rows = Vec::new();
-    rows.push(files_row(fs, s, main, stored.as_ref(), errors));
+    rows.push(files_row(fs, s, main, stored, errors));
     let (under_row, outside_row) = reached_rows(fs, extra, s);
     rows.push(outside_row);
-    rows.push(unreachable_row(fs, s, main, stored.as_ref()));
+    rows.push(unreachable_row(fs, s, main, stored));
     rows.push(deleted_open_row(fd));
     rows.push(under_row);
     rows.push(deleted_subvolumes_row(fs));
     rows.push(metadata_row(space.as_ref().ok()));
-    rows.push(compression_row(stored.as_ref()));
+    rows.push(compression_row(stored));
     rows.push(unexplained(used, &rows, errors));
     Table {
         mount: fs.mount.point.clone(),
