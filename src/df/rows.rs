@@ -427,3 +427,73 @@ pub(super) fn unexplained(used: u64, rows: &[Row], errors: u64) -> Row {
         items: Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &'static str, bytes: i64, how: How) -> Row {
+        Row {
+            bytes,
+            how,
+            ..exact(name, 0)
+        }
+    }
+
+    #[test]
+    fn unexplained_is_the_rest_of_used_exact_when_every_row_is() {
+        let rows = [
+            row("files", 100, How::Exact),
+            row("compression", -30, How::Exact),
+            row("outside_subvolumes", 0, How::NoSuch),
+        ];
+        let u = unexplained(80, &rows, 0);
+        assert_eq!((u.bytes, u.how), (10, How::Exact));
+        assert!(u.why.is_empty());
+    }
+
+    #[test]
+    fn unexplained_is_marked_the_other_way_from_the_rows() {
+        // A row at most its figure leaves at least the rest unexplained.
+        let u = unexplained(80, &[row("files", 100, How::Bound(Bound::AT_MOST))], 0);
+        assert_eq!((u.bytes, u.how), (-20, How::Bound(Bound::AT_LEAST)));
+        assert_eq!(u.why, "files at most");
+        // A row not seen (0, its truth 0 or more) leaves at most the rest.
+        let u = unexplained(80, &[row("unreachable", 0, How::NotSeen)], 0);
+        assert_eq!(u.how, How::Bound(Bound::AT_MOST));
+        // Both, or an estimate: either way; unreadable entries are named.
+        let rows = [
+            row("files", 50, How::Bound(Bound::AT_LEAST)),
+            row("metadata", 5, How::Estimate),
+        ];
+        let u = unexplained(80, &rows, 2);
+        assert_eq!((u.bytes, u.how), (25, How::Bound(Bound::UNKNOWN)));
+        assert_eq!(
+            u.why,
+            "files at least, metadata estimate, 2 unreadable entries"
+        );
+    }
+
+    #[test]
+    fn the_words_of_each_kind() {
+        let words: Vec<&str> = [
+            How::Exact,
+            How::Bound(Bound::AT_MOST),
+            How::Bound(Bound::AT_LEAST),
+            How::Bound(Bound::UNKNOWN),
+            How::Estimate,
+            How::NotSeen,
+            How::NoSuch,
+        ]
+        .iter()
+        .map(|h| h.word())
+        .collect();
+        assert_eq!(
+            words,
+            [
+                "exact", "at most", "at least", "about", "estimate", "not seen", "none"
+            ]
+        );
+        assert!(How::NoSuch.is_exact() && !How::NotSeen.is_exact());
+    }
+}

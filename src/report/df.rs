@@ -219,3 +219,74 @@ pub(crate) fn lines(t: &Table, opts: &ReportOptions) -> Vec<Vec<u8>> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::df::{Item, Row};
+    use crate::figures::Bound;
+
+    #[test]
+    fn the_text_marks_each_row_and_lists_its_items() {
+        let r = |row: &'static str, bytes: i64, how: How| Row {
+            row,
+            bytes,
+            how,
+            why: String::new(),
+            items: Vec::new(),
+        };
+        let mut files = r("files", 4096, How::Exact);
+        files.items = (0..12)
+            .map(|i| Item {
+                name: format!("f{i}").into_bytes(),
+                bytes: 1024,
+                note: String::new(),
+            })
+            .collect();
+        let t = Table {
+            mount: b"/mnt".to_vec(),
+            source: b"/dev/x".to_vec(),
+            fs_type: b"btrfs".to_vec(),
+            size: 1 << 20,
+            used: 8192,
+            du: 4096,
+            paths: vec![b"/mnt".to_vec()],
+            rows: vec![
+                files,
+                r("compression", -2048, How::Exact),
+                r("outside_subvolumes", 0, How::NoSuch),
+                r("unreachable", 0, How::NotSeen),
+                r("unexplained", 6144, How::Bound(Bound::AT_MOST)),
+            ],
+        };
+        let opts = ReportOptions {
+            unit: crate::units::Unit::Blocks {
+                size: 1,
+                suffix: None,
+            },
+            ..ReportOptions::default()
+        };
+        let text: Vec<String> = lines(&t, &opts)
+            .into_iter()
+            .map(|l| String::from_utf8(l).unwrap())
+            .collect();
+        assert_eq!(
+            text[0],
+            "/mnt on /dev/x (btrfs): Size 1048576, Used 8192; sdu -sx Total 4096"
+        );
+        let cells = |l: &str| l.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+        assert_eq!(cells(&text[2]), "files 4096 exact");
+        assert_eq!(text.iter().filter(|l| l.ends_with("  f3")).count(), 1);
+        assert!(text.iter().any(|l| l.contains("and 2 more")), "{text:?}");
+        assert!(text.iter().any(|l| cells(l) == "compression -2048 exact"));
+        assert!(
+            text.iter()
+                .any(|l| cells(l) == "outside_subvolumes \u{2014} none")
+        );
+        assert!(text.iter().any(|l| cells(l) == "unreachable ?0 not"));
+        assert!(
+            text.iter()
+                .any(|l| cells(l) == "unexplained \u{2264}6144 at")
+        );
+    }
+}
