@@ -254,7 +254,7 @@ fn under_name(point: &[u8]) -> Vec<u8> {
 /// mount does not reach and the directories other mounts cover (those
 /// reached: as root), each given as an fd; `base` gives the rest.
 pub(crate) fn walk_of(fs: &Filesystem, base: &WalkOptions) -> (WalkOptions, Extra) {
-    let under = under_mounts(&fs.mount, &fs.mounts);
+    let under = under_mounts(fs.root.as_fd(), &fs.mount, &fs.mounts);
     let outside = if fs.btrfs {
         outside_subvolumes(fs.root.as_fd(), &fs.mount, &fs.mounts)
     } else {
@@ -262,6 +262,7 @@ pub(crate) fn walk_of(fs: &Filesystem, base: &WalkOptions) -> (WalkOptions, Extr
             roots: Vec::new(),
             mounted_at: Vec::new(),
             missed: Some(0),
+            holding: Vec::new(),
         }
     };
     // The mount's root is a PATH resolved (`path_fds`), not a root given

@@ -11,7 +11,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod under_mounts {
-    use std::os::fd::OwnedFd;
+    use std::os::fd::{BorrowedFd, OwnedFd};
     use std::sync::Arc;
 
     use sdu_sys::mountinfo::Mount;
@@ -22,6 +22,9 @@ pub(crate) mod under_mounts {
         pub(crate) point: Vec<u8>,
         /// What covers it: fs type and source.
         pub(crate) by: Vec<u8>,
+        /// The covering mount shows this very directory (a bind mount of
+        /// it on itself).
+        pub(crate) itself: bool,
         /// The covered directory, beneath a view of the filesystem without
         /// submounts (root only).
         pub(crate) fd: Option<Arc<OwnedFd>>,
@@ -34,7 +37,11 @@ pub(crate) mod under_mounts {
     }
 
     /// The mounts lying on `mount`, listed; nothing beneath them opened.
-    pub(crate) fn under_mounts(mount: &Mount, mounts: &[Mount]) -> UnderMounts {
+    pub(crate) fn under_mounts(
+        _fd: BorrowedFd<'_>,
+        mount: &Mount,
+        mounts: &[Mount],
+    ) -> UnderMounts {
         let covered = mounts
             .iter()
             .filter(|m| m.parent == mount.id && m.id != mount.id)
@@ -45,6 +52,7 @@ pub(crate) mod under_mounts {
                 Covered {
                     point: m.point.clone(),
                     by,
+                    itself: false,
                     fd: None,
                 }
             })
@@ -67,6 +75,7 @@ pub(crate) mod outside {
         pub(crate) roots: Vec<(Vec<u8>, Arc<OwnedFd>)>,
         pub(crate) mounted_at: Vec<Option<Vec<u8>>>,
         pub(crate) missed: Option<usize>,
+        pub(crate) holding: Vec<Vec<u8>>,
     }
 
     /// Lists nothing: as if they could not be listed.
@@ -79,6 +88,7 @@ pub(crate) mod outside {
             roots: Vec::new(),
             mounted_at: Vec::new(),
             missed: None,
+            holding: Vec::new(),
         }
     }
 }
@@ -90,7 +100,7 @@ pub(crate) mod open_deleted {
     pub(crate) struct OpenFile {
         pub(crate) pid: u32,
         pub(crate) comm: Vec<u8>,
-        pub(crate) fd: u32,
+        pub(crate) fd: Option<u32>,
         pub(crate) name: Vec<u8>,
         pub(crate) ino: u64,
         pub(crate) bytes: u64,
@@ -103,6 +113,14 @@ pub(crate) mod open_deleted {
         pub(crate) files: Vec<OpenFile>,
         pub(crate) bytes: u64,
         pub(crate) unreadable: u32,
+        pub(crate) hidden: bool,
+    }
+
+    impl DeletedOpen {
+        /// Whether `bytes` may fall short.
+        pub(crate) fn at_least(&self) -> bool {
+            self.unreadable > 0 || self.hidden
+        }
     }
 
     /// Reads nothing: as if no process could be read.
@@ -110,7 +128,8 @@ pub(crate) mod open_deleted {
         DeletedOpen {
             files: Vec::new(),
             bytes: 0,
-            unreadable: 1,
+            unreadable: 0,
+            hidden: true,
         }
     }
 }
@@ -129,7 +148,6 @@ pub(crate) mod space {
     pub(crate) enum How {
         Exact,
         Estimate,
-        NotSeen,
     }
 
     /// df's Used and Size, and the part of Used that is not file data.
@@ -143,15 +161,14 @@ pub(crate) mod space {
     }
 
     /// Used and Size from statvfs; on Btrfs the metadata taken as Used
-    /// less the data block groups' used bytes (an estimate), elsewhere not
-    /// seen.
+    /// less the data block groups' used bytes, elsewhere 0: estimates.
     pub(crate) fn space(fd: BorrowedFd<'_>) -> io::Result<Space> {
         let st = rustix::fs::fstatvfs(fd)?;
         let used = st.f_blocks.saturating_sub(st.f_bfree) * st.f_frsize;
         let data_used = sdu_sys::btrfs::data_used(fd).ok().flatten();
         let (metadata, how) = match data_used {
             Some(d) => (used.saturating_sub(d), How::Estimate),
-            None => (0, How::NotSeen),
+            None => (0, How::Estimate),
         };
         Ok(Space {
             used,
@@ -178,6 +195,8 @@ pub(crate) mod deleted_subvolumes {
         pub(crate) subvols: Vec<DeletedSubvol>,
         pub(crate) bytes: u64,
         pub(crate) seen: bool,
+        pub(crate) waiting: Option<u32>,
+        pub(crate) exact: bool,
     }
 
     /// Reads nothing: as if without `CAP_SYS_ADMIN`.
@@ -186,6 +205,8 @@ pub(crate) mod deleted_subvolumes {
             subvols: Vec::new(),
             bytes: 0,
             seen: false,
+            waiting: None,
+            exact: false,
         }
     }
 }

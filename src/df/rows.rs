@@ -8,6 +8,7 @@ use rustix::fs as rfs;
 use super::placeholder::deleted_subvolumes::deleted_subvolumes;
 use super::placeholder::open_deleted::deleted_open;
 use super::placeholder::space;
+use super::placeholder::under_mounts::Covered;
 use super::{Extra, Filesystem, How, Item, Row, root_named, stored, under_name};
 use crate::figures::Bound;
 use crate::records::NodeId;
@@ -133,7 +134,7 @@ pub(super) fn reached_rows(fs: &Filesystem, extra: &Extra, s: &Scanned) -> (Row,
                 .map(|c| Item {
                     name: c.point.clone(),
                     bytes: 0,
-                    note: format!("covered by {}", String::from_utf8_lossy(&c.by)),
+                    note: covered_note(c),
                 })
                 .collect(),
             ..not_seen(
@@ -150,7 +151,7 @@ pub(super) fn reached_rows(fs: &Filesystem, extra: &Extra, s: &Scanned) -> (Row,
             .map(|c| Item {
                 name: c.point.clone(),
                 bytes: root_named(s, &under_name(&c.point)).map_or(0, |r| frees(&[r]).bytes),
-                note: format!("covered by {}", String::from_utf8_lossy(&c.by)),
+                note: covered_note(c),
             })
             .collect();
         items.sort_by_key(|i| std::cmp::Reverse(i.bytes));
@@ -170,13 +171,13 @@ pub(super) fn reached_rows(fs: &Filesystem, extra: &Extra, s: &Scanned) -> (Row,
         no_such("outside_subvolumes", "no subvolumes on this filesystem")
     } else {
         match extra.outside.missed {
-            None => not_seen(
+            None if extra.outside.roots.is_empty() => not_seen(
                 "outside_subvolumes",
                 "without CAP_SYS_ADMIN the subvolumes outside the mount cannot be listed; \
                  as root sdu reaches them through the top level"
                     .into(),
             ),
-            Some(missed) => {
+            missed => {
                 let mut all = outside_ids.clone();
                 all.extend_from_slice(&under_ids);
                 let both = frees(&all);
@@ -197,18 +198,47 @@ pub(super) fn reached_rows(fs: &Filesystem, extra: &Extra, s: &Scanned) -> (Row,
                     .collect();
                 items.sort_by_key(|i| std::cmp::Reverse(i.bytes));
                 row.items = items;
-                if missed > 0 {
+                let mut why = Vec::new();
+                match missed {
+                    None => why.push(
+                        "without CAP_SYS_ADMIN only the subvolumes mounted elsewhere are reached"
+                            .to_string(),
+                    ),
+                    Some(0) => {}
+                    Some(n) => why.push(format!(
+                        "{n} subvolume{} outside the mount could not be reached",
+                        if n == 1 { "" } else { "s" }
+                    )),
+                }
+                if !extra.outside.holding.is_empty() {
+                    let names: Vec<String> = (extra.outside.holding.iter())
+                        .map(|h| String::from_utf8_lossy(h).into_owned())
+                        .collect();
+                    why.push(format!(
+                        "what {} hold{} outside the mount is not seen",
+                        names.join(", "),
+                        if names.len() == 1 { "s" } else { "" }
+                    ));
+                }
+                if !why.is_empty() {
                     row.how = How::Bound(bound.with(Bound::AT_LEAST));
-                    row.why = format!(
-                        "{missed} subvolume{} outside the mount could not be reached",
-                        if missed == 1 { "" } else { "s" }
-                    );
+                    row.why = why.join("; ");
                 }
                 row
             }
         }
     };
     (under, outside)
+}
+
+/// What covers a covered directory.
+fn covered_note(c: &Covered) -> String {
+    let by = String::from_utf8_lossy(&c.by);
+    if c.itself {
+        format!("covered by {by}, a bind mount of itself: shown there, not walked here")
+    } else {
+        format!("covered by {by}")
+    }
 }
 
 /// A row of `bytes` exact or bounded as `bound` says.
@@ -294,10 +324,10 @@ pub(super) fn deleted_open_row(fd: BorrowedFd<'_>) -> Row {
             name: f.name.clone(),
             bytes: f.bytes,
             note: format!(
-                "pid {} ({}) fd {}{}{}",
+                "pid {} ({}) {}{}{}",
                 f.pid,
                 String::from_utf8_lossy(&f.comm),
-                f.fd,
+                f.fd.map_or_else(|| "mapped".to_string(), |n| format!("fd {n}")),
                 if f.holders > 0 {
                     format!(", {} more holders", f.holders)
                 } else {
@@ -311,13 +341,17 @@ pub(super) fn deleted_open_row(fd: BorrowedFd<'_>) -> Row {
             ),
         })
         .collect();
-    if d.unreadable > 0 {
+    if d.at_least() {
         row.how = How::Bound(Bound::AT_LEAST);
         let n = d.unreadable;
-        row.why = format!(
-            "{n} process{} could not be read; as root sdu reads every process",
-            if n == 1 { "" } else { "es" }
-        );
+        row.why = if d.hidden {
+            "/proc hides processes from this one (or could not be read)".into()
+        } else {
+            format!(
+                "{n} process{} could not be read; as root sdu reads every process",
+                if n == 1 { "" } else { "es" }
+            )
+        };
     }
     row
 }
@@ -329,12 +363,20 @@ pub(super) fn deleted_subvolumes_row(fs: &Filesystem) -> Row {
     }
     let d = deleted_subvolumes(fs.root.as_fd());
     if !d.seen {
+        let waiting = match d.waiting {
+            Some(n) => format!("{n} wait for the cleaner; "),
+            None => String::new(),
+        };
         return not_seen(
             "deleted_subvolumes",
-            "the root tree's orphans are read as root".into(),
+            format!("{waiting}their bytes are read from the extent tree, as root"),
         );
     }
     let mut row = exact("deleted_subvolumes", d.bytes);
+    if !d.exact {
+        row.how = How::Bound(Bound::AT_LEAST);
+        row.why = "the holders of some extents could not be listed".into();
+    }
     row.items = (d.subvols.iter())
         .map(|v| Item {
             name: format!("subvolume {}", v.id).into_bytes(),
@@ -356,10 +398,6 @@ pub(super) fn metadata_row(sp: Option<&space::Space>) -> Row {
         space::How::Estimate => {
             row.how = How::Estimate;
             row.why = "estimated".into();
-        }
-        space::How::NotSeen => {
-            row.how = How::NotSeen;
-            row.why = "not measured here".into();
         }
     }
     row.items = (sp.parts.iter())
