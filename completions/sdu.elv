@@ -53,6 +53,7 @@ set edit:completion:arg-completer[sdu] = {|@words|
             cand --oldest-first 'With --to-free: take the candidates oldest first, as snapshots are pruned, until they free SIZE together. The age: a Btrfs subvolume root''s creation time (otime), else the modification time'
             cand --newest-first 'With --to-free: take the candidates newest first (see --oldest-first)'
             cand --snapshots 'List the Btrfs subvolumes of the scan by origin, each snapshot oldest first: created, Total, Exclusive, what deleting it frees alone and with every older snapshot of its origin; --sort, --top, --min-size choose among an origin''s snapshots by Frees alone (reclaimable, the default), total, exclusive or path (name). With --to-free: which snapshots free SIZE'
+            cand --df 'For the filesystem holding each PATH (default .), a table whose rows add up to df''s Used'
             cand --files-only 'List files alone (every non-directory, as -a finds them), no directory: --sort, --top and --min-size then pick among files'
             cand -S 'For directories do not include the size of subdirectories'
             cand --separate-dirs 'For directories do not include the size of subdirectories'

@@ -46,6 +46,7 @@ complete -c sdu -s a -l all -d 'Write counts for all files, not just directories
 complete -c sdu -l oldest-first -d 'With --to-free: take the candidates oldest first, as snapshots are pruned, until they free SIZE together. The age: a Btrfs subvolume root\'s creation time (otime), else the modification time'
 complete -c sdu -l newest-first -d 'With --to-free: take the candidates newest first (see --oldest-first)'
 complete -c sdu -l snapshots -d 'List the Btrfs subvolumes of the scan by origin, each snapshot oldest first: created, Total, Exclusive, what deleting it frees alone and with every older snapshot of its origin; --sort, --top, --min-size choose among an origin\'s snapshots by Frees alone (reclaimable, the default), total, exclusive or path (name). With --to-free: which snapshots free SIZE'
+complete -c sdu -l df -d 'For the filesystem holding each PATH (default .), a table whose rows add up to df\'s Used'
 complete -c sdu -l files-only -d 'List files alone (every non-directory, as -a finds them), no directory: --sort, --top and --min-size then pick among files'
 complete -c sdu -s S -l separate-dirs -d 'For directories do not include the size of subdirectories'
 complete -c sdu -s x -l one-file-system -d 'Skip directories on different file systems'

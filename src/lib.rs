@@ -35,6 +35,7 @@
 // for sizes, times and paths.
 mod compare;
 mod delete;
+mod df;
 mod error;
 mod extents;
 pub mod figures;
@@ -154,6 +155,9 @@ pub struct Config {
     /// `--snapshots`: list the Btrfs subvolumes of the scan by origin, with
     /// what deleting each snapshot frees, instead of the report.
     pub snapshots: bool,
+    /// `--df`: for the filesystem of each PATH, a table whose rows add up
+    /// to df's Used, instead of the report.
+    pub df: bool,
 }
 
 /// What a run ended with.
@@ -227,6 +231,9 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     }
     if cfg.snapshots {
         return snapshots_run(cfg, out, msgs);
+    }
+    if cfg.df {
+        return df_run(cfg, out, msgs);
     }
     let target = match cfg.mode() {
         Mode::Export { file } => return export(cfg, file, out, msgs),
@@ -471,6 +478,47 @@ fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<O
     Ok(Outcome {
         errors: s.saved_errors.saturating_add(msgs.errors()),
         counters: s.counters,
+    })
+}
+
+/// `--df`: for each filesystem of the PATHs, scans its mount (and what
+/// the mount does not reach, [`df::walk_of`]) with what sets of entries
+/// free kept, and writes the table whose rows add up to df's Used.
+fn df_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
+    let mut tables = Vec::new();
+    let mut counters = Counters::default();
+    for fs in df::filesystems(&cfg.walk.roots, msgs) {
+        let (walk, extra) = df::walk_of(&fs, &cfg.walk);
+        let how = Scanning {
+            walk,
+            rules: tree::Rules {
+                du: false,
+                sorted_depth: Some(0),
+                ..cfg.rules
+            },
+            sets: true,
+        };
+        let before = msgs.errors();
+        // The subvolume trees are read beside the walk.
+        let (stored, s) = std::thread::scope(|sc| {
+            let reading = sc.spawn(|| df::stored_of(&fs));
+            let s = scan::scan(Source::Walk, cfg.walk.time, &how, msgs);
+            let stored = reading
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (stored, s)
+        });
+        let s = s?;
+        let errors = msgs.errors().saturating_sub(before);
+        tables.push(df::table(&fs, &extra, &s, errors, stored.as_ref()));
+        stats::closing_notes(&s.counters, msgs);
+        counters = s.counters;
+    }
+    report::df::write(out, &tables, &cfg.report)?;
+    out.flush()?;
+    Ok(Outcome {
+        errors: msgs.errors(),
+        counters,
     })
 }
 

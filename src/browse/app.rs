@@ -303,7 +303,7 @@ impl<'t> App<'t> {
             Action::Help => self.help = !self.help,
             Action::Snapshots => self.toggle_snapshots(),
             Action::Delete => self.ask_delete(),
-            Action::Rescan | Action::Shell if !self.can_delete => {
+            Action::Rescan | Action::Shell | Action::Df if !self.can_delete => {
                 self.notice = Some(vec![
                     "This is a saved scan (--import): it cannot be scanned again,".into(),
                     "and its directories may not be on this machine.".into(),
@@ -311,6 +311,7 @@ impl<'t> App<'t> {
             }
             Action::Rescan => self.request = Some(Request::Rescan),
             Action::Shell => self.request = Some(Request::Shell),
+            Action::Df => self.request = Some(Request::Df),
             Action::Type(c) => self.type_char(c),
             Action::Erase => self.erase(),
             Action::Enter => self.enter(),

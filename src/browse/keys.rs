@@ -10,7 +10,8 @@
 //! stays sdu's show or hide files, as in dua). `g` and `G` stay the first
 //! and last entry (vi, dua), not ncdu's graph toggle. `r` scans again and
 //! `b` opens a shell in the directory shown, as in ncdu. `p` opens the
-//! table of the Btrfs snapshots, where the same keys move and mark.
+//! table of the Btrfs snapshots, where the same keys move and mark; `F`
+//! shows `sdu --df`'s table of the filesystem browsed.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use sdu::figures::Figure;
@@ -73,6 +74,7 @@ pub(crate) fn action(k: KeyEvent, mode: KeyMode) -> Option<Action> {
         KeyCode::Char('r') => Action::Rescan,
         KeyCode::Char('b') => Action::Shell,
         KeyCode::Char('p') => Action::Snapshots,
+        KeyCode::Char('F') => Action::Df,
         KeyCode::Char('?') => Action::Help,
         KeyCode::Char('q') | KeyCode::Esc => Action::Quit,
         _ => return None,

@@ -40,6 +40,8 @@ enum Asked {
     Rescan,
     /// A shell, in the directory browsed (none at the top).
     Shell(Option<shell::Dir>),
+    /// The `--df` table of the filesystems browsed.
+    Df,
 }
 
 impl<'c> Rounds<'c> {
@@ -85,6 +87,12 @@ impl<'c> Rounds<'c> {
                     }
                 }
                 Asked::Rescan => Vec::new(),
+                Asked::Df => {
+                    // The same scan, the table over it.
+                    self.carry = Some(kept);
+                    self.notice = Some(self.df_lines(term, look));
+                    continue;
+                }
                 Asked::Shell(dir) => match shell::run(term, dir) {
                     Ok(Ok(())) => Vec::new(),
                     Ok(Err(why)) => {
@@ -162,6 +170,7 @@ impl<'c> Rounds<'c> {
                 Asked::Delete { targets, predicted }
             }
             Request::Rescan => Asked::Rescan,
+            Request::Df => Asked::Df,
             Request::Shell => Asked::Shell((app.dir() != NodeId::TOP).then(|| {
                 let d = app.dir();
                 let mut names = app.names(d);
@@ -204,6 +213,34 @@ impl<'c> Rounds<'c> {
             return Err(End::Done);
         }
         Ok(lines)
+    }
+
+    /// The lines of `sdu --df`'s table of the filesystems of the roots
+    /// browsed, in the browser's units and marks, as a notice; its
+    /// messages wait with the rescans'.
+    fn df_lines(&self, term: &mut Term, look: Look) -> Vec<String> {
+        let _ = super::message(term, "Scanning the filesystem…");
+        let cfg = Config {
+            df: true,
+            walk: self.walk.clone(),
+            report: sdu::ReportOptions {
+                unit: look.unit,
+                ascii_marks: look.ascii,
+                quote_names: true,
+                ..sdu::ReportOptions::default()
+            },
+            ..Config::default()
+        };
+        let mut out = Vec::new();
+        let mut lines: Vec<String> = match sdu::run(&cfg, &mut out, &self.rescan_msgs) {
+            Ok(_) => String::from_utf8_lossy(&out)
+                .lines()
+                .map(String::from)
+                .collect(),
+            Err(e) => vec![format!("sdu --df failed: {e}")],
+        };
+        lines.push("(any key closes this)".into());
+        lines
     }
 
     /// Scans again, and compares the new scan as the first was: the end

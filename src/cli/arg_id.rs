@@ -50,6 +50,8 @@ arg_ids! {
     NewestFirst = "newest_first",
     /// `--snapshots`.
     Snapshots = "snapshots",
+    /// `--df`.
+    Df = "df",
     /// `-t`, `--threshold`.
     Threshold = "threshold",
     /// `--files-only`.

@@ -61,12 +61,8 @@ pub(crate) struct Cli {
 
     /// Keep only the N largest entries (by the --sort figure, else Total);
     /// listed largest first unless --sort says otherwise
-    #[arg(
-        short = 'n',
-        long,
-        value_name = "N",
-        help_heading = "Which entries to print"
-    )]
+    #[arg(short = 'n', long, value_name = "N")]
+    #[arg(help_heading = "Which entries to print")]
     pub(crate) top: Option<usize>,
 
     /// Hide entries smaller than SIZE (by the --sort figure, else Total),
@@ -107,6 +103,10 @@ pub(crate) struct Cli {
     #[arg(long, conflicts_with_all = [ArgId::Du, ArgId::Tree, ArgId::Export, ArgId::Import, ArgId::Compare, ArgId::Interactive])]
     #[arg(help_heading = "Which entries to print")]
     pub(crate) snapshots: bool,
+
+    /// For the filesystem holding each PATH (default .), a table whose rows add up to df's Used
+    #[arg(long, conflicts_with_all = [ArgId::Du, ArgId::Tree, ArgId::Export, ArgId::Import, ArgId::Compare, ArgId::Interactive, ArgId::Snapshots, ArgId::ToFree], help_heading = "Which entries to print")]
+    pub(crate) df: bool,
 
     /// Exclude entries smaller than SIZE if positive, or entries greater
     /// than SIZE if negative (by the --du figure, else Total; as du's)

@@ -13,6 +13,10 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
         "The 20 directories (3 levels deep) whose deletion would free the most",
     ),
     (
+        "sudo sdu --df /",
+        "Why is the disk full: rows that add up to df's Used (docs/df.md)",
+    ),
+    (
         "sdu --du exclusive -s *",
         "du's own output format with one figure: a drop-in for `du -s *` in scripts",
     ),

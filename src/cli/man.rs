@@ -504,6 +504,10 @@ const BROWSER_KEYS: &[(&str, &[&str])] = &[(
         "b :: A shell ($SHELL, else /bin/sh) in the directory shown, once it is checked to \
              be the directory scanned; SDU_LEVEL counts the nesting. sdu waits for it, then \
              scans again. Neither r nor b works on a saved scan.",
+        "p :: The table of the Btrfs snapshots of the scan (as --snapshots prints it): \
+             Space marks a subvolume, Enter goes to it; p, Esc or q goes back.",
+        "F :: The --df table of the filesystem browsed: a scan of its whole mount, the rows \
+             that add up to df's Used; any key closes it. Not on a saved scan.",
         "? :: The keys; any key closes it.",
         "q, Esc, Ctrl-C :: Quit.",
         "When the screen is narrow the name keeps at least 16 cells: the bar goes first, \

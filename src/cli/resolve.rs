@@ -406,15 +406,13 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
         },
         stats: cli.stats,
         to_free: c.to_free,
-        by_age: match (cli.oldest_first, cli.newest_first) {
-            (true, _) => Some(true),
-            (false, true) => Some(false),
-            (false, false) => None,
-        },
+        // --oldest-first wins: the flags exclude each other.
+        by_age: (cli.oldest_first.then_some(true)).or(cli.newest_first.then_some(false)),
         export: cli.export.map(OsStringExt::into_vec),
         import: cli.import.map(OsStringExt::into_vec),
         compare: cli.compare.map(OsStringExt::into_vec),
         snapshots: cli.snapshots,
+        df: cli.df,
     }
 }
 

@@ -18,6 +18,7 @@
 
 mod changes;
 mod changes_json;
+pub(crate) mod df;
 mod html;
 pub(crate) mod json;
 pub(crate) mod options;

@@ -39,6 +39,9 @@ pub(crate) enum Request {
     Rescan,
     /// `b`: a shell in the directory shown, then scan again.
     Shell,
+    /// `F`: the `--df` table of the filesystem browsed, shown over the
+    /// same scan.
+    Df,
 }
 
 /// What a key asks for.
@@ -86,6 +89,8 @@ pub(crate) enum Action {
     Rescan,
     /// A shell in the directory shown; a new scan when it exits.
     Shell,
+    /// The `--df` table of the filesystem browsed.
+    Df,
     /// In the confirmation: a character typed, the last one erased, Enter,
     /// Esc.
     Type(char),

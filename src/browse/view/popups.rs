@@ -30,7 +30,10 @@ pub(crate) const HELP: &[(&str, &str)] = &[
     ("e", "show or hide hidden entries (.name)"),
     ("/", "filter by name: type, Enter applies, Esc clears"),
     ("i", "the entry in full: path, figures, inode, time, errors"),
-    ("p", "Btrfs snapshots: what each frees; mark, Enter goes to"),
+    (
+        "p  F",
+        "Btrfs snapshots, what each frees; df's Used, row by row",
+    ),
     (
         "Space  u",
         "mark or unmark (anywhere in the tree); unmark all",

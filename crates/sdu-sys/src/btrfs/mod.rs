@@ -8,6 +8,7 @@
 //! that a caller writes `btrfs::search` or `btrfs::subvol`.
 
 pub mod backref;
+pub mod data_items;
 pub mod info;
 pub mod items;
 pub mod search;
@@ -18,6 +19,8 @@ pub mod top_level;
 
 #[doc(no_inline)]
 pub use backref::*;
+#[doc(no_inline)]
+pub use data_items::*;
 #[doc(no_inline)]
 pub use info::*;
 #[doc(no_inline)]
