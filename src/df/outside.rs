@@ -17,7 +17,10 @@
 //! Each is opened beneath a read-only, detached mount of the top level
 //! ([`crate::walk::top_level::reach`], as `--snapshots` reaches the
 //! snapshots outside its PATHs). Without `CAP_SYS_ADMIN` the root tree
-//! cannot be read: how many subvolumes lie outside cannot be told.
+//! cannot be read: the subvolumes mounted in this mount namespace outside
+//! the mount (their mountinfo `root` neither under the mount's nor above
+//! it), or at their own place on it, are opened at their mount points
+//! instead, and how many others lie outside cannot be told.
 
 use std::collections::HashSet;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -27,7 +30,7 @@ use rustix::fs as rfs;
 use sdu_sys::btrfs::Subvolumes;
 use sdu_sys::mountinfo::Mount;
 
-use super::under_mounts::{Cover, beneath, children, copy_of, within};
+use super::under_mounts::{Cover, beneath, children, copy_of, subvolume_root, within};
 use crate::probe::magic;
 use crate::walk::top_level::{in_top_level, reach, subvolid, top_level};
 
@@ -47,7 +50,8 @@ pub(crate) struct OutsideSubvols {
     pub(crate) mounted_at: Vec<Option<Vec<u8>>>,
     /// How many could not be reached (gone since the root tree was read,
     /// or no device to mount the top level from); `None`: without
-    /// `CAP_SYS_ADMIN`, they cannot be listed.
+    /// `CAP_SYS_ADMIN`, they cannot be listed (`roots` then holds the
+    /// mounted ones alone: a part).
     pub(crate) missed: Option<usize>,
     /// The subvolumes holding the mount's root that are not walked (it
     /// would be walked again): their names (`<FS_TREE>`,
@@ -72,8 +76,15 @@ pub(crate) fn outside_subvolumes(
         return out;
     }
     let Ok(model) = Subvolumes::read(fd) else {
-        // Without root; from the top level's root, every subvolume lies
-        // under the mount (or beneath a mount on it).
+        // Without root the root tree cannot be read: the subvolumes
+        // mounted outside the mount, or at their own place on it, are
+        // reached at their mount points; whether any other lies outside
+        // can be told only from the top level's root, under which every
+        // subvolume lies.
+        for (name, dir, point) in mounted(mount, mounts) {
+            out.roots.push((name, dir));
+            out.mounted_at.push(Some(point));
+        }
         if !in_top_level(fd) {
             out.missed = None;
         }
@@ -188,6 +199,59 @@ fn mounted_at(mount: &Mount, mounts: &[Mount], id: u64, path: &[u8]) -> Option<V
         .find(|m| m.root == whole)
         .or(mine.first())
         .map(|m| m.point.clone())
+}
+
+/// Without root: the subvolumes of `mount`'s filesystem mounted in this
+/// namespace that a walk of it misses (mounted at their own place on it,
+/// or whose root lies neither under its root nor above it), outermost
+/// first, each opened at its mount point (checked to be that mount's
+/// root): its name, its root directory, and the point.
+fn mounted(mount: &Mount, mounts: &[Mount]) -> Vec<(Vec<u8>, Arc<OwnedFd>, Vec<u8>)> {
+    let own: Vec<u64> = (children(mount, mounts).into_iter())
+        .filter(|c| c.cover == Cover::Subvolume)
+        .map(|c| c.by.id)
+        .collect();
+    let apart = |m: &Mount| {
+        m.root != mount.root && !holds(&m.root, &mount.root) && !holds(&mount.root, &m.root)
+    };
+    let mut found: Vec<&Mount> = (mounts.iter())
+        .filter(|m| m.dev == mount.dev && subvolume_root(m))
+        .filter(|m| own.contains(&m.id) || apart(m))
+        .collect();
+    found.sort_by(|a, b| (&a.root, a.id).cmp(&(&b.root, b.id)));
+    let mut out: Vec<(Vec<u8>, Arc<OwnedFd>, Vec<u8>)> = Vec::new();
+    let mut kept: Vec<&[u8]> = Vec::new();
+    for m in found {
+        if kept.iter().any(|k| m.root == *k || holds(k, &m.root)) {
+            continue;
+        }
+        if let Some(dir) = root_of(m) {
+            kept.push(&m.root);
+            out.push((name(&m.root[1..]), Arc::new(dir), m.point.clone()));
+        }
+    }
+    out
+}
+
+/// Whether absolute path `dir` holds absolute path `p` strictly below it.
+fn holds(dir: &[u8], p: &[u8]) -> bool {
+    if dir == b"/" {
+        return p.len() > 1;
+    }
+    within(p, dir)
+}
+
+/// The root directory of mount `m`, opened at its mount point for
+/// reading; `None` unless what is opened there is that mount's root.
+fn root_of(m: &Mount) -> Option<OwnedFd> {
+    use rustix::fs::{AtFlags, Mode, OFlags, StatxAttributes, StatxFlags};
+    let path = std::ffi::CString::new(m.point.clone()).ok()?;
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let dir = rfs::open(path.as_c_str(), flags, Mode::empty()).ok()?;
+    let st = rfs::statx(&dir, c"", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID).ok()?;
+    let root = st.stx_attributes_mask.contains(StatxAttributes::MOUNT_ROOT)
+        && st.stx_attributes.contains(StatxAttributes::MOUNT_ROOT);
+    (st.stx_mnt_id == m.id && root).then_some(dir)
 }
 
 #[cfg(test)]

@@ -134,15 +134,19 @@ fn cover(mount: &Mount, by: &Mount, rel: &[u8]) -> Cover {
     if by.dev != mount.dev || by.root != path {
         return Cover::Hides;
     }
-    let subvol = by
-        .super_options
-        .split(|&b| b == b',')
-        .find_map(|o| o.strip_prefix(b"subvol="));
-    if by.fs_type == b"btrfs" && subvol == Some(&by.root[..]) {
+    if subvolume_root(by) {
         Cover::Subvolume
     } else {
         Cover::Itself
     }
+}
+
+/// Whether `m` is a Btrfs mount of a subvolume's root directory (its
+/// `subvol=` option, the path of the subvolume its root lies in, is its
+/// root).
+pub(super) fn subvolume_root(m: &Mount) -> bool {
+    let subvol = (m.super_options.split(|&b| b == b',')).find_map(|o| o.strip_prefix(b"subvol="));
+    m.fs_type == b"btrfs" && subvol == Some(&m.root[..])
 }
 
 /// The directories of `mount` that other mounts cover; `fd`: its root

@@ -6,6 +6,7 @@
 
 use std::fs;
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::Command;
 
@@ -36,6 +37,7 @@ fn the_subvolumes_a_walk_of_the_mount_misses_are_given_once_each() {
     sv("sub/nested");
     sv("sub/own");
     fs::create_dir(top.join("sub/hidden")).unwrap();
+    fs::create_dir(top.join("sub/nested/dd")).unwrap();
     sv("sub/hidden/hsv");
     sv("other");
     sv("other/inner");
@@ -43,6 +45,7 @@ fn the_subvolumes_a_walk_of_the_mount_misses_are_given_once_each() {
     sv("dir/deep");
     for (rel, body) in [
         ("sub/nested/n", "n"),
+        ("sub/nested/dd/under", "u"),
         ("sub/own/o", "o"),
         ("sub/hidden/hsv/h", "h"),
         ("other/inner/i", "i"),
@@ -58,6 +61,8 @@ fn the_subvolumes_a_walk_of_the_mount_misses_are_given_once_each() {
     .unwrap();
 
     let tmp = tempfile::tempdir().unwrap();
+    // Open to nobody, who reaches the mounts by their points.
+    fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
     let (m1, m2) = (tmp.path().join("m1"), tmp.path().join("m2"));
     fs::create_dir(&m1).unwrap();
     fs::create_dir(&m2).unwrap();
@@ -71,7 +76,8 @@ fn the_subvolumes_a_walk_of_the_mount_misses_are_given_once_each() {
                 &m1.join("own"),
             )
         })
-        .and_then(|()| m.mount(&["-t", "tmpfs", "sdu-over"], &m1.join("hidden")));
+        .and_then(|()| m.mount(&["-t", "tmpfs", "sdu-over"], &m1.join("hidden")))
+        .and_then(|()| m.mount(&["-t", "tmpfs", "sdu-in-nested"], &m1.join("nested/dd")));
     if let Err(e) = made {
         unavailable(&e);
         return;
@@ -107,11 +113,15 @@ fn the_subvolumes_a_walk_of_the_mount_misses_are_given_once_each() {
         "a snapshot stops at subvolumes"
     );
     assert!(holds(fds[3], "o"));
-    // The subvolume beneath the tmpfs is the covered directory's to walk.
+    // The subvolume beneath the tmpfs is the covered directory's to walk;
+    // a directory covered in a subvolume nested in the mount's is opened
+    // across the subvolume's root (no mount there).
     let u = under_mounts(root.as_fd(), &mount, &mounts);
     let covered: Vec<&[u8]> = u.covered.iter().map(|c| &c.point[..]).collect();
-    assert_eq!(covered, [m1.join("hidden").as_os_str().as_encoded_bytes()]);
+    let point = |rel: &str| m1.join(rel).as_os_str().as_encoded_bytes().to_vec();
+    assert_eq!(covered, [point("hidden"), point("nested/dd")]);
     assert!(holds(u.covered[0].fd.as_ref().unwrap(), "hsv/h"));
+    assert!(holds(u.covered[1].fd.as_ref().unwrap(), "under"));
 
     // From the top level's own mount, nothing lies outside.
     let top_mount = mount_at(top);
@@ -120,10 +130,17 @@ fn the_subvolumes_a_walk_of_the_mount_misses_are_given_once_each() {
     assert!(all.roots.is_empty() && all.holding.is_empty(), "{all:?}");
     assert_eq!(all.missed, Some(0));
 
-    // Without CAP_SYS_ADMIN: not listed, not guessed; from the top level,
+    // Without CAP_SYS_ADMIN: the subvolumes mounted, at their mount
+    // points; the others not listed, not guessed. From the top level,
     // nothing to miss.
     let user = as_nobody(|| outside_subvolumes(root.as_fd(), &mount, &mounts));
-    assert!(user.roots.is_empty() && user.missed.is_none(), "{user:?}");
+    let names: Vec<String> = (user.roots.iter())
+        .map(|(n, _)| String::from_utf8_lossy(n).into_owned())
+        .collect();
+    assert_eq!(names, ["<FS_TREE>/other", "<FS_TREE>/sub/own"]);
+    assert_eq!(user.mounted_at, [at(&m2), at(&m1.join("own"))]);
+    assert!(user.missed.is_none(), "{user:?}");
+    assert!(holds(&user.roots[0].1, "inner/i") && holds(&user.roots[1].1, "o"));
     let user = as_nobody(|| outside_subvolumes(top_root.as_fd(), &top_mount, &mounts));
     assert!(user.roots.is_empty() && user.missed == Some(0), "{user:?}");
 }
