@@ -4,7 +4,7 @@
 //!
 //! A walk of the mount with `-x` meets the subvolumes under its root
 //! ([`Subvolumes::under`]) but those beneath the mounts on it. The walks
-//! of the directories those mounts cover ([`super::under_mounts`]) meet
+//! of the directories those mounts cover ([`super::under_mounts`](mod@super::under_mounts)) meet
 //! the subvolumes beneath them, except where the mount is a subvolume
 //! mounted at its own place (`subvol=` the directory it covers): that
 //! one is outside, named here with where it is mounted. Every other live
