@@ -225,7 +225,7 @@ pub(crate) fn subvolid(options: &[u8]) -> Option<u64> {
 }
 
 /// The mount `fd` lies on.
-pub(crate) fn mount_of<'m>(
+fn mount_of<'m>(
     fd: BorrowedFd<'_>,
     mounts: &'m [sdu_sys::mountinfo::Mount],
 ) -> Option<&'m sdu_sys::mountinfo::Mount> {
