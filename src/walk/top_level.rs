@@ -110,25 +110,10 @@ pub(crate) fn outside(opts: &WalkOptions) -> Outside {
         if missing.is_empty() {
             continue;
         }
-        let top = fs
-            .source
-            .as_deref()
-            .and_then(|s| sdu_sys::btrfs::mount_top_level(s).ok());
+        let top = fs.source.as_deref().and_then(top_level);
         for (id, path) in &missing {
-            let opened = top
-                .as_ref()
-                .and_then(|t| sdu_sys::btrfs::open_beneath(t.as_fd(), path).ok())
-                // The directory found is the subvolume's root.
-                .filter(|d| {
-                    sdu_sys::btrfs::subvol(d.as_fd()).is_ok_and(|s| s.id == *id)
-                        && rfs::fstat(d).is_ok_and(|st| st.st_ino == 256)
-                });
-            match opened {
-                Some(d) => {
-                    let mut name = b"<FS_TREE>/".to_vec();
-                    name.extend_from_slice(path);
-                    out.roots.push((name, Arc::new(d)));
-                }
+            match top.as_ref().and_then(|t| reach(t.as_fd(), *id, path)) {
+                Some(root) => out.roots.push(root),
                 None => {
                     if let Some(m) = &mut out.missed {
                         *m += 1;
@@ -138,6 +123,32 @@ pub(crate) fn outside(opts: &WalkOptions) -> Outside {
         }
     }
     out
+}
+
+/// The top level of the Btrfs filesystem on device `source` (as
+/// mountinfo names it), mounted read-only and detached; `None` without
+/// `CAP_SYS_ADMIN`, or for a source that is not a device file.
+pub(crate) fn top_level(source: &[u8]) -> Option<OwnedFd> {
+    source
+        .starts_with(b"/")
+        .then(|| sdu_sys::btrfs::mount_top_level(source).ok())
+        .flatten()
+}
+
+/// Subvolume `id`, whose root lies at `path` in the top level open at
+/// `top`: its root directory opened beneath `top`, named
+/// `<FS_TREE>/path`; `None` when what lies there is not that subvolume's
+/// root (moved, deleted, or a symlink on the way).
+pub(crate) fn reach(top: BorrowedFd<'_>, id: u64, path: &[u8]) -> Option<(Vec<u8>, Arc<OwnedFd>)> {
+    let d = sdu_sys::btrfs::open_beneath(top, path).ok()?;
+    let root = sdu_sys::btrfs::subvol(d.as_fd()).is_ok_and(|s| s.id == id)
+        && rfs::fstat(&d).is_ok_and(|st| st.st_ino == 256);
+    if !root {
+        return None;
+    }
+    let mut name = b"<FS_TREE>/".to_vec();
+    name.extend_from_slice(path);
+    Some((name, Arc::new(d)))
 }
 
 /// The snapshots alive of the origins of `fs.held` that `fs.held` does
@@ -206,7 +217,7 @@ fn held_by(fs: &mut Fs, fd: BorrowedFd<'_>, mounts: &[sdu_sys::mountinfo::Mount]
 }
 
 /// The `subvolid=` of a Btrfs mount's options.
-fn subvolid(options: &[u8]) -> Option<u64> {
+pub(crate) fn subvolid(options: &[u8]) -> Option<u64> {
     options
         .split(|&b| b == b',')
         .find_map(|o| o.strip_prefix(b"subvolid="))
@@ -224,7 +235,7 @@ fn mount_of<'m>(
 
 /// Whether the directory open at `fd` is the root of the top level, under
 /// which every subvolume lies.
-fn in_top_level(fd: BorrowedFd<'_>) -> bool {
+pub(crate) fn in_top_level(fd: BorrowedFd<'_>) -> bool {
     sdu_sys::btrfs::subvol(fd).is_ok_and(|s| s.id == FS_TREE)
         && rfs::fstat(fd).is_ok_and(|st| st.st_ino == 256)
 }

@@ -22,6 +22,7 @@
 //!   read once: root items, snapshot families, lineages);
 //! - [`tty`]: the terminal put back on a fatal signal;
 //! - [`mountinfo`]: `/proc/self/mountinfo` read into typed mounts;
+//! - [`mount`]: a mount copied without its submounts, paths opened beneath a directory;
 //! - [`mem`]: the C library allocator's mapping threshold fixed.
 
 pub mod btrfs;
@@ -29,6 +30,7 @@ pub mod fiemap;
 pub mod fs;
 pub mod fsmap;
 pub mod mem;
+pub mod mount;
 pub mod mountinfo;
 pub mod tty;
 pub mod xfs;

@@ -20,6 +20,8 @@ use rustix::mount::{
     fsopen,
 };
 
+pub use crate::mount::open_beneath;
+
 /// The top level (`subvolid=5`) of the Btrfs filesystem on device
 /// `source` (a device file, as `/proc/self/mountinfo` names the source of
 /// a mount of it), mounted read-only, `nosuid`, `nodev`, `noexec`, and
@@ -39,22 +41,6 @@ pub fn mount_top_level(source: &[u8]) -> io::Result<OwnedFd> {
         | MountAttrFlags::MOUNT_ATTR_NODEV
         | MountAttrFlags::MOUNT_ATTR_NOEXEC;
     Ok(fsmount(&fs, FsMountFlags::FSMOUNT_CLOEXEC, attrs)?)
-}
-
-/// The directory `path` (relative, `/`-separated) beneath `dir`, opened
-/// for reading (its ioctls need more than `O_PATH`) with `openat2`: never
-/// above `dir`, through no symlink and no magic link, on no other mount.
-///
-/// # Errors
-/// `openat2`'s: `ELOOP` for a symlink on the way, `EXDEV` for a way
-/// that leaves `dir` or its mount, `ENOTDIR`, `ENOENT`.
-pub fn open_beneath(dir: BorrowedFd<'_>, path: &[u8]) -> io::Result<OwnedFd> {
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-    let how = ResolveFlags::BENEATH
-        | ResolveFlags::NO_SYMLINKS
-        | ResolveFlags::NO_MAGICLINKS
-        | ResolveFlags::NO_XDEV;
-    Ok(rustix::fs::openat2(dir, path, flags, Mode::empty(), how)?)
 }
 
 /// The parent of the directory open at `dir`, opened `O_PATH` with
