@@ -62,7 +62,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["scan"],
     // Uses of a scan: what to delete to free a size, what changed since a
     // saved scan, deleting, the subvolumes by origin.
-    &["plan", "compare", "delete", "snapshots"],
+    &["plan", "compare", "delete", "snapshots", "df"],
     // The reports, which print plans and comparisons.
     &["report"],
     // lib.rs: `run`, `Config`.
