@@ -347,15 +347,23 @@ fn reflinked_is_shared_xfs() {
 }
 
 /// A file mapped with no fd left counts (as root, through
-/// `/proc/PID/map_files`); a second process holding it by an fd makes one
+/// `/proc/PID/map_files`), and frees when its mapping goes; a second process holding it by an fd makes one
 /// file with one other holder, shown by the fd.
-#[test]
-fn mapped_file_without_fd_is_found_and_freed() {
-    let Some(lfs) = LoopFs::new(FsKind::Ext4) else {
+fn mapped_file_without_fd_is_found_and_freed(kind: FsKind) {
+    let Some(lfs) = LoopFs::new(kind) else {
         return;
     };
     let mnt = lfs.path();
-    let path = mnt.join("mapped");
+    let dir = if kind == FsKind::Btrfs {
+        run(Command::new("btrfs")
+            .args(["subvolume", "create"])
+            .arg(mnt.join("sub")))
+        .assert_ok();
+        mnt.join("sub")
+    } else {
+        mnt.to_path_buf()
+    };
+    let path = dir.join("mapped");
     let bytes = planted(&path, SIZE);
     let Some(m) = hold_by_mapping(&path) else {
         return;
@@ -369,7 +377,7 @@ fn mapped_file_without_fd_is_found_and_freed() {
 
     // The same file held by fd too, by a process the mapping's holder
     // never knew: one file, two holders.
-    let both = mnt.join("both");
+    let both = dir.join("both");
     let both_bytes = planted(&both, 2 << 20);
     let fd_holder = Holder(
         Command::new("sleep")
@@ -386,12 +394,24 @@ fn mapped_file_without_fd_is_found_and_freed() {
     assert_eq!((f.pid, f.fd, f.holders), (fd_holder.pid(), Some(0), 1));
     assert_eq!(d.bytes, bytes + both_bytes);
 
-    let before = used(FsKind::Ext4, mnt);
+    let before = used(kind, mnt);
     m.end();
-    let after = used_after_drop(FsKind::Ext4, mnt, before, bytes);
+    let after = used_after_drop(kind, mnt, before, bytes);
     assert!(before.saturating_sub(after).abs_diff(bytes) <= 4096);
     m2.end();
     fd_holder.end();
+}
+
+#[test]
+fn mapped_file_without_fd_is_found_and_freed_ext4() {
+    mapped_file_without_fd_is_found_and_freed(FsKind::Ext4);
+}
+
+/// On Btrfs in a subvolume: `/proc/PID/maps` names the superblock's
+/// device, the file's `st_dev` is the subvolume's.
+#[test]
+fn mapped_file_without_fd_is_found_and_freed_btrfs() {
+    mapped_file_without_fd_is_found_and_freed(FsKind::Btrfs);
 }
 
 /// As `nobody` (this thread alone drops to it: credentials are per thread
