@@ -106,13 +106,19 @@ impl DeletedOpen {
 /// The files deleted but held open on the filesystem of `fs` (an fd of
 /// its mount root).
 pub(crate) fn deleted_open(fs: BorrowedFd<'_>) -> DeletedOpen {
+    deleted_open_in(c"/proc", fs)
+}
+
+/// [`deleted_open`], the processes read from the procfs mounted at
+/// `proc` (a test mounts one with `hidepid`).
+pub(crate) fn deleted_open_in(proc: &CStr, fs: BorrowedFd<'_>) -> DeletedOpen {
     let Ok(target) = Target::of(fs) else {
         return DeletedOpen {
             hidden: true,
             ..DeletedOpen::default()
         };
     };
-    let Ok(proc_fd) = open_dir(rustix::fs::CWD, c"/proc") else {
+    let Ok(proc_fd) = open_dir(rustix::fs::CWD, proc) else {
         return DeletedOpen {
             hidden: true,
             ..DeletedOpen::default()

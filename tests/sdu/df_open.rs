@@ -431,21 +431,7 @@ fn as_nobody_root_holders_are_unreadable() {
     let _root_holder = hold(&roots, false);
     let nobody_holder = hold(&mine, true);
     let fs_fd = File::open(mnt).unwrap();
-    let d = std::thread::scope(|s| {
-        s.spawn(|| {
-            use rustix::process::{Gid, Uid};
-            let (u, g) = (Uid::from_raw(65534), Gid::from_raw(65534));
-            rustix::thread::set_thread_groups(&[]).unwrap();
-            rustix::thread::set_thread_res_gid(g, g, g).unwrap();
-            rustix::thread::set_thread_res_uid(u, u, u).unwrap();
-            deleted_open(fs_fd.as_fd())
-        })
-        .join()
-        .unwrap()
-    });
-    // A thread's uid change made the process not dumpable; put it back
-    // (its /proc files owned by its user again).
-    rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::Dumpable).unwrap();
+    let d = as_nobody(|| deleted_open(fs_fd.as_fd()));
     assert!(d.unreadable > 0, "{d:#?}");
     assert!(d.at_least());
     assert_eq!(d.files.len(), 1, "{d:#?}");
@@ -459,4 +445,55 @@ fn as_nobody_root_holders_are_unreadable() {
     let d = of(mnt);
     assert_eq!(d.files.len(), 2, "{d:#?}");
     assert_eq!(d.unreadable, unreadable());
+
+    // A procfs that hides what nobody may not trace: root's holder is
+    // not even listed, and `hidden` says so.
+    let dir = TestDir::new();
+    let hiding = dir.path().join("proc");
+    fs::create_dir(&hiding).unwrap();
+    run(Command::new("mount")
+        .args(["-t", "proc", "-o", "hidepid=invisible", "proc"])
+        .arg(&hiding))
+    .assert_ok();
+    let _mounted = Unmount(hiding.clone());
+    let at = std::ffi::CString::new(hiding.as_os_str().as_bytes()).unwrap();
+    let d = as_nobody(|| open_deleted::deleted_open_in(&at, fs_fd.as_fd()));
+    assert!(d.hidden && d.at_least(), "{d:#?}");
+    assert_eq!(
+        d.files.iter().map(|f| f.pid).collect::<Vec<_>>(),
+        [nobody_holder.pid()]
+    );
+    // Root sees through it.
+    let d = open_deleted::deleted_open_in(&at, fs_fd.as_fd());
+    assert_eq!((d.files.len(), d.hidden), (2, false), "{d:#?}");
+}
+
+/// Unmounts a mount of the test's when dropped.
+struct Unmount(std::path::PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        umount_retrying(&self.0);
+    }
+}
+
+/// `f` run on a thread of its own that drops to `nobody` (credentials are
+/// per thread on Linux: the test's other threads stay root).
+fn as_nobody<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let r = std::thread::scope(|s| {
+        s.spawn(|| {
+            use rustix::process::{Gid, Uid};
+            let (u, g) = (Uid::from_raw(65534), Gid::from_raw(65534));
+            rustix::thread::set_thread_groups(&[]).unwrap();
+            rustix::thread::set_thread_res_gid(g, g, g).unwrap();
+            rustix::thread::set_thread_res_uid(u, u, u).unwrap();
+            f()
+        })
+        .join()
+        .unwrap()
+    });
+    // A thread's uid change made the process not dumpable; put it back
+    // (its /proc files owned by its user again).
+    rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::Dumpable).unwrap();
+    r
 }
