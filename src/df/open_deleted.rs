@@ -32,7 +32,11 @@
 //! files), and the row is a lower bound. `/proc` mounted with
 //! `hidepid=invisible` (or `ptraceable`) hides them altogether: `hidden`.
 //! An fd table a thread unshared from its process (`unshare(CLONE_FILES)`)
-//! is not read. A process that exits while it is read is skipped.
+//! is not read; nor the processes of other pid namespaces than `/proc`'s
+//! (from inside a container, the host's); nor what the kernel holds with
+//! no fd of a process (a loop device's backing file, io_uring's
+//! registered files): their bytes stay in the `unexplained` row. A
+//! process that exits while it is read is skipped.
 //!
 //! This file uses std, rustix and sdu-sys only: tests/sdu/df_open.rs
 //! compiles it on its own (the library's facade is at its limit of public
@@ -504,18 +508,18 @@ impl Scan {
 /// unlinked: the text without its one trailing `" (deleted)"`. `None` if
 /// it does not end so. The text is raw (a newline in a name stays a
 /// newline); a name that itself ends in `" (deleted)"` keeps it.
-pub(crate) fn deleted_name(text: &[u8]) -> Option<&[u8]> {
+fn deleted_name(text: &[u8]) -> Option<&[u8]> {
     text.strip_suffix(DELETED).filter(|p| !p.is_empty())
 }
 
 /// A line of `/proc/PID/maps` that maps a deleted file.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct MapsLine<'a> {
+struct MapsLine<'a> {
     /// `start-end`, the name of its link in `/proc/PID/map_files`.
-    pub(crate) range: &'a [u8],
+    range: &'a [u8],
     /// The device of its filesystem's superblock.
-    pub(crate) dev: (u32, u32),
-    pub(crate) ino: u64,
+    dev: (u32, u32),
+    ino: u64,
 }
 
 impl<'a> MapsLine<'a> {
@@ -523,7 +527,7 @@ impl<'a> MapsLine<'a> {
     /// for any other line (anonymous, a file not deleted, inode 0). The
     /// path may hold spaces (and `\012` for a newline): only its end is
     /// read.
-    pub(crate) fn parse(line: &'a [u8]) -> Option<MapsLine<'a>> {
+    fn parse(line: &'a [u8]) -> Option<MapsLine<'a>> {
         let mut f = line.splitn(6, |&b| b == b' ');
         let range = f.next()?;
         let _perms = f.next()?;
@@ -582,7 +586,7 @@ fn proc_hides(proc_fd: BorrowedFd<'_>) -> bool {
 
 /// Whether procfs options `opts` hide processes from a user of the
 /// groups `groups` gives.
-pub(crate) fn hides(opts: &[u8], groups: impl FnOnce() -> Vec<u32>) -> bool {
+fn hides(opts: &[u8], groups: impl FnOnce() -> Vec<u32>) -> bool {
     let mut hide = false;
     let mut gid = None;
     for o in opts.split(|&b| b == b',') {
@@ -604,7 +608,7 @@ fn kernel_thread(pid_dir: BorrowedFd<'_>) -> bool {
 
 /// The flags of a `/proc/PID/stat` text: its 9th field, the 6th after
 /// the command in parentheses (which may hold spaces and parentheses).
-pub(crate) fn stat_flags(stat: &[u8]) -> Option<u64> {
+fn stat_flags(stat: &[u8]) -> Option<u64> {
     let close = stat.iter().rposition(|&b| b == b')')?;
     let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
     rest.split_ascii_whitespace().nth(6)?.parse().ok()
