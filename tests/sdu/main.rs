@@ -25,6 +25,7 @@ mod completions;
 mod delete;
 mod delete_attacks;
 mod df;
+mod df_open;
 mod du_match;
 mod du_rules;
 mod errors;
