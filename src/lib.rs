@@ -35,6 +35,7 @@
 // for sizes, times and paths.
 mod compare;
 mod delete;
+mod df;
 mod error;
 mod extents;
 pub mod figures;

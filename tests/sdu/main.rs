@@ -23,6 +23,7 @@ mod compare;
 mod completions;
 mod delete;
 mod delete_attacks;
+mod df_space;
 mod du_match;
 mod du_rules;
 mod errors;

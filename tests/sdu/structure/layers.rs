@@ -61,8 +61,8 @@ pub const LAYERS: &[&[&str]] = &[
     // A scan: walk and sweep, or import, rolled up once.
     &["scan"],
     // Uses of a scan: what to delete to free a size, what changed since a
-    // saved scan, deleting, the subvolumes by origin.
-    &["plan", "compare", "delete", "snapshots"],
+    // saved scan, deleting, the subvolumes by origin, the table of df's Used.
+    &["plan", "compare", "delete", "snapshots", "df"],
     // The reports, which print plans and comparisons.
     &["report"],
     // lib.rs: `run`, `Config`.
