@@ -36,6 +36,12 @@ pub(crate) struct DeletedSubvols {
     /// They could be read: false without `CAP_SYS_ADMIN` (or when the
     /// tree search failed), when `subvols` and `bytes` are empty.
     pub(crate) seen: bool,
+    /// When not seen: how many deleted subvolumes wait for the cleaner,
+    /// which anyone may ask (`BTRFS_IOC_SUBVOL_SYNC_WAIT`'s count of the
+    /// cleaner's list, Linux ≥ 6.8); their bytes need root. `None` when
+    /// that fails, and on a read-only mount, where the kernel does not
+    /// list the orphan roots (the count would say 0 whatever there is).
+    pub(crate) waiting: Option<u32>,
     /// `bytes` is exact; false when the holders of some extents reached
     /// through shared leaves could not be listed (those are left out, so
     /// `bytes` is at least what is freed). A drop the cleaner has begun
@@ -59,7 +65,17 @@ pub(crate) fn deleted_subvolumes(fd: BorrowedFd<'_>) -> DeletedSubvols {
         Err(_) => return DeletedSubvols::default(),
     }
     let Ok(dead) = btrfs::dead_roots(fd) else {
-        return DeletedSubvols::default();
+        let read_only = rustix::fs::fstatvfs(fd).map_or(true, |st| {
+            st.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY)
+        });
+        return DeletedSubvols {
+            waiting: if read_only {
+                None
+            } else {
+                btrfs::dead_subvolumes(fd).ok()
+            },
+            ..DeletedSubvols::default()
+        };
     };
     if dead.is_empty() {
         return none;
@@ -82,6 +98,7 @@ pub(crate) fn deleted_subvolumes(fd: BorrowedFd<'_>) -> DeletedSubvols {
             .collect(),
         bytes: data.bytes,
         seen: true,
+        waiting: None,
         exact: data.unresolved == 0,
     }
 }
@@ -117,11 +134,30 @@ mod tests {
                 subvols: vec![DeletedSubvol { id, bytes: 8 << 20 }],
                 bytes: 8 << 20,
                 seen: true,
+                waiting: None,
                 exact: true,
             }
         );
+        // Without root: not seen; on a read-only mount not counted either
+        // (the kernel's count of the cleaner's list says 0 there).
         let user = as_nobody(|| deleted_subvolumes(f.as_fd()));
-        assert_eq!((user.seen, user.bytes, user.subvols), (false, 0, vec![]));
+        assert_eq!(
+            (user.seen, user.bytes, user.subvols, user.waiting),
+            (false, 0, vec![], None)
+        );
+        // Read-write, the cleaner done: none wait.
+        drop(f);
+        l.umount();
+        l.mount("rw");
+        let mnt = l.mnt.to_str().unwrap();
+        sh(&["btrfs", "filesystem", "sync", mnt]);
+        sh(&["btrfs", "subvolume", "sync", mnt]);
+        let f = File::open(&l.mnt).unwrap();
+        assert_eq!(deleted_subvolumes(f.as_fd()).subvols, vec![]);
+        let user = as_nobody(|| deleted_subvolumes(f.as_fd()));
+        let count = btrfs::dead_subvolumes(f.as_fd()).ok();
+        assert_eq!((user.seen, user.waiting), (false, count));
+        assert!(count.is_none_or(|n| n == 0));
         let tmp = File::open(std::env::temp_dir()).unwrap();
         if fs_type(tmp.as_fd()).unwrap() != magic::BTRFS {
             let none = deleted_subvolumes(tmp.as_fd());

@@ -184,6 +184,8 @@ fn deleted_subvolumes_before_the_cleaner() {
     drop(dir);
     // The independent check: let the cleaner drop them.
     remount(&fs, "rw");
+    // BTRFS_IOC_SYNC wakes the cleaner; then wait for it.
+    btrfs(&["filesystem", "sync"], d);
     btrfs(&["subvolume", "sync"], d);
     let after = btrfs_used(d).0;
     assert_eq!(
