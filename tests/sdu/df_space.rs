@@ -155,7 +155,10 @@ fn deleted_subvolumes_before_the_cleaner() {
     crate::btrfs::ro_snapshot(&d.join("kept"), &d.join("snap"));
     t.write("kept/own", 2 * MIB);
     let ids = (subvol_id(&d.join("alone")), subvol_id(&d.join("kept")));
-    let before = btrfs_used(d).0;
+    // Committed with syncfs: `btrfs filesystem sync` would wake the
+    // cleaner, which could drop the subvolumes before the unmount.
+    sync_fs(d);
+    let before = btrfs_data_used(d);
     // Delete both, then unmount at once: the cleaner has had no time, and
     // does not run on a read-only mount (cleaner_kthread sleeps while
     // btrfs_need_cleaner_sleep: SB_RDONLY).
