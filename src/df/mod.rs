@@ -30,9 +30,13 @@
 //! less every other row, with the direction in which it may be wrong when
 //! some row is not exact (`rows::unexplained`).
 
-mod placeholder;
+mod deleted_subvolumes;
+mod open_deleted;
+mod outside;
 mod rows;
+mod space;
 mod stored;
+mod under_mounts;
 
 pub(crate) use stored::Stored;
 
@@ -48,9 +52,9 @@ use crate::probe::magic;
 use crate::records::NodeId;
 use crate::scan::Scanned;
 use crate::walk::WalkOptions;
-use placeholder::outside::{OutsideSubvols, outside_subvolumes};
-use placeholder::space::space;
-use placeholder::under_mounts::{UnderMounts, under_mounts};
+use outside::{OutsideSubvols, outside_subvolumes};
+use space::space;
+use under_mounts::{UnderMounts, under_mounts};
 
 /// How far a row's bytes are the filesystem's truth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

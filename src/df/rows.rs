@@ -5,10 +5,10 @@ use std::os::fd::{AsFd, BorrowedFd};
 
 use rustix::fs as rfs;
 
-use super::placeholder::deleted_subvolumes::deleted_subvolumes;
-use super::placeholder::open_deleted::deleted_open;
-use super::placeholder::space;
-use super::placeholder::under_mounts::Covered;
+use super::deleted_subvolumes::deleted_subvolumes;
+use super::open_deleted::deleted_open;
+use super::space;
+use super::under_mounts::Covered;
 use super::{Extra, Filesystem, How, Item, Row, root_named, stored, under_name};
 use crate::figures::Bound;
 use crate::records::NodeId;

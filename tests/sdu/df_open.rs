@@ -501,3 +501,51 @@ fn as_nobody<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::Dumpable).unwrap();
     r
 }
+
+/// `sdu --df --json`'s `deleted_open` row on ext4: the held file's bytes,
+/// the holder's pid, command and fd in its item; exact unless some
+/// process could not be read (then "at least", with why); 0 once the
+/// holder is gone.
+#[test]
+fn df_json_row() {
+    let Some(lfs) = LoopFs::new(FsKind::Ext4) else {
+        return;
+    };
+    let mnt = lfs.path();
+    let path = mnt.join("held");
+    let bytes = planted(&path, SIZE);
+    let h = hold(&path, false);
+    let row = |mnt: &Path| {
+        let out = sdu_in(mnt, true, &["--df", "--json"]);
+        assert_eq!(out.code, Some(0), "{out:?}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let t = &doc["filesystems"][0];
+        (t["rows"].as_array().unwrap().iter())
+            .find(|r| r["row"] == "deleted_open")
+            .unwrap()
+            .clone()
+    };
+    let r = row(mnt);
+    let unread = unreadable();
+    assert_eq!(r["bytes"].as_u64(), Some(bytes), "{r}");
+    assert_eq!(r["exact"], unread == 0, "{r}");
+    if unread > 0 {
+        assert_eq!(r["how"], "at least", "{r}");
+        assert!(
+            r["why"].as_str().unwrap().contains("could not be read"),
+            "{r}"
+        );
+    }
+    let items = r["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{r}");
+    assert_eq!(items[0]["name"], path.to_str().unwrap());
+    assert_eq!(items[0]["bytes"].as_u64(), Some(bytes));
+    let note = items[0]["note"].as_str().unwrap();
+    assert!(
+        note.starts_with(&format!("pid {} (sleep) fd 0", h.pid())),
+        "{note}"
+    );
+    h.end();
+    let r = row(mnt);
+    assert_eq!(r["bytes"].as_u64(), Some(0), "{r}");
+}

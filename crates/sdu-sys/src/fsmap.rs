@@ -1,4 +1,5 @@
-//! `FS_IOC_GETFSMAP` on XFS: every owner of the blocks of a physical range.
+//! `FS_IOC_GETFSMAP` on XFS: every owner of the blocks of a physical range,
+//! or of the whole device summed by owner ([`summary`]).
 //!
 //! XFS frees a block when its last owner lets it go. With the
 //! reverse-mapping btree (`mkfs.xfs -m rmapbt=1`) and `CAP_SYS_ADMIN`,
@@ -216,8 +217,26 @@ impl Fsmap {
         len: u64,
         out: &mut Vec<Owner>,
     ) -> io::Result<u32> {
+        let (calls, unknown) = self.each(fd, device, start, len, |o| out.push(o))?;
+        if unknown {
+            return Err(unnamed(fd));
+        }
+        Ok(calls)
+    }
+
+    /// Passes each reverse mapping over `[start, start + len)` to `f`, as
+    /// [`Self::owners`] lists them; returns the ioctl calls made and
+    /// whether some allocated blocks had no owner named.
+    fn each(
+        &mut self,
+        fd: BorrowedFd<'_>,
+        device: u32,
+        start: u64,
+        len: u64,
+        mut f: impl FnMut(Owner),
+    ) -> io::Result<(u32, bool)> {
         let Some(last) = len.checked_sub(1).and_then(|l| start.checked_add(l)) else {
-            return Ok(0);
+            return Ok((0, false));
         };
         let h = &mut self.buf.head;
         *h = FsmapHead {
@@ -263,7 +282,7 @@ impl Fsmap {
             for r in recs {
                 unknown |=
                     r.fmr_flags & FMR_OF_SPECIAL_OWNER != 0 && r.fmr_owner == FMR_OWN_UNKNOWN;
-                out.push(Owner::from_rec(r));
+                f(Owner::from_rec(r));
             }
             match recs.last() {
                 Some(r) if r.fmr_flags & FMR_OF_LAST == 0 && n == asked => {
@@ -276,11 +295,94 @@ impl Fsmap {
                 _ => break,
             }
         }
+        Ok((calls, unknown))
+    }
+
+    /// [`summary`] with this buffer.
+    ///
+    /// # Errors
+    /// As [`summary`].
+    pub fn summary(&mut self, fd: BorrowedFd<'_>, device: u32) -> io::Result<Summary> {
+        let mut sum = Summary::default();
+        // The end of the file data seen so far: records come by address,
+        // so a shared range's second owner adds only what lies past it.
+        let mut data_end = 0u64;
+        let (_, unknown) = self.each(fd, device, 0, u64::MAX, |o| {
+            let end = o.physical.saturating_add(o.length);
+            if o.flags & FMR_OF_SPECIAL_OWNER != 0 {
+                match sum.special.iter_mut().find(|(w, _)| *w == o.owner) {
+                    Some((_, b)) => *b += o.length,
+                    None => sum.special.push((o.owner, o.length)),
+                }
+            } else if o.flags & FMR_OF_EXTENT_MAP != 0 {
+                sum.extent_maps += o.length;
+            } else if o.flags & FMR_OF_ATTR_FORK != 0 {
+                sum.xattrs += o.length;
+            } else {
+                sum.data += end.saturating_sub(o.physical.max(data_end));
+                data_end = data_end.max(end);
+            }
+        })?;
         if unknown {
             return Err(unnamed(fd));
         }
-        Ok(calls)
+        sum.special.sort_unstable();
+        Ok(sum)
     }
+}
+
+/// `XFS_FMR_OWN_FS`: static filesystem metadata (superblocks, AG headers).
+pub const XFS_FMR_OWN_FS: u64 = (b'X' as u64) << 32 | 1;
+/// `XFS_FMR_OWN_LOG`: the internal log.
+pub const XFS_FMR_OWN_LOG: u64 = (b'X' as u64) << 32 | 2;
+/// `XFS_FMR_OWN_AG`: per-AG metadata (free-space and reverse-mapping
+/// btrees, the AG free list).
+pub const XFS_FMR_OWN_AG: u64 = (b'X' as u64) << 32 | 3;
+/// `XFS_FMR_OWN_INOBT`: inode btrees.
+pub const XFS_FMR_OWN_INOBT: u64 = (b'X' as u64) << 32 | 4;
+/// `XFS_FMR_OWN_INODES`: inode chunks.
+pub const XFS_FMR_OWN_INODES: u64 = (b'X' as u64) << 32 | 5;
+/// `XFS_FMR_OWN_REFC`: the refcount btree.
+pub const XFS_FMR_OWN_REFC: u64 = (b'X' as u64) << 32 | 6;
+/// `XFS_FMR_OWN_COW`: copy-on-write staging extents.
+pub const XFS_FMR_OWN_COW: u64 = (b'X' as u64) << 32 | 7;
+/// `XFS_FMR_OWN_DEFECTIVE`: bad blocks.
+pub const XFS_FMR_OWN_DEFECTIVE: u64 = (b'X' as u64) << 32 | 8;
+
+/// The whole data device of an XFS filesystem by owner, in bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Each special owner (`FMR_OWN_FREE`, `XFS_FMR_OWN_*`) and its bytes,
+    /// by owner.
+    pub special: Vec<(u64, u64)>,
+    /// Files' extent-map (bmbt) blocks.
+    pub extent_maps: u64,
+    /// Files' extended-attribute blocks.
+    pub xattrs: u64,
+    /// Files' data, each block once however many files share it.
+    pub data: u64,
+}
+
+impl Summary {
+    /// The bytes of special owner `owner`.
+    pub fn special(&self, owner: u64) -> u64 {
+        self.special
+            .iter()
+            .find(|(w, _)| *w == owner)
+            .map_or(0, |&(_, b)| b)
+    }
+}
+
+/// Every block of the data device of the XFS filesystem holding `fd` by
+/// owner ([`Summary`]): `GETFSMAP` over the whole device, its records
+/// summed as they come (none kept). `device`: the data device's
+/// [`data_device`].
+///
+/// # Errors
+/// As [`owners`]: `PermissionDenied` without `CAP_SYS_ADMIN`,
+/// `Unsupported` without rmapbt, and the ioctl's.
+pub fn summary(fd: BorrowedFd<'_>, device: u32) -> io::Result<Summary> {
+    Fsmap::default().summary(fd, device)
 }
 
 /// Every reverse mapping overlapping the bytes `[start, start + len)` of

@@ -1,6 +1,8 @@
 //! The geometry of an XFS filesystem (`XFS_IOC_FSGEOMETRY`, v4 as a
 //! fallback): its block and allocation group sizes and whether it has
-//! reflink and the reverse-mapping btree. Unprivileged.
+//! reflink and the reverse-mapping btree. Unprivileged. And what its
+//! `statfs` figures are made of: the log, the free counts
+//! (`XFS_IOC_FSCOUNTS`), the reserve pool (`XFS_IOC_GET_RESBLKS`, root).
 //!
 //! The output is a `#[repr(C)]` mirror of `struct xfs_fsop_geom` (sizes
 //! and offsets pinned at compile time, the opcodes by a test).
@@ -15,6 +17,8 @@ use rustix::ioctl::{Opcode, Updater, ioctl, opcode};
 
 use crate::fs::{fs_type, magic};
 
+/// `XFS_FSOP_GEOM_FLAGS_FINOBT`: the free inode btree.
+pub const XFS_FSOP_GEOM_FLAGS_FINOBT: u32 = 1 << 17;
 /// `XFS_FSOP_GEOM_FLAGS_RMAPBT`: the reverse-mapping btree, which lets
 /// `FS_IOC_GETFSMAP` name the owners of data blocks.
 pub const XFS_FSOP_GEOM_FLAGS_RMAPBT: u32 = 1 << 19;
@@ -177,6 +181,113 @@ fn xfs_fsop_geom(fd: BorrowedFd<'_>) -> io::Result<Option<XfsFsopGeomV4>> {
     Ok(Some(g))
 }
 
+/// The sizes of an XFS filesystem behind its `statfs` figures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Filesystem block size, bytes.
+    pub blocksize: u32,
+    /// Blocks of the data device (`sb_dblocks`).
+    pub datablocks: u64,
+    /// Blocks of the log.
+    pub logblocks: u32,
+    /// The log lies in the data device (`logstart` ≠ 0): `statfs` leaves
+    /// its blocks out of `f_blocks`.
+    pub internal_log: bool,
+    /// The allocation group holding an internal log.
+    pub log_ag: Option<u32>,
+    /// Allocation groups, and blocks in each (the last may be shorter).
+    pub agcount: u32,
+    /// Blocks per allocation group.
+    pub agblocks: u32,
+    /// Inode size, bytes.
+    pub inodesize: u32,
+    /// `XFS_FSOP_GEOM_FLAGS_*`.
+    pub flags: u32,
+}
+
+/// The [`Layout`] of the XFS filesystem holding `fd`; `Ok(None)` on any
+/// other filesystem. Unprivileged.
+pub fn layout(fd: BorrowedFd<'_>) -> io::Result<Option<Layout>> {
+    Ok(xfs_fsop_geom(fd)?.map(|g| Layout {
+        blocksize: g.blocksize,
+        datablocks: g.datablocks,
+        logblocks: g.logblocks,
+        internal_log: g.logstart != 0,
+        // A block number is `agno << agblklog | agbno`, agblklog the
+        // log2 of agblocks rounded up.
+        log_ag: (g.logstart != 0).then(|| {
+            let agblklog = u64::BITS - u64::from(g.agblocks.max(1) - 1).leading_zeros();
+            (g.logstart >> agblklog.min(63)) as u32
+        }),
+        agcount: g.agcount,
+        agblocks: g.agblocks,
+        inodesize: g.inodesize,
+        flags: g.flags,
+    }))
+}
+
+/// `struct xfs_fsop_counts`: output of `XFS_IOC_FSCOUNTS`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Free data blocks, less what `statfs` also holds back.
+    pub freedata: u64,
+    /// Free realtime extents.
+    pub freertx: u64,
+    /// Free inodes in allocated inode chunks.
+    pub freeino: u64,
+    /// Allocated inodes: every inode of every inode chunk.
+    pub allocino: u64,
+}
+
+const _: () = assert!(size_of::<Counts>() == 32);
+
+/// `struct xfs_fsop_resblks`: output of `XFS_IOC_GET_RESBLKS`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ResBlks {
+    /// The reserve pool's size, blocks.
+    pub resblks: u64,
+    /// Its blocks not handed out: held out of the free count.
+    pub resblks_avail: u64,
+}
+
+const _: () = assert!(size_of::<ResBlks>() == 16);
+
+/// `_IOR('X', 113, struct xfs_fsop_counts)`.
+pub const XFS_IOC_FSCOUNTS: Opcode = opcode::read::<Counts>(b'X', 113);
+/// `_IOR('X', 115, struct xfs_fsop_resblks)`.
+pub const XFS_IOC_GET_RESBLKS: Opcode = opcode::read::<ResBlks>(b'X', 115);
+
+/// `ioctl(fd, XFS_IOC_FSCOUNTS)` on the XFS filesystem holding `fd`:
+/// its free blocks and allocated inodes. Unprivileged; `Ok(None)` off XFS.
+pub fn counts(fd: BorrowedFd<'_>) -> io::Result<Option<Counts>> {
+    if fs_type(fd)? != magic::XFS {
+        return Ok(None);
+    }
+    let mut c = Counts::default();
+    // SAFETY: XFS_IOC_FSCOUNTS writes one 32-byte `struct xfs_fsop_counts`
+    // (layout mirrored, size pinned above); `c` is initialised and
+    // exclusively borrowed.
+    unsafe { ioctl(fd, Updater::<{ XFS_IOC_FSCOUNTS }, Counts>::new(&mut c))? };
+    Ok(Some(c))
+}
+
+/// `ioctl(fd, XFS_IOC_GET_RESBLKS)` on the XFS filesystem holding `fd`:
+/// the reserve pool (by default 5 % of the blocks, at most 8,192), which
+/// `statfs` counts as used. Needs `CAP_SYS_ADMIN`; `Ok(None)` off XFS.
+pub fn resblks(fd: BorrowedFd<'_>) -> io::Result<Option<ResBlks>> {
+    if fs_type(fd)? != magic::XFS {
+        return Ok(None);
+    }
+    let mut r = ResBlks::default();
+    // SAFETY: XFS_IOC_GET_RESBLKS writes one 16-byte `struct
+    // xfs_fsop_resblks` (layout mirrored, size pinned above); `r` is
+    // initialised and exclusively borrowed.
+    unsafe { ioctl(fd, Updater::<{ XFS_IOC_GET_RESBLKS }, ResBlks>::new(&mut r))? };
+    Ok(Some(r))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,5 +298,7 @@ mod tests {
         // <xfs/xfs_fs.h> (xfslibs-dev).
         assert_eq!(XFS_IOC_FSGEOMETRY as u32, 0x8100_587e);
         assert_eq!(XFS_IOC_FSGEOMETRY_V4 as u32, 0x8070_587c);
+        assert_eq!(XFS_IOC_FSCOUNTS as u32, 0x8020_5871);
+        assert_eq!(XFS_IOC_GET_RESBLKS as u32, 0x8010_5873);
     }
 }

@@ -1,6 +1,7 @@
 //! What a Btrfs filesystem and its subvolumes tell of themselves, to
 //! anyone: the filesystem's `fsid` and node size (`BTRFS_IOC_FS_INFO`),
-//! the bytes its data block groups use (`BTRFS_IOC_SPACE_INFO`), a
+//! the bytes its data block groups use (`BTRFS_IOC_SPACE_INFO`, read by
+//! [`super::space`]), a
 //! subvolume's identity (`BTRFS_IOC_GET_SUBVOL_INFO`) and whether other
 //! subvolumes lie in it (`BTRFS_IOC_GET_SUBVOL_ROOTREF`). Unprivileged.
 //!
@@ -222,84 +223,21 @@ pub fn has_nested_subvol(fd: BorrowedFd<'_>) -> io::Result<bool> {
     }
 }
 
-/// `struct btrfs_ioctl_space_args` without its flexible array: how many
-/// `struct btrfs_ioctl_space_info` follow (in: room for; out: given), and
-/// how many there are.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-struct BtrfsSpaceArgs {
-    space_slots: u64,
-    total_spaces: u64,
-}
-
-/// `struct btrfs_ioctl_space_info`: one kind of block group (its `flags`)
-/// and the bytes allocated to it and used in it.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-struct BtrfsSpaceInfo {
-    flags: u64,
-    total_bytes: u64,
-    used_bytes: u64,
-}
-
-/// The most kinds asked for: data, metadata and system in two profiles
-/// each (during a conversion), and the global reserve, fit many times.
-const SPACE_SLOTS: usize = 32;
-
-/// The ioctl argument: the header, then room for [`SPACE_SLOTS`] kinds.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-struct BtrfsSpaceBuf {
-    args: BtrfsSpaceArgs,
-    spaces: [BtrfsSpaceInfo; SPACE_SLOTS],
-}
-
-const _: () = assert!(size_of::<BtrfsSpaceArgs>() == 16);
-const _: () = assert!(size_of::<BtrfsSpaceInfo>() == 24);
-const _: () = assert!(std::mem::offset_of!(BtrfsSpaceBuf, spaces) == 16);
-
-/// `_IOWR(0x94, 20, struct btrfs_ioctl_space_args)`.
-pub const BTRFS_IOC_SPACE_INFO: Opcode = opcode::read_write::<BtrfsSpaceArgs>(0x94, 20);
-
-/// `BTRFS_BLOCK_GROUP_DATA`, `BTRFS_BLOCK_GROUP_METADATA`.
-const BLOCK_GROUP_DATA: u64 = 1;
-const BLOCK_GROUP_METADATA: u64 = 1 << 2;
-
 /// `ioctl(fd, BTRFS_IOC_SPACE_INFO)`: the bytes used in the data block
 /// groups of the Btrfs filesystem holding `fd` (what `btrfs filesystem df`
 /// shows as Data used: each byte once, whatever the profile); `None` when
 /// data and metadata share block groups (`mixed-bg`), where data alone is
-/// not told apart. Unprivileged.
+/// not told apart. Unprivileged. Every kind of block group:
+/// [`super::space::space_info`].
 pub fn data_used(fd: BorrowedFd<'_>) -> io::Result<Option<u64>> {
-    let mut buf = BtrfsSpaceBuf {
-        args: BtrfsSpaceArgs {
-            space_slots: SPACE_SLOTS as u64,
-            total_spaces: 0,
-        },
-        spaces: [BtrfsSpaceInfo::default(); SPACE_SLOTS],
-    };
-    // SAFETY: BTRFS_IOC_SPACE_INFO reads `space_slots` and writes the header
-    // and at most that many 24-byte `struct btrfs_ioctl_space_info` after
-    // it (layouts mirrored, sizes pinned above); `buf` holds that many, is
-    // initialised and exclusively borrowed. The opcode's size is the
-    // header's, as the kernel's is; the buffer is larger, never smaller.
-    unsafe {
-        ioctl(
-            fd,
-            Updater::<{ BTRFS_IOC_SPACE_INFO }, BtrfsSpaceBuf>::new(&mut buf),
-        )?
-    };
-    let given = (buf.args.total_spaces as usize).min(SPACE_SLOTS);
-    if buf.args.total_spaces as usize > SPACE_SLOTS {
-        return Err(io::Error::other("more kinds of block groups than expected"));
-    }
+    use super::space::{BLOCK_GROUP_DATA, BLOCK_GROUP_METADATA, space_info};
     let mut used = 0u64;
-    for s in &buf.spaces[..given] {
+    for s in space_info(fd)? {
         if s.flags & BLOCK_GROUP_DATA != 0 {
             if s.flags & BLOCK_GROUP_METADATA != 0 {
                 return Ok(None);
             }
-            used = used.saturating_add(s.used_bytes);
+            used = used.saturating_add(s.used);
         }
     }
     Ok(Some(used))
@@ -316,6 +254,5 @@ mod tests {
         assert_eq!(BTRFS_IOC_FS_INFO as u32, 0x8400_941f);
         assert_eq!(BTRFS_IOC_GET_SUBVOL_INFO as u32, 0x81f8_943c);
         assert_eq!(BTRFS_IOC_GET_SUBVOL_ROOTREF as u32, 0xd000_943d);
-        assert_eq!(BTRFS_IOC_SPACE_INFO as u32, 0xc010_9414);
     }
 }

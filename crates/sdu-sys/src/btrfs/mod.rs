@@ -1,6 +1,7 @@
 //! Btrfs: the tree search and the items read with it, the backref walk
 //! (who holds a data extent), which subvolumes share data with one, what
-//! the filesystem and a subvolume tell of themselves, the subvolume ioctls that delete one, and the subvolumes
+//! the filesystem and a subvolume tell of themselves, its kinds of block
+//! groups and their space, the subvolumes deleted and not yet cleaned, the subvolume ioctls that delete one, and the subvolumes
 //! as the root tree holds them ([`Subvolumes`]: read once per filesystem,
 //! with their snapshot families and lineages).
 //!
@@ -9,10 +10,12 @@
 
 pub mod backref;
 pub mod data_items;
+pub mod deleted;
 pub mod info;
 pub mod items;
 pub mod search;
 pub mod sharing;
+pub mod space;
 pub mod subvolume;
 pub mod subvolumes;
 pub mod top_level;
@@ -21,6 +24,7 @@ pub mod top_level;
 pub use backref::*;
 #[doc(no_inline)]
 pub use data_items::*;
+pub use deleted::{DeadData, DeadRoot, dead_data, dead_roots};
 #[doc(no_inline)]
 pub use info::*;
 #[doc(no_inline)]
@@ -29,6 +33,8 @@ pub use items::*;
 pub use search::*;
 #[doc(no_inline)]
 pub use sharing::*;
+#[doc(no_inline)]
+pub use space::{Slot, space_info, statfs_used};
 #[doc(no_inline)]
 pub use subvolume::*;
 #[doc(no_inline)]

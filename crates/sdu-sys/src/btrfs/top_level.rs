@@ -16,8 +16,8 @@ use std::os::fd::{BorrowedFd, OwnedFd};
 
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::mount::{
-    FsMountFlags, FsOpenFlags, MountAttrFlags, fsconfig_create, fsconfig_set_string, fsmount,
-    fsopen,
+    FsMountFlags, FsOpenFlags, MountAttrFlags, fsconfig_create, fsconfig_set_flag,
+    fsconfig_set_string, fsmount, fsopen,
 };
 
 pub use crate::mount::open_beneath;
@@ -26,7 +26,11 @@ pub use crate::mount::open_beneath;
 /// `source` (a device file, as `/proc/self/mountinfo` names the source of
 /// a mount of it), mounted read-only, `nosuid`, `nodev`, `noexec`, and
 /// detached: the fd of its root directory is the whole mount. A
-/// filesystem already mounted is shared, not mounted twice.
+/// filesystem already mounted is shared, not mounted twice, and its
+/// superblock is asked for read-only (`ro`): without that flag Btrfs makes
+/// a superblock mounted read-only writable again for the new mount, and
+/// its cleaner then drops the subvolumes deleted before, on a filesystem
+/// its owner mounted read-only.
 ///
 /// # Errors
 /// `EPERM` without `CAP_SYS_ADMIN`; `ENOSYS` before Linux 5.2; the
@@ -35,6 +39,7 @@ pub fn mount_top_level(source: &[u8]) -> io::Result<OwnedFd> {
     let fs = fsopen("btrfs", FsOpenFlags::FSOPEN_CLOEXEC)?;
     fsconfig_set_string(&fs, "source", source)?;
     fsconfig_set_string(&fs, "subvolid", "5")?;
+    fsconfig_set_flag(&fs, "ro")?;
     fsconfig_create(&fs)?;
     let attrs = MountAttrFlags::MOUNT_ATTR_RDONLY
         | MountAttrFlags::MOUNT_ATTR_NOSUID
