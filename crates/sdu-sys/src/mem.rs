@@ -17,6 +17,8 @@ const M_MMAP_THRESHOLD: std::ffi::c_int = -3;
 unsafe extern "C" {
     /// glibc's `int mallopt(int param, int value)`.
     fn mallopt(param: std::ffi::c_int, value: std::ffi::c_int) -> std::ffi::c_int;
+    /// glibc's `int malloc_trim(size_t pad)`.
+    fn malloc_trim(pad: usize) -> std::ffi::c_int;
 }
 
 /// Fixes the size from which glibc maps each allocation apart at `bytes`
@@ -35,6 +37,24 @@ pub fn fix_mmap_threshold(bytes: usize) -> bool {
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     {
         let _ = bytes;
+        false
+    }
+}
+
+/// Gives the kernel back the free pages of every arena of glibc's
+/// allocator (`malloc_trim(0)`: the whole pages inside free chunks, not
+/// only an arena's free top), so that memory the threads freed in one
+/// stage is no longer resident in the next. Whether any was given back;
+/// a C library other than glibc gives nothing back (false).
+pub fn trim() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: malloc_trim takes a size by value and touches no memory
+        // of the caller's; glibc locks each arena while it trims it.
+        unsafe { malloc_trim(0) == 1 }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
         false
     }
 }
