@@ -66,4 +66,15 @@ mod tests {
         let set = super::fix_mmap_threshold(128 << 10);
         assert_eq!(set, cfg!(all(target_os = "linux", target_env = "gnu")));
     }
+
+    #[test]
+    fn freed_pages_are_given_back_on_glibc() {
+        // 16 MiB in blocks of 1 KiB, far below any mmap threshold: carved
+        // from this thread's arena, and free there once dropped.
+        let blocks: Vec<Box<[u8; 1024]>> = (0..16 << 10).map(|_| Box::new([1u8; 1024])).collect();
+        assert!(blocks.iter().all(|b| b[1023] == 1));
+        drop(blocks);
+        let given = super::trim();
+        assert_eq!(given, cfg!(all(target_os = "linux", target_env = "gnu")));
+    }
 }
