@@ -379,7 +379,7 @@ impl Extents {
                 None => match bs::extent_refs(dirfd, e.disk_bytenr) {
                     Ok(r) => {
                         calls += 1;
-                        let r = Arc::new(r);
+                        let r = kept_refs(r);
                         // Snapshots and reflinks meet one extent in many
                         // files: its refs are read once.
                         self.btrfs.refs.insert((fs, e.disk_bytenr), Arc::clone(&r));
@@ -487,7 +487,7 @@ impl Extents {
             self.btrfs
                 .refs
                 .entry((fs, b))
-                .or_insert_with(|| Arc::new(r));
+                .or_insert_with(|| kept_refs(r));
         }
         calls
     }
@@ -613,4 +613,12 @@ impl Extents {
             self.next_file.fetch_add(1, Ordering::Relaxed)
         })
     }
+}
+
+/// `r` as the cache of refs keeps it until the sweep: its list at its
+/// length (read by pushing, it has room for 4 refs or more, and most
+/// extents have one or two).
+fn kept_refs(mut r: bs::ExtentRefs) -> Arc<bs::ExtentRefs> {
+    r.list.shrink_to_fit();
+    Arc::new(r)
 }

@@ -136,19 +136,22 @@ impl<'a> FileLinks<'a> {
 pub(crate) struct Reclaim {
     /// Multiply-linked inodes whose links were all seen: their exclusive
     /// bytes, and their links' nodes in `inode_nodes`.
-    inodes: Vec<(u64, usize, usize)>,
+    inodes: Vec<(u64, u32, u32)>,
     /// Per entry of `inodes`, the walk's mark on it (empty: none has one).
     inode_bounds: Vec<Bound>,
     /// Per file, the walk's mark on its inode when it is counted through
     /// its links (empty: none has one).
     file_bounds: Vec<Bound>,
     inode_nodes: Vec<NodeId>,
-    /// Files with shared extents whose links were all seen: their links'
-    /// nodes; `None` for a file never freed (a link outside the scan).
-    files: Vec<Option<(usize, usize)>>,
+    /// Per file with shared extents: its links' and copies' nodes in
+    /// `file_nodes` (`start..end`), when all its links were seen; [`NEVER`]
+    /// for a file never freed (a link outside the scan). 8 bytes a file,
+    /// not an `Option` of two `usize`s (24): `--snapshots` keeps one for
+    /// every file of every snapshot that differs.
+    files: Vec<(u32, u32)>,
     file_nodes: Vec<NodeId>,
     /// Units that can be freed inside the scan: their bytes and files.
-    units: Vec<(u64, usize, usize)>,
+    units: Vec<(u64, u32, u32)>,
     unit_files: Vec<u32>,
     /// Per unit in `units`, whether it frees what it counts (empty: all
     /// do).
@@ -165,6 +168,14 @@ pub(crate) struct Reclaim {
     split_files: Vec<u32>,
     /// The nodes whose own figures are bounds, sorted by id.
     node_bounds: Vec<(NodeId, Bound)>,
+}
+
+/// [`Reclaim::files`]'s span of a file never freed.
+const NEVER: (u32, u32) = (u32::MAX, u32::MAX);
+
+/// `n`, an offset into one of [`Reclaim`]'s lists of nodes or files.
+fn offset(n: usize) -> u32 {
+    u32::try_from(n).expect("fewer than 4 billion links and copies")
 }
 
 /// What deleting a set of entries frees.
@@ -197,18 +208,22 @@ impl Reclaim {
                 && figures::links_free(group.iter().map(|l| &l.stats))
             {
                 let stats = figures::linked_inode(group.iter().map(|l| &l.stats));
-                let a = r.inode_nodes.len();
+                let a = offset(r.inode_nodes.len());
                 r.inode_nodes.extend(group.iter().map(|l| l.node));
-                r.inodes.push((stats.exclusive, a, r.inode_nodes.len()));
+                r.inodes
+                    .push((stats.exclusive, a, offset(r.inode_nodes.len())));
                 inode_bounds.push(exact.inode(group[0].inode()).unwrap_or_default());
             }
         }
+        r.files.reserve_exact(files.len());
         for f in 0..files.len() as u32 {
-            r.files.push(files.all_seen(f).then(|| {
-                let a = r.file_nodes.len();
+            r.files.push(if files.all_seen(f) {
+                let a = offset(r.file_nodes.len());
                 r.file_nodes.extend(files.nodes(f));
-                (a, r.file_nodes.len())
-            }));
+                (a, offset(r.file_nodes.len()))
+            } else {
+                NEVER
+            });
         }
         // Each run of touching units, numbered in order of its first unit.
         let mut run_ids: Vec<u32> = exact.runs.iter().map(|r| r.1).collect();
@@ -221,9 +236,9 @@ impl Reclaim {
                 let u = sweep.unit(i);
                 let run = (exact.run(i)).and_then(|id| run_ids.binary_search(&id).ok());
                 if files.unit_freeable((u.mappings, u.ranges, u.files), per_extent) {
-                    let a = r.unit_files.len();
+                    let a = offset(r.unit_files.len());
                     r.unit_files.extend(u.files);
-                    r.units.push((u.bytes, a, r.unit_files.len()));
+                    r.units.push((u.bytes, a, offset(r.unit_files.len())));
                     unit_bounds.push(exact.space(fs));
                     unit_runs.push(run.map_or(u32::MAX, |k| k as u32));
                     if exact.split(i) {
@@ -264,9 +279,9 @@ impl Reclaim {
     /// The heap bytes held.
     #[cfg(test)]
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.inodes.capacity() * size_of::<(u64, usize, usize)>()
-            + self.units.capacity() * size_of::<(u64, usize, usize)>()
-            + self.files.capacity() * size_of::<Option<(usize, usize)>>()
+        self.inodes.capacity() * size_of::<(u64, u32, u32)>()
+            + self.units.capacity() * size_of::<(u64, u32, u32)>()
+            + self.files.capacity() * size_of::<(u32, u32)>()
             + (self.inode_nodes.capacity() + self.file_nodes.capacity()) * size_of::<NodeId>()
             + self.unit_files.capacity() * 4
             + self.unit_bounds.capacity()
@@ -296,6 +311,7 @@ impl Reclaim {
             }
         }
         let all_inside = |nodes: &[NodeId]| nodes.iter().all(|&x| inside[x.index()]);
+        let span = |(a, b): (u32, u32)| a as usize..b as usize;
         let mut total = 0u64;
         let mut bound = Bound::EXACT;
         for &(id, b) in &self.node_bounds {
@@ -317,7 +333,7 @@ impl Reclaim {
             }
         }
         for (k, &(bytes, a, b)) in self.inodes.iter().enumerate() {
-            if all_inside(&self.inode_nodes[a..b]) {
+            if all_inside(&self.inode_nodes[span((a, b))]) {
                 total = total.saturating_add(bytes);
                 if let Some(&m) = self.inode_bounds.get(k) {
                     bound = bound.with(m);
@@ -327,10 +343,14 @@ impl Reclaim {
         let freed: Vec<bool> = self
             .files
             .iter()
-            .map(|f| f.is_some_and(|(a, b)| all_inside(&self.file_nodes[a..b])))
+            .map(|&f| f != NEVER && all_inside(&self.file_nodes[span(f)]))
             .collect();
         let unit_freed: Vec<bool> = (self.units.iter())
-            .map(|&(_, a, b)| self.unit_files[a..b].iter().all(|&f| freed[f as usize]))
+            .map(|&(_, a, b)| {
+                self.unit_files[span((a, b))]
+                    .iter()
+                    .all(|&f| freed[f as usize])
+            })
             .collect();
         // A run of touching units may be one extent whose parts different
         // files hold: freed whole, it frees what its units count; in part,
@@ -354,7 +374,7 @@ impl Reclaim {
                 if let Some(&b) = self.unit_bounds.get(i) {
                     bound = bound.with(b);
                 }
-                for &f in &self.unit_files[a..b] {
+                for &f in &self.unit_files[span((a, b))] {
                     if let Some(&m) = self.file_bounds.get(f as usize) {
                         bound = bound.with(m);
                     }
