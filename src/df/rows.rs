@@ -347,10 +347,14 @@ pub(super) fn deleted_open_row(fd: BorrowedFd<'_>) -> Row {
         row.why = if d.hidden {
             "/proc hides processes from this one (or could not be read)".into()
         } else {
-            format!(
-                "{n} process{} could not be read; as root sdu reads every process",
-                if n == 1 { "" } else { "es" }
-            )
+            let s = if n == 1 { "" } else { "es" };
+            if rustix::process::geteuid().is_root() {
+                // A supervisor outside this pid namespace's reach, or
+                // one that denies ptrace to root (Yama, an LSM).
+                format!("{n} process{s} could not be read, even as root")
+            } else {
+                format!("{n} process{s} could not be read; as root sdu reads every process")
+            }
         };
     }
     row
@@ -364,7 +368,8 @@ pub(super) fn deleted_subvolumes_row(fs: &Filesystem) -> Row {
     let d = deleted_subvolumes(fs.root.as_fd());
     if !d.seen {
         let waiting = match d.waiting {
-            Some(n) => format!("{n} wait for the cleaner; "),
+            Some(1) => "1 deleted subvolume waits for the cleaner; ".into(),
+            Some(n) => format!("{n} deleted subvolumes wait for the cleaner; "),
             None => String::new(),
         };
         return not_seen(
