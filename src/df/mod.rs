@@ -282,8 +282,8 @@ pub(crate) fn walk_of(fs: &Filesystem, base: &WalkOptions) -> (WalkOptions, Extr
         root_fds: vec![None],
         one_file_system: true,
         // A file holding bookends is a node of its own: the unreachable
-        // bytes are credited to it. Every file a node (`-a`) would cost a
-        // third more memory.
+        // bytes are credited to it. Every file a node (`-a`) would cost
+        // half as much memory again.
         bookend_files: true,
         subvolumes: false,
         identities: false,
