@@ -483,12 +483,16 @@ fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<O
 
 /// `--df`: for each filesystem of the PATHs, scans its mount (and what
 /// the mount does not reach, [`df::walk_of`]) with what sets of entries
-/// free kept, and writes the table whose rows add up to df's Used.
+/// free kept when there is such, and writes the table whose rows add up to df's Used.
 fn df_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
     let mut tables = Vec::new();
     let mut counters = Counters::default();
     for fs in df::filesystems(&cfg.walk.roots, msgs) {
         let (walk, extra) = df::walk_of(&fs, &cfg.walk);
+        // What sets of entries free is asked only of the extra roots (the
+        // outside subvolumes, the covered directories): kept only when
+        // there are some.
+        let sets = walk.roots.len() > 1;
         let how = Scanning {
             walk,
             rules: tree::Rules {
@@ -496,21 +500,12 @@ fn df_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome,
                 sorted_depth: Some(0),
                 ..cfg.rules
             },
-            sets: true,
+            sets,
         };
         let before = msgs.errors();
-        // The subvolume trees are read beside the walk.
-        let (stored, s) = std::thread::scope(|sc| {
-            let reading = sc.spawn(|| df::stored_of(&fs));
-            let s = scan::scan(Source::Walk, cfg.walk.time, &how, msgs);
-            let stored = reading
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p));
-            (stored, s)
-        });
-        let s = s?;
+        let s = scan::scan(Source::Walk, cfg.walk.time, &how, msgs)?;
         let errors = msgs.errors().saturating_sub(before);
-        tables.push(df::table(&fs, &extra, &s, errors, stored.as_ref()));
+        tables.push(df::table(&fs, &extra, &s, errors));
         stats::closing_notes(&s.counters, msgs);
         counters = s.counters;
     }

@@ -6,9 +6,9 @@
 //! mount (`stx_mnt_id` in `/proc/self/mountinfo`), whose root is reached
 //! by climbing `..` from the PATH until `statx` says `MOUNT_ROOT`. That
 //! root is scanned with `-x` (no other mount entered; Btrfs subvolumes
-//! below it are walked, as they are not mounts), keeping what sets of
-//! entries free ([`crate::Scanning`]'s `sets`), with extra roots handed to
-//! the walk as fds: the subvolumes the mount does not reach
+//! below it are walked, as they are not mounts), with extra roots handed
+//! to the walk as fds, and then keeping what sets of entries free
+//! ([`crate::Scanning`]'s `sets`): the subvolumes the mount does not reach
 //! (`outside_subvolumes`) and the directories other mounts cover
 //! (`under_mounts`). Each byte the scan saw then lands in one row:
 //!
@@ -35,10 +35,9 @@ mod open_deleted;
 mod outside;
 mod rows;
 mod space;
-mod stored;
 mod under_mounts;
 
-pub(crate) use stored::Stored;
+pub(crate) use crate::extents::stored::Stored;
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
@@ -46,6 +45,7 @@ use std::sync::Arc;
 use rustix::fs::{self as rfs, AtFlags, CWD, Mode, OFlags, StatxAttributes, StatxFlags};
 use sdu_sys::mountinfo::Mount;
 
+use crate::extents::stored::StoredSums;
 use crate::figures::Bound;
 use crate::messages::Messages;
 use crate::probe::magic;
@@ -244,6 +244,10 @@ pub(crate) struct Extra {
     outside: OutsideSubvols,
     /// The root names given to the covered directories walked, in order.
     under_names: Vec<Vec<u8>>,
+    /// On Btrfs: what the walk sums of how the data of the subvolumes the
+    /// mount reaches is stored; an error where it cannot (without root,
+    /// or with `--fiemap`: no tree search).
+    stored: Option<std::io::Result<Arc<StoredSums>>>,
 }
 
 /// The name a covered directory is walked by: `<UNDER>` and its mount
@@ -277,13 +281,16 @@ pub(crate) fn walk_of(fs: &Filesystem, base: &WalkOptions) -> (WalkOptions, Extr
         roots: vec![fs.mount.point.clone()],
         root_fds: vec![None],
         one_file_system: true,
-        // Files are nodes of their own: the unreachable bytes are credited
-        // to the file holding them.
-        all: true,
+        // A file holding bookends is a node of its own: the unreachable
+        // bytes are credited to it. Every file a node (`-a`) would cost
+        // half as much memory again.
+        bookend_files: true,
         subvolumes: false,
         identities: false,
         ..base.clone()
     };
+    let stored = stored_of(fs, base.fiemap_only);
+    walk.stored = stored.as_ref().and_then(|s| s.as_ref().ok()).cloned();
     for (name, fd) in &outside.roots {
         walk.roots.push(name.clone());
         walk.root_fds.push(Some(fd.clone()));
@@ -310,6 +317,7 @@ pub(crate) fn walk_of(fs: &Filesystem, base: &WalkOptions) -> (WalkOptions, Extr
         under,
         outside,
         under_names,
+        stored,
     };
     (walk, extra)
 }
@@ -319,29 +327,31 @@ fn root_named(s: &Scanned, name: &[u8]) -> Option<NodeId> {
     (s.tree.roots().iter().copied()).find(|&r| s.tree.name(r) == name)
 }
 
-/// How the data of the subvolumes a scan of `fs` walks is stored, on
-/// Btrfs (`None` elsewhere; an error without root): read from their trees,
-/// which takes as long as a tenth to a half of the scan, so a caller runs
-/// it beside the scan.
-pub(crate) fn stored_of(fs: &Filesystem) -> Option<std::io::Result<Stored>> {
+/// The sums of how the data of the subvolumes a `-x` walk of `fs`'s
+/// mount meets is stored, on Btrfs (`None` elsewhere), for the walk to
+/// gather from the items it reads with the tree search; an error without
+/// root (the subvolumes are found with the tree search) or with
+/// `fiemap_only` (the walk does not search the trees).
+fn stored_of(fs: &Filesystem, fiemap_only: bool) -> Option<std::io::Result<Arc<StoredSums>>> {
     let fd = fs.root.as_fd();
     fs.btrfs.then(|| {
+        if fiemap_only {
+            return Err(std::io::ErrorKind::Unsupported.into());
+        }
         let sector = rfs::fstatvfs(fd).map_or(4096, |st| st.f_bsize);
-        trees_under(fd).and_then(|t| stored::stored(fd, &t, sector))
+        trees_under(fd).map(|t| Arc::new(StoredSums::new(t, sector)))
     })
 }
 
 /// The table of `fs` from its scan `s` (made of [`walk_of`]'s options),
-/// which met `errors` entries it could not read, and what
-/// [`stored_of`] read.
-pub(crate) fn table(
-    fs: &Filesystem,
-    extra: &Extra,
-    s: &Scanned,
-    errors: u64,
-    stored: Option<&std::io::Result<Stored>>,
-) -> Table {
+/// which met `errors` entries it could not read.
+pub(crate) fn table(fs: &Filesystem, extra: &Extra, s: &Scanned, errors: u64) -> Table {
     let fd = fs.root.as_fd();
+    let stored = extra.stored.as_ref().map(|r| match r {
+        Ok(sums) => Ok(sums.sums()),
+        Err(e) => Err(std::io::Error::from(e.kind())),
+    });
+    let stored = stored.as_ref();
     let space = space(fd);
     let (used, size) = space.as_ref().map_or((0, 0), |sp| (sp.used, sp.size));
     let main = root_named(s, &fs.mount.point);

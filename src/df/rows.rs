@@ -9,7 +9,7 @@ use super::deleted_subvolumes::deleted_subvolumes;
 use super::open_deleted::deleted_open;
 use super::space;
 use super::under_mounts::Covered;
-use super::{Extra, Filesystem, How, Item, Row, root_named, stored, under_name};
+use super::{Extra, Filesystem, How, Item, Row, root_named, under_name};
 use crate::figures::Bound;
 use crate::records::NodeId;
 use crate::scan::Scanned;
@@ -50,7 +50,7 @@ pub(super) fn files_row(
     fs: &Filesystem,
     s: &Scanned,
     main: Option<NodeId>,
-    stored: Option<&std::io::Result<stored::Stored>>,
+    stored: Option<&std::io::Result<super::Stored>>,
     errors: u64,
 ) -> Row {
     let Some(r) = main else {
@@ -257,7 +257,7 @@ pub(super) fn unreachable_row(
     fs: &Filesystem,
     s: &Scanned,
     main: Option<NodeId>,
-    stored: Option<&std::io::Result<stored::Stored>>,
+    stored: Option<&std::io::Result<super::Stored>>,
 ) -> Row {
     if !fs.btrfs {
         return no_such("unreachable", "extents are freed block by block here");
@@ -416,7 +416,7 @@ pub(super) fn metadata_row(sp: Option<&space::Space>) -> Row {
 }
 
 /// `compression`: minus the bytes compression saved, as root on Btrfs.
-pub(super) fn compression_row(stored: Option<&std::io::Result<stored::Stored>>) -> Row {
+pub(super) fn compression_row(stored: Option<&std::io::Result<super::Stored>>) -> Row {
     match stored {
         None => no_such("compression", "no compression on this filesystem"),
         Some(Err(_)) => not_seen(

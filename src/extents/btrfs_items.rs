@@ -297,6 +297,7 @@ mod tests {
             disk_num_bytes: disk,
             offset,
             num_bytes: len,
+            ram_bytes: 0,
         }
     }
 

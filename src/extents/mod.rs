@@ -38,6 +38,7 @@ pub(crate) mod outside;
 pub(crate) mod runs;
 pub(crate) mod source;
 pub(crate) mod spill;
+pub(crate) mod stored;
 pub(crate) mod sweep;
 #[cfg(test)]
 pub(crate) mod test_files;

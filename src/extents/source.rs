@@ -28,6 +28,7 @@ use super::btrfs_refs::{self, FileAt, OwnItem, Verdict};
 use super::file::{FileExtents, SearchFile};
 use super::index::{SharedIndex, Spilled};
 use super::spill::{self, SpillError};
+use super::stored::StoredSums;
 use super::sweep::Sweep;
 use super::unchanged::{Indexed, MappedCopies};
 use crate::probe::{FsInfo, Granularity};
@@ -105,6 +106,9 @@ pub(crate) struct Extents {
     indexed: Indexed,
     /// The tree search: the extents files reference in part.
     parts: Parts,
+    /// The tree search: how the files of some subvolumes are stored
+    /// (`--df`), summed from the items read.
+    stored: Option<Arc<StoredSums>>,
 }
 
 mod btrfs_state;
@@ -125,6 +129,30 @@ impl Extents {
             search,
             trees: can_search_trees(),
             ..Self::default()
+        }
+    }
+
+    /// The stage summing how the files it reads with the tree search are
+    /// stored into `stored`, if any.
+    pub(crate) fn storing(self, stored: Option<Arc<StoredSums>>) -> Self {
+        Self { stored, ..self }
+    }
+
+    /// Adds the items of a file that is not mapped (a symlink, whose
+    /// target is inline data), inode `ino` of subvolume `dev` of Btrfs
+    /// filesystem `fs`, read by a directory's listing from the tree
+    /// (through `dirfd`, a directory of that subvolume), to the sums of
+    /// [`Self::storing`].
+    pub(crate) fn store_items(
+        &self,
+        (dirfd, fs, dev): (BorrowedFd<'_>, u32, u64),
+        ino: u64,
+        items: &[bs::FileExtent],
+    ) {
+        if let Some(st) = &self.stored
+            && let Some(sv) = self.subvol(dirfd, fs, dev)
+        {
+            st.add(sv.root, ino, items);
         }
     }
 
@@ -357,6 +385,9 @@ impl Extents {
                 _ => return Searched::Undecided(None),
             },
         };
+        if let Some(st) = &self.stored {
+            st.add(root, ino, &items.extents);
+        }
         let at = FileAt {
             root,
             ino,

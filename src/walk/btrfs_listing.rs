@@ -265,7 +265,12 @@ pub(super) fn known(
     let sector = u64::from(template.stx_blksize).max(512);
     let st = statx_of(template, e.child, t, sector);
     local.pre.clear();
-    if e.file_type == file_type::REG_FILE {
+    if e.file_type == file_type::SYMLINK {
+        // Its target is inline data: `--df` sums it (the walk maps no
+        // symlink).
+        let at = (dir.fd, dir.fs.info.index, h.dev);
+        ctx.map.extents.store_items(at, e.child, &t.extents);
+    } else if e.file_type == file_type::REG_FILE {
         // Taken out: its extents move to the walk, uncopied.
         let extents = match child {
             Got::Mine(t) => t.extents.into_vec(),
@@ -285,6 +290,20 @@ pub(super) fn known(
     }
     local.counters.tree_entries += 1;
     Some(st)
+}
+
+/// Whether the items of inode `ino` its directory's listing read from the
+/// Btrfs tree ([`Local::pre`]) reference some extent in part, leaving
+/// bytes of it unreferenced ([`crate::extents::btrfs_items::HeldExtent::unreferenced`]).
+pub(super) fn holds_bookend(local: &Local, ino: u64) -> bool {
+    let Ok(i) = local.pre.binary_search_by_key(&ino, |p| p.0) else {
+        return false;
+    };
+    let mut any = false;
+    crate::extents::btrfs_items::held(&local.pre[i].1.extents, |h| {
+        any |= h.unreferenced() > 0;
+    });
+    any
 }
 
 /// An entry's inode as [`known`] took it: from its task's runs, or from

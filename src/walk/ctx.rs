@@ -105,6 +105,16 @@ pub struct WalkOptions {
     pub index_memory: Option<u64>,
     /// Where that file goes: `TMPDIR` (`None`: `/tmp`).
     pub tmpdir: Option<std::path::PathBuf>,
+    /// Without `all`: a file holding an extent it references in part (a
+    /// bookend, as the Btrfs tree search reads its items) has a node of
+    /// its own all the same, so that the bytes no file references are
+    /// credited to it (`--df`'s `unreachable` row), not to its directory.
+    pub bookend_files: bool,
+    /// `--df`: where to sum how the files read with the Btrfs tree search
+    /// are stored (compression, inline data). Public for the binary's
+    /// `..Default::default()`; only the library sets it.
+    #[allow(private_interfaces)]
+    pub stored: Option<Arc<crate::extents::stored::StoredSums>>,
 }
 
 /// Progress of a walk, published for a display on another thread.

@@ -648,7 +648,9 @@ fn lean_path(ctx: &Ctx<'_>, dir: &InDir<'_>, x: Stated<'_>) -> bool {
 #[inline(always)]
 fn nondir(ctx: &Ctx<'_>, dir: &InDir<'_>, x: Stated<'_>, pre: Pre, local: &mut Local) {
     let (h, ListedEntry { name, idx, .. }) = (dir.h, x.e);
-    let leaf = ctx.run.opts.all.then(|| ctx.new_id());
+    let own_node = ctx.run.opts.all
+        || (ctx.run.opts.bookend_files && btrfs_listing::holds_bookend(local, x.st.stx_ino));
+    let leaf = own_node.then(|| ctx.new_id());
     if let Some(id) = leaf {
         ctx.ident(local, id, x.st);
     }

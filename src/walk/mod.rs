@@ -267,7 +267,8 @@ pub(crate) fn walk(
     // As root on Btrfs, the tree search (`--fiemap` forbids it).
     let extents =
         Extents::with_search(!opts.fiemap_only && crate::extents::source::can_search_trees())
-            .spilling(opts.index_memory, opts.tmpdir.clone());
+            .spilling(opts.index_memory, opts.tmpdir.clone())
+            .storing(opts.stored.clone());
     let ctx = Ctx {
         tree: btrfs_listing::prepare(&run, &extents, mounts),
         run: CachePadded::new(run),

@@ -139,6 +139,12 @@ fn btrfs_rows_equal_what_was_planted() {
         )
         .unwrap();
     }
+    // Symlinks: their targets are inline data too (the walk maps no
+    // symlink, but reads its items with its directory's listing).
+    for i in 0..5 {
+        let target = format!("{}{i}", "t".repeat(100));
+        std::os::unix::fs::symlink(target, d.join(format!("vol/link{i}"))).unwrap();
+    }
     ro_snapshot(&d.join("vol"), &d.join("vol-snap"));
     std::fs::write(d.join("vol/small0"), vec![b'z'; 1800]).unwrap();
     btrfs(&["filesystem", "sync"], d);
@@ -166,10 +172,10 @@ fn btrfs_rows_equal_what_was_planted() {
         .sum();
     assert_eq!(du, (6 + 8 + 30) << 20);
     assert_eq!(bytes(tb, "files"), du as i64);
-    // The inline files, each a sector in st_blocks: the 40 of `vol` and
-    // the one of the snapshot that `vol` no longer shares.
+    // The inline files, each a sector in st_blocks: the 40 of `vol`, its
+    // 5 symlinks, and the one of the snapshot that `vol` no longer shares.
     let inline = &row(tb, "files")["items"][0];
-    assert_eq!(inline["bytes"], 41 * 4096, "{inline}");
+    assert_eq!(inline["bytes"], 46 * 4096, "{inline}");
     // Data Used is files + unreachable + compression, each byte once.
     assert_eq!(
         bytes(tb, "files") + bytes(tb, "unreachable") + bytes(tb, "compression"),

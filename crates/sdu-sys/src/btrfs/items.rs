@@ -42,10 +42,21 @@ pub struct FileExtent {
     /// Its size on disk (compressed, for a compressed extent).
     pub disk_num_bytes: u64,
     /// Where in the extent's uncompressed data this item's range starts.
+    /// An inline extent has no such field: there it holds the item's
+    /// `generation` (the transaction that wrote its data, which a
+    /// snapshot's copy of the item keeps).
     pub offset: u64,
     /// The length of this item's range in the file.
     pub num_bytes: u64,
+    /// The extent's size uncompressed (`ram_bytes`), at most `u32::MAX`
+    /// (a compressed extent holds at most 128 KiB, an inline one less
+    /// than a sector): what a compressed extent saves is this less
+    /// `disk_num_bytes`, an inline one's is the file data its item holds
+    /// in the metadata. It takes the struct's padding.
+    pub ram_bytes: u32,
 }
+
+const _: () = assert!(size_of::<FileExtent>() == 56);
 
 /// The bytes of a file extent item up to its inline data.
 const FILE_EXTENT_INLINE_LEN: usize = 21;
@@ -76,8 +87,11 @@ impl FileExtent {
             disk_num_bytes: 0,
             offset: 0,
             num_bytes: 0,
+            ram_bytes: u32::try_from(u64_at(d, 8)).unwrap_or(u32::MAX),
         };
-        if kind != FileExtentType::Inline {
+        if kind == FileExtentType::Inline {
+            e.offset = u64_at(d, 0);
+        } else {
             if d.len() < FILE_EXTENT_LEN {
                 return None;
             }

@@ -9,7 +9,6 @@
 //! that a caller writes `btrfs::search` or `btrfs::subvol`.
 
 pub mod backref;
-pub mod data_items;
 pub mod deleted;
 pub mod info;
 pub mod items;
@@ -23,7 +22,6 @@ pub mod top_level;
 #[doc(no_inline)]
 pub use backref::*;
 #[doc(no_inline)]
-pub use data_items::*;
 pub use deleted::{DeadData, DeadRoot, dead_data, dead_roots};
 #[doc(no_inline)]
 pub use info::*;
