@@ -265,7 +265,7 @@ pub(super) fn unreachable_row(
     let (Some(Ok(_)), Some(r)) = (stored, main) else {
         return not_seen(
             "unreachable",
-            "bookends are read from the subvolume trees, as root".into(),
+            "bookends are read from the subvolume trees, as root and without --fiemap".into(),
         );
     };
     let tree = &s.tree;
@@ -421,7 +421,7 @@ pub(super) fn compression_row(stored: Option<&std::io::Result<super::Stored>>) -
         None => no_such("compression", "no compression on this filesystem"),
         Some(Err(_)) => not_seen(
             "compression",
-            "the size on disk of compressed extents is read from the subvolume trees, as root"
+            "the size on disk of compressed extents is read from the subvolume trees, as root and without --fiemap"
                 .into(),
         ),
         Some(Ok(st)) => Row {
