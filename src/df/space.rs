@@ -76,6 +76,20 @@ pub(crate) struct Space {
 /// moved them between the ioctl and statfs.
 const TRIES: usize = 3;
 
+impl Space {
+    /// Used and Size, nothing of the metadata known: an estimate of 0.
+    fn estimate(used: u64, size: u64) -> Space {
+        Space {
+            used,
+            size,
+            data_used: None,
+            metadata: 0,
+            how: How::Estimate,
+            parts: Vec::new(),
+        }
+    }
+}
+
 /// df's Used and Size of the filesystem holding `fd` (its mount root, or
 /// any file of it), and the part of Used that is not file data.
 ///
@@ -89,14 +103,7 @@ pub(crate) fn space(fd: BorrowedFd<'_>) -> io::Result<Space> {
         magic::XFS => xfs_space(fd)?,
         _ => {
             let (used, size, _) = statvfs(fd)?;
-            Space {
-                used,
-                size,
-                data_used: None,
-                metadata: 0,
-                how: How::Estimate,
-                parts: Vec::new(),
-            }
+            Space::estimate(used, size)
         }
     };
     s.parts.retain(|p| p.bytes > 0);
@@ -201,14 +208,7 @@ fn xfs_space(fd: BorrowedFd<'_>) -> io::Result<Space> {
     let bs = u64::from(layout.blocksize);
     let resblks = xfs::resblks(fd).ok().flatten();
     let device = fsmap::data_device(rustix::fs::fstat(fd)?.st_dev);
-    let mut space = Space {
-        used,
-        size,
-        data_used: None,
-        metadata: 0,
-        how: How::Estimate,
-        parts: Vec::new(),
-    };
+    let mut space = Space::estimate(used, size);
     let reserve_pool = |r: Option<xfs::ResBlks>| match r {
         Some(r) => r.resblks_avail * bs,
         // The kernel's default pool (xfs_default_resblks): 5 % of the

@@ -168,4 +168,15 @@ fn btrfs_outside_subvolumes_and_under_mounts_equal_what_was_planted() {
         ]
     );
     assert!(bytes(tn, "outside_subvolumes") >= 7 * MIB, "{outside}");
+
+    // The filesystem itself: deleting the snapshot frees what its item
+    // said, and what lay beneath the tmpfs, taken out, frees its item.
+    let freed = freed_by_deleting_subvolumes(top, &["snap"]) as i64;
+    assert_eq!(freed, 5 * MIB, "deleting <FS_TREE>/snap freed {freed}");
+    run(Command::new("umount").arg(&covered)).assert_ok();
+    let before = btrfs_data_used(top) as i64;
+    fs::remove_file(covered.join("three")).unwrap();
+    btrfs(&["filesystem", "sync"], top);
+    let freed = before - btrfs_data_used(top) as i64;
+    assert_eq!(freed, 3 * MIB, "the file under the tmpfs freed {freed}");
 }
