@@ -64,6 +64,12 @@ fn run(argv: Vec<OsString>, program: &'static str) -> ExitStatus {
         return cli::man::generate(kind);
     }
     let env = Env::of_process();
+    // The config files' defaults, under the command line's flags.
+    let cli = match cli::config::with_config(cli, &env) {
+        Ok(c) => c,
+        Err(e) => return e.report(program, false),
+    };
+    let view = cli.browse.view();
     let du_texts = cli.du_mode();
     let interactive = cli.interactive;
     let resolved = match resolve(cli, &env) {
@@ -73,7 +79,7 @@ fn run(argv: Vec<OsString>, program: &'static str) -> ExitStatus {
     let noted_errors = print_notes(program, &resolved.notes);
     let delay = progress::delay(env.var("SDU_PROGRESS_DELAY_MS"));
     if interactive {
-        let status = browse::run(&browse::config(resolved.config), program, delay);
+        let status = browse::run(&browse::config(resolved.config), view, program, delay);
         // A PATH skipped before the scan fails the run, however it ends.
         return if noted_errors {
             ExitStatus::Failure

@@ -285,6 +285,8 @@ impl<'t> App<'t> {
             Action::ToggleCount => self.settings.count = !self.settings.count,
             Action::ToggleTime => self.settings.time = !self.settings.time,
             Action::Apparent => self.toggle_apparent(),
+            Action::DirsFirst => self.toggle_dirs_first(),
+            Action::Graph => self.cycle_graph(),
             Action::Info => {
                 self.info = self.current().map(|id| Info {
                     id,
@@ -443,13 +445,16 @@ impl<'t> App<'t> {
     }
 
     /// Escape: the confirmation closed when one is open; else the filter
-    /// being edited dropped, with the filter it replaces.
+    /// being edited dropped, with the filter it replaces; else the filter
+    /// applied.
     fn cancel(&mut self) {
         if self.confirm.is_some() {
             self.confirm = None;
         } else if self.filter_edit.take().is_some() {
             self.settings.filter = None;
             self.reload();
+        } else {
+            self.clear_filter();
         }
     }
 
@@ -577,6 +582,9 @@ impl<'t> App<'t> {
         }
         if reverse {
             self.rows.reverse();
+        }
+        if self.settings.dirs_first {
+            self.rows.sort_by_key(|&id| tree.kind(id) != Kind::Dir);
         }
         self.cursor = at
             .and_then(|id| self.rows.iter().position(|&r| r == id))

@@ -1,27 +1,36 @@
 //! The keys, as ncdu and dua users expect them: from crossterm's key
-//! events to [`Action`]s.
+//! events to [`Action`]s, in one of two profiles ([`Profile`], `--keys`),
+//! and the help that lists the active one's.
 //!
-//! ncdu's keys keep their meaning where sdu has the same thing: `s` sorts
-//! by size (the first column), `n` by name, `C` by count, `M` by time; `e`
-//! shows or hides dotfiles, `c` and `m` the count and time columns, `i`
-//! is the entry info, `d` deletes, `<` and `h` go up, `q` quits. sdu's own
-//! figures take keys ncdu leaves free: `t` Total, `x` Exclusive, `S`
-//! Shared, `R` Reclaimable; apparent sizes are `A` (ncdu's `a`, which
-//! stays sdu's show or hide files, as in dua). `g` and `G` stay the first
-//! and last entry (vi, dua), not ncdu's graph toggle. `r` scans again and
-//! `b` opens a shell in the directory shown, as in ncdu. `p` opens the
-//! table of the Btrfs snapshots, where the same keys move and mark; `F`
-//! shows `sdu --df`'s table of the filesystem browsed.
+//! Both keep ncdu's keys where sdu has the same thing: `s` sorts by size
+//! (the first column), `n` by name, `C` by count, `M` by time; `e` shows
+//! or hides dotfiles, `c` and `m` the count and time columns, `i` is the
+//! entry info, `d` deletes, `<` and `h` go up, `r` scans again, `b` opens
+//! a shell, `q` quits. sdu's own figures take keys ncdu leaves free: `x`
+//! Exclusive, `S` Shared, `R` Reclaimable, `A` apparent sizes, `p` the
+//! Btrfs snapshots, `F` `sdu --df`'s table, `D` the change since an old
+//! scan, Space and `u` the marks.
+//!
+//! Three keys differ. sdu's profile: `t` sorts by Total, `a` shows or
+//! hides files (as in dua), `g` `G` go to the first and last entry (vi,
+//! dua), `B` cycles the bar and percentage (gdu's key for its bar).
+//! ncdu's: `a` apparent size, `t` directories first, `g` cycles graph,
+//! percentage, both and none, as ncdu does; files then take `f`, free in
+//! ncdu. In neither does Esc quit (nor does it in ncdu or gdu): it closes
+//! a box, drops the filter being typed or the one applied, and does
+//! nothing else, so that one stray key cannot end a scan that took
+//! minutes.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use sdu::figures::Figure;
 
 use super::app::{Action, KeyMode, RowKey};
+pub(crate) use crate::cli::config::Profile;
 
-/// The action of key `k` in `mode`. In the help and in a notice any key but
-/// Ctrl-C closes it; in the confirmation keys type (Enter confirms, Esc
-/// cancels).
-pub(crate) fn action(k: KeyEvent, mode: KeyMode) -> Option<Action> {
+/// The action of key `k` in `mode`, with the keys of `profile`. In the
+/// help and in a notice any key but Ctrl-C closes it; in the confirmation
+/// keys type (Enter confirms, Esc cancels).
+pub(crate) fn action(k: KeyEvent, mode: KeyMode, profile: Profile) -> Option<Action> {
     let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
     // Raw mode: Ctrl-C is a key, not a signal.
     if ctrl && matches!(k.code, KeyCode::Char('c' | 'C')) {
@@ -43,17 +52,30 @@ pub(crate) fn action(k: KeyEvent, mode: KeyMode) -> Option<Action> {
         KeyMode::Snapshots => return snapshots(k),
         KeyMode::Browse => {}
     }
+    let own = match (profile, k.code) {
+        (Profile::Sdu, KeyCode::Char('g')) => Some(Action::Home),
+        (Profile::Sdu, KeyCode::Char('t')) => Some(Action::Sort(RowKey::Figure(Figure::Total))),
+        (Profile::Sdu, KeyCode::Char('a')) => Some(Action::ToggleFiles),
+        (Profile::Sdu, KeyCode::Char('B')) => Some(Action::Graph),
+        (Profile::Ncdu, KeyCode::Char('g')) => Some(Action::Graph),
+        (Profile::Ncdu, KeyCode::Char('t')) => Some(Action::DirsFirst),
+        (Profile::Ncdu, KeyCode::Char('a')) => Some(Action::Apparent),
+        (Profile::Ncdu, KeyCode::Char('f')) => Some(Action::ToggleFiles),
+        _ => None,
+    };
+    if own.is_some() {
+        return own;
+    }
     Some(match k.code {
         KeyCode::Up | KeyCode::Char('k') => Action::Up,
         KeyCode::Down | KeyCode::Char('j') => Action::Down,
         KeyCode::PageUp => Action::PageUp,
         KeyCode::PageDown => Action::PageDown,
-        KeyCode::Home | KeyCode::Char('g') => Action::Home,
+        KeyCode::Home => Action::Home,
         KeyCode::End | KeyCode::Char('G') => Action::End,
         KeyCode::Right | KeyCode::Enter | KeyCode::Char('l') => Action::Open,
         KeyCode::Left | KeyCode::Backspace | KeyCode::Char('h' | '<') => Action::Back,
         KeyCode::Char('s') => Action::SortSize,
-        KeyCode::Char('t') => Action::Sort(RowKey::Figure(Figure::Total)),
         KeyCode::Char('x') => Action::Sort(RowKey::Figure(Figure::Exclusive)),
         KeyCode::Char('S') => Action::Sort(RowKey::Figure(Figure::Shared)),
         KeyCode::Char('R') => Action::Sort(RowKey::Figure(Figure::Reclaimable)),
@@ -61,7 +83,6 @@ pub(crate) fn action(k: KeyEvent, mode: KeyMode) -> Option<Action> {
         KeyCode::Char('C') => Action::Sort(RowKey::Count),
         KeyCode::Char('M') => Action::Sort(RowKey::Time),
         KeyCode::Char('D') => Action::Sort(RowKey::Change),
-        KeyCode::Char('a') => Action::ToggleFiles,
         KeyCode::Char('e') => Action::ToggleDotfiles,
         KeyCode::Char('c') => Action::ToggleCount,
         KeyCode::Char('m') => Action::ToggleTime,
@@ -76,10 +97,82 @@ pub(crate) fn action(k: KeyEvent, mode: KeyMode) -> Option<Action> {
         KeyCode::Char('p') => Action::Snapshots,
         KeyCode::Char('F') => Action::Df,
         KeyCode::Char('?') => Action::Help,
-        KeyCode::Char('q') | KeyCode::Esc => Action::Quit,
+        KeyCode::Char('q') => Action::Quit,
+        // Closes nothing here: the filter applied, if any, goes.
+        KeyCode::Esc => Action::Cancel,
         _ => return None,
     })
 }
+
+/// The help of `profile`: its keys, one line each (as many lines in both,
+/// short enough for 80x24). `d`, `r` and `b` have lines of their own, which
+/// a saved scan leaves out.
+pub(crate) fn help(profile: Profile) -> &'static [(&'static str, &'static str)] {
+    match profile {
+        Profile::Sdu => SDU_HELP,
+        Profile::Ncdu => NCDU_HELP,
+    }
+}
+
+/// The lines both profiles' help has, after their own.
+macro_rules! help_tail {
+    ($($own:expr,)*) => {
+        &[
+            ("↑ ↓  k j", "move the cursor"),
+            ("PgUp PgDn", "move by a screen"),
+            $($own,)*
+            ("/", "filter by name: type, Enter applies, Esc clears"),
+            ("i", "the entry in full: path, figures, inode, time, errors"),
+            ("p  F", "Btrfs snapshots, what each frees; df's Used, row by row"),
+            ("Space  u", "mark or unmark (anywhere in the tree); unmark all"),
+            ("d", "delete the marked (or this) entry: type yes"),
+            ("r", "scan again (cursor and marks kept)"),
+            ("b", "a shell here; scans again when it exits"),
+            ("q  Ctrl-C", "quit (Esc closes a box, or clears the filter)"),
+        ]
+    };
+}
+
+const SDU_HELP: &[(&str, &str)] = help_tail![
+    ("Home End  g G", "first, last entry"),
+    ("→ Enter l", "open the directory"),
+    ("← Backspace h <", "go up"),
+    ("s", "sort by size: Total, or Apparent (again: reverse)"),
+    ("t x S R", "sort by Total, Exclusive, Shared, Reclaimable"),
+    (
+        "n  C  M  D",
+        "sort by name, items, time, change (--compare OLD)"
+    ),
+    ("A", "apparent size in place of Total, and back"),
+    (
+        "c  m  B",
+        "item count, time column; B: bar, percentage, both, none"
+    ),
+    ("a", "show or hide files"),
+    ("e", "show or hide hidden entries (.name)"),
+];
+
+const NCDU_HELP: &[(&str, &str)] = help_tail![
+    ("Home End  G", "first, last entry"),
+    ("→ Enter l", "open the directory"),
+    ("← Backspace h <", "go up"),
+    ("s", "sort by size: Total, or Apparent (again: reverse)"),
+    (
+        "x S R  t",
+        "sort by Exclusive, Shared, Reclaimable; t: dirs first"
+    ),
+    (
+        "n  C  M  D",
+        "sort by name, items, time, change (--compare OLD)"
+    ),
+    ("a  A", "apparent size in place of Total, and back"),
+    (
+        "c  m  g",
+        "item count, time column; g: graph, percentage, both, none"
+    ),
+    ("f", "show or hide files"),
+    ("e", "show or hide hidden entries (.name)"),
+];
 
 /// The action of `k` in the table of the snapshots: moves, Space marks,
 /// Enter goes to the subvolume in the tree, `p`, Esc, `q` and ← go back;
@@ -111,6 +204,76 @@ mod tests {
 
     fn key(c: KeyCode) -> KeyEvent {
         KeyEvent::new(c, KeyModifiers::NONE)
+    }
+
+    /// The action of `k` with sdu's keys.
+    fn action(k: KeyEvent, mode: KeyMode) -> Option<Action> {
+        super::action(k, mode, Profile::Sdu)
+    }
+
+    #[test]
+    fn ncdus_keys_where_they_differ_and_sdus_elsewhere() {
+        let b = KeyMode::Browse;
+        let ncdu = |c: char| super::action(key(KeyCode::Char(c)), b, Profile::Ncdu);
+        let sdu = |c: char| super::action(key(KeyCode::Char(c)), b, Profile::Sdu);
+        assert_eq!(ncdu('a'), Some(Action::Apparent));
+        assert_eq!(ncdu('t'), Some(Action::DirsFirst));
+        assert_eq!(ncdu('g'), Some(Action::Graph));
+        assert_eq!(ncdu('f'), Some(Action::ToggleFiles));
+        assert_eq!(sdu('a'), Some(Action::ToggleFiles));
+        assert_eq!(sdu('t'), Some(Action::Sort(RowKey::Figure(Figure::Total))));
+        assert_eq!(sdu('g'), Some(Action::Home));
+        assert_eq!(sdu('B'), Some(Action::Graph));
+        assert_eq!(sdu('f'), None);
+        // ncdu's others, the same in both.
+        for (c, a) in [
+            ('s', Action::SortSize),
+            ('n', Action::Sort(RowKey::Name)),
+            ('C', Action::Sort(RowKey::Count)),
+            ('M', Action::Sort(RowKey::Time)),
+            ('e', Action::ToggleDotfiles),
+            ('i', Action::Info),
+            ('c', Action::ToggleCount),
+            ('m', Action::ToggleTime),
+            ('d', Action::Delete),
+            ('r', Action::Rescan),
+            ('b', Action::Shell),
+            ('q', Action::Quit),
+            ('?', Action::Help),
+            ('<', Action::Back),
+        ] {
+            assert_eq!(ncdu(c), Some(a), "{c}");
+            assert_eq!(sdu(c), Some(a), "{c}");
+        }
+    }
+
+    #[test]
+    fn esc_never_quits() {
+        for p in [Profile::Sdu, Profile::Ncdu] {
+            let esc = key(KeyCode::Esc);
+            assert_eq!(super::action(esc, KeyMode::Browse, p), Some(Action::Cancel));
+            assert_eq!(super::action(esc, KeyMode::Filter, p), Some(Action::Cancel));
+            assert_eq!(super::action(esc, KeyMode::Help, p), Some(Action::Help));
+        }
+    }
+
+    #[test]
+    fn both_helps_list_their_keys_in_as_many_lines() {
+        assert_eq!(help(Profile::Sdu).len(), help(Profile::Ncdu).len());
+        let keys = |p| {
+            help(p)
+                .iter()
+                .map(|(k, _)| *k)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert!(keys(Profile::Ncdu).contains("c  m  g"));
+        assert!(keys(Profile::Sdu).contains("t x S R"));
+        for p in [Profile::Sdu, Profile::Ncdu] {
+            for own in ["d", "r", "b"] {
+                assert!(help(p).iter().any(|(k, _)| *k == own), "{p:?} {own}");
+            }
+        }
     }
 
     #[test]

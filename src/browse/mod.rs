@@ -42,9 +42,14 @@ use app::{App, KeyMode, RowKey, Sort};
 use rounds::Rounds;
 use view::Look;
 
-/// Scans as `cfg` says, then browses. `cfg` must keep every entry and the
-/// sets ([`config`]).
-pub(crate) fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitStatus {
+/// Scans as `cfg` says, then browses, opening as `view` says. `cfg` must
+/// keep every entry and the sets ([`config`]).
+pub(crate) fn run(
+    cfg: &Config,
+    view: crate::cli::config::View,
+    program: &'static str,
+    delay: Duration,
+) -> ExitStatus {
     if !io::stdout().is_terminal() {
         eprintln!("{program}: --interactive needs a terminal on standard output");
         return ExitStatus::Fatal;
@@ -90,6 +95,7 @@ pub(crate) fn run(cfg: &Config, program: &'static str, delay: Duration) -> ExitS
     // Keys typed during the scan are not for the browser.
     flush_input();
     let mut rounds = Rounds::new(cfg, program, scanned, comparison);
+    rounds.opening = app::Settings::opening(view);
     let result = rounds.run(&mut term, first, sort, look);
     restore();
     browsing.store(false, Ordering::SeqCst);
@@ -551,7 +557,7 @@ fn browse(t: &mut Term, app: &mut App<'_>, look: Look, idents: Option<&Idents>) 
                 tty::suspend();
             }
             Event::Key(k) if k.kind != KeyEventKind::Release => {
-                if let Some(a) = keys::action(k, app.mode()) {
+                if let Some(a) = keys::action(k, app.mode(), app.settings().keys) {
                     app.apply(a);
                 }
                 // The entry info asked for: a stat of the entry now.

@@ -20,6 +20,8 @@ pub(super) struct Rounds<'c> {
     walk: WalkOptions,
     /// The marks, cursor and settings the next browse starts from.
     carry: Option<Carry>,
+    /// The settings the first browse opens with.
+    pub(super) opening: app::Settings,
     /// What the next browse shows first.
     notice: Option<Vec<String>>,
     /// Diagnostics of the rescans, kept while the screen is the browser's.
@@ -62,6 +64,7 @@ impl<'c> Rounds<'c> {
             comparison,
             walk,
             carry: None,
+            opening: app::Settings::default(),
             notice: None,
             later,
             rescan_msgs,
@@ -132,7 +135,7 @@ impl<'c> Rounds<'c> {
             .as_ref()
             .expect("a browser's scan keeps its sets");
         let mut app = match self.carry.take() {
-            None => App::new(tree, sets, first, sort),
+            None => App::new(tree, sets, first, sort).with_settings(self.opening.clone()),
             Some(c) => App::resume(tree, sets, first, c, |id| idents.and_then(|i| i.get(id))),
         };
         app.can_delete = self.cfg.import.is_none();

@@ -185,7 +185,8 @@ fn columns(app: &App<'_>, look: Look, width: usize) -> Cols {
             break;
         }
     }
-    let fit = fit(width, &widths, &drop, longest);
+    let mut fit = fit(width, &widths, &drop, longest);
+    set.graph_fit(&mut fit);
     Cols { cols, widths, fit }
 }
 
@@ -198,7 +199,7 @@ pub(crate) fn draw(f: &mut Frame<'_>, app: &mut App<'_>, look: Look) {
         draw_tree(f, app, look, area);
     }
     if app.help {
-        popups::help(f, area, app.can_delete);
+        popups::help(f, area, app.can_delete, app.settings().keys);
     }
     if let Some(c) = &app.confirm {
         popups::confirm(f, area, app, c, look);
@@ -281,7 +282,10 @@ fn header(app: &App<'_>, look: Look, cells: u16) -> Vec<Line<'static>> {
         RowKey::Time => ("modified", ["newest first", "oldest first"]),
         RowKey::Change => ("change", ["largest growth first", "largest shrink first"]),
     };
-    let sort = format!("sort: {name}, {}", dir[usize::from(sort.reverse)]);
+    let mut sort = format!("sort: {name}, {}", dir[usize::from(sort.reverse)]);
+    if app.settings().dirs_first {
+        sort.push_str(", directories first");
+    }
     // " sdu ", the path between two spaces, two spaces, the sort.
     let room = usize::from(cells).saturating_sub(5 + 2 + 2 + width(&sort));
     let path = if app.dir() == NodeId::TOP {

@@ -142,6 +142,36 @@ arg_ids! {
     Import = "import",
     /// `--compare`.
     Compare = "compare",
+    /// `--keys`.
+    Keys = "keys",
+    /// `--show-itemcount`.
+    ShowItemcount = "show_itemcount",
+    /// `--hide-itemcount`.
+    HideItemcount = "hide_itemcount",
+    /// `--show-mtime`.
+    ShowMtime = "show_mtime",
+    /// `--hide-mtime`.
+    HideMtime = "hide_mtime",
+    /// `--show-graph`.
+    ShowGraph = "show_graph",
+    /// `--hide-graph`.
+    HideGraph = "hide_graph",
+    /// `--show-percent`.
+    ShowPercent = "show_percent",
+    /// `--hide-percent`.
+    HidePercent = "hide_percent",
+    /// `--group-directories-first`.
+    GroupDirectoriesFirst = "group_directories_first",
+    /// `--no-group-directories-first`.
+    NoGroupDirectoriesFirst = "no_group_directories_first",
+    /// `--cross-file-system`.
+    CrossFileSystem = "cross_file_system",
+    /// `--include-caches`.
+    IncludeCaches = "include_caches",
+    /// `--include-kernfs`.
+    IncludeKernfs = "include_kernfs",
+    /// `--ignore-config`.
+    IgnoreConfig = "ignore_config",
     /// `--generate`.
     Generate = "generate",
     /// `--help`.

@@ -13,6 +13,7 @@ use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, ValueEnum, ValueHi
 use sdu::figures::Figure;
 
 use super::arg_id::ArgId;
+pub(crate) use super::config::{BrowseFlags, ColorWhen};
 use super::getopt::{self, GivenOption, Scan};
 use super::help::after_help;
 use super::status::ExitStatus;
@@ -404,6 +405,9 @@ pub(crate) struct Cli {
     )]
     pub(crate) compare: Option<OsString>,
 
+    #[command(flatten)]
+    pub(crate) browse: BrowseFlags,
+
     /// Print the man page or a shell completion script, and exit
     #[arg(long, value_name = "KIND", value_enum, help_heading = "Other")]
     pub(crate) generate: Option<Generate>,
@@ -479,14 +483,6 @@ pub(crate) enum UnitFlag {
     /// `-B`, `--block-size` SIZE, not yet parsed, and the option as
     /// spelled (`-B`, `--block-size`).
     BlockSize { spelled: String, size: String },
-}
-
-/// When `--color` colours.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum ColorWhen {
-    Auto,
-    Always,
-    Never,
 }
 
 /// What `--generate` prints.

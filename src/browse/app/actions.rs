@@ -71,6 +71,10 @@ pub(crate) enum Action {
     ToggleTime,
     /// Apparent size in place of Total, and back.
     Apparent,
+    /// Directories before files, and back (ncdu's `t`).
+    DirsFirst,
+    /// The bar and percentage columns: both, none, bar, percentage (ncdu's `g`).
+    Graph,
     /// The entry under the cursor in full (path, figures, inode).
     Info,
     /// Type a part of the names to show.

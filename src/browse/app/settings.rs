@@ -4,6 +4,10 @@
 use sdu::figures::Kind;
 use sdu::{NodeId, Tree};
 
+use super::App;
+use crate::browse::view::layout::{BAR_AND_PCT, BAR_CELLS, Fit, PCT};
+use crate::cli::config::{Profile, View};
+
 /// How the rows are shown, kept over a rescan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Settings {
@@ -16,6 +20,14 @@ pub(crate) struct Settings {
     pub(crate) time: bool,
     /// Only names holding this (bytewise).
     pub(crate) filter: Option<String>,
+    /// The keys (`--keys`).
+    pub(crate) keys: Profile,
+    /// The bar column.
+    pub(crate) graph: bool,
+    /// The percentage column.
+    pub(crate) percent: bool,
+    /// Directories before files, whatever the sort.
+    pub(crate) dirs_first: bool,
 }
 
 impl Default for Settings {
@@ -26,6 +38,78 @@ impl Default for Settings {
             count: false,
             time: false,
             filter: None,
+            keys: Profile::Sdu,
+            graph: true,
+            percent: true,
+            dirs_first: false,
+        }
+    }
+}
+
+impl Settings {
+    /// The settings the browser opens with: the flags' and the config
+    /// files' ([`View`]).
+    pub(crate) fn opening(v: View) -> Settings {
+        Settings {
+            keys: v.keys,
+            count: v.count,
+            time: v.time,
+            graph: v.graph,
+            percent: v.percent,
+            dirs_first: v.dirs_first,
+            ..Settings::default()
+        }
+    }
+}
+
+impl Settings {
+    /// `f` with the bar and the percentage as these settings show them
+    /// (`g`), their cells given to the name.
+    pub(crate) fn graph_fit(&self, f: &mut Fit) {
+        let used = |f: &Fit| match (f.bar, f.pct) {
+            (true, true) => BAR_AND_PCT,
+            (true, false) => BAR_CELLS + 1,
+            (false, true) => PCT,
+            (false, false) => 0,
+        };
+        let before = used(f);
+        f.bar &= self.graph;
+        f.pct &= self.percent;
+        f.name += before - used(f);
+    }
+}
+
+impl App<'_> {
+    /// This browser with `s` in place of its settings.
+    pub(crate) fn with_settings(mut self, s: Settings) -> Self {
+        self.settings = s;
+        self.reload();
+        self
+    }
+
+    /// `t` in ncdu's keys: directories first, and back.
+    pub(super) fn toggle_dirs_first(&mut self) {
+        self.settings.dirs_first = !self.settings.dirs_first;
+        self.reload();
+    }
+
+    /// `g` in ncdu's keys (`B` in sdu's): as ncdu cycles them, none, the
+    /// bar alone, the percentage alone, both.
+    pub(super) fn cycle_graph(&mut self) {
+        let s = &mut self.settings;
+        (s.graph, s.percent) = match (s.graph, s.percent) {
+            (false, false) => (true, false),
+            (true, false) => (false, true),
+            (false, true) => (true, true),
+            (true, true) => (false, false),
+        };
+    }
+
+    /// Esc with no box open and no filter being typed: the filter applied
+    /// goes (as in gdu), if there is one; nothing else happens (ncdu).
+    pub(super) fn clear_filter(&mut self) {
+        if self.settings.filter.take().is_some() {
+            self.reload();
         }
     }
 }

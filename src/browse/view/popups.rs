@@ -10,44 +10,12 @@ use sdu::figures::{Figure, Kind, Timestamp};
 
 use super::{Look, printable, size};
 use crate::browse::app::{App, Confirm, Info, items};
-
-/// The help text, one key a line.
-pub(crate) const HELP: &[(&str, &str)] = &[
-    ("↑ ↓  k j", "move the cursor"),
-    ("PgUp PgDn", "move by a screen"),
-    ("Home End  g G", "first, last entry"),
-    ("→ Enter l", "open the directory"),
-    ("← Backspace h <", "go up"),
-    ("s", "sort by size: Total, or Apparent (again: reverse)"),
-    ("t x S R", "sort by Total, Exclusive, Shared, Reclaimable"),
-    (
-        "n  C  M  D",
-        "sort by name, items, time, change (--compare OLD)",
-    ),
-    ("A", "apparent size in place of Total, and back"),
-    ("c  m", "show or hide the item count, the time column"),
-    ("a", "show or hide files"),
-    ("e", "show or hide hidden entries (.name)"),
-    ("/", "filter by name: type, Enter applies, Esc clears"),
-    ("i", "the entry in full: path, figures, inode, time, errors"),
-    (
-        "p  F",
-        "Btrfs snapshots, what each frees; df's Used, row by row",
-    ),
-    (
-        "Space  u",
-        "mark or unmark (anywhere in the tree); unmark all",
-    ),
-    ("d", "delete the marked (or this) entry: type yes"),
-    ("r", "scan again (cursor and marks kept)"),
-    ("b", "a shell here; scans again when it exits"),
-    ("q  Esc  Ctrl-C", "quit"),
-];
+use crate::browse::keys::Profile;
 
 /// The help, as wide as its longest line (as the screen allows), short
 /// enough for 80x24.
-pub(crate) fn help(f: &mut Frame<'_>, area: Rect, can_delete: bool) {
-    let mut lines: Vec<Line<'_>> = HELP
+pub(crate) fn help(f: &mut Frame<'_>, area: Rect, can_delete: bool, keys: Profile) {
+    let mut lines: Vec<Line<'_>> = crate::browse::keys::help(keys)
         .iter()
         .filter(|(k, _)| can_delete || !matches!(*k, "d" | "r" | "b"))
         .map(|(k, what)| Line::from(format!(" {k:<16} {what}")))
@@ -64,7 +32,11 @@ pub(crate) fn help(f: &mut Frame<'_>, area: Rect, can_delete: bool) {
             " A saved scan (--import) cannot delete or scan again",
         ));
     }
-    dialog(f, area, " sdu -i: keys (any key closes this) ", lines);
+    let title = match keys {
+        Profile::Sdu => " sdu -i: keys (any key closes this) ",
+        Profile::Ncdu => " sdu -i: keys, ncdu's (any key closes this) ",
+    };
+    dialog(f, area, title, lines);
 }
 
 /// A box in the middle of `area` holding `lines`.
