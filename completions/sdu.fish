@@ -27,7 +27,7 @@ long-iso\t''
 iso\t''
 +FORMAT\t''"
 complete -c sdu -l html -d 'Write a zoomable treemap of the scan to FILE (- for standard output) instead of the report: one HTML page that needs no network and no server; every file is in it (as with -a), -d limits its depth' -r -F
-complete -c sdu -l color -d 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never' -r -f -a "auto\t''
+complete -c sdu -l color -d 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never (ncdu\'s dark and dark-bg are auto, off is never)' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c sdu -s j -l threads -d 'Worker threads [default: the number of CPUs, or 8 when the tree is not in memory (cold cache): threads that wait on the disk; 4 on XFS, where more wait on each other\'s inode reads, and as root on Btrfs, where one search reads many inodes]' -r
@@ -35,6 +35,8 @@ complete -c sdu -l index-memory -d 'Memory for the index of shared extents (16 b
 complete -c sdu -l export -d 'Write the scan to FILE (- for standard output) instead of the report, in ncdu\'s JSON export format with sdu\'s figures added: ncdu -f FILE browses it, sdu --import FILE reports on it' -r -F
 complete -c sdu -l import -d 'Read a scan saved with --export (or ncdu -o) from FILE (- for standard input) instead of scanning; every report and --to-free work on it. PATHs are then --to-free candidates, by their paths in the saved scan' -r -F
 complete -c sdu -l compare -d 'Compare with the saved scan OLD (--export\'s, or ncdu -o\'s): for every entry the change of each figure since OLD, and whether it is new, gone, or its sharing changed (Exclusive moved by more or less than Total: a snapshot deleted leaves its data to its origin, whose Exclusive grows while Total does not); largest growth of Total first (--sort, --top, -d, -a, -s apply). Entries match by name from each root, so a scan of the tree mounted elsewhere compares. The new scan is PATHs, or --import FILE' -r -F
+complete -c sdu -l keys -d 'The browser\'s keys: ncdu (a apparent size, t directories first, g graph and percentage, f files) or sdu (the default: a files, t Total, g first entry)' -r -f -a "sdu\t'sdu\'s: `t x S R` sort by the four figures, `a` shows or hides files, `g` `G` go to the first and last entry'
+ncdu\t'ncdu\'s: `a` apparent size, `t` directories first, `g` graph and percentage; Esc quits in neither'"
 complete -c sdu -l generate -d 'Print the man page or a shell completion script, and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''
@@ -75,5 +77,19 @@ complete -c sdu -l no-progress -d 'Do not show progress on stderr (shown only wh
 complete -c sdu -l fiemap -d 'Read every file\'s extents with FIEMAP, even where sdu could read Btrfs\'s extent items directly (as root, with CAP_SYS_ADMIN)'
 complete -c sdu -l map-each-copy -d 'Btrfs without root: map every copy of a file that is unchanged across snapshots with its own FIEMAP, instead of once (slower; exact even after a deduplication that ran on one copy after the snapshot)'
 complete -c sdu -l stats -d 'Print counts and timings of the scan on stderr (files mapped with FIEMAP, files skipped and why, shared extents indexed)'
+complete -c sdu -l show-itemcount -d 'Show the item count column in the browser (c shows or hides it)'
+complete -c sdu -l hide-itemcount -d 'Hide the item count column (the default)'
+complete -c sdu -l show-mtime -d 'Show the modification time column in the browser (m)'
+complete -c sdu -l hide-mtime -d 'Hide the modification time column (the default)'
+complete -c sdu -l show-graph -d 'Show the bar column in the browser (the default)'
+complete -c sdu -l hide-graph -d 'Hide the bar column (ncdu\'s g cycles graph, percentage, both, none)'
+complete -c sdu -l show-percent -d 'Show the percentage column in the browser (the default)'
+complete -c sdu -l hide-percent -d 'Hide the percentage column'
+complete -c sdu -l group-directories-first -d 'List directories before files in the browser (ncdu\'s t)'
+complete -c sdu -l no-group-directories-first -d 'Directories and files together, in the sort\'s order (the default)'
+complete -c sdu -l cross-file-system -d 'Cross filesystems (the default): undoes -x from a config file'
+complete -c sdu -l include-caches -d 'Count directories with a cache tag (the default): undoes --exclude-caches'
+complete -c sdu -l include-kernfs -d 'Count kernel filesystems (the default): undoes --exclude-kernfs'
+complete -c sdu -l ignore-config -d 'Read no config file (/etc/sdu.conf, then $XDG_CONFIG_HOME/sdu/config, else ~/.config/sdu/config: one option a line, as ncdu\'s)'
 complete -c sdu -l help -d 'Print help'
 complete -c sdu -s V -l version -d 'Print version'

@@ -25,7 +25,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use sdu::figures::Figure;
 
 use super::app::{Action, KeyMode, RowKey};
-pub(crate) use crate::cli::config::Profile;
+pub(crate) use crate::cli::browse_flags::Profile;
 
 /// The action of key `k` in `mode`, with the keys of `profile`. In the
 /// help and in a notice any key but Ctrl-C closes it; in the confirmation

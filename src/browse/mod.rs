@@ -46,7 +46,7 @@ use view::Look;
 /// keep every entry and the sets ([`config`]).
 pub(crate) fn run(
     cfg: &Config,
-    view: crate::cli::config::View,
+    view: crate::cli::browse_flags::View,
     program: &'static str,
     delay: Duration,
 ) -> ExitStatus {

@@ -13,7 +13,7 @@ use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, ValueEnum, ValueHi
 use sdu::figures::Figure;
 
 use super::arg_id::ArgId;
-pub(crate) use super::config::{BrowseFlags, ColorWhen};
+pub(crate) use super::browse_flags::{BrowseFlags, ColorWhen};
 use super::getopt::{self, GivenOption, Scan};
 use super::help::after_help;
 use super::status::ExitStatus;
@@ -320,7 +320,8 @@ pub(crate) struct Cli {
     pub(crate) no_header: bool,
 
     /// Colour the tree view: auto (when stdout is a terminal and NO_COLOR
-    /// is unset or empty), always, or never
+    /// is unset or empty), always, or never (ncdu's dark and dark-bg are
+    /// auto, off is never)
     #[arg(
         long,
         value_name = "WHEN",

@@ -57,6 +57,7 @@ fn man_page(cmd: clap::Command, out: &mut dyn Write) -> io::Result<()> {
     sections(&mut r, DELETING);
     // The browser's keys: their own section, after what deleting does.
     sections(&mut r, BROWSER_KEYS);
+    sections(&mut r, FILES);
     sections(&mut r, EXIT_STATUS);
     r.control("SH", ["EXAMPLES"]);
     for (cmd, what) in EXAMPLES {
@@ -472,7 +473,11 @@ const DELETING: &[(&str, &[&str])] = &[(
 const BROWSER_KEYS: &[(&str, &[&str])] = &[(
     "KEYS",
     &[
-        "The keys of the browser, sdu -i. ncdu's keys keep their meaning where sdu has the \
+        "The keys of the browser, sdu -i, in sdu's profile (the default); --keys ncdu (or \
+             --keys ncdu in a config file) makes a ncdu's apparent size, t directories \
+             first and g cycle graph, percentage, both and none, as in ncdu, with f for files \
+             and Home End G for the ends; sdu's B cycles the bar as ncdu's g does. \
+             ncdu's keys keep their meaning where sdu has the \
              same thing; sdu's own figures take keys ncdu leaves free. The sort keys pressed \
              again reverse the order. A directory that could not be read is marked ! before \
              its name, one read in part (an entry in it or below it could not be read) . as \
@@ -508,11 +513,31 @@ const BROWSER_KEYS: &[(&str, &[&str])] = &[(
              Space marks a subvolume, Enter goes to it; p, Esc or q goes back.",
         "F :: The --df table of the filesystem browsed: a scan of its whole mount, the rows \
              that add up to df's Used; any key closes it. Not on a saved scan.",
-        "? :: The keys; any key closes it.",
-        "q, Esc, Ctrl-C :: Quit.",
+        "? :: The keys of the profile in use; any key closes it.",
+        "q, Ctrl-C :: Quit. Esc quits in neither profile (nor in ncdu): it closes a box, \
+             drops the filter being typed or the one applied, else does nothing.",
         "When the screen is narrow the name keeps at least 16 cells: the bar goes first, \
              then the percentage, then the Shared, Exclusive, time, count and Reclaimable \
              columns; a longer name is shortened in the middle (...), and i shows it whole.",
+    ],
+)];
+
+/// FILES: the config files ([`super::config`]).
+const FILES: &[(&str, &[&str])] = &[(
+    "FILES",
+    &[
+        "/etc/sdu.conf, then $XDG_CONFIG_HOME/sdu/config (else ~/.config/sdu/config) :: \
+             Defaults, as ncdu's config files hold them: one option a line, spelled as on \
+             the command line (--keys ncdu, -x, --exclude .git, --color=dark); # starts a \
+             comment, and @ before an option lets its line fail quietly. A file may hold \
+             the browser's options (--keys, --show-* and --hide-* of itemcount, mtime, \
+             graph and percent, --group-directories-first), --sort, --exclude, -X, \
+             --exclude-caches, --exclude-kernfs, -x, -j and --color, each with its \
+             opposite (--cross-file-system, --include-caches, --include-kernfs). The \
+             user's file wins over the system's and the command line over both; \
+             --exclude patterns add up. Any other line is a usage error naming the file \
+             and the line (exit 2). --ignore-config reads neither; as du, or with --du, \
+             neither is read, as du reads none.",
     ],
 )];
 

@@ -7,6 +7,7 @@
 
 pub(crate) mod arg_id;
 pub(crate) mod args;
+pub(crate) mod browse_flags;
 pub(crate) mod config;
 pub(crate) mod du_options;
 pub(crate) mod getopt;

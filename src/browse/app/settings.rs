@@ -6,7 +6,7 @@ use sdu::{NodeId, Tree};
 
 use super::App;
 use crate::browse::view::layout::{BAR_AND_PCT, BAR_CELLS, Fit, PCT};
-use crate::cli::config::{Profile, View};
+use crate::cli::browse_flags::{Profile, View};
 
 /// How the rows are shown, kept over a rescan.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 
 use super::super::args::ColorWhen;
+use super::super::browse_flags::Profile;
 use super::*;
 
 /// An environment with `HOME=/home/u` and the user's config file holding
