@@ -94,10 +94,14 @@ pub(crate) fn with_config(mut cli: Cli, env: &Env) -> Result<Cli, UsageError> {
     for file in files(env) {
         let text = match (env.read)(Some(&file)) {
             Ok(t) => t,
+            // None, or one this user may not read (HOME another user's,
+            // as under setpriv or sudo): no defaults from it.
             Err(e)
                 if matches!(
                     e.kind(),
-                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                    io::ErrorKind::NotFound
+                        | io::ErrorKind::NotADirectory
+                        | io::ErrorKind::PermissionDenied
                 ) =>
             {
                 continue;

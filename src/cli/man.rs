@@ -536,7 +536,8 @@ const FILES: &[(&str, &[&str])] = &[(
              opposite (--cross-file-system, --include-caches, --include-kernfs). The \
              user's file wins over the system's and the command line over both; \
              --exclude patterns add up. Any other line is a usage error naming the file \
-             and the line (exit 2). --ignore-config reads neither; as du, or with --du, \
+             and the line (exit 2); a file this user may not read (HOME another user's) \
+             gives nothing. --ignore-config reads neither; as du, or with --du, \
              neither is read, as du reads none.",
     ],
 )];

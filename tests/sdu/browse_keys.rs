@@ -57,6 +57,18 @@ fn names(screen: &str) -> Vec<&str> {
         .collect()
 }
 
+/// Types `key` and waits until the screen shows `rows` in its rows and
+/// `want` (a screen caught while it is drawn may have the one without the
+/// other).
+fn press_until(tmux: &Tmux, key: &str, want: &str, rows: &[&str]) -> String {
+    tmux.keys(&[key]);
+    tmux.wait_for(&format!("{want} and the rows {rows:?}"), |s| {
+        s.contains(want) && names(s) == rows
+    })
+}
+
+const BY_TOTAL: [&str; 4] = ["zbig/", "mid.bin", "asmall/", "sparse"];
+
 #[test]
 fn esc_clears_the_filter_applied_and_never_quits() {
     let Some(tmux) = Tmux::shell("keys-esc") else {
@@ -64,23 +76,18 @@ fn esc_clears_the_filter_applied_and_never_quits() {
     };
     let t = TestDir::new();
     tree(t.path());
-    start(&tmux, t.path(), "", "root", "4 entries");
-    tmux.keys(&["/", "doc", "Enter"]);
-    tmux.wait_for("no match", |s| s.contains("no name matches the filter"));
-    let s = press(&tmux, "Escape", "4 entries");
-    assert!(!s.contains("filter: doc"), "{s}");
-    assert_eq!(names(&s), ["zbig/", "mid.bin", "asmall/", "sparse"], "{s}");
-    // Nothing to clear: Esc does nothing, and sdu still takes keys.
-    tmux.keys(&["Escape"]);
-    press(&tmux, "n", "sort: name, A to Z");
-    // In both profiles.
-    tmux.keys(&["q"]);
-    assert_terminal_restored(&tmux, 0);
-    start(&tmux, t.path(), "", "--keys ncdu root", "4 entries");
-    tmux.keys(&["Escape"]);
-    press(&tmux, "n", "sort: name, A to Z");
-    tmux.keys(&["q"]);
-    assert_terminal_restored(&tmux, 0);
+    for args in ["root", "--keys ncdu root"] {
+        start(&tmux, t.path(), "", args, "4 entries");
+        tmux.keys(&["/", "doc", "Enter"]);
+        tmux.wait_for("no match", |s| s.contains("no name matches the filter"));
+        let s = press_until(&tmux, "Escape", "4 entries", &BY_TOTAL);
+        assert!(!s.contains("filter: doc"), "{s}");
+        // Nothing to clear: Esc does nothing, and sdu still takes keys.
+        tmux.keys(&["Escape"]);
+        press(&tmux, "n", "sort: name, A to Z");
+        tmux.keys(&["q"]);
+        assert_terminal_restored(&tmux, 0);
+    }
 }
 
 #[test]
@@ -90,21 +97,19 @@ fn ncdus_keys_on_a_real_screen() {
     };
     let t = TestDir::new();
     tree(t.path());
-    let s = start(&tmux, t.path(), "", "--keys ncdu root", "4 entries");
-    assert_eq!(names(&s), ["zbig/", "mid.bin", "asmall/", "sparse"], "{s}");
+    start(&tmux, t.path(), "", "--keys ncdu root", "4 entries");
+    tmux.wait_for("the rows by Total", |s| names(s) == BY_TOTAL);
     // a: apparent sizes, the sparse file's 50M first.
-    let s = press(&tmux, "a", "sort: apparent");
+    let by_apparent = ["sparse", "zbig/", "mid.bin", "asmall/"];
+    let s = press_until(&tmux, "a", "sort: apparent", &by_apparent);
     assert!(s.contains("Apparent  Exclusive"), "{s}");
-    assert_eq!(names(&s)[0], "sparse", "{s}");
     assert!(rows(&s)[0].trim_start().starts_with("50M "), "{s}");
-    let s = press(&tmux, "a", "sort: total");
-    assert_eq!(names(&s), ["zbig/", "mid.bin", "asmall/", "sparse"], "{s}");
+    press_until(&tmux, "a", "sort: total", &BY_TOTAL);
     // t: directories first, and back.
-    let s = press(&tmux, "t", "directories first");
-    assert_eq!(names(&s), ["zbig/", "asmall/", "mid.bin", "sparse"], "{s}");
-    let s = press(&tmux, "t", "sort: total, largest first");
+    let dirs_first = ["zbig/", "asmall/", "mid.bin", "sparse"];
+    press_until(&tmux, "t", "directories first", &dirs_first);
+    let s = press_until(&tmux, "t", "sort: total, largest first", &BY_TOTAL);
     assert!(!s.contains("directories first"), "{s}");
-    assert_eq!(names(&s), ["zbig/", "mid.bin", "asmall/", "sparse"], "{s}");
     // g: as ncdu, from both to none, the graph, the percentage, both.
     let has = |s: &str| {
         let r = rows(s);
@@ -116,18 +121,16 @@ fn ncdus_keys_on_a_real_screen() {
     assert_eq!(has(&s), (true, true), "{s}");
     for want in [(false, false), (true, false), (false, true), (true, true)] {
         tmux.keys(&["g"]);
-        let s = tmux.wait_for("the graph cycled", |s| has(s) == want);
-        assert_eq!(names(&s), ["zbig/", "mid.bin", "asmall/", "sparse"], "{s}");
+        tmux.wait_for(&format!("the graph cycled to {want:?}"), |s| {
+            has(s) == want && names(s) == BY_TOTAL
+        });
     }
     // f hides files (ncdu has no such key); ? lists ncdu's keys.
-    let s = press(&tmux, "f", "files hidden");
-    assert_eq!(names(&s), ["zbig/", "asmall/"], "{s}");
-    let s = press(&tmux, "?", "sdu -i: keys, ncdu's");
-    assert!(s.contains("c  m  g"), "{s}");
-    assert!(
-        s.contains("directories first") || s.contains("dirs first"),
-        "{s}"
-    );
+    press_until(&tmux, "f", "files hidden", &["zbig/", "asmall/"]);
+    tmux.keys(&["?"]);
+    tmux.wait_for("ncdu's help", |s| {
+        s.contains("sdu -i: keys, ncdu's") && s.contains("c  m  g") && s.contains("dirs first")
+    });
     tmux.keys(&["x"]);
     tmux.wait_for("the help closed", |s| !s.contains("sdu -i: keys"));
     tmux.keys(&["q"]);
@@ -150,26 +153,27 @@ fn the_config_file_sets_keys_and_columns() {
     )
     .unwrap();
     let env = format!("XDG_CONFIG_HOME='{}/xdg'", t.path().display());
-    let s = start(&tmux, t.path(), &env, "root", "4 entries");
+    start(&tmux, t.path(), &env, "root", "4 entries");
+    let s = tmux.wait_for("the rows, directories first", |s| {
+        names(s) == ["zbig/", "asmall/", "mid.bin", "sparse"] && s.contains("Items")
+    });
     assert!(s.contains("Reclaimable  Items"), "{s}");
     assert!(s.contains("directories first"), "{s}");
-    assert_eq!(names(&s), ["zbig/", "asmall/", "mid.bin", "sparse"], "{s}");
     let r = rows(&s);
     assert!(!r.iter().any(|l| l.contains('█')), "{s}");
     assert!(r.iter().all(|l| l.contains('%')), "{s}");
     press(&tmux, "a", "sort: apparent");
     tmux.keys(&["q"]);
     assert_terminal_restored(&tmux, 0);
-    let s = start(
+    start(
         &tmux,
         t.path(),
         &env,
         "--keys sdu --show-graph root",
         "4 entries",
     );
-    assert!(rows(&s).iter().any(|l| l.contains('█')), "{s}");
-    let s = press(&tmux, "a", "files hidden");
-    assert_eq!(names(&s), ["zbig/", "asmall/"], "{s}");
+    tmux.wait_for("the bars", |s| rows(s).iter().any(|l| l.contains('█')));
+    press_until(&tmux, "a", "files hidden", &["zbig/", "asmall/"]);
     tmux.keys(&["q"]);
     assert_terminal_restored(&tmux, 0);
 }

@@ -175,3 +175,24 @@ fn a_bad_line_names_the_file_and_the_line() {
     let e = env(None, Some("@--graph-style hash\n-x\n"));
     assert!(cli(&e, &[]).unwrap().one_file_system);
 }
+
+#[test]
+fn a_file_this_user_may_not_read_gives_nothing_and_another_error_stops() {
+    for (errno, fails) in [(13, false), (2, false), (20, false), (21, true), (5, true)] {
+        let e = Env {
+            read: Box::new(move |_| Err(io::Error::from_raw_os_error(errno))),
+            ..env(None, None)
+        };
+        match cli(&e, &["-x"]) {
+            Ok(c) => assert!(!fails && c.one_file_system, "{errno}"),
+            Err(err) => {
+                assert!(fails, "{errno}: {err}");
+                assert!(
+                    err.to_string()
+                        .starts_with("config file /etc/sdu.conf: cannot read it: "),
+                    "{err}"
+                );
+            }
+        }
+    }
+}
