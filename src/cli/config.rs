@@ -181,6 +181,12 @@ fn option(words: &[String]) -> Result<Cli, String> {
     let [g] = &cli.given[..] else {
         return Err(format!("not an option: {READ_TEXT}"));
     };
+    if g.id == ArgId::Threshold {
+        return Err(format!(
+            "{} is du's --threshold, not read from a config file (ncdu's -t N is --threads N)",
+            g.spelled
+        ));
+    }
     if !READ.iter().any(|(i, _)| *i == g.id) {
         return Err(format!(
             "{} is not read from a config file: {READ_TEXT}",

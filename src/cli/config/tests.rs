@@ -155,6 +155,7 @@ fn a_bad_line_names_the_file_and_the_line() {
         ("--keys\n", "requires an argument"),
         ("\n--keys vi\n", "invalid value 'vi'"),
         ("--ignore-config\n", "is not read from a config file"),
+        ("-t 4\n", "ncdu's -t N is --threads N"),
     ] {
         let e = env(None, Some(text));
         let err = cli(&e, &[]).unwrap_err().to_string();
