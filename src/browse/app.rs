@@ -14,11 +14,13 @@ use sdu::{Frees, NodeId, Sets, Tree};
 
 mod actions;
 mod carry;
+mod gone;
 mod settings;
 mod snapshots;
 pub(crate) use actions::{Action, KeyMode, Request, RowKey, Sort};
 mod unread;
 pub(crate) use carry::Carry;
+pub(crate) use gone::GoneRow;
 use settings::contains;
 pub(crate) use settings::{Info, Now, Settings, items};
 pub(crate) use unread::Unread;
@@ -36,6 +38,18 @@ pub(crate) struct Confirm {
     pub(crate) typed: String,
     /// Enter was pressed on something other than `yes`.
     pub(crate) refused: bool,
+}
+
+/// The entries of a directory that the settings do not show, by what
+/// hides them ([`App::hidden`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Hidden {
+    /// By `a`: files.
+    pub(crate) files: usize,
+    /// By `e`: names starting with a dot.
+    pub(crate) dotfiles: usize,
+    /// By the filter: names that do not hold it.
+    pub(crate) filtered: usize,
 }
 
 /// The marked entries and what they add up to.
@@ -65,6 +79,10 @@ pub(crate) struct App<'t> {
     top: NodeId,
     /// The entries of `dir` shown, in order.
     rows: Vec<NodeId>,
+    /// `--compare`: the entries gone from `dir` since the old scan, shown
+    /// after `rows`.
+    gone: Vec<GoneRow>,
+    /// Over `rows`, then `gone`.
     cursor: usize,
     /// The first row on the screen.
     offset: usize,
@@ -119,6 +137,7 @@ impl<'t> App<'t> {
             dir: top,
             top,
             rows: Vec::new(),
+            gone: Vec::new(),
             cursor: 0,
             offset: 0,
             page: 20,
@@ -188,6 +207,61 @@ impl<'t> App<'t> {
         &self.rows
     }
 
+    /// `--compare`: the rows of the entries gone from the directory shown
+    /// since the old scan, in order; after [`App::rows`].
+    pub(crate) fn gone(&self) -> &[GoneRow] {
+        &self.gone
+    }
+
+    /// `--compare OLD`: the scan compared with the old one, its gone
+    /// entries listed.
+    pub(crate) fn set_compare(&mut self, c: Option<&'t sdu::Comparison>) {
+        self.compare = c;
+        self.reload();
+    }
+
+    /// The entries not shown in the directory shown, by what hides them:
+    /// `a` (files), `e` (names starting with a dot), the filter (each
+    /// counted once, by the first of these that hides it).
+    pub(crate) fn hidden(&self) -> Hidden {
+        let set = &self.settings;
+        let tree = self.tree;
+        let filter = set.filter.as_deref().map(str::as_bytes);
+        let mut h = Hidden::default();
+        for id in visible(tree, tree.children(self.dir)) {
+            let name = tree.name(id);
+            if !set.files && tree.kind(id) != Kind::Dir {
+                h.files += 1;
+            } else if !set.dotfiles && name.starts_with(b".") {
+                h.dotfiles += 1;
+            } else if filter.is_some_and(|f| !contains(name, f)) {
+                h.filtered += 1;
+            }
+        }
+        h
+    }
+
+    /// The gone entry under the cursor, if the cursor is on one.
+    pub(crate) fn current_gone(&self) -> Option<&GoneRow> {
+        self.cursor
+            .checked_sub(self.rows.len())
+            .and_then(|i| self.gone.get(i))
+    }
+
+    /// Whether the cursor is on a gone entry: then says why the key does
+    /// nothing (`what`: "it cannot be opened").
+    fn refuse_gone(&mut self, what: &str) -> bool {
+        let Some(g) = self.current_gone() else {
+            return false;
+        };
+        let name = sdu::quote(&g.name);
+        self.notice = Some(vec![
+            format!("{name} is gone since the old scan: {what}."),
+            "Its row shows its figures in the old scan.".into(),
+        ]);
+        true
+    }
+
     /// The index of the row under the cursor (0 when there is none).
     pub(crate) fn cursor(&self) -> usize {
         self.cursor
@@ -229,7 +303,7 @@ impl<'t> App<'t> {
         } else if self.cursor >= self.offset + self.page {
             self.offset = self.cursor + 1 - self.page;
         }
-        let last_start = self.rows.len().saturating_sub(self.page);
+        let last_start = (self.rows.len() + self.gone.len()).saturating_sub(self.page);
         self.offset = self.offset.min(last_start);
         self.offset
     }
@@ -262,8 +336,13 @@ impl<'t> App<'t> {
         if self.apply_in_snapshots(a) {
             return;
         }
-        let last = self.rows.len().saturating_sub(1);
+        let last = (self.rows.len() + self.gone.len()).saturating_sub(1);
         match a {
+            Action::Open if self.refuse_gone("it cannot be opened") => {}
+            Action::Info if self.refuse_gone("there is no more to show") => {}
+            Action::Mark if self.refuse_gone("it cannot be marked") => {}
+            Action::Delete
+                if self.marks.ids.is_empty() && self.refuse_gone("it cannot be deleted") => {}
             Action::Up => self.cursor = self.cursor.saturating_sub(1),
             Action::Down => self.cursor = (self.cursor + 1).min(last),
             Action::PageUp => self.cursor = self.cursor.saturating_sub(self.page),
@@ -578,6 +657,10 @@ impl<'t> App<'t> {
         if reverse {
             self.rows.reverse();
         }
+        self.gone = match self.compare {
+            Some(c) => gone::rows(c, self.dir, &self.settings, self.sort, self.first),
+            None => Vec::new(),
+        };
         self.cursor = at
             .and_then(|id| self.rows.iter().position(|&r| r == id))
             .unwrap_or(0);
