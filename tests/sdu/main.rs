@@ -17,6 +17,7 @@ mod browse;
 mod browse_attacks;
 mod browse_df;
 mod browse_rescan;
+mod browse_screen;
 mod browse_snapshots;
 mod btrfs;
 mod cli;
