@@ -138,13 +138,16 @@ fn a_directory_whose_entries_are_hidden_says_what_hides_them() {
         tmux.keys(&["Down", "Down"]);
         pressed(&tmux, "Enter", "root/filtered");
         tmux.keys(&["/", "z", "z"]);
-        let s = flat(&pressed(&tmux, "Enter", "filter: zz"));
+        tmux.wait_for("the filter typed", |s| s.contains("filter: zz_"));
+        let s = flat(&pressed(&tmux, "Enter", "not matching"));
         assert!(
             s.contains("(2 entries not matching the filter: / then Esc shows them)"),
             "{w}: {s}"
         );
         // The filter cleared, then the empty directory.
+        // (Esc and the next key apart: together they read as Alt and it.)
         tmux.keys(&["/", "Escape"]);
+        tmux.wait_for("the filter cleared", |s| !s.contains("filter:"));
         pressed(&tmux, "Left", "void/");
         tmux.keys(&["End"]);
         let s = flat(&pressed(&tmux, "Enter", "root/void"));
@@ -158,10 +161,44 @@ fn a_directory_whose_entries_are_hidden_says_what_hides_them() {
 /// any width each of their words is one of these, or a figure, or the
 /// path: no word is cut ("Reclaimab").
 const WORDS: &[&str] = &[
-    "sdu", "sort:", "total", "total,", "largest", "first", "Total", "Exclusive", "Shared",
-    "Reclaimable", "·", "entries", "entries,", "files", "hidden", "Change", "Name", "↑↓→←", "move",
-    "s", "n", "sort", "i", "info", "/", "filter", "space", "mark", "d", "delete", "?", "help", "q",
-    "quit", "marked", "deleting", "them", "frees",
+    "sdu",
+    "sort:",
+    "total",
+    "total,",
+    "largest",
+    "first",
+    "Total",
+    "Exclusive",
+    "Shared",
+    "Reclaimable",
+    "·",
+    "entries",
+    "entries,",
+    "files",
+    "hidden",
+    "Change",
+    "Name",
+    "↑↓→←",
+    "move",
+    "s",
+    "n",
+    "sort",
+    "i",
+    "info",
+    "/",
+    "filter",
+    "space",
+    "mark",
+    "d",
+    "delete",
+    "?",
+    "help",
+    "q",
+    "quit",
+    "marked",
+    "deleting",
+    "them",
+    "frees",
 ];
 
 /// At 40, 50, 60 and 80 columns, with a mark and the files hidden: the
@@ -180,7 +217,12 @@ fn narrow_screens_keep_help_and_cut_no_word() {
         let Some(tmux) = Tmux::shell_sized(&format!("screen-narrow-{w}"), w, 20) else {
             return;
         };
-        start_for(&tmux, t.path(), "a-rather-long-directory-name/below", "? help");
+        start_for(
+            &tmux,
+            t.path(),
+            "a-rather-long-directory-name/below",
+            "? help",
+        );
         tmux.keys(&["Space"]);
         tmux.wait_for("the mark", |s| s.contains(" 1 marked"));
         let s = pressed(&tmux, "a", "files hidden");
@@ -246,7 +288,10 @@ fn compare_lists_the_entries_gone_from_the_directory_shown() {
         assert_eq!(cells[..2], ["x", &old.to_string()], "{w}:\n{s}");
         assert!(cells.contains(&"gone"), "{w}:\n{s}");
         // The gone row comes after the entry still there.
-        assert!(s.find("  keep/").unwrap() < s.find("  snaps/").unwrap(), "{s}");
+        assert!(
+            s.find("  keep/").unwrap() < s.find("  snaps/").unwrap(),
+            "{s}"
+        );
         tmux.keys(&["End"]);
         settled(&tmux);
         for (key, what) in [
