@@ -126,9 +126,9 @@ pub fn read_old(file: &[u8], how: &Scanning) -> Result<Scanned, Error> {
 /// The result holds, for every node of `new.tree` down to that depth, the
 /// old node matched by name ([`Comparison::old_of`], its figures through
 /// [`Comparison::change`]); and every old entry down to that depth that
-/// nothing matched ([`Comparison::gone`]), with the new entry it was in,
-/// so that a consumer can colour the new tree by growth
-/// and list what went. How entries are matched: the module's comment.
+/// nothing matched, with the new entry it was in (those gone from a
+/// directory itself: [`Comparison::gone_in`]), so that a consumer can
+/// colour the new tree by growth and list what went. How entries are matched: the module's comment.
 ///
 /// # Panics
 /// When `max_depth` is deeper than what `new.tree`'s children were put

@@ -190,3 +190,47 @@ pub(crate) fn left(path: &str, room: usize) -> String {
     let from = tail.find('/').filter(|&i| i <= tail.len() / 2).unwrap_or(0);
     format!("…{}", &tail[from..])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parts go highest rank first (the last of equal ranks first), never
+    /// rank 0, and only while the line is too wide.
+    #[test]
+    fn keep_drops_whole_parts_by_rank() {
+        let parts: Vec<String> = ["? help", "move", "sort", "mark", "q quit"]
+            .map(String::from)
+            .into();
+        let ranks = [0, 3, 2, 3, 0];
+        let line = |k: &[bool]| width(&join(&parts, k, "  "));
+        assert_eq!(keep(&ranks, 80, line), [true; 5]);
+        // 32 cells: everything; 31: the last of rank 3 goes.
+        assert_eq!(line(&[true; 5]), 32);
+        assert_eq!(keep(&ranks, 32, line), [true; 5]);
+        assert_eq!(keep(&ranks, 31, line), [true, true, true, false, true]);
+        assert_eq!(keep(&ranks, 20, line), [true, false, true, false, true]);
+        assert_eq!(keep(&ranks, 19, line), [true, false, false, false, true]);
+        // Rank 0 stays even when it does not fit.
+        assert_eq!(keep(&ranks, 3, line), [true, false, false, false, true]);
+    }
+
+    /// Lines break between words, within the room when every word fits,
+    /// and the words are all there in order.
+    #[test]
+    fn wrap_breaks_between_words() {
+        let text = "(12 files hidden: a shows them)";
+        assert_eq!(wrap(text, 80), [text]);
+        let lines = wrap(text, 12);
+        assert_eq!(lines, ["(12 files", "hidden: a", "shows them)"]);
+        for room in 1..40 {
+            let lines = wrap(text, room);
+            assert_eq!(lines.join(" "), text, "{room}");
+            let longest = text.split(' ').map(width).max().unwrap();
+            assert!(
+                lines.iter().all(|l| width(l) <= room.max(longest)),
+                "{room}"
+            );
+        }
+    }
+}
