@@ -602,13 +602,9 @@ fn gone_line(g: &GoneRow, look: Look, c: &Cols) -> Line<'static> {
 }
 
 /// The footer's line of the marks, when there are any: how many, their
-/// first column's figure and what deleting all of them frees.
-fn marks_line(app: &App<'_>, look: Look) -> Option<Line<'static>> {
-    marks_line_in(app, look, usize::MAX)
-}
-
-/// [`marks_line`] in `cells` columns: the first column's figure dropped
-/// first, then what deleting them frees.
+/// first column's figure and what deleting all of them frees, in `cells`
+/// columns (the first column's figure dropped first, then what deleting
+/// them frees).
 fn marks_line_in(app: &App<'_>, look: Look, cells: usize) -> Option<Line<'static>> {
     let m = app.marks();
     if m.ids.is_empty() {

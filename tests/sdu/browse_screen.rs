@@ -203,7 +203,8 @@ const WORDS: &[&str] = &[
 
 /// At 40, 50, 60 and 80 columns, with a mark and the files hidden: the
 /// last line has `? help` and `q quit`, the header has the entry count,
-/// and every word of the header, the titles and the footer is whole.
+/// and every word of the header, the titles and the footer is whole; the
+/// snapshots table's last line has `? help` and `p Esc back`.
 #[test]
 fn narrow_screens_keep_help_and_cut_no_word() {
     let t = TestDir::new();
@@ -247,6 +248,14 @@ fn narrow_screens_keep_help_and_cut_no_word() {
             );
         }
         assert!(lines.iter().all(|l| l.chars().count() <= usize::from(w)));
+        // The snapshots table keeps them too.
+        let s = pressed(&tmux, "p", "Btrfs snapshots");
+        let foot = last_line(&s);
+        assert!(
+            foot.contains("? help") && foot.contains("p Esc back"),
+            "{w}:\n{s}"
+        );
+        pressed(&tmux, "p", "entries");
         tmux.keys(&["q"]);
         tmux.wait_for("the prompt", |s| last_line(s) == crate::tmux::PROMPT);
     }
