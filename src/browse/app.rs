@@ -207,19 +207,6 @@ impl<'t> App<'t> {
         &self.rows
     }
 
-    /// `--compare`: the rows of the entries gone from the directory shown
-    /// since the old scan, in order; after [`App::rows`].
-    pub(crate) fn gone(&self) -> &[GoneRow] {
-        &self.gone
-    }
-
-    /// `--compare OLD`: the scan compared with the old one, its gone
-    /// entries listed.
-    pub(crate) fn set_compare(&mut self, c: Option<&'t sdu::Comparison>) {
-        self.compare = c;
-        self.reload();
-    }
-
     /// The entries not shown in the directory shown, by what hides them:
     /// `a` (files), `e` (names starting with a dot), the filter (each
     /// counted once, by the first of these that hides it).
@@ -239,27 +226,6 @@ impl<'t> App<'t> {
             }
         }
         h
-    }
-
-    /// The gone entry under the cursor, if the cursor is on one.
-    pub(crate) fn current_gone(&self) -> Option<&GoneRow> {
-        self.cursor
-            .checked_sub(self.rows.len())
-            .and_then(|i| self.gone.get(i))
-    }
-
-    /// Whether the cursor is on a gone entry: then says why the key does
-    /// nothing (`what`: "it cannot be opened").
-    fn refuse_gone(&mut self, what: &str) -> bool {
-        let Some(g) = self.current_gone() else {
-            return false;
-        };
-        let name = sdu::quote(&g.name);
-        self.notice = Some(vec![
-            format!("{name} is gone since the old scan: {what}."),
-            "Its row shows its figures in the old scan.".into(),
-        ]);
-        true
     }
 
     /// The index of the row under the cursor (0 when there is none).

@@ -10,7 +10,7 @@ use sdu::figures::{Bound, Figure, Kind, Stats};
 use sdu::{Comparison, NodeId};
 
 use super::settings::contains;
-use super::{RowKey, Settings, Sort};
+use super::{App, RowKey, Settings, Sort};
 
 /// An entry gone from the directory shown since the old scan.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,4 +66,40 @@ pub(crate) fn rows(
         v.reverse();
     }
     v
+}
+
+impl<'t> App<'t> {
+    /// `--compare`: the rows of the entries gone from the directory shown
+    /// since the old scan, in order; after [`App::rows`].
+    pub(crate) fn gone(&self) -> &[GoneRow] {
+        &self.gone
+    }
+
+    /// `--compare OLD`: the scan compared with the old one, its gone
+    /// entries listed.
+    pub(crate) fn set_compare(&mut self, c: Option<&'t sdu::Comparison>) {
+        self.compare = c;
+        self.reload();
+    }
+
+    /// The gone entry under the cursor, if the cursor is on one.
+    pub(crate) fn current_gone(&self) -> Option<&GoneRow> {
+        self.cursor
+            .checked_sub(self.rows.len())
+            .and_then(|i| self.gone.get(i))
+    }
+
+    /// Whether the cursor is on a gone entry: then says why the key does
+    /// nothing (`what`: "it cannot be opened").
+    pub(super) fn refuse_gone(&mut self, what: &str) -> bool {
+        let Some(g) = self.current_gone() else {
+            return false;
+        };
+        let name = sdu::quote(&g.name);
+        self.notice = Some(vec![
+            format!("{name} is gone since the old scan: {what}."),
+            "Its row shows its figures in the old scan.".into(),
+        ]);
+        true
+    }
 }
