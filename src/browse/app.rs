@@ -14,11 +14,13 @@ use sdu::{Frees, NodeId, Sets, Tree};
 
 mod actions;
 mod carry;
+mod gone;
 mod settings;
 mod snapshots;
 pub(crate) use actions::{Action, KeyMode, Request, RowKey, Sort};
 mod unread;
 pub(crate) use carry::Carry;
+pub(crate) use gone::GoneRow;
 use settings::contains;
 pub(crate) use settings::{Info, Now, Settings, items};
 pub(crate) use unread::Unread;
@@ -36,6 +38,18 @@ pub(crate) struct Confirm {
     pub(crate) typed: String,
     /// Enter was pressed on something other than `yes`.
     pub(crate) refused: bool,
+}
+
+/// The entries of a directory that the settings do not show, by what
+/// hides them ([`App::hidden`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Hidden {
+    /// By `a`: files.
+    pub(crate) files: usize,
+    /// By `e`: names starting with a dot.
+    pub(crate) dotfiles: usize,
+    /// By the filter: names that do not hold it.
+    pub(crate) filtered: usize,
 }
 
 /// The marked entries and what they add up to.
@@ -65,6 +79,10 @@ pub(crate) struct App<'t> {
     top: NodeId,
     /// The entries of `dir` shown, in order.
     rows: Vec<NodeId>,
+    /// `--compare`: the entries gone from `dir` since the old scan, shown
+    /// after `rows`.
+    gone: Vec<GoneRow>,
+    /// Over `rows`, then `gone`.
     cursor: usize,
     /// The first row on the screen.
     offset: usize,
@@ -119,6 +137,7 @@ impl<'t> App<'t> {
             dir: top,
             top,
             rows: Vec::new(),
+            gone: Vec::new(),
             cursor: 0,
             offset: 0,
             page: 20,
@@ -188,6 +207,27 @@ impl<'t> App<'t> {
         &self.rows
     }
 
+    /// The entries not shown in the directory shown, by what hides them:
+    /// `a` (files), `e` (names starting with a dot), the filter (each
+    /// counted once, by the first of these that hides it).
+    pub(crate) fn hidden(&self) -> Hidden {
+        let set = &self.settings;
+        let tree = self.tree;
+        let filter = set.filter.as_deref().map(str::as_bytes);
+        let mut h = Hidden::default();
+        for id in visible(tree, tree.children(self.dir)) {
+            let name = tree.name(id);
+            if !set.files && tree.kind(id) != Kind::Dir {
+                h.files += 1;
+            } else if !set.dotfiles && name.starts_with(b".") {
+                h.dotfiles += 1;
+            } else if filter.is_some_and(|f| !contains(name, f)) {
+                h.filtered += 1;
+            }
+        }
+        h
+    }
+
     /// The index of the row under the cursor (0 when there is none).
     pub(crate) fn cursor(&self) -> usize {
         self.cursor
@@ -229,7 +269,7 @@ impl<'t> App<'t> {
         } else if self.cursor >= self.offset + self.page {
             self.offset = self.cursor + 1 - self.page;
         }
-        let last_start = self.rows.len().saturating_sub(self.page);
+        let last_start = (self.rows.len() + self.gone.len()).saturating_sub(self.page);
         self.offset = self.offset.min(last_start);
         self.offset
     }
@@ -262,8 +302,13 @@ impl<'t> App<'t> {
         if self.apply_in_snapshots(a) {
             return;
         }
-        let last = self.rows.len().saturating_sub(1);
+        let last = (self.rows.len() + self.gone.len()).saturating_sub(1);
         match a {
+            Action::Open if self.refuse_gone("it cannot be opened") => {}
+            Action::Info if self.refuse_gone("there is no more to show") => {}
+            Action::Mark if self.refuse_gone("it cannot be marked") => {}
+            Action::Delete
+                if self.marks.ids.is_empty() && self.refuse_gone("it cannot be deleted") => {}
             Action::Up => self.cursor = self.cursor.saturating_sub(1),
             Action::Down => self.cursor = (self.cursor + 1).min(last),
             Action::PageUp => self.cursor = self.cursor.saturating_sub(self.page),
@@ -586,6 +631,10 @@ impl<'t> App<'t> {
         if self.settings.dirs_first {
             self.rows.sort_by_key(|&id| tree.kind(id) != Kind::Dir);
         }
+        self.gone = match self.compare {
+            Some(c) => gone::rows(c, self.dir, &self.settings, self.sort, self.first),
+            None => Vec::new(),
+        };
         self.cursor = at
             .and_then(|id| self.rows.iter().position(|&r| r == id))
             .unwrap_or(0);

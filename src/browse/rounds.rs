@@ -140,7 +140,7 @@ impl<'c> Rounds<'c> {
         };
         app.can_delete = self.cfg.import.is_none();
         app.unread = app::Unread::new(tree, &self.scanned.read_errors);
-        app.compare = self.comparison.as_ref();
+        app.set_compare(self.comparison.as_ref());
         app.snapshots.scanned = Some(&self.scanned);
         app.snapshots.opts.unit = look.unit;
         app.snapshots.opts.ascii_marks = look.ascii;

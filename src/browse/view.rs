@@ -1,11 +1,13 @@
 //! Drawing the browser with ratatui: a header (the path, the figures of the
-//! directory shown, the sort), the column titles, one row per entry (four
-//! figures, the optional count and time columns, a bar, the name), and a
-//! footer (the marks, the keys).
+//! directory shown, the sort), the column titles, one row per entry (the
+//! mark, a flag, four figures, the optional count and time columns, a bar,
+//! the name), and a footer (the marks, the keys).
 //!
 //! The name comes first: when the screen is narrow the bar goes, then the
 //! percentage, then columns ([`layout::fit`]), before the name gets less
 //! than 16 cells; a name longer than its room is shortened in the middle.
+//! The header and the footer drop whole parts ([`layout::keep`]): never a
+//! word cut, and `? help` and `q quit` kept at any width.
 //!
 //! Colour only when asked ([`Look::color`]: a terminal and no `NO_COLOR`);
 //! without it the cursor is reverse video and nothing else is styled.
@@ -26,8 +28,8 @@ use sdu::figures::{Bound, Figure, Kind, Stats};
 use sdu::units::Unit;
 use sdu::{NodeId, Tree};
 
-use super::app::{App, RowKey, items};
-use layout::{BAR_CELLS, Fit, fit, left, middle, width};
+use super::app::{App, GoneRow, RowKey, items};
+use layout::{BAR_CELLS, Fit, fit, join, keep, left, middle, width};
 
 /// How figures are printed and whether in colour.
 #[derive(Clone, Copy, Debug)]
@@ -59,13 +61,22 @@ fn reclaimable(look: Look, s: &Stats, b: Bound) -> String {
 
 const EIGHTHS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
 
-/// The keys, as the footer names them (within 80 columns).
-pub(crate) const KEYS: &str =
-    "↑↓→← move  s n sort  i info  / filter  space mark  d delete  ? help  q quit";
+/// The keys, as the footer names them (within 80 columns), each with its
+/// rank: the highest is dropped first on a narrow screen, 0 never.
+const KEYS: [(&str, u8); 8] = [
+    ("↑↓→← move", 5),
+    ("s n sort", 3),
+    ("i info", 4),
+    ("/ filter", 6),
+    ("space mark", 7),
+    ("d delete", 2),
+    ("? help", 0),
+    ("q quit", 0),
+];
 
-/// The footer's keys on a saved scan, which cannot delete (`d` says why).
-pub(crate) const KEYS_SAVED: &str =
-    "↑↓→← move  s n sort  i info  / filter  space mark  ? help  q quit  (saved scan)";
+/// What a saved scan's footer says after the keys (`d` is left out: it
+/// cannot delete, and says why).
+const SAVED: (&str, u8) = ("(saved scan)", 1);
 
 /// A column before the bar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +115,33 @@ impl Col {
             Col::Count => String::new(),
             Col::Time => s.time.map(popups::time).unwrap_or_else(|| "-".into()),
         }
+    }
+
+    /// The cell of a gone entry's row: its figures in the old scan.
+    fn gone_cell(self, g: &GoneRow, look: Look) -> String {
+        match self {
+            Col::Change => "gone".into(),
+            Col::Fig(Figure::Reclaimable) => reclaimable(look, &g.old, g.bound),
+            Col::Fig(f) => size(look.unit, f.of(&g.old)),
+            Col::Count if g.kind == Kind::Dir => {
+                (g.old.files + g.old.dirs).saturating_sub(1).to_string()
+            }
+            Col::Count => String::new(),
+            Col::Time => g.old.time.map(popups::time).unwrap_or_else(|| "-".into()),
+        }
+    }
+}
+
+/// The flag of a row, as ncdu's column of them: `!` a directory that
+/// could not be read, `.` one read in part, `@` neither a file nor a
+/// directory, `e` an empty directory; a space for none. (A gone entry's
+/// row has `x`.)
+fn flag(app: &App<'_>, id: NodeId) -> char {
+    let tree = app.tree();
+    match (app.unread.mark(id), tree.kind(id)) {
+        (' ', Kind::Symlink | Kind::Other) => '@',
+        (' ', Kind::Dir) if items(tree, id) == 0 => 'e',
+        (m, _) => m,
     }
 }
 
@@ -149,6 +187,7 @@ fn columns(app: &App<'_>, look: Look, width: usize) -> Cols {
                 Col::Fig(f) => unit.width(f.of(&dir)),
                 Col::Count => items(tree, app.dir()).to_string().len(),
                 Col::Time => 16,
+                Col::Change if !app.gone().is_empty() => 4,
                 // The widest of the directory's own change and its rows'.
                 Col::Change => app
                     .rows()
@@ -161,7 +200,14 @@ fn columns(app: &App<'_>, look: Look, width: usize) -> Cols {
                     .max()
                     .unwrap_or(0),
             };
-            c.title().len().max(w)
+            // The old figures of the gone entries may be wider.
+            let g = app
+                .gone()
+                .iter()
+                .map(|g| layout::width(&c.gone_cell(g, look)))
+                .max()
+                .unwrap_or(0);
+            c.title().len().max(w).max(g)
         })
         .collect();
     let at = |c: Col| cols.iter().position(|&x| x == c);
@@ -179,8 +225,10 @@ fn columns(app: &App<'_>, look: Look, width: usize) -> Cols {
     .collect();
     // Only whether some name needs NAME_MIN cells matters.
     let mut longest = 0;
-    for &id in app.rows() {
-        longest = longest.max(layout::width(&shown_name(tree, id)));
+    let names = app.rows().iter().map(|&id| shown_name(tree, id));
+    let gone = app.gone().iter().map(gone_name);
+    for name in names.chain(gone) {
+        longest = longest.max(layout::width(&name));
         if longest >= layout::NAME_MIN {
             break;
         }
@@ -224,7 +272,7 @@ fn draw_tree(f: &mut Frame<'_>, app: &mut App<'_>, look: Look, area: Rect) {
     f.render_widget(Paragraph::new(header(app, look, area.width)), head);
     f.render_widget(Paragraph::new(titles_line(&cols)), titles);
     f.render_widget(Paragraph::new(rows(app, look, &cols, list)), list);
-    f.render_widget(Paragraph::new(footer_lines(app, look)), foot);
+    f.render_widget(Paragraph::new(footer_lines(app, look, area.width)), foot);
 }
 
 /// A change of `delta` bytes: `+5.0M`, `-1.0M`, `0`.
@@ -267,12 +315,29 @@ fn shown_name(tree: &Tree, id: NodeId) -> String {
     name
 }
 
+/// A gone entry's name as its row shows it in full.
+fn gone_name(g: &GoneRow) -> String {
+    let mut name = printable(&g.name);
+    match g.kind {
+        Kind::Dir => name.push('/'),
+        Kind::Symlink => name.push('@'),
+        _ => {}
+    }
+    name
+}
+
 /// "1 entry", "2 entries".
 pub(crate) fn entries(n: usize) -> String {
     format!("{n} {}", if n == 1 { "entry" } else { "entries" })
 }
 
+/// The header's two lines at `cells` columns: the path and the sort (its
+/// direction dropped first, then the sort), then the figures of the
+/// directory shown, its entries and what hides some of them, whole parts
+/// dropped to fit (Shared first, then Exclusive, then Reclaimable, then
+/// what hides entries; the first figure and the count stay).
 fn header(app: &App<'_>, look: Look, cells: u16) -> Vec<Line<'static>> {
+    let cells = usize::from(cells);
     let tree = app.tree();
     let sort = app.sort();
     let (name, dir) = match sort.key {
@@ -282,12 +347,18 @@ fn header(app: &App<'_>, look: Look, cells: u16) -> Vec<Line<'static>> {
         RowKey::Time => ("modified", ["newest first", "oldest first"]),
         RowKey::Change => ("change", ["largest growth first", "largest shrink first"]),
     };
-    let mut sort = format!("sort: {name}, {}", dir[usize::from(sort.reverse)]);
+    let mut full = format!("sort: {name}, {}", dir[usize::from(sort.reverse)]);
     if app.settings().dirs_first {
-        sort.push_str(", directories first");
+        full.push_str(", directories first");
     }
-    // " sdu ", the path between two spaces, two spaces, the sort.
-    let room = usize::from(cells).saturating_sub(5 + 2 + 2 + width(&sort));
+    let short = format!("sort: {name}");
+    // " sdu ", the path between two spaces (8 cells at least), two
+    // spaces, the sort.
+    let sort = [full, short]
+        .into_iter()
+        .find(|s| 5 + 2 + 8 + 2 + width(s) <= cells)
+        .unwrap_or_default();
+    let room = cells.saturating_sub(5 + 2 + 2 + width(&sort));
     let path = if app.dir() == NodeId::TOP {
         format!("{} paths", tree.roots().len())
     } else {
@@ -297,42 +368,64 @@ fn header(app: &App<'_>, look: Look, cells: u16) -> Vec<Line<'static>> {
     let d = app.dir_figures();
     let u = look.unit;
     let set = app.settings();
-    let mut flags = String::new();
+    // The figures, then the entries and what hides some.
+    let mut parts = vec![
+        format!("{} {}", app.first.header(), size(u, app.first_of(&d))),
+        format!("Exclusive {}", size(u, d.exclusive)),
+        format!("Shared {}", size(u, d.shared)),
+        format!(
+            "Reclaimable {}",
+            reclaimable(look, &d, bound(tree, app.dir()))
+        ),
+        entries(app.rows().len()),
+    ];
+    let mut ranks = vec![0, 5, 6, 4, 0];
     if !set.files {
-        flags.push_str(", files hidden");
+        parts.push("files hidden".into());
     }
     if !set.dotfiles {
-        flags.push_str(", hidden entries hidden");
+        parts.push("hidden entries hidden".into());
     }
     if let Some(f) = &set.filter {
-        flags.push_str(&format!(", filter: {}", printable(f.as_bytes())));
+        parts.push(format!("filter: {}", printable(f.as_bytes())));
     }
-    if let Some(c) = app.compare {
-        let gone = c.gone().iter().filter(|g| g.under == app.dir()).count();
+    ranks.resize(parts.len(), 3);
+    // The entries gone from the directory shown (not those below them),
+    // said in full, or shorter on a narrower screen (a shorter form
+    // shown only when the longer ones are dropped).
+    let gone = app.gone().len();
+    let alone = parts.len();
+    if gone > 0 {
+        let what = if gone == 1 { "entry" } else { "entries" };
+        parts.push(format!("{gone} {what} gone from here since the old scan"));
+        parts.push(format!("{gone} gone from here"));
+        parts.push(format!("{gone} gone"));
+        ranks.extend([3, 2, 1]);
+    }
+    let line = |kept: &[bool]| {
+        let mut kept = kept.to_vec();
         if gone > 0 {
-            flags.push_str(&format!(", {gone} gone since the old scan"));
+            let shown = (alone..alone + 3).find(|&i| kept[i]);
+            for (i, k) in kept.iter_mut().enumerate().skip(alone) {
+                *k = Some(i) == shown;
+            }
         }
+        let figures = join(&parts[..4], &kept[..4], "  ");
+        format!(" {figures}  ·  {}", join(&parts[4..], &kept[4..], ", "))
+    };
+    let kept = keep(&ranks, cells, |k| width(&line(k)));
+    let mut first = vec![
+        Span::styled(" sdu ", title.add_modifier(Modifier::BOLD)),
+        Span::styled(format!(" {path} "), title),
+    ];
+    if !sort.is_empty() {
+        first.push(Span::raw(format!("  {sort}")));
     }
-    vec![
-        Line::from(vec![
-            Span::styled(" sdu ", title.add_modifier(Modifier::BOLD)),
-            Span::styled(format!(" {path} "), title),
-            Span::raw(format!("  {sort}")),
-        ]),
-        Line::from(format!(
-            " {} {}  Exclusive {}  Shared {}  Reclaimable {}  ·  {}{flags}",
-            app.first.header(),
-            size(u, app.first_of(&d)),
-            size(u, d.exclusive),
-            size(u, d.shared),
-            reclaimable(look, &d, bound(tree, app.dir())),
-            entries(app.rows().len()),
-        )),
-    ]
+    vec![Line::from(first), Line::from(line(&kept))]
 }
 
 fn titles_line(c: &Cols) -> Line<'static> {
-    let mut s = String::from("  ");
+    let mut s = " ".repeat(layout::LEAD);
     for ((col, w), shown) in c.cols.iter().zip(&c.widths).zip(&c.fit.shown) {
         if *shown {
             s.push_str(&format!("{:>w$}  ", col.title()));
@@ -367,68 +460,60 @@ fn bar(part: u64, whole: u64) -> (String, String) {
     (s, format!("{pct:>3}%"))
 }
 
+/// What the body says when the directory shows no row: what hides its
+/// entries and the key that shows them, each wrapped in `cells` columns.
+fn nothing_shown(app: &App<'_>, cells: usize) -> Vec<Line<'static>> {
+    let h = app.hidden();
+    // "12 files hidden: a shows them"
+    let n = |k: usize, one: &str, many: &str, key: &str, how: &str| {
+        let (what, them) = if k == 1 { (one, "it") } else { (many, "them") };
+        format!("{k} {what} {how}: {key} shows {them}")
+    };
+    let mut v = Vec::new();
+    if app.unread.mark(app.dir()) == '!' {
+        v.push("this directory could not be read: i on its row tells why".to_owned());
+    }
+    if h.files > 0 {
+        v.push(n(h.files, "file", "files", "a", "hidden"));
+    }
+    if h.dotfiles > 0 {
+        let (one, many) = ("entry starting with a dot", "entries starting with a dot");
+        v.push(n(h.dotfiles, one, many, "e", "hidden"));
+    }
+    if h.filtered > 0 {
+        let how = "not matching the filter";
+        v.push(n(h.filtered, "entry", "entries", "/ then Esc", how));
+    }
+    if v.is_empty() {
+        v.push("empty directory".into());
+    }
+    let mut lines = Vec::new();
+    for text in v {
+        lines.extend(
+            layout::wrap(&format!("({text})"), cells.saturating_sub(3))
+                .into_iter()
+                .enumerate()
+                .map(|(i, l)| Line::from(format!("{}{l}", if i == 0 { "  " } else { "   " }))),
+        );
+    }
+    lines
+}
+
 fn rows(app: &mut App<'_>, look: Look, c: &Cols, area: Rect) -> Vec<Line<'static>> {
     let height = usize::from(area.height);
     let offset = app.scroll(height);
-    let tree = app.tree();
-    let rank = app.rank();
-    let whole = rank.of(&app.dir_figures());
     let cursor = app.cursor();
     let width = usize::from(area.width);
-    let mut lines = Vec::with_capacity(height);
-    if app.rows().is_empty() {
-        lines.push(Line::from(if app.settings().filter.is_some() {
-            "  (no name matches the filter: / then Esc clears it)"
-        } else {
-            "  (empty directory)"
-        }));
-        return lines;
+    if app.rows().is_empty() && app.gone().is_empty() {
+        return nothing_shown(app, width);
     }
-    for (i, &id) in app.rows().iter().enumerate().skip(offset).take(height) {
-        let s = &tree.figures(id);
-        let marked = app.is_marked(id);
-        let kind = tree.kind(id);
-        let mut line = String::new();
-        line.push(if marked { '*' } else { ' ' });
-        line.push(app.unread.mark(id));
-        for ((col, w), shown) in c.cols.iter().zip(&c.widths).zip(&c.fit.shown) {
-            if *shown {
-                line.push_str(&format!("{:>w$}  ", col.cell(app, id, s, look)));
-            }
-        }
-        let (b, pct) = bar(rank.of(s), whole);
-        let full = printable(tree.name(id));
-        let suffix = match kind {
-            Kind::Dir => "/",
-            Kind::Symlink => "@",
-            _ => "",
+    let all = app.rows().len() + app.gone().len();
+    let mut lines = Vec::with_capacity(height);
+    for i in (offset..all).take(height) {
+        let mut l = match app.rows().get(i) {
+            Some(&id) => entry_line(app, look, c, id),
+            None => gone_line(&app.gone()[i - app.rows().len()], look, c),
         };
-        let mut name = middle(&full, c.fit.name.saturating_sub(suffix.len()));
-        name.push_str(suffix);
-        let mut spans = vec![Span::raw(line)];
-        let color = |c: Color| {
-            if look.color {
-                Style::default().fg(c)
-            } else {
-                Style::default()
-            }
-        };
-        if c.fit.bar {
-            spans.push(Span::styled(b, color(Color::Cyan)));
-            spans.push(Span::raw(" "));
-        }
-        if c.fit.pct {
-            spans.push(Span::raw(format!("{pct}  ")));
-        }
-        let name_style = match (marked, kind) {
-            (true, _) => color(Color::Yellow),
-            (false, Kind::Dir) if look.color => Style::default()
-                .fg(Color::Blue)
-                .add_modifier(Modifier::BOLD),
-            _ => Style::default(),
-        };
-        spans.push(Span::styled(name, name_style));
-        let mut l = Line::from(spans);
         if i == cursor {
             // Fill the line so that the cursor bar spans the screen.
             let used = l.width();
@@ -442,9 +527,89 @@ fn rows(app: &mut App<'_>, look: Look, c: &Cols, area: Rect) -> Vec<Line<'static
     lines
 }
 
+/// `c` in colour `look` asks for it.
+fn fg(look: Look, c: Color) -> Style {
+    if look.color {
+        Style::default().fg(c)
+    } else {
+        Style::default()
+    }
+}
+
+/// The row of entry `id`.
+fn entry_line(app: &App<'_>, look: Look, c: &Cols, id: NodeId) -> Line<'static> {
+    let tree = app.tree();
+    let rank = app.rank();
+    let whole = rank.of(&app.dir_figures());
+    let s = &tree.figures(id);
+    let marked = app.is_marked(id);
+    let kind = tree.kind(id);
+    let mut line = String::new();
+    line.push(if marked { '*' } else { ' ' });
+    line.push(flag(app, id));
+    line.push(' ');
+    for ((col, w), shown) in c.cols.iter().zip(&c.widths).zip(&c.fit.shown) {
+        if *shown {
+            line.push_str(&format!("{:>w$}  ", col.cell(app, id, s, look)));
+        }
+    }
+    let (b, pct) = bar(rank.of(s), whole);
+    let full = printable(tree.name(id));
+    let suffix = match kind {
+        Kind::Dir => "/",
+        Kind::Symlink => "@",
+        _ => "",
+    };
+    let mut name = middle(&full, c.fit.name.saturating_sub(suffix.len()));
+    name.push_str(suffix);
+    let mut spans = vec![Span::raw(line)];
+    if c.fit.bar {
+        spans.push(Span::styled(b, fg(look, Color::Cyan)));
+        spans.push(Span::raw(" "));
+    }
+    if c.fit.pct {
+        spans.push(Span::raw(format!("{pct}  ")));
+    }
+    let name_style = match (marked, kind) {
+        (true, _) => fg(look, Color::Yellow),
+        (false, Kind::Dir) if look.color => Style::default()
+            .fg(Color::Blue)
+            .add_modifier(Modifier::BOLD),
+        _ => Style::default(),
+    };
+    spans.push(Span::styled(name, name_style));
+    Line::from(spans)
+}
+
+/// The row of a gone entry: `x`, its figures in the old scan, no bar.
+fn gone_line(g: &GoneRow, look: Look, c: &Cols) -> Line<'static> {
+    let mut line = String::from(" x ");
+    for ((col, w), shown) in c.cols.iter().zip(&c.widths).zip(&c.fit.shown) {
+        if *shown {
+            line.push_str(&format!("{:>w$}  ", col.gone_cell(g, look)));
+        }
+    }
+    if c.fit.bar {
+        line.push_str(&" ".repeat(BAR_CELLS + 1));
+    }
+    if c.fit.pct {
+        line.push_str(&" ".repeat(layout::PCT));
+    }
+    let name = gone_name(g);
+    let suffix = usize::from(g.kind == Kind::Dir || g.kind == Kind::Symlink);
+    let mut shown = middle(&printable(&g.name), c.fit.name.saturating_sub(suffix));
+    shown.push_str(&name[name.len() - suffix..]);
+    Line::from(vec![
+        Span::raw(line),
+        Span::styled(shown, fg(look, Color::DarkGray)),
+    ])
+}
+
 /// The footer's line of the marks, when there are any: how many, their
-/// first column's figure and what deleting all of them frees.
-fn marks_line(app: &App<'_>, look: Look) -> Option<Line<'static>> {
+/// first column's figure and what deleting all of them frees, in `cells`
+/// columns (the first column's figure dropped first, then what deleting
+/// them frees).
+fn marks_line_in(app: &App<'_>, look: Look, cells: usize) -> Option<Line<'static>> {
     let m = app.marks();
     if m.ids.is_empty() {
         return None;
@@ -456,30 +621,44 @@ fn marks_line(app: &App<'_>, look: Look) -> Option<Line<'static>> {
     } else {
         Style::default().add_modifier(Modifier::BOLD)
     };
-    Some(Line::styled(
+    let parts = [
+        format!(" {} marked", m.ids.len()),
+        format!("{} {}", app.first.header(), size(look.unit, m.total)),
         format!(
-            " {} marked  {} {}  deleting them frees {}{}",
-            m.ids.len(),
-            app.first.header(),
-            size(look.unit, m.total),
+            "deleting them frees {}{}",
             m.frees.bound.qualifier(),
             size(look.unit, m.frees.bytes)
         ),
-        style,
-    ))
+    ];
+    let kept = keep(&[0, 2, 1], cells, |k| width(&join(&parts, k, "  ")));
+    Some(Line::styled(join(&parts, &kept, "  "), style))
 }
 
-fn footer_lines(app: &App<'_>, look: Look) -> Vec<Line<'static>> {
-    let mut v: Vec<Line<'static>> = marks_line(app, look).into_iter().collect();
+/// The footer: the marks' line, then the keys (or the filter being
+/// typed), whole parts dropped to fit `cells` columns; `? help` and
+/// `q quit` stay.
+fn footer_lines(app: &App<'_>, look: Look, cells: u16) -> Vec<Line<'static>> {
+    let cells = usize::from(cells);
+    let mut v: Vec<Line<'static>> = marks_line_in(app, look, cells).into_iter().collect();
     let keys = if let Some(f) = &app.filter_edit {
-        format!(
-            " filter: {}_   Enter applies, Esc clears",
-            printable(f.as_bytes())
-        )
-    } else if app.can_delete {
-        format!(" {KEYS}")
+        let parts = [
+            format!(" filter: {}_", printable(f.as_bytes())),
+            "Enter applies, Esc clears".into(),
+        ];
+        let kept = keep(&[0, 1], cells, |k| width(&join(&parts, k, "   ")));
+        join(&parts, &kept, "   ")
     } else {
-        format!(" {KEYS_SAVED}")
+        let mut keys: Vec<(&str, u8)> = KEYS
+            .into_iter()
+            .filter(|(k, _)| app.can_delete || *k != "d delete")
+            .collect();
+        if !app.can_delete {
+            keys.push(SAVED);
+        }
+        let parts: Vec<String> = keys.iter().map(|(k, _)| (*k).to_owned()).collect();
+        let ranks: Vec<u8> = keys.iter().map(|(_, r)| *r).collect();
+        let kept = keep(&ranks, cells, |k| 1 + width(&join(&parts, k, "  ")));
+        format!(" {}", join(&parts, &kept, "  "))
     };
     v.push(Line::styled(
         keys,

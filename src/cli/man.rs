@@ -479,9 +479,11 @@ const BROWSER_KEYS: &[(&str, &[&str])] = &[(
              and Home End G for the ends; sdu's B cycles the bar as ncdu's g does. \
              ncdu's keys keep their meaning where sdu has the \
              same thing; sdu's own figures take keys ncdu leaves free. The sort keys pressed \
-             again reverse the order. A directory that could not be read is marked ! before \
-             its name, one read in part (an entry in it or below it could not be read) . as \
-             in ncdu; i gives the error.",
+             again reverse the order. Each row has a flag column before its sizes, as ncdu: \
+             ! a directory that could not be read, . one read in part (an entry in it or \
+             below it could not be read; i gives the error), @ neither a file nor a \
+             directory, e an empty directory, x (with --compare OLD) an entry gone since OLD, \
+             listed in its parent with its old figures.",
         "Up Down, k j :: Move; PgUp PgDn by a screen; Home End (g G) to the ends.",
         "Right, Enter, l :: Open the directory under the cursor.",
         "Left, Backspace, h, < :: Go up.",

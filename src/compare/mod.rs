@@ -38,13 +38,13 @@ pub struct Comparison {
 
 /// An entry of the old scan that the new one does not have.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Gone {
+pub(crate) struct Gone {
     /// Its node in [`Comparison::old_tree`].
     pub(crate) old: NodeId,
     /// The entry of the new tree it was in: the nearest directory above it
     /// that is in both scans ([`NodeId::TOP`] for a root, or for an entry
     /// whose root is gone).
-    pub under: NodeId,
+    pub(crate) under: NodeId,
     /// Levels below its root. Its path is built when printed
     /// ([`Comparison::gone_path`]), not kept.
     pub(crate) depth: u32,
@@ -126,9 +126,9 @@ pub fn read_old(file: &[u8], how: &Scanning) -> Result<Scanned, Error> {
 /// The result holds, for every node of `new.tree` down to that depth, the
 /// old node matched by name ([`Comparison::old_of`], its figures through
 /// [`Comparison::change`]); and every old entry down to that depth that
-/// nothing matched ([`Comparison::gone`]), with the new entry it was in,
-/// so that a consumer can colour the new tree by growth
-/// and list what went. How entries are matched: the module's comment.
+/// nothing matched, with the new entry it was in (those gone from a
+/// directory itself: [`Comparison::gone_in`]), so that a consumer can
+/// colour the new tree by growth and list what went. How entries are matched: the module's comment.
 ///
 /// # Panics
 /// When `max_depth` is deeper than what `new.tree`'s children were put
@@ -272,8 +272,24 @@ impl Comparison {
 
     /// The old entries nothing in the new scan matched, down to the depth
     /// compared: a gone directory, then what was in it.
-    pub fn gone(&self) -> &[Gone] {
+    pub(crate) fn gone(&self) -> &[Gone] {
         &self.gone
+    }
+
+    /// The entries gone from the new entry `dir` itself ([`NodeId::TOP`]:
+    /// the roots gone), not what was below them: each one's old name,
+    /// kind and change (its old side only). Goes through every gone entry.
+    pub fn gone_in(&self, dir: NodeId) -> impl Iterator<Item = (&[u8], Kind, Change)> + '_ {
+        self.gone
+            .iter()
+            .filter(move |g| g.under == dir && self.gone_parent(g) == Ok(dir))
+            .map(|g| {
+                (
+                    self.old_tree().name(g.old),
+                    self.gone_kind(g),
+                    self.gone_change(g),
+                )
+            })
     }
 
     /// Sets `out` to the path of `g` as the report of `new` (the tree this

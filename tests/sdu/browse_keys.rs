@@ -79,7 +79,7 @@ fn esc_clears_the_filter_applied_and_never_quits() {
     for args in ["root", "--keys ncdu root"] {
         start(&tmux, t.path(), "", args, "4 entries");
         tmux.keys(&["/", "doc", "Enter"]);
-        tmux.wait_for("no match", |s| s.contains("no name matches the filter"));
+        tmux.wait_for("no match", |s| s.contains("not matching the filter"));
         let s = press_until(&tmux, "Escape", "4 entries", &BY_TOTAL);
         assert!(!s.contains("filter: doc"), "{s}");
         // Nothing to clear: Esc does nothing, and sdu still takes keys.

@@ -276,7 +276,10 @@ fn compare_adds_a_change_column_sorted_by_d_with_both_sides_in_i() {
     settled(&tmux);
     tmux.keys(&["End"]);
     let s = pressed(&tmux, "Enter", "root/b");
-    assert!(s.contains("1 gone since the old scan"), "{s}");
+    assert!(
+        s.contains("1 entry gone from here since the old scan"),
+        "{s}"
+    );
     tmux.keys(&["q"]);
     assert_terminal_restored(&tmux, 0);
 }

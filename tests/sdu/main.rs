@@ -18,6 +18,7 @@ mod browse_attacks;
 mod browse_df;
 mod browse_keys;
 mod browse_rescan;
+mod browse_screen;
 mod browse_snapshots;
 mod btrfs;
 mod cli;

@@ -3,6 +3,7 @@ use sdu::{Ident, Link, NodeId, NodeRec, Sets};
 use super::*;
 
 mod carry;
+mod hidden;
 mod settings;
 mod snapshots;
 

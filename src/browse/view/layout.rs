@@ -1,13 +1,15 @@
 //! What fits on a line, as pure functions: which columns a row keeps at a
-//! width (the name first), a name shortened in the middle, a path from the
-//! left.
+//! width (the name first), which whole parts of a header or footer line
+//! are kept at a width ([`keep`]), a name shortened in the middle, a path
+//! from the left.
 
 use ratatui::text::Span;
 
 /// Cells of a bar (eighths of a cell resolve 1/96).
 pub(crate) const BAR_CELLS: usize = 12;
-/// The mark and its space before the first column.
-pub(crate) const LEAD: usize = 2;
+/// The mark (`*`), the flag (`!`, `.`, `@`, `e`, `x`) and a space before
+/// the first column.
+pub(crate) const LEAD: usize = 3;
 /// A bar, its space, the percentage and two spaces: `█████▌       47%  `.
 pub(crate) const BAR_AND_PCT: usize = BAR_CELLS + 1 + PCT;
 /// The percentage alone and two spaces: ` 47%  `.
@@ -71,6 +73,54 @@ pub(crate) fn fit(width: usize, widths: &[usize], drop: &[usize], longest: usize
             return f;
         }
     }
+}
+
+/// Which of a line's parts to keep so that it takes at most `room`
+/// cells: `cells` gives the cells of the line made of the parts kept;
+/// `ranks` gives each part's rank, the highest dropped first (the last of
+/// equal ranks first), 0 never. Whole parts go, so that no word is cut;
+/// when only parts of rank 0 are left the line may still be wider.
+pub(crate) fn keep(ranks: &[u8], room: usize, cells: impl Fn(&[bool]) -> usize) -> Vec<bool> {
+    let mut kept = vec![true; ranks.len()];
+    while cells(&kept) > room {
+        let next = (0..ranks.len())
+            .filter(|&i| kept[i] && ranks[i] > 0)
+            .max_by_key(|&i| (ranks[i], i));
+        match next {
+            Some(i) => kept[i] = false,
+            None => break,
+        }
+    }
+    kept
+}
+
+/// The parts of `parts` that `kept` keeps, joined by `sep`.
+pub(crate) fn join(parts: &[String], kept: &[bool], sep: &str) -> String {
+    let v: Vec<&str> = parts
+        .iter()
+        .zip(kept)
+        .filter(|(_, k)| **k)
+        .map(|(p, _)| p.as_str())
+        .collect();
+    v.join(sep)
+}
+
+/// `text` in lines of at most `room` cells, broken between words (a word
+/// longer than `room` has a line of its own).
+pub(crate) fn wrap(text: &str, room: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && width(&line) + 1 + width(word) > room {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
 }
 
 /// The cells `s` takes on a terminal.
@@ -139,4 +189,48 @@ pub(crate) fn left(path: &str, room: usize) -> String {
     let tail: String = tail.into_iter().collect();
     let from = tail.find('/').filter(|&i| i <= tail.len() / 2).unwrap_or(0);
     format!("…{}", &tail[from..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parts go highest rank first (the last of equal ranks first), never
+    /// rank 0, and only while the line is too wide.
+    #[test]
+    fn keep_drops_whole_parts_by_rank() {
+        let parts: Vec<String> = ["? help", "move", "sort", "mark", "q quit"]
+            .map(String::from)
+            .into();
+        let ranks = [0, 3, 2, 3, 0];
+        let line = |k: &[bool]| width(&join(&parts, k, "  "));
+        assert_eq!(keep(&ranks, 80, line), [true; 5]);
+        // 32 cells: everything; 31: the last of rank 3 goes.
+        assert_eq!(line(&[true; 5]), 32);
+        assert_eq!(keep(&ranks, 32, line), [true; 5]);
+        assert_eq!(keep(&ranks, 31, line), [true, true, true, false, true]);
+        assert_eq!(keep(&ranks, 20, line), [true, false, true, false, true]);
+        assert_eq!(keep(&ranks, 19, line), [true, false, false, false, true]);
+        // Rank 0 stays even when it does not fit.
+        assert_eq!(keep(&ranks, 3, line), [true, false, false, false, true]);
+    }
+
+    /// Lines break between words, within the room when every word fits,
+    /// and the words are all there in order.
+    #[test]
+    fn wrap_breaks_between_words() {
+        let text = "(12 files hidden: a shows them)";
+        assert_eq!(wrap(text, 80), [text]);
+        let lines = wrap(text, 12);
+        assert_eq!(lines, ["(12 files", "hidden: a", "shows them)"]);
+        for room in 1..40 {
+            let lines = wrap(text, room);
+            assert_eq!(lines.join(" "), text, "{room}");
+            let longest = text.split(' ').map(width).max().unwrap();
+            assert!(
+                lines.iter().all(|l| width(l) <= room.max(longest)),
+                "{room}"
+            );
+        }
+    }
 }

@@ -8,16 +8,26 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{Look, marks_line, printable};
+use super::layout::{self, join, keep};
+use super::{Look, marks_line_in, printable};
 use crate::browse::app::App;
 
-/// The table's keys, as its footer names them (within 80 columns).
-pub(crate) const KEYS: &str =
-    "↑↓ move  space mark  u unmark all  Enter go to it  d delete  ? help  p Esc back";
+/// The table's keys, as its footer names them (within 80 columns), each
+/// with its rank: the highest is dropped first on a narrow screen, 0
+/// never.
+const KEYS: [(&str, u8); 7] = [
+    ("↑↓ move", 4),
+    ("space mark", 5),
+    ("u unmark all", 6),
+    ("Enter go to it", 3),
+    ("d delete", 2),
+    ("? help", 0),
+    ("p Esc back", 0),
+];
 
 /// Draws the table over the whole of `area`.
 pub(super) fn draw(f: &mut Frame<'_>, app: &mut App<'_>, look: Look, area: Rect) {
-    let marks = marks_line(app, look);
+    let marks = marks_line_in(app, look, usize::from(area.width));
     let footer = 1 + u16::from(marks.is_some());
     let [head, titles, list, foot] = Layout::vertical([
         Constraint::Length(1),
@@ -86,6 +96,13 @@ pub(super) fn draw(f: &mut Frame<'_>, app: &mut App<'_>, look: Look, area: Rect)
         .collect();
     f.render_widget(Paragraph::new(rows), list);
     let mut v: Vec<Line<'static>> = marks.into_iter().collect();
-    v.push(Line::styled(format!(" {KEYS}"), reverse));
+    let keys = KEYS.map(|(k, _)| k.to_owned());
+    let kept = keep(&KEYS.map(|(_, r)| r), width, |k| {
+        1 + layout::width(&join(&keys, k, "  "))
+    });
+    v.push(Line::styled(
+        format!(" {}", join(&keys, &kept, "  ")),
+        reverse,
+    ));
     f.render_widget(Paragraph::new(v), foot);
 }
