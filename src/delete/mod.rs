@@ -117,6 +117,11 @@ pub struct Deleted {
     /// still be being cleaned in the background (the kernel does not say),
     /// or the figure kept moving (other writers) for 3 s.
     pub settled: bool,
+    /// When the one filesystem touched is XFS: the bytes of one of its
+    /// inode chunks (64 inodes of its inode size). XFS frees a chunk when
+    /// its last inode goes, which no file's `st_blocks` counts: deleting
+    /// many entries frees up to that much more a chunk they emptied.
+    pub inode_chunk: Option<u64>,
 }
 
 /// One filesystem touched: an fd on it and its free bytes before.
@@ -511,6 +516,13 @@ impl Deletion<'_> {
         let (reported, settled) = settle(sync, read, pending, self.out.subvolumes > 0);
         self.out.reported = reported;
         self.out.settled = settled;
+        self.out.inode_chunk = match &self.filesystems[..] {
+            [one] if one.key.0 == magic::XFS => sdu_sys::xfs::geometry(one.fd.as_fd())
+                .ok()
+                .flatten()
+                .map(|g| 64 * u64::from(g.inodesize)),
+            _ => None,
+        };
     }
 }
 
