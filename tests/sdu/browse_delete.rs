@@ -356,7 +356,7 @@ fn deleting_many_entries_on_xfs_names_the_inode_chunks() {
 }
 
 /// On XFS mounted without `allocsize` (speculative preallocation on), four
-/// 8 MiB files each written in two sessions keep 4 MiB of blocks past
+/// 8 MiB files each written through two opens keep 4 MiB of blocks past
 /// their end, which the scan counts; `xfs_spaceman -c 'prealloc -s'` trims
 /// them after the scan, and the directory is then deleted from the
 /// browser: it frees less than predicted, and the notice names the
