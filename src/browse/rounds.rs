@@ -219,7 +219,7 @@ impl<'c> Rounds<'c> {
 
     /// Deletes `targets` and takes the roots deleted whole out of the next
     /// scan: the lines that say what it did and whether anything changed
-    /// (false: nothing was deleted, nor found gone), or the end when
+    /// (false: nothing was deleted, found gone or moved), or the end when
     /// nothing of what was scanned is left.
     fn delete(
         &mut self,
@@ -235,7 +235,7 @@ impl<'c> Rounds<'c> {
         let mut lines = super::outcome_lines(&done, targets.len(), predicted, look);
         lines.extend(super::cause::line(&done, predicted, targets, written, look));
         self.report.extend(lines.iter().cloned());
-        let changed = done.targets > 0 || done.entries > 0 || done.unscanned > 0;
+        let changed = done.targets > 0 || done.entries > 0 || done.unscanned > 0 || done.left_aside;
         // Roots deleted whole are not scanned again.
         let gone: Vec<&[u8]> = targets[..done.targets]
             .iter()

@@ -110,6 +110,10 @@ pub struct Deleted {
     pub failed: Option<Failure>,
     /// It was stopped on request (`Problem::Interrupted`).
     pub interrupted: bool,
+    /// A subvolume not deleted was left where it had been moved to be
+    /// deleted (`Problem::LeftAside`): the tree changed, though nothing
+    /// may have been removed.
+    pub left_aside: bool,
     /// Σ over the filesystems touched of the growth of `f_bfree ×
     /// f_frsize` from before to after.
     pub reported: i128,
@@ -322,6 +326,7 @@ impl Deletion<'_> {
                 }
                 Err(f) => {
                     self.out.interrupted = matches!(f.problem, Problem::Interrupted);
+                    self.out.left_aside = matches!(f.problem, Problem::LeftAside { .. });
                     self.out.failed = Some(f);
                     break;
                 }

@@ -55,8 +55,9 @@ impl Drop for TmpfsAt {
 
 /// Moves the cursor to the row named `name` (sorted by name first).
 fn to_row(tmux: &Tmux, name: &str) {
-    let s = press(tmux, "n", "sort: name");
+    press(tmux, "n", "sort: name");
     tmux.keys(&["Home"]);
+    let s = settled(tmux);
     let rows = crate::browse::names(&s);
     let at = rows
         .iter()
