@@ -13,7 +13,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::browse::{assert_terminal_restored, press, settled, start, start_for};
+use crate::browse::{assert_terminal_restored, press, pressed, settled, start, start_for};
 use crate::tmux::Tmux;
 use crate::util::*;
 
@@ -125,7 +125,7 @@ fn a_mount_point_is_refused_before_asking_and_i_says_why() {
     write_file(&root.join("d/inner/kept"), 4 * K);
     start(&tmux, &root, "-B1 .");
     to_row(&tmux, "d");
-    let s = press(&tmux, "d", "can't delete here");
+    let s = pressed(&tmux, "d", "can't delete here");
     assert!(!s.contains("Type yes"), "{s}");
     let b = boxed(&s);
     assert!(b.contains("Not deleting it: nothing was deleted."), "{s}");
@@ -135,7 +135,7 @@ fn a_mount_point_is_refused_before_asking_and_i_says_why() {
     );
     tmux.keys(&["Escape"]);
     tmux.wait_for("the notice closed", |s| !s.contains("can't delete"));
-    let s = press(&tmux, "i", "Path");
+    let s = pressed(&tmux, "i", "Path");
     assert!(
         boxed(&s).contains("Delete can't delete here: './d/inner' inside it is a mount point"),
         "{s}"
@@ -146,7 +146,7 @@ fn a_mount_point_is_refused_before_asking_and_i_says_why() {
     tmux.keys(&["Enter"]);
     tmux.wait_for("d's rows", |s| s.contains("inner/"));
     to_row(&tmux, "inner");
-    let s = press(&tmux, "d", "can't delete here");
+    let s = pressed(&tmux, "d", "can't delete here");
     assert!(!s.contains("Type yes"), "{s}");
     assert!(
         boxed(&s).contains("'./d/inner': can't delete here: a mount point"),
@@ -154,7 +154,7 @@ fn a_mount_point_is_refused_before_asking_and_i_says_why() {
     );
     tmux.keys(&["Escape"]);
     tmux.wait_for("the notice closed", |s| !s.contains("can't delete"));
-    let s = press(&tmux, "i", "Path");
+    let s = pressed(&tmux, "i", "Path");
     assert!(
         boxed(&s).contains("Delete can't delete here: a mount point"),
         "{s}"
@@ -258,7 +258,7 @@ fn as_nobody_a_subvolume_is_refused_before_asking() {
     ]);
     tmux.wait_for("the browser", |s| s.contains(" Name") && s.contains("vol/"));
     to_row(&tmux, "vol");
-    let s = press(&tmux, "d", "can't delete here");
+    let s = pressed(&tmux, "d", "can't delete here");
     assert!(!s.contains("Type yes"), "{s}");
     assert!(
         boxed(&s).contains(
@@ -268,7 +268,7 @@ fn as_nobody_a_subvolume_is_refused_before_asking() {
     );
     tmux.keys(&["Escape"]);
     tmux.wait_for("the notice closed", |s| !s.contains("can't delete"));
-    let s = press(&tmux, "i", "Path");
+    let s = pressed(&tmux, "i", "Path");
     assert!(
         boxed(&s).contains(
             "Delete can't delete here: a Btrfs subvolume, and deleting one needs CAP_SYS_ADMIN"
@@ -439,4 +439,48 @@ fn a_shortfall_after_trimmed_preallocation_on_xfs_is_named() {
         named,
         "statvfs freed {freed}, predicted {predicted}"
     );
+}
+
+/// As root on Btrfs: a subvolume holding another can't be destroyed (the
+/// kernel says ENOTEMPTY whoever asks), so `d` on it says so at once and
+/// names the inner one; the inner one alone is asked for as before.
+#[test]
+fn a_subvolume_holding_another_is_refused_before_asking() {
+    let Some(fs) = Mounted::new(FsKind::Btrfs, crate::reclaim::BTRFS_OPTS) else {
+        return;
+    };
+    let Some(tmux) = Tmux::shell("bdel-nested") else {
+        return;
+    };
+    let p = |s: &str| fs.path().join(s);
+    for v in ["vol", "vol/inner"] {
+        run(Command::new("btrfs")
+            .args(["subvolume", "create"])
+            .arg(p(v)))
+        .assert_ok();
+    }
+    write_file(&p("vol/f"), 16 * K);
+    write_file(&p("vol/inner/g"), 16 * K);
+    start(&tmux, fs.path(), "-B1 .");
+    to_row(&tmux, "vol");
+    let s = pressed(&tmux, "d", "can't delete here");
+    assert!(!s.contains("Type yes"), "{s}");
+    assert!(
+        boxed(&s).contains(
+            "'./vol': can't delete here: a Btrfs subvolume holding another, './vol/inner' (delete that one first)"
+        ),
+        "{s}"
+    );
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the notice closed", |s| !s.contains("can't delete"));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("vol's rows", |s| s.contains("inner/"));
+    to_row(&tmux, "inner");
+    press(&tmux, "d", "Type yes");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the prompt closed", |s| !s.contains("Type yes"));
+    tmux.keys(&["q"]);
+    assert_terminal_restored(&tmux, 0);
+    tmux.keys(&["cd /", "Enter"]);
+    assert!(p("vol/f").exists() && p("vol/inner/g").exists());
 }

@@ -9,7 +9,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use crate::browse::{assert_terminal_restored, names, press, start};
+use crate::browse::{assert_terminal_restored, names, press, pressed, start};
 use crate::reclaim::{BTRFS_OPTS, XFS_OPTS};
 use crate::tmux::Tmux;
 use crate::util::*;
@@ -249,7 +249,7 @@ fn a_subvolume_without_the_privilege_is_refused_clearly() {
     // only (another part of an extent may be held inside). "At least".
     let s = mark(&tmux, &["s1", "t"]);
     assert!(s.contains("deleting them frees at least "), "{s}");
-    let s = press(&tmux, "d", "can't delete here");
+    let s = pressed(&tmux, "d", "can't delete here");
     assert!(!s.contains("Type yes"), "{s}");
     let flat = s.replace('\n', " ");
     assert!(flat.contains("Not deleting the 2 marked entries"), "{s}");
@@ -304,7 +304,7 @@ fn a_mount_point_inside_stops_the_deletion() {
     write_file(&root.join("d/inner/kept"), 4 * K);
     start(&tmux, &root, "-B1 .");
     mark(&tmux, &["d"]);
-    let s = press(&tmux, "d", "can't delete here");
+    let s = pressed(&tmux, "d", "can't delete here");
     assert!(!s.contains("Type yes"), "{s}");
     assert!(s.contains("'./d/inner' inside it is a mount point"), "{s}");
     // Refused before anything was removed.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::browse::{assert_terminal_restored, press, start};
+use crate::browse::{assert_terminal_restored, press, pressed, start};
 use crate::tmux::{PROMPT, Tmux, last_line};
 use crate::util::*;
 
@@ -140,7 +140,7 @@ fn bind_mount_inside(test: &str, flags: &str, before_the_scan: bool) {
     start(&tmux, &root, &format!("-B1 {flags} ."));
     if before_the_scan {
         crate::delete::mark(&tmux, &["sub"]);
-        let s = press(&tmux, "d", "can't delete here");
+        let s = pressed(&tmux, "d", "can't delete here");
         assert!(!s.contains("Type yes"), "{s}");
         assert!(
             s.contains("'./sub/d/inner' inside it is a mount point"),

@@ -1,6 +1,7 @@
 //! The deletions refused before asking ([`Guard`]): `d` on an entry that
-//! is a mount point, holds one, or is or holds a Btrfs subvolume this
-//! process may not destroy says why at once, without the confirmation;
+//! is a mount point, holds one, is or holds a Btrfs subvolume this process
+//! may not destroy, or is a subvolume holding another (which the kernel
+//! destroys for nobody) says why at once, without the confirmation;
 //! `i` says it too. What the scan saw decides (each entry's device, inode
 //! and mount), with the mounts and the privileges of this process: a
 //! deletion asked and confirmed keeps every check of its own
@@ -31,6 +32,9 @@ pub(crate) enum Why {
     /// A Btrfs subvolume this process may not destroy inside the entry
     /// (its path).
     SubvolumeInside(Vec<u8>),
+    /// The entry is a Btrfs subvolume that holds another (its path): the
+    /// kernel destroys only a subvolume that holds none.
+    HoldsSubvolume(Vec<u8>),
 }
 
 /// What deleting a subvolume takes.
@@ -54,6 +58,10 @@ impl Why {
                     sdu::quote(p)
                 )
             }
+            Why::HoldsSubvolume(p) => format!(
+                "a Btrfs subvolume holding another, {} (delete that one first)",
+                sdu::quote(p)
+            ),
         }
     }
 }
@@ -145,32 +153,32 @@ impl<'t> Guard<'t> {
     fn ident(&self, id: NodeId) -> Option<Ident> {
         self.ident.as_ref().and_then(|f| f(id))
     }
-
-    /// Why the step from directory `up` to its entry `down` cannot be
-    /// deleted: another mount, another filesystem, a subvolume that may
-    /// not be destroyed.
-    fn step(&self, up: Ident, down: Ident) -> Option<StepWhy> {
-        if down.mnt != up.mnt {
-            Some(StepWhy::Mount)
-        } else if down.dev != up.dev {
-            if down.ino != SUBVOLUME_ROOT {
-                Some(StepWhy::OtherFs)
-            } else if !self.may_destroy(down.mnt) {
-                Some(StepWhy::Subvolume)
-            } else {
-                None
-            }
-        } else {
-            None
-        }
-    }
 }
 
-/// What [`Guard::step`] found.
-enum StepWhy {
+/// What lies between a directory and its entry, as the scan saw them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// The same filesystem and mount.
+    Same,
+    /// Another mount.
     Mount,
+    /// Another device in the same mount, no subvolume's root.
     OtherFs,
+    /// A Btrfs subvolume's root (another device in the same mount, inode
+    /// 256).
     Subvolume,
+}
+
+fn step(up: Ident, down: Ident) -> Step {
+    if down.mnt != up.mnt {
+        Step::Mount
+    } else if down.dev == up.dev {
+        Step::Same
+    } else if down.ino == SUBVOLUME_ROOT {
+        Step::Subvolume
+    } else {
+        Step::OtherFs
+    }
 }
 
 impl App<'_> {
@@ -196,18 +204,16 @@ impl App<'_> {
         }
         // What the scan saw: the entry against its directory...
         let me = g.ident(id)?;
-        if let Some(up) = tree
+        let up = tree
             .parent(id)
             .filter(|&p| p != NodeId::TOP)
-            .and_then(|p| g.ident(p))
-        {
-            match g.step(up, me) {
-                Some(StepWhy::Mount) => return Some(Why::MountPoint),
-                Some(StepWhy::OtherFs) => return Some(Why::OtherFs),
-                Some(StepWhy::Subvolume) => return Some(Why::Subvolume),
-                None => {}
-            }
-        }
+            .and_then(|p| g.ident(p));
+        let subvolume = match up.map_or(Step::Same, |up| step(up, me)) {
+            Step::Mount => return Some(Why::MountPoint),
+            Step::OtherFs => return Some(Why::OtherFs),
+            Step::Subvolume if !g.may_destroy(me.mnt) => return Some(Why::Subvolume),
+            s => s == Step::Subvolume,
+        };
         // ... and everything below it against its own directory.
         if tree.kind(id) != Kind::Dir {
             return None;
@@ -218,12 +224,17 @@ impl App<'_> {
                 let Some(ci) = g.ident(c) else {
                     continue;
                 };
-                match g.step(xi, ci) {
-                    Some(StepWhy::Mount | StepWhy::OtherFs) => {
-                        return Some(Why::MountInside(self.path(c)));
+                match step(xi, ci) {
+                    Step::Mount | Step::OtherFs => return Some(Why::MountInside(self.path(c))),
+                    // Any depth: the kernel refuses a subvolume holding
+                    // another anywhere.
+                    Step::Subvolume if subvolume => {
+                        return Some(Why::HoldsSubvolume(self.path(c)));
                     }
-                    Some(StepWhy::Subvolume) => return Some(Why::SubvolumeInside(self.path(c))),
-                    None => {}
+                    Step::Subvolume if !g.may_destroy(ci.mnt) => {
+                        return Some(Why::SubvolumeInside(self.path(c)));
+                    }
+                    Step::Same | Step::Subvolume => {}
                 }
                 if tree.kind(c) == Kind::Dir {
                     stack.push((c, ci));

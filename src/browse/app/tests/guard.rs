@@ -142,3 +142,36 @@ fn without_identities_nothing_is_refused_early() {
     app.apply(Action::Delete);
     assert_eq!(app.mode(), KeyMode::Confirm);
 }
+
+#[test]
+fn a_subvolume_holding_another_is_refused_even_with_the_privilege() {
+    let (t, sets) = tree();
+    let mut app = App::new(&t, &sets, Figure::Total, by_total());
+    // a is a subvolume, and h1 in it the root of another.
+    let nested = move |id: NodeId| {
+        let a = subvolume();
+        if id == H1 {
+            Some(Ident {
+                dev: 4,
+                ino: 256,
+                mnt: 7,
+            })
+        } else {
+            seen(a)(id)
+        }
+    };
+    app.guard = Guard::by_hand(nested, true, Vec::new());
+    assert_eq!(
+        app.delete_refusal(A),
+        Some(Why::HoldsSubvolume(b"r/a/h1".to_vec()))
+    );
+    assert!(
+        Why::HoldsSubvolume(b"r/a/h1".to_vec())
+            .text()
+            .contains("(delete that one first)")
+    );
+    // r is no subvolume: it goes with both, as subvolumes.
+    assert_eq!(app.delete_refusal(n(1)), None);
+    // The inner one alone: asked.
+    assert_eq!(app.delete_refusal(H1), None);
+}
