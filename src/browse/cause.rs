@@ -62,7 +62,7 @@ pub(super) fn line(
             look.unit.format(chunk, &mut each);
             return Some(format!(
                 "{shown}: XFS freed inode chunks with the last inodes ({each} a chunk of {CHUNK_INODES} inodes, \
-                 which no file counts; the entries deleted were in {chunks})"
+                 which no file counts; the entries deleted were in {chunks} of them)"
             ));
         }
     }
@@ -189,7 +189,7 @@ mod tests {
             l.as_deref(),
             Some(
                 "+300000: XFS freed inode chunks with the last inodes (32768 a chunk of 64 inodes, \
-                 which no file counts; the entries deleted were in 11)"
+                 which no file counts; the entries deleted were in 11 of them)"
             )
         );
         // More than 11 chunks and the btrees' slack: not that.

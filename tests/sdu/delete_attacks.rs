@@ -105,15 +105,25 @@ fn the_root_swapped_for_a_symlink_by_its_owner_is_refused() {
         .current_dir(&home);
     run(&mut swap).assert_ok();
     // Nothing was deleted: the browser keeps the scan (no new one of
-    // what is now at the root's path), and prints what the deletion did
-    // when it ends.
+    // what is now at the root's path).
     let s = yes(&tmux).replace('\n', " ");
     assert!(s.contains("not what sdu scanned"), "{s}");
-    let s = quit(&tmux, 1);
+    assert!(s.contains("the figures shown are still the scan's"), "{s}");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the notice closed", |s| {
+        !s.contains("The filesystem reports")
+    });
+    // `r`: the new scan finds another directory at the root's path; the
+    // browser ends, and prints what the deletion did.
+    tmux.keys(&["r"]);
+    let s = tmux.wait_for("the report after the browser", |s| {
+        last_line(s) == PROMPT && s.contains("not browsed again")
+    });
     assert!(s.contains("Deleted 0 of 1 entry."), "{s}");
     assert!(s.contains("not what sdu scanned"), "{s}");
     assert_intact(&v);
     assert!(home.join("proj.old/data/f").exists());
+    assert_terminal_restored(&tmux, 1);
 }
 
 /// `root/sub/d/inner` becomes a bind mount of the victim (the same
