@@ -15,12 +15,14 @@ use sdu::{Frees, NodeId, Sets, Tree};
 mod actions;
 mod carry;
 mod gone;
+mod guard;
 mod settings;
 mod snapshots;
 pub(crate) use actions::{Action, KeyMode, Request, RowKey, Sort};
 mod unread;
 pub(crate) use carry::Carry;
 pub(crate) use gone::GoneRow;
+pub(crate) use guard::Guard;
 use settings::contains;
 pub(crate) use settings::{Info, Now, Settings, items};
 pub(crate) use unread::Unread;
@@ -36,8 +38,6 @@ pub(crate) struct Confirm {
     pub(crate) frees: Frees,
     /// What was typed so far.
     pub(crate) typed: String,
-    /// Enter was pressed on something other than `yes`.
-    pub(crate) refused: bool,
 }
 
 /// The entries of a directory that the settings do not show, by what
@@ -119,6 +119,8 @@ pub(crate) struct App<'t> {
     replaced: Vec<NodeId>,
     /// The table of the Btrfs snapshots (`p`).
     pub(crate) snapshots: snapshots::Snapshots<'t>,
+    /// What `d` refuses before asking.
+    pub(crate) guard: Guard<'t>,
 }
 
 impl<'t> App<'t> {
@@ -157,6 +159,7 @@ impl<'t> App<'t> {
             compare: None,
             replaced: Vec::new(),
             snapshots: snapshots::Snapshots::default(),
+            guard: Guard::default(),
         };
         app.load(None);
         app
@@ -473,15 +476,14 @@ impl<'t> App<'t> {
     }
 
     /// Enter: the deletion asked for when "yes" was typed in the
-    /// confirmation (else it is refused and cleared); without one, the
+    /// confirmation (else it is closed, and says so); without one, the
     /// filter being edited applied (empty: none).
     fn enter(&mut self) {
         if let Some(c) = &mut self.confirm {
             if c.typed == "yes" {
                 self.request = self.confirm.take().map(|c| Request::Delete(c.ids));
             } else {
-                c.refused = true;
-                c.typed.clear();
+                self.decline();
             }
         } else if let Some(f) = self.filter_edit.take() {
             self.settings.filter = (!f.is_empty()).then_some(f);
@@ -539,7 +541,7 @@ impl<'t> App<'t> {
         } else {
             self.outermost_marks()
         };
-        if ids.is_empty() {
+        if ids.is_empty() || self.refuse_before_asking(&ids) {
             return;
         }
         let total = ids
@@ -552,7 +554,6 @@ impl<'t> App<'t> {
             total,
             frees,
             typed: String::new(),
-            refused: false,
         });
     }
 

@@ -12,6 +12,7 @@
 //! whole.
 
 pub(crate) mod app;
+mod cause;
 pub(crate) mod keys;
 mod rounds;
 mod shell;

@@ -3,10 +3,13 @@
 //! browses the new scan with the marks and the cursor carried over. The
 //! rounds end at `q`, or when nothing is left to browse.
 
+use std::time::SystemTime;
+
 use sdu::figures::Figure;
 use sdu::{Comparison, Config, Frees, Messages, NodeId, Scanned, Target, WalkOptions};
 
 use super::app::{self, App, Carry, Request, Sort};
+use super::cause::Written;
 use super::view::Look;
 use super::{End, HeldMessages, Term, shell};
 
@@ -15,6 +18,8 @@ use super::{End, HeldMessages, Term, shell};
 pub(super) struct Rounds<'c> {
     cfg: &'c Config,
     scanned: Scanned,
+    /// When `scanned` was done.
+    scanned_at: SystemTime,
     comparison: Option<Comparison>,
     /// The roots scanned again: those not deleted whole.
     walk: WalkOptions,
@@ -38,6 +43,7 @@ enum Asked {
     Delete {
         targets: Vec<Target>,
         predicted: Frees,
+        written: Written,
     },
     Rescan,
     /// A shell, in the directory browsed (none at the top).
@@ -61,6 +67,7 @@ impl<'c> Rounds<'c> {
         Rounds {
             cfg,
             scanned,
+            scanned_at: SystemTime::now(),
             comparison,
             walk,
             carry: None,
@@ -78,17 +85,34 @@ impl<'c> Rounds<'c> {
     /// a failed terminal, or nothing left to browse.
     pub(super) fn run(&mut self, term: &mut Term, first: Figure, sort: Sort, look: Look) -> End {
         loop {
-            let (asked, kept) = match self.browse(term, first, sort, look) {
+            let (asked, mut kept) = match self.browse(term, first, sort, look) {
                 Ok(a) => a,
                 Err(end) => return end,
             };
             let mut lines = match asked {
-                Asked::Delete { targets, predicted } => {
-                    match self.delete(term, &targets, predicted, look) {
-                        Ok(lines) => lines,
-                        Err(end) => return end,
+                Asked::Delete {
+                    targets,
+                    predicted,
+                    written,
+                } => match self.delete(term, &targets, predicted, &written, look) {
+                    Ok((mut lines, false)) => {
+                        // Nothing deleted: the same scan, the marks kept.
+                        self.carry = Some(kept);
+                        lines.push(
+                            "Nothing was deleted: the figures shown are still the scan's.".into(),
+                        );
+                        lines.push("(any key closes this)".into());
+                        self.notice = Some(lines);
+                        continue;
                     }
-                }
+                    Ok((lines, true)) => {
+                        // What was marked is gone, or the deletion stopped:
+                        // no mark is kept over it.
+                        kept.marks.clear();
+                        lines
+                    }
+                    Err(end) => return end,
+                },
                 Asked::Rescan => Vec::new(),
                 Asked::Df => {
                     // The same scan, the table over it.
@@ -144,6 +168,9 @@ impl<'c> Rounds<'c> {
         app.snapshots.scanned = Some(&self.scanned);
         app.snapshots.opts.unit = look.unit;
         app.snapshots.opts.ascii_marks = look.ascii;
+        if app.can_delete {
+            app.guard = app::Guard::new(tree, move |id| idents.and_then(|i| i.get(id)));
+        }
         // What `resume` says (marks dropped, the cursor on another entry
         // under its name) is said after what the event loop has to say.
         if let Some(mut n) = self.notice.take() {
@@ -159,7 +186,7 @@ impl<'c> Rounds<'c> {
         let Some(request) = app.request.take() else {
             return Err(End::Quit);
         };
-        let mut kept = app.carry(|id| idents.and_then(|i| i.get(id)));
+        let kept = app.carry(|id| idents.and_then(|i| i.get(id)));
         let asked = match request {
             Request::Delete(ids) => {
                 let targets = ids
@@ -167,10 +194,15 @@ impl<'c> Rounds<'c> {
                     .map(|&id| super::target(&app, idents, id))
                     .collect();
                 let predicted = sets.frees(tree, &ids);
-                // What was marked is gone, or the deletion stopped: no mark
-                // is kept over it.
-                kept.marks.clear();
-                Asked::Delete { targets, predicted }
+                let written = Written {
+                    newest: ids.iter().filter_map(|&id| tree.figures(id).time).max(),
+                    scanned_at: self.scanned_at,
+                };
+                Asked::Delete {
+                    targets,
+                    predicted,
+                    written,
+                }
             }
             Request::Rescan => Asked::Rescan,
             Request::Df => Asked::Df,
@@ -189,20 +221,24 @@ impl<'c> Rounds<'c> {
     }
 
     /// Deletes `targets` and takes the roots deleted whole out of the next
-    /// scan: the lines that say what it did, or the end when nothing of
-    /// what was scanned is left.
+    /// scan: the lines that say what it did and whether anything changed
+    /// (false: nothing was deleted, found gone or moved), or the end when
+    /// nothing of what was scanned is left.
     fn delete(
         &mut self,
         term: &mut Term,
         targets: &[Target],
         predicted: Frees,
+        written: &Written,
         look: Look,
-    ) -> Result<Vec<String>, End> {
+    ) -> Result<(Vec<String>, bool), End> {
         let done = super::deleting(term, targets).map_err(End::Terminal)?;
         self.failed |= done.failed.is_some();
         self.interrupted |= done.interrupted;
-        let lines = super::outcome_lines(&done, targets.len(), predicted, look);
+        let mut lines = super::outcome_lines(&done, targets.len(), predicted, look);
+        lines.extend(super::cause::line(&done, predicted, targets, written, look));
         self.report.extend(lines.iter().cloned());
+        let changed = done.targets > 0 || done.entries > 0 || done.unscanned > 0 || done.left_aside;
         // Roots deleted whole are not scanned again.
         let gone: Vec<&[u8]> = targets[..done.targets]
             .iter()
@@ -215,7 +251,7 @@ impl<'c> Rounds<'c> {
                 .push("Nothing of what was scanned is left.".into());
             return Err(End::Done);
         }
-        Ok(lines)
+        Ok((lines, changed))
     }
 
     /// The lines of `sdu --df`'s table of the filesystems of the roots
@@ -274,6 +310,7 @@ impl<'c> Rounds<'c> {
             }
         }
         self.scanned = again;
+        self.scanned_at = SystemTime::now();
         Ok(())
     }
 }

@@ -110,6 +110,10 @@ pub struct Deleted {
     pub failed: Option<Failure>,
     /// It was stopped on request (`Problem::Interrupted`).
     pub interrupted: bool,
+    /// A subvolume not deleted was left where it had been moved to be
+    /// deleted (`Problem::LeftAside`): the tree changed, though nothing
+    /// may have been removed.
+    pub left_aside: bool,
     /// Σ over the filesystems touched of the growth of `f_bfree ×
     /// f_frsize` from before to after.
     pub reported: i128,
@@ -117,6 +121,11 @@ pub struct Deleted {
     /// still be being cleaned in the background (the kernel does not say),
     /// or the figure kept moving (other writers) for 3 s.
     pub settled: bool,
+    /// When the one filesystem touched is XFS: the bytes of one of its
+    /// inode chunks (64 inodes of its inode size). XFS frees a chunk when
+    /// its last inode goes, which no file's `st_blocks` counts: deleting
+    /// many entries frees up to that much more a chunk they emptied.
+    pub inode_chunk: Option<u64>,
 }
 
 /// One filesystem touched: an fd on it and its free bytes before.
@@ -317,6 +326,7 @@ impl Deletion<'_> {
                 }
                 Err(f) => {
                     self.out.interrupted = matches!(f.problem, Problem::Interrupted);
+                    self.out.left_aside = matches!(f.problem, Problem::LeftAside { .. });
                     self.out.failed = Some(f);
                     break;
                 }
@@ -511,6 +521,13 @@ impl Deletion<'_> {
         let (reported, settled) = settle(sync, read, pending, self.out.subvolumes > 0);
         self.out.reported = reported;
         self.out.settled = settled;
+        self.out.inode_chunk = match &self.filesystems[..] {
+            [one] if one.key.0 == magic::XFS => sdu_sys::xfs::geometry(one.fd.as_fd())
+                .ok()
+                .flatten()
+                .map(|g| 64 * u64::from(g.inodesize)),
+            _ => None,
+        };
     }
 }
 

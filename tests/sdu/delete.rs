@@ -9,7 +9,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use crate::browse::{assert_terminal_restored, names, press, start};
+use crate::browse::{assert_terminal_restored, names, press, pressed, start};
 use crate::reclaim::{BTRFS_OPTS, XFS_OPTS};
 use crate::tmux::Tmux;
 use crate::util::*;
@@ -51,7 +51,8 @@ pub(crate) fn mark(tmux: &Tmux, marks: &[&str]) -> String {
 }
 
 /// Marks the rows named `marks` (sorted by name first), asks to delete,
-/// types a wrong word (nothing goes), then `yes`; returns what the footer
+/// types a wrong word (the prompt closes, nothing goes), asks again, then
+/// types `yes`; returns what the footer
 /// said the marks free and the screen after the deletion. `bound` is the
 /// footer's and the confirmation's word before the figure: `""` where it
 /// is exact (a whole filesystem scanned, or as root where the filesystem
@@ -68,10 +69,14 @@ fn mark_and_delete(tmux: &Tmux, marks: &[&str], dir: &Path, bound: &str) -> (u64
     }
     tmux.keys(&["-l", "no"]);
     tmux.keys(&["Enter"]);
-    tmux.wait_for("the refusal", |s| s.contains("Only yes deletes."));
+    let s = tmux.wait_for("the refusal", |s| s.contains("only yes deletes."));
+    assert!(!s.contains("Type yes"), "the prompt stayed open:\n{s}");
     for m in marks {
         assert!(dir.join(m).exists(), "{m} went without a yes");
     }
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the notice closed", |s| !s.contains("only yes deletes."));
+    press(tmux, "d", "Type yes");
     tmux.keys(&["-l", "yes"]);
     tmux.keys(&["Enter"]);
     let s = tmux.wait_for("what the deletion did", |s| {
@@ -203,9 +208,10 @@ fn deleting_two_snapshots_on_btrfs_frees_what_was_shown() {
 }
 
 /// Without CAP_SYS_ADMIN (dropped from the bounding set) and without
-/// `user_subvol_rm_allowed`, a snapshot cannot be deleted: the browser
-/// says so by path, and stops there (the entry after it stays too). The
-/// snapshot is read-only, and is left as it was: at its name, read-only.
+/// `user_subvol_rm_allowed`, a snapshot cannot be deleted: `d` on the
+/// marks holding it says so by path before asking, and deletes nothing
+/// (the other entry marked stays too). The snapshot is left as it was: at
+/// its name, read-only.
 #[test]
 fn a_subvolume_without_the_privilege_is_refused_clearly() {
     let Some(fs) = Mounted::new(FsKind::Btrfs, BTRFS_OPTS) else {
@@ -241,10 +247,14 @@ fn a_subvolume_without_the_privilege_is_refused_clearly() {
     // more. s1 shares all its data with vol, outside the scan: each of its
     // extents is seen once, so none counts, and deleting may free more
     // only (another part of an extent may be held inside). "At least".
-    let (_, s) = mark_and_delete(&tmux, &["s1", "t"], &p("snaps"), "at least ");
-    assert!(s.contains("Deleted 0 of 2 entries."), "{s}");
+    let s = mark(&tmux, &["s1", "t"]);
+    assert!(s.contains("deleting them frees at least "), "{s}");
+    let s = pressed(&tmux, "d", "can't delete here");
+    assert!(!s.contains("Type yes"), "{s}");
+    let flat = s.replace('\n', " ");
+    assert!(flat.contains("Not deleting the 2 marked entries"), "{s}");
     assert!(
-        s.contains("cannot delete subvolume") && s.contains("CAP_SYS_ADMIN"),
+        flat.contains("a Btrfs subvolume, and deleting one needs CAP_SYS_ADMIN"),
         "{s}"
     );
     assert!(p("snaps/s1/f").exists() && p("snaps/t").exists());
@@ -258,11 +268,16 @@ fn a_subvolume_without_the_privilege_is_refused_clearly() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(left.len(), 2, "{left:?}");
-    close_and_quit(&tmux, 1);
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the notice closed", |s| !s.contains("can't delete here"));
+    tmux.keys(&["q"]);
+    assert_terminal_restored(&tmux, 0);
+    tmux.keys(&["cd /", "Enter"]);
 }
 
-/// A filesystem mounted inside a marked directory stops the deletion
-/// there: nothing on it is touched, and the message names it.
+/// A filesystem mounted inside a marked directory: `d` refuses before
+/// asking, and names it; nothing on it is touched (tests/sdu/browse_delete.rs
+/// has the mount made after the prompt, refused when the deletion runs).
 #[test]
 fn a_mount_point_inside_stops_the_deletion() {
     if !is_root() && unavailable::<()>("mounting a tmpfs needs root").is_none() {
@@ -288,15 +303,17 @@ fn a_mount_point_inside_stops_the_deletion() {
     let _u = Unmount(root.join("d/inner"));
     write_file(&root.join("d/inner/kept"), 4 * K);
     start(&tmux, &root, "-B1 .");
-    let (_, s) = mark_and_delete(&tmux, &["d"], &root, "");
-    assert!(s.contains("Deleted 0 of 1 entry."), "{s}");
-    let flat = s.replace('\n', " ");
-    assert!(flat.contains("is a mount point inside it"), "{s}");
-    assert!(flat.contains("Found before anything was removed"), "{s}");
+    mark(&tmux, &["d"]);
+    let s = pressed(&tmux, "d", "can't delete here");
+    assert!(!s.contains("Type yes"), "{s}");
+    assert!(s.contains("'./d/inner' inside it is a mount point"), "{s}");
     // Refused before anything was removed.
     assert!(root.join("d/a").exists());
     assert!(root.join("d/inner/kept").exists());
-    close_and_quit(&tmux, 1);
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the notice closed", |s| !s.contains("can't delete here"));
+    tmux.keys(&["q"]);
+    assert_terminal_restored(&tmux, 0);
 }
 
 /// `sdu -i --import FILE` browses the saved scan (not the current

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::browse::{assert_terminal_restored, press, start};
+use crate::browse::{assert_terminal_restored, press, pressed, start};
 use crate::tmux::{PROMPT, Tmux, last_line};
 use crate::util::*;
 
@@ -104,15 +104,23 @@ fn the_root_swapped_for_a_symlink_by_its_owner_is_refused() {
         .args(["sh", "-c", "mv proj proj.old && ln -s ../victim proj"])
         .current_dir(&home);
     run(&mut swap).assert_ok();
-    tmux.keys(&["-l", "yes"]);
-    tmux.keys(&["Enter"]);
-    // The new scan finds another directory at the root's path: the browser
-    // ends and prints what the deletion did.
+    // Nothing was deleted: the browser keeps the scan (no new one of
+    // what is now at the root's path).
+    let s = yes(&tmux).replace('\n', " ");
+    assert!(s.contains("not what sdu scanned"), "{s}");
+    assert!(s.contains("the figures shown are still the scan's"), "{s}");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the notice closed", |s| {
+        !s.contains("The filesystem reports")
+    });
+    // `r`: the new scan finds another directory at the root's path; the
+    // browser ends, and prints what the deletion did.
+    tmux.keys(&["r"]);
     let s = tmux.wait_for("the report after the browser", |s| {
-        last_line(s) == PROMPT && s.contains("not what sdu scanned")
+        last_line(s) == PROMPT && s.contains("not browsed again")
     });
     assert!(s.contains("Deleted 0 of 1 entry."), "{s}");
-    assert!(s.contains("not browsed again"), "{s}");
+    assert!(s.contains("not what sdu scanned"), "{s}");
     assert_intact(&v);
     assert!(home.join("proj.old/data/f").exists());
     assert_terminal_restored(&tmux, 1);
@@ -120,9 +128,11 @@ fn the_root_swapped_for_a_symlink_by_its_owner_is_refused() {
 
 /// `root/sub/d/inner` becomes a bind mount of the victim (the same
 /// filesystem: the device does not change) before the scan, or between the
-/// scan and `yes`; `sub` is marked. Guard: the mount points read from
-/// /proc/self/mountinfo before a directory is emptied (the refusal says it
-/// came before anything was removed, and nothing was).
+/// scan and `yes`; `sub` is marked. Guards: made before the scan, `d`
+/// refuses before asking (src/browse/app/guard.rs: the mount points of
+/// /proc/self/mountinfo); made after, the mount points read from it again
+/// before a directory is emptied (the refusal says it came before anything
+/// was removed, and nothing was).
 fn bind_mount_inside(test: &str, flags: &str, before_the_scan: bool) {
     if !root_or_skip("bind mounts need root") {
         return;
@@ -138,6 +148,24 @@ fn bind_mount_inside(test: &str, flags: &str, before_the_scan: bool) {
     let inner = root.join("sub/d/inner");
     let mut bind = before_the_scan.then(|| Bind::new(&v, &inner));
     start(&tmux, &root, &format!("-B1 {flags} ."));
+    if before_the_scan {
+        crate::delete::mark(&tmux, &["sub"]);
+        let s = pressed(&tmux, "d", "can't delete here");
+        assert!(!s.contains("Type yes"), "{s}");
+        assert!(
+            s.contains("'./sub/d/inner' inside it is a mount point"),
+            "{s}"
+        );
+        assert_intact(&v);
+        assert!(root.join("sub/d/a").exists(), "removed before the refusal");
+        tmux.keys(&["Escape"]);
+        tmux.wait_for("the notice closed", |s| !s.contains("can't delete here"));
+        tmux.keys(&["q"]);
+        assert_terminal_restored(&tmux, 0);
+        tmux.keys(&["cd /", "Enter"]);
+        drop(bind);
+        return;
+    }
     ask(&tmux, &["sub"]);
     if bind.is_none() {
         bind = Some(Bind::new(&v, &inner));

@@ -15,6 +15,7 @@ mod as_du;
 mod big;
 mod browse;
 mod browse_attacks;
+mod browse_delete;
 mod browse_df;
 mod browse_keys;
 mod browse_rescan;

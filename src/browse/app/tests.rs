@@ -5,6 +5,7 @@ use super::*;
 mod carry;
 mod hidden;
 mod settings;
+mod guard;
 mod snapshots;
 
 const A: NodeId = NodeId::new(2);
@@ -310,13 +311,24 @@ fn delete_asks_for_yes_and_names_the_outermost_marks() {
     assert_eq!(c.ids, [A, B]);
     assert_eq!(c.frees, sets.frees(&t, &[A, B]));
     assert_eq!(c.total, t.figures(A).total + t.figures(B).total);
-    // Anything but yes is refused, and nothing is asked for.
+    // Anything but yes closes it, says so, and asks for nothing.
     for ch in "no".chars() {
         app.apply(Action::Type(ch));
     }
     app.apply(Action::Enter);
-    assert!(app.confirm.as_ref().unwrap().refused);
+    assert_eq!(app.mode(), KeyMode::Notice);
+    assert_eq!(
+        app.notice.as_ref().unwrap()[0],
+        "Kept the 2 entries: only yes deletes."
+    );
     assert_eq!(app.request, None);
+    app.apply(Action::Dismiss);
+    // Enter on nothing typed, the same.
+    app.apply(Action::Delete);
+    app.apply(Action::Enter);
+    assert_eq!((app.mode(), app.request.clone()), (KeyMode::Notice, None));
+    app.apply(Action::Dismiss);
+    app.apply(Action::Delete);
     for ch in "yess".chars() {
         app.apply(Action::Type(ch));
     }

@@ -159,6 +159,11 @@ pub(crate) fn info_lines(app: &App<'_>, i: &Info, look: Look) -> Vec<String> {
             }
         }
     }
+    if app.can_delete
+        && let Some(why) = app.delete_refusal(id)
+    {
+        v.push(format!("Delete       can't delete here: {}", why.text()));
+    }
     let unreachable = tree.unreachable(id);
     if unreachable > 0 {
         v.push(format!(
@@ -297,9 +302,6 @@ pub(crate) fn confirm(f: &mut Frame<'_>, area: Rect, app: &App<'_>, c: &Confirm,
         size(look.unit, c.frees.bytes)
     )));
     lines.push(Line::from(""));
-    if c.refused {
-        lines.push(Line::from(" Only yes deletes."));
-    }
     lines.push(Line::from(format!(
         " Type yes and Enter to delete, Esc to keep {}: {}_",
         if c.ids.len() == 1 { "it" } else { "them" },
