@@ -375,6 +375,20 @@ pub(crate) struct Cli {
     )]
     pub(crate) export: Option<OsString>,
 
+    /// The format --export writes: json (ncdu -o), json-zstd (ncdu -c -o:
+    /// the JSON compressed with zstd) or binary (ncdu 2.6's -O: sdu's
+    /// figures ride along, so sdu --import reads it as the JSON). --import
+    /// and --compare read all three, told by their first bytes
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "json",
+        requires = ArgId::Export,
+        help_heading = "Saved scans"
+    )]
+    pub(crate) export_format: ExportFormat,
+
     /// Read a scan saved with --export (or ncdu -o) from FILE (- for
     /// standard input) instead of scanning; every report and --to-free
     /// work on it. PATHs are then --to-free candidates, by their paths in
@@ -487,6 +501,14 @@ pub(crate) enum ColorWhen {
     Auto,
     Always,
     Never,
+}
+
+/// What `--export-format` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ExportFormat {
+    Json,
+    JsonZstd,
+    Binary,
 }
 
 /// What `--generate` prints.
