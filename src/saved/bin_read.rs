@@ -196,42 +196,53 @@ impl Cbor<'_> {
     }
 
     /// Skips the value whose head is `h` (no recursion: counts what is
-    /// left at each level).
+    /// left of each container open).
     fn skip(&mut self, h: Head) -> Result<(), String> {
-        // Values still to skip at each level; u64::MAX: until a break.
+        // Values left in each container open; u64::MAX: until a break.
         let mut left: Vec<u64> = Vec::new();
         let mut h = h;
         loop {
-            let is_break = h.0 == SIMPLE && h.2;
-            match (h.0, h.2) {
-                (BYTES | TEXT, false) => {
-                    self.bytes(h)?;
+            if h.0 == SIMPLE && h.2 {
+                if left.pop() != Some(u64::MAX) {
+                    return Err("a CBOR break outside an indefinite value".into());
                 }
-                (BYTES | TEXT | ARRAY | MAP, true) => left.push(u64::MAX),
-                (ARRAY, false) => left.push(h.1),
-                (MAP, false) => left.push(h.1.saturating_mul(2)),
-                _ => {}
+            } else {
+                match h {
+                    (BYTES | TEXT, _, false) => {
+                        self.bytes(h)?;
+                    }
+                    (BYTES | TEXT | ARRAY | MAP, _, true) => {
+                        left.push(u64::MAX);
+                        h = self.next()?;
+                        continue;
+                    }
+                    (ARRAY, n, false) if n > 0 => {
+                        left.push(n);
+                        h = self.next()?;
+                        continue;
+                    }
+                    (MAP, n, false) if n > 0 => {
+                        left.push(n.saturating_mul(2));
+                        h = self.next()?;
+                        continue;
+                    }
+                    _ => {}
+                }
             }
-            // One value done at the level above (a break ends it).
+            // A value is complete: count it in its container, and each
+            // container it completes in the one holding it.
             loop {
                 match left.last_mut() {
                     None => return Ok(()),
-                    Some(n) if *n == u64::MAX => {
-                        if is_break {
-                            left.pop();
+                    Some(n) if *n == u64::MAX => break,
+                    Some(n) => {
+                        *n -= 1;
+                        if *n > 0 {
+                            break;
                         }
-                        break;
-                    }
-                    Some(0) => {
                         left.pop();
                     }
-                    Some(_) => break,
                 }
-            }
-            if let Some(n) = left.last_mut()
-                && *n != u64::MAX
-            {
-                *n -= 1;
             }
             h = self.next()?;
         }
