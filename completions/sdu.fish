@@ -33,6 +33,9 @@ never\t''"
 complete -c sdu -s j -l threads -d 'Worker threads [default: the number of CPUs, or 8 when the tree is not in memory (cold cache): threads that wait on the disk; 4 on XFS, where more wait on each other\'s inode reads, and as root on Btrfs, where one search reads many inodes]' -r
 complete -c sdu -l index-memory -d 'Memory for the index of shared extents (16 bytes a mapping): past SIZE (e.g. 2G) it spills sorted runs to a temporary file in TMPDIR, else /tmp [default: half the available memory]' -r
 complete -c sdu -l export -d 'Write the scan to FILE (- for standard output) instead of the report, in ncdu\'s JSON export format with sdu\'s figures added: ncdu -f FILE browses it, sdu --import FILE reports on it' -r -F
+complete -c sdu -l export-format -d 'The format --export writes: json (ncdu -o), json-zstd (ncdu -c -o: the JSON compressed with zstd) or binary (ncdu 2.6\'s -O: sdu\'s figures ride along, so sdu --import reads it as the JSON). --import and --compare read all three, told by their first bytes' -r -f -a "json\t''
+json-zstd\t''
+binary\t''"
 complete -c sdu -l import -d 'Read a scan saved with --export (or ncdu -o) from FILE (- for standard input) instead of scanning; every report and --to-free work on it. PATHs are then --to-free candidates, by their paths in the saved scan' -r -F
 complete -c sdu -l compare -d 'Compare with the saved scan OLD (--export\'s, or ncdu -o\'s): for every entry the change of each figure since OLD, and whether it is new, gone, or its sharing changed (Exclusive moved by more or less than Total: a snapshot deleted leaves its data to its origin, whose Exclusive grows while Total does not); largest growth of Total first (--sort, --top, -d, -a, -s apply). Entries match by name from each root, so a scan of the tree mounted elsewhere compares. The new scan is PATHs, or --import FILE' -r -F
 complete -c sdu -l generate -d 'Print the man page or a shell completion script, and exit' -r -f -a "man\t''

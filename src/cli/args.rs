@@ -363,31 +363,9 @@ pub(crate) struct Cli {
     #[arg(long, help_heading = "Scan")]
     pub(crate) stats: bool,
 
-    /// Write the scan to FILE (- for standard output) instead of the
-    /// report, in ncdu's JSON export format with sdu's figures added:
-    /// ncdu -f FILE browses it, sdu --import FILE reports on it
-    #[arg(
-        long,
-        value_name = "FILE",
-        value_hint = ValueHint::FilePath,
-        conflicts_with_all = [ArgId::Import, ArgId::ToFree],
-        help_heading = "Saved scans"
-    )]
-    pub(crate) export: Option<OsString>,
-
-    /// The format --export writes: json (ncdu -o), json-zstd (ncdu -c -o:
-    /// the JSON compressed with zstd) or binary (ncdu 2.6's -O: sdu's
-    /// figures ride along, so sdu --import reads it as the JSON). --import
-    /// and --compare read all three, told by their first bytes
-    #[arg(
-        long,
-        value_name = "FORMAT",
-        value_enum,
-        default_value = "json",
-        requires = ArgId::Export,
-        help_heading = "Saved scans"
-    )]
-    pub(crate) export_format: ExportFormat,
+    /// --export and --export-format.
+    #[command(flatten)]
+    pub(crate) saving: export::Saving,
 
     /// Read a scan saved with --export (or ncdu -o) from FILE (- for
     /// standard input) instead of scanning; every report and --to-free
@@ -501,14 +479,6 @@ pub(crate) enum ColorWhen {
     Auto,
     Always,
     Never,
-}
-
-/// What `--export-format` names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum ExportFormat {
-    Json,
-    JsonZstd,
-    Binary,
 }
 
 /// What `--generate` prints.
@@ -720,5 +690,6 @@ fn unit_flags(scan: &Scan) -> Vec<UnitFlag> {
         .collect()
 }
 
+pub(crate) mod export;
 #[cfg(test)]
 mod tests;
