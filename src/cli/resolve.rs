@@ -17,8 +17,7 @@ use sdu::units::{
 use sdu::{Config, Excludes, Format, Progress, ReportOptions, SortKey, WalkOptions, quote};
 
 use super::arg_id::ArgId;
-use super::args::export::ExportFormat;
-use super::args::{Cli, ColorWhen, Deref, SortBy, UnitFlag};
+use super::args::{Cli, ColorWhen, Deref, SortBy, UnitFlag, export::ExportFormat};
 use super::du_options;
 use super::usage::UsageError;
 
