@@ -615,3 +615,59 @@ fn locate(file: File, e: &ParseError) -> String {
     }
     e.what.clone()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skip_passes_any_value_and_nothing_more() {
+        for v in [
+            &b"\x00"[..],
+            b"\x40",
+            b"\x41a",
+            b"\x5f\xff",
+            b"\x5f\x41a\xff",
+            b"\x80",
+            b"\x81\x00",
+            b"\x9f\xff",
+            b"\x9f\x9f\xff\xff",
+            b"\x9f\x9f\x81\x00\xff\x82\x01\xa1\x02\x03\xff",
+            b"\xa0",
+            b"\xa1\x00\x01",
+            b"\xbf\xff",
+            b"\xbf\xc0\x00\x9f\xff\xff",
+            b"\x1b\x01\x02\x03\x04\x05\x06\x07\x08",
+        ] {
+            let data = [v, b"rest"].concat();
+            let mut c = Cbor { b: &data, at: 0 };
+            let h = c.next().unwrap();
+            c.skip(h).unwrap();
+            assert_eq!(&data[c.at..], b"rest", "{v:x?}");
+        }
+        for bad in [&b"\xff"[..], b"\x82\x00", b"\x9f\x00", b"\x1c", b"\x42a"] {
+            let mut c = Cbor { b: bad, at: 0 };
+            let r = c.next().and_then(|h| c.skip(h));
+            assert!(r.is_err(), "{bad:x?}");
+        }
+    }
+
+    #[test]
+    fn references_absolute_or_back_within_the_block() {
+        let mut c = Cbor {
+            b: b"\x1a\x01\x00\x00\x10\x20\x38\x20",
+            at: 0,
+        };
+        let me = (1 << 24) | 0x40;
+        assert_eq!(c.itemref(me), Ok((1 << 24) | 0x10));
+        assert_eq!(c.itemref(me), Ok(me - 1));
+        // 33 bytes back from offset 0x40: offset 0x1f.
+        assert_eq!(c.itemref(me), Ok((1 << 24) | 0x1f));
+        // Not before the block's start.
+        let mut c = Cbor {
+            b: b"\x38\x40",
+            at: 0,
+        };
+        assert!(c.itemref(me).is_err());
+    }
+}

@@ -553,6 +553,138 @@ fn cut_and_corrupt_binary_and_zstd_exports_are_refused_never_misread() {
     }
 }
 
+// ---- sdu's binary export read here, by ncdu's description.
+
+/// A CBOR head at `b[*at..]`: major type, argument (indefinite: u64::MAX).
+fn head_at(b: &[u8], at: &mut usize) -> (u8, u64) {
+    let (major, info) = (b[*at] >> 5, b[*at] & 0x1f);
+    *at += 1;
+    let n = match info {
+        0..=23 => return (major, u64::from(info)),
+        24 => 1,
+        25 => 2,
+        26 => 4,
+        27 => 8,
+        31 => return (major, u64::MAX),
+        _ => panic!("bad head {info}"),
+    };
+    let v = b[*at..*at + n]
+        .iter()
+        .fold(0, |a, &x| (a << 8) | u64::from(x));
+    *at += n;
+    (major, v)
+}
+
+/// The directories of a binary export, by path: cumulative apparent and
+/// disk sizes, and entries below.
+fn ncdu_dirs(file: &[u8]) -> Vec<(String, [u64; 3])> {
+    assert!(file.starts_with(b"\xbfncduEX1"));
+    let be = |b: &[u8]| b.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
+    let len = (be(&file[file.len() - 4..]) & 0x0fff_ffff) as usize;
+    let index = &file[file.len() - len + 4..file.len() - 4];
+    let (entries, root) = index.split_at(index.len() - 8);
+    let blocks: Vec<Vec<u8>> = entries
+        .chunks(8)
+        .map(|e| {
+            let e = be(e);
+            let (off, len) = ((e >> 24) as usize, (e & 0xff_ffff) as usize);
+            zstd::decode_all(&file[off + 8..off + len - 4]).unwrap()
+        })
+        .collect();
+    // (name, type, [cumasize, cumdsize, items], sub, prev) of an item.
+    let item = |r: u64| {
+        let b = &blocks[(r >> 24) as usize];
+        let mut at = (r & 0xff_ffff) as usize;
+        assert_eq!(head_at(b, &mut at), (5, u64::MAX), "an indefinite map");
+        let (mut name, mut t, mut cum, mut sub, mut prev) = (Vec::new(), 0, [0; 3], None, None);
+        while b[at] != 0xff {
+            let (km, k) = head_at(b, &mut at);
+            if km == 2 || km == 3 {
+                at += k as usize; // sdu's key
+            }
+            let (vm, v) = head_at(b, &mut at);
+            if vm == 2 || vm == 3 {
+                if km == 0 && k == 1 {
+                    name = b[at..at + v as usize].to_vec();
+                }
+                at += v as usize;
+                continue;
+            }
+            let back = |v: u64| r - v - 1;
+            match (km, k, vm) {
+                (0, 0, 0) => t = v as i64,
+                (0, 0, 1) => t = -1 - v as i64,
+                (0, 2, 0) => prev = Some(v),
+                (0, 2, 1) => prev = Some(back(v)),
+                (0, 12, 0) => sub = Some(v),
+                (0, 12, 1) => sub = Some(back(v)),
+                (0, 7, 0) => cum[0] = v,
+                (0, 8, 0) => cum[1] = v,
+                (0, 11, 0) => cum[2] = v,
+                _ => {}
+            }
+        }
+        (
+            String::from_utf8_lossy(&name).into_owned(),
+            t,
+            cum,
+            sub,
+            prev,
+        )
+    };
+    let mut out = Vec::new();
+    let mut stack = vec![(String::new(), Some(be(root)))];
+    while let Some((dir, next)) = stack.pop() {
+        let Some(r) = next else { continue };
+        let (name, t, cum, sub, prev) = item(r);
+        stack.push((dir.clone(), prev));
+        if t == 0 {
+            let path = if dir.is_empty() {
+                name
+            } else {
+                format!("{dir}/{name}")
+            };
+            out.push((path.clone(), cum));
+            stack.push((path, sub));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_binary_exports_directory_sizes_are_dus() {
+    let Some(fs) = xfs_tree() else { return };
+    let dir = fs.path();
+    export(
+        dir,
+        &dir.join("s.ncdu"),
+        &["--export-format", "binary"],
+        &[os("w")],
+    );
+    let dirs = ncdu_dirs(&std::fs::read(dir.join("s.ncdu")).unwrap());
+    assert!(dirs.len() >= 6, "{dirs:?}");
+    let du = |flag: &str, path: &str| {
+        let o = run(Command::new("du").current_dir(dir).args(["-s", flag, path]));
+        o.assert_ok();
+        o.stdout_str()
+            .split('\t')
+            .next()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+    };
+    for (path, [asize, dsize, items]) in dirs {
+        assert_eq!(asize, du("-b", &path), "{path}: apparent");
+        assert_eq!(dsize, du("-B1", &path), "{path}: disk usage");
+        let o =
+            run(Command::new("find")
+                .current_dir(dir)
+                .args([&path, "-mindepth", "1", "-print0"]));
+        let n = o.stdout.iter().filter(|&&c| c == 0).count() as u64;
+        assert_eq!(items, n, "{path}: entries below");
+    }
+}
+
 // ---- ncdu 2 itself.
 
 /// ncdu 2: `SDU_NCDU2`, else `ncdu` if it is 2.x; else a loud skip (no
