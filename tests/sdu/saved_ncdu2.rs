@@ -685,6 +685,63 @@ fn the_binary_exports_directory_sizes_are_dus() {
     }
 }
 
+/// A tree whose binary export spans many blocks: 40 directories of 60
+/// files with long names, hardlinks across directories.
+fn many_blocks() -> TestDir {
+    let d = TestDir::new();
+    for i in 0..40 {
+        let sub = d
+            .path()
+            .join(format!("m/d{i:02}/{}", "deeper".repeat(i % 3)));
+        std::fs::create_dir_all(&sub).unwrap();
+        for j in 0..60 {
+            let f = sub.join(format!("{}-{j:03}", "a-rather-long-file-name".repeat(2)));
+            write_file(&f, 100 * (j + 1));
+            if j % 20 == 0 && i > 0 {
+                std::fs::hard_link(&f, d.path().join(format!("m/d00/link-{i}-{j}"))).unwrap();
+            }
+        }
+    }
+    d
+}
+
+#[test]
+fn a_binary_export_of_many_blocks_reads_back_and_holds_dus_sizes() {
+    let d = many_blocks();
+    let file = d.path().join("m.ncdu");
+    export(d.path(), &file, &["--export-format", "binary"], &[os("m")]);
+    let data = std::fs::read(&file).unwrap();
+    let index = (u32::from_be_bytes(data[data.len() - 4..].try_into().unwrap()) & 0x0fff_ffff) - 16;
+    assert!(index / 8 >= 4, "{} data blocks", index / 8);
+    assert_same_reports(
+        d.path(),
+        &file,
+        &[os("m")],
+        &[&["--json", "-a"], &["-d", "1", "-c"]],
+    );
+    for (path, [asize, dsize, _]) in ncdu_dirs(&data) {
+        let du = |flag: &str| {
+            let o = run(Command::new("du")
+                .current_dir(d.path())
+                .args(["-s", flag, &path]));
+            o.stdout_str()
+                .split('\t')
+                .next()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        };
+        assert_eq!((asize, dsize), (du("-b"), du("-B1")), "{path}");
+    }
+    if let Some(ncdu) = ncdu2() {
+        export(d.path(), &d.path().join("m.json"), &[], &[os("m")]);
+        assert_eq!(
+            ncdu_json(&ncdu, d.path(), "m.ncdu"),
+            ncdu_json(&ncdu, d.path(), "m.json")
+        );
+    }
+}
+
 // ---- ncdu 2 itself.
 
 /// ncdu 2: `SDU_NCDU2`, else `ncdu` if it is 2.x; else a loud skip (no
