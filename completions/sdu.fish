@@ -32,7 +32,7 @@ always\t''
 never\t''"
 complete -c sdu -s j -l threads -d 'Worker threads [default: the number of CPUs, or 8 when the tree is not in memory (cold cache): threads that wait on the disk; 4 on XFS, where more wait on each other\'s inode reads, and as root on Btrfs, where one search reads many inodes]' -r
 complete -c sdu -l index-memory -d 'Memory for the index of shared extents (16 bytes a mapping): past SIZE (e.g. 2G) it spills sorted runs to a temporary file in TMPDIR, else /tmp [default: half the available memory]' -r
-complete -c sdu -l export -d 'Write the scan to FILE (- for standard output) instead of the report, in ncdu\'s JSON export format with sdu\'s figures added: ncdu -f FILE browses it, sdu --import FILE reports on it' -r -F
+complete -c sdu -l export -d 'Write the scan to FILE (- for standard output) instead of the report, in ncdu\'s JSON export format (or another, --export-format) with sdu\'s figures added: ncdu -f FILE browses it, sdu --import FILE reports on it' -r -F
 complete -c sdu -l export-format -d 'The format --export writes: json (ncdu -o), json-zstd (ncdu -c -o: the JSON compressed with zstd) or binary (ncdu 2.6\'s -O: sdu\'s figures ride along, so sdu --import reads it as the JSON). --import and --compare read all three, told by their first bytes' -r -f -a "json\t''
 json-zstd\t''
 binary\t''"

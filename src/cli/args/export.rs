@@ -11,8 +11,9 @@ use crate::cli::arg_id::ArgId;
 #[derive(Args, Debug)]
 pub(crate) struct Saving {
     /// Write the scan to FILE (- for standard output) instead of the
-    /// report, in ncdu's JSON export format with sdu's figures added:
-    /// ncdu -f FILE browses it, sdu --import FILE reports on it
+    /// report, in ncdu's JSON export format (or another, --export-format)
+    /// with sdu's figures added: ncdu -f FILE browses it, sdu --import
+    /// FILE reports on it
     #[arg(
         long,
         value_name = "FILE",
