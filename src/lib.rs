@@ -145,6 +145,12 @@ pub struct Config {
     /// `--export FILE` (`-`: standard output): write the scan as a saved
     /// scan instead of the report.
     pub export: Option<Vec<u8>>,
+    /// `--export-format binary`: write ncdu 2's binary export (`ncdu
+    /// -O`) instead of its JSON.
+    pub export_binary: bool,
+    /// `--export-format json-zstd`: compress the JSON with zstd (`ncdu
+    /// -c`; the binary export is always compressed).
+    pub export_zstd: bool,
     /// `--import FILE` (`-`: standard input): read a saved scan instead of
     /// scanning; the roots are those saved, and `walk.roots` are the
     /// `--to-free` candidates, named by their paths in it.
@@ -585,7 +591,12 @@ fn export(
     out: &mut dyn Write,
     msgs: &Messages,
 ) -> Result<Outcome, Error> {
-    let counters = scan::export(&cfg.walk, cfg.rules, cfg.stats, file, out, msgs)?;
+    let format = match (cfg.export_binary, cfg.export_zstd) {
+        (true, _) => saved::Format::Binary,
+        (false, true) => saved::Format::JsonZstd,
+        (false, false) => saved::Format::Json,
+    };
+    let counters = scan::export(&cfg.walk, cfg.rules, cfg.stats, (file, format), out, msgs)?;
     Ok(Outcome {
         errors: msgs.errors(),
         counters,

@@ -138,6 +138,8 @@ arg_ids! {
     Stats = "stats",
     /// `--export`.
     Export = "export",
+    /// `--export-format`.
+    ExportFormat = "export_format",
     /// `--import`.
     Import = "import",
     /// `--compare`.

@@ -365,17 +365,9 @@ pub(crate) struct Cli {
     #[arg(long, help_heading = "Scan")]
     pub(crate) stats: bool,
 
-    /// Write the scan to FILE (- for standard output) instead of the
-    /// report, in ncdu's JSON export format with sdu's figures added:
-    /// ncdu -f FILE browses it, sdu --import FILE reports on it
-    #[arg(
-        long,
-        value_name = "FILE",
-        value_hint = ValueHint::FilePath,
-        conflicts_with_all = [ArgId::Import, ArgId::ToFree],
-        help_heading = "Saved scans"
-    )]
-    pub(crate) export: Option<OsString>,
+    /// --export and --export-format.
+    #[command(flatten)]
+    pub(crate) saving: export::Saving,
 
     /// Read a scan saved with --export (or ncdu -o) from FILE (- for
     /// standard input) instead of scanning; every report and --to-free
@@ -695,5 +687,6 @@ fn unit_flags(scan: &Scan) -> Vec<UnitFlag> {
         .collect()
 }
 
+pub(crate) mod export;
 #[cfg(test)]
 mod tests;

@@ -17,7 +17,7 @@ use sdu::units::{
 use sdu::{Config, Excludes, Format, Progress, ReportOptions, SortKey, WalkOptions, quote};
 
 use super::arg_id::ArgId;
-use super::args::{Cli, ColorWhen, Deref, SortBy, UnitFlag};
+use super::args::{Cli, ColorWhen, Deref, SortBy, UnitFlag, export::ExportFormat};
 use super::du_options;
 use super::usage::UsageError;
 
@@ -408,7 +408,9 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
         to_free: c.to_free,
         // --oldest-first wins: the flags exclude each other.
         by_age: (cli.oldest_first.then_some(true)).or(cli.newest_first.then_some(false)),
-        export: cli.export.map(OsStringExt::into_vec),
+        export: cli.saving.export.map(OsStringExt::into_vec),
+        export_binary: cli.saving.export_format == ExportFormat::Binary,
+        export_zstd: cli.saving.export_format == ExportFormat::JsonZstd,
         import: cli.import.map(OsStringExt::into_vec),
         compare: cli.compare.map(OsStringExt::into_vec),
         snapshots: cli.snapshots,

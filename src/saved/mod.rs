@@ -44,6 +44,9 @@
 //! `-a` folds the files back into their directories, which gives the
 //! records a scan without `-a` gives.
 
+mod bin_read;
+mod bin_write;
+mod binfmt;
 mod decode;
 pub(crate) mod import;
 mod name_rules;
@@ -73,29 +76,109 @@ pub(crate) fn read_file(file: &[u8]) -> Result<Saved, String> {
         if directory(stdin.as_fd()) {
             return Err(is_dir());
         }
-        not_a_report(stdin.lock())
+        not_a_report(&mut stdin.lock())
     } else {
         let f = std::fs::File::open(std::ffi::OsStr::from_bytes(file))
             .map_err(|e| crate::error::io_text(&e))?;
         if directory(f.as_fd()) {
             return Err(is_dir());
         }
-        not_a_report(std::io::BufReader::with_capacity(1 << 16, f))
+        not_a_report(&mut std::io::BufReader::with_capacity(1 << 16, f))
     }
 }
 
-/// Reads a saved scan from `r`; a `--json` report (or `--compare`'s),
-/// which is not one, is called what it is.
-fn not_a_report(mut r: impl std::io::BufRead) -> Result<Saved, String> {
-    let report = r
-        .fill_buf()
-        .is_ok_and(|b| b.starts_with(b"{\"schema\":") || b.starts_with(b"{\"compare_schema\":"));
+/// zstd's frame magic: the file is compressed (`ncdu -c`).
+const ZSTD_MAGIC: &[u8; 4] = b"\x28\xb5\x2f\xfd";
+
+/// Reads a saved scan from `r`, of any format, told by its first bytes:
+/// ncdu 2's binary export, zstd-compressed JSON, or JSON; a `--json`
+/// report (or `--compare`'s), which is not one, is called what it is.
+fn not_a_report(r: &mut dyn std::io::BufRead) -> Result<Saved, String> {
+    use std::io::Read;
+    // Enough to tell every format (and a report) by.
+    let mut head = Vec::with_capacity(32);
+    (&mut *r)
+        .take(32)
+        .read_to_end(&mut head)
+        .map_err(|e| crate::error::io_text(&e))?;
+    if head.starts_with(binfmt::SIGNATURE) {
+        let mut data = head;
+        r.read_to_end(&mut data)
+            .map_err(|e| crate::error::io_text(&e))?;
+        return bin_read::read(data);
+    }
+    if !head.is_empty() && binfmt::SIGNATURE.starts_with(&head) {
+        return Err("the binary export is truncated (it ends within its signature)".into());
+    }
+    if !head.is_empty() && head.len() < 4 && ZSTD_MAGIC.starts_with(&head) {
+        return Err(
+            "the zstd-compressed file is truncated (it ends within its magic number)".into(),
+        );
+    }
+    let zstd = head.starts_with(ZSTD_MAGIC);
+    let report = head.starts_with(b"{\"schema\":") || head.starts_with(b"{\"compare_schema\":");
+    let r = std::io::Cursor::new(head).chain(r);
+    if zstd {
+        let z = zstd::stream::read::Decoder::new(r).map_err(|e| crate::error::io_text(&e))?;
+        let z = EndsEarly(z);
+        return not_a_report(&mut std::io::BufReader::with_capacity(1 << 16, z))
+            .map_err(|e| format!("(zstd-compressed) {e}"));
+    }
     if report {
         return Err("is a --json report, not a saved scan (sdu --export FILE saves one)".into());
     }
-    read(r).map_err(|e| e.to_string())
+    read(std::io::BufReader::with_capacity(1 << 16, r)).map_err(|e| e.to_string())
 }
 pub(crate) use write::write;
+
+/// A zstd stream whose end before its frame's is called a truncated file.
+struct EndsEarly<R>(R);
+
+impl<R: std::io::Read> std::io::Read for EndsEarly<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                std::io::Error::new(
+                    e.kind(),
+                    "the zstd stream ends early (the file is truncated)",
+                )
+            } else {
+                e
+            }
+        })
+    }
+}
+
+/// The format `--export` writes (`--export-format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// ncdu's JSON (`ncdu -o`).
+    Json,
+    /// ncdu's JSON compressed with zstd (`ncdu -c -o`).
+    JsonZstd,
+    /// ncdu 2's binary export (`ncdu -O`).
+    Binary,
+}
+
+/// Writes the saved scan of `x` to `w` in `format` (buffer it).
+///
+/// # Errors
+/// Those of `w`.
+pub(crate) fn write_as(
+    w: &mut impl std::io::Write,
+    x: &Export<'_>,
+    format: Format,
+) -> std::io::Result<()> {
+    match format {
+        Format::Json => write(w, x),
+        Format::Binary => bin_write::write(w, x),
+        Format::JsonZstd => {
+            let mut z = zstd::stream::write::Encoder::new(w, bin_write::LEVEL)?;
+            write(&mut z, x)?;
+            z.finish()?.flush()
+        }
+    }
+}
 
 use crate::extents::Sweep;
 use crate::figures::Bound;

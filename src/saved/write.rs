@@ -6,37 +6,131 @@ use std::io::{self, Write};
 
 use super::syntax::write_string;
 use super::{Export, FORMAT, time_name};
+use crate::figures::Bound;
 use crate::figures::{Kind, Stats};
 use crate::probe::Granularity;
-use crate::records::{Link, NodeId, dev64};
+use crate::records::{Link, NodeId, ReadError, dev64};
 use crate::tree::Tree;
+
+/// What both writers need beside the export: the file's node numbers,
+/// each node's own link, and the walk's marks by node.
+pub(super) struct Prepared<'a> {
+    x: &'a Export<'a>,
+    /// The node ids as the file numbers them ([`export_ids`]).
+    pub(super) ids: Vec<NodeId>,
+    self_link: Vec<u32>,
+    marks: Vec<(NodeId, Bound)>,
+}
+
+impl<'a> Prepared<'a> {
+    pub(super) fn new(x: &'a Export<'a>) -> Self {
+        let tree = x.tree;
+        // Each node's own link (its inode, when the link table counts it).
+        let mut self_link = vec![u32::MAX; tree.len()];
+        for (i, l) in x.links.iter().enumerate() {
+            if l.entry.is_none() && self_link[l.node.index()] == u32::MAX {
+                self_link[l.node.index()] = i as u32;
+            }
+        }
+        // The walk's marks by node; those of inodes counted through their
+        // links on each of their links' nodes (the roll-up of the import
+        // takes them up from there, through where the links meet).
+        let mut marks = x.exact.nodes.clone();
+        for l in x.links {
+            if let Some(b) = x.exact.inode(l.inode()) {
+                marks.push((l.node, b));
+            }
+        }
+        crate::records::merge_bounds(&mut marks);
+        Prepared {
+            x,
+            ids: export_ids(tree),
+            self_link,
+            marks,
+        }
+    }
+
+    fn link_of(&self, id: NodeId) -> Option<&'a Link> {
+        let i = self.self_link[id.index()];
+        (i != u32::MAX).then(|| &self.x.links[i as usize])
+    }
+
+    /// ncdu's keys of node `id` at `depth` below its root.
+    pub(super) fn keys(&self, id: NodeId, depth: u32) -> Keys<'a> {
+        let tree = self.x.tree;
+        let r = tree.record(id, depth);
+        let dir = r.kind == Kind::Dir;
+        // A directory's own figures hold its files' (not its
+        // subdirectories').
+        let mut files = Stats::default();
+        if dir {
+            for &c in tree.children(id) {
+                if tree.kind(c) != Kind::Dir {
+                    files += tree.own(c);
+                }
+            }
+        }
+        let link = self.link_of(id);
+        let (asize, dsize) = match link {
+            Some(l) => (l.stats.apparent, l.stats.total),
+            None => (
+                r.own.apparent.saturating_sub(files.apparent),
+                r.own.total.saturating_sub(files.total),
+            ),
+        };
+        let read_errors = self.x.read_errors;
+        Keys {
+            asize,
+            dsize,
+            link,
+            hardlink: !dir && link.is_some_and(|l| l.nlink > 1),
+            special: match r.kind {
+                Kind::Symlink => Some("symlink"),
+                Kind::Other => Some("other"),
+                Kind::Dir | Kind::File => None,
+            },
+            error: read_errors
+                .get(read_errors.partition_point(|e| e.node < id))
+                .filter(|e| e.node == id),
+            files,
+        }
+    }
+
+    /// Writes the info object of node `id` at `depth`, `pos`-th among its
+    /// siblings, whose ncdu keys are `k`.
+    pub(super) fn info(
+        &self,
+        w: &mut impl Write,
+        (id, depth): (NodeId, u32),
+        pos: usize,
+        k: &Keys<'_>,
+    ) -> io::Result<()> {
+        info(w, self.x.tree, (id, depth), pos, k, &self.marks)
+    }
+}
+
+/// A node's keys in ncdu's terms.
+pub(super) struct Keys<'a> {
+    /// Its inode's apparent and allocated bytes.
+    pub(super) asize: u64,
+    pub(super) dsize: u64,
+    /// Its own link (device and inode), if the walk recorded one.
+    pub(super) link: Option<&'a Link>,
+    /// A file with more than one link.
+    pub(super) hardlink: bool,
+    /// `symlink` or `other`: neither a file nor a directory.
+    pub(super) special: Option<&'static str>,
+    /// Why it was not read in full.
+    pub(super) error: Option<&'a ReadError>,
+    /// A directory's files' own figures.
+    files: Stats,
+}
 
 /// Writes the saved scan of `x` to `w` (buffer it: this writes a token at
 /// a time).
 pub(crate) fn write(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
     let tree = x.tree;
-    let ids = export_ids(tree);
-    // Each node's own link (its inode, when the link table counts it).
-    let mut self_link = vec![u32::MAX; tree.len()];
-    for (i, l) in x.links.iter().enumerate() {
-        if l.entry.is_none() && self_link[l.node.index()] == u32::MAX {
-            self_link[l.node.index()] = i as u32;
-        }
-    }
-    let link_of = |id: NodeId| {
-        let i = self_link[id.index()];
-        (i != u32::MAX).then(|| &x.links[i as usize])
-    };
-    // The walk's marks by node; those of inodes counted through their links
-    // on each of their links' nodes (the roll-up of the import takes them
-    // up from there, through where the links meet).
-    let mut marks = x.exact.nodes.clone();
-    for l in x.links {
-        if let Some(b) = x.exact.inode(l.inode()) {
-            marks.push((l.node, b));
-        }
-    }
-    crate::records::merge_bounds(&mut marks);
+    let prep = Prepared::new(x);
     header(w, x)?;
     let roots = tree.roots();
     let top = roots.len() != 1 || tree.kind(roots[0]) != Kind::Dir;
@@ -60,15 +154,7 @@ pub(crate) fn write(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
                 w.write_all(b"[")?;
             }
             let depth = stack.len() as u32;
-            info(
-                w,
-                tree,
-                (id, depth),
-                pos,
-                link_of(id),
-                &marks,
-                x.read_errors,
-            )?;
+            prep.info(w, (id, depth), pos, &prep.keys(id, depth))?;
             if dir {
                 stack.push((id, 0));
             }
@@ -94,7 +180,7 @@ pub(crate) fn write(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
     if top {
         w.write_all(b"]")?;
     }
-    records(w, x, &ids)?;
+    records(w, x, &prep.ids)?;
     w.write_all(b"]\n")?;
     w.flush()
 }
@@ -115,7 +201,7 @@ fn export_ids(tree: &Tree) -> Vec<NodeId> {
     ids
 }
 
-fn header(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
+pub(super) fn header(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -165,35 +251,17 @@ pub(super) fn implied_own(kind: Kind, asize: u64, dsize: u64, hardlink: bool) ->
 }
 
 /// The info object of node `id` at `depth` below its root, `pos`-th
-/// among its siblings.
+/// among its siblings, whose ncdu keys are `k`.
 fn info(
     w: &mut impl Write,
     tree: &Tree,
     (id, depth): (NodeId, u32),
     pos: usize,
-    link: Option<&Link>,
-    marks: &[(NodeId, crate::figures::Bound)],
-    read_errors: &[crate::records::ReadError],
+    k: &Keys<'_>,
+    marks: &[(NodeId, Bound)],
 ) -> io::Result<()> {
     let r = tree.record(id, depth);
-    let dir = r.kind == Kind::Dir;
-    // A directory's own figures hold its files' (not its subdirectories').
-    let mut files = Stats::default();
-    if dir {
-        for &c in tree.children(id) {
-            if tree.kind(c) != Kind::Dir {
-                files += tree.own(c);
-            }
-        }
-    }
-    let (asize, dsize) = match link {
-        Some(l) => (l.stats.apparent, l.stats.total),
-        None => (
-            r.own.apparent.saturating_sub(files.apparent),
-            r.own.total.saturating_sub(files.total),
-        ),
-    };
-    let hardlink = !dir && link.is_some_and(|l| l.nlink > 1);
+    let (asize, dsize, link, hardlink, special) = (k.asize, k.dsize, k.link, k.hardlink, k.special);
     w.write_all(b"{\"name\":")?;
     write_string(w, r.name)?;
     if asize > 0 {
@@ -208,19 +276,12 @@ fn info(
             write!(w, ",\"nlink\":{},\"hlnkc\":true", l.nlink)?;
         }
     }
-    let special = match r.kind {
-        Kind::Symlink => Some("symlink"),
-        Kind::Other => Some("other"),
-        Kind::Dir | Kind::File => None,
-    };
     if special.is_some() {
         w.write_all(b",\"notreg\":true")?;
     }
     // ncdu's mark of a directory not read in full; sdu's message and
     // whether nothing of it was read.
-    let error = read_errors
-        .get(read_errors.partition_point(|e| e.node < id))
-        .filter(|e| e.node == id);
+    let error = k.error;
     if error.is_some() {
         w.write_all(b",\"read_error\":true")?;
     }
@@ -247,7 +308,7 @@ fn info(
         write!(w, "\"bound\":{},", marks[i].1.bits())?;
     }
     let mut implied = implied_own(r.kind, asize, dsize, hardlink);
-    implied += files;
+    implied += k.files;
     if implied != r.own {
         w.write_all(b"\"own\":")?;
         stats(w, &r.own)?;
@@ -301,7 +362,7 @@ fn with_copies(x: &Export<'_>, files: &[u32], list: &mut Vec<u32>) -> u32 {
     (list.len() - files.len()) as u32
 }
 
-fn records(w: &mut impl Write, x: &Export<'_>, ids: &[NodeId]) -> io::Result<()> {
+pub(super) fn records(w: &mut impl Write, x: &Export<'_>, ids: &[NodeId]) -> io::Result<()> {
     let id = |n: NodeId| if n.is_none() { n } else { ids[n.index()] };
     w.write_all(b",\n{\"sdu\":\"records\",\n\"links\":[")?;
     for (i, l) in x.links.iter().enumerate() {

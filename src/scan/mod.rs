@@ -285,7 +285,7 @@ pub(crate) fn export(
     walk: &WalkOptions,
     rules: tree::Rules,
     with_stats: bool,
-    file: &[u8],
+    (file, format): (&[u8], saved::Format),
     out: &mut dyn Write,
     msgs: &Messages,
 ) -> Result<Counters, Error> {
@@ -337,13 +337,13 @@ pub(crate) fn export(
     let t3 = Instant::now();
     if let Some(f) = created {
         let mut buf = std::io::BufWriter::with_capacity(1 << 16, f);
-        saved::write(&mut buf, &x).map_err(failed)?;
+        saved::write_as(&mut buf, &x, format).map_err(failed)?;
         buf.into_inner()
             .map_err(|e| failed(e.into_error()))?
             .commit()?;
     } else {
         let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
-        saved::write(&mut buf, &x)?;
+        saved::write_as(&mut buf, &x, format)?;
     }
     let t_report = t3.elapsed();
     stats::closing_notes(&w.counters, msgs);

@@ -55,6 +55,7 @@ mod regressions;
 mod reliability;
 mod reports;
 mod saved;
+mod saved_ncdu2;
 mod shared;
 mod snapshot_alone;
 mod snapshot_walk;

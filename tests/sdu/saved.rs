@@ -16,16 +16,16 @@ use crate::util::*;
 const K: usize = 1024;
 
 /// `sdu ARGS` run in `dir`.
-fn sdu_in(dir: &Path, args: &[&OsStr]) -> Output {
+pub(crate) fn sdu_in(dir: &Path, args: &[&OsStr]) -> Output {
     run_with_timeout(Command::new(sdu_bin()).current_dir(dir).args(args), 300)
 }
 
-fn os(s: &str) -> &OsStr {
+pub(crate) fn os(s: &str) -> &OsStr {
     OsStr::new(s)
 }
 
 /// Exports `roots` (in `dir`) to `file` with `extra` flags.
-fn export(dir: &Path, file: &Path, extra: &[&str], roots: &[&OsStr]) {
+pub(crate) fn export(dir: &Path, file: &Path, extra: &[&str], roots: &[&OsStr]) {
     let mut a: Vec<&OsStr> = extra.iter().map(|s| os(s)).collect();
     a.push(os("--export"));
     a.push(file.as_os_str());
@@ -37,7 +37,12 @@ fn export(dir: &Path, file: &Path, extra: &[&str], roots: &[&OsStr]) {
 
 /// Asserts that `sdu FLAGS ROOTS` and `sdu FLAGS --import FILE` print the
 /// same bytes, for every set of flags.
-fn assert_same_reports(dir: &Path, file: &Path, roots: &[&OsStr], flag_sets: &[&[&str]]) {
+pub(crate) fn assert_same_reports(
+    dir: &Path,
+    file: &Path,
+    roots: &[&OsStr],
+    flag_sets: &[&[&str]],
+) {
     for flags in flag_sets {
         let mut live: Vec<&OsStr> = flags.iter().map(|s| os(s)).collect();
         let mut saved = live.clone();
@@ -58,7 +63,7 @@ fn assert_same_reports(dir: &Path, file: &Path, roots: &[&OsStr], flag_sets: &[&
     }
 }
 
-const FLAG_SETS: &[&[&str]] = &[
+pub(crate) const FLAG_SETS: &[&[&str]] = &[
     &["--json"],
     &["--json", "-a"],
     &["--json", "-a", "-S"],
@@ -79,7 +84,7 @@ const FLAG_SETS: &[&[&str]] = &[
 /// The XFS tree: whole-file and partial clones, hardlinks within and
 /// across directories, a name that is not UTF-8, one with a newline, a
 /// symlink and a FIFO.
-fn xfs_tree() -> Option<LoopFs> {
+pub(crate) fn xfs_tree() -> Option<LoopFs> {
     let fs = LoopFs::new(FsKind::Xfs)?;
     let w = fs.path().join("w");
     for d in ["a", "b", "c", "c/deep/er"] {
