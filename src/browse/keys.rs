@@ -118,16 +118,14 @@ pub(crate) fn help(profile: Profile) -> &'static [(&'static str, &'static str)] 
 macro_rules! help_tail {
     ($($own:expr,)*) => {
         &[
-            ("↑ ↓  k j", "move the cursor"),
-            ("PgUp PgDn", "move by a screen"),
+            ("↑ ↓ k j PgUp PgDn", "move the cursor; by a screen"),
             $($own,)*
             ("/", "filter by name: type, Enter applies, Esc clears"),
             ("i", "the entry in full: path, figures, inode, time, errors"),
             ("p  F", "Btrfs snapshots, what each frees; df's Used, row by row"),
             ("Space  u", "mark or unmark (anywhere in the tree); unmark all"),
             ("d", "delete the marked (or this) entry: type yes"),
-            ("r", "scan again (cursor and marks kept)"),
-            ("b", "a shell here; scans again when it exits"),
+            ("r  b", "scan again (cursor, marks kept); a shell, then scan"),
             ("q  Ctrl-C", "quit (Esc closes a box, or clears the filter)"),
         ]
     };
@@ -148,8 +146,7 @@ const SDU_HELP: &[(&str, &str)] = help_tail![
         "c  m  B",
         "item count, time column; B: bar, percentage, both, none"
     ),
-    ("a", "show or hide files"),
-    ("e", "show or hide hidden entries (.name)"),
+    ("a  e", "show or hide files; hidden entries (.name)"),
 ];
 
 const NCDU_HELP: &[(&str, &str)] = help_tail![
@@ -170,8 +167,7 @@ const NCDU_HELP: &[(&str, &str)] = help_tail![
         "c  m  g",
         "item count, time column; g: graph, percentage, both, none"
     ),
-    ("f", "show or hide files"),
-    ("e", "show or hide hidden entries (.name)"),
+    ("f  e", "show or hide files; hidden entries (.name)"),
 ];
 
 /// The action of `k` in the table of the snapshots: moves, Space marks,
@@ -270,7 +266,7 @@ mod tests {
         assert!(keys(Profile::Ncdu).contains("c  m  g"));
         assert!(keys(Profile::Sdu).contains("t x S R"));
         for p in [Profile::Sdu, Profile::Ncdu] {
-            for own in ["d", "r", "b"] {
+            for own in ["d", "r  b"] {
                 assert!(help(p).iter().any(|(k, _)| *k == own), "{p:?} {own}");
             }
         }

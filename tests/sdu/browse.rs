@@ -546,7 +546,12 @@ fn the_help_is_whole_at_120_columns() {
     };
     start_for(&tmux, t.path(), "root", "↑↓→← move");
     let s = pressed(&tmux, "?", " Marked: what deleting all of them frees");
-    for want in ["↑ ↓  k j", "q  Ctrl-C", "entry: type yes"] {
+    for want in [
+        "↑ ↓ k j PgUp PgDn",
+        "q  Ctrl-C",
+        "entry: type yes",
+        "e empty directory  x gone",
+    ] {
         assert!(s.contains(want), "{want}:\n{s}");
     }
     tmux.keys(&["x"]);

@@ -3,9 +3,9 @@ use sdu::{Ident, Link, NodeId, NodeRec, Sets};
 use super::*;
 
 mod carry;
+mod guard;
 mod hidden;
 mod settings;
-mod guard;
 mod snapshots;
 
 const A: NodeId = NodeId::new(2);

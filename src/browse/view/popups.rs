@@ -17,7 +17,7 @@ use crate::browse::keys::Profile;
 pub(crate) fn help(f: &mut Frame<'_>, area: Rect, can_delete: bool, keys: Profile) {
     let mut lines: Vec<Line<'_>> = crate::browse::keys::help(keys)
         .iter()
-        .filter(|(k, _)| can_delete || !matches!(*k, "d" | "r" | "b"))
+        .filter(|(k, _)| can_delete || !matches!(*k, "d" | "r  b"))
         .map(|(k, what)| Line::from(format!(" {k:<16} {what}")))
         .collect();
     lines.push(Line::from(""));
@@ -25,7 +25,10 @@ pub(crate) fn help(f: &mut Frame<'_>, area: Rect, can_delete: bool, keys: Profil
         " Marked: what deleting all of them frees, shared once",
     ));
     lines.push(Line::from(
-        " !  could not be read   .  read in part (see i)",
+        " Flags: ! not read  . read in part (see i)  @ not a file or directory",
+    ));
+    lines.push(Line::from(
+        "        e empty directory  x gone since --compare's scan",
     ));
     if !can_delete {
         lines.push(Line::from(
