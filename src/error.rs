@@ -251,7 +251,7 @@ pub enum Diagnostic {
         what: String,
     },
     /// `--to-free`: the candidates together cannot free the bytes asked
-    /// for. An error (exit status 1): nothing was planned.
+    /// for. Not an entry unread: the run's own exit status (3) says it.
     CannotFree {
         /// The bytes asked for.
         target: u64,
@@ -327,7 +327,6 @@ impl Diagnostic {
                 | Diagnostic::ReplacedDir { .. }
                 | Diagnostic::CannotReadExtents { .. }
                 | Diagnostic::CircularDirectory { .. }
-                | Diagnostic::CannotFree { .. }
                 | Diagnostic::DirMoved { .. }
         )
     }

@@ -530,6 +530,9 @@ const EXIT_STATUS: &[(&str, &[&str])] = &[(
              --to-free exits 2, with nothing on standard output, when a candidate or a PATH \
              cannot be accessed, is given twice, lies inside another candidate or is not in \
              the scan: a plan made without it would read as the plan.",
+        "3 :: --to-free SIZE: the candidates together cannot free SIZE. The message on \
+             stderr says what all of them free; with --json the plan is printed all the same, \
+             with \"reached\": false.",
         "130 :: Ctrl-C stopped a deletion in the browser (-i) between two entries; what was \
              removed is printed on standard error.",
         "A closed pipe on standard output (sdu | head) is no error: sdu stops writing and \
