@@ -273,6 +273,15 @@ pub enum Diagnostic {
         /// The file as given.
         file: Vec<u8>,
     },
+    /// `--compare`: an old root paired with a new root of another name,
+    /// by position (`new`), or with none (`None`: its entries are gone).
+    /// A warning.
+    RootsPaired {
+        /// The old root's name, as given to the old scan.
+        old: Vec<u8>,
+        /// The new root's, as given.
+        new: Option<Vec<u8>>,
+    },
     /// At the end of a scan: files whose sharing could not be verified, and
     /// their bytes, counted as exclusive.
     Unverified {
@@ -345,6 +354,7 @@ impl Diagnostic {
             | Diagnostic::Probe { path, .. } => Some(path),
             Diagnostic::NotBySdu { .. }
             | Diagnostic::CompareWithoutSharing { .. }
+            | Diagnostic::RootsPaired { .. }
             | Diagnostic::NoRmapbt { .. } => None,
             Diagnostic::Unverified { .. }
             | Diagnostic::Compressed { .. }
@@ -429,6 +439,21 @@ impl fmt::Display for Diagnostic {
                 "--compare: {} was not written by sdu (no sdu keys), so what is shared is not \
                  known: only Total and the apparent size are compared",
                 quotef(file)
+            ),
+            Diagnostic::RootsPaired {
+                old,
+                new: Some(new),
+            } => write!(
+                f,
+                "--compare: compared the old root {} with {} by position: their names differ",
+                quote(old),
+                quote(new)
+            ),
+            Diagnostic::RootsPaired { old, new: None } => write!(
+                f,
+                "--compare: the old root {} pairs with no root (none has its name, and the \
+                 roots left differ in number): its entries are listed as gone",
+                quote(old)
             ),
             Diagnostic::NoRmapbt { fs } => write!(
                 f,

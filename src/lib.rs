@@ -370,6 +370,7 @@ fn compare_run(
         msgs.report(Diagnostic::CompareWithoutSharing { file });
     }
     let cmp = compare::compare(&s, old, cfg.report.max_depth);
+    compare::say_pairing(&cmp, &s.tree, msgs);
     let t3 = Instant::now();
     let list = msgs.entry_errors();
     let errors = report::Errors {

@@ -350,11 +350,13 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              more or less than Total: data in the entry became shared or stopped being shared. \
              When a snapshot is deleted, the data it shared with its origin becomes the \
              origin's alone: the origin's Exclusive grows while its Total does not move. Entries \
-             are matched by name from each root (the roots in the order given when both scans \
-             have as many, else by name), so a scan of /mnt/a compares with a scan of the same \
-             tree mounted elsewhere. The largest growth of Total comes first; --sort FIGURE \
-             orders by the growth of FIGURE, --top N keeps the N first, --min-size hides smaller \
-             changes, -d, -s and -a choose the entries, -c adds a total. A change of \
+             are matched by name from each root: a root pairs with the old root of the same \
+             name; the roots left pair in the order given when as many are left on each side, \
+             as sdu says on stderr, so a scan of /mnt/a compares with a scan of the same tree \
+             mounted elsewhere. The largest growth of Total comes first; --sort FIGURE \
+             orders by the growth of FIGURE, --top N keeps the N first, --min-size hides the \
+             entries none of whose figures moved by as much, -d, -s and -a choose the \
+             entries, -c adds a total. A change of \
              Reclaimable is marked where either side is a bound: \u{2264} or \u{2265} by the \
              new side's direction and the old side's reversed, ~ when they differ. --json prints, for each \
              entry, the old figures, the new and the change. An OLD that sdu did not write \
