@@ -306,6 +306,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
             let errors = report::Errors {
                 count: errors,
                 list: &list,
+                unread: &s.read_errors,
             };
             let unmarked = report::write(out, &s.tree, roots, &errors, compressed, &cfg.report)?;
             if !unmarked.is_exact() {
@@ -376,6 +377,7 @@ fn compare_run(
     let errors = report::Errors {
         count: s.saved_errors.saturating_add(msgs.errors()),
         list: &list,
+        unread: &s.read_errors,
     };
     let roots = if walked { &cfg.walk.roots } else { &s.roots };
     report::write_compare(out, (&s.tree, roots), &cmp, old_file, &errors, &cfg.report)?;

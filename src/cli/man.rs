@@ -371,7 +371,10 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
         &[
             "Nothing needs root. sdu reads directories and stats entries as du does, and maps \
              the extents of the files it can open for reading. An entry that cannot be read is \
-             reported and counted (exit status 1); a file that can be stat-ed but not opened is \
+             reported and counted (exit status 1), and the table and --tree mark the \
+             directories it leaves unread in a Flag column before the path, as ncdu and the \
+             browser do: ! could not be read, . read in part (an entry in it or below it could \
+             not be read); --du's lines stay du's. A file that can be stat-ed but not opened is \
              counted as exclusive, with a warning. Without root, Reclaimable of a part of a \
              filesystem is a bound (EXACT OR A BOUND).",
             "As root (CAP_SYS_ADMIN) on Btrfs, sdu reads a file's extent items with the tree \
