@@ -290,7 +290,7 @@ fn unreadable_dirs_are_flagged_in_the_table_and_the_tree() {
             .iter()
             .find(|l| l.ends_with(&format!(" {name}")))
             .unwrap_or_else(|| panic!("no {name}: {lines:?}"));
-        // `%  ` then the mark right-aligned in 4 columns, `  `, the branch.
+        // `%  `, then the mark right-aligned in 4 columns, then the drawing.
         let at = l.find("%  ").expect("a percentage");
         l[at + 3..at + 7].trim().chars().next().unwrap_or(' ')
     };
