@@ -351,7 +351,8 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              When a snapshot is deleted, the data it shared with its origin becomes the \
              origin's alone: the origin's Exclusive grows while its Total does not move. Entries \
              are matched by name from each root: a root pairs with the old root of the same \
-             name; the roots left pair in the order given when as many are left on each side, \
+             name (an ncdu export's root, saved resolved, with the PATH that resolves to it); \
+             the roots left pair in the order given when as many are left on each side, \
              as sdu says on stderr, so a scan of /mnt/a compares with a scan of the same tree \
              mounted elsewhere. The largest growth of Total comes first; --sort FIGURE \
              orders by the growth of FIGURE, --top N keeps the N first, --min-size hides the \

@@ -3,14 +3,14 @@
 //!
 //! Entries are matched by name from each root: a root pairs with the old
 //! root of the same name as given (or, for an old root saved absolute as
-//! ncdu saves it, the one that resolves to it); the roots left then pair in the order
-//! given when as many are left on each side (so `/mnt/a` compares with
-//! `/srv/a`, the same tree mounted elsewhere), and the report says so on
-//! stderr ([`Comparison::by_position`]), since a filesystem's root
-//! compared with one of its subvolumes would read as everything changed;
-//! below a root, an entry matches the old entry of the same name in the
-//! matched directory. What matches nothing is new; an old entry that
-//! nothing matches is gone. The old scan is rolled up by the rules of the
+//! ncdu saves it, the one that resolves to it); the roots left then pair
+//! in the order given when as many are left on each side (so `/mnt/a`
+//! compares with `/srv/a`, the same tree mounted elsewhere), and the
+//! report says so on stderr ([`Comparison::by_position`]), since a
+//! filesystem's root compared with one of its subvolumes would read as
+//! everything changed; below a root, an entry matches the old entry of
+//! the same name in the matched directory. What matches nothing is new;
+//! an old entry that nothing matches is gone. The old scan is rolled up by the rules of the
 //! new one (`-S`, `-a`), so that both sides count alike.
 //!
 //! [`compare`] builds the [`Comparison`]: for every node of the new tree,
@@ -19,6 +19,8 @@
 //! it. [`Change`] holds one entry's two sides and answers the questions
 //! the reports ask of them: the change in a figure, and whether sharing
 //! changed.
+
+use std::collections::HashMap;
 
 use crate::Error;
 use crate::figures::{Bound, Figure, Kind, Stats};
@@ -148,9 +150,19 @@ pub fn compare(new: &Scanned, old: Scanned, max_depth: Option<u32>) -> Compariso
     let mut stack: Vec<(NodeId, NodeId, u32)> = Vec::new();
     let mut old_seen = vec![false; old_roots.len()];
     let mut new_seen = vec![false; new_roots.len()];
+    // The old roots by name, each name's first last (`pop` takes it).
+    let mut named: HashMap<&[u8], Vec<usize>> = HashMap::new();
+    for (j, &x) in old_roots.iter().enumerate().rev() {
+        named.entry(o.name(x)).or_default().push(j);
+    }
+    let absolute = old_roots.iter().any(|&x| o.name(x).starts_with(b"/"));
     for (i, &r) in new_roots.iter().enumerate() {
-        let by_name = (0..old_roots.len())
-            .find(|&j| !old_seen[j] && same_name(o.name(old_roots[j]), t.name(r)));
+        let mut take = |name: &[u8]| named.get_mut(name).and_then(Vec::pop);
+        let by_name = take(t.name(r)).or_else(|| {
+            resolved(t.name(r))
+                .filter(|_| absolute)
+                .and_then(|p| take(&p))
+        });
         if let Some(j) = by_name {
             (old_seen[j], new_seen[i]) = (true, true);
             stack.push((r, old_roots[j], 0));
@@ -202,17 +214,18 @@ pub fn compare(new: &Scanned, old: Scanned, max_depth: Option<u32>) -> Compariso
     }
 }
 
-/// Whether an old root named `old` and a new root named `new` (each as
-/// given to its scan) have the same name: equal, or `old` absolute (as
-/// ncdu saves its roots, resolved) and `new` a relative path that resolves
-/// to it.
-fn same_name(old: &[u8], new: &[u8]) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    old == new
-        || (old.starts_with(b"/")
-            && !new.starts_with(b"/")
-            && std::fs::canonicalize(std::ffi::OsStr::from_bytes(new))
-                .is_ok_and(|p| p.as_os_str().as_bytes() == old))
+/// The absolute path, symlinks resolved, that a new root given as the
+/// relative path `name` names: how ncdu saves its roots, so that an old
+/// root it saved pairs by name with `sdu --compare ncdu.json DIR`. `None`
+/// for a path given absolute (compared as given) or that cannot be
+/// resolved.
+fn resolved(name: &[u8]) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    if name.starts_with(b"/") {
+        return None;
+    }
+    let p = std::fs::canonicalize(std::ffi::OsStr::from_bytes(name)).ok()?;
+    Some(p.into_os_string().into_vec())
 }
 
 /// Says on `msgs` how the roots of `cmp` (made of the scan whose tree is

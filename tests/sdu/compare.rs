@@ -497,6 +497,8 @@ fn a_plain_ncdu_export_compares_on_total_and_apparent_size() {
     let said = "sdu: --compare: ncdu.json was not written by sdu (no sdu keys), so what is shared \
                 is not known: only Total and the apparent size are compared\n";
     let o = sdu_in(p, true, &["--compare", "ncdu.json", "--json", "-a", "t"]);
+    // ncdu saved its root resolved (`/tmp/…/t`): it pairs with `t` by
+    // name, so no pairing by position is said.
     assert_eq!(o.stderr, said, "{o:?}");
     let v = document(&o);
     assert_eq!(v["sharing"], false, "{v}");
