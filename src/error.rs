@@ -251,7 +251,7 @@ pub enum Diagnostic {
         what: String,
     },
     /// `--to-free`: the candidates together cannot free the bytes asked
-    /// for. An error (exit status 1): nothing was planned.
+    /// for. Not an entry unread: the run's own exit status (3) says it.
     CannotFree {
         /// The bytes asked for.
         target: u64,
@@ -272,6 +272,15 @@ pub enum Diagnostic {
     CompareWithoutSharing {
         /// The file as given.
         file: Vec<u8>,
+    },
+    /// `--compare`: an old root paired with a new root of another name,
+    /// by position (`new`), or with none (`None`: its entries are gone).
+    /// A warning.
+    RootsPaired {
+        /// The old root's name, as given to the old scan.
+        old: Vec<u8>,
+        /// The new root's, as given.
+        new: Option<Vec<u8>>,
     },
     /// At the end of a scan: files whose sharing could not be verified, and
     /// their bytes, counted as exclusive.
@@ -327,7 +336,6 @@ impl Diagnostic {
                 | Diagnostic::ReplacedDir { .. }
                 | Diagnostic::CannotReadExtents { .. }
                 | Diagnostic::CircularDirectory { .. }
-                | Diagnostic::CannotFree { .. }
                 | Diagnostic::DirMoved { .. }
         )
     }
@@ -346,6 +354,7 @@ impl Diagnostic {
             | Diagnostic::Probe { path, .. } => Some(path),
             Diagnostic::NotBySdu { .. }
             | Diagnostic::CompareWithoutSharing { .. }
+            | Diagnostic::RootsPaired { .. }
             | Diagnostic::NoRmapbt { .. } => None,
             Diagnostic::Unverified { .. }
             | Diagnostic::Compressed { .. }
@@ -430,6 +439,21 @@ impl fmt::Display for Diagnostic {
                 "--compare: {} was not written by sdu (no sdu keys), so what is shared is not \
                  known: only Total and the apparent size are compared",
                 quotef(file)
+            ),
+            Diagnostic::RootsPaired {
+                old,
+                new: Some(new),
+            } => write!(
+                f,
+                "--compare: compared the old root {} with {} by position: their names differ",
+                quote(old),
+                quote(new)
+            ),
+            Diagnostic::RootsPaired { old, new: None } => write!(
+                f,
+                "--compare: the old root {} pairs with no root (none has its name, and the \
+                 roots left differ in number): its entries are listed as gone",
+                quote(old)
             ),
             Diagnostic::NoRmapbt { fs } => write!(
                 f,

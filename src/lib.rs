@@ -173,6 +173,10 @@ pub struct Outcome {
     pub errors: u64,
     /// What the walk counted.
     pub counters: Counters,
+    /// `--to-free`: the candidates together cannot free the bytes asked
+    /// for (the plan was printed with `reached` false, or said on the
+    /// messages).
+    pub unreached: bool,
 }
 
 /// What a run does with its tree ([`Config::mode`]).
@@ -282,6 +286,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     let s = scan_to_tree(cfg, &how, msgs)?;
     let errors = s.saved_errors.saturating_add(msgs.errors());
     let t3 = Instant::now();
+    let mut unreached = false;
     match (target, &s.sets) {
         (Some(target), Some(sets)) => {
             let candidates = match &split {
@@ -292,7 +297,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
             if let Some(oldest) = cfg.by_age {
                 plan::by_age(&mut candidates, oldest);
             }
-            plan_and_write(cfg, (&s.tree, sets), &candidates, target, (out, msgs))?;
+            unreached = !plan_and_write(cfg, (&s.tree, sets), &candidates, target, (out, msgs))?;
         }
         _ => {
             let roots = match cfg.source() {
@@ -307,6 +312,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
             let errors = report::Errors {
                 count: errors,
                 list: &list,
+                unread: &s.read_errors,
             };
             let unmarked = report::write(out, &s.tree, roots, &errors, compressed, &cfg.report)?;
             if !unmarked.is_exact() {
@@ -331,6 +337,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     Ok(Outcome {
         errors: s.saved_errors.saturating_add(msgs.errors()),
         counters: s.counters,
+        unreached,
     })
 }
 
@@ -370,11 +377,13 @@ fn compare_run(
         msgs.report(Diagnostic::CompareWithoutSharing { file });
     }
     let cmp = compare::compare(&s, old, cfg.report.max_depth);
+    compare::say_pairing(&cmp, &s.tree, msgs);
     let t3 = Instant::now();
     let list = msgs.entry_errors();
     let errors = report::Errors {
         count: s.saved_errors.saturating_add(msgs.errors()),
         list: &list,
+        unread: &s.read_errors,
     };
     let roots = if walked { &cfg.walk.roots } else { &s.roots };
     report::write_compare(out, (&s.tree, roots), &cmp, old_file, &errors, &cfg.report)?;
@@ -389,6 +398,7 @@ fn compare_run(
     Ok(Outcome {
         errors: s.saved_errors.saturating_add(msgs.errors()),
         counters: s.counters,
+        unreached: false,
     })
 }
 
@@ -403,7 +413,7 @@ fn snapshots_plan(
     target: u64,
     out: &mut dyn Write,
     msgs: &Messages,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let mut candidates: Vec<plan::Candidate> = (groups.iter())
         .flat_map(|g| &g.snapshots)
         .map(|s| plan::Candidate {
@@ -428,29 +438,32 @@ fn snapshots_plan(
 
 /// The `--to-free` plan among `candidates` (in their order with
 /// `--oldest-first` or `--newest-first`, else the largest first), written
-/// as `cfg` asks; a SIZE they cannot free together said on `msgs`.
+/// as `cfg` asks; a SIZE they cannot free together said on `msgs`, and
+/// with `--json` the plan printed all the same (`"reached": false`).
+/// Whether the plan reaches SIZE.
 fn plan_and_write(
     cfg: &Config,
     (tree, sets): (&tree::Tree, &tree::Sets),
     candidates: &[plan::Candidate],
     target: u64,
     (out, msgs): (&mut dyn Write, &Messages),
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let ids: Vec<records::NodeId> = candidates.iter().map(|c| c.node).collect();
     let plan = match cfg.by_age {
         Some(_) => sets.plan_in_order(tree, &ids, target),
         None => sets.plan(tree, &ids, target),
     };
-    if plan.reached {
-        report::to_free::write(out, &plan, (target, cfg.by_age), candidates, &cfg.report)?;
-    } else {
+    if !plan.reached {
         msgs.report(Diagnostic::CannotFree {
             target,
             all: plan.all.bytes,
             candidates: ids.len(),
         });
     }
-    Ok(())
+    if plan.reached || cfg.report.format == report::Format::Json {
+        report::to_free::write(out, &plan, (target, cfg.by_age), candidates, &cfg.report)?;
+    }
+    Ok(plan.reached)
 }
 
 /// `--snapshots`: scans the PATHs with what sets of entries free kept,
@@ -471,9 +484,10 @@ fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<O
         Source::Walk => &cfg.walk.roots,
         Source::Import { .. } => &s.roots,
     };
+    let mut unreached = false;
     match (cfg.mode(), &s.sets) {
         (Mode::Plan { target }, Some(sets)) => {
-            snapshots_plan(cfg, (&s.tree, sets), &groups, target, out, msgs)?;
+            unreached = !snapshots_plan(cfg, (&s.tree, sets), &groups, target, out, msgs)?;
         }
         _ => report::snapshots::write(out, &groups, btrfs, roots, &cfg.report)?,
     }
@@ -484,6 +498,7 @@ fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<O
     Ok(Outcome {
         errors: s.saved_errors.saturating_add(msgs.errors()),
         counters: s.counters,
+        unreached,
     })
 }
 
@@ -520,6 +535,7 @@ fn df_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome,
     Ok(Outcome {
         errors: msgs.errors(),
         counters,
+        unreached: false,
     })
 }
 
@@ -600,5 +616,6 @@ fn export(
     Ok(Outcome {
         errors: msgs.errors(),
         counters,
+        unreached: false,
     })
 }

@@ -7,8 +7,9 @@
 //!
 //! Exit status ([`cli::status::ExitStatus`]): 0 when everything was read,
 //! 1 when some entries could not be read (each named on stderr), 2 on a
-//! usage or fatal error (1 for a usage error in du's mode, as du), 130
-//! when Ctrl-C stopped the browser's deletion.
+//! usage or fatal error (1 for a usage error in du's mode, as du), 3 when
+//! `--to-free`'s SIZE cannot be freed, 130 when Ctrl-C stopped the
+//! browser's deletion.
 //!
 //! A closed pipe on stdout (`sdu | head -1`) is no error: in sdu's own
 //! formats (the table, `--tree`, `--json`, `--to-free`, `--export -`) sdu
@@ -152,7 +153,7 @@ fn report(
             Ok(o)
         });
         return match done {
-            Ok(o) => ExitStatus::failed_if(o.errors > 0),
+            Ok(o) => ExitStatus::of(&o),
             Err(e) => {
                 let e = match (e, html) {
                     (sdu::Error::Write(e), Some(f)) => {
@@ -166,7 +167,7 @@ fn report(
         };
     }
     match result {
-        Ok(o) => ExitStatus::failed_if(o.errors > 0),
+        Ok(o) => ExitStatus::of(&o),
         // `sdu | head` closing the pipe is not an error; du dies of it.
         Err(sdu::Error::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
             if cfg.rules.du {

@@ -351,11 +351,14 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
              more or less than Total: data in the entry became shared or stopped being shared. \
              When a snapshot is deleted, the data it shared with its origin becomes the \
              origin's alone: the origin's Exclusive grows while its Total does not move. Entries \
-             are matched by name from each root (the roots in the order given when both scans \
-             have as many, else by name), so a scan of /mnt/a compares with a scan of the same \
-             tree mounted elsewhere. The largest growth of Total comes first; --sort FIGURE \
-             orders by the growth of FIGURE, --top N keeps the N first, --min-size hides smaller \
-             changes, -d, -s and -a choose the entries, -c adds a total. A change of \
+             are matched by name from each root: a root pairs with the old root of the same \
+             name (an ncdu export's root, saved resolved, with the PATH that resolves to it); \
+             the roots left pair in the order given when as many are left on each side, \
+             as sdu says on stderr, so a scan of /mnt/a compares with a scan of the same tree \
+             mounted elsewhere. The largest growth of Total comes first; --sort FIGURE \
+             orders by the growth of FIGURE, --top N keeps the N first, --min-size hides the \
+             entries none of whose figures moved by as much, -d, -s and -a choose the \
+             entries, -c adds a total. A change of \
              Reclaimable is marked where either side is a bound: \u{2264} or \u{2265} by the \
              new side's direction and the old side's reversed, ~ when they differ. --json prints, for each \
              entry, the old figures, the new and the change. An OLD that sdu did not write \
@@ -370,7 +373,10 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
         &[
             "Nothing needs root. sdu reads directories and stats entries as du does, and maps \
              the extents of the files it can open for reading. An entry that cannot be read is \
-             reported and counted (exit status 1); a file that can be stat-ed but not opened is \
+             reported and counted (exit status 1), and the table and --tree mark the \
+             directories it leaves unread in a Flag column before the path, as ncdu and the \
+             browser do: ! could not be read, . read in part (an entry in it or below it could \
+             not be read); --du's lines stay du's. A file that can be stat-ed but not opened is \
              counted as exclusive, with a warning. Without root, Reclaimable of a part of a \
              filesystem is a bound (EXACT OR A BOUND).",
             "As root (CAP_SYS_ADMIN) on Btrfs, sdu reads a file's extent items with the tree \
@@ -558,6 +564,9 @@ const EXIT_STATUS: &[(&str, &[&str])] = &[(
              --to-free exits 2, with nothing on standard output, when a candidate or a PATH \
              cannot be accessed, is given twice, lies inside another candidate or is not in \
              the scan: a plan made without it would read as the plan.",
+        "3 :: --to-free SIZE: the candidates together cannot free SIZE. The message on \
+             stderr says what all of them free; with --json the plan is printed all the same, \
+             with \"reached\": false.",
         "130 :: Ctrl-C stopped a deletion in the browser (-i) between two entries; what was \
              removed is printed on standard error.",
         "A closed pipe on standard output (sdu | head) is no error: sdu stops writing and \

@@ -1,5 +1,6 @@
-//! The progress line on stderr during a scan: entries stat-ed, entries per
-//! second and a directory recently read.
+//! The progress line on stderr during a scan: entries stat-ed, their
+//! Total so far (du's figure, as ncdu and gdu show it), entries per second
+//! and a directory recently read.
 //!
 //! The walker only bumps counters in a [`Progress`]; a display thread
 //! reads them every [`TICK`] and draws one line with indicatif. The line
@@ -38,7 +39,14 @@ pub(crate) fn delay(var: Option<OsString>) -> Duration {
 }
 
 /// Room kept for the spinner and the counts before the path.
-const COUNTS_WIDTH: usize = 40;
+const COUNTS_WIDTH: usize = 48;
+
+/// `bytes` as the table shows them by default (`-h`: `1.2G`).
+fn size(bytes: u64) -> String {
+    let mut s = String::new();
+    sdu::units::Unit::HumanIec.format(bytes, &mut s);
+    s
+}
 
 /// A running progress display.
 pub(crate) struct Display {
@@ -50,12 +58,20 @@ pub(crate) struct Display {
 impl Display {
     /// Starts a display of `progress` on stderr, drawn from `delay` on.
     pub(crate) fn start(progress: Arc<Progress>, delay: Duration) -> Display {
-        let style =
-            ProgressStyle::with_template("{spinner} {human_pos} entries, {rate}  {wide_msg}")
-                .expect("valid template")
-                .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = write!(w, "{}/s", HumanCount(s.per_sec() as u64));
-                });
+        let counted = Arc::clone(&progress);
+        let style = ProgressStyle::with_template(
+            "{spinner} {human_pos} entries, {counted}, {rate}  {wide_msg}",
+        )
+        .expect("valid template")
+        .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{}/s", HumanCount(s.per_sec() as u64));
+        })
+        .with_key(
+            "counted",
+            move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&size(counted.bytes.load(Ordering::Relaxed)));
+            },
+        );
         // Hidden until the delay has passed.
         let bar =
             ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden()).with_style(style);
@@ -361,6 +377,13 @@ mod tests {
         let shown = fit(b"/t/A\x1b]2;PWNED\x07/b", 80);
         assert_eq!(shown, "'/t/A'$'\\033'']2;PWNED'$'\\a''/b'");
         assert!(!fit(b"/t/\x1b[2J\x9b", 5).chars().any(char::is_control));
+    }
+
+    #[test]
+    fn counted_bytes_read_as_the_table_reads_them() {
+        assert_eq!(size(0), "0");
+        assert_eq!(size(1536), "1.5K");
+        assert_eq!(size(5 << 30), "5.0G");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The exit statuses sdu ends with, named: du's 0 and 1, sdu's own 2 for a
-//! usage or fatal error, and the browser's 130 after Ctrl-C stopped a
-//! deletion.
+//! usage or fatal error, 3 for a `--to-free` SIZE the candidates cannot
+//! free, and the browser's 130 after Ctrl-C stopped a deletion.
 
 use std::process::ExitCode;
 
@@ -18,6 +18,10 @@ pub(crate) enum ExitStatus {
     /// a saved scan it cannot read, a write error other than a closed
     /// pipe), or the browser's terminal failing.
     Fatal = 2,
+    /// 3: `--to-free SIZE`: the candidates together cannot free SIZE. Its
+    /// own status, not 1: a script must tell "no plan reaches it" from
+    /// "a plan, with some entries unread".
+    Unreached = 3,
     /// 130 (128 + SIGINT): Ctrl-C stopped the browser's deletion between
     /// two entries.
     Interrupted = 130,
@@ -30,6 +34,18 @@ impl ExitStatus {
             ExitStatus::Failure
         } else {
             ExitStatus::Fatal
+        }
+    }
+
+    /// The status of a run that ended with `o`: [`ExitStatus::Unreached`]
+    /// when `--to-free`'s SIZE was not reached (entries unread or not: the
+    /// plan is the news), else [`ExitStatus::failed_if`] some entries
+    /// could not be read.
+    pub(crate) fn of(o: &sdu::Outcome) -> ExitStatus {
+        if o.unreached {
+            ExitStatus::Unreached
+        } else {
+            ExitStatus::failed_if(o.errors > 0)
         }
     }
 

@@ -1,12 +1,16 @@
 //! `--compare OLD`: a scan's entries matched with those of an older saved
 //! scan, so that every report can say what changed.
 //!
-//! Entries are matched by name from each root: the roots pair in the
-//! order given when both scans have as many (so `/mnt/a` then compares
-//! with `/srv/a`, the same tree mounted elsewhere), else by their names as
-//! given; below a root, an entry matches the old entry of the same name in
-//! the matched directory. What matches nothing is new; an old entry that
-//! nothing matches is gone. The old scan is rolled up by the rules of the
+//! Entries are matched by name from each root: a root pairs with the old
+//! root of the same name as given (or, for an old root saved absolute as
+//! ncdu saves it, the one that resolves to it); the roots left then pair
+//! in the order given when as many are left on each side (so `/mnt/a`
+//! compares with `/srv/a`, the same tree mounted elsewhere), and the
+//! report says so on stderr ([`Comparison::by_position`]), since a
+//! filesystem's root compared with one of its subvolumes would read as
+//! everything changed; below a root, an entry matches the old entry of
+//! the same name in the matched directory. What matches nothing is new;
+//! an old entry that nothing matches is gone. The old scan is rolled up by the rules of the
 //! new one (`-S`, `-a`), so that both sides count alike.
 //!
 //! [`compare`] builds the [`Comparison`]: for every node of the new tree,
@@ -15,6 +19,8 @@
 //! it. [`Change`] holds one entry's two sides and answers the questions
 //! the reports ask of them: the change in a figure, and whether sharing
 //! changed.
+
+use std::collections::HashMap;
 
 use crate::Error;
 use crate::figures::{Bound, Figure, Kind, Stats};
@@ -34,6 +40,8 @@ pub struct Comparison {
     gone: Vec<Gone>,
     /// Whether both scans know what is shared.
     sharing: bool,
+    /// The roots paired by position, their names differing: (old, new).
+    by_position: Vec<(NodeId, NodeId)>,
 }
 
 /// An entry of the old scan that the new one does not have.
@@ -141,15 +149,33 @@ pub fn compare(new: &Scanned, old: Scanned, max_depth: Option<u32>) -> Compariso
     // (new node, old node, depth)
     let mut stack: Vec<(NodeId, NodeId, u32)> = Vec::new();
     let mut old_seen = vec![false; old_roots.len()];
+    let mut new_seen = vec![false; new_roots.len()];
+    // The old roots by name, each name's first last (`pop` takes it).
+    let mut named: HashMap<&[u8], Vec<usize>> = HashMap::new();
+    for (j, &x) in old_roots.iter().enumerate().rev() {
+        named.entry(o.name(x)).or_default().push(j);
+    }
+    let absolute = old_roots.iter().any(|&x| o.name(x).starts_with(b"/"));
     for (i, &r) in new_roots.iter().enumerate() {
-        let pair = if new_roots.len() == old_roots.len() {
-            Some(i)
-        } else {
-            old_roots.iter().position(|&x| o.name(x) == t.name(r))
-        };
-        if let Some(j) = pair.filter(|&j| !old_seen[j]) {
-            old_seen[j] = true;
+        let mut take = |name: &[u8]| named.get_mut(name).and_then(Vec::pop);
+        let by_name = take(t.name(r)).or_else(|| {
+            resolved(t.name(r))
+                .filter(|_| absolute)
+                .and_then(|p| take(&p))
+        });
+        if let Some(j) = by_name {
+            (old_seen[j], new_seen[i]) = (true, true);
             stack.push((r, old_roots[j], 0));
+        }
+    }
+    let old_left: Vec<usize> = (0..old_roots.len()).filter(|&j| !old_seen[j]).collect();
+    let new_left: Vec<usize> = (0..new_roots.len()).filter(|&i| !new_seen[i]).collect();
+    let mut by_position = Vec::new();
+    if old_left.len() == new_left.len() {
+        for (&j, &i) in old_left.iter().zip(&new_left) {
+            old_seen[j] = true;
+            by_position.push((old_roots[j], new_roots[i]));
+            stack.push((new_roots[i], old_roots[j], 0));
         }
     }
     for (j, &x) in old_roots.iter().enumerate() {
@@ -184,6 +210,46 @@ pub fn compare(new: &Scanned, old: Scanned, max_depth: Option<u32>) -> Compariso
         old,
         matched,
         gone,
+        by_position,
+    }
+}
+
+/// The absolute path, symlinks resolved, that a new root given as the
+/// relative path `name` names: how ncdu saves its roots, so that an old
+/// root it saved pairs by name with `sdu --compare ncdu.json DIR`. `None`
+/// for a path given absolute (compared as given) or that cannot be
+/// resolved.
+fn resolved(name: &[u8]) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    if name.starts_with(b"/") {
+        return None;
+    }
+    let p = std::fs::canonicalize(std::ffi::OsStr::from_bytes(name)).ok()?;
+    Some(p.into_os_string().into_vec())
+}
+
+/// Says on `msgs` how the roots of `cmp` (made of the scan whose tree is
+/// `new`) were paired where not by name: each pair by position, and, when
+/// roots are left on both sides, each old root left (a new root left is
+/// new, and the report says so).
+pub(crate) fn say_pairing(cmp: &Comparison, new: &Tree, msgs: &crate::Messages) {
+    let name = |t: &Tree, id: NodeId| t.name(id).to_vec();
+    for &(x, n) in cmp.by_position() {
+        msgs.report(crate::error::Diagnostic::RootsPaired {
+            old: name(cmp.old_tree(), x),
+            new: Some(name(new, n)),
+        });
+    }
+    let new_left = listed(new, NodeId::TOP)
+        .into_iter()
+        .any(|r| cmp.old_of(r).is_none());
+    if new_left {
+        for x in cmp.old_roots_unpaired() {
+            msgs.report(crate::error::Diagnostic::RootsPaired {
+                old: name(cmp.old_tree(), x),
+                new: None,
+            });
+        }
     }
 }
 
@@ -345,6 +411,21 @@ impl Comparison {
     /// size compare.
     pub(crate) fn sharing(&self) -> bool {
         self.sharing
+    }
+
+    /// The roots paired by position because no root of the other scan
+    /// has their name (as given): (old node, new node).
+    pub(crate) fn by_position(&self) -> &[(NodeId, NodeId)] {
+        &self.by_position
+    }
+
+    /// The old roots that paired with no root (neither by name nor by
+    /// position: the roots left differ in number); their entries are gone.
+    pub(crate) fn old_roots_unpaired(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.gone
+            .iter()
+            .filter(|g| g.depth == 0 && g.under == NodeId::TOP)
+            .map(|g| g.old)
     }
 
     /// The errors the old scan had met when it was saved.

@@ -6,8 +6,10 @@
 //! in the report) and the old entries that are gone. They are listed by
 //! the growth of the rank figure ([`ReportOptions::rank`]: `--sort`'s,
 //! else Total), largest first, ties by path; `--sort name` by path;
-//! `--top N` keeps the N first; `--min-size` hides the entries whose rank
-//! figure moved by less; `--reverse` reverses. The text table prints each
+//! `--top N` keeps the N first; `--min-size` hides the entries whose
+//! figures all moved by less ([`moved`]: a reflink copy made elsewhere
+//! moves an entry's Exclusive and Shared, not its Total, and that row is
+//! the news); `--reverse` reverses. The text table prints each
 //! change signed (`+5.0M`, `-30M`, `0`) in the report's unit, then a
 //! `Note` column (`new`, `gone`, `sharing`) and the path, and after the
 //! table a line for each note and mark that appears in it. The JSON
@@ -146,9 +148,10 @@ impl<'a> ChangeRows<'a> {
     /// The rows to print, in order (the module's comment says which).
     pub(super) fn list(&self, opts: &ReportOptions) -> Vec<usize> {
         let rank = opts.rank();
+        let sharing = self.cmp.sharing();
         let mut v: Vec<usize> = (0..self.rows.len())
             .filter(|&i| {
-                let d = self.rows[i].change.delta(rank).unsigned_abs();
+                let d = moved(&self.rows[i].change, rank, sharing);
                 opts.min_size.is_none_or(|m| d >= u128::from(m))
             })
             .collect();
@@ -186,6 +189,30 @@ impl<'a> ChangeRows<'a> {
             |i| self.path(i as usize),
         )
     }
+}
+
+/// What `--min-size` weighs of a change: the largest move of the rank
+/// figure and of Total, Exclusive, Shared and Reclaimable (of Total alone
+/// when a scan does not know what is shared: the others are not compared
+/// then); of the count alone when the rank is `--inodes`, a count and no
+/// size.
+pub(super) fn moved(c: &Change, rank: Figure, sharing: bool) -> u128 {
+    let bytes: &[Figure] = match (rank, sharing) {
+        (Figure::Inodes, _) => &[],
+        (_, true) => &[
+            Figure::Total,
+            Figure::Exclusive,
+            Figure::Shared,
+            Figure::Reclaimable,
+        ],
+        (_, false) => &[Figure::Total],
+    };
+    bytes
+        .iter()
+        .chain([&rank])
+        .map(|&f| c.delta(f).unsigned_abs())
+        .max()
+        .unwrap_or(0)
 }
 
 /// Builds the paths of rows printed one after another, keeping the part of
@@ -430,4 +457,42 @@ fn legend(out: &mut dyn Write, all: &[Change], marks: bool, ascii: bool) -> io::
 /// page's growth colouring (`--html --compare`).
 pub(super) fn old_total(cmp: &Comparison, id: NodeId) -> Option<u64> {
     cmp.old_of(id).map(|x| cmp.old_tree().figures(x).total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::moved;
+    use crate::compare::Change;
+    use crate::figures::{Bound, Figure, Stats};
+
+    fn side(total: u64, exclusive: u64) -> Option<(Stats, Bound)> {
+        let s = Stats {
+            total,
+            exclusive,
+            shared: total - exclusive,
+            reclaimable: exclusive,
+            ..Stats::default()
+        };
+        Some((s, Bound::EXACT))
+    }
+
+    /// A reflink copy made elsewhere: Total stays, Exclusive and Shared
+    /// move by the copy; --min-size weighs that move, unless the scans do
+    /// not know what is shared.
+    #[test]
+    fn min_size_weighs_the_largest_move_of_any_figure() {
+        let copied = Change {
+            old: side(300, 300),
+            new: side(300, 100),
+        };
+        assert_eq!(copied.delta(Figure::Total), 0);
+        assert_eq!(moved(&copied, Figure::Total, true), 200);
+        assert_eq!(moved(&copied, Figure::Total, false), 0);
+        let grew = Change {
+            old: side(100, 50),
+            new: side(130, 80),
+        };
+        assert_eq!(moved(&grew, Figure::Exclusive, true), 30);
+        assert_eq!(moved(&grew, Figure::Inodes, true), 0);
+    }
 }

@@ -43,6 +43,9 @@ pub(crate) struct Errors<'a> {
     pub(crate) count: u64,
     /// Those this run reported: each path and the message printed.
     pub(crate) list: &'a [(Vec<u8>, String)],
+    /// The directories not read in full, sorted by node (the table and
+    /// `--tree` mark them).
+    pub(crate) unread: &'a [crate::records::ReadError],
 }
 
 /// Writes the report of `tree` in the chosen format. `roots` are the paths
@@ -62,10 +65,10 @@ pub(crate) fn write(
     opts: &ReportOptions,
 ) -> io::Result<Bound> {
     match opts.format {
-        Format::Text => table::text(out, tree, opts),
+        Format::Text => table::text(out, tree, errors.unread, opts),
         Format::Du(figure) => return Ok(table::du(out, tree, figure, opts)?.reasons()),
         Format::Json => json::write(out, tree, roots, errors, compressed, opts),
-        Format::Tree => treeview::write(out, tree, opts),
+        Format::Tree => treeview::write(out, tree, errors.unread, opts),
         Format::Html => html::write(out, tree, opts, &roots.join(&b' '), None),
     }?;
     Ok(Bound::EXACT)

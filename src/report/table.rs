@@ -12,13 +12,125 @@
 //! shows it when stdout is a terminal ([`ReportOptions::quote_names`]);
 //! du's lines always print it raw, as du does.
 
+use std::collections::HashSet;
 use std::io::{self, Write};
 
 use super::options::ReportOptions;
 use super::select;
 use crate::figures::{Bound, Figure, Stats};
+use crate::records::{NodeId, ReadError};
 use crate::timefmt::TimeFormat;
 use crate::tree::Tree;
+
+/// The heading of the column of ncdu's marks ([`Unread`]), printed before
+/// the path when the scan did not read some directory in full.
+pub(super) const FLAG: &str = "Flag";
+
+/// The directories the scan did not read in full, marked as ncdu and the
+/// browser mark them: `!` on a directory that could not be read (nothing
+/// of it is counted), `.` on one read in part (an entry in it could not
+/// be read, its listing broke off, or such a directory lies below it: its
+/// figures are those of what was read). Without the mark `0 0 0 0
+/// ./scratch` would read as an empty directory, and only stderr would say
+/// otherwise.
+#[derive(Debug, Default)]
+pub(super) struct Unread<'a> {
+    /// Sorted by node.
+    errors: &'a [ReadError],
+    /// Every directory with an error somewhere below it.
+    above: HashSet<NodeId>,
+    /// The marks printed so far: `!`, `.`.
+    shown: [bool; 2],
+}
+
+impl<'a> Unread<'a> {
+    /// The marks of `errors` (sorted by node) in `tree`.
+    pub(super) fn new(tree: &Tree, errors: &'a [ReadError]) -> Unread<'a> {
+        let mut above = HashSet::new();
+        for e in errors {
+            let mut n = tree.parent(e.node);
+            while let Some(x) = n.filter(|&x| x != NodeId::TOP && !x.is_none()) {
+                if !above.insert(x) {
+                    break;
+                }
+                n = tree.parent(x);
+            }
+        }
+        Unread {
+            errors,
+            above,
+            shown: [false; 2],
+        }
+    }
+
+    /// Whether the table has the column: some directory was not read in
+    /// full.
+    pub(super) fn column(&self) -> bool {
+        !self.errors.is_empty()
+    }
+
+    /// `!`, `.` or a space: the mark of node `id` (`None`: the `-c`
+    /// total, never marked), recorded for the legend.
+    pub(super) fn mark(&mut self, id: Option<NodeId>) -> char {
+        let Some(id) = id else { return ' ' };
+        let start = self.errors.partition_point(|e| e.node < id);
+        let mark = match self.errors.get(start) {
+            Some(e) if e.node == id && e.whole => '!',
+            Some(e) if e.node == id => '.',
+            _ if self.above.contains(&id) => '.',
+            _ => ' ',
+        };
+        match mark {
+            '!' => self.shown[0] = true,
+            '.' => self.shown[1] = true,
+            _ => {}
+        }
+        mark
+    }
+
+    /// Appends the mark of `id` in its column, and the two spaces after
+    /// it; nothing when the table has no such column.
+    pub(super) fn cell(&mut self, line: &mut Vec<u8>, id: Option<NodeId>) {
+        if self.column() {
+            let m = self.mark(id);
+            line.extend_from_slice(format!("{m:>w$}  ", w = FLAG.len()).as_bytes());
+        }
+    }
+
+    /// Appends the column's heading and its two spaces, when it has one.
+    pub(super) fn heading(&self, line: &mut Vec<u8>) {
+        if self.column() {
+            line.extend_from_slice(FLAG.as_bytes());
+            line.extend_from_slice(b"  ");
+        }
+    }
+
+    /// The columns the flag column takes.
+    pub(super) fn width(&self) -> usize {
+        if self.column() { FLAG.len() + 2 } else { 0 }
+    }
+
+    /// After the table (with a heading): what each mark printed means.
+    pub(super) fn legend(&self, out: &mut dyn Write, opts: &ReportOptions) -> io::Result<()> {
+        if !opts.header || opts.null {
+            return Ok(());
+        }
+        if self.shown[0] {
+            writeln!(
+                out,
+                "! could not be read: nothing in it is counted (stderr says why)"
+            )?;
+        }
+        if self.shown[1] {
+            writeln!(
+                out,
+                ". read in part: an entry in it or below it could not be read (named on \
+                 stderr); its figures count what was read"
+            )?;
+        }
+        Ok(())
+    }
+}
 
 /// The width of each size column, and whether the Reclaimable column
 /// carries marks (then wide enough for a mark before the widest figure).
@@ -86,8 +198,14 @@ impl Widths {
 
 /// The text table: an optional heading, then one row per entry and, with
 /// `-c`, a `total` row.
-pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io::Result<()> {
+pub(super) fn text(
+    out: &mut dyn Write,
+    tree: &Tree,
+    unread: &[ReadError],
+    opts: &ReportOptions,
+) -> io::Result<()> {
     let widths = column_widths(tree, opts);
+    let mut flags = Unread::new(tree, unread);
     let time_width = time_width(tree, opts);
     let end = if opts.null { b'\0' } else { b'\n' };
     let mut line = Vec::with_capacity(256);
@@ -96,7 +214,7 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
     let mut headed = !opts.header || opts.null;
     let mut cell = String::new();
     let mut shown = Shown::default();
-    let row = |path: &[u8], s: &Stats, b: Bound| -> io::Result<()> {
+    let row = |id: Option<NodeId>, path: &[u8], s: &Stats, b: Bound| -> io::Result<()> {
         if !headed {
             headed = true;
             line.clear();
@@ -104,6 +222,7 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
             if opts.time.is_some() {
                 pad_right(&mut line, "Time", time_width);
             }
+            flags.heading(&mut line);
             line.extend_from_slice(b"Path\n");
             out.write_all(&line)?;
         }
@@ -115,12 +234,14 @@ pub(super) fn text(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io
             time_cell(t, s, &mut cell);
             pad_right(&mut line, &cell, time_width);
         }
+        flags.cell(&mut line, id);
         opts.push_name(&mut line, path);
         line.push(end);
         out.write_all(&line)
     };
     each_row(tree, opts, row)?;
-    legend(out, shown, opts, &widths)
+    legend(out, shown, opts, &widths)?;
+    flags.legend(out, opts)
 }
 
 /// After a table whose Reclaimable column carries marks (and has a
@@ -156,7 +277,7 @@ pub(super) fn du(
     let mut line = Vec::with_capacity(256);
     let mut cell = String::new();
     let mut shown = Shown::default();
-    let row = |path: &[u8], s: &Stats, b: Bound| -> io::Result<()> {
+    let row = |_: Option<NodeId>, path: &[u8], s: &Stats, b: Bound| -> io::Result<()> {
         if figure == Figure::Reclaimable {
             shown.add(b);
         }
@@ -177,16 +298,17 @@ pub(super) fn du(
     Ok(shown)
 }
 
-/// Calls `row` with the path and figures of every entry to report, in
-/// order, then of the `-c` total: what the table and du's lines share.
+/// Calls `row` with the node, path and figures of every entry to report,
+/// in order, then of the `-c` total (no node): what the table and du's
+/// lines share.
 fn each_row(
     tree: &Tree,
     opts: &ReportOptions,
-    mut row: impl FnMut(&[u8], &Stats, Bound) -> io::Result<()>,
+    mut row: impl FnMut(Option<NodeId>, &[u8], &Stats, Bound) -> io::Result<()>,
 ) -> io::Result<()> {
-    select::entries(tree, opts, |e| row(e.path, e.figures, e.bound))?;
+    select::entries(tree, opts, |e| row(Some(e.id), e.path, e.figures, e.bound))?;
     if opts.grand_total {
-        row(b"total", tree.grand_total(), tree.grand_bound())?;
+        row(None, b"total", tree.grand_total(), tree.grand_bound())?;
     }
     Ok(())
 }

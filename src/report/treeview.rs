@@ -29,6 +29,7 @@ use super::options::ReportOptions;
 use super::select::{self, NO_PARENT, Rows};
 use super::table;
 use crate::figures::Kind;
+use crate::records::ReadError;
 use crate::tree::Tree;
 
 /// Cells of the bar when the width is not known (stdout is no terminal):
@@ -76,14 +77,20 @@ fn path_column(rows: &Rows, h: &select::Hierarchy) -> usize {
 }
 
 /// Writes the tree view of `tree`.
-pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> io::Result<()> {
+pub(super) fn write(
+    out: &mut dyn Write,
+    tree: &Tree,
+    unread: &[ReadError],
+    opts: &ReportOptions,
+) -> io::Result<()> {
     let rank = opts.rank();
     let widths = table::column_widths(tree, opts);
+    let mut flags = table::Unread::new(tree, unread);
     let rows = Rows::collect(tree, opts.max_depth);
     let h = select::hierarchy(&rows, opts);
     let cells = bar_cells(
         opts.width,
-        widths.total(),
+        widths.total() + flags.width(),
         opts.width.map_or(0, |_| path_column(&rows, &h)),
     );
     let bar_column = cells as usize + PERCENT;
@@ -93,7 +100,9 @@ pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> i
     if opts.header && (!h.roots.is_empty() || opts.grand_total) {
         table::header(&mut line, opts, &widths)?;
         let title = format!("{} % of root", rank.header());
-        writeln!(line, "{title:<bar_column$}  Path")?;
+        write!(line, "{title:<bar_column$}  ")?;
+        flags.heading(&mut line);
+        line.extend_from_slice(b"Path\n");
         out.write_all(&line)?;
     }
     // The tree-drawing prefix of the current row's children.
@@ -114,6 +123,7 @@ pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> i
             table::sizes(&mut line, &mut cell, (&r.figures, r.bound), opts, &widths)?;
             bar(&mut line, (rank.of(&r.figures), whole), cells, opts.color);
             line.extend_from_slice(b"  ");
+            flags.cell(&mut line, Some(r.id));
             let is_root = r.parent == NO_PARENT;
             if !is_root {
                 paint(&mut line, opts.color, DIM, |l| {
@@ -141,10 +151,13 @@ pub(super) fn write(out: &mut dyn Write, tree: &Tree, opts: &ReportOptions) -> i
         let total = (tree.grand_total(), tree.grand_bound());
         shown.add(total.1);
         table::sizes(&mut line, &mut cell, total, opts, &widths)?;
-        line.extend_from_slice(format!("{:bar_column$}  total\n", "").as_bytes());
+        line.extend_from_slice(format!("{:bar_column$}  ", "").as_bytes());
+        flags.cell(&mut line, None);
+        line.extend_from_slice(b"total\n");
         out.write_all(&line)?;
     }
-    table::legend(out, shown, opts, &widths)
+    table::legend(out, shown, opts, &widths)?;
+    flags.legend(out, opts)
 }
 
 /// Appends what `f` writes, in `color` when `on`.

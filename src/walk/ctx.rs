@@ -127,6 +127,9 @@ pub struct WalkOptions {
 pub struct Progress {
     /// Entries stat-ed so far.
     pub entries: AtomicU64,
+    /// Their Total so far (du's figure, bytes allocated), as ncdu and gdu
+    /// show it: a hard-linked file counts at each name until the roll-up.
+    pub bytes: AtomicU64,
     /// A directory recently read, as printed.
     pub current: Mutex<Vec<u8>>,
 }
@@ -604,6 +607,8 @@ impl Ctx<'_> {
         if let Some(p) = &self.run.opts.progress {
             p.entries
                 .fetch_add(local.counters.entries, Ordering::Relaxed);
+            let bytes = (local.partial.iter()).fold(local.acc.total, |b, (_, s)| b + s.total);
+            p.bytes.fetch_add(bytes, Ordering::Relaxed);
         }
         self.put_nodes(local);
         if let Some((r, name)) = dir {

@@ -348,11 +348,12 @@ fn entries_match_by_name_from_each_root() {
     sdu_in(p, true, &["--export", "old.json", "mnt/a"]).assert_ok();
     std::fs::create_dir(p.join("srv")).unwrap();
     std::fs::rename(p.join("mnt/a"), p.join("srv/b")).unwrap();
-    let v = document(&sdu_in(
-        p,
-        true,
-        &["--compare", "old.json", "--json", "-a", "srv/b"],
-    ));
+    let o = sdu_in(p, true, &["--compare", "old.json", "--json", "-a", "srv/b"]);
+    assert_eq!(
+        o.stderr,
+        "sdu: --compare: compared the old root 'mnt/a' with 'srv/b' by position: their names differ\n"
+    );
+    let v = document(&o);
     assert_eq!(v["old"]["roots"], serde_json::json!(["mnt/a"]), "{v}");
     assert_eq!(v["roots"], serde_json::json!(["srv/b"]), "{v}");
     let entries = v["entries"].as_array().unwrap();
@@ -388,7 +389,7 @@ fn entries_match_by_name_from_each_root() {
             "srv/b",
         ],
     );
-    o.assert_ok();
+    assert_eq!(o.code, Some(0), "{o:?}");
     assert!(o.stdout_str().ends_with("  new      srv/b/new\n"), "{o:?}");
     let o = sdu_in(
         p,
@@ -496,6 +497,8 @@ fn a_plain_ncdu_export_compares_on_total_and_apparent_size() {
     let said = "sdu: --compare: ncdu.json was not written by sdu (no sdu keys), so what is shared \
                 is not known: only Total and the apparent size are compared\n";
     let o = sdu_in(p, true, &["--compare", "ncdu.json", "--json", "-a", "t"]);
+    // ncdu saved its root resolved (`/tmp/…/t`): it pairs with `t` by
+    // name, so no pairing by position is said.
     assert_eq!(o.stderr, said, "{o:?}");
     let v = document(&o);
     assert_eq!(v["sharing"], false, "{v}");
@@ -569,7 +572,11 @@ fn the_page_colours_each_entry_by_its_own_match_when_roots_overlap() {
         true,
         &["--html", "-", "--compare", "old.json", "t", "t/a"],
     );
-    o.assert_ok();
+    assert_eq!(o.code, Some(0), "{o:?}");
+    assert_eq!(
+        o.stderr,
+        "sdu: --compare: compared the old root 'u' with 't/a' by position: their names differ\n"
+    );
     let doc = page_data(&o);
     let old_of = |name: &str| {
         doc["e"]
@@ -584,9 +591,10 @@ fn the_page_colours_each_entry_by_its_own_match_when_roots_overlap() {
     assert_eq!(old_of("t/a"), Some(old_u), "{doc}");
 }
 
-/// One PATH given twice (`t t`), compared with a scan of `t u`: the roots
-/// pair in order, so the second `t` takes `u`'s old Total and its entries,
-/// which `u` did not have, none; the first `t` and its entries take `t`'s.
+/// One PATH given twice (`t t`), compared with a scan of `t u`: the first
+/// `t` pairs by name, the second by position (said on stderr), so it
+/// takes `u`'s old Total and its entries, which `u` did not have, none;
+/// the first `t` and its entries take `t`'s.
 /// The page asks the old scan about each entry drawn by its node: the
 /// same path, `t/a`, has an old Total under one root and none under the
 /// other.
@@ -600,7 +608,11 @@ fn the_page_colours_each_root_of_one_path_by_its_own_match() {
     let (old_t, old_a, old_u) = (du_total(p, "t"), du_total(p, "t/a"), du_total(p, "u"));
     assert_ne!(old_t, old_u);
     let o = sdu_in(p, true, &["--html", "-", "--compare", "old.json", "t", "t"]);
-    o.assert_ok();
+    assert_eq!(o.code, Some(0), "{o:?}");
+    assert_eq!(
+        o.stderr,
+        "sdu: --compare: compared the old root 'u' with 't' by position: their names differ\n"
+    );
     let doc = page_data(&o);
     let e = doc["e"].as_array().unwrap();
     // Each entry: [parent, name, ..., its old Total (13th)].
@@ -623,5 +635,144 @@ fn the_page_colours_each_root_of_one_path_by_its_own_match() {
         (old(a_under(roots[0])), old(a_under(roots[1]))),
         (Some(old_a), None),
         "{doc}"
+    );
+}
+
+/// The roots pair by name where names match, whatever their order, and
+/// silently; the roots left pair by position, said on stderr; an old root
+/// left with no pair while new roots are left too is said as well.
+#[test]
+fn roots_pair_by_name_else_by_position_with_a_warning() {
+    let d = TestDir::new();
+    let p = d.path();
+    small_tree(&d.mkdir("a"));
+    small_tree(&d.mkdir("b"));
+    write_file(&p.join("b/more"), 20_000);
+    sdu_in(p, true, &["--export", "old.json", "a", "b"]).assert_ok();
+    // Given in the other order: paired by name, nothing changed.
+    let o = sdu_in(
+        p,
+        true,
+        &["--compare", "old.json", "--json", "-a", "b", "a"],
+    );
+    assert_eq!(o.stderr, "", "{o:?}");
+    let v = document(&o);
+    for e in v["entries"].as_array().unwrap() {
+        assert_eq!(e["status"], "both", "{e}");
+        assert!(
+            e["change"].as_object().unwrap().values().all(|x| x == 0),
+            "{e}"
+        );
+    }
+    // One old root kept by name, the other paired with a new name by
+    // position: the pair is said, and `c` compares with `b`.
+    std::fs::rename(p.join("b"), p.join("c")).unwrap();
+    let o = sdu_in(
+        p,
+        true,
+        &["--compare", "old.json", "--json", "-s", "c", "a"],
+    );
+    assert_eq!(
+        o.stderr,
+        "sdu: --compare: compared the old root 'b' with 'c' by position: their names differ\n",
+        "{o:?}"
+    );
+    let v = document(&o);
+    assert_eq!(entry(&v, "c")["status"], "both", "{v}");
+    assert_eq!(entry(&v, "c")["change"]["total"], 0, "{v}");
+    assert_eq!(entry(&v, "a")["change"]["total"], 0, "{v}");
+    // Roots left in different numbers: none pairs by position; the old
+    // root left is said, listed as gone, the new ones as new.
+    small_tree(&d.mkdir("e"));
+    let o = sdu_in(
+        p,
+        true,
+        &["--compare", "old.json", "--json", "-s", "a", "c", "e"],
+    );
+    assert_eq!(
+        o.stderr,
+        "sdu: --compare: the old root 'b' pairs with no root (none has its name, and the \
+         roots left differ in number): its entries are listed as gone\n",
+        "{o:?}"
+    );
+    let v = document(&o);
+    assert_eq!(entry(&v, "b")["status"], "gone", "{v}");
+    assert_eq!(entry(&v, "c")["status"], "new", "{v}");
+    assert_eq!(entry(&v, "e")["status"], "new", "{v}");
+    assert_eq!(
+        entry(&v, "b")["old"]["total"].as_u64(),
+        entry(&v, "c")["new"]["total"].as_u64(),
+        "{v}"
+    );
+}
+
+/// On XFS, a reflink copy of `a/f` made into `b` between the scans: `a`'s
+/// Total does not move (du agrees), its Exclusive falls by the file; with
+/// `--min-size` the row of `a` is shown all the same, and a directory
+/// none of whose figures moved is not.
+#[test]
+fn min_size_weighs_exclusive_moved_by_a_reflink_copy() {
+    let Some(fs) = LoopFs::new(FsKind::Xfs) else {
+        return;
+    };
+    let d = fs.path();
+    for dir in ["a", "b", "still"] {
+        std::fs::create_dir(d.join(dir)).unwrap();
+    }
+    std::fs::write(d.join("a/f"), fresh_bytes(4 * M)).unwrap();
+    std::fs::write(d.join("still/g"), fresh_bytes(2 * M)).unwrap();
+    sync_fs(d);
+    let old = d.parent().unwrap().join("reflink-old.json");
+    let old = old.to_str().unwrap();
+    sdu_in(d, true, &["--export", old, "."]).assert_ok();
+    let du_a = du_total(d, "a");
+    run(Command::new("cp")
+        .arg("--reflink=always")
+        .arg(d.join("a/f"))
+        .arg(d.join("b/f")))
+    .assert_ok();
+    sync_fs(d);
+    assert_eq!(du_total(d, "a"), du_a, "du's Total of a moved");
+    let t = sdu_in(
+        d,
+        true,
+        &["--compare", old, "--min-size", "1M", "-B1", "-d", "1", "."],
+    );
+    t.assert_ok();
+    let text = t.stdout_str();
+    let row = |p: &str| {
+        text.lines()
+            .find(|l| l.ends_with(&format!("  {p}")))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+    };
+    let four = format!("{}", 4 * M);
+    assert_eq!(
+        row("./a"),
+        Some(vec![
+            "0",
+            &format!("-{four}"),
+            &format!("+{four}"),
+            &format!("-{four}"),
+            "sharing",
+            "./a"
+        ]),
+        "{text}"
+    );
+    // `b` grew by the copy's Total (du's), all of it shared.
+    assert_eq!(
+        row("./b").map(|r| r[0].to_string()),
+        Some(format!("+{}", du_total(d, "b"))),
+        "{text}"
+    );
+    assert_eq!(row("./still"), None, "{text}");
+    // Above the move: hidden.
+    let t = sdu_in(
+        d,
+        true,
+        &["--compare", old, "--min-size", "5M", "-B1", "-d", "1", "."],
+    );
+    assert!(
+        t.stdout_str().lines().all(|l| !l.ends_with("  ./a")),
+        "{t:?}"
     );
 }

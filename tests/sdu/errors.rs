@@ -193,6 +193,147 @@ fn unreadable_dir_is_reported_and_the_rest_printed() {
     assert!(!rows.contains(&locked.join("secret").into_os_string()));
 }
 
+/// As `nobody`: `scratch` (0700, root's) cannot be read, `part/in`
+/// neither, so `part` and the root are read in part. The table and
+/// `--tree` mark them as ncdu and the browser do (`!`, `.`) in a Flag
+/// column before the path, with a legend line for each mark printed; a
+/// tree read whole has no such column; `--du` stays GNU du's lines, byte
+/// for byte.
+#[test]
+fn unreadable_dirs_are_flagged_in_the_table_and_the_tree() {
+    if !is_root() {
+        unavailable::<()>("the permission test needs root (setpriv to nobody)");
+        return;
+    }
+    let t = TestDir::new();
+    chmod(t.path(), 0o755);
+    let root = t.mkdir("t");
+    for d in ["scratch/x", "ok", "part/in"] {
+        fs::create_dir_all(root.join(d)).unwrap();
+    }
+    write_file(&root.join("ok/f"), 10_000);
+    write_file(&root.join("part/big"), 100_000);
+    write_file(&root.join("scratch/x/hidden"), 100_000);
+    run(Command::new("chmod").args(["-R", "go+rX"]).arg(&root)).assert_ok();
+    chmod(&root.join("scratch"), 0o700);
+    chmod(&root.join("part/in"), 0o700);
+    let bin = t.path().join("sdu");
+    fs::copy(sdu_bin(), &bin).unwrap();
+    chmod(&bin, 0o755);
+    // Another test's fork may hold the copy open for writing a moment
+    // (ETXTBSY): try again.
+    let as_nobody = |a: &[&str]| {
+        for _ in 0..100 {
+            let out = run(Command::new("setpriv")
+                .args(nobody_args())
+                .arg(&bin)
+                .current_dir(t.path())
+                .args(a)
+                .arg("t"));
+            if !(out.code == Some(126) && out.stderr.contains("Text file busy")) {
+                return out;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("{} stays busy", bin.display());
+    };
+    let want = [
+        ("t/ok", ' '),
+        ("t/part/in", '!'),
+        ("t/part", '.'),
+        ("t/scratch", '!'),
+        ("t", '.'),
+    ];
+    let legend = [
+        "! could not be read: nothing in it is counted (stderr says why)",
+        ". read in part: an entry in it or below it could not be read (named on stderr); \
+         its figures count what was read",
+    ];
+    let out = as_nobody(&["-B1"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    let tab = parse_text(&out.stdout, true, None, b'\n');
+    assert_eq!(
+        tab.header.as_ref().unwrap()[4..],
+        ["Flag", "Path"],
+        "{out:?}"
+    );
+    let flags: Vec<(String, char)> = (tab.rows.iter())
+        .map(|r| (r.path.to_string_lossy().into_owned(), r.flag))
+        .collect();
+    let want: Vec<(String, char)> = want.iter().map(|&(p, f)| (p.to_string(), f)).collect();
+    assert_eq!(flags, want, "{out:?}");
+    // `./scratch 0 0 0 0` no longer: its row says `!`, and the legend why.
+    let text = out.stdout_str();
+    for l in legend {
+        assert!(
+            text.ends_with(&format!("{l}\n")) || text.contains(&format!("\n{l}\n")),
+            "{text}"
+        );
+    }
+    // The figures are du's, as nobody.
+    let du = Du::new(&["-B1"]).nobody();
+    for r in &tab.rows {
+        let p = t.path().join(&r.path);
+        assert_eq!(
+            r.sizes[0],
+            du.bytes(&[], p.as_os_str()).to_string(),
+            "{r:?}"
+        );
+    }
+    // --tree: the same marks in its Flag column.
+    let tree = as_nobody(&["--tree", "-B1"]);
+    assert_eq!(tree.code, Some(1), "{tree:?}");
+    let lines: Vec<&str> = tree.stdout_str().lines().collect();
+    assert!(lines[0].ends_with("  Flag  Path"), "{lines:?}");
+    let mark_of = |name: &str| {
+        let l = lines
+            .iter()
+            .find(|l| l.ends_with(&format!(" {name}")))
+            .unwrap_or_else(|| panic!("no {name}: {lines:?}"));
+        // `%  `, then the mark right-aligned in 4 columns, then the drawing.
+        let at = l.find("%  ").expect("a percentage");
+        l[at + 3..at + 7].trim().chars().next().unwrap_or(' ')
+    };
+    assert_eq!(
+        ["t", "part", "in", "ok", "scratch"].map(mark_of),
+        ['.', '.', '!', ' ', '!'],
+        "{lines:?}"
+    );
+    for l in legend {
+        assert!(lines.contains(&l), "{lines:?}");
+    }
+    // --du: GNU du's lines and status, no mark.
+    let (sdu_du, du_out) = (as_nobody(&["--du", "total", "-B1"]), {
+        run(Command::new("setpriv")
+            .args(nobody_args())
+            .arg("du")
+            .arg("-B1")
+            .current_dir(t.path())
+            .env("LC_ALL", "C")
+            .arg("t"))
+    });
+    assert_eq!(sdu_du.stdout, du_out.stdout, "{sdu_du:?} {du_out:?}");
+    assert_eq!(sdu_du.code, du_out.code);
+    // Read whole (as root): no Flag column, no legend.
+    let whole = run(Command::new(sdu_bin())
+        .current_dir(t.path())
+        .args(["-B1", "t"]));
+    whole.assert_ok();
+    let head: Vec<&str> = whole
+        .stdout_str()
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        head,
+        ["Total", "Exclusive", "Shared", "Reclaimable", "Path"],
+        "{whole:?}"
+    );
+    assert!(!whole.stdout_str().contains("read in part"), "{whole:?}");
+}
+
 /// `sdu BIG | head -1`: exit 0 and nothing on stderr, whether SIGPIPE is
 /// ignored (as the test harness leaves it: writes fail with EPIPE) or has
 /// its default action (as in a shell).

@@ -163,18 +163,83 @@ fn plan_reaches_the_size_with_few_entries_and_frees_what_sdu_c_says() {
     assert_eq!(before - after, doc["frees"].as_u64().unwrap());
 }
 
+/// A SIZE the candidates cannot free: exit 3 (not 1, which says an entry
+/// could not be read), how close they all come on stderr, and with
+/// `--json` the plan all the same, `"reached": false`.
 #[test]
-fn unreachable_size_says_how_close_all_candidates_come_and_exits_1() {
+fn unreachable_size_says_how_close_all_candidates_come_and_exits_3() {
     let Some(fs) = snapshots() else {
         return;
     };
-    let (out, _) = plan(fs.path(), &["2M"]);
-    assert_eq!(out.code, Some(1), "{out:?}");
-    assert!(out.stdout.is_empty(), "{out:?}");
+    let msg = "sdu: cannot free 2.0M (2097152 bytes): all 3 candidate(s) together free 1.1M (1126400 bytes)\n";
+    let (out, doc) = plan(fs.path(), &["2M"]);
+    assert_eq!(out.code, Some(3), "{out:?}");
+    assert_eq!(out.stderr, msg);
+    let doc = doc.expect("a JSON plan on stdout");
+    assert_eq!(doc["reached"], false, "{doc}");
     assert_eq!(
-        out.stderr,
-        "sdu: cannot free 2.0M (2097152 bytes): all 3 candidate(s) together free 1.1M (1126400 bytes)\n"
+        (&doc["target"], &doc["frees"]),
+        (&(2048 * K).into(), &(1100 * K).into())
     );
+    assert_eq!(doc["frees"], doc["all"], "{doc}");
+    assert_eq!(chosen(&doc).len(), 3, "{doc}");
+    // The table: nothing on stdout, the same message and status.
+    let out = run(Command::new(sdu_bin()).current_dir(fs.path()).args([
+        "--to-free",
+        "2M",
+        "snaps/s1",
+        "snaps/s2",
+        "snaps/s3",
+    ]));
+    assert_eq!(out.code, Some(3), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert_eq!(out.stderr, msg);
+}
+
+/// Exit 3 on any filesystem, and stdout never empty with `--json`: the
+/// plan frees what GNU du counts under the candidates (nothing in them is
+/// shared), short of SIZE. A reachable SIZE exits 0.
+#[test]
+fn unreachable_size_exits_3_with_the_json_plan() {
+    let t = small_tree();
+    let args = [
+        "--no-progress",
+        "--json",
+        "-B1",
+        "--to-free",
+        "10G",
+        "w/c",
+        "w/x",
+    ];
+    let out = run(Command::new(sdu_bin()).current_dir(t.path()).args(args));
+    assert_eq!(out.code, Some(3), "{out:?}");
+    assert!(out.stderr.starts_with("sdu: cannot free 10G "), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("a JSON plan");
+    assert_eq!(doc["reached"], false, "{doc}");
+    assert_eq!(doc["target"], 10u64 << 30, "{doc}");
+    let du = run(Command::new("du")
+        .current_dir(t.path())
+        .args(["-s", "-c", "-B1", "w/c", "w/x"]));
+    let held: u64 = du
+        .stdout_str()
+        .lines()
+        .last()
+        .and_then(|l| l.split('\t').next())
+        .and_then(|n| n.parse().ok())
+        .expect("du's total");
+    assert_eq!(
+        (doc["frees"].as_u64(), doc["all"].as_u64()),
+        (Some(held), Some(held))
+    );
+    assert!(held > 150_000, "{doc}");
+    let out = run(Command::new(sdu_bin()).current_dir(t.path()).args([
+        "--no-progress",
+        "--to-free",
+        "1",
+        "w/c",
+        "w/x",
+    ]));
+    assert_eq!(out.code, Some(0), "{out:?}");
 }
 
 /// `sdu ARGS` in `dir`, as a table and with `--json`: refused, exit 2,
@@ -293,8 +358,9 @@ fn a_symlink_candidate_is_the_link() {
         ]))
     };
     let out = plan("w/to_c");
-    assert_eq!(out.code, Some(1), "the link frees nothing: {out:?}");
-    assert!(out.stdout.is_empty(), "{out:?}");
+    assert_eq!(out.code, Some(3), "the link frees nothing: {out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("the plan");
+    assert_eq!((&doc["reached"], &doc["frees"]), (&false.into(), &0.into()));
     assert!(out.stderr.contains("together free 0"), "{out:?}");
     let out = plan("w/to_c/");
     assert_eq!(out.code, Some(0), "{out:?}");
@@ -428,8 +494,9 @@ fn candidates_inside_a_scanned_path_see_its_references() {
     let nobody = nobody.expect("a plan");
     assert_eq!(nobody["all"], 600 * K, "{nobody}");
     assert_eq!(nobody["reclaimable_exact"], false, "{nobody}");
-    let (code, _) = run_plan(&["550K", ".", "snaps/s1", "snaps/s2"]);
-    assert_eq!(code, Some(1));
+    let (code, unreached) = run_plan(&["550K", ".", "snaps/s1", "snaps/s2"]);
+    assert_eq!(code, Some(3));
+    assert_eq!(unreached.expect("a plan")["reached"], false);
     // The filesystem agrees with the plan made in context.
     let settle = || {
         run(Command::new("btrfs").args(["filesystem", "sync"]).arg(d)).assert_ok();

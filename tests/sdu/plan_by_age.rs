@@ -226,7 +226,7 @@ fn snapshots_to_free_plans_among_every_snapshot_of_the_scan() {
         "--oldest-first",
         ".",
     ]));
-    assert_eq!(out.code, Some(1), "{out:?}");
+    assert_eq!(out.code, Some(3), "{out:?}");
     assert!(
         out.stderr.contains("all 5 candidate(s) together free"),
         "{out:?}"

@@ -198,7 +198,7 @@ fn import_plans_as_the_live_scan() {
             assert_eq!(a.stdout_str(), b.stdout_str(), "{size} {cands:?}");
         }
     }
-    // Unreachable: exit 1, as live.
+    // Unreachable: exit 3, as live.
     let o = sdu_in(
         dir,
         &[
@@ -209,7 +209,7 @@ fn import_plans_as_the_live_scan() {
             os("w/a"),
         ],
     );
-    assert_eq!(o.code, Some(1), "{o:?}");
+    assert_eq!(o.code, Some(3), "{o:?}");
     assert!(o.stderr.contains("cannot free"), "{o:?}");
     // A candidate not in the scan is named, and nothing is planned.
     let o = sdu_in(

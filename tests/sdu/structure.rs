@@ -410,6 +410,56 @@ fn the_readme_and_the_benchmarks_stay_short() {
     }
 }
 
+/// The packages of the first `apt-get install` in `text`, its `\`
+/// continuations joined, up to the end of the line or a backquote; its
+/// options (`-y`) left out.
+fn apt_packages(text: &str) -> std::collections::BTreeSet<String> {
+    let joined = text.replace("\\\n", " ");
+    let at = joined
+        .find("apt-get install")
+        .expect("an apt-get install line");
+    let rest = &joined[at + "apt-get install".len()..];
+    let end = rest.find(['\n', '`']).unwrap_or(rest.len());
+    rest[..end]
+        .split_whitespace()
+        .filter(|w| !w.starts_with('-'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The README's Quick start installs what `.ci/run` installs (the packages
+/// of its apt-get line, and selenium through pip) and asks for the Rust
+/// that Cargo.toml's `rust-version` says, with rustup's command: neither
+/// can drift from the other.
+#[test]
+fn the_readme_installs_what_ci_installs() {
+    let read = |name: &str| fs::read_to_string(root().join(name)).unwrap();
+    let (readme, ci, cargo) = (read("README.md"), read(".ci/run"), read("Cargo.toml"));
+    let (want, have) = (apt_packages(&ci), apt_packages(&readme));
+    assert!(want.len() > 10, "{want:?}");
+    assert_eq!(have, want, "README.md's apt-get line and .ci/run's differ");
+    assert!(ci.contains("pip install selenium") && readme.contains("pip install"));
+    assert!(
+        readme.contains("selenium"),
+        "README.md does not install selenium"
+    );
+    let version = cargo
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .expect("Cargo.toml's rust-version")
+        .trim_matches('"');
+    assert!(
+        readme.contains(&format!("Rust {version} or newer")),
+        "README.md does not ask for Rust {version}"
+    );
+    assert!(readme.contains("https://sh.rustup.rs | sh"));
+    // The finder reads both forms.
+    assert_eq!(
+        apt_packages("x\napt-get install -y --no-x a b \\\n    c\nd e"),
+        apt_packages("`apt-get install -y a b c` and d"),
+    );
+}
+
 /// Whether a source file is unit-test code only (a `tests.rs`, a file of a
 /// `tests/` directory, a `*_tests.rs` and what lies under one).
 fn test_only(rel: &str) -> bool {

@@ -235,3 +235,72 @@ fn wait_briefly(tmux: &Tmux, done: impl Fn(&str) -> bool) -> Result<String, Stri
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// The progress line shows the bytes counted so far beside the entries
+/// (as ncdu and gdu show them): read twice during a scan of many copies
+/// of one tree, each reading is GNU du's Total of the tree times the
+/// copies walked (entries shown over the tree's entries), within one
+/// directory of a copy and the rounding of `-h`; and the second is no less
+/// than the first.
+#[test]
+fn the_progress_line_shows_the_bytes_counted() {
+    let Some(tmux) = Tmux::shell("bytes") else {
+        return;
+    };
+    let t = TestDir::new();
+    scan_tree(t.path());
+    scan_script(t.path(), 3_000);
+    let du = Du::new(&["-B1"]).bytes(&[], t.path().join("root").as_os_str());
+    // The root, 20 directories, 1,000 files.
+    let per_copy = 1 + 20 + 1_000;
+    start_scan(&tmux, t.path());
+    // `⠁ 189,720 entries, 728M, 142,553/s  root/dir003`: the entries.
+    let entries_of = |s: &str| -> Option<u64> {
+        let line = s.lines().find(|l| l.contains(PROGRESS))?;
+        line.split_whitespace()
+            .nth(1)?
+            .replace(',', "")
+            .parse()
+            .ok()
+    };
+    let reading = |after: u64| -> (u64, u64) {
+        let screen = tmux.wait_for("a progress line past the first copies", |s| {
+            entries_of(s).is_some_and(|e| e > after)
+        });
+        let line = screen.lines().find(|l| l.contains(PROGRESS)).unwrap();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let entries = entries_of(&screen).unwrap();
+        assert_eq!(words[2], "entries,", "{line}");
+        let size = words[3].strip_suffix(',').expect(line);
+        let (num, unit) = size.split_at(size.len() - 1);
+        let shift = match unit {
+            "K" => 10,
+            "M" => 20,
+            "G" => 30,
+            _ => panic!("no size in {line:?}"),
+        };
+        let bytes = (num.parse::<f64>().expect(line) * f64::from(1u32 << shift)) as u64;
+        // -h rounds up to one decimal below 10, to a whole unit above.
+        let step = if num.contains('.') {
+            (1u64 << shift) / 10
+        } else {
+            1u64 << shift
+        };
+        let expect = entries as f64 / per_copy as f64 * du as f64;
+        let (lo, hi) = (bytes.saturating_sub(step) as f64, bytes as f64);
+        let slack = du as f64 / 20.0 + 1.0;
+        assert!(
+            expect >= lo - slack && expect <= hi + slack,
+            "{line}: {entries} entries are {expect} bytes of copies of du's {du}"
+        );
+        (entries, bytes)
+    };
+    let first = reading(2 * per_copy);
+    let second = reading(first.0);
+    assert!(
+        second.0 >= first.0 && second.1 >= first.1,
+        "{first:?} then {second:?}"
+    );
+    tmux.keys(&["C-c"]);
+    assert_cleared_and_status(&tmux, 130);
+}

@@ -328,7 +328,7 @@ fn path_swapped_before_the_walk_btrfs() {
 /// directory, where `a` holds 1 MiB, and a symlink to a root-owned
 /// directory on another filesystem, where `a` holds 3 MiB. Through the
 /// directory, the candidate lies inside HOME: it alone is planned, and
-/// cannot free 2M (exit status 1, "all 1 candidate(s)"). Through the
+/// cannot free 2M (exit status 3, "all 1 candidate(s)"). Through the
 /// symlink it lies elsewhere: HOME and it are both candidates, and its
 /// 3 MiB reach the target. A run may also refuse the command (exit status
 /// 2), but never plans HOME and the `a` inside it both, the decision of
@@ -370,7 +370,7 @@ fn candidate_swapped_before_the_walk(kind: FsKind) {
     };
     // What each outcome is: through the directory, through the symlink.
     let through_dir = |out: &Output| {
-        out.code == Some(1) && out.stderr.contains("all 1 candidate(s) together free")
+        out.code == Some(3) && out.stderr.contains("all 1 candidate(s) together free")
     };
     let through_link = |out: &Output| {
         out.code == Some(0)

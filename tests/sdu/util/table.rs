@@ -21,6 +21,9 @@ pub struct Row {
     pub path: OsString,
     /// Byte offset where the path starts (for the alignment check).
     pub path_col: usize,
+    /// ncdu's mark in the `Flag` column (`!` unread, `.` read in part), a
+    /// space when unmarked or when the table has no such column.
+    pub flag: char,
 }
 
 impl Table {
@@ -48,13 +51,16 @@ pub fn parse_text(out: &[u8], header: bool, ncols: Option<usize>, term: u8) -> T
     // means (a row starts with its right-aligned sizes).
     let legend = |l: &&[u8]| {
         l.first().is_some_and(|&c| c != b' ' && !c.is_ascii_digit())
-            && l.windows(12).any(|w| w == b" Reclaimable")
+            && (l.windows(12).any(|w| w == b" Reclaimable")
+                || l.starts_with(b"! could not be read")
+                || l.starts_with(b". read in part"))
     };
     while lines.last().is_some_and(legend) {
         lines.pop();
     }
     let mut hdr = None;
     let mut ncols = ncols;
+    let mut flags = false;
     if header {
         assert!(!lines.is_empty(), "no header line");
         let h: Vec<String> = String::from_utf8(lines.remove(0).to_vec())
@@ -67,15 +73,21 @@ pub fn parse_text(out: &[u8], header: bool, ncols: Option<usize>, term: u8) -> T
             Some("Path"),
             "header {h:?} does not end with Path"
         );
-        ncols = Some(h.len() - 1);
+        // The Flag column, before Path, when a directory was not read in
+        // full: 4 wide.
+        flags = h.len() >= 2 && h[h.len() - 2] == "Flag";
+        ncols = Some(h.len() - 1 - usize::from(flags));
         hdr = Some(h);
     }
     let ncols = ncols.expect("number of size columns");
-    let rows = lines.into_iter().map(|l| parse_row(l, ncols)).collect();
+    let rows = lines
+        .into_iter()
+        .map(|l| parse_row(l, ncols, flags))
+        .collect();
     Table { header: hdr, rows }
 }
 
-fn parse_row(l: &[u8], ncols: usize) -> Row {
+fn parse_row(l: &[u8], ncols: usize, flags: bool) -> Row {
     let bad = |why: &str| -> ! { panic!("row {:?}: {why}", String::from_utf8_lossy(l)) };
     let mut i = 0;
     let mut sizes = Vec::new();
@@ -99,10 +111,23 @@ fn parse_row(l: &[u8], ncols: usize) -> Row {
     if !l[i..].starts_with(b"  ") {
         bad("sizes and path not separated by two spaces");
     }
+    let mut flag = ' ';
+    if flags {
+        // `  ` then the mark right-aligned in 4 columns.
+        match l.get(i + 2..i + 6) {
+            Some([b' ', b' ', b' ', m]) if b" !.".contains(m) => flag = char::from(*m),
+            _ => bad("no Flag cell"),
+        }
+        i += 6;
+        if !l[i..].starts_with(b"  ") {
+            bad("flag and path not separated by two spaces");
+        }
+    }
     Row {
         sizes,
         path: OsString::from_vec(l[i + 2..].to_vec()),
         path_col: i + 2,
+        flag,
     }
 }
 
