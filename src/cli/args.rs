@@ -306,6 +306,12 @@ pub(crate) struct Cli {
     )]
     pub(crate) html: Option<OsString>,
 
+    /// What each rectangle's area of the --html page stands for when it
+    /// opens (the page can switch): the space on disk (Exclusive + Shared,
+    /// shared data counted once; the default), du's Total, or Reclaimable
+    #[arg(long, value_name = "AREA", requires = ArgId::Html, help_heading = "Output")]
+    pub(crate) html_area: Option<HtmlArea>,
+
     /// Produce a grand total
     #[arg(short = 'c', long, help_heading = "Output")]
     pub(crate) total: bool,
@@ -487,6 +493,25 @@ pub(crate) enum ColorWhen {
     Auto,
     Always,
     Never,
+}
+
+/// `--html-area`: what the page's rectangles first stand for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum HtmlArea {
+    Disk,
+    Total,
+    Reclaimable,
+}
+
+impl HtmlArea {
+    /// The figure the page opens with; `None`: the space on disk.
+    pub(crate) fn figure(self) -> Option<Figure> {
+        match self {
+            HtmlArea::Disk => None,
+            HtmlArea::Total => Some(Figure::Total),
+            HtmlArea::Reclaimable => Some(Figure::Reclaimable),
+        }
+    }
 }
 
 /// What `--generate` prints.

@@ -17,7 +17,7 @@ use sdu::units::{
 use sdu::{Config, Excludes, Format, Progress, ReportOptions, SortKey, WalkOptions, quote};
 
 use super::arg_id::ArgId;
-use super::args::{Cli, ColorWhen, Deref, SortBy, UnitFlag};
+use super::args::{Cli, ColorWhen, Deref, HtmlArea, SortBy, UnitFlag};
 use super::du_options;
 use super::usage::UsageError;
 
@@ -384,6 +384,7 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
         width: env.stdout_columns.map(usize::from),
         quote_names: env.stdout_terminal,
         ascii_marks: !sdu::utf8_locale_with(&env.vars),
+        html_area: cli.html_area.and_then(HtmlArea::figure),
     };
     Config {
         // --older-than goes by the --time field, else by mtime.
