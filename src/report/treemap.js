@@ -490,6 +490,9 @@
   // view goes up to the nearest directory drawn in it.
   function setArea(a) {
     area = a;
+    document.querySelectorAll('#area input').forEach(function (i) {
+      i.checked = Number(i.value) === a;
+    });
     while (view !== 0 && place(view) === 0) {
       view = E[view][PARENT];
     }
