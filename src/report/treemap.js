@@ -33,9 +33,14 @@
   var area = D.area;
 
   // Where item n is drawn in the current area: [x, y, w, h, size(, hidden)]
-  // in its parent's frame, or 0.
+  // in its parent's frame, or 0. The data writes 1 for "as in the area
+  // before".
   function place(n) {
-    return E[n][PLACE + area];
+    var a = area;
+    while (E[n][PLACE + a] === 1 && a > 0) {
+      a--;
+    }
+    return E[n][PLACE + a];
   }
 
   function size(n) {
@@ -164,21 +169,32 @@
   }
 
   // Fills the rectangle of item n, inside g: its parts (or its growth, or
-  // the dots of a rest), each a rectangle inside n's, so that no hatching
-  // reaches past n's outline.
-  function paint(n, x, y, w, h, g) {
+  // the dots of a rest) along its longer side. With `inside`, the entries
+  // drawn in it ([item, x, y, w, h]), each part is cut to each entry's
+  // rectangle, a little inset, so that no hatching crosses an outline.
+  function paint(n, x, y, w, h, g, inside) {
     var fill = function (f, a) {
-      a.fill = f;
-      a['class'] = 'part';
-      a['data-of'] = n;
-      el('rect', a, g);
+      var boxes = inside || [[null, x, y, w, h]];
+      boxes.forEach(function (b) {
+        var pad = inside ? Math.min(0.8, b[3] / 4, b[4] / 4) : 0;
+        var x0 = Math.max(a.x, b[1] + pad), y0 = Math.max(a.y, b[2] + pad);
+        var x1 = Math.min(a.x + a.width, b[1] + b[3] - pad);
+        var y1 = Math.min(a.y + a.height, b[2] + b[4] - pad);
+        if (x1 > x0 && y1 > y0) {
+          var r = el('rect', { x: x0, y: y0, width: x1 - x0, height: y1 - y0, fill: f, 'class': 'part', 'data-of': n }, g);
+          if (b[0] !== null) {
+            r.setAttribute('data-in', b[0]);
+          }
+        }
+      });
     };
+    var all = { x: x, y: y, width: w, height: h };
     if (isRest(n)) {
-      fill('url(#dots)', { x: x, y: y, width: w, height: h });
+      fill('url(#dots)', all);
       return;
     }
     if (mode === 'growth') {
-      fill(growthFill(n), { x: x, y: y, width: w, height: h });
+      fill(growthFill(n), all);
       return;
     }
     var p = parts(n), sum = 0, at = 0;
@@ -206,19 +222,20 @@
     }
     g.setAttribute('aria-label', path(n) + ', ' + areaName() + ' ' + human(size(n)));
     if (w >= 16 && h >= 16 && inside.length > 0) {
-      // The entries inside, each filled with its own parts and outlined.
-      inside.forEach(function (c) {
+      // Its parts, cut to the entries inside it; their outlines between.
+      var boxes = inside.map(function (c) {
         var r = place(c);
-        var cx = x + r[0] / FW * w, cy = y + r[1] / FH * h;
-        var cw = r[2] / FW * w, ch = r[3] / FH * h;
-        paint(c, cx, cy, cw, ch, g);
+        return [c, x + r[0] / FW * w, y + r[1] / FH * h, r[2] / FW * w, r[3] / FH * h];
+      });
+      paint(n, x, y, w, h, g, boxes);
+      boxes.forEach(function (b) {
         el('rect', {
-          'class': 'outline', 'data-i': c, x: cx, y: cy, width: cw, height: ch,
-          fill: 'none', stroke: '#fff', 'stroke-opacity': 0.8, 'stroke-width': 0.6
+          'class': 'outline', 'data-i': b[0], x: b[1], y: b[2], width: b[3], height: b[4],
+          fill: 'none', stroke: '#fff', 'stroke-width': 0.8
         }, g);
       });
     } else {
-      paint(n, x, y, w, h, g);
+      paint(n, x, y, w, h, g, null);
     }
     el('rect', { 'class': 'edge', x: x, y: y, width: w, height: h, fill: 'none', stroke: '#fff', 'stroke-width': 1.5 }, g);
     if (w >= 36 && h >= 15) {

@@ -74,7 +74,11 @@ fn data(page: &[u8]) -> (Value, Vec<Cell>) {
                 name: e[1].clone(),
                 kind: n(2),
                 figures: [n(3), n(4), n(5), n(6)],
-                place: [8, 9, 10].map(|i| {
+                place: [8, 9, 10].map(|mut i| {
+                    // 1: as in the area before.
+                    while i > 8 && e[i] == 1 {
+                        i -= 1;
+                    }
                     let p = e[i].as_array()?;
                     Some(Place {
                         rect: [0, 1, 2, 3].map(|k| p[k].as_f64().unwrap()),

@@ -212,10 +212,11 @@ def areas(d, want, a, b):
 
 
 def stripes(d):
-    """Every part drawn (solid, hatched, dotted) lies inside the outline of
-    the entry it belongs to: its own cell's edge, or the outline of an
-    entry inside the cell; a cell whose entries are drawn inside it has no
-    part of its own. In every area."""
+    """Every part drawn (solid, hatched, dotted) lies inside an outline: a
+    cell whose entries are drawn inside it has its parts cut to each
+    entry's outline (none crosses one), any other cell's parts lie inside
+    its edge. Some hatching lies inside entries, so something is checked.
+    In every area."""
     count = 0
     for k in range(3):
         d.execute_script("sduArea(arguments[0]);", k)
@@ -239,12 +240,13 @@ def stripes(d):
               var nested = Object.keys(outlines).length > 0;
               g.querySelectorAll('rect.part').forEach(function (p) {
                 n++;
-                var of = p.dataset.of, b = box(p);
-                if ((p.getAttribute('fill') || '').indexOf('hatch') >= 0 && of !== self) { hatched++; }
-                var frame = of === self ? edge : outlines[of];
-                if (of === self && nested) { out.push('cell ' + self + ' paints across its entries'); }
-                else if (!frame) { out.push('part of ' + of + ' in ' + self + ' without an outline'); }
-                else if (!inside(b, frame)) { out.push('part of ' + of + ' at ' + b + ' outside ' + frame); }
+                var within = p.dataset['in'], b = box(p);
+                if (p.dataset.of !== self) { out.push('a part of ' + p.dataset.of + ' in ' + self); }
+                if (within !== undefined && (p.getAttribute('fill') || '').indexOf('hatch') >= 0) { hatched++; }
+                var frame = within === undefined ? edge : outlines[within];
+                if (within === undefined && nested) { out.push('cell ' + self + ' paints across its entries'); }
+                else if (!frame) { out.push('a part in ' + within + ' of ' + self + ' without an outline'); }
+                else if (!inside(b, frame)) { out.push('a part of ' + self + ' at ' + b + ' outside ' + frame); }
               });
             });
             return [out, n, hatched];""")
