@@ -294,23 +294,9 @@ pub(crate) struct Cli {
     #[arg(long, help_heading = "Output")]
     pub(crate) json: bool,
 
-    /// Write a zoomable treemap of the scan to FILE (- for standard
-    /// output) instead of the report: one HTML page that needs no network
-    /// and no server; every file is in it (as with -a), -d limits its depth
-    #[arg(
-        long,
-        value_name = "FILE",
-        value_hint = ValueHint::FilePath,
-        conflicts_with_all = [ArgId::Json, ArgId::Du, ArgId::Tree, ArgId::Interactive, ArgId::ToFree, ArgId::Export, ArgId::Null, ArgId::Sort, ArgId::Reverse, ArgId::Top, ArgId::MinSize, ArgId::Threshold, ArgId::FilesOnly, ArgId::OlderThan, ArgId::Time, ArgId::ApparentSize, ArgId::Bytes, ArgId::Inodes],
-        help_heading = "Output"
-    )]
-    pub(crate) html: Option<OsString>,
-
-    /// What each rectangle's area of the --html page stands for when it
-    /// opens (the page can switch): the space on disk (Exclusive + Shared,
-    /// shared data counted once; the default), du's Total, or Reclaimable
-    #[arg(long, value_name = "AREA", requires = ArgId::Html, help_heading = "Output")]
-    pub(crate) html_area: Option<HtmlArea>,
+    /// `--html FILE` and `--html-area`.
+    #[command(flatten)]
+    pub(crate) page: page::PageArgs,
 
     /// Produce a grand total
     #[arg(short = 'c', long, help_heading = "Output")]
@@ -493,25 +479,6 @@ pub(crate) enum ColorWhen {
     Auto,
     Always,
     Never,
-}
-
-/// `--html-area`: what the page's rectangles first stand for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum HtmlArea {
-    Disk,
-    Total,
-    Reclaimable,
-}
-
-impl HtmlArea {
-    /// The figure the page opens with; `None`: the space on disk.
-    pub(crate) fn figure(self) -> Option<Figure> {
-        match self {
-            HtmlArea::Disk => None,
-            HtmlArea::Total => Some(Figure::Total),
-            HtmlArea::Reclaimable => Some(Figure::Reclaimable),
-        }
-    }
 }
 
 /// What `--generate` prints.
@@ -722,6 +689,8 @@ fn unit_flags(scan: &Scan) -> Vec<UnitFlag> {
         })
         .collect()
 }
+
+pub(crate) mod page;
 
 #[cfg(test)]
 mod tests;

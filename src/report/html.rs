@@ -168,7 +168,11 @@ fn write_data(
             }
             Some(id) => {
                 json_str(&display(tree.name(id)), &mut line);
-                (kind_code(tree.kind(id)), tree.figures(id), bound_code(tree.bound(id)))
+                (
+                    kind_code(tree.kind(id)),
+                    tree.figures(id),
+                    bound_code(tree.bound(id)),
+                )
             }
         };
         line.extend_from_slice(
@@ -182,7 +186,11 @@ fn write_data(
             match p {
                 None => line.extend_from_slice(b",0"),
                 Some(_) if a > 0 && it.place[a - 1] == *p => line.extend_from_slice(b",1"),
-                Some(Place { rect: [x, y, w, h], size, hidden }) => {
+                Some(Place {
+                    rect: [x, y, w, h],
+                    size,
+                    hidden,
+                }) => {
                     line.extend_from_slice(format!(",[{x},{y},{w},{h},{size}").as_bytes());
                     if it.node.is_none() {
                         line.extend_from_slice(format!(",{hidden}").as_bytes());

@@ -484,7 +484,13 @@ fn the_page_in_a_browser_on_reflinked_xfs() {
         .arg(&script)
         .arg("check")
         .args([&page_file, &shot, &expected])
-        .args(["srv/backups", "srv/backups", "srv/builds", "srv/logs", "srv/other"]));
+        .args([
+            "srv/backups",
+            "srv/backups",
+            "srv/builds",
+            "srv/logs",
+            "srv/other",
+        ]));
     match out.code {
         Some(0) => {}
         Some(77) | None | Some(127) => {

@@ -146,7 +146,11 @@ fn select(tree: &Tree, top: NodeId, area: Area, max_depth: Option<u32>) -> Vec<N
             .collect();
         let sum = sizes.iter().map(|s| s.1).fold(0, u64::saturating_add);
         let whole = size.max(sum).max(1) as f64;
-        let depth = if id == NodeId::TOP { 0 } else { tree.depth(id) + 1 };
+        let depth = if id == NodeId::TOP {
+            0
+        } else {
+            tree.depth(id) + 1
+        };
         for (k, (kid, s)) in sizes.into_iter().enumerate() {
             if s > 0 && s as f64 / whole * frame >= MIN_AREA {
                 heap.push((s, Reverse((depth, seq, k as u32)), kid));
