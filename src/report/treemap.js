@@ -102,6 +102,9 @@
     if (k > 0) {
       return '(' + k + ' smaller ' + (k === 1 ? 'entry' : 'entries') + ')';
     }
+    if (D.areas[area] === 'reclaimable') {
+      return '(freed only by several of its entries together)';
+    }
     return '(the rest of ' + E[E[n][PARENT]][NAME] + ')';
   }
 

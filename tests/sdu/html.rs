@@ -340,17 +340,16 @@ fn a_wide_directory_is_drawn_down_to_the_budget() {
     assert!(cells.len() <= 12_002, "{} cells", cells.len());
     let others: Vec<&Cell> = cells.iter().filter(|c| c.kind == 4).collect();
     assert_eq!(others.len(), 1);
-    for a in 0..3 {
+    for (a, area) in AREAS.iter().enumerate() {
         let drawn = cells
             .iter()
             .filter(|c| c.kind == 1 && c.place[a].is_some())
             .count() as u64;
-        assert!(drawn >= 11_000, "{drawn} drawn in {}", AREAS[a]);
+        assert!(drawn >= 11_000, "{drawn} drawn in {area}");
         assert_eq!(
             others[0].place[a].as_ref().unwrap().hidden,
             Some(15_000 - drawn),
-            "{drawn} drawn in {}",
-            AREAS[a]
+            "{drawn} drawn in {area}"
         );
     }
     assert_layouts(&cells);

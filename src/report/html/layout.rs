@@ -131,13 +131,17 @@ fn count(tree: &Tree, max_depth: Option<u32>) -> u64 {
     n
 }
 
+/// An entry that may be drawn: its size, then (reversed) its depth, the
+/// order its parent was taken in and its place among its siblings.
+type Candidate = (u64, Reverse<(u32, u32, u32)>, NodeId);
+
 /// The entries drawn in `area`, from `top` (a root, or [`NodeId::TOP`]).
 fn select(tree: &Tree, top: NodeId, area: Area, max_depth: Option<u32>) -> Vec<NodeId> {
     let frame = f64::from(FRAME_W) * f64::from(FRAME_H);
     // Largest first; ties by depth, then by the order their parents were
     // taken in and their place among their siblings (by name), so that the
     // choice does not depend on how the scan numbered its nodes.
-    let mut heap: BinaryHeap<(u64, Reverse<(u32, u32, u32)>, NodeId)> = BinaryHeap::new();
+    let mut heap: BinaryHeap<Candidate> = BinaryHeap::new();
     let mut taken = Vec::new();
     let push = |heap: &mut BinaryHeap<_>, id: NodeId, seq: u32| {
         let size = size_of(tree, id, area, max_depth);
