@@ -143,18 +143,15 @@ fn select(tree: &Tree, top: NodeId, area: Area, max_depth: Option<u32>) -> Vec<N
     // choice does not depend on how the scan numbered its nodes.
     let mut heap: BinaryHeap<Candidate> = BinaryHeap::new();
     let mut taken = Vec::new();
-    let push = |heap: &mut BinaryHeap<_>, id: NodeId, seq: u32| {
+    // `depth`: the depth of `id`'s entries, carried down rather than found
+    // by climbing, which would cost the depth at each entry.
+    let push = |heap: &mut BinaryHeap<_>, id: NodeId, depth: u32, seq: u32| {
         let size = size_of(tree, id, area, max_depth);
         let sizes: Vec<(NodeId, u64)> = listed(tree, id, max_depth)
             .map(|k| (k, area.size(&tree.figures(k))))
             .collect();
         let sum = sizes.iter().map(|s| s.1).fold(0, u64::saturating_add);
         let whole = size.max(sum).max(1) as f64;
-        let depth = if id == NodeId::TOP {
-            0
-        } else {
-            tree.depth(id) + 1
-        };
         for (k, (kid, s)) in sizes.into_iter().enumerate() {
             if s > 0 && s as f64 / whole * frame >= MIN_AREA {
                 heap.push((s, Reverse((depth, seq, k as u32)), kid));
@@ -162,11 +159,13 @@ fn select(tree: &Tree, top: NodeId, area: Area, max_depth: Option<u32>) -> Vec<N
         }
     };
     taken.push(top);
-    push(&mut heap, top, 0);
+    push(&mut heap, top, u32::from(top != NodeId::TOP), 0);
     while taken.len() < BUDGET {
-        let Some((_, _, id)) = heap.pop() else { break };
+        let Some((_, Reverse((depth, _, _)), id)) = heap.pop() else {
+            break;
+        };
         taken.push(id);
-        push(&mut heap, id, taken.len() as u32);
+        push(&mut heap, id, depth + 1, taken.len() as u32);
     }
     taken
 }
