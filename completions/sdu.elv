@@ -38,6 +38,7 @@ set edit:completion:arg-completer[sdu] = {|@words|
             cand --time 'Show the time of the last modification of any file in the entry (or, with WORD, atime, access, use, ctime or status)'
             cand --time-style 'Show times using STYLE: full-iso, long-iso (the default), iso, or +FORMAT (as date''s); the TIME_STYLE variable when not given'
             cand --html 'Write a zoomable treemap of the scan to FILE (- for standard output) instead of the report: one HTML page that needs no network and no server; every file is in it (as with -a), -d limits its depth'
+            cand --html-area 'What each rectangle''s area of the --html page stands for when it opens (the page can switch): the space on disk (Exclusive + Shared, shared data counted once; the default), du''s Total, or Reclaimable'
             cand --color 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never (ncdu''s dark and dark-bg are auto, off is never)'
             cand -j 'Worker threads [default: the number of CPUs, or 8 when the tree is not in memory (cold cache): threads that wait on the disk; 4 on XFS, where more wait on each other''s inode reads, and as root on Btrfs, where one search reads many inodes]'
             cand --threads 'Worker threads [default: the number of CPUs, or 8 when the tree is not in memory (cold cache): threads that wait on the disk; 4 on XFS, where more wait on each other''s inode reads, and as root on Btrfs, where one search reads many inodes]'

@@ -27,6 +27,9 @@ long-iso\t''
 iso\t''
 +FORMAT\t''"
 complete -c sdu -l html -d 'Write a zoomable treemap of the scan to FILE (- for standard output) instead of the report: one HTML page that needs no network and no server; every file is in it (as with -a), -d limits its depth' -r -F
+complete -c sdu -l html-area -d 'What each rectangle\'s area of the --html page stands for when it opens (the page can switch): the space on disk (Exclusive + Shared, shared data counted once; the default), du\'s Total, or Reclaimable' -r -f -a "disk\t''
+total\t''
+reclaimable\t''"
 complete -c sdu -l color -d 'Colour the tree view: auto (when stdout is a terminal and NO_COLOR is unset or empty), always, or never (ncdu\'s dark and dark-bg are auto, off is never)' -r -f -a "auto\t''
 always\t''
 never\t''"

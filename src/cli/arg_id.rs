@@ -116,6 +116,8 @@ arg_ids! {
     Json = "json",
     /// `--html`.
     Html = "html",
+    /// `--html-area`.
+    HtmlArea = "html_area",
     /// `-c`, `--total`.
     Total = "total",
     /// `-0`, `--null`.

@@ -295,17 +295,9 @@ pub(crate) struct Cli {
     #[arg(long, help_heading = "Output")]
     pub(crate) json: bool,
 
-    /// Write a zoomable treemap of the scan to FILE (- for standard
-    /// output) instead of the report: one HTML page that needs no network
-    /// and no server; every file is in it (as with -a), -d limits its depth
-    #[arg(
-        long,
-        value_name = "FILE",
-        value_hint = ValueHint::FilePath,
-        conflicts_with_all = [ArgId::Json, ArgId::Du, ArgId::Tree, ArgId::Interactive, ArgId::ToFree, ArgId::Export, ArgId::Null, ArgId::Sort, ArgId::Reverse, ArgId::Top, ArgId::MinSize, ArgId::Threshold, ArgId::FilesOnly, ArgId::OlderThan, ArgId::Time, ArgId::ApparentSize, ArgId::Bytes, ArgId::Inodes],
-        help_heading = "Output"
-    )]
-    pub(crate) html: Option<OsString>,
+    /// `--html FILE` and `--html-area`.
+    #[command(flatten)]
+    pub(crate) page: page::PageArgs,
 
     /// Produce a grand total
     #[arg(short = 'c', long, help_heading = "Output")]
@@ -688,5 +680,7 @@ fn unit_flags(scan: &Scan) -> Vec<UnitFlag> {
 }
 
 pub(crate) mod export;
+pub(crate) mod page;
+
 #[cfg(test)]
 mod tests;

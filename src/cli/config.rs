@@ -240,7 +240,7 @@ fn take(cli: &mut Cli, from: Cli, id: ArgId, excludes: (&mut Vec<OsString>, &mut
         ArgId::ExcludeFrom => excludes.1.extend(from.exclude_from),
         ArgId::Threads => cli.threads = from.threads,
         ArgId::Color => cli.color = from.color,
-        ArgId::Sort if cli.html.is_none() => cli.sort = from.sort,
+        ArgId::Sort if cli.page.html.is_none() => cli.sort = from.sort,
         _ => {}
     }
 }

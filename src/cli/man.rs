@@ -259,14 +259,20 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
         "THE HTML PAGE",
         &[
             "--html FILE (- for standard output) writes one HTML page instead of the report: a \
-             squarified treemap of the scan, each rectangle's area its Total. The page needs no \
-             network and no server: its style, its script and its data are inside it. Every \
-             file is in it, as with -a; -d N limits its depth; with --import FILE it draws a \
-             saved scan.",
+             squarified treemap of the scan. A choice in the page, and --html-area for the one \
+             it opens with, says what each rectangle's area is: disk, the space its data takes \
+             (Exclusive + Shared, the default: du's Total counts shared data once per file, so \
+             on a snapshot-heavy filesystem most of a map by Total is data counted again), \
+             total, or reclaimable. The page needs no network and no server: its style, its \
+             script and its data are inside it. Every file is in it, as with -a; -d N limits \
+             its depth; with --import FILE it draws a saved scan.",
             "Each rectangle is split along its longer side into what is exclusive (solid blue), \
              shared and freed with it (blue hatching), shared and held elsewhere too (orange \
              hatching, the other way) and counted again, du's extra count of shared data \
-             (light grey): the two blue parts are its Reclaimable. The hatching tells shared \
+             (light grey, by Total only): the two blue parts are its Reclaimable. A \
+             directory's parts are cut to the outlines of the entries drawn inside it; the rest \
+             of a directory, its entries too small to draw, is dotted and labelled in italics \
+             in parentheses, \"(37 smaller entries)\". The hatching tells shared \
              data apart in print and without colour; blue and orange stay apart for the common \
              kinds of colour blindness.",
             "Click a directory (or focus it and press Enter) to zoom in; the breadcrumb, Escape \

@@ -190,7 +190,7 @@ pub(crate) fn resolve(mut cli: Cli, env: &Env) -> Result<Resolved, UsageError> {
         index_memory,
         roots,
     };
-    let html = cli.html.clone();
+    let html = cli.page.html.clone();
     let config = config(cli, env, du_mode, checked);
     Ok(Resolved {
         config,
@@ -384,6 +384,7 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
         width: env.stdout_columns.map(usize::from),
         quote_names: env.stdout_terminal,
         ascii_marks: !sdu::utf8_locale_with(&env.vars),
+        html_area: cli.page.area(),
     };
     Config {
         // --older-than goes by the --time field, else by mtime.
@@ -443,7 +444,7 @@ fn walk_options(
         one_file_system: cli.one_file_system,
         count_links: cli.count_links,
         // The page draws files too.
-        all: cli.all || cli.files_only || cli.html.is_some(),
+        all: cli.all || cli.files_only || cli.page.html.is_some(),
         excludes: Excludes::new(excludes),
         exclude_caches: cli.exclude_caches,
         exclude_kernfs: cli.exclude_kernfs,
@@ -481,7 +482,7 @@ fn as_meant(f: Figure, total: Figure) -> Figure {
 /// The report's format: `--html`, `--json`, else `--du`'s, else `--tree`,
 /// else the table.
 fn format(cli: &Cli, total: Figure) -> Format {
-    if cli.html.is_some() {
+    if cli.page.html.is_some() {
         return Format::Html;
     }
     match (cli.json, cli.du, cli.tree) {

@@ -2,18 +2,21 @@
 //! of the scan. The page fetches nothing: its style, its script
 //! (`treemap.js`, built into the binary) and its data are all inline.
 //!
-//! The layout is computed here ([`super::squarify`]); the script only
-//! draws, zooms and explains. Each drawn entry's rectangle is given in its
-//! parent's frame: the [`FRAME_W`] × [`FRAME_H`] rectangle the parent fills
-//! when the page is zoomed into it, so that zooming shows a directory's
-//! entries as squarely as the root's. Drawn inside a smaller rectangle, a
-//! frame is scaled to it, which keeps every area proportional.
+//! The layout is computed here ([`layout`], with [`super::squarify`]), once
+//! for each area the page offers: Total, the space on disk (Exclusive +
+//! Shared) and Reclaimable; the script only draws, zooms, switches areas
+//! and explains. Each drawn entry's rectangle is given in its parent's
+//! frame: the 960 × 600 rectangle the parent fills when the page is zoomed
+//! into it, so that zooming shows a directory's entries as squarely as the
+//! root's. Drawn inside a smaller rectangle, a frame is scaled to it,
+//! which keeps every area proportional.
 //!
-//! Size: the largest entries (by Total) are drawn, down to [`MIN_AREA`]
-//! in their parent's frame and at most [`BUDGET`] of them; what a
+//! Size: in each area the largest entries are drawn, down to 12 square
+//! pixels of their parent's frame and at most 12,000 of them; what a
 //! directory holds beyond its drawn entries (the smaller entries and its
-//! own blocks) is one rectangle, "other", so the page stays small however
-//! many entries the tree has (docs/decisions.md, "Small choices").
+//! own blocks) is one rectangle, its rest, so the page stays small however
+//! many entries the tree has (docs/decisions.md, "Small choices"). The page
+//! is streamed: sdu holds its layout, never the page.
 //!
 //! The data is one JSON document in a `<script type="application/json">`
 //! element: every `<`, `>` and `&` in it is written `\u003c`, `\u003e`,
@@ -22,43 +25,38 @@
 //! shown as ls quotes it (`$'\n'`). Its layout ([`write_data`]):
 //!
 //! ```text
-//! {"sdu":1,"w":960,"h":600,"multi":false,"title":"srv","old":false,
-//!  "entries":N,"drawn":M,
-//!  "e":[[parent,name,kind,total,exclusive,shared,reclaimable,bound,x,y,w,h],...]}
+//! {"sdu":2,"w":960,"h":600,"multi":false,"title":"srv","old":false,
+//!  "areas":["total","disk","reclaimable"],"area":1,"entries":N,"drawn":M,
+//!  "e":[[parent,name,kind,total,exclusive,shared,reclaimable,bound,P0,P1,P2],...]}
 //! ```
 //!
-//! `entries` is how many entries the scan reported, `drawn` how many of
-//! them the page holds. `e` lists the drawn entries parents first;
-//! `parent` is an index into `e` (-1 for the top: the root, or with
-//! several roots, `"multi":true`, a rectangle holding them all). `kind`: 0 a directory, 1 a file, 2 a symlink, 3
-//! another kind of file, 4 "other" (its `name` is then the number of
-//! entries it stands for, and only its Total is known: the other figures
-//! are 0). `bound`: 1 when deleting may free less than Reclaimable, 2 more,
-//! 3 either. `x y w h`: the rectangle in the parent's frame, in tenths of
-//! a pixel. With an earlier scan to compare with (`"old":true`), each
-//! entry has a 13th field: its Total then, or `null` if it was not there;
-//! the page then offers to colour by growth.
+//! `areas` names the three areas, `area` the one the page opens with
+//! (`--html-area`). `entries` is how many entries the scan reported,
+//! `drawn` how many of them the page holds. `e` lists the items parents
+//! first; `parent` is an index into `e` (-1 for the top: the root, or with
+//! several roots, `"multi":true`, a rectangle holding them all). `kind`: 0
+//! a directory, 1 a file, 2 a symlink, 3 another kind of file, 4 a rest
+//! (its `name` is `null` and its figures are 0: it is no entry). `bound`: 1
+//! when deleting may free less than Reclaimable, 2 more, 3 either. `P0 P1
+//! P2`: where the item is drawn in each area of `areas`, `0` when it is not
+//! drawn there, `1` when drawn as in the area before, else
+//! `[x,y,w,h,size]`: the rectangle in the parent's frame, in tenths of a
+//! pixel, and the item's size in that area; a rest's has a sixth number,
+//! how many of its directory's entries it stands for. With an
+//! earlier scan to compare with (`"old":true`), each item has a 12th field:
+//! its Total then, or `null` if it was not there; the page then offers to
+//! colour by growth.
 
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 
 use super::options::ReportOptions;
-use super::select::{NO_PARENT, Rows};
-use super::squarify::{Rect, squarify};
-use crate::figures::{Kind, Stats};
+use crate::figures::{Bound, Figure, Kind, Stats};
 use crate::records::NodeId;
 use crate::tree::Tree;
 
-/// The frame's width and height, in pixels.
-pub(crate) const FRAME_W: u32 = 960;
-/// See [`FRAME_W`].
-pub(crate) const FRAME_H: u32 = 600;
-/// The most entries drawn.
-const BUDGET: usize = 12_000;
-/// The smallest area an entry is drawn with, in square pixels of its
-/// parent's frame: smaller ones go into the parent's "other".
-const MIN_AREA: f64 = 12.0;
-/// Coordinates are written in tenths of a pixel.
-const UNITS: f64 = 10.0;
+mod layout;
+
+use layout::{Area, FRAME_H, FRAME_W, Layout, Place};
 
 /// The page's template, style included.
 const TEMPLATE: &str = include_str!("treemap.html");
@@ -69,20 +67,20 @@ const SCRIPT: &str = include_str!("treemap.js");
 /// did not have the entry), for the page's growth colouring.
 pub(crate) type OldTotal<'a> = &'a dyn Fn(NodeId) -> Option<u64>;
 
-/// One rectangle of the page.
-struct Tile {
-    /// The row it shows (`None`: the top of several roots, or "other").
-    row: Option<u32>,
-    /// "other": how many entries it stands for.
-    other: Option<u64>,
-    total: u64,
-    /// Its rectangle in its parent's frame, in [`UNITS`].
-    rect: [i64; 4],
-    parent: i64,
+/// The area the page opens with: `--html-area`'s figure (Total or
+/// Reclaimable), else the space on disk.
+fn first_area(opts: &ReportOptions) -> Area {
+    match opts.html_area {
+        Some(Figure::Total) => Area::Total,
+        Some(Figure::Reclaimable) => Area::Reclaimable,
+        _ => Area::Disk,
+    }
 }
 
 /// Writes the page of `tree`: the entries `opts.max_depth` reaches,
-/// `title` in its heading, `old` the earlier scan to compare with.
+/// `title` in its heading, `old` the earlier scan to compare with. The
+/// page is streamed to `out`: what it holds is the layout, a few
+/// thousand entries, however many the scan has.
 pub(super) fn write(
     out: &mut dyn Write,
     tree: &Tree,
@@ -90,248 +88,127 @@ pub(super) fn write(
     title: &[u8],
     old: Option<OldTotal<'_>>,
 ) -> io::Result<()> {
-    let rows = Rows::collect(tree, opts.max_depth);
-    let items = layout(&rows);
-    let mut data = Vec::with_capacity(items.len() * 96 + 256);
-    write_data(&mut data, &rows, &items, title, old, tree);
-    let mut page = Vec::with_capacity(data.len() + TEMPLATE.len() + SCRIPT.len());
+    let lay = layout::layout(tree, opts.max_depth);
+    let mut out = BufWriter::with_capacity(1 << 16, out);
     let mut t = TEMPLATE;
-    for (marker, what) in [
-        ("@TITLE@", Part::Title),
-        ("@DATA@", Part::Data),
-        ("@SCRIPT@", Part::Script),
-    ] {
+    for marker in ["@TITLE@", "@DATA@", "@SCRIPT@"] {
         let at = t.find(marker).expect("the template holds every marker");
-        page.extend_from_slice(&t.as_bytes()[..at]);
-        match what {
-            Part::Title => html_text(&display(title), &mut page),
-            Part::Data => page.extend_from_slice(&data),
-            Part::Script => page.extend_from_slice(SCRIPT.as_bytes()),
+        out.write_all(&t.as_bytes()[..at])?;
+        match marker {
+            "@TITLE@" => {
+                let mut v = Vec::new();
+                html_text(&display(title), &mut v);
+                out.write_all(&v)?;
+            }
+            "@DATA@" => write_data(&mut out, &lay, tree, title, first_area(opts), old)?,
+            _ => out.write_all(SCRIPT.as_bytes())?,
         }
         t = &t[at + marker.len()..];
     }
-    page.extend_from_slice(t.as_bytes());
-    out.write_all(&page)
+    out.write_all(t.as_bytes())?;
+    out.flush()
 }
 
-enum Part {
-    Title,
-    Data,
-    Script,
-}
-
-/// The rows' children, each list largest first.
-fn children(rows: &Rows) -> (Vec<Vec<u32>>, Vec<u32>) {
-    let mut kids: Vec<Vec<u32>> = vec![Vec::new(); rows.len()];
-    let mut roots = Vec::new();
-    for i in 0..rows.len() as u32 {
-        match rows.row(i).parent {
-            NO_PARENT => roots.push(i),
-            p => kids[p as usize].push(i),
-        }
-    }
-    let total = |i: &u32| std::cmp::Reverse(rows.row(*i).figures.total);
-    for k in &mut kids {
-        k.sort_by_key(total);
-    }
-    (kids, roots)
-}
-
-/// Which rows are drawn, and where: the items, parents first.
-fn layout(rows: &Rows) -> Vec<Tile> {
-    let (kids, roots) = children(rows);
-    // The top: the one root, or all of them in a rectangle of their own.
-    let top_total: u64 = roots
-        .iter()
-        .map(|&r| rows.row(r).figures.total)
-        .fold(0, u64::saturating_add);
-    // Largest first, parents before their children (a parent's Total is
-    // at least its child's; ties go by depth): a row is drawn when its
-    // parent is, its share of the parent's frame is at least MIN_AREA,
-    // and the budget is not spent.
-    let mut order: Vec<u32> = (0..rows.len() as u32)
-        .filter(|&i| rows.row(i).figures.total > 0)
-        .collect();
-    order.sort_by_key(|&i| {
-        let r = rows.row(i);
-        (std::cmp::Reverse(r.figures.total), r.depth, i)
-    });
-    let mut drawn = vec![false; rows.len()];
-    let frame_area = f64::from(FRAME_W) * f64::from(FRAME_H);
-    let single = roots.len() == 1;
-    let mut count = 0;
-    for &i in &order {
-        if count >= BUDGET {
-            break;
-        }
-        let r = rows.row(i);
-        let (parent_drawn, parent_total) = match r.parent {
-            NO_PARENT if single => (true, r.figures.total),
-            NO_PARENT => (true, top_total),
-            p => (drawn[p as usize], rows.row(p).figures.total),
-        };
-        let area = r.figures.total as f64 / parent_total.max(1) as f64 * frame_area;
-        if parent_drawn && (area >= MIN_AREA || (single && r.parent == NO_PARENT)) {
-            drawn[i as usize] = true;
-            count += 1;
-        }
-    }
-    let full = [
-        0,
-        0,
-        i64::from(FRAME_W) * UNITS as i64,
-        i64::from(FRAME_H) * UNITS as i64,
-    ];
-    let mut items = Vec::with_capacity(count + 1);
-    // (item, its rows' children to lay out) in pre-order.
-    let mut stack: Vec<(usize, Vec<u32>, u64)> = Vec::new();
-    if single {
-        let r = roots[0];
-        items.push(Tile {
-            row: Some(r),
-            other: None,
-            total: rows.row(r).figures.total,
-            rect: full,
-            parent: -1,
-        });
-        stack.push((0, kids[r as usize].clone(), rows.row(r).figures.total));
-    } else {
-        items.push(Tile {
-            row: None,
-            other: None,
-            total: top_total,
-            rect: full,
-            parent: -1,
-        });
-        let mut r = roots.clone();
-        r.sort_by_key(|&i| std::cmp::Reverse(rows.row(i).figures.total));
-        stack.push((0, r, top_total));
-    }
-    while let Some((at, list, total)) = stack.pop() {
-        let shown: Vec<u32> = list
-            .iter()
-            .copied()
-            .filter(|&c| drawn[c as usize])
-            .collect();
-        if shown.is_empty() {
-            continue;
-        }
-        let sum: u64 = shown
-            .iter()
-            .map(|&c| rows.row(c).figures.total)
-            .fold(0, u64::saturating_add);
-        let rest = total.saturating_sub(sum);
-        let hidden = (list.len() - shown.len()) as u64;
-        // The rectangles, largest first, "other" among them by its size.
-        let mut sizes: Vec<(u64, Option<u32>)> = shown
-            .iter()
-            .map(|&c| (rows.row(c).figures.total, Some(c)))
-            .collect();
-        if rest > 0 {
-            sizes.push((rest, None));
-        }
-        sizes.sort_by_key(|s| std::cmp::Reverse(s.0));
-        let totals: Vec<u64> = sizes.iter().map(|s| s.0).collect();
-        let frame = Rect {
-            x: 0.0,
-            y: 0.0,
-            w: f64::from(FRAME_W),
-            h: f64::from(FRAME_H),
-        };
-        let rects = squarify(&totals, frame);
-        let first = items.len();
-        for ((size, row), r) in sizes.iter().zip(&rects) {
-            items.push(Tile {
-                row: *row,
-                other: row.is_none().then_some(hidden),
-                total: *size,
-                rect: units(r),
-                parent: at as i64,
-            });
-        }
-        // Children's children next, the first child's on top of the stack.
-        for k in (first..items.len()).rev() {
-            if let Some(row) = items[k].row {
-                stack.push((k, kids[row as usize].clone(), items[k].total));
-            }
-        }
-    }
-    items
-}
-
-/// A rectangle in [`UNITS`], its edges rounded (so that neighbours still
-/// touch).
-fn units(r: &Rect) -> [i64; 4] {
-    let u = |v: f64| (v * UNITS).round() as i64;
-    let (x0, y0, x1, y1) = (u(r.x), u(r.y), u(r.x + r.w), u(r.y + r.h));
-    [x0, y0, x1 - x0, y1 - y0]
+/// A bound as the page codes it: 1 at most, 2 at least, 3 either.
+fn bound_code(b: Bound) -> u8 {
+    u8::from(b.at_most()) | (u8::from(b.at_least()) << 1)
 }
 
 /// Writes the page's JSON document.
 fn write_data(
-    out: &mut Vec<u8>,
-    rows: &Rows,
-    items: &[Tile],
-    title: &[u8],
-    old: Option<OldTotal<'_>>,
+    out: &mut dyn Write,
+    lay: &Layout,
     tree: &Tree,
-) {
-    let multi = items.first().is_some_and(|i| i.row.is_none());
-    out.extend_from_slice(
-        format!("{{\"sdu\":1,\"w\":{FRAME_W},\"h\":{FRAME_H},\"multi\":{multi},\"title\":")
+    title: &[u8],
+    area: Area,
+    old: Option<OldTotal<'_>>,
+) -> io::Result<()> {
+    let multi = lay.items[0].node == Some(NodeId::TOP);
+    let mut line = Vec::with_capacity(256);
+    line.extend_from_slice(
+        format!("{{\"sdu\":2,\"w\":{FRAME_W},\"h\":{FRAME_H},\"multi\":{multi},\"title\":")
             .as_bytes(),
     );
-    json_str(&display(title), out);
-    out.extend_from_slice(
+    json_str(&display(title), &mut line);
+    let areas = Area::ALL.map(|a| format!("\"{}\"", a.name())).join(",");
+    let drawn = lay
+        .items
+        .iter()
+        .filter(|i| i.node.is_some_and(|n| n != NodeId::TOP))
+        .count();
+    line.extend_from_slice(
         format!(
-            ",\"old\":{},\"entries\":{},\"drawn\":{},\"e\":[",
+            ",\"old\":{},\"areas\":[{areas}],\"area\":{},\"entries\":{},\"drawn\":{drawn},\"e\":[",
             old.is_some(),
-            rows.len(),
-            items.iter().filter(|i| i.other.is_none()).count()
+            area as u8,
+            lay.entries,
         )
         .as_bytes(),
     );
-    for (n, it) in items.iter().enumerate() {
+    out.write_all(&line)?;
+    for (n, it) in lay.items.iter().enumerate() {
+        line.clear();
         if n > 0 {
-            out.extend_from_slice(b",\n");
+            line.extend_from_slice(b",\n");
         }
-        out.extend_from_slice(format!("[{},", it.parent).as_bytes());
-        // `asked`: the row the earlier scan is asked about.
-        let (kind, figures, bound, asked) = match (it.row, it.other) {
-            (_, Some(hidden)) => {
-                out.extend_from_slice(hidden.to_string().as_bytes());
-                (4, Stats::default(), 0, None)
+        let parent = if it.parent == u32::MAX {
+            -1
+        } else {
+            i64::from(it.parent)
+        };
+        line.extend_from_slice(format!("[{parent},").as_bytes());
+        let (kind, figures, bound) = match it.node {
+            None => {
+                line.extend_from_slice(b"null");
+                (4, Stats::default(), 0)
             }
-            (Some(r), None) => {
-                let row = rows.row(r);
-                json_str(&display(rows.name(r)), out);
-                let b = u8::from(row.bound.at_most()) | (u8::from(row.bound.at_least()) << 1);
-                (kind_code(row.kind), row.figures, b, Some(r))
+            Some(NodeId::TOP) => {
+                json_str("all PATHs", &mut line);
+                (0, *tree.grand_total(), bound_code(tree.grand_bound()))
             }
-            (None, None) => {
-                json_str("all PATHs", out);
-                let b = tree.grand_bound();
-                let b = u8::from(b.at_most()) | (u8::from(b.at_least()) << 1);
-                (0, *tree.grand_total(), b, None)
+            Some(id) => {
+                json_str(&display(tree.name(id)), &mut line);
+                (
+                    kind_code(tree.kind(id)),
+                    tree.figures(id),
+                    bound_code(tree.bound(id)),
+                )
             }
         };
-        let [x, y, w, h] = it.rect;
-        out.extend_from_slice(
+        line.extend_from_slice(
             format!(
-                ",{kind},{},{},{},{},{bound},{x},{y},{w},{h}",
-                it.total, figures.exclusive, figures.shared, figures.reclaimable
+                ",{kind},{},{},{},{},{bound}",
+                figures.total, figures.exclusive, figures.shared, figures.reclaimable
             )
             .as_bytes(),
         );
-        if let Some(old) = old {
-            match asked.and_then(|r| old(rows.row(r).id)) {
-                Some(t) => out.extend_from_slice(format!(",{t}").as_bytes()),
-                None => out.extend_from_slice(b",null"),
+        for (a, p) in it.place.iter().enumerate() {
+            match p {
+                None => line.extend_from_slice(b",0"),
+                Some(_) if a > 0 && it.place[a - 1] == *p => line.extend_from_slice(b",1"),
+                Some(Place {
+                    rect: [x, y, w, h],
+                    size,
+                    hidden,
+                }) => {
+                    line.extend_from_slice(format!(",[{x},{y},{w},{h},{size}").as_bytes());
+                    if it.node.is_none() {
+                        line.extend_from_slice(format!(",{hidden}").as_bytes());
+                    }
+                    line.push(b']');
+                }
             }
         }
-        out.push(b']');
+        if let Some(old) = old {
+            match it.node.filter(|&n| n != NodeId::TOP).and_then(old) {
+                Some(t) => line.extend_from_slice(format!(",{t}").as_bytes()),
+                None => line.extend_from_slice(b",null"),
+            }
+        }
+        line.push(b']');
+        out.write_all(&line)?;
     }
-    out.extend_from_slice(b"]}");
+    out.write_all(b"]}")
 }
 
 /// The page's code for a kind of entry.
@@ -454,10 +331,16 @@ mod tests {
         let d = data(&page);
         assert_eq!(d["old"], false);
         let e = d["e"].as_array().unwrap();
-        assert!(e.iter().all(|e| e.as_array().unwrap().len() == 12), "{e:?}");
-        // r, a, b, c, and the "other" of r and of a (their own blocks);
-        // b and c hold nothing drawn.
+        assert!(e.iter().all(|e| e.as_array().unwrap().len() == 11), "{e:?}");
+        // r, a, b, c, and the rest of r and of a (their own blocks); b
+        // and c hold nothing drawn.
         assert_eq!(e.len(), 6, "{e:?}");
+        // Without sharing the three areas agree: each item is drawn alike
+        // in all three, written once.
+        for e in e {
+            assert!(e[8].is_array(), "{e:?}");
+            assert_eq!((&e[9], &e[10]), (&1.into(), &1.into()), "{e:?}");
+        }
         // b was not there before; the rest had half their Total.
         let old = |id: NodeId| (t.name(id) != b"b").then(|| t.figures(t.roots()[0]).total / 2);
         let mut page = Vec::new();
@@ -466,12 +349,12 @@ mod tests {
         assert_eq!(d["old"], true);
         for e in d["e"].as_array().unwrap() {
             let e = e.as_array().unwrap();
-            assert_eq!(e.len(), 13, "{e:?}");
+            assert_eq!(e.len(), 12, "{e:?}");
             let want = match (e[1].as_str(), e[2].as_u64()) {
                 (Some("b"), _) | (_, Some(4)) => serde_json::Value::Null,
                 _ => (4550656 / 2).into(),
             };
-            assert_eq!(e[12], want, "{e:?}");
+            assert_eq!(e[11], want, "{e:?}");
         }
     }
 

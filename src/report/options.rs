@@ -95,6 +95,9 @@ pub struct ReportOptions {
     /// `≤`, `≥`, `~` ([`crate::figures::Bound::mark`]): set when the
     /// locale is not UTF-8, as du would tell it.
     pub ascii_marks: bool,
+    /// `--html-area`: what the page's rectangles first stand for, Total or
+    /// Reclaimable; `None`, the space on disk (Exclusive + Shared).
+    pub html_area: Option<Figure>,
 }
 
 impl Default for ReportOptions {
@@ -124,6 +127,7 @@ impl Default for ReportOptions {
             width: None,
             quote_names: false,
             ascii_marks: false,
+            html_area: None,
         }
     }
 }

@@ -7,12 +7,14 @@
   var D = JSON.parse(document.getElementById('sdu-data').textContent);
   var E = D.e;
   var PARENT = 0, NAME = 1, KIND = 2, TOTAL = 3, EXCL = 4, SHARED = 5, RECL = 6,
-    BOUND = 7, X = 8, Y = 9, W = 10, H = 11, OLD = 12;
+    BOUND = 7, PLACE = 8, OLD = 11;
   // Before a bound Reclaimable, by its bits: at most, at least, both.
   var MARKS = ['', '\u2264', '\u2265', '~'];
   var MEANINGS = ['', 'at most: deleting may free less', 'at least: deleting may free more',
     'either way: deleting may free less or more'];
-  var DIR = 0, OTHER = 4;
+  var DIR = 0, REST = 4;
+  // The areas, in the order of D.areas: what a rectangle's area stands for.
+  var AREA_NAMES = { total: 'Total', disk: 'Space on disk', reclaimable: 'Reclaimable' };
   var FW = D.w * 10, FH = D.h * 10;
   var svg = document.getElementById('map');
   var NS = svg.namespaceURI;
@@ -28,6 +30,43 @@
   }
   var view = 0;
   var mode = 'share';
+  var area = D.area;
+
+  // Where item n is drawn in the current area: [x, y, w, h, size(, hidden)]
+  // in its parent's frame, or 0. The data writes 1 for "as in the area
+  // before".
+  function place(n) {
+    var a = area;
+    while (E[n][PLACE + a] === 1 && a > 0) {
+      a--;
+    }
+    return E[n][PLACE + a];
+  }
+
+  function size(n) {
+    return place(n) ? place(n)[4] : 0;
+  }
+
+  // The items drawn inside n in the current area.
+  function kidsIn(n) {
+    return kids[n].filter(function (c) { return place(c) !== 0; });
+  }
+
+  var AREA_MEANS = {
+    total: 'Total: what du counts, shared data once per file that holds it.',
+    disk: 'space on disk: Exclusive + Shared, its data counted once however many files share it.',
+    reclaimable: 'Reclaimable: what deleting it frees.'
+  };
+  // What a rest stands for, in each area.
+  var REST_MEANS = {
+    total: 'the directory\u2019s entries too small to draw, and its own blocks',
+    disk: 'the directory\u2019s entries too small to draw, and its own blocks',
+    reclaimable: 'the directory\u2019s entries too small to draw, and what only several of its entries free together'
+  };
+
+  function areaName() {
+    return AREA_NAMES[D.areas[area]];
+  }
 
   // du -h's format: 512, 1.5K, 11M (tenths rounded up below 10).
   function human(b) {
@@ -52,22 +91,36 @@
     return b.toLocaleString('en-US') + ' bytes';
   }
 
-  function isOther(n) {
-    return E[n][KIND] === OTHER;
+  function isRest(n) {
+    return E[n][KIND] === REST;
+  }
+
+  // A rest's label: it is no entry, so it is worded as no name can be
+  // read, and drawn in a style of its own (dotted, in italics).
+  function restLabel(n) {
+    var k = place(n) ? place(n)[5] : 0;
+    if (k > 0) {
+      return '(' + k + ' smaller ' + (k === 1 ? 'entry' : 'entries') + ')';
+    }
+    if (D.areas[area] === 'reclaimable') {
+      return '(freed only by several of its entries together)';
+    }
+    return '(the rest of ' + E[E[n][PARENT]][NAME] + ')';
   }
 
   function name(n) {
-    if (isOther(n)) {
-      return 'other (' + E[n][NAME] + ' smaller entries, and the directory itself)';
-    }
-    return E[n][NAME];
+    return isRest(n) ? restLabel(n) : E[n][NAME];
   }
 
   // The entry's path as sdu prints it: the root as given, then the names.
+  // A rest's is its directory's path and its label.
   function path(n) {
+    if (isRest(n)) {
+      return path(E[n][PARENT]) + ' ' + restLabel(n);
+    }
     var parts = [];
     while (n >= 0 && !(D.multi && n === 0)) {
-      parts.unshift(isOther(n) ? 'other' : E[n][NAME]);
+      parts.unshift(E[n][NAME]);
       n = E[n][PARENT];
     }
     if (parts.length === 0) {
@@ -77,11 +130,20 @@
     return parts.length === 0 ? root : root.replace(/\/+$/, '') + '/' + parts.join('/');
   }
 
-  // The four parts of a rectangle, in its Total's bytes: exclusive,
-  // shared and freed with it, shared and held elsewhere too, counted again.
+  // The parts of a rectangle, in bytes of its size in the current area:
+  // exclusive, shared and freed with it, shared and held elsewhere too,
+  // counted again (Total only). Reclaimable is its first two.
   function parts(n) {
     var e = E[n], ex = e[EXCL], sh = e[SHARED];
     var freed = Math.min(Math.max(e[RECL] - ex, 0), sh);
+    var name = D.areas[area];
+    if (name === 'reclaimable') {
+      var own = Math.min(ex, e[RECL]);
+      return [own, e[RECL] - own];
+    }
+    if (name === 'disk') {
+      return [ex, freed, sh - freed];
+    }
     return [ex, freed, sh - freed, Math.max(e[TOTAL] - ex - sh, 0)];
   }
   var FILLS = ['#0072b2', 'url(#hatch-freed)', 'url(#hatch-held)', '#e4e4e4'];
@@ -109,54 +171,90 @@
     return 'rgb(' + c.join(',') + ')';
   }
 
+  // Fills the rectangle of item n, inside g: its parts (or its growth, or
+  // the dots of a rest) along its longer side. With `inside`, the entries
+  // drawn in it ([item, x, y, w, h]), each part is cut to each entry's
+  // rectangle, a little inset, so that no hatching crosses an outline.
+  function paint(n, x, y, w, h, g, inside) {
+    var fill = function (f, a) {
+      var boxes = inside || [[null, x, y, w, h]];
+      boxes.forEach(function (b) {
+        var pad = inside ? Math.min(0.8, b[3] / 4, b[4] / 4) : 0;
+        var x0 = Math.max(a.x, b[1] + pad), y0 = Math.max(a.y, b[2] + pad);
+        var x1 = Math.min(a.x + a.width, b[1] + b[3] - pad);
+        var y1 = Math.min(a.y + a.height, b[2] + b[4] - pad);
+        if (x1 > x0 && y1 > y0) {
+          var r = el('rect', { x: x0, y: y0, width: x1 - x0, height: y1 - y0, fill: f, 'class': 'part', 'data-of': n }, g);
+          if (b[0] !== null) {
+            r.setAttribute('data-in', b[0]);
+          }
+        }
+      });
+    };
+    var all = { x: x, y: y, width: w, height: h };
+    if (isRest(n)) {
+      fill('url(#dots)', all);
+      return;
+    }
+    if (mode === 'growth') {
+      fill(growthFill(n), all);
+      return;
+    }
+    var p = parts(n), sum = 0, at = 0;
+    p.forEach(function (v) { sum += v; });
+    for (var k = 0; k < p.length && sum > 0; k++) {
+      if (p[k] <= 0) {
+        continue;
+      }
+      var f = p[k] / sum;
+      fill(FILLS[k], w >= h
+        ? { x: x + at * w, y: y, width: f * w, height: h }
+        : { x: x, y: y + at * h, width: w, height: f * h });
+      at += f;
+    }
+  }
+
   function drawCell(n, x, y, w, h) {
     var g = el('g', { 'class': 'cell', 'data-i': n, tabindex: 0 }, cells);
-    if (E[n][KIND] === DIR && kids[n].length > 0) {
+    var inside = kidsIn(n);
+    if (E[n][KIND] === DIR && inside.length > 0) {
       g.setAttribute('class', 'cell dir');
     }
-    g.setAttribute('aria-label', path(n) + ', ' + human(E[n][TOTAL]));
-    if (isOther(n)) {
-      el('rect', { x: x, y: y, width: w, height: h, fill: 'url(#dots)' }, g);
-    } else if (mode === 'growth') {
-      el('rect', { x: x, y: y, width: w, height: h, fill: growthFill(n) }, g);
-    } else {
-      var p = parts(n), sum = p[0] + p[1] + p[2] + p[3], at = 0;
-      for (var k = 0; k < 4 && sum > 0; k++) {
-        if (p[k] === 0) {
-          continue;
-        }
-        var f = p[k] / sum;
-        var a = w >= h
-          ? { x: x + at * w, y: y, width: f * w, height: h }
-          : { x: x, y: y + at * h, width: w, height: f * h };
-        a.fill = FILLS[k];
-        el('rect', a, g);
-        at += f;
-      }
+    if (isRest(n)) {
+      g.setAttribute('class', 'cell rest');
     }
-    // The entries inside, outlined.
-    if (w >= 16 && h >= 16) {
-      kids[n].forEach(function (c) {
-        var e = E[c];
+    g.setAttribute('aria-label', path(n) + ', ' + areaName() + ' ' + human(size(n)));
+    if (w >= 16 && h >= 16 && inside.length > 0) {
+      // Its parts, cut to the entries inside it; their outlines between.
+      var boxes = inside.map(function (c) {
+        var r = place(c);
+        return [c, x + r[0] / FW * w, y + r[1] / FH * h, r[2] / FW * w, r[3] / FH * h];
+      });
+      paint(n, x, y, w, h, g, boxes);
+      boxes.forEach(function (b) {
         el('rect', {
-          x: x + e[X] / FW * w, y: y + e[Y] / FH * h,
-          width: e[W] / FW * w, height: e[H] / FH * h,
-          fill: 'none', stroke: '#fff', 'stroke-opacity': 0.7, 'stroke-width': 0.6
+          'class': 'outline', 'data-i': b[0], x: b[1], y: b[2], width: b[3], height: b[4],
+          fill: 'none', stroke: '#fff', 'stroke-width': 0.8
         }, g);
       });
+    } else {
+      paint(n, x, y, w, h, g, null);
     }
-    el('rect', { 'class': 'edge', x: x, y: y, width: w, height: h, fill: 'none', stroke: '#fff', 'stroke-width': 1 }, g);
+    el('rect', { 'class': 'edge', x: x, y: y, width: w, height: h, fill: 'none', stroke: '#fff', 'stroke-width': 1.5 }, g);
     if (w >= 36 && h >= 15) {
-      var label = isOther(n) ? 'other' : E[n][NAME];
+      var label = name(n);
       var room = Math.floor((w - 6) / 6.2);
       if (label.length > room) {
         label = label.slice(0, Math.max(room - 1, 1)) + '\u2026';
       }
       var t = el('text', { x: x + 3, y: y + 12 }, g);
+      if (isRest(n)) {
+        t.setAttribute('class', 'rest');
+      }
       t.textContent = label;
       if (h >= 28) {
         var s = el('text', { x: x + 3, y: y + 25 }, g);
-        s.textContent = human(E[n][TOTAL]);
+        s.textContent = human(size(n));
       }
     }
   }
@@ -165,22 +263,29 @@
     while (cells.firstChild) {
       cells.removeChild(cells.firstChild);
     }
-    var list = kids[view].length > 0 ? kids[view] : [view];
+    var inside = kidsIn(view);
+    var list = inside.length > 0 ? inside : [view];
     list.forEach(function (n) {
-      var e = E[n];
+      var r = place(n);
       if (n === view) {
         drawCell(n, 0, 0, D.w, D.h);
       } else {
-        drawCell(n, e[X] / 10, e[Y] / 10, e[W] / 10, e[H] / 10);
+        drawCell(n, r[0] / 10, r[1] / 10, r[2] / 10, r[3] / 10);
       }
     });
     crumbs();
     table();
-    var drawn = kids[view].filter(function (n) { return !isOther(n); }).length;
-    document.getElementById('map-label').textContent =
-      'Treemap of ' + path(view) + ' (Total ' + human(E[view][TOTAL]) + '): ' + drawn +
-      ' entries drawn, each an area of its Total; ' + D.drawn + ' of the scan\u2019s ' +
-      D.entries + ' entries are in this page.';
+    var drawn = inside.filter(function (n) { return !isRest(n); });
+    var sum = 0;
+    drawn.forEach(function (n) { sum += size(n); });
+    var text = 'Treemap of ' + path(view) + ' (' + areaName() + ' ' + human(size(view)) + '): ' +
+      drawn.length + ' entries drawn, each an area of its ' + areaName() + '; ' + D.drawn +
+      ' of the scan\u2019s ' + D.entries + ' entries are in this page.';
+    if (sum > size(view)) {
+      text += ' Its entries add up to ' + human(sum) + ', more than it: they share data ' +
+        'with each other, which it counts once. Each is drawn to scale with the others.';
+    }
+    document.getElementById('map-label').textContent = text;
     hideTip();
   }
 
@@ -217,21 +322,21 @@
   }
 
   function table() {
-    var top = kids[view].filter(function (n) { return !isOther(n); });
+    var top = kidsIn(view).filter(function (n) { return !isRest(n); });
     top.sort(function (a, b) {
-      return E[b][TOTAL] - E[a][TOTAL] || (E[a][NAME] < E[b][NAME] ? -1 : 1);
+      return size(b) - size(a) || (E[a][NAME] < E[b][NAME] ? -1 : 1);
     });
     top = top.slice(0, 5);
     document.getElementById('top-caption').textContent =
       'The ' + (top.length === 1 ? 'largest entry' : top.length + ' largest entries') +
-      ' of ' + path(view);
+      ' of ' + path(view) + ', by ' + areaName();
     var body = document.querySelector('#top tbody');
     body.textContent = '';
     top.forEach(function (n) {
       var tr = document.createElement('tr');
       var th = document.createElement('th');
       th.scope = 'row';
-      if (kids[n].length > 0) {
+      if (kidsIn(n).length > 0) {
         button(E[n][NAME], n, th);
       } else {
         th.textContent = E[n][NAME];
@@ -249,7 +354,7 @@
   }
 
   function zoom(n) {
-    if (n >= 0 && n < E.length && (kids[n].length > 0 || n === 0)) {
+    if (n >= 0 && n < E.length && place(n) !== 0 && (kidsIn(n).length > 0 || n === 0)) {
       view = n;
       render();
     }
@@ -259,14 +364,18 @@
     var e = E[n];
     tip.textContent = '';
     var head = document.createElement('strong');
-    head.textContent = isOther(n) ? path(e[PARENT]) + ': ' + name(n) : path(n);
+    head.textContent = path(n);
     tip.appendChild(head);
-    var dl = document.createElement('dl');
-    var rows = [['Total', e[TOTAL]]];
-    if (!isOther(n)) {
-      rows.push(['Exclusive', e[EXCL]], ['Shared', e[SHARED]], ['Reclaimable', e[RECL]]);
+    if (isRest(n)) {
+      var what = document.createElement('p');
+      what.className = 'rest';
+      what.textContent = REST_MEANS[D.areas[area]];
+      tip.appendChild(what);
     }
-    if (D.old && !isOther(n)) {
+    var dl = document.createElement('dl');
+    var rows = isRest(n) ? [[areaName(), size(n)]]
+      : [['Total', e[TOTAL]], ['Exclusive', e[EXCL]], ['Shared', e[SHARED]], ['Reclaimable', e[RECL]]];
+    if (D.old && !isRest(n)) {
       rows.push(['Total before', e[OLD]]);
     }
     rows.forEach(function (r) {
@@ -346,14 +455,18 @@
       ['rgb(213,94,0)', 'Grew (darker: up to twice as large)'],
       ['rgb(0,114,178)', 'Shrank (darker: down to nothing)'],
       ['url(#hatch-held)', 'New: not in the earlier scan'],
-      ['url(#dots)', 'Other: the smaller entries of a directory, and its own blocks']
+      ['url(#dots)', 'In parentheses: the rest of a directory, no entry (its smaller entries, its own blocks)']
     ] : [
       [FILLS[0], 'Exclusive: this entry\u2019s alone; deleting it frees this'],
       [FILLS[1], 'Shared, freed with it: shared only among files inside it; deleting it frees this too'],
       [FILLS[2], 'Shared, held elsewhere too: deleting it does not free this'],
       [FILLS[3], 'Counted again: du counts shared data once per file (Total less Exclusive and Shared)'],
-      ['url(#dots)', 'Other: the smaller entries of a directory, and its own blocks']
-    ];
+      ['url(#dots)', 'In parentheses: the rest of a directory, no entry: ' + REST_MEANS[D.areas[area]]]
+    ].filter(function (it) {
+      // Only the parts the area is made of.
+      var name = D.areas[area];
+      return !(it[0] === FILLS[3] && name !== 'total') && !(it[0] === FILLS[2] && name === 'reclaimable');
+    });
     items.forEach(function (it) {
       var li = document.createElement('li');
       var s = document.createElementNS(NS, 'svg');
@@ -369,9 +482,9 @@
     });
     box.appendChild(ul);
     var p = document.createElement('p');
-    p.textContent = mode === 'growth'
-      ? 'Each rectangle\u2019s area is its Total now.'
-      : 'Each rectangle\u2019s area is its Total (what du counts); the two blue parts are its Reclaimable. Hatching marks shared data.';
+    p.textContent = (mode === 'growth' ? 'Colour: Total now against the earlier scan. ' : '') +
+      'Each rectangle\u2019s area is its ' + AREA_MEANS[D.areas[area]] +
+      (mode === 'growth' ? '' : ' The two blue parts are its Reclaimable; hatching marks shared data.');
     box.appendChild(p);
     if (mode !== 'growth') {
       // One line for each mark that some entry carries.
@@ -393,6 +506,37 @@
     render();
   }
 
+  // The area: laid out again from the item's place in that area; the
+  // view goes up to the nearest directory drawn in it.
+  function setArea(a) {
+    area = a;
+    document.querySelectorAll('#area input').forEach(function (i) {
+      i.checked = Number(i.value) === a;
+    });
+    while (view !== 0 && place(view) === 0) {
+      view = E[view][PARENT];
+    }
+    document.getElementById('legend').textContent = '';
+    legend();
+    render();
+  }
+
+  var areas = document.getElementById('area');
+  D.areas.forEach(function (a, k) {
+    var label = document.createElement('label');
+    var input = document.createElement('input');
+    input.type = 'radio';
+    input.name = 'area';
+    input.value = k;
+    input.checked = k === area;
+    label.appendChild(input);
+    label.appendChild(document.createTextNode(' ' + AREA_NAMES[a]));
+    areas.appendChild(label);
+  });
+  areas.addEventListener('change', function (ev) {
+    setArea(Number(ev.target.value));
+  });
+
   if (D.old) {
     var modes = document.getElementById('mode');
     modes.hidden = false;
@@ -406,6 +550,7 @@
   // The page is drawn: what a test or a measurement waits for.
   window.sduZoom = zoom;
   window.sduPath = path;
+  window.sduArea = setArea;
   document.documentElement.setAttribute('data-ready', '1');
   if (window.performance && performance.mark) {
     performance.mark('sdu-ready');

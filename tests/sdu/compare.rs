@@ -540,14 +540,14 @@ fn the_page_colours_by_growth_from_the_old_scan() {
     o.assert_ok();
     let doc = page_data(&o);
     assert_eq!(doc["old"], true, "{doc}");
-    // Each entry's 13th field: its Total in the old scan, null if new.
+    // Each entry's 12th field: its Total in the old scan, null if new.
     let old_of = |name: &str| {
         doc["e"]
             .as_array()
             .unwrap()
             .iter()
             .find(|e| e[1] == name)
-            .unwrap_or_else(|| panic!("no {name} in {doc}"))[12]
+            .unwrap_or_else(|| panic!("no {name} in {doc}"))[11]
             .clone()
     };
     assert_eq!(old_of("a").as_u64(), Some(old_a), "{doc}");
@@ -584,7 +584,7 @@ fn the_page_colours_each_entry_by_its_own_match_when_roots_overlap() {
             .unwrap()
             .iter()
             .find(|e| e[1] == name)
-            .unwrap_or_else(|| panic!("no {name} in {doc}"))[12]
+            .unwrap_or_else(|| panic!("no {name} in {doc}"))[11]
             .as_u64()
     };
     assert_eq!(old_of("a"), Some(old_a), "{doc}");
@@ -615,12 +615,12 @@ fn the_page_colours_each_root_of_one_path_by_its_own_match() {
     );
     let doc = page_data(&o);
     let e = doc["e"].as_array().unwrap();
-    // Each entry: [parent, name, ..., its old Total (13th)].
+    // Each entry: [parent, name, ..., its old Total (12th)].
     let roots: Vec<usize> = (0..e.len())
         .filter(|&i| e[i][0] == 0 && e[i][1] == "t")
         .collect();
     assert_eq!(roots.len(), 2, "{doc}");
-    let old = |i: usize| e[i][12].as_u64();
+    let old = |i: usize| e[i][11].as_u64();
     assert_eq!(
         (old(roots[0]), old(roots[1])),
         (Some(old_t), Some(old_u)),

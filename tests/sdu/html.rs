@@ -21,14 +21,35 @@ use crate::util::*;
 const FW: f64 = 9600.0;
 const FH: f64 = 6000.0;
 
-/// One entry of the page's data.
+/// The page's three areas, in the order of its `areas`.
+const AREAS: [&str; 3] = ["total", "disk", "reclaimable"];
+
+/// Where an item is drawn in one area.
+#[derive(Debug, Clone, PartialEq)]
+struct Place {
+    rect: [f64; 4],
+    size: u64,
+    /// A rest's: how many entries it stands for.
+    hidden: Option<u64>,
+}
+
+/// One item of the page's data.
 #[derive(Debug, Clone)]
 struct Cell {
     parent: i64,
     name: Value,
     kind: u64,
     figures: [u64; 4],
-    rect: [f64; 4],
+    place: [Option<Place>; 3],
+}
+
+impl Cell {
+    /// Its size in area `a` by its figures: Total, Exclusive + Shared,
+    /// Reclaimable.
+    fn size_in(&self, a: usize) -> u64 {
+        let [t, e, s, r] = self.figures;
+        [t, e + s, r][a]
+    }
 }
 
 /// The page's data: the JSON document in its `sdu-data` element.
@@ -53,7 +74,18 @@ fn data(page: &[u8]) -> (Value, Vec<Cell>) {
                 name: e[1].clone(),
                 kind: n(2),
                 figures: [n(3), n(4), n(5), n(6)],
-                rect: [8, 9, 10, 11].map(|i| e[i].as_f64().unwrap()),
+                place: [8, 9, 10].map(|mut i| {
+                    // 1: as in the area before.
+                    while i > 8 && e[i] == 1 {
+                        i -= 1;
+                    }
+                    let p = e[i].as_array()?;
+                    Some(Place {
+                        rect: [0, 1, 2, 3].map(|k| p[k].as_f64().unwrap()),
+                        size: p[4].as_u64().unwrap(),
+                        hidden: p.get(5).map(|h| h.as_u64().unwrap()),
+                    })
+                }),
             }
         })
         .collect();
@@ -93,27 +125,42 @@ fn path_of(cells: &[Cell], i: usize, multi: bool) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// Checks the layout: every rectangle inside its parent's (in the frame
-/// and on the page), siblings apart, every area its Total's share within a
-/// pixel, and a directory's rectangles adding up to its Total.
-fn assert_layout(cells: &[Cell]) {
+/// Checks the layout in area `a`: every rectangle inside its parent's (in
+/// the frame and on the page), siblings apart, every area its size's share
+/// of its directory's frame within a pixel, each entry's size its figure in
+/// the area, and a directory's rectangles adding up to it, or to more with
+/// no rest when its entries share data with each other.
+fn assert_layout(cells: &[Cell], a: usize) {
     let mut abs = vec![[0.0, 0.0, 960.0, 600.0]; cells.len()];
     let mut kids: HashMap<i64, Vec<usize>> = HashMap::new();
+    let top = cells[0].place[a].as_ref().expect("the top is drawn");
+    assert_eq!(top.rect, [0.0, 0.0, FW, FH]);
     for (i, c) in cells.iter().enumerate().skip(1) {
         assert!(
             c.parent >= 0 && (c.parent as usize) < i,
             "{i}: parent {}",
             c.parent
         );
+        let Some(place) = &c.place[a] else {
+            continue;
+        };
+        assert!(
+            cells[c.parent as usize].place[a].is_some(),
+            "{c:?} is drawn in {} but its parent is not",
+            AREAS[a]
+        );
+        if c.kind != 4 {
+            assert_eq!(place.size, c.size_in(a), "{c:?} in {}", AREAS[a]);
+        }
         kids.entry(c.parent).or_default().push(i);
-        let [x, y, w, h] = c.rect;
+        let [x, y, w, h] = place.rect;
         assert!(x >= 0.0 && y >= 0.0 && w >= 0.0 && h >= 0.0, "{c:?}");
         assert!(
             x + w <= FW && y + h <= FH,
             "{c:?} leaves its parent's frame"
         );
         let p = abs[c.parent as usize];
-        let a = [
+        let r = [
             p[0] + x / FW * p[2],
             p[1] + y / FH * p[3],
             w / FW * p[2],
@@ -121,26 +168,29 @@ fn assert_layout(cells: &[Cell]) {
         ];
         let eps = 1e-6;
         assert!(
-            a[0] >= p[0] - eps
-                && a[1] >= p[1] - eps
-                && a[0] + a[2] <= p[0] + p[2] + eps
-                && a[1] + a[3] <= p[1] + p[3] + eps,
-            "{c:?} at {a:?} is not inside its parent at {p:?}"
+            r[0] >= p[0] - eps
+                && r[1] >= p[1] - eps
+                && r[0] + r[2] <= p[0] + p[2] + eps
+                && r[1] + r[3] <= p[1] + p[3] + eps,
+            "{c:?} at {r:?} is not inside its parent at {p:?}"
         );
-        abs[i] = a;
+        abs[i] = r;
     }
-    assert_eq!(cells[0].rect, [0.0, 0.0, FW, FH]);
     for (&p, list) in &kids {
-        let parent = cells[p as usize].figures[0];
-        let sum: u64 = list.iter().map(|&i| cells[i].figures[0]).sum();
-        assert_eq!(
-            sum, parent,
-            "the rectangles of {p} add up to {sum}, not {parent}"
+        let parent = cells[p as usize].place[a].as_ref().unwrap().size;
+        let size = |i: usize| cells[i].place[a].as_ref().unwrap().size;
+        let sum: u64 = list.iter().map(|&i| size(i)).sum();
+        let rests = list.iter().filter(|&&i| cells[i].kind == 4).count();
+        assert!(rests <= 1, "{rests} rests in {p}");
+        assert!(
+            sum == parent || (sum > parent && rests == 0),
+            "the rectangles of {p} add up to {sum}, not {parent} ({})",
+            AREAS[a]
         );
         for &i in list {
             // In pixels of the parent's frame: each side within a pixel.
-            let [_, _, w, h] = cells[i].rect.map(|v| v / 10.0);
-            let want = cells[i].figures[0] as f64 / parent as f64 * 960.0 * 600.0;
+            let [_, _, w, h] = cells[i].place[a].as_ref().unwrap().rect.map(|v| v / 10.0);
+            let want = size(i) as f64 / sum as f64 * 960.0 * 600.0;
             let (lo, hi) = (
                 (w - 1.0).max(0.0) * (h - 1.0).max(0.0),
                 (w + 1.0) * (h + 1.0),
@@ -151,14 +201,24 @@ fn assert_layout(cells: &[Cell]) {
                 cells[i]
             );
         }
-        for (k, &a) in list.iter().enumerate() {
-            for &b in &list[k + 1..] {
-                let (a, b) = (cells[a].rect, cells[b].rect);
-                let ox = (a[0] + a[2]).min(b[0] + b[2]) - a[0].max(b[0]);
-                let oy = (a[1] + a[3]).min(b[1] + b[3]) - a[1].max(b[1]);
-                assert!(ox <= 0.0 || oy <= 0.0, "{a:?} overlaps {b:?}");
+        for (k, &x) in list.iter().enumerate() {
+            for &y in &list[k + 1..] {
+                let (x, y) = (
+                    cells[x].place[a].as_ref().unwrap().rect,
+                    cells[y].place[a].as_ref().unwrap().rect,
+                );
+                let ox = (x[0] + x[2]).min(y[0] + y[2]) - x[0].max(y[0]);
+                let oy = (x[1] + x[3]).min(y[1] + y[3]) - x[1].max(y[1]);
+                assert!(ox <= 0.0 || oy <= 0.0, "{x:?} overlaps {y:?}");
             }
         }
+    }
+}
+
+/// [`assert_layout`] in each area.
+fn assert_layouts(cells: &[Cell]) {
+    for a in 0..3 {
+        assert_layout(cells, a);
     }
 }
 
@@ -226,7 +286,10 @@ fn the_page_parses_refers_to_nothing_outside_and_lays_out_every_total() {
     assert!(text.contains("<title>sdu: t t/&lt;/script&gt;&lt;!--&quot;&#39;&amp;amp;"));
     let (doc, cells) = data(&html);
     assert_eq!(doc["multi"], Value::Bool(true));
-    assert_layout(&cells);
+    assert_eq!(doc["areas"], serde_json::json!(AREAS));
+    // Space on disk unless --html-area says otherwise.
+    assert_eq!(doc["area"], 1);
+    assert_layouts(&cells);
     // Every drawn entry has sdu --json's figures.
     let want = json_figures(d, &roots);
     let mut seen = 0;
@@ -251,17 +314,19 @@ fn the_page_parses_refers_to_nothing_outside_and_lays_out_every_total() {
         assert!(names.contains(&n), "{n:?} not among {names:?}");
     }
     // What `many` holds beyond its drawn files (its own blocks) is one
-    // "other".
+    // rest, which is no entry.
     let many = cells.iter().position(|c| c.name == "many").unwrap();
     let others: Vec<&Cell> = cells
         .iter()
         .filter(|c| c.parent == many as i64 && c.kind == 4)
         .collect();
     assert_eq!(others.len(), 1, "{others:?}");
+    assert_eq!(others[0].name, Value::Null);
 }
 
 /// Past the budget, the page stays small: 15,000 files in one directory
-/// are drawn as at most 12,000 rectangles and one "other".
+/// are drawn as at most 12,000 rectangles and one rest, which stands for
+/// the files not drawn.
 #[test]
 fn a_wide_directory_is_drawn_down_to_the_budget() {
     let t = TestDir::new();
@@ -275,14 +340,19 @@ fn a_wide_directory_is_drawn_down_to_the_budget() {
     assert!(cells.len() <= 12_002, "{} cells", cells.len());
     let others: Vec<&Cell> = cells.iter().filter(|c| c.kind == 4).collect();
     assert_eq!(others.len(), 1);
-    // It stands for the files not drawn.
-    let drawn = cells.iter().filter(|c| c.kind == 1).count() as u64;
-    assert_eq!(
-        others[0].name.as_u64(),
-        Some(15_000 - drawn),
-        "{drawn} drawn"
-    );
-    assert_layout(&cells);
+    for (a, area) in AREAS.iter().enumerate() {
+        let drawn = cells
+            .iter()
+            .filter(|c| c.kind == 1 && c.place[a].is_some())
+            .count() as u64;
+        assert!(drawn >= 11_000, "{drawn} drawn in {area}");
+        assert_eq!(
+            others[0].place[a].as_ref().unwrap().hidden,
+            Some(15_000 - drawn),
+            "{drawn} drawn in {area}"
+        );
+    }
+    assert_layouts(&cells);
     assert!(html.len() < 2 << 20, "{} bytes", html.len());
 }
 
@@ -320,6 +390,18 @@ fn html_options() {
         assert_eq!(out.code, Some(want), "{other:?}: {out:?}");
         assert!(out.stderr.contains("cannot be used with"), "{out:?}");
     }
+    // --html-area: the area the page opens with; only with --html.
+    for (area, want) in [("total", 0), ("disk", 1), ("reclaimable", 2)] {
+        let out = sdu(&args!["--html", "-", "--html-area", area, &d]);
+        assert_eq!(out.code, Some(0), "{out:?}");
+        assert_eq!(data(&out.stdout).0["area"], want, "{area}");
+    }
+    let out = sdu(&args!["--html-area", "total", &d]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stderr.contains("--html"), "{out:?}");
+    let out = sdu(&args!["--html", "-", "--html-area", "apparent", &d]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stderr.contains("disk, total, reclaimable"), "{out:?}");
     let saved = t.path().join("scan.json");
     assert_eq!(sdu(&args!["--export", &saved, &d]).code, Some(0));
     let walked = sdu(&args!["--html", "-", &d]).stdout;
@@ -330,9 +412,15 @@ fn html_options() {
 /// A tree of reflink copies on XFS, as the README's: three images (two
 /// clones of the first with some blocks rewritten), two backups of them
 /// (reflink copies, one rewritten in part), an image and two copies of it
-/// in a directory of their own, scratch data. In Chromium:
-/// the tooltip of `srv/backups` shows its `--json` figures, a click zooms
-/// into it, and the tooltip of its largest entry shows that one's.
+/// in a directory of their own, scratch data, logs (a small file and 2,000
+/// empty ones, so that `logs` has a rest), a directory named `other`. In
+/// Chromium (tests/sdu/html_browser.py): the tooltip of `srv/backups`
+/// shows its `--json` figures, a click zooms into it, and the tooltip of
+/// its largest entry shows that one's; in each area the rectangles of
+/// `srv/backups` and `srv/builds` are as large as their figures say, to one
+/// another; every part drawn lies inside the outline of the entry it
+/// belongs to; the rest of `srv/logs` is labelled and styled as no name
+/// of the page is.
 #[test]
 fn the_page_in_a_browser_on_reflinked_xfs() {
     if !is_root() {
@@ -368,11 +456,18 @@ fn the_page_in_a_browser_on_reflinked_xfs() {
     t.overwrite("builds/app-test.iso", 0, M);
     t.write("scratch/build.tar", 5 * M);
     t.write("scratch/cache.bin", 2 * M);
+    // 2,000 empty files: too small to draw, and a directory's worth of
+    // blocks, `logs`'s rest.
+    t.write("logs/app.log", 64 << 10);
+    for i in 0..2000 {
+        fs::File::create(root.join(format!("logs/empty-{i:04}"))).unwrap();
+    }
+    t.write("other/notes.bin", 3 * M);
     sync_fs(fs.path());
     let html = page(fs.path(), &[OsStr::new("srv")]);
     assert_self_contained(&html);
     let (_, cells) = data(&html);
-    assert_layout(&cells);
+    assert_layouts(&cells);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("html");
     fs::create_dir_all(&dir).unwrap();
     let page_file = dir.join("treemap.html");
@@ -388,7 +483,13 @@ fn the_page_in_a_browser_on_reflinked_xfs() {
         .arg(&script)
         .arg("check")
         .args([&page_file, &shot, &expected])
-        .arg("srv/backups"));
+        .args([
+            "srv/backups",
+            "srv/backups",
+            "srv/builds",
+            "srv/logs",
+            "srv/other",
+        ]));
     match out.code {
         Some(0) => {}
         Some(77) | None | Some(127) => {
