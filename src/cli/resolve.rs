@@ -443,8 +443,7 @@ fn walk_options(
         time,
         one_file_system: cli.one_file_system,
         count_links: cli.count_links,
-        // The page draws files too.
-        all: cli.all || cli.files_only || cli.page.html.is_some(),
+        all: cli.all || cli.files_only || cli.page.html.is_some(), // the page draws files too
         excludes: Excludes::new(excludes),
         exclude_caches: cli.exclude_caches,
         exclude_kernfs: cli.exclude_kernfs,
