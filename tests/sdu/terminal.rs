@@ -239,8 +239,8 @@ fn wait_briefly(tmux: &Tmux, done: impl Fn(&str) -> bool) -> Result<String, Stri
 /// The progress line shows the bytes counted so far beside the entries
 /// (as ncdu and gdu show them): read twice during a scan of many copies
 /// of one tree, each reading is GNU du's Total of the tree times the
-/// copies walked (entries shown over the tree's entries), within one
-/// directory of a copy and the rounding of `-h`; and the second is no less
+/// copies walked (entries shown over the tree's entries), within the
+/// copies the walking tasks hold and the rounding of `-h`; and the second is no less
 /// than the first.
 #[test]
 fn the_progress_line_shows_the_bytes_counted() {
@@ -288,7 +288,11 @@ fn the_progress_line_shows_the_bytes_counted() {
         };
         let expect = entries as f64 / per_copy as f64 * du as f64;
         let (lo, hi) = (bytes.saturating_sub(step) as f64, bytes as f64);
-        let slack = du as f64 / 20.0 + 1.0;
+        // Each walking task adds its entries and bytes when it ends, and
+        // a directory's bytes can be counted by another task than its
+        // entries: the two may be apart by what the tasks in flight hold,
+        // about a copy a thread.
+        let slack = 2.0 * du as f64;
         assert!(
             expect >= lo - slack && expect <= hi + slack,
             "{line}: {entries} entries are {expect} bytes of copies of du's {du}"
