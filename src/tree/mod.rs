@@ -33,6 +33,8 @@ use union::FileLinks;
 pub(crate) use union::Frees;
 pub(crate) use union::{Plan, Reclaim};
 
+use std::borrow::Cow;
+
 use crate::extents::Sweep;
 use crate::figures::{self, Bound, Kind, Stats};
 use crate::probe::Granularity;
@@ -184,16 +186,22 @@ impl Tree {
             unreachable: &unreachable::Found::default(),
             copies: Copies::NONE,
         };
+        let (files, sweep) = (Cow::Borrowed(files), Cow::Borrowed(sweep));
         let (tree, sets) = Self::roll_up(nodes, links, files, sweep, granularity, how);
         (tree, sets.expect("kept when asked for"))
     }
 
     /// The roll-up as `how` says, with the sets when it asks for them.
+    /// `files` and `sweep`, when owned, are dropped as soon as what the
+    /// roll-up needs is taken from them: the files once [`FileLinks`] has
+    /// their nodes, before the sweep is credited; the sweep once the sets
+    /// are made, before the figures are ranked (`Acc::ranked`). On four
+    /// reflinked /usr copies they are 14 and 8 MB of the browser's peak.
     pub(crate) fn roll_up(
         nodes: impl Into<Nodes>,
         mut links: Vec<Link>,
-        files: &[FileRec],
-        sweep: &Sweep,
+        files: Cow<'_, [FileRec]>,
+        sweep: Cow<'_, Sweep>,
         granularity: impl Fn(u32) -> Granularity,
         how: Build<'_>,
     ) -> (Tree, Option<Sets>) {
@@ -231,15 +239,17 @@ impl Tree {
             .separate_dirs
             .then(|| c.separate(&acc, &links, counted.as_ref()));
         c.credit_links(&mut acc, &links, counted.as_ref().map(|c| &c.links[..]));
-        let file_links = FileLinks::new(files, copies, &links);
-        c.credit_sweep(&mut acc, &file_links, sweep, &granularity);
+        let file_links = FileLinks::new(&files, copies, &links);
+        drop(files);
+        c.credit_sweep(&mut acc, &file_links, &sweep, &granularity);
         let bounds = c.marks.roll_up(&nodes);
         drop(c);
         let unreachable =
             unreachable::Unreachable::credit(&nodes, found, &links, |f| file_links.nodes(f));
-        let reclaim = sets.then(|| Reclaim::new(&links, &file_links, sweep, &granularity, exact));
+        let reclaim = sets.then(|| Reclaim::new(&links, &file_links, &sweep, &granularity, exact));
         drop(file_links);
         drop(links);
+        drop(sweep);
         // Reclaimable bytes credited at a lowest common ancestor belong to
         // every ancestor too. Leaves are included: their credits are theirs
         // alone.
