@@ -33,12 +33,11 @@ use union::FileLinks;
 pub(crate) use union::Frees;
 pub(crate) use union::{Plan, Reclaim};
 
-use std::borrow::Cow;
-
 use crate::extents::Sweep;
 use crate::figures::{self, Bound, Kind, Stats};
 use crate::probe::Granularity;
 use crate::records::{Copies, FileRec, Link, NodeId, NodeRec, Nodes, StatsTable};
+use std::borrow::Cow;
 
 /// Which of du's rules the roll-up follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -192,11 +191,8 @@ impl Tree {
     }
 
     /// The roll-up as `how` says, with the sets when it asks for them.
-    /// `files` and `sweep`, when owned, are dropped as soon as what the
-    /// roll-up needs is taken from them: the files once [`FileLinks`] has
-    /// their nodes, before the sweep is credited; the sweep once the sets
-    /// are made, before the figures are ranked (`Acc::ranked`). On four
-    /// reflinked /usr copies they are 14 and 8 MB of the browser's peak.
+    /// `files` and `sweep`, owned, go once taken (the files into
+    /// [`FileLinks`], the sweep into the sets), before the later peaks.
     pub(crate) fn roll_up(
         nodes: impl Into<Nodes>,
         mut links: Vec<Link>,
