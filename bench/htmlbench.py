@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-TITLE = "The treemap page: `--html`"
+TITLE = "The treemap page (`--html`) and the browser (`-i`), on shared trees"
 # issue 47: `--html` within 1.3× the plain scan's time and memory.
 WITHIN = 1.3
 NAMES = ("sdu -s", "sdu --html", "sdu -a -d 0")
@@ -110,7 +110,7 @@ def section(res):
         q = {k: med(per_round(r, "sdu --html", k)) for k in ("wall", "cpu", "rss_kb")}
         a = {k: med(per_round(r, "sdu -a -d 0", k)) for k in ("wall", "cpu", "rss_kb")}
         met = all(v <= WITHIN for k, v in q.items() if k != "cpu")
-        L += [f"Four /usr copies on XFS, three of them reflink copies of the first "
+        L += [f"**The page.** Four /usr copies on XFS, three of them reflink copies of the first "
               f"({r['entries']:,} entries), warm, {r['rounds']} rounds of one run each in turn "
               f"(bench/htmlbench.py; medians, the largest peak): " + "; ".join(figs) + ". "
               f"Against `sdu -s` within each round, `--html` takes {q['wall']:.2f}× its wall "

@@ -92,7 +92,7 @@ impl NodeId {
 
     /// The id a saved scan wrote as `n` (`u32::MAX` is [`NodeId::NONE`]),
     /// unchecked: the reader checks that it names a node.
-    pub(crate) fn from_u32(n: u32) -> NodeId {
+    pub(crate) const fn from_u32(n: u32) -> NodeId {
         NodeId(n)
     }
 }

@@ -20,22 +20,47 @@ impl Sizes {
     /// extents and their copies.
     pub(crate) fn walked(
         tree: &crate::tree::Tree,
-        files: (&[crate::records::FileRec], &crate::records::Copies),
+        files: &Shared,
         indexed: usize,
-        sweep: &crate::extents::Sweep,
         registry: &probe::Registry,
         t: Times,
     ) -> Sizes {
         Sizes::Walked {
             dirs: tree.len().saturating_sub(1),
-            files_shared: (files.0.len() + files.1.len(), files.1.len()),
+            files_shared: (files.files + files.copies, files.copies),
             indexed,
-            segments: sweep.segment_count(),
-            units: sweep.unit_count(),
+            segments: files.segments,
+            units: files.units,
             walk: t.walk,
             sweep: t.sweep,
             tree: t.tree,
             filesystems: registry.filesystems(),
+        }
+    }
+}
+
+/// How many files with shared data, copies of them, segments and units a
+/// walk found, counted before the roll-up takes the files and the sweep.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Shared {
+    pub(crate) files: usize,
+    pub(crate) copies: usize,
+    pub(crate) segments: usize,
+    pub(crate) units: usize,
+}
+
+impl Shared {
+    /// The counts of `files`, `copies` and `sweep`.
+    pub(crate) fn of(
+        files: &[crate::records::FileRec],
+        copies: &crate::records::Copies,
+        sweep: &crate::extents::Sweep,
+    ) -> Shared {
+        Shared {
+            files: files.len(),
+            copies: copies.len(),
+            segments: sweep.segment_count(),
+            units: sweep.unit_count(),
         }
     }
 }

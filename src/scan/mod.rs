@@ -7,6 +7,7 @@
 mod coverage;
 mod walked;
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -104,9 +105,8 @@ pub(crate) fn scan(
     let w = r.walked;
     let sizes = stats::Sizes::walked(
         &r.tree,
-        (&w.files, &w.copies),
+        &r.shared,
         w.indexed,
-        &w.sweep,
         &w.registry,
         stats::Times {
             walk: w.t_walk,
@@ -165,8 +165,8 @@ pub(crate) fn read_saved(
     let (tree, sets) = roll_up(
         nodes,
         links,
-        &files,
-        &sweep,
+        Cow::Borrowed(&files),
+        Cow::Borrowed(&sweep),
         granularity,
         how.build(&stops, &l.exact, &l.unreachable, records::Copies::NONE),
     );
@@ -198,8 +198,8 @@ pub(crate) fn read_saved(
 fn roll_up(
     nodes: impl Into<records::Nodes>,
     links: Vec<Link>,
-    files: &[FileRec],
-    sweep: &Sweep,
+    files: Cow<'_, [FileRec]>,
+    sweep: Cow<'_, Sweep>,
     granularity: impl Fn(u32) -> Granularity,
     how: tree::Build<'_>,
 ) -> (tree::Tree, Option<tree::Sets>) {
@@ -215,6 +215,8 @@ struct Rolled {
     tree: tree::Tree,
     /// What any set of entries frees, when asked for.
     sets: Option<tree::Sets>,
+    /// What the walk found shared, counted before the roll-up.
+    shared: stats::Shared,
     /// How long the roll-up took.
     t_tree: Duration,
 }
@@ -231,13 +233,24 @@ fn walk_and_roll_up(how: &Scanning, keep_links: bool, msgs: &Messages) -> Result
     } else {
         std::mem::take(&mut w.links)
     };
+    let shared = stats::Shared::of(&w.files, &w.copies, &w.sweep);
+    // A saved scan writes the files and the sweep after the roll-up;
+    // otherwise it takes them, and drops them before its peak.
+    let (files, sweep) = if keep_links {
+        (Cow::Borrowed(&w.files[..]), Cow::Borrowed(&w.sweep))
+    } else {
+        (
+            Cow::Owned(std::mem::take(&mut w.files)),
+            Cow::Owned(std::mem::take(&mut w.sweep)),
+        )
+    };
     let granularity = |space| w.registry.granularity(space);
     let (tree, sets) = threads.install(|| {
         roll_up(
             nodes,
             links,
-            &w.files,
-            &w.sweep,
+            files,
+            sweep,
             granularity,
             how.build(&w.moved, &w.exact, &w.unreachable, &w.copies),
         )
@@ -248,6 +261,7 @@ fn walk_and_roll_up(how: &Scanning, keep_links: bool, msgs: &Messages) -> Result
         walked: w,
         tree,
         sets,
+        shared,
     })
 }
 
@@ -350,9 +364,8 @@ pub(crate) fn export(
     if with_stats {
         let sizes = stats::Sizes::walked(
             &tree,
-            (&w.files, &w.copies),
+            &stats::Shared::of(&w.files, &w.copies, &w.sweep),
             w.indexed,
-            &w.sweep,
             &w.registry,
             stats::Times {
                 walk: w.t_walk,

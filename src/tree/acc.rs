@@ -22,10 +22,13 @@ pub(super) struct Acc {
     /// at every ancestor.
     pub(crate) at: Vec<u64>,
     /// By node, once a leaf without a slot is credited shared bytes: the
-    /// last generation that credited it and the bytes. 16 bytes a node
-    /// rather than a slot's 72: with `-a` on snapshots every file is a
-    /// leaf credited its shared bytes and nothing else.
-    pub(crate) light: Vec<(u32, u64)>,
+    /// bytes, and in `light_gen` the last generation that credited it. 12
+    /// bytes a node rather than a slot's 72 (and 8 once ranking starts,
+    /// the generations dropped): with `-a` on snapshots or reflinked
+    /// copies every file is a leaf credited its shared bytes and nothing
+    /// else.
+    pub(crate) light: Vec<u64>,
+    pub(crate) light_gen: Vec<u32>,
 }
 
 impl Acc {
@@ -38,6 +41,7 @@ impl Acc {
             full: Vec::with_capacity(dirs),
             at: Vec::new(),
             light: Vec::new(),
+            light_gen: Vec::new(),
         };
         for i in nodes.ids() {
             if nodes.leaf(i) {
@@ -73,20 +77,20 @@ impl Acc {
     /// `generation`.
     pub(crate) fn credit_light(&mut self, n: usize, id: NodeId, generation: u32, bytes: u64) {
         if self.light.is_empty() {
-            self.light = vec![(0, 0); n];
+            self.light = vec![0; n];
+            self.light_gen = vec![0; n];
         }
-        let l = &mut self.light[id.index()];
-        if l.0 != generation {
-            l.0 = generation;
-            l.1 = l.1.saturating_add(bytes);
+        let g = &mut self.light_gen[id.index()];
+        if *g != generation {
+            *g = generation;
+            let l = &mut self.light[id.index()];
+            *l = l.saturating_add(bytes);
         }
     }
 
     /// The light credits' generations cleared, as the stamps are.
     pub(crate) fn clear_generations(&mut self) {
-        for l in &mut self.light {
-            l.0 = 0;
-        }
+        self.light_gen.fill(0);
     }
 
     /// The nodes with a slot or a light credit renumbered in id order, as
@@ -96,9 +100,11 @@ impl Acc {
             slot,
             mut full,
             light,
+            light_gen,
             ..
         } = self;
-        let light_of = |i: usize| light.get(i).map_or(0, |l| l.1);
+        drop(light_gen);
+        let light_of = |i: usize| light.get(i).copied().unwrap_or(0);
         // A leaf's figures with its light credit, when it has no slot.
         let lit = |i: usize| {
             let mut s = nodes.own(NodeId::new(i));
@@ -122,11 +128,11 @@ impl Acc {
         let ranks = Ranks::new(slot.len(), ranked);
         let mut table = StatsTable::filled(r as usize, wide);
         // The light credits from the last node back, given up an eighth at
-        // a time as the table takes them (both are 16 bytes a node).
+        // a time as the table takes them (8 and 16 bytes a node).
         let mut light = light;
         let mut kept = light.len();
         for (i, &s) in slot.iter().enumerate().rev() {
-            let l = light.get(i).map_or(0, |l| l.1);
+            let l = light.get(i).copied().unwrap_or(0);
             if s != OWN || l > 0 {
                 r -= 1;
             }

@@ -37,6 +37,7 @@ use crate::extents::Sweep;
 use crate::figures::{self, Bound, Kind, Stats};
 use crate::probe::Granularity;
 use crate::records::{Copies, FileRec, Link, NodeId, NodeRec, Nodes, StatsTable};
+use std::borrow::Cow;
 
 /// Which of du's rules the roll-up follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -184,16 +185,19 @@ impl Tree {
             unreachable: &unreachable::Found::default(),
             copies: Copies::NONE,
         };
+        let (files, sweep) = (Cow::Borrowed(files), Cow::Borrowed(sweep));
         let (tree, sets) = Self::roll_up(nodes, links, files, sweep, granularity, how);
         (tree, sets.expect("kept when asked for"))
     }
 
     /// The roll-up as `how` says, with the sets when it asks for them.
+    /// `files` and `sweep`, owned, go once taken (the files into
+    /// [`FileLinks`], the sweep into the sets), before the later peaks.
     pub(crate) fn roll_up(
         nodes: impl Into<Nodes>,
         mut links: Vec<Link>,
-        files: &[FileRec],
-        sweep: &Sweep,
+        files: Cow<'_, [FileRec]>,
+        sweep: Cow<'_, Sweep>,
         granularity: impl Fn(u32) -> Granularity,
         how: Build<'_>,
     ) -> (Tree, Option<Sets>) {
@@ -231,15 +235,17 @@ impl Tree {
             .separate_dirs
             .then(|| c.separate(&acc, &links, counted.as_ref()));
         c.credit_links(&mut acc, &links, counted.as_ref().map(|c| &c.links[..]));
-        let file_links = FileLinks::new(files, copies, &links);
-        c.credit_sweep(&mut acc, &file_links, sweep, &granularity);
+        let file_links = FileLinks::new(&files, copies, &links);
+        drop(files);
+        c.credit_sweep(&mut acc, &file_links, &sweep, &granularity);
         let bounds = c.marks.roll_up(&nodes);
         drop(c);
         let unreachable =
             unreachable::Unreachable::credit(&nodes, found, &links, |f| file_links.nodes(f));
-        let reclaim = sets.then(|| Reclaim::new(&links, &file_links, sweep, &granularity, exact));
+        let reclaim = sets.then(|| Reclaim::new(&links, &file_links, &sweep, &granularity, exact));
         drop(file_links);
         drop(links);
+        drop(sweep);
         // Reclaimable bytes credited at a lowest common ancestor belong to
         // every ancestor too. Leaves are included: their credits are theirs
         // alone.

@@ -12,6 +12,8 @@
 //! the definitions, and must not depend on the order of links, files,
 //! inserts, file ids or directory ids.
 
+use std::borrow::Cow;
+
 use std::collections::BTreeMap;
 
 use crate::extents::SharedIndex;
@@ -321,7 +323,14 @@ fn build(w: &World, seed: Option<u64>, fold: bool) -> Built {
         unreachable: &crate::tree::unreachable::Found::default(),
         copies: &crate::records::Copies::of_records(copies.clone()),
     };
-    let (tree, kept) = Tree::roll_up(nodes, links, &files, &sweep, |_| g, how);
+    let (tree, kept) = Tree::roll_up(
+        nodes,
+        links,
+        Cow::Borrowed(&files),
+        Cow::Borrowed(&sweep),
+        |_| g,
+        how,
+    );
     let kept = kept.expect("sets asked for");
     // One entry marked frees what its own figure says (two code paths: the
     // crediting and the union query).

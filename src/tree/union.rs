@@ -19,12 +19,14 @@ use crate::records::{Copies, FileRec, Link, NodeId, Nodes};
 
 /// For each file with shared extents: the nodes of its links and of its
 /// copies ([`crate::records::CopyRec`]), and whether the scan saw all of
-/// them. A file credited to one node (the common case) costs nothing here:
-/// its node is its record's. Only a file counted through its links has an
-/// entry; its copies are read where the scan keeps them, by directory
-/// ([`Copies`]).
+/// them. A file credited to one node (the common case) costs 4 bytes
+/// here, its node; a file counted through its links has an entry besides.
+/// Its copies are read where the scan keeps them, by directory
+/// ([`Copies`]). It keeps nothing else of the file records, so that the
+/// roll-up can drop them (32 bytes a file) before it credits the sweep.
 pub(super) struct FileLinks<'a> {
-    files: &'a [FileRec],
+    /// By file id: the node of the link that was mapped.
+    nodes: Vec<NodeId>,
     copies: &'a Copies,
     /// By file id: the files with an entry.
     entries: Vec<LinkSpan>,
@@ -38,11 +40,13 @@ struct LinkSpan {
     end: u32,
     /// Whether every link was seen.
     seen: bool,
+    /// The inode.
+    inode: crate::records::Inode,
 }
 
 impl<'a> FileLinks<'a> {
     /// `links` sorted by inode.
-    pub(crate) fn new(files: &'a [FileRec], copies: &'a Copies, links: &[Link]) -> FileLinks<'a> {
+    pub(crate) fn new(files: &[FileRec], copies: &'a Copies, links: &[Link]) -> FileLinks<'a> {
         let mut entries = Vec::new();
         let mut pool = Vec::new();
         let at = |i: usize| u32::try_from(i).expect("fewer than 4 billion links");
@@ -60,10 +64,11 @@ impl<'a> FileLinks<'a> {
                 start: at(a),
                 end: at(pool.len()),
                 seen,
+                inode: f.inode(),
             });
         }
         FileLinks {
-            files,
+            nodes: files.iter().map(|f| f.node).collect(),
             copies,
             entries,
             pool,
@@ -72,7 +77,7 @@ impl<'a> FileLinks<'a> {
 
     /// How many files there are (copies not counted).
     pub(crate) fn len(&self) -> usize {
-        self.files.len()
+        self.nodes.len()
     }
 
     fn entry(&self, f: u32) -> Option<&LinkSpan> {
@@ -84,7 +89,7 @@ impl<'a> FileLinks<'a> {
     pub(crate) fn nodes(&self, f: u32) -> impl Iterator<Item = NodeId> + Clone + '_ {
         let own = match self.entry(f) {
             Some(e) => &self.pool[e.start as usize..e.end as usize],
-            None => std::slice::from_ref(&self.files[f as usize].node),
+            None => std::slice::from_ref(&self.nodes[f as usize]),
         };
         let copies = (!self.copies.is_empty()).then(|| self.copies.of(f));
         own.iter()
@@ -100,8 +105,7 @@ impl<'a> FileLinks<'a> {
 
     /// The inode of file `f` when it is counted through its links.
     pub(crate) fn inode(&self, f: u32) -> Option<crate::records::Inode> {
-        let r = &self.files[f as usize];
-        r.linked.then(|| r.inode())
+        self.entry(f).map(|e| e.inode)
     }
 
     /// Whether deleting what the scan saw of a unit that `files` map can
@@ -143,12 +147,17 @@ pub(crate) struct Reclaim {
     /// its links (empty: none has one).
     file_bounds: Vec<Bound>,
     inode_nodes: Vec<NodeId>,
-    /// Per file with shared extents: its links' and copies' nodes in
-    /// `file_nodes` (`start..end`), when all its links were seen; [`NEVER`]
-    /// for a file never freed (a link outside the scan). 8 bytes a file,
-    /// not an `Option` of two `usize`s (24): `--snapshots` keeps one for
-    /// every file of every snapshot that differs.
-    files: Vec<(u32, u32)>,
+    /// Per file with shared extents, when all its links were seen: its
+    /// node when it has one (the common case), else [`SEVERAL`], its
+    /// links' and copies' nodes then in `file_nodes`, from the next span
+    /// of `several`; [`NEVER`] for a file never freed (a link outside the
+    /// scan). 4 bytes a file: `--snapshots` and the browser keep one for
+    /// every file of every snapshot or reflinked copy, where a span for
+    /// each took 12.
+    files: Vec<NodeId>,
+    /// The spans in `file_nodes` of the files with several nodes, in file
+    /// order.
+    several: Vec<(u32, u32)>,
     file_nodes: Vec<NodeId>,
     /// Units that can be freed inside the scan: their bytes and files.
     units: Vec<(u64, u32, u32)>,
@@ -170,8 +179,12 @@ pub(crate) struct Reclaim {
     node_bounds: Vec<(NodeId, Bound)>,
 }
 
-/// [`Reclaim::files`]'s span of a file never freed.
-const NEVER: (u32, u32) = (u32::MAX, u32::MAX);
+/// [`Reclaim::files`]'s entry of a file never freed.
+const NEVER: NodeId = NodeId::NONE;
+
+/// [`Reclaim::files`]'s entry of a file with several nodes: the one
+/// number below [`NodeId::NONE`] that no node has.
+const SEVERAL: NodeId = NodeId::from_u32(u32::MAX - 1);
 
 /// `n`, an offset into one of [`Reclaim`]'s lists of nodes or files.
 fn offset(n: usize) -> u32 {
@@ -217,12 +230,16 @@ impl Reclaim {
         }
         r.files.reserve_exact(files.len());
         for f in 0..files.len() as u32 {
-            r.files.push(if files.all_seen(f) {
-                let a = offset(r.file_nodes.len());
-                r.file_nodes.extend(files.nodes(f));
-                (a, offset(r.file_nodes.len()))
-            } else {
-                NEVER
+            let mut nodes = files.nodes(f);
+            r.files.push(match (nodes.next(), nodes.next()) {
+                _ if !files.all_seen(f) => NEVER,
+                (Some(n), None) => n,
+                _ => {
+                    let a = offset(r.file_nodes.len());
+                    r.file_nodes.extend(files.nodes(f));
+                    r.several.push((a, offset(r.file_nodes.len())));
+                    SEVERAL
+                }
             });
         }
         // Each run of touching units, numbered in order of its first unit.
@@ -281,7 +298,8 @@ impl Reclaim {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.inodes.capacity() * size_of::<(u64, u32, u32)>()
             + self.units.capacity() * size_of::<(u64, u32, u32)>()
-            + self.files.capacity() * size_of::<(u32, u32)>()
+            + self.files.capacity() * size_of::<NodeId>()
+            + self.several.capacity() * size_of::<(u32, u32)>()
             + (self.inode_nodes.capacity() + self.file_nodes.capacity()) * size_of::<NodeId>()
             + self.unit_files.capacity() * 4
             + self.unit_bounds.capacity()
@@ -340,10 +358,18 @@ impl Reclaim {
                 }
             }
         }
-        let freed: Vec<bool> = self
-            .files
-            .iter()
-            .map(|&f| f != NEVER && all_inside(&self.file_nodes[span(f)]))
+        let mut several = self.several.iter();
+        let freed: Vec<bool> = (self.files.iter())
+            .map(|&f| match f {
+                NEVER => false,
+                SEVERAL => {
+                    let &s = several
+                        .next()
+                        .expect("a span for each file with several nodes");
+                    all_inside(&self.file_nodes[span(s)])
+                }
+                n => inside[n.index()],
+            })
             .collect();
         let unit_freed: Vec<bool> = (self.units.iter())
             .map(|&(_, a, b)| {

@@ -162,7 +162,10 @@ fn map_handed(ctx: &Ctx<'_>, table: &AgTable<Later>, l: Later, local: &mut Local
     let own = credit(ctx, (&st, kind, dev_of(&st)), who, Some(mapped), local);
     // As the walk credits an entry of the directory it reads: its own
     // figures go to the directory, a leaf (-a) has its node besides.
-    local.partial.push((dir.id, own));
+    match local.partial.last_mut() {
+        Some((d, s)) if *d == dir.id => *s += own,
+        _ => local.partial.push((dir.id, own)),
+    }
     if let Some(leaf) = leaf {
         ctx.leaf(local, &dir, leaf, idx, &name, own);
     }

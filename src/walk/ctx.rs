@@ -316,6 +316,23 @@ pub(super) fn gather<T>(all: &mut Vec<T>, mut shard: Vec<T>) {
     }
 }
 
+/// Sums `partial`'s figures by directory when taking `more` would grow it
+/// (then leaves room for as many again): a file handed to another thread
+/// adds 88 bytes, 158,037 times on four reflinked /usr copies on XFS.
+fn merge_partial(partial: &mut Vec<(NodeId, Stats)>, more: usize) {
+    if partial.len() + more > partial.capacity() {
+        partial.sort_unstable_by_key(|e| e.0);
+        partial.dedup_by(|b, a| {
+            let same = a.0 == b.0;
+            if same {
+                a.1 += b.1;
+            }
+            same
+        });
+        partial.reserve(partial.len() + more);
+    }
+}
+
 impl Shard {
     /// Takes a task's inline records (leaving its vector empty).
     fn add_inline(&mut self, recs: &mut Vec<InlineRec>) {
@@ -622,6 +639,7 @@ impl Ctx<'_> {
         if let Some(dir) = partial {
             shard.partial.push((dir, local.acc));
         }
+        merge_partial(&mut shard.partial, local.partial.len());
         shard.partial.append(&mut local.partial);
         shard.links.append(&mut local.links);
         shard.files.append(&mut local.files);

@@ -393,3 +393,77 @@ fn failed(
 
 /// What a file's FIEMAP gave, kept for its other copies: its extents.
 pub(super) type Kept = Box<[Extent]>;
+
+/// The shards' file records, each at its id, `n` in all (a gap, an id no
+/// record has, is a default record). The largest shard is the result: the
+/// others are moved into it a block at a time, each block given back as
+/// it goes, and the records are put at their ids in place. Copied into a
+/// new vector they took twice their 32 bytes a file at the end of the
+/// walk, its peak on trees of shared files (14 MB on four reflinked /usr
+/// copies).
+pub(super) fn files_by_id(mut shards: Vec<Vec<FileRec>>, n: usize) -> Vec<FileRec> {
+    const BLOCK: usize = 1 << 15;
+    shards.sort_unstable_by_key(|s| std::cmp::Reverse(s.len()));
+    let mut rest = shards.into_iter();
+    let mut files = rest.next().unwrap_or_default();
+    let have = files.len() + rest.as_slice().iter().map(Vec::len).sum::<usize>();
+    files.reserve_exact(n.max(have) - files.len());
+    for mut s in rest {
+        while !s.is_empty() {
+            let at = s.len().saturating_sub(BLOCK);
+            files.extend_from_slice(&s[at..]);
+            s.truncate(at);
+            s.shrink_to_fit();
+        }
+    }
+    files.sort_unstable_by_key(|f| f.id);
+    debug_assert!(
+        files.windows(2).all(|w| w[0].id < w[1].id),
+        "file ids are unique"
+    );
+    files.resize(n.max(have), FileRec::default());
+    // From the last back: record k goes to its id, which is k or more and
+    // which no record still to move holds.
+    for k in (0..have).rev() {
+        let id = files[k].id as usize;
+        if id != k {
+            files[id] = std::mem::take(&mut files[k]);
+        }
+    }
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FileRec, files_by_id};
+
+    fn rec(id: u32) -> FileRec {
+        FileRec {
+            id,
+            ino: u64::from(id) + 100,
+            ..FileRec::default()
+        }
+    }
+
+    #[test]
+    fn files_by_id_puts_each_record_at_its_id_and_fills_the_gaps() {
+        // Three shards in no order, ids 1, 4 and 7..9 missing, a shard
+        // larger than a block.
+        let big: Vec<FileRec> = (10..40_010).rev().map(rec).collect();
+        let shards = vec![
+            vec![rec(5), rec(0), rec(3)],
+            big,
+            vec![],
+            vec![rec(2), rec(6)],
+        ];
+        let files = files_by_id(shards, 40_012);
+        assert_eq!(files.len(), 40_012);
+        for (k, f) in files.iter().enumerate() {
+            let present = !matches!(k, 1 | 4 | 7..=9 | 40_010..);
+            assert_eq!(f.ino, if present { k as u64 + 100 } else { 0 }, "at {k}");
+            if present {
+                assert_eq!(f.id as usize, k);
+            }
+        }
+    }
+}

@@ -587,7 +587,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let mut inode_marks = Vec::new();
     let mut unreachable_inodes = Vec::new();
     let mut partial_spaces: Vec<(u32, u64)> = Vec::new();
-    let mut files = vec![FileRec::default(); extents.files()];
+    let mut files = Vec::new();
     let mut copies = Vec::new();
     let mut counters = Counters {
         tree_unchanged,
@@ -609,15 +609,13 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         gather(&mut inode_marks, shard.inode_marks);
         gather(&mut unreachable_inodes, shard.unreachable_inodes);
         partial_spaces.extend(shard.partial_spaces);
-        for f in shard.files {
-            let id = f.id as usize;
-            files[id] = f;
-        }
+        files.push(shard.files);
         gather(&mut copies, shard.copies);
         counters.add(&shard.counters);
         counters.inline_recorded += shard.inline.iter().map(|c| c.len() as u64).sum::<u64>();
         inline.extend(shard.inline);
     }
+    let mut files = mapped::files_by_id(files, extents.files());
     nodes.set_parent(NodeId::TOP, NodeId::NONE);
     for (id, stats) in partial {
         let mut own = nodes.own(id);
