@@ -54,6 +54,7 @@ mod mapped;
 #[cfg(test)]
 mod mem_tests;
 mod open;
+mod partial;
 mod plain;
 mod root_file;
 mod root_trees;
