@@ -290,7 +290,8 @@ impl PackedRefs {
     /// `r`, packed.
     pub(crate) fn of(r: &ExtentRefs) -> PackedRefs {
         let mut v = Vec::with_capacity(4 + r.list.len() * 8);
-        let flags = if r.found { PACKED_FOUND } else { 0 } | if r.unknown { PACKED_UNKNOWN } else { 0 };
+        let flags =
+            if r.found { PACKED_FOUND } else { 0 } | if r.unknown { PACKED_UNKNOWN } else { 0 };
         for x in [flags, r.refs, r.list.len() as u64] {
             put_varint(&mut v, x);
         }
@@ -668,7 +669,10 @@ mod tests {
         ]);
         assert_eq!(PackedRefs::of(&r).unpack(), r);
         let packed = PackedRefs::of(&r).0.len();
-        assert!(packed < r.list.len() * size_of::<DataRef>() / 2, "{packed} bytes");
+        assert!(
+            packed < r.list.len() * size_of::<DataRef>() / 2,
+            "{packed} bytes"
+        );
         r.unknown = true;
         r.found = false;
         r.refs = 1 << 40;
