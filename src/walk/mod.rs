@@ -556,11 +556,6 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     // shards' records are gathered.
     drop(fds);
     drop(claimed);
-    // The tree search's image of each lineage was freed in small pieces
-    // among what the walk keeps: the pages left whole go back to the
-    // kernel before the records are gathered and the sweep's index is
-    // built (40 snapshots that differ: 3 MB; docs/scale.md, "Snapshots").
-    sdu_sys::mem::trim();
     // The inline records' keys by id: a table, smaller than the map.
     let inline_keys = inline_keys.table();
     let ctx::Records {
