@@ -299,9 +299,8 @@ pub(crate) struct TreeCache {
     lines: DashMap<u64, Option<Line>, foldhash::fast::RandomState>,
     /// The lineages' origins: (filesystem, UUID).
     origins: std::sync::Mutex<Vec<(u32, [u8; 16])>>,
-    /// Per lineage, the inodes every member holds as they are, by inode
-    /// number, each as a few dozen bytes ([`postcard`]'s varints).
-    image: DashMap<(u32, u64), Box<[u8]>, foldhash::fast::RandomState>,
+    /// Per lineage, the inodes every member holds as they are.
+    image: image::Image,
     /// The inodes taken from `image`.
     unchanged: std::sync::atomic::AtomicU64,
 }
@@ -314,7 +313,7 @@ impl Default for TreeCache {
             bound: READ_AHEAD,
             lines: DashMap::default(),
             origins: std::sync::Mutex::default(),
-            image: DashMap::default(),
+            image: image::Image::default(),
             unchanged: std::sync::atomic::AtomicU64::new(0),
         }
     }
@@ -456,11 +455,7 @@ impl TreeCache {
             let held = changed
                 .binary_search(&ino)
                 .is_err()
-                .then(|| {
-                    self.image
-                        .get(&(line, ino))
-                        .and_then(|r| postcard::from_bytes::<TreeInode>(&r).ok())
-                })
+                .then(|| self.image.get(line, ino))
                 .flatten();
             let Some(t) = held else {
                 need.push(ino);
@@ -554,10 +549,8 @@ impl TreeCache {
         let mut bytenrs = Vec::new();
         let mut keep = |b: &Building| {
             if let Some((line, only, changed)) = image {
-                if changed.binary_search(&b.ino).is_err()
-                    && let Ok(v) = postcard::to_allocvec(&b.built())
-                {
-                    self.image.insert((line, b.ino), v.into_boxed_slice());
+                if changed.binary_search(&b.ino).is_err() {
+                    self.image.insert(line, b.ino, &b.built());
                 }
                 // A file taken from the image already.
                 if only.binary_search(&b.ino).is_err() && want.keeps(b.ino, &b.item) {
@@ -695,5 +688,6 @@ pub(crate) fn runs(inos: &[u64]) -> Vec<(u64, u64)> {
     out
 }
 
+mod image;
 #[cfg(test)]
 mod tests;

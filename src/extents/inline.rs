@@ -120,9 +120,11 @@ impl Key {
 }
 
 /// Values given dense ids (0, 1, 2...) on first sight, by the walk's
-/// threads together.
+/// threads together, each with 16 bits its first sight gave (an inline
+/// inode's bytes: [`Table::bytes`]). The pair takes the room a key's
+/// bucket pads to.
 struct Dense<K> {
-    map: DashMap<K, u32, Fast>,
+    map: DashMap<K, (u32, u16), Fast>,
     next: AtomicU32,
 }
 
@@ -139,22 +141,22 @@ where
 }
 
 impl<K: Copy + Default + Eq + std::hash::Hash> Dense<K> {
-    /// The id of `k`, given it if new.
-    fn id(&self, k: K) -> u32 {
+    /// The id of `k` and its 16 bits, given them (`first`) if new.
+    fn id(&self, k: K, first: u16) -> (u32, u16) {
         if let Some(id) = self.map.get(&k) {
             return *id;
         }
         *self
             .map
             .entry(k)
-            .or_insert_with(|| self.next.fetch_add(1, Ordering::Relaxed))
+            .or_insert_with(|| (self.next.fetch_add(1, Ordering::Relaxed), first))
     }
 
-    /// The values by id, the map given up for them.
-    fn by_id(self) -> Vec<K> {
-        let mut v = vec![K::default(); self.next.into_inner() as usize];
-        for (k, id) in self.map {
-            v[id as usize] = k;
+    /// The values and their 16 bits by id, the map given up for them.
+    fn by_id(self) -> Vec<(K, u16)> {
+        let mut v = vec![(K::default(), 0); self.next.into_inner() as usize];
+        for (k, (id, first)) in self.map {
+            v[id as usize] = (k, first);
         }
         v
     }
@@ -166,7 +168,7 @@ impl<K: Copy + Default + Eq + std::hash::Hash> Dense<K> {
 /// records are in, each given an index that a record holds in 16 bits.
 /// Shared by the walk's threads; the ids and indexes depend on the walk's
 /// order, which [`share()`] never reads them in. Also the few records'
-/// figures a 12-byte record cannot hold ([`Odd`]).
+/// figures an 8-byte record cannot hold ([`Odd`]).
 #[derive(Default)]
 pub(crate) struct Keys {
     keys: Dense<Key>,
@@ -179,6 +181,9 @@ pub(crate) struct Keys {
 #[derive(Default)]
 pub(crate) struct Table {
     keys: Vec<Key>,
+    /// By key id: the bytes its records count ([`NO_BYTES`]: none of
+    /// them; each has an odd record).
+    bytes: Vec<u16>,
     devs: Vec<u32>,
     odd: Vec<Odd>,
 }
@@ -195,16 +200,24 @@ impl Table {
 }
 
 impl Keys {
-    /// The id of `key`, given it if new.
+    /// The id of `key`, given it if new with `bytes`, and the bytes its
+    /// first record counted ([`NO_BYTES`]: past 16 bits).
+    fn id_bytes(&self, key: Key, bytes: u64) -> (u32, u16) {
+        let first = u16::try_from(bytes).ok().filter(|&b| b != NO_BYTES);
+        let (id, b) = self.keys.id(key, first.unwrap_or(NO_BYTES));
+        assert!(id < MARK, "fewer than a billion inodes with inline data");
+        (id, b)
+    }
+
+    /// The id of `key`, given it if new (with no bytes).
+    #[cfg(test)]
     pub(crate) fn id(&self, key: Key) -> u32 {
-        let id = self.keys.id(key);
-        assert!(id < ODD, "fewer than a billion inodes with inline data");
-        id
+        self.id_bytes(key, u64::MAX).0
     }
 
     /// The index of device `dev` (packed), given it if new.
     fn dev(&self, dev: u32) -> u32 {
-        self.devs.id(dev)
+        self.devs.id(dev, 0).0
     }
 
     /// Keeps `odd`; its index.
@@ -217,16 +230,18 @@ impl Keys {
     /// The bytes the map holds (its buckets' capacity).
     #[cfg(test)]
     fn bytes(&self) -> usize {
-        self.keys.map.capacity() * size_of::<(Key, u32)>()
+        self.keys.map.capacity() * size_of::<(Key, (u32, u16))>()
     }
 
     /// The keys by id and the devices by index, the maps given up for
     /// them, and the odd records.
     pub(crate) fn table(self) -> Table {
         let odd = self.odd.into_inner().unwrap_or_else(|e| e.into_inner());
+        let (keys, bytes) = self.keys.by_id().into_iter().unzip();
         Table {
-            keys: self.keys.by_id(),
-            devs: self.devs.by_id(),
+            keys,
+            bytes,
+            devs: self.devs.by_id().into_iter().map(|d| d.0).collect(),
             odd,
         }
     }
@@ -235,31 +250,43 @@ impl Keys {
 /// [`InlineRec::key`]'s top bit: credited through the link table
 /// (multiply-linked).
 const LINKED: u32 = 1 << 31;
-/// Its next bit: its figures are an [`Odd`] record's, `packed` its index.
+/// Its next bit: its figures are an [`Odd`] record's, `at` its index.
 const ODD: u32 = 1 << 30;
+/// The whole of [`InlineRec::key`] in a mark: the records after it, up to
+/// the next mark, are of the subvolume of index `at` ([`Keys`]).
+const MARK: u32 = ODD - 1;
+/// In [`Table::bytes`]: the key's records count no bytes in 16 bits.
+const NO_BYTES: u16 = u16::MAX;
+/// Subvolume indexes from this on are an [`Odd`] record's: the node's
+/// subvolume is kept in 16 bits while the records are matched.
+const NO_DEV: u32 = u16::MAX as u32;
 
-/// A Btrfs file whose data is inline, as seen in one subvolume: what
-/// differs between its copies, and its inode's key by id ([`Keys`]), in 12
+/// A Btrfs file whose data is inline, as seen in one subvolume, in 8
 /// bytes: every inline file of every snapshot has one until they are
-/// matched.
-#[derive(Clone, Copy, Debug)]
+/// matched. Its node and its inode's key by id ([`Keys`]); its bytes are
+/// its key's ([`Table::bytes`]: every copy of an inode counts the same,
+/// st_blocks of one inode state), and its subvolume is its node's, which
+/// the records' stream says: a mark record ([`InlineRec::is_mark`]) goes
+/// before the records of a task that are of another subvolume than the
+/// last one (a task's files are of one subvolume), and the first of each
+/// task's. The few that fit none of this have an [`Odd`] record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct InlineRec {
-    /// The node it is credited to (its directory, or its own with `-a`).
-    pub(crate) node: NodeId,
-    /// Its inode's key's id, with [`LINKED`] and [`ODD`].
+    /// The node it is credited to (its directory, or its own with
+    /// `-a`), by id; with [`ODD`], its [`Odd`] record's index; in a mark,
+    /// the subvolume's index.
+    at: u32,
+    /// Its inode's key's id, with [`LINKED`] and [`ODD`]; [`MARK`].
     key: u32,
-    /// Its subvolume's index ([`Keys`]) in the top 16 bits, and below
-    /// its allocated bytes (`st_blocks × 512`, less what was found
-    /// shared), what it counted as: not a multiple of 512 for certain, so
-    /// kept whole. With [`ODD`]: the index of its [`Odd`] record.
-    packed: u32,
 }
 
-/// What an [`InlineRec`] cannot hold: bytes or a subvolume's index past
-/// 16 bits, or a file id (some of the file's other extents were indexed).
-/// Rare: inline data makes a file small, and a scan meets few subvolumes.
+/// What an [`InlineRec`] cannot hold: bytes other than its key's, a
+/// subvolume's index past 16 bits, or a file id (some of the file's other
+/// extents were indexed). Rare: inline data makes a file small, and a
+/// scan meets few subvolumes.
 #[derive(Clone, Copy, Debug)]
 struct Odd {
+    node: NodeId,
     bytes: u64,
     file: Option<u32>,
     dev: u32,
@@ -271,23 +298,26 @@ impl InlineRec {
     /// its own (`file`: its file id, if some of its extents were indexed)
     /// on filesystem `fs`, its key looked up in `keys`, and its
     /// subvolume's index too unless `last` holds it (the device and index
-    /// of the caller's last record: a task's files are of one subvolume).
-    /// `None` for a device number past 32 bits, which Linux does not make.
+    /// of the caller's last record: a task's files are of one subvolume);
+    /// after a mark of its subvolume, when the caller's records since its
+    /// last task (`fresh`: none) have none. `None` for a device number
+    /// past 32 bits, which Linux does not make.
     pub(crate) fn of(
         st: &Statx,
         (node, ns): (NodeId, u32),
-        bytes: u64,
-        linked: bool,
-        file: Option<u32>,
+        (bytes, linked, file): (u64, bool, Option<u32>),
         (fs, keys, last): (u32, &Keys, &mut Option<(u32, u32)>),
-    ) -> Option<InlineRec> {
-        let dev = dev32(rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor))?;
-        let index = match *last {
-            Some((d, i)) if d == dev => i,
+        fresh: bool,
+    ) -> [Option<InlineRec>; 2] {
+        let Some(dev) = dev32(rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor)) else {
+            return [None, None];
+        };
+        let (index, marked) = match *last {
+            Some((d, i)) if d == dev => (i, !fresh),
             _ => {
                 let i = keys.dev(dev);
                 *last = Some((dev, i));
-                i
+                (i, false)
             }
         };
         let key = Key::new(
@@ -297,36 +327,54 @@ impl InlineRec {
             (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
             st.stx_size,
         );
-        Some(Self::new(
-            (node, keys.id(key), dev, index),
-            bytes,
-            linked,
-            file,
-            keys,
-        ))
+        let r = Self::new((node, key, dev, index), bytes, linked, file, keys);
+        let mark = (!marked && index < NO_DEV).then(|| Self::mark(index));
+        [mark, Some(r)]
     }
 
-    /// The record of `node`, key id `key`, device `dev` (packed) of index
+    /// The mark of the subvolume of index `index`.
+    fn mark(index: u32) -> InlineRec {
+        InlineRec {
+            at: index,
+            key: MARK,
+        }
+    }
+
+    /// Whether it is a mark, not a file's record.
+    pub(crate) fn is_mark(&self) -> bool {
+        self.key == MARK
+    }
+
+    /// The record of `node`, key `key`, device `dev` (packed) of index
     /// `index` in `keys`.
     fn new(
-        (node, key, dev, index): (NodeId, u32, u32, u32),
+        (node, key, dev, index): (NodeId, Key, u32, u32),
         bytes: u64,
         linked: bool,
         file: Option<u32>,
         keys: &Keys,
     ) -> InlineRec {
+        let (id, key_bytes) = keys.id_bytes(key, bytes);
         let linked = if linked { LINKED } else { 0 };
-        match (u16::try_from(bytes), u16::try_from(index), file) {
-            (Ok(bytes), Ok(i), None) => InlineRec {
-                node,
-                key: key | linked,
-                packed: u32::from(i) << 16 | u32::from(bytes),
-            },
-            _ => InlineRec {
-                node,
-                key: key | linked | ODD,
-                packed: keys.odd(Odd { bytes, file, dev }),
-            },
+        if u64::from(key_bytes) == bytes
+            && key_bytes != NO_BYTES
+            && index < NO_DEV
+            && file.is_none()
+        {
+            InlineRec {
+                at: node.index() as u32,
+                key: id | linked,
+            }
+        } else {
+            InlineRec {
+                at: keys.odd(Odd {
+                    node,
+                    bytes,
+                    file,
+                    dev,
+                }),
+                key: id | linked | ODD,
+            }
         }
     }
 
@@ -340,20 +388,22 @@ impl InlineRec {
         self.key & LINKED != 0
     }
 
-    /// `st_dev`, its subvolume ([`dev32`]), read from `table`.
-    fn dev(&self, table: &Table) -> u32 {
-        self.odd(&table.odd)
-            .map_or_else(|| table.devs[(self.packed >> 16) as usize], |o| o.dev)
-    }
-
     fn odd<'a>(&self, odd: &'a [Odd]) -> Option<&'a Odd> {
-        (self.key & ODD != 0).then(|| &odd[self.packed as usize])
+        (self.key & ODD != 0).then(|| &odd[self.at as usize])
     }
 
-    /// Its bytes, reading its odd record (of `odd`) if it has one.
-    fn bytes(&self, odd: &[Odd]) -> u64 {
+    /// The node it is credited to, reading its odd record (of `odd`) if
+    /// it has one.
+    fn node(&self, odd: &[Odd]) -> NodeId {
         self.odd(odd)
-            .map_or(u64::from(self.packed & 0xffff), |o| o.bytes)
+            .map_or_else(|| NodeId::new(self.at as usize), |o| o.node)
+    }
+
+    /// Its bytes, reading its odd record (of `odd`) if it has one, else
+    /// its key's (of `keys`: [`Table::bytes`]).
+    fn bytes(&self, odd: &[Odd], keys: &[u16]) -> u64 {
+        self.odd(odd)
+            .map_or_else(|| u64::from(keys[self.key() as usize]), |o| o.bytes)
     }
 
     /// Its file id, when some of its other extents were indexed.
@@ -362,11 +412,11 @@ impl InlineRec {
     }
 }
 
-/// The records [`share()`] moves or frees at once: 768 KiB.
+/// The records [`share()`] moves or frees at once: 512 KiB.
 const MOVED_AT_ONCE: usize = 1 << 16;
 
 /// The records [`share()`] takes come in chunks of at most
-/// `1 << CHUNK_BITS`, as the walk's shards keep them: 3 MiB, which the
+/// `1 << CHUNK_BITS`, as the walk's shards keep them: 2 MiB, which the
 /// allocator maps on its own and gives back when [`share()`] frees it
 /// (smaller chunks glibc kept for reuse: docs/decisions.md, "Memory");
 /// pages never written are never resident, so a shard's last chunk costs
@@ -375,7 +425,7 @@ pub(crate) const CHUNK_BITS: u32 = 18;
 
 // What a Btrfs file with inline data costs while the walk runs, in every
 // subvolume it is seen in; its key is once per inode.
-const _: () = assert!(size_of::<InlineRec>() == 12);
+const _: () = assert!(size_of::<InlineRec>() == 8);
 const _: () = assert!(size_of::<Key>() == 48);
 
 mod share;

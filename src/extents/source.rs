@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use super::Fast;
 use super::btrfs_batch;
 use super::btrfs_items::{self, Partly, Parts};
-use super::btrfs_refs::{self, FileAt, OwnItem, Verdict};
+use super::btrfs_refs::{self, FileAt, OwnItem, PackedRefs, Verdict};
 use super::file::{FileExtents, SearchFile};
 use super::index::{SharedIndex, Spilled};
 use super::spill::{self, SpillError};
@@ -293,8 +293,8 @@ impl Extents {
 
     /// The refs of the data extent at `bytenr` on filesystem `fs`, if the
     /// tree search read them.
-    pub(crate) fn cached_refs(&self, fs: u32, bytenr: u64) -> Option<Arc<bs::ExtentRefs>> {
-        self.btrfs.refs.get(&(fs, bytenr)).map(|r| Arc::clone(&r))
+    pub(crate) fn cached_refs(&self, fs: u32, bytenr: u64) -> Option<bs::ExtentRefs> {
+        self.btrfs.refs.get(&(fs, bytenr)).map(|r| r.unpack())
     }
 
     /// A snapshot that holds the extent at `bytenr` of filesystem `fs`, as
@@ -406,14 +406,13 @@ impl Extents {
                 continue;
             }
             let refs = match self.btrfs.refs.get(&(fs, e.disk_bytenr)) {
-                Some(r) => Arc::clone(&r),
+                Some(r) => r.unpack(),
                 None => match bs::extent_refs(dirfd, e.disk_bytenr) {
                     Ok(r) => {
                         calls += 1;
-                        let r = kept_refs(r);
                         // Snapshots and reflinks meet one extent in many
                         // files: its refs are read once.
-                        self.btrfs.refs.insert((fs, e.disk_bytenr), Arc::clone(&r));
+                        (self.btrfs.refs).insert((fs, e.disk_bytenr), PackedRefs::of(&r));
                         r
                     }
                     Err(_) => return Searched::Undecided(None),
@@ -518,7 +517,7 @@ impl Extents {
             self.btrfs
                 .refs
                 .entry((fs, b))
-                .or_insert_with(|| kept_refs(r));
+                .or_insert_with(|| PackedRefs::of(&r));
         }
         calls
     }
@@ -644,12 +643,4 @@ impl Extents {
             self.next_file.fetch_add(1, Ordering::Relaxed)
         })
     }
-}
-
-/// `r` as the cache of refs keeps it until the sweep: its list at its
-/// length (read by pushing, it has room for 4 refs or more, and most
-/// extents have one or two).
-fn kept_refs(mut r: bs::ExtentRefs) -> Arc<bs::ExtentRefs> {
-    r.list.shrink_to_fit();
-    Arc::new(r)
 }

@@ -483,7 +483,11 @@ impl Ctx<'_> {
         let keys = (fs, &self.map.inline_keys, &mut local.inline_dev);
         // A device number past 32 bits (which Linux does not make) is not
         // recorded: the file's inline data counts as its own.
-        if let Some(rec) = InlineRec::of(st, at, bytes, linked, file, keys) {
+        let fresh = local.inline.is_empty();
+        for rec in InlineRec::of(st, at, (bytes, linked, file), keys, fresh)
+            .into_iter()
+            .flatten()
+        {
             local.push_inline(rec);
         }
     }

@@ -613,7 +613,9 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         files.push(shard.files);
         gather(&mut copies, shard.copies);
         counters.add(&shard.counters);
-        counters.inline_recorded += shard.inline.iter().map(|c| c.len() as u64).sum::<u64>();
+        counters.inline_recorded += (shard.inline.iter().flatten())
+            .filter(|r| !r.is_mark())
+            .count() as u64;
         inline.extend(shard.inline);
     }
     let mut files = mapped::files_by_id(files, extents.files());

@@ -12,7 +12,7 @@ use rayon::slice::ParallelSliceMut;
 
 use super::super::inline_held::{self as ih, Holders};
 use super::super::source::Extents;
-use super::{INLINE_NS, InlineRec, MOVED_AT_ONCE, Odd, Table};
+use super::{INLINE_NS, InlineRec, MOVED_AT_ONCE, NO_DEV, Odd, Table};
 use crate::probe::{Registry, Subvol};
 use crate::records::{CopyRec, CopySets, FileRec, Held, Link, NodeId, Nodes, dev32, dev64};
 
@@ -46,8 +46,8 @@ pub(crate) fn share(
     if devs.len() < 2 && held.is_none() {
         return Shared::default();
     }
-    let ranks = FamilyRanks::of(table, devs, held, registry);
-    let (mut recs, mut unknown) = gather(chunks, &ranks, held.is_some());
+    let mut ranks = FamilyRanks::of(table, devs, held, registry);
+    let (mut recs, mut unknown) = gather(chunks, &mut ranks, held.is_some(), nodes.len());
     // Within one inode's records seen in two subvolumes or more: by
     // family and subvolume.
     recs.par_sort_unstable_by_key(InlineRec::key);
@@ -64,6 +64,7 @@ pub(crate) fn share(
         count: 0,
         made: Vec::new(),
         copy: vec![0u64; recs.len().div_ceil(64)],
+        odd_copies: Vec::new(),
         taken: Taken(vec![0; nodes.len()]),
         outside: BTreeMap::new(),
     };
@@ -79,16 +80,20 @@ pub(crate) fn share(
         }
         let held = helds.pop().unwrap_or(ih::HeldBy::Nowhere);
         if held == ih::HeldBy::Unknown {
-            unknown.extend(recs[start..end].iter().map(|r| r.node));
+            unknown.extend(recs[start..end].iter().map(|r| ranks.node(r)));
         }
         units.run(&mut recs, start..end, held, nodes, links, files);
         end = start;
     }
     let Units {
-        count, copy, taken, ..
+        count,
+        copy,
+        odd_copies,
+        taken,
+        ..
     } = units;
     taken.apply(nodes);
-    hold_copies(recs, copy, copies);
+    hold_copies((recs, copy, odd_copies), &ranks, copies);
     Shared {
         units: count,
         unknown,
@@ -104,6 +109,11 @@ struct FamilyRanks<'a> {
     /// By a record's device index, its family's rank: the records' sorts
     /// ask it at each comparison.
     index_rank: Vec<Option<u32>>,
+    /// By node: the device index of its records (the marks in the
+    /// records' stream say it: [`gather`]); [`NO_DEV`] for none.
+    node_dev: Vec<u16>,
+    /// The odd records: the table's, and those [`gather`] makes.
+    odd: Vec<Odd>,
 }
 
 impl<'a> FamilyRanks<'a> {
@@ -149,6 +159,8 @@ impl<'a> FamilyRanks<'a> {
             table,
             dev_rank,
             index_rank: Vec::new(),
+            node_dev: Vec::new(),
+            odd: table.odd.clone(),
         };
         ranks.index_rank = table.devs.iter().map(|&d| ranks.rank_of(d)).collect();
         ranks
@@ -159,19 +171,38 @@ impl<'a> FamilyRanks<'a> {
         Some(self.dev_rank[i].1)
     }
 
-    fn odd(&self) -> &'a [Odd] {
-        &self.table.odd
+    fn odd(&self) -> &[Odd] {
+        &self.odd
     }
 
+    /// The device index of the records of node `at` (not an odd one's).
+    fn index(&self, at: u32) -> usize {
+        let i = self.node_dev[at as usize];
+        debug_assert!(u32::from(i) != NO_DEV, "a mark before each record");
+        usize::from(i)
+    }
+
+    /// `st_dev`, `r`'s subvolume ([`crate::records::dev32`]).
     fn dev(&self, r: &InlineRec) -> u32 {
-        r.dev(self.table)
+        match r.odd(self.odd()) {
+            Some(o) => o.dev,
+            None => self.table.devs[self.index(r.at)],
+        }
+    }
+
+    fn node(&self, r: &InlineRec) -> NodeId {
+        r.node(self.odd())
+    }
+
+    fn bytes(&self, r: &InlineRec) -> u64 {
+        r.bytes(&self.odd, &self.table.bytes)
     }
 
     /// The rank of `r`'s family; `None`: of no known subvolume.
     fn rank(&self, r: &InlineRec) -> Option<u32> {
         match r.odd(self.odd()) {
             Some(o) => self.rank_of(o.dev),
-            None => self.index_rank[(r.packed >> 16) as usize],
+            None => self.index_rank[self.index(r.at)],
         }
     }
 
@@ -200,16 +231,17 @@ impl<'a> FamilyRanks<'a> {
     /// Whether the `j`th of `run` is a copy of its `first`: the same bytes
     /// mapped, as the file it stands for would map.
     fn is_copy(&self, run: &[InlineRec], first: Option<usize>, j: usize) -> bool {
-        let odd = self.odd();
         first.is_some_and(|c| {
-            j > c && self.foldable(&run[j]) && run[j].bytes(odd) == run[c].bytes(odd)
+            j > c && self.foldable(&run[j]) && self.bytes(&run[j]) == self.bytes(&run[c])
         })
     }
 }
 
 /// The records of `chunks` moved into one vector, each chunk given back
-/// as it is moved, and the nodes of those of no known subvolume, which as
-/// root (`root`) are bounds: their copies outside the scan cannot be asked
+/// as it is moved, the marks left out once they have given each node its
+/// subvolume (`ranks`' [`FamilyRanks::node_dev`], for the `nodes` node
+/// ids), and the nodes of those of no known subvolume, which as root
+/// (`root`) are bounds: their copies outside the scan cannot be asked
 /// about.
 ///
 /// Group the copies of one inode: sort by key id, and within one inode's
@@ -226,11 +258,48 @@ impl<'a> FamilyRanks<'a> {
 /// would be mistaken for none (the old inline data, a few KiB of metadata
 /// at most, then counted shared).
 fn gather(
-    chunks: Vec<Vec<InlineRec>>,
-    ranks: &FamilyRanks<'_>,
+    mut chunks: Vec<Vec<InlineRec>>,
+    ranks: &mut FamilyRanks<'_>,
     root: bool,
+    nodes: usize,
 ) -> (Vec<InlineRec>, Vec<NodeId>) {
-    let mut recs: Vec<InlineRec> = Vec::with_capacity(chunks.iter().map(Vec::len).sum());
+    // The marks first, in the stream's order: each holds for the records
+    // after it.
+    let mut node_dev = vec![NO_DEV as u16; nodes];
+    let mut index = NO_DEV as u16;
+    for r in chunks.iter_mut().flatten() {
+        if r.is_mark() {
+            index = u16::try_from(r.at).expect("a mark's index in 16 bits");
+            continue;
+        }
+        if r.odd(&ranks.odd).is_some() {
+            continue;
+        }
+        assert!(u32::from(index) != NO_DEV, "a mark before the records");
+        let d = &mut node_dev[r.at as usize];
+        if u32::from(*d) == NO_DEV {
+            *d = index;
+        } else if *d != index {
+            // A node with records of two subvolumes (a file of another
+            // mounted over one of its directory's entries): this one's
+            // subvolume kept in an odd record.
+            ranks.odd.push(Odd {
+                node: NodeId::new(r.at as usize),
+                bytes: u64::from(ranks.table.bytes[r.key() as usize]),
+                file: None,
+                dev: ranks.table.devs[usize::from(index)],
+            });
+            let at = u32::try_from(ranks.odd.len() - 1).expect("fewer than 4 billion odd records");
+            *r = InlineRec {
+                at,
+                key: r.key | super::ODD,
+            };
+        }
+    }
+    ranks.node_dev = node_dev;
+    let ranks = &*ranks;
+    let files = chunks.iter().flatten().filter(|r| !r.is_mark()).count();
+    let mut recs: Vec<InlineRec> = Vec::with_capacity(files);
     let mut unknown = Vec::new();
     for mut chunk in chunks {
         // From its end, a slice at a time: the chunk and the records moved
@@ -239,9 +308,12 @@ fn gather(
             let from = chunk.len().saturating_sub(MOVED_AT_ONCE);
             // A record of no known subvolume is matched with none.
             recs.extend(chunk.drain(from..).filter(|r| {
+                if r.is_mark() {
+                    return false;
+                }
                 let known = ranks.rank(r).is_some();
                 if !known && root {
-                    unknown.push(r.node);
+                    unknown.push(ranks.node(r));
                 }
                 known
             }));
@@ -304,6 +376,9 @@ struct Units<'a> {
     made: Vec<(usize, u32)>,
     /// By record index: a copy.
     copy: Vec<u64>,
+    /// The copies whose records are odd ones, made apart: their
+    /// subvolume is not their node's in [`FamilyRanks::node_dev`].
+    odd_copies: Vec<CopyRec>,
     taken: Taken,
     /// By namespace: the file that stands for its outside.
     outside: BTreeMap<u32, u32>,
@@ -337,7 +412,7 @@ impl Units<'_> {
         self.count += 1;
         let mut stands_for = None;
         for (j, r) in run.iter().enumerate() {
-            let bytes = r.bytes(ranks.odd());
+            let bytes = ranks.bytes(r);
             match stands_for {
                 Some(of) if ranks.is_copy(run, f, j) => self.made.push((start + j, of)),
                 _ => {
@@ -350,7 +425,7 @@ impl Units<'_> {
                     }
                     files[id as usize] = FileRec {
                         id,
-                        node: r.node,
+                        node: ranks.node(r),
                         ns: k.ns,
                         dev: dev64(ranks.dev(r)),
                         ino: k.ino,
@@ -377,7 +452,7 @@ impl Units<'_> {
                     take_shared(&mut l.stats, bytes);
                 }
             } else {
-                let n = r.node;
+                let n = ranks.node(r);
                 // A -a leaf's figures are also its directory's.
                 let dir = nodes.leaf(n).then(|| nodes.parent(n));
                 for n in std::iter::once(n).chain(dir) {
@@ -386,23 +461,31 @@ impl Units<'_> {
             }
         }
         for (i, of) in self.made.drain(..) {
-            recs[i] = InlineRec {
-                node: recs[i].node,
-                key: of,
-                packed: ranks.dev(&recs[i]),
-            };
-            self.copy[i / 64] |= 1 << (i % 64);
+            let r = recs[i];
+            if r.odd(ranks.odd()).is_some() {
+                self.odd_copies.push(CopyRec {
+                    of,
+                    node: ranks.node(&r),
+                    dev: ranks.dev(&r),
+                });
+            } else {
+                // Its node and the file it copies; its subvolume is its
+                // node's.
+                recs[i] = InlineRec { at: r.at, key: of };
+                self.copy[i / 64] |= 1 << (i % 64);
+            }
         }
     }
 }
 
-/// The copies (the records whose bit is set in `copy`), in the records'
-/// own room, by directory, held in `copies`: sorted from the last and
-/// taken from the end, their room given back as they are taken, so that
-/// the sets they make take the room the records leave.
+/// The copies (the records whose bit is set in `copy`, and the odd ones
+/// made apart), in the records' own room, by directory, held in
+/// `copies`: sorted from the last and taken from the end, their room
+/// given back as they are taken, so that the sets they make take the room
+/// the records leave. A copy's subvolume is its node's (`ranks`).
 fn hold_copies(
-    mut recs: Vec<InlineRec>,
-    copy: Vec<u64>,
+    (mut recs, copy, mut odd): (Vec<InlineRec>, Vec<u64>, Vec<CopyRec>),
+    ranks: &FamilyRanks<'_>,
     (sets, held): (&CopySets, &mut Vec<Held>),
 ) {
     let mut i = 0;
@@ -412,17 +495,27 @@ fn hold_copies(
     });
     drop(copy);
     recs.shrink_to_fit();
-    recs.par_sort_unstable_by_key(|r| std::cmp::Reverse((r.node, r.packed, r.key)));
-    let taken = std::iter::from_fn(|| {
+    // By node (and so subvolume), then the file copied.
+    recs.par_sort_unstable_by_key(|r| std::cmp::Reverse((r.at, r.key)));
+    odd.sort_unstable_by_key(|c| std::cmp::Reverse((c.node, c.dev, c.of)));
+    let order = |c: &CopyRec| (c.node, c.dev, c.of);
+    let devs = &ranks.table.devs;
+    let mut next = move || {
         let r = recs.pop()?;
         if recs.capacity() - recs.len() >= MOVED_AT_ONCE {
             recs.shrink_to_fit();
         }
         Some(CopyRec {
             of: r.key,
-            node: r.node,
-            dev: r.packed,
+            node: NodeId::new(r.at as usize),
+            dev: devs[ranks.index(r.at)],
         })
+    };
+    let (mut a, mut b) = (next(), odd.pop());
+    let taken = std::iter::from_fn(|| match (a, b) {
+        (Some(x), Some(y)) if order(&y) < order(&x) => std::mem::replace(&mut b, odd.pop()),
+        (Some(_), _) => std::mem::replace(&mut a, next()),
+        (None, _) => std::mem::replace(&mut b, odd.pop()),
     });
     sets.hold_sorted(taken, held);
 }

@@ -42,24 +42,50 @@ struct Full {
     bytes: u64,
 }
 
-/// The records of `chunks`, their keys looked up as the walk does, and
-/// the keys by id; and the bytes the key map held.
+/// The records of `chunks`, their keys looked up as the walk does (a mark
+/// before the first of each chunk and before each of another subvolume
+/// than the one before it), and the keys by id; and the bytes the key map
+/// held.
 fn interned(chunks: &[Vec<Full>]) -> (Vec<Vec<InlineRec>>, Table, usize) {
     let keys = Keys::default();
     let recs = chunks
         .iter()
         .map(|c| {
-            c.iter()
-                .map(|f| {
-                    let dev = dev32(f.dev).unwrap();
-                    let at = (NodeId::new(f.node), keys.id(f.key), dev, keys.dev(dev));
-                    InlineRec::new(at, f.bytes, false, None, &keys)
-                })
-                .collect()
+            let mut last = None;
+            let mut out = Vec::new();
+            for f in c {
+                let dev = dev32(f.dev).unwrap();
+                let index = keys.dev(dev);
+                if last != Some(index) && index < NO_DEV {
+                    out.push(InlineRec::mark(index));
+                    last = Some(index);
+                }
+                let at = (NodeId::new(f.node), f.key, dev, index);
+                out.push(InlineRec::new(at, f.bytes, false, None, &keys));
+            }
+            out
         })
         .collect();
     let bytes = keys.bytes();
     (recs, keys.table(), bytes)
+}
+
+/// The subvolume of each record of `stream` (not its marks), as the marks
+/// and odd records of `table` say.
+fn stream_devs(stream: &[InlineRec], table: &Table) -> Vec<u32> {
+    let mut index = None;
+    let mut devs = Vec::new();
+    for r in stream {
+        if r.is_mark() {
+            index = Some(r.at as usize);
+        } else {
+            devs.push(
+                r.odd(&table.odd)
+                    .map_or_else(|| table.devs[index.expect("a mark first")], |o| o.dev),
+            );
+        }
+    }
+    devs
 }
 
 /// [`share`] with the devices of `recs`.
@@ -102,13 +128,18 @@ fn rec(node: usize, dev: u64) -> Full {
 }
 
 fn nodes() -> Nodes {
+    nodes_n(3)
+}
+
+/// The top and `n - 1` directories below it.
+fn nodes_n(n: usize) -> Nodes {
     let own = Stats {
         total: 4096,
         exclusive: 4096,
         reclaimable: 4096,
         ..Stats::default()
     };
-    (0..3)
+    (0..n)
         .map(|id| NodeRec {
             id: NodeId::new(id),
             parent: if id == 0 { NodeId::NONE } else { NodeId::TOP },
@@ -186,51 +217,84 @@ fn a_key_packs_the_symlink_flag() {
     assert_eq!(keys.table().keys, vec![file, link]);
 }
 
-/// A record holds its bytes, subvolume and flags in 12 bytes; bytes
-/// past 16 bits, a subvolume past the 65,536th and a file id in an odd
-/// record beside it.
+/// A record holds its node, its key and its flags in 8 bytes, its bytes
+/// being its key's and its subvolume its mark's; bytes other than the
+/// key's, bytes past 16 bits, a subvolume past the 65,535th and a file id
+/// in an odd record beside it.
 #[test]
-fn records_keep_their_figures_in_12_bytes_or_an_odd_record() {
+fn records_keep_their_figures_in_8_bytes_or_an_odd_record() {
     let keys = Keys::default();
     let dev = dev32(10).unwrap();
-    let at = (NodeId::new(3), keys.id(rec(3, 10).key), dev, keys.dev(dev));
+    let key = rec(3, 10).key;
+    let at = (NodeId::new(3), key, dev, keys.dev(dev));
     let plain = InlineRec::new(at, 4096, true, None, &keys);
-    let most = InlineRec::new(at, 0xffff, false, None, &keys);
-    let big = InlineRec::new(at, 0x10000, false, None, &keys);
+    let again = InlineRec::new(at, 4096, false, None, &keys);
+    let other = InlineRec::new(at, 512, false, None, &keys);
     let huge = InlineRec::new(at, 5 << 32, false, None, &keys);
-    let with_file = InlineRec::new(at, 700, true, Some(9), &keys);
-    // The 65,535 subvolumes after the first fill the 16 bits; the
-    // next is odd.
+    let with_file = InlineRec::new(at, 4096, true, Some(9), &keys);
+    // A key first seen with bytes past 16 bits: every record of it is odd.
+    let big_key = Key { ino: 300, ..key };
+    let big = InlineRec::new(
+        (NodeId::new(3), big_key, dev, 0),
+        0x10000,
+        false,
+        None,
+        &keys,
+    );
+    let most = InlineRec::new(
+        (NodeId::new(3), big_key, dev, 0),
+        0xffff,
+        false,
+        None,
+        &keys,
+    );
+    // The 65,534 subvolumes after the first fill the 16 bits; the next
+    // two are odd.
     let mut devs = Vec::new();
     for d in 11..=65_536 + 10 {
         let dev = dev32(d).unwrap();
-        let at = (NodeId::new(4), at.1, dev, keys.dev(dev));
-        devs.push((InlineRec::new(at, 512, false, None, &keys), d));
+        let at = (NodeId::new(4), key, dev, keys.dev(dev));
+        devs.push((InlineRec::new(at, 4096, false, None, &keys), d));
     }
     let table = keys.table();
     let odd = &table.odd[..];
-    assert_eq!(odd.len(), 4, "only the four that do not fit");
+    assert_eq!(odd.len(), 7, "only the seven that do not fit");
     for (r, bytes, file, linked) in [
         (plain, 4096, None, true),
-        (most, 0xffff, None, false),
-        (big, 0x10000, None, false),
+        (again, 4096, None, false),
+        (other, 512, None, false),
         (huge, 5 << 32, None, false),
-        (with_file, 700, Some(9), true),
+        (with_file, 4096, Some(9), true),
+        (big, 0x10000, None, false),
+        (most, 0xffff, None, false),
     ] {
         assert_eq!(
-            (r.bytes(odd), r.file(odd), r.linked()),
-            (bytes, file, linked)
+            (
+                r.bytes(odd, &table.bytes),
+                r.file(odd),
+                r.linked(),
+                r.node(odd)
+            ),
+            (bytes, file, linked, NodeId::new(3))
         );
-        assert_eq!((r.key(), r.dev(&table), r.node), (0, 10, NodeId::new(3)));
     }
-    for (r, d) in devs {
-        assert_eq!((r.bytes(odd), r.dev(&table)), (512, dev32(d).unwrap()));
+    assert_eq!((plain.key(), big.key()), (0, 1));
+    assert_eq!([plain, again].map(|r| r.odd(odd).is_some()), [false, false]);
+    for (r, d) in &devs {
+        assert_eq!(
+            (r.bytes(odd, &table.bytes), r.node(odd)),
+            (4096, NodeId::new(4))
+        );
+        if let Some(o) = r.odd(odd) {
+            assert_eq!(o.dev, dev32(*d).unwrap());
+        }
     }
-    assert_eq!((devs_odd(&table), table.devs().len()), (1, 65_537));
+    assert_eq!((devs_odd(&table), table.devs().len()), (2, 65_537));
 }
 
 /// A task remembers its last record's subvolume index; a record of
-/// another device is given its own.
+/// another device is given its own, and a mark before it, as is the
+/// first record after the task's records were handed on.
 #[test]
 fn a_record_of_another_device_has_its_own_index() {
     use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
@@ -240,16 +304,31 @@ fn a_record_of_another_device_has_its_own_index() {
     assert_ne!(dev(&root), dev(&proc), "/proc is a filesystem of its own");
     let keys = Keys::default();
     let mut last = None;
-    let recs: Vec<InlineRec> = [&root, &proc, &proc, &root]
-        .into_iter()
-        .map(|s| {
-            let at = (NodeId::new(1), 0);
-            InlineRec::of(s, at, 512, false, None, (0, &keys, &mut last)).unwrap()
-        })
-        .collect();
+    let mut stream = Vec::new();
+    let mut marks = Vec::new();
+    for (s, fresh) in [
+        (&root, true),
+        (&proc, false),
+        (&proc, false),
+        (&root, false),
+        (&root, true),
+    ] {
+        let got = InlineRec::of(
+            s,
+            (NodeId::new(1), 0),
+            (512, false, None),
+            (0, &keys, &mut last),
+            fresh,
+        );
+        marks.push(got[0].is_some());
+        stream.extend(got.into_iter().flatten());
+    }
+    assert_eq!(marks, [true, true, false, true, true]);
     let table = keys.table();
-    let devs: Vec<u32> = recs.iter().map(|r| r.dev(&table)).collect();
-    assert_eq!(devs, [dev(&root), dev(&proc), dev(&proc), dev(&root)]);
+    assert_eq!(
+        stream_devs(&stream, &table),
+        [dev(&root), dev(&proc), dev(&proc), dev(&root), dev(&root)]
+    );
     assert_eq!(table.devs().len(), 2);
 }
 
@@ -391,7 +470,7 @@ fn a_changed_inode_or_one_subvolume_is_not_shared() {
 }
 
 /// What inline data costs per copy, with 20 snapshots of 2,000 small
-/// files: its record (12 bytes, sorted in place) and the copy
+/// files: its record (8 bytes, sorted in place) and the copy
 /// record (12 bytes, room made once), a file record and one shared
 /// range per inode; and, once per inode, its key in the map the walk looks
 /// it up in, then in the table by id. A regression of the memory of
@@ -406,10 +485,10 @@ fn bytes_per_snapshot_copy_stay_small() {
     }
     let reg = registry(&subvols);
     let mut chunks: Vec<Vec<Full>> = Vec::new();
-    for &(dev, _, _) in &subvols {
+    for (s, &(dev, _, _)) in subvols.iter().enumerate() {
         let mut chunk = Vec::new();
         for ino in 0..2000 {
-            let mut r = rec(1 + (ino % 2) as usize, dev);
+            let mut r = rec(1 + 2 * s + (ino % 2) as usize, dev);
             r.key.ino = 257 + ino;
             chunk.push(r);
             if chunk.len() == 1 << CHUNK_BITS {
@@ -419,7 +498,7 @@ fn bytes_per_snapshot_copy_stay_small() {
         chunks.push(chunk);
     }
     let (chunks, keys, map_bytes) = interned(&chunks);
-    let copies: usize = chunks.iter().map(Vec::len).sum();
+    let copies = chunks.iter().flatten().filter(|r| !r.is_mark()).count();
     let devs: Vec<u64> = subvols.iter().map(|s| s.0).collect();
     let ext = Extents::new();
     let mut files = (Vec::new(), Vec::new(), CopySets::default());
@@ -428,7 +507,7 @@ fn bytes_per_snapshot_copy_stay_small() {
         (&devs, None, &[]),
         &reg,
         &ext,
-        &mut nodes(),
+        &mut nodes_n(1 + 2 * subvols.len()),
         &mut [],
         (&mut files.0, (&files.2, &mut files.1)),
     );
@@ -439,16 +518,17 @@ fn bytes_per_snapshot_copy_stay_small() {
     let held_bytes = held.capacity() * size_of::<Held>();
     let made = crate::records::Copies::new(held, sets);
     assert_eq!(f.len() + made.len(), copies);
-    // The records' 12 bytes a copy (the copies made in their room), a
+    // The records' 8 bytes a copy (the copies made in their room), a
     // 32-byte file record per inode, and the copies by directory: here
     // 2 directories in each of 21 subvolumes, each holding half the
-    // inodes: 14.5 (a copy took 12 bytes more as a record of its own,
-    // and a record 16 bytes with its subvolume in full).
+    // inodes: 10.5 (a copy took 12 bytes more as a record of its own,
+    // and a record 12 bytes with its bytes and subvolume's index, 16
+    // with its subvolume in full).
     let per_copy = (copies * size_of::<InlineRec>()
         + f.capacity() * size_of::<FileRec>()
         + held_bytes.max(made.bytes())) as f64
         / copies as f64;
-    assert!(per_copy <= 15.0, "{per_copy:.1} bytes per snapshot copy");
+    assert!(per_copy <= 11.0, "{per_copy:.1} bytes per snapshot copy");
     let per_inode = (map_bytes + keys.keys.capacity() * size_of::<Key>()) as f64 / 2000.0;
     // Its key in the map (56 bytes a bucket, the buckets at least 7/16
     // full) and then in the table (48 bytes): about 150 bytes an inode,

@@ -8,7 +8,7 @@ use dashmap::DashMap;
 use sdu_sys::btrfs::{self as bs, Lineage, Subvolumes};
 
 use super::{Extents, Fast};
-use crate::extents::btrfs_refs::{self, FileAt, Verdict};
+use crate::extents::btrfs_refs::{self, FileAt, PackedRefs, Verdict};
 
 /// A subvolume, as the tree search decides what it shares.
 #[derive(Clone, Copy, Debug)]
@@ -41,7 +41,7 @@ pub(super) struct BtrfsState {
     /// Per filesystem, subvolume and leaf: whether the leaf is shared.
     leaves: DashMap<(u32, u64, u64), Verdict, Fast>,
     /// Per filesystem and extent address: the extent's refs, as read once.
-    pub(super) refs: DashMap<(u32, u64), Arc<bs::ExtentRefs>, Fast>,
+    pub(super) refs: DashMap<(u32, u64), PackedRefs, Fast>,
     /// Per filesystem and extent address: a snapshot that holds it through
     /// a leaf it shares with the subvolume its one ref names
     /// ([`Verdict::HeldBy`]).
