@@ -46,16 +46,7 @@ pub(super) struct Unread<'a> {
 impl<'a> Unread<'a> {
     /// The marks of `errors` (sorted by node) in `tree`.
     pub(super) fn new(tree: &Tree, errors: &'a [ReadError]) -> Unread<'a> {
-        let mut above = HashSet::new();
-        for e in errors {
-            let mut n = tree.parent(e.node);
-            while let Some(x) = n.filter(|&x| x != NodeId::TOP && !x.is_none()) {
-                if !above.insert(x) {
-                    break;
-                }
-                n = tree.parent(x);
-            }
-        }
+        let above = tree.above_errors(errors);
         Unread {
             errors,
             above,

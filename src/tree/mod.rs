@@ -6,9 +6,8 @@
 //! Singly-linked inodes are summed bottom-up. A multiply-linked inode is
 //! credited by climbing from each of its links' directories to the top,
 //! stopping at a directory already credited for that inode, so that it
-//! lands once on the union of its links' ancestor chains. Both are sums of
-//! the same terms whatever the walk order, so the figures never depend on
-//! the thread count.
+//! lands once on the union of its links' ancestor chains. Both are sums of the
+//! same terms whatever the walk order: the figures never depend on the threads.
 //!
 //! Two of du's rules change that when asked ([`Rules`]): in `--du` mode an
 //! inode counts once per run, at its first link in du's traversal (`du_order`),
@@ -24,6 +23,7 @@ mod ranks;
 mod testing;
 pub(crate) mod union;
 pub(crate) mod unreachable;
+mod unread;
 
 use crate::records::Exactness;
 use acc::{Acc, OWN, children, parent_or_top};

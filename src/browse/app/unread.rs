@@ -20,16 +20,7 @@ pub(crate) struct Unread<'t> {
 impl<'t> Unread<'t> {
     /// The marks of `errors` (sorted by node) in `tree`.
     pub(crate) fn new(tree: &Tree, errors: &'t [ReadError]) -> Unread<'t> {
-        let mut above = HashSet::new();
-        for e in errors {
-            let mut n = tree.parent(e.node);
-            while let Some(x) = n.filter(|&x| x != NodeId::TOP && !x.is_none()) {
-                if !above.insert(x) {
-                    break;
-                }
-                n = tree.parent(x);
-            }
-        }
+        let above = tree.above_errors(errors);
         Unread { errors, above }
     }
 
