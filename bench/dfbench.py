@@ -17,8 +17,14 @@ OVER_S = 1.10
 
 
 def runs(res):
+    return load_runs(res, "dfbench")
+
+
+def load_runs(res, prefix):
+    """Every readable RES/PREFIX-*.json, in name order (a bench script
+    writes one per run)."""
     out = []
-    for path in sorted(glob.glob(os.path.join(res, "dfbench-*.json"))):
+    for path in sorted(glob.glob(os.path.join(res, f"{prefix}-*.json"))):
         try:
             with open(path) as f:
                 out.append(json.load(f))

@@ -11,14 +11,14 @@
 As a module, the section of BENCHMARKS.md on `--html` for bench/report.py
 (`--section html`), from the `htmlbench-*.json` of a results directory.
 """
-import glob
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from dfbench import load_runs, med
 
 TITLE = "The treemap page (`--html`) and the browser (`-i`), on shared trees"
 # issue 47: `--html` within 1.3× the plain scan's time and memory.
@@ -60,18 +60,7 @@ def run(sdu, tree, out, rounds):
 
 
 def runs(res):
-    out = []
-    for path in sorted(glob.glob(os.path.join(res, "htmlbench-*.json"))):
-        try:
-            with open(path) as f:
-                out.append(json.load(f))
-        except (OSError, ValueError):
-            continue
-    return out
-
-
-def med(xs):
-    return statistics.median(xs) if xs else None
+    return load_runs(res, "htmlbench")
 
 
 def per_round(r, name, key):

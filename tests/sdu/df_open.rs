@@ -146,29 +146,13 @@ fn planted(path: &Path, len: u64) -> u64 {
     b
 }
 
-/// The used space as the filesystem counts it: statvfs, or on Btrfs Data
-/// Used after a commit.
-fn used(kind: FsKind, mnt: &Path) -> u64 {
-    match kind {
-        FsKind::Btrfs => {
-            btrfs(&["filesystem", "sync"], mnt);
-            btrfs_data_used(mnt)
-        }
-        _ => {
-            sync_fs(mnt);
-            let s = rustix::fs::statvfs(mnt).unwrap();
-            (s.f_blocks - s.f_bfree) * s.f_frsize
-        }
-    }
-}
-
 /// Used space once it has dropped by `bytes` (a block short allowed):
 /// the last inode's close frees it in the background on XFS (inodegc)
 /// and Btrfs (delayed iput, then a commit). 10 s at most.
 fn used_after_drop(kind: FsKind, mnt: &Path, before: u64, bytes: u64) -> u64 {
     let t = Instant::now();
     loop {
-        let now = used(kind, mnt);
+        let now = used_at(kind, mnt);
         if before.saturating_sub(now) + 4096 >= bytes || t.elapsed() > Duration::from_secs(10) {
             return now;
         }
@@ -229,7 +213,7 @@ fn check_one(kind: FsKind, mnt: &Path, path: &Path, bytes: u64, h: Holder) {
         (unreadable(), false),
         "as root, unreadable only where std cannot read either"
     );
-    let before = used(kind, mnt);
+    let before = used_at(kind, mnt);
     h.end();
     let after = used_after_drop(kind, mnt, before, bytes);
     let freed = before.saturating_sub(after);
@@ -329,10 +313,10 @@ fn reflinked_is_shared(kind: FsKind) {
     let d = of(mnt);
     assert_eq!(d.files.len(), 1, "{d:#?}");
     assert_eq!((d.files[0].bytes, d.files[0].shared), (bytes, Some(true)));
-    let before = used(kind, mnt);
+    let before = used_at(kind, mnt);
     h.end();
     std::thread::sleep(Duration::from_millis(500));
-    let after = used(kind, mnt);
+    let after = used_at(kind, mnt);
     assert!(
         before.abs_diff(after) < SIZE / 2,
         "{kind:?}: a shared file's end freed {} of {bytes}",
@@ -398,7 +382,7 @@ fn mapped_file_without_fd_is_found_and_freed(kind: FsKind) {
     assert_eq!((f.pid, f.fd, f.holders), (fd_holder.pid(), Some(0), 1));
     assert_eq!(d.bytes, bytes + both_bytes);
 
-    let before = used(kind, mnt);
+    let before = used_at(kind, mnt);
     m.end();
     let after = used_after_drop(kind, mnt, before, bytes);
     assert!(before.saturating_sub(after).abs_diff(bytes) <= 4096);

@@ -88,18 +88,7 @@ impl Mounted {
     /// Used bytes as the filesystem counts them, after a flush: statvfs on
     /// XFS, Data Used on Btrfs (see `reclaim`'s module comment).
     pub fn used(&self) -> u64 {
-        let mnt = self.path();
-        match self.kind {
-            FsKind::Btrfs => {
-                btrfs(&["filesystem", "sync"], mnt);
-                btrfs_data_used(mnt)
-            }
-            _ => {
-                sync_fs(mnt);
-                let s = rustix::fs::statvfs(mnt).unwrap();
-                (s.f_blocks - s.f_bfree) * s.f_frsize
-            }
-        }
+        used_at(self.kind, self.path())
     }
 
     /// `used` once everything deferred has been done: after an unmount,
@@ -360,4 +349,20 @@ pub fn btrfs_preconditions(d: &Path) {
         bad.is_empty(),
         "directories with blocks (in sdu's figures, not in Data Used): {bad:?}"
     );
+}
+
+/// Used bytes of the `kind` filesystem mounted at `mnt`, after a flush:
+/// statvfs, or Data Used on Btrfs (see `reclaim`'s module comment).
+pub fn used_at(kind: FsKind, mnt: &Path) -> u64 {
+    match kind {
+        FsKind::Btrfs => {
+            btrfs(&["filesystem", "sync"], mnt);
+            btrfs_data_used(mnt)
+        }
+        _ => {
+            sync_fs(mnt);
+            let s = rustix::fs::statvfs(mnt).unwrap();
+            (s.f_blocks - s.f_bfree) * s.f_frsize
+        }
+    }
 }
