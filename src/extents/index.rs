@@ -458,12 +458,16 @@ impl SharedIndex {
             let g = granularity(s.fs);
             if s.in_memory() {
                 // The ranges in 32 bytes each, the mappings freed as they
-                // are read, before the sweep.
+                // are read, before the sweep; taken from the end (the
+                // first), their room given back half at a time as the
+                // sweep's output grows.
                 let fs = s.fs;
-                let (ranges, pool) = intervals_taking(s);
-                let mut it = ranges.iter();
+                let (mut ranges, pool) = intervals_taking(s);
                 sweeper.sweep_space(fs, g, |out| {
-                    let r = it.next()?;
+                    let r = ranges.pop()?;
+                    if ranges.capacity() >= 1024 && ranges.len() <= ranges.capacity() / 2 {
+                        ranges.shrink_to_fit();
+                    }
                     out.extend_from_slice(r.refs(&pool));
                     Some((r.start, r.end))
                 });

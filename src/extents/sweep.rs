@@ -246,9 +246,7 @@ impl Sweeper {
                     // Same references as the adjacent segment before.
                     *self.out.seg_bytes.last_mut().expect("a segment") += p - prev;
                     if g == Granularity::Block {
-                        let u = self.out.unit_bytes.len() - 1;
-                        self.out.unit_bytes[u] += p - prev;
-                        self.out.unit_ranges[u] += started_at_prev;
+                        self.out.grow_last_unit(p - prev, started_at_prev);
                     }
                 } else {
                     self.out.push_segment(p - prev, &self.active, sat(mappings));
@@ -351,8 +349,11 @@ fn sat(x: u64) -> u32 {
 ///
 /// # Memory
 /// Per segment 28 bytes (length, mapping count, file-list bounds) plus 4 per
-/// file; per unit 40 bytes plus 4 per file when it spans more than one
-/// segment (a one-segment unit shares its segment's list).
+/// file. Per unit 12 bytes (its ranges, its segments' end) while every unit
+/// is one segment with that segment's figures, as every unit of a
+/// filesystem that frees blocks is (XFS); once one is not, 40 bytes a unit,
+/// and 4 per file when it spans more than one segment (a one-segment unit
+/// shares its segment's list).
 ///
 /// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
 /// build a tree by hand.
@@ -363,10 +364,14 @@ pub(crate) struct Sweep {
     seg_bytes: Vec<u64>,
     seg_mappings: Vec<u32>,
     seg_files: Vec<[usize; 2]>,
+    /// Each unit's bytes, mappings and files, once some unit is not one
+    /// segment with its figures (`whole_units`); before, all three are
+    /// empty and each unit's are its segment's.
     unit_bytes: Vec<u64>,
     unit_mappings: Vec<u32>,
-    unit_ranges: Vec<u32>,
     unit_files: Vec<[usize; 2]>,
+    whole_units: bool,
+    unit_ranges: Vec<u32>,
     /// One past the last segment of each unit; units cover the segments in
     /// order.
     unit_seg_end: Vec<usize>,
@@ -446,11 +451,50 @@ impl Sweep {
         ranges: u32,
         seg_end: usize,
     ) {
-        self.unit_bytes.push(bytes);
-        self.unit_files.push(files);
-        self.unit_mappings.push(mappings);
+        let first = self.unit_seg_end.last().copied().unwrap_or(0);
+        let one = seg_end == first + 1
+            && (
+                self.seg_bytes[first],
+                self.seg_files[first],
+                self.seg_mappings[first],
+            ) == (bytes, files, mappings);
+        if !one && !self.whole_units {
+            self.write_units_whole();
+        }
+        if self.whole_units {
+            self.unit_bytes.push(bytes);
+            self.unit_files.push(files);
+            self.unit_mappings.push(mappings);
+        }
         self.unit_ranges.push(ranges);
         self.unit_seg_end.push(seg_end);
+    }
+
+    /// Every unit so far written out whole: a unit that is not one segment
+    /// with its figures comes next.
+    #[cold]
+    fn write_units_whole(&mut self) {
+        let n = self.unit_seg_end.len();
+        self.unit_bytes.reserve_exact(n + 1);
+        self.unit_files.reserve_exact(n + 1);
+        self.unit_mappings.reserve_exact(n + 1);
+        for &end in &self.unit_seg_end {
+            let s = end - 1;
+            self.unit_bytes.push(self.seg_bytes[s]);
+            self.unit_files.push(self.seg_files[s]);
+            self.unit_mappings.push(self.seg_mappings[s]);
+        }
+        self.whole_units = true;
+    }
+
+    /// The last unit, of one segment, grown with that segment by `bytes`
+    /// and `ranges` more ranges.
+    fn grow_last_unit(&mut self, bytes: u64, ranges: u32) {
+        let u = self.unit_ranges.len() - 1;
+        if self.whole_units {
+            self.unit_bytes[u] += bytes;
+        }
+        self.unit_ranges[u] += ranges;
     }
 
     /// Reserves room for `n` more segments and units.
@@ -459,10 +503,7 @@ impl Sweep {
         self.seg_bytes.reserve(n);
         self.seg_mappings.reserve(n);
         self.seg_files.reserve(n);
-        self.unit_bytes.reserve(n);
-        self.unit_mappings.reserve(n);
         self.unit_ranges.reserve(n);
-        self.unit_files.reserve(n);
         self.unit_seg_end.reserve(n);
     }
 
@@ -553,7 +594,7 @@ impl Sweep {
 
     /// The number of units.
     pub(crate) fn unit_count(&self) -> usize {
-        self.unit_bytes.len()
+        self.unit_ranges.len()
     }
 
     /// Segment `i` (panics if `i >= segment_count()`).
@@ -568,14 +609,27 @@ impl Sweep {
 
     /// Unit `i` (panics if `i >= unit_count()`).
     pub(crate) fn unit(&self, i: usize) -> ReclaimUnit<'_> {
-        let [a, b] = self.unit_files[i];
         let first = if i == 0 { 0 } else { self.unit_seg_end[i - 1] };
+        let end = self.unit_seg_end[i];
+        let (bytes, [a, b], mappings) = if self.whole_units {
+            (
+                self.unit_bytes[i],
+                self.unit_files[i],
+                self.unit_mappings[i],
+            )
+        } else {
+            (
+                self.seg_bytes[first],
+                self.seg_files[first],
+                self.seg_mappings[first],
+            )
+        };
         ReclaimUnit {
-            bytes: self.unit_bytes[i],
+            bytes,
             files: &self.pool[a..b],
-            mappings: self.unit_mappings[i],
+            mappings,
             ranges: self.unit_ranges[i],
-            segments: first..self.unit_seg_end[i],
+            segments: first..end,
         }
     }
 
