@@ -10,6 +10,7 @@
 mod compact;
 mod copy_sets;
 mod exactness;
+mod files;
 pub(crate) mod idents;
 mod name_arena;
 mod nodes;
@@ -19,6 +20,7 @@ pub(crate) use compact::StatsTable;
 pub(crate) use copy_sets::{Copies, CopySets, Held};
 pub(crate) use exactness::Exactness;
 pub(crate) use exactness::Inode;
+pub(crate) use files::{FileShard, Files};
 pub(crate) use idents::IdentSink;
 pub(crate) use idents::{Ident, Idents};
 pub(crate) use nodes::{NodeSink, Nodes};

@@ -52,7 +52,7 @@ pub(crate) struct Shared {
 impl Shared {
     /// The counts of `files`, `copies` and `sweep`.
     pub(crate) fn of(
-        files: &[crate::records::FileRec],
+        files: &crate::records::Files,
         copies: &crate::records::Copies,
         sweep: &crate::extents::Sweep,
     ) -> Shared {

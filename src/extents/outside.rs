@@ -42,7 +42,7 @@ use sdu_sys::fsmap;
 
 use super::Extents;
 use crate::probe::{Registry, magic};
-use crate::records::{Copies, FileRec, NodeId, dev64};
+use crate::records::{Copies, FileRec, Files, NodeId, dev64};
 
 /// Where the subvolumes of a Btrfs filesystem come from: families of
 /// snapshots (linked by their `parent_uuid`), and whether the scan holds
@@ -224,7 +224,7 @@ pub(crate) fn outside_file(id: u32, ns: u32, tops: &[(u32, NodeId)]) -> FileRec 
 pub(crate) fn verify(
     extents: &Extents,
     registry: &Registry,
-    files: (&[FileRec], &Copies),
+    files: (&Files, &Copies),
     fds: &[(u32, OwnedFd)],
     want: &[bool],
     scanned: &HashSet<u64>,
@@ -314,7 +314,7 @@ pub(crate) fn verify(
 fn btrfs_found(
     extents: &Extents,
     registry: &Registry,
-    files: (&[FileRec], &Copies),
+    files: (&Files, &Copies),
     (fd, fs): (BorrowedFd<'_>, u32),
     ranges: &[Range],
     families: Option<&Families>,
@@ -419,18 +419,21 @@ fn settle<'a>(
 
 /// The scan's files and copies, by (device, inode).
 fn seen_inodes<'a>(
-    (files, copies): (&'a [FileRec], &'a Copies),
+    (files, copies): (&'a Files, &'a Copies),
 ) -> impl Iterator<Item = (u64, u64)> + 'a {
-    let copies = copies
-        .iter()
-        .map(|c| (dev64(c.dev), files[c.of as usize].ino));
+    let copies = copies.iter().map(|c| {
+        (
+            dev64(c.dev),
+            files.get(c.of as usize).expect("a copy's file").ino,
+        )
+    });
     files.iter().map(|f| (f.dev, f.ino)).chain(copies)
 }
 
 /// The scan's files on Btrfs, by (subvolume id, inode), sorted: 16 bytes
 /// a file, a third of a hash set's (docs/decisions.md, "Btrfs: the
 /// holders of an extent").
-fn btrfs_seen(registry: &Registry, files: (&[FileRec], &Copies)) -> Vec<(u64, u64)> {
+fn btrfs_seen(registry: &Registry, files: (&Files, &Copies)) -> Vec<(u64, u64)> {
     let ids: std::collections::HashMap<u64, u64> = registry
         .subvolumes()
         .into_iter()
@@ -480,7 +483,7 @@ fn btrfs_outside(
 /// something other than file data.
 fn xfs_outside(
     fd: std::os::fd::BorrowedFd<'_>,
-    files: (&[FileRec], &Copies),
+    files: (&Files, &Copies),
     ranges: &[(u64, u64)],
 ) -> Option<Vec<(u64, u64)>> {
     let seen = sorted(seen_inodes(files));

@@ -333,7 +333,7 @@ pub(crate) fn whole_subvolumes(
 /// extent, which deleting both frees.
 pub(crate) fn mark_unfreed_units(
     sweep: &crate::extents::Sweep,
-    (files, copies): (&[crate::records::FileRec], &crate::records::Copies),
+    (files, copies): (&crate::records::Files, &crate::records::Copies),
     (partial, in_run): (&[bool], &dyn Fn(usize) -> bool),
     marks: &mut WalkMarks,
 ) {

@@ -17,7 +17,7 @@ use crate::figures::TimeField;
 use crate::messages::Messages;
 use crate::outfile::OutputFile;
 use crate::probe::Granularity;
-use crate::records::{self, FileRec, Link};
+use crate::records::{self, Link};
 use crate::walk::{Counters, WalkOptions};
 use crate::{saved, stats, tree};
 
@@ -165,7 +165,7 @@ pub(crate) fn read_saved(
     let (tree, sets) = roll_up(
         nodes,
         links,
-        Cow::Borrowed(&files),
+        Cow::Owned(records::Files::from_recs(files)),
         Cow::Borrowed(&sweep),
         granularity,
         how.build(&stops, &l.exact, &l.unreachable, records::Copies::NONE),
@@ -198,7 +198,7 @@ pub(crate) fn read_saved(
 fn roll_up(
     nodes: impl Into<records::Nodes>,
     links: Vec<Link>,
-    files: Cow<'_, [FileRec]>,
+    files: Cow<'_, records::Files>,
     sweep: Cow<'_, Sweep>,
     granularity: impl Fn(u32) -> Granularity,
     how: tree::Build<'_>,
@@ -237,7 +237,7 @@ fn walk_and_roll_up(how: &Scanning, keep_links: bool, msgs: &Messages) -> Result
     // A saved scan writes the files and the sweep after the roll-up;
     // otherwise it takes them, and drops them before its peak.
     let (files, sweep) = if keep_links {
-        (Cow::Borrowed(&w.files[..]), Cow::Borrowed(&w.sweep))
+        (Cow::Borrowed(&w.files), Cow::Borrowed(&w.sweep))
     } else {
         (
             Cow::Owned(std::mem::take(&mut w.files)),
@@ -321,16 +321,19 @@ pub(crate) fn export(
         sets: false,
     };
     let Rolled {
-        walked: w,
+        walked: mut w,
         tree,
         t_tree,
+        shared,
         ..
     } = walk_and_roll_up(&how, true, msgs)?;
+    // The saved scan writes the records whole, each with its id.
+    let files = std::mem::take(&mut w.files).into_recs();
     let granularity = |space| w.registry.granularity(space);
     let x = saved::Export {
         tree: &tree,
         links: &w.links,
-        files: &w.files,
+        files: &files,
         copies: &w.copies,
         sweep: &w.sweep,
         granularity: &granularity,
@@ -364,7 +367,7 @@ pub(crate) fn export(
     if with_stats {
         let sizes = stats::Sizes::walked(
             &tree,
-            &stats::Shared::of(&w.files, &w.copies, &w.sweep),
+            &shared,
             w.indexed,
             &w.registry,
             stats::Times {

@@ -14,7 +14,7 @@ use crate::{extents, probe, records, tree};
 pub(crate) struct Walked {
     pub(crate) nodes: records::Nodes,
     pub(crate) links: Vec<records::Link>,
-    pub(crate) files: Vec<records::FileRec>,
+    pub(crate) files: records::Files,
     /// Copies of files, sorted by the file they copy.
     pub(crate) copies: records::Copies,
     pub(crate) sweep: extents::Sweep,
@@ -228,7 +228,7 @@ fn verify_outside(
     ),
     spaces: &Spaces,
     extents: &extents::Extents,
-    (files, copies): (&mut Vec<records::FileRec>, &records::Copies),
+    (files, copies): (&mut records::Files, &records::Copies),
     (counters, msgs): (&mut Counters, &Messages),
 ) -> Vec<bool> {
     let covered = coverage.covers_spaces(registry);
@@ -427,7 +427,7 @@ fn count_proven_units(sweep: &mut extents::Sweep, spaces: &Spaces, proven_fs: &[
 fn exactness(
     (coverage, registry): (&coverage::Coverage, &probe::Registry),
     spaces: &Spaces,
-    (sweep, files, copies): (&extents::Sweep, &[records::FileRec], &records::Copies),
+    (sweep, files, copies): (&extents::Sweep, &records::Files, &records::Copies),
     mut marks: coverage::WalkMarks,
     (verified, proven_fs): (&[bool], &[u32]),
     (runs, split, unit_spaces): Runs,
@@ -460,7 +460,7 @@ fn verify_namespace(
     (ns, node): (u32, records::NodeId),
     extents: &extents::Extents,
     registry: &probe::Registry,
-    (files, copies): (&mut Vec<records::FileRec>, &records::Copies),
+    (files, copies): (&mut records::Files, &records::Copies),
     (fds, want): (&[(u32, std::os::fd::OwnedFd)], &[bool]),
     w: &coverage::WalkCoverage<'_>,
 ) -> extents::outside::Verified {
@@ -473,26 +473,24 @@ fn verify_namespace(
     }
     let scanned = coverage::whole_subvolumes(w, registry, ns);
     // Another namespace's files are not this one's: blanked (inode 0).
-    let apart: Option<Vec<records::FileRec>> = (files.iter().any(|f| f.ns != ns)).then(|| {
-        (files.iter())
+    let apart: Option<records::Files> = (files.iter().any(|f| f.ns != ns)).then(|| {
+        let mine = (files.iter())
             .map(|f| {
                 if f.ns == ns {
-                    *f
+                    f
                 } else {
                     records::FileRec::default()
                 }
             })
-            .collect()
+            .collect();
+        records::Files::from_recs(mine)
     });
-    let mine = apart.as_deref().unwrap_or(files);
+    let mine = apart.as_ref().unwrap_or(files);
     let (v, outside) =
         extents::outside::verify(extents, registry, (mine, copies), fds, &want, &scanned);
     if let Some(mut f) = outside {
         f.node = node;
-        // One more record, not a doubling of a vector of millions.
-        files.reserve_exact((f.id as usize + 1).saturating_sub(files.len()));
-        files.resize(f.id as usize + 1, records::FileRec::default());
-        files[f.id as usize] = f;
+        files.set(f);
     }
     v
 }

@@ -36,7 +36,7 @@ pub(crate) use union::{Plan, Reclaim};
 use crate::extents::Sweep;
 use crate::figures::{self, Bound, Kind, Stats};
 use crate::probe::Granularity;
-use crate::records::{Copies, FileRec, Link, NodeId, NodeRec, Nodes, StatsTable};
+use crate::records::{Copies, Files, Link, NodeId, NodeRec, Nodes, StatsTable};
 use std::borrow::Cow;
 
 /// Which of du's rules the roll-up follows.
@@ -171,7 +171,7 @@ impl Tree {
     pub(crate) fn build_with_sets(
         nodes: impl Into<Nodes>,
         links: Vec<Link>,
-        files: &[FileRec],
+        files: &[crate::records::FileRec],
         sweep: &Sweep,
         granularity: impl Fn(u32) -> Granularity,
         rules: Rules,
@@ -185,7 +185,8 @@ impl Tree {
             unreachable: &unreachable::Found::default(),
             copies: Copies::NONE,
         };
-        let (files, sweep) = (Cow::Borrowed(files), Cow::Borrowed(sweep));
+        let files = Cow::Owned(Files::from_recs(files.to_vec()));
+        let sweep = Cow::Borrowed(sweep);
         let (tree, sets) = Self::roll_up(nodes, links, files, sweep, granularity, how);
         (tree, sets.expect("kept when asked for"))
     }
@@ -196,7 +197,7 @@ impl Tree {
     pub(crate) fn roll_up(
         nodes: impl Into<Nodes>,
         mut links: Vec<Link>,
-        files: Cow<'_, [FileRec]>,
+        files: Cow<'_, Files>,
         sweep: Cow<'_, Sweep>,
         granularity: impl Fn(u32) -> Granularity,
         how: Build<'_>,

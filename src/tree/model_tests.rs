@@ -326,7 +326,7 @@ fn build(w: &World, seed: Option<u64>, fold: bool) -> Built {
     let (tree, kept) = Tree::roll_up(
         nodes,
         links,
-        Cow::Borrowed(&files),
+        Cow::Owned(crate::records::Files::from_recs(files.clone())),
         Cow::Borrowed(&sweep),
         |_| g,
         how,

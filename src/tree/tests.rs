@@ -1,6 +1,6 @@
 use super::*;
 use crate::extents::SharedIndex;
-use crate::records::NodeRec;
+use crate::records::{FileRec, NodeRec};
 
 fn n(i: u32) -> NodeId {
     NodeId::new(i as usize)

@@ -15,7 +15,7 @@
 use crate::extents::Sweep;
 use crate::figures::{self, Bound};
 use crate::probe::Granularity;
-use crate::records::{Copies, FileRec, Link, NodeId, Nodes};
+use crate::records::{Copies, Files, Link, NodeId, Nodes};
 
 /// For each file with shared extents: the nodes of its links and of its
 /// copies ([`crate::records::CopyRec`]), and whether the scan saw all of
@@ -23,7 +23,7 @@ use crate::records::{Copies, FileRec, Link, NodeId, Nodes};
 /// here, its node; a file counted through its links has an entry besides.
 /// Its copies are read where the scan keeps them, by directory
 /// ([`Copies`]). It keeps nothing else of the file records, so that the
-/// roll-up can drop them (32 bytes a file) before it credits the sweep.
+/// roll-up can drop them (16 bytes a file) before it credits the sweep.
 pub(super) struct FileLinks<'a> {
     /// By file id: the node of the link that was mapped.
     nodes: Vec<NodeId>,
@@ -46,7 +46,7 @@ struct LinkSpan {
 
 impl<'a> FileLinks<'a> {
     /// `links` sorted by inode.
-    pub(crate) fn new(files: &[FileRec], copies: &'a Copies, links: &[Link]) -> FileLinks<'a> {
+    pub(crate) fn new(files: &Files, copies: &'a Copies, links: &[Link]) -> FileLinks<'a> {
         let mut entries = Vec::new();
         let mut pool = Vec::new();
         let at = |i: usize| u32::try_from(i).expect("fewer than 4 billion links");
@@ -68,7 +68,7 @@ impl<'a> FileLinks<'a> {
             });
         }
         FileLinks {
-            nodes: files.iter().map(|f| f.node).collect(),
+            nodes: (0..files.len()).map(|f| files.node(f)).collect(),
             copies,
             entries,
             pool,

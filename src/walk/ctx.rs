@@ -31,8 +31,8 @@ use crate::messages::Messages;
 use crate::probe::Registry;
 use crate::records::Inode;
 use crate::records::{
-    CopyRec, CopySets, FileRec, Held, Ident, IdentSink, Link, MAX_NODES, NodeId, NodeRec, NodeSink,
-    ReadError,
+    CopyRec, CopySets, FileRec, FileShard, Held, Ident, IdentSink, Link, MAX_NODES, NodeId,
+    NodeRec, NodeSink, ReadError,
 };
 
 /// How to walk.
@@ -290,7 +290,8 @@ pub(super) struct Shard {
     /// Figures a batch adds to a directory whose node another task pushed.
     pub(super) partial: Vec<(NodeId, Stats)>,
     pub(super) links: Vec<Link>,
-    pub(super) files: Vec<FileRec>,
+    /// Its tasks' file records, packed.
+    pub(super) files: FileShard,
     /// The copies of its tasks, by directory ([`Held`]).
     pub(super) copies: Vec<Held>,
     pub(super) counters: Counters,

@@ -76,7 +76,7 @@ use crate::figures::{Bound, Kind};
 use crate::messages::Messages;
 use crate::probe::Registry;
 use crate::records::Inode;
-use crate::records::{FileRec, IdentSink, Idents, Link, NodeId, NodeSink, Nodes, ReadError};
+use crate::records::{Files, IdentSink, Idents, Link, NodeId, NodeSink, Nodes, ReadError};
 pub(crate) use counters::Counters;
 pub(crate) use ctx::WalkOptions;
 use ctx::{Ctx, Local, Shard, dev_of, gather};
@@ -91,7 +91,7 @@ pub(crate) struct Walk {
     /// One per link of an inode counted once per directory.
     pub(crate) links: Vec<Link>,
     /// Indexed by file id.
-    pub(crate) files: Vec<FileRec>,
+    pub(crate) files: Files,
     /// Copies of files ([`crate::records::CopyRec`]), sorted by the file
     /// they copy.
     pub(crate) copies: crate::records::Copies,
@@ -625,7 +625,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
             .count() as u64;
         inline.extend(shard.inline);
     }
-    let mut files = mapped::files_by_id(files, extents.files());
+    let mut files = crate::records::Files::by_id(files, extents.files());
     nodes.set_parent(NodeId::TOP, NodeId::NONE);
     // Inline data that snapshots share, in the scan or (as root) outside it.
     let inline_devs = inline_keys.devs();
@@ -633,6 +633,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let holders =
         crate::extents::inline_held::Holders::as_root(&extents, &registry, &inline_devs, fds);
     if inline_devs.len() > 1 || holders.is_some() {
+        // The matching takes the records whole, and gives them back.
+        let mut recs = std::mem::take(&mut files).into_recs();
         let unknown = crate::extents::inline::share(
             (std::mem::take(&mut inline), &inline_keys),
             (&inline_devs, holders.as_ref(), &namespaces(&roots)),
@@ -640,9 +642,10 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
             &extents,
             &mut nodes,
             &mut links,
-            (&mut files, (&copy_sets, &mut copies)),
+            (&mut recs, (&copy_sets, &mut copies)),
         )
         .unknown;
+        files = crate::records::Files::from_recs(recs);
         bounds.extend(unknown.into_iter().map(|n| (n, Bound::AT_MOST)));
     }
     drop(inline);
