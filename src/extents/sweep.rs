@@ -323,7 +323,7 @@ impl Sweeper {
             self.run_files.dedup();
             let start = self.out.pool.len();
             self.out.pool.extend(&self.run_files);
-            [start, self.out.pool.len()]
+            [at(start), at(self.out.pool.len())]
         };
         self.out
             .push_unit(run.bytes, files, sat(run.mappings), sat(run.ranges), segs);
@@ -339,6 +339,16 @@ struct RunState {
     ranges: u64,
 }
 
+/// Where a file list lies in [`Sweep`]'s pool: `start..end`.
+type Span = [u32; 2];
+
+/// A place in the pool, or a segment's index, in 32 bits: a sweep of
+/// 2^32 file references would hold 16 GiB in its pool alone, past what a
+/// scan can keep in memory anyway.
+fn at(i: usize) -> u32 {
+    u32::try_from(i).expect("a sweep of fewer than 2^32 file references and segments")
+}
+
 /// Saturates a reference count into a `u32`.
 fn sat(x: u64) -> u32 {
     u32::try_from(x).unwrap_or(u32::MAX)
@@ -348,11 +358,11 @@ fn sat(x: u64) -> u32 {
 /// filesystem index and physical address, in flat arrays.
 ///
 /// # Memory
-/// Per segment 28 bytes (length, mapping count, file-list bounds) plus 4 per
-/// file. Per unit 12 bytes (its ranges, its segments' end) while every unit
-/// is one segment with that segment's figures, as every unit of a
-/// filesystem that frees blocks is (XFS); once one is not, 40 bytes a unit,
-/// and 4 per file when it spans more than one segment (a one-segment unit
+/// Per segment 20 bytes (length, mapping count, file-list bounds) plus 4 per
+/// file. Per unit 8 bytes (its ranges, its segments' end) while every unit
+/// is one segment with its figures, as every unit of a filesystem that
+/// frees blocks is (XFS); once one is not, 28 bytes a unit, and 4 per file
+/// when it spans more than one segment (a one-segment unit
 /// shares its segment's list).
 ///
 /// Public for the browser's unit tests (`src/browse/app/tests.rs`), which
@@ -363,18 +373,18 @@ pub(crate) struct Sweep {
     pool: Vec<u32>,
     seg_bytes: Vec<u64>,
     seg_mappings: Vec<u32>,
-    seg_files: Vec<[usize; 2]>,
+    seg_files: Vec<Span>,
     /// Each unit's bytes, mappings and files, once some unit is not one
     /// segment with its figures (`whole_units`); before, all three are
     /// empty and each unit's are its segment's.
     unit_bytes: Vec<u64>,
     unit_mappings: Vec<u32>,
-    unit_files: Vec<[usize; 2]>,
+    unit_files: Vec<Span>,
     whole_units: bool,
     unit_ranges: Vec<u32>,
     /// One past the last segment of each unit; units cover the segments in
     /// order.
-    unit_seg_end: Vec<usize>,
+    unit_seg_end: Vec<u32>,
     /// Per filesystem, in index order: its index and one past its last unit.
     fs_spans: Vec<(u32, usize)>,
     /// Per entry of `fs_spans`: its first unit from [`ENCODED`] up (its
@@ -436,22 +446,15 @@ impl Sweep {
     fn push_segment(&mut self, bytes: u64, ms: &[(u32, u32)], mappings: u32) {
         let start = self.pool.len();
         self.pool.extend(ms.iter().map(|&(f, _)| f));
-        self.seg_files.push([start, self.pool.len()]);
+        self.seg_files.push([at(start), at(self.pool.len())]);
         self.seg_bytes.push(bytes);
         self.seg_mappings.push(mappings);
     }
 
     /// Appends a unit whose files are `pool[files[0]..files[1]]` and whose
     /// last segment is `seg_end - 1`.
-    fn push_unit(
-        &mut self,
-        bytes: u64,
-        files: [usize; 2],
-        mappings: u32,
-        ranges: u32,
-        seg_end: usize,
-    ) {
-        let first = self.unit_seg_end.last().copied().unwrap_or(0);
+    fn push_unit(&mut self, bytes: u64, files: Span, mappings: u32, ranges: u32, seg_end: usize) {
+        let first = self.unit_seg_end.last().map_or(0, |&e| e as usize);
         let one = seg_end == first + 1
             && (
                 self.seg_bytes[first],
@@ -467,7 +470,7 @@ impl Sweep {
             self.unit_mappings.push(mappings);
         }
         self.unit_ranges.push(ranges);
-        self.unit_seg_end.push(seg_end);
+        self.unit_seg_end.push(at(seg_end));
     }
 
     /// Every unit so far written out whole: a unit that is not one segment
@@ -479,7 +482,7 @@ impl Sweep {
         self.unit_files.reserve_exact(n + 1);
         self.unit_mappings.reserve_exact(n + 1);
         for &end in &self.unit_seg_end {
-            let s = end - 1;
+            let s = end as usize - 1;
             self.unit_bytes.push(self.seg_bytes[s]);
             self.unit_files.push(self.seg_files[s]);
             self.unit_mappings.push(self.seg_mappings[s]);
@@ -512,7 +515,7 @@ impl Sweep {
     pub(crate) fn push_saved_segment(&mut self, bytes: u64, mappings: u32, files: &[u32]) {
         let start = self.pool.len();
         self.pool.extend_from_slice(files);
-        self.seg_files.push([start, self.pool.len()]);
+        self.seg_files.push([at(start), at(self.pool.len())]);
         self.seg_bytes.push(bytes);
         self.seg_mappings.push(mappings);
     }
@@ -533,7 +536,7 @@ impl Sweep {
             Some(f) => {
                 let start = self.pool.len();
                 self.pool.extend_from_slice(f);
-                [start, self.pool.len()]
+                [at(start), at(self.pool.len())]
             }
             None => self.seg_files[seg_end - 1],
         };
@@ -602,15 +605,19 @@ impl Sweep {
         let [a, b] = self.seg_files[i];
         Segment {
             bytes: self.seg_bytes[i],
-            files: &self.pool[a..b],
+            files: &self.pool[a as usize..b as usize],
             mappings: self.seg_mappings[i],
         }
     }
 
     /// Unit `i` (panics if `i >= unit_count()`).
     pub(crate) fn unit(&self, i: usize) -> ReclaimUnit<'_> {
-        let first = if i == 0 { 0 } else { self.unit_seg_end[i - 1] };
-        let end = self.unit_seg_end[i];
+        let first = if i == 0 {
+            0
+        } else {
+            self.unit_seg_end[i - 1] as usize
+        };
+        let end = self.unit_seg_end[i] as usize;
         let (bytes, [a, b], mappings) = if self.whole_units {
             (
                 self.unit_bytes[i],
@@ -626,7 +633,7 @@ impl Sweep {
         };
         ReclaimUnit {
             bytes,
-            files: &self.pool[a..b],
+            files: &self.pool[a as usize..b as usize],
             mappings,
             ranges: self.unit_ranges[i],
             segments: first..end,
