@@ -22,13 +22,10 @@ pub(super) struct Acc {
     /// at every ancestor.
     pub(crate) at: Vec<u64>,
     /// By node, once a leaf without a slot is credited shared bytes: the
-    /// bytes, and in `light_gen` the last generation that credited it. 12
-    /// bytes a node rather than a slot's 72 (and 8 once ranking starts,
-    /// the generations dropped): with `-a` on snapshots or reflinked
-    /// copies every file is a leaf credited its shared bytes and nothing
-    /// else.
+    /// bytes, 8 bytes a node rather than a slot's 72 (the caller credits a
+    /// leaf once per segment): with `-a` on snapshots or reflinked copies
+    /// every file is a leaf credited its shared bytes and nothing else.
     pub(crate) light: Vec<u64>,
-    pub(crate) light_gen: Vec<u32>,
 }
 
 impl Acc {
@@ -41,7 +38,6 @@ impl Acc {
             full: Vec::with_capacity(dirs),
             at: Vec::new(),
             light: Vec::new(),
-            light_gen: Vec::new(),
         };
         for i in nodes.ids() {
             if nodes.leaf(i) {
@@ -73,24 +69,14 @@ impl Acc {
         self.slot[i] as usize
     }
 
-    /// Credits `bytes` as shared to leaf `id`, which has no slot, once in
-    /// `generation`.
-    pub(crate) fn credit_light(&mut self, n: usize, id: NodeId, generation: u32, bytes: u64) {
+    /// Credits `bytes` as shared to leaf `id`, which has no slot (`n`
+    /// nodes in all).
+    pub(crate) fn credit_light(&mut self, n: usize, id: NodeId, bytes: u64) {
         if self.light.is_empty() {
             self.light = vec![0; n];
-            self.light_gen = vec![0; n];
         }
-        let g = &mut self.light_gen[id.index()];
-        if *g != generation {
-            *g = generation;
-            let l = &mut self.light[id.index()];
-            *l = l.saturating_add(bytes);
-        }
-    }
-
-    /// The light credits' generations cleared, as the stamps are.
-    pub(crate) fn clear_generations(&mut self) {
-        self.light_gen.fill(0);
+        let l = &mut self.light[id.index()];
+        *l = l.saturating_add(bytes);
     }
 
     /// The nodes with a slot or a light credit renumbered in id order, as
@@ -100,10 +86,8 @@ impl Acc {
             slot,
             mut full,
             light,
-            light_gen,
             ..
         } = self;
-        drop(light_gen);
         let light_of = |i: usize| light.get(i).copied().unwrap_or(0);
         // A leaf's figures with its light credit, when it has no slot.
         let lit = |i: usize| {

@@ -227,7 +227,6 @@ impl Tree {
             nodes: &nodes,
             stamp: vec![0; acc.full.len()],
             generation: 0,
-            wrapped: false,
             marks: Marks::new(exact, nodes.len()),
         };
         links.sort_unstable_by_key(|l| (l.inode(), l.node));
@@ -504,9 +503,6 @@ struct Crediting<'a> {
     /// (a node climbed through gets a slot: it is credited).
     stamp: Vec<u32>,
     generation: u32,
-    /// The generations went round to 1 since the light credits last
-    /// cleared theirs.
-    wrapped: bool,
     /// The reasons of the bounds credited at each node.
     marks: Marks<'a>,
 }
@@ -518,7 +514,6 @@ impl Crediting<'_> {
         if self.generation == u32::MAX {
             self.stamp.fill(0);
             self.generation = 1;
-            self.wrapped = true;
         }
     }
 
@@ -649,22 +644,29 @@ impl Crediting<'_> {
                     .unwrap_or(NodeId::NONE)
             })
             .collect();
+        // The leaves without a slot that one segment credits, each once.
+        let mut lit: Vec<NodeId> = Vec::new();
         for seg in sweep.segments() {
             self.next_generation();
+            lit.clear();
             for &f in seg.files {
                 for node in files.nodes(f) {
                     let mut node = node;
                     if nodes.leaf(node) && acc.slot[node.index()] == acc::OWN {
                         // A leaf credited its shared bytes alone needs no
                         // slot ([`Acc::light`]).
-                        if std::mem::take(&mut self.wrapped) {
-                            acc.clear_generations();
-                        }
-                        acc.credit_light(nodes.len(), node, self.generation, seg.bytes);
+                        lit.push(node);
                         node = nodes.parent(node);
                     }
                     self.climb(acc, node, |f| f.shared = f.shared.saturating_add(seg.bytes));
                 }
+            }
+            if lit.len() > 1 {
+                lit.sort_unstable();
+                lit.dedup();
+            }
+            for &leaf in &lit {
+                acc.credit_light(nodes.len(), leaf, seg.bytes);
             }
         }
         for (fs, range) in sweep.fs_units() {
