@@ -251,7 +251,7 @@ mod tests {
             node: NodeId::new(id as usize % 7 + 1),
             ns: id % 3,
             dev: u64::from(id % 5) << 40 | 9,
-            ino: u64::from(id) << 33 | u64::from(id) + 100,
+            ino: (u64::from(id) << 33) | (u64::from(id) + 100),
             linked: id % 4 == 0,
         }
     }

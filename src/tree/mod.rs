@@ -185,8 +185,7 @@ impl Tree {
             unreachable: &unreachable::Found::default(),
             copies: Copies::NONE,
         };
-        let files = Cow::Owned(Files::from_recs(files.to_vec()));
-        let sweep = Cow::Borrowed(sweep);
+        let (files, sweep) = (Cow::Owned(files.to_vec().into()), Cow::Borrowed(sweep));
         let (tree, sets) = Self::roll_up(nodes, links, files, sweep, granularity, how);
         (tree, sets.expect("kept when asked for"))
     }
@@ -661,10 +660,8 @@ impl Crediting<'_> {
                     self.climb(acc, node, |f| f.shared = f.shared.saturating_add(seg.bytes));
                 }
             }
-            if lit.len() > 1 {
-                lit.sort_unstable();
-                lit.dedup();
-            }
+            lit.sort_unstable();
+            lit.dedup();
             for &leaf in &lit {
                 acc.credit_light(nodes.len(), leaf, seg.bytes);
             }
