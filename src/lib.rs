@@ -72,7 +72,7 @@ pub use messages::Messages;
 pub use scan::Scanned;
 pub use scan::Scanning;
 pub use walk::counters::Counters;
-pub use walk::ctx::Progress;
+pub use walk::counters::Progress;
 pub use walk::ctx::WalkOptions;
 
 // The tree; its figures are the module `figures` above.
@@ -164,6 +164,12 @@ pub struct Config {
     /// `--df`: for the filesystem of each PATH, a table whose rows add up
     /// to df's Used, instead of the report.
     pub df: bool,
+    /// `--since SCAN`: files unchanged since the saved scan SCAN reuse the
+    /// extent maps it kept instead of being mapped again.
+    pub since: Option<Vec<u8>>,
+    /// `--verify` (with `--since`): map every file all the same, and name
+    /// each whose saved map was stale.
+    pub verify: bool,
 }
 
 /// What a run ended with.
@@ -236,6 +242,14 @@ pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Sca
 /// [`Error::Candidate`] when `--to-free` refuses a candidate,
 /// [`Error::SavedScan`] when a saved scan cannot be read or written.
 pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
+    let prepared;
+    let cfg = match with_since(cfg, msgs)? {
+        Some(c) => {
+            prepared = c;
+            &prepared
+        }
+        None => cfg,
+    };
     if let Some(old) = &cfg.compare {
         return compare_run(cfg, old, out, msgs);
     }
@@ -569,6 +583,31 @@ pub(crate) fn snapshot_walk(walk: &WalkOptions, msgs: &Messages) -> WalkOptions 
         });
     }
     walk
+}
+
+/// `cfg` with the maps of `--since SCAN` read, and kept for `--export`:
+/// `None` when it needs neither.
+fn with_since(cfg: &Config, msgs: &Messages) -> Result<Option<Config>, Error> {
+    if cfg.since.is_none() && cfg.export.is_none() {
+        return Ok(None);
+    }
+    let mut c = cfg.clone();
+    c.walk.keep_mappings = cfg.export.is_some();
+    c.walk.verify_since = cfg.verify;
+    if let Some(file) = &cfg.since {
+        let m = saved::since::read(file).map_err(|what| Error::SavedScan {
+            file: file.clone(),
+            what: format!("--since: {what}"),
+        })?;
+        let m = m.unwrap_or_else(|| {
+            msgs.report(Diagnostic::NoSavedMaps { scan: file.clone() });
+            let mut m = crate::records::mappings::Mappings::default();
+            m.scan = file.clone();
+            m
+        });
+        c.walk.since = Some(std::sync::Arc::new(m));
+    }
+    Ok(Some(c))
 }
 
 /// The subvolumes of scan `s` by origin, and whether any of its roots is

@@ -11,6 +11,7 @@ mod compact;
 mod copy_sets;
 mod exactness;
 pub(crate) mod idents;
+pub(crate) mod mappings;
 mod name_arena;
 mod nodes;
 mod sink;

@@ -271,6 +271,15 @@ const WALKED: &[StatsRow] = &[
     StatsRow::Line("files credited with a snapshot copy's extents", |w| {
         w.counters.copies_reused.to_string()
     }),
+    StatsRow::Line("files credited with a saved map (--since)", |w| {
+        w.counters.mappings_reused.to_string()
+    }),
+    StatsRow::Line("saved maps verified, and stale (--verify)", |w| {
+        format!(
+            "{}, {}",
+            w.counters.mappings_verified, w.counters.mappings_stale
+        )
+    }),
     StatsRow::Line("files put off while a copy was mapped", |w| {
         w.counters.copies_waited.to_string()
     }),

@@ -5,6 +5,7 @@
 //! scan ([`export`]).
 
 mod coverage;
+mod since;
 mod walked;
 
 use std::borrow::Cow;
@@ -347,6 +348,7 @@ pub(crate) fn export(
         errors: msgs.errors(),
         read_errors: &w.read_errors,
         overlap: w.overlap,
+        mappings: &w.mappings,
     };
     let t3 = Instant::now();
     if let Some(f) = created {

@@ -15,6 +15,7 @@ use super::fdcache::{DirFs, DirHandle};
 use super::later::{Later, Waiting, Who};
 use super::mapped::{Kept, Mapped, ToRead, credit, read_open};
 use super::open::{self, DirError, OpenFile, OpenedStat};
+use super::since;
 use crate::error::{Diagnostic, strerror};
 use crate::extents::ag::{AgTable, Handed};
 use crate::extents::unchanged::{self, Claim, CopyKey, CopyLookup};
@@ -180,6 +181,13 @@ fn map_file(ctx: &Ctx<'_>, f: &FoundFile<'_>, pre: Pre, once: bool, local: &mut 
         Ok(m) => return m,
         Err(pending) => pending,
     };
+    // `--since`: unchanged since the saved scan, its saved map.
+    if pending.is_none()
+        && matches!(pre, Pre::No)
+        && let Some(m) = since::reuse(ctx, f, once, local)
+    {
+        return m;
+    }
     // Btrfs: a copy of this inode, unchanged, mapped before in a related
     // snapshot gives its extents without an open or a FIEMAP.
     let ctime = (f.st.stx_ctime.tv_sec, f.st.stx_ctime.tv_nsec);

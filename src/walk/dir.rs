@@ -18,7 +18,8 @@ use rustix::io::Errno;
 
 use super::account::{self, Accounted, FoundFile, Pre};
 use super::btrfs_listing;
-use super::ctx::{Ctx, Local, PROGRESS_PATH_EVERY, dev_of};
+use super::counters::PROGRESS_PATH_EVERY;
+use super::ctx::{Ctx, Local, dev_of};
 use super::entry::{
     ListedEntry, Stated, excluded, in_cycle, left_beside, not_stated, path_kept, stat_entry,
     symlinks_to,

@@ -55,6 +55,8 @@ impl InDir<'_> {
     ) -> InDir<'a> {
         let open_first = !ctx.run.opts.follow_links
             && !ctx.run.opts.skip_extents
+            // `--since`: a file unchanged is stat-ed and never opened.
+            && ctx.run.opts.since.is_none()
             && !h.guard
             && fs.info.can_share
             && !fs.info.unverified

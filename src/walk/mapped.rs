@@ -17,6 +17,7 @@ use crate::extents::ag::AgTable;
 use crate::extents::{ExtentSource, FileExtents, Pending};
 use crate::figures::{Bound, Kind, Stats};
 use crate::probe::{Skip, magic};
+use crate::records::mappings::MapKey;
 use crate::records::{FileRec, Link};
 
 /// Records what mapping gave (`None`: not asked, `--du total`) and returns
@@ -276,6 +277,17 @@ pub(super) fn read_open(
     local.ag.learn(table, got.first_shared);
     let once = who.once;
     match counted(ctx, fs, &got, view.total, path, local) {
+        // Read by FIEMAP alone: its map is what a saved scan keeps.
+        ExtentsRead::Whole if pending.is_none() => {
+            let key = MapKey {
+                dev: now.dev,
+                ino: now.ino,
+                ctime: now.ctime,
+                size: now.size,
+                blocks: now.blocks,
+            };
+            super::since::mapped(ctx, key, path, local);
+        }
         ExtentsRead::Whole => {}
         ExtentsRead::Failed => kept = None,
         ExtentsRead::NoFiemap => return (Mapped::Skipped(Skip::FsCannotShare), None),

@@ -59,6 +59,7 @@ mod plain;
 mod root_file;
 mod root_trees;
 mod roots;
+pub(crate) mod since;
 pub(crate) use roots::resolve_dir;
 pub(crate) mod subvols;
 pub(crate) mod top_level;
@@ -136,6 +137,8 @@ pub(crate) struct Walk {
     pub(crate) overlap: bool,
     /// What the walk left out ([`left`]).
     pub(crate) left: Left,
+    /// The maps kept for `--export` and those `--since` reused.
+    pub(crate) since: since::Since,
     /// The Btrfs subvolume roots met, with [`WalkOptions::subvolumes`].
     pub(crate) subvols: subvols::Subvols,
 }
@@ -269,7 +272,8 @@ pub(crate) fn walk(
     let extents =
         Extents::with_search(!opts.fiemap_only && crate::extents::source::can_search_trees())
             .spilling(opts.index_memory, opts.tmpdir.clone())
-            .storing(opts.stored.clone());
+            .storing(opts.stored.clone())
+            .saving(opts.keep_mappings || opts.verify_since);
     let ctx = Ctx {
         tree: btrfs_listing::prepare(&run, &extents, mounts),
         run: CachePadded::new(run),
@@ -595,6 +599,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         ..Counters::default()
     };
     let mut inline = Vec::new();
+    let mut since = since::Since::default();
     // The nodes and identities are where the walk put them, by id.
     let mut nodes = nodes.into_nodes(n);
     let idents = identities.then(|| idents.into_idents(n));
@@ -617,7 +622,10 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
             .filter(|r| !r.is_mark())
             .count() as u64;
         inline.extend(shard.inline);
+        let mut s = shard.since;
+        since.append(&mut s);
     }
+    since.finish();
     let mut files = mapped::files_by_id(files, extents.files());
     nodes.set_parent(NodeId::TOP, NodeId::NONE);
     for (id, stats) in partial {
@@ -679,5 +687,6 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         overlap: false,
         left,
         subvols,
+        since,
     }
 }
