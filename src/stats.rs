@@ -271,8 +271,11 @@ const WALKED: &[StatsRow] = &[
     StatsRow::Line("files credited with a snapshot copy's extents", |w| {
         w.counters.copies_reused.to_string()
     }),
-    StatsRow::Line("files credited with a saved map (--since)", |w| {
-        w.counters.mappings_reused.to_string()
+    StatsRow::Line("files credited with a saved map (--since), proven", |w| {
+        format!(
+            "{}, {}",
+            w.counters.mappings_reused, w.counters.mappings_proven
+        )
     }),
     StatsRow::Line("saved maps verified, and stale (--verify)", |w| {
         format!(

@@ -149,8 +149,18 @@ fn sweep(
         (&verified, &proven_fs),
         runs,
     );
-    if let Some(saved) = opts.since.as_deref() {
-        super::since::mark(&mut exact, &since, &spaces.fs, &saved.scan, msgs);
+    if let Some(saved) = opts.since.as_deref()
+        && !since.files.is_empty()
+    {
+        let fds = coverage::open_filesystems(&coverage_walk, &registry);
+        let proof = super::since::mark(
+            &mut exact,
+            (&since, saved),
+            (&registry, &spaces.fs),
+            &fds,
+            msgs,
+        );
+        counters.mappings_proven = proof.proven;
     }
     let mappings = std::mem::take(&mut since.mappings);
     Ok(Walked {

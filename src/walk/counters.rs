@@ -54,6 +54,8 @@ pub struct Counters {
     /// saved, and those whose map was not.
     pub(crate) mappings_verified: u64,
     pub(crate) mappings_stale: u64,
+    /// `--since`: reused maps the filesystem proved current.
+    pub(crate) mappings_proven: u64,
     /// Btrfs files met while another thread mapped a copy of them, put off
     /// to the end of their task.
     pub(crate) copies_waited: u64,
@@ -124,6 +126,7 @@ impl Counters {
         self.mappings_reused += o.mappings_reused;
         self.mappings_verified += o.mappings_verified;
         self.mappings_stale += o.mappings_stale;
+        self.mappings_proven += o.mappings_proven;
         self.copies_waited += o.copies_waited;
         self.inline_recorded += o.inline_recorded;
         self.search_files += o.search_files;

@@ -16,7 +16,7 @@ use super::account::FoundFile;
 use super::ctx::{Ctx, Local};
 use super::mapped::Mapped;
 use crate::error::Diagnostic;
-use crate::figures::{Bound, Kind, Stats};
+use crate::figures::{Kind, Stats};
 use crate::probe::magic;
 use crate::records::mappings::{MapExtent, MapKey, Mappings};
 use crate::records::{Inode, NodeId};
@@ -28,15 +28,31 @@ use rustix::fs::Statx;
 pub(crate) struct Since {
     /// The maps FIEMAP read (`--export`), and those reused.
     pub(crate) mappings: Mappings,
-    /// The nodes credited with a reused map.
-    pub(crate) nodes: Vec<(NodeId, Bound)>,
-    /// The inodes counted once through their links with a reused map.
-    pub(crate) inodes: Vec<(Inode, Bound)>,
-    /// The filesystems (registry index) where some map was reused, sorted,
-    /// each once after [`Since::finish`].
-    pub(crate) filesystems: Vec<u32>,
-    /// Files whose map was reused, and their allocated bytes.
-    pub(crate) reused: (u64, u64),
+    /// The files credited with a reused map.
+    pub(crate) files: Vec<Reused>,
+}
+
+/// A file credited with the map `--since` saved of it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Reused {
+    /// Its filesystem (registry index).
+    pub(crate) fs: u32,
+    /// Its device and inode: its key in the saved maps.
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    /// Its allocated bytes.
+    pub(crate) bytes: u64,
+    /// Where a mark on its figures goes.
+    pub(crate) at: MarkAt,
+}
+
+/// Where the figures of a file go, and so its mark.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum MarkAt {
+    /// Its node (or its directory's).
+    Node(NodeId),
+    /// Its inode, counted once through its links.
+    Inode(Inode),
 }
 
 impl Since {
@@ -45,25 +61,12 @@ impl Since {
         if !other.mappings.is_empty() {
             self.mappings.append(&mut other.mappings);
         }
-        self.nodes.append(&mut other.nodes);
-        self.inodes.append(&mut other.inodes);
-        for fs in other.filesystems.drain(..) {
-            if !self.filesystems.contains(&fs) {
-                self.filesystems.push(fs);
-            }
-        }
-        self.reused.0 += std::mem::take(&mut other.reused.0);
-        self.reused.1 += std::mem::take(&mut other.reused.1);
+        self.files.append(&mut other.files);
     }
 
     /// Sorts what was gathered.
     pub(super) fn finish(&mut self) {
         self.mappings.finish();
-        crate::records::merge_bounds(&mut self.nodes);
-        self.inodes.sort_unstable_by_key(|m| m.0);
-        self.inodes.dedup_by_key(|m| m.0);
-        self.filesystems.sort_unstable();
-        self.filesystems.dedup();
     }
 }
 
@@ -97,17 +100,17 @@ pub(super) fn reuse(
     let view = Stats::of_inode(Kind::File, key.size, key.blocks);
     local.counters.mappings_reused += 1;
     let s = &mut local.since;
-    s.reused.0 += 1;
-    s.reused.1 += view.total;
-    if !s.filesystems.contains(&fs.info.index) {
-        s.filesystems.push(fs.info.index);
-    }
-    // Either way: a stale map can make it share more or less than saved.
-    if once {
-        s.inodes.push(((f.ns, f.dev, key.ino), Bound::UNKNOWN));
-    } else if s.nodes.last() != Some(&(f.node, Bound::UNKNOWN)) {
-        s.nodes.push((f.node, Bound::UNKNOWN));
-    }
+    s.files.push(Reused {
+        fs: fs.info.index,
+        dev: f.dev,
+        ino: key.ino,
+        bytes: view.total,
+        at: if once {
+            MarkAt::Inode((f.ns, f.dev, key.ino))
+        } else {
+            MarkAt::Node(f.node)
+        },
+    });
     if ctx.run.opts.keep_mappings {
         s.mappings.push(key, extents);
     }
