@@ -55,14 +55,7 @@ impl ExtentSource {
     }
 }
 
-/// Whether this process may search Btrfs trees: `CAP_SYS_ADMIN` in its
-/// effective set.
-pub(crate) fn can_search_trees() -> bool {
-    rustix::thread::capabilities(None).is_ok_and(|c| {
-        c.effective
-            .contains(rustix::thread::CapabilitySet::SYS_ADMIN)
-    })
-}
+pub(crate) use super::can_search_trees;
 
 /// The items of a file the tree search read but could not decide.
 #[derive(Debug)]
@@ -88,8 +81,7 @@ pub(crate) enum Searched {
 thread_local! {
     /// One FIEMAP buffer per thread, allocated on first use.
     static FIEMAP: RefCell<Option<Fiemap>> = const { RefCell::new(None) };
-    /// With [`Extents::saving`]: the extents of the file this thread
-    /// mapped last that its saved map keeps ([`MapExtent`]).
+    /// [`Extents::saving`]: what a saved map keeps of this thread's last map.
     static SAVED: RefCell<Vec<MapExtent>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -112,7 +104,7 @@ pub(crate) struct Extents {
     /// The tree search: how the files of some subvolumes are stored
     /// (`--df`), summed from the items read.
     stored: Option<Arc<StoredSums>>,
-    /// FIEMAP keeps each file's map for a saved scan ([`Self::take_saved`]).
+    /// FIEMAP keeps each file's map ([`Self::take_saved`]).
     saving: bool,
 }
 
@@ -181,8 +173,7 @@ impl Extents {
         }
     }
 
-    /// The stage keeping what a saved scan needs of each map FIEMAP reads
-    /// (`--export`, `--since --verify`), when `saving`.
+    /// The stage keeping each map FIEMAP reads (`--export`, `--verify`).
     pub(crate) fn saving(self, saving: bool) -> Self {
         Self { saving, ..self }
     }

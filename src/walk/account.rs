@@ -15,7 +15,7 @@ use super::fdcache::{DirFs, DirHandle};
 use super::later::{Later, Waiting, Who};
 use super::mapped::{Kept, Mapped, ToRead, credit, read_open};
 use super::open::{self, DirError, OpenFile, OpenedStat};
-use super::since;
+use super::reused;
 use crate::error::{Diagnostic, strerror};
 use crate::extents::ag::{AgTable, Handed};
 use crate::extents::unchanged::{self, Claim, CopyKey, CopyLookup};
@@ -182,9 +182,14 @@ fn map_file(ctx: &Ctx<'_>, f: &FoundFile<'_>, pre: Pre, once: bool, local: &mut 
         Err(pending) => pending,
     };
     // `--since`: unchanged since the saved scan, its saved map.
+    let file = (
+        f.st,
+        f.dev,
+        f.fs.filter(|_| !f.follow && f.kind == Kind::File),
+    );
     if pending.is_none()
         && matches!(pre, Pre::No)
-        && let Some(m) = since::reuse(ctx, f, once, local)
+        && let Some(m) = reused::reuse(ctx, file, (f.node, f.ns), once, local)
     {
         return m;
     }

@@ -17,7 +17,7 @@ use crate::extents::ag::AgTable;
 use crate::extents::{ExtentSource, FileExtents, Pending};
 use crate::figures::{Bound, Kind, Stats};
 use crate::probe::{Skip, magic};
-use crate::records::mappings::MapKey;
+use crate::records::mappings::{MapExtent, MapKey};
 use crate::records::{FileRec, Link};
 
 /// Records what mapping gave (`None`: not asked, `--du total`) and returns
@@ -286,7 +286,7 @@ pub(super) fn read_open(
                 size: now.size,
                 blocks: now.blocks,
             };
-            super::since::mapped(ctx, key, path, local);
+            keep_map(ctx, key, path, local);
         }
         ExtentsRead::Whole => {}
         ExtentsRead::Failed => kept = None,
@@ -320,6 +320,38 @@ pub(super) fn read_open(
         encoded: got.encoded_own > 0,
     };
     (mapped, kept.map(Vec::into_boxed_slice))
+}
+
+/// After FIEMAP read the whole map of file `key` (`path`, for messages):
+/// keeps it for `--export`, and with `--verify` names it if the map
+/// `--since` saved of it in the same state differs.
+pub(super) fn keep_map(ctx: &Ctx<'_>, key: MapKey, path: &dyn Fn() -> Vec<u8>, local: &mut Local) {
+    let opts = &ctx.run.opts;
+    if !opts.keep_mappings && !opts.verify_since {
+        return;
+    }
+    let extents = ctx.map.extents.take_saved();
+    if opts.verify_since
+        && let Some(saved) = opts.since.as_deref()
+        && let Some(old) = saved.unchanged(&key)
+    {
+        if same_map(old, &extents) {
+            local.counters.mappings_verified += 1;
+        } else {
+            local.counters.mappings_stale += 1;
+            ctx.run
+                .msgs
+                .report(Diagnostic::StaleMapping { path: path() });
+        }
+    }
+    if opts.keep_mappings {
+        local.since.mappings.push(key, &extents);
+    }
+}
+
+/// Whether two maps give the same figures: the same extents, in order.
+fn same_map(a: &[MapExtent], b: &[MapExtent]) -> bool {
+    a == b
 }
 
 /// How a file's extents were read ([`counted`]).

@@ -56,6 +56,7 @@ mod mem_tests;
 mod open;
 mod partial;
 mod plain;
+mod reused;
 mod root_file;
 mod root_trees;
 mod roots;

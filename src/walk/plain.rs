@@ -89,7 +89,7 @@ pub(super) fn file(
     local.ag.put(table);
     let total = st.stx_blocks.saturating_mul(512);
     match mapped::counted(ctx, fs, &got, total, path, local) {
-        ExtentsRead::Whole => super::since::mapped(ctx, super::since::key_of(st, dev), path, local),
+        ExtentsRead::Whole => mapped::keep_map(ctx, super::since::key_of(st, dev), path, local),
         ExtentsRead::Failed => kept = None,
         ExtentsRead::NoFiemap => {
             let skipped = Some(Mapped::Skipped(Skip::FsCannotShare));

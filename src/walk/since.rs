@@ -1,6 +1,8 @@
 //! `--since SCAN`: files unchanged since a saved scan reuse the extent
 //! maps it saved, and are neither opened nor mapped; and `--export`: the
-//! maps FIEMAP reads, kept for the next `--since`.
+//! maps FIEMAP reads, kept for the next `--since`. This module holds what
+//! the walk records of both; `reused` credits a file with its saved map,
+//! and the walk's `mapped` module keeps what FIEMAP read.
 //!
 //! A file is unchanged when its device, inode, ctime, size and blocks are
 //! those saved ([`MapKey`]). That proves its data was not written, but not
@@ -12,15 +14,10 @@
 //! `--verify` maps every file all the same and names each whose saved map
 //! was stale.
 
-use super::account::FoundFile;
-use super::ctx::{Ctx, Local};
-use super::mapped::Mapped;
-use crate::error::Diagnostic;
-use crate::figures::{Kind, Stats};
-use crate::probe::magic;
-use crate::records::mappings::{MapExtent, MapKey, Mappings};
-use crate::records::{Inode, NodeId};
 use rustix::fs::Statx;
+
+use crate::records::mappings::{MapKey, Mappings};
+use crate::records::{Inode, NodeId};
 
 /// What the walk keeps for `--since` and `--export`, per task, per shard
 /// and in the end for the scan.
@@ -79,97 +76,4 @@ pub(super) fn key_of(st: &Statx, dev: u64) -> MapKey {
         size: st.stx_size,
         blocks: st.stx_blocks,
     }
-}
-
-/// The map `--since` saved of file `f`, replayed, if it is unchanged and
-/// `--verify` was not given: `None` maps it.
-pub(super) fn reuse(
-    ctx: &Ctx<'_>,
-    f: &FoundFile<'_>,
-    once: bool,
-    local: &mut Local,
-) -> Option<Mapped> {
-    let saved = ctx.run.opts.since.as_deref()?;
-    if ctx.run.opts.verify_since || f.follow || f.kind != Kind::File {
-        return None;
-    }
-    let fs = f.fs?;
-    let key = key_of(f.st, f.dev);
-    let extents = saved.unchanged(&key)?;
-    let got = ctx.map.extents.replay_saved(extents, fs.space);
-    let view = Stats::of_inode(Kind::File, key.size, key.blocks);
-    local.counters.mappings_reused += 1;
-    let s = &mut local.since;
-    s.files.push(Reused {
-        fs: fs.info.index,
-        dev: f.dev,
-        ino: key.ino,
-        bytes: view.total,
-        at: if once {
-            MarkAt::Inode((f.ns, f.dev, key.ino))
-        } else {
-            MarkAt::Node(f.node)
-        },
-    });
-    if ctx.run.opts.keep_mappings {
-        s.mappings.push(key, extents);
-    }
-    if got.encoded > 0 {
-        local.counters.compressed_files += 1;
-        local.counters.compressed_bytes += got.encoded;
-    }
-    if got.inline && fs.info.magic == magic::BTRFS {
-        let (bytes, at) = (view.total.saturating_sub(got.shared_bytes), (f.node, f.ns));
-        ctx.inline_bound(local, f.st, at, once, fs.space);
-        if ctx.run.keep_inline {
-            ctx.record_inline(local, f.st, at, (bytes, got.file), once, fs.info.index);
-        }
-    }
-    // As FIEMAP read it: on Btrfs, as referenced.
-    let whole = got.inline || fs.info.magic != magic::BTRFS;
-    if !whole {
-        let data = view.total.saturating_sub(got.shared_bytes);
-        local.partial_view(fs.space, data, got.encoded > 0);
-    }
-    Some(Mapped::Extents {
-        view: (key.size, key.blocks),
-        shared: got.shared_bytes,
-        id: got.file.map(|id| (id, key.ino)),
-        on_disk: got.on_disk,
-        whole,
-        unreachable: got.unreachable,
-        encoded: got.encoded_own > 0,
-    })
-}
-
-/// After FIEMAP read the whole map of file `key` (`path`, for messages):
-/// keeps it for `--export`, and with `--verify` names it if the map
-/// `--since` saved of it in the same state differs.
-pub(super) fn mapped(ctx: &Ctx<'_>, key: MapKey, path: &dyn Fn() -> Vec<u8>, local: &mut Local) {
-    let opts = &ctx.run.opts;
-    if !opts.keep_mappings && !opts.verify_since {
-        return;
-    }
-    let extents = ctx.map.extents.take_saved();
-    if opts.verify_since
-        && let Some(saved) = opts.since.as_deref()
-        && let Some(old) = saved.unchanged(&key)
-    {
-        if same_map(old, &extents) {
-            local.counters.mappings_verified += 1;
-        } else {
-            local.counters.mappings_stale += 1;
-            ctx.run
-                .msgs
-                .report(Diagnostic::StaleMapping { path: path() });
-        }
-    }
-    if opts.keep_mappings {
-        local.since.mappings.push(key, &extents);
-    }
-}
-
-/// Whether two maps give the same figures: the same extents, in order.
-fn same_map(a: &[MapExtent], b: &[MapExtent]) -> bool {
-    a == b
 }
