@@ -222,13 +222,29 @@ impl Config {
 }
 
 /// Walks (or, with `--import`, reads) and rolls the tree up as `how`
-/// says. Per-entry failures go to `msgs`.
+/// says, with the maps of `--since` (read here when `how` has none: each
+/// scan of the browser). Per-entry failures go to `msgs`.
 ///
 /// # Errors
 /// [`Error::Threads`] when the walk cannot start its threads,
 /// [`Error::TooManyEntries`] past 4 billion entries, [`Error::SavedScan`]
 /// when a saved scan cannot be used.
 pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Scanned, Error> {
+    let loaded;
+    let how = match (&cfg.since, &how.walk.since) {
+        (Some(file), None) => {
+            loaded = Scanning {
+                walk: WalkOptions {
+                    since: Some(std::sync::Arc::new(since_maps(file, msgs)?)),
+                    verify_since: cfg.verify,
+                    ..how.walk.clone()
+                },
+                ..how.clone()
+            };
+            &loaded
+        }
+        _ => how,
+    };
     scan::scan(cfg.source(), cfg.walk.time, how, msgs)
 }
 
@@ -586,28 +602,41 @@ pub(crate) fn snapshot_walk(walk: &WalkOptions, msgs: &Messages) -> WalkOptions 
 }
 
 /// `cfg` with the maps of `--since SCAN` read, and kept for `--export`:
-/// `None` when it needs neither.
+/// `None` when it needs neither. As root, `--compare OLD` reuses OLD's
+/// maps where it keeps some, as `--since OLD` would: there XFS's reverse
+/// mappings prove them (and the Btrfs tree search maps without them).
 fn with_since(cfg: &Config, msgs: &Messages) -> Result<Option<Config>, Error> {
-    if cfg.since.is_none() && cfg.export.is_none() {
+    let old = (cfg.compare.as_deref())
+        .filter(|o| *o != b"-" && cfg.since.is_none() && cfg.import.is_none())
+        .filter(|_| crate::extents::can_search_trees());
+    if cfg.since.is_none() && cfg.export.is_none() && old.is_none() {
         return Ok(None);
     }
     let mut c = cfg.clone();
     c.walk.keep_mappings = cfg.export.is_some();
     c.walk.verify_since = cfg.verify;
     if let Some(file) = &cfg.since {
-        let m = saved::since::read(file).map_err(|what| Error::SavedScan {
-            file: file.clone(),
-            what: format!("--since: {what}"),
-        })?;
-        let m = m.unwrap_or_else(|| {
-            msgs.report(Diagnostic::NoSavedMaps { scan: file.clone() });
-            let mut m = crate::records::mappings::Mappings::default();
-            m.scan = file.clone();
-            m
-        });
+        c.walk.since = Some(std::sync::Arc::new(since_maps(file, msgs)?));
+    } else if let Some(Ok(Some(m))) = old.map(saved::since::read) {
+        // OLD's own errors are --compare's to report.
         c.walk.since = Some(std::sync::Arc::new(m));
     }
     Ok(Some(c))
+}
+
+/// The maps of the saved scan `file` (`--since`): none, said on `msgs`,
+/// when it keeps none.
+fn since_maps(file: &[u8], msgs: &Messages) -> Result<crate::records::mappings::Mappings, Error> {
+    let m = saved::since::read(file).map_err(|what| Error::SavedScan {
+        file: file.to_vec(),
+        what: format!("--since: {what}"),
+    })?;
+    Ok(m.unwrap_or_else(|| {
+        msgs.report(Diagnostic::NoSavedMaps { scan: file.to_vec() });
+        let mut m = crate::records::mappings::Mappings::default();
+        m.scan = file.to_vec();
+        m
+    }))
 }
 
 /// The subvolumes of scan `s` by origin, and whether any of its roots is
