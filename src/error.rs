@@ -343,8 +343,6 @@ pub enum Diagnostic {
         files: u64,
         /// Their allocated bytes.
         bytes: u64,
-        /// Of them, those the filesystem's own records showed stale.
-        stale: u64,
     },
 }
 
@@ -409,35 +407,15 @@ impl fmt::Display for Diagnostic {
                  nothing in it may share): every file is mapped",
                 quote(scan)
             ),
-            Diagnostic::MappingsReused {
-                scan,
-                files,
-                bytes,
-                stale,
-            } => {
-                write!(
-                    f,
-                    "{files} file(s), {bytes} bytes, unchanged since {} were credited with the \
-                     extent maps it saved, ",
-                    quote(scan)
-                )?;
-                if *stale > 0 {
-                    write!(
-                        f,
-                        "{stale} of them stale by the filesystem's reverse mappings (a dedupe, \
-                         a copy made or deleted since)"
-                    )?;
-                } else {
-                    f.write_str(
-                        "which nothing here proves current (a dedupe or a reflink copy made \
-                         since would not show; as root on XFS with rmapbt they are checked)",
-                    )?;
-                }
-                f.write_str(
-                    ": Reclaimable is marked either way where they count (--verify maps them \
-                     again)",
-                )
-            }
+            Diagnostic::MappingsReused { scan, files, bytes } => write!(
+                f,
+                "{files} file(s), {bytes} bytes, unchanged since {} were credited with the \
+                 extent maps it saved, which nothing here proves current (a dedupe, or a \
+                 reflink copy made or deleted since, would not show; as root on XFS with \
+                 rmapbt they are checked): Reclaimable is marked either way where they count \
+                 (--verify maps them again)",
+                quote(scan)
+            ),
             Diagnostic::CannotReadDir { path, errno } => write!(
                 f,
                 "cannot read directory {}: {}",

@@ -277,7 +277,7 @@ const WALKED: &[StatsRow] = &[
             w.counters.mappings_reused, w.counters.mappings_proven
         )
     }),
-    StatsRow::Line("saved maps verified, and stale (--verify)", |w| {
+    StatsRow::Line("saved maps verified, and stale (mapped again)", |w| {
         format!(
             "{}, {}",
             w.counters.mappings_verified, w.counters.mappings_stale

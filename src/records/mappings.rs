@@ -46,14 +46,30 @@ struct Entry {
     len: u32,
 }
 
+/// What the filesystem's own records say of a saved map.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Checked {
+    /// Nothing: it may be stale.
+    #[default]
+    Unchecked,
+    /// Its file has the shared extents saved: a FIEMAP would give the same.
+    Proven,
+    /// Its file's shared extents are not those saved: map it again.
+    Stale,
+}
+
 /// Files' saved maps, sorted by device and inode: read from a saved scan
 /// for `--since`, or gathered by a walk for `--export`.
 #[derive(Debug, Default)]
 pub(crate) struct Mappings {
     files: Vec<Entry>,
     extents: Vec<MapExtent>,
+    /// By file, when some were checked.
+    checked: Vec<Checked>,
     /// The saved scan they were read from, as given (for messages).
     pub(crate) scan: Vec<u8>,
+    /// How many were found [`Checked::Stale`].
+    pub(crate) stale: u64,
 }
 
 impl Mappings {
@@ -122,6 +138,43 @@ impl Mappings {
         self.get(key.dev, key.ino)
             .filter(|(k, _)| k == key)
             .map(|(_, e)| e)
+    }
+
+    /// [`Self::unchanged`], with what was found of the map.
+    pub(crate) fn checked(&self, key: &MapKey) -> Option<(&[MapExtent], Checked)> {
+        let k = (self.files)
+            .binary_search_by_key(&(key.dev, key.ino), |e| (e.key.dev, e.key.ino))
+            .ok()?;
+        let e = &self.files[k];
+        let (s, l) = (e.start as usize, e.len as usize);
+        let c = self.checked.get(k).copied().unwrap_or_default();
+        (e.key == *key).then(|| (self.extents.get(s..s + l).unwrap_or(&[]), c))
+    }
+
+    /// The files saved on device `dev`: each one's index, inode and map.
+    pub(crate) fn on_device(&self, dev: u64) -> Vec<(usize, u64, &[MapExtent])> {
+        let from = self.files.partition_point(|e| e.key.dev < dev);
+        (self.files[from..].iter().enumerate())
+            .take_while(|(_, e)| e.key.dev == dev)
+            .map(|(i, e)| {
+                let (s, l) = (e.start as usize, e.len as usize);
+                (
+                    from + i,
+                    e.key.ino,
+                    self.extents.get(s..s + l).unwrap_or(&[]),
+                )
+            })
+            .collect()
+    }
+
+    /// Records what was found of the map of file `i` ([`Self::on_device`]).
+    pub(crate) fn set_checked(&mut self, i: usize, c: Checked) {
+        if self.checked.len() < self.files.len() {
+            self.checked.resize(self.files.len(), Checked::Unchecked);
+        }
+        if let Some(slot) = self.checked.get_mut(i) {
+            *slot = c;
+        }
     }
 
     /// Every file's key and map, in order.

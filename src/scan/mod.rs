@@ -5,7 +5,7 @@
 //! scan ([`export`]).
 
 mod coverage;
-mod since;
+pub(crate) mod since;
 mod walked;
 
 use std::borrow::Cow;

@@ -9,20 +9,24 @@
 //! where the filesystem's own records give the same shared ranges, a fresh
 //! FIEMAP would give what was reused.
 //!
-//! - As root on XFS with the reverse-mapping btree: the data device's
-//!   reverse mappings (`GETFSMAP`, one pass) give every inode's data
-//!   extents, and a block held by two of them is shared: each reused file
-//!   whose shared ranges are those saved is proven.
+//! - As root on XFS with the reverse-mapping btree, before the walk
+//!   ([`prove`]): the data device's reverse mappings (`GETFSMAP`, one
+//!   pass) give every inode's data extents, and a block two of them hold
+//!   is shared. A saved map whose shared ranges are those is proven and
+//!   reused as a fact; one whose are not is stale, and its file is mapped
+//!   again. The check sees the filesystem as the walk starts, as a FIEMAP
+//!   sees it as the walk reaches the file.
 //! - Anywhere else nothing proves a map (the Data Used proof of Btrfs
 //!   without root holds as well when the copy that shared an extent of an
 //!   unchanged file was deleted since, its saved map still calling that
-//!   extent shared).
-//!
-//! Every unit of a filesystem where some reused map was not proven, and
-//! the node of each such file, is marked either way.
+//!   extent shared): after the walk ([`mark`]) every unit of a filesystem
+//!   where some unproven map was reused, and the node of each such file,
+//!   is marked either way.
 
 use std::collections::HashMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+use crate::records::mappings::{Checked, MapExtent};
 
 use sdu_sys::fiemap::FIEMAP_EXTENT_SHARED;
 use sdu_sys::fsmap;
@@ -30,74 +34,74 @@ use sdu_sys::fsmap;
 use crate::error::Diagnostic;
 use crate::figures::Bound;
 use crate::messages::Messages;
-use crate::probe::{Registry, magic};
+use crate::probe::magic;
 use crate::records::Exactness;
 use crate::records::mappings::Mappings;
-use crate::walk::since::{MarkAt, Reused, Since};
+use crate::walk::since::{MarkAt, Since};
 
-/// What the filesystems proved of the reused maps.
-#[derive(Debug, Default)]
-pub(crate) struct Proof {
-    /// Files whose reused map was proven, and those not.
-    pub(crate) proven: u64,
-    pub(crate) unproven: u64,
-}
-
-/// Proves what it can of the maps `since` reused from `saved`, with `fds`
-/// (an fd on each filesystem the scan entered as a PATH), and marks in
-/// `exact` what the others feed; `space_fs`: each extent space's
-/// filesystem.
-pub(super) fn mark(
-    exact: &mut Exactness,
-    (since, saved): (&Since, &Mappings),
-    (registry, space_fs): (&Registry, &[u32]),
-    fds: &[(u32, OwnedFd)],
-    msgs: &Messages,
-) -> Proof {
-    let mut proof = Proof::default();
-    if since.files.is_empty() {
-        return proof;
+/// As root, on each XFS filesystem with rmapbt among `fds` (one per PATH
+/// that is a directory): which of the maps `saved` keeps of its files are
+/// proven, and which stale ([`Checked`]). Returns how many of each.
+pub(crate) fn prove(saved: &mut Mappings, fds: &[OwnedFd]) -> (u64, u64) {
+    let (mut proven, mut stale) = (0, 0);
+    if !crate::extents::can_search_trees() {
+        return (proven, stale);
     }
-    let root = crate::extents::can_search_trees();
-    let infos = registry.filesystems();
-    // The reused files by filesystem.
-    let mut by_fs: HashMap<u32, Vec<&Reused>> = HashMap::new();
-    for f in &since.files {
-        by_fs.entry(f.fs).or_default().push(f);
-    }
-    let mut unproven_fs = Vec::new();
-    let (mut files, mut bytes, mut stale) = (0u64, 0u64, 0u64);
-    for (fs, reused) in by_fs {
-        let xfs = infos
-            .get(fs as usize)
-            .is_some_and(|i| i.magic == magic::XFS);
-        let fd = fds.iter().find(|f| f.0 == fs).map(|f| f.1.as_fd());
-        let proven = match fd {
-            Some(fd) if xfs && root => xfs_proven(fd, &reused, saved),
-            _ => None,
+    let mut done = Vec::new();
+    for fd in fds {
+        let fd = fd.as_fd();
+        let Ok(st) = rustix::fs::fstat(fd) else {
+            continue;
         };
-        let checked = proven.is_some();
-        let proven = proven.unwrap_or_else(|| vec![false; reused.len()]);
-        for (f, ok) in reused.iter().zip(proven) {
+        let xfs = sdu_sys::fs::fs_type(fd).ok() == Some(magic::XFS);
+        if !xfs || done.contains(&st.st_dev) {
+            continue;
+        }
+        done.push(st.st_dev);
+        let files = saved.on_device(st.st_dev);
+        if files.is_empty() {
+            continue;
+        }
+        let Some(found) = xfs_proven(fd, st.st_dev, &files) else {
+            continue;
+        };
+        let found: Vec<(usize, bool)> = (files.iter().map(|f| f.0)).zip(found).collect();
+        for (i, ok) in found {
             if ok {
-                proof.proven += 1;
-                continue;
-            }
-            stale += u64::from(checked);
-            proof.unproven += 1;
-            files += 1;
-            bytes += f.bytes;
-            match f.at {
-                MarkAt::Node(n) => exact.nodes.push((n, Bound::UNKNOWN)),
-                MarkAt::Inode(i) => exact.inodes.push((i, Bound::UNKNOWN)),
-            }
-            if !unproven_fs.contains(&fs) {
-                unproven_fs.push(fs);
+                proven += 1;
+                saved.set_checked(i, Checked::Proven);
+            } else {
+                stale += 1;
+                saved.set_checked(i, Checked::Stale);
             }
         }
     }
+    (proven, stale)
+}
+
+/// Marks in `exact` what the maps `since` reused from `saved` feed, but
+/// those proven; `space_fs`: each extent space's filesystem.
+pub(super) fn mark(
+    exact: &mut Exactness,
+    (since, saved): (&Since, &Mappings),
+    space_fs: &[u32],
+    msgs: &Messages,
+) {
+    let mut unproven_fs = Vec::new();
+    let (mut files, mut bytes) = (0u64, 0u64);
+    for f in since.files.iter().filter(|f| !f.proven) {
+        files += 1;
+        bytes += f.bytes;
+        match f.at {
+            MarkAt::Node(n) => exact.nodes.push((n, Bound::UNKNOWN)),
+            MarkAt::Inode(i) => exact.inodes.push((i, Bound::UNKNOWN)),
+        }
+        if !unproven_fs.contains(&f.fs) {
+            unproven_fs.push(f.fs);
+        }
+    }
     if unproven_fs.is_empty() {
-        return proof;
+        return;
     }
     for (space, fs) in space_fs.iter().enumerate() {
         if !unproven_fs.contains(fs) {
@@ -121,9 +125,7 @@ pub(super) fn mark(
         scan: saved.scan.clone(),
         files,
         bytes,
-        stale,
     });
-    proof
 }
 
 /// Half-open byte ranges, sorted, disjoint, none touching the next.
@@ -150,21 +152,24 @@ fn normal(mut v: Vec<(u64, u64)>) -> Ranges {
     r
 }
 
-/// On the XFS filesystem of `fd`: whether each of `reused` has the shared
-/// ranges `saved` keeps of it, from the data device's reverse mappings.
-/// `None` when they cannot be read (no rmapbt, not root, an error).
-fn xfs_proven(fd: BorrowedFd<'_>, reused: &[&Reused], saved: &Mappings) -> Option<Vec<bool>> {
+/// On the XFS filesystem of `fd` (device `dev`): whether each of `files`
+/// (index, inode, saved map) has the shared ranges saved, from the data
+/// device's reverse mappings. `None` when they cannot be read (no rmapbt,
+/// an error).
+fn xfs_proven(
+    fd: BorrowedFd<'_>,
+    dev: u64,
+    files: &[(usize, u64, &[MapExtent])],
+) -> Option<Vec<bool>> {
     if !fsmap::has_rmapbt(fd).ok()? {
         return None;
     }
-    let device = fsmap::data_device(rustix::fs::fstat(fd).ok()?.st_dev);
-    let wanted: HashMap<u64, usize> = (reused.iter().enumerate())
-        .map(|(i, f)| (f.ino, i))
-        .collect();
+    let device = fsmap::data_device(dev);
+    let wanted: HashMap<u64, usize> = (files.iter().enumerate()).map(|(i, f)| (f.1, i)).collect();
     // Every inode's data, as boundaries (address, +1 or -1): where two or
     // more overlap is shared. The reused files' own extents, kept apart.
     let mut edges: Vec<(u64, i32)> = Vec::new();
-    let mut own: Vec<Vec<(u64, u64)>> = vec![Vec::new(); reused.len()];
+    let mut own: Vec<Vec<(u64, u64)>> = vec![Vec::new(); files.len()];
     let mut map = fsmap::Fsmap::default();
     map.for_each(fd, device, (0, u64::MAX), |o| {
         if !o.is_file_data() || o.length == 0 {
@@ -190,10 +195,7 @@ fn xfs_proven(fd: BorrowedFd<'_>, reused: &[&Reused], saved: &Mappings) -> Optio
             push(&mut shared, from, at);
         }
     }
-    let proven = reused.iter().zip(own).map(|(f, mine)| {
-        let Some((_, extents)) = saved.get(f.dev, f.ino) else {
-            return false;
-        };
+    let proven = files.iter().zip(own).map(|(&(_, _, extents), mine)| {
         let kept = normal(
             (extents.iter())
                 .filter(|e| e.flags & FIEMAP_EXTENT_SHARED != 0)

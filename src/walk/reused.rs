@@ -10,6 +10,7 @@ use super::mapped::Mapped;
 use super::since::{MarkAt, Reused, key_of};
 use crate::figures::{Kind, Stats};
 use crate::probe::magic;
+use crate::records::mappings::Checked;
 
 /// The map `--since` saved of the regular file `st` on `dev`, on its
 /// directory's filesystem `fs` (`None`: never reused, as a file stat-ed
@@ -28,16 +29,19 @@ pub(super) fn reuse(
     }
     let fs = fs?;
     let key = key_of(st, dev);
-    let extents = saved.unchanged(&key)?;
+    let (extents, checked) = saved.checked(&key)?;
+    if checked == Checked::Stale {
+        return None;
+    }
     let got = ctx.map.extents.replay_saved(extents, fs.space);
     let view = Stats::of_inode(Kind::File, key.size, key.blocks);
     local.counters.mappings_reused += 1;
+    local.counters.mappings_proven += u64::from(checked == Checked::Proven);
     let s = &mut local.since;
     s.files.push(Reused {
         fs: fs.info.index,
-        dev,
-        ino: key.ino,
         bytes: view.total,
+        proven: checked == Checked::Proven,
         at: if once {
             MarkAt::Inode((ns, dev, key.ino))
         } else {

@@ -34,11 +34,10 @@ pub(crate) struct Since {
 pub(crate) struct Reused {
     /// Its filesystem (registry index).
     pub(crate) fs: u32,
-    /// Its device and inode: its key in the saved maps.
-    pub(crate) dev: u64,
-    pub(crate) ino: u64,
     /// Its allocated bytes.
     pub(crate) bytes: u64,
+    /// Its filesystem proved the map ([`crate::records::mappings::Checked`]).
+    pub(crate) proven: bool,
     /// Where a mark on its figures goes.
     pub(crate) at: MarkAt,
 }
