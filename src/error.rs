@@ -412,8 +412,8 @@ impl fmt::Display for Diagnostic {
                 "{files} file(s), {bytes} bytes, unchanged since {} were credited with the \
                  extent maps it saved, which nothing here proves current (a dedupe, or a \
                  reflink copy made or deleted since, would not show; as root on XFS with \
-                 rmapbt they are checked): Reclaimable is marked either way where they count \
-                 (--verify maps them again)",
+                 rmapbt they are checked): where they count, Exclusive and Shared may be stale \
+                 and Reclaimable is marked either way (--verify maps them again)",
                 quote(scan)
             ),
             Diagnostic::CannotReadDir { path, errno } => write!(
