@@ -277,12 +277,16 @@ const WALKED: &[StatsRow] = &[
             w.counters.mappings_reused, w.counters.mappings_proven
         )
     }),
-    StatsRow::Line("saved maps verified, and stale (mapped again)", |w| {
-        format!(
-            "{}, {}",
-            w.counters.mappings_verified, w.counters.mappings_stale
-        )
-    }),
+    StatsRow::Line(
+        "saved maps verified; stale, not checked (mapped again)",
+        |w| {
+            let c = &w.counters;
+            format!(
+                "{}; {}, {}",
+                c.mappings_verified, c.mappings_stale, c.mappings_remapped
+            )
+        },
+    ),
     StatsRow::Line("files put off while a copy was mapped", |w| {
         w.counters.copies_waited.to_string()
     }),

@@ -56,6 +56,9 @@ pub(crate) enum Checked {
     Proven,
     /// Its file's shared extents are not those saved: map it again.
     Stale,
+    /// Not checked, where a check would cost more than mapping: map it
+    /// again.
+    Remap,
 }
 
 /// Files' saved maps, sorted by device and inode: read from a saved scan
@@ -68,8 +71,10 @@ pub(crate) struct Mappings {
     checked: Vec<Checked>,
     /// The saved scan they were read from, as given (for messages).
     pub(crate) scan: Vec<u8>,
-    /// How many were found [`Checked::Stale`].
+    /// How many were found [`Checked::Stale`], and how many left
+    /// [`Checked::Remap`].
     pub(crate) stale: u64,
+    pub(crate) remapped: u64,
 }
 
 impl Mappings {
@@ -151,18 +156,14 @@ impl Mappings {
         (e.key == *key).then(|| (self.extents.get(s..s + l).unwrap_or(&[]), c))
     }
 
-    /// The files saved on device `dev`: each one's index, inode and map.
-    pub(crate) fn on_device(&self, dev: u64) -> Vec<(usize, u64, &[MapExtent])> {
+    /// The files saved on device `dev`: each one's index, key and map.
+    pub(crate) fn on_device(&self, dev: u64) -> Vec<(usize, MapKey, &[MapExtent])> {
         let from = self.files.partition_point(|e| e.key.dev < dev);
         (self.files[from..].iter().enumerate())
             .take_while(|(_, e)| e.key.dev == dev)
             .map(|(i, e)| {
                 let (s, l) = (e.start as usize, e.len as usize);
-                (
-                    from + i,
-                    e.key.ino,
-                    self.extents.get(s..s + l).unwrap_or(&[]),
-                )
+                (from + i, e.key, self.extents.get(s..s + l).unwrap_or(&[]))
             })
             .collect()
     }

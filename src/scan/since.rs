@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-use crate::records::mappings::{Checked, MapExtent};
+use crate::records::mappings::{Checked, MapExtent, MapKey};
 
 use sdu_sys::fiemap::FIEMAP_EXTENT_SHARED;
 use sdu_sys::fsmap;
@@ -38,6 +38,10 @@ use crate::probe::magic;
 use crate::records::Exactness;
 use crate::records::mappings::Mappings;
 use crate::walk::since::{MarkAt, Since};
+
+/// The proof reads every mapping of the filesystem: it is made where the
+/// saved files hold at least 1/`PROOF_SHARE` of its used bytes.
+const PROOF_SHARE: u64 = 8;
 
 /// As root, on each XFS filesystem with rmapbt among `fds` (one per PATH
 /// that is a directory): which of the maps `saved` keeps of its files are
@@ -60,6 +64,23 @@ pub(crate) fn prove(saved: &mut Mappings, fds: &[OwnedFd]) -> (u64, u64) {
         done.push(st.st_dev);
         let files = saved.on_device(st.st_dev);
         if files.is_empty() {
+            continue;
+        }
+        // The pass reads the whole filesystem's mappings: worth it only
+        // where the saved files hold a good part of its data. Elsewhere
+        // they are mapped again, as a scan without SCAN maps them.
+        let held: u64 = (files.iter()).map(|f| f.1.blocks.saturating_mul(512)).sum();
+        let used = rustix::fs::fstatvfs(fd).map_or(0, |v| {
+            v.f_blocks
+                .saturating_sub(v.f_bfree)
+                .saturating_mul(v.f_frsize)
+        });
+        if held.saturating_mul(PROOF_SHARE) < used {
+            let remap: Vec<usize> = files.iter().map(|f| f.0).collect();
+            saved.remapped += remap.len() as u64;
+            for i in remap {
+                saved.set_checked(i, Checked::Remap);
+            }
             continue;
         }
         let Some(found) = xfs_proven(fd, st.st_dev, &files) else {
@@ -159,13 +180,15 @@ fn normal(mut v: Vec<(u64, u64)>) -> Ranges {
 fn xfs_proven(
     fd: BorrowedFd<'_>,
     dev: u64,
-    files: &[(usize, u64, &[MapExtent])],
+    files: &[(usize, MapKey, &[MapExtent])],
 ) -> Option<Vec<bool>> {
     if !fsmap::has_rmapbt(fd).ok()? {
         return None;
     }
     let device = fsmap::data_device(dev);
-    let wanted: HashMap<u64, usize> = (files.iter().enumerate()).map(|(i, f)| (f.1, i)).collect();
+    let wanted: HashMap<u64, usize> = (files.iter().enumerate())
+        .map(|(i, f)| (f.1.ino, i))
+        .collect();
     // Every inode's data, as boundaries (address, +1 or -1): where two or
     // more overlap is shared. The reused files' own extents, kept apart.
     let mut edges: Vec<(u64, i32)> = Vec::new();

@@ -151,6 +151,7 @@ fn sweep(
     );
     if let Some(saved) = opts.since.as_deref() {
         counters.mappings_stale += saved.stale;
+        counters.mappings_remapped += saved.remapped;
     }
     if let Some(saved) = opts.since.as_deref()
         && !since.files.is_empty()

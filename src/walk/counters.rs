@@ -56,6 +56,9 @@ pub struct Counters {
     pub(crate) mappings_stale: u64,
     /// `--since`: reused maps the filesystem proved current.
     pub(crate) mappings_proven: u64,
+    /// `--since` as root: maps not checked, where the check would read
+    /// more than the scan maps; their files mapped again.
+    pub(crate) mappings_remapped: u64,
     /// Btrfs files met while another thread mapped a copy of them, put off
     /// to the end of their task.
     pub(crate) copies_waited: u64,
@@ -127,6 +130,7 @@ impl Counters {
         self.mappings_verified += o.mappings_verified;
         self.mappings_stale += o.mappings_stale;
         self.mappings_proven += o.mappings_proven;
+        self.mappings_remapped += o.mappings_remapped;
         self.copies_waited += o.copies_waited;
         self.inline_recorded += o.inline_recorded;
         self.search_files += o.search_files;

@@ -30,7 +30,7 @@ pub(super) fn reuse(
     let fs = fs?;
     let key = key_of(st, dev);
     let (extents, checked) = saved.checked(&key)?;
-    if checked == Checked::Stale {
+    if matches!(checked, Checked::Stale | Checked::Remap) {
         return None;
     }
     let got = ctx.map.extents.replay_saved(extents, fs.space);
