@@ -61,8 +61,9 @@ fn decode(s: &[u8]) -> Result<Mappings, String> {
     Ok(m)
 }
 
-/// Reads the extent maps of the saved scan `file` (sdu's JSON, or it
-/// compressed with zstd) for `--since`: only its metadata object is read.
+/// Reads the extent maps of the saved scan `file` (`-`: standard input;
+/// sdu's JSON, or it compressed with zstd) for `--since`: only its
+/// metadata object is read.
 /// `Ok(None)`: the file is a saved scan that keeps none (ncdu's, or one
 /// written by an sdu without them).
 ///
@@ -70,8 +71,13 @@ fn decode(s: &[u8]) -> Result<Mappings, String> {
 /// It cannot be opened, or is no saved scan of a kind `--since` reads.
 pub(crate) fn read(file: &[u8]) -> Result<Option<Mappings>, String> {
     use std::os::unix::ffi::OsStrExt;
-    let f = std::fs::File::open(std::ffi::OsStr::from_bytes(file))
-        .map_err(|e| crate::error::io_text(&e))?;
+    let f: Box<dyn Read> = if file == b"-" {
+        Box::new(std::io::stdin())
+    } else {
+        let f = std::fs::File::open(std::ffi::OsStr::from_bytes(file))
+            .map_err(|e| crate::error::io_text(&e))?;
+        Box::new(f)
+    };
     let mut r = std::io::BufReader::with_capacity(1 << 16, f);
     let head = r.fill_buf().map_err(|e| crate::error::io_text(&e))?;
     if head.starts_with(super::binfmt::SIGNATURE) {

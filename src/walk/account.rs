@@ -13,7 +13,7 @@ use sdu_sys::fiemap::FIEMAP_EXTENT_DATA_INLINE;
 use super::ctx::{Ctx, Local, dev_of};
 use super::fdcache::{DirFs, DirHandle};
 use super::later::{Later, Waiting, Who};
-use super::mapped::{Kept, Mapped, ToRead, credit, read_open};
+use super::mapped::{Kept, Mapped, ToRead, credit, read_open, replayed};
 use super::open::{self, DirError, OpenFile, OpenedStat};
 use super::reused;
 use crate::error::{Diagnostic, strerror};
@@ -588,33 +588,7 @@ fn reuse(
         local.copies.push(c);
     }
     local.counters.copies_reused += 1;
-    let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
-    if got.encoded > 0 {
-        local.counters.compressed_files += 1;
-        local.counters.compressed_bytes += got.encoded;
-    }
-    if let (true, Some(fs)) = (got.inline, f.fs) {
-        let (bytes, at) = (view.total.saturating_sub(got.shared_bytes), (f.node, f.ns));
-        ctx.inline_bound(local, st, at, once, fs.space);
-        if ctx.run.keep_inline {
-            ctx.record_inline(local, st, at, (bytes, got.file), once, fs.info.index);
-        }
-    }
-    // A copy's extents come from FIEMAP: on Btrfs, as referenced.
-    let whole = got.inline || f.fs.is_none_or(|fs| fs.info.magic != magic::BTRFS);
-    if let (false, Some(fs)) = (whole, f.fs) {
-        let data = view.total.saturating_sub(got.shared_bytes);
-        local.partial_view(fs.space, data, got.encoded > 0);
-    }
-    Mapped::Extents {
-        view: (st.stx_size, st.stx_blocks),
-        shared: got.shared_bytes,
-        id: got.file.map(|id| (id, st.stx_ino)),
-        on_disk: got.on_disk,
-        whole,
-        unreachable: got.unreachable,
-        encoded: got.encoded_own > 0,
-    }
+    replayed(ctx, &got, (st, f.fs), (f.node, f.ns, once), local)
 }
 
 /// As root on Btrfs: reads the extents of a file with the tree search on

@@ -18,7 +18,7 @@ use crate::extents::{ExtentSource, FileExtents, Pending};
 use crate::figures::{Bound, Kind, Stats};
 use crate::probe::{Skip, magic};
 use crate::records::mappings::{MapExtent, MapKey};
-use crate::records::{FileRec, Link};
+use crate::records::{FileRec, Link, NodeId};
 
 /// Records what mapping gave (`None`: not asked, `--du total`) and returns
 /// what goes into the node's own figures.
@@ -352,6 +352,46 @@ pub(super) fn keep_map(ctx: &Ctx<'_>, key: MapKey, path: &dyn Fn() -> Vec<u8>, l
 /// Whether two maps give the same figures: the same extents, in order.
 fn same_map(a: &[MapExtent], b: &[MapExtent]) -> bool {
     a == b
+}
+
+/// What a file credited with extents replayed (a snapshot copy's, a
+/// saved map) adds, as FIEMAP's would have: `st` its `statx`, on its
+/// directory's filesystem `fs` (if known), credited to `node` of namespace
+/// `ns` (`once`: through the link table).
+pub(super) fn replayed(
+    ctx: &Ctx<'_>,
+    got: &FileExtents,
+    (st, fs): (&Statx, Option<&DirFs>),
+    (node, ns, once): (NodeId, u32, bool),
+    local: &mut Local,
+) -> Mapped {
+    let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
+    if got.encoded > 0 {
+        local.counters.compressed_files += 1;
+        local.counters.compressed_bytes += got.encoded;
+    }
+    let btrfs = fs.filter(|fs| fs.info.magic == magic::BTRFS);
+    if let (true, Some(fs)) = (got.inline, btrfs) {
+        let (bytes, at) = (view.total.saturating_sub(got.shared_bytes), (node, ns));
+        ctx.inline_bound(local, st, at, once, fs.space);
+        if ctx.run.keep_inline {
+            ctx.record_inline(local, st, at, (bytes, got.file), once, fs.info.index);
+        }
+    }
+    // Extents FIEMAP gave: on Btrfs, as referenced.
+    if let (false, Some(fs)) = (got.inline, btrfs) {
+        let data = view.total.saturating_sub(got.shared_bytes);
+        local.partial_view(fs.space, data, got.encoded > 0);
+    }
+    Mapped::Extents {
+        view: (st.stx_size, st.stx_blocks),
+        shared: got.shared_bytes,
+        id: got.file.map(|id| (id, st.stx_ino)),
+        on_disk: got.on_disk,
+        whole: got.inline || btrfs.is_none(),
+        unreachable: got.unreachable,
+        encoded: got.encoded_own > 0,
+    }
 }
 
 /// How a file's extents were read ([`counted`]).

@@ -6,10 +6,8 @@ use rustix::fs::Statx;
 
 use super::ctx::{Ctx, Local};
 use super::fdcache::DirFs;
-use super::mapped::Mapped;
+use super::mapped::{Mapped, replayed};
 use super::since::{MarkAt, Reused, key_of};
-use crate::figures::{Kind, Stats};
-use crate::probe::magic;
 use crate::records::mappings::Checked;
 
 /// The map `--since` saved of the regular file `st` on `dev`, on its
@@ -34,13 +32,12 @@ pub(super) fn reuse(
         return None;
     }
     let got = ctx.map.extents.replay_saved(extents, fs.space);
-    let view = Stats::of_inode(Kind::File, key.size, key.blocks);
     local.counters.mappings_reused += 1;
     local.counters.mappings_proven += u64::from(checked == Checked::Proven);
     let s = &mut local.since;
     s.files.push(Reused {
         fs: fs.info.index,
-        bytes: view.total,
+        bytes: key.blocks.saturating_mul(512),
         proven: checked == Checked::Proven,
         at: if once {
             MarkAt::Inode((ns, dev, key.ino))
@@ -51,30 +48,5 @@ pub(super) fn reuse(
     if ctx.run.opts.keep_mappings {
         s.mappings.push(key, extents);
     }
-    if got.encoded > 0 {
-        local.counters.compressed_files += 1;
-        local.counters.compressed_bytes += got.encoded;
-    }
-    if got.inline && fs.info.magic == magic::BTRFS {
-        let (bytes, at) = (view.total.saturating_sub(got.shared_bytes), (node, ns));
-        ctx.inline_bound(local, st, at, once, fs.space);
-        if ctx.run.keep_inline {
-            ctx.record_inline(local, st, at, (bytes, got.file), once, fs.info.index);
-        }
-    }
-    // As FIEMAP read it: on Btrfs, as referenced.
-    let whole = got.inline || fs.info.magic != magic::BTRFS;
-    if !whole {
-        let data = view.total.saturating_sub(got.shared_bytes);
-        local.partial_view(fs.space, data, got.encoded > 0);
-    }
-    Some(Mapped::Extents {
-        view: (key.size, key.blocks),
-        shared: got.shared_bytes,
-        id: got.file.map(|id| (id, key.ino)),
-        on_disk: got.on_disk,
-        whole,
-        unreachable: got.unreachable,
-        encoded: got.encoded_own > 0,
-    })
+    Some(replayed(ctx, &got, (st, Some(fs)), (node, ns, once), local))
 }
