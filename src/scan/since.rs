@@ -37,7 +37,7 @@ use crate::messages::Messages;
 use crate::probe::magic;
 use crate::records::Exactness;
 use crate::records::mappings::Mappings;
-use crate::walk::since::{MarkAt, Since};
+use crate::walk::since::Since;
 
 /// The proof reads every mapping of the filesystem: it is made where the
 /// saved files hold at least 1/`PROOF_SHARE` of its used bytes.
@@ -100,32 +100,20 @@ pub(crate) fn prove(saved: &mut Mappings, fds: &[OwnedFd]) -> (u64, u64) {
     (proven, stale)
 }
 
-/// Marks in `exact` what the maps `since` reused from `saved` feed, but
-/// those proven; `space_fs`: each extent space's filesystem.
+/// Marks in `exact` the units of each filesystem where `since` reused a
+/// map from `saved` that nothing proved (their nodes the walk marked);
+/// `space_fs`: each extent space's filesystem.
 pub(super) fn mark(
     exact: &mut Exactness,
     (since, saved): (&Since, &Mappings),
     space_fs: &[u32],
     msgs: &Messages,
 ) {
-    let mut unproven_fs = Vec::new();
-    let (mut files, mut bytes) = (0u64, 0u64);
-    for f in since.files.iter().filter(|f| !f.proven) {
-        files += 1;
-        bytes += f.bytes;
-        match f.at {
-            MarkAt::Node(n) => exact.nodes.push((n, Bound::UNKNOWN)),
-            MarkAt::Inode(i) => exact.inodes.push((i, Bound::UNKNOWN)),
-        }
-        if !unproven_fs.contains(&f.fs) {
-            unproven_fs.push(f.fs);
-        }
-    }
-    if unproven_fs.is_empty() {
+    if since.filesystems.is_empty() {
         return;
     }
     for (space, fs) in space_fs.iter().enumerate() {
-        if !unproven_fs.contains(fs) {
+        if since.filesystems.binary_search(fs).is_err() {
             continue;
         }
         if exact.spaces.len() <= space {
@@ -133,19 +121,10 @@ pub(super) fn mark(
         }
         exact.spaces[space] = exact.spaces[space].with(Bound::UNKNOWN);
     }
-    crate::records::merge_bounds(&mut exact.nodes);
-    exact.inodes.sort_unstable_by_key(|m| m.0);
-    exact.inodes.dedup_by(|b, a| {
-        let same = a.0 == b.0;
-        if same {
-            a.1 = a.1.with(b.1);
-        }
-        same
-    });
     msgs.report(Diagnostic::MappingsReused {
         scan: saved.scan.clone(),
-        files,
-        bytes,
+        files: since.unproven.0,
+        bytes: since.unproven.1,
     });
 }
 

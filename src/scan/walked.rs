@@ -153,9 +153,7 @@ fn sweep(
         counters.mappings_stale += saved.stale;
         counters.mappings_remapped += saved.remapped;
     }
-    if let Some(saved) = opts.since.as_deref()
-        && !since.files.is_empty()
-    {
+    if let Some(saved) = opts.since.as_deref() {
         super::since::mark(&mut exact, (&since, saved), &spaces.fs, msgs);
     }
     let mappings = std::mem::take(&mut since.mappings);

@@ -7,7 +7,8 @@ use rustix::fs::Statx;
 use super::ctx::{Ctx, Local};
 use super::fdcache::DirFs;
 use super::mapped::{Mapped, replayed};
-use super::since::{MarkAt, Reused, key_of};
+use super::since::key_of;
+use crate::figures::Bound;
 use crate::records::mappings::Checked;
 
 /// The map `--since` saved of the regular file `st` on `dev`, on its
@@ -34,19 +35,20 @@ pub(super) fn reuse(
     let got = ctx.map.extents.replay_saved(extents, fs.space);
     local.counters.mappings_reused += 1;
     local.counters.mappings_proven += u64::from(checked == Checked::Proven);
-    let s = &mut local.since;
-    s.files.push(Reused {
-        fs: fs.info.index,
-        bytes: key.blocks.saturating_mul(512),
-        proven: checked == Checked::Proven,
-        at: if once {
-            MarkAt::Inode((ns, dev, key.ino))
+    if checked != Checked::Proven {
+        // Either way: a stale map can make it share more or less than saved.
+        if once {
+            (local.inode_marks).push(((ns, dev, key.ino), Bound::UNKNOWN, false));
         } else {
-            MarkAt::Node(node)
-        },
-    });
+            local.bound(node, Bound::UNKNOWN);
+        }
+        let s = &mut local.since;
+        s.unproven.0 += 1;
+        s.unproven.1 += key.blocks.saturating_mul(512);
+        s.unproven_on(fs.info.index);
+    }
     if ctx.run.opts.keep_mappings {
-        s.mappings.push(key, extents);
+        local.since.mappings.push(key, extents);
     }
     Some(replayed(ctx, &got, (st, Some(fs)), (node, ns, once), local))
 }

@@ -8,47 +8,29 @@
 //! those saved ([`MapKey`]). That proves its data was not written, but not
 //! that its map is the same: a dedupe (`FIDEDUPERANGE`) moves a file's
 //! extents without touching its times, and a reflink copy made or deleted
-//! since changes what its extents share. So every reused map is recorded
-//! here, with the node it is credited to, and the scan marks what it feeds
-//! unless the filesystem proves it (`crate::scan`'s walked module).
+//! since changes what its extents share. So a reused map that the
+//! filesystem did not prove before the walk (`crate::scan`'s since
+//! module) marks the node it is credited to, and its filesystem's units.
 //! `--verify` maps every file all the same and names each whose saved map
 //! was stale.
 
 use rustix::fs::Statx;
 
 use crate::records::mappings::{MapKey, Mappings};
-use crate::records::{Inode, NodeId};
 
 /// What the walk keeps for `--since` and `--export`, per task, per shard
-/// and in the end for the scan.
+/// and in the end for the scan. The node (or inode) of each file credited
+/// with a map nothing proved is marked where the walk credits it, with the
+/// walk's other marks.
 #[derive(Debug, Default)]
 pub(crate) struct Since {
     /// The maps FIEMAP read (`--export`), and those reused.
     pub(crate) mappings: Mappings,
-    /// The files credited with a reused map.
-    pub(crate) files: Vec<Reused>,
-}
-
-/// A file credited with the map `--since` saved of it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Reused {
-    /// Its filesystem (registry index).
-    pub(crate) fs: u32,
-    /// Its allocated bytes.
-    pub(crate) bytes: u64,
-    /// Its filesystem proved the map ([`crate::records::mappings::Checked`]).
-    pub(crate) proven: bool,
-    /// Where a mark on its figures goes.
-    pub(crate) at: MarkAt,
-}
-
-/// Where the figures of a file go, and so its mark.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum MarkAt {
-    /// Its node (or its directory's).
-    Node(NodeId),
-    /// Its inode, counted once through its links.
-    Inode(Inode),
+    /// The files credited with a map nothing proved, and their allocated
+    /// bytes.
+    pub(crate) unproven: (u64, u64),
+    /// The filesystems (registry index) holding them, each once.
+    pub(crate) filesystems: Vec<u32>,
 }
 
 impl Since {
@@ -57,12 +39,24 @@ impl Since {
         if !other.mappings.is_empty() {
             self.mappings.append(&mut other.mappings);
         }
-        self.files.append(&mut other.files);
+        self.unproven.0 += std::mem::take(&mut other.unproven.0);
+        self.unproven.1 += std::mem::take(&mut other.unproven.1);
+        for fs in other.filesystems.drain(..) {
+            self.unproven_on(fs);
+        }
+    }
+
+    /// Records that a map reused on filesystem `fs` is unproven.
+    pub(super) fn unproven_on(&mut self, fs: u32) {
+        if !self.filesystems.contains(&fs) {
+            self.filesystems.push(fs);
+        }
     }
 
     /// Sorts what was gathered.
     pub(super) fn finish(&mut self) {
         self.mappings.finish();
+        self.filesystems.sort_unstable();
     }
 }
 
