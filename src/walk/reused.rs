@@ -37,11 +37,12 @@ pub(super) fn reuse(
     local.counters.mappings_proven += u64::from(checked == Checked::Proven);
     if checked != Checked::Proven {
         // Either way: a stale map can make it share more or less than saved.
+        // A hard link's inode too, counted where its links meet; its
+        // link's node shows the map's Exclusive and Shared as well.
         if once {
             (local.inode_marks).push(((ns, dev, key.ino), Bound::UNKNOWN, false));
-        } else {
-            local.bound(node, Bound::UNKNOWN);
         }
+        local.bound(node, Bound::UNKNOWN);
         let s = &mut local.since;
         s.unproven.0 += 1;
         s.unproven.1 += key.blocks.saturating_mul(512);
