@@ -6,7 +6,7 @@
 //! PATH scanned, `o/` another directory of the same filesystem that is not
 //! (where copies are made and deleted "outside the scan"), `p0`..`p3` the
 //! pins of delete-and-measure (`reclaim`'s module comment). The tree is
-//! exported (`--export`), changed, settled (unmounted and mounted, so that
+//! exported (`--export`), changed, settled (`settle_keys`: so that
 //! `st_blocks` holds still), then scanned in full and with `--since`. The
 //! rule (issue 48, "Exact, or marked"): each entry of the `--since` scan
 //! is the full scan's, or its Reclaimable is marked; and its du figures
@@ -22,6 +22,10 @@
 //! deleted inside and outside, a dedupe (FIDEDUPERANGE) of two equal files:
 //! the six files of `STALE` keep their ctime, size and blocks and their
 //! saved maps are wrong.
+//!
+//! `input` holds the SCANs `--since` refuses, `more` the other formats and
+//! filesystems, other PATHs, hard links and a SCAN written by `--since`;
+//! `since_random` the property over random change sets.
 
 mod input;
 mod more;
