@@ -237,3 +237,34 @@ fn xfs_saved_scan_written_by_since() {
     assert_eq!(out.stdout, want, "--since of the --verify export");
     Command::new("true").status().unwrap();
 }
+
+/// On Btrfs `st_dev` is an anonymous device number a subvolume takes at
+/// mount time: unmounted, and mounted after another filesystem took its
+/// old number, every file has another device and no saved map is reused,
+/// though nothing changed. (Right figures, the full scan's cost.)
+#[test]
+#[ignore = "for the lead: on Btrfs --since reuses nothing after a remount that moves \
+            st_dev (anonymous device numbers), so after a reboot the saved maps are lost"]
+fn btrfs_saved_maps_survive_a_remount() {
+    let Some(fs) = make_fs(FsKind::Btrfs) else {
+        return;
+    };
+    let Some(other) = make_fs(FsKind::Btrfs) else {
+        return;
+    };
+    let mnt = fs.path();
+    let t = Tree { root: mnt };
+    build(&t);
+    export(mnt, false);
+    let dev = key(mnt, "a/keep").0;
+    // Ours down, the other down and up (taking the lowest free number),
+    // ours up.
+    fs.unmounted(|_| other.remount());
+    assert_ne!(
+        key(mnt, "a/keep").0,
+        dev,
+        "st_dev did not move: the case shows nothing"
+    );
+    let (n, _) = reused(mnt, false);
+    assert!(n > 0, "nothing reused after a remount");
+}
