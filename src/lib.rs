@@ -643,8 +643,7 @@ fn prove_since(mut m: crate::records::mappings::Mappings, walk: &mut WalkOptions
         let fds: Vec<std::os::fd::OwnedFd> = (walk.path_fds.iter().flatten())
             .filter_map(|fd| rustix::fs::openat(fd, c".", flags, rustix::fs::Mode::empty()).ok())
             .collect();
-        let (_, stale) = scan::since::prove(&mut m, &fds);
-        m.stale = stale;
+        scan::since::prove(&mut m, &fds);
     }
     walk.since = Some(std::sync::Arc::new(m));
 }

@@ -71,10 +71,6 @@ pub(crate) struct Mappings {
     checked: Vec<Checked>,
     /// The saved scan they were read from, as given (for messages).
     pub(crate) scan: Vec<u8>,
-    /// How many were found [`Checked::Stale`], and how many left
-    /// [`Checked::Remap`].
-    pub(crate) stale: u64,
-    pub(crate) remapped: u64,
 }
 
 impl Mappings {

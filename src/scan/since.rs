@@ -40,16 +40,15 @@ use crate::records::mappings::Mappings;
 use crate::walk::since::Since;
 
 /// The proof reads every mapping of the filesystem: it is made where the
-/// saved files hold at least 1/`PROOF_SHARE` of its used bytes.
-const PROOF_SHARE: u64 = 8;
+/// saved files are at least 1/`PROOF_SHARE` of its inodes in use.
+const PROOF_SHARE: u64 = 16;
 
 /// As root, on each XFS filesystem with rmapbt among `fds` (one per PATH
 /// that is a directory): which of the maps `saved` keeps of its files are
-/// proven, and which stale ([`Checked`]). Returns how many of each.
-pub(crate) fn prove(saved: &mut Mappings, fds: &[OwnedFd]) -> (u64, u64) {
-    let (mut proven, mut stale) = (0, 0);
+/// proven, and which stale ([`Checked`]); the walk counts those it meets.
+pub(crate) fn prove(saved: &mut Mappings, fds: &[OwnedFd]) {
     if !crate::extents::can_search_trees() {
-        return (proven, stale);
+        return;
     }
     let mut done = Vec::new();
     for fd in fds {
@@ -66,18 +65,13 @@ pub(crate) fn prove(saved: &mut Mappings, fds: &[OwnedFd]) -> (u64, u64) {
         if files.is_empty() {
             continue;
         }
-        // The pass reads the whole filesystem's mappings: worth it only
-        // where the saved files hold a good part of its data. Elsewhere
-        // they are mapped again, as a scan without SCAN maps them.
-        let held: u64 = (files.iter()).map(|f| f.1.blocks.saturating_mul(512)).sum();
-        let used = rustix::fs::fstatvfs(fd).map_or(0, |v| {
-            v.f_blocks
-                .saturating_sub(v.f_bfree)
-                .saturating_mul(v.f_frsize)
-        });
-        if held.saturating_mul(PROOF_SHARE) < used {
+        // The pass reads the whole filesystem's mappings, at least one an
+        // inode: worth it only where the saved files are a good part of
+        // them. Elsewhere they are mapped again, as without SCAN.
+        let inodes =
+            rustix::fs::fstatvfs(fd).map_or(u64::MAX, |v| v.f_files.saturating_sub(v.f_ffree));
+        if (files.len() as u64).saturating_mul(PROOF_SHARE) < inodes {
             let remap: Vec<usize> = files.iter().map(|f| f.0).collect();
-            saved.remapped += remap.len() as u64;
             for i in remap {
                 saved.set_checked(i, Checked::Remap);
             }
@@ -88,29 +82,32 @@ pub(crate) fn prove(saved: &mut Mappings, fds: &[OwnedFd]) -> (u64, u64) {
         };
         let found: Vec<(usize, bool)> = (files.iter().map(|f| f.0)).zip(found).collect();
         for (i, ok) in found {
-            if ok {
-                proven += 1;
-                saved.set_checked(i, Checked::Proven);
-            } else {
-                stale += 1;
-                saved.set_checked(i, Checked::Stale);
-            }
+            let c = if ok { Checked::Proven } else { Checked::Stale };
+            saved.set_checked(i, c);
         }
     }
-    (proven, stale)
 }
 
 /// Marks in `exact` the units of each filesystem where `since` reused a
-/// map from `saved` that nothing proved (their nodes the walk marked);
-/// `space_fs`: each extent space's filesystem.
+/// map from `saved` that nothing proved (their nodes the walk marked), and
+/// every node of `links` of such an inode; `space_fs`: each extent space's
+/// filesystem.
 pub(super) fn mark(
     exact: &mut Exactness,
     (since, saved): (&Since, &Mappings),
-    space_fs: &[u32],
+    (space_fs, links): (&[u32], &[crate::records::Link]),
     msgs: &Messages,
 ) {
     if since.filesystems.is_empty() {
         return;
+    }
+    if !since.inodes.is_empty() {
+        for l in links {
+            if since.inodes.binary_search(&l.inode()).is_ok() {
+                exact.nodes.push((l.node, Bound::UNKNOWN));
+            }
+        }
+        crate::records::merge_bounds(&mut exact.nodes);
     }
     for (space, fs) in space_fs.iter().enumerate() {
         if since.filesystems.binary_search(fs).is_err() {

@@ -150,11 +150,7 @@ fn sweep(
         runs,
     );
     if let Some(saved) = opts.since.as_deref() {
-        counters.mappings_stale += saved.stale;
-        counters.mappings_remapped += saved.remapped;
-    }
-    if let Some(saved) = opts.since.as_deref() {
-        super::since::mark(&mut exact, (&since, saved), &spaces.fs, msgs);
+        super::since::mark(&mut exact, (&since, saved), (&spaces.fs, &links), msgs);
     }
     let mappings = std::mem::take(&mut since.mappings);
     Ok(Walked {

@@ -29,6 +29,11 @@ pub(super) fn reuse(
     let fs = fs?;
     let key = key_of(st, dev);
     let (extents, checked) = saved.checked(&key)?;
+    match checked {
+        Checked::Stale => local.counters.mappings_stale += 1,
+        Checked::Remap => local.counters.mappings_remapped += 1,
+        Checked::Unchecked | Checked::Proven => {}
+    }
     if matches!(checked, Checked::Stale | Checked::Remap) {
         return None;
     }
@@ -41,6 +46,7 @@ pub(super) fn reuse(
         // link's node shows the map's Exclusive and Shared as well.
         if once {
             (local.inode_marks).push(((ns, dev, key.ino), Bound::UNKNOWN, false));
+            local.since.inodes.push((ns, dev, key.ino));
         }
         local.bound(node, Bound::UNKNOWN);
         let s = &mut local.since;

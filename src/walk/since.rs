@@ -31,6 +31,9 @@ pub(crate) struct Since {
     pub(crate) unproven: (u64, u64),
     /// The filesystems (registry index) holding them, each once.
     pub(crate) filesystems: Vec<u32>,
+    /// Those of them counted once through their links: every link's node
+    /// shows the map's figures ([`crate::records::Inode`]).
+    pub(crate) inodes: Vec<crate::records::Inode>,
 }
 
 impl Since {
@@ -44,6 +47,7 @@ impl Since {
         for fs in other.filesystems.drain(..) {
             self.unproven_on(fs);
         }
+        self.inodes.append(&mut other.inodes);
     }
 
     /// Records that a map reused on filesystem `fs` is unproven.
@@ -57,6 +61,8 @@ impl Since {
     pub(super) fn finish(&mut self) {
         self.mappings.finish();
         self.filesystems.sort_unstable();
+        self.inodes.sort_unstable();
+        self.inodes.dedup();
     }
 }
 
