@@ -238,7 +238,7 @@ pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Sca
                 ..how.walk.clone()
             };
             let m = since_maps(file, msgs)?;
-            prove_since(m, &mut walk);
+            scan::since::prove_for(m, &mut walk);
             loaded = Scanning {
                 walk,
                 ..how.clone()
@@ -618,34 +618,12 @@ fn with_since(cfg: &Config, msgs: &Messages) -> Result<Option<Config>, Error> {
     c.walk.keep_mappings = cfg.export.is_some();
     c.walk.verify_since = cfg.verify;
     if let Some(file) = &cfg.since {
-        prove_since(since_maps(file, msgs)?, &mut c.walk);
+        scan::since::prove_for(since_maps(file, msgs)?, &mut c.walk);
     } else if let Some(Ok(Some(m))) = old.map(saved::since::read) {
         // OLD's own errors are --compare's to report.
-        prove_since(m, &mut c.walk);
+        scan::since::prove_for(m, &mut c.walk);
     }
     Ok(Some(c))
-}
-
-/// Gives `walk` the maps `m` of `--since`, proven where the filesystem's
-/// records can (as root on XFS with rmapbt: [`scan::since::prove`]), on
-/// the fds of its PATHs, which the walk then takes instead of their names.
-fn prove_since(mut m: crate::records::mappings::Mappings, walk: &mut WalkOptions) {
-    if !m.is_empty() && crate::extents::can_search_trees() {
-        let follow = walk.follow_links || walk.follow_args;
-        if walk.path_fds.is_empty() {
-            walk.path_fds = (walk.roots.iter())
-                .map(|p| walk::resolve_dir(p, follow).map(std::sync::Arc::new))
-                .collect();
-        }
-        let flags = rustix::fs::OFlags::RDONLY
-            | rustix::fs::OFlags::DIRECTORY
-            | rustix::fs::OFlags::CLOEXEC;
-        let fds: Vec<std::os::fd::OwnedFd> = (walk.path_fds.iter().flatten())
-            .filter_map(|fd| rustix::fs::openat(fd, c".", flags, rustix::fs::Mode::empty()).ok())
-            .collect();
-        scan::since::prove(&mut m, &fds);
-    }
-    walk.since = Some(std::sync::Arc::new(m));
 }
 
 /// The maps of the saved scan `file` (`--since`): none, said on `msgs`,

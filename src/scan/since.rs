@@ -88,6 +88,28 @@ pub(crate) fn prove(saved: &mut Mappings, fds: &[OwnedFd]) {
     }
 }
 
+/// Gives `walk` the maps `m` of `--since`, proven where the filesystem's
+/// records can (as root on XFS with rmapbt: [`prove`]), on
+/// the fds of its PATHs, which the walk then takes instead of their names.
+pub(crate) fn prove_for(mut m: Mappings, walk: &mut crate::walk::WalkOptions) {
+    if !m.is_empty() && crate::extents::can_search_trees() {
+        let follow = walk.follow_links || walk.follow_args;
+        if walk.path_fds.is_empty() {
+            walk.path_fds = (walk.roots.iter())
+                .map(|p| crate::walk::resolve_dir(p, follow).map(std::sync::Arc::new))
+                .collect();
+        }
+        let flags = rustix::fs::OFlags::RDONLY
+            | rustix::fs::OFlags::DIRECTORY
+            | rustix::fs::OFlags::CLOEXEC;
+        let fds: Vec<std::os::fd::OwnedFd> = (walk.path_fds.iter().flatten())
+            .filter_map(|fd| rustix::fs::openat(fd, c".", flags, rustix::fs::Mode::empty()).ok())
+            .collect();
+        prove(&mut m, &fds);
+    }
+    walk.since = Some(std::sync::Arc::new(m));
+}
+
 /// Marks in `exact` the units of each filesystem where `since` reused a
 /// map from `saved` that nothing proved (their nodes the walk marked), and
 /// every node of `links` of such an inode; `space_fs`: each extent space's
