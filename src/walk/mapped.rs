@@ -280,7 +280,7 @@ pub(super) fn read_open(
         // Read by FIEMAP alone: its map is what a saved scan keeps.
         ExtentsRead::Whole if pending.is_none() => {
             let key = MapKey {
-                dev: now.dev,
+                dev: super::since::map_dev(fs.copies.as_ref(), now.dev),
                 ino: now.ino,
                 ctime: now.ctime,
                 size: now.size,

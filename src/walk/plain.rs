@@ -89,7 +89,10 @@ pub(super) fn file(
     local.ag.put(table);
     let total = st.stx_blocks.saturating_mul(512);
     match mapped::counted(ctx, fs, &got, total, path, local) {
-        ExtentsRead::Whole => mapped::keep_map(ctx, super::since::key_of(st, dev), path, local),
+        ExtentsRead::Whole => {
+            let key = super::since::key_of(st, super::since::map_dev(fs.copies.as_ref(), dev));
+            mapped::keep_map(ctx, key, path, local);
+        }
         ExtentsRead::Failed => kept = None,
         ExtentsRead::NoFiemap => {
             let skipped = Some(Mapped::Skipped(Skip::FsCannotShare));

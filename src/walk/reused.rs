@@ -7,7 +7,7 @@ use rustix::fs::Statx;
 use super::ctx::{Ctx, Local};
 use super::fdcache::DirFs;
 use super::mapped::{Mapped, replayed};
-use super::since::key_of;
+use super::since::{key_of, map_dev};
 use crate::figures::Bound;
 use crate::records::mappings::Checked;
 
@@ -27,7 +27,7 @@ pub(super) fn reuse(
         return None;
     }
     let fs = fs?;
-    let key = key_of(st, dev);
+    let key = key_of(st, map_dev(fs.copies.as_ref(), dev));
     let (extents, checked) = saved.checked(&key)?;
     match checked {
         Checked::Stale => local.counters.mappings_stale += 1,

@@ -66,7 +66,24 @@ impl Since {
     }
 }
 
-/// The key of the file `st` (on `dev`).
+/// The device a map is kept under, for a file on `dev` in Btrfs subvolume
+/// `subvol` (when known): on Btrfs a subvolume's `st_dev` is a number
+/// handed out at mount and often another after a remount, so its UUID,
+/// folded to 64 bits with the top bit set (no `makedev` number has it),
+/// stands for it; elsewhere `dev`.
+pub(super) fn map_dev(subvol: Option<&crate::probe::Subvol>, dev: u64) -> u64 {
+    match subvol.map(|s| s.ids.0).filter(|u| *u != [0; 16]) {
+        Some(u) => {
+            let (a, b) = u.split_at(8);
+            let fold = u64::from_le_bytes(a.try_into().unwrap_or_default())
+                ^ u64::from_le_bytes(b.try_into().unwrap_or_default());
+            fold | 1 << 63
+        }
+        None => dev,
+    }
+}
+
+/// The key of the file `st`, kept under device `dev` ([`map_dev`]).
 pub(super) fn key_of(st: &Statx, dev: u64) -> MapKey {
     MapKey {
         dev,

@@ -232,11 +232,9 @@ fn xfs_saved_scan_written_by_since() {
 
 /// On Btrfs `st_dev` is an anonymous device number a subvolume takes at
 /// mount time: unmounted, and mounted after another filesystem took its
-/// old number, every file has another device and no saved map is reused,
-/// though nothing changed. (Right figures, the full scan's cost.)
+/// old number, every file has another device. The maps are kept under the
+/// subvolume's UUID: they are reused all the same.
 #[test]
-#[ignore = "for the lead: on Btrfs --since reuses nothing after a remount that moves \
-            st_dev (anonymous device numbers), so after a reboot the saved maps are lost"]
 fn btrfs_saved_maps_survive_a_remount() {
     let Some(fs) = make_fs(FsKind::Btrfs) else {
         return;
