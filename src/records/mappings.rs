@@ -38,6 +38,82 @@ pub(crate) struct MapKey {
     pub(crate) blocks: u64,
 }
 
+/// Maps as a walk keeps them for `--export`: each file's key and extents
+/// encoded as the saved scan writes them (postcard's varints, about 28
+/// bytes a file with one extent), one after the other as the walk's
+/// threads met them; [`MapBuf::sorted`] puts them in order.
+#[derive(Debug, Default)]
+pub(crate) struct MapBuf {
+    bytes: Vec<u8>,
+}
+
+/// One file's map as encoded: its key, then its extents.
+type Record<'a> = (MapKey, std::borrow::Cow<'a, [MapExtent]>);
+
+impl MapBuf {
+    /// Adds the map of file `key`.
+    pub(crate) fn push(&mut self, key: MapKey, extents: &[MapExtent]) {
+        let rec: Record<'_> = (key, std::borrow::Cow::Borrowed(extents));
+        if let Ok(v) = postcard::to_extend(&rec, std::mem::take(&mut self.bytes)) {
+            self.bytes = v;
+        }
+    }
+
+    /// Moves every map of `other` into `self`.
+    pub(crate) fn append(&mut self, other: &mut MapBuf) {
+        self.bytes.append(&mut other.bytes);
+    }
+
+    /// Whether it holds none.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The records, sorted by device and inode, each inode once (its
+    /// latest ctime), after their number: what a saved scan writes, the
+    /// same whatever the order of the walk.
+    pub(crate) fn sorted(&self) -> Vec<u8> {
+        let mut at: Vec<(MapKey, usize, usize)> = Vec::new();
+        let mut rest = &self.bytes[..];
+        while !rest.is_empty() {
+            let Ok(((key, _), after)) = postcard::take_from_bytes::<Record<'_>>(rest) else {
+                break;
+            };
+            let start = self.bytes.len() - rest.len();
+            at.push((key, start, rest.len() - after.len()));
+            rest = after;
+        }
+        at.sort_by_key(|r| (r.0.dev, r.0.ino, std::cmp::Reverse(r.0.ctime)));
+        at.dedup_by_key(|r| (r.0.dev, r.0.ino));
+        let mut out = postcard::to_allocvec(&(at.len() as u64)).unwrap_or_default();
+        out.reserve(self.bytes.len());
+        for (_, s, l) in at {
+            out.extend_from_slice(&self.bytes[s..s + l]);
+        }
+        out
+    }
+}
+
+/// Files' maps from records as [`MapBuf::sorted`] writes them; `Err` at
+/// the first that does not decode, or when they are not as many as said.
+pub(crate) fn decode(bytes: &[u8]) -> Result<Mappings, String> {
+    let (n, mut bytes) = postcard::take_from_bytes::<u64>(bytes).map_err(|e| e.to_string())?;
+    let mut m = Mappings::default();
+    let mut seen = 0u64;
+    while !bytes.is_empty() {
+        let ((key, ext), rest) =
+            postcard::take_from_bytes::<Record<'_>>(bytes).map_err(|e| e.to_string())?;
+        m.push(key, &ext);
+        bytes = rest;
+        seen += 1;
+    }
+    if seen != n {
+        return Err(format!("{seen} files' maps where {n} were written"));
+    }
+    m.finish();
+    Ok(m)
+}
+
 /// A file's key and the range of its extents in [`Mappings::extents`].
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -85,19 +161,6 @@ impl Mappings {
         self.files.push(Entry { key, start, len });
     }
 
-    /// Moves every map of `other` into `self`.
-    pub(crate) fn append(&mut self, other: &mut Mappings) {
-        for e in other.files.drain(..) {
-            let (s, l) = (e.start as usize, e.len as usize);
-            let Some(ext) = other.extents.get(s..s + l) else {
-                continue;
-            };
-            let ext: Vec<MapExtent> = ext.to_vec();
-            self.push(e.key, &ext);
-        }
-        other.extents.clear();
-    }
-
     /// Sorts by device and inode; of one inode mapped twice (a hard link
     /// met twice, a file mapped then changed), the later state is kept.
     pub(crate) fn finish(&mut self) {
@@ -109,11 +172,6 @@ impl Mappings {
             }
             same
         });
-    }
-
-    /// The number of files.
-    pub(crate) fn len(&self) -> usize {
-        self.files.len()
     }
 
     /// Whether there is none.
@@ -175,6 +233,7 @@ impl Mappings {
     }
 
     /// Every file's key and map, in order.
+    #[cfg(test)]
     pub(crate) fn iter(&self) -> impl Iterator<Item = (MapKey, &[MapExtent])> {
         self.files.iter().map(|e| {
             let (s, l) = (e.start as usize, e.len as usize);
@@ -204,14 +263,21 @@ mod tests {
             length: 4096,
             flags: 0x2000,
         };
-        let mut m = Mappings::default();
-        m.push(key(2, 20, 5), &[e]);
-        m.push(key(1, 30, 5), &[]);
-        let mut other = Mappings::default();
+        // As the walk's threads keep them: in any order, one inode twice.
+        let mut buf = MapBuf::default();
+        buf.push(key(2, 20, 5), &[e]);
+        buf.push(key(1, 30, 5), &[]);
+        let mut other = MapBuf::default();
         other.push(key(2, 10, 5), &[e, e]);
-        m.append(&mut other);
-        m.finish();
-        assert_eq!(m.len(), 3);
+        other.push(key(2, 20, 4), &[]);
+        buf.append(&mut other);
+        let m = decode(&buf.sorted()).unwrap();
+        assert_eq!(m.iter().count(), 3);
+        assert_eq!(
+            m.unchanged(&key(2, 20, 5)),
+            Some(&[e][..]),
+            "the later state"
+        );
         assert_eq!(m.unchanged(&key(2, 10, 5)), Some(&[e, e][..]));
         assert_eq!(m.unchanged(&key(1, 30, 5)), Some(&[][..]));
         // Its ctime moved: not reused.

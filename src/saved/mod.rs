@@ -238,7 +238,7 @@ pub(crate) struct Export<'a> {
     /// then walk differently.
     pub(crate) overlap: bool,
     /// The files' extent maps, for a later `--since` (none from an import).
-    pub(crate) mappings: &'a crate::records::mappings::Mappings,
+    pub(crate) mappings: &'a crate::records::mappings::MapBuf,
 }
 
 /// A scan read back: the records to roll a tree up from.

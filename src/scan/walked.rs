@@ -35,7 +35,7 @@ pub(crate) struct Walked {
     /// The Btrfs subvolume roots met ([`WalkOptions::subvolumes`]).
     pub(crate) subvols: walk::subvols::Subvols,
     /// The extent maps kept for `--export` ([`WalkOptions::keep_mappings`]).
-    pub(crate) mappings: records::mappings::Mappings,
+    pub(crate) mappings: records::mappings::MapBuf,
 }
 
 /// Walks `opts.roots` (by du's rules when `rules.du`) and sweeps the

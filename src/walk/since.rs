@@ -16,7 +16,7 @@
 
 use rustix::fs::Statx;
 
-use crate::records::mappings::{MapKey, Mappings};
+use crate::records::mappings::{MapBuf, MapKey};
 
 /// What the walk keeps for `--since` and `--export`, per task, per shard
 /// and in the end for the scan. The node (or inode) of each file credited
@@ -25,7 +25,7 @@ use crate::records::mappings::{MapKey, Mappings};
 #[derive(Debug, Default)]
 pub(crate) struct Since {
     /// The maps FIEMAP read (`--export`), and those reused.
-    pub(crate) mappings: Mappings,
+    pub(crate) mappings: MapBuf,
     /// The files credited with a map nothing proved, and their allocated
     /// bytes.
     pub(crate) unproven: (u64, u64),
@@ -59,7 +59,6 @@ impl Since {
 
     /// Sorts what was gathered.
     pub(super) fn finish(&mut self) {
-        self.mappings.finish();
         self.filesystems.sort_unstable();
         self.inodes.sort_unstable();
         self.inodes.dedup();
