@@ -403,8 +403,9 @@ impl fmt::Display for Diagnostic {
             ),
             Diagnostic::NoSavedMaps { scan } => write!(
                 f,
-                "--since {}: it keeps no extent maps (it was not written by sdu --export, or \
-                 nothing in it may share): every file is mapped",
+                "--since {}: it keeps no extent maps (not written by sdu --export, or no file \
+                 in it mapped on its own: nothing may share, or Btrfs read by the tree search \
+                 or with its snapshots' copies mapped once): every file is mapped",
                 quote(scan)
             ),
             Diagnostic::MappingsReused { scan, files, bytes } => write!(

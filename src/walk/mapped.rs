@@ -280,13 +280,13 @@ pub(super) fn read_open(
         // Read by FIEMAP alone: its map is what a saved scan keeps.
         ExtentsRead::Whole if pending.is_none() => {
             let key = MapKey {
-                dev: super::since::map_dev(fs.copies.as_ref(), now.dev),
+                dev: fs.map_dev,
                 ino: now.ino,
                 ctime: now.ctime,
                 size: now.size,
                 blocks: now.blocks,
             };
-            keep_map(ctx, key, path, local);
+            keep_map(ctx, (key, fs), path, local);
         }
         ExtentsRead::Whole => {}
         ExtentsRead::Failed => kept = None,
@@ -322,12 +322,19 @@ pub(super) fn read_open(
     (mapped, kept.map(Vec::into_boxed_slice))
 }
 
-/// After FIEMAP read the whole map of file `key` (`path`, for messages):
-/// keeps it for `--export`, and with `--verify` names it if the map
+/// After FIEMAP read the whole map of file `key` (`path`, for messages), on
+/// `fs`: keeps it for `--export`, and with `--verify` names it if the map
 /// `--since` saved of it in the same state differs.
-pub(super) fn keep_map(ctx: &Ctx<'_>, key: MapKey, path: &dyn Fn() -> Vec<u8>, local: &mut Local) {
+pub(super) fn keep_map(
+    ctx: &Ctx<'_>,
+    (key, fs): (MapKey, &DirFs),
+    path: &dyn Fn() -> Vec<u8>,
+    local: &mut Local,
+) {
     let opts = &ctx.run.opts;
-    if !opts.keep_mappings && !opts.verify_since {
+    // On Btrfs a file's copies in snapshots are mapped once for all: no
+    // map is kept, none reused ([`super::reused`]).
+    if (!opts.keep_mappings && !opts.verify_since) || fs.copies.is_some() {
         return;
     }
     let extents = ctx.map.extents.take_saved();

@@ -90,8 +90,8 @@ pub(super) fn file(
     let total = st.stx_blocks.saturating_mul(512);
     match mapped::counted(ctx, fs, &got, total, path, local) {
         ExtentsRead::Whole => {
-            let key = super::since::key_of(st, super::since::map_dev(fs.copies.as_ref(), dev));
-            mapped::keep_map(ctx, key, path, local);
+            let key = super::since::key_of(st, fs.map_dev);
+            mapped::keep_map(ctx, (key, fs), path, local);
         }
         ExtentsRead::Failed => kept = None,
         ExtentsRead::NoFiemap => {

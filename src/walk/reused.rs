@@ -7,7 +7,7 @@ use rustix::fs::Statx;
 use super::ctx::{Ctx, Local};
 use super::fdcache::DirFs;
 use super::mapped::{Mapped, replayed};
-use super::since::{key_of, map_dev};
+use super::since::key_of;
 use crate::figures::Bound;
 use crate::records::mappings::Checked;
 
@@ -26,8 +26,12 @@ pub(super) fn reuse(
     if ctx.run.opts.verify_since {
         return None;
     }
-    let fs = fs?;
-    let key = key_of(st, map_dev(fs.copies.as_ref(), dev));
+    // On Btrfs, where a file's copies in snapshots are mapped once for
+    // all, the first copy met is mapped and the others take its extents,
+    // as in a full scan: a map reused there would leave them to be mapped
+    // one by one ([`crate::extents::unchanged`]).
+    let fs = fs.filter(|fs| fs.copies.is_none())?;
+    let key = key_of(st, fs.map_dev);
     let (extents, checked) = saved.checked(&key)?;
     match checked {
         Checked::Stale => local.counters.mappings_stale += 1,

@@ -95,7 +95,19 @@ pub(crate) fn sdu_as(mnt: &Path, root: bool, args: &[&str]) -> Output {
         c.args(nobody_args()).arg(nobody_bin());
         c
     };
+    EACH_COPY.with(|e| {
+        if e.get() {
+            c.arg("--map-each-copy");
+        }
+    });
     run_with_timeout(c.current_dir(mnt).args(args), 300)
+}
+
+thread_local! {
+    /// Every run of this test's thread maps each Btrfs copy with its own
+    /// FIEMAP (`--map-each-copy`): where copies are mapped once for all,
+    /// `--since` keeps and reuses no map.
+    pub(crate) static EACH_COPY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// `--export` of `s/` to `SAVED`, silent.
@@ -543,12 +555,29 @@ fn xfs_as_nobody_every_reused_file_marked() {
 // ---------------------------------------------------------------------------
 // Btrfs
 
-/// On Btrfs as `nobody` (FIEMAP; nothing proves a map): the export keeps
-/// maps, they are reused (`--stats`), every reused file is marked and every
-/// entry is equal or marked. As root the tree search runs first: nothing
-/// is reused and the document is the full scan's byte for byte.
+/// On Btrfs as `nobody`, where a file's snapshot copies are mapped once for
+/// all, `--since` reuses no map: the full scan's document. With
+/// `--map-each-copy` (FIEMAP each file; nothing proves a map): the export
+/// keeps maps, they are reused (`--stats`), every reused file is marked
+/// and every entry is equal or marked. As root the tree search runs first:
+/// nothing is reused and the document is the full scan's byte for byte.
 #[test]
 fn btrfs_nobody_reuses_and_marks_root_reuses_nothing() {
+    let Some(fs) = make_fs(FsKind::Btrfs) else {
+        return;
+    };
+    let mnt = fs.path();
+    prepare(&fs, false, true);
+    let (want, _) = full(mnt, false);
+    let (got, _, err) = since(mnt, false, &[]);
+    assert_eq!(got, want, "copies mapped once: nothing reused");
+    assert!(
+        err.contains("keeps no extent maps") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(reused(mnt, false), (0, 0));
+    drop(fs);
+    EACH_COPY.with(|e| e.set(true));
     let Some(fs) = make_fs(FsKind::Btrfs) else {
         return;
     };
