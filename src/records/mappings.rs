@@ -99,6 +99,8 @@ impl MapBuf {
 pub(crate) fn decode(bytes: &[u8]) -> Result<Mappings, String> {
     let (n, mut bytes) = postcard::take_from_bytes::<u64>(bytes).map_err(|e| e.to_string())?;
     let mut m = Mappings::default();
+    // Each record takes two bytes at least: no count can ask for more.
+    m.files.reserve_exact((n as usize).min(bytes.len() / 2));
     let mut seen = 0u64;
     while !bytes.is_empty() {
         let ((key, ext), rest) =
@@ -210,16 +212,28 @@ impl Mappings {
         (e.key == *key).then(|| (self.extents.get(s..s + l).unwrap_or(&[]), c))
     }
 
-    /// The files saved on device `dev`: each one's index, key and map.
-    pub(crate) fn on_device(&self, dev: u64) -> Vec<(usize, MapKey, &[MapExtent])> {
+    /// The files saved on device `dev`, by index, in order of inode.
+    pub(crate) fn on_device(&self, dev: u64) -> std::ops::Range<usize> {
         let from = self.files.partition_point(|e| e.key.dev < dev);
-        (self.files[from..].iter().enumerate())
-            .take_while(|(_, e)| e.key.dev == dev)
-            .map(|(i, e)| {
-                let (s, l) = (e.start as usize, e.len as usize);
-                (from + i, e.key, self.extents.get(s..s + l).unwrap_or(&[]))
-            })
-            .collect()
+        let to = self.files.partition_point(|e| e.key.dev <= dev);
+        from..to
+    }
+
+    /// Of the files `range` ([`Self::on_device`]), the index of inode `ino`.
+    pub(crate) fn index_in(&self, range: &std::ops::Range<usize>, ino: u64) -> Option<usize> {
+        let files = self.files.get(range.clone())?;
+        files
+            .binary_search_by_key(&ino, |e| e.key.ino)
+            .ok()
+            .map(|k| range.start + k)
+    }
+
+    /// The map of file `i`.
+    pub(crate) fn extents_at(&self, i: usize) -> &[MapExtent] {
+        self.files.get(i).map_or(&[], |e| {
+            let (s, l) = (e.start as usize, e.len as usize);
+            self.extents.get(s..s + l).unwrap_or(&[])
+        })
     }
 
     /// Records what was found of the map of file `i` ([`Self::on_device`]).

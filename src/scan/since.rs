@@ -23,10 +23,9 @@
 //!   where some unproven map was reused, and the node of each such file,
 //!   is marked either way.
 
-use std::collections::HashMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-use crate::records::mappings::{Checked, MapExtent, MapKey};
+use crate::records::mappings::Checked;
 
 use sdu_sys::fiemap::FIEMAP_EXTENT_SHARED;
 use sdu_sys::fsmap;
@@ -70,19 +69,15 @@ pub(crate) fn prove(saved: &mut Mappings, fds: &[OwnedFd]) {
         // them. Elsewhere they are mapped again, as without SCAN.
         let inodes =
             rustix::fs::fstatvfs(fd).map_or(u64::MAX, |v| v.f_files.saturating_sub(v.f_ffree));
-        if (files.len() as u64).saturating_mul(PROOF_SHARE) < inodes {
-            let remap: Vec<usize> = files.iter().map(|f| f.0).collect();
-            for i in remap {
-                saved.set_checked(i, Checked::Remap);
+        let found = if (files.len() as u64).saturating_mul(PROOF_SHARE) < inodes {
+            vec![Checked::Remap; files.len()]
+        } else {
+            match xfs_proven(fd, st.st_dev, saved, &files) {
+                Some(found) => found,
+                None => continue,
             }
-            continue;
-        }
-        let Some(found) = xfs_proven(fd, st.st_dev, &files) else {
-            continue;
         };
-        let found: Vec<(usize, bool)> = (files.iter().map(|f| f.0)).zip(found).collect();
-        for (i, ok) in found {
-            let c = if ok { Checked::Proven } else { Checked::Stale };
+        for (i, c) in files.zip(found) {
             saved.set_checked(i, c);
         }
     }
@@ -171,61 +166,60 @@ fn normal(mut v: Vec<(u64, u64)>) -> Ranges {
     r
 }
 
-/// On the XFS filesystem of `fd` (device `dev`): whether each of `files`
-/// (index, inode, saved map) has the shared ranges saved, from the data
-/// device's reverse mappings. `None` when they cannot be read (no rmapbt,
-/// an error).
+/// On the XFS filesystem of `fd` (device `dev`): whether each of the
+/// files `range` of `saved` has the shared ranges saved, from the data
+/// device's reverse mappings, in one pass that keeps only the shared
+/// ranges and the saved files' own mappings. `None` when they cannot be
+/// read (no rmapbt, an error).
 fn xfs_proven(
     fd: BorrowedFd<'_>,
     dev: u64,
-    files: &[(usize, MapKey, &[MapExtent])],
-) -> Option<Vec<bool>> {
+    saved: &Mappings,
+    range: &std::ops::Range<usize>,
+) -> Option<Vec<Checked>> {
     if !fsmap::has_rmapbt(fd).ok()? {
         return None;
     }
     let device = fsmap::data_device(dev);
-    let wanted: HashMap<u64, usize> = (files.iter().enumerate())
-        .map(|(i, f)| (f.1.ino, i))
-        .collect();
-    // Every inode's data, as boundaries (address, +1 or -1): where two or
-    // more overlap is shared. The reused files' own extents, kept apart.
-    let mut edges: Vec<(u64, i32)> = Vec::new();
-    let mut own: Vec<Vec<(u64, u64)>> = vec![Vec::new(); files.len()];
+    // The mappings come by address: a block is shared where one starts
+    // before the furthest end of those before it.
+    let mut shared = Ranges::new();
+    let mut furthest = 0u64;
+    let mut own: Vec<(u32, u64, u64)> = Vec::new();
     let mut map = fsmap::Fsmap::default();
     map.for_each(fd, device, (0, u64::MAX), |o| {
         if !o.is_file_data() || o.length == 0 {
             return;
         }
         let end = o.physical.saturating_add(o.length);
-        edges.push((o.physical, 1));
-        edges.push((end, -1));
-        if let Some(&i) = wanted.get(&o.owner) {
-            own[i].push((o.physical, end));
+        push(&mut shared, o.physical, end.min(furthest));
+        furthest = furthest.max(end);
+        if let Some(i) = saved.index_in(range, o.owner) {
+            own.push(((i - range.start) as u32, o.physical, end));
         }
     })
     .ok()?;
-    edges.sort_unstable();
-    let mut shared = Ranges::new();
-    let (mut depth, mut from) = (0i32, 0u64);
-    for (at, d) in edges {
-        let before = depth;
-        depth += d;
-        if before < 2 && depth >= 2 {
-            from = at;
-        } else if before >= 2 && depth < 2 {
-            push(&mut shared, from, at);
-        }
-    }
-    let proven = files.iter().zip(own).map(|(&(_, _, extents), mine)| {
+    own.sort_unstable();
+    let mut out = Vec::with_capacity(range.len());
+    let mut rest = &own[..];
+    for (k, i) in range.clone().enumerate() {
+        let n = rest.iter().take_while(|r| r.0 as usize == k).count();
+        let (mine, after) = rest.split_at(n);
+        rest = after;
         let kept = normal(
-            (extents.iter())
+            (saved.extents_at(i).iter())
                 .filter(|e| e.flags & FIEMAP_EXTENT_SHARED != 0)
                 .map(|e| (e.physical, e.physical.saturating_add(e.length)))
                 .collect(),
         );
-        kept == shared_part(&normal(mine), &shared)
-    });
-    Some(proven.collect())
+        let now = shared_part(&normal(mine.iter().map(|r| (r.1, r.2)).collect()), &shared);
+        out.push(if kept == now {
+            Checked::Proven
+        } else {
+            Checked::Stale
+        });
+    }
+    Some(out)
 }
 
 /// The part of `mine` that lies in `shared`.
