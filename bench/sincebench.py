@@ -12,7 +12,8 @@ leaves in a results directory with RESULTS=DIR: a short table, the goals.
 """
 import sys
 
-from dfbench import load_runs, med
+sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
+from dfbench import load_runs, med  # noqa: E402
 
 TITLE = "Rescans (`--since`)"
 # issue 48: on the XFS /usr copy after 1% of its files changed, full
