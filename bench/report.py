@@ -734,6 +734,8 @@ def main():
         L = splice(old, L, "df")
     if not part and old and not htmlbench.runs(res) and sections_at(old, PARTS["html"][0]):
         L = splice(old, L, "html")
+    if not part and old and not sincebench.runs(res) and sections_at(old, PARTS["since"][0]):
+        L = splice(old, L, "since")
     with open(output, "w") as f:
         f.write("\n".join(L).rstrip() + "\n")
 
