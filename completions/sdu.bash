@@ -23,7 +23,7 @@ _sdu() {
 
     case "${cmd}" in
         sdu)
-            opts="-s -d -a -n -t -S -x -L -D -H -P -l -X -A -b -k -m -B -h -i -c -0 -j -V --summarize --max-depth --all --top --min-size --to-free --oldest-first --newest-first --snapshots --df --threshold --files-only --older-than --separate-dirs --one-file-system --dereference --dereference-args --no-dereference --count-links --exclude --exclude-from --exclude-caches --exclude-kernfs --files0-from --inodes --apparent-size --bytes --block-size --human-readable --si --sort --reverse --tree --du --time --time-style --interactive --json --html --html-area --total --null --no-header --color --threads --no-progress --fiemap --map-each-copy --index-memory --stats --export --export-format --import --compare --keys --show-itemcount --hide-itemcount --show-mtime --hide-mtime --show-graph --hide-graph --show-percent --hide-percent --group-directories-first --no-group-directories-first --cross-file-system --include-caches --include-kernfs --ignore-config --generate --help --version"
+            opts="-s -d -a -n -t -S -x -L -D -H -P -l -X -A -b -k -m -B -h -i -c -0 -j -V --summarize --max-depth --all --top --min-size --to-free --oldest-first --newest-first --snapshots --df --threshold --files-only --older-than --separate-dirs --one-file-system --dereference --dereference-args --no-dereference --count-links --exclude --exclude-from --exclude-caches --exclude-kernfs --files0-from --inodes --apparent-size --bytes --block-size --human-readable --si --sort --reverse --tree --du --time --time-style --interactive --json --html --html-area --total --null --no-header --color --threads --no-progress --fiemap --map-each-copy --index-memory --stats --export --export-format --since --verify --import --compare --keys --show-itemcount --hide-itemcount --show-mtime --hide-mtime --show-graph --hide-graph --show-percent --hide-percent --group-directories-first --no-group-directories-first --cross-file-system --include-caches --include-kernfs --ignore-config --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -190,6 +190,21 @@ _sdu() {
                     ;;
                 --export-format)
                     COMPREPLY=($(compgen -W "json json-zstd binary" -- "${cur}"))
+                    return 0
+                    ;;
+                --since)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --import)

@@ -39,6 +39,7 @@ complete -c sdu -l export -d 'Write the scan to FILE (- for standard output) ins
 complete -c sdu -l export-format -d 'The format --export writes: json (ncdu -o), json-zstd (ncdu -c -o: the JSON compressed with zstd) or binary (ncdu 2.6\'s -O: sdu\'s figures ride along, so sdu --import reads it as the JSON). --import and --compare read all three, told by their first bytes' -r -f -a "json\t''
 json-zstd\t''
 binary\t''"
+complete -c sdu -l since -d 'Start from the saved scan SCAN (sdu\'s --export, JSON or json-zstd): a file whose device, inode, ctime, size and blocks are those saved reuses the extent map saved with it, without being opened or mapped. The figures are a full scan\'s; where nothing proves the maps current (a dedupe keeps a file\'s times), Reclaimable is marked' -r -F
 complete -c sdu -l import -d 'Read a scan saved with --export (or ncdu -o) from FILE (- for standard input) instead of scanning; every report and --to-free work on it. PATHs are then --to-free candidates, by their paths in the saved scan' -r -F
 complete -c sdu -l compare -d 'Compare with the saved scan OLD (--export\'s, or ncdu -o\'s): for every entry the change of each figure since OLD, and whether it is new, gone, or its sharing changed (Exclusive moved by more or less than Total: a snapshot deleted leaves its data to its origin, whose Exclusive grows while Total does not); largest growth of Total first (--sort, --top, -d, -a, -s apply). Entries match by name from each root, so a scan of the tree mounted elsewhere compares. The new scan is PATHs, or --import FILE' -r -F
 complete -c sdu -l keys -d 'The browser\'s keys: ncdu (a apparent size, t directories first, g graph and percentage, f files) or sdu (the default: a files, t Total, g first entry)' -r -f -a "sdu\t'sdu\'s: `t x S R` sort by the four figures, `a` shows or hides files, `g` `G` go to the first and last entry'
@@ -83,6 +84,7 @@ complete -c sdu -l no-progress -d 'Do not show progress on stderr (shown only wh
 complete -c sdu -l fiemap -d 'Read every file\'s extents with FIEMAP, even where sdu could read Btrfs\'s extent items directly (as root, with CAP_SYS_ADMIN)'
 complete -c sdu -l map-each-copy -d 'Btrfs without root: map every copy of a file that is unchanged across snapshots with its own FIEMAP, instead of once (slower; exact even after a deduplication that ran on one copy after the snapshot)'
 complete -c sdu -l stats -d 'Print counts and timings of the scan on stderr (files mapped with FIEMAP, files skipped and why, shared extents indexed)'
+complete -c sdu -l verify -d 'With --since: map every file all the same, and name on stderr each whose saved map was stale (its extents moved without its ctime)'
 complete -c sdu -l show-itemcount -d 'Show the item count column in the browser (c shows or hides it)'
 complete -c sdu -l hide-itemcount -d 'Hide the item count column (the default)'
 complete -c sdu -l show-mtime -d 'Show the modification time column in the browser (m)'

@@ -323,6 +323,27 @@ pub enum Diagnostic {
         /// listed.
         subvolumes: Option<usize>,
     },
+    /// `--since --verify`: a file unchanged since the saved scan (the same
+    /// ctime, size and blocks) whose extent map is not the one saved.
+    StaleMapping {
+        /// The file as printed.
+        path: Vec<u8>,
+    },
+    /// `--since SCAN`: SCAN keeps no extent maps: every file is mapped.
+    NoSavedMaps {
+        /// The saved scan, as given.
+        scan: Vec<u8>,
+    },
+    /// `--since`: files credited with the extent maps the saved scan kept,
+    /// which nothing proved current: what they feed is marked.
+    MappingsReused {
+        /// The saved scan, as given.
+        scan: Vec<u8>,
+        /// How many files.
+        files: u64,
+        /// Their allocated bytes.
+        bytes: u64,
+    },
 }
 
 impl Diagnostic {
@@ -351,6 +372,7 @@ impl Diagnostic {
             | Diagnostic::DirMoved { path }
             | Diagnostic::DirectoryCycle { path }
             | Diagnostic::NoFiemap { path, .. }
+            | Diagnostic::StaleMapping { path }
             | Diagnostic::Probe { path, .. } => Some(path),
             Diagnostic::NotBySdu { .. }
             | Diagnostic::CompareWithoutSharing { .. }
@@ -360,6 +382,8 @@ impl Diagnostic {
             | Diagnostic::Compressed { .. }
             | Diagnostic::DuBounds { .. }
             | Diagnostic::SnapshotsNotReached { .. }
+            | Diagnostic::MappingsReused { .. }
+            | Diagnostic::NoSavedMaps { .. }
             | Diagnostic::CannotFree { .. } => None,
         }
     }
@@ -371,6 +395,28 @@ impl fmt::Display for Diagnostic {
             Diagnostic::CannotAccess { path, errno } => {
                 write!(f, "cannot access {}: {}", quote(path), strerror(*errno))
             }
+            Diagnostic::StaleMapping { path } => write!(
+                f,
+                "{}: its extent map changed since the saved scan though its ctime, size and \
+                 blocks did not (a dedupe, a defragmentation): its saved map was stale",
+                quote(path)
+            ),
+            Diagnostic::NoSavedMaps { scan } => write!(
+                f,
+                "--since {}: it keeps no extent maps (not written by sdu --export, or no file \
+                 in it mapped on its own: nothing may share, or Btrfs read by the tree search \
+                 or with its snapshots' copies mapped once): every file is mapped",
+                quote(scan)
+            ),
+            Diagnostic::MappingsReused { scan, files, bytes } => write!(
+                f,
+                "{files} file(s), {bytes} bytes, unchanged since {} were credited with the \
+                 extent maps it saved, which nothing here proves current (a dedupe, or a \
+                 reflink copy made or deleted since, would not show; as root on XFS with \
+                 rmapbt they are checked): where they count, Exclusive and Shared may be stale \
+                 and Reclaimable is marked either way (--verify maps them again)",
+                quote(scan)
+            ),
             Diagnostic::CannotReadDir { path, errno } => write!(
                 f,
                 "cannot read directory {}: {}",

@@ -72,7 +72,7 @@ pub use messages::Messages;
 pub use scan::Scanned;
 pub use scan::Scanning;
 pub use walk::counters::Counters;
-pub use walk::ctx::Progress;
+pub use walk::counters::Progress;
 pub use walk::ctx::WalkOptions;
 
 // The tree; its figures are the module `figures` above.
@@ -164,6 +164,12 @@ pub struct Config {
     /// `--df`: for the filesystem of each PATH, a table whose rows add up
     /// to df's Used, instead of the report.
     pub df: bool,
+    /// `--since SCAN`: files unchanged since the saved scan SCAN reuse the
+    /// extent maps it kept instead of being mapped again.
+    pub since: Option<Vec<u8>>,
+    /// `--verify` (with `--since`): map every file all the same, and name
+    /// each whose saved map was stale.
+    pub verify: bool,
 }
 
 /// What a run ended with.
@@ -216,13 +222,31 @@ impl Config {
 }
 
 /// Walks (or, with `--import`, reads) and rolls the tree up as `how`
-/// says. Per-entry failures go to `msgs`.
+/// says, with the maps of `--since` (read here when `how` has none: each
+/// scan of the browser). Per-entry failures go to `msgs`.
 ///
 /// # Errors
 /// [`Error::Threads`] when the walk cannot start its threads,
 /// [`Error::TooManyEntries`] past 4 billion entries, [`Error::SavedScan`]
 /// when a saved scan cannot be used.
 pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Scanned, Error> {
+    let loaded;
+    let how = match (&cfg.since, &how.walk.since) {
+        (Some(file), None) => {
+            let mut walk = WalkOptions {
+                verify_since: cfg.verify,
+                ..how.walk.clone()
+            };
+            let m = since_maps(file, msgs)?;
+            scan::since::prove_for(m, &mut walk);
+            loaded = Scanning {
+                walk,
+                ..how.clone()
+            };
+            &loaded
+        }
+        _ => how,
+    };
     scan::scan(cfg.source(), cfg.walk.time, how, msgs)
 }
 
@@ -236,6 +260,14 @@ pub fn scan_to_tree(cfg: &Config, how: &Scanning, msgs: &Messages) -> Result<Sca
 /// [`Error::Candidate`] when `--to-free` refuses a candidate,
 /// [`Error::SavedScan`] when a saved scan cannot be read or written.
 pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
+    let prepared;
+    let cfg = match with_since(cfg, msgs)? {
+        Some(c) => {
+            prepared = c;
+            &prepared
+        }
+        None => cfg,
+    };
     if let Some(old) = &cfg.compare {
         return compare_run(cfg, old, out, msgs);
     }
@@ -569,6 +601,46 @@ pub(crate) fn snapshot_walk(walk: &WalkOptions, msgs: &Messages) -> WalkOptions 
         });
     }
     walk
+}
+
+/// `cfg` with the maps of `--since SCAN` read, and kept for `--export`:
+/// `None` when it needs neither. As root, `--compare OLD` reuses OLD's
+/// maps where it keeps some, as `--since OLD` would: there XFS's reverse
+/// mappings prove them (and the Btrfs tree search maps without them).
+fn with_since(cfg: &Config, msgs: &Messages) -> Result<Option<Config>, Error> {
+    let old = (cfg.compare.as_deref())
+        .filter(|o| *o != b"-" && cfg.since.is_none() && cfg.import.is_none())
+        .filter(|_| crate::extents::can_search_trees());
+    if cfg.since.is_none() && cfg.export.is_none() && old.is_none() {
+        return Ok(None);
+    }
+    let mut c = cfg.clone();
+    c.walk.keep_mappings = cfg.export.is_some();
+    c.walk.verify_since = cfg.verify;
+    if let Some(file) = &cfg.since {
+        scan::since::prove_for(since_maps(file, msgs)?, &mut c.walk);
+    } else if let Some(Ok(Some(m))) = old.map(saved::since::read) {
+        // OLD's own errors are --compare's to report.
+        scan::since::prove_for(m, &mut c.walk);
+    }
+    Ok(Some(c))
+}
+
+/// The maps of the saved scan `file` (`--since`): none, said on `msgs`,
+/// when it keeps none.
+fn since_maps(file: &[u8], msgs: &Messages) -> Result<crate::records::mappings::Mappings, Error> {
+    let m = saved::since::read(file).map_err(|what| Error::SavedScan {
+        file: file.to_vec(),
+        what: format!("--since: {what}"),
+    })?;
+    Ok(m.unwrap_or_else(|| {
+        msgs.report(Diagnostic::NoSavedMaps {
+            scan: file.to_vec(),
+        });
+        let mut m = crate::records::mappings::Mappings::default();
+        m.scan = file.to_vec();
+        m
+    }))
 }
 
 /// The subvolumes of scan `s` by origin, and whether any of its roots is

@@ -271,6 +271,22 @@ const WALKED: &[StatsRow] = &[
     StatsRow::Line("files credited with a snapshot copy's extents", |w| {
         w.counters.copies_reused.to_string()
     }),
+    StatsRow::Line("files credited with a saved map (--since), proven", |w| {
+        format!(
+            "{}, {}",
+            w.counters.mappings_reused, w.counters.mappings_proven
+        )
+    }),
+    StatsRow::Line(
+        "saved maps verified; stale, not checked (mapped again)",
+        |w| {
+            let c = &w.counters;
+            format!(
+                "{}; {}, {}",
+                c.mappings_verified, c.mappings_stale, c.mappings_remapped
+            )
+        },
+    ),
     StatsRow::Line("files put off while a copy was mapped", |w| {
         w.counters.copies_waited.to_string()
     }),

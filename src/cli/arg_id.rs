@@ -142,6 +142,10 @@ arg_ids! {
     Export = "export",
     /// `--export-format`.
     ExportFormat = "export_format",
+    /// `--since`.
+    Since = "since",
+    /// `--verify`.
+    Verify = "verify",
     /// `--import`.
     Import = "import",
     /// `--compare`.

@@ -24,12 +24,10 @@ use super::usage::UsageError;
 /// Looks up an environment variable by name: `None` when it is unset.
 pub(crate) type Lookup = Box<dyn Fn(&str) -> Option<OsString>>;
 
-/// Reads a whole file (`Some(path)`) or standard input (`None`), for
-/// `--exclude-from`.
+/// Reads a whole file (`Some(path)`) or standard input (`None`): `--exclude-from`.
 pub(crate) type Read = Box<dyn Fn(Option<&OsStr>) -> io::Result<Vec<u8>>>;
 
-/// Opens a file (`Some(path)`) or standard input (`None`) to read, for
-/// `--files0-from`, which reads it a name at a time.
+/// Opens a file (`Some(path)`) or standard input (`None`) for `--files0-from`.
 pub(crate) type Open = Box<dyn Fn(Option<&OsStr>) -> io::Result<Box<dyn io::Read>>>;
 
 /// What [`resolve`] may know of the process it runs in.
@@ -416,6 +414,8 @@ fn config(cli: Cli, env: &Env, du_mode: bool, c: Checked) -> Config {
         compare: cli.compare.map(OsStringExt::into_vec),
         snapshots: cli.snapshots,
         df: cli.df,
+        since: cli.saving.since.map(OsStringExt::into_vec),
+        verify: cli.saving.verify,
     }
 }
 

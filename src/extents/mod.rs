@@ -49,9 +49,18 @@ pub(crate) mod unchanged;
 pub(crate) use file::{FileExtents, SearchFile};
 #[cfg(test)]
 pub(crate) use index::SharedIndex;
-pub(crate) use source::{ExtentSource, Extents, Pending, Searched, can_search_trees};
+pub(crate) use source::{ExtentSource, Extents, Pending, Searched};
 pub(crate) use sweep::Sweep;
 
 /// The hasher of the stage's maps, whose keys are integers: addresses,
 /// inode numbers, extent spaces.
 type Fast = foldhash::fast::RandomState;
+
+/// Whether this process may search Btrfs trees: `CAP_SYS_ADMIN` in its
+/// effective set.
+pub(crate) fn can_search_trees() -> bool {
+    rustix::thread::capabilities(None).is_ok_and(|c| {
+        c.effective
+            .contains(rustix::thread::CapabilitySet::SYS_ADMIN)
+    })
+}

@@ -55,14 +55,7 @@ impl ExtentSource {
     }
 }
 
-/// Whether this process may search Btrfs trees: `CAP_SYS_ADMIN` in its
-/// effective set.
-pub(crate) fn can_search_trees() -> bool {
-    rustix::thread::capabilities(None).is_ok_and(|c| {
-        c.effective
-            .contains(rustix::thread::CapabilitySet::SYS_ADMIN)
-    })
-}
+pub(crate) use super::can_search_trees;
 
 /// The items of a file the tree search read but could not decide.
 #[derive(Debug)]
@@ -88,6 +81,8 @@ pub(crate) enum Searched {
 thread_local! {
     /// One FIEMAP buffer per thread, allocated on first use.
     static FIEMAP: RefCell<Option<Fiemap>> = const { RefCell::new(None) };
+    /// [`Extents::saving`]: what a saved map keeps of this thread's last map.
+    static SAVED: RefCell<Vec<MapExtent>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The extents stage during a walk: the index of shared ranges and the
@@ -109,12 +104,22 @@ pub(crate) struct Extents {
     /// The tree search: how the files of some subvolumes are stored
     /// (`--df`), summed from the items read.
     stored: Option<Arc<StoredSums>>,
+    /// FIEMAP keeps each file's map ([`Self::take_saved`]).
+    saving: bool,
 }
 
 mod btrfs_state;
 use btrfs_state::{BtrfsState, Subvol};
 use sdu_sys::btrfs::{self as bs, FileExtentType};
-use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, Fiemap};
+use sdu_sys::fiemap::{
+    Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_ENCODED, FIEMAP_EXTENT_SHARED, Fiemap,
+};
+
+use crate::records::mappings::MapExtent;
+
+/// The flags of the extents a saved map keeps: those [`FileExtents::count`]
+/// and the index read. Any other extent adds only its blocks.
+const SAVED_FLAGS: u32 = FIEMAP_EXTENT_SHARED | FIEMAP_EXTENT_ENCODED | FIEMAP_EXTENT_DATA_INLINE;
 
 impl Extents {
     /// An empty stage.
@@ -168,6 +173,20 @@ impl Extents {
         }
     }
 
+    /// The stage keeping each map FIEMAP reads (`--export`, `--verify`).
+    pub(crate) fn saving(self, saving: bool) -> Self {
+        Self { saving, ..self }
+    }
+
+    /// The extents of the last file this thread mapped with FIEMAP that a
+    /// saved map keeps, taken (nothing unless [`Self::saving`]).
+    pub(crate) fn take_saved(&self) -> Vec<MapExtent> {
+        if !self.saving {
+            return Vec::new();
+        }
+        SAVED.with(|s| std::mem::take(&mut *s.borrow_mut()))
+    }
+
     /// Whether the Btrfs tree search may be used.
     pub(crate) fn search_allowed(&self) -> bool {
         self.search
@@ -210,10 +229,25 @@ impl Extents {
     ) -> FileExtents {
         let mut got = FileExtents::default();
         let mut none = false;
+        let mut saved = self
+            .saving
+            .then(|| SAVED.with(|s| std::mem::take(&mut *s.borrow_mut())));
+        if let Some(s) = saved.as_mut() {
+            s.clear();
+        }
         let res = FIEMAP.with(|cell| {
             let mut slot = cell.borrow_mut();
             let fm = slot.get_or_insert_with(Fiemap::new);
             fm.for_each(fd, |e| {
+                if let Some(s) = saved.as_mut()
+                    && e.flags & SAVED_FLAGS != 0
+                {
+                    s.push(MapExtent {
+                        physical: e.physical,
+                        length: e.length,
+                        flags: e.flags,
+                    });
+                }
                 if let Some((k, inline_ok)) = keep.as_mut() {
                     let inline = e.flags & FIEMAP_EXTENT_DATA_INLINE != 0;
                     none |= (e.has_physical() && !e.is_shared()) || (inline && !*inline_ok);
@@ -227,12 +261,32 @@ impl Extents {
         if let (true, Some((k, _))) = (none, keep) {
             k.clear();
         }
+        if let Some(s) = saved {
+            SAVED.with(|c| *c.borrow_mut() = s);
+        }
         match res {
             Ok(calls) => got.calls = calls,
             Err(e) => {
                 got.calls = 1;
                 got.error = Some(e);
             }
+        }
+        got
+    }
+
+    /// Credits a file with its map saved by an earlier scan (`--since`),
+    /// as if FIEMAP had given it: no open, no ioctl; its shared extents
+    /// are indexed for an id of its own.
+    pub(crate) fn replay_saved(&self, extents: &[MapExtent], space: u32) -> FileExtents {
+        let mut got = FileExtents::default();
+        for m in extents {
+            let e = Extent {
+                logical: 0,
+                physical: m.physical,
+                length: m.length,
+                flags: m.flags,
+            };
+            self.take(&e, space, &mut got);
         }
         got
     }

@@ -51,6 +51,7 @@ mod decode;
 pub(crate) mod import;
 mod name_rules;
 mod rows;
+pub(crate) mod since;
 mod syntax;
 mod write;
 
@@ -236,6 +237,8 @@ pub(crate) struct Export<'a> {
     /// Whether some root lies inside another: du's counting and sdu's
     /// then walk differently.
     pub(crate) overlap: bool,
+    /// The files' extent maps, for a later `--since` (none from an import).
+    pub(crate) mappings: &'a crate::records::mappings::MapBuf,
 }
 
 /// A scan read back: the records to roll a tree up from.

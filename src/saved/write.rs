@@ -226,7 +226,11 @@ pub(super) fn header(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
         Some(t) => write!(w, "\"{}\"", time_name(t))?,
         None => w.write_all(b"null")?,
     }
-    write!(w, "}},\"errors\":{}}}}}", x.errors)
+    write!(w, "}},\"errors\":{}", x.errors)?;
+    if !x.mappings.is_empty() {
+        write!(w, ",\"mappings\":\"{}\"", super::since::encode(x.mappings))?;
+    }
+    w.write_all(b"}}")
 }
 
 /// What a reader takes a node's own figures to be when its info has no

@@ -5,6 +5,7 @@
 //! scan ([`export`]).
 
 mod coverage;
+pub(crate) mod since;
 mod walked;
 
 use std::borrow::Cow;
@@ -350,6 +351,7 @@ pub(crate) fn export(
         errors: msgs.errors(),
         read_errors: &w.read_errors,
         overlap: w.overlap,
+        mappings: &w.mappings,
     };
     let t3 = Instant::now();
     if let Some(f) = created {

@@ -34,6 +34,8 @@ pub(crate) struct Walked {
     pub(crate) overlap: bool,
     /// The Btrfs subvolume roots met ([`WalkOptions::subvolumes`]).
     pub(crate) subvols: walk::subvols::Subvols,
+    /// The extent maps kept for `--export` ([`WalkOptions::keep_mappings`]).
+    pub(crate) mappings: records::mappings::MapBuf,
 }
 
 /// Walks `opts.roots` (by du's rules when `rules.du`) and sweeps the
@@ -92,6 +94,7 @@ fn sweep(
         overlap,
         left,
         subvols,
+        mut since,
     } = walk;
     if let Some(e) = extents.spill_error() {
         return Err(e.into());
@@ -138,7 +141,7 @@ fn sweep(
         partial: partial_marks,
         inodes: inode_marks,
     };
-    let exact = exactness(
+    let mut exact = exactness(
         (&coverage, &registry),
         &spaces,
         (&sweep, &files, &copies),
@@ -146,6 +149,10 @@ fn sweep(
         (&verified, &proven_fs),
         runs,
     );
+    if let Some(saved) = opts.since.as_deref() {
+        super::since::mark(&mut exact, (&since, saved), (&spaces.fs, &links), msgs);
+    }
+    let mappings = std::mem::take(&mut since.mappings);
     Ok(Walked {
         nodes,
         links,
@@ -164,6 +171,7 @@ fn sweep(
         t_sweep: t1.elapsed(),
         overlap,
         subvols,
+        mappings,
     })
 }
 

@@ -13,8 +13,9 @@ use sdu_sys::fiemap::FIEMAP_EXTENT_DATA_INLINE;
 use super::ctx::{Ctx, Local, dev_of};
 use super::fdcache::{DirFs, DirHandle};
 use super::later::{Later, Waiting, Who};
-use super::mapped::{Kept, Mapped, ToRead, credit, read_open};
+use super::mapped::{Kept, Mapped, ToRead, credit, read_open, replayed};
 use super::open::{self, DirError, OpenFile, OpenedStat};
+use super::reused;
 use crate::error::{Diagnostic, strerror};
 use crate::extents::ag::{AgTable, Handed};
 use crate::extents::unchanged::{self, Claim, CopyKey, CopyLookup};
@@ -180,6 +181,18 @@ fn map_file(ctx: &Ctx<'_>, f: &FoundFile<'_>, pre: Pre, once: bool, local: &mut 
         Ok(m) => return m,
         Err(pending) => pending,
     };
+    // `--since`: unchanged since the saved scan, its saved map.
+    let file = (
+        f.st,
+        f.dev,
+        f.fs.filter(|_| !f.follow && f.kind == Kind::File),
+    );
+    if pending.is_none()
+        && matches!(pre, Pre::No)
+        && let Some(m) = reused::reuse(ctx, file, (f.node, f.ns), once, local)
+    {
+        return m;
+    }
     // Btrfs: a copy of this inode, unchanged, mapped before in a related
     // snapshot gives its extents without an open or a FIEMAP.
     let ctime = (f.st.stx_ctime.tv_sec, f.st.stx_ctime.tv_nsec);
@@ -575,33 +588,7 @@ fn reuse(
         local.copies.push(c);
     }
     local.counters.copies_reused += 1;
-    let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
-    if got.encoded > 0 {
-        local.counters.compressed_files += 1;
-        local.counters.compressed_bytes += got.encoded;
-    }
-    if let (true, Some(fs)) = (got.inline, f.fs) {
-        let (bytes, at) = (view.total.saturating_sub(got.shared_bytes), (f.node, f.ns));
-        ctx.inline_bound(local, st, at, once, fs.space);
-        if ctx.run.keep_inline {
-            ctx.record_inline(local, st, at, (bytes, got.file), once, fs.info.index);
-        }
-    }
-    // A copy's extents come from FIEMAP: on Btrfs, as referenced.
-    let whole = got.inline || f.fs.is_none_or(|fs| fs.info.magic != magic::BTRFS);
-    if let (false, Some(fs)) = (whole, f.fs) {
-        let data = view.total.saturating_sub(got.shared_bytes);
-        local.partial_view(fs.space, data, got.encoded > 0);
-    }
-    Mapped::Extents {
-        view: (st.stx_size, st.stx_blocks),
-        shared: got.shared_bytes,
-        id: got.file.map(|id| (id, st.stx_ino)),
-        on_disk: got.on_disk,
-        whole,
-        unreachable: got.unreachable,
-        encoded: got.encoded_own > 0,
-    }
+    replayed(ctx, &got, (st, f.fs), (f.node, f.ns, once), local)
 }
 
 /// As root on Btrfs: reads the extents of a file with the tree search on

@@ -1,6 +1,9 @@
 //! What the walk counts, for `--stats` and the closing warning
 //! ([`Counters`]).
 
+use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
+
 use crate::probe::Skip;
 
 /// How many ways the walk leaves an entry out: `LeftOut::ALL` is an array
@@ -45,6 +48,17 @@ pub struct Counters {
     /// Btrfs files credited with the extents of a copy of them mapped
     /// before, in a related snapshot, instead of their own FIEMAP.
     pub(crate) copies_reused: u64,
+    /// `--since`: files credited with the map the saved scan kept.
+    pub(crate) mappings_reused: u64,
+    /// `--since --verify`: files unchanged whose map was found the same as
+    /// saved, and those whose map was not.
+    pub(crate) mappings_verified: u64,
+    pub(crate) mappings_stale: u64,
+    /// `--since`: reused maps the filesystem proved current.
+    pub(crate) mappings_proven: u64,
+    /// `--since` as root: maps not checked, where the check would read
+    /// more than the scan maps; their files mapped again.
+    pub(crate) mappings_remapped: u64,
     /// Btrfs files met while another thread mapped a copy of them, put off
     /// to the end of their task.
     pub(crate) copies_waited: u64,
@@ -112,6 +126,11 @@ impl Counters {
         self.compressed_files += o.compressed_files;
         self.compressed_bytes += o.compressed_bytes;
         self.copies_reused += o.copies_reused;
+        self.mappings_reused += o.mappings_reused;
+        self.mappings_verified += o.mappings_verified;
+        self.mappings_stale += o.mappings_stale;
+        self.mappings_proven += o.mappings_proven;
+        self.mappings_remapped += o.mappings_remapped;
         self.copies_waited += o.copies_waited;
         self.inline_recorded += o.inline_recorded;
         self.search_files += o.search_files;
@@ -131,3 +150,23 @@ impl Counters {
         }
     }
 }
+
+/// Progress of a walk, published for a display on another thread.
+///
+/// Updated once per directory (an atomic add) and, every
+/// `PROGRESS_PATH_EVERY` directories, the path of the directory being
+/// read (a `try_lock`, skipped when the display holds the lock), so that
+/// publishing costs nothing measurable.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Entries stat-ed so far.
+    pub entries: AtomicU64,
+    /// Their Total so far (du's figure, bytes allocated), as ncdu and gdu
+    /// show it: a hard-linked file counts at each name until the roll-up.
+    pub bytes: AtomicU64,
+    /// A directory recently read, as printed.
+    pub current: Mutex<Vec<u8>>,
+}
+
+/// How often (in directories) the walker publishes the current path.
+pub(crate) const PROGRESS_PATH_EVERY: u32 = 64;

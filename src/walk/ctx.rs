@@ -8,7 +8,7 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crossbeam_utils::CachePadded;
@@ -16,7 +16,7 @@ use dashmap::DashSet;
 use rustix::fs::Statx;
 use sdu_sys::btrfs::InodeItems;
 
-use super::counters::Counters;
+use super::counters::{Counters, Progress};
 use super::fdcache::{Active, FdCache, MoveWatch};
 use super::later::Later;
 pub(super) use super::open::{MASK, dev_of};
@@ -116,27 +116,18 @@ pub struct WalkOptions {
     /// `..Default::default()`; only the library sets it.
     #[allow(private_interfaces)]
     pub stored: Option<Arc<crate::extents::stored::StoredSums>>,
+    /// `--export`: keep the extent map of each file FIEMAP reads, for a
+    /// later `--since`.
+    pub keep_mappings: bool,
+    /// `--since SCAN`: the maps SCAN saved; an unchanged file reuses its
+    /// own. Public for the binary's `..Default::default()`; only the
+    /// library sets it.
+    #[allow(private_interfaces)]
+    pub since: Option<Arc<crate::records::mappings::Mappings>>,
+    /// `--verify` with `--since`: map every file all the same, and name
+    /// each whose saved map was stale.
+    pub verify_since: bool,
 }
-
-/// Progress of a walk, published for a display on another thread.
-///
-/// Updated once per directory (an atomic add) and, every
-/// `PROGRESS_PATH_EVERY` directories, the path of the directory being
-/// read (a `try_lock`, skipped when the display holds the lock), so that
-/// publishing costs nothing measurable.
-#[derive(Debug, Default)]
-pub struct Progress {
-    /// Entries stat-ed so far.
-    pub entries: AtomicU64,
-    /// Their Total so far (du's figure, bytes allocated), as ncdu and gdu
-    /// show it: a hard-linked file counts at each name until the roll-up.
-    pub bytes: AtomicU64,
-    /// A directory recently read, as printed.
-    pub current: Mutex<Vec<u8>>,
-}
-
-/// How often (in directories) the walker publishes the current path.
-pub(crate) const PROGRESS_PATH_EVERY: u32 = 64;
 
 /// What one task (a directory, a batch of its names, a file root) gathers
 /// before handing it to its thread's shard in one lock.
@@ -193,6 +184,8 @@ pub(super) struct Local {
     /// as referenced, not whole, and the bytes of those files' extents that
     /// are not flagged shared.
     pub(super) partial_spaces: Vec<(u32, u64)>,
+    /// Maps kept and reused ([`super::since`]).
+    pub(super) since: super::since::Since,
 }
 
 thread_local! {
@@ -306,6 +299,7 @@ pub(super) struct Shard {
     /// [`Local::unreachable_inodes`].
     pub(super) unreachable_inodes: Vec<(Inode, u64)>,
     pub(super) partial_spaces: Vec<(u32, u64)>,
+    pub(super) since: super::since::Since,
 }
 
 /// Appends a shard's records to the others': the first shard's are taken
@@ -642,6 +636,7 @@ impl Ctx<'_> {
         shard.partial_marks.append(&mut local.partial_marks);
         shard.unreachable.append(&mut local.unreachable);
         shard.inode_marks.append(&mut local.inode_marks);
+        shard.since.append(&mut local.since);
         shard
             .unreachable_inodes
             .append(&mut local.unreachable_inodes);

@@ -18,7 +18,7 @@ use rustix::io::Errno;
 
 use super::account::{self, Accounted, FoundFile, Pre};
 use super::btrfs_listing;
-use super::ctx::{Ctx, Local, PROGRESS_PATH_EVERY, dev_of};
+use super::ctx::{Ctx, Local, dev_of};
 use super::entry::{
     ListedEntry, Stated, excluded, in_cycle, left_beside, not_stated, path_kept, stat_entry,
     symlinks_to,
@@ -382,7 +382,7 @@ fn tree_entries<'s>(
 /// Publishes the directory's path as the current one, now and then.
 fn progress(ctx: &Ctx<'_>, h: &DirHandle) {
     if let Some(p) = &ctx.run.opts.progress {
-        if h.id.as_u32() % PROGRESS_PATH_EVERY == 0 {
+        if h.id.as_u32() % super::counters::PROGRESS_PATH_EVERY == 0 {
             if let Ok(mut cur) = p.current.try_lock() {
                 *cur = h.path(None);
             }

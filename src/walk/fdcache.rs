@@ -37,6 +37,9 @@ pub(super) struct DirFs {
     /// in other snapshots the tree search records as copies
     /// ([`crate::extents::unchanged::Indexed`]).
     pub(crate) snapshot: bool,
+    /// The device its files' saved maps are kept under
+    /// ([`super::since::map_dev`]).
+    pub(crate) map_dev: u64,
 }
 
 /// A directory being walked: what its children need to open themselves and

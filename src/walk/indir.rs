@@ -55,6 +55,8 @@ impl InDir<'_> {
     ) -> InDir<'a> {
         let open_first = !ctx.run.opts.follow_links
             && !ctx.run.opts.skip_extents
+            // `--since`: a file unchanged is stat-ed and never opened.
+            && ctx.run.opts.since.is_none()
             && !h.guard
             && fs.info.can_share
             && !fs.info.unverified
@@ -190,9 +192,11 @@ impl Ctx<'_> {
                 .msgs
                 .report(Diagnostic::Probe { path: path(), what });
         }
-        let subvol = (info.magic == magic::BTRFS && !self.run.opts.map_each_copy)
+        let btrfs = (info.magic == magic::BTRFS)
             .then(|| self.map.registry.subvolume(dev))
-            .flatten()
+            .flatten();
+        let subvol = btrfs
+            .filter(|_| !self.run.opts.map_each_copy)
             .filter(|sv| sv.ids.0 != [0; 16]);
         let copies = subvol.filter(|_| {
             !self.run.opts.skip_extents
@@ -204,6 +208,7 @@ impl Ctx<'_> {
             space: self.map.registry.space(info.index, ns),
             copies,
             snapshot: subvol.is_some_and(|sv| sv.ids.1 != [0; 16]),
+            map_dev: super::since::map_dev(btrfs.as_ref(), dev),
         }
     }
 }

@@ -17,7 +17,8 @@ use crate::extents::ag::AgTable;
 use crate::extents::{ExtentSource, FileExtents, Pending};
 use crate::figures::{Bound, Kind, Stats};
 use crate::probe::{Skip, magic};
-use crate::records::{FileRec, Link};
+use crate::records::mappings::{MapExtent, MapKey};
+use crate::records::{FileRec, Link, NodeId};
 
 /// Records what mapping gave (`None`: not asked, `--du total`) and returns
 /// what goes into the node's own figures.
@@ -276,6 +277,17 @@ pub(super) fn read_open(
     local.ag.learn(table, got.first_shared);
     let once = who.once;
     match counted(ctx, fs, &got, view.total, path, local) {
+        // Read by FIEMAP alone: its map is what a saved scan keeps.
+        ExtentsRead::Whole if pending.is_none() => {
+            let key = MapKey {
+                dev: fs.map_dev,
+                ino: now.ino,
+                ctime: now.ctime,
+                size: now.size,
+                blocks: now.blocks,
+            };
+            keep_map(ctx, (key, fs), path, local);
+        }
         ExtentsRead::Whole => {}
         ExtentsRead::Failed => kept = None,
         ExtentsRead::NoFiemap => return (Mapped::Skipped(Skip::FsCannotShare), None),
@@ -308,6 +320,85 @@ pub(super) fn read_open(
         encoded: got.encoded_own > 0,
     };
     (mapped, kept.map(Vec::into_boxed_slice))
+}
+
+/// After FIEMAP read the whole map of file `key` (`path`, for messages), on
+/// `fs`: keeps it for `--export`, and with `--verify` names it if the map
+/// `--since` saved of it in the same state differs.
+pub(super) fn keep_map(
+    ctx: &Ctx<'_>,
+    (key, fs): (MapKey, &DirFs),
+    path: &dyn Fn() -> Vec<u8>,
+    local: &mut Local,
+) {
+    let opts = &ctx.run.opts;
+    // On Btrfs a file's copies in snapshots are mapped once for all: no
+    // map is kept, none reused ([`super::reused`]).
+    if (!opts.keep_mappings && !opts.verify_since) || fs.copies.is_some() {
+        return;
+    }
+    let extents = ctx.map.extents.take_saved();
+    if opts.verify_since
+        && let Some(saved) = opts.since.as_deref()
+        && let Some(old) = saved.unchanged(&key)
+    {
+        if same_map(old, &extents) {
+            local.counters.mappings_verified += 1;
+        } else {
+            local.counters.mappings_stale += 1;
+            ctx.run
+                .msgs
+                .report(Diagnostic::StaleMapping { path: path() });
+        }
+    }
+    if opts.keep_mappings {
+        local.since.mappings.push(key, &extents);
+    }
+}
+
+/// Whether two maps give the same figures: the same extents, in order.
+fn same_map(a: &[MapExtent], b: &[MapExtent]) -> bool {
+    a == b
+}
+
+/// What a file credited with extents replayed (a snapshot copy's, a
+/// saved map) adds, as FIEMAP's would have: `st` its `statx`, on its
+/// directory's filesystem `fs` (if known), credited to `node` of namespace
+/// `ns` (`once`: through the link table).
+pub(super) fn replayed(
+    ctx: &Ctx<'_>,
+    got: &FileExtents,
+    (st, fs): (&Statx, Option<&DirFs>),
+    (node, ns, once): (NodeId, u32, bool),
+    local: &mut Local,
+) -> Mapped {
+    let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
+    if got.encoded > 0 {
+        local.counters.compressed_files += 1;
+        local.counters.compressed_bytes += got.encoded;
+    }
+    let btrfs = fs.filter(|fs| fs.info.magic == magic::BTRFS);
+    if let (true, Some(fs)) = (got.inline, btrfs) {
+        let (bytes, at) = (view.total.saturating_sub(got.shared_bytes), (node, ns));
+        ctx.inline_bound(local, st, at, once, fs.space);
+        if ctx.run.keep_inline {
+            ctx.record_inline(local, st, at, (bytes, got.file), once, fs.info.index);
+        }
+    }
+    // Extents FIEMAP gave: on Btrfs, as referenced.
+    if let (false, Some(fs)) = (got.inline, btrfs) {
+        let data = view.total.saturating_sub(got.shared_bytes);
+        local.partial_view(fs.space, data, got.encoded > 0);
+    }
+    Mapped::Extents {
+        view: (st.stx_size, st.stx_blocks),
+        shared: got.shared_bytes,
+        id: got.file.map(|id| (id, st.stx_ino)),
+        on_disk: got.on_disk,
+        whole: got.inline || btrfs.is_none(),
+        unreachable: got.unreachable,
+        encoded: got.encoded_own > 0,
+    }
 }
 
 /// How a file's extents were read ([`counted`]).

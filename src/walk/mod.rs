@@ -56,9 +56,11 @@ mod mem_tests;
 mod open;
 mod partial;
 mod plain;
+mod reused;
 mod root_file;
 mod root_trees;
 mod roots;
+pub(crate) mod since;
 pub(crate) use roots::resolve_dir;
 pub(crate) mod subvols;
 pub(crate) mod top_level;
@@ -136,6 +138,8 @@ pub(crate) struct Walk {
     pub(crate) overlap: bool,
     /// What the walk left out ([`left`]).
     pub(crate) left: Left,
+    /// The maps kept for `--export` and those `--since` reused.
+    pub(crate) since: since::Since,
     /// The Btrfs subvolume roots met, with [`WalkOptions::subvolumes`].
     pub(crate) subvols: subvols::Subvols,
 }
@@ -269,7 +273,8 @@ pub(crate) fn walk(
     let extents =
         Extents::with_search(!opts.fiemap_only && crate::extents::source::can_search_trees())
             .spilling(opts.index_memory, opts.tmpdir.clone())
-            .storing(opts.stored.clone());
+            .storing(opts.stored.clone())
+            .saving(opts.keep_mappings || opts.verify_since);
     let ctx = Ctx {
         tree: btrfs_listing::prepare(&run, &extents, mounts),
         run: CachePadded::new(run),
@@ -594,6 +599,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         ..Counters::default()
     };
     let mut inline = Vec::new();
+    let mut since = since::Since::default();
     // The nodes and identities are where the walk put them, by id.
     let mut nodes = nodes.into_nodes(n);
     let idents = identities.then(|| idents.into_idents(n));
@@ -624,7 +630,10 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
             .filter(|r| !r.is_mark())
             .count() as u64;
         inline.extend(shard.inline);
+        let mut s = shard.since;
+        since.append(&mut s);
     }
+    since.finish();
     let mut files = crate::records::Files::by_id(files, extents.files());
     nodes.set_parent(NodeId::TOP, NodeId::NONE);
     // Inline data that snapshots share, in the scan or (as root) outside it.
@@ -684,5 +693,6 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         overlap: false,
         left,
         subvols,
+        since,
     }
 }

@@ -89,7 +89,10 @@ pub(super) fn file(
     local.ag.put(table);
     let total = st.stx_blocks.saturating_mul(512);
     match mapped::counted(ctx, fs, &got, total, path, local) {
-        ExtentsRead::Whole => {}
+        ExtentsRead::Whole => {
+            let key = super::since::key_of(st, fs.map_dev);
+            mapped::keep_map(ctx, (key, fs), path, local);
+        }
         ExtentsRead::Failed => kept = None,
         ExtentsRead::NoFiemap => {
             let skipped = Some(Mapped::Skipped(Skip::FsCannotShare));

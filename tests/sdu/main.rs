@@ -57,6 +57,8 @@ mod reports;
 mod saved;
 mod saved_ncdu2;
 mod shared;
+mod since;
+mod since_random;
 mod snapshot_alone;
 mod snapshot_walk;
 mod snapshots;

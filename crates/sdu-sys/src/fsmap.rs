@@ -224,6 +224,26 @@ impl Fsmap {
         Ok(calls)
     }
 
+    /// Passes each reverse mapping over `[start, start + len)` to `f`, in
+    /// the order [`Self::owners`] lists them (by address, then owner and
+    /// offset), without keeping them; returns the ioctl calls made.
+    ///
+    /// # Errors
+    /// As [`owners`].
+    pub fn for_each(
+        &mut self,
+        fd: BorrowedFd<'_>,
+        device: u32,
+        (start, len): (u64, u64),
+        f: impl FnMut(Owner),
+    ) -> io::Result<u32> {
+        let (calls, unknown) = self.each(fd, device, start, len, f)?;
+        if unknown {
+            return Err(unnamed(fd));
+        }
+        Ok(calls)
+    }
+
     /// Passes each reverse mapping over `[start, start + len)` to `f`, as
     /// [`Self::owners`] lists them; returns the ioctl calls made and
     /// whether some allocated blocks had no owner named.

@@ -36,6 +36,25 @@ pub(crate) struct Saving {
         help_heading = "Saved scans"
     )]
     pub(crate) export_format: ExportFormat,
+
+    /// Start from the saved scan SCAN (sdu's --export, JSON or json-zstd):
+    /// a file whose device, inode, ctime, size and blocks are those saved
+    /// reuses the extent map saved with it, without being opened or mapped.
+    /// The figures are a full scan's; where nothing proves the maps
+    /// current (a dedupe keeps a file's times), Reclaimable is marked
+    #[arg(
+        long,
+        value_name = "SCAN",
+        value_hint = ValueHint::FilePath,
+        conflicts_with_all = [ArgId::Import],
+        help_heading = "Saved scans"
+    )]
+    pub(crate) since: Option<OsString>,
+
+    /// With --since: map every file all the same, and name on stderr each
+    /// whose saved map was stale (its extents moved without its ctime)
+    #[arg(long, requires = ArgId::Since, help_heading = "Saved scans")]
+    pub(crate) verify: bool,
 }
 
 /// What `--export-format` names.
