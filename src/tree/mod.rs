@@ -114,25 +114,38 @@ pub(crate) struct Build<'a> {
 #[derive(Debug)]
 pub struct Sets {
     reclaim: Reclaim,
+    /// The scan's copies of files, which `reclaim` reads by set
+    /// ([`Sets::with_copies`]; none for a scan read from a file, whose
+    /// copies are file records).
+    copies: Copies,
 }
 
 impl Sets {
     /// What deleting every entry in `ids` of `tree` (each with everything
     /// below it) would free, counted once.
     pub fn frees(&self, tree: &Tree, ids: &[NodeId]) -> Frees {
-        self.reclaim.frees(&tree.nodes, ids)
+        self.reclaim.frees((&tree.nodes, &self.copies), ids)
+    }
+
+    /// These sets with the copies they were built from
+    /// ([`Build::copies`]), moved in: the roll-up lends them, and the
+    /// walk gives them once it is done.
+    pub(crate) fn with_copies(self, copies: Copies) -> Sets {
+        Sets { copies, ..self }
     }
 
     /// A `--to-free` plan among `candidates` of `tree` (see
     /// [`Reclaim::plan`]).
     pub(crate) fn plan(&self, tree: &Tree, candidates: &[NodeId], target: u64) -> Plan {
-        self.reclaim.plan(&tree.nodes, candidates, target)
+        self.reclaim
+            .plan((&tree.nodes, &self.copies), candidates, target)
     }
 
     /// A `--to-free` plan that takes `candidates` in their order (see
     /// [`Reclaim::plan_in_order`]).
     pub(crate) fn plan_in_order(&self, tree: &Tree, candidates: &[NodeId], target: u64) -> Plan {
-        self.reclaim.plan_in_order(&tree.nodes, candidates, target)
+        self.reclaim
+            .plan_in_order((&tree.nodes, &self.copies), candidates, target)
     }
 
     /// The heap bytes held.
@@ -303,7 +316,11 @@ impl Tree {
             bounds,
             unreachable,
         };
-        (tree, reclaim.map(|reclaim| Sets { reclaim }))
+        let sets = reclaim.map(|reclaim| Sets {
+            reclaim,
+            copies: Copies::default(),
+        });
+        (tree, sets)
     }
 
     /// The figures of the virtual top node: all roots together, each inode
