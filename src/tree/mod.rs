@@ -30,7 +30,7 @@ use acc::{Acc, OWN, children, parent_or_top};
 use bounds::Marks;
 use ranks::Ranks;
 use union::FileLinks;
-pub(crate) use union::Frees;
+pub(crate) use union::Sets;
 pub(crate) use union::{Plan, Reclaim};
 
 use crate::extents::Sweep;
@@ -106,53 +106,6 @@ pub(crate) struct Build<'a> {
     pub(crate) unreachable: &'a unreachable::Found,
     /// The copies of files ([`crate::records::CopyRec`]), by directory.
     pub(crate) copies: &'a Copies,
-}
-
-/// What any set of entries of one [`Tree`] frees, kept beside it when
-/// asked for ([`crate::Scanning`]'s `sets`): the units and the references
-/// that decide it. Asked about another tree, it answers nonsense.
-#[derive(Debug)]
-pub struct Sets {
-    reclaim: Reclaim,
-    /// The scan's copies of files, which `reclaim` reads by set
-    /// ([`Sets::with_copies`]; none for a scan read from a file, whose
-    /// copies are file records).
-    copies: Copies,
-}
-
-impl Sets {
-    /// What deleting every entry in `ids` of `tree` (each with everything
-    /// below it) would free, counted once.
-    pub fn frees(&self, tree: &Tree, ids: &[NodeId]) -> Frees {
-        self.reclaim.frees((&tree.nodes, &self.copies), ids)
-    }
-
-    /// These sets with the copies they were built from
-    /// ([`Build::copies`]), moved in: the roll-up lends them, and the
-    /// walk gives them once it is done.
-    pub(crate) fn with_copies(self, copies: Copies) -> Sets {
-        Sets { copies, ..self }
-    }
-
-    /// A `--to-free` plan among `candidates` of `tree` (see
-    /// [`Reclaim::plan`]).
-    pub(crate) fn plan(&self, tree: &Tree, candidates: &[NodeId], target: u64) -> Plan {
-        self.reclaim
-            .plan((&tree.nodes, &self.copies), candidates, target)
-    }
-
-    /// A `--to-free` plan that takes `candidates` in their order (see
-    /// [`Reclaim::plan_in_order`]).
-    pub(crate) fn plan_in_order(&self, tree: &Tree, candidates: &[NodeId], target: u64) -> Plan {
-        self.reclaim
-            .plan_in_order((&tree.nodes, &self.copies), candidates, target)
-    }
-
-    /// The heap bytes held.
-    #[cfg(test)]
-    pub(crate) fn heap_bytes(&self) -> usize {
-        self.reclaim.heap_bytes()
-    }
 }
 
 /// One entry as the reports see it.
@@ -316,11 +269,7 @@ impl Tree {
             bounds,
             unreachable,
         };
-        let sets = reclaim.map(|reclaim| Sets {
-            reclaim,
-            copies: Copies::default(),
-        });
-        (tree, sets)
+        (tree, reclaim.map(Sets::new))
     }
 
     /// The figures of the virtual top node: all roots together, each inode

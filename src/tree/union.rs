@@ -139,6 +139,67 @@ impl<'a> FileLinks<'a> {
     }
 }
 
+/// What any set of entries of one [`super::Tree`] frees, kept beside it when
+/// asked for ([`crate::Scanning`]'s `sets`): the units and the references
+/// that decide it. Asked about another tree, it answers nonsense.
+#[derive(Debug)]
+pub struct Sets {
+    reclaim: Reclaim,
+    /// The scan's copies of files, which `reclaim` reads by set
+    /// ([`Sets::with_copies`]; none for a scan read from a file, whose
+    /// copies are file records).
+    copies: Copies,
+}
+
+impl Sets {
+    /// The sets `reclaim` decides, without copies until
+    /// [`Sets::with_copies`].
+    pub(super) fn new(reclaim: Reclaim) -> Sets {
+        Sets {
+            reclaim,
+            copies: Copies::default(),
+        }
+    }
+
+    /// What deleting every entry in `ids` of `tree` (each with everything
+    /// below it) would free, counted once.
+    pub fn frees(&self, tree: &super::Tree, ids: &[NodeId]) -> Frees {
+        self.reclaim.frees((&tree.nodes, &self.copies), ids)
+    }
+
+    /// These sets with the copies they were built from
+    /// ([`super::Build::copies`]), moved in: the roll-up lends them, and the
+    /// walk gives them once it is done.
+    pub(crate) fn with_copies(self, copies: Copies) -> Sets {
+        Sets { copies, ..self }
+    }
+
+    /// A `--to-free` plan among `candidates` of `tree` (see
+    /// [`Reclaim::plan`]).
+    pub(crate) fn plan(&self, tree: &super::Tree, candidates: &[NodeId], target: u64) -> Plan {
+        self.reclaim
+            .plan((&tree.nodes, &self.copies), candidates, target)
+    }
+
+    /// A `--to-free` plan that takes `candidates` in their order (see
+    /// [`Reclaim::plan_in_order`]).
+    pub(crate) fn plan_in_order(
+        &self,
+        tree: &super::Tree,
+        candidates: &[NodeId],
+        target: u64,
+    ) -> Plan {
+        self.reclaim
+            .plan_in_order((&tree.nodes, &self.copies), candidates, target)
+    }
+
+    /// The heap bytes held.
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.reclaim.heap_bytes()
+    }
+}
+
 /// What the scan keeps to answer "what does deleting these free?", beside
 /// the tree's nodes (their parents, leaves and own reclaimable bytes).
 #[derive(Debug, Default)]
@@ -159,8 +220,8 @@ pub(crate) struct Reclaim {
     /// a file: `--snapshots` and the browser keep one for every file of
     /// every snapshot or reflinked copy, where a span for each took 12.
     /// The nodes of its copies are read from the scan's [`Copies`], by
-    /// set ([`Reclaim::frees`]): a node each here took 4 bytes a copy
-    /// (7.7 MB for the 1.77M copies of 40 snapshots that differ).
+    /// set ([`Reclaim::frees`]), not kept here at 4 bytes a copy
+    /// (docs/scale.md, "Snapshots").
     files: Vec<NodeId>,
     /// The spans in `file_nodes` of the files with several nodes, in file
     /// order.
