@@ -77,9 +77,9 @@ pub use walk::ctx::WalkOptions;
 
 // The tree; its figures are the module `figures` above.
 pub use tree::Rules;
-pub use tree::Sets;
 pub use tree::Tree;
 pub use tree::union::Frees;
+pub use tree::union::Sets;
 
 // Records: the nodes' ids and the entries' identities.
 pub use records::NodeId;

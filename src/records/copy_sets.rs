@@ -219,6 +219,25 @@ impl Copies {
         })
     }
 
+    /// The files with copies, ascending, each with the sets it is in.
+    pub(crate) fn file_sets(&self) -> impl Iterator<Item = (u32, &[u32])> + '_ {
+        (self.files.iter())
+            .zip(self.sets_at.windows(2))
+            .map(|(&f, w)| (f, &self.in_sets[w[0] as usize..w[1] as usize]))
+    }
+
+    /// Per set, whether every node holding it is one `inside` says yes to:
+    /// the copies of a file are all inside when each of its sets is.
+    pub(crate) fn sets_held_within(&self, inside: impl Fn(NodeId) -> bool) -> Vec<bool> {
+        (self.held_at.windows(2))
+            .map(|w| {
+                self.held[w[0] as usize..w[1] as usize]
+                    .iter()
+                    .all(|h| inside(h.node))
+            })
+            .collect()
+    }
+
     /// The files with copies, ascending.
     #[cfg(test)]
     pub(crate) fn files(&self) -> &[u32] {

@@ -257,6 +257,8 @@ fn walk_and_roll_up(how: &Scanning, keep_links: bool, msgs: &Messages) -> Result
         )
     });
     drop(threads);
+    // The sets read the copies the roll-up borrowed: moved in.
+    let sets = sets.map(|s| s.with_copies(std::mem::take(&mut w.copies)));
     Ok(Rolled {
         t_tree: t2.elapsed(),
         walked: w,

@@ -30,7 +30,7 @@ use acc::{Acc, OWN, children, parent_or_top};
 use bounds::Marks;
 use ranks::Ranks;
 use union::FileLinks;
-pub(crate) use union::Frees;
+pub(crate) use union::Sets;
 pub(crate) use union::{Plan, Reclaim};
 
 use crate::extents::Sweep;
@@ -106,40 +106,6 @@ pub(crate) struct Build<'a> {
     pub(crate) unreachable: &'a unreachable::Found,
     /// The copies of files ([`crate::records::CopyRec`]), by directory.
     pub(crate) copies: &'a Copies,
-}
-
-/// What any set of entries of one [`Tree`] frees, kept beside it when
-/// asked for ([`crate::Scanning`]'s `sets`): the units and the references
-/// that decide it. Asked about another tree, it answers nonsense.
-#[derive(Debug)]
-pub struct Sets {
-    reclaim: Reclaim,
-}
-
-impl Sets {
-    /// What deleting every entry in `ids` of `tree` (each with everything
-    /// below it) would free, counted once.
-    pub fn frees(&self, tree: &Tree, ids: &[NodeId]) -> Frees {
-        self.reclaim.frees(&tree.nodes, ids)
-    }
-
-    /// A `--to-free` plan among `candidates` of `tree` (see
-    /// [`Reclaim::plan`]).
-    pub(crate) fn plan(&self, tree: &Tree, candidates: &[NodeId], target: u64) -> Plan {
-        self.reclaim.plan(&tree.nodes, candidates, target)
-    }
-
-    /// A `--to-free` plan that takes `candidates` in their order (see
-    /// [`Reclaim::plan_in_order`]).
-    pub(crate) fn plan_in_order(&self, tree: &Tree, candidates: &[NodeId], target: u64) -> Plan {
-        self.reclaim.plan_in_order(&tree.nodes, candidates, target)
-    }
-
-    /// The heap bytes held.
-    #[cfg(test)]
-    pub(crate) fn heap_bytes(&self) -> usize {
-        self.reclaim.heap_bytes()
-    }
 }
 
 /// One entry as the reports see it.
@@ -302,7 +268,7 @@ impl Tree {
             bounds,
             unreachable,
         };
-        (tree, reclaim.map(|reclaim| Sets { reclaim }))
+        (tree, reclaim.map(Sets::new))
     }
 
     /// The figures of the virtual top node: all roots together, each inode

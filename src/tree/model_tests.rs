@@ -315,13 +315,14 @@ fn build(w: &World, seed: Option<u64>, fold: bool) -> Built {
     }
     let g = w.g;
     let sweep = index.into_units(|_| g);
+    let held = crate::records::Copies::of_records(copies.clone());
     let how = crate::tree::Build {
         rules: Rules::default(),
         stops: &[],
         sets: true,
         exact: &crate::records::Exactness::default(),
         unreachable: &crate::tree::unreachable::Found::default(),
-        copies: &crate::records::Copies::of_records(copies.clone()),
+        copies: &held,
     };
     let (tree, kept) = Tree::roll_up(
         nodes,
@@ -331,7 +332,7 @@ fn build(w: &World, seed: Option<u64>, fold: bool) -> Built {
         |_| g,
         how,
     );
-    let kept = kept.expect("sets asked for");
+    let kept = kept.expect("sets asked for").with_copies(held);
     // One entry marked frees what its own figure says (two code paths: the
     // crediting and the union query).
     for (d, &id) in new_id.iter().enumerate() {

@@ -85,12 +85,17 @@ impl<'a> FileLinks<'a> {
         self.entries.get(i).filter(|e| e.id == f)
     }
 
-    /// The nodes of file `f`'s links and copies.
-    pub(crate) fn nodes(&self, f: u32) -> impl Iterator<Item = NodeId> + Clone + '_ {
-        let own = match self.entry(f) {
+    /// The nodes of file `f`'s links, its copies left out.
+    fn own(&self, f: u32) -> &[NodeId] {
+        match self.entry(f) {
             Some(e) => &self.pool[e.start as usize..e.end as usize],
             None => std::slice::from_ref(&self.nodes[f as usize]),
-        };
+        }
+    }
+
+    /// The nodes of file `f`'s links and copies.
+    pub(crate) fn nodes(&self, f: u32) -> impl Iterator<Item = NodeId> + Clone + '_ {
+        let own = self.own(f);
         let copies = (!self.copies.is_empty()).then(|| self.copies.of(f));
         own.iter()
             .copied()
@@ -134,6 +139,67 @@ impl<'a> FileLinks<'a> {
     }
 }
 
+/// What any set of entries of one [`super::Tree`] frees, kept beside it when
+/// asked for ([`crate::Scanning`]'s `sets`): the units and the references
+/// that decide it. Asked about another tree, it answers nonsense.
+#[derive(Debug)]
+pub struct Sets {
+    reclaim: Reclaim,
+    /// The scan's copies of files, which `reclaim` reads by set
+    /// ([`Sets::with_copies`]; none for a scan read from a file, whose
+    /// copies are file records).
+    copies: Copies,
+}
+
+impl Sets {
+    /// The sets `reclaim` decides, without copies until
+    /// [`Sets::with_copies`].
+    pub(super) fn new(reclaim: Reclaim) -> Sets {
+        Sets {
+            reclaim,
+            copies: Copies::default(),
+        }
+    }
+
+    /// What deleting every entry in `ids` of `tree` (each with everything
+    /// below it) would free, counted once.
+    pub fn frees(&self, tree: &super::Tree, ids: &[NodeId]) -> Frees {
+        self.reclaim.frees((&tree.nodes, &self.copies), ids)
+    }
+
+    /// These sets with the copies they were built from
+    /// ([`super::Build::copies`]), moved in: the roll-up lends them, and the
+    /// walk gives them once it is done.
+    pub(crate) fn with_copies(self, copies: Copies) -> Sets {
+        Sets { copies, ..self }
+    }
+
+    /// A `--to-free` plan among `candidates` of `tree` (see
+    /// [`Reclaim::plan`]).
+    pub(crate) fn plan(&self, tree: &super::Tree, candidates: &[NodeId], target: u64) -> Plan {
+        self.reclaim
+            .plan((&tree.nodes, &self.copies), candidates, target)
+    }
+
+    /// A `--to-free` plan that takes `candidates` in their order (see
+    /// [`Reclaim::plan_in_order`]).
+    pub(crate) fn plan_in_order(
+        &self,
+        tree: &super::Tree,
+        candidates: &[NodeId],
+        target: u64,
+    ) -> Plan {
+        self.reclaim
+            .plan_in_order((&tree.nodes, &self.copies), candidates, target)
+    }
+
+    /// The heap bytes held.
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.reclaim.heap_bytes()
+    }
+}
+
 /// What the scan keeps to answer "what does deleting these free?", beside
 /// the tree's nodes (their parents, leaves and own reclaimable bytes).
 #[derive(Debug, Default)]
@@ -149,11 +215,13 @@ pub(crate) struct Reclaim {
     inode_nodes: Vec<NodeId>,
     /// Per file with shared extents, when all its links were seen: its
     /// node when it has one (the common case), else [`SEVERAL`], its
-    /// links' and copies' nodes then in `file_nodes`, from the next span
-    /// of `several`; [`NEVER`] for a file never freed (a link outside the
-    /// scan). 4 bytes a file: `--snapshots` and the browser keep one for
-    /// every file of every snapshot or reflinked copy, where a span for
-    /// each took 12.
+    /// links' nodes then in `file_nodes`, from the next span of `several`;
+    /// [`NEVER`] for a file never freed (a link outside the scan). 4 bytes
+    /// a file: `--snapshots` and the browser keep one for every file of
+    /// every snapshot or reflinked copy, where a span for each took 12.
+    /// The nodes of its copies are read from the scan's [`Copies`], by
+    /// set ([`Reclaim::frees`]), not kept here at 4 bytes a copy
+    /// (docs/scale.md, "Snapshots").
     files: Vec<NodeId>,
     /// The spans in `file_nodes` of the files with several nodes, in file
     /// order.
@@ -230,13 +298,12 @@ impl Reclaim {
         }
         r.files.reserve_exact(files.len());
         for f in 0..files.len() as u32 {
-            let mut nodes = files.nodes(f);
-            r.files.push(match (nodes.next(), nodes.next()) {
+            r.files.push(match files.own(f) {
                 _ if !files.all_seen(f) => NEVER,
-                (Some(n), None) => n,
-                _ => {
+                &[n] => n,
+                own => {
                     let a = offset(r.file_nodes.len());
-                    r.file_nodes.extend(files.nodes(f));
+                    r.file_nodes.extend_from_slice(own);
                     r.several.push((a, offset(r.file_nodes.len())));
                     SEVERAL
                 }
@@ -312,8 +379,8 @@ impl Reclaim {
 
     /// The bytes deleting every node in `marked` (with everything below
     /// each) would free: the reclaimable of their union. `nodes` are the
-    /// tree's.
-    pub(crate) fn frees(&self, nodes: &Nodes, marked: &[NodeId]) -> Frees {
+    /// tree's, `copies` the scan's that this was built with.
+    pub(crate) fn frees(&self, (nodes, copies): (&Nodes, &Copies), marked: &[NodeId]) -> Frees {
         let n = nodes.len();
         let mut inside = vec![false; n];
         for &m in marked {
@@ -359,16 +426,28 @@ impl Reclaim {
             }
         }
         let mut several = self.several.iter();
-        let freed: Vec<bool> = (self.files.iter())
-            .map(|&f| match f {
-                NEVER => false,
-                SEVERAL => {
-                    let &s = several
-                        .next()
-                        .expect("a span for each file with several nodes");
-                    all_inside(&self.file_nodes[span(s)])
+        // A file is freed when its links and its copies all are: the copies
+        // by set, each set judged once.
+        let sets_inside = copies.sets_held_within(|n| inside[n.index()]);
+        let mut copied = copies.file_sets().peekable();
+        let freed: Vec<bool> = (self.files.iter().enumerate())
+            .map(|(i, &f)| {
+                let own = match f {
+                    NEVER => false,
+                    SEVERAL => {
+                        let &s = several
+                            .next()
+                            .expect("a span for each file with several nodes");
+                        all_inside(&self.file_nodes[span(s)])
+                    }
+                    n => inside[n.index()],
+                };
+                let i = i as u32;
+                while copied.next_if(|c| c.0 < i).is_some() {}
+                match copied.next_if(|c| c.0 == i) {
+                    Some((_, sets)) => own && sets.iter().all(|&s| sets_inside[s as usize]),
+                    None => own,
                 }
-                n => inside[n.index()],
             })
             .collect();
         let unit_freed: Vec<bool> = (self.units.iter())
@@ -426,8 +505,13 @@ impl Reclaim {
     /// candidate adds anything but all of them together would reach the
     /// target (data shared by three or more), the rest in order, and a last
     /// pass that drops every chosen entry the target does not need.
-    pub(crate) fn plan(&self, nodes: &Nodes, candidates: &[NodeId], target: u64) -> Plan {
-        let bytes = |ids: &[NodeId]| self.frees(nodes, ids).bytes;
+    pub(crate) fn plan(
+        &self,
+        (nodes, copies): (&Nodes, &Copies),
+        candidates: &[NodeId],
+        target: u64,
+    ) -> Plan {
+        let bytes = |ids: &[NodeId]| self.frees((nodes, copies), ids).bytes;
         let mut chosen: Vec<NodeId> = Vec::new();
         let mut freed = 0u64;
         let mut left: Vec<NodeId> = candidates.to_vec();
@@ -487,9 +571,9 @@ impl Reclaim {
         Plan {
             steps,
             frees: freed,
-            bound: self.frees(nodes, &chosen).bound,
+            bound: self.frees((nodes, copies), &chosen).bound,
             reached: freed >= target,
-            all: self.frees(nodes, candidates),
+            all: self.frees((nodes, copies), candidates),
         }
     }
 }
@@ -499,14 +583,19 @@ impl Reclaim {
     /// order given, and stops as soon as what deleting those taken frees
     /// together reaches `target`. A candidate that adds nothing is taken
     /// all the same: it is next in the order.
-    pub(crate) fn plan_in_order(&self, nodes: &Nodes, candidates: &[NodeId], target: u64) -> Plan {
+    pub(crate) fn plan_in_order(
+        &self,
+        (nodes, copies): (&Nodes, &Copies),
+        candidates: &[NodeId],
+        target: u64,
+    ) -> Plan {
         let mut steps = Vec::new();
         let mut freed = 0u64;
         for k in 0..candidates.len() {
             if freed >= target && k > 0 {
                 break;
             }
-            let f = self.frees(nodes, &candidates[..=k]).bytes;
+            let f = self.frees((nodes, copies), &candidates[..=k]).bytes;
             steps.push((candidates[k], f.saturating_sub(freed)));
             freed = f;
         }
@@ -514,9 +603,9 @@ impl Reclaim {
         Plan {
             steps,
             frees: freed,
-            bound: self.frees(nodes, &chosen).bound,
+            bound: self.frees((nodes, copies), &chosen).bound,
             reached: freed >= target,
-            all: self.frees(nodes, candidates),
+            all: self.frees((nodes, copies), candidates),
         }
     }
 }
