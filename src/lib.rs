@@ -604,9 +604,9 @@ pub(crate) fn snapshot_walk(walk: &WalkOptions, msgs: &Messages) -> WalkOptions 
 }
 
 /// `cfg` with the maps of `--since SCAN` read, and kept for `--export`:
-/// `None` when it needs neither. As root, `--compare OLD` reuses OLD's
-/// maps where it keeps some, as `--since OLD` would: there XFS's reverse
-/// mappings prove them (and the Btrfs tree search maps without them).
+/// `None` when it needs neither. As root, `--compare OLD` reuses those of
+/// OLD's maps that XFS's reverse mappings prove (the Btrfs tree search
+/// maps without them), and maps every other file.
 fn with_since(cfg: &Config, msgs: &Messages) -> Result<Option<Config>, Error> {
     let old = (cfg.compare.as_deref())
         .filter(|o| *o != b"-" && cfg.since.is_none() && cfg.import.is_none())
@@ -619,8 +619,9 @@ fn with_since(cfg: &Config, msgs: &Messages) -> Result<Option<Config>, Error> {
     c.walk.verify_since = cfg.verify;
     if let Some(file) = &cfg.since {
         scan::since::prove_for(since_maps(file, msgs)?, &mut c.walk);
-    } else if let Some(Ok(Some(m))) = old.map(saved::since::read) {
+    } else if let Some(Ok(Some(mut m))) = old.map(saved::since::read) {
         // OLD's own errors are --compare's to report.
+        m.proven_only = true;
         scan::since::prove_for(m, &mut c.walk);
     }
     Ok(Some(c))

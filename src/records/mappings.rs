@@ -149,6 +149,9 @@ pub(crate) struct Mappings {
     checked: Vec<Checked>,
     /// The saved scan they were read from, as given (for messages).
     pub(crate) scan: Vec<u8>,
+    /// Only the maps the filesystem proved are reused (`--compare OLD`,
+    /// which asked for none: its figures are never less exact for them).
+    pub(crate) proven_only: bool,
 }
 
 impl Mappings {

@@ -38,7 +38,9 @@ pub(super) fn reuse(
         Checked::Remap => local.counters.mappings_remapped += 1,
         Checked::Unchecked | Checked::Proven => {}
     }
-    if matches!(checked, Checked::Stale | Checked::Remap) {
+    if matches!(checked, Checked::Stale | Checked::Remap)
+        || (saved.proven_only && checked != Checked::Proven)
+    {
         return None;
     }
     let got = ctx.map.extents.replay_saved(extents, fs.space);
