@@ -35,7 +35,6 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
 use crate::json::{self, Entry, Report};
 use crate::reclaim::XFS_OPTS;
@@ -64,27 +63,6 @@ pub(crate) const UNTOUCHED: [&str; 6] =
 
 // ---------------------------------------------------------------------------
 // Running sdu
-
-/// The binary `nobody` can run: the build's own if it can, else a copy.
-pub(crate) fn nobody_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let ok = run(Command::new("setpriv")
-            .args(nobody_args())
-            .arg(sdu_bin())
-            .arg("--version"));
-        if ok.code == Some(0) {
-            return sdu_bin().to_owned();
-        }
-        let dir = std::env::temp_dir().join(format!("sdu-since-nobody-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
-        let bin = dir.join("sdu");
-        fs::copy(sdu_bin(), &bin).unwrap();
-        chmod(&dir, 0o755);
-        chmod(&bin, 0o755);
-        bin
-    })
-}
 
 /// sdu run in `mnt` (PATHs relative to it), as root or as `nobody`.
 pub(crate) fn sdu_as(mnt: &Path, root: bool, args: &[&str]) -> Output {
@@ -451,6 +429,23 @@ pub(crate) fn prepare_with(fs: &Mounted, stale: bool, export: impl FnOnce(&Path)
     );
 }
 
+/// Without a proof: every reused file is marked, and the untouched files'
+/// Total, Exclusive and Shared are the full scan's.
+pub(crate) fn assert_reused_marked(full_r: &Report, got: &Report, err: &str) {
+    for rel in UNTOUCHED.iter().chain(&STALE) {
+        let e = entry(got, rel);
+        assert!(!e.reclaimable_exact, "reused {rel} unmarked: {e:?}\n{err}");
+    }
+    for rel in UNTOUCHED {
+        let (a, b) = (entry(got, rel), entry(full_r, rel));
+        assert_eq!(
+            (a.total, a.exclusive, a.shared),
+            (b.total, b.exclusive, b.shared),
+            "{rel}"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------
 // XFS
 
@@ -532,18 +527,7 @@ fn xfs_as_nobody_every_reused_file_marked() {
     let (_, got, err) = since(mnt, false, &[]);
     assert_equal_or_marked(&full_r, &got, "--since as nobody after every change");
     assert_stale_differ(&full_r, &got);
-    for rel in UNTOUCHED.iter().chain(&STALE) {
-        let e = entry(&got, rel);
-        assert!(!e.reclaimable_exact, "reused {rel} unmarked: {e:?}\n{err}");
-    }
-    for rel in UNTOUCHED {
-        let (a, b) = (entry(&got, rel), entry(&full_r, rel));
-        assert_eq!(
-            (a.total, a.exclusive, a.shared),
-            (b.total, b.exclusive, b.shared),
-            "{rel}"
-        );
-    }
+    assert_reused_marked(&full_r, &got, &err);
     // The files changed were mapped again: as the full scan says.
     for rel in ["a/app", "a/rw", "a/mode", "a/own", "n/m/moved", "n/new"] {
         assert_eq!(entry(&got, rel), entry(&full_r, rel), "{rel} (mapped)");
@@ -587,18 +571,7 @@ fn btrfs_nobody_reuses_and_marks_root_reuses_nothing() {
     let (_, got, err) = since(mnt, false, &[]);
     assert_equal_or_marked(&full_r, &got, "--since on Btrfs as nobody");
     assert_stale_differ(&full_r, &got);
-    for rel in UNTOUCHED.iter().chain(&STALE) {
-        let e = entry(&got, rel);
-        assert!(!e.reclaimable_exact, "reused {rel} unmarked: {e:?}\n{err}");
-    }
-    for rel in UNTOUCHED {
-        let (a, b) = (entry(&got, rel), entry(&full_r, rel));
-        assert_eq!(
-            (a.total, a.exclusive, a.shared),
-            (b.total, b.exclusive, b.shared),
-            "{rel}"
-        );
-    }
+    assert_reused_marked(&full_r, &got, &err);
     let n = (UNTOUCHED.len() + STALE.len()) as u64;
     assert_eq!(reused(mnt, false), (n, 0), "reused as nobody, none proven");
 

@@ -58,9 +58,8 @@ mod snapshots;
 use std::fmt::Write as _;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Instant;
 
 use build::{BLK, Build, CACHEDIR_SIGNATURE, join_rel, under};
@@ -338,27 +337,6 @@ fn total_is_row(out: &Output, p: &str) -> Result<(), String> {
         return Ok(());
     }
     Err(format!("the -c total's sums {t:?} are not {p}'s {r:?}"))
-}
-
-/// The binary `nobody` can run: the build's own if it can, else a copy.
-fn nobody_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let ok = run(Command::new("setpriv")
-            .args(nobody_args())
-            .arg(sdu_bin())
-            .arg("--version"));
-        if ok.code == Some(0) {
-            return sdu_bin().to_owned();
-        }
-        let dir = std::env::temp_dir().join(format!("sdu-nobody-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
-        let bin = dir.join("sdu");
-        fs::copy(sdu_bin(), &bin).unwrap();
-        chmod(&dir, 0o755);
-        chmod(&bin, 0o755);
-        bin
-    })
 }
 
 fn sdu_as_nobody(cwd: &Path, args: &[String]) -> Output {

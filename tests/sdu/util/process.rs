@@ -195,6 +195,30 @@ pub fn nobody_args() -> [&'static str; 3] {
     ["--reuid=65534", "--regid=65534", "--clear-groups"]
 }
 
+/// The binary `nobody` can run: the build's own if it can, else a copy in
+/// a directory of its own.
+pub fn nobody_bin() -> &'static Path {
+    use std::os::unix::fs::PermissionsExt;
+    static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let ok = run(Command::new("setpriv")
+            .args(nobody_args())
+            .arg(sdu_bin())
+            .arg("--version"));
+        if ok.code == Some(0) {
+            return sdu_bin().to_owned();
+        }
+        let dir = std::env::temp_dir().join(format!("sdu-nobody-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bin = dir.join("sdu");
+        std::fs::copy(sdu_bin(), &bin).unwrap();
+        for p in [&dir, &bin] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        bin
+    })
+}
+
 /// A value of `--stats` (`  files mapped (FIEMAP)  12` → 12).
 pub fn stat_value(stderr: &str, key: &str) -> u64 {
     let line = stderr
