@@ -429,6 +429,20 @@ pub(crate) fn prepare_with(fs: &Mounted, stale: bool, export: impl FnOnce(&Path)
     );
 }
 
+/// As root, `--since SAVED` prints the full scan's document byte for byte
+/// and nothing on stderr (`what`: the case, for the message); returns it.
+pub(crate) fn assert_since_is_full(mnt: &Path, what: &str) -> Vec<u8> {
+    let (want, _) = full(mnt, true);
+    let (got, _, err) = since(mnt, true, &[]);
+    assert_eq!(err, "", "{what}: --since said something");
+    assert_eq!(
+        String::from_utf8_lossy(&got),
+        String::from_utf8_lossy(&want),
+        "{what}: --since is not the full scan"
+    );
+    want
+}
+
 /// Without a proof: every reused file is marked, and the untouched files'
 /// Total, Exclusive and Shared are the full scan's.
 pub(crate) fn assert_reused_marked(full_r: &Report, got: &Report, err: &str) {
@@ -459,14 +473,7 @@ fn xfs_as_root_unchanged_maps_proven_byte_identical() {
     };
     let mnt = fs.path();
     prepare(&fs, true, false);
-    let (want, _) = full(mnt, true);
-    let (got, _, err) = since(mnt, true, &[]);
-    assert_eq!(err, "", "--since said something");
-    assert_eq!(
-        String::from_utf8_lossy(&got),
-        String::from_utf8_lossy(&want),
-        "--since as root with rmapbt is not the full scan"
-    );
+    assert_since_is_full(mnt, "as root with rmapbt, the safe changes");
     // And maps were reused, all proven: the files of UNTOUCHED and STALE
     // and c/del_in_copy, every file whose key the safe changes kept.
     let n = (UNTOUCHED.len() + STALE.len() + 1) as u64;
@@ -486,14 +493,7 @@ fn xfs_as_root_stale_maps_found_and_mapped_again_verify_names_them() {
     };
     let mnt = fs.path();
     prepare(&fs, true, true);
-    let (want, _) = full(mnt, true);
-    let (got, _, err) = since(mnt, true, &[]);
-    assert_eq!(err, "", "--since as root on XFS said something");
-    assert_eq!(
-        String::from_utf8_lossy(&got),
-        String::from_utf8_lossy(&want),
-        "--since as root on XFS is not the full scan"
-    );
+    let want = assert_since_is_full(mnt, "as root on XFS, every change");
     let n = UNTOUCHED.len() as u64;
     assert_eq!(reused(mnt, true), (n, n), "as root: the untouched, proven");
     let out = sdu_as(mnt, true, &["--stats", "--since", SAVED, "-s", "s"]);
@@ -575,14 +575,7 @@ fn btrfs_nobody_reuses_and_marks_root_reuses_nothing() {
     let n = (UNTOUCHED.len() + STALE.len()) as u64;
     assert_eq!(reused(mnt, false), (n, 0), "reused as nobody, none proven");
 
-    let (want, _) = full(mnt, true);
-    let (got, _, err) = since(mnt, true, &[]);
-    assert_eq!(err, "", "--since as root on Btrfs said something");
-    assert_eq!(
-        String::from_utf8_lossy(&got),
-        String::from_utf8_lossy(&want),
-        "--since as root on Btrfs is not the full scan"
-    );
+    assert_since_is_full(mnt, "as root on Btrfs");
     assert_eq!(reused(mnt, true), (0, 0), "reused as root on Btrfs");
 }
 
