@@ -84,21 +84,21 @@ pub(crate) fn prove(saved: &mut Mappings, fds: &[OwnedFd]) {
 }
 
 /// Gives `walk` the maps `m` of `--since`, proven where the filesystem's
-/// records can (as root on XFS with rmapbt: [`prove`]), on
-/// the fds of its PATHs, which the walk then takes instead of their names.
+/// records can (as root on XFS with rmapbt: [`prove`]). The proof opens
+/// each PATH (as the walk resolves it) only to find its filesystem: what
+/// it proves is bound to the device it read and to each saved file's
+/// inode there, not to the name, so a PATH replaced before the walk
+/// proves nothing of the files the walk then meets on another device. The
+/// walk resolves its own PATHs (`--df` and `--to-free` give it others).
 pub(crate) fn prove_for(mut m: Mappings, walk: &mut crate::walk::WalkOptions) {
     if !m.is_empty() && crate::extents::can_search_trees() {
         let follow = walk.follow_links || walk.follow_args;
-        if walk.path_fds.is_empty() {
-            walk.path_fds = (walk.roots.iter())
-                .map(|p| crate::walk::resolve_dir(p, follow).map(std::sync::Arc::new))
-                .collect();
-        }
         let flags = rustix::fs::OFlags::RDONLY
             | rustix::fs::OFlags::DIRECTORY
             | rustix::fs::OFlags::CLOEXEC;
-        let fds: Vec<std::os::fd::OwnedFd> = (walk.path_fds.iter().flatten())
-            .filter_map(|fd| rustix::fs::openat(fd, c".", flags, rustix::fs::Mode::empty()).ok())
+        let fds: Vec<std::os::fd::OwnedFd> = (walk.roots.iter())
+            .filter_map(|p| crate::walk::resolve_dir(p, follow))
+            .filter_map(|fd| rustix::fs::openat(&fd, c".", flags, rustix::fs::Mode::empty()).ok())
             .collect();
         prove(&mut m, &fds);
     }

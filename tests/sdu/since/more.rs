@@ -260,3 +260,31 @@ fn btrfs_saved_maps_survive_a_remount() {
     let (n, _) = reused(mnt, false);
     assert!(n > 0, "nothing reused after a remount");
 }
+
+/// As root, `--to-free` and `--df` walk other roots than the PATHs given
+/// (the PATHs inside no other, the mount point): with `--since` they walk
+/// the same ones, and print what they print without it.
+#[test]
+fn xfs_to_free_and_df_walk_their_own_roots_with_since() {
+    let Some(fs) = make_fs(FsKind::Xfs) else {
+        return;
+    };
+    let mnt = fs.path();
+    prepare(&fs, true, false);
+    for args in [
+        &["--to-free", "1", "s/b", "s"][..],
+        &["--to-free", "1", "s/b", "s/c"][..],
+        &["--df", "s/b"][..],
+    ] {
+        let plain = sdu_as(mnt, true, args);
+        let mut with = vec!["--since", SAVED];
+        with.extend_from_slice(args);
+        let since = sdu_as(mnt, true, &with);
+        assert_eq!(plain.code, Some(0), "{plain:?}");
+        assert_eq!(
+            (since.code, since.stdout_str(), since.stderr.as_str()),
+            (plain.code, plain.stdout_str(), plain.stderr.as_str()),
+            "{args:?}"
+        );
+    }
+}
