@@ -14,7 +14,7 @@
 
 use std::ffi::OsString;
 use std::io::{self, Write};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -58,7 +58,9 @@ pub(crate) struct Display {
 impl Display {
     /// Starts a display of `progress` on stderr, drawn from `delay` on.
     pub(crate) fn start(progress: Arc<Progress>, delay: Duration) -> Display {
-        let counted = Arc::clone(&progress);
+        // The bytes drawn are those read with the entries drawn (see
+        // `counts`), not those counted by the time indicatif draws.
+        let counted = Arc::new(AtomicU64::new(0));
         let style = ProgressStyle::with_template(
             "{spinner} {human_pos} entries, {counted}, {rate}  {wide_msg}",
         )
@@ -66,12 +68,12 @@ impl Display {
         .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
             let _ = write!(w, "{}/s", HumanCount(s.per_sec() as u64));
         })
-        .with_key(
-            "counted",
+        .with_key("counted", {
+            let shown = Arc::clone(&counted);
             move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
-                let _ = w.write_str(&size(counted.bytes.load(Ordering::Relaxed)));
-            },
-        );
+                let _ = w.write_str(&size(shown.load(Ordering::Relaxed)));
+            }
+        });
         // Hidden until the delay has passed.
         let bar =
             ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden()).with_style(style);
@@ -80,7 +82,7 @@ impl Display {
             let (bar, stop) = (bar.clone(), Arc::clone(&stop));
             std::thread::Builder::new()
                 .name("sdu-progress".into())
-                .spawn(move || run(&bar, &progress, &stop, delay))
+                .spawn(move || run(&bar, (&progress, &counted), &stop, delay))
                 .ok()
         };
         Display { bar, stop, thread }
@@ -152,14 +154,39 @@ fn stop(stop: &(Mutex<bool>, Condvar)) {
     cv.notify_all();
 }
 
+/// The entries and bytes counted, as one pair: the walker adds both when a
+/// task ends, and a display thread put off between reading one and the
+/// other (a loaded machine) would pair the entries of one moment with the
+/// bytes of a later one. Read again until the entries stand still across
+/// the bytes' read (a few tries; the walker never waits for this).
+fn counts(progress: &Progress) -> (u64, u64) {
+    let mut entries = progress.entries.load(Ordering::Acquire);
+    for _ in 0..8 {
+        let bytes = progress.bytes.load(Ordering::Acquire);
+        let again = progress.entries.load(Ordering::Acquire);
+        if again == entries {
+            return (entries, bytes);
+        }
+        entries = again;
+    }
+    (entries, progress.bytes.load(Ordering::Acquire))
+}
+
 /// The display thread: redraws every [`TICK`] until told to stop.
-fn run(bar: &ProgressBar, progress: &Progress, stop: &(Mutex<bool>, Condvar), delay: Duration) {
+fn run(
+    bar: &ProgressBar,
+    (progress, counted): (&Progress, &AtomicU64),
+    stop: &(Mutex<bool>, Condvar),
+    delay: Duration,
+) {
     let start = Instant::now();
     let mut shown = false;
     let (lock, cv) = stop;
     let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
     while !*stopped {
-        bar.set_position(progress.entries.load(Ordering::Relaxed));
+        let (entries, bytes) = counts(progress);
+        counted.store(bytes, Ordering::Relaxed);
+        bar.set_position(entries);
         if start.elapsed() >= delay {
             if !shown {
                 shown = true;
