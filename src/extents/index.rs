@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossbeam_utils::CachePadded;
 
-use super::runs::{Rec, SECTOR, Space, WideRec, intervals_taking, space_of};
+use super::runs::{Rec, SECTOR, Space, WideRec, give_back, intervals_taking, space_of};
 use super::spill::{self, SpillError, SpilledRun, TempFile, Tuning};
 use super::sweep::{Sweep, Sweeper};
 use crate::probe::Granularity;
@@ -459,15 +459,13 @@ impl SharedIndex {
             if s.in_memory() {
                 // The ranges in 32 bytes each, the mappings freed as they
                 // are read, before the sweep; taken from the end (the
-                // first), their room given back half at a time as the
+                // first), their room given back an eighth at a time as the
                 // sweep's output grows.
                 let fs = s.fs;
                 let (mut ranges, pool) = intervals_taking(s);
                 sweeper.sweep_space(fs, g, |out| {
                     let r = ranges.pop()?;
-                    if ranges.capacity() >= 1024 && ranges.len() <= ranges.capacity() / 2 {
-                        ranges.shrink_to_fit();
-                    }
+                    give_back(&mut ranges);
                     out.extend_from_slice(r.refs(&pool));
                     Some((r.start, r.end))
                 });

@@ -239,7 +239,7 @@ pub(super) fn space_of(spaces: &mut Vec<Space>, fs: u32) -> usize {
 /// and the pool that holds the references of those mapped more than
 /// twice, from a space whose mappings are all in memory, which it takes:
 /// its runs are read from their ends, and each gives back its memory as it
-/// shrinks (half its room at a time), so that the mappings (16 bytes each)
+/// shrinks (an eighth of its room at a time), so that the mappings (16 bytes each)
 /// and the intervals (32 bytes a range) are not both held whole
 /// (docs/decisions.md, "Memory").
 pub(super) fn intervals_taking(s: Space) -> (Vec<Interval>, Vec<u32>) {
@@ -291,6 +291,17 @@ fn interval((start, end): (u64, u64), files: &[u32], pool: &mut Vec<u32>) -> Int
     }
 }
 
+/// Gives back the room of `v`, a vector read from its end, once an eighth
+/// of it is unused (glibc returns the pages of a mapped block that
+/// shrinks, without a copy): what is read and what is made of it are never
+/// both held whole, nor half again.
+pub(super) fn give_back<T>(v: &mut Vec<T>) {
+    let room = v.capacity();
+    if room >= 1024 && v.len() <= room - room / 8 {
+        v.shrink_to_fit();
+    }
+}
+
 /// Sorted runs in memory read from their ends, merged: the largest first.
 struct Back<T> {
     runs: Vec<Vec<T>>,
@@ -310,11 +321,7 @@ impl<T: Item + Ord + Copy> Back<T> {
             .max_by_key(|&i| self.runs[i].last().copied())?;
         let v = &mut self.runs[i];
         let x = v.pop();
-        // Half its room unused: given back (glibc returns the pages of a
-        // mapped block that shrinks).
-        if v.capacity() >= 1024 && v.len() <= v.capacity() / 2 {
-            v.shrink_to_fit();
-        }
+        give_back(v);
         x
     }
 

@@ -7,6 +7,9 @@ use super::ranks::Ranks;
 use crate::figures::Stats;
 use crate::records::{NodeId, Nodes, StatsTable};
 
+/// The unit of [`Acc::light`].
+const SECTOR: u64 = 512;
+
 /// A node's rolled-up figures are its own (a leaf credited nothing), while
 /// they are computed.
 pub(super) const OWN: u32 = u32::MAX;
@@ -14,69 +17,149 @@ pub(super) const OWN: u32 = u32::MAX;
 /// The rolled-up figures while they are computed: a slot for every node
 /// but the `-a` leaves, and one for a leaf when something is credited to
 /// it.
+///
+/// Made narrow: each slot holds only the shared bytes credited to it
+/// (8 bytes, not a whole [`Stats`]'s 72), while the sweep is credited;
+/// [`Acc::widen`] then gives each slot its node's own figures, rolled up,
+/// once the sweep is given back, so that the two are never held together.
 pub(super) struct Acc {
-    /// By node: its slot in `full`, or [`OWN`].
+    /// By node: its slot, or [`OWN`].
     pub(crate) slot: Vec<u32>,
+    /// By slot, once widened: the figures.
     pub(crate) full: Vec<Stats>,
+    /// By slot, until widened: the shared bytes credited.
+    shared: Vec<u64>,
+    /// Whether [`Acc::widen`] was called.
+    wide: bool,
+    /// The leaves given a slot, in the order their slots were made (after
+    /// those of the nodes that are not leaves, in id order).
+    leaves: Vec<NodeId>,
     /// Reclaimable bytes credited at a slot's node and, after the roll-up,
     /// at every ancestor.
     pub(crate) at: Vec<u64>,
     /// By node, once a leaf without a slot is credited shared bytes: the
-    /// bytes, 8 bytes a node rather than a slot's 72 (the caller credits a
-    /// leaf once per segment): with `-a` on snapshots or reflinked copies
-    /// every file is a leaf credited its shared bytes and nothing else.
-    pub(crate) light: Vec<u64>,
+    /// bytes in 512-byte sectors, 4 bytes a node rather than a slot's 72
+    /// (the caller credits a leaf once per segment): with `-a` on
+    /// snapshots or reflinked copies every file is a leaf credited its
+    /// shared bytes and nothing else. A credit that is not whole sectors,
+    /// or would pass 2 TiB, goes to a slot made for the leaf.
+    pub(crate) light: Vec<u32>,
 }
 
 impl Acc {
-    /// Every node but the leaves, with its own figures, slots in id order.
+    /// A narrow slot for every node but the leaves, in id order.
     pub(crate) fn new(nodes: &Nodes) -> Acc {
-        let n = nodes.len();
-        let dirs = nodes.ids().filter(|&i| !nodes.leaf(i)).count();
-        let mut acc = Acc {
-            slot: Vec::with_capacity(n),
-            full: Vec::with_capacity(dirs),
-            at: Vec::new(),
-            light: Vec::new(),
-        };
+        let mut slot = Vec::with_capacity(nodes.len());
+        let mut dirs = 0;
         for i in nodes.ids() {
             if nodes.leaf(i) {
-                acc.slot.push(OWN);
+                slot.push(OWN);
             } else {
-                acc.slot.push(acc.full.len() as u32);
-                acc.full.push(nodes.own(i));
+                slot.push(dirs);
+                dirs += 1;
             }
         }
-        acc
+        Acc {
+            slot,
+            full: Vec::new(),
+            shared: vec![0; dirs as usize],
+            wide: false,
+            leaves: Vec::new(),
+            at: Vec::new(),
+            light: Vec::new(),
+        }
+    }
+
+    /// The slots made.
+    pub(crate) fn slots(&self) -> usize {
+        if self.wide {
+            self.full.len()
+        } else {
+            self.shared.len()
+        }
+    }
+
+    /// Gives every slot its node's own figures, those of the nodes that
+    /// are not leaves rolled up (a parent is always created before its
+    /// children, so its id is smaller: one pass from the highest id; a
+    /// leaf's figures are already in its parent's own), plus the shared
+    /// bytes credited to it.
+    pub(crate) fn widen(&mut self, nodes: &Nodes) {
+        assert!(!self.wide, "widened twice");
+        let dirs = self.slots() - self.leaves.len();
+        let mut full = Vec::with_capacity(self.slots());
+        full.extend(
+            nodes
+                .ids()
+                .filter(|&i| !nodes.leaf(i))
+                .map(|i| nodes.own(i)),
+        );
+        debug_assert_eq!(full.len(), dirs);
+        full.extend(self.leaves.iter().map(|&i| nodes.own(i)));
+        for id in nodes.ids().skip(1).rev() {
+            let p = nodes.parent(id);
+            if !nodes.leaf(id) && !p.is_none() {
+                let f = full[self.slot[id.index()] as usize];
+                full[self.slot[p.index()] as usize] += f;
+            }
+        }
+        for (f, s) in full.iter_mut().zip(std::mem::take(&mut self.shared)) {
+            f.shared = f.shared.saturating_add(s);
+        }
+        self.leaves = Vec::new();
+        self.full = full;
+        self.wide = true;
     }
 
     /// The slot of node `id`, made when it has none.
     pub(crate) fn slot_of(&mut self, nodes: &Nodes, id: NodeId) -> usize {
         let i = id.index();
         if self.slot[i] == OWN {
-            assert!(
-                self.full.len() < OWN as usize,
-                "more than 4 billion entries"
-            );
-            self.slot[i] = self.full.len() as u32;
-            if self.full.len() == self.full.capacity() {
-                // An eighth more at a time, not twice as much: these slots
-                // are the few leaves something is credited to.
-                self.full.reserve_exact(self.full.len() / 8 + 64);
+            let n = self.slots();
+            assert!(n < OWN as usize, "more than 4 billion entries");
+            self.slot[i] = n as u32;
+            if self.wide {
+                if self.full.len() == self.full.capacity() {
+                    // An eighth more at a time, not twice as much: these
+                    // slots are the few leaves something is credited to.
+                    self.full.reserve_exact(self.full.len() / 8 + 64);
+                }
+                self.full.push(nodes.own(id));
+            } else {
+                self.shared.push(0);
+                self.leaves.push(id);
             }
-            self.full.push(nodes.own(id));
         }
         self.slot[i] as usize
     }
 
-    /// Credits `bytes` as shared to leaf `id`, which has no slot (`n`
-    /// nodes in all).
-    pub(crate) fn credit_light(&mut self, n: usize, id: NodeId, bytes: u64) {
+    /// Credits `bytes` as shared at slot `s`.
+    pub(crate) fn credit_shared(&mut self, s: usize, bytes: u64) {
+        let x = if self.wide {
+            &mut self.full[s].shared
+        } else {
+            &mut self.shared[s]
+        };
+        *x = x.saturating_add(bytes);
+    }
+
+    /// Credits `bytes` as shared to leaf `id`, which has no slot.
+    pub(crate) fn credit_light(&mut self, nodes: &Nodes, id: NodeId, bytes: u64) {
         if self.light.is_empty() {
-            self.light = vec![0; n];
+            self.light = vec![0; nodes.len()];
         }
         let l = &mut self.light[id.index()];
-        *l = l.saturating_add(bytes);
+        let sum = (bytes % SECTOR == 0)
+            .then(|| u32::try_from(bytes / SECTOR).ok())
+            .flatten()
+            .and_then(|s| l.checked_add(s));
+        match sum {
+            Some(sum) => *l = sum,
+            None => {
+                let s = self.slot_of(nodes, id);
+                self.credit_shared(s, bytes);
+            }
+        }
     }
 
     /// The nodes with a slot or a light credit renumbered in id order, as
@@ -88,7 +171,7 @@ impl Acc {
             light,
             ..
         } = self;
-        let light_of = |i: usize| light.get(i).copied().unwrap_or(0);
+        let light_of = |i: usize| light.get(i).map_or(0, |&l| u64::from(l) * SECTOR);
         // A leaf's figures with its light credit, when it has no slot.
         let lit = |i: usize| {
             let mut s = nodes.own(NodeId::new(i));
@@ -112,11 +195,11 @@ impl Acc {
         let ranks = Ranks::new(slot.len(), ranked);
         let mut table = StatsTable::filled(r as usize, wide);
         // The light credits from the last node back, given up an eighth at
-        // a time as the table takes them (8 and 16 bytes a node).
+        // a time as the table takes them (4 and 16 bytes a node).
         let mut light = light;
         let mut kept = light.len();
         for (i, &s) in slot.iter().enumerate().rev() {
-            let l = light.get(i).copied().unwrap_or(0);
+            let l = light.get(i).map_or(0, |&l| u64::from(l) * SECTOR);
             if s != OWN || l > 0 {
                 r -= 1;
             }
@@ -150,10 +233,8 @@ impl Acc {
     /// Credits `bytes` as reclaimable at node `id`.
     pub(crate) fn reclaim_at(&mut self, nodes: &Nodes, id: NodeId, bytes: u64) {
         let s = self.slot_of(nodes, id);
-        if self.at.len() < self.full.len() {
-            // As long as the slots can grow without moving, no longer.
-            self.at.reserve_exact(self.full.capacity() - self.at.len());
-            self.at.resize(self.full.len(), 0);
+        if self.at.len() <= s {
+            self.at.resize(self.slots(), 0);
         }
         self.at[s] = self.at[s].saturating_add(bytes);
     }

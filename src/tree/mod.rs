@@ -177,40 +177,36 @@ impl Tree {
         } = how;
         let mut nodes: Nodes = nodes.into();
         nodes.shrink_to_fit();
+        links.sort_unstable_by_key(|l| (l.inode(), l.node));
+        // Each file's nodes, and the file records given back before the
+        // slots are made (a large block each: both are never held whole
+        // together).
+        let file_links = FileLinks::new(&files, copies, &links);
+        drop(files);
         let mut acc = Acc::new(&nodes);
-        // A parent is always created before its children, so its id is
-        // smaller: one pass from the highest id rolls everything up. A
-        // leaf's figures are already in its parent's own.
-        for id in nodes.ids().skip(1).rev() {
-            let p = nodes.parent(id);
-            if !nodes.leaf(id) && !p.is_none() {
-                let f = acc.full[acc.slot[id.index()] as usize];
-                acc.full[acc.slot[p.index()] as usize] += f;
-            }
-        }
         let mut c = Crediting {
             nodes: &nodes,
-            stamp: vec![0; acc.full.len()],
+            stamp: vec![0; acc.slots()],
             generation: 0,
             marks: Marks::new(exact, nodes.len()),
         };
-        links.sort_unstable_by_key(|l| (l.inode(), l.node));
+        // The sweep first, into narrow slots; given back before the slots
+        // are widened.
+        c.credit_sweep(&mut acc, &file_links, &sweep, &granularity);
+        let reclaim = sets.then(|| Reclaim::new(&links, &file_links, &sweep, &granularity, exact));
+        drop(sweep);
+        acc.widen(&nodes);
         let counted = rules.du.then(|| du_order::counted(&nodes, &links));
         let separate = rules
             .separate_dirs
             .then(|| c.separate(&acc, &links, counted.as_ref()));
         c.credit_links(&mut acc, &links, counted.as_ref().map(|c| &c.links[..]));
-        let file_links = FileLinks::new(&files, copies, &links);
-        drop(files);
-        c.credit_sweep(&mut acc, &file_links, &sweep, &granularity);
         let bounds = c.marks.roll_up(&nodes);
         drop(c);
         let unreachable =
             unreachable::Unreachable::credit(&nodes, found, &links, |f| file_links.nodes(f));
-        let reclaim = sets.then(|| Reclaim::new(&links, &file_links, &sweep, &granularity, exact));
         drop(file_links);
         drop(links);
-        drop(sweep);
         // Reclaimable bytes credited at a lowest common ancestor belong to
         // every ancestor too. Leaves are included: their credits are theirs
         // alone.
@@ -485,17 +481,17 @@ impl Crediting<'_> {
     /// Climbs from `node` to the top, calling `f` on every node not yet
     /// credited in this generation: over several starting nodes, that is
     /// once per node of the union of their ancestor chains.
-    fn climb(&mut self, acc: &mut Acc, mut node: NodeId, mut f: impl FnMut(&mut Stats)) {
+    fn climb(&mut self, acc: &mut Acc, mut node: NodeId, mut f: impl FnMut(&mut Acc, usize)) {
         while !node.is_none() {
             let s = acc.slot_of(self.nodes, node);
             if self.stamp.len() <= s {
-                self.stamp.resize(acc.full.len(), 0);
+                self.stamp.resize(acc.slots(), 0);
             }
             if self.stamp[s] == self.generation {
                 break;
             }
             self.stamp[s] = self.generation;
-            f(&mut acc.full[s]);
+            f(acc, s);
             node = self.nodes.parent(node);
         }
     }
@@ -563,7 +559,7 @@ impl Crediting<'_> {
             self.next_generation();
             for (i, l) in range.zip(group) {
                 if counted.is_none_or(|c| c[i]) {
-                    self.climb(acc, l.node, |f| *f += stats);
+                    self.climb(acc, l.node, |a, s| a.full[s] += stats);
                 }
             }
             let lca = group
@@ -623,13 +619,13 @@ impl Crediting<'_> {
                         lit.push(node);
                         node = nodes.parent(node);
                     }
-                    self.climb(acc, node, |f| f.shared = f.shared.saturating_add(seg.bytes));
+                    self.climb(acc, node, |a, s| a.credit_shared(s, seg.bytes));
                 }
             }
             lit.sort_unstable();
             lit.dedup();
             for &leaf in &lit {
-                acc.credit_light(nodes.len(), leaf, seg.bytes);
+                acc.credit_light(nodes, leaf, seg.bytes);
             }
         }
         for (fs, range) in sweep.fs_units() {
