@@ -42,7 +42,7 @@ pub(super) struct Acc {
     /// (the caller credits a leaf once per segment): with `-a` on
     /// snapshots or reflinked copies every file is a leaf credited its
     /// shared bytes and nothing else. A credit that is not whole sectors,
-    /// or would pass 2 TiB, goes to a slot made for the leaf.
+    /// or past 2 TiB in all, goes to a slot made for the leaf.
     pub(crate) light: Vec<u32>,
 }
 

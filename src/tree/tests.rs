@@ -381,7 +381,7 @@ fn bytes_per_entry_stay_small() {
 }
 
 /// A leaf credited shared bytes alone keeps them in 512-byte sectors
-/// (`Acc::light`); a credit not in whole sectors, or one that would pass
+/// (`Acc::light`); a credit not in whole sectors, or one that takes it past
 /// 2 TiB, goes to a slot made for the leaf: the figures are the same
 /// either way.
 #[test]
