@@ -17,7 +17,16 @@
 //! - the files (and the copies written as files) sorted by inode, then by
 //!   node, and numbered in that order; a file counted through its links
 //!   at its first link's node (which is where the measured figures go);
-//! - each segment's and unit's files by those numbers, sorted.
+//! - each segment's and unit's files by those numbers, sorted;
+//! - the extent spaces by their first file (the smallest number of a file
+//!   mapping one of their units), numbered in that order, and in each the
+//!   units (each after its segments) by their first file, then as the
+//!   sweep has them: by address, where the space has addresses of a
+//!   disk's. A space's number is its first sight's, and the addresses of
+//!   Btrfs inline data ([`crate::extents::inline`]) are made up in the
+//!   order the walk met it.
+
+use std::ops::Range;
 
 use crate::figures::Stats;
 use crate::records::{Link, NodeId, dev64};
@@ -48,6 +57,12 @@ pub(super) struct Order {
     /// By the file's id in the scan (a copy's: the files' count plus its
     /// position among the copies): its id in the file.
     pub(super) renumber: Vec<u32>,
+    /// The sweep's units in the order written.
+    pub(super) units: Vec<u32>,
+    /// The extent spaces in the order written (their numbers in the file
+    /// are their positions): each one's number in the scan and its units'
+    /// range in [`Order::units`].
+    pub(super) spaces: Vec<(u32, Range<usize>)>,
 }
 
 /// The order of figures of one inode's links: measured ones first (a
@@ -119,11 +134,49 @@ impl Order {
         for (new, (_, old)) in files.iter().enumerate() {
             renumber[*old as usize] = new as u32;
         }
-        Order {
+        let mut order = Order {
             links,
             stats,
             files: files.into_iter().map(|(r, _)| r).collect(),
             renumber,
+            units: Vec::new(),
+            spaces: Vec::new(),
+        };
+        order.sweep(x);
+        order
+    }
+
+    /// Orders the sweep's spaces and units ([`Order::units`],
+    /// [`Order::spaces`]) by their first files.
+    fn sweep(&mut self, x: &Export<'_>) {
+        let sweep = x.sweep;
+        let mut list = Vec::new();
+        // By unit: its first file (`u32::MAX`: none).
+        let first: Vec<u32> = sweep
+            .units()
+            .map(|u| {
+                super::write::with_copies(x, u.files, &mut list);
+                list.iter()
+                    .map(|&f| self.renumber[f as usize])
+                    .min()
+                    .unwrap_or(u32::MAX)
+            })
+            .collect();
+        let mut spaces: Vec<(u32, u32, Range<usize>)> = Vec::new();
+        for (fs, range) in sweep.fs_units() {
+            let at = self.units.len();
+            self.units.extend(range.clone().map(|u| u as u32));
+            self.units[at..].sort_by_key(|&u| first[u as usize]);
+            let key = range.map(|u| first[u]).min().unwrap_or(u32::MAX);
+            spaces.push((key, fs, at..self.units.len()));
+        }
+        spaces.sort_by_key(|s| s.0);
+        // The units again, space by space in that order.
+        let by_space = std::mem::take(&mut self.units);
+        for (_, fs, range) in spaces {
+            let at = self.units.len();
+            self.units.extend_from_slice(&by_space[range]);
+            self.spaces.push((fs, at..self.units.len()));
         }
     }
 

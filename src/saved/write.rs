@@ -350,7 +350,7 @@ fn fields(w: &mut impl Write, s: &Stats) -> io::Result<()> {
 /// in no order; and how many copies that added. A copy maps what
 /// its file maps, which for the copies made ([`crate::extents::inline`])
 /// is one mapping of one pseudo-extent: one more mapping each.
-fn with_copies(x: &Export<'_>, files: &[u32], list: &mut Vec<u32>) -> u32 {
+pub(super) fn with_copies(x: &Export<'_>, files: &[u32], list: &mut Vec<u32>) -> u32 {
     list.clear();
     list.extend_from_slice(files);
     if !x.copies.is_empty() {
@@ -391,8 +391,14 @@ pub(super) fn records(w: &mut impl Write, x: &Export<'_>, ids: &[NodeId]) -> io:
         write!(w, "[{},{},{},{},{linked}]", f.node, f.ns, f.dev, f.ino)?;
     }
     let mut list = Vec::new();
+    // Each unit's segments, in the order of the units.
     w.write_all(b"],\n\"segments\":[")?;
-    for (i, s) in x.sweep.segments().enumerate() {
+    let segments = order
+        .units
+        .iter()
+        .flat_map(|&u| x.sweep.unit(u as usize).segments);
+    for (i, s) in segments.enumerate() {
+        let s = x.sweep.segment(s);
         w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
         let mappings = with_copies(x, s.files, &mut list);
         order.renumbered(&mut list);
@@ -403,7 +409,8 @@ pub(super) fn records(w: &mut impl Write, x: &Export<'_>, ids: &[NodeId]) -> io:
         w.write_all(b"]")?;
     }
     w.write_all(b"],\n\"units\":[")?;
-    for (i, u) in x.sweep.units().enumerate() {
+    for (i, &u) in order.units.iter().enumerate() {
+        let u = x.sweep.unit(u as usize);
         w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
         let n = u.segments.len();
         let mappings = with_copies(x, u.files, &mut list);
@@ -418,15 +425,16 @@ pub(super) fn records(w: &mut impl Write, x: &Export<'_>, ids: &[NodeId]) -> io:
         }
         w.write_all(b"]")?;
     }
+    // Each space numbered by its position ([`Order`]).
     w.write_all(b"],\n\"spaces\":[")?;
-    for (i, (fs, range)) in x.sweep.fs_units().enumerate() {
+    for (i, (fs, range)) in order.spaces.iter().enumerate() {
         w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
-        let g = match (x.granularity)(fs) {
+        let g = match (x.granularity)(*fs) {
             Granularity::Block => "block",
             Granularity::Extent => "extent",
         };
-        let b = x.exact.saved_space(fs).bits();
-        write!(w, "[{fs},\"{g}\",{},{b}]", range.len())?;
+        let b = x.exact.saved_space(*fs).bits();
+        write!(w, "[{i},\"{g}\",{},{b}]", range.len())?;
     }
     w.write_all(b"],\n\"stops\":[")?;
     for (i, &s) in x.tree.stops().iter().enumerate() {
