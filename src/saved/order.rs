@@ -155,7 +155,7 @@ impl Order {
         let first: Vec<u32> = sweep
             .units()
             .map(|u| {
-                super::write::with_copies(x, u.files, &mut list);
+                with_copies(x, u.files, &mut list);
                 list.iter()
                     .map(|&f| self.renumber[f as usize])
                     .min()
@@ -188,4 +188,23 @@ impl Order {
         }
         list.sort_unstable();
     }
+}
+
+/// `files` with the ids their copies have (a copy is written as a file
+/// after the files: the files' count plus its position among the copies)
+/// into `list`, in no order; and how many copies that added. A copy maps
+/// what its file maps, which for the copies made
+/// ([`crate::extents::inline`]) is one mapping of one pseudo-extent: one
+/// more mapping each.
+pub(super) fn with_copies(x: &Export<'_>, files: &[u32], list: &mut Vec<u32>) -> u32 {
+    list.clear();
+    list.extend_from_slice(files);
+    if !x.copies.is_empty() {
+        for &f in files {
+            let a = x.copies.before(f) as usize;
+            let b = a + x.copies.count(f) as usize;
+            list.extend((a..b).map(|k| (x.files.len() + k) as u32));
+        }
+    }
+    (list.len() - files.len()) as u32
 }

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use super::order::Order;
+use super::order::{Order, with_copies};
 use super::syntax::write_string;
 use super::{Export, FORMAT, time_name};
 use crate::figures::Bound;
@@ -344,23 +344,6 @@ fn fields(w: &mut impl Write, s: &Stats) -> io::Result<()> {
         write!(w, ",{},{}", t.secs, t.nanos)?;
     }
     Ok(())
-}
-
-/// `files` with the ids their copies have (see [`records`]) into `list`,
-/// in no order; and how many copies that added. A copy maps what
-/// its file maps, which for the copies made ([`crate::extents::inline`])
-/// is one mapping of one pseudo-extent: one more mapping each.
-pub(super) fn with_copies(x: &Export<'_>, files: &[u32], list: &mut Vec<u32>) -> u32 {
-    list.clear();
-    list.extend_from_slice(files);
-    if !x.copies.is_empty() {
-        for &f in files {
-            let a = x.copies.before(f) as usize;
-            let b = a + x.copies.count(f) as usize;
-            list.extend((a..b).map(|k| (x.files.len() + k) as u32));
-        }
-    }
-    (list.len() - files.len()) as u32
 }
 
 /// The trailing element: what the roll-up and the set queries need.
