@@ -434,6 +434,10 @@ const MAN_SECTIONS: &[(&str, &[&str])] = &[
             "TZ :: The time zone of --time, as glibc reads it; unset, the system's.",
             "TMPDIR :: Where the index of shared extents spills past --index-memory; unset or \
              empty, /tmp. Used only when a spill is needed.",
+            "SOURCE_DATE_EPOCH :: When set and not empty, the time --export writes as the \
+             scan's timestamp, in seconds since the epoch (else the time now), so that a scan \
+             of an unchanged tree is the same file, byte for byte. A value that is not a number \
+             of seconds is refused before the scan (exit status 2).",
             "NO_COLOR :: When set and not empty, the tree view is not coloured unless \
              --color=always asks for it (the NO_COLOR convention lets a flag win). By default \
              (--color=auto) it is coloured only when standard output is a terminal.",

@@ -50,6 +50,7 @@ mod binfmt;
 mod decode;
 pub(crate) mod import;
 mod name_rules;
+mod order;
 mod rows;
 pub(crate) mod since;
 mod syntax;
@@ -239,6 +240,28 @@ pub(crate) struct Export<'a> {
     pub(crate) overlap: bool,
     /// The files' extent maps, for a later `--since` (none from an import).
     pub(crate) mappings: &'a crate::records::mappings::MapBuf,
+    /// When the scan was made, in seconds since the epoch ([`timestamp`]).
+    pub(crate) timestamp: u64,
+}
+
+/// The time a saved scan says it was made: `SOURCE_DATE_EPOCH` when set
+/// and not empty (so that a scan of an unchanged tree is the same file,
+/// byte for byte), else now.
+///
+/// # Errors
+/// `SOURCE_DATE_EPOCH` is set but not a number of seconds.
+pub(crate) fn timestamp() -> Result<u64, String> {
+    match std::env::var_os("SOURCE_DATE_EPOCH").filter(|v| !v.is_empty()) {
+        Some(v) => v.to_str().and_then(|s| s.parse().ok()).ok_or_else(|| {
+            format!(
+                "SOURCE_DATE_EPOCH is {}, not a number of seconds since the epoch",
+                crate::quote::quote(v.as_encoded_bytes())
+            )
+        }),
+        None => Ok(std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())),
+    }
 }
 
 /// A scan read back: the records to roll a tree up from.

@@ -4,12 +4,13 @@
 
 use std::io::{self, Write};
 
+use super::order::{Order, with_copies};
 use super::syntax::write_string;
 use super::{Export, FORMAT, time_name};
 use crate::figures::Bound;
 use crate::figures::{Kind, Stats};
 use crate::probe::Granularity;
-use crate::records::{Link, NodeId, ReadError, dev64};
+use crate::records::{Link, NodeId, ReadError};
 use crate::tree::Tree;
 
 /// What both writers need beside the export: the file's node numbers,
@@ -202,13 +203,11 @@ fn export_ids(tree: &Tree) -> Vec<NodeId> {
 }
 
 pub(super) fn header(w: &mut impl Write, x: &Export<'_>) -> io::Result<()> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
     write!(
         w,
-        "[1,2,{{\"progname\":\"sdu\",\"progver\":\"{}\",\"timestamp\":{now},\"sdu\":{{\"format\":{FORMAT},\"nodes\":{}",
+        "[1,2,{{\"progname\":\"sdu\",\"progver\":\"{}\",\"timestamp\":{},\"sdu\":{{\"format\":{FORMAT},\"nodes\":{}",
         env!("CARGO_PKG_VERSION"),
+        x.timestamp,
         x.tree.len()
     )?;
     write!(
@@ -348,28 +347,14 @@ fn fields(w: &mut impl Write, s: &Stats) -> io::Result<()> {
 }
 
 /// The trailing element: what the roll-up and the set queries need.
-/// `files` with the ids their copies are written under (see [`records`]),
-/// sorted, into `list`; and how many copies that added. A copy maps what
-/// its file maps, which for the copies made ([`crate::extents::inline`])
-/// is one mapping of one pseudo-extent: one more mapping each.
-fn with_copies(x: &Export<'_>, files: &[u32], list: &mut Vec<u32>) -> u32 {
-    list.clear();
-    list.extend_from_slice(files);
-    if !x.copies.is_empty() {
-        for &f in files {
-            let a = x.copies.before(f) as usize;
-            let b = a + x.copies.count(f) as usize;
-            list.extend((a..b).map(|k| (x.files.len() + k) as u32));
-        }
-        list.sort_unstable();
-    }
-    (list.len() - files.len()) as u32
-}
-
 pub(super) fn records(w: &mut impl Write, x: &Export<'_>, ids: &[NodeId]) -> io::Result<()> {
     let id = |n: NodeId| if n.is_none() { n } else { ids[n.index()] };
+    // In an order of the tree's, not of the walk's ([`Order`]).
+    debug_assert!(x.files.iter().enumerate().all(|(i, f)| f.id as usize == i));
+    let order = Order::new(x, ids);
     w.write_all(b",\n{\"sdu\":\"records\",\n\"links\":[")?;
-    for (i, l) in x.links.iter().enumerate() {
+    for (i, (&at, &with)) in order.links.iter().zip(&order.stats).enumerate() {
+        let l = &x.links[at as usize];
         w.write_all(if i == 0 { b"\n[" } else { b",\n[" })?;
         write!(w, "{},", id(l.node))?;
         match l.entry {
@@ -377,39 +362,29 @@ pub(super) fn records(w: &mut impl Write, x: &Export<'_>, ids: &[NodeId]) -> io:
             None => w.write_all(b"null")?,
         }
         write!(w, ",{},{},{},{},", l.ns, l.dev, l.ino, l.nlink)?;
-        fields(w, &l.stats)?;
+        fields(w, &x.links[with as usize].stats)?;
         w.write_all(b"]")?;
     }
+    // The files, then each copy as a file of its own, mapping what the
+    // file it copies maps; in the order of [`Order`].
     w.write_all(b"],\n\"files\":[")?;
-    for (i, f) in x.files.iter().enumerate() {
-        debug_assert_eq!(f.id as usize, i);
+    for (i, f) in order.files.iter().enumerate() {
         w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
-        write!(
-            w,
-            "[{},{},{},{},{}]",
-            id(f.node),
-            f.ns,
-            f.dev,
-            f.ino,
-            u8::from(f.linked)
-        )?;
-    }
-    // Each copy, a file of its own after the files (`copies[k]` is file
-    // `files.len() + k`), mapping what the file it copies maps.
-    for (k, c) in x.copies.iter().enumerate() {
-        let f = &x.files[c.of as usize];
-        w.write_all(if x.files.is_empty() && k == 0 {
-            b"\n"
-        } else {
-            b",\n"
-        })?;
-        write!(w, "[{},{},{},{},0]", id(c.node), f.ns, dev64(c.dev), f.ino)?;
+        let linked = u8::from(f.linked);
+        write!(w, "[{},{},{},{},{linked}]", f.node, f.ns, f.dev, f.ino)?;
     }
     let mut list = Vec::new();
+    // Each unit's segments, in the order of the units.
     w.write_all(b"],\n\"segments\":[")?;
-    for (i, s) in x.sweep.segments().enumerate() {
+    let segments = order
+        .units
+        .iter()
+        .flat_map(|&u| x.sweep.unit(u as usize).segments);
+    for (i, s) in segments.enumerate() {
+        let s = x.sweep.segment(s);
         w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
         let mappings = with_copies(x, s.files, &mut list);
+        order.renumbered(&mut list);
         write!(w, "[{},{}", s.bytes, s.mappings.saturating_add(mappings))?;
         for f in &list {
             write!(w, ",{f}")?;
@@ -417,10 +392,12 @@ pub(super) fn records(w: &mut impl Write, x: &Export<'_>, ids: &[NodeId]) -> io:
         w.write_all(b"]")?;
     }
     w.write_all(b"],\n\"units\":[")?;
-    for (i, u) in x.sweep.units().enumerate() {
+    for (i, &u) in order.units.iter().enumerate() {
+        let u = x.sweep.unit(u as usize);
         w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
         let n = u.segments.len();
         let mappings = with_copies(x, u.files, &mut list);
+        order.renumbered(&mut list);
         let m = u.mappings.saturating_add(mappings);
         write!(w, "[{},{m},{},{n}", u.bytes, u.ranges)?;
         let same = n == 1 && x.sweep.segment(u.segments.start).files == u.files;
@@ -431,15 +408,16 @@ pub(super) fn records(w: &mut impl Write, x: &Export<'_>, ids: &[NodeId]) -> io:
         }
         w.write_all(b"]")?;
     }
+    // Each space numbered by its position ([`Order`]).
     w.write_all(b"],\n\"spaces\":[")?;
-    for (i, (fs, range)) in x.sweep.fs_units().enumerate() {
+    for (i, (fs, range)) in order.spaces.iter().enumerate() {
         w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
-        let g = match (x.granularity)(fs) {
+        let g = match (x.granularity)(*fs) {
             Granularity::Block => "block",
             Granularity::Extent => "extent",
         };
-        let b = x.exact.saved_space(fs).bits();
-        write!(w, "[{fs},\"{g}\",{},{b}]", range.len())?;
+        let b = x.exact.saved_space(*fs).bits();
+        write!(w, "[{i},\"{g}\",{},{b}]", range.len())?;
     }
     w.write_all(b"],\n\"stops\":[")?;
     for (i, &s) in x.tree.stops().iter().enumerate() {

@@ -310,6 +310,10 @@ pub(crate) fn export(
     // The file is created before the scan: a path that cannot be written
     // fails at once, not after a scan of minutes. It replaces FILE only
     // once complete ([`OutputFile`]).
+    let timestamp = saved::timestamp().map_err(|what| Error::SavedScan {
+        file: file.to_vec(),
+        what,
+    })?;
     let created = match file {
         b"-" => None,
         _ => Some(OutputFile::create(file)?),
@@ -354,6 +358,7 @@ pub(crate) fn export(
         read_errors: &w.read_errors,
         overlap: w.overlap,
         mappings: &w.mappings,
+        timestamp,
     };
     let t3 = Instant::now();
     if let Some(f) = created {

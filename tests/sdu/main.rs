@@ -38,6 +38,7 @@ mod du_rules;
 mod errors;
 mod exact;
 mod exact_random;
+mod export_order;
 mod flags;
 mod golden;
 mod hostile_output;
