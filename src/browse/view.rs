@@ -437,7 +437,7 @@ fn titles_line(c: &Cols) -> Line<'static> {
     if c.fit.pct {
         s.push_str(&" ".repeat(layout::PCT));
     }
-    s.push_str("Name");
+    s.push_str(layout::NAME_TITLE);
     Line::styled(s, Style::default().add_modifier(Modifier::BOLD))
 }
 

@@ -2,7 +2,8 @@
 //! columns: the flags have a column of their own (never touching a
 //! size), a directory whose entries are all hidden says what hides them
 //! and which key shows them, the header and the footer drop whole words
-//! and keep `? help`, and `--compare OLD` lists the entries gone from the
+//! and keep `? help`, the columns' titles keep `Name` beside short
+//! names, and `--compare OLD` lists the entries gone from the
 //! directory shown, counted there, which cannot be opened, marked or
 //! deleted.
 
@@ -256,6 +257,33 @@ fn narrow_screens_keep_help_and_cut_no_word() {
             "{w}:\n{s}"
         );
         pressed(&tmux, "p", "entries");
+        tmux.keys(&["q"]);
+        tmux.wait_for("the prompt", |s| last_line(s) == crate::tmux::PROMPT);
+    }
+}
+
+/// Short names (`y`, `zz`) at 45 and 50 columns: the columns' titles
+/// keep `Name` whole (the name column is never narrower than its title;
+/// a figure column goes first).
+#[test]
+fn short_names_keep_the_name_title_whole() {
+    let t = TestDir::new();
+    let root = t.path().join("s");
+    fs::create_dir_all(&root).unwrap();
+    write_file(&root.join("y"), 300 << 10);
+    write_file(&root.join("zz"), 100 << 10);
+    for w in [45, 50] {
+        let Some(tmux) = Tmux::shell_sized(&format!("screen-short-{w}"), w, 20) else {
+            return;
+        };
+        let s = start_for(&tmux, t.path(), "s", "? help");
+        let titles = s
+            .lines()
+            .find(|l| l.trim_start().starts_with("Total") && !l.contains('·'))
+            .unwrap_or_else(|| panic!("{w}: no titles:\n{s}"));
+        assert_eq!(titles.split_whitespace().last(), Some("Name"), "{w}:\n{s}");
+        assert!(s.lines().all(|l| l.chars().count() <= usize::from(w)));
+        assert!(row(&s, "zz").contains('K'), "{w}:\n{s}");
         tmux.keys(&["q"]);
         tmux.wait_for("the prompt", |s| last_line(s) == crate::tmux::PROMPT);
     }

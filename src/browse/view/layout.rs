@@ -17,6 +17,8 @@ pub(crate) const PCT: usize = 6;
 /// The name keeps at least this many cells (less only when nothing is left
 /// to drop).
 pub(crate) const NAME_MIN: usize = 16;
+/// The name column's title.
+pub(crate) const NAME_TITLE: &str = "Name";
 
 /// Which parts of a row are shown at a width.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,10 +34,11 @@ pub(crate) struct Fit {
 /// The columns of a row at `width` cells: the figure columns of `widths`
 /// (each followed by two spaces), the bar, the percentage, then the name.
 /// While the name has less than `NAME_MIN` cells (or less than `longest`,
-/// the widest name, when that is narrower) the bar goes first, then the
-/// percentage, then the columns in the order `drop` gives.
+/// the widest name, when that is narrower, but never less than its title,
+/// `Name`) the bar goes first, then the percentage, then the columns in
+/// the order `drop` gives.
 pub(crate) fn fit(width: usize, widths: &[usize], drop: &[usize], longest: usize) -> Fit {
-    let want = longest.clamp(1, NAME_MIN);
+    let want = longest.clamp(NAME_TITLE.len(), NAME_MIN);
     let mut f = Fit {
         shown: vec![true; widths.len()],
         bar: true,
