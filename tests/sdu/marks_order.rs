@@ -201,6 +201,29 @@ fn marks_on_xfs_beside_btrfs_snapshots_are_the_same_whatever_the_threads() {
     );
     // None is marked: no subvolume outside the scan holds any of them.
     assert_eq!(at_most(&scan_b.stdout), 0, "{}", scan_b.stdout_str());
+    // Exact, as deleting says: s0 alone holds the first state of d0 (its
+    // big file's data and five inline files), s2 nothing.
+    let claim = |path: &str| {
+        let line = String::from_utf8_lossy(&first)
+            .lines()
+            .find(|l| l.starts_with(&format!("{{\"path\":\"{path}\",")))
+            .unwrap_or_else(|| panic!("no {path}"))
+            .to_string();
+        assert!(line.contains("\"reclaimable_exact\":true"), "{line}");
+        let n = line.split("\"reclaimable\":").nth(1).unwrap();
+        n.split(',').next().unwrap().parse::<u64>().unwrap()
+    };
+    let (s0, s2) = (claim("./b/snaps/s0"), claim("./b/snaps/s2"));
+    let (data, meta) = freed_by_deleting_subvolume(bfs.path(), "snaps/s0");
+    assert!(
+        data > 0 && data <= s0 && s0 <= data + meta + 64 * 1024,
+        "s0 reclaimable {s0}, deleting it freed data {data} + metadata {meta}"
+    );
+    let (data, meta) = freed_by_deleting_subvolume(bfs.path(), "snaps/s2");
+    assert!(
+        data <= s2 && s2 <= data + meta + 64 * 1024,
+        "s2 reclaimable {s2}, deleting it freed data {data} + metadata {meta}"
+    );
     drop(bfs);
     drop(xfs);
 }
