@@ -5,9 +5,10 @@
 //! byte, at every thread count (the threads meet the filesystems, and an
 //! inode's links, in an order their scheduling decides, run to run). And
 //! a Btrfs met below a mount point has its trees asked as a PATH's: its
-//! entries, figures and marks, are those of a scan of it alone.
+//! entries, figures and marks, are those of a scan of it alone; so are
+//! snapshots bind-mounted beside XFS, whose origin is outside the scan.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::util::*;
@@ -226,4 +227,91 @@ fn marks_on_xfs_beside_btrfs_snapshots_are_the_same_whatever_the_threads() {
     );
     drop(bfs);
     drop(xfs);
+}
+
+/// A bind mount, unmounted on drop (lazily: a failed test may leave a
+/// process in it).
+struct Bind(PathBuf);
+
+impl Bind {
+    fn new(from: &Path, on: &Path) -> Bind {
+        run(Command::new("mount").arg("--bind").arg(from).arg(on)).assert_ok();
+        Bind(on.to_path_buf())
+    }
+}
+
+impl Drop for Bind {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// The snapshots directory of a Btrfs bind-mounted beside an XFS, its
+/// origin subvolume outside the scan: as root the origin's tree is asked
+/// whether it holds each inline file, as for a PATH on the Btrfs, whatever
+/// the threads.
+#[test]
+fn snapshots_bind_mounted_beside_xfs_are_asked_as_a_path() {
+    let d = TestDir::new();
+    let x = d.mkdir("x");
+    let s = d.mkdir("s");
+    let Some(xfs) = LoopFs::new_at(FsKind::Xfs, &x) else {
+        return;
+    };
+    let Some(bfs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    xfs_tree(xfs.path());
+    btrfs_tree(bfs.path());
+    let bind = Bind::new(&bfs.path().join("snaps"), &s);
+    let first = json(d.path(), "-j1");
+    for j in ["-j4", "-j8", "-j2", "-j8"] {
+        let next = json(d.path(), j);
+        assert!(
+            next == first,
+            "-j1 and {j} differ: {}",
+            differences(&first, &next)
+        );
+    }
+    let below = entries(&first, "./s");
+    let path = run_with_timeout(
+        Command::new(sdu_bin())
+            .current_dir(bfs.path())
+            .args(["-j4", "--json", "-a", "snaps"]),
+        300,
+    );
+    path.assert_ok();
+    let direct = entries(&path.stdout, "snaps");
+    assert!(below.len() > 3 * 6 * 61, "{}", below.len());
+    // Below the mount point: the same figures and marks. At it, the data
+    // extents the snapshots share with their origin are not asked about
+    // (only a PATH's filesystem is: docs/limits.md), so its Reclaimable
+    // is a bound, marked, above the exact one.
+    let (top, top_direct) = (&below.last().unwrap().1, &direct.last().unwrap().1);
+    let reclaimable = |e: &str| -> u64 {
+        let n = e.split("\"reclaimable\":").nth(1).unwrap();
+        n.split(',').next().unwrap().parse().unwrap()
+    };
+    assert!(
+        top_direct.contains("\"reclaimable_exact\":true")
+            && (top == top_direct
+                || top.contains("\"reclaimable_bound\":\"at_most\"")
+                    && reclaimable(top) >= reclaimable(top_direct)),
+        "./s {top}\nsnaps {top_direct}"
+    );
+    let rest = below.len().saturating_sub(1);
+    let differ: Vec<_> = (below[..rest].iter().zip(&direct))
+        .filter(|(x, y)| x != y)
+        .take(5)
+        .collect();
+    assert!(
+        below.len() == direct.len() && differ.is_empty(),
+        "{} and {} entries: {differ:#?}",
+        below.len(),
+        direct.len()
+    );
+    let marked = below[..rest].iter();
+    let marked = marked.filter(|e| e.1.contains("\"reclaimable_exact\":false"));
+    assert_eq!(marked.count(), 0, "{}", path.stdout_str());
+    drop(bind);
 }
