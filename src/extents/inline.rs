@@ -29,6 +29,7 @@
 //! root tree's, and every inode is asked whether a subvolume outside the
 //! scan holds it ([`super::inline_held`]).
 
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -168,12 +169,14 @@ impl<K: Copy + Default + Eq + std::hash::Hash> Dense<K> {
 /// records are in, each given an index that a record holds in 16 bits.
 /// Shared by the walk's threads; the ids and indexes depend on the walk's
 /// order, which [`share()`] never reads them in. Also the few records'
-/// figures an 8-byte record cannot hold ([`Odd`]).
+/// figures an 8-byte record cannot hold ([`Odd`]), and as root an fd on
+/// each Btrfs filesystem the walk entered ([`Keys::keep_fd`]).
 #[derive(Default)]
 pub(crate) struct Keys {
     keys: Dense<Key>,
     devs: Dense<u32>,
     odd: Mutex<Vec<Odd>>,
+    fds: Mutex<Vec<(u32, u64, OwnedFd)>>,
 }
 
 /// The keys by id, the devices by index and the odd records by index, as
@@ -186,9 +189,19 @@ pub(crate) struct Table {
     bytes: Vec<u16>,
     devs: Vec<u32>,
     odd: Vec<Odd>,
+    /// By filesystem (registry index), ascending: a device of it and an
+    /// fd on it ([`Keys::keep_fd`]).
+    fds: Vec<(u32, u64, OwnedFd)>,
 }
 
 impl Table {
+    /// A device and an fd of each Btrfs filesystem the walk entered as
+    /// root, whether or not a PATH lies on it: what
+    /// [`super::inline_held::Holders`] asks the trees through.
+    pub(crate) fn fds(&self) -> impl Iterator<Item = (u64, Option<&OwnedFd>)> {
+        self.fds.iter().map(|(_, dev, fd)| (*dev, Some(fd)))
+    }
+
     /// The devices (subvolumes) of the records, ascending, each once.
     /// Inline data is shared only between two subvolumes: while a scan
     /// meets one, its records are dropped unread.
@@ -220,6 +233,20 @@ impl Keys {
         self.devs.id(dev, 0).0
     }
 
+    /// As root, keeps a copy of `fd`, open on device `dev` of Btrfs
+    /// filesystem `fs`, unless one of `fs` is kept: the trees of a
+    /// filesystem met below a mount point are asked as those of a PATH's
+    /// are, whichever thread met it first.
+    pub(crate) fn keep_fd(&self, fs: u32, dev: u64, fd: BorrowedFd<'_>) {
+        let mut v = self.fds.lock().unwrap_or_else(|e| e.into_inner());
+        if v.iter().any(|f| f.0 == fs) {
+            return;
+        }
+        if let Ok(fd) = rustix::io::fcntl_dupfd_cloexec(fd, 0) {
+            v.push((fs, dev, fd));
+        }
+    }
+
     /// Keeps `odd`; its index.
     fn odd(&self, odd: Odd) -> u32 {
         let mut v = self.odd.lock().unwrap_or_else(|e| e.into_inner());
@@ -238,11 +265,14 @@ impl Keys {
     pub(crate) fn table(self) -> Table {
         let odd = self.odd.into_inner().unwrap_or_else(|e| e.into_inner());
         let (keys, bytes) = self.keys.by_id().into_iter().unzip();
+        let mut fds = self.fds.into_inner().unwrap_or_else(|e| e.into_inner());
+        fds.sort_unstable_by_key(|f| f.0);
         Table {
             keys,
             bytes,
             devs: self.devs.by_id().into_iter().map(|d| d.0).collect(),
             odd,
+            fds,
         }
     }
 }

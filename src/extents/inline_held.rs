@@ -89,6 +89,12 @@ impl Holders {
         Some(Holders { fss })
     }
 
+    /// Holders of no filesystem: every tree unreadable.
+    #[cfg(test)]
+    pub(crate) fn none() -> Holders {
+        Holders { fss: Vec::new() }
+    }
+
     fn of(&self, fs: u32) -> Option<(BorrowedFd<'_>, &Subvolumes)> {
         let f = self.fss.iter().find(|f| f.0 == fs)?;
         Some((f.1.as_fd(), f.2.as_ref()?))

@@ -192,6 +192,9 @@ impl Ctx<'_> {
                 .msgs
                 .report(Diagnostic::Probe { path: path(), what });
         }
+        if info.magic == magic::BTRFS && self.run.keep_inline && self.map.extents.trees_readable() {
+            self.map.inline_keys.keep_fd(info.index, dev, fd);
+        }
         let btrfs = (info.magic == magic::BTRFS)
             .then(|| self.map.registry.subvolume(dev))
             .flatten();

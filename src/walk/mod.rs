@@ -638,13 +638,14 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     nodes.set_parent(NodeId::TOP, NodeId::NONE);
     // Inline data that snapshots share, in the scan or (as root) outside it.
     let inline_devs = inline_keys.devs();
-    let fds = roots.iter().flatten().map(|r| (r.dev, r.fd.as_deref()));
+    // The PATHs' filesystems first, then those met below them.
+    let fds = (roots.iter().flatten().map(|r| (r.dev, r.fd.as_deref()))).chain(inline_keys.fds());
     let holders =
         crate::extents::inline_held::Holders::as_root(&extents, &registry, &inline_devs, fds);
     if inline_devs.len() > 1 || holders.is_some() {
         // The matching takes the records whole, and gives them back.
         let mut recs = std::mem::take(&mut files).into_recs();
-        let unknown = crate::extents::inline::share(
+        let shared = crate::extents::inline::share(
             (std::mem::take(&mut inline), &inline_keys),
             (&inline_devs, holders.as_ref(), &namespaces(&roots)),
             &registry,
@@ -652,10 +653,11 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
             &mut nodes,
             &mut links,
             (&mut recs, (&copy_sets, &mut copies)),
-        )
-        .unknown;
+        );
         files = crate::records::Files::from_recs(recs);
-        bounds.extend(unknown.into_iter().map(|n| (n, Bound::AT_MOST)));
+        bounds.extend(shared.unknown.into_iter().map(|n| (n, Bound::AT_MOST)));
+        let inodes = shared.unknown_inodes.into_iter();
+        inode_marks.extend(inodes.map(|i| (i, Bound::AT_MOST, false)));
     }
     drop(inline);
     drop(inline_keys);

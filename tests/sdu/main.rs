@@ -47,6 +47,7 @@ mod inline;
 mod json;
 mod leftout;
 mod marks;
+mod marks_order;
 mod overlap;
 mod partial;
 mod plan;

@@ -14,7 +14,7 @@ use super::super::inline_held::{self as ih, Holders};
 use super::super::source::Extents;
 use super::{INLINE_NS, InlineRec, MOVED_AT_ONCE, NO_DEV, Odd, Table};
 use crate::probe::{Registry, Subvol};
-use crate::records::{CopyRec, CopySets, FileRec, Held, Link, NodeId, Nodes, dev32, dev64};
+use crate::records::{CopyRec, CopySets, FileRec, Held, Inode, Link, NodeId, Nodes, dev32, dev64};
 
 /// Turns the inline files seen unchanged in two or more subvolumes of one
 /// snapshot family into shared units: indexes a pseudo-extent per inode,
@@ -80,7 +80,9 @@ pub(crate) fn share(
         }
         let held = helds.pop().unwrap_or(ih::HeldBy::Nowhere);
         if held == ih::HeldBy::Unknown {
-            unknown.extend(recs[start..end].iter().map(|r| ranks.node(r)));
+            for r in &recs[start..end] {
+                unknown.add(&ranks, r);
+            }
         }
         units.run(&mut recs, start..end, held, nodes, links, files);
         end = start;
@@ -96,7 +98,31 @@ pub(crate) fn share(
     hold_copies((recs, copy, odd_copies), &ranks, copies);
     Shared {
         units: count,
-        unknown,
+        unknown: unknown.nodes,
+        unknown_inodes: unknown.inodes,
+    }
+}
+
+/// The inline files whose data a subvolume outside the scan may hold:
+/// their bounds.
+#[derive(Default)]
+struct Unknown {
+    /// Of a file counted at its node: the node.
+    nodes: Vec<NodeId>,
+    /// Of a file counted through its links: its inode, which marks every
+    /// link (its record is at whichever link the walk met first).
+    inodes: Vec<Inode>,
+}
+
+impl Unknown {
+    fn add(&mut self, ranks: &FamilyRanks<'_>, r: &InlineRec) {
+        match r.linked() {
+            true => {
+                let k = &ranks.table.keys[r.key() as usize];
+                (self.inodes).push((k.ns, dev64(ranks.dev(r)), k.ino));
+            }
+            false => self.nodes.push(ranks.node(r)),
+        }
     }
 }
 
@@ -240,9 +266,8 @@ impl<'a> FamilyRanks<'a> {
 /// The records of `chunks` moved into one vector, each chunk given back
 /// as it is moved, the marks left out once they have given each node its
 /// subvolume (`ranks`' [`FamilyRanks::node_dev`], for the `nodes` node
-/// ids), and the nodes of those of no known subvolume, which as root
-/// (`root`) are bounds: their copies outside the scan cannot be asked
-/// about.
+/// ids), and those of no known subvolume, which as root (`root`) are
+/// bounds: their copies outside the scan cannot be asked about.
 ///
 /// Group the copies of one inode: sort by key id, and within one inode's
 /// records seen in two subvolumes or more, by family and subvolume; then
@@ -262,7 +287,7 @@ fn gather(
     ranks: &mut FamilyRanks<'_>,
     root: bool,
     nodes: usize,
-) -> (Vec<InlineRec>, Vec<NodeId>) {
+) -> (Vec<InlineRec>, Unknown) {
     // The marks first, in the stream's order: each holds for the records
     // after it.
     let mut node_dev = vec![NO_DEV as u16; nodes];
@@ -300,7 +325,7 @@ fn gather(
     let ranks = &*ranks;
     let files = chunks.iter().flatten().filter(|r| !r.is_mark()).count();
     let mut recs: Vec<InlineRec> = Vec::with_capacity(files);
-    let mut unknown = Vec::new();
+    let mut unknown = Unknown::default();
     for mut chunk in chunks {
         // From its end, a slice at a time: the chunk and the records moved
         // never both hold all of it.
@@ -313,7 +338,7 @@ fn gather(
                 }
                 let known = ranks.rank(r).is_some();
                 if !known && root {
-                    unknown.push(ranks.node(r));
+                    unknown.add(ranks, r);
                 }
                 known
             }));
@@ -568,4 +593,6 @@ pub(crate) struct Shared {
     /// The nodes of inline files a subvolume outside the scan may hold
     /// (its tree could not be read): their figures are bounds.
     pub(crate) unknown: Vec<NodeId>,
+    /// Likewise, the inodes of such files counted through their links.
+    pub(crate) unknown_inodes: Vec<Inode>,
 }

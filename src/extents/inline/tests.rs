@@ -535,3 +535,48 @@ fn bytes_per_snapshot_copy_stay_small() {
     // whatever the number of its copies.
     assert!(per_inode <= 200.0, "{per_inode:.1} bytes per inode");
 }
+
+/// As root, an inode whose trees could not be read is a bound. Counted
+/// through its links, its record is at whichever link the walk met first:
+/// the bound is the inode's, the same whichever node the record names;
+/// a file counted at its node is marked there.
+#[test]
+fn an_unknown_linked_inode_is_marked_by_inode_not_by_the_link_met_first() {
+    let (a, b) = ([0xa; 16], [0xb; 16]);
+    let reg = registry(&[(10, a, [0; 16]), (11, b, a)]);
+    let held = crate::extents::inline_held::Holders::none();
+    let unknown = |nodes_at: [usize; 2], linked: bool| {
+        let keys = Keys::default();
+        let mut chunk = Vec::new();
+        for (node, dev) in nodes_at.into_iter().zip([10u64, 11]) {
+            let r = rec(node, dev);
+            let d = dev32(dev).unwrap();
+            let index = keys.dev(d);
+            chunk.push(InlineRec::mark(index));
+            let at = (NodeId::new(node), r.key, d, index);
+            chunk.push(InlineRec::new(at, r.bytes, linked, None, &keys));
+        }
+        let table = keys.table();
+        let ext = Extents::new();
+        let mut files = (Vec::new(), Vec::new(), CopySets::default());
+        let mut ns = nodes_n(4);
+        let mut got = share(
+            (vec![chunk], &table),
+            (&[10, 11], Some(&held), &[]),
+            &reg,
+            &ext,
+            &mut ns,
+            &mut [],
+            (&mut files.0, (&files.2, &mut files.1)),
+        );
+        got.unknown.sort_unstable();
+        got.unknown_inodes.sort_unstable();
+        (got.unknown, got.unknown_inodes)
+    };
+    let inodes = vec![(0, 10, 257), (0, 11, 257)];
+    assert_eq!(unknown([1, 2], true), (vec![], inodes.clone()));
+    assert_eq!(unknown([3, 1], true), (vec![], inodes));
+    let at = |n: [usize; 2]| n.map(NodeId::new).to_vec();
+    assert_eq!(unknown([1, 2], false), (at([1, 2]), vec![]));
+    assert_eq!(unknown([3, 1], false), (at([1, 3]), vec![]));
+}
