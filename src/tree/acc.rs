@@ -7,9 +7,6 @@ use super::ranks::Ranks;
 use crate::figures::Stats;
 use crate::records::{NodeId, Nodes, StatsTable};
 
-/// The unit of [`Acc::light`].
-const SECTOR: u64 = 512;
-
 /// A node's rolled-up figures are its own (a leaf credited nothing), while
 /// they are computed.
 pub(super) const OWN: u32 = u32::MAX;
@@ -38,11 +35,10 @@ pub(super) struct Acc {
     /// at every ancestor.
     pub(crate) at: Vec<u64>,
     /// By node, once a leaf without a slot is credited shared bytes: the
-    /// bytes in 512-byte sectors, 4 bytes a node rather than a slot's 72
-    /// (the caller credits a leaf once per segment): with `-a` on
-    /// snapshots or reflinked copies every file is a leaf credited its
-    /// shared bytes and nothing else. A credit that is not whole sectors,
-    /// or past 2 TiB in all, goes to a slot made for the leaf.
+    /// bytes, 4 bytes a node rather than a slot's 72 (the caller credits a
+    /// leaf once per segment): with `-a` on snapshots or reflinked copies
+    /// every file is a leaf credited its shared bytes and nothing else. A
+    /// leaf credited 4 GiB or more is given a slot instead.
     pub(crate) light: Vec<u32>,
 }
 
@@ -149,10 +145,7 @@ impl Acc {
             self.light = vec![0; nodes.len()];
         }
         let l = &mut self.light[id.index()];
-        let sum = (bytes % SECTOR == 0)
-            .then(|| u32::try_from(bytes / SECTOR).ok())
-            .flatten()
-            .and_then(|s| l.checked_add(s));
+        let sum = u32::try_from(bytes).ok().and_then(|b| l.checked_add(b));
         match sum {
             Some(sum) => *l = sum,
             None => {
@@ -171,7 +164,7 @@ impl Acc {
             light,
             ..
         } = self;
-        let light_of = |i: usize| light.get(i).map_or(0, |&l| u64::from(l) * SECTOR);
+        let light_of = |i: usize| light.get(i).map_or(0, |&l| u64::from(l));
         // A leaf's figures with its light credit, when it has no slot.
         let lit = |i: usize| {
             let mut s = nodes.own(NodeId::new(i));
@@ -199,7 +192,7 @@ impl Acc {
         let mut light = light;
         let mut kept = light.len();
         for (i, &s) in slot.iter().enumerate().rev() {
-            let l = light.get(i).map_or(0, |&l| u64::from(l) * SECTOR);
+            let l = light.get(i).map_or(0, |&l| u64::from(l));
             if s != OWN || l > 0 {
                 r -= 1;
             }

@@ -380,13 +380,12 @@ fn bytes_per_entry_stay_small() {
     assert!(per < 19.0, "{per:.1} bytes per entry beside the names");
 }
 
-/// A leaf credited shared bytes alone keeps them in 512-byte sectors
-/// (`Acc::light`); a credit not in whole sectors, or one that takes it past
-/// 2 TiB, goes to a slot made for the leaf: the figures are the same
-/// either way.
+/// A leaf credited shared bytes alone keeps them in 32 bits
+/// (`Acc::light`); one credited 4 GiB or more in all goes to a slot made
+/// for it: the figures are the same either way.
 #[test]
 fn leaves_credited_shared_bytes_keep_them_whole() {
-    const TIB: u64 = 1 << 40;
+    const GIB: u64 = 1 << 30;
     // top(0) -> r(1) -> d(2) -> {f(3), g(4), h(5)}, the files -a leaves.
     let mut ns = vec![
         rec(0, NodeId::NONE, 0, "", 0),
@@ -400,22 +399,21 @@ fn leaves_credited_shared_bytes_keep_them_whole() {
         ns.push(r);
     }
     // Every range is mapped once in the scan: shared with something
-    // outside it. f: 4 KiB (sectors), then 40 bytes (not whole sectors);
-    // g: 1.5 TiB twice (3 TiB: past what 32 bits of sectors hold); h: 3
-    // TiB at once.
+    // outside it. f: 4 KiB, then 40 bytes (inline data is not whole
+    // sectors); g: 3 GiB twice (6 GiB: past 32 bits); h: 5 GiB at once.
     let idx = SharedIndex::new();
     idx.insert(0, 0, 4096, 0);
     idx.insert(0, 8192, 40, 0);
-    idx.insert(0, 4 * TIB, 3 * TIB / 2, 1);
-    idx.insert(0, 6 * TIB, 3 * TIB / 2, 1);
-    idx.insert(0, 8 * TIB, 3 * TIB, 2);
+    idx.insert(0, 4 * GIB, 3 * GIB, 1);
+    idx.insert(0, 8 * GIB, 3 * GIB, 1);
+    idx.insert(0, 12 * GIB, 5 * GIB, 2);
     let sweep = idx.into_units(|_| Granularity::Block);
     let files = [file(0, 3), file(1, 4), file(2, 5)];
     let t = Tree::build(ns, vec![], &files, &sweep, |_| Granularity::Block);
     let shared = |id: u32| t.figures(n(id)).shared;
     assert_eq!(shared(3), 4096 + 40);
-    assert_eq!(shared(4), 3 * TIB);
-    assert_eq!(shared(5), 3 * TIB);
-    assert_eq!(shared(2), 4096 + 40 + 6 * TIB);
+    assert_eq!(shared(4), 6 * GIB);
+    assert_eq!(shared(5), 5 * GIB);
+    assert_eq!(shared(2), 4096 + 40 + 11 * GIB);
     assert_eq!(shared(1), shared(2));
 }
