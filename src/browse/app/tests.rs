@@ -396,16 +396,18 @@ fn unread_directories_are_marked_as_ncdu_marks_them() {
 }
 
 /// The columns kept at every width: the name gets what is left, and no
-/// less than 16 cells while something is left to drop; the bar goes
+/// less than 16 cells while something is left to drop (its widest name's
+/// when narrower, never less than its title's); the bar goes
 /// first, then the percentage, then the columns in the order given; and a
 /// wider screen never shows less.
 #[test]
 fn columns_drop_in_order_before_the_name_goes_below_16() {
-    use crate::browse::view::layout::{LEAD, NAME_MIN, fit};
+    use crate::browse::view::layout::{LEAD, NAME_MIN, NAME_TITLE, fit};
     let widths = [5, 9, 6, 11, 5, 16];
     let drop = [2, 1, 5, 4, 3, 0];
     for longest in [1, 5, 15, 16, 40, 255] {
-        let want = longest.min(NAME_MIN);
+        // Never narrower than the column's title.
+        let want = longest.clamp(NAME_TITLE.len(), NAME_MIN);
         let mut before: Option<usize> = None;
         for width in 20..=250 {
             let f = fit(width, &widths, &drop, longest);
