@@ -242,9 +242,7 @@ fn marking_two_snapshots_frees_what_the_total_row_says() {
     assert_eq!(doc["total"]["reclaimable_exact"], true, "{doc}");
     // Without CAP_SYS_ADMIN nothing can be asked: the same figure, a bound.
     crate::btrfs::assert_setpriv_drops_sys_admin();
-    let out = run(Command::new("setpriv")
-        .args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
-        .arg(sdu_bin())
+    let out = run(sdu_command(false)
         .current_dir(fs.path())
         .args(["--json", "-s", "-c", "snaps/s1", "snaps/s2"]));
     let nobody: Value = serde_json::from_slice(&out.stdout).expect("json");

@@ -222,19 +222,17 @@ fn compressed_as_root_reclaimable_is_what_deleting_frees() {
 /// it from the bounding and inheritable sets, so the exec'd sdu has it in
 /// none of its sets.
 pub(crate) fn sdu_unprivileged(args: &[&str], path: &Path) -> Output {
-    run(Command::new("setpriv")
-        .args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
-        .arg(sdu_bin())
-        .args(args)
-        .arg(path))
+    run(sdu_command(false).args(args).arg(path))
 }
 
 /// The drop is real: under the same setpriv, CAP_SYS_ADMIN (bit 21) is
 /// not in the effective set.
 pub(crate) fn assert_setpriv_drops_sys_admin() {
-    let out = run(Command::new("setpriv")
-        .args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
-        .args(["grep", "CapEff", "/proc/self/status"]));
+    let out = run(Command::new("setpriv").args(WITHOUT_SYS_ADMIN).args([
+        "grep",
+        "CapEff",
+        "/proc/self/status",
+    ]));
     let hex = out
         .stdout_str()
         .split_whitespace()

@@ -55,23 +55,6 @@ fn quit(tmux: &Tmux, status: u32) -> String {
     s
 }
 
-/// A bind mount, unmounted on drop (lazily: a failed test may leave a
-/// process in it).
-struct Bind(PathBuf);
-
-impl Bind {
-    fn new(from: &Path, on: &Path) -> Bind {
-        run(Command::new("mount").arg("--bind").arg(from).arg(on)).assert_ok();
-        Bind(on.to_path_buf())
-    }
-}
-
-impl Drop for Bind {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
-
 fn root_or_skip(why: &str) -> bool {
     is_root() || unavailable::<()>(why).is_some()
 }

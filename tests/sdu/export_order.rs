@@ -36,14 +36,7 @@ fn export_with(dir: &Path, (threads, root): (&str, bool), extra: &[&str], path: 
 
 /// [`sdu_in`] with `SOURCE_DATE_EPOCH` set to [`EPOCH`].
 fn sdu_in_env(dir: &Path, root: bool, args: &[&str]) -> Output {
-    let mut c = if root {
-        Command::new(sdu_bin())
-    } else {
-        let mut c = Command::new("setpriv");
-        c.args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
-            .arg(sdu_bin());
-        c
-    };
+    let mut c = sdu_command(root);
     c.current_dir(dir)
         .env("SOURCE_DATE_EPOCH", EPOCH)
         .args(args);

@@ -23,7 +23,7 @@
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use crate::json::{self, Entry, Report};
@@ -302,16 +302,6 @@ fn a_missing_operand_does_not_touch_the_others_exactness() {
 
 // ---------------------------------------------------------------------------
 // Every way
-
-/// A filesystem mounted at a second place (`mount --bind`), unmounted on
-/// drop, before the filesystems it lies on.
-struct Bind(PathBuf);
-
-impl Drop for Bind {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
 
 /// The case for one way: the arguments besides `--json --stats -d1` (the
 /// PATHs too), whether run as root, and whether the filesystem has rmapbt.

@@ -32,14 +32,7 @@ const MARKS: [(&str, &str, &str); 3] = [
 /// sdu in `cwd` (as root, or without `CAP_SYS_ADMIN`) with `LC_ALL` set
 /// to `locale`.
 fn sdu_locale(cwd: &Path, root: bool, locale: &str, args: &[&str]) -> Output {
-    let mut c = if root {
-        Command::new(sdu_bin())
-    } else {
-        let mut c = Command::new("setpriv");
-        c.args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
-            .arg(sdu_bin());
-        c
-    };
+    let mut c = sdu_command(root);
     run_with_timeout(c.current_dir(cwd).env("LC_ALL", locale).args(args), 300)
 }
 

@@ -8,7 +8,7 @@
 //! entries, figures and marks, are those of a scan of it alone; so are
 //! snapshots bind-mounted beside XFS, whose origin is outside the scan.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use crate::util::*;
@@ -227,23 +227,6 @@ fn marks_on_xfs_beside_btrfs_snapshots_are_the_same_whatever_the_threads() {
     );
     drop(bfs);
     drop(xfs);
-}
-
-/// A bind mount, unmounted on drop (lazily: a failed test may leave a
-/// process in it).
-struct Bind(PathBuf);
-
-impl Bind {
-    fn new(from: &Path, on: &Path) -> Bind {
-        run(Command::new("mount").arg("--bind").arg(from).arg(on)).assert_ok();
-        Bind(on.to_path_buf())
-    }
-}
-
-impl Drop for Bind {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
 }
 
 /// The snapshots directory of a Btrfs bind-mounted beside an XFS, its

@@ -459,15 +459,10 @@ fn candidates_inside_a_scanned_path_see_its_references() {
     sync_fs(d);
     // As root, or (`root` false) without CAP_SYS_ADMIN.
     let plan_as = |root: bool, args: &[&str]| {
-        let mut c = if root {
-            Command::new(sdu_bin())
-        } else {
-            let mut c = Command::new("setpriv");
-            c.args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
-                .arg(sdu_bin());
-            c
-        };
-        let out = run(c.current_dir(d).args(["--json", "--to-free"]).args(args));
+        let out = run(sdu_command(root)
+            .current_dir(d)
+            .args(["--json", "--to-free"])
+            .args(args));
         (out.code, serde_json::from_slice::<Value>(&out.stdout).ok())
     };
     let run_plan = |args: &[&str]| plan_as(true, args);

@@ -97,7 +97,7 @@ fn identities_read_through_the_walks_fds() {
         if !root {
             c = {
                 let mut s = Command::new("setpriv");
-                s.args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
+                s.args(WITHOUT_SYS_ADMIN)
                     .arg("strace")
                     .args(c.get_args())
                     .current_dir(d);

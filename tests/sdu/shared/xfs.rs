@@ -39,11 +39,7 @@ fn xfs_sharing_figures_match_block_model() {
     assert_ne!(want[e].0.reclaimable, want[e].1, "{:?}", want[e]);
     if is_root() {
         crate::btrfs::assert_setpriv_drops_sys_admin();
-        let out = run(Command::new("setpriv")
-            .args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
-            .arg(sdu_bin())
-            .args(["--json"])
-            .arg(&root));
+        let out = run(sdu_command(false).args(["--json"]).arg(&root));
         assert_eq!(out.code, Some(0), "{out:?}");
         let nobody = crate::json::parse(&out.stdout);
         let t = model_mismatches(fs.path(), &nobody, &want, Rule::Bound);

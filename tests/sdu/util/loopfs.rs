@@ -284,6 +284,37 @@ impl Drop for Tmpfs {
     }
 }
 
+/// A mount point, unmounted on drop (lazily: a failed test may leave a
+/// process in it).
+pub struct Bind(pub PathBuf);
+
+impl Bind {
+    /// `from` bind-mounted on `on`.
+    pub fn new(from: &Path, on: &Path) -> Bind {
+        run(Command::new("mount").arg("--bind").arg(from).arg(on)).assert_ok();
+        Bind(on.to_path_buf())
+    }
+
+    /// [`Bind::new`], or `None` (a loud skip, a failure under CI=true)
+    /// when this is not root or the mount fails.
+    pub fn or_skip(from: &Path, on: &Path) -> Option<Bind> {
+        if !is_root() {
+            return unavailable("bind mounts need root");
+        }
+        let o = run(Command::new("mount").arg("--bind").arg(from).arg(on));
+        if o.code != Some(0) {
+            return unavailable(&format!("mount --bind failed: {o:?}"));
+        }
+        Some(Bind(on.to_path_buf()))
+    }
+}
+
+impl Drop for Bind {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
 /// Flushes the filesystem holding `path`: delayed allocation would
 /// otherwise let `st_blocks` move between two measurements.
 pub fn sync_fs(path: &Path) {

@@ -255,16 +255,25 @@ pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
 
-/// sdu run in `cwd`, as root or (`root` false) without `CAP_SYS_ADMIN`
-/// (dropped from the bounding and inheritable sets), given 5 minutes.
-pub fn sdu_in(cwd: &Path, root: bool, args: &[&str]) -> Output {
-    let mut c = if root {
+/// setpriv's arguments that drop `CAP_SYS_ADMIN` from the bounding and
+/// inheritable sets, so that the program it runs has it in none of its
+/// sets.
+pub const WITHOUT_SYS_ADMIN: [&str; 4] =
+    ["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"];
+
+/// sdu, to run as root or (`root` false) without `CAP_SYS_ADMIN`
+/// ([`WITHOUT_SYS_ADMIN`]).
+pub fn sdu_command(root: bool) -> Command {
+    if root {
         Command::new(sdu_bin())
     } else {
         let mut c = Command::new("setpriv");
-        c.args(["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"])
-            .arg(sdu_bin());
+        c.args(WITHOUT_SYS_ADMIN).arg(sdu_bin());
         c
-    };
-    run_with_timeout(c.current_dir(cwd).args(args), 300)
+    }
+}
+
+/// [`sdu_command`] run in `cwd`, given 5 minutes.
+pub fn sdu_in(cwd: &Path, root: bool, args: &[&str]) -> Output {
+    run_with_timeout(sdu_command(root).current_dir(cwd).args(args), 300)
 }
