@@ -11,6 +11,8 @@
 //! without, by parent uuid alone, so that a snapshot of a deleted
 //! subvolume or of one outside the scan is grouped by that uuid.
 
+use rayon::prelude::*;
+
 use crate::figures::{Bound, Stats, Timestamp};
 use crate::records::NodeId;
 use crate::tree::union::Frees;
@@ -75,8 +77,9 @@ pub(crate) fn groups(tree: &Tree, sets: &Sets, subvols: &Subvols) -> (Vec<Group>
         .filter_map(|r| Some((names(tree, r.node)?, r)))
         .collect();
     met.sort_by(|a, b| a.0.cmp(&b.0));
+    // Each subvolume's figures take a pass over the scan: on every CPU.
     let found: Vec<Subvolume> = met
-        .iter()
+        .par_iter()
         .map(|((_, names), r)| subvolume(tree, sets, names, r))
         .collect();
     // The origin of each: up through the parents the scan met.
@@ -123,12 +126,20 @@ pub(crate) fn groups(tree: &Tree, sets: &Sets, subvols: &Subvols) -> (Vec<Group>
     for g in &mut groups {
         g.snapshots
             .sort_by(|a, b| (a.created, &a.path).cmp(&(b.created, &b.path)));
-        let mut ids = Vec::new();
-        for s in &mut g.snapshots {
-            ids.push(s.node);
-            s.with_older = sets.frees(tree, &ids);
+        let ids: Vec<NodeId> = g.snapshots.iter().map(|s| s.node).collect();
+        // Each snapshot with those older than it, a pass over the scan
+        // each: on every CPU.
+        let older: Vec<Frees> = (1..=ids.len())
+            .into_par_iter()
+            .map(|k| sets.frees(tree, &ids[..k]))
+            .collect();
+        for (s, f) in g.snapshots.iter_mut().zip(older) {
+            s.with_older = f;
         }
-        g.all = sets.frees(tree, &ids);
+        g.all = match g.snapshots.last() {
+            Some(s) => s.with_older,
+            None => sets.frees(tree, &ids),
+        };
     }
     (groups, subvols.btrfs)
 }
