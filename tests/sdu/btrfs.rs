@@ -12,10 +12,6 @@ use crate::args;
 use crate::json;
 use crate::util::*;
 
-fn btrfs(args: &[&str], path: &Path) {
-    run(Command::new("btrfs").args(args).arg(path)).assert_ok();
-}
-
 /// A new subvolume at `path`.
 pub(crate) fn subvolume(path: &Path) {
     btrfs(&["subvolume", "create"], path);

@@ -266,10 +266,7 @@ fn exports_of_btrfs_snapshots_with_copies_are_the_same_bytes() {
         return;
     };
     let dir = fs.path();
-    let btrfs = |args: &[&str]| {
-        run(Command::new("btrfs").args(args).current_dir(dir)).assert_ok();
-    };
-    btrfs(&["subvolume", "create", "vol"]);
+    btrfs(&["subvolume", "create"], &dir.join("vol"));
     std::fs::create_dir(dir.join("snaps")).unwrap();
     linked_tree(&dir.join("vol"), 8);
     for d in 0..8 {
@@ -280,7 +277,12 @@ fn exports_of_btrfs_snapshots_with_copies_are_the_same_bytes() {
     }
     sync_fs(dir);
     for s in 0..3 {
-        btrfs(&["subvolume", "snapshot", "-r", "vol", &format!("snaps/s{s}")]);
+        let vol = dir.join("vol");
+        let snap = dir.join(format!("snaps/s{s}"));
+        btrfs(
+            &["subvolume", "snapshot", "-r", vol.to_str().unwrap()],
+            &snap,
+        );
         write_file(&dir.join(format!("vol/dir{s:03}/big")), 72 * 1024);
         sync_fs(dir);
     }

@@ -12,10 +12,6 @@ use crate::util::*;
 
 const K: u64 = 1024;
 
-fn btrfs(args: &[&str], path: &Path) {
-    run(Command::new("btrfs").args(args).arg(path)).assert_ok();
-}
-
 /// Snapshot `vol` as `snaps/NAME`, after a sync.
 fn snap(mnt: &Path, name: &str) {
     sync_fs(mnt);
