@@ -44,8 +44,9 @@ const PROOF_SHARE: u64 = 16;
 
 /// As root, on each XFS filesystem with rmapbt among `fds` (one per PATH
 /// that is a directory): which of the maps `saved` keeps of its files are
-/// proven, and which stale ([`Checked`]); the walk counts those it meets.
-pub(crate) fn prove(saved: &mut Mappings, fds: &[OwnedFd]) {
+/// proven, and which stale ([`Checked`]), on up to `threads` threads; the
+/// walk counts those it meets.
+pub(crate) fn prove(saved: &mut Mappings, fds: &[OwnedFd], threads: usize) {
     if !crate::extents::can_search_trees() {
         return;
     }
@@ -72,7 +73,7 @@ pub(crate) fn prove(saved: &mut Mappings, fds: &[OwnedFd]) {
         let found = if (files.len() as u64).saturating_mul(PROOF_SHARE) < inodes {
             vec![Checked::Remap; files.len()]
         } else {
-            match xfs_proven(fd, st.st_dev, saved, &files) {
+            match xfs_proven(fd, (st.st_dev, threads), saved, &files) {
                 Some(found) => found,
                 None => continue,
             }
@@ -100,7 +101,7 @@ pub(crate) fn prove_for(mut m: Mappings, walk: &mut crate::walk::WalkOptions) {
             .filter_map(|p| crate::walk::resolve_dir(p, follow))
             .filter_map(|fd| rustix::fs::openat(&fd, c".", flags, rustix::fs::Mode::empty()).ok())
             .collect();
-        prove(&mut m, &fds);
+        prove(&mut m, &fds, walk.threads);
     }
     walk.since = Some(std::sync::Arc::new(m));
 }
@@ -145,6 +146,10 @@ pub(super) fn mark(
 /// Half-open byte ranges, sorted, disjoint, none touching the next.
 type Ranges = Vec<(u64, u64)>;
 
+/// What one part of the pass keeps: the shared ranges, and the saved
+/// files' own mappings (file, start, end).
+type Part = (Ranges, Vec<(u32, u64, u64)>);
+
 /// Appends `[s, e)` to `r`, whose ranges end at or before `s`.
 fn push(r: &mut Ranges, s: u64, e: u64) {
     if s >= e {
@@ -169,11 +174,12 @@ fn normal(mut v: Vec<(u64, u64)>) -> Ranges {
 /// On the XFS filesystem of `fd` (device `dev`): whether each of the
 /// files `range` of `saved` has the shared ranges saved, from the data
 /// device's reverse mappings, in one pass that keeps only the shared
-/// ranges and the saved files' own mappings. `None` when they cannot be
-/// read (no rmapbt, an error).
+/// ranges and the saved files' own mappings, its allocation groups split
+/// among up to `threads` threads. `None` when they cannot be read (no
+/// rmapbt, an error).
 fn xfs_proven(
     fd: BorrowedFd<'_>,
-    dev: u64,
+    (dev, threads): (u64, usize),
     saved: &Mappings,
     range: &std::ops::Range<usize>,
 ) -> Option<Vec<Checked>> {
@@ -181,24 +187,44 @@ fn xfs_proven(
         return None;
     }
     let device = fsmap::data_device(dev);
-    // The mappings come by address: a block is shared where one starts
-    // before the furthest end of those before it.
-    let mut shared = Ranges::new();
-    let mut furthest = 0u64;
-    let mut own: Vec<(u32, u64, u64)> = Vec::new();
-    let mut map = fsmap::Fsmap::default();
-    map.for_each(fd, device, (0, u64::MAX), |o| {
-        if !o.is_file_data() || o.length == 0 {
-            return;
-        }
-        let end = o.physical.saturating_add(o.length);
-        push(&mut shared, o.physical, end.min(furthest));
-        furthest = furthest.max(end);
-        if let Some(i) = saved.index_in(range, o.owner) {
-            own.push(((i - range.start) as u32, o.physical, end));
-        }
-    })
-    .ok()?;
+    // No mapping crosses an allocation group: each part's is its own.
+    let parts = group_parts(sdu_sys::xfs::geometry(fd).ok().flatten(), threads);
+    let read = |part: (u64, u64)| -> Option<Part> {
+        // The mappings come by address: a block is shared where one
+        // starts before the furthest end of those before it.
+        let mut shared = Ranges::new();
+        let mut furthest = 0u64;
+        let mut own: Vec<(u32, u64, u64)> = Vec::new();
+        let mut map = fsmap::Fsmap::default();
+        map.for_each(fd, device, part, |o| {
+            if !o.is_file_data() || o.length == 0 {
+                return;
+            }
+            let end = o.physical.saturating_add(o.length);
+            push(&mut shared, o.physical, end.min(furthest));
+            furthest = furthest.max(end);
+            if let Some(i) = saved.index_in(range, o.owner) {
+                own.push(((i - range.start) as u32, o.physical, end));
+            }
+        })
+        .ok()?;
+        Some((shared, own))
+    };
+    let found: Vec<Option<Part>> = std::thread::scope(|s| {
+        let rest: Vec<_> = (parts[1..].iter())
+            .map(|&p| s.spawn(move || read(p)))
+            .collect();
+        let first = read(parts[0]);
+        std::iter::once(first)
+            .chain(rest.into_iter().map(|h| h.join().ok().flatten()))
+            .collect()
+    });
+    let (mut shared, mut own) = (Ranges::new(), Vec::new());
+    for part in found {
+        let (s, o) = part?;
+        shared.extend(s);
+        own.extend(o);
+    }
     own.sort_unstable();
     let mut out = Vec::with_capacity(range.len());
     let mut rest = &own[..];
@@ -220,6 +246,26 @@ fn xfs_proven(
         });
     }
     Some(out)
+}
+
+/// The data device's byte ranges `(start, length)` for up to `threads`
+/// parts, each of whole allocation groups (in order, the last to the
+/// end); one part for all when the geometry is unknown.
+fn group_parts(geo: Option<sdu_sys::xfs::Geometry>, threads: usize) -> Vec<(u64, u64)> {
+    let whole = vec![(0, u64::MAX)];
+    let Some(g) = geo.filter(|g| g.agcount > 0 && g.agblocks > 0 && g.blocksize > 0) else {
+        return whole;
+    };
+    let n = threads.clamp(1, g.agcount as usize) as u64;
+    let group = u64::from(g.agblocks) * u64::from(g.blocksize);
+    let at = |i: u64| i * u64::from(g.agcount) / n * group;
+    (0..n)
+        .map(|i| {
+            let start = at(i);
+            let end = if i + 1 == n { u64::MAX } else { at(i + 1) };
+            (start, end - start)
+        })
+        .collect()
 }
 
 /// The part of `mine` that lies in `shared`.
@@ -253,5 +299,26 @@ mod tests {
             normal(vec![(5, 9), (0, 5), (20, 30)]),
             vec![(0, 9), (20, 30)]
         );
+    }
+
+    /// The allocation groups split among the threads, whole, in order,
+    /// the last part to the end; one part where the geometry is unknown.
+    #[test]
+    fn the_groups_split_among_the_threads() {
+        let g = sdu_sys::xfs::Geometry {
+            blocksize: 4096,
+            agblocks: 1000,
+            agcount: 5,
+            inodesize: 512,
+            reflink: true,
+        };
+        let group = 4_096_000;
+        assert_eq!(
+            group_parts(Some(g), 2),
+            [(0, 2 * group), (2 * group, u64::MAX - 2 * group)]
+        );
+        assert_eq!(group_parts(Some(g), 1), [(0, u64::MAX)]);
+        assert_eq!(group_parts(Some(g), 64).len(), 5);
+        assert_eq!(group_parts(None, 4), [(0, u64::MAX)]);
     }
 }
