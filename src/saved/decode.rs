@@ -272,6 +272,9 @@ fn sdu_keys(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut InfoObject)
 struct Frame {
     /// Its node ([`NodeId::TOP`] for the directory holding several roots).
     id: NodeId,
+    /// Its depth below its root (counting up the parents would cost a
+    /// deep chain the square of its depth).
+    depth: u32,
     /// Its device, for its entries that give none (ncdu's rule).
     dev: u64,
     /// Entries read so far.
@@ -285,7 +288,7 @@ struct Frame {
 
 /// The tree: every node, parents first, ids in the order listed.
 fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
-    s.nodes.push(NodeRec {
+    s.nodes.push(&NodeRec {
         id: NodeId::TOP,
         parent: NodeId::NONE,
         kind: Kind::Dir,
@@ -303,6 +306,7 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
     if i.top {
         stack.push(Frame {
             id: NodeId::TOP,
+            depth: 0,
             dev: 0,
             pos: 0,
             explicit: Some(Stats::default()),
@@ -319,11 +323,12 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
             let f = stack.pop().expect("open");
             siblings.close(stack.len());
             if f.id != NodeId::TOP {
-                s.nodes[f.id.index()].own = f.explicit.unwrap_or_else(|| {
+                let own = f.explicit.unwrap_or_else(|| {
                     let mut own = f.implied;
                     own += f.files;
                     own
                 });
+                s.nodes.set_own(f.id, &own);
             }
             continue;
         }
@@ -404,7 +409,7 @@ fn node(
             let parent = if i.alone { NodeId::NONE } else { NodeId::TOP };
             (parent, 0, f.pos, f.dev)
         }
-        Some(f) => (f.id, s.nodes[f.id.index()].depth + 1, f.pos, f.dev),
+        Some(f) => (f.id, f.depth + 1, f.pos, f.dev),
     };
     let root = depth == 0;
     let dir = kind == Kind::Dir;
@@ -430,7 +435,8 @@ fn node(
         i.dsize,
         hardlink && (s.by_sdu || i.ino.is_some()),
     );
-    s.nodes.push(NodeRec {
+    let explicit = i.own.take();
+    s.nodes.push(&NodeRec {
         id,
         parent: parent_id,
         depth,
@@ -438,28 +444,29 @@ fn node(
         leaf: !dir && !root,
         order: i.order.unwrap_or(pos),
         name: std::mem::take(&mut i.name).into_boxed_slice(),
-        own: Stats::default(),
+        // A directory's own figures are known once its files are read:
+        // see `tree`.
+        own: if dir {
+            Stats::default()
+        } else {
+            explicit.unwrap_or(implied)
+        },
     });
-    let explicit = i.own.take();
     if let Some(f) = parent {
         f.pos += 1;
         if !dir && f.id != NodeId::TOP {
             f.files += explicit.unwrap_or(implied);
         }
     }
-    if dir {
-        // Its own figures are known once its files are read: see `tree`.
-        return Ok(Some(Frame {
-            id,
-            dev,
-            pos: 0,
-            explicit,
-            implied,
-            files: Stats::default(),
-        }));
-    }
-    s.nodes[id.index()].own = explicit.unwrap_or(implied);
-    Ok(None)
+    Ok(dir.then_some(Frame {
+        id,
+        depth,
+        dev,
+        pos: 0,
+        explicit,
+        implied,
+        files: Stats::default(),
+    }))
 }
 
 /// ncdu's hardlinks: the link count, when the file does not give it, is

@@ -186,7 +186,7 @@ use crate::extents::Sweep;
 use crate::figures::Bound;
 use crate::figures::TimeField;
 use crate::probe::Granularity;
-use crate::records::{Copies, Exactness, FileRec, Link, NodeId, NodeRec, ReadError};
+use crate::records::{Copies, Exactness, FileRec, Link, NodeId, NodeRec, Nodes, ReadError};
 use crate::tree::{Rules, Tree};
 
 /// The version of sdu's part of the file (`"sdu":{"format":...}`).
@@ -267,8 +267,8 @@ pub(crate) fn timestamp() -> Result<u64, String> {
 /// A scan read back: the records to roll a tree up from.
 #[derive(Debug, Default)]
 pub(crate) struct Saved {
-    /// The nodes, by id.
-    pub(crate) nodes: Vec<NodeRec>,
+    /// The nodes, by id, as compact as a walk keeps them.
+    pub(crate) nodes: Nodes,
     /// The links of inodes counted once per directory.
     pub(crate) links: Vec<Link>,
     /// The files with shared extents, by file id.
@@ -306,11 +306,14 @@ pub(crate) struct Saved {
 impl Saved {
     /// The root names, as given to the scan, in order.
     pub(crate) fn roots(&self) -> Vec<Vec<u8>> {
-        self.nodes
-            .iter()
-            .skip(1)
-            .filter(|n| n.depth == 0)
-            .map(|n| n.name.to_vec())
+        // At depth 0: under the top, or alone (counting up the parents
+        // would cost a deep chain the square of its depth).
+        (self.nodes.ids().skip(1))
+            .filter(|&id| {
+                let p = self.nodes.parent(id);
+                p == NodeId::TOP || p.is_none()
+            })
+            .map(|id| self.nodes.name(id).to_vec())
             .collect()
     }
 
@@ -323,24 +326,42 @@ impl Saved {
         // By old id: the new one.
         let mut map = vec![NodeId::TOP; n];
         let mut order = vec![None; n];
-        let mut kept = 0usize;
-        for old in 0..n {
-            let r = &self.nodes[old];
-            if r.leaf {
-                map[old] = map[r.parent.index()];
-                order[old] = Some(r.order);
+        let mut kept = Nodes::default();
+        // By new id: the depth (counting up the parents would cost a deep
+        // chain the square of its depth).
+        let mut depth: Vec<u32> = Vec::new();
+        for old in self.nodes.ids() {
+            let parent = self.nodes.parent(old);
+            if self.nodes.leaf(old) {
+                map[old.index()] = map[parent.index()];
+                order[old.index()] = Some(self.nodes.order(old));
                 continue;
             }
-            let mut r = std::mem::take(&mut self.nodes[old]);
-            if !r.parent.is_none() {
-                r.parent = map[r.parent.index()];
-            }
-            r.id = NodeId::new(kept);
-            map[old] = r.id;
-            self.nodes[kept] = r;
-            kept += 1;
+            let parent = if parent.is_none() {
+                parent
+            } else {
+                map[parent.index()]
+            };
+            let id = NodeId::new(kept.len());
+            let d = match parent {
+                p if p.is_none() || p == NodeId::TOP || id == NodeId::TOP => 0,
+                p => depth[p.index()] + 1,
+            };
+            depth.push(d);
+            kept.push(&NodeRec {
+                id,
+                parent,
+                depth: d,
+                kind: self.nodes.kind(old),
+                leaf: false,
+                order: self.nodes.order(old),
+                name: self.nodes.name(old).into(),
+                own: self.nodes.own(old),
+            });
+            map[old.index()] = id;
         }
-        self.nodes.truncate(kept);
+        kept.shrink_to_fit();
+        self.nodes = kept;
         for l in &mut self.links {
             if let (Some(o), None) = (order[l.node.index()], l.entry) {
                 l.entry = Some(o);

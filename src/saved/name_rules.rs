@@ -15,7 +15,7 @@ use hashbrown::HashTable;
 
 use super::syntax::{Parsed, Parser};
 use crate::quote::quote;
-use crate::records::{NodeId, NodeRec};
+use crate::records::{NodeId, Nodes};
 
 /// Rejects, at `at`, a `name` no directory entry can have but a repeated
 /// one (see the module docs); `root`: the name is a path as given. The
@@ -84,14 +84,12 @@ impl Siblings {
         depth: usize,
         name: &[u8],
         at: (u64, u64),
-        nodes: &[NodeRec],
+        nodes: &Nodes,
     ) -> Parsed<u64> {
         let hash = self.hasher.hash_one(name);
         let seen = self.tables.get(depth).is_some_and(|t| {
-            t.find(hash, |&(h, id)| {
-                h == hash && *nodes[id.index()].name == *name
-            })
-            .is_some()
+            t.find(hash, |&(h, id)| h == hash && nodes.name(id) == name)
+                .is_some()
         });
         if seen {
             return p.error_at(
