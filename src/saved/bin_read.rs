@@ -10,7 +10,9 @@
 //! The whole file is held in memory (its blocks are compressed), and each
 //! block is decompressed when its items are read, a few kept. An item
 //! reached twice (references that loop or join) is an error, so the tree
-//! read is a tree and its reading ends.
+//! read is a tree and its reading ends. Once it has, the blocks are given
+//! back, and sdu's records are decompressed as they are read: the
+//! reader's peak is the tree read, not the file beside it.
 
 use std::cell::RefCell;
 use std::io::{self, BufRead, Read};
@@ -29,7 +31,8 @@ struct File {
     /// Offset and length of each data block, by number (0: none).
     index: Vec<u64>,
     root: u64,
-    /// sdu's metadata and records, if sdu wrote the file.
+    /// sdu's metadata, and its block (compressed: the metadata's line,
+    /// then the records), if sdu wrote the file.
     sdu: Option<(Vec<u8>, Vec<u8>)>,
 }
 
@@ -73,12 +76,15 @@ impl File {
                 if be32(&data[b..]) != tl {
                     return Err("sdu's block is corrupt (its two lengths differ)".into());
                 }
-                let text = zstd::stream::decode_all(&data[b + 4..start - 4])
+                let frame = data[b + 4..start - 4].to_vec();
+                let mut meta = Vec::new();
+                sdu_block(&frame)
+                    .and_then(|mut d| d.read_until(b'\n', &mut meta))
                     .map_err(|e| format!("sdu's block does not decompress: {e}"))?;
-                let Some(nl) = text.iter().position(|&c| c == b'\n') else {
+                if meta.pop() != Some(b'\n') {
                     return Err("sdu's block is corrupt (no metadata)".into());
-                };
-                sdu = Some((text[..nl].to_vec(), text[nl + 1..].to_vec()));
+                }
+                sdu = Some((meta, frame));
             }
         }
         Ok(File {
@@ -116,6 +122,16 @@ impl File {
         }
         Ok(out)
     }
+}
+
+/// A reader of sdu's block `frame`, decompressed, from its start.
+fn sdu_block(
+    frame: &[u8],
+) -> io::Result<
+    io::BufReader<zstd::stream::read::Decoder<'static, io::BufReader<io::Cursor<Vec<u8>>>>>,
+> {
+    let d = zstd::stream::read::Decoder::new(io::Cursor::new(frame.to_vec()))?;
+    Ok(io::BufReader::with_capacity(1 << 16, d))
 }
 
 /// An item's fields, as read.
@@ -370,6 +386,12 @@ struct Json {
     current: u64,
     /// The first problem of the binary file, for the error said.
     error: Rc<RefCell<Option<String>>>,
+    /// The lines read out so far, until the tree ends; then the records,
+    /// as they are decompressed.
+    lines: u64,
+    tail: Option<Box<dyn BufRead>>,
+    /// The lines of the tree, once read out.
+    tree_lines: Option<u64>,
 }
 
 impl Json {
@@ -424,6 +446,28 @@ impl Json {
         if self.done {
             return Ok(false);
         }
+        if let Some(t) = &mut self.tail {
+            let b = t
+                .fill_buf()
+                .map_err(|e| format!("sdu's block does not decompress: {e}"))?;
+            if b.is_empty() {
+                self.tail = None;
+                self.out.extend_from_slice(b"]\n");
+                self.done = true;
+            } else {
+                self.out.extend_from_slice(b);
+                let n = b.len();
+                t.consume(n);
+            }
+            return Ok(true);
+        }
+        let more = self.tree_step()?;
+        self.lines += self.out.iter().filter(|&&c| c == b'\n').count() as u64;
+        Ok(more)
+    }
+
+    /// [`Self::step`] within the tree.
+    fn tree_step(&mut self) -> Result<bool, String> {
         if !self.started {
             self.started = true;
             match &self.file.sdu {
@@ -437,11 +481,24 @@ impl Json {
             return Ok(true);
         }
         let Some(next) = self.stack.last_mut() else {
-            if let Some((_, records)) = &self.file.sdu {
-                self.out.extend_from_slice(records);
+            // The tree is read: its blocks are given back.
+            self.tree_lines = Some(self.lines);
+            self.file.data = Vec::new();
+            self.cache = Vec::new();
+            self.seen = Vec::new();
+            match self.file.sdu.take() {
+                Some((_, frame)) => {
+                    let mut d = sdu_block(&frame)
+                        .map_err(|e| format!("sdu's block does not decompress: {e}"))?;
+                    d.read_until(b'\n', &mut Vec::new())
+                        .map_err(|e| format!("sdu's block does not decompress: {e}"))?;
+                    self.tail = Some(Box::new(d));
+                }
+                None => {
+                    self.out.extend_from_slice(b"]\n");
+                    self.done = true;
+                }
             }
-            self.out.extend_from_slice(b"]\n");
-            self.done = true;
             return Ok(true);
         };
         let Some(r) = next.take() else {
@@ -558,6 +615,9 @@ fn json(file: File, error: Rc<RefCell<Option<String>>>) -> Json {
         items: 0,
         current: 0,
         error,
+        lines: 0,
+        tail: None,
+        tree_lines: None,
     }
 }
 
@@ -576,7 +636,22 @@ pub(super) fn read(data: Vec<u8>) -> Result<Saved, String> {
     if let Some(b) = error.borrow_mut().take() {
         return Err(b);
     }
+    // Past the tree, its blocks are given back: the line says where.
+    if let Some(tree) = j.tree_lines.filter(|&t| e.line > t) {
+        return Err(records_line(&e, tree));
+    }
     Err(locate(j.file, &e))
+}
+
+/// The problem `e`, on a line of sdu's records, after the `tree` lines of
+/// the tree.
+fn records_line(e: &ParseError, tree: u64) -> String {
+    format!(
+        "sdu's records, line {}, column {}: {}",
+        e.line.saturating_sub(tree),
+        e.column,
+        e.what
+    )
 }
 
 /// Says where the problem `e` of the JSON read out of `file` lies in the
@@ -594,13 +669,8 @@ fn locate(file: File, e: &ParseError) -> String {
         let item = j.out.last() == Some(&b'}') && !j.done;
         let before = line;
         line += j.out.iter().filter(|&&c| c == b'\n').count() as u64;
-        if j.done {
-            return format!(
-                "sdu's records, line {}, column {}: {}",
-                e.line.saturating_sub(before) + 1,
-                e.column,
-                e.what
-            );
+        if j.done || j.tree_lines.is_some() {
+            return records_line(e, before - 1);
         }
         if item && line == e.line {
             let r = j.current;
