@@ -124,12 +124,12 @@ impl File {
     }
 }
 
+/// sdu's block, decompressed as it is read.
+type SduBlock =
+    io::BufReader<zstd::stream::read::Decoder<'static, io::BufReader<io::Cursor<Vec<u8>>>>>;
+
 /// A reader of sdu's block `frame`, decompressed, from its start.
-fn sdu_block(
-    frame: &[u8],
-) -> io::Result<
-    io::BufReader<zstd::stream::read::Decoder<'static, io::BufReader<io::Cursor<Vec<u8>>>>>,
-> {
+fn sdu_block(frame: &[u8]) -> io::Result<SduBlock> {
     let d = zstd::stream::read::Decoder::new(io::Cursor::new(frame.to_vec()))?;
     Ok(io::BufReader::with_capacity(1 << 16, d))
 }
