@@ -221,6 +221,24 @@ impl Files {
         (self.recs.iter().enumerate()).map(|(id, p)| self.keys.unpack(id, p))
     }
 
+    /// Appends `f` as the next id (`f.id` is not read).
+    pub(crate) fn push(&mut self, f: &FileRec) {
+        let p = self.keys.pack(f);
+        self.recs.push(p);
+    }
+
+    /// Replaces every record's node `n` with `to(n)`.
+    pub(crate) fn map_nodes(&mut self, to: impl Fn(NodeId) -> NodeId) {
+        for p in &mut self.recs {
+            p.node = to(p.node);
+        }
+    }
+
+    /// Gives back the spare room.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.recs.shrink_to_fit();
+    }
+
     /// Puts `f` at its id, the ids before it that have no record made
     /// default ones.
     pub(crate) fn set(&mut self, f: FileRec) {

@@ -74,6 +74,8 @@ pub(crate) fn read(r: impl BufRead) -> Result<Saved, ParseError> {
         ncdu_links(&mut s);
     }
     check(&mut p, &s)?;
+    s.nodes.shrink_to_fit();
+    s.files.shrink_to_fit();
     Ok(s)
 }
 
@@ -562,7 +564,7 @@ fn record(
             if row.len() != 5 {
                 return p.error("a file record must be 5 numbers");
             }
-            s.files.push(FileRec {
+            s.files.push(&FileRec {
                 id: s.files.len() as u32,
                 node: NodeId::from_u32(field(p, row, 0)?),
                 ns: field(p, row, 1)?,

@@ -186,7 +186,7 @@ use crate::extents::Sweep;
 use crate::figures::Bound;
 use crate::figures::TimeField;
 use crate::probe::Granularity;
-use crate::records::{Copies, Exactness, FileRec, Link, NodeId, NodeRec, Nodes, ReadError};
+use crate::records::{Copies, Exactness, FileRec, Files, Link, NodeId, NodeRec, Nodes, ReadError};
 use crate::tree::{Rules, Tree};
 
 /// The version of sdu's part of the file (`"sdu":{"format":...}`).
@@ -271,8 +271,9 @@ pub(crate) struct Saved {
     pub(crate) nodes: Nodes,
     /// The links of inodes counted once per directory.
     pub(crate) links: Vec<Link>,
-    /// The files with shared extents, by file id.
-    pub(crate) files: Vec<FileRec>,
+    /// The files with shared extents, by file id, packed as a walk keeps
+    /// them.
+    pub(crate) files: Files,
     /// The segments and units.
     pub(crate) sweep: Sweep,
     /// Each extent space, how it frees shared data, and whether its units
@@ -368,9 +369,7 @@ impl Saved {
             }
             l.node = map[l.node.index()];
         }
-        for f in &mut self.files {
-            f.node = map[f.node.index()];
-        }
+        self.files.map_nodes(|n| map[n.index()]);
         for s in &mut self.stops {
             *s = map[s.index()];
         }

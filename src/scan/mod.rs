@@ -166,7 +166,7 @@ pub(crate) fn read_saved(
     let (tree, sets) = roll_up(
         nodes,
         links,
-        Cow::Owned(records::Files::from_recs(files)),
+        Cow::Owned(files),
         Cow::Borrowed(&sweep),
         granularity,
         how.build(&stops, &l.exact, &l.unreachable, records::Copies::NONE),
