@@ -7,12 +7,13 @@
 //! of its JSON export. sdu's block, if there, gives the metadata and the
 //! records after the tree.
 //!
-//! The whole file is held in memory (its blocks are compressed), and each
-//! block is decompressed when its items are read, a few kept. An item
-//! reached twice (references that loop or join) is an error, so the tree
-//! read is a tree and its reading ends. Once it has, the blocks are given
-//! back, and sdu's records are decompressed as they are read: the
-//! reader's peak is the tree read, not the file beside it.
+//! A file is read where its index says (standard input, which cannot be,
+//! is held whole), and each block is decompressed when its items are
+//! read, a few kept. An item reached twice (references that loop or join)
+//! is an error, so the tree read is a tree and its reading ends. Once it
+//! has, the blocks are given back, and sdu's records are decompressed as
+//! they are read: the reader's peak is the tree read, not the file beside
+//! it.
 
 use std::cell::RefCell;
 use std::io::{self, BufRead, Read};
@@ -25,9 +26,39 @@ use super::syntax::{ParseError, write_string};
 /// Blocks kept decompressed.
 const CACHED: usize = 8;
 
+/// Where the export's bytes are: held (read from standard input), or in
+/// a file read where asked.
+pub(super) enum Bytes {
+    Held(Vec<u8>),
+    File(std::fs::File, u64),
+}
+
+impl Bytes {
+    fn len(&self) -> usize {
+        match self {
+            Bytes::Held(v) => v.len(),
+            Bytes::File(_, n) => usize::try_from(*n).unwrap_or(usize::MAX),
+        }
+    }
+
+    /// The bytes `[at, at + n)`, which lie within [`Self::len`].
+    fn get(&self, at: usize, n: usize) -> Result<std::borrow::Cow<'_, [u8]>, String> {
+        match self {
+            Bytes::Held(v) => Ok(std::borrow::Cow::Borrowed(&v[at..at + n])),
+            Bytes::File(f, _) => {
+                use std::os::unix::fs::FileExt;
+                let mut b = vec![0; n];
+                f.read_exact_at(&mut b, at as u64)
+                    .map_err(|e| crate::error::io_text(&e))?;
+                Ok(std::borrow::Cow::Owned(b))
+            }
+        }
+    }
+}
+
 /// The file and its index, checked.
 struct File {
-    data: Vec<u8>,
+    data: Bytes,
     /// Offset and length of each data block, by number (0: none).
     index: Vec<u64>,
     root: u64,
@@ -47,36 +78,38 @@ fn be64(b: &[u8]) -> u64 {
 impl File {
     /// Reads the index (and sdu's block) of `data`, which starts with the
     /// signature.
-    fn open(data: Vec<u8>) -> Result<File, String> {
+    fn open(data: Bytes) -> Result<File, String> {
         let truncated = || "the binary export is truncated (its index block is not at its end)";
         let n = data.len();
         if n < 8 + 4 {
             return Err(truncated().into());
         }
-        let tl = be32(&data[n - 4..]);
+        let tl = be32(&data.get(n - 4, 4)?);
         let len = (tl & 0x0fff_ffff) as usize;
         if tl >> 28 != binfmt::INDEX_BLOCK || len < 16 || len > n - 8 || (len - 16) % 8 != 0 {
             return Err(truncated().into());
         }
         let start = n - len;
-        if be32(&data[start..]) != tl {
+        let block = data.get(start, len)?;
+        if be32(&block) != tl {
             return Err(truncated().into());
         }
-        let body = &data[start + 4..n - 4];
+        let body = &block[4..len - 4];
         let (entries, root) = body.split_at(body.len() - 8);
         let index: Vec<u64> = entries.chunks_exact(8).map(be64).collect();
         let root = be64(root);
+        drop(block);
         // sdu's block, just before the index.
         let mut sdu = None;
         if start >= 8 + 8 {
-            let tl = be32(&data[start - 4..]);
+            let tl = be32(&data.get(start - 4, 4)?);
             let len = (tl & 0x0fff_ffff) as usize;
             if tl >> 28 == binfmt::SDU_BLOCK && len >= 8 && len <= start - 8 {
                 let b = start - len;
-                if be32(&data[b..]) != tl {
+                if be32(&data.get(b, 4)?) != tl {
                     return Err("sdu's block is corrupt (its two lengths differ)".into());
                 }
-                let frame = data[b + 4..start - 4].to_vec();
+                let frame = data.get(b + 4, len - 8)?.into_owned();
                 let mut meta = Vec::new();
                 sdu_block(&frame)
                     .and_then(|mut d| d.read_until(b'\n', &mut meta))
@@ -108,7 +141,7 @@ impl File {
         if len <= 12 || off.checked_add(len).is_none_or(|end| end > self.data.len()) {
             return Err(bad("lies outside the file (truncated?)"));
         }
-        let b = &self.data[off..off + len];
+        let b = self.data.get(off, len)?;
         let tl = binfmt::type_len(binfmt::DATA_BLOCK, len as u32);
         if b[..4] != tl || b[len - 4..] != tl || u64::from(be32(&b[4..])) != num {
             return Err(bad("its header does not match the index"));
@@ -371,9 +404,9 @@ struct Json {
     /// Decompressed blocks: (number, items, last use).
     cache: Vec<(u64, Rc<Vec<u8>>, u64)>,
     uses: u64,
-    /// The items read, a bit per byte offset, by block (each item is read
-    /// once).
-    seen: Vec<Vec<u64>>,
+    /// The items read, their offsets sorted, by block (each item is read
+    /// once): 4 bytes an item, where a bit per byte of a block took 2.
+    seen: Vec<Vec<u32>>,
     /// The next entry of each directory open: `None` when none is left.
     stack: Vec<Option<u64>>,
     started: bool,
@@ -417,22 +450,18 @@ impl Json {
         if at >= b.len() {
             return Err(format!("item {r:#x}: past the end of its block"));
         }
-        let seen = {
-            if self.seen.len() <= num as usize {
-                self.seen.resize(num as usize + 1, Vec::new());
-            }
-            let s = &mut self.seen[num as usize];
-            if s.is_empty() {
-                s.resize(b.len().div_ceil(64), 0);
-            }
-            &mut s[at / 64]
-        };
-        if *seen & (1 << (at % 64)) != 0 {
+        if self.seen.len() <= num as usize {
+            self.seen.resize(num as usize + 1, Vec::new());
+        }
+        let seen = &mut self.seen[num as usize];
+        // Items are mostly read in the order they lie: an append.
+        let k = seen.partition_point(|&x| x < at as u32);
+        if seen.get(k) == Some(&(at as u32)) {
             return Err(format!(
                 "item {r:#x} (block {num}, offset {at}) is reached twice: the tree loops"
             ));
         }
-        *seen |= 1 << (at % 64);
+        seen.insert(k, at as u32);
         self.current = r;
         self.items += 1;
         item(&b, at, r, &mut self.it)
@@ -483,7 +512,7 @@ impl Json {
         let Some(next) = self.stack.last_mut() else {
             // The tree is read: its blocks are given back.
             self.tree_lines = Some(self.lines);
-            self.file.data = Vec::new();
+            self.file.data = Bytes::Held(Vec::new());
             self.cache = Vec::new();
             self.seen = Vec::new();
             match self.file.sdu.take() {
@@ -626,7 +655,7 @@ fn json(file: File, error: Rc<RefCell<Option<String>>>) -> Json {
 /// # Errors
 /// What is wrong with the file, and where: the block or item for a
 /// problem of the binary format, the item for one of the tree it holds.
-pub(super) fn read(data: Vec<u8>) -> Result<Saved, String> {
+pub(super) fn read(data: Bytes) -> Result<Saved, String> {
     let error = Rc::new(RefCell::new(None));
     let mut j = json(File::open(data)?, error.clone());
     let e = match super::decode::read(&mut j) {

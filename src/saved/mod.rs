@@ -85,6 +85,14 @@ pub(crate) fn read_file(file: &[u8]) -> Result<Saved, String> {
         if directory(f.as_fd()) {
             return Err(is_dir());
         }
+        // A binary export is read where its index says, not held whole.
+        let mut head = [0; binfmt::SIGNATURE.len()];
+        let binary = std::os::unix::fs::FileExt::read_exact_at(&f, &mut head, 0).is_ok()
+            && head == *binfmt::SIGNATURE;
+        if binary {
+            let len = f.metadata().map_err(|e| crate::error::io_text(&e))?.len();
+            return bin_read::read(bin_read::Bytes::File(f, len));
+        }
         not_a_report(&mut std::io::BufReader::with_capacity(1 << 16, f))
     }
 }
@@ -107,7 +115,7 @@ fn not_a_report(r: &mut dyn std::io::BufRead) -> Result<Saved, String> {
         let mut data = head;
         r.read_to_end(&mut data)
             .map_err(|e| crate::error::io_text(&e))?;
-        return bin_read::read(data);
+        return bin_read::read(bin_read::Bytes::Held(data));
     }
     if !head.is_empty() && binfmt::SIGNATURE.starts_with(&head) {
         return Err("the binary export is truncated (it ends within its signature)".into());
