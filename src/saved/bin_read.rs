@@ -20,41 +20,12 @@ use std::io::{self, BufRead, Read};
 use std::rc::Rc;
 
 use super::Saved;
+pub(super) use super::binfmt::Bytes;
 use super::binfmt::{self, ARRAY, BYTES, MAP, NEG, POS, SIMPLE, TAG, TEXT, etype, key};
 use super::syntax::{ParseError, write_string};
 
 /// Blocks kept decompressed.
 const CACHED: usize = 8;
-
-/// Where the export's bytes are: held (read from standard input), or in
-/// a file read where asked.
-pub(super) enum Bytes {
-    Held(Vec<u8>),
-    File(std::fs::File, u64),
-}
-
-impl Bytes {
-    fn len(&self) -> usize {
-        match self {
-            Bytes::Held(v) => v.len(),
-            Bytes::File(_, n) => usize::try_from(*n).unwrap_or(usize::MAX),
-        }
-    }
-
-    /// The bytes `[at, at + n)`, which lie within [`Self::len`].
-    fn get(&self, at: usize, n: usize) -> Result<std::borrow::Cow<'_, [u8]>, String> {
-        match self {
-            Bytes::Held(v) => Ok(std::borrow::Cow::Borrowed(&v[at..at + n])),
-            Bytes::File(f, _) => {
-                use std::os::unix::fs::FileExt;
-                let mut b = vec![0; n];
-                f.read_exact_at(&mut b, at as u64)
-                    .map_err(|e| crate::error::io_text(&e))?;
-                Ok(std::borrow::Cow::Owned(b))
-            }
-        }
-    }
-}
 
 /// The file and its index, checked.
 struct File {
