@@ -216,15 +216,7 @@ fn xfs_fsmap_accounts_for_every_block() {
     t.write("a", 8 * MIB);
     t.clone("a", "a2");
     t.write("dir/b", 3 * MIB + 4096);
-    // Blocks XFS preallocated past a file's end are the file's in the
-    // reverse map until trimmed (at close, or minutes later under load):
-    // trim them now, so that the data is what was planted.
-    let trim = Command::new("xfs_spaceman")
-        .args(["-c", "prealloc -s"])
-        .arg(d)
-        .status()
-        .unwrap();
-    assert!(trim.success());
+    trim_xfs_prealloc(d);
     sync_fs(d);
     let dir = File::open(d).unwrap();
     let fd = dir.as_fd();

@@ -109,6 +109,7 @@ fn xfs_rmapbt_metadata_measured_as_root() {
     let t = Tree { root: d };
     t.write("a", 8 << 20);
     t.clone("a", "a2");
+    trim_xfs_prealloc(d);
     sync_fs(d);
     let tb = table(d, true);
     let used = tb["used"].as_i64().unwrap();
