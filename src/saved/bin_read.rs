@@ -626,10 +626,10 @@ fn json(file: File, error: Rc<RefCell<Option<String>>>) -> Json {
 /// # Errors
 /// What is wrong with the file, and where: the block or item for a
 /// problem of the binary format, the item for one of the tree it holds.
-pub(super) fn read(data: Bytes) -> Result<Saved, String> {
+pub(super) fn read(data: Bytes, fold: bool) -> Result<Saved, String> {
     let error = Rc::new(RefCell::new(None));
     let mut j = json(File::open(data)?, error.clone());
-    let e = match super::decode::read(&mut j) {
+    let e = match super::decode::read(&mut j, fold) {
         Ok(s) => return Ok(s),
         Err(e) => e,
     };

@@ -16,13 +16,18 @@ use crate::figures::{Bound, Kind, Stats, TimeField};
 use crate::records::{Link, MAX_NODES, NodeId, NodeRec};
 
 /// Reads a saved scan: sdu's export, or ncdu's (or any tool's that writes
-/// ncdu's format), whose entries then share nothing.
+/// ncdu's format), whose entries then share nothing. With `fold`, every
+/// `-a` file is folded into its directory as it is read ([`Fold`]): the
+/// records of a scan without `-a`, and no node or name kept of a file.
 ///
 /// # Errors
 /// Where the file is not a saved scan, is truncated or is inconsistent.
-pub(crate) fn read(r: impl BufRead) -> Result<Saved, ParseError> {
+pub(crate) fn read(r: impl BufRead, fold: bool) -> Result<Saved, ParseError> {
     let mut p = Parser::new(r);
-    let mut s = Saved::default();
+    let mut s = Saved {
+        folding: fold.then(Fold::default),
+        ..Saved::default()
+    };
     // Nothing at all is no truncated scan: say what the file is.
     if p.peek()?.is_none() {
         let what = if p.position() == (1, 1) {
@@ -62,17 +67,20 @@ pub(crate) fn read(r: impl BufRead) -> Result<Saved, ParseError> {
         if !records_seen {
             return p.error("sdu's records after the tree are missing");
         }
-        if expected != Some(s.nodes.len() as u64) {
+        if expected != Some(s.entries_read() as u64) {
             return p.error(format!(
                 "the metadata announces {} nodes, the tree has {}",
                 expected.unwrap_or(0),
-                s.nodes.len()
+                s.entries_read()
             ));
         }
     } else {
         ncdu_links(&mut s);
     }
     check(&mut p, &s)?;
+    if let Some(f) = s.folding.take() {
+        s.remap(&f.map, &f.order);
+    }
     s.nodes.shrink_to_fit();
     s.files.shrink_to_fit();
     Ok(s)
@@ -269,6 +277,27 @@ fn sdu_keys(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut InfoObject)
     Ok(())
 }
 
+/// A read that folds each `-a` file into its directory: by the entry's
+/// place in the file (every entry's, as the records number them), its
+/// node, a file's that of its directory, and a file's position in it
+/// (`u32::MAX` for a node of its own). 8 bytes an entry while the file is
+/// read, where a file's node and name took about 40.
+#[derive(Debug, Default)]
+pub(crate) struct Fold {
+    map: Vec<NodeId>,
+    order: Vec<u32>,
+}
+
+impl Saved {
+    /// The entries read so far, files folded or not: the ids the records
+    /// name.
+    fn entries_read(&self) -> usize {
+        self.folding
+            .as_ref()
+            .map_or(self.nodes.len(), |f| f.map.len())
+    }
+}
+
 /// An open directory while its entries are read.
 struct Frame {
     /// Its node ([`NodeId::TOP`] for the directory holding several roots).
@@ -295,6 +324,10 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
         kind: Kind::Dir,
         ..NodeRec::default()
     });
+    if let Some(f) = &mut s.folding {
+        f.map.push(NodeId::TOP);
+        f.order.push(u32::MAX);
+    }
     let mut key = Vec::new();
     let mut i = InfoObject::default();
     if !p.at(b'[')? {
@@ -358,15 +391,11 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
             (false, None) => Kind::File,
         };
         // Roots may repeat: `sdu a a` lists them as given.
-        let hash = if root {
-            None
-        } else {
-            Some(siblings.check(p, depth, &i.name, i.name_at, &s.nodes)?)
-        };
-        let f = node(p, s, stack.last_mut(), kind, &mut i)?;
-        if let Some(h) = hash {
-            siblings.insert(depth, h, NodeId::new(s.nodes.len() - 1));
+        if !root {
+            let h = siblings.check(p, depth, &i.name, i.name_at)?;
+            siblings.insert(depth, h, &i.name);
         }
+        let f = node(p, s, stack.last_mut(), kind, &mut i)?;
         if let Some(f) = f {
             stack.push(f);
         }
@@ -383,7 +412,8 @@ fn node(
     kind: Kind,
     i: &mut InfoObject,
 ) -> Parsed<Option<Frame>> {
-    let id = s.nodes.len();
+    // Its id as the records name it (its place in the file).
+    let id = s.entries_read();
     if id >= MAX_NODES as usize {
         return p.error("too many entries");
     }
@@ -437,22 +467,38 @@ fn node(
         hardlink && (s.by_sdu || i.ino.is_some()),
     );
     let explicit = i.own.take();
-    s.nodes.push(&NodeRec {
-        id,
-        parent: parent_id,
-        depth,
-        kind,
-        leaf: !dir && !root,
-        order: i.order.unwrap_or(pos),
-        name: std::mem::take(&mut i.name).into_boxed_slice(),
-        // A directory's own figures are known once its files are read:
-        // see `tree`.
-        own: if dir {
-            Stats::default()
-        } else {
-            explicit.unwrap_or(implied)
-        },
-    });
+    let leaf = !dir && !root;
+    let order = i.order.unwrap_or(pos);
+    let new = NodeId::new(s.nodes.len());
+    match &mut s.folding {
+        // A file folded into its directory: no node of its own.
+        Some(f) if leaf => {
+            f.map.push(parent_id);
+            f.order.push(order);
+        }
+        folding => {
+            if let Some(f) = folding {
+                f.map.push(new);
+                f.order.push(u32::MAX);
+            }
+            s.nodes.push(&NodeRec {
+                id: new,
+                parent: parent_id,
+                depth,
+                kind,
+                leaf,
+                order,
+                name: std::mem::take(&mut i.name).into_boxed_slice(),
+                // A directory's own figures are known once its files are
+                // read: see `tree`.
+                own: if dir {
+                    Stats::default()
+                } else {
+                    explicit.unwrap_or(implied)
+                },
+            });
+        }
+    }
     if let Some(f) = parent {
         f.pos += 1;
         if !dir && f.id != NodeId::TOP {
@@ -460,7 +506,7 @@ fn node(
         }
     }
     Ok(dir.then_some(Frame {
-        id,
+        id: new,
         depth,
         dev,
         pos: 0,
@@ -533,7 +579,7 @@ fn records(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<bool> {
 
 /// Checks every index the records hold.
 fn check(p: &mut Parser<impl BufRead>, s: &Saved) -> Parsed<()> {
-    let n = s.nodes.len();
+    let n = s.entries_read();
     let node_ok = |x: NodeId| x.index() < n;
     if let Some(l) = s.links.iter().find(|l| !node_ok(l.node)) {
         return p.error(format!(

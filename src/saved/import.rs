@@ -44,7 +44,9 @@ pub(crate) fn load(
     bad: &dyn Fn(String) -> Error,
 ) -> Result<Loaded, Error> {
     let t0 = Instant::now();
-    let mut s = super::read_file(file).map_err(bad)?;
+    // Without `all`, its files are folded into their directories as it
+    // is read: the records of a scan without `-a`.
+    let mut s = super::read_file(file, !all).map_err(bad)?;
     if let Some(t) = time
         && s.time != Some(t)
     {
@@ -60,9 +62,6 @@ pub(crate) fn load(
         )));
     }
     let sharing = s.by_sdu;
-    if !all {
-        s.fold_leaves();
-    }
     let roots = s.roots();
     let exact = s.exactness();
     let unreachable = Found {

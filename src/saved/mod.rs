@@ -56,14 +56,12 @@ pub(crate) mod since;
 mod syntax;
 mod write;
 
-pub(crate) use decode::read;
-
 /// Reads the saved scan `file` (`-`: standard input).
 ///
 /// # Errors
 /// What is wrong with it, as a message: it cannot be opened, is a
 /// directory, or is no saved scan (see [`read`]).
-pub(crate) fn read_file(file: &[u8]) -> Result<Saved, String> {
+pub(crate) fn read_file(file: &[u8], fold: bool) -> Result<Saved, String> {
     use std::os::fd::AsFd;
     use std::os::unix::ffi::OsStrExt;
     // A directory reads as EISDIR at line 1, column 1: say what it is.
@@ -78,7 +76,7 @@ pub(crate) fn read_file(file: &[u8]) -> Result<Saved, String> {
         if directory(stdin.as_fd()) {
             return Err(is_dir());
         }
-        not_a_report(&mut stdin.lock())
+        not_a_report(&mut stdin.lock(), fold)
     } else {
         let f = std::fs::File::open(std::ffi::OsStr::from_bytes(file))
             .map_err(|e| crate::error::io_text(&e))?;
@@ -91,9 +89,9 @@ pub(crate) fn read_file(file: &[u8]) -> Result<Saved, String> {
             && head == *binfmt::SIGNATURE;
         if binary {
             let len = f.metadata().map_err(|e| crate::error::io_text(&e))?.len();
-            return bin_read::read(bin_read::Bytes::File(f, len));
+            return bin_read::read(bin_read::Bytes::File(f, len), fold);
         }
-        not_a_report(&mut std::io::BufReader::with_capacity(1 << 16, f))
+        not_a_report(&mut std::io::BufReader::with_capacity(1 << 16, f), fold)
     }
 }
 
@@ -103,7 +101,7 @@ const ZSTD_MAGIC: &[u8; 4] = b"\x28\xb5\x2f\xfd";
 /// Reads a saved scan from `r`, of any format, told by its first bytes:
 /// ncdu 2's binary export, zstd-compressed JSON, or JSON; a `--json`
 /// report (or `--compare`'s), which is not one, is called what it is.
-fn not_a_report(r: &mut dyn std::io::BufRead) -> Result<Saved, String> {
+fn not_a_report(r: &mut dyn std::io::BufRead, fold: bool) -> Result<Saved, String> {
     use std::io::Read;
     // Enough to tell every format (and a report) by.
     let mut head = Vec::with_capacity(32);
@@ -115,7 +113,7 @@ fn not_a_report(r: &mut dyn std::io::BufRead) -> Result<Saved, String> {
         let mut data = head;
         r.read_to_end(&mut data)
             .map_err(|e| crate::error::io_text(&e))?;
-        return bin_read::read(bin_read::Bytes::Held(data));
+        return bin_read::read(bin_read::Bytes::Held(data), fold);
     }
     if !head.is_empty() && binfmt::SIGNATURE.starts_with(&head) {
         return Err("the binary export is truncated (it ends within its signature)".into());
@@ -131,13 +129,13 @@ fn not_a_report(r: &mut dyn std::io::BufRead) -> Result<Saved, String> {
     if zstd {
         let z = zstd::stream::read::Decoder::new(r).map_err(|e| crate::error::io_text(&e))?;
         let z = EndsEarly(z);
-        return not_a_report(&mut std::io::BufReader::with_capacity(1 << 16, z))
+        return not_a_report(&mut std::io::BufReader::with_capacity(1 << 16, z), fold)
             .map_err(|e| format!("(zstd-compressed) {e}"));
     }
     if report {
         return Err("is a --json report, not a saved scan (sdu --export FILE saves one)".into());
     }
-    read(std::io::BufReader::with_capacity(1 << 16, r)).map_err(|e| e.to_string())
+    decode::read(std::io::BufReader::with_capacity(1 << 16, r), fold).map_err(|e| e.to_string())
 }
 pub(crate) use write::write;
 
@@ -194,7 +192,7 @@ use crate::extents::Sweep;
 use crate::figures::Bound;
 use crate::figures::TimeField;
 use crate::probe::Granularity;
-use crate::records::{Copies, Exactness, FileRec, Files, Link, NodeId, NodeRec, Nodes, ReadError};
+use crate::records::{Copies, Exactness, FileRec, Files, Link, NodeId, Nodes, ReadError};
 use crate::tree::{Rules, Tree};
 
 /// The version of sdu's part of the file (`"sdu":{"format":...}`).
@@ -310,6 +308,8 @@ pub(crate) struct Saved {
     /// Whether sdu wrote the file; else it is ncdu's own (or another
     /// tool's), without sharing figures.
     pub(crate) by_sdu: bool,
+    /// While a read folds files into their directories: how.
+    pub(crate) folding: Option<decode::Fold>,
 }
 
 impl Saved {
@@ -326,53 +326,14 @@ impl Saved {
             .collect()
     }
 
-    /// Folds every `-a` leaf into its directory: the records of a scan
-    /// without `-a` (a leaf's own figures are already its directory's; its
-    /// links and files are credited to the directory, at the leaf's
-    /// position in it).
-    pub(crate) fn fold_leaves(&mut self) {
-        let n = self.nodes.len();
-        // By old id: the new one.
-        let mut map = vec![NodeId::TOP; n];
-        let mut order = vec![None; n];
-        let mut kept = Nodes::default();
-        // By new id: the depth (counting up the parents would cost a deep
-        // chain the square of its depth).
-        let mut depth: Vec<u32> = Vec::new();
-        for old in self.nodes.ids() {
-            let parent = self.nodes.parent(old);
-            if self.nodes.leaf(old) {
-                map[old.index()] = map[parent.index()];
-                order[old.index()] = Some(self.nodes.order(old));
-                continue;
-            }
-            let parent = if parent.is_none() {
-                parent
-            } else {
-                map[parent.index()]
-            };
-            let id = NodeId::new(kept.len());
-            let d = match parent {
-                p if p.is_none() || p == NodeId::TOP || id == NodeId::TOP => 0,
-                p => depth[p.index()] + 1,
-            };
-            depth.push(d);
-            kept.push(&NodeRec {
-                id,
-                parent,
-                depth: d,
-                kind: self.nodes.kind(old),
-                leaf: false,
-                order: self.nodes.order(old),
-                name: self.nodes.name(old).into(),
-                own: self.nodes.own(old),
-            });
-            map[old.index()] = id;
-        }
-        kept.shrink_to_fit();
-        self.nodes = kept;
+    /// Makes the records' node ids, which number every entry of the file,
+    /// the ids of the nodes kept (`map`, by entry): a file folded into its
+    /// directory has its links credited there, at its position in it
+    /// (`order`, by entry; `u32::MAX` for an entry with a node of its own).
+    pub(crate) fn remap(&mut self, map: &[NodeId], order: &[u32]) {
         for l in &mut self.links {
-            if let (Some(o), None) = (order[l.node.index()], l.entry) {
+            let o = order[l.node.index()];
+            if o != u32::MAX && l.entry.is_none() {
                 l.entry = Some(o);
             }
             l.node = map[l.node.index()];

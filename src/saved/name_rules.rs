@@ -15,7 +15,6 @@ use hashbrown::HashTable;
 
 use super::syntax::{Parsed, Parser};
 use crate::quote::quote;
-use crate::records::{NodeId, Nodes};
 
 /// Rejects, at `at`, a `name` no directory entry can have but a repeated
 /// one (see the module docs); `root`: the name is a path as given. The
@@ -63,9 +62,15 @@ pub(crate) fn check(
 /// watching its hashes, gives no way to aim collisions at the seed (and
 /// a collision costs a comparison, never a wrong answer).
 pub(crate) struct Siblings {
-    tables: Vec<HashTable<(u64, NodeId)>>,
+    /// Per directory of the stack: each name's hash and place in the
+    /// names, and the names (kept here: a file folded into its directory
+    /// as it is read has no node to hold its name).
+    tables: Vec<Names>,
     hasher: foldhash::fast::RandomState,
 }
+
+/// One directory's names: (hash, start, length) of each, and their bytes.
+type Names = (HashTable<(u64, u32, u32)>, Vec<u8>);
 
 impl Siblings {
     pub(crate) fn new() -> Siblings {
@@ -76,20 +81,20 @@ impl Siblings {
     }
 
     /// Rejects, at `at`, a `name` that the directory at `depth` of the
-    /// stack already holds among `nodes`; else returns its hash, for
-    /// [`Self::insert`].
+    /// stack already holds; else returns its hash, for [`Self::insert`].
     pub(crate) fn check(
         &self,
         p: &Parser<impl BufRead>,
         depth: usize,
         name: &[u8],
         at: (u64, u64),
-        nodes: &Nodes,
     ) -> Parsed<u64> {
         let hash = self.hasher.hash_one(name);
-        let seen = self.tables.get(depth).is_some_and(|t| {
-            t.find(hash, |&(h, id)| h == hash && nodes.name(id) == name)
-                .is_some()
+        let seen = self.tables.get(depth).is_some_and(|(t, names)| {
+            t.find(hash, |&(h, s, n)| {
+                h == hash && names.get(s as usize..(s + n) as usize) == Some(name)
+            })
+            .is_some()
         });
         if seen {
             return p.error_at(
@@ -100,24 +105,31 @@ impl Siblings {
         Ok(hash)
     }
 
-    /// Records node `id` (its name hashed to `hash`) in the directory at
-    /// `depth` of the stack.
-    pub(crate) fn insert(&mut self, depth: usize, hash: u64, id: NodeId) {
+    /// Records `name` (hashed to `hash`) in the directory at `depth` of the
+    /// stack.
+    pub(crate) fn insert(&mut self, depth: usize, hash: u64, name: &[u8]) {
         if self.tables.len() <= depth {
-            self.tables.resize_with(depth + 1, HashTable::new);
+            self.tables.resize_with(depth + 1, Default::default);
         }
-        self.tables[depth].insert_unique(hash, (hash, id), |&(h, _)| h);
+        let (t, names) = &mut self.tables[depth];
+        let (Ok(s), Ok(n)) = (u32::try_from(names.len()), u32::try_from(name.len())) else {
+            return;
+        };
+        names.extend_from_slice(name);
+        t.insert_unique(hash, (hash, s, n), |&(h, _, _)| h);
     }
 
     /// The directory at `depth` of the stack ended. Emptying a table
     /// writes all its control bytes: one that a large directory grew is
     /// dropped rather than emptied again for every small one after it.
     pub(crate) fn close(&mut self, depth: usize) {
-        if let Some(t) = self.tables.get_mut(depth) {
+        if let Some((t, names)) = self.tables.get_mut(depth) {
             if t.capacity() > 64 && t.len() < t.capacity() / 8 {
                 *t = HashTable::new();
+                *names = Vec::new();
             } else {
                 t.clear();
+                names.clear();
             }
         }
     }
