@@ -60,7 +60,7 @@ mod write;
 ///
 /// # Errors
 /// What is wrong with it, as a message: it cannot be opened, is a
-/// directory, or is no saved scan (see [`read`]).
+/// directory, or is no saved scan (see [`decode::read`]).
 pub(crate) fn read_file(file: &[u8], fold: bool) -> Result<Saved, String> {
     use std::os::fd::AsFd;
     use std::os::unix::ffi::OsStrExt;
