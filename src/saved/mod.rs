@@ -56,7 +56,8 @@ pub(crate) mod since;
 mod syntax;
 mod write;
 
-/// Reads the saved scan `file` (`-`: standard input).
+/// Reads the saved scan `file` (`-`: standard input); with `fold`, its
+/// files folded into their directories as it is read ([`decode::read`]).
 ///
 /// # Errors
 /// What is wrong with it, as a message: it cannot be opened, is a
