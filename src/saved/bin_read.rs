@@ -81,8 +81,11 @@ impl File {
                     return Err("sdu's block is corrupt (its two lengths differ)".into());
                 }
                 let frame = data.get(b + 4, len - 8)?.into_owned();
+                // Its first line, the metadata, decompressed here; the
+                // records after it once the tree is read.
                 let mut meta = Vec::new();
-                sdu_block(&frame)
+                zstd::stream::read::Decoder::with_buffer(&frame[..])
+                    .map(io::BufReader::new)
                     .and_then(|mut d| d.read_until(b'\n', &mut meta))
                     .map_err(|e| format!("sdu's block does not decompress: {e}"))?;
                 if meta.pop() != Some(b'\n') {
@@ -133,8 +136,8 @@ type SduBlock =
     io::BufReader<zstd::stream::read::Decoder<'static, io::BufReader<io::Cursor<Vec<u8>>>>>;
 
 /// A reader of sdu's block `frame`, decompressed, from its start.
-fn sdu_block(frame: &[u8]) -> io::Result<SduBlock> {
-    let d = zstd::stream::read::Decoder::new(io::Cursor::new(frame.to_vec()))?;
+fn sdu_block(frame: Vec<u8>) -> io::Result<SduBlock> {
+    let d = zstd::stream::read::Decoder::new(io::Cursor::new(frame))?;
     Ok(io::BufReader::with_capacity(1 << 16, d))
 }
 
@@ -488,7 +491,7 @@ impl Json {
             self.seen = Vec::new();
             match self.file.sdu.take() {
                 Some((_, frame)) => {
-                    let mut d = sdu_block(&frame)
+                    let mut d = sdu_block(frame)
                         .map_err(|e| format!("sdu's block does not decompress: {e}"))?;
                     d.read_until(b'\n', &mut Vec::new())
                         .map_err(|e| format!("sdu's block does not decompress: {e}"))?;

@@ -5,7 +5,7 @@
 //! later; a file that ends early is an error, never a smaller tree. So
 //! is a name no directory entry can have (see `name_rules`).
 
-use std::io::BufRead;
+use std::io::Read;
 
 use super::name_rules::{self, Siblings};
 use super::rows::{numbers, record, space, stats};
@@ -22,7 +22,7 @@ use crate::records::{Link, MAX_NODES, NodeId, NodeRec};
 ///
 /// # Errors
 /// Where the file is not a saved scan, is truncated or is inconsistent.
-pub(crate) fn read(r: impl BufRead, fold: bool) -> Result<Saved, ParseError> {
+pub(crate) fn read(r: impl Read, fold: bool) -> Result<Saved, ParseError> {
     let mut p = Parser::new(r);
     let mut s = Saved {
         folding: fold.then(Fold::default),
@@ -88,7 +88,7 @@ pub(crate) fn read(r: impl BufRead, fold: bool) -> Result<Saved, ParseError> {
 
 /// The metadata object: whether sdu wrote the file, and what it says.
 /// Returns the number of nodes it announces.
-fn metadata(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<Option<u64>> {
+fn metadata(p: &mut Parser<impl Read>, s: &mut Saved) -> Parsed<Option<u64>> {
     let mut key = Vec::new();
     let mut nodes = None;
     p.expect(b'{', "the metadata object")?;
@@ -127,7 +127,7 @@ fn metadata(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<Option<u64>> 
 }
 
 /// The rules the figures were rolled up by: `du` tells how the walk went.
-fn rules(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
+fn rules(p: &mut Parser<impl Read>, s: &mut Saved) -> Parsed<()> {
     let mut key = Vec::new();
     p.expect(b'{', "an object")?;
     let mut first = true;
@@ -143,7 +143,7 @@ fn rules(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
 }
 
 /// The walk's options: only `time` matters to a reader.
-fn walk(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
+fn walk(p: &mut Parser<impl Read>, s: &mut Saved) -> Parsed<()> {
     let mut key = Vec::new();
     let mut v = Vec::new();
     p.expect(b'{', "an object")?;
@@ -194,7 +194,7 @@ struct InfoObject {
     own: Option<Stats>,
 }
 
-fn info(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut InfoObject) -> Parsed<()> {
+fn info(p: &mut Parser<impl Read>, key: &mut Vec<u8>, i: &mut InfoObject) -> Parsed<()> {
     *i = InfoObject {
         name: std::mem::take(&mut i.name),
         ..InfoObject::default()
@@ -238,7 +238,7 @@ fn info(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut InfoObject) -> 
 
 /// The `"sdu"` object of an info object (the figures in it are skipped:
 /// the roll-up computes them again).
-fn sdu_keys(p: &mut Parser<impl BufRead>, key: &mut Vec<u8>, i: &mut InfoObject) -> Parsed<()> {
+fn sdu_keys(p: &mut Parser<impl Read>, key: &mut Vec<u8>, i: &mut InfoObject) -> Parsed<()> {
     let mut v = Vec::new();
     p.expect(b'{', "an object")?;
     let mut first = true;
@@ -317,7 +317,7 @@ struct Frame {
 }
 
 /// The tree: every node, parents first, ids in the order listed.
-fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
+fn tree(p: &mut Parser<impl Read>, s: &mut Saved) -> Parsed<()> {
     s.nodes.push(&NodeRec {
         id: NodeId::TOP,
         parent: NodeId::NONE,
@@ -406,7 +406,7 @@ fn tree(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
 /// Adds the node `i` describes under the directory `parent` (`None`: the
 /// one root); returns its frame if it is a directory.
 fn node(
-    p: &mut Parser<impl BufRead>,
+    p: &mut Parser<impl Read>,
     s: &mut Saved,
     parent: Option<&mut Frame>,
     kind: Kind,
@@ -532,7 +532,7 @@ fn ncdu_links(s: &mut Saved) {
 
 /// A trailing object: sdu's records if it is `{"sdu":"records",...}`
 /// (returns whether it was), else skipped.
-fn records(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<bool> {
+fn records(p: &mut Parser<impl Read>, s: &mut Saved) -> Parsed<bool> {
     let mut key = Vec::new();
     let mut v = Vec::new();
     p.expect(b'{', "an object")?;
@@ -578,7 +578,7 @@ fn records(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<bool> {
 }
 
 /// Checks every index the records hold.
-fn check(p: &mut Parser<impl BufRead>, s: &Saved) -> Parsed<()> {
+fn check(p: &mut Parser<impl Read>, s: &Saved) -> Parsed<()> {
     let n = s.entries_read();
     let node_ok = |x: NodeId| x.index() < n;
     if let Some(l) = s.links.iter().find(|l| !node_ok(l.node)) {

@@ -136,7 +136,7 @@ fn not_a_report(r: &mut dyn std::io::BufRead, fold: bool) -> Result<Saved, Strin
     if report {
         return Err("is a --json report, not a saved scan (sdu --export FILE saves one)".into());
     }
-    decode::read(std::io::BufReader::with_capacity(1 << 16, r), fold).map_err(|e| e.to_string())
+    decode::read(r, fold).map_err(|e| e.to_string())
 }
 pub(crate) use write::write;
 

@@ -9,7 +9,7 @@
 //! error is at the name's opening quote.
 
 use std::hash::BuildHasher;
-use std::io::BufRead;
+use std::io::Read;
 
 use hashbrown::HashTable;
 
@@ -19,12 +19,7 @@ use crate::quote::quote;
 /// Rejects, at `at`, a `name` no directory entry can have but a repeated
 /// one (see the module docs); `root`: the name is a path as given. The
 /// empty name is rejected where the name is read.
-pub(crate) fn check(
-    p: &Parser<impl BufRead>,
-    name: &[u8],
-    at: (u64, u64),
-    root: bool,
-) -> Parsed<()> {
+pub(crate) fn check(p: &Parser<impl Read>, name: &[u8], at: (u64, u64), root: bool) -> Parsed<()> {
     // One pass for both bytes: a name is short, and a byte loop costs
     // less there than two memchr or one memchr2 (docs/decisions.md,
     // "Small choices").
@@ -84,7 +79,7 @@ impl Siblings {
     /// stack already holds; else returns its hash, for [`Self::insert`].
     pub(crate) fn check(
         &self,
-        p: &Parser<impl BufRead>,
+        p: &Parser<impl Read>,
         depth: usize,
         name: &[u8],
         at: (u64, u64),

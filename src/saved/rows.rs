@@ -1,6 +1,6 @@
 //! The records' rows: arrays of numbers, and figures as arrays.
 
-use std::io::BufRead;
+use std::io::Read;
 
 use super::Saved;
 use super::syntax::{Parsed, Parser};
@@ -9,7 +9,7 @@ use crate::probe::Granularity;
 use crate::records::{FileRec, Link, NodeId};
 
 /// Reads an array of numbers (`null` as `None`).
-pub(super) fn numbers(p: &mut Parser<impl BufRead>, out: &mut Vec<Option<i128>>) -> Parsed<()> {
+pub(super) fn numbers(p: &mut Parser<impl Read>, out: &mut Vec<Option<i128>>) -> Parsed<()> {
     out.clear();
     p.expect(b'[', "an array")?;
     let mut first = true;
@@ -22,7 +22,7 @@ pub(super) fn numbers(p: &mut Parser<impl BufRead>, out: &mut Vec<Option<i128>>)
 
 /// `row[i]` as an unsigned integer of type `T`.
 pub(super) fn field<T: TryFrom<i128>>(
-    p: &Parser<impl BufRead>,
+    p: &Parser<impl Read>,
     row: &[Option<i128>],
     i: usize,
 ) -> Parsed<T> {
@@ -37,7 +37,7 @@ pub(super) fn field<T: TryFrom<i128>>(
 
 /// Figures from an array: apparent, total, exclusive, shared, reclaimable,
 /// files, dirs, and optionally a time's seconds and nanoseconds.
-pub(super) fn stats(p: &Parser<impl BufRead>, row: &[Option<i128>]) -> Parsed<Stats> {
+pub(super) fn stats(p: &Parser<impl Read>, row: &[Option<i128>]) -> Parsed<Stats> {
     if row.len() != 7 && row.len() != 9 {
         return p.error("figures must be 7 numbers (9 with a time)");
     }
@@ -63,7 +63,7 @@ pub(super) fn stats(p: &Parser<impl BufRead>, row: &[Option<i128>]) -> Parsed<St
 
 /// One row of `links`, `files`, `segments` or `units`.
 pub(super) fn record(
-    p: &Parser<impl BufRead>,
+    p: &Parser<impl Read>,
     s: &mut Saved,
     what: &[u8],
     row: &[Option<i128>],
@@ -135,7 +135,7 @@ pub(super) fn record(
 
 /// One row of `spaces`: `[fs, "block" or "extent", units]` (after the
 /// units: its units are the next ones not yet in a space).
-pub(super) fn space(p: &mut Parser<impl BufRead>, s: &mut Saved) -> Parsed<()> {
+pub(super) fn space(p: &mut Parser<impl Read>, s: &mut Saved) -> Parsed<()> {
     let mut v = Vec::new();
     p.expect(b'[', "an array")?;
     let fs = p.u32()?;

@@ -58,7 +58,7 @@ pub(crate) fn read(file: &[u8]) -> Result<Option<Mappings>, String> {
     let at = |e: ParseError| format!("{}:{}: {}", e.line, e.column, e.what);
     let mut m = if head.starts_with(super::ZSTD_MAGIC) {
         let z = zstd::stream::read::Decoder::new(r).map_err(|e| crate::error::io_text(&e))?;
-        metadata(Parser::new(std::io::BufReader::new(z.take(u64::MAX)))).map_err(at)?
+        metadata(Parser::new(z)).map_err(at)?
     } else {
         metadata(Parser::new(r)).map_err(at)?
     };
@@ -69,7 +69,7 @@ pub(crate) fn read(file: &[u8]) -> Result<Option<Mappings>, String> {
 }
 
 /// The maps in the metadata object that `p` starts at.
-fn metadata(mut p: Parser<impl BufRead>) -> Result<Option<Mappings>, ParseError> {
+fn metadata(mut p: Parser<impl Read>) -> Result<Option<Mappings>, ParseError> {
     p.expect(b'[', "'[' (a saved scan is a JSON array)")?;
     if p.uint()? != 1 {
         return p.error("not a saved scan of version 1 (ncdu's)");

@@ -10,7 +10,7 @@
 //! stack.
 
 use std::fmt;
-use std::io::{self, BufRead, Write};
+use std::io::{self, Read, Write};
 
 /// Where and why a saved scan could not be read.
 #[derive(Debug)]
@@ -55,7 +55,7 @@ pub(crate) struct Parser<R> {
     string_at: (u64, u64),
 }
 
-impl<R: BufRead> Parser<R> {
+impl<R: Read> Parser<R> {
     /// Reads from `r`.
     pub(crate) fn new(r: R) -> Self {
         Parser {
