@@ -9,6 +9,7 @@
 //! range. [`held`] gives, per extent, what the tree search indexes and
 //! counts ([`super::source`]).
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use dashmap::DashMap;
@@ -81,31 +82,49 @@ pub(crate) fn shared_held(
 
 /// Calls `each` with every data extent the file of `items` references
 /// (holes and inline items aside), in order of address.
-pub(crate) fn held(items: &[FileExtent], mut each: impl FnMut(&HeldExtent<'_>)) {
-    // (address, start and end in the extent, reference position, item).
-    let mut by: Vec<(u64, u64, u64, u64, usize)> = items
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.kind != FileExtentType::Inline && e.disk_bytenr != 0)
-        .map(|(i, e)| {
-            let end = e.offset.saturating_add(e.num_bytes);
-            let end = if e.encoded() {
-                end
-            } else {
-                end.min(e.disk_num_bytes)
-            };
-            (
-                e.disk_bytenr,
-                e.offset.min(end),
-                end,
-                e.file_offset.wrapping_sub(e.offset),
-                i,
-            )
-        })
-        .collect();
+pub(crate) fn held(items: &[FileExtent], each: impl FnMut(&HeldExtent<'_>)) {
+    // Every file read by the search comes here, most twice: the lists are
+    // the thread's, kept from one file to the next (a call made inside
+    // `each` would find them taken, and make its own).
+    let mut s = SCRATCH.take();
+    held_in(items, each, &mut s);
+    SCRATCH.set(s);
+}
+
+/// [`held`]'s lists: (address, start and end in the extent, reference
+/// position, item); the union of the ranges referenced; the reference
+/// positions.
+type Scratch = (Vec<(u64, u64, u64, u64, usize)>, Vec<(u64, u64)>, Vec<u64>);
+
+thread_local! {
+    static SCRATCH: Cell<Scratch> = const { Cell::new((Vec::new(), Vec::new(), Vec::new())) };
+}
+
+fn held_in(items: &[FileExtent], mut each: impl FnMut(&HeldExtent<'_>), s: &mut Scratch) {
+    let (by, union, at) = s;
+    by.clear();
+    by.extend(
+        items
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.kind != FileExtentType::Inline && e.disk_bytenr != 0)
+            .map(|(i, e)| {
+                let end = e.offset.saturating_add(e.num_bytes);
+                let end = if e.encoded() {
+                    end
+                } else {
+                    end.min(e.disk_num_bytes)
+                };
+                (
+                    e.disk_bytenr,
+                    e.offset.min(end),
+                    end,
+                    e.file_offset.wrapping_sub(e.offset),
+                    i,
+                )
+            }),
+    );
     by.sort_unstable();
-    let mut union: Vec<(u64, u64)> = Vec::new();
-    let mut at: Vec<u64> = Vec::new();
     for group in by.chunk_by(|a, b| a.0 == b.0) {
         let first = &items[group[0].4];
         union.clear();
@@ -128,7 +147,7 @@ pub(crate) fn held(items: &[FileExtent], mut each: impl FnMut(&HeldExtent<'_>)) 
             encoded: first.encoded(),
             logical,
             refs: u32::try_from(at.len()).unwrap_or(u32::MAX),
-            referenced: &union,
+            referenced: union,
         });
     }
 }

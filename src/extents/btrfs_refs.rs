@@ -89,6 +89,7 @@ pub(crate) struct FileAt {
 /// file `at` whose items referencing it are `own`; `alive(root)` tells
 /// whether a subvolume exists and is not deleted (`None`: unknown), and
 /// `leaf(p)` whether the leaf at `p` is shared ([`up_from`]).
+#[cfg(test)]
 pub(crate) fn decide(
     refs: &ExtentRefs,
     at: FileAt,
@@ -96,6 +97,21 @@ pub(crate) fn decide(
     alive: impl Fn(u64) -> Option<bool>,
     leaf: impl FnOnce(u64) -> Verdict,
 ) -> Verdict {
+    decide_items(refs, at, own.iter().copied(), alive, leaf)
+}
+
+/// [`decide`], the file's items given as an iterator: the walk reads them
+/// from the file's extent items, with no list made for each extent.
+pub(crate) fn decide_items<I>(
+    refs: &ExtentRefs,
+    at: FileAt,
+    own: I,
+    alive: impl Fn(u64) -> Option<bool>,
+    leaf: impl FnOnce(u64) -> Verdict,
+) -> Verdict
+where
+    I: Iterator<Item = OwnItem> + Clone,
+{
     if !refs.found || refs.unknown {
         return Verdict::Undecided;
     }
@@ -107,49 +123,50 @@ pub(crate) fn decide(
     if refs.list.iter().map(count).sum::<u64>() != refs.refs {
         return Verdict::Undecided;
     }
-    let live: Vec<&DataRef> = refs.list.iter().filter(|r| count(r) > 0).collect();
+    let mut live = refs.list.iter().filter(|r| count(r) > 0);
     if live
-        .iter()
+        .clone()
         .any(|r| matches!(r, DataRef::Indirect { root, .. } if *root == DATA_RELOC_TREE_OBJECTID))
     {
         return Verdict::Undecided;
     }
-    match live.as_slice() {
-        [] => Verdict::Undecided,
-        [_, _, ..] => Verdict::Shared,
-        [DataRef::Shared { parent, count }] => {
+    let (Some(only), None) = (live.next(), live.next()) else {
+        // None live, or two or more.
+        return match refs.list.iter().any(|r| count(r) > 0) {
+            true => Verdict::Shared,
+            false => Verdict::Undecided,
+        };
+    };
+    match *only {
+        DataRef::Shared { parent, count } => {
             // Every item referring to the extent is in that leaf: they must
             // all be this file's (the kernel's walk would not tell two
             // inodes of one leaf apart).
-            if own.len() as u64 == u64::from(*count) {
-                leaf(*parent)
+            if own.count() as u64 == u64::from(count) {
+                leaf(parent)
             } else {
                 Verdict::Undecided
             }
         }
-        [
-            DataRef::Indirect {
-                root,
-                ino,
-                offset,
-                count,
-            },
-        ] => {
-            if *root != at.root {
-                return match alive(*root) {
+        DataRef::Indirect {
+            root,
+            ino,
+            offset,
+            count,
+        } => {
+            if root != at.root {
+                return match alive(root) {
                     Some(true) => Verdict::Shared,
                     _ => Verdict::Undecided,
                 };
             }
-            let mine: Vec<&OwnItem> = own.iter().filter(|i| i.ref_offset == *offset).collect();
+            let mine = own.clone().filter(|i| i.ref_offset == offset);
+            let n = mine.clone().count();
             // The ref counts this file's items, and nothing else.
-            let exact = *ino == at.ino
-                && !mine.is_empty()
-                && mine.len() as u64 == u64::from(*count)
-                && mine.len() == own.len();
-            if exact && mine.iter().all(|i| i.leaf_gen > at.last_snapshot) {
+            let exact = ino == at.ino && n > 0 && n as u64 == u64::from(count) && n == own.count();
+            if exact && mine.clone().all(|i| i.leaf_gen > at.last_snapshot) {
                 Verdict::NotShared
-            } else if exact && mine.iter().all(|i| i.leaf_gen < at.kept_until) {
+            } else if exact && mine.clone().all(|i| i.leaf_gen < at.kept_until) {
                 Verdict::HeldBy(at.kept_by)
             } else {
                 Verdict::Undecided
@@ -319,10 +336,19 @@ impl PackedRefs {
 
     /// The refs packed.
     pub(crate) fn unpack(&self) -> ExtentRefs {
+        let mut r = ExtentRefs::default();
+        self.unpack_into(&mut r);
+        r
+    }
+
+    /// The refs packed, into `r` (its list's room kept).
+    pub(crate) fn unpack_into(&self, r: &mut ExtentRefs) {
         let mut at = 0;
         let mut next = || get_varint(&self.0, &mut at);
         let (flags, refs, n) = (next(), next(), next());
-        let mut list = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
+        let mut list = std::mem::take(&mut r.list);
+        list.clear();
+        list.reserve(usize::try_from(n).unwrap_or(0));
         // A count was a `u32` when packed.
         let count = |x: u64| u32::try_from(x).unwrap_or(u32::MAX);
         for _ in 0..n {
@@ -339,12 +365,12 @@ impl PackedRefs {
                 },
             });
         }
-        ExtentRefs {
+        *r = ExtentRefs {
             found: flags & PACKED_FOUND != 0,
             refs,
             list,
             unknown: flags & PACKED_UNKNOWN != 0,
-        }
+        };
     }
 }
 

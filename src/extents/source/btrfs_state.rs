@@ -1,8 +1,10 @@
 //! What the tree search learns of each Btrfs filesystem and subvolume
 //! once, and keeps for the scan.
 
+use std::cell::Cell;
 use std::os::fd::BorrowedFd;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use dashmap::DashMap;
 use sdu_sys::btrfs::{self as bs, Lineage, Subvolumes};
@@ -24,9 +26,57 @@ pub(super) struct Subvol {
     pub(super) kept_by: u64,
 }
 
+/// A number no other [`BtrfsState`] of the process has: what a thread's
+/// last answers ([`LAST`]) are tied to, so that a later scan (the
+/// browser's rescan, a test's next) never takes another's.
+#[derive(Debug)]
+struct StateId(u64);
+
+impl Default for StateId {
+    fn default() -> StateId {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        StateId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// A thread's last answers, by its state: the filesystem found ready,
+/// and the subvolume of the last device asked. Both are fixed once known,
+/// and nearly every file asks the one before it asked: answered here,
+/// without the shared maps, whose locks both threads would write.
+#[derive(Clone, Copy)]
+struct Last {
+    state: u64,
+    ready: Option<u32>,
+    subvol: Option<(u64, Option<Subvol>)>,
+}
+
+thread_local! {
+    static LAST: Cell<Last> = const {
+        Cell::new(Last {
+            state: 0,
+            ready: None,
+            subvol: None,
+        })
+    };
+}
+
+/// This thread's last answers for `state` (none if it last asked another).
+fn last(state: &StateId) -> Last {
+    let l = LAST.get();
+    match l.state == state.0 {
+        true => l,
+        false => Last {
+            state: state.0,
+            ready: None,
+            subvol: None,
+        },
+    }
+}
+
 /// What the tree search learns once and keeps.
 #[derive(Debug, Default)]
 pub(super) struct BtrfsState {
+    id: StateId,
     /// Per filesystem (registry index): its transaction committed and the
     /// search permitted (true), or not (false).
     fs: DashMap<u32, bool, Fast>,
@@ -61,6 +111,20 @@ impl Extents {
     /// references wait as delayed refs, which the search cannot see) and
     /// tries one search; both are remembered.
     pub(super) fn fs_ready(&self, dirfd: BorrowedFd<'_>, fs: u32) -> bool {
+        let mut l = last(&self.btrfs.id);
+        if l.ready == Some(fs) {
+            return true;
+        }
+        let ready = self.fs_ready_shared(dirfd, fs);
+        if ready {
+            l.ready = Some(fs);
+            LAST.set(l);
+        }
+        ready
+    }
+
+    /// [`Self::fs_ready`] from the map all threads share.
+    fn fs_ready_shared(&self, dirfd: BorrowedFd<'_>, fs: u32) -> bool {
         if let Some(ready) = self.btrfs.fs.get(&fs) {
             return *ready;
         }
@@ -110,6 +174,20 @@ impl Extents {
 
     /// The subvolume of device `dev` (open at `dirfd`, on filesystem `fs`).
     pub(super) fn subvol(&self, dirfd: BorrowedFd<'_>, fs: u32, dev: u64) -> Option<Subvol> {
+        let mut l = last(&self.btrfs.id);
+        if let Some((d, v)) = l.subvol
+            && d == dev
+        {
+            return v;
+        }
+        let v = self.subvol_shared(dirfd, fs, dev);
+        l.subvol = Some((dev, v));
+        LAST.set(l);
+        v
+    }
+
+    /// [`Self::subvol`] from the map all threads share.
+    fn subvol_shared(&self, dirfd: BorrowedFd<'_>, fs: u32, dev: u64) -> Option<Subvol> {
         if let Some(v) = self.btrfs.subvols.get(&dev) {
             return *v;
         }
@@ -151,5 +229,35 @@ impl Extents {
     /// deleted (`None`: the root tree could not be read).
     pub(super) fn alive(&self, fd: BorrowedFd<'_>, fs: u32, tree: u64) -> Option<bool> {
         Some(self.subvolumes(fd, fs)?.alive(tree))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_threads_last_answers_are_its_states_alone() {
+        let (a, b) = (StateId::default(), StateId::default());
+        assert_ne!(a.0, b.0);
+        let sv = Subvol {
+            root: 256,
+            last_snapshot: 7,
+            root_node: 4096,
+            kept_until: 0,
+            kept_by: 0,
+        };
+        LAST.set(Last {
+            ready: Some(3),
+            subvol: Some((42, Some(sv))),
+            ..last(&a)
+        });
+        let got = last(&a);
+        assert_eq!(got.ready, Some(3));
+        assert!(matches!(got.subvol, Some((42, Some(s))) if s.root == 256));
+        // Another state (a later scan) finds nothing of the first's.
+        let other = last(&b);
+        assert_eq!((other.state, other.ready), (b.0, None));
+        assert!(other.subvol.is_none());
     }
 }
