@@ -302,13 +302,39 @@ pub(crate) struct PackedRefs(Box<[u8]>);
 
 const PACKED_FOUND: u64 = 1;
 const PACKED_UNKNOWN: u64 = 2;
+/// [`shared_whoever`] holds: the refs decide "shared" for any file.
+const PACKED_SHARED: u64 = 4;
+
+/// Whether refs `r` make their extent shared whichever file asks
+/// ([`decide_items`]'s answer for every file: two live refs or more, and
+/// nothing that makes it undecided).
+pub(crate) fn shared_whoever(r: &ExtentRefs) -> bool {
+    let anyone = FileAt {
+        root: 0,
+        ino: 0,
+        last_snapshot: 0,
+        kept_until: 0,
+        kept_by: 0,
+    };
+    // With no subvolume known alive and no leaf known, only two live refs
+    // or more answer "shared".
+    let v = decide_items(
+        r,
+        anyone,
+        std::iter::empty(),
+        |_| None,
+        |_| Verdict::Undecided,
+    );
+    v == Verdict::Shared
+}
 
 impl PackedRefs {
     /// `r`, packed.
     pub(crate) fn of(r: &ExtentRefs) -> PackedRefs {
         let mut v = Vec::with_capacity(4 + r.list.len() * 8);
-        let flags =
-            if r.found { PACKED_FOUND } else { 0 } | if r.unknown { PACKED_UNKNOWN } else { 0 };
+        let flags = if r.found { PACKED_FOUND } else { 0 }
+            | if r.unknown { PACKED_UNKNOWN } else { 0 }
+            | if shared_whoever(r) { PACKED_SHARED } else { 0 };
         for x in [flags, r.refs, r.list.len() as u64] {
             put_varint(&mut v, x);
         }
@@ -332,6 +358,11 @@ impl PackedRefs {
             }
         }
         PackedRefs(v.into_boxed_slice())
+    }
+
+    /// [`shared_whoever`] of the refs packed, without unpacking them.
+    pub(crate) fn shared_whoever(&self) -> bool {
+        get_varint(&self.0, &mut 0) & PACKED_SHARED != 0
     }
 
     /// The refs packed.
@@ -705,6 +736,53 @@ mod tests {
         assert_eq!(PackedRefs::of(&r).unpack(), r);
         for r in [ExtentRefs::default(), refs(vec![ind(256, 300, 0, 1)])] {
             assert_eq!(PackedRefs::of(&r).unpack(), r);
+        }
+    }
+
+    /// The flag packed with the refs says "shared" exactly where deciding
+    /// for any file of any subvolume does; the refs still come back whole.
+    #[test]
+    fn refs_packed_shared_whoever_asks_only_where_every_file_finds_them_shared() {
+        let two = refs(vec![ind(256, 300, 0, 1), ind(257, 300, 0, 1)]);
+        let parents = refs(vec![
+            DataRef::Shared {
+                parent: 30_408_704,
+                count: 1,
+            },
+            ind(256, 9, 0, 1),
+        ]);
+        let one = refs(vec![ind(256, 300, 0, 1)]);
+        let one_live = refs(vec![ind(256, 300, 0, 1), ind(257, 300, 0, 0)]);
+        let mut wrong_sum = refs(vec![ind(256, 300, 0, 1), ind(257, 300, 0, 1)]);
+        wrong_sum.refs += 1;
+        let mut unknown = refs(vec![ind(256, 300, 0, 1), ind(257, 300, 0, 1)]);
+        unknown.unknown = true;
+        let reloc = refs(vec![
+            ind(256, 300, 0, 1),
+            ind(DATA_RELOC_TREE_OBJECTID, 1, 0, 1),
+        ]);
+        for (r, want) in [
+            (&two, true),
+            (&parents, true),
+            (&one, false),
+            (&one_live, false),
+            (&wrong_sum, false),
+            (&unknown, false),
+            (&reloc, false),
+        ] {
+            let p = PackedRefs::of(r);
+            assert_eq!(p.shared_whoever(), want, "{r:?}");
+            assert_eq!(&p.unpack(), r);
+            // Whichever file asks: another subvolume's, this one's, its own
+            // items or none.
+            for at in [AT, FileAt { root: 300, ..AT }] {
+                for own in [&[][..], &[own(0, 3)][..]] {
+                    let v = decide(r, at, own, |_| Some(true), |_| Verdict::NotShared);
+                    if want {
+                        assert_eq!(v, Verdict::Shared, "{r:?}");
+                    }
+                }
+            }
         }
     }
 }

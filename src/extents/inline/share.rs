@@ -140,6 +140,9 @@ struct FamilyRanks<'a> {
     node_dev: Vec<u16>,
     /// The odd records: the table's, and those [`gather`] makes.
     odd: Vec<Odd>,
+    /// By packed device, its subvolume's id and creation time, as the
+    /// registry gave them once: [`ask_outside`] asks for every record.
+    dev_subvol: Vec<(u32, u64, (i64, u32))>,
 }
 
 impl<'a> FamilyRanks<'a> {
@@ -181,15 +184,30 @@ impl<'a> FamilyRanks<'a> {
             })
             .collect();
         dev_rank.sort_unstable();
+        let mut dev_subvol: Vec<(u32, u64, (i64, u32))> = (devs.iter().zip(&subvols))
+            .filter_map(|(&d, sv)| sv.and_then(|sv| Some((dev32(d)?, sv.id, sv.created))))
+            .collect();
+        dev_subvol.sort_unstable();
         let mut ranks = FamilyRanks {
             table,
             dev_rank,
             index_rank: Vec::new(),
             node_dev: Vec::new(),
             odd: table.odd.clone(),
+            dev_subvol,
         };
         ranks.index_rank = table.devs.iter().map(|&d| ranks.rank_of(d)).collect();
         ranks
+    }
+
+    /// The id and creation time of the subvolume of packed device `d`, if
+    /// the registry knows it.
+    fn subvol(&self, d: u32, registry: &Registry) -> Option<(u64, (i64, u32))> {
+        match self.dev_subvol.binary_search_by_key(&d, |x| x.0) {
+            Ok(i) => Some((self.dev_subvol[i].1, self.dev_subvol[i].2)),
+            // A device not among those ranked: the registry's word.
+            Err(_) => registry.subvolume(dev64(d)).map(|s| (s.id, s.created)),
+        }
     }
 
     fn rank_of(&self, d: u32) -> Option<u32> {
@@ -378,10 +396,7 @@ fn ask_outside(
     runs.par_iter()
         .map(|run| {
             let mut seen: Vec<(u64, (i64, u32))> = (run.iter())
-                .filter_map(|r| {
-                    let s = registry.subvolume(dev64(ranks.dev(r)))?;
-                    Some((s.id, s.created))
-                })
+                .filter_map(|r| ranks.subvol(ranks.dev(r), registry))
                 .collect();
             seen.dedup();
             h.held(&keys[run[0].key() as usize].inode(), &seen)

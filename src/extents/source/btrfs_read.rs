@@ -92,6 +92,11 @@ impl Extents {
             }
             let read;
             let refs = match self.btrfs.refs.get(&(fs, e.disk_bytenr)) {
+                // Shared whichever file asks: not unpacked.
+                Some(r) if r.shared_whoever() => {
+                    verdicts.push((e.disk_bytenr, true));
+                    continue;
+                }
                 Some(r) => {
                     r.unpack_into(&mut unpacked);
                     &unpacked
