@@ -59,17 +59,18 @@ impl HeldExtent<'_> {
 
 /// What the tree search indexes for the file of `items`, given the verdict
 /// (shared or not) of each extent it references
-/// ([`super::unchanged::Indexed`]); `None` when that is not all (some data
-/// inline, or a shared extent referenced only in part, which is kept
-/// apart for the file) or nothing.
+/// ([`super::unchanged::Indexed`]), into `out`; false when that is not all
+/// (some data inline, or a shared extent referenced only in part, which
+/// is kept apart for the file) or nothing.
 pub(crate) fn shared_held(
     items: &[FileExtent],
     verdicts: &[(u64, bool)],
-) -> Option<Vec<super::unchanged::SharedRef>> {
+    out: &mut Vec<super::unchanged::SharedRef>,
+) -> bool {
+    out.clear();
     if items.iter().any(|e| e.kind == FileExtentType::Inline) {
-        return None;
+        return false;
     }
-    let mut out = Vec::new();
     let mut whole = true;
     held(items, |h| {
         if verdicts.contains(&(h.bytenr, true)) {
@@ -77,7 +78,7 @@ pub(crate) fn shared_held(
             out.push((h.bytenr, h.disk_bytes, h.refs));
         }
     });
-    (whole && !out.is_empty()).then_some(out)
+    whole && !out.is_empty()
 }
 
 /// Calls `each` with every data extent the file of `items` references

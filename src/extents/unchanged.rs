@@ -289,9 +289,9 @@ impl Indexed {
 
     /// Keeps that `file`, of inode `ino` in `space`, was indexed with
     /// `shared`. The first kept stays.
-    pub(crate) fn keep(&self, (space, ino): (u32, u64), file: u32, shared: Vec<SharedRef>) {
+    pub(crate) fn keep(&self, (space, ino): (u32, u64), file: u32, shared: &[SharedRef]) {
         if let dashmap::Entry::Vacant(v) = self.map.entry((space, ino)) {
-            v.insert((file, shared.into_boxed_slice()));
+            v.insert((file, shared.into()));
             self.len.fetch_add(1, Ordering::Relaxed);
         }
     }

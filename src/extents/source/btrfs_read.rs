@@ -11,6 +11,7 @@ use super::super::btrfs_batch;
 use super::super::btrfs_items;
 use super::super::btrfs_refs::{self, FileAt, OwnItem, PackedRefs, Verdict};
 use super::super::file::{FileExtents, SearchFile};
+use super::super::unchanged::SharedRef;
 use super::{Extents, Pending, Searched, Subvol};
 
 thread_local! {
@@ -18,6 +19,9 @@ thread_local! {
     static VERDICTS: Cell<Vec<(u64, bool)>> = const { Cell::new(Vec::new()) };
     /// [`Extents::read_btrfs`]'s refs of an extent, unpacked from the map.
     static REFS: Cell<bs::ExtentRefs> = Cell::new(bs::ExtentRefs::default());
+    /// [`Extents::read_btrfs`]'s shared extents of a file, as a copy of it
+    /// in another snapshot would have indexed them.
+    static HELD: Cell<Vec<SharedRef>> = const { Cell::new(Vec::new()) };
 }
 
 impl Extents {
@@ -149,10 +153,11 @@ impl Extents {
             calls,
             ..FileExtents::default()
         };
-        let shared = (copy.0 || copy.1)
-            .then(|| btrfs_items::shared_held(&items.extents, &verdicts))
-            .flatten();
-        let of = shared.as_ref().filter(|_| copy.0);
+        let mut held = HELD.take();
+        let shared = ((copy.0 || copy.1)
+            && btrfs_items::shared_held(&items.extents, &verdicts, &mut held))
+        .then_some(&held[..]);
+        let of = shared.filter(|_| copy.0);
         if let Some(of) = of.and_then(|s| self.indexed.find((space, ino), s)) {
             self.index_items(&items, &verdicts, (space, false), &mut got);
             got.copy_of = Some(of);
@@ -164,6 +169,7 @@ impl Extents {
         }
         VERDICTS.set(verdicts);
         REFS.set(unpacked);
+        HELD.set(held);
         Searched::Read(got)
     }
 
