@@ -85,10 +85,7 @@ pub(crate) struct FileAt {
     pub(crate) kept_by: u64,
 }
 
-/// Decides whether the extent whose refs are `refs` is shared, for the
-/// file `at` whose items referencing it are `own`; `alive(root)` tells
-/// whether a subvolume exists and is not deleted (`None`: unknown), and
-/// `leaf(p)` whether the leaf at `p` is shared ([`up_from`]).
+/// [`decide_items`] with the file's items as a slice (the tests').
 #[cfg(test)]
 pub(crate) fn decide(
     refs: &ExtentRefs,
@@ -100,8 +97,12 @@ pub(crate) fn decide(
     decide_items(refs, at, own.iter().copied(), alive, leaf)
 }
 
-/// [`decide`], the file's items given as an iterator: the walk reads them
-/// from the file's extent items, with no list made for each extent.
+/// Decides whether the extent whose refs are `refs` is shared, for the
+/// file `at` whose items referencing it are `own` (an iterator: the walk
+/// reads them from the file's extent items, with no list made for each
+/// extent); `alive(root)` tells whether a subvolume exists and is not
+/// deleted (`None`: unknown), and `leaf(p)` whether the leaf at `p` is
+/// shared ([`up_from`]).
 pub(crate) fn decide_items<I>(
     refs: &ExtentRefs,
     at: FileAt,

@@ -351,7 +351,8 @@ impl Extents {
     }
 
     /// A snapshot that holds the extent at `bytenr` of filesystem `fs`, as
-    /// the same inode as the file whose one ref it is ([`Verdict::HeldBy`]).
+    /// the same inode as the file whose one ref it is
+    /// ([`Verdict::HeldBy`](super::btrfs_refs::Verdict::HeldBy)).
     pub(crate) fn held_by(&self, fs: u32, bytenr: u64) -> Option<u64> {
         self.btrfs.held_by.get(&(fs, bytenr)).map(|r| *r)
     }
