@@ -127,12 +127,12 @@ pub(crate) fn groups(tree: &Tree, sets: &Sets, subvols: &Subvols) -> (Vec<Group>
         g.snapshots
             .sort_by(|a, b| (a.created, &a.path).cmp(&(b.created, &b.path)));
         let ids: Vec<NodeId> = g.snapshots.iter().map(|s| s.node).collect();
-        // Each snapshot with those older than it, a pass over the scan
-        // each: on every CPU.
-        let older: Vec<Frees> = (1..=ids.len())
-            .into_par_iter()
-            .map(|k| sets.frees(tree, &ids[..k]))
-            .collect();
+        // Each snapshot with those older than it: every prefix in one pass.
+        let older = sets.frees_prefixes(tree, &ids);
+        debug_assert!(
+            (1..=ids.len()).all(|k| older[k - 1] == sets.frees(tree, &ids[..k])),
+            "the prefixes' figures are each prefix's"
+        );
         for (s, f) in g.snapshots.iter_mut().zip(older) {
             s.with_older = f;
         }

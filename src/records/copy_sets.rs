@@ -238,6 +238,20 @@ impl Copies {
             .collect()
     }
 
+    /// Per set, the largest `at` of the nodes holding it (0 for none): with
+    /// `at` the first of a growing series of marked sets that holds a
+    /// node, the first that holds every copy of the set.
+    pub(crate) fn sets_held_from(&self, at: impl Fn(NodeId) -> u32) -> Vec<u32> {
+        (self.held_at.windows(2))
+            .map(|w| {
+                (self.held[w[0] as usize..w[1] as usize].iter())
+                    .map(|h| at(h.node))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect()
+    }
+
     /// The files with copies, ascending.
     #[cfg(test)]
     pub(crate) fn files(&self) -> &[u32] {

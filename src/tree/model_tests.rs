@@ -351,6 +351,18 @@ fn build(w: &World, seed: Option<u64>, fold: bool) -> Built {
         .iter()
         .map(|set| {
             let ids: Vec<NodeId> = set.iter().map(|&d| new_id[d as usize]).collect();
+            // Each prefix of the set, in one pass, as it alone frees (the
+            // set taken both ways round: a later entry may hold an earlier).
+            for ids in [ids.clone(), ids.iter().rev().copied().collect()] {
+                let each: Vec<_> = (1..=ids.len())
+                    .map(|k| kept.frees(&tree, &ids[..k]))
+                    .collect();
+                assert_eq!(
+                    kept.frees_prefixes(&tree, &ids),
+                    each,
+                    "prefixes of {ids:?}"
+                );
+            }
             kept.frees(&tree, &ids).bytes
         })
         .collect();

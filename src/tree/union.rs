@@ -167,6 +167,13 @@ impl Sets {
         self.reclaim.frees((&tree.nodes, &self.copies), ids)
     }
 
+    /// What deleting `ids[..k]` of `tree` frees, for each `k` from 1 to
+    /// `ids.len()`, in one pass ([`Reclaim::frees_prefixes`]).
+    pub(crate) fn frees_prefixes(&self, tree: &super::Tree, ids: &[NodeId]) -> Vec<Frees> {
+        self.reclaim
+            .frees_prefixes((&tree.nodes, &self.copies), ids)
+    }
+
     /// These sets with the copies they were built from
     /// ([`super::Build::copies`]), moved in: the roll-up lends them, and the
     /// walk gives them once it is done.
@@ -253,6 +260,11 @@ const NEVER: NodeId = NodeId::NONE;
 /// [`Reclaim::files`]'s entry of a file with several nodes: the one
 /// number below [`NodeId::NONE`] that no node has.
 const SEVERAL: NodeId = NodeId::from_u32(u32::MAX - 1);
+
+/// The span `(a, b)` of one of [`Reclaim`]'s lists, as a range.
+fn span((a, b): (u32, u32)) -> std::ops::Range<usize> {
+    a as usize..b as usize
+}
 
 /// `n`, an offset into one of [`Reclaim`]'s lists of nodes or files.
 fn offset(n: usize) -> u32 {
@@ -396,7 +408,6 @@ impl Reclaim {
             }
         }
         let all_inside = |nodes: &[NodeId]| nodes.iter().all(|&x| inside[x.index()]);
-        let span = |(a, b): (u32, u32)| a as usize..b as usize;
         let mut total = 0u64;
         let mut bound = Bound::EXACT;
         for &(id, b) in &self.node_bounds {
@@ -625,3 +636,5 @@ pub(crate) struct Plan {
     /// What deleting every candidate would free.
     pub(crate) all: Frees,
 }
+
+mod prefixes;
