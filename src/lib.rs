@@ -511,6 +511,7 @@ fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<O
         sets: true,
     };
     let s = scan_to_tree(cfg, &how, msgs)?;
+    let t3 = Instant::now();
     let (groups, btrfs) = subvolume_groups(&s);
     let roots = match cfg.source() {
         Source::Walk => &cfg.walk.roots,
@@ -526,6 +527,10 @@ fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<O
     out.flush()?;
     if let Source::Walk = cfg.source() {
         stats::closing_notes(&s.counters, msgs);
+    }
+    if cfg.stats {
+        let bound = s.tree.any_bound();
+        msgs.raw(&stats::text(&s.counters, &s.sizes, t3.elapsed(), bound));
     }
     Ok(Outcome {
         errors: s.saved_errors.saturating_add(msgs.errors()),
@@ -558,8 +563,14 @@ fn df_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome,
         let before = msgs.errors();
         let s = scan::scan(Source::Walk, cfg.walk.time, &how, msgs)?;
         let errors = msgs.errors().saturating_sub(before);
+        let t3 = Instant::now();
         tables.push(df::table(&fs, &extra, &s, errors));
         stats::closing_notes(&s.counters, msgs);
+        // Each filesystem's scan is its own: one block of counts for each.
+        if cfg.stats {
+            let bound = s.tree.any_bound();
+            msgs.raw(&stats::text(&s.counters, &s.sizes, t3.elapsed(), bound));
+        }
         counters = s.counters;
     }
     report::df::write(out, &tables, &cfg.report)?;

@@ -365,4 +365,9 @@ fn a_table_per_filesystem_and_errors_as_du() {
         "{text}"
     );
     assert!(text.lines().any(|l| l.starts_with("unexplained")), "{text}");
+    // --stats: the counts of each filesystem's scan, a block each.
+    let out = sdu(&args!["--df", "--stats", a.path(), b.path()]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stderr.matches("sdu stats:").count(), 2, "{out:?}");
+    assert!(out.stderr.contains("entries stat-ed"), "{out:?}");
 }

@@ -153,6 +153,15 @@ fn not_on_btrfs() {
     let out = sdu_in(fs.path(), true, &["--snapshots", "."]);
     out.assert_ok();
     assert_eq!(out.stdout_str(), "no snapshots: . is not on Btrfs\n");
+    // --stats is the scan's, whatever the report.
+    let out = sdu_in(fs.path(), true, &["--snapshots", "--stats", "."]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stdout_str(), "no snapshots: . is not on Btrfs\n");
+    let err = &out.stderr;
+    assert!(
+        err.contains("sdu stats:") && err.contains("entries stat-ed"),
+        "{err}"
+    );
 }
 
 /// snapper's and timeshift's layouts, made by hand as the tools make them:
