@@ -59,7 +59,7 @@ pub mod units;
 mod walk;
 
 use std::io::Write;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use scan::Source;
 
@@ -358,14 +358,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome
     if let Source::Walk = cfg.source() {
         stats::closing_notes(&s.counters, msgs);
     }
-    if cfg.stats {
-        msgs.raw(&stats::text(
-            &s.counters,
-            &s.sizes,
-            t_report,
-            s.tree.any_bound(),
-        ));
-    }
+    print_stats(cfg, &s, t_report, msgs);
     Ok(Outcome {
         errors: s.saved_errors.saturating_add(msgs.errors()),
         counters: s.counters,
@@ -423,10 +416,7 @@ fn compare_run(
     if walked {
         stats::closing_notes(&s.counters, msgs);
     }
-    if cfg.stats {
-        let bound = s.tree.any_bound();
-        msgs.raw(&stats::text(&s.counters, &s.sizes, t3.elapsed(), bound));
-    }
+    print_stats(cfg, &s, t3.elapsed(), msgs);
     Ok(Outcome {
         errors: s.saved_errors.saturating_add(msgs.errors()),
         counters: s.counters,
@@ -498,6 +488,14 @@ fn plan_and_write(
     Ok(plan.reached)
 }
 
+/// `--stats`: scan `s`'s counts and times on `msgs` (`t`: its report's).
+fn print_stats(cfg: &Config, s: &Scanned, t: Duration, msgs: &Messages) {
+    if cfg.stats {
+        let any_bound = s.tree.any_bound();
+        msgs.raw(&stats::text(&s.counters, &s.sizes, t, any_bound));
+    }
+}
+
 /// `--snapshots`: scans the PATHs with what sets of entries free kept,
 /// and lists their subvolumes by origin ([`snapshots::groups`]).
 fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome, Error> {
@@ -528,10 +526,7 @@ fn snapshots_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<O
     if let Source::Walk = cfg.source() {
         stats::closing_notes(&s.counters, msgs);
     }
-    if cfg.stats {
-        let bound = s.tree.any_bound();
-        msgs.raw(&stats::text(&s.counters, &s.sizes, t3.elapsed(), bound));
-    }
+    print_stats(cfg, &s, t3.elapsed(), msgs);
     Ok(Outcome {
         errors: s.saved_errors.saturating_add(msgs.errors()),
         counters: s.counters,
@@ -567,10 +562,7 @@ fn df_run(cfg: &Config, out: &mut dyn Write, msgs: &Messages) -> Result<Outcome,
         tables.push(df::table(&fs, &extra, &s, errors));
         stats::closing_notes(&s.counters, msgs);
         // Each filesystem's scan is its own: one block of counts for each.
-        if cfg.stats {
-            let bound = s.tree.any_bound();
-            msgs.raw(&stats::text(&s.counters, &s.sizes, t3.elapsed(), bound));
-        }
+        print_stats(cfg, &s, t3.elapsed(), msgs);
         counters = s.counters;
     }
     report::df::write(out, &tables, &cfg.report)?;
