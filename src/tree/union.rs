@@ -261,6 +261,45 @@ const NEVER: NodeId = NodeId::NONE;
 /// number below [`NodeId::NONE`] that no node has.
 const SEVERAL: NodeId = NodeId::from_u32(u32::MAX - 1);
 
+/// The nodes a file's links lie in, as [`Reclaim::files`] keeps them.
+enum FileNodes<'a> {
+    /// A link outside the scan: never freed.
+    Never,
+    One(NodeId),
+    Several(&'a [NodeId]),
+}
+
+impl Reclaim {
+    /// `f(links, sets)` for each file, in file order: the nodes of its
+    /// links and the copy sets of `copies` it is in (none: no copies).
+    fn per_file<T>(
+        &self,
+        copies: &Copies,
+        mut f: impl FnMut(FileNodes<'_>, &[u32]) -> T,
+    ) -> Vec<T> {
+        let mut several = self.several.iter();
+        let mut copied = copies.file_sets().peekable();
+        (self.files.iter().enumerate())
+            .map(|(i, &n)| {
+                let links = match n {
+                    NEVER => FileNodes::Never,
+                    SEVERAL => {
+                        let &s = several
+                            .next()
+                            .expect("a span for each file with several nodes");
+                        FileNodes::Several(&self.file_nodes[span(s)])
+                    }
+                    n => FileNodes::One(n),
+                };
+                let i = i as u32;
+                while copied.next_if(|c| c.0 < i).is_some() {}
+                let sets = copied.next_if(|c| c.0 == i).map_or(&[][..], |(_, s)| s);
+                f(links, sets)
+            })
+            .collect()
+    }
+}
+
 /// The span `(a, b)` of one of [`Reclaim`]'s lists, as a range.
 fn span((a, b): (u32, u32)) -> std::ops::Range<usize> {
     a as usize..b as usize
@@ -436,31 +475,17 @@ impl Reclaim {
                 }
             }
         }
-        let mut several = self.several.iter();
         // A file is freed when its links and its copies all are: the copies
         // by set, each set judged once.
         let sets_inside = copies.sets_held_within(|n| inside[n.index()]);
-        let mut copied = copies.file_sets().peekable();
-        let freed: Vec<bool> = (self.files.iter().enumerate())
-            .map(|(i, &f)| {
-                let own = match f {
-                    NEVER => false,
-                    SEVERAL => {
-                        let &s = several
-                            .next()
-                            .expect("a span for each file with several nodes");
-                        all_inside(&self.file_nodes[span(s)])
-                    }
-                    n => inside[n.index()],
-                };
-                let i = i as u32;
-                while copied.next_if(|c| c.0 < i).is_some() {}
-                match copied.next_if(|c| c.0 == i) {
-                    Some((_, sets)) => own && sets.iter().all(|&s| sets_inside[s as usize]),
-                    None => own,
-                }
-            })
-            .collect();
+        let freed: Vec<bool> = self.per_file(copies, |links, sets| {
+            let own = match links {
+                FileNodes::Never => false,
+                FileNodes::One(n) => inside[n.index()],
+                FileNodes::Several(ns) => all_inside(ns),
+            };
+            own && sets.iter().all(|&s| sets_inside[s as usize])
+        });
         let unit_freed: Vec<bool> = (self.units.iter())
             .map(|&(_, a, b)| {
                 self.unit_files[span((a, b))]

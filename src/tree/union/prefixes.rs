@@ -14,7 +14,7 @@
 //! sums are kept as differences and added up once: [`Reclaim::frees`]'
 //! answer for every prefix, bound included.
 
-use super::{Frees, NEVER, Reclaim, SEVERAL, span};
+use super::{FileNodes, Frees, Reclaim, span};
 use crate::figures::Bound;
 use crate::records::{Copies, NodeId, Nodes};
 
@@ -140,30 +140,14 @@ impl Reclaim {
         }
         // A file is freed when its links and its copies all are.
         let sets_from = copies.sets_held_from(|x| first[x.index()]);
-        let mut several = self.several.iter();
-        let mut copied = copies.file_sets().peekable();
-        let file_from: Vec<u32> = (self.files.iter().enumerate())
-            .map(|(i, &f)| {
-                let own = match f {
-                    NEVER => OUT,
-                    SEVERAL => {
-                        let &sp = several
-                            .next()
-                            .expect("a span for each file with several nodes");
-                        from(&self.file_nodes[span(sp)])
-                    }
-                    n => first[n.index()],
-                };
-                let i = i as u32;
-                while copied.next_if(|c| c.0 < i).is_some() {}
-                match copied.next_if(|c| c.0 == i) {
-                    Some((_, sets)) => {
-                        (sets.iter()).fold(own, |t, &x| t.max(sets_from[x as usize]))
-                    }
-                    None => own,
-                }
-            })
-            .collect();
+        let file_from: Vec<u32> = self.per_file(copies, |links, sets| {
+            let own = match links {
+                FileNodes::Never => OUT,
+                FileNodes::One(n) => first[n.index()],
+                FileNodes::Several(ns) => from(ns),
+            };
+            (sets.iter()).fold(own, |t, &x| t.max(sets_from[x as usize]))
+        });
         let files_from =
             |fs: &[u32]| (fs.iter()).fold(1, |t: u32, &f| t.max(file_from[f as usize]));
         let unit_from: Vec<u32> = (self.units.iter())
