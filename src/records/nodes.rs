@@ -1,34 +1,37 @@
 //! The node store: the walk's [`NodeRec`]s kept in columns by id, in
-//! chunks of 4,096 ids ([`super::sink`]), names in one arena per chunk and
-//! figures as compact as their values allow.
+//! chunks of 4,096 ids ([`super::sink`]), each distinct name kept once
+//! for the whole store and figures as compact as their values allow.
 //!
 //! A browser keeps every entry, files included, so the bytes per entry
 //! decide its memory. A [`NodeRec`] is 120 bytes plus a boxed name; a
-//! node here is 26 plus its name's bytes, and 8 more with a time:
+//! plain file's node here is 16 bytes and a share of its name:
 //!
-//! - parent and order: four bytes each (a `NodeId`, a `u32`); kind and
-//!   leaf: one byte; the depth is not kept but counted up the parents (a
-//!   root is at depth 0, a child one below its parent: the walk and saved
-//!   scans record nothing else);
-//! - the name: its bytes in its chunk's arena, a `u32` offset and a byte
-//!   of length;
-//! - its own figures ([`CompactStats`]): 12 bytes for a file alone, an
-//!   empty record and a directory alone with its files; any other (a file
-//!   with shared extents, a size past 32 bits) keeps its figures in a
-//!   side table;
+//! - parent: four bytes (a `NodeId`); order: two (a position past 65,534,
+//!   in a directory that large, in a side list); kind and leaf: one byte;
+//!   the depth is not kept but counted up the parents (a root is at depth
+//!   0, a child one below its parent: the walk and saved scans record
+//!   nothing else);
+//! - the name: a 4-byte reference into the store's [`NameTable`], which
+//!   keeps each distinct name once (every copy and snapshot of a tree
+//!   repeats its names);
+//! - its own figures ([`CompactStats`]): five bytes for a file alone (its
+//!   apparent size and its shape), an empty record and a directory alone
+//!   with its files; any other (a file with shared extents, a size past 32
+//!   bits) keeps its figures in a side table;
 //! - its time (`--time`, and the browser's modification time), when some
-//!   record has one: 8 bytes in a column of its own, so that a plain file
-//!   with a time stays plain.
+//!   record has one: 4 bytes in a column of its own, and its nanoseconds
+//!   where it has any.
 //!
 //! The walk writes each record at its id as it goes ([`NodeSink`]): the
 //! store it leaves is the one the roll-up and the browser read. Nothing is
 //! lost: `Nodes::get` gives back the [`NodeRec`] pushed.
 
 use super::compact::CompactStats;
-use super::name_arena::Names;
+use super::name_arena::NameTable;
 use super::sink::{self, CHUNK, Sink};
 use super::{NodeId, NodeRec};
 use crate::figures::{Kind, Stats};
+use std::sync::{Mutex, PoisonError};
 
 /// Positions in a directory's listing, 2 bytes each: those past 65,534
 /// (in a directory that large) in a side list.
@@ -133,7 +136,8 @@ struct Chunk {
     parent: Vec<NodeId>,
     order: Orders,
     flags: Vec<u8>,
-    names: Names,
+    /// Each place's name, a reference into the scan's [`NameTable`].
+    names: Vec<u32>,
     own: CompactStats,
     /// Records the walk wrote: once every place is, the chunk gives back
     /// its spare room.
@@ -146,7 +150,7 @@ impl Chunk {
             parent: Vec::with_capacity(n),
             order: Orders::with_capacity(n),
             flags: Vec::with_capacity(n),
-            names: Names::with_capacity(n),
+            names: Vec::with_capacity(n),
             own: CompactStats::with_capacity(n),
             written: 0,
         }
@@ -158,7 +162,7 @@ impl Chunk {
             parent: vec![NodeId::default(); n],
             order: Orders::filled(n),
             flags: vec![kind_bits(Kind::default()); n],
-            names: Names::filled(n),
+            names: vec![NameTable::EMPTY; n],
             own: CompactStats::filled(n),
             written: 0,
         }
@@ -168,17 +172,17 @@ impl Chunk {
         kind_bits(r.kind) | if r.leaf { LEAF } else { 0 }
     }
 
-    /// Sets place `i` to `r`, named `name` (`r.name` and `r.id` are
-    /// ignored).
-    fn put<N>(&mut self, i: usize, r: &NodeRec<N>, name: &[u8]) {
+    /// Sets place `i` to `r`, named by reference `name` (`r.name` and
+    /// `r.id` are ignored).
+    fn put<N>(&mut self, i: usize, r: &NodeRec<N>, name: u32) {
         self.parent[i] = r.parent;
         self.order.set(i, r.order);
         self.flags[i] = Self::flags(r);
-        self.names.put(i, name);
+        self.names[i] = name;
         self.own.set(i, &r.own);
     }
 
-    fn push(&mut self, r: &NodeRec, name: &[u8]) {
+    fn push(&mut self, r: &NodeRec, name: u32) {
         self.parent.push(r.parent);
         self.order.push(r.order);
         self.flags.push(Self::flags(r));
@@ -209,7 +213,7 @@ impl Chunk {
         self.parent.capacity() * 4
             + self.order.heap_bytes()
             + self.flags.capacity()
-            + self.names.heap_bytes()
+            + self.names.capacity() * 4
             + self.own.heap_bytes()
     }
 }
@@ -221,6 +225,7 @@ impl Chunk {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Nodes {
     chunks: Vec<Chunk>,
+    names: NameTable,
     len: usize,
     /// The records [`Nodes::push`] is to make room for.
     room: usize,
@@ -231,6 +236,7 @@ impl Nodes {
     pub(crate) fn with_capacity(n: usize) -> Nodes {
         Nodes {
             chunks: Vec::with_capacity(n.div_ceil(CHUNK)),
+            names: NameTable::default(),
             len: 0,
             room: n,
         }
@@ -242,7 +248,8 @@ impl Nodes {
             let n = self.room.saturating_sub(self.len).min(CHUNK);
             self.chunks.push(Chunk::with_capacity(n));
         }
-        self.chunks.last_mut().expect("a chunk").push(r, &r.name);
+        let name = self.names.intern(&r.name);
+        self.chunks.last_mut().expect("a chunk").push(r, name);
         self.len += 1;
         // Checked only near the roots: climbing costs the depth, and a
         // check of every node of a deep chain would cost its square.
@@ -323,7 +330,7 @@ impl Nodes {
     #[inline(never)]
     pub(crate) fn name(&self, id: NodeId) -> &[u8] {
         let (c, i) = self.chunk(id);
-        c.names.get(i)
+        self.names.get(c.names[i])
     }
 
     /// Node `id`'s own figures.
@@ -367,6 +374,7 @@ impl Nodes {
         while self.chunks.len() <= k {
             self.chunks.push(Chunk::filled(CHUNK));
         }
+        let name = self.names.intern(name);
         self.chunks[k].put(i, r, name);
         self.len = self.len.max(r.id.index() + 1);
     }
@@ -377,6 +385,7 @@ impl Nodes {
     pub(crate) fn gather(n: usize, parts: Vec<Nodes>) -> Nodes {
         let mut out = Nodes {
             chunks: Vec::new(),
+            names: NameTable::default(),
             len: n,
             room: 0,
         };
@@ -390,7 +399,8 @@ impl Nodes {
                     && r.own == Stats::default();
                 if !blank {
                     let (k, i) = sink::at(id);
-                    out.chunks[k].put(i, &r, &r.name);
+                    let name = out.names.intern(&r.name);
+                    out.chunks[k].put(i, &r, name);
                 }
             }
         }
@@ -400,6 +410,7 @@ impl Nodes {
     /// Gives back the spare capacity.
     pub(crate) fn shrink_to_fit(&mut self) {
         self.chunks.shrink_to_fit();
+        self.names.shrink_to_fit();
         for c in &mut self.chunks {
             c.shrink_to_fit();
         }
@@ -410,6 +421,7 @@ impl Nodes {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.chunks.capacity() * size_of::<Chunk>()
             + self.chunks.iter().map(Chunk::heap_bytes).sum::<usize>()
+            + self.names.heap_bytes()
     }
 }
 
@@ -427,7 +439,12 @@ impl From<Vec<NodeRec>> for Nodes {
 /// The walk's nodes as its threads record them: each at its id, in its
 /// chunk ([`super::sink`]).
 #[derive(Default)]
-pub(crate) struct NodeSink(Sink<Chunk>);
+pub(crate) struct NodeSink {
+    chunks: Sink<Chunk>,
+    /// The names, one table for the walk's threads: each batch of records
+    /// takes its lock once.
+    names: Mutex<NameTable>,
+}
 
 impl NodeSink {
     /// Records `recs`, each at its id, named `name(r)` (`r.name` is
@@ -437,11 +454,15 @@ impl NodeSink {
         recs: &'a [NodeRec<N>],
         name: impl Fn(&'a NodeRec<N>) -> &'a [u8],
     ) {
-        self.0.write(
-            recs,
-            |r| r.id,
+        let named: Vec<(u32, &NodeRec<N>)> = {
+            let mut t = self.names.lock().unwrap_or_else(PoisonError::into_inner);
+            recs.iter().map(|r| (t.intern(name(r)), r)).collect()
+        };
+        self.chunks.write(
+            &named,
+            |x| x.1.id,
             || Chunk::filled(CHUNK),
-            |c, i, r| Self::write(c, i, r, name(r)),
+            |c, i, x| Self::write(c, i, x.1, x.0),
         );
     }
 
@@ -450,7 +471,7 @@ impl NodeSink {
         self.put(std::slice::from_ref(r), |_| name);
     }
 
-    fn write<N>(c: &mut Chunk, i: usize, r: &NodeRec<N>, name: &[u8]) {
+    fn write<N>(c: &mut Chunk, i: usize, r: &NodeRec<N>, name: u32) {
         c.put(i, r, name);
         c.written += 1;
         if c.written as usize == CHUNK {
@@ -461,13 +482,19 @@ impl NodeSink {
     /// The nodes `0..n`, by id (an id no record was written at has the
     /// default record).
     pub(crate) fn into_nodes(self, n: usize) -> Nodes {
-        let mut chunks = self.0.into_chunks();
+        let mut chunks = self.chunks.into_chunks();
         sink::fit(&mut chunks, n, || Chunk::filled(CHUNK), Chunk::cut);
         for c in &mut chunks {
             c.shrink_to_fit();
         }
+        let mut names = self
+            .names
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        names.shrink_to_fit();
         Nodes {
             chunks,
+            names,
             len: n,
             room: 0,
         }
@@ -560,10 +587,13 @@ mod tests {
             (gap.parent, gap.name.len(), gap.own),
             (NodeId::TOP, 0, Stats::default())
         );
-        let names: usize = recs.iter().map(|r| r.name.len()).sum();
+        // The names are 40 distinct ones, each kept once.
+        let names: usize = (0..40).sum();
         let per = (nodes.heap_bytes() - names) as f64 / n as f64;
-        // 26 bytes, 8 for the time, a side record for one in 97.
-        assert!(per < 35.5, "{per:.1} bytes a node beside the names");
+        // 16 bytes a plain node (its name a 4-byte reference), the times'
+        // column and the nanoseconds of a third, a directory's two
+        // numbers for a third, a side record for one in 97.
+        assert!(per < 38.0, "{per:.1} bytes a node beside the names");
     }
 
     #[test]
