@@ -12,6 +12,7 @@ mod copy_sets;
 mod exactness;
 mod files;
 pub(crate) mod idents;
+mod lineup;
 pub(crate) mod mappings;
 mod name_arena;
 mod nodes;

@@ -27,87 +27,12 @@
 //! lost: `Nodes::get` gives back the [`NodeRec`] pushed.
 
 use super::compact::CompactStats;
+use super::lineup::Lineup;
 use super::name_arena::NameTable;
 use super::sink::{self, CHUNK, Sink};
 use super::{NodeId, NodeRec};
 use crate::figures::{Kind, Stats};
 use std::sync::{Mutex, PoisonError};
-
-/// Positions in a directory's listing, 2 bytes each: those past 65,534
-/// (in a directory that large) in a side list.
-#[derive(Clone, Debug, Default)]
-struct Orders {
-    low: Vec<u16>,
-    /// (place, position) of the positions past [`FAR`], by place.
-    far: Vec<(u32, u32)>,
-}
-
-/// In [`Orders::low`]: the position is in [`Orders::far`].
-const FAR: u16 = u16::MAX;
-
-impl Orders {
-    fn with_capacity(n: usize) -> Orders {
-        Orders {
-            low: Vec::with_capacity(n),
-            far: Vec::new(),
-        }
-    }
-
-    fn filled(n: usize) -> Orders {
-        Orders {
-            low: vec![0; n],
-            far: Vec::new(),
-        }
-    }
-
-    fn set(&mut self, i: usize, o: u32) {
-        let at = self.far.partition_point(|f| (f.0 as usize) < i);
-        let had = self.far.get(at).is_some_and(|f| f.0 as usize == i);
-        match u16::try_from(o).ok().filter(|&o| o != FAR) {
-            Some(o) => {
-                self.low[i] = o;
-                if had {
-                    self.far.remove(at);
-                }
-            }
-            None => {
-                self.low[i] = FAR;
-                if had {
-                    self.far[at].1 = o;
-                } else {
-                    self.far.insert(at, (i as u32, o));
-                }
-            }
-        }
-    }
-
-    fn push(&mut self, o: u32) {
-        self.low.push(0);
-        self.set(self.low.len() - 1, o);
-    }
-
-    fn get(&self, i: usize) -> u32 {
-        match self.low[i] {
-            FAR => self.far[self.far.partition_point(|f| (f.0 as usize) < i)].1,
-            o => u32::from(o),
-        }
-    }
-
-    fn truncate(&mut self, n: usize) {
-        self.low.truncate(n);
-        self.far.retain(|f| (f.0 as usize) < n);
-    }
-
-    fn shrink_to_fit(&mut self) {
-        self.low.shrink_to_fit();
-        self.far.shrink_to_fit();
-    }
-
-    #[cfg(test)]
-    fn heap_bytes(&self) -> usize {
-        self.low.capacity() * 2 + self.far.capacity() * 8
-    }
-}
 
 /// [`Kind`] in the low two bits of a flag byte, the leaf bit above.
 const LEAF: u8 = 4;
@@ -133,8 +58,8 @@ fn kind_of(bits: u8) -> Kind {
 /// The nodes of [`CHUNK`] ids (fewer in the last chunk).
 #[derive(Clone, Debug, Default)]
 struct Chunk {
-    parent: Vec<NodeId>,
-    order: Orders,
+    /// Each place's parent and order.
+    lineup: Lineup,
     flags: Vec<u8>,
     /// Each place's name, a reference into the scan's [`NameTable`].
     names: Vec<u32>,
@@ -147,8 +72,7 @@ struct Chunk {
 impl Chunk {
     fn with_capacity(n: usize) -> Chunk {
         Chunk {
-            parent: Vec::with_capacity(n),
-            order: Orders::with_capacity(n),
+            lineup: Lineup::with_capacity(n),
             flags: Vec::with_capacity(n),
             names: Vec::with_capacity(n),
             own: CompactStats::with_capacity(n),
@@ -159,8 +83,7 @@ impl Chunk {
     /// `n` default records (a record made by default, no name).
     fn filled(n: usize) -> Chunk {
         Chunk {
-            parent: vec![NodeId::default(); n],
-            order: Orders::filled(n),
+            lineup: Lineup::filled(n),
             flags: vec![kind_bits(Kind::default()); n],
             names: vec![NameTable::EMPTY; n],
             own: CompactStats::filled(n),
@@ -175,16 +98,14 @@ impl Chunk {
     /// Sets place `i` to `r`, named by reference `name` (`r.name` and
     /// `r.id` are ignored).
     fn put<N>(&mut self, i: usize, r: &NodeRec<N>, name: u32) {
-        self.parent[i] = r.parent;
-        self.order.set(i, r.order);
+        self.lineup.set(i, r.parent, r.order);
         self.flags[i] = Self::flags(r);
         self.names[i] = name;
         self.own.set(i, &r.own);
     }
 
     fn push(&mut self, r: &NodeRec, name: u32) {
-        self.parent.push(r.parent);
-        self.order.push(r.order);
+        self.lineup.push(r.parent, r.order);
         self.flags.push(Self::flags(r));
         self.names.push(name);
         self.own.push(&r.own);
@@ -192,8 +113,7 @@ impl Chunk {
 
     /// Keeps the first `n` records, and no spare room.
     fn cut(&mut self, n: usize) {
-        self.parent.truncate(n);
-        self.order.truncate(n);
+        self.lineup.truncate(n);
         self.flags.truncate(n);
         self.names.truncate(n);
         self.own.truncate(n);
@@ -201,8 +121,7 @@ impl Chunk {
     }
 
     fn shrink_to_fit(&mut self) {
-        self.parent.shrink_to_fit();
-        self.order.shrink_to_fit();
+        self.lineup.shrink_to_fit();
         self.flags.shrink_to_fit();
         self.names.shrink_to_fit();
         self.own.shrink_to_fit();
@@ -210,8 +129,7 @@ impl Chunk {
 
     #[cfg(test)]
     fn heap_bytes(&self) -> usize {
-        self.parent.capacity() * 4
-            + self.order.heap_bytes()
+        self.lineup.heap_bytes()
             + self.flags.capacity()
             + self.names.capacity() * 4
             + self.own.heap_bytes()
@@ -282,13 +200,13 @@ impl Nodes {
     #[inline]
     pub(crate) fn parent(&self, id: NodeId) -> NodeId {
         let (c, i) = self.chunk(id);
-        c.parent[i]
+        c.lineup.parent(i)
     }
 
     /// Sets node `id`'s parent id.
     pub(crate) fn set_parent(&mut self, id: NodeId, p: NodeId) {
         let (k, i) = sink::at(id);
-        self.chunks[k].parent[i] = p;
+        self.chunks[k].lineup.set_parent(i, p);
     }
 
     /// Node `id`'s depth below its root.
@@ -310,7 +228,7 @@ impl Nodes {
     /// Node `id`'s position among its directory's entries.
     pub(crate) fn order(&self, id: NodeId) -> u32 {
         let (c, i) = self.chunk(id);
-        c.order.get(i)
+        c.lineup.order(i)
     }
 
     /// What node `id` is.
@@ -518,22 +436,6 @@ mod tests {
             name: name.as_bytes().into(),
             own,
         }
-    }
-
-    #[test]
-    fn positions_past_sixteen_bits_come_back() {
-        let all = [0, 65_534, 65_535, 70_000, u32::MAX, 7];
-        let mut o = Orders::filled(all.len());
-        for (i, &x) in all.iter().enumerate().rev() {
-            o.set(i, x);
-        }
-        assert_eq!((0..all.len()).map(|i| o.get(i)).collect::<Vec<_>>(), all);
-        assert_eq!(o.far.len(), 3);
-        o.set(3, 3);
-        o.set(0, 80_000);
-        assert_eq!((o.get(0), o.get(3), o.get(4)), (80_000, 3, u32::MAX));
-        o.truncate(3);
-        assert_eq!(o.far, [(0, 80_000), (2, 65_535)]);
     }
 
     /// Records written at their ids from several threads, in any order,
