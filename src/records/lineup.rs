@@ -6,7 +6,7 @@
 //! one. On four /usr copies, 531,055 nodes make 59,655 runs on two
 //! threads (137,399 on one, where a directory's subdirectories take ids
 //! between its files). A run costs 10 bytes (its parent, its first order,
-//! its first place) and each place 0.16 bits of bytes (a bit saying
+//! its first place) and each place a quarter of a byte (a bit saying
 //! whether a run starts there, and a count of the runs before every 64),
 //! where the columns cost 6 bytes a place: a chunk is kept in runs where
 //! they take less room.
@@ -87,22 +87,30 @@ impl Orders {
 /// at[r])`.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Runs {
-    /// Bit `i % 64` of word `i / 64`: a run starts at place `i`.
-    starts: Vec<u64>,
-    /// The runs that start before each word's first place.
-    before: Vec<u32>,
+    /// For each 64 places, where runs start among them, and how many
+    /// started before.
+    words: Vec<Word>,
     parent: Vec<NodeId>,
     order: Vec<u32>,
     at: Vec<u32>,
+}
+
+/// 64 places of [`Runs`]: one read finds a place's run.
+#[derive(Clone, Copy, Debug, Default)]
+struct Word {
+    /// Bit `i % 64`: a run starts at place `i`.
+    starts: u64,
+    /// The runs that start before the first place.
+    before: u32,
 }
 
 impl Runs {
     /// The run that holds place `i`.
     #[inline]
     fn run(&self, i: usize) -> usize {
-        let w = i / 64;
-        let upto = self.starts[w] & (u64::MAX >> (63 - i % 64));
-        self.before[w] as usize + upto.count_ones() as usize - 1
+        let w = self.words[i / 64];
+        let upto = w.starts & (u64::MAX >> (63 - i % 64));
+        w.before as usize + upto.count_ones() as usize - 1
     }
 
     fn places(&self) -> usize {
@@ -231,22 +239,24 @@ impl Lineup {
         };
         let runs = (0..n).filter(|&i| starts(i)).count();
         let words = n.div_ceil(64);
-        if runs * 12 + words * 12 >= n * 6 + order.far.len() * 8 {
+        if runs * 12 + words * size_of::<Word>() >= n * 6 + order.far.len() * 8 {
             return;
         }
         let mut r = Runs {
-            starts: vec![0; words],
-            before: Vec::with_capacity(words),
+            words: Vec::with_capacity(words),
             parent: Vec::with_capacity(runs),
             order: Vec::with_capacity(runs),
             at: Vec::with_capacity(runs + 1),
         };
         for (i, &p) in parent.iter().enumerate() {
             if i % 64 == 0 {
-                r.before.push(r.at.len() as u32);
+                r.words.push(Word {
+                    starts: 0,
+                    before: r.at.len() as u32,
+                });
             }
             if starts(i) {
-                r.starts[i / 64] |= 1 << (i % 64);
+                r.words[i / 64].starts |= 1 << (i % 64);
                 r.parent.push(p);
                 r.order.push(order.get(i));
                 r.at.push(i as u32);
@@ -261,9 +271,8 @@ impl Lineup {
         match self {
             Lineup::Columns { parent, order } => parent.capacity() * 4 + order.heap_bytes(),
             Lineup::Runs(r) => {
-                r.starts.capacity() * 8
-                    + (r.before.capacity() + r.order.capacity() + r.at.capacity()) * 4
-                    + r.parent.capacity() * 4
+                r.words.capacity() * size_of::<Word>()
+                    + (r.parent.capacity() + r.order.capacity() + r.at.capacity()) * 4
             }
         }
     }

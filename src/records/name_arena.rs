@@ -5,101 +5,81 @@
 //! repeats its origin's names, and within one tree `Makefile`, `index.html`
 //! and `__init__.py` come back in directory after directory: a /usr copy's
 //! 133,272 names are 71,737 distinct ones, 1.79 MB of 2.76. A name kept
-//! once costs its bytes and 1.5 bytes beside them (a byte of length, an
-//! 8-byte offset every [`EVERY`] names), and each node 4 bytes for its
-//! reference, where a node holding its own name's bytes cost them and 1.25
-//! bytes beside them: less memory wherever names come back (a /usr copy,
-//! and more so its copies and snapshots), 4.25 bytes more a node in a tree
-//! where no name ever does. While names are added, a hash table (about 5
-//! bytes a distinct name) finds the one already kept; it is dropped once
-//! the scan's nodes are gathered, and made again if more are added.
+//! once costs its bytes and 4 bytes beside them (where it ends), and each
+//! node 4 bytes for its reference, where a node holding its own name's
+//! bytes cost them and 1.25 bytes beside them: less memory wherever names
+//! come back (a /usr copy, and more so its copies and snapshots), 6.75
+//! bytes more a node in a tree where no name ever does. While names are
+//! added, a hash table (about 5 bytes a distinct name) finds the one
+//! already kept; it is dropped once the scan's nodes are gathered, and
+//! made again if more are added.
 
 use foldhash::fast::FixedState;
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
 
-/// Names pushed one after another, 1.5 bytes each beside their
-/// bytes: an offset every [`EVERY`] names, a name's found from there by
-/// adding up the lengths before it.
-#[derive(Clone, Debug, Default)]
+/// Names pushed one after another: their bytes, and where each ends.
+#[derive(Clone, Debug)]
 struct Names {
     bytes: Vec<u8>,
-    /// The length, [`LONG`] for that many bytes or more (then in `long`).
-    len: Vec<u8>,
-    /// (index, length) of the names of [`LONG`] bytes or more, by index.
-    long: Vec<(u32, u32)>,
-    /// The offset of every [`EVERY`]th name.
-    every: Vec<u64>,
+    /// Name `i` ends where name `i + 1` starts: at `ends[i + 1]`, modulo
+    /// 2^32 (`ends[0]` is 0).
+    ends: Vec<u32>,
+    /// For each further 4 GiB of bytes, the first index of `ends` past it.
+    wraps: Vec<u32>,
 }
 
-/// In [`Names::len`]: the length is in [`Names::long`] (a root's path; an
-/// entry's name is at most 255 bytes).
-const LONG: u8 = u8::MAX;
-
-/// Names per offset kept.
-const EVERY: usize = 16;
+impl Default for Names {
+    fn default() -> Names {
+        Names {
+            bytes: Vec::new(),
+            ends: vec![0],
+            wraps: Vec::new(),
+        }
+    }
+}
 
 impl Names {
     fn count(&self) -> usize {
-        self.len.len()
+        self.ends.len() - 1
     }
 
     /// Appends `name`.
     fn push(&mut self, name: &[u8]) {
-        let i = self.len.len();
-        if i % EVERY == 0 {
-            self.every.push(self.bytes.len() as u64);
-        }
         self.bytes.extend_from_slice(name);
-        if name.len() >= usize::from(LONG) {
-            self.len.push(LONG);
-            let n = u32::try_from(name.len()).expect("a name under 4 GiB");
-            self.long.push((i as u32, n));
-        } else {
-            self.len.push(name.len() as u8);
+        let end = self.bytes.len();
+        while end >> 32 > self.wraps.len() {
+            self.wraps.push(self.ends.len() as u32);
         }
+        self.ends.push(end as u32);
     }
 
-    fn len_of(&self, i: usize) -> usize {
-        match self.len[i] {
-            LONG => {
-                let at = self.long.partition_point(|l| (l.0 as usize) < i);
-                self.long[at].1 as usize
-            }
-            n => usize::from(n),
-        }
-    }
-
-    /// Name `i`'s offset in the bytes.
-    fn start(&self, i: usize) -> usize {
-        let first = i - i % EVERY;
-        let before: usize = if self.long.is_empty() {
-            self.len[first..i].iter().map(|&n| usize::from(n)).sum()
+    /// Index `i` of `ends`, whole.
+    #[inline]
+    fn end(&self, i: usize) -> usize {
+        let low = self.ends[i] as usize;
+        if self.wraps.is_empty() {
+            low
         } else {
-            (first..i).map(|j| self.len_of(j)).sum()
-        };
-        self.every[i / EVERY] as usize + before
+            self.wraps.partition_point(|&w| w as usize <= i) << 32 | low
+        }
     }
 
     /// Name `i`.
+    #[inline]
     fn get(&self, i: usize) -> &[u8] {
-        let start = self.start(i);
-        &self.bytes[start..start + self.len_of(i)]
+        &self.bytes[self.end(i)..self.end(i + 1)]
     }
 
     fn shrink_to_fit(&mut self) {
         self.bytes.shrink_to_fit();
-        self.len.shrink_to_fit();
-        self.long.shrink_to_fit();
-        self.every.shrink_to_fit();
+        self.ends.shrink_to_fit();
+        self.wraps.shrink_to_fit();
     }
 
     #[cfg(test)]
     fn heap_bytes(&self) -> usize {
-        self.bytes.capacity()
-            + self.len.capacity()
-            + self.long.capacity() * 8
-            + self.every.capacity() * 8
+        self.bytes.capacity() + (self.ends.capacity() + self.wraps.capacity()) * 4
     }
 }
 
@@ -187,7 +167,6 @@ mod tests {
         for (n, &r) in names.iter().zip(&refs) {
             assert_eq!(t.get(r), &n[..]);
         }
-        assert_eq!(t.names.long, [(2, 300), (3, 255)]);
         // The table dropped, then made again as names are added.
         t.shrink_to_fit();
         assert_eq!(t.index.allocation_size(), 0);
@@ -197,9 +176,10 @@ mod tests {
         assert_eq!(t.get(3), vec![b'y'; 255]);
     }
 
-    /// Each distinct name costs its bytes and 1.5 bytes beside them, however often it comes back.
+    /// Each distinct name costs its bytes and 4 bytes beside them,
+    /// however often it comes back.
     #[test]
-    fn distinct_names_cost_a_byte_and_a_half() {
+    fn distinct_names_cost_four_bytes_beside_their_own() {
         let name = |i: usize| format!("{}{i}", "n".repeat(i % 37)).into_bytes();
         let n = 1000;
         let mut t = NameTable::default();
@@ -213,6 +193,19 @@ mod tests {
         assert!((0..n).all(|i| t.get(i as u32 + 1) == name(i)));
         let bytes: usize = (0..n).map(|i| name(i).len()).sum();
         let names = n + 1;
-        assert_eq!(t.heap_bytes(), bytes + names + names.div_ceil(EVERY) * 8);
+        assert_eq!(t.heap_bytes(), bytes + (names + 1) * 4);
+    }
+
+    /// Past 4 GiB of names, an end's offset carries the wraps before it.
+    #[test]
+    fn ends_past_four_gib_carry_their_wraps() {
+        let n = Names {
+            bytes: Vec::new(),
+            ends: vec![0, 10, 5, 7, 3],
+            wraps: vec![2, 4],
+        };
+        let ends: Vec<usize> = (0..5).map(|i| n.end(i)).collect();
+        assert_eq!(ends, [0, 10, 1 << 32 | 5, 1 << 32 | 7, 2 << 32 | 3]);
+        assert_eq!(n.count(), 4);
     }
 }
