@@ -77,7 +77,8 @@ pub(crate) fn groups(tree: &Tree, sets: &Sets, subvols: &Subvols) -> (Vec<Group>
         .filter_map(|r| Some((names(tree, r.node)?, r)))
         .collect();
     met.sort_by(|a, b| a.0.cmp(&b.0));
-    // Each subvolume's figures take a pass over the scan: on every CPU.
+    // Each subvolume's figures (a pass over the scan in a debug build's
+    // check): on every CPU.
     let found: Vec<Subvolume> = met
         .par_iter()
         .map(|((_, names), r)| subvolume(tree, sets, names, r))
@@ -177,8 +178,20 @@ fn path_of(names: &[&[u8]]) -> Vec<u8> {
 }
 
 /// Subvolume root `r`, as the walk read it, with its figures in `tree`.
+/// What deleting it alone frees is its Reclaimable, which the roll-up
+/// made: a debug build checks it against the sets' own query, a pass over
+/// the scan for each subvolume.
 fn subvolume(tree: &Tree, sets: &Sets, names: &[&[u8]], r: &SubvolRoot) -> Subvolume {
-    let alone = sets.frees(tree, &[r.node]);
+    let figures = tree.figures(r.node);
+    let alone = Frees {
+        bytes: figures.reclaimable,
+        bound: tree.bound(r.node),
+    };
+    debug_assert_eq!(
+        alone,
+        sets.frees(tree, &[r.node]),
+        "a subvolume's Reclaimable is what deleting it alone frees"
+    );
     Subvolume {
         node: r.node,
         path: path_of(names),
@@ -189,7 +202,7 @@ fn subvolume(tree: &Tree, sets: &Sets, names: &[&[u8]], r: &SubvolRoot) -> Subvo
             nanos: r.created.1,
         },
         read_only: r.read_only,
-        figures: tree.figures(r.node),
+        figures,
         alone,
         with_older: alone,
         layout: r.layout.clone(),
