@@ -4,12 +4,12 @@
 //! A directory's entries are mostly given neighbouring ids, in the order
 //! they are listed: a run of places with one parent whose orders go up by
 //! one. On four /usr copies, 531,055 nodes make 59,655 runs on two
-//! threads (137,399 on one, where a directory's subdirectories take ids
-//! between its files). A run costs 10 bytes (its parent, its first order,
+//! threads (137,399 on one). A run costs 12 bytes (its parent, its first order,
 //! its first place) and each place a quarter of a byte (a bit saying
 //! whether a run starts there, and a count of the runs before every 64),
-//! where the columns cost 6 bytes a place: a chunk is kept in runs where
-//! they take less room.
+//! where the columns cost 6 bytes a place: a chunk mostly of `-a` leaves
+//! (files, each a node of its own) is kept in runs where they take less
+//! room.
 
 use super::NodeId;
 
@@ -223,14 +223,17 @@ impl Lineup {
         }
     }
 
-    /// Gives back the spare room, and keeps the places in runs where they
-    /// take less of it.
-    pub(super) fn shrink_to_fit(&mut self) {
+    /// Gives back the spare room, and with `runs`, keeps the places in
+    /// runs where they take less of it.
+    pub(super) fn shrink_to_fit(&mut self, runs: bool) {
         let Lineup::Columns { parent, order } = self else {
             return;
         };
         parent.shrink_to_fit();
         order.shrink_to_fit();
+        if !runs {
+            return;
+        }
         let n = parent.len();
         let starts = |i: usize| {
             i == 0
@@ -328,7 +331,9 @@ mod tests {
             l.set(i, p, o);
         }
         let columns = l.heap_bytes();
-        l.shrink_to_fit();
+        l.shrink_to_fit(false);
+        assert!(matches!(l, Lineup::Columns { .. }), "no runs unless asked");
+        l.shrink_to_fit(true);
         let got = |l: &Lineup| {
             (0..n)
                 .map(|i| (l.parent(i), l.order(i)))
@@ -345,7 +350,7 @@ mod tests {
         want[5].0 = NodeId::new(77);
         assert!(matches!(l, Lineup::Columns { .. }));
         assert_eq!(got(&l), want);
-        l.shrink_to_fit();
+        l.shrink_to_fit(true);
         assert_eq!(got(&l), want);
         l.truncate(100);
         want.truncate(100);
@@ -364,7 +369,7 @@ mod tests {
         for i in 0..1000 {
             l.set(i, NodeId::new(i % 2 + 1), 5);
         }
-        l.shrink_to_fit();
+        l.shrink_to_fit(true);
         assert!(matches!(l, Lineup::Columns { .. }));
         assert_eq!((l.parent(7), l.order(7)), (NodeId::new(2), 5));
     }

@@ -14,9 +14,8 @@
 //! already kept; it is dropped once the scan's nodes are gathered, and
 //! made again if more are added.
 
-use foldhash::fast::FixedState;
 use hashbrown::HashTable;
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, RandomState};
 
 /// Names pushed one after another: their bytes, and where each ends.
 #[derive(Clone, Debug)]
@@ -91,7 +90,9 @@ pub(super) struct NameTable {
     /// The references by their names' hashes; empty once dropped
     /// ([`NameTable::shrink_to_fit`]) until a name is added again.
     index: HashTable<u32>,
-    hasher: FixedState,
+    /// Names come from whoever made the files: SipHash with a key of the
+    /// process's own, so that no one can choose names that all collide.
+    hasher: RandomState,
 }
 
 impl Default for NameTable {
@@ -99,7 +100,7 @@ impl Default for NameTable {
         let mut t = NameTable {
             names: Names::default(),
             index: HashTable::new(),
-            hasher: FixedState::default(),
+            hasher: RandomState::new(),
         };
         t.intern(b"");
         t

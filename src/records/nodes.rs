@@ -4,13 +4,15 @@
 //!
 //! A browser keeps every entry, files included, so the bytes per entry
 //! decide its memory. A [`NodeRec`] is 120 bytes plus a boxed name; a
-//! plain file's node here is 16 bytes and a share of its name:
+//! plain file's node here is 16 bytes at most and a share of its name:
 //!
 //! - parent: four bytes (a `NodeId`); order: two (a position past 65,534,
-//!   in a directory that large, in a side list); kind and leaf: one byte;
-//!   the depth is not kept but counted up the parents (a root is at depth
-//!   0, a child one below its parent: the walk and saved scans record
-//!   nothing else);
+//!   in a directory that large, in a side list); both kept in runs once
+//!   the chunk is written, where runs take less room ([`Lineup`]: a
+//!   directory's entries mostly take neighbouring ids, in the order they
+//!   are listed); kind and leaf: one byte; the depth is not kept but
+//!   counted up the parents (a root is at depth 0, a child one below its
+//!   parent: the walk and saved scans record nothing else);
 //! - the name: a 4-byte reference into the store's [`NameTable`], which
 //!   keeps each distinct name once (every copy and snapshot of a tree
 //!   repeats its names);
@@ -120,8 +122,15 @@ impl Chunk {
         self.shrink_to_fit();
     }
 
+    /// Gives back the spare room; a chunk mostly of `-a` leaves keeps its
+    /// parents in runs where they take less room. Climbs up the tree pass
+    /// through directories, each step a parent looked up: a run is found
+    /// in two reads where a column takes one, and `sdu -s` keeps no
+    /// leaves, so its directories stay in columns.
     fn shrink_to_fit(&mut self) {
-        self.lineup.shrink_to_fit();
+        let leaves = self.flags.iter().filter(|&&f| f & LEAF != 0).count();
+        self.lineup
+            .shrink_to_fit(leaves * 4 >= self.flags.len() * 3);
         self.flags.shrink_to_fit();
         self.names.shrink_to_fit();
         self.own.shrink_to_fit();
@@ -569,5 +578,60 @@ mod tests {
         for r in &recs {
             assert_eq!(format!("{:?}", nodes.get(r.id)), format!("{r:?}"));
         }
+    }
+
+    /// Directories of 50 entries each, their ids neighbouring and their
+    /// positions in order, written from two threads in any order as the
+    /// walk writes them: the store keeps their parents in runs where they
+    /// are `-a` leaves, and every record comes back, before and after one
+    /// is written again.
+    #[test]
+    fn a_directorys_entries_keep_their_parent_once() {
+        for leaf in [true, false] {
+            entries_in_runs(leaf);
+        }
+    }
+
+    fn entries_in_runs(leaf: bool) {
+        let n = 3 * CHUNK + 77;
+        let recs: Vec<NodeRec> = (1..n as u32)
+            .map(|i| NodeRec {
+                id: NodeId::new(i as usize),
+                parent: NodeId::new((i / 50) as usize),
+                depth: 0,
+                kind: if leaf { Kind::File } else { Kind::Dir },
+                leaf,
+                order: i % 50,
+                name: format!("f{}", i % 50).into_bytes().into(),
+                own: stats(u64::from(i), 512, 512, 0, 512),
+            })
+            .collect();
+        let sink = NodeSink::default();
+        let parts: Vec<&[NodeRec]> = recs.chunks(300).collect();
+        std::thread::scope(|s| {
+            for part in parts.chunks(2) {
+                let sink = &sink;
+                s.spawn(move || part.iter().rev().for_each(|p| sink.put(p, |r| &r.name)));
+            }
+        });
+        let mut nodes = sink.into_nodes(n);
+        let same = |nodes: &Nodes| {
+            recs.iter().all(|r| {
+                let got = nodes.get(r.id);
+                (got.parent, got.order, &got.name[..]) == (r.parent, r.order, &r.name[..])
+            })
+        };
+        assert!(same(&nodes));
+        let runs = |nodes: &Nodes| {
+            (nodes.chunks.iter())
+                .map(|c| matches!(c.lineup, Lineup::Runs(_)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(runs(&nodes), [leaf; 4]);
+        nodes.set_parent(NodeId::new(5), NodeId::new(1));
+        assert_eq!(runs(&nodes), [false, leaf, leaf, leaf]);
+        assert_eq!(nodes.parent(NodeId::new(5)), NodeId::new(1));
+        nodes.set_parent(NodeId::new(5), NodeId::new(0));
+        assert!(same(&nodes));
     }
 }

@@ -243,30 +243,27 @@ pub(super) fn parent_or_top(nodes: &Nodes, id: NodeId) -> NodeId {
     }
 }
 
-/// The lowest common ancestor of two nodes.
+/// The lowest common ancestor of two nodes ([`NodeId::TOP`] for nodes
+/// under different tops).
+///
+/// A parent's id is below its children's (the walk and saved scans number
+/// them so) and the top's is 0, so the larger of two ids is never an
+/// ancestor of the other: climbing from it stays at or below their lowest
+/// common ancestor, one parent a step, with no depth to count first. A
+/// parent whose id is not below its child's (a corrupt record) or none (a
+/// root nested in another, a top of its own) counts as the top, so that
+/// the climb always ends.
 pub(super) fn lca(nodes: &Nodes, mut a: NodeId, mut b: NodeId) -> NodeId {
-    // Roots have depth 0 under the top node: use level = depth + 1 so
-    // that the top (level 0) is above them.
-    let level = |x: NodeId| {
-        if x == NodeId::TOP {
-            0
-        } else {
-            nodes.depth(x) + 1
-        }
+    let up = |x: NodeId| match nodes.parent(x) {
+        p if p < x => p,
+        _ => NodeId::TOP,
     };
-    let up = |x: NodeId| nodes.parent(x);
-    let (mut la, mut lb) = (level(a), level(b));
-    while la > lb {
-        a = up(a);
-        la -= 1;
-    }
-    while lb > la {
-        b = up(b);
-        lb -= 1;
-    }
     while a != b {
-        a = up(a);
-        b = up(b);
+        if a > b {
+            a = up(a);
+        } else {
+            b = up(b);
+        }
     }
     a
 }
