@@ -10,9 +10,9 @@
 //! bytes cost them and 1.25 bytes beside them: less memory wherever names
 //! come back (a /usr copy, and more so its copies and snapshots), 6.75
 //! bytes more a node in a tree where no name ever does. While names are
-//! added, a hash table (about 5 bytes a distinct name) finds the one
-//! already kept; it is dropped once the scan's nodes are gathered, and
-//! made again if more are added.
+//! added, a hash table (5 bytes a bucket, up to twice as many buckets as
+//! distinct names) finds the one already kept; it is dropped once the
+//! scan's nodes are gathered, and made again if more are added.
 
 use hashbrown::HashTable;
 use std::hash::{BuildHasher, RandomState};
