@@ -26,6 +26,10 @@ pub(crate) struct PackedTimes {
     far: Vec<(u32, Timestamp)>,
 }
 
+/// Nanoseconds kept in a list by index, set out of index order, past
+/// which they go into a column ([`PackedTimes::set`]).
+const OUT_OF_ORDER: usize = 4096;
+
 /// In [`PackedTimes::secs`]: no time.
 const NO_TIME: u32 = u32::MAX;
 /// In [`PackedTimes::secs`]: the time is in [`PackedTimes::far`].
@@ -79,6 +83,13 @@ impl PackedTimes {
         };
         set_in(&mut self.far, i, t.filter(|_| near.is_none()));
         let nanos = near.map_or(0, |t| t.nanos);
+        // Times set out of index order each move the list's tail: past a
+        // few thousand in the list, that is quadratic (a browser's
+        // rolled-up times of 5 million entries took minutes), so a column.
+        let late = self.sparse.last().is_some_and(|x| x.0 as usize > i);
+        if self.nanos.is_empty() && late && self.sparse.len() >= OUT_OF_ORDER {
+            self.make_column();
+        }
         if !self.nanos.is_empty() {
             self.nanos[i] = nanos;
             return;
@@ -86,10 +97,15 @@ impl PackedTimes {
         set_in(&mut self.sparse, i, (nanos != 0).then_some(nanos));
         if self.sparse.len() > self.secs.len() / 4 {
             // Many have nanoseconds: a column is smaller than the list.
-            self.nanos = vec![0; self.secs.len()];
-            for (k, v) in std::mem::take(&mut self.sparse) {
-                self.nanos[k as usize] = v;
-            }
+            self.make_column();
+        }
+    }
+
+    /// The nanoseconds in a column of their own.
+    fn make_column(&mut self) {
+        self.nanos = vec![0; self.secs.len()];
+        for (k, v) in std::mem::take(&mut self.sparse) {
+            self.nanos[k as usize] = v;
         }
     }
 
