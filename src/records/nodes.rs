@@ -447,6 +447,20 @@ mod tests {
         }
     }
 
+    /// `recs` written as the walk writes them: in parts of `n`, from
+    /// threads taking every other pair of parts, each part from its end.
+    fn from_threads(recs: &[NodeRec], n: usize) -> NodeSink {
+        let sink = NodeSink::default();
+        let parts: Vec<&[NodeRec]> = recs.chunks(n).collect();
+        std::thread::scope(|s| {
+            for part in parts.chunks(2) {
+                let sink = &sink;
+                s.spawn(move || part.iter().rev().for_each(|p| sink.put(p, |r| &r.name)));
+            }
+        });
+        sink
+    }
+
     /// Records written at their ids from several threads, in any order,
     /// come back as written; an id none was written at has the default
     /// record; the chunks keep no spare room.
@@ -475,14 +489,7 @@ mod tests {
                 rec(i, i / 2, &"n".repeat(i as usize % 40), i % 2 == 0, own)
             })
             .collect();
-        let sink = NodeSink::default();
-        let parts: Vec<&[NodeRec]> = recs.chunks(700).collect();
-        std::thread::scope(|s| {
-            for part in parts.chunks(2) {
-                let sink = &sink;
-                s.spawn(move || part.iter().rev().for_each(|p| sink.put(p, |r| &r.name)));
-            }
-        });
+        let sink = from_threads(&recs, 700);
         let nodes = sink.into_nodes(n);
         assert_eq!(nodes.len(), n);
         for r in &recs {
@@ -606,14 +613,7 @@ mod tests {
                 own: stats(u64::from(i), 512, 512, 0, 512),
             })
             .collect();
-        let sink = NodeSink::default();
-        let parts: Vec<&[NodeRec]> = recs.chunks(300).collect();
-        std::thread::scope(|s| {
-            for part in parts.chunks(2) {
-                let sink = &sink;
-                s.spawn(move || part.iter().rev().for_each(|p| sink.put(p, |r| &r.name)));
-            }
-        });
+        let sink = from_threads(&recs, 300);
         let mut nodes = sink.into_nodes(n);
         let same = |nodes: &Nodes| {
             recs.iter().all(|r| {
