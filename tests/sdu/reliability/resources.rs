@@ -115,6 +115,16 @@ fn ulimit_v_at_twice_the_measured_need_gives_the_same_output() {
     assert!(out.stdout == want, "output differs under ulimit -v {limit}");
 }
 
+/// sdu run with SIGINT's default action, whatever the tests inherited: a
+/// background job of a shell without job control starts with SIGINT
+/// ignored, and sdu rightly keeps it so (`signals::on_interrupt`).
+/// `env` resets it, then runs sdu as the same process.
+fn interruptible() -> Command {
+    let mut c = Command::new("env");
+    c.arg("--default-signal=INT").arg(sdu_bin());
+    c
+}
+
 /// SIGINT during a long walk: sdu exits within 5 s (a second on an idle
 /// machine; the rest is room for a loaded one: a walk that went on to
 /// its end would exit 0 with its report, which fails below), by the
@@ -127,7 +137,7 @@ fn sigint_exits_promptly_without_output() {
     medium_tree(&root, 100, 300);
     let args = args!["-a", "-j1", &root, &root, &root, &root, &root, &root];
     // During the walk.
-    let mut child = Command::new(sdu_bin())
+    let mut child = interruptible()
         .args(&args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -165,7 +175,7 @@ fn sigint_exits_promptly_without_output() {
         stdout.len()
     );
     // While writing: the report is blocked on the pipe we do not read.
-    let mut child = Command::new(sdu_bin())
+    let mut child = interruptible()
         .args(&args[..3])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
