@@ -233,8 +233,10 @@ fn cold_tree_threads(kind: FsKind, cases: &[(&[&str], &str, u64, bool)]) {
         };
         let one = sdu_json_bytes_stats(&args(true), false).0;
         // The look before the walk is timed, and a small tree on a fast
-        // device may be read in a few requests: of three cold walks, one
-        // at least must be judged cold; each gives `-j1`'s bytes.
+        // device may be read in a few requests (a virtual disk the host
+        // caches answers in tens of microseconds, and three cold walks in
+        // a row can all be judged warm): of ten cold walks, one at least
+        // must be judged cold; each gives `-j1`'s bytes.
         let mut looks = Vec::new();
         let stats = loop {
             fs.cold();
@@ -248,7 +250,7 @@ fn cold_tree_threads(kind: FsKind, cases: &[(&[&str], &str, u64, bool)]) {
             }
             looks.push(stats);
             assert!(
-                looks.len() < 3,
+                looks.len() < 10,
                 "{flags:?} {dir}: never judged cold: {looks:#?}"
             );
         };
