@@ -61,7 +61,7 @@ pub(crate) fn root_ns(ns: u32) -> u32 {
 /// its root's namespace, its inode number, symlink or not, its birth and
 /// change times and its size. Packed in 48 bytes: the symlink flag is the
 /// top bit of the birth time's nanoseconds (below 2^30).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Key {
     fs: u32,
     ns: u32,
@@ -74,6 +74,25 @@ pub(crate) struct Key {
 }
 
 const SYMLINK: u32 = 1 << 31;
+
+/// Hashed as a copy key is ([`super::unchanged::by_inode`]): a
+/// directory's files in neighbouring buckets.
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(super::unchanged::by_inode(
+            self.ino,
+            [
+                u64::from(self.fs),
+                u64::from(self.ns),
+                self.size,
+                self.btime_sec as u64,
+                self.ctime_sec as u64,
+                u64::from(self.btime_nsec),
+                u64::from(self.ctime_nsec),
+            ],
+        ));
+    }
+}
 
 impl Key {
     /// The key of inode `ino` of root namespace `ns` on filesystem `fs`.
@@ -124,14 +143,15 @@ impl Key {
 /// threads together, each with 16 bits its first sight gave (an inline
 /// inode's bytes: [`Table::bytes`]). The pair takes the room a key's
 /// bucket pads to.
-struct Dense<K> {
-    map: DashMap<K, (u32, u16), Fast>,
+struct Dense<K, S = Fast> {
+    map: DashMap<K, (u32, u16), S>,
     next: AtomicU32,
 }
 
-impl<K> Default for Dense<K>
+impl<K, S> Default for Dense<K, S>
 where
     K: Eq + std::hash::Hash,
+    S: std::hash::BuildHasher + Default + Clone,
 {
     fn default() -> Self {
         Dense {
@@ -141,7 +161,7 @@ where
     }
 }
 
-impl<K: Copy + Default + Eq + std::hash::Hash> Dense<K> {
+impl<K: Copy + Default + Eq + std::hash::Hash, S: std::hash::BuildHasher + Clone> Dense<K, S> {
     /// The id of `k` and its 16 bits, given them (`first`) if new.
     fn id(&self, k: K, first: u16) -> (u32, u16) {
         if let Some(id) = self.map.get(&k) {
@@ -173,7 +193,7 @@ impl<K: Copy + Default + Eq + std::hash::Hash> Dense<K> {
 /// each Btrfs filesystem the walk entered ([`Keys::keep_fd`]).
 #[derive(Default)]
 pub(crate) struct Keys {
-    keys: Dense<Key>,
+    keys: Dense<Key, super::unchanged::ByInode>,
     devs: Dense<u32>,
     odd: Mutex<Vec<Odd>>,
     fds: Mutex<Vec<(u32, u64, OwnedFd)>>,
