@@ -82,7 +82,11 @@ impl std::hash::Hash for CopyKey {
 
 /// The hash of a key of inode `ino` with the other fields `rest`, for a
 /// map whose hasher is [`ByInode`]: `ino` in the low 50 bits, `rest` and
-/// `ino` mixed in the high 14.
+/// `ino` mixed in the high 14. The mix is fixed, not seeded: the bucket
+/// is the inode number, which the filesystem gives and no file's owner
+/// picks, and the keys that share one (an inode's versions, at most one
+/// a snapshot, or inodes of other subvolumes) are told apart by the high
+/// bits, then by comparing them whole.
 pub(crate) fn by_inode(ino: u64, rest: [u64; 7]) -> u64 {
     const LOW: u32 = 50;
     let mut m = ino;
@@ -106,6 +110,8 @@ impl std::hash::Hasher for Written {
         self.0
     }
 
+    /// Not what the keys write (one `u64` each): FNV-1a over the bytes,
+    /// for anything else.
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
             self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01B3);
