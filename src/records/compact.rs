@@ -682,6 +682,35 @@ pub(super) mod tests {
         ]
     }
 
+    /// Nanoseconds set out of index order (a browser rolls times up from
+    /// the last node to the first) go into a column once the list holds
+    /// [`OUT_OF_ORDER`], where each insertion would move the list's tail;
+    /// set in order, as many stay a list. Every time comes back either way.
+    #[test]
+    fn times_set_out_of_order_go_into_a_column() {
+        let n = 100_000;
+        let t = |i: usize| Timestamp {
+            secs: i as i64,
+            nanos: i as u32 + 1,
+        };
+        let few = OUT_OF_ORDER + 100;
+        for backwards in [false, true] {
+            let mut times = PackedTimes::default();
+            let order: Vec<usize> = match backwards {
+                true => (0..few).rev().map(|k| k * 7).collect(),
+                false => (0..few).map(|k| k * 7).collect(),
+            };
+            for &i in &order {
+                times.set(i, n, Some(t(i)));
+            }
+            assert_eq!(!times.nanos.is_empty(), backwards, "backwards: {backwards}");
+            for i in 0..few * 7 {
+                let want = (i % 7 == 0).then(|| t(i));
+                assert_eq!(times.get(i), want, "index {i}");
+            }
+        }
+    }
+
     /// A copy in a snapshot keeps its own figures in 5 bytes (nothing of
     /// its own, its size rounded up allocated) or 17, and its rolled-up
     /// figures (all shared) in 16: with `-a`, every file of every
