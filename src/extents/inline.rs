@@ -131,6 +131,7 @@ impl Key {
     fn inode(&self) -> ih::InlineInode {
         ih::InlineInode {
             fs: self.fs,
+            ns: self.ns,
             ino: self.ino,
             size: self.size,
             symlink: self.symlink(),

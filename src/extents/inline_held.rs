@@ -20,6 +20,7 @@
 //! it copies). So the snapshots older than a file changed since are not
 //! asked about it.
 
+use std::collections::HashSet;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
@@ -35,6 +36,8 @@ use crate::probe::Registry;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct InlineInode {
     pub(crate) fs: u32,
+    /// The root namespace whose walk saw it.
+    pub(crate) ns: u32,
     pub(crate) ino: u64,
     pub(crate) size: u64,
     pub(crate) symlink: bool,
@@ -56,6 +59,9 @@ pub(crate) enum HeldBy {
 /// its subvolumes.
 pub(crate) struct Holders {
     fss: Vec<(u32, OwnedFd, Option<Arc<Subvolumes>>)>,
+    /// By root namespace, the subvolumes (by filesystem and id) its walk
+    /// held whole (the walk's `Left::whole_subvolumes`).
+    whole: Vec<(u32, HashSet<(u32, u64)>)>,
 }
 
 impl Holders {
@@ -86,13 +92,26 @@ impl Holders {
                 fss.push((fs, fd, subvolumes));
             }
         }
-        Some(Holders { fss })
+        Some(Holders {
+            fss,
+            whole: Vec::new(),
+        })
+    }
+
+    /// With `whole`, by root namespace, the subvolumes its walk held whole:
+    /// one of them that did not show an inode to the walk does not hold
+    /// it, and is not asked.
+    pub(crate) fn with_whole(self, whole: Vec<(u32, HashSet<(u32, u64)>)>) -> Holders {
+        Holders { whole, ..self }
     }
 
     /// Holders of no filesystem: every tree unreadable.
     #[cfg(test)]
     pub(crate) fn none() -> Holders {
-        Holders { fss: Vec::new() }
+        Holders {
+            fss: Vec::new(),
+            whole: Vec::new(),
+        }
     }
 
     fn of(&self, fs: u32) -> Option<(BorrowedFd<'_>, &Subvolumes)> {
@@ -125,6 +144,8 @@ impl Holders {
             }
         }
         let latest = seen.iter().map(|s| s.1).max().unwrap_or_default();
+        // A subvolume the walk held whole showed it every inode it holds.
+        let whole = (self.whole.iter().find(|w| w.0 == key.ns)).map(|w| &w.1);
         let mut verdict = HeldBy::Nowhere;
         for t in subvolumes.all().iter().filter(|t| {
             t.alive()
@@ -132,6 +153,7 @@ impl Holders {
                     .family(t.id)
                     .is_some_and(|f| families.contains(&f))
                 && !seen.iter().any(|s| s.0 == t.id)
+                && !whole.is_some_and(|w| w.contains(&(key.fs, t.id)))
         }) {
             let created = t.v2.map(|v| v.created).unwrap_or_default();
             if key.times.1 > latest.max(created) {

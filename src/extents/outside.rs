@@ -58,16 +58,20 @@ pub(crate) struct Families {
 
 impl Families {
     /// The families of `subvolumes` ([`sdu_sys::btrfs::subvolumes`]), with
-    /// `scanned` the ids of those the scan holds whole; `None` when they
-    /// are not known.
-    pub(crate) fn of(subvolumes: &Subvolumes, scanned: &HashSet<u64>) -> Option<Families> {
+    /// `scanned` those the scan holds whole (by filesystem and id; these
+    /// are of filesystem `fs`); `None` when they are not known.
+    pub(crate) fn of(
+        subvolumes: &Subvolumes,
+        (scanned, fs): (&HashSet<(u32, u64)>, u32),
+    ) -> Option<Families> {
         subvolumes.has_families().then_some(())?;
         let all = subvolumes.all();
         let family = |id: u64| subvolumes.family(id).unwrap_or(id);
         // By family: whether the scan holds every member.
         let mut families: HashMap<u64, bool> = HashMap::new();
         for s in all {
-            *families.entry(family(s.id)).or_insert(true) &= s.alive() && scanned.contains(&s.id);
+            *families.entry(family(s.id)).or_insert(true) &=
+                s.alive() && scanned.contains(&(fs, s.id));
         }
         let whole = (all.iter())
             .map(|s| (s.id, families[&family(s.id)]))
@@ -227,7 +231,7 @@ pub(crate) fn verify(
     files: (&Files, &Copies),
     fds: &[(u32, OwnedFd)],
     want: &[bool],
-    scanned: &HashSet<u64>,
+    scanned: &HashSet<(u32, u64)>,
 ) -> (Verified, Option<FileRec>) {
     let space_fs = registry.space_filesystems();
     let space_ns = registry.space_namespaces();
@@ -252,7 +256,7 @@ pub(crate) fn verify(
         // Btrfs: the filesystem's families, worked out on first need.
         let families = |map: &mut HashMap<u32, Option<Families>>| {
             map.entry(fs)
-                .or_insert_with(|| Families::of(&*extents.subvolumes(fd, fs)?, scanned))
+                .or_insert_with(|| Families::of(&*extents.subvolumes(fd, fs)?, (scanned, fs)))
                 .is_some()
         };
         if info.magic == magic::BTRFS && super::inline::is_inline_ns(space_ns[space]) {

@@ -22,7 +22,7 @@
 //! A PATH inside another PATH is walked in a namespace of its own and
 //! counted apart: each namespace is covered, and as root verified, as if
 //! its roots were scanned alone ([`Coverage::of_namespaces`],
-//! [`whole_subvolumes`]).
+//! [`crate::walk::Left::whole_subvolumes`]).
 //!
 //! What this cannot see: a Btrfs subvolume deleted but not yet cleaned up
 //! still holds its data until the cleaner drops it, and it lies in no
@@ -289,32 +289,6 @@ impl Coverage {
             ..Exactness::default()
         }
     }
-}
-
-/// The Btrfs subvolumes (by id) the roots of namespace `ns` hold whole:
-/// every subvolume their walk met, entered at its root directory (a PATH
-/// inside a subvolume holds only part of it), when nothing was excluded
-/// and every entry was read. A root inside another root counts apart, in
-/// a namespace of its own: what the outer root holds is not its own.
-pub(crate) fn whole_subvolumes(
-    w: &WalkCoverage<'_>,
-    registry: &Registry,
-    ns: u32,
-) -> std::collections::HashSet<u64> {
-    if w.left.uncovers() {
-        return Default::default();
-    }
-    let subvols = registry.subvolumes_in(ns);
-    let mut held: std::collections::HashSet<u64> = subvols.iter().map(|s| s.1.id).collect();
-    // The inodes the walk stat-ed, not what the names lead to now.
-    for seen in w.roots.iter().flatten().filter(|r| r.ns == ns) {
-        if !seen.dir || seen.ino != BTRFS_ROOT_DIR {
-            if let Some(s) = subvols.iter().find(|s| s.0 == seen.dev) {
-                held.remove(&s.1.id);
-            }
-        }
-    }
-    held
 }
 
 /// Without root on Btrfs (`partial`: by extent space, its files read as

@@ -479,7 +479,7 @@ fn verify_namespace(
     if !want.contains(&true) {
         return extents::outside::Verified::default();
     }
-    let scanned = coverage::whole_subvolumes(w, registry, ns);
+    let scanned = w.left.whole_subvolumes(w.roots, registry, ns);
     // Another namespace's files are not this one's: blanked (inode 0).
     let apart: Option<records::Files> = (files.iter().any(|f| f.ns != ns)).then(|| {
         let mine = (files.iter())

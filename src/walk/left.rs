@@ -9,12 +9,18 @@
 //! new way does not compile until both are decided, and `--stats` prints
 //! its count, which `tests/sdu/leftout.rs` holds a case for each of.
 
+use std::collections::HashSet;
 use std::sync::Mutex;
 
+use super::RootSeen;
 use super::counters::WAYS_LEFT_OUT;
 use super::ctx::{Ctx, Local};
 use crate::figures::Bound;
+use crate::probe::Registry;
 use crate::records::NodeId;
+
+/// `BTRFS_FIRST_FREE_OBJECTID`: the root directory of every subvolume.
+const BTRFS_ROOT_DIR: u64 = 256;
 
 /// A way the walk leaves an entry out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,6 +143,48 @@ impl Left {
     /// Whether the mount `id` was left out, not entered.
     pub(crate) fn not_entered(&self, id: u64) -> bool {
         self.mounts.binary_search(&id).is_ok()
+    }
+
+    /// The Btrfs subvolumes (by filesystem, a registry index, and id: two
+    /// filesystems number theirs alike) the roots of namespace `ns` hold whole:
+    /// every subvolume their walk met, entered at its root directory (a
+    /// PATH inside a subvolume holds only part of it), when nothing was
+    /// excluded and every entry was read. A root inside another root counts
+    /// apart, in a namespace of its own: what the outer root holds is not
+    /// its own. `roots`: what the walk saw of each PATH.
+    pub(crate) fn whole_subvolumes(
+        &self,
+        roots: &[Option<RootSeen>],
+        registry: &Registry,
+        ns: u32,
+    ) -> HashSet<(u32, u64)> {
+        if self.uncovers() {
+            return HashSet::new();
+        }
+        let subvols: Vec<(u32, u64, u64)> = (registry.subvolumes_in(ns).into_iter())
+            .filter_map(|(dev, s)| Some((registry.fs_index(dev)?, s.id, dev)))
+            .collect();
+        let mut held: HashSet<(u32, u64)> = subvols.iter().map(|s| (s.0, s.1)).collect();
+        // The inodes the walk stat-ed, not what the names lead to now.
+        for seen in roots.iter().flatten().filter(|r| r.ns == ns) {
+            if !seen.dir || seen.ino != BTRFS_ROOT_DIR {
+                if let Some(s) = subvols.iter().find(|s| s.2 == seen.dev) {
+                    held.remove(&(s.0, s.1));
+                }
+            }
+        }
+        held
+    }
+
+    /// [`Left::whole_subvolumes`] for each root namespace of the walk.
+    pub(crate) fn whole_by_namespace(
+        &self,
+        roots: &[Option<RootSeen>],
+        registry: &Registry,
+    ) -> Vec<(u32, HashSet<(u32, u64)>)> {
+        (super::namespaces(roots).into_iter())
+            .map(|(ns, _)| (ns, self.whole_subvolumes(roots, registry, ns)))
+            .collect()
     }
 }
 

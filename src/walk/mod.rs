@@ -73,12 +73,11 @@ use dashmap::DashSet;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use crate::error::{Diagnostic, Error};
-use crate::extents::Extents;
+use crate::extents::{Extents, inline_held::Holders};
 use crate::figures::{Bound, Kind};
 use crate::messages::Messages;
 use crate::probe::Registry;
-use crate::records::Inode;
-use crate::records::{Files, IdentSink, Idents, Link, NodeId, NodeSink, Nodes, ReadError};
+use crate::records::{Files, IdentSink, Idents, Inode, Link, NodeId, NodeSink, Nodes, ReadError};
 pub(crate) use counters::Counters;
 pub(crate) use ctx::WalkOptions;
 use ctx::{Ctx, Local, Shard, dev_of, gather};
@@ -640,8 +639,10 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let inline_devs = inline_keys.devs();
     // The PATHs' filesystems first, then those met below them.
     let fds = (roots.iter().flatten().map(|r| (r.dev, r.fd.as_deref()))).chain(inline_keys.fds());
+    let left = Left::take(counters.left_out, left_mounts);
+    let whole = || left.whole_by_namespace(&roots, &registry);
     let holders =
-        crate::extents::inline_held::Holders::as_root(&extents, &registry, &inline_devs, fds);
+        Holders::as_root(&extents, &registry, &inline_devs, fds).map(|h| h.with_whole(whole()));
     if inline_devs.len() > 1 || holders.is_some() {
         // The matching takes the records whole, and gives them back.
         let mut recs = std::mem::take(&mut files).into_recs();
@@ -673,7 +674,6 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         same
     });
     inode_marks.sort_unstable_by_key(|m: &(Inode, Bound, bool)| m.0);
-    let left = Left::take(counters.left_out, left_mounts);
     Walk {
         read_errors,
         inode_marks,

@@ -796,3 +796,49 @@ fn leaves_a_snapshot_kept_are_inside_when_it_is_scanned() {
     };
     assert_eq!(figures(&root), figures(&nobody));
 }
+
+/// As root, two Btrfs filesystems in one scan number their subvolumes
+/// alike (256, 257...). The first is scanned whole, with a snapshot of id
+/// 257; of the second only `vol` (256), whose snapshot (257 there too)
+/// lies outside the scan and holds all of its data, an extent and inline
+/// files. That snapshot is not the first filesystem's 257, which the walk
+/// held whole: `vol` frees nothing, and says so exactly.
+#[test]
+fn subvolumes_of_two_filesystems_numbered_alike_are_told_apart() {
+    let (Some(a), Some(b)) = (LoopFs::new(FsKind::Btrfs), LoopFs::new(FsKind::Btrfs)) else {
+        return;
+    };
+    for fs in [&a, &b] {
+        let d = fs.path();
+        btrfs(&["subvolume", "create"], &d.join("vol"));
+        write_file(&d.join("vol/data"), 1 << 20);
+        for i in 0..10 {
+            std::fs::write(d.join(format!("vol/f{i}")), vec![b'q'; 800]).unwrap();
+        }
+        sync_fs(d);
+        ro_snapshot(&d.join("vol"), &d.join("snap"));
+    }
+    let id = |p: &Path| {
+        let out = run(Command::new("btrfs")
+            .args(["inspect-internal", "rootid"])
+            .arg(p));
+        out.assert_ok();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(
+        id(&a.path().join("snap")),
+        id(&b.path().join("snap")),
+        "ids alike"
+    );
+    let out = run(Command::new(sdu_bin())
+        .args(["--json", "-s"])
+        .arg(a.path())
+        .arg(b.path().join("vol")));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let doc = json::parse(&out.stdout);
+    let vol = (doc.entries.iter())
+        .find(|e| e.path == b.path().join("vol"))
+        .expect("vol's entry");
+    assert_eq!(vol.reclaimable, 0, "{vol:?}");
+    assert!(vol.reclaimable_exact, "{vol:?}");
+}

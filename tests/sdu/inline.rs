@@ -163,6 +163,46 @@ fn snapshot_outside_the_scan_is_seen_as_root() {
     assert!(e["shared"].as_u64().unwrap() >= 10 * 800, "{e}");
 }
 
+/// As root, a snapshot the scan walked whole is not asked about an inline
+/// file it did not show: the walk met every inode it holds. One it entered
+/// below its root, or walked with a part excluded, is still asked: there
+/// its inline files count as held outside the scan (reclaimable 0, exact).
+#[test]
+fn only_snapshots_walked_whole_go_unasked() {
+    let Some(fs) = LoopFs::new(FsKind::Btrfs) else {
+        return;
+    };
+    let d = fs.path();
+    btrfs(&["subvolume", "create"], &d.join("vol"));
+    std::fs::create_dir(d.join("vol/sub")).unwrap();
+    for i in 0..10 {
+        std::fs::write(d.join(format!("vol/f{i}")), vec![b'q'; 800]).unwrap();
+        std::fs::write(d.join(format!("vol/sub/g{i}")), vec![b'r'; 900]).unwrap();
+    }
+    sync_fs(d);
+    snapshot(d);
+    // Only the snapshot holds f9 now.
+    std::fs::remove_file(d.join("vol/f9")).unwrap();
+    sync_fs(d);
+    let held = |doc: &serde_json::Value, path: &str| {
+        let e = entry(doc, path);
+        assert_eq!(e["reclaimable"], 0, "{e}");
+        assert_eq!(e["reclaimable_exact"], true, "{e}");
+    };
+    // The snapshot entered at `snap/sub`: the files of `vol` above `sub`
+    // lie in the part of it the scan did not walk.
+    held(&json_of(d, &["-s", "vol", "snap/sub"]), "vol");
+    // The snapshot's `sub` excluded: `vol/sub`'s files are held there.
+    let doc = json_of(d, &["-d", "2", "--exclude", "*snap/sub", "."]);
+    held(&doc, "./vol/sub");
+    // Both walked whole: what each holds alone is its own to free.
+    let doc = json_of(d, &["-d", "1", "."]);
+    held(&doc, "./vol");
+    let e = entry(&doc, "./snap");
+    assert_eq!(e["reclaimable_exact"], true, "{e}");
+    assert!(e["reclaimable"].as_u64().unwrap() >= 800, "f9: {e}");
+}
+
 /// Without root, a snapshot's file counts as a copy mapped once only if it
 /// changed at least 100 ms before the snapshot was made: inode times move in
 /// clock ticks, and a write to its origin within the tick of its last change
