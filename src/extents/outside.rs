@@ -323,9 +323,12 @@ fn btrfs_found(
     ranges: &[Range],
     families: Option<&Families>,
 ) -> (u64, Option<Vec<Range>>) {
-    // The scan's files, sorted (16 bytes a file): only if needed.
+    // The scan's files on `fs`, sorted (16 bytes a file): only if needed.
     let seen = std::sync::OnceLock::new();
-    let seen = || seen.get_or_init(|| btrfs_seen(registry, files)).as_slice();
+    let seen = || {
+        seen.get_or_init(|| btrfs_seen(registry, files, fs))
+            .as_slice()
+    };
     let settles = settle(extents, registry, (fd, fs), ranges, families, seen);
     let pick = |want: Settled| -> Vec<Range> {
         (ranges.iter().zip(&settles))
@@ -348,7 +351,7 @@ fn btrfs_found(
 /// What the refs the tree search read say of each of `ranges` (on Btrfs
 /// filesystem `fs`, open at `fd`): settled inside, held outside by a
 /// leaf's owner or by an inode known by name, or only the back-reference
-/// walk can tell. `seen`: the scan's files ([`btrfs_seen`]).
+/// walk can tell. `seen`: the scan's files on `fs` ([`btrfs_seen`]).
 fn settle<'a>(
     extents: &Extents,
     registry: &Registry,
@@ -359,9 +362,11 @@ fn settle<'a>(
 ) -> Vec<Settled> {
     // The owners of the leaves shared refs name, walked once each.
     let memo = dashmap::DashMap::new();
-    // The subvolumes the scan entered: an inode of any other is outside
-    // it.
+    // The subvolumes of `fs` the scan entered: an inode of any other is
+    // outside it. Another filesystem's are not counted: it numbers its
+    // subvolumes alike (256, 257...), and its 257 is not this one's.
     let met: HashSet<u64> = (registry.subvolumes().into_iter())
+        .filter(|&(dev, _)| registry.fs_index(dev) == Some(fs))
         .map(|(_, s)| s.id)
         .collect();
     // A leaf a shared ref names, held by a live subvolume the scan never
@@ -434,13 +439,16 @@ fn seen_inodes<'a>(
     files.iter().map(|f| (f.dev, f.ino)).chain(copies)
 }
 
-/// The scan's files on Btrfs, by (subvolume id, inode), sorted: 16 bytes
-/// a file, a third of a hash set's (docs/decisions.md, "Btrfs: the
-/// holders of an extent").
-fn btrfs_seen(registry: &Registry, files: (&Files, &Copies)) -> Vec<(u64, u64)> {
+/// The scan's files on Btrfs filesystem `fs`, by (subvolume id, inode),
+/// sorted: 16 bytes a file, a third of a hash set's (docs/decisions.md,
+/// "Btrfs: the holders of an extent"). Only `fs`'s: another filesystem
+/// numbers its subvolumes and inodes alike, and its file (257, 257) is
+/// not the holder of that name the back-reference walk of `fs` finds.
+fn btrfs_seen(registry: &Registry, files: (&Files, &Copies), fs: u32) -> Vec<(u64, u64)> {
     let ids: std::collections::HashMap<u64, u64> = registry
         .subvolumes()
         .into_iter()
+        .filter(|&(dev, _)| registry.fs_index(dev) == Some(fs))
         .map(|(dev, s)| (dev, s.id))
         .collect();
     sorted(seen_inodes(files).filter_map(|(dev, ino)| Some((*ids.get(&dev)?, ino))))

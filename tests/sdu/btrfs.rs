@@ -842,3 +842,97 @@ fn subvolumes_of_two_filesystems_numbered_alike_are_told_apart() {
     assert_eq!(vol.reclaimable, 0, "{vol:?}");
     assert!(vol.reclaimable_exact, "{vol:?}");
 }
+
+/// As root, two Btrfs filesystems numbered alike, each with `vol` (256)
+/// holding `data` (1 MiB, inode 257) and its reflink copy `copy` (258),
+/// and a read-only snapshot `snap` (257) holding both. The first is
+/// scanned whole, so its files (257, 257) and (257, 258) are seen; of the
+/// second only `vol`, then `vol` and `snap/sub` (which enters its 257
+/// but not the files). The second's `snap` holds vol's extent from
+/// outside the scan: what the back-reference walk of the second finds
+/// there is not the first's files of the same numbers, nor is its 257
+/// met because the first's was. `vol` frees nothing, exactly, as when
+/// scanned alone; deleting its files frees no data.
+#[test]
+fn holders_numbered_alike_on_another_filesystem_are_not_seen() {
+    let (Some(a), Some(b)) = (LoopFs::new(FsKind::Btrfs), LoopFs::new(FsKind::Btrfs)) else {
+        return;
+    };
+    for fs in [&a, &b] {
+        let d = fs.path();
+        subvolume(&d.join("vol"));
+        write_file(&d.join("vol/data"), 1 << 20);
+        run(Command::new("cp")
+            .args(["--reflink=always"])
+            .arg(d.join("vol/data"))
+            .arg(d.join("vol/copy")))
+        .assert_ok();
+        std::fs::create_dir(d.join("vol/sub")).unwrap();
+        sync_fs(d);
+        ro_snapshot(&d.join("vol"), &d.join("snap"));
+    }
+    let vol = b.path().join("vol");
+    // B's vol as `sdu -s` reports it, scanning `roots`.
+    let vol_of = |roots: &[&Path]| {
+        let out = run(Command::new(sdu_bin()).args(["--json", "-s"]).args(roots));
+        assert_eq!(out.code, Some(0), "{out:?}");
+        let doc = json::parse(&out.stdout);
+        let e = (doc.entries.iter()).find(|e| e.path == vol);
+        e.unwrap_or_else(|| panic!("vol's entry: {roots:?}"))
+            .clone()
+    };
+    let alone = vol_of(&[&vol]);
+    assert_eq!((alone.shared, alone.reclaimable), (1 << 20, 0), "{alone:?}");
+    assert!(alone.reclaimable_exact, "{alone:?}");
+    let sub = b.path().join("snap/sub");
+    for roots in [vec![a.path(), &vol], vec![a.path(), &vol, &sub]] {
+        let e = vol_of(&roots);
+        assert_eq!(
+            (e.shared, e.reclaimable, e.reclaimable_exact),
+            (alone.shared, alone.reclaimable, alone.reclaimable_exact),
+            "{roots:?}: {e:?}"
+        );
+    }
+    let before = data_used(b.path());
+    for f in ["data", "copy"] {
+        std::fs::remove_file(vol.join(f)).unwrap();
+    }
+    assert_eq!(
+        before - data_used(b.path()),
+        alone.reclaimable,
+        "deleting vol's files"
+    );
+}
+
+/// As root, the same two filesystems numbered alike, each an origin of
+/// 300 files whose snapshot (257) copied none of its leaves but the last
+/// ([`origin_of_300`]). The first scanned whole, and the second's `vol`:
+/// the second's extents have refs to the leaves its `snap` holds, a
+/// subvolume the scan never entered there (the first's 257 is not it),
+/// so they settle as held outside with no question to Btrfs, as when
+/// `vol` is scanned alone.
+#[test]
+fn a_leaf_held_by_a_subvolume_numbered_alike_on_another_filesystem_is_outside() {
+    let (Some(a), Some(b)) = (LoopFs::new(FsKind::Btrfs), LoopFs::new(FsKind::Btrfs)) else {
+        return;
+    };
+    origin_of_300(a.path(), false);
+    let vol = origin_of_300(b.path(), false);
+    // (asked, held outside, settled) of `sdu -s --stats ROOTS`.
+    let stats = |roots: &[&Path]| {
+        let out = run(Command::new(sdu_bin()).args(["-s", "--stats"]).args(roots));
+        assert_eq!(out.code, Some(0), "{out:?}");
+        let key = "shared ranges asked who else holds them";
+        let line = (out.stderr.lines())
+            .find(|l| l.trim_start().starts_with(key))
+            .unwrap_or_else(|| panic!("{roots:?}: {}", out.stderr));
+        let n: Vec<u64> = (line.trim_start()[key.len()..].split(|c: char| !c.is_ascii_digit()))
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        assert_eq!(n.len(), 3, "{line}");
+        (n[0], n[1], n[2])
+    };
+    let alone = stats(&[&vol]);
+    assert_eq!(alone, (0, 299, 299), "vol alone");
+    assert_eq!(stats(&[a.path(), &vol]), alone, "with the first filesystem");
+}
