@@ -407,6 +407,8 @@ pub(super) struct Records {
     pub(super) read_errors: Mutex<Vec<ReadError>>,
     /// The mounts not entered ([`super::left::Left::mounts`]): rare.
     pub(super) left_mounts: Mutex<Vec<u64>>,
+    /// A mount point lies inside the roots ([`super::left::Left::hidden`]).
+    pub(super) hidden: bool,
     /// What the walk saw of each PATH, by its position on the command line.
     pub(super) roots: Mutex<super::RootsSeen>,
     /// Which roots inside another namespace 0 reached.

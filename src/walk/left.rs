@@ -121,16 +121,27 @@ pub(crate) struct Left {
     pub(crate) counts: [u64; WAYS_LEFT_OUT],
     /// The ids (`stx_mnt_id`) of the mounts not entered, sorted, each once.
     pub(crate) mounts: Vec<u64>,
+    /// A mount point lies inside the roots (or where one lies could not be
+    /// told): what lies under it on the filesystem below was not seen.
+    pub(crate) hidden: bool,
 }
 
 impl Left {
     /// The record of a walk that counted `counts` and did not enter the
-    /// `mounts`.
-    pub(super) fn take(counts: [u64; WAYS_LEFT_OUT], mounts: Mutex<Vec<u64>>) -> Left {
+    /// `mounts`; `hidden`: some mount point lies inside its roots.
+    pub(super) fn take(
+        counts: [u64; WAYS_LEFT_OUT],
+        mounts: Mutex<Vec<u64>>,
+        hidden: bool,
+    ) -> Left {
         let mut mounts = mounts.into_inner().unwrap_or_else(|e| e.into_inner());
         mounts.sort_unstable();
         mounts.dedup();
-        Left { counts, mounts }
+        Left {
+            counts,
+            mounts,
+            hidden,
+        }
     }
 
     /// Whether anything left out uncovers the scan ([`Effect::Uncovers`]).
@@ -151,14 +162,16 @@ impl Left {
     /// PATH inside a subvolume holds only part of it), when nothing was
     /// excluded and every entry was read. A root inside another root counts
     /// apart, in a namespace of its own: what the outer root holds is not
-    /// its own. `roots`: what the walk saw of each PATH.
+    /// its own. `roots`: what the walk saw of each PATH. None when a mount
+    /// point lies inside the roots: the directory it is mounted on may hold
+    /// files of a subvolume that the walk never saw.
     pub(crate) fn whole_subvolumes(
         &self,
         roots: &[Option<RootSeen>],
         registry: &Registry,
         ns: u32,
     ) -> HashSet<(u32, u64)> {
-        if self.uncovers() {
+        if self.uncovers() || self.hidden {
             return HashSet::new();
         }
         let subvols: Vec<(u32, u64, u64)> = (registry.subvolumes_in(ns).into_iter())

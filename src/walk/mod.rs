@@ -83,6 +83,7 @@ pub(crate) use ctx::WalkOptions;
 use ctx::{Ctx, Local, Shard, dev_of, gather};
 use fdcache::{DirHandle, DirName, FdCache};
 pub(crate) use left::{Left, LeftOut};
+pub(crate) use roots::namespaces;
 
 /// What a walk found.
 #[derive(Debug, Default)]
@@ -166,20 +167,6 @@ pub(crate) struct RootSeen {
     pub(crate) fd: Option<Arc<OwnedFd>>,
 }
 
-/// The root namespaces of a walk, each with the node that stands for what
-/// lies outside it: the top for namespace 0, else its root's own node (a
-/// root counted apart is a top of its own).
-pub(crate) fn namespaces(roots: &[Option<RootSeen>]) -> Vec<(u32, NodeId)> {
-    let mut all: Vec<(u32, NodeId)> = roots
-        .iter()
-        .flatten()
-        .map(|r| (r.ns, if r.ns == 0 { NodeId::TOP } else { r.node }))
-        .collect();
-    all.sort_unstable_by_key(|r| r.0);
-    all.dedup_by_key(|r| r.0);
-    all
-}
-
 /// How many PATHs keep the fd the walk opened them by, for the stages
 /// after the walk: taken from the fd cache's budget.
 pub(crate) const KEPT_ROOT_FDS: usize = 64;
@@ -260,6 +247,7 @@ pub(crate) fn walk(
     }
     // Read once: the inline records and the tree's listing both ask.
     let mounts = btrfs_listing::mounts_inside(&opts.roots, &roots);
+    let hidden = mounts.as_ref().is_none_or(|m| !m.is_empty());
     let run = ctx::WalkSetup {
         opts,
         msgs,
@@ -293,6 +281,7 @@ pub(crate) fn walk(
             idents: IdentSink::default(),
             read_errors: Mutex::new(Vec::new()),
             left_mounts: Mutex::new(Vec::new()),
+            hidden,
             roots: Mutex::new(RootsSeen {
                 seen: opts.roots.iter().map(|_| None).collect(),
                 ..RootsSeen::default()
@@ -571,6 +560,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         read_errors,
         roots,
         left_mounts,
+        hidden,
         ..
     } = records;
     let RootsSeen {
@@ -639,7 +629,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let inline_devs = inline_keys.devs();
     // The PATHs' filesystems first, then those met below them.
     let fds = (roots.iter().flatten().map(|r| (r.dev, r.fd.as_deref()))).chain(inline_keys.fds());
-    let left = Left::take(counters.left_out, left_mounts);
+    let left = Left::take(counters.left_out, left_mounts, hidden);
     let whole = || left.whole_by_namespace(&roots, &registry);
     let holders =
         Holders::as_root(&extents, &registry, &inline_devs, fds).map(|h| h.with_whole(whole()));

@@ -22,6 +22,7 @@ use rustix::fs::{self as rfs, AtFlags, CWD, Mode, OFlags, Statx};
 use rustix::io::Errno;
 
 use super::open::{self, DirError, MASK, dev_of};
+use crate::records::NodeId;
 
 /// How many PATHs keep the fd they were resolved by until their walk is
 /// done.
@@ -366,6 +367,20 @@ impl Reach {
     pub(super) fn reached(&self, i: usize) -> bool {
         self.hit.get(i).is_some_and(|h| h.load(Ordering::Relaxed))
     }
+}
+
+/// The root namespaces of a walk, each with the node that stands for what
+/// lies outside it: the top for namespace 0, else its root's own node (a
+/// root counted apart is a top of its own).
+pub(crate) fn namespaces(roots: &[Option<super::RootSeen>]) -> Vec<(u32, NodeId)> {
+    let mut all: Vec<(u32, NodeId)> = roots
+        .iter()
+        .flatten()
+        .map(|r| (r.ns, if r.ns == 0 { NodeId::TOP } else { r.node }))
+        .collect();
+    all.sort_unstable_by_key(|r| r.0);
+    all.dedup_by_key(|r| r.0);
+    all
 }
 
 #[cfg(test)]

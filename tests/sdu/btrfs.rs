@@ -127,7 +127,7 @@ fn compressed_bytes_counted_uncompressed_are_reported() {
 
 /// `Used:` of the `Data,` line of `btrfs filesystem usage -b`, after a
 /// `btrfs filesystem sync`.
-fn data_used(mnt: &Path) -> u64 {
+pub(crate) fn data_used(mnt: &Path) -> u64 {
     btrfs(&["filesystem", "sync"], mnt);
     let out = run(Command::new("btrfs")
         .args(["filesystem", "usage", "-b"])
