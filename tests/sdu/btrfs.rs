@@ -797,6 +797,22 @@ fn leaves_a_snapshot_kept_are_inside_when_it_is_scanned() {
     assert_eq!(figures(&root), figures(&nobody));
 }
 
+/// Two Btrfs filesystems made alike: on each, `vol` (256) holding `data`
+/// (1 MiB, inode 257) and what `fill` adds to it, then its read-only
+/// snapshot `snap` (257). `None` where loopback Btrfs cannot be made.
+fn numbered_alike(fill: impl Fn(&Path)) -> Option<(LoopFs, LoopFs)> {
+    let (a, b) = (LoopFs::new(FsKind::Btrfs)?, LoopFs::new(FsKind::Btrfs)?);
+    for fs in [&a, &b] {
+        let d = fs.path();
+        subvolume(&d.join("vol"));
+        write_file(&d.join("vol/data"), 1 << 20);
+        fill(&d.join("vol"));
+        sync_fs(d);
+        ro_snapshot(&d.join("vol"), &d.join("snap"));
+    }
+    Some((a, b))
+}
+
 /// As root, two Btrfs filesystems in one scan number their subvolumes
 /// alike (256, 257...). The first is scanned whole, with a snapshot of id
 /// 257; of the second only `vol` (256), whose snapshot (257 there too)
@@ -805,19 +821,13 @@ fn leaves_a_snapshot_kept_are_inside_when_it_is_scanned() {
 /// held whole: `vol` frees nothing, and says so exactly.
 #[test]
 fn subvolumes_of_two_filesystems_numbered_alike_are_told_apart() {
-    let (Some(a), Some(b)) = (LoopFs::new(FsKind::Btrfs), LoopFs::new(FsKind::Btrfs)) else {
+    let Some((a, b)) = numbered_alike(|vol| {
+        for i in 0..10 {
+            std::fs::write(vol.join(format!("f{i}")), vec![b'q'; 800]).unwrap();
+        }
+    }) else {
         return;
     };
-    for fs in [&a, &b] {
-        let d = fs.path();
-        btrfs(&["subvolume", "create"], &d.join("vol"));
-        write_file(&d.join("vol/data"), 1 << 20);
-        for i in 0..10 {
-            std::fs::write(d.join(format!("vol/f{i}")), vec![b'q'; 800]).unwrap();
-        }
-        sync_fs(d);
-        ro_snapshot(&d.join("vol"), &d.join("snap"));
-    }
     let id = |p: &Path| {
         let out = run(Command::new("btrfs")
             .args(["inspect-internal", "rootid"])
@@ -855,22 +865,16 @@ fn subvolumes_of_two_filesystems_numbered_alike_are_told_apart() {
 /// scanned alone; deleting its files frees no data.
 #[test]
 fn holders_numbered_alike_on_another_filesystem_are_not_seen() {
-    let (Some(a), Some(b)) = (LoopFs::new(FsKind::Btrfs), LoopFs::new(FsKind::Btrfs)) else {
-        return;
-    };
-    for fs in [&a, &b] {
-        let d = fs.path();
-        subvolume(&d.join("vol"));
-        write_file(&d.join("vol/data"), 1 << 20);
+    let Some((a, b)) = numbered_alike(|vol| {
         run(Command::new("cp")
             .args(["--reflink=always"])
-            .arg(d.join("vol/data"))
-            .arg(d.join("vol/copy")))
+            .arg(vol.join("data"))
+            .arg(vol.join("copy")))
         .assert_ok();
-        std::fs::create_dir(d.join("vol/sub")).unwrap();
-        sync_fs(d);
-        ro_snapshot(&d.join("vol"), &d.join("snap"));
-    }
+        std::fs::create_dir(vol.join("sub")).unwrap();
+    }) else {
+        return;
+    };
     let vol = b.path().join("vol");
     // B's vol as `sdu -s` reports it, scanning `roots`.
     let vol_of = |roots: &[&Path]| {
