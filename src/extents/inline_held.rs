@@ -24,6 +24,7 @@ use std::collections::HashSet;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use sdu_sys::btrfs::{self as bs, Subvolumes, key_type};
 
@@ -62,6 +63,8 @@ pub(crate) struct Holders {
     /// By root namespace, the subvolumes (by filesystem and id) its walk
     /// held whole (the walk's `Left::whole_subvolumes`).
     whole: Vec<(u32, HashSet<(u32, u64)>)>,
+    /// The tree searches made so far.
+    searches: AtomicU64,
 }
 
 impl Holders {
@@ -95,6 +98,7 @@ impl Holders {
         Some(Holders {
             fss,
             whole: Vec::new(),
+            searches: AtomicU64::new(0),
         })
     }
 
@@ -105,12 +109,18 @@ impl Holders {
         Holders { whole, ..self }
     }
 
+    /// The tree searches the questions took (`--stats`' "tree searches").
+    pub(crate) fn searches(&self) -> u64 {
+        self.searches.load(Ordering::Relaxed)
+    }
+
     /// Holders of no filesystem: every tree unreadable.
     #[cfg(test)]
     pub(crate) fn none() -> Holders {
         Holders {
             fss: Vec::new(),
             whole: Vec::new(),
+            searches: AtomicU64::new(0),
         }
     }
 
@@ -159,7 +169,7 @@ impl Holders {
             if key.times.1 > latest.max(created) {
                 continue;
             }
-            match same_inode(fd, t.id, key) {
+            match same_inode(fd, t.id, key, &self.searches) {
                 Ok(true) => return HeldBy::Outside,
                 Ok(false) => {}
                 Err(_) => verdict = HeldBy::Unknown,
@@ -170,11 +180,16 @@ impl Holders {
 }
 
 /// Whether subvolume `tree`'s inode of `key`'s number is `key`'s inode
-/// unchanged.
-fn same_inode(fd: BorrowedFd<'_>, tree: u64, key: &InlineInode) -> io::Result<bool> {
+/// unchanged; the searches it makes are added to `searches`.
+fn same_inode(
+    fd: BorrowedFd<'_>,
+    tree: u64,
+    key: &InlineInode,
+    searches: &AtomicU64,
+) -> io::Result<bool> {
     let ino = key.ino;
     let mut item = None;
-    bs::search(
+    let calls = bs::search(
         fd,
         tree,
         (ino, key_type::INODE_ITEM, 0),
@@ -187,6 +202,7 @@ fn same_inode(fd: BorrowedFd<'_>, tree: u64, key: &InlineInode) -> io::Result<bo
             false
         },
     )?;
+    searches.fetch_add(u64::from(calls), Ordering::Relaxed);
     let symlink = |mode: u32| mode & 0o170_000 == 0o120_000;
     Ok(item.is_some_and(|i| {
         i.size == key.size

@@ -245,6 +245,9 @@ pub(super) fn known(
 ) -> Option<Statx> {
     let h = dir.h;
     if e.subvol || mounts.iter().any(|m| m == name.to_bytes()) {
+        if !e.subvol && e.file_type == file_type::DIR {
+            under_mount(ctx, h.dev, e.child);
+        }
         return None;
     }
     // A subdirectory's entries are its own task's to take; a file with more
@@ -354,6 +357,23 @@ pub(super) fn mounts_in(ctx: &Ctx<'_>, dir: &InDir<'_>) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// The directory of subvolume `dev` that a mount point inside the roots
+/// covers, inode `ino`, as the tree holds it: when it is empty (its inode
+/// item's size is 0, a Btrfs directory's size counting its entries'
+/// names), the mount hides nothing of the subvolume, and it is recorded so
+/// ([`super::left::Left::hidden`]). Taken out of the cache: the walk goes
+/// into the mount, never to it.
+fn under_mount(ctx: &Ctx<'_>, dev: u64, ino: u64) {
+    let Some(t) = ctx.tree.inodes.take(dev, ino) else {
+        return;
+    };
+    if !t.broken && t.item.size == 0 && same_type(file_type::DIR, t.item.mode) {
+        (ctx.records.empty_under_mounts.lock())
+            .unwrap_or_else(|e| e.into_inner())
+            .push((dev, ino));
+    }
+}
+
 /// Whether the type the directory lists (`BTRFS_FT_*`) is the inode's.
 fn same_type(ft: u8, mode: u32) -> bool {
     let fmt = mode & 0o170000;
@@ -399,25 +419,27 @@ fn statx_of(template: &Statx, ino: u64, t: &TreeInode, sector: u64) -> Statx {
 }
 
 /// The mount points that lie inside the roots, as the walk prints their
-/// paths (the root as given, then the names under it); `None` without
-/// `/proc/self/mountinfo`. Where a root lies is where the fd its PATH was
-/// resolved by lies ([`super::roots`]), never its name resolved again.
+/// paths (the root as given, then the names under it), and how many of
+/// them lie on a Btrfs (the filesystem of the mount each is made on);
+/// `None` without `/proc/self/mountinfo`. Where a root lies is where the fd
+/// its PATH was resolved by lies ([`super::roots`]), never its name
+/// resolved again.
 pub(super) fn mounts_inside(
     given: &[Vec<u8>],
     roots: &super::roots::Roots,
-) -> Option<Vec<Vec<u8>>> {
-    let points: Vec<Vec<u8>> = sdu_sys::mountinfo::read()
-        .ok()?
-        .into_iter()
-        .map(|m| m.point)
+) -> Option<(Vec<Vec<u8>>, usize)> {
+    let all = sdu_sys::mountinfo::read().ok()?;
+    let btrfs: std::collections::HashMap<u64, bool> = (all.iter())
+        .map(|m| (m.id, m.fs_type == b"btrfs"))
         .collect();
-    let mut out = Vec::new();
+    let mut out: Vec<(Vec<u8>, bool)> = Vec::new();
     for (i, root) in given.iter().enumerate() {
         // A root that cannot be resolved cannot be walked either.
         let Some(canon) = roots.get(i).and_then(|r| r.place.as_deref()) else {
             continue;
         };
-        for p in &points {
+        for m in &all {
+            let p = &m.point;
             let rel = if canon == b"/" {
                 p.strip_prefix(b"/")
             } else {
@@ -428,13 +450,20 @@ pub(super) fn mounts_inside(
                 for name in rel.split(|&b| b == b'/') {
                     join(&mut printed, name);
                 }
-                out.push(printed);
+                let on_btrfs = m.parent != m.id && btrfs.get(&m.parent) == Some(&true);
+                out.push((printed, on_btrfs));
             }
         }
     }
     out.sort_unstable();
-    out.dedup();
-    Some(out)
+    // Mounts stacked on one point: one point, on a Btrfs if the lowest is.
+    out.dedup_by(|b, a| {
+        let same = a.0 == b.0;
+        a.1 |= same && b.1;
+        same
+    });
+    let on_btrfs = out.iter().filter(|m| m.1).count();
+    Some((out.into_iter().map(|m| m.0).collect(), on_btrfs))
 }
 
 #[cfg(test)]

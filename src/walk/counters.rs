@@ -68,7 +68,8 @@ pub struct Counters {
     pub(crate) inline_recorded: u64,
     /// Files whose extents the Btrfs tree search read.
     pub(crate) search_files: u64,
-    /// The tree searches that took.
+    /// The tree searches that took, and as root those that asked other
+    /// subvolumes about inline files after the walk (`inline_held`).
     pub(crate) search_calls: u64,
     /// Entries whose figures were read from the Btrfs tree instead of
     /// `statx` (root).

@@ -407,8 +407,11 @@ pub(super) struct Records {
     pub(super) read_errors: Mutex<Vec<ReadError>>,
     /// The mounts not entered ([`super::left::Left::mounts`]): rare.
     pub(super) left_mounts: Mutex<Vec<u64>>,
-    /// A mount point lies inside the roots ([`super::left::Left::hidden`]).
-    pub(super) hidden: bool,
+    /// How many mount points inside the roots lie on a Btrfs (`None`: not
+    /// known), and the directories under them the tree showed empty
+    /// (subvolume device, inode): [`super::left::Left::hidden`].
+    pub(super) mounts_inside: Option<usize>,
+    pub(super) empty_under_mounts: Mutex<Vec<(u64, u64)>>,
     /// What the walk saw of each PATH, by its position on the command line.
     pub(super) roots: Mutex<super::RootsSeen>,
     /// Which roots inside another namespace 0 reached.

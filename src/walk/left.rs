@@ -121,22 +121,30 @@ pub(crate) struct Left {
     pub(crate) counts: [u64; WAYS_LEFT_OUT],
     /// The ids (`stx_mnt_id`) of the mounts not entered, sorted, each once.
     pub(crate) mounts: Vec<u64>,
-    /// A mount point lies inside the roots (or where one lies could not be
-    /// told): what lies under it on the filesystem below was not seen.
+    /// A mount point inside the roots lies on a Btrfs over something the
+    /// walk did not see to be an empty directory (or the mount points could
+    /// not be told): what lies under it, in a subvolume, was not seen.
     pub(crate) hidden: bool,
 }
 
 impl Left {
     /// The record of a walk that counted `counts` and did not enter the
-    /// `mounts`; `hidden`: some mount point lies inside its roots.
+    /// `mounts`; `under`: how many mount points inside its roots lie on a
+    /// Btrfs (`None`: not known), and the directories under them (subvolume
+    /// device, inode) that the tree showed empty. A mount point over
+    /// anything else hides it ([`Left::hidden`]).
     pub(super) fn take(
         counts: [u64; WAYS_LEFT_OUT],
         mounts: Mutex<Vec<u64>>,
-        hidden: bool,
+        (inside, empty): (Option<usize>, Mutex<Vec<(u64, u64)>>),
     ) -> Left {
         let mut mounts = mounts.into_inner().unwrap_or_else(|e| e.into_inner());
         mounts.sort_unstable();
         mounts.dedup();
+        let mut empty = empty.into_inner().unwrap_or_else(|e| e.into_inner());
+        empty.sort_unstable();
+        empty.dedup();
+        let hidden = inside.is_none_or(|n| empty.len() < n);
         Left {
             counts,
             mounts,
@@ -163,8 +171,9 @@ impl Left {
     /// excluded and every entry was read. A root inside another root counts
     /// apart, in a namespace of its own: what the outer root holds is not
     /// its own. `roots`: what the walk saw of each PATH. None when a mount
-    /// point lies inside the roots: the directory it is mounted on may hold
-    /// files of a subvolume that the walk never saw.
+    /// point inside the roots may hide something ([`Left::hidden`]): the
+    /// directory it is mounted on may hold files of a subvolume that the
+    /// walk never saw.
     pub(crate) fn whole_subvolumes(
         &self,
         roots: &[Option<RootSeen>],

@@ -247,7 +247,8 @@ pub(crate) fn walk(
     }
     // Read once: the inline records and the tree's listing both ask.
     let mounts = btrfs_listing::mounts_inside(&opts.roots, &roots);
-    let hidden = mounts.as_ref().is_none_or(|m| !m.is_empty());
+    let mounts_inside = mounts.as_ref().map(|m| m.1);
+    let mounts = mounts.map(|m| m.0);
     let run = ctx::WalkSetup {
         opts,
         msgs,
@@ -281,7 +282,8 @@ pub(crate) fn walk(
             idents: IdentSink::default(),
             read_errors: Mutex::new(Vec::new()),
             left_mounts: Mutex::new(Vec::new()),
-            hidden,
+            mounts_inside,
+            empty_under_mounts: Mutex::new(Vec::new()),
             roots: Mutex::new(RootsSeen {
                 seen: opts.roots.iter().map(|_| None).collect(),
                 ..RootsSeen::default()
@@ -560,7 +562,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
         read_errors,
         roots,
         left_mounts,
-        hidden,
+        mounts_inside,
+        empty_under_mounts,
         ..
     } = records;
     let RootsSeen {
@@ -629,7 +632,8 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
     let inline_devs = inline_keys.devs();
     // The PATHs' filesystems first, then those met below them.
     let fds = (roots.iter().flatten().map(|r| (r.dev, r.fd.as_deref()))).chain(inline_keys.fds());
-    let left = Left::take(counters.left_out, left_mounts, hidden);
+    let under = (mounts_inside, empty_under_mounts);
+    let left = Left::take(counters.left_out, left_mounts, under);
     let whole = || left.whole_by_namespace(&roots, &registry);
     let holders =
         Holders::as_root(&extents, &registry, &inline_devs, fds).map(|h| h.with_whole(whole()));
@@ -646,6 +650,7 @@ fn assemble(ctx: Ctx<'_>) -> Walk {
             (&mut recs, (&copy_sets, &mut copies)),
         );
         files = crate::records::Files::from_recs(recs);
+        counters.search_calls += holders.as_ref().map_or(0, Holders::searches);
         bounds.extend(shared.unknown.into_iter().map(|n| (n, Bound::AT_MOST)));
         let inodes = shared.unknown_inodes.into_iter();
         inode_marks.extend(inodes.map(|i| (i, Bound::AT_MOST, false)));
