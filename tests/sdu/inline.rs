@@ -173,14 +173,12 @@ fn only_snapshots_walked_whole_go_unasked() {
         return;
     };
     let d = fs.path();
-    btrfs(&["subvolume", "create"], &d.join("vol"));
-    std::fs::create_dir(d.join("vol/sub")).unwrap();
-    for i in 0..10 {
-        std::fs::write(d.join(format!("vol/f{i}")), vec![b'q'; 800]).unwrap();
-        std::fs::write(d.join(format!("vol/sub/g{i}")), vec![b'r'; 900]).unwrap();
-    }
-    sync_fs(d);
-    snapshot(d);
+    vol_and_snapshot(d, "sub", |sub| {
+        ten_inline_files(&d.join("vol"));
+        for i in 0..10 {
+            std::fs::write(sub.join(format!("g{i}")), vec![b'r'; 900]).unwrap();
+        }
+    });
     // Only the snapshot holds f9 now.
     std::fs::remove_file(d.join("vol/f9")).unwrap();
     sync_fs(d);
@@ -546,6 +544,33 @@ fn snapshot_mounted_inside_the_scan_is_seen() {
     );
 }
 
+/// Subvolume `vol` with the directory `dir`, which `fill` is given, then
+/// its snapshot `snap` ([`snapshot`]).
+fn vol_and_snapshot(d: &Path, dir: &str, fill: impl Fn(&Path)) {
+    btrfs(&["subvolume", "create"], &d.join("vol"));
+    let dir = d.join("vol").join(dir);
+    std::fs::create_dir(&dir).unwrap();
+    fill(&dir);
+    sync_fs(d);
+    snapshot(d);
+}
+
+/// Ten files of 800 bytes (inline data) in `dir`, `f0` to `f9`.
+fn ten_inline_files(dir: &Path) {
+    for i in 0..10 {
+        std::fs::write(dir.join(format!("f{i}")), vec![b'q'; 800]).unwrap();
+    }
+}
+
+/// A tmpfs mounted over `over`, unmounted when dropped.
+fn tmpfs_over(over: std::path::PathBuf) -> Mounted {
+    run(Command::new("mount")
+        .args(["-t", "tmpfs", "over"])
+        .arg(&over))
+    .assert_ok();
+    Mounted(over)
+}
+
 /// As root, a mount inside the scan over a directory of a snapshot hides
 /// what lies there: `snap/hid`'s files, copies of `vol/hid`'s (an extent
 /// and inline files), hold their data though the walk never met them, so
@@ -558,20 +583,11 @@ fn a_mount_over_a_snapshots_directory_hides_its_holders() {
         return;
     };
     let d = fs.path();
-    btrfs(&["subvolume", "create"], &d.join("vol"));
-    std::fs::create_dir(d.join("vol/hid")).unwrap();
-    write_file(&d.join("vol/hid/big"), 1 << 20);
-    for i in 0..10 {
-        std::fs::write(d.join(format!("vol/hid/f{i}")), vec![b'q'; 800]).unwrap();
-    }
-    sync_fs(d);
-    snapshot(d);
-    let over = d.join("snap/hid");
-    run(Command::new("mount")
-        .args(["-t", "tmpfs", "hid"])
-        .arg(&over))
-    .assert_ok();
-    let mounted = Mounted(over);
+    vol_and_snapshot(d, "hid", |hid| {
+        write_file(&hid.join("big"), 1 << 20);
+        ten_inline_files(hid);
+    });
+    let mounted = tmpfs_over(d.join("snap/hid"));
     let doc = json_of(d, &["-d", "1", "."]);
     drop(mounted);
     let e = entry(&doc, "./vol");
@@ -598,13 +614,7 @@ fn a_mount_over_an_empty_directory_hides_nothing() {
         return;
     };
     let d = fs.path();
-    btrfs(&["subvolume", "create"], &d.join("vol"));
-    std::fs::create_dir(d.join("vol/empty")).unwrap();
-    for i in 0..10 {
-        std::fs::write(d.join(format!("vol/f{i}")), vec![b'q'; 800]).unwrap();
-    }
-    sync_fs(d);
-    snapshot(d);
+    vol_and_snapshot(d, "empty", |_| ten_inline_files(&d.join("vol")));
     for i in 5..10 {
         std::fs::remove_file(d.join(format!("vol/f{i}"))).unwrap();
     }
@@ -632,12 +642,7 @@ fn a_mount_over_an_empty_directory_hides_nothing() {
         (figures, stat_value(&out.stderr, "tree searches"))
     };
     let without = scan();
-    let over = d.join("snap/empty");
-    run(Command::new("mount")
-        .args(["-t", "tmpfs", "over"])
-        .arg(&over))
-    .assert_ok();
-    let mounted = Mounted(over);
+    let mounted = tmpfs_over(d.join("snap/empty"));
     let with = scan();
     drop(mounted);
     assert_eq!(with, without);
