@@ -129,6 +129,13 @@ impl Acc {
         self.slot[i] as usize
     }
 
+    /// By node, its slot; by slot, until widened, the shared bytes
+    /// credited: to credit them without making slots.
+    pub(crate) fn narrow(&mut self) -> (&[u32], &mut [u64]) {
+        assert!(!self.wide, "credited narrow after widening");
+        (&self.slot, &mut self.shared)
+    }
+
     /// Credits `bytes` as shared at slot `s`.
     pub(crate) fn credit_shared(&mut self, s: usize, bytes: u64) {
         let x = if self.wide {

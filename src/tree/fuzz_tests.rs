@@ -538,7 +538,17 @@ fn check_tree(spec: &TreeSpec) -> Result<(), TestCaseError> {
         Granularity::Block
     };
     let sweep = idx.into_units(|_| g);
-    let tree = Tree::build(nodes, links, &files, &sweep, |_| g);
+    // Rolled up on one thread and on three: the same figures.
+    let build = |threads| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+        let (nodes, links) = (nodes.clone(), links.clone());
+        pool.expect("a thread pool")
+            .install(|| Tree::build(nodes, links, &files, &sweep, |_| g))
+    };
+    let (tree, alone) = (build(3), build(1));
+    for d in (0..n).map(NodeId::new) {
+        prop_assert_eq!(tree.figures(d), alone.figures(d), "on 3 threads and on 1");
+    }
 
     let under = |mut node: NodeId, top: NodeId| loop {
         if node == top {

@@ -19,6 +19,7 @@ pub(crate) mod bounds;
 mod by_hand;
 mod du_order;
 mod ranks;
+mod segments;
 #[cfg(feature = "testing")]
 mod testing;
 pub(crate) mod union;
@@ -37,6 +38,7 @@ use crate::extents::Sweep;
 use crate::figures::{self, Bound, Kind, Stats};
 use crate::probe::Granularity;
 use crate::records::{Copies, Files, Link, NodeId, NodeRec, Nodes, StatsTable};
+use rayon::prelude::*;
 use std::borrow::Cow;
 
 /// Which of du's rules the roll-up follows.
@@ -597,37 +599,23 @@ impl Crediting<'_> {
         // links were seen.
         // 4 bytes a file: NONE where not all were seen.
         let contained: Vec<NodeId> = (0..files.len() as u32)
+            .into_par_iter()
             .map(|f| {
                 files
                     .all_seen(f)
-                    .then(|| files.nodes(f).reduce(|x, y| acc::lca(self.nodes, x, y)))
+                    .then(|| files.nodes(f).reduce(|x, y| acc::lca(nodes, x, y)))
                     .flatten()
                     .unwrap_or(NodeId::NONE)
             })
             .collect();
-        // The leaves without a slot that one segment credits, each once.
-        let mut lit: Vec<NodeId> = Vec::new();
-        for seg in sweep.segments() {
-            self.next_generation();
-            lit.clear();
-            for &f in seg.files {
-                for node in files.nodes(f) {
-                    let mut node = node;
-                    if nodes.leaf(node) && acc.slot[node.index()] == acc::OWN {
-                        // A leaf credited its shared bytes alone needs no
-                        // slot ([`Acc::light`]).
-                        lit.push(node);
-                        node = nodes.parent(node);
-                    }
-                    self.climb(acc, node, |a, s| a.credit_shared(s, seg.bytes));
-                }
-            }
-            lit.sort_unstable();
-            lit.dedup();
-            for &leaf in &lit {
-                acc.credit_light(nodes, leaf, seg.bytes);
-            }
-        }
+        segments::credit(
+            nodes,
+            acc,
+            files,
+            sweep,
+            (&mut self.stamp, &mut self.generation),
+        );
+        segments::credit_leaves(nodes, acc, files, sweep);
         for (fs, range) in sweep.fs_units() {
             let per_extent = granularity(fs) == Granularity::Extent;
             for i in range {
