@@ -10,6 +10,7 @@
 //! saved scans read the copies back file by file ([`Copies::of`]), as if
 //! each were a record of its own.
 
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -117,7 +118,7 @@ impl Copies {
         }
         let at = |n: usize| u32::try_from(n).expect("fewer than 4 billion copies");
         let mut by_id: Vec<(u32, Box<[u32]>)> = map.into_iter().map(|(s, id)| (id, s)).collect();
-        by_id.sort_unstable_by_key(|s| s.0);
+        by_id.par_sort_unstable_by_key(|s| s.0);
         let mut members = Vec::with_capacity(by_id.iter().map(|s| s.1.len()).sum());
         let mut set_at = Vec::with_capacity(by_id.len() + 1);
         set_at.push(0);
@@ -126,7 +127,7 @@ impl Copies {
             set_at.push(at(members.len()));
         }
         let sets = set_at.len() - 1;
-        held.sort_unstable_by_key(|h| (h.set, h.node, h.dev));
+        held.par_sort_unstable_by_key(|h| (h.set, h.node, h.dev));
         held.shrink_to_fit();
         let mut held_at = vec![0u32; sets + 1];
         for h in &held {
@@ -143,7 +144,7 @@ impl Copies {
                 m.iter().map(move |&f| (f, s as u32))
             })
             .collect();
-        pairs.sort_unstable();
+        pairs.par_sort_unstable();
         let mut files = Vec::new();
         let mut sets_at = vec![0];
         let mut before = Vec::new();
