@@ -31,7 +31,7 @@
 
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use dashmap::DashMap;
 use rustix::fs::Statx;
@@ -200,6 +200,44 @@ pub(crate) struct Keys {
     fds: Mutex<Vec<(u32, u64, OwnedFd)>>,
 }
 
+/// A file's inline key id, kept with the map of its copies
+/// ([`super::unchanged::CopyMap`]): once one copy's record has looked its
+/// key up, the others (the same inode, unchanged, in more snapshots of the
+/// same filesystem and namespace: the same key) take the id from here
+/// instead of from the shared map, where each lookup is a cache miss.
+/// One word: the id, the bytes its first record counted, and the
+/// filesystem and namespace it holds for (8 bits each; past them, nothing
+/// is kept).
+#[derive(Debug)]
+pub(crate) struct KeyCache(AtomicU64);
+
+impl Default for KeyCache {
+    fn default() -> KeyCache {
+        KeyCache(AtomicU64::new(u64::MAX))
+    }
+}
+
+impl KeyCache {
+    /// The id and bytes kept for filesystem `fs`, namespace `ns`.
+    fn get(&self, fs: u32, ns: u32) -> Option<(u32, u16)> {
+        let w = self.0.load(Ordering::Relaxed);
+        (w != u64::MAX && Some(w >> 48) == Self::tag(fs, ns))
+            .then_some((w as u32, (w >> 32) as u16))
+    }
+
+    /// Keeps `(id, bytes)` for filesystem `fs`, namespace `ns`.
+    fn set(&self, fs: u32, ns: u32, (id, bytes): (u32, u16)) {
+        if let Some(tag) = Self::tag(fs, ns) {
+            let w = tag << 48 | u64::from(bytes) << 32 | u64::from(id);
+            self.0.store(w, Ordering::Relaxed);
+        }
+    }
+
+    fn tag(fs: u32, ns: u32) -> Option<u64> {
+        (fs < 0xff && ns < 0xff).then(|| u64::from(fs) << 8 | u64::from(ns))
+    }
+}
+
 /// The keys by id, the devices by index and the odd records by index, as
 /// [`share()`] reads them.
 #[derive(Default)]
@@ -358,7 +396,7 @@ impl InlineRec {
         (node, ns): (NodeId, u32),
         (bytes, linked, file): (u64, bool, Option<u32>),
         (fs, keys, last): (u32, &Keys, &mut Option<(u32, u32)>),
-        fresh: bool,
+        (fresh, cache): (bool, Option<&KeyCache>),
     ) -> [Option<InlineRec>; 2] {
         let Some(dev) = dev32(rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor)) else {
             return [None, None];
@@ -378,7 +416,12 @@ impl InlineRec {
             (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
             st.stx_size,
         );
-        let r = Self::new((node, key, dev, index), bytes, linked, file, keys);
+        let kept = cache.and_then(|c| c.get(fs, ns));
+        let id_bytes = kept.unwrap_or_else(|| keys.id_bytes(key, bytes));
+        if let (None, Some(c)) = (kept, cache) {
+            c.set(fs, ns, id_bytes);
+        }
+        let r = Self::with_id((node, dev, index), id_bytes, (bytes, linked, file), keys);
         let mark = (!marked && index < NO_DEV).then(|| Self::mark(index));
         [mark, Some(r)]
     }
@@ -398,6 +441,7 @@ impl InlineRec {
 
     /// The record of `node`, key `key`, device `dev` (packed) of index
     /// `index` in `keys`.
+    #[cfg(test)]
     fn new(
         (node, key, dev, index): (NodeId, Key, u32, u32),
         bytes: u64,
@@ -405,7 +449,18 @@ impl InlineRec {
         file: Option<u32>,
         keys: &Keys,
     ) -> InlineRec {
-        let (id, key_bytes) = keys.id_bytes(key, bytes);
+        let id_bytes = keys.id_bytes(key, bytes);
+        Self::with_id((node, dev, index), id_bytes, (bytes, linked, file), keys)
+    }
+
+    /// The record of `node`, device `dev` (packed) of index `index` in
+    /// `keys`, whose key has id `id` and first counted `key_bytes`.
+    fn with_id(
+        (node, dev, index): (NodeId, u32, u32),
+        (id, key_bytes): (u32, u16),
+        (bytes, linked, file): (u64, bool, Option<u32>),
+        keys: &Keys,
+    ) -> InlineRec {
         let linked = if linked { LINKED } else { 0 };
         if u64::from(key_bytes) == bytes
             && key_bytes != NO_BYTES

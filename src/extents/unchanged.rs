@@ -198,6 +198,8 @@ pub(crate) struct CopyMap {
     /// is credited to one node (not through links), and none of its data
     /// is inline.
     pub(crate) file: Option<u32>,
+    /// Its inline key's id, once a copy's record has looked it up.
+    pub(crate) inline_key: super::inline::KeyCache,
 }
 
 /// The copies mapped so far, by key, and those being mapped.
@@ -465,6 +467,7 @@ mod tests {
             subvol,
             extents: Box::new([]),
             file: None,
+            inline_key: Default::default(),
         }
     }
 

@@ -117,7 +117,7 @@ pub(super) fn nondir(ctx: &Ctx<'_>, f: &FoundFile<'_>, pre: Pre, local: &mut Loc
             let (bytes, at) = (st.stx_blocks.saturating_mul(512), (f.node, f.ns));
             ctx.inline_bound(local, st, at, once, fs.space);
             if ctx.run.keep_inline {
-                ctx.record_inline(local, st, at, (bytes, None), once, fs.info.index);
+                ctx.record_inline(local, st, at, (bytes, None), once, (fs.info.index, None));
             }
         }
     }
@@ -540,6 +540,7 @@ pub(super) fn keep_copy(
             subvol,
             extents,
             file,
+            inline_key: Default::default(),
         };
         match claim {
             Some(c) => c.keep(m),
@@ -588,7 +589,8 @@ fn reuse(
         local.copies.push(c);
     }
     local.counters.copies_reused += 1;
-    replayed(ctx, &got, (st, f.fs), (f.node, f.ns, once), local)
+    let at = (f.node, f.ns, once);
+    replayed(ctx, &got, (st, f.fs), at, (local, Some(&m.inline_key)))
 }
 
 /// As root on Btrfs: reads the extents of a file with the tree search on
@@ -651,7 +653,14 @@ fn map_by_search(
         let (bytes, at) = (view.total.saturating_sub(got.shared_bytes), (f.node, f.ns));
         ctx.inline_bound(local, st, at, linked, fs.space);
         if ctx.run.keep_inline {
-            ctx.record_inline(local, st, at, (bytes, got.file), linked, fs.info.index);
+            ctx.record_inline(
+                local,
+                st,
+                at,
+                (bytes, got.file),
+                linked,
+                (fs.info.index, None),
+            );
         }
     }
     if got.compressed_disk > 0 {

@@ -24,7 +24,7 @@ use super::partial::merge_partial;
 use crate::extents::Extents;
 use crate::extents::ag::{AgHint, AgSched};
 use crate::extents::btrfs_tree::TreeCache;
-use crate::extents::inline::{InlineRec, Keys};
+use crate::extents::inline::{InlineRec, KeyCache, Keys};
 use crate::figures::{Bound, Kind, Stats, TimeField, Timestamp};
 use crate::glob::Excludes;
 use crate::messages::Messages;
@@ -478,13 +478,13 @@ impl Ctx<'_> {
         at: (NodeId, u32),
         (bytes, file): (u64, Option<u32>),
         linked: bool,
-        fs: u32,
+        (fs, cache): (u32, Option<&KeyCache>),
     ) {
         let keys = (fs, &self.map.inline_keys, &mut local.inline_dev);
         // A device number past 32 bits (which Linux does not make) is not
         // recorded: the file's inline data counts as its own.
         let fresh = local.inline.is_empty();
-        for rec in InlineRec::of(st, at, (bytes, linked, file), keys, fresh)
+        for rec in InlineRec::of(st, at, (bytes, linked, file), keys, (fresh, cache))
             .into_iter()
             .flatten()
         {

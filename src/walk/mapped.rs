@@ -14,6 +14,7 @@ use super::later::{Later, Who};
 use super::open::OpenedStat;
 use crate::error::Diagnostic;
 use crate::extents::ag::AgTable;
+use crate::extents::inline::KeyCache;
 use crate::extents::{ExtentSource, FileExtents, Pending};
 use crate::figures::{Bound, Kind, Stats};
 use crate::probe::{Skip, magic};
@@ -301,7 +302,14 @@ pub(super) fn read_open(
         ctx.inline_bound(local, st, at, once, fs.space);
         if same && ctx.run.keep_inline {
             let bytes = view.total.saturating_sub(got.shared_bytes);
-            ctx.record_inline(local, st, at, (bytes, got.file), once, fs.info.index);
+            ctx.record_inline(
+                local,
+                st,
+                at,
+                (bytes, got.file),
+                once,
+                (fs.info.index, None),
+            );
         }
     }
     fiemap::close(fd);
@@ -364,13 +372,14 @@ fn same_map(a: &[MapExtent], b: &[MapExtent]) -> bool {
 /// What a file credited with extents replayed (a snapshot copy's, a
 /// saved map) adds, as FIEMAP's would have: `st` its `statx`, on its
 /// directory's filesystem `fs` (if known), credited to `node` of namespace
-/// `ns` (`once`: through the link table).
+/// `ns` (`once`: through the link table); `key`: where its copies keep
+/// their inline key's id, when a copy's map is replayed.
 pub(super) fn replayed(
     ctx: &Ctx<'_>,
     got: &FileExtents,
     (st, fs): (&Statx, Option<&DirFs>),
     (node, ns, once): (NodeId, u32, bool),
-    local: &mut Local,
+    (local, key): (&mut Local, Option<&KeyCache>),
 ) -> Mapped {
     let view = Stats::of_inode(Kind::File, st.stx_size, st.stx_blocks);
     if got.encoded > 0 {
@@ -382,7 +391,7 @@ pub(super) fn replayed(
         let (bytes, at) = (view.total.saturating_sub(got.shared_bytes), (node, ns));
         ctx.inline_bound(local, st, at, once, fs.space);
         if ctx.run.keep_inline {
-            ctx.record_inline(local, st, at, (bytes, got.file), once, fs.info.index);
+            ctx.record_inline(local, st, at, (bytes, got.file), once, (fs.info.index, key));
         }
     }
     // Extents FIEMAP gave: on Btrfs, as referenced.

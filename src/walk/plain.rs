@@ -104,7 +104,14 @@ pub(super) fn file(
         let (bytes, at) = (total.saturating_sub(got.shared_bytes), (who.node, who.ns));
         ctx.inline_bound(local, st, at, false, fs.space);
         if ctx.run.keep_inline {
-            ctx.record_inline(local, st, at, (bytes, got.file), false, fs.info.index);
+            ctx.record_inline(
+                local,
+                st,
+                at,
+                (bytes, got.file),
+                false,
+                (fs.info.index, None),
+            );
         }
     }
     fiemap::close(fd);

@@ -63,5 +63,11 @@ pub(super) fn reuse(
     if ctx.run.opts.keep_mappings {
         local.since.mappings.push(key, extents);
     }
-    Some(replayed(ctx, &got, (st, Some(fs)), (node, ns, once), local))
+    Some(replayed(
+        ctx,
+        &got,
+        (st, Some(fs)),
+        (node, ns, once),
+        (local, None),
+    ))
 }

@@ -318,7 +318,7 @@ fn a_record_of_another_device_has_its_own_index() {
             (NodeId::new(1), 0),
             (512, false, None),
             (0, &keys, &mut last),
-            fresh,
+            (fresh, None),
         );
         marks.push(got[0].is_some());
         stream.extend(got.into_iter().flatten());
@@ -330,6 +330,51 @@ fn a_record_of_another_device_has_its_own_index() {
         [dev(&root), dev(&proc), dev(&proc), dev(&root), dev(&root)]
     );
     assert_eq!(table.devs().len(), 2);
+}
+
+/// A copy's kept key id serves the records of its filesystem and
+/// namespace, without the map; another namespace's record looks its own
+/// key up, as does one of a filesystem past 8 bits, which is not kept.
+#[test]
+fn a_kept_key_id_serves_its_filesystem_and_namespace_alone() {
+    use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
+    let st = statx(CWD, "/", AtFlags::empty(), StatxFlags::BASIC_STATS).unwrap();
+    let (keys, cache) = (Keys::default(), KeyCache::default());
+    let id = |ns: u32, fs: u32| {
+        let got = InlineRec::of(
+            &st,
+            (NodeId::new(1), ns),
+            (512, false, None),
+            (fs, &keys, &mut None),
+            (true, Some(&cache)),
+        );
+        got[1].expect("a record").key()
+    };
+    let a = id(0, 0);
+    assert_eq!(id(0, 0), a);
+    let b = id(1, 0);
+    assert_ne!(b, a, "another namespace, another key");
+    assert_eq!(id(1, 0), b);
+    let c = id(1, 300);
+    assert!(c != a && c != b, "another filesystem, another key");
+    assert_eq!(
+        cache.get(0, 1),
+        Some((b, 512)),
+        "a filesystem past 8 bits is not kept"
+    );
+    assert_eq!(keys.table().keys.len(), 3);
+    // Kept, the id is taken as it is: the map is not asked.
+    let (keys, cache) = (Keys::default(), KeyCache::default());
+    cache.set(0, 0, (77, 512));
+    let got = InlineRec::of(
+        &st,
+        (NodeId::new(1), 0),
+        (512, false, None),
+        (0, &keys, &mut None),
+        (true, Some(&cache)),
+    );
+    assert_eq!(got[1].expect("a record").key(), 77);
+    assert!(keys.table().keys.is_empty());
 }
 
 /// How many records' subvolumes are odd ones'.
