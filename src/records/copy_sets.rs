@@ -136,31 +136,46 @@ impl Copies {
         for s in 0..sets {
             held_at[s + 1] += held_at[s];
         }
-        // Each file's sets: (file, set) for every member of a held set.
-        let mut pairs: Vec<(u32, u32)> = (0..sets)
-            .filter(|&s| held_at[s + 1] > held_at[s])
-            .flat_map(|s| {
-                let m = &members[set_at[s] as usize..set_at[s + 1] as usize];
-                m.iter().map(move |&f| (f, s as u32))
-            })
-            .collect();
-        pairs.par_sort_unstable();
+        // Each file's sets, ascending: the (file, set) pairs of every
+        // member of a held set, sorted by counting (the sets are met in
+        // order), with no room for the pairs themselves.
+        let held_sets = || (0..sets).filter(|&s| held_at[s + 1] > held_at[s]);
+        let members = |s: usize| &members[set_at[s] as usize..set_at[s + 1] as usize];
+        let n = held_sets()
+            .flat_map(members)
+            .max()
+            .map_or(0, |&f| f as usize + 1);
+        let mut start = vec![0u32; n + 1];
+        for &f in held_sets().flat_map(members) {
+            start[f as usize + 1] += 1;
+        }
         let mut files = Vec::new();
         let mut sets_at = vec![0];
-        let mut before = Vec::new();
+        for (f, &k) in start[1..].iter().enumerate().filter(|x| *x.1 > 0) {
+            files.push(f as u32);
+            sets_at.push(sets_at.last().copied().unwrap_or(0) + k);
+        }
+        for f in 0..n {
+            start[f + 1] += start[f];
+        }
+        let mut in_sets = vec![0u32; start[n] as usize];
+        for s in held_sets() {
+            for &f in members(s) {
+                in_sets[start[f as usize] as usize] = s as u32;
+                start[f as usize] += 1;
+            }
+        }
+        let mut before = Vec::with_capacity(files.len() + 1);
         let mut copies = 0u32;
-        for group in pairs.chunk_by(|a, b| a.0 == b.0) {
-            files.push(group[0].0);
-            sets_at.push(sets_at.last().copied().unwrap_or(0) + at(group.len()));
+        for w in sets_at.windows(2) {
             before.push(copies);
-            for &(_, s) in group {
+            for &s in &in_sets[w[0] as usize..w[1] as usize] {
                 copies = copies
                     .checked_add(held_at[s as usize + 1] - held_at[s as usize])
                     .expect("fewer than 4 billion copies");
             }
         }
         before.push(copies);
-        let in_sets = pairs.into_iter().map(|p| p.1).collect();
         Copies {
             held,
             held_at,
