@@ -93,6 +93,11 @@ impl<'a> FileLinks<'a> {
         }
     }
 
+    /// How many nodes [`FileLinks::nodes`] gives for file `f`.
+    pub(crate) fn node_count(&self, f: u32) -> usize {
+        self.own(f).len() + self.copies.count(f) as usize
+    }
+
     /// The nodes of file `f`'s links and copies.
     pub(crate) fn nodes(&self, f: u32) -> impl Iterator<Item = NodeId> + Clone + '_ {
         let own = self.own(f);
