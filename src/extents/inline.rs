@@ -31,13 +31,14 @@
 
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use dashmap::DashMap;
 use rustix::fs::Statx;
 
 use super::Fast;
 use super::inline_held as ih;
+use super::unchanged::KeyCache;
 use crate::figures::Kind;
 use crate::records::{NodeId, dev32, dev64};
 
@@ -198,44 +199,6 @@ pub(crate) struct Keys {
     devs: Dense<u32>,
     odd: Mutex<Vec<Odd>>,
     fds: Mutex<Vec<(u32, u64, OwnedFd)>>,
-}
-
-/// A file's inline key id, kept with the map of its copies
-/// ([`super::unchanged::CopyMap`]): once one copy's record has looked its
-/// key up, the others (the same inode, unchanged, in more snapshots of the
-/// same filesystem and namespace: the same key) take the id from here
-/// instead of from the shared map, where each lookup is a cache miss.
-/// One word: the id, the bytes its first record counted, and the
-/// filesystem and namespace it holds for (8 bits each; past them, nothing
-/// is kept).
-#[derive(Debug)]
-pub(crate) struct KeyCache(AtomicU64);
-
-impl Default for KeyCache {
-    fn default() -> KeyCache {
-        KeyCache(AtomicU64::new(u64::MAX))
-    }
-}
-
-impl KeyCache {
-    /// The id and bytes kept for filesystem `fs`, namespace `ns`.
-    fn get(&self, fs: u32, ns: u32) -> Option<(u32, u16)> {
-        let w = self.0.load(Ordering::Relaxed);
-        (w != u64::MAX && Some(w >> 48) == Self::tag(fs, ns))
-            .then_some((w as u32, (w >> 32) as u16))
-    }
-
-    /// Keeps `(id, bytes)` for filesystem `fs`, namespace `ns`.
-    fn set(&self, fs: u32, ns: u32, (id, bytes): (u32, u16)) {
-        if let Some(tag) = Self::tag(fs, ns) {
-            let w = tag << 48 | u64::from(bytes) << 32 | u64::from(id);
-            self.0.store(w, Ordering::Relaxed);
-        }
-    }
-
-    fn tag(fs: u32, ns: u32) -> Option<u64> {
-        (fs < 0xff && ns < 0xff).then(|| u64::from(fs) << 8 | u64::from(ns))
-    }
 }
 
 /// The keys by id, the devices by index and the odd records by index, as

@@ -31,7 +31,7 @@
 //! root the tree search reads every copy's own items and does not use this.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use dashmap::DashMap;
 use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE};
@@ -199,7 +199,46 @@ pub(crate) struct CopyMap {
     /// is inline.
     pub(crate) file: Option<u32>,
     /// Its inline key's id, once a copy's record has looked it up.
-    pub(crate) inline_key: super::inline::KeyCache,
+    pub(crate) inline_key: KeyCache,
+}
+
+/// A file's inline key id, kept with the map of its copies
+/// ([`CopyMap`]): once one copy's record has looked its
+/// key up, the others (the same inode, unchanged, in more snapshots of the
+/// same filesystem and namespace: the same key) take the id from here
+/// instead of from the shared map
+/// ([`super::inline::InlineRec::of`]), where each lookup is a cache miss.
+/// One word: the id, the bytes its first record counted, and the
+/// filesystem and namespace it holds for (8 bits each; past them, nothing
+/// is kept).
+#[derive(Debug)]
+pub(crate) struct KeyCache(AtomicU64);
+
+impl Default for KeyCache {
+    fn default() -> KeyCache {
+        KeyCache(AtomicU64::new(u64::MAX))
+    }
+}
+
+impl KeyCache {
+    /// The id and bytes kept for filesystem `fs`, namespace `ns`.
+    pub(crate) fn get(&self, fs: u32, ns: u32) -> Option<(u32, u16)> {
+        let w = self.0.load(Ordering::Relaxed);
+        (w != u64::MAX && Some(w >> 48) == Self::tag(fs, ns))
+            .then_some((w as u32, (w >> 32) as u16))
+    }
+
+    /// Keeps `(id, bytes)` for filesystem `fs`, namespace `ns`.
+    pub(crate) fn set(&self, fs: u32, ns: u32, (id, bytes): (u32, u16)) {
+        if let Some(tag) = Self::tag(fs, ns) {
+            let w = tag << 48 | u64::from(bytes) << 32 | u64::from(id);
+            self.0.store(w, Ordering::Relaxed);
+        }
+    }
+
+    fn tag(fs: u32, ns: u32) -> Option<u64> {
+        (fs < 0xff && ns < 0xff).then(|| u64::from(fs) << 8 | u64::from(ns))
+    }
 }
 
 /// The copies mapped so far, by key, and those being mapped.

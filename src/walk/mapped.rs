@@ -14,7 +14,7 @@ use super::later::{Later, Who};
 use super::open::OpenedStat;
 use crate::error::Diagnostic;
 use crate::extents::ag::AgTable;
-use crate::extents::inline::KeyCache;
+use crate::extents::unchanged::KeyCache;
 use crate::extents::{ExtentSource, FileExtents, Pending};
 use crate::figures::{Bound, Kind, Stats};
 use crate::probe::{Skip, magic};
