@@ -125,24 +125,6 @@ fn compressed_bytes_counted_uncompressed_are_reported() {
     assert_eq!(json::parse(&out.stdout).compressed_logical, 0);
 }
 
-/// `Used:` of the `Data,` line of `btrfs filesystem usage -b`, after a
-/// `btrfs filesystem sync`.
-pub(crate) fn data_used(mnt: &Path) -> u64 {
-    btrfs(&["filesystem", "sync"], mnt);
-    let out = run(Command::new("btrfs")
-        .args(["filesystem", "usage", "-b"])
-        .arg(mnt));
-    let text = out.stdout_str().to_string();
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("Data,"))
-        .unwrap_or_else(|| panic!("no Data line:\n{text}"));
-    line.split_once("Used:")
-        .and_then(|(_, r)| r.split(|c: char| !c.is_ascii_digit()).next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no Used in {line}"))
-}
-
 /// `sdu --json -s DIR` as root, which must say nothing (no compressed
 /// bytes are counted uncompressed), and its one entry.
 fn root_figures(dir: &Path) -> json::Entry {
@@ -181,9 +163,8 @@ fn compressed_as_root_reclaimable_is_what_deleting_frees() {
         fw.shared > 0 && fw.shared < fw.total,
         "w/b at its size on disk: {fw:?}"
     );
-    let before = data_used(d);
-    std::fs::remove_dir_all(&w).unwrap();
-    assert_eq!(before - data_used(d), fw.reclaimable, "deleting w");
+    let freed = data_freed_by(d, || std::fs::remove_dir_all(&w).unwrap());
+    assert_eq!(freed, fw.reclaimable, "deleting w");
 
     let fz = root_figures(&z);
     assert_eq!(
@@ -195,9 +176,7 @@ fn compressed_as_root_reclaimable_is_what_deleting_frees() {
         fz.exclusive + fz.shared < fz.total / 2,
         "compressed text takes far less than its total on disk: {fz:?}"
     );
-    let before = data_used(d);
-    std::fs::remove_dir_all(&z).unwrap();
-    let freed = before - data_used(d);
+    let freed = data_freed_by(d, || std::fs::remove_dir_all(&z).unwrap());
     println!(
         "w: total {} exclusive {} shared {} reclaimable {}, freed 0\n\
          z: total {} exclusive {} shared {} reclaimable {}, freed {freed}",
@@ -402,13 +381,7 @@ fn compressed_snapshot_as_root_reclaimable_is_what_deleting_frees() {
         .unwrap()
         .clone();
     assert!(s.shared > 0 && s.reclaimable > 0, "{s:?}");
-    let before = data_used(d);
-    run(Command::new("btrfs")
-        .args(["subvolume", "delete", "-C"])
-        .arg(&snap))
-    .assert_ok();
-    btrfs(&["subvolume", "sync"], d);
-    let freed = before - data_used(d);
+    let freed = freed_by_deleting_subvolume(d, snap.to_str().unwrap()).0;
     println!(
         "snap: total {} exclusive {} shared {} reclaimable {}, freed {freed}",
         s.total, s.exclusive, s.shared, s.reclaimable
@@ -486,13 +459,7 @@ fn dedupe_after_a_snapshot_is_seen_with_map_each_copy_and_as_root() {
         std::io::stderr(),
         "snap reclaimable: --map-each-copy {each}, root {root}, default without root {default:?}"
     );
-    let used0 = data_used(d);
-    run(Command::new("btrfs")
-        .args(["subvolume", "delete", "-C"])
-        .arg(d.join("s/snap")))
-    .assert_ok();
-    btrfs(&["subvolume", "sync"], d);
-    let freed = used0 - data_used(d);
+    let freed = freed_by_deleting_subvolume(d, "s/snap").0;
     assert_eq!(freed, 1 << 20, "deleting snap frees its old copy of a");
     assert_eq!(each, freed, "--map-each-copy");
     assert_eq!(root, freed, "as root");
@@ -577,9 +544,7 @@ fn vm_image_rewritten_in_place_as_root_is_what_deleting_frees() {
     assert_eq!(no_root.code, Some(0), "{no_root:?}");
     let no_root = json::parse(&no_root.stdout).entries.last().unwrap().clone();
     let (disk_usage, referenced) = compsize(&img);
-    let before = data_used(d);
-    std::fs::remove_dir_all(&vm).unwrap();
-    let freed = before - data_used(d);
+    let freed = data_freed_by(d, || std::fs::remove_dir_all(&vm).unwrap());
     println!(
         "VM image: as root total {} exclusive {} shared {} reclaimable {} \
          ({partial} extents referenced in part); without root reclaimable {}; \
@@ -642,14 +607,12 @@ fn lone_extents_with_keyed_refs_as_root_reclaimable_is_what_deleting_frees() {
     let fs_ = root_figures(&spread);
     assert_eq!(fs_.reclaimable, 40 * (64 << 10), "{fs_:?}");
     assert_eq!(fs_.shared, 256 << 10, "{fs_:?}");
-    let before = data_used(d);
-    std::fs::remove_dir_all(&spread).unwrap();
-    assert_eq!(before - data_used(d), fs_.reclaimable, "deleting spread");
+    let freed = data_freed_by(d, || std::fs::remove_dir_all(&spread).unwrap());
+    assert_eq!(freed, fs_.reclaimable, "deleting spread");
     let fp = root_figures(&pool);
     assert_eq!(fp.reclaimable, 256 << 10, "{fp:?}");
-    let before = data_used(d);
-    std::fs::remove_dir_all(&pool).unwrap();
-    assert_eq!(before - data_used(d), fp.reclaimable, "deleting pool");
+    let freed = data_freed_by(d, || std::fs::remove_dir_all(&pool).unwrap());
+    assert_eq!(freed, fp.reclaimable, "deleting pool");
 }
 
 /// Subvolume `vol` of 300 files of 8 KiB (a few leaves), their leaves
@@ -746,15 +709,12 @@ fn origin_unchanged_since_its_snapshot_decided_by_leaf_generations() {
     assert!(stats("second snapshot deleted").0 > 100);
     std::fs::remove_file(vol.join("after2")).unwrap();
     let fv = root_figures(&vol);
-    let before = data_used(d);
-    for e in std::fs::read_dir(&vol).unwrap() {
-        std::fs::remove_file(e.unwrap().path()).unwrap();
-    }
-    assert_eq!(
-        before - data_used(d),
-        fv.reclaimable,
-        "deleting vol's files"
-    );
+    let freed = data_freed_by(d, || {
+        for e in std::fs::read_dir(&vol).unwrap() {
+            std::fs::remove_file(e.unwrap().path()).unwrap();
+        }
+    });
+    assert_eq!(freed, fv.reclaimable, "deleting vol's files");
 }
 
 /// As root, an origin and its snapshot scanned together while an older
@@ -853,9 +813,10 @@ fn subvolumes_of_two_filesystems_numbered_alike_are_told_apart() {
     assert!(vol.reclaimable_exact, "{vol:?}");
     // Its extent, deleted, frees no data (its inline files lie in
     // metadata, which Data Used leaves out).
-    let before = data_used(b.path());
-    std::fs::remove_file(b.path().join("vol/data")).unwrap();
-    assert_eq!(before - data_used(b.path()), 0, "deleting vol's data");
+    let freed = data_freed_by(b.path(), || {
+        std::fs::remove_file(b.path().join("vol/data")).unwrap();
+    });
+    assert_eq!(freed, 0, "deleting vol's data");
 }
 
 /// As root, two Btrfs filesystems numbered alike, each with `vol` (256)
@@ -902,15 +863,12 @@ fn holders_numbered_alike_on_another_filesystem_are_not_seen() {
             "{roots:?}: {e:?}"
         );
     }
-    let before = data_used(b.path());
-    for f in ["data", "copy"] {
-        std::fs::remove_file(vol.join(f)).unwrap();
-    }
-    assert_eq!(
-        before - data_used(b.path()),
-        alone.reclaimable,
-        "deleting vol's files"
-    );
+    let freed = data_freed_by(b.path(), || {
+        for f in ["data", "copy"] {
+            std::fs::remove_file(vol.join(f)).unwrap();
+        }
+    });
+    assert_eq!(freed, alone.reclaimable, "deleting vol's files");
 }
 
 /// As root, the same two filesystems numbered alike, each an origin of

@@ -117,16 +117,6 @@ pub(crate) fn assert_rows(title: &str, rows: &[Row]) {
     }
 }
 
-/// Used bytes before and after `delete` (each settled).
-pub(crate) fn freed_by(fs: &Mounted, delete: impl FnOnce()) -> u64 {
-    let before = fs.settled_used();
-    delete();
-    let after = fs.settled_used();
-    before
-        .checked_sub(after)
-        .unwrap_or_else(|| panic!("the used space grew: {before} -> {after}"))
-}
-
 /// Deletes the Btrfs subvolumes `subvols` (deepest first), and waits for
 /// the cleaner.
 pub(crate) fn delete_subvolumes(mnt: &Path, subvols: &[&str]) {
@@ -195,7 +185,7 @@ fn btrfs_snapshots_held_by_their_origin() {
         assert_eq!((e.reclaimable, e.reclaimable_exact), (0, true), "{e:?}");
     }
     let stderr = assert_whole_fs_exact_without_root(mnt);
-    let freed = freed_by(&fs, || {
+    let freed = fs.freed_by(|| {
         delete_subvolumes(mnt, &["snaps/s1", "snaps/s2"]);
     });
     let rows = [Row::new(
@@ -276,7 +266,7 @@ fn btrfs_reflink_copy_and_nested_subvolumes_outside_the_scan() {
         let args = ["--json", "-d1", scan];
         let (root, user) = (report(mnt, true, &args), report(mnt, false, &args));
         let stderr = assert_whole_fs_exact_without_root(mnt);
-        let freed = freed_by(&fs, || {
+        let freed = fs.freed_by(|| {
             if subvols.is_empty() {
                 fs::remove_dir_all(mnt.join(scan)).unwrap();
             } else {
@@ -346,7 +336,7 @@ fn xfs_case(rmapbt: bool) -> Option<(Entry, Entry, String, u64)> {
     let user = report(mnt, false, &args);
     // Without root, the whole filesystem: exact, with or without rmapbt.
     assert_eq!(assert_whole_fs_exact_without_root(mnt), "");
-    let freed = freed_by(&fs, || fs::remove_dir_all(&d).unwrap());
+    let freed = fs.freed_by(|| fs::remove_dir_all(&d).unwrap());
     assert_eq!(freed, XFS_FREED, "the tree is not as built");
     Some((
         entry(&root, "d").clone(),
@@ -450,7 +440,7 @@ fn exclude(kind: FsKind) {
             .any(|l| l.starts_with(&format!("{mark} Reclaimable "))),
         "no legend: {text}"
     );
-    let freed = freed_by(&fs, || fs::remove_dir_all(&clones).unwrap());
+    let freed = fs.freed_by(|| fs::remove_dir_all(&clones).unwrap());
     assert_eq!(freed, 3 * M, "the tree is not as built");
     let rows = [Row::new(
         "data/clones",
@@ -533,7 +523,7 @@ fn btrfs_vm_image_bookends() {
     // Used is more than the bytes the files reference.
     let whole = report(mnt, false, &["--json", "."]);
     assert!(!entry(&whole, ".").reclaimable_exact, "{whole:?}");
-    let freed = freed_by(&fs, || fs::remove_dir_all(mnt.join("img")).unwrap());
+    let freed = fs.freed_by(|| fs::remove_dir_all(mnt.join("img")).unwrap());
     let rows = [Row::new(
         "img",
         entry(&root, "img"),
@@ -588,7 +578,7 @@ fn to_free_plan_over_snapshots() {
         .map(|s| s["path"].as_str().unwrap().to_owned())
         .collect();
     let chosen_ref: Vec<&str> = chosen.iter().map(String::as_str).collect();
-    let freed = freed_by(&fs, || delete_subvolumes(mnt, &chosen_ref));
+    let freed = fs.freed_by(|| delete_subvolumes(mnt, &chosen_ref));
     let row = |d: &serde_json::Value| {
         (
             d["frees"].as_u64().unwrap(),
@@ -769,7 +759,7 @@ pub(crate) fn random_case(seed: u64) -> Option<Row> {
         .map(|d| fs::symlink_metadata(mnt.join(d)).unwrap().blocks() * 512)
         .sum();
     assert_eq!(dir_bytes, if scan.is_empty() { 16 * K } else { 0 });
-    let freed = freed_by(&fs, || {
+    let freed = fs.freed_by(|| {
         for s in &r.ro {
             if under(s, &scan) || under(&scan, s) {
                 run(Command::new("btrfs")

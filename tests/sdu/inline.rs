@@ -592,13 +592,8 @@ fn a_mount_over_a_snapshots_directory_hides_its_holders() {
     drop(mounted);
     let e = entry(&doc, "./vol");
     assert_eq!(e["reclaimable"], 0, "{e}");
-    let before = crate::btrfs::data_used(d);
-    std::fs::remove_dir_all(d.join("vol/hid")).unwrap();
-    assert_eq!(
-        before - crate::btrfs::data_used(d),
-        0,
-        "deleting vol's files"
-    );
+    let freed = data_freed_by(d, || std::fs::remove_dir_all(d.join("vol/hid")).unwrap());
+    assert_eq!(freed, 0, "deleting vol's files");
 }
 
 /// As root, a mount over an empty directory of a snapshot hides nothing:

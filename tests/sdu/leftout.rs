@@ -53,16 +53,6 @@ fn entry<'a>(r: &'a Report, path: &str) -> &'a Entry {
         .unwrap_or_else(|| panic!("no entry {path} in {r:?}"))
 }
 
-/// Used bytes freed by `delete` (each reading settled).
-fn freed_by(fs: &Mounted, delete: impl FnOnce()) -> u64 {
-    let before = fs.settled_used();
-    delete();
-    let after = fs.settled_used();
-    before
-        .checked_sub(after)
-        .unwrap_or_else(|| panic!("the used space grew: {before} -> {after}"))
-}
-
 /// XFS without rmapbt, with reflinks, mounted as the tests measure it.
 fn xfs_no_rmapbt() -> Option<Mounted> {
     xfs(false)
@@ -159,7 +149,7 @@ fn exclude_caches(rmapbt: bool) {
         assert_eq!(out.code, Some(0), "{out:?}");
         seen.push((args, json::parse(&out.stdout)));
     }
-    let freed = freed_by(&fs, || fs::remove_dir_all(mnt.join("a")).unwrap());
+    let freed = fs.freed_by(|| fs::remove_dir_all(mnt.join("a")).unwrap());
     assert_eq!(freed, 0, "the tree is not as built");
     for (args, r) in &seen {
         let s = Seen::new(&format!("rmapbt={rmapbt} {args:?}"), entry(r, "./a"), freed);
@@ -202,8 +192,8 @@ fn an_unreadable_directory_marks_it_and_every_directory_above() {
     let out = sdu_as(mnt, false, &["--json", "-s", "d/a"]);
     assert_eq!(out.code, Some(0), "{out:?}");
     let a = json::parse(&out.stdout);
-    let freed_locked = freed_by(&fs, || fs::remove_dir_all(mnt.join("d/locked")).unwrap());
-    let freed_d = freed_by(&fs, || fs::remove_dir_all(mnt.join("d")).unwrap());
+    let freed_locked = fs.freed_by(|| fs::remove_dir_all(mnt.join("d/locked")).unwrap());
+    let freed_d = fs.freed_by(|| fs::remove_dir_all(mnt.join("d")).unwrap());
     let freed_d = freed_d + freed_locked;
     assert_eq!((freed_d, freed_locked), (192 * K, 128 * K), "not as built");
     let d = Seen::new("d as nobody", entry(&runs[0], "d"), freed_d);
@@ -251,7 +241,7 @@ fn an_unmapped_file_on_btrfs_is_marked_both_ways() {
         .find(|l| l.trim_start().starts_with("reclaimable "))
         .unwrap_or_else(|| panic!("{out:?}"))
         .to_owned();
-    let freed = freed_by(&fs, || fs::remove_dir_all(mnt.join("d")).unwrap());
+    let freed = fs.freed_by(|| fs::remove_dir_all(mnt.join("d")).unwrap());
     assert_eq!(freed, 12 * M, "not as built");
     let s = Seen::new("d/f unreadable, as nobody", entry(&r, "d"), freed);
     assert_eq!(s.reclaimable, 8 * M, "{s:?}");
@@ -292,7 +282,7 @@ fn a_missing_operand_does_not_touch_the_others_exactness() {
         assert!(out.stderr.contains("nonexist"), "{out:?}");
         runs.push((args.join(" "), json::parse(&out.stdout)));
     }
-    let freed = freed_by(&fs, || fs::remove_dir_all(mnt.join("keep")).unwrap());
+    let freed = fs.freed_by(|| fs::remove_dir_all(mnt.join("keep")).unwrap());
     assert_eq!(freed, M, "not as built");
     for (what, r) in &runs {
         let s = Seen::new(what, entry(r, "./keep"), freed);
@@ -344,7 +334,7 @@ fn one_way(case: &Case, build: impl FnOnce(&Tree)) -> (u64, Entry, u64) {
     let r = json::parse(&out.stdout);
     let count = stat_value(&out.stderr, &format!("left out: {}", case.way));
     let keep = entry(&r, "./keep").clone();
-    let freed = freed_by(&fs, || fs::remove_dir_all(mnt.join("keep")).unwrap());
+    let freed = fs.freed_by(|| fs::remove_dir_all(mnt.join("keep")).unwrap());
     (count, keep, freed)
 }
 
@@ -399,7 +389,7 @@ fn mount_not_entered(case: &Case) -> (u64, Entry, u64) {
     let count = stat_value(&out.stderr, &format!("left out: {}", case.way));
     let e = entry(&r, sub).clone();
     drop(binds);
-    let freed = freed_by(&other, || fs::remove_dir_all(o.join("sub")).unwrap());
+    let freed = other.freed_by(|| fs::remove_dir_all(o.join("sub")).unwrap());
     (count, e, freed)
 }
 

@@ -152,14 +152,6 @@ fn entry<'a>(r: &'a Report, path: &str) -> &'a json::Entry {
         .unwrap_or_else(|| panic!("no entry {path}: {r:?}"))
 }
 
-/// Used bytes before and after `delete`.
-fn freed_by(fs: &Mounted, delete: impl FnOnce()) -> u64 {
-    let before = fs.settled_used();
-    delete();
-    let after = fs.settled_used();
-    before.checked_sub(after).expect("the used space grew")
-}
-
 /// XFS without rmapbt, as root: `out/orig` (8 MiB) cloned twice into `d`
 /// (`d/x`, `d/y`), and `d/own` (1 MiB). sdu sees orig's extent held twice
 /// inside `d` and cannot ask who else holds it: 9 MiB, at most. Deleting
@@ -316,7 +308,7 @@ fn xfs_at_most_marked_in_every_output() {
     html_marks(mnt, &["d", "p0"], "\u{2264}");
 
     // The filesystem: deleting d frees less than the figure.
-    let freed = freed_by(&fs, || fs::remove_dir_all(&d).unwrap());
+    let freed = fs.freed_by(|| fs::remove_dir_all(&d).unwrap());
     assert_eq!(freed, M, "the tree is not as built");
     assert!(freed < 9 * M);
 }
@@ -408,10 +400,10 @@ fn btrfs_without_root_at_least_and_either_way() {
     let without = "setpriv --bounding-set -sys_admin --inh-caps -sys_admin SDU vol";
     browse_marks(mnt, without, ("a", "\u{2265}8.0M"), "~", "C.UTF-8");
     // Delete and measure: at least, at most.
-    let a = freed_by(&fs, || fs::remove_dir_all(mnt.join("vol/a")).unwrap());
+    let a = fs.freed_by(|| fs::remove_dir_all(mnt.join("vol/a")).unwrap());
     assert_eq!(a, 12 * M, "the tree is not as built");
     assert!(a > entry(&r, "vol/a").reclaimable, "at least: frees more");
-    let b = freed_by(&fs, || fs::remove_dir_all(mnt.join("vol/b")).unwrap());
+    let b = fs.freed_by(|| fs::remove_dir_all(mnt.join("vol/b")).unwrap());
     assert_eq!(b, 0, "the tree is not as built");
     assert!(b < entry(&r, "vol/b").reclaimable, "at most: frees less");
     // vol: 16 MiB either way, where deleting it all freed 12 MiB.
@@ -475,7 +467,7 @@ fn ncdu_import_marks_every_reclaimable() {
     assert_eq!(d.reclaimable, d.total);
     browse_marks(mnt, &format!("--import {f}"), ("sub", "~0"), "~", "C.UTF-8");
     html_marks(mnt, &["--import", f], "~");
-    let freed = freed_by(&fs, || fs::remove_dir_all(mnt.join("d")).unwrap());
+    let freed = fs.freed_by(|| fs::remove_dir_all(mnt.join("d")).unwrap());
     assert_eq!(freed, 0, "the tree is not as built");
     assert!(d.reclaimable > freed);
 }

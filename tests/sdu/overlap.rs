@@ -9,7 +9,7 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 
 use crate::btrfs::{ro_snapshot, subvolume};
-use crate::exact::{Row, assert_rows, dd, delete_subvolumes, entry, freed_by, report};
+use crate::exact::{Row, assert_rows, dd, delete_subvolumes, entry, report};
 use crate::json::{self, Entry, Report};
 use crate::reclaim::{BTRFS_OPTS, XFS_OPTS};
 use crate::util::*;
@@ -35,7 +35,7 @@ fn freed_on_fresh(
     let mnt = fs.path();
     build(&Tree { root: mnt });
     fs.remount();
-    freed_by(&fs, || {
+    fs.freed_by(|| {
         if !subvols.is_empty() {
             delete_subvolumes(mnt, subvols);
         } else if mnt.join(what).is_dir() {
@@ -258,7 +258,7 @@ fn btrfs_total_counts_inline_data_held_outside_once() {
         (o.total, o.exclusive, o.shared, o.reclaimable),
         "--fiemap as root: the -c total counts a unit twice: {fiemap:?}"
     );
-    let freed = freed_by(&fs, || delete_subvolumes(mnt, &["vol/.snap/2"]));
+    let freed = fs.freed_by(|| delete_subvolumes(mnt, &["vol/.snap/2"]));
     assert_eq!(freed, 0, "deleting the snapshot freed data");
 }
 

@@ -10,7 +10,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 use crate::btrfs::{ro_snapshot, subvolume, text};
-use crate::exact::{M, Row, assert_rows, dd, entry, freed_by, report, table};
+use crate::exact::{M, Row, assert_rows, dd, entry, report, table};
 use crate::json::{self, Report};
 use crate::reclaim::BTRFS_OPTS;
 use crate::util::*;
@@ -70,7 +70,7 @@ fn btrfs_hardlinked_bookends() {
     let mut rows = Vec::new();
     let mut rows_l = Vec::new();
     for (d, expected) in LINKED {
-        let freed = freed_by(&fs, || fs::remove_dir_all(mnt.join(d)).unwrap());
+        let freed = fs.freed_by(|| fs::remove_dir_all(mnt.join(d)).unwrap());
         assert_eq!(freed, expected, "{d}: the tree is not as built");
         rows.push(Row::new(d, entry(&root, d), entry(&user, d), freed));
         rows_l.push(Row::new(d, entry(&root_l, d), entry(&user_l, d), freed));
@@ -114,7 +114,7 @@ fn count_links_with_a_link_outside() {
     fs.remount();
     let args = ["--json", "-l", "a"];
     let (root, user) = (report(mnt, true, &args), report(mnt, false, &args));
-    let freed = freed_by(&fs, || fs::remove_dir_all(mnt.join("a")).unwrap());
+    let freed = fs.freed_by(|| fs::remove_dir_all(mnt.join("a")).unwrap());
     assert_eq!(freed, 0, "the tree is not as built");
     assert_floors(
         "Btrfs, -l: a reflink copy of a file linked from outside",
@@ -185,7 +185,7 @@ fn btrfs_compressed_held_by_a_snapshot() {
     let scans: Vec<_> = dirs.map(|d| (scan(true, d), scan(false, d))).into();
     let mut rows = Vec::new();
     for (d, (root, user)) in dirs.into_iter().zip(&scans) {
-        let freed = freed_by(&fs, || fs::remove_dir_all(mnt.join(d)).unwrap());
+        let freed = fs.freed_by(|| fs::remove_dir_all(mnt.join(d)).unwrap());
         rows.push(Row::new(d, entry(root, d), entry(user, d), freed));
     }
     assert_rows("Btrfs, compressed, a snapshot outside the scan", &rows);
@@ -227,7 +227,7 @@ fn btrfs_bookends_beside_compressed_data_whole_filesystem() {
     );
     let mut rows = Vec::new();
     for f in ["b", "c"] {
-        let freed = freed_by(&fs, || fs::remove_file(mnt.join(f)).unwrap());
+        let freed = fs.freed_by(|| fs::remove_file(mnt.join(f)).unwrap());
         let p = format!("./{f}");
         rows.push(Row::new(f, entry(&root, &p), entry(&user, &p), freed));
     }
@@ -259,8 +259,8 @@ fn btrfs_file_cloned_into_itself_inside_another_path() {
     fs.remount();
     let args = ["--json", "-c", "-s", "d/f", "d", "."];
     let (root, user) = (report(mnt, true, &args), report(mnt, false, &args));
-    let f = freed_by(&fs, || fs::remove_file(mnt.join("d/f")).unwrap());
-    let d = f + freed_by(&fs, || fs::remove_dir_all(mnt.join("d")).unwrap());
+    let f = fs.freed_by(|| fs::remove_file(mnt.join("d/f")).unwrap());
+    let d = f + fs.freed_by(|| fs::remove_dir_all(mnt.join("d")).unwrap());
     assert_eq!((f, d), (37 << 12, 53 << 12), "the tree is not as built");
     let rows: Vec<Row> = [("d/f", f), ("d", d)]
         .map(|(p, freed)| Row::new(p, entry(&root, p), entry(&user, p), freed))

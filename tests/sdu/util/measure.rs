@@ -109,6 +109,16 @@ impl Mounted {
             self.path().display()
         );
     }
+
+    /// What `delete` frees: `settled_used` before it, less after.
+    pub fn freed_by(&self, delete: impl FnOnce()) -> u64 {
+        let before = self.settled_used();
+        delete();
+        let after = self.settled_used();
+        before
+            .checked_sub(after)
+            .unwrap_or_else(|| panic!("the used space grew: {before} -> {after}"))
+    }
 }
 
 pub fn btrfs(args: &[&str], path: &Path) {
@@ -161,6 +171,17 @@ pub fn btrfs_used(mnt: &Path) -> (u64, u64) {
             .unwrap_or_else(|| panic!("no Used in {line}"))
     };
     (field("Data,"), field("Metadata,"))
+}
+
+/// What `delete` frees of the Data Used of the Btrfs filesystem at `mnt`
+/// ([`btrfs_used`], each reading after a `btrfs filesystem sync`).
+pub fn data_freed_by(mnt: &Path, delete: impl FnOnce()) -> u64 {
+    let before = btrfs_used(mnt).0;
+    delete();
+    let after = btrfs_used(mnt).0;
+    before
+        .checked_sub(after)
+        .unwrap_or_else(|| panic!("Data Used grew: {before} -> {after}"))
 }
 
 /// Deletes subvolume `rel` of `d` and waits until the cleaner has dropped
