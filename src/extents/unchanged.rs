@@ -30,6 +30,7 @@
 //! differ and are credited alike; `--map-each-copy` maps every copy. As
 //! root the tree search reads every copy's own items and does not use this.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use dashmap::DashMap;
@@ -254,35 +255,17 @@ pub(crate) struct MappedCopies {
 
 /// What the map holds for one key.
 #[derive(Debug)]
-pub(crate) enum Slot {
+enum Slot {
     /// A thread is mapping a copy ([`Claim`]).
     Claimed,
     /// What a copy's mapping gave.
-    Mapped(Box<CopyMap>),
+    Mapped(Arc<CopyMap>),
 }
-
-impl Slot {
-    /// The map kept, if one of a subvolume related to `subvol`.
-    fn mapped(&self, subvol: SubvolIds) -> Option<&CopyMap> {
-        match self {
-            Slot::Mapped(m) if related(m.subvol, subvol) => Some(m),
-            _ => None,
-        }
-    }
-}
-
-/// A copy's map, read where the map keeps it: its shard stays locked for
-/// reading until it is dropped, and nothing is written (no reference
-/// count) that the other threads, reading the same copies at the same
-/// pace, would have to fetch again. Its holder claims and remembers
-/// nothing until it drops it: a shard locked for reading waits for no
-/// writer of its own thread.
-pub(crate) type CopyRef<'a> = dashmap::mapref::one::MappedRef<'a, CopyKey, Slot, CopyMap>;
 
 /// What [`MappedCopies::find_or_claim`] found.
 pub(crate) enum CopyLookup<'a> {
-    /// A copy mapped in a related subvolume, read in place.
-    Found(CopyRef<'a>),
+    /// A copy mapped in a related subvolume.
+    Found(Arc<CopyMap>),
     /// None yet: this caller maps the file and gives what it found
     /// ([`Claim::keep`]), or drops the claim.
     Claimed(Claim<'a>),
@@ -311,10 +294,12 @@ impl MappedCopies {
             self.snapshot_met.load(Ordering::Relaxed)
         };
         loop {
-            match self.map.get(&key).map(|r| r.try_map(|s| s.mapped(subvol))) {
-                Some(Ok(m)) => return CopyLookup::Found(m),
-                Some(Err(r)) if matches!(*r, Slot::Mapped(_)) => return CopyLookup::Missed,
-                Some(Err(_)) => return CopyLookup::Busy,
+            match self.map.get(&key).as_deref() {
+                Some(Slot::Mapped(m)) if related(m.subvol, subvol) => {
+                    return CopyLookup::Found(Arc::clone(m));
+                }
+                Some(Slot::Mapped(_)) => return CopyLookup::Missed,
+                Some(Slot::Claimed) => return CopyLookup::Busy,
                 None if !claim => return CopyLookup::Missed,
                 None => {}
             }
@@ -328,15 +313,18 @@ impl MappedCopies {
 
     /// The copy of `key` mapped in a subvolume related to `subvol`, if any,
     /// without a claim.
-    pub(crate) fn find(&self, key: &CopyKey, subvol: SubvolIds) -> Option<CopyRef<'_>> {
-        self.map.get(key)?.try_map(|s| s.mapped(subvol)).ok()
+    pub(crate) fn find(&self, key: &CopyKey, subvol: SubvolIds) -> Option<Arc<CopyMap>> {
+        match self.map.get(key).as_deref() {
+            Some(Slot::Mapped(m)) if related(m.subvol, subvol) => Some(Arc::clone(m)),
+            _ => None,
+        }
     }
 
     /// Remembers what mapping the copy `key` gave. The first copy mapped
     /// stays: a later one gave the same, or is of an unrelated subvolume.
     pub(crate) fn remember(&self, key: CopyKey, m: CopyMap) {
         if let dashmap::Entry::Vacant(v) = self.map.entry(key) {
-            v.insert(Slot::Mapped(Box::new(m)));
+            v.insert(Slot::Mapped(Arc::new(m)));
             self.len.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -364,7 +352,7 @@ impl Claim<'_> {
     /// Gives what the mapping of the claimed key gave.
     pub(crate) fn keep(self, m: CopyMap) {
         if let Some(mut slot) = self.copies.map.get_mut(&self.key) {
-            *slot = Slot::Mapped(Box::new(m));
+            *slot = Slot::Mapped(Arc::new(m));
         }
     }
 }
