@@ -62,7 +62,7 @@ pub(crate) fn root_ns(ns: u32) -> u32 {
 /// its root's namespace, its inode number, symlink or not, its birth and
 /// change times and its size. Packed in 48 bytes: the symlink flag is the
 /// top bit of the birth time's nanoseconds (below 2^30).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Key {
     fs: u32,
     ns: u32,
@@ -75,25 +75,6 @@ pub(crate) struct Key {
 }
 
 const SYMLINK: u32 = 1 << 31;
-
-/// Hashed as a copy key is ([`super::unchanged::by_inode`]): a
-/// directory's files in neighbouring buckets.
-impl std::hash::Hash for Key {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write_u64(super::unchanged::by_inode(
-            self.ino,
-            [
-                u64::from(self.fs),
-                u64::from(self.ns),
-                self.size,
-                self.btime_sec as u64,
-                self.ctime_sec as u64,
-                u64::from(self.btime_nsec),
-                u64::from(self.ctime_nsec),
-            ],
-        ));
-    }
-}
 
 impl Key {
     /// The key of inode `ino` of root namespace `ns` on filesystem `fs`.
@@ -195,7 +176,7 @@ impl<K: Copy + Default + Eq + std::hash::Hash, S: std::hash::BuildHasher + Clone
 /// each Btrfs filesystem the walk entered ([`Keys::keep_fd`]).
 #[derive(Default)]
 pub(crate) struct Keys {
-    keys: Dense<Key, super::unchanged::ByInode>,
+    keys: Dense<Key>,
     devs: Dense<u32>,
     odd: Mutex<Vec<Odd>>,
     fds: Mutex<Vec<(u32, u64, OwnedFd)>>,

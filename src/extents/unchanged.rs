@@ -39,8 +39,12 @@ use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE};
 use super::Fast;
 use crate::probe::Subvol;
 
-/// What identifies one inode, unchanged, within one extent space.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What identifies one inode, unchanged, within one extent space. Hashed
+/// whole, seeded ([`super::Fast`]): the keys of one inode number are many
+/// where files change in every snapshot or unrelated subvolumes hold the
+/// same numbers, and a hash that placed them by inode number piled them
+/// into one run of buckets (docs/scale.md, "Snapshots").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct CopyKey {
     /// The extent space (filesystem and root namespace).
     pub(crate) space: u32,
@@ -54,81 +58,6 @@ pub(crate) struct CopyKey {
     pub(crate) btime: (i64, u32),
     /// `stx_ctime`, seconds and nanoseconds.
     pub(crate) ctime: (i64, u32),
-}
-
-/// Hashed for [`ByInode`]: the inode number in the low bits, so that the
-/// files of a directory (made together, with neighbouring numbers) lie in
-/// neighbouring buckets of [`MappedCopies`]' map, and a walk of each
-/// snapshot's copy of the directory reads that part of the table in
-/// order, not a bucket anywhere for each file; the other fields, mixed,
-/// in the high bits, which pick the map's shard and the byte each bucket
-/// is first compared by.
-impl std::hash::Hash for CopyKey {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write_u64(by_inode(
-            self.ino,
-            [
-                u64::from(self.space),
-                self.size,
-                self.blocks,
-                self.btime.0 as u64,
-                u64::from(self.btime.1),
-                self.ctime.0 as u64,
-                u64::from(self.ctime.1),
-            ],
-        ));
-    }
-}
-
-/// The hash of a key of inode `ino` with the other fields `rest`, for a
-/// map whose hasher is [`ByInode`]: `ino` in the low 50 bits, `rest` and
-/// `ino` mixed in the high 14. The mix is fixed, not seeded: the bucket
-/// is the inode number, which the filesystem gives and no file's owner
-/// picks, and the keys that share one (an inode's versions, at most one
-/// a snapshot, or inodes of other subvolumes) are told apart by the high
-/// bits, then by comparing them whole.
-pub(crate) fn by_inode(ino: u64, rest: [u64; 7]) -> u64 {
-    const LOW: u32 = 50;
-    let mut m = ino;
-    for v in rest {
-        m = (m ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        m ^= m >> 29;
-    }
-    (m >> LOW << LOW) | (ino & ((1 << LOW) - 1))
-}
-
-/// The hasher of [`CopyKey`]'s maps: the key's own hash, as it wrote it.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct ByInode;
-
-/// [`ByInode`]'s hasher.
-#[derive(Default)]
-pub(crate) struct Written(u64);
-
-impl std::hash::Hasher for Written {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    /// Not what the keys write (one `u64` each): FNV-1a over the bytes,
-    /// for anything else.
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01B3);
-        }
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
-}
-
-impl std::hash::BuildHasher for ByInode {
-    type Hasher = Written;
-
-    fn build_hasher(&self) -> Written {
-        Written::default()
-    }
 }
 
 /// A subvolume's UUID and the UUID of the subvolume it is a snapshot of
@@ -244,7 +173,7 @@ impl KeyCache {
 /// The copies mapped so far, by key, and those being mapped.
 #[derive(Debug, Default)]
 pub(crate) struct MappedCopies {
-    map: DashMap<CopyKey, Slot, ByInode>,
+    map: DashMap<CopyKey, Slot, Fast>,
     /// The entries of `map`: while there is none (a tree without
     /// snapshots, the common case), a lookup costs one atomic load.
     len: AtomicUsize,
@@ -422,30 +351,23 @@ mod tests {
     const C: [u8; 16] = [3; 16];
     const Z: [u8; 16] = [0; 16];
 
-    /// A key's hash holds its inode number in its low bits, which pick the
-    /// bucket: neighbouring inodes take neighbouring buckets. The other
-    /// fields change the high bits, which pick the shard and the first
-    /// byte compared.
+    /// The keys of one inode number (its versions, or the same number in
+    /// unrelated subvolumes) take buckets all over the map, not one run
+    /// of them: the bucket bits of their hashes differ.
     #[test]
-    fn keys_hash_by_inode_in_the_low_bits() {
+    fn keys_of_one_inode_spread_over_the_map() {
         use std::hash::BuildHasher;
-        let key = |ino, size| CopyKey {
-            space: 1,
-            ino,
-            size,
-            blocks: 8,
-            btime: (1, 2),
-            ctime: (3, 4),
-        };
-        let h = |k: CopyKey| ByInode.hash_one(k);
-        let low = (1u64 << 50) - 1;
-        for ino in [257, 258, 1 << 40, (1 << 50) + 7] {
-            assert_eq!(h(key(ino, 10)) & low, ino & low);
-        }
-        assert_eq!(h(key(257, 10)), h(key(257, 10)));
-        let high: std::collections::HashSet<u64> =
-            (0..64).map(|size| h(key(257, size)) >> 50).collect();
-        assert!(high.len() > 48, "{} distinct high parts of 64", high.len());
+        let c = MappedCopies::default();
+        let buckets: std::collections::HashSet<u64> = (0..200)
+            .map(|v| {
+                let k = CopyKey {
+                    ctime: (1_000 + v, 4),
+                    ..key()
+                };
+                c.map.hasher().hash_one(k) & 0x3ff
+            })
+            .collect();
+        assert!(buckets.len() > 150, "{} buckets of 1,024", buckets.len());
     }
 
     #[test]
