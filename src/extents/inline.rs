@@ -126,16 +126,12 @@ impl Key {
 /// threads together, each with 16 bits its first sight gave (an inline
 /// inode's bytes: [`Table::bytes`]). The pair takes the room a key's
 /// bucket pads to.
-struct Dense<K, S = Fast> {
-    map: DashMap<K, (u32, u16), S>,
+struct Dense<K> {
+    map: DashMap<K, (u32, u16), Fast>,
     next: AtomicU32,
 }
 
-impl<K, S> Default for Dense<K, S>
-where
-    K: Eq + std::hash::Hash,
-    S: std::hash::BuildHasher + Default + Clone,
-{
+impl<K: Eq + std::hash::Hash> Default for Dense<K> {
     fn default() -> Self {
         Dense {
             map: DashMap::default(),
@@ -144,7 +140,7 @@ where
     }
 }
 
-impl<K: Copy + Default + Eq + std::hash::Hash, S: std::hash::BuildHasher + Clone> Dense<K, S> {
+impl<K: Copy + Default + Eq + std::hash::Hash> Dense<K> {
     /// The id of `k` and its 16 bits, given them (`first`) if new.
     fn id(&self, k: K, first: u16) -> (u32, u16) {
         if let Some(id) = self.map.get(&k) {
