@@ -353,21 +353,32 @@ mod tests {
 
     /// The keys of one inode number (its versions, or the same number in
     /// unrelated subvolumes) take buckets all over the map, not one run
-    /// of them: the bucket bits of their hashes differ.
+    /// of them: the bucket bits of their hashes differ. The map's hasher
+    /// (foldhash's) takes a seed per process, and for a few seeds in a
+    /// hundred these 200 versions take 70 to 150 of 1,024 buckets, not
+    /// about 180; so the test gives foldhash 64 fixed seeds, to have one
+    /// answer. The hash that placed keys by inode number put them all in
+    /// one bucket.
     #[test]
     fn keys_of_one_inode_spread_over_the_map() {
         use std::hash::BuildHasher;
-        let c = MappedCopies::default();
-        let buckets: std::collections::HashSet<u64> = (0..200)
-            .map(|v| {
-                let k = CopyKey {
-                    ctime: (1_000 + v, 4),
-                    ..key()
-                };
-                c.map.hasher().hash_one(k) & 0x3ff
+        let mut spread: Vec<usize> = (0..64u64)
+            .map(|seed| {
+                let h = foldhash::fast::FixedState::with_seed(seed);
+                let buckets: std::collections::HashSet<u64> = (0..200)
+                    .map(|v| {
+                        let k = CopyKey {
+                            ctime: (1_000 + v, 4),
+                            ..key()
+                        };
+                        h.hash_one(k) & 0x3ff
+                    })
+                    .collect();
+                buckets.len()
             })
             .collect();
-        assert!(buckets.len() > 150, "{} buckets of 1,024", buckets.len());
+        spread.sort_unstable();
+        assert!(spread[0] > 150, "{spread:?}");
     }
 
     #[test]
