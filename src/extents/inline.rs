@@ -33,11 +33,10 @@ use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use dashmap::DashMap;
 use rustix::fs::Statx;
 
-use super::Fast;
 use super::inline_held as ih;
+use super::near::{Near, NearKey};
 use super::unchanged::KeyCache;
 use crate::figures::Kind;
 use crate::records::{NodeId, dev32, dev64};
@@ -122,40 +121,50 @@ impl Key {
     }
 }
 
+impl NearKey for Key {
+    fn space_ino(&self) -> (u64, u64) {
+        (u64::from(self.fs) << 32 | u64::from(self.ns), self.ino)
+    }
+}
+
+/// A device (packed), in a shard of its own.
+impl NearKey for u32 {
+    fn space_ino(&self) -> (u64, u64) {
+        (u64::from(*self), 0)
+    }
+}
+
 /// Values given dense ids (0, 1, 2...) on first sight, by the walk's
 /// threads together, each with 16 bits its first sight gave (an inline
 /// inode's bytes: [`Table::bytes`]). The pair takes the room a key's
 /// bucket pads to.
 struct Dense<K> {
-    map: DashMap<K, (u32, u16), Fast>,
+    map: Near<K, (u32, u16)>,
     next: AtomicU32,
 }
 
-impl<K: Eq + std::hash::Hash> Default for Dense<K> {
+impl<K> Default for Dense<K> {
     fn default() -> Self {
         Dense {
-            map: DashMap::default(),
+            map: Near::default(),
             next: AtomicU32::new(0),
         }
     }
 }
 
-impl<K: Copy + Default + Eq + std::hash::Hash> Dense<K> {
+impl<K: Copy + Default + NearKey> Dense<K> {
     /// The id of `k` and its 16 bits, given them (`first`) if new.
     fn id(&self, k: K, first: u16) -> (u32, u16) {
-        if let Some(id) = self.map.get(&k) {
-            return *id;
-        }
-        *self
-            .map
-            .entry(k)
-            .or_insert_with(|| (self.next.fetch_add(1, Ordering::Relaxed), first))
+        self.map.with(&k, |m| {
+            *m.entry(k)
+                .or_insert_with(|| (self.next.fetch_add(1, Ordering::Relaxed), first))
+        })
     }
 
     /// The values and their 16 bits by id, the map given up for them.
     fn by_id(self) -> Vec<(K, u16)> {
         let mut v = vec![(K::default(), 0); self.next.into_inner() as usize];
-        for (k, (id, first)) in self.map {
+        for (k, (id, first)) in self.map.into_entries() {
             v[id as usize] = (k, first);
         }
         v
@@ -256,7 +265,7 @@ impl Keys {
     /// The bytes the map holds (its buckets' capacity).
     #[cfg(test)]
     fn bytes(&self) -> usize {
-        self.keys.map.capacity() * size_of::<(Key, (u32, u16))>()
+        self.keys.map.capacity_bytes()
     }
 
     /// The keys by id and the devices by index, the maps given up for

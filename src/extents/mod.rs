@@ -34,6 +34,7 @@ pub(crate) mod file;
 pub(crate) mod index;
 pub(crate) mod inline;
 pub(crate) mod inline_held;
+pub(crate) mod near;
 pub(crate) mod outside;
 pub(crate) mod runs;
 pub(crate) mod source;

@@ -33,17 +33,17 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use dashmap::DashMap;
 use sdu_sys::fiemap::{Extent, FIEMAP_EXTENT_DATA_INLINE};
 
-use super::Fast;
+use super::near::{Near, NearKey};
 use crate::probe::Subvol;
 
-/// What identifies one inode, unchanged, within one extent space. Hashed
-/// whole, seeded ([`super::Fast`]): the keys of one inode number are many
-/// where files change in every snapshot or unrelated subvolumes hold the
-/// same numbers, and a hash that placed them by inode number piled them
-/// into one run of buckets (docs/scale.md, "Snapshots").
+/// What identifies one inode, unchanged, within one extent space. Kept in
+/// the shard of its inode number ([`Near`]) and hashed whole there,
+/// seeded ([`super::Fast`]): the keys of one inode number are many where
+/// files change in every snapshot or unrelated subvolumes hold the same
+/// numbers, and a hash that placed them by inode number piled them into
+/// one run of buckets (docs/scale.md, "Snapshots").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct CopyKey {
     /// The extent space (filesystem and root namespace).
@@ -58,6 +58,19 @@ pub(crate) struct CopyKey {
     pub(crate) btime: (i64, u32),
     /// `stx_ctime`, seconds and nanoseconds.
     pub(crate) ctime: (i64, u32),
+}
+
+/// An inode of an extent space, as [`Indexed`] keeps it.
+impl NearKey for (u32, u64) {
+    fn space_ino(&self) -> (u64, u64) {
+        (u64::from(self.0), self.1)
+    }
+}
+
+impl NearKey for CopyKey {
+    fn space_ino(&self) -> (u64, u64) {
+        (u64::from(self.space), self.ino)
+    }
 }
 
 /// A subvolume's UUID and the UUID of the subvolume it is a snapshot of
@@ -173,7 +186,7 @@ impl KeyCache {
 /// The copies mapped so far, by key, and those being mapped.
 #[derive(Debug, Default)]
 pub(crate) struct MappedCopies {
-    map: DashMap<CopyKey, Slot, Fast>,
+    map: Near<CopyKey, Slot>,
     /// The entries of `map`: while there is none (a tree without
     /// snapshots, the common case), a lookup costs one atomic load.
     len: AtomicUsize,
@@ -222,40 +235,37 @@ impl MappedCopies {
         } else {
             self.snapshot_met.load(Ordering::Relaxed)
         };
-        loop {
-            match self.map.get(&key).as_deref() {
-                Some(Slot::Mapped(m)) if related(m.subvol, subvol) => {
-                    return CopyLookup::Found(Arc::clone(m));
-                }
-                Some(Slot::Mapped(_)) => return CopyLookup::Missed,
-                Some(Slot::Claimed) => return CopyLookup::Busy,
-                None if !claim => return CopyLookup::Missed,
-                None => {}
-            }
-            if let dashmap::Entry::Vacant(v) = self.map.entry(key) {
-                v.insert(Slot::Claimed);
+        self.map.with(&key, |m| match m.get(&key) {
+            Some(Slot::Mapped(c)) if related(c.subvol, subvol) => CopyLookup::Found(Arc::clone(c)),
+            Some(Slot::Mapped(_)) => CopyLookup::Missed,
+            Some(Slot::Claimed) => CopyLookup::Busy,
+            None if !claim => CopyLookup::Missed,
+            None => {
+                m.insert(key, Slot::Claimed);
                 self.len.fetch_add(1, Ordering::Relaxed);
-                return CopyLookup::Claimed(Claim { copies: self, key });
+                CopyLookup::Claimed(Claim { copies: self, key })
             }
-        }
+        })
     }
 
     /// The copy of `key` mapped in a subvolume related to `subvol`, if any,
     /// without a claim.
     pub(crate) fn find(&self, key: &CopyKey, subvol: SubvolIds) -> Option<Arc<CopyMap>> {
-        match self.map.get(key).as_deref() {
-            Some(Slot::Mapped(m)) if related(m.subvol, subvol) => Some(Arc::clone(m)),
+        self.map.with(key, |m| match m.get(key) {
+            Some(Slot::Mapped(c)) if related(c.subvol, subvol) => Some(Arc::clone(c)),
             _ => None,
-        }
+        })
     }
 
     /// Remembers what mapping the copy `key` gave. The first copy mapped
     /// stays: a later one gave the same, or is of an unrelated subvolume.
     pub(crate) fn remember(&self, key: CopyKey, m: CopyMap) {
-        if let dashmap::Entry::Vacant(v) = self.map.entry(key) {
-            v.insert(Slot::Mapped(Arc::new(m)));
-            self.len.fetch_add(1, Ordering::Relaxed);
-        }
+        self.map.with(&key, |t| {
+            if let std::collections::hash_map::Entry::Vacant(v) = t.entry(key) {
+                v.insert(Slot::Mapped(Arc::new(m)));
+                self.len.fetch_add(1, Ordering::Relaxed);
+            }
+        });
     }
 
     /// The number of inodes remembered or being mapped.
@@ -280,22 +290,24 @@ pub(crate) struct Claim<'a> {
 impl Claim<'_> {
     /// Gives what the mapping of the claimed key gave.
     pub(crate) fn keep(self, m: CopyMap) {
-        if let Some(mut slot) = self.copies.map.get_mut(&self.key) {
-            *slot = Slot::Mapped(Arc::new(m));
-        }
+        let key = self.key;
+        self.copies.map.with(&key, |t| {
+            if let Some(slot) = t.get_mut(&key) {
+                *slot = Slot::Mapped(Arc::new(m));
+            }
+        });
     }
 }
 
 impl Drop for Claim<'_> {
     fn drop(&mut self) {
-        if self
-            .copies
-            .map
-            .remove_if(&self.key, |_, s| matches!(s, Slot::Claimed))
-            .is_some()
-        {
-            self.copies.len.fetch_sub(1, Ordering::Relaxed);
-        }
+        let key = self.key;
+        self.copies.map.with(&key, |t| {
+            if matches!(t.get(&key), Some(Slot::Claimed)) {
+                t.remove(&key);
+                self.copies.len.fetch_sub(1, Ordering::Relaxed);
+            }
+        });
     }
 }
 
@@ -310,7 +322,7 @@ impl Drop for Claim<'_> {
 #[derive(Debug, Default)]
 pub(crate) struct Indexed {
     /// By (extent space, inode): the file and what it was indexed with.
-    map: DashMap<(u32, u64), IndexedFile, Fast>,
+    map: Near<(u32, u64), IndexedFile>,
     len: AtomicUsize,
 }
 
@@ -328,17 +340,21 @@ impl Indexed {
         if self.len.load(Ordering::Relaxed) == 0 {
             return None;
         }
-        let e = self.map.get(&(space, ino))?;
-        (*e.1 == *shared).then_some(e.0)
+        self.map.with(&(space, ino), |t| {
+            let e = t.get(&(space, ino))?;
+            (*e.1 == *shared).then_some(e.0)
+        })
     }
 
     /// Keeps that `file`, of inode `ino` in `space`, was indexed with
     /// `shared`. The first kept stays.
     pub(crate) fn keep(&self, (space, ino): (u32, u64), file: u32, shared: &[SharedRef]) {
-        if let dashmap::Entry::Vacant(v) = self.map.entry((space, ino)) {
-            v.insert((file, shared.into()));
-            self.len.fetch_add(1, Ordering::Relaxed);
-        }
+        self.map.with(&(space, ino), |t| {
+            if let std::collections::hash_map::Entry::Vacant(v) = t.entry((space, ino)) {
+                v.insert((file, shared.into()));
+                self.len.fetch_add(1, Ordering::Relaxed);
+            }
+        });
     }
 }
 
@@ -352,8 +368,8 @@ mod tests {
     const Z: [u8; 16] = [0; 16];
 
     /// The keys of one inode number (its versions, or the same number in
-    /// unrelated subvolumes) take buckets all over the map, not one run
-    /// of them: the bucket bits of their hashes differ. The map's hasher
+    /// unrelated subvolumes) take buckets all over its shard's table, not
+    /// one run of them: the bucket bits of their hashes differ. The map's hasher
     /// (foldhash's) takes a seed per process, and for a few seeds in a
     /// hundred these 200 versions take 80 to 149 of 1,024 buckets, not
     /// about 180; so the test gives the same hash 64 fixed seeds, to have
@@ -362,8 +378,10 @@ mod tests {
     #[test]
     fn keys_of_one_inode_spread_over_the_map() {
         use std::hash::BuildHasher;
-        // The map's hasher is foldhash's `fast`, seeded per process.
-        let _: &foldhash::fast::RandomState = MappedCopies::default().map.hasher();
+        // The map's shards hash with foldhash's `fast`, seeded per process.
+        MappedCopies::default().map.with(&key(), |t| {
+            let _: &foldhash::fast::RandomState = t.hasher();
+        });
         let mut spread: Vec<usize> = (0..64u64)
             .map(|seed| {
                 let h = foldhash::fast::FixedState::with_seed(seed);
