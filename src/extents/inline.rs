@@ -127,7 +127,7 @@ impl NearKey for Key {
     }
 }
 
-/// A device (packed), in a shard of its own.
+/// A device (packed): the devices take shards by a hash of their number.
 impl NearKey for u32 {
     fn space_ino(&self) -> (u64, u64) {
         (u64::from(*self), 0)
