@@ -18,6 +18,8 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
+use crossbeam_utils::CachePadded;
+
 use super::Fast;
 
 /// The inode numbers whose keys share a shard: a directory's files fall
@@ -35,13 +37,14 @@ pub(crate) trait NearKey: Eq + std::hash::Hash {
     fn space_ino(&self) -> (u64, u64);
 }
 
-/// One shard, alone in its cache line: the walk's two threads take
-/// neighbouring shards often.
-#[repr(align(64))]
-#[derive(Default)]
-struct Shard<K, V>(Mutex<HashMap<K, V, Fast>>);
+/// One shard's table.
+type Table<K, V> = HashMap<K, V, Fast>;
 
-/// The map. Each call locks one shard.
+/// One shard: its table behind its lock, alone in its cache line.
+type Shard<K, V> = CachePadded<Mutex<Table<K, V>>>;
+
+/// The map. Each call locks one shard; shards keep to their own cache
+/// lines, for the walk's two threads take neighbouring shards often.
 pub(crate) struct Near<K, V> {
     shards: Box<[Shard<K, V>]>,
 }
@@ -50,7 +53,7 @@ impl<K, V> Default for Near<K, V> {
     fn default() -> Self {
         Near {
             shards: (0..SHARDS)
-                .map(|_| Shard(Mutex::new(HashMap::default())))
+                .map(|_| CachePadded::new(Mutex::new(HashMap::default())))
                 .collect(),
         }
     }
@@ -64,22 +67,23 @@ impl<K, V> std::fmt::Debug for Near<K, V> {
 
 impl<K: NearKey, V> Near<K, V> {
     /// The shard of `k`, locked; `f` is given its table.
-    pub(crate) fn with<R>(&self, k: &K, f: impl FnOnce(&mut HashMap<K, V, Fast>) -> R) -> R {
+    pub(crate) fn with<R>(&self, k: &K, f: impl FnOnce(&mut Table<K, V>) -> R) -> R {
         f(&mut self.lock(shard(k)))
     }
 
-    fn lock(&self, i: usize) -> MutexGuard<'_, HashMap<K, V, Fast>> {
+    fn lock(&self, i: usize) -> MutexGuard<'_, Table<K, V>> {
         // A thread that panicked left a table that is whole: each call
         // changes it in one step.
-        self.shards[i].0.lock().unwrap_or_else(|e| e.into_inner())
+        self.shards[i].lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Every entry, the map given up for them, in no order.
     pub(crate) fn into_entries(self) -> impl Iterator<Item = (K, V)> {
-        self.shards
-            .into_vec()
-            .into_iter()
-            .flat_map(|s| s.0.into_inner().unwrap_or_else(|e| e.into_inner()))
+        self.shards.into_vec().into_iter().flat_map(|s| {
+            CachePadded::into_inner(s)
+                .into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+        })
     }
 
     /// The bytes its tables hold (their buckets' capacity).
